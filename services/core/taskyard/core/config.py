@@ -1,0 +1,222 @@
+"""Configuration from the environment, read once at start-up.
+
+Taskyard's own names are ``TASKYARD_*``; the seed's names (``QUEUED_TASK_*``,
+``QUEUE_*``) work as documented and win over nothing: when both are set, the
+``TASKYARD_*`` name is used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from taskyard.core.priority import Priority
+
+# Offsets from the base port, after the seed: lanes at +0..+3.
+RESULT_QUERY_OFFSET = 4
+REGISTRATION_OFFSET = 5
+SURVEY_OFFSET = 6
+EVENTS_OFFSET = 7
+
+
+def _get(env: Mapping[str, str], *names: str) -> str | None:
+    for name in names:
+        value = env.get(name)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def _int(env: Mapping[str, str], default: int, *names: str) -> int:
+    raw = _get(env, *names)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{names[0]} must be an integer, got {raw!r}") from exc
+
+
+def _float(env: Mapping[str, str], default: float, *names: str) -> float:
+    raw = _get(env, *names)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{names[0]} must be a number, got {raw!r}") from exc
+
+
+def _bool(env: Mapping[str, str], default: bool, *names: str) -> bool:
+    raw = _get(env, *names)
+    if raw is None:
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings:
+    # --- NNG addressing
+    host: str = "127.0.0.1"
+    base_port: int = 5555
+    discovery_port: int = 5550
+    # "tcp" (default, multi-host) or "ipc" (one machine; tests use it to avoid port clashes).
+    transport: str = "tcp"
+    ipc_dir: str = "/tmp/taskyard"
+    # --- limits
+    max_message_bytes: int = 16 * 1024 * 1024
+    max_payload_bytes: int = 256 * 1024
+    max_batch: int = 1000
+    grpc_max_message_bytes: int = 4 * 1024 * 1024
+    grpc_max_concurrent_rpcs: int = 1000
+    request_timeout: float = 10.0
+    # --- gateway
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = 50051
+    http_port: int = 8080
+    # --- database (result-store only)
+    database_url: str = ""
+    db_pool_size: int = 8
+    use_notify: bool = True
+    notify_channel: str = "queue_new_task"
+    polling_interval: float = 2.0
+    fallback_polling_interval: float = 30.0
+    # --- scheduler
+    lease_seconds: float = 30.0
+    renew_interval: float = 10.0
+    announce_interval: float = 2.0
+    # --- tasks
+    task_timeout: float = 300.0
+    max_retries: int = 3
+    # --- worker pool
+    workers: int = 1
+    concurrency: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+    worker_max_memory_mib: int = 0
+    task_modules: tuple[str, ...] = ()
+    server_name: str = dataclasses.field(default_factory=lambda: os.uname().nodename)
+    shutdown_timeout: float = 30.0
+    # --- deployment
+    development: bool = False
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        e = os.environ if env is None else env
+        d = cls()
+        modules = _get(e, "TASKYARD_TASK_MODULES")
+        return cls(
+            host=_get(e, "TASKYARD_HOST") or d.host,
+            base_port=_int(e, d.base_port, "TASKYARD_BASE_PORT"),
+            discovery_port=_int(e, d.discovery_port, "TASKYARD_DISCOVERY_PORT"),
+            transport=_get(e, "TASKYARD_TRANSPORT") or d.transport,
+            ipc_dir=_get(e, "TASKYARD_IPC_DIR") or d.ipc_dir,
+            max_message_bytes=_int(e, d.max_message_bytes, "TASKYARD_MAX_MESSAGE_BYTES"),
+            max_payload_bytes=_int(e, d.max_payload_bytes, "TASKYARD_MAX_PAYLOAD_BYTES"),
+            max_batch=_int(e, d.max_batch, "TASKYARD_MAX_BATCH"),
+            grpc_max_message_bytes=_int(e, d.grpc_max_message_bytes, "TASKYARD_GRPC_MAX_MESSAGE_BYTES"),
+            grpc_max_concurrent_rpcs=_int(e, d.grpc_max_concurrent_rpcs, "TASKYARD_GRPC_MAX_CONCURRENT_RPCS"),
+            request_timeout=_float(e, d.request_timeout, "TASKYARD_REQUEST_TIMEOUT"),
+            grpc_host=_get(e, "TASKYARD_GRPC_HOST") or d.grpc_host,
+            grpc_port=_int(e, d.grpc_port, "TASKYARD_GRPC_PORT"),
+            http_port=_int(e, d.http_port, "TASKYARD_HTTP_PORT"),
+            database_url=_get(e, "TASKYARD_DATABASE_URL", "DATABASE_URL") or d.database_url,
+            db_pool_size=_int(e, d.db_pool_size, "TASKYARD_DB_POOL_SIZE"),
+            use_notify=_bool(e, d.use_notify, "TASKYARD_USE_NOTIFY", "QUEUE_USE_POSTGRESQL_NOTIFY"),
+            notify_channel=_get(e, "TASKYARD_NOTIFY_CHANNEL", "QUEUE_NOTIFY_CHANNEL") or d.notify_channel,
+            polling_interval=_float(e, d.polling_interval, "TASKYARD_POLLING_INTERVAL", "QUEUE_POLLING_INTERVAL"),
+            fallback_polling_interval=_float(
+                e, d.fallback_polling_interval, "TASKYARD_FALLBACK_POLLING_INTERVAL", "QUEUE_FALLBACK_POLLING_INTERVAL"
+            ),
+            lease_seconds=_float(e, d.lease_seconds, "TASKYARD_LEASE_SECONDS"),
+            renew_interval=_float(e, d.renew_interval, "TASKYARD_RENEW_INTERVAL"),
+            announce_interval=_float(e, d.announce_interval, "TASKYARD_ANNOUNCE_INTERVAL"),
+            task_timeout=_float(e, d.task_timeout, "TASKYARD_TASK_TIMEOUT", "QUEUE_TASK_TIMEOUT"),
+            max_retries=_int(e, d.max_retries, "TASKYARD_MAX_RETRIES", "QUEUE_MAX_RETRIES"),
+            workers=_int(e, d.workers, "TASKYARD_WORKERS", "QUEUED_TASK_WORKERS"),
+            concurrency=_int(e, d.concurrency, "TASKYARD_CONCURRENCY", "QUEUED_TASK_CONCURRENCY"),
+            worker_max_memory_mib=_int(
+                e, d.worker_max_memory_mib, "TASKYARD_WORKER_MAX_MEMORY", "QUEUED_TASK_WORKER_MAX_MEMORY"
+            ),
+            task_modules=tuple(m.strip() for m in modules.split(",") if m.strip()) if modules else (),
+            server_name=_get(e, "TASKYARD_SERVER_NAME") or d.server_name,
+            shutdown_timeout=_float(e, d.shutdown_timeout, "TASKYARD_SHUTDOWN_TIMEOUT"),
+            development=_bool(e, d.development, "TASKYARD_DEVELOPMENT"),
+            log_level=_get(e, "TASKYARD_LOG_LEVEL") or d.log_level,
+        )
+
+    # --- addresses -------------------------------------------------------
+    def _address(self, name: str, offset: int) -> str:
+        if self.transport == "ipc":
+            return f"ipc://{Path(self.ipc_dir) / name}.sock"
+        return f"tcp://{self.host}:{self.base_port + offset}"
+
+    def lane_address(self, priority: Priority) -> str:
+        return self._address(f"lane-{priority.name.lower()}", priority.lane_offset)
+
+    @property
+    def store_address(self) -> str:
+        return self._address("store", RESULT_QUERY_OFFSET)
+
+    @property
+    def registration_address(self) -> str:
+        return self._address("registration", REGISTRATION_OFFSET)
+
+    @property
+    def survey_address(self) -> str:
+        return self._address("survey", SURVEY_OFFSET)
+
+    @property
+    def events_address(self) -> str:
+        return self._address("events", EVENTS_OFFSET)
+
+    @property
+    def discovery_address(self) -> str:
+        if self.transport == "ipc":
+            return f"ipc://{Path(self.ipc_dir) / 'discovery'}.sock"
+        return f"tcp://{self.host}:{self.discovery_port}"
+
+    def pool_pair_listen_address(self, pool_id: str) -> str:
+        """Where a pool's PAIR socket listens; port 0 lets the OS choose."""
+        if self.transport == "ipc":
+            return f"ipc://{Path(self.ipc_dir) / ('pool-' + pool_id)}.sock"
+        return f"tcp://{self.host}:0"
+
+    def to_env(self) -> dict[str, str]:
+        """The environment that reproduces these settings in a child process."""
+        return {
+            "TASKYARD_HOST": self.host,
+            "TASKYARD_BASE_PORT": str(self.base_port),
+            "TASKYARD_DISCOVERY_PORT": str(self.discovery_port),
+            "TASKYARD_TRANSPORT": self.transport,
+            "TASKYARD_IPC_DIR": self.ipc_dir,
+            "TASKYARD_MAX_MESSAGE_BYTES": str(self.max_message_bytes),
+            "TASKYARD_MAX_PAYLOAD_BYTES": str(self.max_payload_bytes),
+            "TASKYARD_MAX_BATCH": str(self.max_batch),
+            "TASKYARD_GRPC_MAX_MESSAGE_BYTES": str(self.grpc_max_message_bytes),
+            "TASKYARD_GRPC_MAX_CONCURRENT_RPCS": str(self.grpc_max_concurrent_rpcs),
+            "TASKYARD_REQUEST_TIMEOUT": str(self.request_timeout),
+            "TASKYARD_GRPC_HOST": self.grpc_host,
+            "TASKYARD_GRPC_PORT": str(self.grpc_port),
+            "TASKYARD_HTTP_PORT": str(self.http_port),
+            "TASKYARD_DATABASE_URL": self.database_url,
+            "TASKYARD_DB_POOL_SIZE": str(self.db_pool_size),
+            "TASKYARD_USE_NOTIFY": "true" if self.use_notify else "false",
+            "TASKYARD_NOTIFY_CHANNEL": self.notify_channel,
+            "TASKYARD_POLLING_INTERVAL": str(self.polling_interval),
+            "TASKYARD_FALLBACK_POLLING_INTERVAL": str(self.fallback_polling_interval),
+            "TASKYARD_LEASE_SECONDS": str(self.lease_seconds),
+            "TASKYARD_RENEW_INTERVAL": str(self.renew_interval),
+            "TASKYARD_ANNOUNCE_INTERVAL": str(self.announce_interval),
+            "TASKYARD_TASK_TIMEOUT": str(self.task_timeout),
+            "TASKYARD_MAX_RETRIES": str(self.max_retries),
+            "TASKYARD_WORKERS": str(self.workers),
+            "TASKYARD_CONCURRENCY": str(self.concurrency),
+            "TASKYARD_WORKER_MAX_MEMORY": str(self.worker_max_memory_mib),
+            "TASKYARD_TASK_MODULES": ",".join(self.task_modules),
+            "TASKYARD_SERVER_NAME": self.server_name,
+            "TASKYARD_SHUTDOWN_TIMEOUT": str(self.shutdown_timeout),
+            "TASKYARD_DEVELOPMENT": "true" if self.development else "false",
+            "TASKYARD_LOG_LEVEL": self.log_level,
+        }

@@ -1,0 +1,126 @@
+"""BUS discovery: a hub that relays announcements, and peers that announce and listen.
+
+NNG's BUS delivers only to directly connected peers (A-B-C: C never sees A),
+so the discovery address is a hub that re-sends every announcement to all its
+peers. Membership is also recorded in PostgreSQL heartbeats; the BUS is the
+fast path, never the only source of truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
+from taskyard.core import transport
+
+log = logging.getLogger(__name__)
+
+MAX_ANNOUNCEMENT_BYTES = 1024 * 1024
+
+
+class Hub:
+    """Listens on the discovery address and relays each announcement to every peer."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._sock = transport.open_socket(
+            pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, listen=address
+        )
+
+    async def run(self) -> None:
+        while True:
+            try:
+                msg = await self._sock.arecv()
+                await self._sock.asend(msg)
+            except pynng.Closed:
+                return
+            except pynng.NNGException as exc:
+                log.debug("hub relay: %s", exc)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+@dataclasses.dataclass
+class Member:
+    announcement: dispatch_pb2.Announcement
+    seen_at: float
+
+
+class Peer:
+    """Dials the hub, announces itself every ``interval`` seconds and records
+    what others announce."""
+
+    def __init__(
+        self,
+        address: str,
+        announcement: Callable[[], dispatch_pb2.Announcement],
+        *,
+        interval: float = 2.0,
+        listen_only: bool = False,
+    ) -> None:
+        self.address = address
+        self.interval = interval
+        self._announcement = announcement
+        self._listen_only = listen_only
+        self._sock = transport.open_socket(
+            pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, dial=address
+        )
+        self.members: dict[str, Member] = {}
+        self.changed = asyncio.Event()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self._receive())
+            if not self._listen_only:
+                tg.create_task(self._announce())
+
+    async def announce_now(self) -> None:
+        ann = self._announcement()
+        ann.sent_at_ms = int(time.time() * 1000)
+        try:
+            await self._sock.asend(transport.encode(envelope_pb2.KIND_ANNOUNCE, ann))
+        except pynng.NNGException as exc:
+            log.debug("announce: %s", exc)
+
+    async def _announce(self) -> None:
+        while True:
+            await self.announce_now()
+            await asyncio.sleep(self.interval)
+
+    async def _receive(self) -> None:
+        own = "" if self._listen_only else self._announcement().instance_id
+        while True:
+            try:
+                raw = await self._sock.arecv()
+            except pynng.Closed:
+                return
+            try:
+                env = transport.decode(raw)
+                ann = transport.unpack(env, dispatch_pb2.Announcement)
+            except Exception:  # a malformed peer must not stop discovery
+                log.warning("malformed announcement dropped")
+                continue
+            if ann.instance_id == own:
+                continue
+            fresh = ann.instance_id not in self.members
+            self.members[ann.instance_id] = Member(ann, time.monotonic())
+            if fresh:
+                self.changed.set()
+
+    def alive(self, service: str, max_age: float) -> list[dispatch_pb2.Announcement]:
+        cutoff = time.monotonic() - max_age
+        return [
+            m.announcement
+            for m in self.members.values()
+            if m.seen_at >= cutoff and m.announcement.service == service
+        ]
+
+    def close(self) -> None:
+        self._sock.close()

@@ -1,0 +1,87 @@
+"""Errors that cross service boundaries.
+
+A ``TaskyardError`` travels inside the NNG reply envelope as ``bus.v1.Error``
+and leaves the gateway as a ``google.rpc.Status`` with ErrorInfo (and
+BadRequest when there are field violations). ``code`` is a gRPC status code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import grpc
+
+from taskyard.bus.v1 import envelope_pb2
+
+ERROR_DOMAIN = "taskyard.dev"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FieldViolation:
+    field: str
+    description: str
+
+
+class TaskyardError(Exception):
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        violations: tuple[FieldViolation, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.violations = violations
+
+    def to_proto(self) -> envelope_pb2.Error:
+        return envelope_pb2.Error(
+            code=self.code.value[0],
+            message=self.message,
+            reason=self.reason,
+            violations=[
+                envelope_pb2.FieldViolation(field=v.field, description=v.description)
+                for v in self.violations
+            ],
+        )
+
+    @classmethod
+    def from_proto(cls, err: envelope_pb2.Error) -> TaskyardError:
+        code = _CODES.get(err.code, grpc.StatusCode.UNKNOWN)
+        return cls(
+            code,
+            err.reason,
+            err.message,
+            tuple(FieldViolation(field=v.field, description=v.description) for v in err.violations),
+        )
+
+    def __repr__(self) -> str:
+        return f"TaskyardError({self.code.name}, {self.reason!r}, {self.message!r})"
+
+
+_CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def invalid(violations: list[FieldViolation], message: str = "") -> TaskyardError:
+    text = message or "; ".join(f"{v.field}: {v.description}" for v in violations[:5])
+    return TaskyardError(
+        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", text, tuple(violations)
+    )
+
+
+def not_found(what: str, ident: str) -> TaskyardError:
+    return TaskyardError(grpc.StatusCode.NOT_FOUND, f"{what.upper()}_NOT_FOUND", f"{what} {ident} not found")
+
+
+def unavailable(message: str) -> TaskyardError:
+    return TaskyardError(grpc.StatusCode.UNAVAILABLE, "BACKEND_UNAVAILABLE", message)
+
+
+def deadline(message: str) -> TaskyardError:
+    return TaskyardError(grpc.StatusCode.DEADLINE_EXCEEDED, "BACKEND_TIMEOUT", message)
+
+
+def internal(message: str) -> TaskyardError:
+    return TaskyardError(grpc.StatusCode.INTERNAL, "INTERNAL", message)

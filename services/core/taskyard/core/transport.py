@@ -1,0 +1,218 @@
+"""NNG plumbing shared by every service: envelopes, REQ/REP with contexts, socket options.
+
+Every socket gets an explicit ``recv_max_size`` (pynng's default is unlimited).
+Listeners bind stable, known addresses; dialers use non-blocking dials so
+services may start in any order and NNG redials by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+import pynng
+from google.protobuf.message import DecodeError, Message
+
+from taskyard.bus.v1 import envelope_pb2
+from taskyard.core import errors, telemetry
+
+log = logging.getLogger(__name__)
+
+Kind = envelope_pb2.Kind
+M = TypeVar("M", bound=Message)
+Req = TypeVar("Req", bound=Message)
+
+
+def encode(
+    kind: int,
+    payload: Message | bytes,
+    *,
+    message_id: str = "",
+    headers: Mapping[str, str] | None = None,
+    deadline_ms: int = 0,
+) -> bytes:
+    env = envelope_pb2.Envelope(
+        message_id=message_id or uuid.uuid4().hex,
+        kind=kind,  # type: ignore[arg-type]
+        deadline_unix_ms=deadline_ms,
+        payload=payload if isinstance(payload, bytes) else payload.SerializeToString(),
+    )
+    if headers:
+        env.headers.update(headers)
+    return env.SerializeToString()
+
+
+def decode(data: bytes) -> envelope_pb2.Envelope:
+    env = envelope_pb2.Envelope()
+    env.ParseFromString(data)
+    return env
+
+
+def unpack(env: envelope_pb2.Envelope, message_type: type[M]) -> M:
+    msg = message_type()
+    msg.ParseFromString(env.payload)
+    return msg
+
+
+def open_socket(
+    cls: type[Any],
+    *,
+    max_message_bytes: int,
+    listen: str | None = None,
+    dial: str | None = None,
+    **options: Any,
+) -> Any:
+    """Create a pynng socket with an explicit receive limit."""
+    sock = cls(recv_max_size=max_message_bytes, **options)
+    if listen:
+        sock.listen(listen)
+    if dial:
+        sock.dial(dial, block=False)
+    return sock
+
+
+def listen_address(sock: Any) -> str:
+    """The real address of a socket's first listener (resolves port 0)."""
+    listener = sock.listeners[0]
+    url: str = listener.url
+    if url.startswith("tcp://") and url.endswith(":0"):
+        addr = listener.local_address
+        return f"tcp://{addr}"
+    return url
+
+
+class Requester:
+    """A REQ socket dialing one address; each request runs in its own NNG context,
+    so concurrent requests on one socket each get their own reply."""
+
+    def __init__(self, address: str, *, max_message_bytes: int, timeout: float) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._sock = open_socket(pynng.Req0, max_message_bytes=max_message_bytes, dial=address)
+        # NNG re-sends an unanswered request after resend_time; our handlers are
+        # idempotent, but keep it beyond the usual timeout so a slow batch is not doubled.
+        self._sock.resend_time = int(timeout * 1000 * 2)
+
+    async def request(
+        self,
+        kind: int,
+        payload: Message,
+        reply_type: type[M],
+        *,
+        timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> M:
+        limit = self.timeout if timeout is None else timeout
+        hdrs = telemetry.inject(dict(headers) if headers else None)
+        data = encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
+        ctx = self._sock.new_context()
+        try:
+            await ctx.asend(data)
+            raw = await asyncio.wait_for(ctx.arecv(), limit)
+        except (asyncio.TimeoutError, pynng.Timeout) as exc:
+            raise errors.deadline(f"no reply from {self.address} within {limit:.1f}s") from exc
+        except pynng.NNGException as exc:
+            raise errors.unavailable(f"{self.address}: {exc}") from exc
+        finally:
+            _close_quietly(ctx)
+        env = decode(raw)
+        if env.HasField("error"):
+            raise errors.TaskyardError.from_proto(env.error)
+        return unpack(env, reply_type)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class Route(Generic[Req]):
+    request_type: type[Req]
+    handler: Callable[[Req, envelope_pb2.Envelope], Awaitable[Message]]
+
+
+class Responder:
+    """A REP socket listening on one address, served by ``concurrency`` contexts.
+
+    Each context handles one request at a time, so up to ``concurrency`` requests
+    are in flight at once; that is what lets the result-store group-commit
+    concurrent writes.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        routes: Mapping[int, Route[Any]],
+        *,
+        max_message_bytes: int,
+        concurrency: int = 64,
+    ) -> None:
+        self.address = address
+        self._routes = dict(routes)
+        self._concurrency = concurrency
+        self._sock = open_socket(pynng.Rep0, max_message_bytes=max_message_bytes, listen=address)
+
+    async def serve(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(self._concurrency):
+                tg.create_task(self._serve_context())
+
+    async def _serve_context(self) -> None:
+        ctx = self._sock.new_context()
+        try:
+            while True:
+                try:
+                    raw = await ctx.arecv()
+                except pynng.Closed:
+                    return
+                reply = await self._handle(raw)
+                try:
+                    await ctx.asend(reply)
+                except pynng.Closed:
+                    return
+                except pynng.NNGException as exc:  # requester went away
+                    log.debug("reply dropped: %s", exc)
+        finally:
+            _close_quietly(ctx)
+
+    async def _handle(self, raw: bytes) -> bytes:
+        try:
+            env = decode(raw)
+        except DecodeError:
+            return _error_reply("", errors.internal("malformed envelope"))
+        route = self._routes.get(env.kind)
+        if route is None:
+            return _error_reply(env.message_id, errors.internal(f"no route for kind {env.kind}"))
+        try:
+            request = unpack(env, route.request_type)
+            with telemetry.attached(env.headers):
+                reply = await route.handler(request, env)
+        except errors.TaskyardError as exc:
+            return _error_reply(env.message_id, exc)
+        except DecodeError:
+            return _error_reply(env.message_id, errors.internal("malformed payload"))
+        except Exception as exc:  # a handler bug must not kill the context loop
+            log.exception("handler for kind %s failed", env.kind)
+            return _error_reply(env.message_id, errors.internal(f"{type(exc).__name__}: {exc}"))
+        return encode(env.kind, reply, message_id=env.message_id)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def _error_reply(message_id: str, exc: errors.TaskyardError) -> bytes:
+    env = envelope_pb2.Envelope(message_id=message_id or uuid.uuid4().hex)
+    env.error.CopyFrom(exc.to_proto())
+    return env.SerializeToString()
+
+
+def _close_quietly(obj: Any) -> None:
+    """Close a context whose socket may already be closed."""
+    try:
+        obj.close()
+    except pynng.NNGException:
+        pass
