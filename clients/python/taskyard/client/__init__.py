@@ -1,0 +1,44 @@
+"""The Taskyard Python client: an ergonomic wrapper over the generated ``taskyard.v1`` stubs.
+
+    from taskyard.client import Client
+
+    with Client("localhost:50051") as client:
+        task = client.submit("add", 2, 3)
+        done = client.wait(task.id, timeout=30)
+        print(done.state.name, done.result)
+
+It depends only on grpcio, protobuf, googleapis-common-protos and the generated
+``taskyard.v1`` code. Payloads are JSON: numbers travel as doubles, so an
+integral result (``5.0``) comes back as ``5``. Task keyword arguments named like
+``submit``'s own options (``priority``, ``queue``, ``timeout``…) go through
+``submit_many([TaskRequest(name=..., kwargs={...})])``.
+"""
+
+from taskyard.client._async import AsyncClient
+from taskyard.client._errors import FieldViolation, TaskyardError
+from taskyard.client._sync import Client
+from taskyard.client._types import (
+    Cancellation,
+    Priority,
+    Submitted,
+    TaskFailure,
+    TaskInfo,
+    TaskPage,
+    TaskRequest,
+    TaskState,
+)
+
+__all__ = [
+    "AsyncClient",
+    "Cancellation",
+    "Client",
+    "FieldViolation",
+    "Priority",
+    "Submitted",
+    "TaskFailure",
+    "TaskInfo",
+    "TaskPage",
+    "TaskRequest",
+    "TaskState",
+    "TaskyardError",
+]

@@ -21,39 +21,55 @@ SURVEY_OFFSET = 6
 EVENTS_OFFSET = 7
 
 
-def _get(env: Mapping[str, str], *names: str) -> str | None:
+def _lookup(env: Mapping[str, str], *names: str) -> tuple[str, str] | None:
+    """The first set variable among ``names`` (Taskyard's own name first), with its name."""
     for name in names:
         value = env.get(name)
         if value not in (None, ""):
-            return value
+            return name, value
     return None
 
 
+def _get(env: Mapping[str, str], *names: str) -> str | None:
+    found = _lookup(env, *names)
+    return None if found is None else found[1]
+
+
 def _int(env: Mapping[str, str], default: int, *names: str) -> int:
-    raw = _get(env, *names)
-    if raw is None:
+    found = _lookup(env, *names)
+    if found is None:
         return default
     try:
-        return int(raw)
+        return int(found[1])
     except ValueError as exc:
-        raise ValueError(f"{names[0]} must be an integer, got {raw!r}") from exc
+        raise ValueError(f"{found[0]} must be an integer, got {found[1]!r}") from exc
 
 
 def _float(env: Mapping[str, str], default: float, *names: str) -> float:
-    raw = _get(env, *names)
-    if raw is None:
+    found = _lookup(env, *names)
+    if found is None:
         return default
     try:
-        return float(raw)
+        return float(found[1])
     except ValueError as exc:
-        raise ValueError(f"{names[0]} must be a number, got {raw!r}") from exc
+        raise ValueError(f"{found[0]} must be a number, got {found[1]!r}") from exc
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def _bool(env: Mapping[str, str], default: bool, *names: str) -> bool:
-    raw = _get(env, *names)
-    if raw is None:
+    found = _lookup(env, *names)
+    if found is None:
         return default
-    return raw.strip().lower() in ("1", "true", "yes", "on")
+    word = found[1].strip().lower()
+    if word not in _TRUE | _FALSE:
+        raise ValueError(f"{found[0]} must be one of true/false/1/0/yes/no/on/off, got {found[1]!r}")
+    return word in _TRUE
+
+
+TRANSPORTS = ("tcp", "ipc")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -66,7 +82,8 @@ class Settings:
     transport: str = "tcp"
     ipc_dir: str = "/tmp/taskyard"
     # --- limits
-    max_message_bytes: int = 16 * 1024 * 1024
+    # Fits a full dispatch batch (200 tasks) of max-size payloads (256 KiB).
+    max_message_bytes: int = 64 * 1024 * 1024
     max_payload_bytes: int = 256 * 1024
     max_batch: int = 1000
     grpc_max_message_bytes: int = 4 * 1024 * 1024
@@ -90,6 +107,9 @@ class Settings:
     # --- tasks
     task_timeout: float = 300.0
     max_retries: int = 3
+    # Backoff of the retry policy (core.retry): base * 2 ** (attempt - 1), capped.
+    retry_base_seconds: float = 1.0
+    retry_cap_seconds: float = 300.0
     # --- worker pool
     workers: int = 1
     concurrency: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
@@ -106,11 +126,14 @@ class Settings:
         e = os.environ if env is None else env
         d = cls()
         modules = _get(e, "TASKYARD_TASK_MODULES")
+        transport = _get(e, "TASKYARD_TRANSPORT") or d.transport
+        if transport not in TRANSPORTS:
+            raise ValueError(f"TASKYARD_TRANSPORT must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         return cls(
             host=_get(e, "TASKYARD_HOST") or d.host,
             base_port=_int(e, d.base_port, "TASKYARD_BASE_PORT"),
             discovery_port=_int(e, d.discovery_port, "TASKYARD_DISCOVERY_PORT"),
-            transport=_get(e, "TASKYARD_TRANSPORT") or d.transport,
+            transport=transport,
             ipc_dir=_get(e, "TASKYARD_IPC_DIR") or d.ipc_dir,
             max_message_bytes=_int(e, d.max_message_bytes, "TASKYARD_MAX_MESSAGE_BYTES"),
             max_payload_bytes=_int(e, d.max_payload_bytes, "TASKYARD_MAX_PAYLOAD_BYTES"),
@@ -125,15 +148,22 @@ class Settings:
             db_pool_size=_int(e, d.db_pool_size, "TASKYARD_DB_POOL_SIZE"),
             use_notify=_bool(e, d.use_notify, "TASKYARD_USE_NOTIFY", "QUEUE_USE_POSTGRESQL_NOTIFY"),
             notify_channel=_get(e, "TASKYARD_NOTIFY_CHANNEL", "QUEUE_NOTIFY_CHANNEL") or d.notify_channel,
-            polling_interval=_float(e, d.polling_interval, "TASKYARD_POLLING_INTERVAL", "QUEUE_POLLING_INTERVAL"),
+            polling_interval=_float(
+                e, d.polling_interval, "TASKYARD_POLLING_INTERVAL", "QUEUE_POLLING_INTERVAL"
+            ),
             fallback_polling_interval=_float(
-                e, d.fallback_polling_interval, "TASKYARD_FALLBACK_POLLING_INTERVAL", "QUEUE_FALLBACK_POLLING_INTERVAL"
+                e,
+                d.fallback_polling_interval,
+                "TASKYARD_FALLBACK_POLLING_INTERVAL",
+                "QUEUE_FALLBACK_POLLING_INTERVAL",
             ),
             lease_seconds=_float(e, d.lease_seconds, "TASKYARD_LEASE_SECONDS"),
             renew_interval=_float(e, d.renew_interval, "TASKYARD_RENEW_INTERVAL"),
             announce_interval=_float(e, d.announce_interval, "TASKYARD_ANNOUNCE_INTERVAL"),
             task_timeout=_float(e, d.task_timeout, "TASKYARD_TASK_TIMEOUT", "QUEUE_TASK_TIMEOUT"),
             max_retries=_int(e, d.max_retries, "TASKYARD_MAX_RETRIES", "QUEUE_MAX_RETRIES"),
+            retry_base_seconds=_float(e, d.retry_base_seconds, "TASKYARD_RETRY_BASE_SECONDS"),
+            retry_cap_seconds=_float(e, d.retry_cap_seconds, "TASKYARD_RETRY_CAP_SECONDS"),
             workers=_int(e, d.workers, "TASKYARD_WORKERS", "QUEUED_TASK_WORKERS"),
             concurrency=_int(e, d.concurrency, "TASKYARD_CONCURRENCY", "QUEUED_TASK_CONCURRENCY"),
             worker_max_memory_mib=_int(
@@ -211,6 +241,8 @@ class Settings:
             "TASKYARD_ANNOUNCE_INTERVAL": str(self.announce_interval),
             "TASKYARD_TASK_TIMEOUT": str(self.task_timeout),
             "TASKYARD_MAX_RETRIES": str(self.max_retries),
+            "TASKYARD_RETRY_BASE_SECONDS": str(self.retry_base_seconds),
+            "TASKYARD_RETRY_CAP_SECONDS": str(self.retry_cap_seconds),
             "TASKYARD_WORKERS": str(self.workers),
             "TASKYARD_CONCURRENCY": str(self.concurrency),
             "TASKYARD_WORKER_MAX_MEMORY": str(self.worker_max_memory_mib),

@@ -69,9 +69,7 @@ class Peer:
         self.interval = interval
         self._announcement = announcement
         self._listen_only = listen_only
-        self._sock = transport.open_socket(
-            pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, dial=address
-        )
+        self._sock = transport.open_socket(pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, dial=address)
         self.members: dict[str, Member] = {}
         self.changed = asyncio.Event()
 

@@ -42,8 +42,7 @@ class TaskyardError(Exception):
             message=self.message,
             reason=self.reason,
             violations=[
-                envelope_pb2.FieldViolation(field=v.field, description=v.description)
-                for v in self.violations
+                envelope_pb2.FieldViolation(field=v.field, description=v.description) for v in self.violations
             ],
         )
 
@@ -66,9 +65,7 @@ _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
 def invalid(violations: list[FieldViolation], message: str = "") -> TaskyardError:
     text = message or "; ".join(f"{v.field}: {v.description}" for v in violations[:5])
-    return TaskyardError(
-        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", text, tuple(violations)
-    )
+    return TaskyardError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", text, tuple(violations))
 
 
 def not_found(what: str, ident: str) -> TaskyardError:

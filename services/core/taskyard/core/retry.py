@@ -19,7 +19,11 @@ class RetryPolicy:
 
     def ceiling(self, attempt: int) -> float:
         """The delay before jitter."""
-        return min(self.cap_seconds, self.base_seconds * self.factor ** max(0, attempt - 1))
+        try:
+            raw = self.base_seconds * self.factor ** max(0, attempt - 1)
+        except OverflowError:  # max_retries is user input: any attempt number gets the cap
+            return self.cap_seconds
+        return min(self.cap_seconds, raw)
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
         r = (rng or random).random()

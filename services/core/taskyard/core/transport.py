@@ -8,6 +8,7 @@ services may start in any order and NNG redials by itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -104,7 +105,7 @@ class Requester:
         payload: Message,
         reply_type: type[M],
         *,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
         headers: Mapping[str, str] | None = None,
     ) -> M:
         limit = self.timeout if timeout is None else timeout
@@ -112,9 +113,9 @@ class Requester:
         data = encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
         ctx = self._sock.new_context()
         try:
-            await ctx.asend(data)
-            raw = await asyncio.wait_for(ctx.arecv(), limit)
-        except (asyncio.TimeoutError, pynng.Timeout) as exc:
+            # The send waits for a connected peer, so it is inside the limit too.
+            raw = await asyncio.wait_for(self._exchange(ctx, data), limit)
+        except (TimeoutError, pynng.Timeout) as exc:
             raise errors.deadline(f"no reply from {self.address} within {limit:.1f}s") from exc
         except pynng.NNGException as exc:
             raise errors.unavailable(f"{self.address}: {exc}") from exc
@@ -124,6 +125,12 @@ class Requester:
         if env.HasField("error"):
             raise errors.TaskyardError.from_proto(env.error)
         return unpack(env, reply_type)
+
+    @staticmethod
+    async def _exchange(ctx: Any, data: bytes) -> bytes:
+        await ctx.asend(data)
+        reply: bytes = await ctx.arecv()
+        return reply
 
     def close(self) -> None:
         self._sock.close()
@@ -212,7 +219,5 @@ def _error_reply(message_id: str, exc: errors.TaskyardError) -> bytes:
 
 def _close_quietly(obj: Any) -> None:
     """Close a context whose socket may already be closed."""
-    try:
+    with contextlib.suppress(pynng.NNGException):
         obj.close()
-    except pynng.NNGException:
-        pass

@@ -75,7 +75,7 @@ class Survey(_message.Message):
     def __init__(self, scheduler_id: _Optional[str] = ...) -> None: ...
 
 class SurveyReply(_message.Message):
-    __slots__ = ("pool_id", "running", "free_slots", "capacity", "task_names", "pair_address", "state")
+    __slots__ = ("pool_id", "running", "free_slots", "capacity", "task_names", "pair_address", "state", "worker_pids")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
     FREE_SLOTS_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +83,7 @@ class SurveyReply(_message.Message):
     TASK_NAMES_FIELD_NUMBER: _ClassVar[int]
     PAIR_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_PIDS_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     running: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.AttemptRef]
     free_slots: int
@@ -90,7 +91,8 @@ class SurveyReply(_message.Message):
     task_names: _containers.RepeatedScalarFieldContainer[str]
     pair_address: str
     state: str
-    def __init__(self, pool_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., free_slots: _Optional[int] = ..., capacity: _Optional[int] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., state: _Optional[str] = ...) -> None: ...
+    worker_pids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, pool_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., free_slots: _Optional[int] = ..., capacity: _Optional[int] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., state: _Optional[str] = ..., worker_pids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Announcement(_message.Message):
     __slots__ = ("service", "instance_id", "task_names", "pair_address", "capacity", "sent_at_ms")

@@ -1,0 +1,115 @@
+"""Shared plumbing of the benchmarks: a fresh cluster on a fresh (or given)
+database, started exactly like the integration tests start theirs
+(tests/support/cluster.py, which launches `python -m taskyard.<service>`).
+
+Commits stay durable: the embedded PostgreSQL keeps fsync and
+synchronous_commit on (pgserver's defaults); nothing here turns them off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.cluster import Cluster  # noqa: E402
+
+from taskyard.cli.procs import EmbeddedPostgres  # noqa: E402
+
+
+def add_cluster_args(parser: argparse.ArgumentParser, *, workers: int = 1, concurrency: int = 8) -> None:
+    parser.add_argument("--workers", type=int, default=workers, help="worker processes in the pool")
+    parser.add_argument("--concurrency", type=int, default=concurrency, help="tasks per worker process")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("TASKYARD_BENCH_DATABASE_URL", ""),
+        help="use this (empty, or already migrated) PostgreSQL database instead of a fresh embedded one",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, pgdata) afterwards")
+
+
+def machine_facts() -> str:
+    model = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem = psutil.virtual_memory().total / 2**30
+    return (
+        f"machine: {os.cpu_count()} cores ({model or platform.processor() or 'unknown cpu'}), "
+        f"{mem:.1f} GiB RAM, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+    )
+
+
+def print_header(name: str) -> None:
+    print(f"# {name}")
+    print("command: " + " ".join(shlex.quote(a) for a in sys.argv))
+    print(machine_facts())
+    sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluster]:
+    work = Path(tempfile.mkdtemp(prefix="taskyard-bench-"))
+    pg: EmbeddedPostgres | None = None
+    cluster: Cluster | None = None
+    ok = False
+    try:
+        url = args.database_url
+        if not url:
+            pg = EmbeddedPostgres(work / "pgdata", delete=not args.keep)
+            url = pg.url
+            print("database: fresh embedded PostgreSQL (pgserver), fsync=on, synchronous_commit=on")
+        else:
+            print("database: given by --database-url")
+        cluster = Cluster(
+            url,
+            work,
+            workers=args.workers,
+            concurrency=args.concurrency,
+            server_name="bench",
+            development=False,
+            **overrides,
+        )
+        print(
+            f"cluster: {args.workers} worker(s) x {args.concurrency}, transport ipc, gateway {cluster.target}"
+        )
+        sys.stdout.flush()
+        cluster.start()
+        cluster.wait_ready(timeout=60)
+        yield cluster
+        ok = True
+    finally:
+        if cluster is not None:
+            if not ok:
+                print(cluster.logs_tail(), file=sys.stderr)
+            cluster.stop()
+        if pg is not None:
+            pg.stop()
+        if args.keep or not ok:
+            print(f"(logs kept in {work})", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    k = (len(sorted_values) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)

@@ -1,0 +1,156 @@
+"""The asyncio client (grpc.aio)."""
+
+from __future__ import annotations
+
+import builtins
+import datetime
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+
+from taskyard.client import _common
+from taskyard.client._errors import TaskyardError
+from taskyard.client._types import (
+    JSON,
+    Cancellation,
+    Priority,
+    Submitted,
+    TaskInfo,
+    TaskPage,
+    TaskRequest,
+    TaskState,
+    submitted_from_proto,
+)
+from taskyard.v1 import task_service_pb2_grpc
+
+R = TypeVar("R")
+
+
+class AsyncClient:
+    """``async with AsyncClient("localhost:50051") as c: await c.submit("add", 1, 2)``."""
+
+    def __init__(
+        self,
+        target: str = _common.DEFAULT_TARGET,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float = 30.0,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        if credentials is None:
+            self._channel = grpc.aio.insecure_channel(target, options=options)
+        else:
+            self._channel = grpc.aio.secure_channel(target, credentials, options=options)
+        self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
+
+    async def _call(
+        self, method: Callable[..., Awaitable[R]], request: Any, deadline: float | None = None
+    ) -> R:
+        try:
+            return await method(request, timeout=self.timeout if deadline is None else deadline)
+        except grpc.RpcError as err:
+            raise TaskyardError.from_rpc_error(err) from None
+
+    async def submit(
+        self,
+        name: str,
+        *args: JSON,
+        priority: Priority | int | str | None = None,
+        queue: str = "",
+        timeout: float | datetime.timedelta | None = None,  # noqa: ASYNC109 - the task's limit
+        max_retries: int | None = None,
+        request_id: str = "",
+        parent_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        **kwargs: JSON,
+    ) -> TaskInfo:
+        req = _common.submit_request(
+            name,
+            args,
+            kwargs,
+            priority=priority,
+            queue=queue,
+            timeout=timeout,
+            max_retries=max_retries,
+            request_id=request_id,
+            parent_id=parent_id,
+            labels=labels,
+        )
+        return TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
+
+    async def submit_many(self, tasks: Iterable[TaskRequest | Mapping[str, Any]]) -> builtins.list[Submitted]:
+        resp = await self._call(self._stub.BatchSubmitTasks, _common.batch_request(tasks))
+        return [submitted_from_proto(s) for s in resp.tasks]
+
+    async def get(self, task_id: str) -> TaskInfo:
+        return TaskInfo.from_proto((await self._call(self._stub.GetTask, _common.get_request(task_id))).task)
+
+    async def wait(self, task_id: str, timeout: float = 30.0) -> TaskInfo:  # noqa: ASYNC109
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            chunk = min(max(0.0, remaining), _common.MAX_SERVER_WAIT)
+            resp = await self._call(
+                self._stub.WaitTask, _common.wait_request(task_id, chunk), deadline=chunk + _common.WAIT_SLACK
+            )
+            if not resp.timed_out or remaining <= chunk:
+                return TaskInfo.from_proto(resp.task)
+
+    async def cancel(self, task_id: str, reason: str = "") -> Cancellation:
+        resp = await self._call(self._stub.CancelTask, _common.cancel_request(task_id, reason))
+        return Cancellation(task=TaskInfo.from_proto(resp.task), cancelled=resp.cancelled)
+
+    async def iter_tasks(
+        self,
+        *,
+        state: TaskState | str | Iterable[TaskState | str] | None = None,
+        name: str = "",
+        queue: str = "",
+        priority: Priority | int | str | None = None,
+        page_size: int = 0,
+    ) -> AsyncIterator[TaskInfo]:
+        token = ""
+        while True:
+            page = await self.list(
+                state=state, name=name, queue=queue, priority=priority, page_size=page_size, page_token=token
+            )
+            for t in page.tasks:
+                yield t
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def close(self) -> None:
+        await self._channel.close(None)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def list(
+        self,
+        *,
+        state: TaskState | str | Iterable[TaskState | str] | None = None,
+        name: str = "",
+        queue: str = "",
+        priority: Priority | int | str | None = None,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> TaskPage:
+        req = _common.list_request(
+            state=state, name=name, queue=queue, priority=priority, page_size=page_size, page_token=page_token
+        )
+        resp = await self._call(self._stub.ListTasks, req)
+        return TaskPage(
+            tasks=tuple(TaskInfo.from_proto(t) for t in resp.tasks), next_page_token=resp.next_page_token
+        )

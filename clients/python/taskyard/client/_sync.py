@@ -1,0 +1,162 @@
+"""The blocking client."""
+
+from __future__ import annotations
+
+import builtins
+import datetime
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+
+from taskyard.client import _common
+from taskyard.client._errors import TaskyardError
+from taskyard.client._types import (
+    JSON,
+    Cancellation,
+    Priority,
+    Submitted,
+    TaskInfo,
+    TaskPage,
+    TaskRequest,
+    TaskState,
+    submitted_from_proto,
+)
+from taskyard.v1 import task_service_pb2_grpc
+
+R = TypeVar("R")
+
+
+class Client:
+    """``Client("localhost:50051")``: submit, inspect, wait for and cancel tasks.
+
+    Every failed call raises ``TaskyardError`` (code, reason, field violations).
+    ``timeout`` is the deadline of each call, in seconds.
+    """
+
+    def __init__(
+        self,
+        target: str = _common.DEFAULT_TARGET,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float = 30.0,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        if credentials is None:
+            self._channel = grpc.insecure_channel(target, options=options)
+        else:
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
+
+    def _call(self, method: Callable[..., R], request: Any, timeout: float | None = None) -> R:
+        try:
+            return method(request, timeout=self.timeout if timeout is None else timeout)
+        except grpc.RpcError as err:
+            raise TaskyardError.from_rpc_error(err) from None
+
+    def submit(
+        self,
+        name: str,
+        *args: JSON,
+        priority: Priority | int | str | None = None,
+        queue: str = "",
+        timeout: float | datetime.timedelta | None = None,
+        max_retries: int | None = None,
+        request_id: str = "",
+        parent_id: str = "",
+        labels: Mapping[str, str] | None = None,
+        **kwargs: JSON,
+    ) -> TaskInfo:
+        """Submit one task; ``timeout`` is the task's execution limit. With a repeated
+        ``request_id`` the task of the first submission is returned."""
+        req = _common.submit_request(
+            name,
+            args,
+            kwargs,
+            priority=priority,
+            queue=queue,
+            timeout=timeout,
+            max_retries=max_retries,
+            request_id=request_id,
+            parent_id=parent_id,
+            labels=labels,
+        )
+        return TaskInfo.from_proto(self._call(self._stub.SubmitTask, req).task)
+
+    def submit_many(self, tasks: Iterable[TaskRequest | Mapping[str, Any]]) -> builtins.list[Submitted]:
+        """Submit up to 1,000 tasks at once, all or none; outcomes in order."""
+        resp = self._call(self._stub.BatchSubmitTasks, _common.batch_request(tasks))
+        return [submitted_from_proto(s) for s in resp.tasks]
+
+    def get(self, task_id: str) -> TaskInfo:
+        return TaskInfo.from_proto(self._call(self._stub.GetTask, _common.get_request(task_id)).task)
+
+    def wait(self, task_id: str, timeout: float = 30.0) -> TaskInfo:
+        """The task once final, or as it is when ``timeout`` seconds passed (check ``is_final``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            chunk = min(max(0.0, remaining), _common.MAX_SERVER_WAIT)
+            resp = self._call(
+                self._stub.WaitTask, _common.wait_request(task_id, chunk), timeout=chunk + _common.WAIT_SLACK
+            )
+            if not resp.timed_out or remaining <= chunk:
+                return TaskInfo.from_proto(resp.task)
+
+    def cancel(self, task_id: str, reason: str = "") -> Cancellation:
+        resp = self._call(self._stub.CancelTask, _common.cancel_request(task_id, reason))
+        return Cancellation(task=TaskInfo.from_proto(resp.task), cancelled=resp.cancelled)
+
+    def iter_tasks(
+        self,
+        *,
+        state: TaskState | str | Iterable[TaskState | str] | None = None,
+        name: str = "",
+        queue: str = "",
+        priority: Priority | int | str | None = None,
+        page_size: int = 0,
+    ) -> Iterator[TaskInfo]:
+        """Every matching task, newest first, fetching pages as needed."""
+        token = ""
+        while True:
+            page = self.list(
+                state=state, name=name, queue=queue, priority=priority, page_size=page_size, page_token=token
+            )
+            yield from page.tasks
+            token = page.next_page_token
+            if not token:
+                return
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def list(
+        self,
+        *,
+        state: TaskState | str | Iterable[TaskState | str] | None = None,
+        name: str = "",
+        queue: str = "",
+        priority: Priority | int | str | None = None,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> TaskPage:
+        """One page of tasks, newest first (``page_size`` 0 means 100, at most 1000)."""
+        req = _common.list_request(
+            state=state, name=name, queue=queue, priority=priority, page_size=page_size, page_token=page_token
+        )
+        resp = self._call(self._stub.ListTasks, req)
+        return TaskPage(
+            tasks=tuple(TaskInfo.from_proto(t) for t in resp.tasks), next_page_token=resp.next_page_token
+        )

@@ -1,0 +1,288 @@
+"""Typed, frozen views of tasks and the conversions to and from the wire."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+
+from google.protobuf import struct_pb2, timestamp_pb2
+
+from taskyard.v1 import task_pb2, task_service_pb2
+
+JSON: TypeAlias = Any
+MAX_SAFE_INTEGER = 2**53
+
+
+class TaskState(enum.IntEnum):
+    """``taskyard.v1.TaskState``, value for value."""
+
+    UNSPECIFIED = 0
+    PENDING = 1
+    QUEUED = 2
+    SCHEDULED = 3
+    ASSIGNED = 4
+    RUNNING = 5
+    SUCCESS = 6
+    FAILURE = 7
+    RETRYING = 8
+    CANCELLED = 9
+
+    @property
+    def is_final(self) -> bool:
+        return self in (TaskState.SUCCESS, TaskState.FAILURE, TaskState.CANCELLED)
+
+    @classmethod
+    def from_wire(cls, value: int) -> TaskState:
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNSPECIFIED
+
+
+class Priority(enum.IntEnum):
+    """``taskyard.v1.Priority``; lower runs first."""
+
+    CRITICAL = 1
+    HIGH = 2
+    NORMAL = 3
+    LOW = 4
+
+    @classmethod
+    def parse(cls, value: Priority | int | str) -> Priority:
+        if isinstance(value, str):
+            key = value.upper().removeprefix("PRIORITY_")
+            try:
+                return cls[key]
+            except KeyError:
+                raise ValueError(f"unknown priority {value!r}") from None
+        return cls(value)
+
+    @classmethod
+    def from_wire(cls, value: int) -> Priority:
+        return cls.NORMAL if value not in cls._value2member_map_ else cls(value)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TaskFailure:
+    type: str
+    message: str
+    traceback: str
+    attempt: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TaskInfo:
+    id: str
+    name: str
+    state: TaskState
+    priority: Priority
+    queue: str
+    attempt: int
+    max_retries: int
+    args: tuple[JSON, ...]
+    kwargs: Mapping[str, JSON]
+    result: JSON
+    failure: TaskFailure | None
+    timeout: datetime.timedelta | None
+    request_id: str
+    parent_id: str
+    root_id: str
+    labels: Mapping[str, str]
+    worker_id: str
+    cancel_requested: bool
+    created_at: datetime.datetime | None
+    started_at: datetime.datetime | None
+    finished_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
+    run_at: datetime.datetime | None
+
+    @property
+    def is_final(self) -> bool:
+        return self.state.is_final
+
+    @classmethod
+    def from_proto(cls, t: task_pb2.Task) -> TaskInfo:
+        return cls(
+            id=t.id,
+            name=t.name,
+            state=TaskState.from_wire(t.state),
+            priority=Priority.from_wire(t.priority),
+            queue=t.queue,
+            attempt=t.attempt,
+            max_retries=t.max_retries,
+            args=tuple(list_to_python(t.args)),
+            kwargs=struct_to_python(t.kwargs),
+            result=value_to_python(t.result) if t.HasField("result") else None,
+            failure=(
+                TaskFailure(
+                    type=t.failure.type,
+                    message=t.failure.message,
+                    traceback=t.failure.traceback,
+                    attempt=t.failure.attempt,
+                )
+                if t.HasField("failure")
+                else None
+            ),
+            timeout=t.timeout.ToTimedelta() if t.HasField("timeout") else None,
+            request_id=t.request_id,
+            parent_id=t.parent_id,
+            root_id=t.root_id,
+            labels=dict(t.labels),
+            worker_id=t.worker_id,
+            cancel_requested=t.cancel_requested,
+            created_at=_time(t, "created_at"),
+            started_at=_time(t, "started_at"),
+            finished_at=_time(t, "finished_at"),
+            updated_at=_time(t, "updated_at"),
+            run_at=_time(t, "run_at"),
+        )
+
+
+def _time(t: task_pb2.Task, field: str) -> datetime.datetime | None:
+    if not t.HasField(field):
+        return None
+    ts: timestamp_pb2.Timestamp = getattr(t, field)
+    return ts.ToDatetime(tzinfo=datetime.UTC)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Submitted:
+    """The outcome of one submission: ``created`` is False for a repeated request_id."""
+
+    id: str
+    state: TaskState
+    created: bool
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Cancellation:
+    task: TaskInfo
+    # True when the task became CANCELLED now; False when only a running task's cancel flag was set.
+    cancelled: bool
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TaskPage:
+    tasks: tuple[TaskInfo, ...]
+    next_page_token: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TaskRequest:
+    """One task for ``submit_many`` (plain dicts with the same keys work too)."""
+
+    name: str
+    args: Sequence[JSON] = ()
+    kwargs: Mapping[str, JSON] = dataclasses.field(default_factory=dict)
+    priority: Priority | int | str | None = None
+    queue: str = ""
+    timeout: float | datetime.timedelta | None = None
+    max_retries: int | None = None
+    request_id: str = ""
+    parent_id: str = ""
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def to_proto(self) -> task_pb2.TaskSpec:
+        spec = task_pb2.TaskSpec(
+            name=self.name,
+            queue=self.queue,
+            request_id=self.request_id,
+            parent_id=self.parent_id,
+        )
+        if self.args:
+            list_from_python(spec.args, self.args, "args")
+        if self.kwargs:
+            struct_from_python(spec.kwargs, self.kwargs, "kwargs")
+        if self.priority is not None:
+            spec.priority = int(Priority.parse(self.priority))  # type: ignore[assignment]
+        if self.timeout is not None:
+            td = (
+                self.timeout
+                if isinstance(self.timeout, datetime.timedelta)
+                else datetime.timedelta(seconds=self.timeout)
+            )
+            spec.timeout.FromTimedelta(td)
+        if self.max_retries is not None:
+            spec.max_retries = self.max_retries
+        if self.labels:
+            spec.labels.update(self.labels)
+        return spec
+
+    @classmethod
+    def coerce(cls, item: TaskRequest | Mapping[str, Any]) -> TaskRequest:
+        return item if isinstance(item, TaskRequest) else cls(**item)
+
+
+def submitted_from_proto(s: task_service_pb2.SubmittedTask) -> Submitted:
+    return Submitted(id=s.id, state=TaskState.from_wire(s.state), created=s.created)
+
+
+# --- JSON <-> google.protobuf.Value ---------------------------------------------
+
+
+def value_to_python(v: struct_pb2.Value) -> JSON:
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        n = v.number_value
+        # JSON numbers travel as doubles: integral ones come back as ints.
+        if n.is_integer() and -MAX_SAFE_INTEGER <= n <= MAX_SAFE_INTEGER:
+            return int(n)
+        return n
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "struct_value":
+        return struct_to_python(v.struct_value)
+    if kind == "list_value":
+        return list_to_python(v.list_value)
+    return None
+
+
+def list_to_python(lv: struct_pb2.ListValue) -> list[JSON]:
+    return [value_to_python(v) for v in lv.values]
+
+
+def struct_to_python(st: struct_pb2.Struct) -> dict[str, JSON]:
+    return {k: value_to_python(v) for k, v in st.fields.items()}
+
+
+def value_from_python(out: struct_pb2.Value, value: JSON, path: str) -> None:
+    if value is None:
+        out.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(value, bool):
+        out.bool_value = value
+    elif isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise ValueError(f"{path}: {value} is not exactly representable as a JSON number (|n| > 2**53)")
+        out.number_value = value
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{path}: JSON has no NaN or Infinity")
+        out.number_value = value
+    elif isinstance(value, str):
+        out.string_value = value
+    elif isinstance(value, Mapping):
+        struct_from_python(out.struct_value, value, path)
+    elif isinstance(value, (list, tuple)):
+        list_from_python(out.list_value, value, path)
+    else:
+        raise TypeError(
+            f"{path}: {type(value).__name__} is not JSON (use str, int, float, bool, None, list, dict)"
+        )
+
+
+def list_from_python(out: struct_pb2.ListValue, values: Sequence[JSON], path: str) -> None:
+    for i, v in enumerate(values):
+        value_from_python(out.values.add(), v, f"{path}[{i}]")
+
+
+def struct_from_python(out: struct_pb2.Struct, values: Mapping[str, JSON], path: str) -> None:
+    for k, v in values.items():
+        if not isinstance(k, str):
+            raise TypeError(f"{path}: keys must be str, got {type(k).__name__}")
+        value_from_python(out.fields[k], v, f"{path}.{k}")

@@ -1,0 +1,3 @@
+from taskyard.cli.main import main
+
+main()

@@ -1,0 +1,28 @@
+"""The ``taskyard`` command."""
+
+from __future__ import annotations
+
+import click
+
+from taskyard.cli.dev import dev_command
+from taskyard.cli.serve import serve_command
+from taskyard.cli.task import task_group
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="taskyard", prog_name="taskyard")
+def cli() -> None:
+    """Taskyard: a distributed task queue (gRPC edge, NNG inside, PostgreSQL custody)."""
+
+
+cli.add_command(dev_command)
+cli.add_command(serve_command)
+cli.add_command(task_group)
+
+
+def main() -> None:
+    cli(prog_name="taskyard")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Which task names may be submitted: those announced by worker pools on the
+discovery BUS (recently) and those the store knows from pool heartbeats."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
+from taskyard.core import errors
+
+log = logging.getLogger(__name__)
+
+STORE_MAX_AGE_MS = 30_000
+MIN_REFRESH_INTERVAL = 0.5
+
+
+class StoreBackend(Protocol):
+    async def request(
+        self,
+        kind: int,
+        payload: store_pb2.TaskNamesRequest,
+        reply_type: type[store_pb2.TaskNamesReply],
+    ) -> store_pb2.TaskNamesReply: ...
+
+
+class Announced(Protocol):
+    """What the gateway needs of ``core.discovery.Peer``."""
+
+    def alive(self, service: str, max_age: float) -> Sequence[dispatch_pb2.Announcement]: ...
+
+
+class KnownNames:
+    """A ``Container[str]`` of the names that may be submitted now."""
+
+    def __init__(
+        self,
+        store: StoreBackend,
+        peer: Announced | None,
+        *,
+        announce_interval: float = 2.0,
+        min_refresh_interval: float = MIN_REFRESH_INTERVAL,
+    ) -> None:
+        self._store = store
+        self._peer = peer
+        self._max_announce_age = 3 * announce_interval
+        self._min_refresh = min_refresh_interval
+        self._store_names: frozenset[str] = frozenset()
+        self._last_refresh = -1e9
+        self._last_error: errors.TaskyardError | None = None
+        self._refreshing: asyncio.Future[None] | None = None
+        self.refreshes = 0
+
+    def announced(self) -> set[str]:
+        names: set[str] = set()
+        if self._peer is not None:
+            for ann in self._peer.alive("worker_pool", self._max_announce_age):
+                names.update(ann.task_names)
+        return names
+
+    def __contains__(self, name: object) -> bool:
+        if name in self._store_names:
+            return True
+        return isinstance(name, str) and name in self.announced()
+
+    def snapshot(self) -> frozenset[str]:
+        return self._store_names | self.announced()
+
+    async def ensure(self, names: Iterable[str]) -> None:
+        """Refresh from the store when a name is missing (at most every 0.5 s).
+
+        Raises the store's error when the refresh failed and a name is still
+        missing: "unknown" must not be said of a name we could not check.
+        """
+        missing = [n for n in names if n and n not in self]
+        if not missing:
+            return
+        try:
+            if self._refreshing is not None:
+                await asyncio.shield(self._refreshing)
+            elif time.monotonic() - self._last_refresh >= self._min_refresh:
+                await self.refresh()
+        except errors.TaskyardError:
+            pass
+        if self._last_error is not None and any(n not in self for n in missing):
+            raise self._last_error
+
+    async def refresh(self) -> None:
+        """Reload the store's names; concurrent callers share one request."""
+        if self._refreshing is not None:
+            await asyncio.shield(self._refreshing)
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._refreshing = fut
+        self._last_refresh = time.monotonic()
+        try:
+            reply = await self._store.request(
+                envelope_pb2.KIND_STORE_TASK_NAMES,
+                store_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS),
+                store_pb2.TaskNamesReply,
+            )
+        except errors.TaskyardError as exc:
+            self._last_error = exc
+            log.debug("task names refresh failed: %s", exc)
+        else:
+            self._store_names = frozenset(reply.names)
+            self._last_error = None
+            self.refreshes += 1
+        finally:
+            self._refreshing = None
+            fut.set_result(None)
+        if self._last_error is not None:
+            raise self._last_error

@@ -1,0 +1,296 @@
+"""``taskyard.v1.TaskService``: validation at the edge, then the scheduler lanes and the store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+from opentelemetry import trace
+
+from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
+from taskyard.core import codec, errors, telemetry
+from taskyard.gateway import status
+from taskyard.gateway.lanes import Lanes
+from taskyard.gateway.names import KnownNames
+from taskyard.gateway.waiters import FINAL_STATES, Waiters
+from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
+
+log = logging.getLogger(__name__)
+tracer = telemetry.tracer("taskyard.gateway")
+
+R = TypeVar("R")
+M = TypeVar("M", bound=Message)
+Context = grpc.aio.ServicerContext[object, object]
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+DEFAULT_WAIT = 30.0
+MAX_WAIT = 300.0
+# While waiting, re-read the store this often: a lost event only delays the answer.
+WAIT_RECHECK = 5.0
+MAX_PAGE_TOKEN_CHARS = 1024
+MAX_CANCEL_REASON_CHARS = 1024
+
+
+class Store(Protocol):
+    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
+
+
+class TaskService(task_service_pb2_grpc.TaskServiceServicer):
+    def __init__(
+        self,
+        *,
+        limits: codec.Limits,
+        store: Store,
+        lanes: Lanes,
+        names: KnownNames,
+        waiters: Waiters,
+    ) -> None:
+        self._limits = limits
+        self._store = store
+        self._lanes = lanes
+        self._names = names
+        self._waiters = waiters
+
+    # --- plumbing ----------------------------------------------------------
+    async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
+        try:
+            return await call()
+        except errors.TaskyardError as exc:
+            await status.abort(context, exc)
+        except Exception as exc:
+            log.exception("request failed")
+            await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+
+    # --- submission ----------------------------------------------------------
+    async def SubmitTask(
+        self, request: task_service_pb2.SubmitTaskRequest, context: Context
+    ) -> task_service_pb2.SubmitTaskResponse:
+        return await self._guard(context, lambda: self._submit_one(request))
+
+    async def BatchSubmitTasks(
+        self, request: task_service_pb2.BatchSubmitTasksRequest, context: Context
+    ) -> task_service_pb2.BatchSubmitTasksResponse:
+        return await self._guard(context, lambda: self._submit_batch(request))
+
+    async def _build(
+        self, specs: Sequence[task_pb2.TaskSpec], *, field: str, single: bool
+    ) -> list[task_record_pb2.TaskRecord]:
+        if not single:
+            codec.check_batch_size(len(specs), self._limits, field)
+        await self._names.ensure({s.name for s in specs})
+        return codec.build_records(
+            specs, known_names=self._names.snapshot(), limits=self._limits, field=field, single=single
+        )
+
+    async def _submit_one(
+        self, request: task_service_pb2.SubmitTaskRequest
+    ) -> task_service_pb2.SubmitTaskResponse:
+        if not request.HasField("task"):
+            raise codec.invalid([codec.Violation(field="task", description="required")])
+        spec = request.task
+        with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
+            records = await self._build([spec], field="task", single=True)
+            (inserted,) = await self._lanes.submit(records)
+        if inserted.created:
+            task = codec.record_to_task(records[0], with_payload=False)
+            task.args.CopyFrom(spec.args)
+            task.kwargs.CopyFrom(spec.kwargs)
+            task.state = inserted.state
+            return task_service_pb2.SubmitTaskResponse(task=task, created=True)
+        # A repeated request_id: answer with the task the first submission made.
+        existing = await self._get_records([inserted.id])
+        if existing:
+            return task_service_pb2.SubmitTaskResponse(task=codec.record_to_task(existing[0]), created=False)
+        task = task_pb2.Task(
+            id=inserted.id,
+            state=inserted.state,
+            priority=inserted.priority,
+            name=inserted.name,
+            queue=inserted.queue,
+        )
+        return task_service_pb2.SubmitTaskResponse(task=task, created=False)
+
+    async def _submit_batch(
+        self, request: task_service_pb2.BatchSubmitTasksRequest
+    ) -> task_service_pb2.BatchSubmitTasksResponse:
+        if not request.tasks:
+            return task_service_pb2.BatchSubmitTasksResponse()
+        with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
+            records = await self._build(request.tasks, field="tasks", single=False)
+            inserted = await self._lanes.submit(records)
+        return task_service_pb2.BatchSubmitTasksResponse(
+            tasks=[
+                task_service_pb2.SubmittedTask(id=i.id, state=i.state, created=i.created) for i in inserted
+            ]
+        )
+
+    # --- reads ------------------------------------------------------------
+    async def _get_records(self, task_ids: Sequence[str]) -> list[task_record_pb2.TaskRecord]:
+        reply = await self._store.request(
+            envelope_pb2.KIND_STORE_GET, store_pb2.GetTasksRequest(ids=task_ids), store_pb2.GetTasksReply
+        )
+        return list(reply.tasks)
+
+    async def _get(self, task_id: str) -> task_record_pb2.TaskRecord:
+        for rec in await self._get_records([task_id]):
+            if rec.id == task_id:
+                return rec
+        raise errors.not_found("task", task_id)
+
+    async def GetTask(
+        self, request: task_service_pb2.GetTaskRequest, context: Context
+    ) -> task_service_pb2.GetTaskResponse:
+        async def run() -> task_service_pb2.GetTaskResponse:
+            task_id = _task_id(request.id)
+            return task_service_pb2.GetTaskResponse(task=codec.record_to_task(await self._get(task_id)))
+
+        return await self._guard(context, run)
+
+    async def WaitTask(
+        self, request: task_service_pb2.WaitTaskRequest, context: Context
+    ) -> task_service_pb2.WaitTaskResponse:
+        return await self._guard(context, lambda: self._wait(request, context.time_remaining()))
+
+    async def _wait(
+        self, request: task_service_pb2.WaitTaskRequest, client_remaining: float | None
+    ) -> task_service_pb2.WaitTaskResponse:
+        violations: list[codec.Violation] = []
+        task_id = _task_id(request.id, violations)
+        limit = DEFAULT_WAIT
+        if request.HasField("timeout"):
+            ms = codec.duration_ms(request.timeout)
+            if ms is None or ms < 0:
+                violations.append(
+                    codec.Violation(field="timeout", description="must be a non-negative duration")
+                )
+            elif ms > MAX_WAIT * 1000:
+                violations.append(
+                    codec.Violation(field="timeout", description=f"must be at most {int(MAX_WAIT)}s")
+                )
+            else:
+                limit = ms / 1000
+        if violations:
+            raise codec.invalid(violations)
+        if client_remaining is not None:
+            # Answer before the client's own deadline, not with DEADLINE_EXCEEDED.
+            limit = max(0.0, min(limit, client_remaining - 0.1))
+        waiter = self._waiters.register(task_id)  # before the read: no lost wake-up
+        try:
+            rec = await self._get(task_id)
+            if rec.state in FINAL_STATES:
+                return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=False)
+            deadline = time.monotonic() + limit
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.event.wait(), min(remaining, WAIT_RECHECK))
+                if waiter.event.is_set():
+                    break
+                rec = await self._get(task_id)
+                if rec.state in FINAL_STATES:
+                    break
+            rec = await self._get(task_id)
+            final = rec.state in FINAL_STATES
+            return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final)
+        finally:
+            self._waiters.unregister(waiter)
+
+    async def ListTasks(
+        self, request: task_service_pb2.ListTasksRequest, context: Context
+    ) -> task_service_pb2.ListTasksResponse:
+        return await self._guard(context, lambda: self._list(request))
+
+    async def _list(self, request: task_service_pb2.ListTasksRequest) -> task_service_pb2.ListTasksResponse:
+        violations: list[codec.Violation] = []
+        page_size = request.page_size or DEFAULT_PAGE_SIZE
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            violations.append(
+                codec.Violation(
+                    field="page_size",
+                    description=f"must be between 1 and {MAX_PAGE_SIZE}, got {request.page_size}",
+                )
+            )
+        for i, st in enumerate(request.states):
+            if not codec.is_known_state(st):
+                violations.append(
+                    codec.Violation(field=f"states[{i}]", description=f"unknown state {int(st)}")
+                )
+        if request.priority and not codec.is_known_priority(request.priority):
+            violations.append(
+                codec.Violation(field="priority", description=f"unknown priority {int(request.priority)}")
+            )
+        codec.check_text(violations, "name", request.name, max_chars=codec.MAX_NAME_CHARS)
+        codec.check_text(violations, "queue", request.queue, max_chars=codec.MAX_QUEUE_CHARS)
+        codec.check_text(violations, "page_token", request.page_token, max_chars=MAX_PAGE_TOKEN_CHARS)
+        if violations:
+            raise codec.invalid(violations)
+        query = store_pb2.ListTasksRequest(
+            states=request.states,
+            name=request.name,
+            queue=request.queue,
+            priority=request.priority,
+            limit=page_size,
+            cursor=request.page_token,
+        )
+        reply = await self._store.request(envelope_pb2.KIND_STORE_LIST, query, store_pb2.ListTasksReply)
+        return task_service_pb2.ListTasksResponse(
+            tasks=[codec.record_to_task(r) for r in reply.tasks], next_page_token=reply.next_cursor
+        )
+
+    async def CancelTask(
+        self, request: task_service_pb2.CancelTaskRequest, context: Context
+    ) -> task_service_pb2.CancelTaskResponse:
+        return await self._guard(context, lambda: self._cancel(request))
+
+    async def _cancel(
+        self, request: task_service_pb2.CancelTaskRequest
+    ) -> task_service_pb2.CancelTaskResponse:
+        violations: list[codec.Violation] = []
+        task_id = _task_id(request.id, violations)
+        codec.check_text(violations, "reason", request.reason, max_chars=MAX_CANCEL_REASON_CHARS)
+        if violations:
+            raise codec.invalid(violations)
+        reply = await self._store.request(
+            envelope_pb2.KIND_STORE_CANCEL,
+            store_pb2.CancelTasksRequest(ids=[task_id], reason=request.reason),
+            store_pb2.CancelTasksReply,
+        )
+        outcome = next((o for o in reply.outcomes if o.id == task_id), None)
+        if outcome is None or outcome.not_found:
+            raise errors.not_found("task", task_id)
+        rec = next((r for r in reply.tasks if r.id == task_id), None)
+        if outcome.already_final:
+            state = task_pb2.TaskState.Name(rec.state) if rec is not None else "final"
+            raise errors.TaskyardError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "TASK_ALREADY_FINAL",
+                f"task {task_id} is already {state.removeprefix('TASK_STATE_')}",
+            )
+        if rec is None:
+            rec = await self._get(task_id)
+        task = codec.record_to_task(rec)
+        return task_service_pb2.CancelTaskResponse(task=task, cancelled=outcome.cancelled)
+
+
+def _task_id(value: str, violations: list[codec.Violation] | None = None) -> str:
+    """The canonical id, or a violation on ``id`` (raised at once when no list is given)."""
+    if not value:
+        found = codec.Violation(field="id", description="required")
+    else:
+        canonical = codec.canonical_uuid(value)
+        if canonical is not None:
+            return canonical
+        found = codec.Violation(field="id", description=f"must be a task id (UUID), got {codec.quote(value)}")
+    if violations is None:
+        raise codec.invalid([found])
+    violations.append(found)
+    return ""

@@ -1,0 +1,48 @@
+"""TaskyardError -> ``google.rpc.Status`` (ErrorInfo + BadRequest) on a gRPC abort."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from taskyard.core import errors
+
+# Trailing metadata is limited (8 KiB by default on the client): details above
+# this budget are dropped, and ErrorInfo.metadata says how many were left out.
+DETAILS_BUDGET_BYTES = 4096
+
+
+def to_status(exc: errors.TaskyardError) -> status_pb2.Status:
+    """A ``google.rpc.Status`` for ``exc`` with an ErrorInfo and, if any, a BadRequest."""
+    message = exc.message if len(exc.message) <= 1024 else exc.message[:1021] + "..."
+    status = status_pb2.Status(code=exc.code.value[0], message=message)
+    info = error_details_pb2.ErrorInfo(reason=exc.reason or exc.code.name, domain=errors.ERROR_DOMAIN)
+    violations = exc.violations
+    if violations:
+        info.metadata["violations"] = str(len(violations))
+        info.metadata["field"] = violations[0].field[:256]
+    bad = error_details_pb2.BadRequest()
+    used = 0
+    for v in violations:
+        fv = error_details_pb2.BadRequest.FieldViolation(
+            field=v.field[:512], description=v.description[:512], reason=getattr(v, "reason", "")
+        )
+        size = fv.ByteSize() + 4
+        if used + size > DETAILS_BUDGET_BYTES:
+            info.metadata["violations_omitted"] = str(len(violations) - len(bad.field_violations))
+            break
+        bad.field_violations.append(fv)
+        used += size
+    status.details.add().Pack(info)
+    if bad.field_violations:
+        status.details.add().Pack(bad)
+    return status
+
+
+async def abort(context: grpc.aio.ServicerContext[object, object], exc: errors.TaskyardError) -> NoReturn:
+    status = rpc_status.to_status(to_status(exc))
+    await context.abort(status.code, status.details, trailing_metadata=status.trailing_metadata)
+    raise AssertionError("unreachable: abort raises")  # pragma: no cover

@@ -1,0 +1,34 @@
+"""``python -m taskyard.result_store`` serves; ``... migrate`` only migrates."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from taskyard.core import lifecycle
+from taskyard.core.config import Settings
+
+from .service import migrate_only, serve
+
+
+async def _main(argv: list[str]) -> int:
+    settings = Settings.from_env()
+    lifecycle.setup_logging("result-store", settings.log_level)
+    if argv[:1] == ["migrate"]:
+        applied = await migrate_only(settings)
+        print(f"migrations applied: {', '.join(applied) if applied else 'none (up to date)'}")
+        return 0
+    if argv:
+        print("usage: python -m taskyard.result_store [migrate]", file=sys.stderr)
+        return 2
+    stop = lifecycle.stop_event_on_signals()
+    await serve(settings, stop)
+    return 0
+
+
+def main() -> None:
+    sys.exit(asyncio.run(_main(sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""An LRU cache of final task records, for GetTasks and WaitTask.
+
+Bounded (10,000 entries by default), entries expire after a TTL (1 h), and a
+sweeper removes expired ones every 60 s. Time comes from an injected clock.
+Only the store writes to it, when it finalizes tasks (or reads final ones).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+
+from taskyard.bus.v1 import task_record_pb2
+from taskyard.core.clock import Clock, SystemClock
+from taskyard.core.states import FINAL_STATES
+
+log = logging.getLogger(__name__)
+
+_FINAL_VALUES = frozenset(int(s) for s in FINAL_STATES)
+
+
+class ResultCache:
+    def __init__(
+        self,
+        *,
+        max_entries: int = 10_000,
+        ttl_seconds: float = 3600.0,
+        sweep_interval: float = 60.0,
+        clock: Clock | None = None,
+    ) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be >= 1")
+        self.max_entries = max_entries
+        self.ttl = ttl_seconds
+        self.sweep_interval = sweep_interval
+        self.clock: Clock = clock or SystemClock()
+        self._items: collections.OrderedDict[str, tuple[float, task_record_pb2.TaskRecord]] = (
+            collections.OrderedDict()
+        )
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._items
+
+    def put(self, record: task_record_pb2.TaskRecord) -> bool:
+        """Cache a record if it is final; returns whether it was cached."""
+        if record.state not in _FINAL_VALUES:
+            self._items.pop(record.id, None)
+            return False
+        expires = self.clock.monotonic() + self.ttl
+        self._items[record.id] = (expires, record)
+        self._items.move_to_end(record.id)
+        while len(self._items) > self.max_entries:
+            self._items.popitem(last=False)
+            self.evictions += 1
+        return True
+
+    def get(self, task_id: str) -> task_record_pb2.TaskRecord | None:
+        item = self._items.get(task_id)
+        if item is None:
+            self.misses += 1
+            return None
+        expires, record = item
+        if expires <= self.clock.monotonic():
+            del self._items[task_id]
+            self.misses += 1
+            return None
+        self._items.move_to_end(task_id)
+        self.hits += 1
+        return record
+
+    def invalidate(self, task_id: str) -> None:
+        self._items.pop(task_id, None)
+
+    def sweep(self) -> int:
+        """Remove expired entries; returns how many."""
+        now = self.clock.monotonic()
+        expired = [k for k, (exp, _) in self._items.items() if exp <= now]
+        for k in expired:
+            del self._items[k]
+        return len(expired)
+
+    async def run_sweeper(self) -> None:
+        """Sweep every ``sweep_interval`` seconds until cancelled."""
+        while True:
+            await self.clock.sleep(self.sweep_interval)
+            removed = self.sweep()
+            if removed:
+                log.debug("result cache: swept %d expired entries", removed)

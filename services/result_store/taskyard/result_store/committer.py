@@ -1,0 +1,225 @@
+"""Group commit.
+
+Write requests are queued. One writer loop drains everything waiting (up to a
+cap), merges the requests of one kind into ONE multi-row statement (the kind's
+``Applier``), runs all groups of the drain in ONE transaction, commits, then
+caches final records, resolves each request's future with its own reply, and
+only then publishes the drain's events.
+
+If a drain fails, its requests are retried one per transaction, so one bad
+request (say invalid JSON) fails alone instead of failing its neighbours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import asyncpg
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import event_pb2, task_record_pb2
+from taskyard.core import errors
+
+from .queries import Q
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Stats:
+    """Counters exposed for tests and metrics."""
+
+    requests: int = 0
+    drains: int = 0
+    transactions: int = 0
+    statements: int = 0
+    rows: int = 0
+    refused: int = 0
+    failed_drains: int = 0
+
+
+class Db:
+    """A connection that runs named statements and counts them."""
+
+    def __init__(self, conn: asyncpg.Connection, stats: Stats) -> None:
+        self.conn = conn
+        self.stats = stats
+
+    async def fetch(self, name: str, *args: Any) -> list[asyncpg.Record]:
+        self.stats.statements += 1
+        rows: list[asyncpg.Record] = await self.conn.fetch(Q[name], *args)
+        return rows
+
+    async def fetchval(self, name: str, *args: Any) -> Any:
+        self.stats.statements += 1
+        return await self.conn.fetchval(Q[name], *args)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one applier produced for its group: a reply per request, in order."""
+
+    replies: list[Message]
+    events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
+    finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+
+
+Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
+
+
+@dataclasses.dataclass
+class _Pending:
+    kind: int
+    request: Any
+    rows: int
+    future: asyncio.Future[Message]
+
+
+class Committer:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        appliers: Sequence[tuple[int, Applier]],
+        *,
+        on_events: Callable[[list[event_pb2.Event]], Awaitable[None]],
+        on_finals: Callable[[list[task_record_pb2.TaskRecord]], None],
+        max_rows: int = 20_000,
+        max_requests: int = 2_000,
+    ) -> None:
+        self._pool = pool
+        self._order = [kind for kind, _ in appliers]
+        self._appliers = dict(appliers)
+        self._on_events = on_events
+        self._on_finals = on_finals
+        self.max_rows = max_rows
+        self.max_requests = max_requests
+        self._queue: collections.deque[_Pending] = collections.deque()
+        self._wake = asyncio.Event()
+        self.stats = Stats()
+
+    async def submit(self, kind: int, request: Any, rows: int = 1) -> Message:
+        """Queue one write; returns its reply after COMMIT."""
+        if kind not in self._appliers:
+            raise errors.internal(f"no applier for kind {kind}")
+        fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Pending(kind, request, max(1, rows), fut))
+        self.stats.requests += 1
+        self._wake.set()
+        return await fut
+
+    async def run(self) -> None:
+        """The writer loop; runs until cancelled."""
+        try:
+            while True:
+                if not self._queue:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                drain = self._take()
+                await self._commit(drain, retry_alone=True)
+        finally:
+            for p in self._queue:
+                if not p.future.done():
+                    p.future.set_exception(errors.unavailable("result-store is stopping"))
+            self._queue.clear()
+
+    def _take(self) -> list[_Pending]:
+        drain: list[_Pending] = []
+        rows = 0
+        while self._queue and len(drain) < self.max_requests:
+            nxt = self._queue[0]
+            if drain and rows + nxt.rows > self.max_rows:
+                break
+            drain.append(self._queue.popleft())
+            rows += nxt.rows
+        return drain
+
+    async def _commit(self, drain: list[_Pending], *, retry_alone: bool) -> None:
+        drain = [p for p in drain if not p.future.done()]
+        if not drain:
+            return
+        groups: dict[int, list[_Pending]] = {}
+        for p in drain:
+            groups.setdefault(p.kind, []).append(p)
+        results: list[tuple[list[_Pending], Outcome]] = []
+        self.stats.drains += 1
+        try:
+            async with self._pool.acquire() as conn:
+                db = Db(conn, self.stats)
+                async with conn.transaction():
+                    for kind in self._order:
+                        group = groups.get(kind)
+                        if not group:
+                            continue
+                        out = await self._appliers[kind](db, [p.request for p in group])
+                        if len(out.replies) != len(group):
+                            raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
+                        results.append((group, out))
+            self.stats.transactions += 1
+        except asyncio.CancelledError:
+            for p in drain:
+                if not p.future.done():
+                    p.future.set_exception(errors.unavailable("result-store is stopping"))
+            raise
+        except Exception as exc:
+            self.stats.failed_drains += 1
+            if retry_alone and len(drain) > 1 and not _is_connection_error(exc):
+                log.warning("group commit of %d requests failed (%s); retrying one by one", len(drain), exc)
+                for p in drain:
+                    await self._commit([p], retry_alone=False)
+                return
+            err = to_taskyard_error(exc)
+            if err.code.name == "INTERNAL":
+                log.error("write failed: %r", exc)
+            for p in drain:
+                if not p.future.done():
+                    p.future.set_exception(err)
+            return
+        events: list[event_pb2.Event] = []
+        finals: list[task_record_pb2.TaskRecord] = []
+        for _, out in results:
+            finals.extend(out.finals)
+            events.extend(out.events)
+        if finals:
+            self._on_finals(finals)
+        for group, out in results:
+            self.stats.rows += sum(p.rows for p in group)
+            for p, reply in zip(group, out.replies, strict=True):
+                if not p.future.done():
+                    p.future.set_result(reply)
+        if events:
+            try:
+                await self._on_events(events)
+            except Exception:  # events are wake-ups; never fail a committed write
+                log.exception("publishing events failed")
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    return isinstance(
+        exc,
+        asyncpg.exceptions.ConnectionDoesNotExistError
+        | asyncpg.exceptions.InterfaceError
+        | asyncpg.exceptions.PostgresConnectionError
+        | asyncpg.exceptions.CannotConnectNowError
+        | asyncpg.exceptions.AdminShutdownError
+        | OSError
+        | asyncio.TimeoutError,
+    )
+
+
+def to_taskyard_error(exc: BaseException) -> errors.TaskyardError:
+    """Map a database (or other) exception to an error that can cross the bus."""
+    if isinstance(exc, errors.TaskyardError):
+        return exc
+    if _is_connection_error(exc):
+        return errors.unavailable(f"database unavailable: {exc}")
+    if isinstance(exc, asyncpg.exceptions.DataError | asyncpg.exceptions.IntegrityConstraintViolationError):
+        return errors.invalid([], f"rejected by the database: {exc}")
+    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
+        return errors.deadline(f"database statement timed out: {exc}")
+    return errors.internal(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,67 @@
+"""The committed-event stream: a PUB socket on ``Settings.events_address``.
+
+One ``KIND_EVENTS`` envelope (``bus.v1.EventBatch``) per committed group, only
+after COMMIT. NNG PUB never blocks: a slow subscriber loses events, never the
+store (events are wake-ups; the database is the truth).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pynng
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.core import transport
+
+log = logging.getLogger(__name__)
+
+# Split very large groups so one message stays well under max_message_bytes.
+MAX_EVENTS_PER_MESSAGE = 5000
+
+
+class EventPublisher:
+    def __init__(self, address: str | None, *, max_message_bytes: int) -> None:
+        self.address = address
+        self._sock: Any = None
+        if address:
+            self._sock = transport.open_socket(
+                pynng.Pub0, max_message_bytes=max_message_bytes, listen=address
+            )
+        self.published_batches = 0
+        self.published_events = 0
+        # For tests and in-process subscribers: called with every published batch.
+        self.listeners: list[Any] = []
+
+    async def publish(self, events: Sequence[event_pb2.Event]) -> None:
+        if not events:
+            return
+        for i in range(0, len(events), MAX_EVENTS_PER_MESSAGE):
+            batch = event_pb2.EventBatch(events=events[i : i + MAX_EVENTS_PER_MESSAGE])
+            for cb in self.listeners:
+                cb(batch)
+            if self._sock is not None:
+                data = transport.encode(envelope_pb2.KIND_EVENTS, batch)
+                try:
+                    # PUB never waits for subscribers; a non-blocking send cannot hang
+                    # (pynng's asend is not reliably cancellable).
+                    self._sock.send(data, block=False)
+                except pynng.TryAgain:
+                    log.debug("event batch dropped: PUB busy")
+                    continue
+                except pynng.NNGException as exc:
+                    log.warning("event publish failed: %s", exc)
+                    continue
+            self.published_batches += 1
+            self.published_events += len(batch.events)
+
+    async def tasks_available(self) -> None:
+        await self.publish([event_pb2.Event(type="tasks.available", at_us=int(time.time() * 1_000_000))])
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None

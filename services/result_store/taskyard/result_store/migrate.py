@@ -1,0 +1,94 @@
+"""Schema migrations: ``migrations/NNNN_*.sql`` applied in order, once each.
+
+A session-level advisory lock serialises stores that start together; each file
+runs in its own transaction and is recorded in ``schema_migrations``. After the
+files, the store syncs what the Python side owns: the transition table (from
+``taskyard.core.states.TRANSITIONS``, the single source) and the NOTIFY channel.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import resources
+
+import asyncpg
+
+from taskyard.core import states
+
+log = logging.getLogger(__name__)
+
+# pg_advisory_lock key: "taskyard" as a 64-bit integer.
+LOCK_KEY = 0x7461736B79617264
+
+
+def migration_files() -> list[tuple[str, str]]:
+    """(version, sql) of every migration, in order."""
+    folder = resources.files("taskyard.result_store").joinpath("migrations")
+    found = sorted(
+        (p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".sql")
+    )
+    return [(name.removesuffix(".sql"), sql) for name, sql in found]
+
+
+def transition_pairs() -> set[tuple[str, str]]:
+    return {(src.db_name, dst.db_name) for src, targets in states.TRANSITIONS.items() for dst in targets}
+
+
+async def migrate(conn: asyncpg.Connection, *, notify_channel: str | None = None) -> list[str]:
+    """Apply pending migrations and sync transitions; returns the versions applied."""
+    applied: list[str] = []
+    await conn.execute("SELECT pg_advisory_lock($1)", LOCK_KEY)
+    try:
+        await conn.execute(
+            """CREATE TABLE IF NOT EXISTS schema_migrations (
+                 version    text PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now()
+               )"""
+        )
+        done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+        for version, sql in migration_files():
+            if version in done:
+                continue
+            async with conn.transaction():
+                await conn.execute(sql)
+                await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", version)
+            log.info("applied migration %s", version)
+            applied.append(version)
+        await sync_transitions(conn)
+        if notify_channel is not None:
+            await conn.execute(
+                """INSERT INTO taskyard_config (key, value) VALUES ('notify_channel', $1)
+                   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+                   WHERE taskyard_config.value IS DISTINCT FROM EXCLUDED.value""",
+                notify_channel,
+            )
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
+    return applied
+
+
+async def sync_transitions(conn: asyncpg.Connection) -> bool:
+    """Make ``task_transitions`` equal to the Python table; True when it changed."""
+    wanted = transition_pairs()
+    rows = await conn.fetch("SELECT from_state::text AS f, to_state::text AS t FROM task_transitions")
+    if {(r["f"], r["t"]) for r in rows} == wanted:
+        return False
+    pairs = sorted(wanted)
+    async with conn.transaction():
+        await conn.execute("DELETE FROM task_transitions")
+        await conn.execute(
+            """INSERT INTO task_transitions (from_state, to_state)
+               SELECT f::task_state, t::task_state FROM unnest($1::text[], $2::text[]) AS x(f, t)""",
+            [p[0] for p in pairs],
+            [p[1] for p in pairs],
+        )
+    log.info("synced %d task transitions", len(pairs))
+    return True
+
+
+async def migrate_dsn(dsn: str, *, notify_channel: str | None = None) -> list[str]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        return await migrate(conn, notify_channel=notify_channel)
+    finally:
+        await conn.close()

@@ -1,0 +1,61 @@
+"""Run the result-store: migrate, serve the query port, publish events."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from taskyard.core.config import Settings
+from taskyard.core.transport import Responder
+
+from .store import ResultStore
+
+log = logging.getLogger("taskyard.result_store")
+
+CONCURRENCY = 128
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    """Serve until ``stop`` is set."""
+    if settings.transport == "ipc":
+        await asyncio.to_thread(Path(settings.ipc_dir).mkdir, parents=True, exist_ok=True)
+    store = await ResultStore.open(settings)
+    responder: Responder | None = None
+    try:
+        store.start()
+        responder = Responder(
+            settings.store_address,
+            store.routes(),
+            max_message_bytes=settings.max_message_bytes,
+            concurrency=CONCURRENCY,
+        )
+        serving = asyncio.create_task(responder.serve(), name="store-responder")
+        log.info(
+            "result-store ready on %s (events %s, notify %s)",
+            settings.store_address,
+            settings.events_address,
+            settings.notify_channel if settings.use_notify else "off",
+        )
+        stopper = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait({serving, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if serving in done:
+            serving.result()  # surface a crash
+        log.info("result-store stopping")
+        responder.close()
+        serving.cancel()
+        stopper.cancel()
+        await asyncio.gather(serving, stopper, return_exceptions=True)
+    finally:
+        if responder is not None:
+            responder.close()
+        await store.close()
+    log.info("result-store stopped")
+
+
+async def migrate_only(settings: Settings) -> list[str]:
+    from .migrate import migrate_dsn
+
+    if not settings.database_url:
+        raise SystemExit("TASKYARD_DATABASE_URL (or DATABASE_URL) is not set")
+    return await migrate_dsn(settings.database_url, notify_channel=settings.notify_channel)

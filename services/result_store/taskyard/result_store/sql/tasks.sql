@@ -1,0 +1,237 @@
+-- Every statement the store runs against tasks. Blocks start with "-- name: x";
+-- "{{record}}" expands to the columns of a full TaskRecord of alias t.
+-- Guarded updates take their allowed source states as a task_state[] parameter
+-- (taskyard.core.states.sources_of(target)).
+
+-- name: record
+t.id::text AS id, t.name, t.args::text AS args, t.kwargs::text AS kwargs, t.priority,
+t.queue, t.timeout_ms, t.max_retries, t.request_id,
+coalesce(t.parent_id::text, '') AS parent_id, coalesce(t.root_id::text, '') AS root_id,
+t.labels::text AS labels, t.state::text AS state, t.attempt,
+coalesce(t.result::text, '') AS result,
+t.failure_type, t.failure_message, t.failure_traceback, t.failure_attempt,
+ty_us(t.created_at) AS created_at_us, ty_us(t.started_at) AS started_at_us,
+ty_us(t.finished_at) AS finished_at_us, ty_us(t.updated_at) AS updated_at_us,
+t.worker_id, t.cancel_requested, ty_us(t.run_at) AS run_at_us,
+t.trace_headers::text AS trace_headers, t.lease_token, t.pool_id, t.resume_requested
+
+-- name: insert_tasks
+-- One multi-row insert; duplicates (id or request_id, also inside the batch)
+-- are skipped and looked up by lookup_duplicates.
+INSERT INTO tasks AS t (
+  id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
+  parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers
+)
+SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
+       r.max_retries, r.request_id, r.parent_id, r.root_id, r.labels::jsonb,
+       r.state::task_state, r.attempt,
+       CASE WHEN r.created_us > 0 THEN ty_ts(r.created_us) ELSE now() END, now(),
+       CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
+       r.trace_headers::jsonb
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[],
+            $7::bigint[], $8::int[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
+            $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[])
+     AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
+          parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers)
+ON CONFLICT DO NOTHING
+RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
+          ty_us(t.created_at) AS created_at_us
+
+-- name: lookup_duplicates
+SELECT t.id::text AS id, t.request_id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue
+FROM tasks t
+WHERE t.id = ANY($1::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY($2::text[]))
+
+-- name: get_tasks
+SELECT {{record}} FROM tasks t WHERE t.id = ANY($1::uuid[])
+
+-- name: list_tasks
+-- Newest first; keyset cursor (created_at, id) of the last row of the previous page.
+SELECT {{record}}
+FROM tasks t
+WHERE ($1::task_state[] IS NULL OR t.state = ANY($1::task_state[]))
+  AND ($2::text = '' OR t.name = $2::text)
+  AND ($3::text = '' OR t.queue = $3::text)
+  AND ($4::smallint = 0 OR t.priority = $4::smallint)
+  AND ($5::bigint IS NULL OR (t.created_at, t.id) < (ty_ts($5::bigint), $6::uuid))
+ORDER BY t.created_at DESC, t.id DESC
+LIMIT $7
+
+-- name: lease_tasks
+-- QUEUED -> ASSIGNED with a fresh lease; one row per (task, token, pool, lease).
+UPDATE tasks t
+SET state = 'ASSIGNED', lease_token = l.token, pool_id = l.pool_id, worker_id = '',
+    lease_expires_at = now() + l.lease_ms * interval '1 millisecond', updated_at = now()
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS l(id, token, pool_id, lease_ms)
+WHERE t.id = l.id AND t.state = ANY($5::task_state[])
+RETURNING {{record}}
+
+-- name: start_attempts
+-- ASSIGNED -> RUNNING, fenced on attempt and lease token.
+UPDATE tasks t
+SET state = 'RUNNING', started_at = now(), updated_at = now(), worker_id = s.worker_id
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[]) AS s(id, attempt, token, worker_id)
+WHERE t.id = s.id AND t.attempt = s.attempt AND t.lease_token = s.token
+  AND t.state = ANY($5::task_state[])
+RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
+          t.worker_id, ty_us(t.updated_at) AS at_us, s.token AS ref_token
+
+-- name: complete_attempts
+-- Success -> SUCCESS; failure -> RETRYING (attempt + 1, run_at = now() + delay)
+-- when retryable and attempt <= max_retries, else FAILURE. Fenced; each failure
+-- is kept in task_failures. $12/$13/$14 = sources of SUCCESS/RETRYING/FAILURE.
+WITH c AS (
+  SELECT c.*, CASE
+           WHEN c.success THEN 'SUCCESS'::task_state
+           WHEN c.retryable AND c.attempt <= t0.max_retries THEN 'RETRYING'::task_state
+           ELSE 'FAILURE'::task_state END AS target
+  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::text[], $6::text[],
+              $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[])
+       AS c(id, attempt, token, success, result, ftype, fmsg, ftb, retryable, delay_ms, worker_id)
+  JOIN tasks t0 ON t0.id = c.id
+), upd AS (
+  UPDATE tasks t
+  SET state = c.target,
+      attempt = CASE WHEN c.target = 'RETRYING' THEN t.attempt + 1 ELSE t.attempt END,
+      result = CASE WHEN c.success THEN c.result::jsonb ELSE t.result END,
+      failure_type = CASE WHEN c.success THEN t.failure_type ELSE c.ftype END,
+      failure_message = CASE WHEN c.success THEN t.failure_message ELSE c.fmsg END,
+      failure_traceback = CASE WHEN c.success THEN t.failure_traceback ELSE c.ftb END,
+      failure_attempt = CASE WHEN c.success THEN t.failure_attempt ELSE c.attempt END,
+      run_at = CASE WHEN c.target = 'RETRYING'
+                    THEN now() + greatest(c.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
+      finished_at = CASE WHEN c.target = 'RETRYING' THEN t.finished_at ELSE now() END,
+      worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
+      lease_token = '', lease_expires_at = NULL, resume_requested = false,
+      updated_at = now()
+  FROM c
+  WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
+    AND t.state = ANY(CASE c.target WHEN 'SUCCESS' THEN $12::task_state[]
+                                    WHEN 'RETRYING' THEN $13::task_state[]
+                                    ELSE $14::task_state[] END)
+  RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, c.success AS ref_success,
+            c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker
+), failures AS (
+  INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id)
+  SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
+         coalesce(u.ftb, ''), u.ref_worker
+  FROM upd u WHERE NOT u.ref_success
+)
+SELECT * FROM upd
+
+-- name: release_attempts
+-- ASSIGNED/RUNNING -> QUEUED, attempt kept (no attempt burned). Fenced.
+UPDATE tasks t
+SET state = 'QUEUED', lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
+    resume_requested = r.resume, updated_at = now()
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[]) AS r(id, attempt, token, resume)
+WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
+  AND t.state = ANY($5::task_state[])
+RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
+          t.worker_id, ty_us(t.updated_at) AS at_us, r.token AS ref_token
+
+-- name: die_attempts
+-- The worker died holding the attempt (or its lease lapsed). The row decides
+-- whether it started: ASSIGNED -> QUEUED, attempt kept; RUNNING -> a retryable
+-- failure of type WorkerProcessDied: RETRYING or FAILURE. $7/$8/$9 = sources of
+-- QUEUED/RETRYING/FAILURE (restricted to leased states).
+WITH d AS (
+  SELECT d.*, t0.attempt AS cur_attempt, CASE
+           WHEN t0.state <> 'RUNNING' THEN 'QUEUED'::task_state
+           WHEN d.attempt <= t0.max_retries THEN 'RETRYING'::task_state
+           ELSE 'FAILURE'::task_state END AS target
+  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[])
+       AS d(id, attempt, token, started, delay_ms, fmsg)
+  JOIN tasks t0 ON t0.id = d.id
+), upd AS (
+  UPDATE tasks t
+  SET state = d.target,
+      attempt = CASE WHEN d.target = 'RETRYING' THEN t.attempt + 1 ELSE t.attempt END,
+      failure_type = CASE WHEN d.target = 'QUEUED' THEN t.failure_type ELSE 'WorkerProcessDied' END,
+      failure_message = CASE WHEN d.target = 'QUEUED' THEN t.failure_message ELSE d.fmsg END,
+      failure_traceback = CASE WHEN d.target = 'QUEUED' THEN t.failure_traceback ELSE '' END,
+      failure_attempt = CASE WHEN d.target = 'QUEUED' THEN t.failure_attempt ELSE d.attempt END,
+      run_at = CASE WHEN d.target = 'RETRYING'
+                    THEN now() + greatest(d.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
+      finished_at = CASE WHEN d.target = 'FAILURE' THEN now() ELSE t.finished_at END,
+      pool_id = CASE WHEN d.target = 'QUEUED' THEN '' ELSE t.pool_id END,
+      worker_id = CASE WHEN d.target = 'QUEUED' THEN '' ELSE t.worker_id END,
+      lease_token = '', lease_expires_at = NULL, resume_requested = false,
+      updated_at = now()
+  FROM d
+  WHERE t.id = d.id AND t.attempt = d.attempt AND t.lease_token = d.token
+    AND t.state = ANY(CASE d.target WHEN 'QUEUED' THEN $7::task_state[]
+                                    WHEN 'RETRYING' THEN $8::task_state[]
+                                    ELSE $9::task_state[] END)
+  RETURNING {{record}}, d.token AS ref_token, d.attempt AS ref_attempt, d.target::text AS target,
+            d.fmsg
+), failures AS (
+  INSERT INTO task_failures (task_id, attempt, type, message, worker_id)
+  SELECT u.id::uuid, u.ref_attempt, 'WorkerProcessDied', u.fmsg, u.worker_id
+  FROM upd u WHERE u.target <> 'QUEUED'
+)
+SELECT * FROM upd
+
+-- name: lapsed_leases
+-- Attempts whose lease lapsed by the database clock, oldest first.
+SELECT t.id, t.attempt, t.lease_token, (t.state = 'RUNNING') AS started
+FROM tasks t
+WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.lease_expires_at < now()
+ORDER BY t.lease_expires_at
+LIMIT $1
+FOR UPDATE SKIP LOCKED
+
+-- name: renew_leases
+UPDATE tasks t
+SET lease_expires_at = now() + $4::bigint * interval '1 millisecond'
+FROM unnest($1::uuid[], $2::int[], $3::text[]) AS r(id, attempt, token)
+WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
+  AND t.state IN ('ASSIGNED', 'RUNNING')
+RETURNING t.id::text AS id, r.attempt AS ref_attempt, r.token AS ref_token
+
+-- name: cancel_now
+-- Not running: CANCELLED now. $2 = sources of CANCELLED less RUNNING.
+UPDATE tasks t
+SET state = 'CANCELLED', cancel_reason = $3::text, finished_at = now(), updated_at = now(),
+    lease_token = '', lease_expires_at = NULL
+WHERE t.id = ANY($1::uuid[]) AND t.state = ANY($2::task_state[])
+RETURNING {{record}}
+
+-- name: cancel_flag
+-- Running: only the flag; the worker is told to stop.
+UPDATE tasks t
+SET cancel_requested = true, cancel_reason = $2::text, updated_at = now()
+WHERE t.id = ANY($1::uuid[]) AND t.state = 'RUNNING'
+RETURNING {{record}}
+
+-- name: cancel_lookup
+SELECT {{record}} FROM tasks t WHERE t.id = ANY($1::uuid[])
+
+-- name: load_queued
+-- QUEUED refs in dispatch order, keyset-paged on (priority, created_at, id).
+SELECT t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us
+FROM tasks t
+WHERE t.state = 'QUEUED'
+  AND ($1::smallint IS NULL
+       OR (t.priority, t.created_at, t.id) > ($1::smallint, ty_ts($2::bigint), $3::uuid))
+ORDER BY t.priority, t.created_at, t.id
+LIMIT $4
+
+-- name: promote_due
+-- SCHEDULED/RETRYING rows whose run_at passed (database clock) -> QUEUED.
+WITH due AS (
+  SELECT t.id FROM tasks t
+  WHERE t.state IN ('SCHEDULED', 'RETRYING') AND t.run_at <= now()
+  ORDER BY t.run_at
+  LIMIT $1
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE tasks t
+SET state = 'QUEUED', updated_at = now()
+FROM due
+WHERE t.id = due.id AND t.state = ANY($2::task_state[])
+RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us,
+          t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us
+
+-- name: next_due
+SELECT ty_us(min(t.run_at)) FROM tasks t WHERE t.state IN ('SCHEDULED', 'RETRYING')

@@ -1,0 +1,242 @@
+"""The result-store: the only holder of a PostgreSQL connection.
+
+``ResultStore`` owns the asyncpg pool, the group committer, the result cache,
+the event publisher and the NOTIFY listener, and exposes one handler per
+``KIND_STORE_*`` kind (``routes()``) for ``core.transport.Responder``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import asyncpg
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
+from taskyard.core import errors
+from taskyard.core.clock import Clock, SystemClock
+from taskyard.core.config import Settings
+from taskyard.core.transport import Route
+
+from . import operations as ops
+from .cache import ResultCache
+from .committer import Committer, Stats
+from .events import EventPublisher
+from .listener import NotifyListener
+from .migrate import migrate
+
+log = logging.getLogger(__name__)
+
+K = envelope_pb2
+M = TypeVar("M", bound=Message)
+
+# Session settings of every store connection: the NOTIFY trigger skips the
+# store's own inserts (it publishes its own events after commit).
+STORE_SERVER_SETTINGS = {"taskyard.origin": "store", "application_name": "taskyard-result-store"}
+
+
+class ResultStore:
+    def __init__(
+        self,
+        settings: Settings,
+        pool: asyncpg.Pool,
+        *,
+        publisher: EventPublisher,
+        cache: ResultCache,
+    ) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.publisher = publisher
+        self.cache = cache
+        self.committer = Committer(
+            pool,
+            [
+                (K.KIND_STORE_INSERT, ops.apply_insert),
+                (K.KIND_STORE_LEASE, ops.apply_lease),
+                (K.KIND_STORE_REPORT, ops.apply_report),
+                (K.KIND_STORE_RENEW, ops.apply_renew),
+                (K.KIND_STORE_CANCEL, ops.apply_cancel),
+                (K.KIND_STORE_RESCUE, ops.apply_rescue),
+                (K.KIND_STORE_PROMOTE_DUE, ops.apply_promote),
+                (K.KIND_STORE_HEARTBEAT, ops.apply_heartbeat),
+            ],
+            on_events=publisher.publish,
+            on_finals=self._cache_finals,
+            max_rows=max(1000, settings.max_batch * 20),
+        )
+        self.reads = ops.Reads(pool, cache, self.committer.stats)
+        self.listener: NotifyListener | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    @property
+    def stats(self) -> Stats:
+        return self.committer.stats
+
+    # --- lifecycle -------------------------------------------------------------
+    @classmethod
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        publish: bool = True,
+        run_migrations: bool = True,
+    ) -> ResultStore:
+        if not settings.database_url:
+            raise ValueError("TASKYARD_DATABASE_URL (or DATABASE_URL) is not set")
+        if run_migrations:
+            conn = await asyncpg.connect(settings.database_url)
+            try:
+                await migrate(conn, notify_channel=settings.notify_channel)
+            finally:
+                await conn.close()
+        pool = await asyncpg.create_pool(
+            settings.database_url,
+            min_size=min(2, settings.db_pool_size),
+            max_size=settings.db_pool_size,
+            server_settings=STORE_SERVER_SETTINGS,
+        )
+        assert pool is not None
+        publisher = EventPublisher(
+            settings.events_address if publish else None, max_message_bytes=settings.max_message_bytes
+        )
+        cache = ResultCache(clock=clock or SystemClock())
+        return cls(settings, pool, publisher=publisher, cache=cache)
+
+    def start(self, *, listen: bool | None = None, sweep: bool = True) -> None:
+        """Start the writer loop, the NOTIFY listener and the cache sweeper."""
+        self._tasks.append(asyncio.create_task(self.committer.run(), name="store-committer"))
+        if self.settings.use_notify if listen is None else listen:
+            self.listener = NotifyListener(
+                self.settings.database_url, self.settings.notify_channel, self.publisher.tasks_available
+            )
+            self._tasks.append(asyncio.create_task(self.listener.run(), name="store-listener"))
+        if sweep:
+            self._tasks.append(asyncio.create_task(self.cache.run_sweeper(), name="store-cache-sweeper"))
+
+    async def close(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+        self.publisher.close()
+        await self.pool.close()
+
+    async def __aenter__(self) -> ResultStore:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _cache_finals(self, records: list[task_record_pb2.TaskRecord]) -> None:
+        for rec in records:
+            self.cache.put(rec)
+
+    # --- handlers -----------------------------------------------------------------
+    def _lease_ms(self, value: int) -> int:
+        return value if value > 0 else int(self.settings.lease_seconds * 1000)
+
+    async def insert(self, req: store_pb2.InsertTasksRequest) -> store_pb2.InsertTasksReply:
+        if len(req.tasks) > self.settings.max_batch * 10:
+            raise errors.invalid(
+                [FieldViolationish("tasks", f"at most {self.settings.max_batch * 10} tasks per request")]
+            )
+        params = ops.validate_insert(req)
+        if not params:
+            return store_pb2.InsertTasksReply()
+        return await self._write(K.KIND_STORE_INSERT, (req, params), len(params))  # type: ignore[no-any-return]
+
+    async def get(self, req: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
+        return await self._read(self.reads.get(req))
+
+    async def list(self, req: store_pb2.ListTasksRequest) -> store_pb2.ListTasksReply:
+        return await self._read(self.reads.list(req))
+
+    async def lease(self, req: store_pb2.LeaseTasksRequest) -> store_pb2.LeaseTasksReply:
+        if not req.leases:
+            return store_pb2.LeaseTasksReply()
+        reply: store_pb2.LeaseTasksReply = await self._write(
+            K.KIND_STORE_LEASE, (req, self._lease_ms(req.lease_ms)), len(req.leases)
+        )
+        return reply
+
+    async def report(self, req: store_pb2.ReportRequest) -> store_pb2.ReportReply:
+        n = len(req.started) + len(req.completed) + len(req.released) + len(req.died)
+        if n == 0:
+            return store_pb2.ReportReply()
+        return await self._write(K.KIND_STORE_REPORT, req, n)  # type: ignore[no-any-return]
+
+    async def renew(self, req: store_pb2.RenewLeasesRequest) -> store_pb2.RenewLeasesReply:
+        if not req.refs:
+            return store_pb2.RenewLeasesReply()
+        return await self._write(K.KIND_STORE_RENEW, (req, self._lease_ms(req.lease_ms)), len(req.refs))  # type: ignore[no-any-return]
+
+    async def rescue(self, req: store_pb2.RescueRequest) -> store_pb2.RescueReply:
+        return await self._write(K.KIND_STORE_RESCUE, req, max(1, req.limit))  # type: ignore[no-any-return]
+
+    async def cancel(self, req: store_pb2.CancelTasksRequest) -> store_pb2.CancelTasksReply:
+        if not req.ids:
+            return store_pb2.CancelTasksReply()
+        return await self._write(K.KIND_STORE_CANCEL, req, len(req.ids))  # type: ignore[no-any-return]
+
+    async def load_queued(self, req: store_pb2.LoadQueuedRequest) -> store_pb2.LoadQueuedReply:
+        return await self._read(self.reads.load_queued(req))
+
+    async def promote_due(self, req: store_pb2.PromoteDueRequest) -> store_pb2.PromoteDueReply:
+        return await self._write(K.KIND_STORE_PROMOTE_DUE, req, max(1, req.limit))  # type: ignore[no-any-return]
+
+    async def heartbeat(self, req: store_pb2.HeartbeatRequest) -> store_pb2.HeartbeatReply:
+        if not req.pool_id:
+            raise errors.invalid([FieldViolationish("pool_id", "must not be empty")])
+        return await self._write(K.KIND_STORE_HEARTBEAT, req, 1)  # type: ignore[no-any-return]
+
+    async def task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
+        return await self._read(self.reads.task_names(req))
+
+    async def _write(self, kind: int, request: Any, rows: int) -> Any:
+        return await self.committer.submit(kind, request, rows)
+
+    async def _read(self, coro: Awaitable[M]) -> M:
+        from .committer import to_taskyard_error
+
+        try:
+            return await coro
+        except errors.TaskyardError:
+            raise
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            raise to_taskyard_error(exc) from exc
+
+    # --- routes ---------------------------------------------------------------------
+    def routes(self) -> dict[int, Route[Any]]:
+        def route(request_type: type[Any], fn: Any) -> Route[Any]:
+            async def handler(req: Message, env: envelope_pb2.Envelope) -> Message:
+                result: Message = await fn(req)
+                return result
+
+            return Route(request_type, handler)
+
+        return {
+            K.KIND_STORE_INSERT: route(store_pb2.InsertTasksRequest, self.insert),
+            K.KIND_STORE_GET: route(store_pb2.GetTasksRequest, self.get),
+            K.KIND_STORE_LIST: route(store_pb2.ListTasksRequest, self.list),
+            K.KIND_STORE_LEASE: route(store_pb2.LeaseTasksRequest, self.lease),
+            K.KIND_STORE_REPORT: route(store_pb2.ReportRequest, self.report),
+            K.KIND_STORE_RENEW: route(store_pb2.RenewLeasesRequest, self.renew),
+            K.KIND_STORE_RESCUE: route(store_pb2.RescueRequest, self.rescue),
+            K.KIND_STORE_CANCEL: route(store_pb2.CancelTasksRequest, self.cancel),
+            K.KIND_STORE_LOAD_QUEUED: route(store_pb2.LoadQueuedRequest, self.load_queued),
+            K.KIND_STORE_PROMOTE_DUE: route(store_pb2.PromoteDueRequest, self.promote_due),
+            K.KIND_STORE_HEARTBEAT: route(store_pb2.HeartbeatRequest, self.heartbeat),
+            K.KIND_STORE_TASK_NAMES: route(store_pb2.TaskNamesRequest, self.task_names),
+        }
+
+
+def FieldViolationish(field: str, description: str) -> errors.FieldViolation:
+    return errors.FieldViolation(field=field, description=description)

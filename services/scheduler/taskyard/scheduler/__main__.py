@@ -1,0 +1,24 @@
+"""``python -m taskyard.scheduler``: run the scheduler until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+
+from taskyard.core import lifecycle
+from taskyard.core.config import Settings
+from taskyard.scheduler.service import Scheduler
+
+
+async def _main(settings: Settings) -> None:
+    stop = lifecycle.stop_event_on_signals()
+    await Scheduler(settings).run(stop)
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    lifecycle.setup_logging("scheduler", settings.log_level)
+    asyncio.run(_main(settings))
+
+
+if __name__ == "__main__":
+    main()

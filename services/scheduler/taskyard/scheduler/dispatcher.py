@@ -1,0 +1,118 @@
+"""Dispatch: lease queued tasks to pools with free slots, then send them.
+
+Every dispatch is recorded as a lease in the store *before* it is sent, so a
+message lost on the way only delays the task until its lease lapses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
+from taskyard.core import errors, ids, transport
+from taskyard.core.priority import Priority
+from taskyard.scheduler.lanes import Lanes, Ref
+from taskyard.scheduler.pools import Pool, PoolRegistry
+
+log = logging.getLogger(__name__)
+
+# Bounded so a lease reply of max-size payloads fits Settings.max_message_bytes.
+MAX_DISPATCH_BATCH = 200
+
+
+def ref_of(record: store_pb2.QueuedRef | store_pb2.InsertedTask | task_record_pb2.TaskRecord) -> Ref:
+    return Ref(
+        id=record.id, name=record.name, priority=Priority.from_wire(record.priority), queue=record.queue
+    )
+
+
+class Dispatcher:
+    def __init__(
+        self, lanes: Lanes, pools: PoolRegistry, store: transport.Requester, *, lease_ms: int
+    ) -> None:
+        self.lanes = lanes
+        self.pools = pools
+        self._store = store
+        self._lease_ms = lease_ms
+        self.wake = asyncio.Event()
+        self._inflight: set[asyncio.Task[None]] = set()
+        self.dispatched = 0
+
+    async def run(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            self.dispatch_once()
+
+    def dispatch_once(self) -> None:
+        if not self.lanes:
+            return
+        for pool in list(self.pools.pools.values()):
+            free = pool.free
+            if free <= 0:
+                continue
+            refs = self.lanes.take(pool.names, min(free, MAX_DISPATCH_BATCH))
+            if not refs:
+                continue
+            now = time.monotonic()
+            for ref in refs:
+                pool.inflight[ref.id] = now
+            task = asyncio.get_running_loop().create_task(self._lease_and_send(pool, refs))
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
+
+    async def _lease_and_send(self, pool: Pool, refs: list[Ref]) -> None:
+        request = store_pb2.LeaseTasksRequest(
+            pool_id=pool.pool_id,
+            lease_ms=self._lease_ms,
+            leases=[store_pb2.Lease(task_id=r.id, lease_token=ids.new_lease_token()) for r in refs],
+        )
+        try:
+            reply = await self._store.request(
+                envelope_pb2.KIND_STORE_LEASE, request, store_pb2.LeaseTasksReply
+            )
+        except errors.TaskyardError as exc:
+            # Unknown outcome: rows that did get leased are refused at their next
+            # lease and rescued when the lease lapses; the rest must wait again.
+            log.warning("lease of %d tasks failed: %s", len(refs), exc)
+            for ref in refs:
+                pool.inflight.pop(ref.id, None)
+            self.lanes.push_all(refs)
+            await asyncio.sleep(0.1)
+            self.wake.set()
+            return
+        leased = {t.id for t in reply.tasks}
+        for ref in refs:
+            if ref.id not in leased:  # cancelled or taken meanwhile
+                pool.inflight.pop(ref.id, None)
+        if len(leased) < len(refs):
+            self.wake.set()
+        if not reply.tasks:
+            return
+        if await pool.send(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=reply.tasks)):
+            self.dispatched += len(reply.tasks)
+            return
+        await self._release(pool, reply.tasks)
+
+    async def _release(self, pool: Pool, tasks: Sequence[task_record_pb2.TaskRecord]) -> None:
+        """The pool could not be reached: hand the leases back at once."""
+        request = store_pb2.ReportRequest(
+            released=[
+                store_pb2.Release(
+                    ref=task_record_pb2.AttemptRef(task_id=t.id, attempt=t.attempt, lease_token=t.lease_token)
+                )
+                for t in tasks
+            ]
+        )
+        for t in tasks:
+            pool.inflight.pop(t.id, None)
+        try:
+            await self._store.request(envelope_pb2.KIND_STORE_REPORT, request, store_pb2.ReportReply)
+        except errors.TaskyardError as exc:
+            log.warning("release after failed send: %s (leases will lapse)", exc)
+            return
+        self.lanes.push_all(ref_of(t) for t in tasks)
+        self.wake.set()

@@ -1,0 +1,78 @@
+"""Four strictly ordered priority lanes of task references.
+
+Each lane keeps one FIFO per task name, so a pool that serves only some names
+finds its work without scanning past tasks it cannot run; a global sequence
+number keeps arrival order across names within a lane.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections import deque
+from collections.abc import Iterable
+
+from taskyard.core.priority import LANES, Priority
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Ref:
+    id: str
+    name: str
+    priority: Priority
+    queue: str = "default"
+
+
+class Lanes:
+    def __init__(self) -> None:
+        self._fifos: dict[Priority, dict[str, deque[tuple[int, Ref]]]] = {p: {} for p in LANES}
+        self._ids: set[str] = set()
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, task_id: str) -> bool:
+        return task_id in self._ids
+
+    def push(self, ref: Ref) -> bool:
+        """Append a task; False if it is already waiting."""
+        if ref.id in self._ids:
+            return False
+        self._ids.add(ref.id)
+        self._fifos[ref.priority].setdefault(ref.name, deque()).append((next(self._seq), ref))
+        return True
+
+    def push_all(self, refs: Iterable[Ref]) -> int:
+        return sum(1 for ref in refs if self.push(ref))
+
+    def depth(self, priority: Priority) -> int:
+        return sum(len(q) for q in self._fifos[priority].values())
+
+    def take(self, names: frozenset[str], limit: int) -> list[Ref]:
+        """Up to ``limit`` tasks this pool can run, CRITICAL first, oldest first within a lane."""
+        out: list[Ref] = []
+        for priority in LANES:
+            if len(out) >= limit:
+                break
+            fifos = self._fifos[priority]
+            candidates = (
+                [fifos[n] for n in names if fifos.get(n)]
+                if len(names) < len(fifos)
+                else [q for n, q in fifos.items() if q and n in names]
+            )
+            while candidates and len(out) < limit:
+                if len(candidates) == 1:
+                    fifo = candidates[0]
+                    while fifo and len(out) < limit:
+                        out.append(fifo.popleft()[1])
+                    break
+                fifo = min(candidates, key=lambda q: q[0][0])
+                out.append(fifo.popleft()[1])
+                if not fifo:
+                    candidates.remove(fifo)
+            for name in [n for n, q in fifos.items() if not q]:
+                del fifos[name]
+        for ref in out:
+            self._ids.discard(ref.id)
+        return out

@@ -1,0 +1,160 @@
+"""Periodic work that keeps the scheduler's cache honest with the store.
+
+- rescue: leases that lapsed by the database's clock;
+- promote: SCHEDULED/RETRYING rows whose time has come;
+- reload: QUEUED rows the lanes do not know (start-up, a NOTIFY from outside,
+  and a fallback poll in case a wake-up was lost);
+- survey: ask every pool what it holds, renew those leases, correct slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
+from taskyard.core import errors, transport
+from taskyard.core.retry import RetryPolicy
+from taskyard.scheduler.dispatcher import Dispatcher, ref_of
+from taskyard.scheduler.lanes import Lanes, Ref
+from taskyard.scheduler.pools import PoolRegistry
+
+log = logging.getLogger(__name__)
+
+PAGE = 1000
+# A pool that misses this many surveys in a row is forgotten; its leases lapse.
+MAX_MISSED_SURVEYS = 3
+
+
+class Maintenance:
+    def __init__(
+        self,
+        *,
+        lanes: Lanes,
+        pools: PoolRegistry,
+        dispatcher: Dispatcher,
+        store: transport.Requester,
+        policy: RetryPolicy,
+        lease_ms: int,
+    ) -> None:
+        self._lanes = lanes
+        self._pools = pools
+        self._dispatcher = dispatcher
+        self._store = store
+        self._policy = policy
+        self._lease_ms = lease_ms
+        self.reload_requested = asyncio.Event()
+
+    def _pushed(self, refs: list[Ref]) -> None:
+        if self._lanes.push_all(refs):
+            self._dispatcher.wake.set()
+
+    async def reload(self) -> int:
+        """Page through every QUEUED row and enqueue the ones the lanes lack."""
+        cursor, total = "", 0
+        while True:
+            reply = await self._store.request(
+                envelope_pb2.KIND_STORE_LOAD_QUEUED,
+                store_pb2.LoadQueuedRequest(limit=PAGE, cursor=cursor),
+                store_pb2.LoadQueuedReply,
+            )
+            refs = [ref_of(t) for t in reply.tasks]
+            total += len(refs)
+            self._pushed(refs)
+            if not reply.next_cursor or not reply.tasks:
+                return total
+            cursor = reply.next_cursor
+
+    async def rescue_and_promote(self) -> None:
+        rescued = await self._store.request(
+            envelope_pb2.KIND_STORE_RESCUE,
+            store_pb2.RescueRequest(limit=PAGE, retry_delay_ms=int(self._policy.delay(1) * 1000)),
+            store_pb2.RescueReply,
+        )
+        if rescued.requeued or rescued.failed:
+            log.info(
+                "rescued %d lapsed leases (%d failed for good)", len(rescued.requeued), len(rescued.failed)
+            )
+        self._pushed([ref_of(t) for t in rescued.requeued])
+        promoted = await self._store.request(
+            envelope_pb2.KIND_STORE_PROMOTE_DUE,
+            store_pb2.PromoteDueRequest(limit=PAGE),
+            store_pb2.PromoteDueReply,
+        )
+        self._pushed([ref_of(t) for t in promoted.tasks])
+
+    async def run_polling(self, polling_interval: float, fallback_interval: float) -> None:
+        last_reload = time.monotonic()
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.reload_requested.wait(), polling_interval)
+            try:
+                if self.reload_requested.is_set() or time.monotonic() - last_reload >= fallback_interval:
+                    self.reload_requested.clear()
+                    last_reload = time.monotonic()
+                    await self.reload()
+                await self.rescue_and_promote()
+            except errors.TaskyardError as exc:
+                log.warning("maintenance: %s", exc)
+
+    async def run_survey(self, surveyor: pynng.Surveyor0, scheduler_id: str, interval: float) -> None:
+        while True:
+            try:
+                await self.survey_once(surveyor, scheduler_id, grace=2 * interval)
+            except errors.TaskyardError as exc:
+                log.warning("survey: %s", exc)
+            await asyncio.sleep(interval)
+
+    async def survey_once(self, surveyor: pynng.Surveyor0, scheduler_id: str, *, grace: float) -> None:
+        await surveyor.asend(
+            transport.encode(envelope_pb2.KIND_SURVEY, dispatch_pb2.Survey(scheduler_id=scheduler_id))
+        )
+        replies: list[dispatch_pb2.SurveyReply] = []
+        while True:
+            try:
+                raw = await surveyor.arecv()
+            except pynng.Timeout:
+                break
+            except pynng.NNGException:
+                break
+            try:
+                replies.append(transport.unpack(transport.decode(raw), dispatch_pb2.SurveyReply))
+            except Exception:
+                log.warning("malformed survey reply dropped")
+        answered: set[str] = set()
+        refs: list[task_record_pb2.AttemptRef] = []
+        now = time.monotonic()
+        for reply in replies:
+            pool = self._pools.upsert(
+                pool_id=reply.pool_id,
+                pair_address=reply.pair_address,
+                names=list(reply.task_names),
+                capacity=reply.capacity,
+                state=reply.state,
+            )
+            answered.add(reply.pool_id)
+            held = {r.task_id for r in reply.running}
+            # Dispatches the pool never received (a message lost on the way) free
+            # their slot here; their rows are rescued when the lease lapses.
+            for task_id, sent_at in list(pool.inflight.items()):
+                if task_id not in held and now - sent_at > grace:
+                    del pool.inflight[task_id]
+            refs.extend(reply.running)
+        for pool_id, pool in list(self._pools.pools.items()):
+            if pool_id not in answered:
+                pool.missed_surveys += 1
+                if pool.missed_surveys >= MAX_MISSED_SURVEYS:
+                    self._pools.remove(pool_id)
+        if refs:
+            renewed = await self._store.request(
+                envelope_pb2.KIND_STORE_RENEW,
+                store_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms),
+                store_pb2.RenewLeasesReply,
+            )
+            if renewed.lost:
+                log.info("%d attempts held by pools are no longer current", len(renewed.lost))
+        self._dispatcher.wake.set()

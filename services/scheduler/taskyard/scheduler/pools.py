@@ -1,0 +1,118 @@
+"""Worker pools the scheduler knows, with the PAIR link to each and its slots.
+
+Free capacity is the scheduler's own account (capacity minus attempts it
+dispatched and has not heard back about); a pool's survey replies correct it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
+from taskyard.core import transport
+from taskyard.core.states import WorkerState
+
+log = logging.getLogger(__name__)
+
+ReportHandler = Callable[["Pool", dispatch_pb2.PoolReport], Awaitable[None]]
+
+
+@dataclasses.dataclass(eq=False)
+class Pool:
+    pool_id: str
+    pair_address: str
+    names: frozenset[str]
+    capacity: int
+    socket: pynng.Pair0
+    state: str = WorkerState.RUNNING.value
+    # task id -> monotonic time it was dispatched
+    inflight: dict[str, float] = dataclasses.field(default_factory=dict)
+    last_seen: float = dataclasses.field(default_factory=time.monotonic)
+    missed_surveys: int = 0
+    receiver: asyncio.Task[None] | None = None
+
+    @property
+    def free(self) -> int:
+        if self.state != WorkerState.RUNNING.value:
+            return 0
+        return max(0, self.capacity - len(self.inflight))
+
+    async def send(self, kind: int, message: dispatch_pb2.Dispatch) -> bool:
+        try:
+            await self.socket.asend(transport.encode(kind, message))
+        except pynng.NNGException as exc:
+            log.warning("dispatch to pool %s failed: %s", self.pool_id, exc)
+            return False
+        return True
+
+
+class PoolRegistry:
+    def __init__(
+        self, *, max_message_bytes: int, on_report: ReportHandler, on_change: Callable[[], None]
+    ) -> None:
+        self._max = max_message_bytes
+        self._on_report = on_report
+        self._on_change = on_change
+        self.pools: dict[str, Pool] = {}
+
+    def upsert(
+        self, *, pool_id: str, pair_address: str, names: list[str], capacity: int, state: str = ""
+    ) -> Pool:
+        """Learn about a pool from a registration, an announcement or a survey reply."""
+        pool = self.pools.get(pool_id)
+        if pool is not None and pool.pair_address != pair_address and pair_address:
+            self.remove(pool_id)
+            pool = None
+        if pool is None:
+            sock = transport.open_socket(pynng.Pair0, max_message_bytes=self._max, dial=pair_address)
+            pool = Pool(pool_id, pair_address, frozenset(names), max(0, capacity), sock)
+            pool.receiver = asyncio.get_running_loop().create_task(self._receive(pool))
+            self.pools[pool_id] = pool
+            log.info(
+                "pool %s joined at %s (%d slots, %d task names)", pool_id, pair_address, capacity, len(names)
+            )
+        else:
+            pool.names = frozenset(names) or pool.names
+            pool.capacity = max(0, capacity) or pool.capacity
+        if state:
+            pool.state = state
+        pool.last_seen = time.monotonic()
+        pool.missed_surveys = 0
+        self._on_change()
+        return pool
+
+    def remove(self, pool_id: str) -> None:
+        pool = self.pools.pop(pool_id, None)
+        if pool is None:
+            return
+        log.info("pool %s left (%d attempts in flight are recovered by lease)", pool_id, len(pool.inflight))
+        if pool.receiver is not None:
+            pool.receiver.cancel()
+        pool.socket.close()
+
+    async def _receive(self, pool: Pool) -> None:
+        while True:
+            try:
+                raw = await pool.socket.arecv()
+            except pynng.Closed:
+                return
+            try:
+                env = transport.decode(raw)
+                if env.kind != envelope_pb2.KIND_POOL_REPORT:
+                    continue
+                report = transport.unpack(env, dispatch_pb2.PoolReport)
+            except Exception:  # a malformed report must not stop the link
+                log.warning("malformed message from pool %s dropped", pool.pool_id)
+                continue
+            pool.last_seen = time.monotonic()
+            await self._on_report(pool, report)
+
+    def close(self) -> None:
+        for pool_id in list(self.pools):
+            self.remove(pool_id)

@@ -1,0 +1,191 @@
+"""The scheduler service: lanes, registration, discovery hub, dispatch and upkeep."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
+from taskyard.core import discovery, ids, transport
+from taskyard.core.config import Settings
+from taskyard.core.priority import LANES
+from taskyard.core.retry import RetryPolicy
+from taskyard.core.states import TaskState
+from taskyard.scheduler.dispatcher import Dispatcher, ref_of
+from taskyard.scheduler.lanes import Lanes
+from taskyard.scheduler.maintenance import Maintenance
+from taskyard.scheduler.pools import Pool, PoolRegistry
+
+log = logging.getLogger(__name__)
+
+SURVEY_WINDOW_MS = 500
+
+
+class Scheduler:
+    def __init__(self, settings: Settings, *, run_hub: bool = True) -> None:
+        self.settings = settings
+        self.id = ids.new_instance_id("scheduler")
+        self._lease_ms = int(settings.lease_seconds * 1000)
+        mx = settings.max_message_bytes
+        self.store = transport.Requester(
+            settings.store_address, max_message_bytes=mx, timeout=settings.request_timeout
+        )
+        self.policy = RetryPolicy(
+            base_seconds=settings.retry_base_seconds, cap_seconds=settings.retry_cap_seconds
+        )
+        self.lanes = Lanes()
+        self.pools = PoolRegistry(max_message_bytes=mx, on_report=self._on_report, on_change=self._wake)
+        self.dispatcher = Dispatcher(self.lanes, self.pools, self.store, lease_ms=self._lease_ms)
+        self.maintenance = Maintenance(
+            lanes=self.lanes,
+            pools=self.pools,
+            dispatcher=self.dispatcher,
+            store=self.store,
+            policy=self.policy,
+            lease_ms=self._lease_ms,
+        )
+        self._lane_servers = [
+            transport.Responder(
+                settings.lane_address(p),
+                {envelope_pb2.KIND_SUBMIT: transport.Route(dispatch_pb2.SubmitRequest, self._on_submit)},
+                max_message_bytes=mx,
+            )
+            for p in LANES
+        ]
+        self._registration = transport.Responder(
+            settings.registration_address,
+            {envelope_pb2.KIND_REGISTER: transport.Route(dispatch_pb2.Register, self._on_register)},
+            max_message_bytes=mx,
+            concurrency=8,
+        )
+        self._surveyor = transport.open_socket(
+            pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_address
+        )
+        self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
+        self._events = transport.open_socket(pynng.Sub0, max_message_bytes=mx, dial=settings.events_address)
+        self._events.subscribe(b"")
+        self._hub = discovery.Hub(settings.discovery_address) if run_hub else None
+        self._peer = discovery.Peer(
+            settings.discovery_address, self._announcement, interval=settings.announce_interval
+        )
+
+    def _announcement(self) -> dispatch_pb2.Announcement:
+        return dispatch_pb2.Announcement(service="scheduler", instance_id=self.id)
+
+    def _wake(self) -> None:
+        self.dispatcher.wake.set()
+
+    # --- handlers ------------------------------------------------------------
+    async def _on_submit(
+        self, request: dispatch_pb2.SubmitRequest, env: envelope_pb2.Envelope
+    ) -> dispatch_pb2.SubmitReply:
+        reply = await self.store.request(
+            envelope_pb2.KIND_STORE_INSERT,
+            store_pb2.InsertTasksRequest(tasks=request.tasks),
+            store_pb2.InsertTasksReply,
+        )
+        queued = TaskState.QUEUED.value
+        if self.lanes.push_all(ref_of(t) for t in reply.tasks if t.created and t.state == queued):
+            self.dispatcher.wake.set()
+        return dispatch_pb2.SubmitReply(tasks=reply.tasks)
+
+    async def _on_register(
+        self, request: dispatch_pb2.Register, env: envelope_pb2.Envelope
+    ) -> dispatch_pb2.RegisterReply:
+        self.pools.upsert(
+            pool_id=request.pool_id,
+            pair_address=request.pair_address,
+            names=list(request.task_names),
+            capacity=request.capacity,
+        )
+        return dispatch_pb2.RegisterReply(
+            scheduler_id=self.id, survey_address=self.settings.survey_address, lease_ms=self._lease_ms
+        )
+
+    async def _on_report(self, pool: Pool, report: dispatch_pb2.PoolReport) -> None:
+        """A slot notice: the pool already handed the results to the store itself."""
+        for refs in (report.completed, report.released, report.died):
+            for item in refs:
+                pool.inflight.pop(item.ref.task_id, None)
+        self.dispatcher.wake.set()
+
+    # --- loops ---------------------------------------------------------------
+    async def _watch_events(self) -> None:
+        while True:
+            try:
+                raw = await self._events.arecv()
+            except pynng.Closed:
+                return
+            env = transport.decode(raw)
+            if env.kind != envelope_pb2.KIND_EVENTS:
+                continue
+            batch = transport.unpack(env, event_pb2.EventBatch)
+            if any(e.type == "tasks.available" for e in batch.events):
+                self.maintenance.reload_requested.set()
+
+    async def _watch_announcements(self) -> None:
+        seen: dict[str, str] = {}
+        while True:
+            await self._peer.changed.wait()
+            self._peer.changed.clear()
+            for ann in self._peer.alive("worker_pool", max_age=3 * self.settings.announce_interval):
+                if ann.pair_address and seen.get(ann.instance_id) != ann.pair_address:
+                    seen[ann.instance_id] = ann.pair_address
+                    if ann.instance_id not in self.pools.pools:
+                        self.pools.upsert(
+                            pool_id=ann.instance_id,
+                            pair_address=ann.pair_address,
+                            names=list(ann.task_names),
+                            capacity=ann.capacity,
+                        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        s = self.settings
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(srv.serve()) for srv in self._lane_servers]
+            tasks.append(tg.create_task(self._registration.serve()))
+            if self._hub is not None:
+                tasks.append(tg.create_task(self._hub.run()))
+            tasks.append(tg.create_task(self._peer.run()))
+            tasks.append(tg.create_task(self._watch_events()))
+            tasks.append(tg.create_task(self._watch_announcements()))
+            tasks.append(tg.create_task(self.dispatcher.run()))
+            loaded = await self._initial_load(stop)
+            log.info("scheduler ready (%d queued tasks loaded)", loaded)
+            tasks.append(
+                tg.create_task(self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval))
+            )
+            tasks.append(
+                tg.create_task(self.maintenance.run_survey(self._surveyor, self.id, s.renew_interval))
+            )
+            await stop.wait()
+            log.info("scheduler stopping")
+            for t in tasks:
+                t.cancel()
+        self.close()
+
+    async def _initial_load(self, stop: asyncio.Event) -> int:
+        """Rebuild the lanes from the store; wait for the store if it is not up yet."""
+        delay = 0.05
+        while not stop.is_set():
+            try:
+                return await self.maintenance.reload()
+            except Exception as exc:
+                log.info("waiting for the result-store: %s", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        return 0
+
+    def close(self) -> None:
+        for srv in self._lane_servers:
+            srv.close()
+        self._registration.close()
+        self.pools.close()
+        self._surveyor.close()
+        self._events.close()
+        self._peer.close()
+        if self._hub is not None:
+            self._hub.close()
+        self.store.close()

@@ -1,0 +1,27 @@
+"""``python -m taskyard.worker_pool``: run a pool manager (configured by the environment)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from taskyard.core import lifecycle
+from taskyard.core.config import Settings
+from taskyard.worker_pool.manager import Manager
+
+
+async def _main(settings: Settings) -> int:
+    stop = lifecycle.stop_event_on_signals()
+    manager = Manager(settings, pool_id=os.environ.get("TASKYARD_POOL_ID") or None)
+    return await manager.run(stop)
+
+
+def main() -> int:
+    settings = Settings.from_env()
+    lifecycle.setup_logging("worker-pool", settings.log_level)
+    return asyncio.run(_main(settings))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""The task registry: ``@task`` registers a function (sync or async) under a name.
+
+Modules named in ``Settings.task_modules`` are imported in every worker process
+(to run the functions) and in the manager (which only needs their names).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, overload
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_REGISTRY: dict[str, TaskDef] = {}
+_IN_WORKER = False
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskDef:
+    name: str
+    fn: Callable[..., Any]
+    is_async: bool
+    # Seconds per attempt; None = the record's timeout or Settings.task_timeout.
+    timeout: float | None = None
+    max_retries: int | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+
+@overload
+def task(fn: F, /) -> F: ...
+
+
+@overload
+def task(
+    *, name: str | None = None, timeout: float | None = None, max_retries: int | None = None
+) -> Callable[[F], F]: ...
+
+
+def task(
+    fn: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+) -> F | Callable[[F], F]:
+    """Register a task function: ``@task`` or ``@task(name=..., timeout=..., max_retries=...)``.
+
+    The function is returned unchanged, so it can still be called directly.
+    """
+
+    if timeout is not None and timeout <= 0:
+        raise ValueError("timeout must be positive")
+    if max_retries is not None and max_retries < 0:
+        raise ValueError("max_retries must be >= 0")
+
+    def register(f: F) -> F:
+        if not callable(f):
+            raise TypeError(f"@task needs a function, got {f!r}")
+        tname = name or f.__name__
+        if not tname:
+            raise ValueError("a task needs a name")
+        tdef = TaskDef(
+            name=tname,
+            fn=f,
+            is_async=inspect.iscoroutinefunction(f),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        existing = _REGISTRY.get(tname)
+        # Re-importing a module re-registers the same function: harmless.
+        if existing is not None and existing.qualified != tdef.qualified:
+            raise ValueError(f"task name {tname!r} is already registered by {existing.qualified}")
+        _REGISTRY[tname] = tdef
+        return f
+
+    if fn is not None:
+        return register(fn)
+    return register
+
+
+def get(name: str) -> TaskDef | None:
+    return _REGISTRY.get(name)
+
+
+def names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def load_modules(modules: Iterable[str]) -> list[str]:
+    """Import the modules that define tasks; returns the registered names."""
+    for module in modules:
+        importlib.import_module(module)
+    return names()
+
+
+def unregister(name: str) -> None:
+    """Forget a task (tests)."""
+    _REGISTRY.pop(name, None)
+
+
+def is_worker_process() -> bool:
+    """True inside a pool's worker process (application code may skip manager-only work)."""
+    return _IN_WORKER
+
+
+def _mark_worker_process() -> None:
+    global _IN_WORKER
+    _IN_WORKER = True

@@ -1,0 +1,117 @@
+"""Fixtures every test in the repo may use: a real PostgreSQL per session and a
+fresh, fully migrated database per test (cloned from a template)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import sys
+import uuid
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from support.postgres import PostgresCluster
+
+# The real-cluster fixtures (`cluster`, `journal`, the `cluster` marker).
+pytest_plugins = ["support.fixtures"]
+
+T = TypeVar("T")
+TEMPLATE_DB = "taskyard_template"
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, even under a running loop."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
+        return ex.submit(asyncio.run, coro).result()
+
+
+async def _admin(dsn: str, *statements: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        for sql in statements:
+            await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """One PostgreSQL server for the whole session (TASKYARD_TEST_DATABASE_URL is not used)."""
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def template_database(pg_cluster: PostgresCluster) -> str:
+    """The name of a database with every migration applied by the store's own code."""
+    from taskyard.result_store.migrate import migrate_dsn
+
+    run_sync(_admin(pg_cluster.dsn("postgres"), f'CREATE DATABASE "{TEMPLATE_DB}"'))
+    run_sync(migrate_dsn(pg_cluster.dsn(TEMPLATE_DB)))
+    return TEMPLATE_DB
+
+
+@pytest.fixture
+def database_url(pg_cluster: PostgresCluster, template_database: str) -> Iterator[str]:
+    """A DSN to a brand-new database cloned from the migrated template, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    admin = pg_cluster.dsn("postgres")
+    run_sync(_admin(admin, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"'))
+    try:
+        yield pg_cluster.dsn(name)
+    finally:
+        run_sync(_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def ipc_dir() -> Iterator[Path]:
+    """A short directory for NNG ipc sockets (socket paths are limited to ~100 bytes)."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="ty-", dir="/tmp"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def store_settings(database_url: str, ipc_dir: Path) -> Any:
+    """Settings for a result-store on a fresh database, NNG over ipc in a temp dir."""
+    from taskyard.core.config import Settings
+
+    return Settings(
+        database_url=database_url,
+        transport="ipc",
+        ipc_dir=str(ipc_dir),
+        db_pool_size=4,
+        request_timeout=10.0,
+    )
+
+
+@pytest.fixture
+async def result_store(store_settings: Any) -> Any:
+    """A running in-process ResultStore (committer, listener, events PUB), no REP socket."""
+    from taskyard.result_store.store import ResultStore
+
+    store = await ResultStore.open(store_settings)
+    store.start()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+os.environ.setdefault("TASKYARD_TRANSPORT", "ipc")

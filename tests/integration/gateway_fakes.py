@@ -1,0 +1,265 @@
+"""Test doubles for the gateway: a fake scheduler (the four lanes) and a fake
+result-store answering the bus requests over real NNG REP sockets, a PUB for
+events, a discovery hub and a fake worker-pool announcement.
+
+Everything records what it received, so tests can assert that a bad request
+never reached a lane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, task_record_pb2
+from taskyard.core import discovery, errors, ids, transport
+from taskyard.core.config import Settings
+from taskyard.core.errors import FieldViolation
+from taskyard.core.priority import LANES, Priority
+from taskyard.gateway.server import Gateway
+from taskyard.v1 import task_pb2, task_service_pb2_grpc
+
+FINAL = {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
+Envelope = envelope_pb2.Envelope
+
+
+class FakeBackend:
+    """Scheduler lanes + result-store + event PUB + discovery hub, all on real NNG sockets."""
+
+    def __init__(self, settings: Settings, *, pool_names: tuple[str, ...] = ("add", "echo")) -> None:
+        self.settings = settings
+        self.tasks: dict[str, task_record_pb2.TaskRecord] = {}
+        self.by_request_id: dict[str, str] = {}
+        self.store_names: list[str] = []
+        self.submits: dict[Priority, list[dispatch_pb2.SubmitRequest]] = {p: [] for p in LANES}
+        self.store_requests: list[tuple[int, Any]] = []
+        self.lane_gate: asyncio.Event | None = None  # when set up, lanes wait on it
+        self.lane_entered = asyncio.Event()
+        self.fail_lane: errors.TaskyardError | None = None
+        self.pool_names = pool_names
+        mmb = settings.max_message_bytes
+        self._responders = [
+            transport.Responder(
+                settings.lane_address(p),
+                {
+                    envelope_pb2.KIND_SUBMIT: transport.Route(
+                        dispatch_pb2.SubmitRequest, self._lane_handler(p)
+                    )
+                },
+                max_message_bytes=mmb,
+                concurrency=8,
+            )
+            for p in LANES
+        ]
+        self._responders.append(
+            transport.Responder(
+                settings.store_address,
+                {
+                    envelope_pb2.KIND_STORE_GET: transport.Route(store_pb2.GetTasksRequest, self._get),
+                    envelope_pb2.KIND_STORE_LIST: transport.Route(store_pb2.ListTasksRequest, self._list),
+                    envelope_pb2.KIND_STORE_CANCEL: transport.Route(
+                        store_pb2.CancelTasksRequest, self._cancel
+                    ),
+                    envelope_pb2.KIND_STORE_TASK_NAMES: transport.Route(
+                        store_pb2.TaskNamesRequest, self._names
+                    ),
+                },
+                max_message_bytes=mmb,
+                concurrency=8,
+            )
+        )
+        self.pub: Any = transport.open_socket(
+            pynng.Pub0, max_message_bytes=mmb, listen=settings.events_address
+        )
+        self.hub = discovery.Hub(settings.discovery_address)
+        self.pool_id = ids.new_instance_id("worker_pool")
+        self.pool = discovery.Peer(
+            settings.discovery_address,
+            lambda: dispatch_pb2.Announcement(
+                service="worker_pool", instance_id=self.pool_id, task_names=list(self.pool_names), capacity=4
+            ),
+            interval=settings.announce_interval,
+        )
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        for r in self._responders:
+            self._tasks.append(loop.create_task(r.serve()))
+        self._tasks.append(loop.create_task(self.hub.run()))
+        self._tasks.append(loop.create_task(self.pool.run()))
+
+    async def close(self) -> None:
+        for r in self._responders:
+            r.close()
+        self.pub.close()
+        self.hub.close()
+        self.pool.close()
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(BaseException):
+                await t
+
+    # --- helpers for tests ------------------------------------------------
+    @property
+    def submitted(self) -> list[task_record_pb2.TaskRecord]:
+        return [rec for reqs in self.submits.values() for req in reqs for rec in req.tasks]
+
+    def lane_requests(self) -> int:
+        return sum(len(v) for v in self.submits.values())
+
+    def put(self, rec: task_record_pb2.TaskRecord) -> None:
+        self.tasks[rec.id] = rec
+
+    def set_state(self, task_id: str, state: int, *, result_json: bytes = b"") -> None:
+        rec = self.tasks[task_id]
+        rec.state = state  # type: ignore[assignment]
+        if result_json:
+            rec.result_json = result_json
+        rec.finished_at_us = time.time_ns() // 1000
+
+    async def publish(self, *events: event_pb2.Event) -> None:
+        data = transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=events))
+        await self.pub.asend(data)
+
+    # --- lane ---------------------------------------------------------------
+    def _lane_handler(self, priority: Priority) -> Any:
+        async def handle(req: dispatch_pb2.SubmitRequest, env: Envelope) -> dispatch_pb2.SubmitReply:
+            self.submits[priority].append(req)
+            self.lane_entered.set()
+            if self.lane_gate is not None:
+                await self.lane_gate.wait()
+            if self.fail_lane is not None:
+                raise self.fail_lane
+            reply = dispatch_pb2.SubmitReply()
+            for rec in req.tasks:
+                assert int(rec.priority) == int(priority), "record sent to the wrong lane"
+                existing = self.by_request_id.get(rec.request_id) if rec.request_id else None
+                if existing is not None:
+                    old = self.tasks[existing]
+                    reply.tasks.add(id=old.id, state=old.state, created=False, priority=old.priority)
+                    continue
+                stored = task_record_pb2.TaskRecord()
+                stored.CopyFrom(rec)
+                self.tasks[rec.id] = stored
+                if rec.request_id:
+                    self.by_request_id[rec.request_id] = rec.id
+                reply.tasks.add(
+                    id=rec.id,
+                    state=rec.state,
+                    created=True,
+                    priority=rec.priority,
+                    name=rec.name,
+                    queue=rec.queue,
+                )
+            return reply
+
+        return handle
+
+    # --- store -------------------------------------------------------------
+    async def _get(self, req: store_pb2.GetTasksRequest, env: Envelope) -> store_pb2.GetTasksReply:
+        self.store_requests.append((envelope_pb2.KIND_STORE_GET, req))
+        return store_pb2.GetTasksReply(tasks=[self.tasks[i] for i in req.ids if i in self.tasks])
+
+    async def _list(self, req: store_pb2.ListTasksRequest, env: Envelope) -> store_pb2.ListTasksReply:
+        self.store_requests.append((envelope_pb2.KIND_STORE_LIST, req))
+        rows = sorted(self.tasks.values(), key=lambda r: r.id, reverse=True)
+        if req.states:
+            rows = [r for r in rows if r.state in req.states]
+        if req.name:
+            rows = [r for r in rows if r.name == req.name]
+        if req.cursor:
+            if not req.cursor.startswith("c:"):
+                raise errors.TaskyardError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "INVALID_PAGE_TOKEN",
+                    "malformed page token",
+                    (FieldViolation(field="page_token", description="not a token from a previous page"),),
+                )
+            rows = [r for r in rows if r.id < req.cursor[2:]]
+        page = rows[: req.limit]
+        more = len(rows) > req.limit
+        return store_pb2.ListTasksReply(tasks=page, next_cursor=f"c:{page[-1].id}" if more else "")
+
+    async def _cancel(self, req: store_pb2.CancelTasksRequest, env: Envelope) -> store_pb2.CancelTasksReply:
+        self.store_requests.append((envelope_pb2.KIND_STORE_CANCEL, req))
+        reply = store_pb2.CancelTasksReply()
+        for task_id in req.ids:
+            rec = self.tasks.get(task_id)
+            if rec is None:
+                reply.outcomes.add(id=task_id, not_found=True)
+                continue
+            if rec.state in FINAL:
+                reply.outcomes.add(id=task_id, already_final=True)
+            elif rec.state == task_pb2.TASK_STATE_RUNNING:
+                rec.cancel_requested = True
+                reply.outcomes.add(id=task_id, flagged=True)
+            else:
+                rec.state = task_pb2.TASK_STATE_CANCELLED
+                reply.outcomes.add(id=task_id, cancelled=True)
+            reply.tasks.append(rec)
+        return reply
+
+    async def _names(self, req: store_pb2.TaskNamesRequest, env: Envelope) -> store_pb2.TaskNamesReply:
+        self.store_requests.append((envelope_pb2.KIND_STORE_TASK_NAMES, req))
+        return store_pb2.TaskNamesReply(names=self.store_names)
+
+
+@dataclasses.dataclass
+class GatewayEnv:
+    settings: Settings
+    backend: FakeBackend
+    gateway: Gateway
+    channel: grpc.aio.Channel
+    stub: task_service_pb2_grpc.TaskServiceStub
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.gateway.port}"
+
+
+def make_settings(ipc_dir: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "transport": "ipc",
+        "ipc_dir": str(ipc_dir),
+        "grpc_port": 0,
+        "announce_interval": 0.2,
+        "request_timeout": 3.0,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@contextlib.asynccontextmanager
+async def gateway_env(**overrides: Any) -> AsyncIterator[GatewayEnv]:
+    """A gateway in this process against fake backends; waits until the pool's names are known."""
+    ipc_dir = Path(tempfile.mkdtemp(prefix="tygw-", dir="/tmp"))
+    settings = make_settings(ipc_dir, **overrides)
+    backend = FakeBackend(settings)
+    await backend.start()
+    gateway = Gateway(settings)
+    await gateway.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{gateway.port}")
+    env = GatewayEnv(settings, backend, gateway, channel, task_service_pb2_grpc.TaskServiceStub(channel))
+    try:
+        deadline = time.monotonic() + 10
+        while not ({"add", "echo"} <= gateway.names.snapshot() and gateway.serving):
+            assert time.monotonic() < deadline, "gateway never learned the pool's task names"
+            await asyncio.sleep(0.02)
+        yield env
+    finally:
+        await channel.close(None)
+        await gateway.stop(0.5)
+        await backend.close()
+        shutil.rmtree(ipc_dir, ignore_errors=True)

@@ -1,0 +1,124 @@
+"""WaitTask over the real event stream (NNG PUB/SUB), GetTask and ListTasks paging."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+import pytest_asyncio
+from google.protobuf import duration_pb2
+from integration.gateway_fakes import GatewayEnv, gateway_env
+
+from taskyard.bus.v1 import event_pb2
+from taskyard.v1 import task_pb2, task_service_pb2
+
+
+@pytest_asyncio.fixture
+async def gw() -> AsyncIterator[GatewayEnv]:
+    async with gateway_env() as env:
+        yield env
+
+
+async def _submit(gw: GatewayEnv, name: str = "add") -> str:
+    resp = await gw.stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name=name)))
+    return resp.task.id
+
+
+def _wait_req(task_id: str, seconds: float) -> task_service_pb2.WaitTaskRequest:
+    d = duration_pb2.Duration()
+    d.FromNanoseconds(int(seconds * 1e9))
+    return task_service_pb2.WaitTaskRequest(id=task_id, timeout=d)
+
+
+async def _until_waiting(gw: GatewayEnv, n: int = 1) -> None:
+    deadline = time.monotonic() + 5
+    while len(gw.gateway.waiters) < n:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
+
+
+async def test_wait_wakes_on_a_final_event(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 20)))
+    await _until_waiting(gw)
+    await asyncio.sleep(0.1)  # the read-before-wait is done
+    # A non-final event does not end the wait.
+    await gw.backend.publish(
+        event_pb2.Event(type="task.started", task_id=task_id, state=task_pb2.TASK_STATE_RUNNING)
+    )
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS, result_json=b'{"sum":5}')
+    started = time.monotonic()
+    # Unrelated events in the same batch are skipped.
+    await gw.backend.publish(
+        event_pb2.Event(type="task.succeeded", task_id="other", state=task_pb2.TASK_STATE_SUCCESS),
+        event_pb2.Event(type="task.succeeded", task_id=task_id, state=task_pb2.TASK_STATE_SUCCESS),
+    )
+    resp = await asyncio.wait_for(waiting, 5)
+    assert time.monotonic() - started < 2
+    assert not resp.timed_out
+    assert resp.task.state == task_pb2.TASK_STATE_SUCCESS
+    assert resp.task.result.struct_value.fields["sum"].number_value == 5
+    assert resp.task.finished_at.seconds > 0
+    assert len(gw.gateway.waiters) == 0
+
+
+async def test_wait_returns_at_once_when_final(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    gw.backend.set_state(task_id, task_pb2.TASK_STATE_FAILURE)
+    started = time.monotonic()
+    resp = await gw.stub.WaitTask(_wait_req(task_id, 10))
+    assert time.monotonic() - started < 1
+    assert not resp.timed_out and resp.task.state == task_pb2.TASK_STATE_FAILURE
+
+
+async def test_wait_times_out(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    started = time.monotonic()
+    resp = await gw.stub.WaitTask(_wait_req(task_id, 0.5))
+    elapsed = time.monotonic() - started
+    assert 0.45 <= elapsed < 2.0
+    assert resp.timed_out and resp.task.state == task_pb2.TASK_STATE_QUEUED
+
+
+async def test_wait_answers_before_the_client_deadline(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    resp = await gw.stub.WaitTask(task_service_pb2.WaitTaskRequest(id=task_id), timeout=0.8)
+    assert resp.timed_out
+
+
+async def test_wait_validation(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    for seconds in (301, -1):
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await gw.stub.WaitTask(_wait_req(task_id, seconds))
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await gw.stub.WaitTask(_wait_req("0190a6f4-0000-7000-8000-000000000000", 1))
+    assert exc.value.code() == grpc.StatusCode.NOT_FOUND
+    assert len(gw.gateway.waiters) == 0
+
+
+async def test_get_and_list_pages(gw: GatewayEnv) -> None:
+    ids = [await _submit(gw) for _ in range(5)]
+    got = await gw.stub.GetTask(task_service_pb2.GetTaskRequest(id=ids[0].upper()))
+    assert got.task.id == ids[0]
+    seen: list[str] = []
+    token = ""
+    pages = 0
+    while True:
+        page = await gw.stub.ListTasks(task_service_pb2.ListTasksRequest(page_size=2, page_token=token))
+        seen.extend(t.id for t in page.tasks)
+        pages += 1
+        token = page.next_page_token
+        if not token:
+            break
+    assert pages == 3 and sorted(seen) == sorted(ids)
+    (_, req), *_ = [(k, r) for k, r in gw.backend.store_requests if k == 12]
+    assert req.limit == 2
+    await gw.stub.ListTasks(task_service_pb2.ListTasksRequest())
+    assert [r for k, r in gw.backend.store_requests if k == 12][-1].limit == 100

@@ -1,0 +1,204 @@
+"""The result-store as a service: real NNG sockets (ipc), events PUB, NOTIFY, process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import asyncpg
+import pynng
+import pytest
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2
+from taskyard.bus.v1 import task_record_pb2 as tr
+from taskyard.core import errors, ids, transport
+from taskyard.result_store.service import serve
+
+pytestmark = pytest.mark.asyncio
+K = envelope_pb2
+
+
+class Subscriber:
+    def __init__(self, address: str) -> None:
+        self.sock = pynng.Sub0(recv_max_size=16 << 20, recv_timeout=100)
+        self.sock.subscribe(b"")
+        self.sock.dial(address, block=False)
+        self.events: list[event_pb2.Event] = []
+
+    async def wait_for(self, pred: Any, within: float = 5.0) -> event_pb2.Event:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            for e in self.events:
+                if pred(e):
+                    return e
+            try:
+                raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
+            except (TimeoutError, pynng.Timeout):
+                continue
+            env = transport.decode(raw)
+            assert env.kind == K.KIND_EVENTS
+            self.events.extend(transport.unpack(env, event_pb2.EventBatch).events)
+        raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+async def served(store_settings: Any) -> Any:
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(store_settings, stop))
+    req = transport.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
+    # Wait until it answers.
+    for _ in range(200):
+        try:
+            await req.request(
+                K.KIND_STORE_TASK_NAMES,
+                store_pb2.TaskNamesRequest(),
+                store_pb2.TaskNamesReply,
+                timeout=0.5,
+            )
+            break
+        except errors.TaskyardError:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.05)
+    sub = Subscriber(store_settings.events_address)
+    await asyncio.sleep(0.2)  # let the SUB connect
+    try:
+        yield req, sub
+    finally:
+        sub.close()
+        req.close()
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+
+async def test_insert_over_nng_publishes_events(served: Any) -> None:
+    req, sub = served
+    rec = tr.TaskRecord(id=ids.new_task_id(), name="add", request_id="nng-1")
+    reply = await req.request(
+        K.KIND_STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[rec]), store_pb2.InsertTasksReply
+    )
+    assert reply.tasks[0].created
+    e = await sub.wait_for(lambda e: e.task_id == rec.id)
+    assert e.type == "task.queued" and e.name == "add"
+    got = await req.request(
+        K.KIND_STORE_GET, store_pb2.GetTasksRequest(ids=[rec.id]), store_pb2.GetTasksReply
+    )
+    assert got.tasks[0].id == rec.id
+
+
+async def test_concurrent_requests_over_nng_are_group_committed(served: Any) -> None:
+    req, _ = served
+    n = 100
+    replies = await asyncio.gather(
+        *(
+            req.request(
+                K.KIND_STORE_INSERT,
+                store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="x")]),
+                store_pb2.InsertTasksReply,
+            )
+            for _ in range(n)
+        )
+    )
+    assert all(r.tasks[0].created for r in replies)
+
+
+async def test_errors_cross_the_bus(served: Any) -> None:
+    req, _ = served
+    with pytest.raises(errors.TaskyardError) as ei:
+        await req.request(
+            K.KIND_STORE_LIST, store_pb2.ListTasksRequest(cursor="%%%"), store_pb2.ListTasksReply
+        )
+    assert ei.value.reason == "INVALID_PAGE_TOKEN"
+    assert [v.field for v in ei.value.violations] == ["page_token"]
+
+
+async def test_insert_from_plain_sql_wakes_subscribers(served: Any, database_url: str) -> None:
+    _, sub = served
+    conn = await asyncpg.connect(database_url)
+    try:
+        t0 = time.monotonic()
+        await conn.execute("INSERT INTO tasks (id, name) VALUES ($1::uuid, 'from-psql')", ids.new_task_id())
+        await sub.wait_for(lambda e: e.type == "tasks.available", within=3)
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        await conn.close()
+
+
+async def test_store_inserts_do_not_notify(result_store: Any) -> None:
+    assert result_store.listener is not None
+    await asyncio.wait_for(result_store.listener.connected.wait(), 5)
+    await asyncio.sleep(0.05)
+    before = result_store.listener.notifications
+    await result_store.insert(
+        store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="quiet")])
+    )
+    await asyncio.sleep(0.3)
+    assert result_store.listener.notifications == before
+
+
+async def test_listener_reconnects_after_its_connection_is_killed(
+    result_store: Any, database_url: str
+) -> None:
+    listener = result_store.listener
+    await asyncio.wait_for(listener.connected.wait(), 5)
+    listener.health_interval = 0.2
+    pid = listener.backend_pid()
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("SELECT pg_terminate_backend($1)", pid)
+        for _ in range(100):
+            if listener.reconnects >= 1 and listener.connected.is_set():
+                break
+            await asyncio.sleep(0.1)
+        assert listener.reconnects >= 1 and listener.backend_pid() != pid
+        before = listener.notifications
+        await conn.execute("INSERT INTO tasks (id, name) VALUES ($1::uuid, 'after')", ids.new_task_id())
+        for _ in range(50):
+            if listener.notifications > before:
+                break
+            await asyncio.sleep(0.05)
+        assert listener.notifications > before
+    finally:
+        await conn.close()
+
+
+async def test_process_entry_point(store_settings: Any) -> None:
+    env = {**os.environ, **store_settings.to_env()}
+    mig = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "taskyard.result_store", "migrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert mig.returncode == 0, mig.stderr
+    proc = subprocess.Popen(  # noqa: ASYNC220 - starting it is instant
+        [sys.executable, "-m", "taskyard.result_store"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 30
+        ready = False
+        while time.monotonic() < deadline:
+            line = await asyncio.to_thread(proc.stderr.readline)
+            if "result-store ready" in line:
+                ready = True
+                break
+            if not line and proc.poll() is not None:
+                break
+        assert ready
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,1 @@
+"""Shared test helpers (PostgreSQL clusters and friends)."""

@@ -1,0 +1,364 @@
+"""A real Taskyard cluster for integration and acceptance tests (and benchmarks).
+
+Four services run as subprocesses (``python -m taskyard.<service>``) over NNG
+``ipc://`` sockets in a short private directory, with the gateway on a free
+loopback port::
+
+    c = Cluster(database_url, tmp_path, workers=2, concurrency=8, lease_seconds=5)
+    c.start(); c.wait_ready()
+    with c.client() as client: ...
+    c.kill("worker-pool", signal.SIGKILL); c.start_service("worker-pool")
+    c.stop()        # SIGTERM, then SIGKILL after a grace, by PID; idempotent
+
+Overrides are ``Settings`` field names (``workers``, ``concurrency``,
+``lease_seconds``, ``renew_interval``, ``polling_interval``,
+``fallback_polling_interval``, ``task_modules``, ...) plus ``env={...}`` for raw
+environment variables applied last. Each service logs to
+``<tmp_path>/logs/<service>.log``; ``logs_tail()`` formats their tails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+import psutil
+
+from taskyard.cli import procs
+from taskyard.core.config import Settings
+
+SERVICES = procs.START_ORDER
+TESTS_DIR = Path(__file__).resolve().parent.parent
+
+# Fast but realistic defaults for tests; every one can be overridden.
+TEST_DEFAULTS: dict[str, Any] = {
+    "workers": 1,
+    "concurrency": 4,
+    "task_modules": ("taskyard.examples",),
+    "polling_interval": 0.5,
+    "retry_base_seconds": 0.1,
+    "renew_interval": 1.0,
+    "announce_interval": 0.5,
+    "shutdown_timeout": 5.0,
+    "request_timeout": 5.0,
+    "server_name": "test-cluster",
+    "development": True,
+}
+
+_FIELDS = {f.name for f in dataclasses.fields(Settings)}
+# Environment variables of the outer process that must not leak into a cluster.
+_SCRUB_PREFIXES = ("TASKYARD_", "QUEUE_", "QUEUED_TASK_")
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+class Cluster:
+    def __init__(
+        self,
+        database_url: str,
+        tmp_path: Path | str,
+        *,
+        env: dict[str, str] | None = None,
+        grace: float = 10.0,
+        **overrides: Any,
+    ) -> None:
+        unknown = set(overrides) - _FIELDS
+        if unknown:
+            raise TypeError(f"unknown Settings override(s): {', '.join(sorted(unknown))}")
+        self.tmp_path = Path(tmp_path)
+        self.log_dir = self.tmp_path / "logs"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        # Unix socket paths are limited to ~100 bytes: keep the ipc dir short.
+        self.ipc_dir = Path(tempfile.mkdtemp(prefix="ty-", dir="/tmp"))
+        values: dict[str, Any] = {
+            **TEST_DEFAULTS,
+            "transport": "ipc",
+            "ipc_dir": str(self.ipc_dir),
+            "grpc_host": "127.0.0.1",
+            "grpc_port": procs.free_port(),
+            "http_port": procs.free_port(),
+            "database_url": database_url,
+            **overrides,
+        }
+        if isinstance(values.get("task_modules"), str):
+            values["task_modules"] = tuple(m for m in values["task_modules"].split(",") if m)
+        self.settings = dataclasses.replace(Settings(), **values)
+        self.grace = grace
+        base = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB_PREFIXES)}
+        # tests/ on the path, so pools can load test-only task modules (support.tasks).
+        pythonpath = [str(TESTS_DIR), *filter(None, base.get("PYTHONPATH", "").split(os.pathsep))]
+        self.env: dict[str, str] = {
+            **base,
+            **self.settings.to_env(),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": os.pathsep.join(dict.fromkeys(pythonpath)),
+            **(env or {}),
+        }
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._logs: dict[str, IO[bytes]] = {}
+        self._all_pids: set[int] = set()
+        self._stopped = False
+        self._channels: list[grpc.Channel] = []
+
+    # --- addresses ------------------------------------------------------------
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.settings.grpc_port}"
+
+    @property
+    def database_url(self) -> str:
+        return self.settings.database_url
+
+    def log_path(self, service: str) -> Path:
+        return self.log_dir / f"{procs.canonical(service)}.log"
+
+    # --- lifecycle ------------------------------------------------------------
+    def start(self) -> Cluster:
+        for service in SERVICES:
+            self.start_service(service)
+        return self
+
+    def start_service(self, service: str, *, wait_log: str | None = "ready", timeout: float = 30.0) -> int:
+        """Start (or restart) one service; waits for its "ready" log line unless
+        ``wait_log`` is None. Returns its PID."""
+        name = procs.canonical(service)
+        old = self.procs.get(name)
+        if old is not None and old.poll() is None:
+            raise ClusterError(f"{name} is still running (pid {old.pid})")
+        log_path = self.log_path(name)
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        if name in self._logs:
+            self._logs[name].close()
+        log = open(log_path, "ab")  # noqa: SIM115 - kept open for the child's life
+        log.write(f"----- {name} starting at {time.strftime('%H:%M:%S')} -----\n".encode())
+        log.flush()
+        offset = log.tell()
+        self._logs[name] = log
+        proc = procs.spawn(name, self.env, stdout=log, stderr=subprocess.STDOUT)
+        self.procs[name] = proc
+        self._all_pids.add(proc.pid)
+        self._stopped = False
+        if wait_log:
+            self._wait_log(name, wait_log, offset, timeout)
+        return proc.pid
+
+    def _wait_log(self, service: str, needle: str, offset: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        proc = self.procs[service]
+        path = self.log_path(service)
+        while time.monotonic() < deadline:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                text = f.read().decode("utf-8", "replace")
+            if needle in text:
+                return
+            if proc.poll() is not None:
+                raise ClusterError(
+                    f"{service} exited with {proc.returncode} before logging {needle!r}\n{self.logs_tail()}"
+                )
+            time.sleep(0.05)
+        raise ClusterError(f"{service} did not log {needle!r} within {timeout}s\n{self.logs_tail()}")
+
+    def wait_ready(self, timeout: float = 30.0, probe_name: str | None = procs.READY_PROBE_NAME) -> Cluster:
+        """Gateway health SERVING and a task named ``probe_name`` accepted (no row is
+        written: see ``procs.probe_submit``)."""
+        try:
+            procs.wait_ready(
+                self.target,
+                deadline=time.monotonic() + timeout,
+                probe_name=probe_name,
+                alive=list(self.procs.values()),
+            )
+        except procs.NotReady as exc:
+            raise ClusterError(f"cluster not ready: {exc}\n{self.logs_tail()}") from exc
+        return self
+
+    def stop(self) -> None:
+        for channel in self._channels:
+            channel.close()
+        """Stop every service (gateway first), SIGKILL after the grace; always by PID."""
+        if self._stopped:
+            return
+        ordered = [self.procs[s] for s in procs.STOP_ORDER if s in self.procs]
+        extra = set(self._all_pids)
+        for p in ordered:
+            extra.update(d.pid for d in procs.descendants(p.pid))
+        try:
+            procs.stop_processes(ordered, grace=self.grace, extra_pids=extra - {p.pid for p in ordered})
+        finally:
+            for log in self._logs.values():
+                with contextlib.suppress(OSError):
+                    log.close()
+            self._logs.clear()
+            shutil.rmtree(self.ipc_dir, ignore_errors=True)
+            self._stopped = True
+
+    def __enter__(self) -> Cluster:
+        try:
+            self.start()
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- processes ------------------------------------------------------------
+    def pid(self, service: str) -> int:
+        return self.procs[procs.canonical(service)].pid
+
+    def process(self, service: str) -> subprocess.Popen[bytes]:
+        return self.procs[procs.canonical(service)]
+
+    def is_running(self, service: str) -> bool:
+        p = self.procs.get(procs.canonical(service))
+        return p is not None and p.poll() is None
+
+    def kill(
+        self, service: str, sig: int = signal.SIGKILL, *, wait: bool = True, timeout: float = 30.0
+    ) -> int | None:
+        """Send ``sig`` to one service by PID; with ``wait`` return its exit status."""
+        proc = self.procs[procs.canonical(service)]
+        self._all_pids.update(d.pid for d in procs.descendants(proc.pid))
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, sig)
+        if not wait:
+            return None
+        return proc.wait(timeout=timeout)
+
+    def kill_pid(self, pid: int, sig: int = signal.SIGKILL) -> None:
+        """Signal any process of this cluster (e.g. one of ``worker_pids()``) by PID."""
+        known = set(self._all_pids)
+        for p in self.procs.values():
+            known.update(d.pid for d in procs.descendants(p.pid))
+        if pid not in known:
+            raise ClusterError(f"pid {pid} is not a process of this cluster")
+        self._all_pids.add(pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+    def worker_pids(self) -> list[int]:
+        """PIDs of the pool manager's worker processes (its direct children, minus
+        multiprocessing helpers)."""
+        proc = self.procs.get("worker-pool")
+        if proc is None or proc.poll() is not None:
+            return []
+        pids: list[int] = []
+        try:
+            children = psutil.Process(proc.pid).children(recursive=False)
+        except psutil.Error:
+            return []
+        for child in children:
+            try:
+                cmdline = " ".join(child.cmdline())
+                if child.status() == psutil.STATUS_ZOMBIE:
+                    continue
+            except psutil.Error:
+                continue
+            if "resource_tracker" in cmdline or "forkserver" in cmdline:
+                continue
+            pids.append(child.pid)
+            self._all_pids.add(child.pid)
+        return sorted(pids)
+
+    def wait_workers(self, count: int | None = None, timeout: float = 30.0) -> list[int]:
+        """Wait until the pool has ``count`` (default: settings.workers) workers."""
+        want = self.settings.workers if count is None else count
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pids = self.worker_pids()
+            if len(pids) >= want:
+                return pids
+            time.sleep(0.1)
+        raise ClusterError(f"expected {want} worker processes, have {self.worker_pids()}\n{self.logs_tail()}")
+
+    # --- the database (read-only, for assertions) ---------------------------------
+    def query(self, sql: str, *args: Any) -> list[dict[str, Any]]:
+        """Run one read-only SQL statement against the cluster's database."""
+
+        async def run() -> list[dict[str, Any]]:
+            import asyncpg
+
+            conn = await asyncpg.connect(self.database_url)
+            try:
+                return [dict(r) for r in await conn.fetch(sql, *args)]
+            finally:
+                await conn.close()
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
+            return ex.submit(asyncio.run, run()).result()
+
+    def count_tasks(
+        self,
+        *,
+        states: tuple[str, ...] | list[str] | None = None,
+        name: str | None = None,
+        request_id: str | None = None,
+        queue: str | None = None,
+    ) -> int:
+        """``SELECT count(*) FROM tasks`` with optional filters (state names)."""
+        where: list[str] = []
+        args: list[Any] = []
+        if states is not None:
+            args.append([str(getattr(s, "name", s)) for s in states])
+            where.append(f"state::text = ANY(${len(args)}::text[])")
+        for column, value in (("name", name), ("request_id", request_id), ("queue", queue)):
+            if value is not None:
+                args.append(value)
+                where.append(f"{column} = ${len(args)}")
+        sql = "SELECT count(*) AS n FROM tasks" + (" WHERE " + " AND ".join(where) if where else "")
+        return int(self.query(sql, *args)[0]["n"])
+
+    # --- clients & diagnostics -------------------------------------------------
+    def channel(self) -> grpc.Channel:
+        """A raw gRPC channel to the gateway (closed with the cluster)."""
+        channel = grpc.insecure_channel(self.target)
+        self._channels.append(channel)
+        return channel
+
+    def client(self, **kwargs: Any) -> Any:
+        """A ``taskyard.client.Client`` connected to the gateway."""
+        from taskyard.client import Client
+
+        return Client(self.target, **kwargs)
+
+    def async_client(self, **kwargs: Any) -> Any:
+        from taskyard.client import AsyncClient
+
+        return AsyncClient(self.target, **kwargs)
+
+    def log_text(self, service: str) -> str:
+        path = self.log_path(service)
+        return path.read_text("utf-8", "replace") if path.exists() else ""
+
+    def logs_tail(self, lines: int = 40) -> str:
+        parts: list[str] = []
+        for service in SERVICES:
+            path = self.log_path(service)
+            if not path.exists():
+                continue
+            tail = path.read_text("utf-8", "replace").splitlines()[-lines:]
+            state = "not started"
+            proc = self.procs.get(service)
+            if proc is not None:
+                state = f"pid {proc.pid}, " + (
+                    "running" if proc.poll() is None else f"exit {proc.returncode}"
+                )
+            parts.append(f"===== {service} ({state}): last {len(tail)} lines of {path} =====")
+            parts.extend(tail)
+        return "\n".join(parts)

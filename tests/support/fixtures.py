@@ -1,0 +1,98 @@
+"""Pytest fixtures for real clusters. Load as a plugin from the root conftest::
+
+    pytest_plugins = ["support.fixtures"]   # or "tests.support.fixtures", per sys.path
+
+Needs the ``database_url`` fixture (a fresh migrated database per test) from
+tests/conftest.py.
+
+- ``cluster``: a started, ready ``Cluster`` with the test defaults, or with the
+  overrides of ``@pytest.mark.cluster(workers=1, concurrency=2, ...)``. When the
+  test also uses ``journal``, the pool loads ``support.tasks`` and gets
+  TASKYARD_TEST_JOURNAL.
+- ``journal``: the path of a journal file that ``support.tasks`` append to.
+- ``cluster_factory(**overrides)``: start clusters with overrides (workers,
+  concurrency, lease_seconds, env={...}, ...); all are stopped at teardown.
+
+Every cluster is stopped (SIGTERM, then SIGKILL by PID) even when the test
+fails, and the tails of its service logs are printed when it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .cluster import TEST_DEFAULTS, Cluster
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "cluster(**overrides): Settings overrides for the `cluster` fixture (workers=, concurrency=, ...)",
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+def _failed(request: pytest.FixtureRequest) -> bool:
+    node = request.node
+    return any(getattr(getattr(node, f"rep_{when}", None), "failed", False) for when in ("setup", "call"))
+
+
+@pytest.fixture
+def cluster_factory(
+    database_url: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Cluster]]:
+    made: list[Cluster] = []
+
+    def make(*, start: bool = True, ready_timeout: float = 45.0, **overrides: Any) -> Cluster:
+        sub = tmp_path / f"cluster{len(made)}"
+        c = Cluster(overrides.pop("database_url", database_url), sub, **overrides)
+        made.append(c)
+        if start:
+            c.start()
+            c.wait_ready(timeout=ready_timeout)
+        return c
+
+    try:
+        yield make
+    finally:
+        failed = _failed(request)
+        for c in made:
+            try:
+                if failed:
+                    print(f"\n--- service logs of the cluster at {c.target} ---\n{c.logs_tail()}")
+            finally:
+                c.stop()
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.log"
+    path.touch()
+    return path
+
+
+@pytest.fixture
+def cluster(cluster_factory: Callable[..., Cluster], request: pytest.FixtureRequest) -> Cluster:
+    overrides: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("cluster"))):
+        overrides.update(marker.kwargs)
+    if "journal" in request.fixturenames:
+        journal_path: Path = request.getfixturevalue("journal")
+        env = dict(overrides.pop("env", {}) or {})
+        env["TASKYARD_TEST_JOURNAL"] = str(journal_path)
+        overrides["env"] = env
+        modules = overrides.get("task_modules", TEST_DEFAULTS["task_modules"])
+        if isinstance(modules, str):
+            modules = tuple(m for m in modules.split(",") if m)
+        overrides["task_modules"] = tuple(dict.fromkeys([*modules, "support.tasks"]))
+    return cluster_factory(**overrides)

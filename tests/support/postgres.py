@@ -1,0 +1,219 @@
+"""A throw-away PostgreSQL cluster for tests.
+
+``PostgresCluster`` runs ``initdb``/``pg_ctl`` from ``pg_config --bindir`` in a
+temporary directory, listening on a free loopback TCP port, with settings that
+trade durability for speed (fsync, synchronous_commit and full_page_writes
+off). When we are root the server runs as the ``postgres`` user (PostgreSQL
+refuses to run as root). It is stopped by the PID in ``postmaster.pid``.
+
+When no server binaries exist it falls back to the ``pgserver`` package
+(an embedded PostgreSQL shipped as a wheel).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TEST_SETTINGS: dict[str, str] = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "max_connections": "300",
+    "shared_buffers": "128MB",
+    "max_locks_per_transaction": "256",
+    "log_min_messages": "warning",
+    "autovacuum": "on",
+}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def server_bindir() -> Path | None:
+    """The directory holding initdb/pg_ctl/postgres, or None."""
+    candidates: list[Path] = []
+    env_dir = os.environ.get("TASKYARD_PG_BINDIR")
+    if env_dir:
+        candidates.append(Path(env_dir))
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        with contextlib.suppress(OSError, subprocess.CalledProcessError):
+            out = subprocess.run(
+                [pg_config, "--bindir"], check=True, capture_output=True, text=True
+            ).stdout.strip()
+            candidates.append(Path(out))
+    root = Path("/usr/lib/postgresql")
+    if root.is_dir():
+        versions = sorted(
+            (p for p in root.iterdir() if p.name.isdigit()), key=lambda p: int(p.name), reverse=True
+        )
+        candidates.extend(v / "bin" for v in versions)
+    for c in candidates:
+        if (c / "initdb").exists() and (c / "pg_ctl").exists() and (c / "postgres").exists():
+            return c
+    return None
+
+
+class PostgresCluster:
+    """One PostgreSQL server for a test session.
+
+    >>> cluster = PostgresCluster(); cluster.start(); cluster.dsn("postgres"); cluster.stop()
+    """
+
+    def __init__(self, base_dir: str | Path | None = None, *, user: str = "postgres") -> None:
+        self._own_dir = base_dir is None
+        self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="taskyard-pg-"))
+        self.data_dir = self.base_dir / "data"
+        self.socket_dir = self.base_dir / "sock"
+        self.log_file = self.base_dir / "postgres.log"
+        self.user = user
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.pid: int | None = None
+        self._bindir = server_bindir()
+        self._pgserver: Any = None
+        self._uri = ""
+
+    # --- public ------------------------------------------------------------
+    def dsn(self, database: str = "postgres") -> str:
+        if self._pgserver is not None:
+            return self._pgserver_dsn(database)
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
+
+    def start(self) -> PostgresCluster:
+        if self._bindir is None:
+            return self._start_pgserver()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.base_dir, "postgres", "postgres")
+            for p in (self.data_dir, self.socket_dir):
+                shutil.chown(p, "postgres", "postgres")
+            self.log_file.touch()
+            shutil.chown(self.log_file, "postgres", "postgres")
+        self._run(
+            [
+                str(self._bindir / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                self.user,
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ]
+        )
+        last_error = ""
+        for _ in range(5):
+            self.port = free_port()
+            options = [
+                f"-p {self.port}",
+                f"-c listen_addresses={self.host}",
+                f"-c unix_socket_directories={self.socket_dir}",
+            ] + [f"-c {k}={v}" for k, v in TEST_SETTINGS.items()]
+            proc = self._run(
+                [
+                    str(self._bindir / "pg_ctl"),
+                    "-D",
+                    str(self.data_dir),
+                    "-l",
+                    str(self.log_file),
+                    "-o",
+                    " ".join(options),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ],
+                check=False,
+            )
+            if proc.returncode == 0:
+                self.pid = self._read_pid()
+                return self
+            last_error = proc.stdout + proc.stderr + self._log_tail()
+        raise RuntimeError(f"PostgreSQL did not start:\n{last_error}")
+
+    def stop(self) -> None:
+        if self._pgserver is not None:
+            with contextlib.suppress(Exception):
+                self._pgserver.cleanup()
+            self._pgserver = None
+            return
+        if self._bindir is not None and self.pid is not None:
+            proc = self._run(
+                [str(self._bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"],
+                check=False,
+            )
+            if proc.returncode != 0:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGQUIT)
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and _alive(self.pid):
+                    time.sleep(0.05)
+            self.pid = None
+        if self._own_dir:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+
+    def __enter__(self) -> PostgresCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- internals ---------------------------------------------------------
+    def _run(self, argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+        if os.geteuid() == 0:
+            argv = ["runuser", "-u", "postgres", "--", *argv]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=str(self.base_dir))
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed:\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def _read_pid(self) -> int | None:
+        try:
+            return int((self.data_dir / "postmaster.pid").read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_file.read_text()[-4000:]
+        except OSError:
+            return ""
+
+    def _start_pgserver(self) -> PostgresCluster:
+        import pgserver
+
+        self._pgserver = pgserver.get_server(str(self.data_dir), cleanup_mode="stop")
+        self._uri = str(self._pgserver.get_uri())
+        return self
+
+    def _pgserver_dsn(self, database: str) -> str:
+        base, _, query = self._uri.partition("?")
+        head, _, _ = base.rpartition("/")
+        return f"{head}/{database}" + (f"?{query}" if query else "")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,39 @@
+"""Task functions used only by the acceptance tests (loaded into real worker pools).
+
+Each execution appends a line to the journal file named by TASKYARD_TEST_JOURNAL,
+so a test can count how many times a task really ran: the one thing a database
+row cannot tell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from taskyard.worker_pool import task
+
+
+def _journal(line: str) -> None:
+    path = os.environ["TASKYARD_TEST_JOURNAL"]
+    # O_APPEND writes of one short line are atomic across processes.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _starts(key: str) -> int:
+    with open(os.environ["TASKYARD_TEST_JOURNAL"]) as fh:
+        return sum(1 for line in fh if line == f"start {key}\n")
+
+
+@task
+async def journal(key: str, seconds: float = 0.0, first_run_only: bool = False) -> str:
+    """Record one execution of ``key``, optionally taking some time (on the
+    first run only, when asked, so a re-run after a crash is quick)."""
+    _journal(f"start {key}")
+    if seconds and not (first_run_only and _starts(key) > 1):
+        await asyncio.sleep(seconds)
+    _journal(f"done {key}")
+    return key

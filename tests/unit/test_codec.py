@@ -1,0 +1,172 @@
+"""TaskSpec -> TaskRecord validation and TaskRecord -> Task."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+import pytest
+from google.protobuf import duration_pb2, json_format
+
+from taskyard.bus.v1 import task_record_pb2
+from taskyard.core import codec, errors, ids
+from taskyard.core.config import Settings
+from taskyard.v1 import task_pb2
+
+KNOWN = frozenset({"add", "echo"})
+LIMITS = codec.Limits.from_settings(Settings())
+
+
+def spec(**fields: object) -> task_pb2.TaskSpec:
+    return json_format.ParseDict(fields, task_pb2.TaskSpec())
+
+
+def violations(
+    *specs: task_pb2.TaskSpec, single: bool = False, limits: codec.Limits = LIMITS
+) -> list[tuple[str, str]]:
+    with pytest.raises(errors.TaskyardError) as exc:
+        codec.build_records(
+            specs, known_names=KNOWN, limits=limits, single=single, field="task" if single else "tasks"
+        )
+    assert exc.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    return [(v.field, getattr(v, "reason", "")) for v in exc.value.violations]
+
+
+def test_defaults() -> None:
+    (rec,) = codec.build_records(
+        [spec(name="add")], known_names=KNOWN, limits=LIMITS, now_us=42, trace_headers={}
+    )
+    assert ids.is_uuid(rec.id) and rec.root_id == rec.id
+    assert rec.state == task_pb2.TASK_STATE_QUEUED and rec.attempt == 1 and rec.created_at_us == 42
+    assert rec.priority == task_pb2.PRIORITY_NORMAL and rec.queue == "default"
+    assert rec.timeout_ms == 300_000 and rec.max_retries == 3
+    assert rec.args_json == b"[]" and rec.kwargs_json == b"{}"
+
+
+def test_explicit_fields() -> None:
+    s = spec(
+        name="add",
+        args=[1, "x"],
+        kwargs={"k": {"n": None}},
+        priority="PRIORITY_LOW",
+        queue="q",
+        timeout="0.0015s",
+        maxRetries=0,
+        requestId="r",
+        parentId="0190A6F4-0000-7000-8000-000000000000",
+        labels={"a": "b"},
+    )
+    (rec,) = codec.build_records([s], known_names=KNOWN, limits=LIMITS, trace_headers={"traceparent": "t"})
+    assert rec.args_json == b'[1,"x"]' and json.loads(rec.kwargs_json) == {"k": {"n": None}}
+    assert rec.priority == task_pb2.PRIORITY_LOW and rec.queue == "q"
+    assert rec.timeout_ms == 2  # rounded up to whole milliseconds
+    assert rec.max_retries == 0 and rec.request_id == "r"
+    assert rec.parent_id == "0190a6f4-0000-7000-8000-000000000000" and rec.root_id == ""
+    assert dict(rec.labels) == {"a": "b"} and dict(rec.trace_headers) == {"traceparent": "t"}
+
+
+def test_every_violation_is_collected() -> None:
+    found = violations(
+        spec(name="add", args=["ok", "a\u0000"], kwargs={"x": "\u0000"}),
+        spec(name="nope", priority=9, maxRetries=101, timeout="0s"),
+        spec(
+            name="",
+            queue="q" * 256,
+            requestId="r" * 256,
+            parentId="bad",
+            labels={f"k{i}": "v" for i in range(65)},
+        ),
+        spec(name="echo", timeout="86401s", maxRetries=-1),
+    )
+    assert found == [
+        ("tasks[0].args[1]", "NUL_CHARACTER"),
+        ("tasks[0].kwargs.x", "NUL_CHARACTER"),
+        ("tasks[1].name", "UNKNOWN_TASK_NAME"),
+        ("tasks[1].priority", "INVALID_ARGUMENT"),
+        ("tasks[1].timeout", "INVALID_ARGUMENT"),
+        ("tasks[1].max_retries", "INVALID_ARGUMENT"),
+        ("tasks[2].name", "INVALID_ARGUMENT"),
+        ("tasks[2].queue", "INVALID_ARGUMENT"),
+        ("tasks[2].request_id", "INVALID_ARGUMENT"),
+        ("tasks[2].parent_id", "INVALID_ARGUMENT"),
+        ("tasks[2].labels", "INVALID_ARGUMENT"),
+        ("tasks[3].timeout", "INVALID_ARGUMENT"),
+        ("tasks[3].max_retries", "INVALID_ARGUMENT"),
+    ]
+
+
+def test_single_paths_and_common_reason() -> None:
+    with pytest.raises(errors.TaskyardError) as exc:
+        codec.build_records([spec(name="zzz")], known_names=KNOWN, limits=LIMITS, single=True, field="task")
+    assert exc.value.reason == "UNKNOWN_TASK_NAME"
+    assert [v.field for v in exc.value.violations] == ["task.name"]
+
+
+def test_name_rules() -> None:
+    assert violations(spec(name="a" * 256), single=True) == [("task.name", "INVALID_ARGUMENT")]
+    assert violations(spec(name="ad\u0000d"), single=True) == [("task.name", "NUL_CHARACTER")]
+
+
+def test_payload_cap() -> None:
+    small = codec.Limits(max_payload_bytes=10)
+    assert violations(spec(name="add", args=["x" * 20]), single=True, limits=small) == [
+        ("task.args", "PAYLOAD_TOO_LARGE")
+    ]
+    assert violations(spec(name="add", args=[1], kwargs={"k": "y" * 20}), single=True, limits=small) == [
+        ("task.kwargs", "PAYLOAD_TOO_LARGE")
+    ]
+
+
+def test_batch_cap() -> None:
+    assert violations(*[spec(name="add")] * 3, limits=codec.Limits(max_batch=2)) == [
+        ("tasks", "BATCH_TOO_LARGE")
+    ]
+
+
+def test_malformed_duration() -> None:
+    s = spec(name="add")
+    s.timeout.CopyFrom(duration_pb2.Duration(seconds=1, nanos=-5))
+    assert violations(s, single=True) == [("task.timeout", "INVALID_ARGUMENT")]
+
+
+def test_record_to_task() -> None:
+    rec = task_record_pb2.TaskRecord(
+        id="i",
+        name="add",
+        args_json=b"[1,2]",
+        kwargs_json=b'{"a":true}',
+        priority=task_pb2.PRIORITY_HIGH,
+        state=task_pb2.TASK_STATE_FAILURE,
+        attempt=2,
+        result_json=b"null",
+        timeout_ms=1500,
+        created_at_us=1_700_000_000_123_456,
+        lease_token="secret",
+        trace_headers={"traceparent": "x"},
+    )
+    rec.failure.type = "ValueError"
+    task = codec.record_to_task(rec)
+    args: object = json_format.MessageToDict(task.args)
+    assert args == [1, 2] and json_format.MessageToDict(task.kwargs) == {"a": True}
+    assert task.HasField("result") and task.result.WhichOneof("kind") == "null_value"
+    assert task.state == task_pb2.TASK_STATE_FAILURE and task.priority == task_pb2.PRIORITY_HIGH
+    assert task.timeout.ToMilliseconds() == 1500 and task.created_at.ToMicroseconds() == 1_700_000_000_123_456
+    assert task.failure.type == "ValueError" and not task.HasField("started_at")
+
+
+def test_record_to_task_refuses_corrupt_json() -> None:
+    with pytest.raises(errors.TaskyardError) as exc:
+        codec.record_to_task(task_record_pb2.TaskRecord(id="i", args_json=b"[1,"))
+    assert exc.value.code == grpc.StatusCode.INTERNAL
+
+
+def test_enums_map_by_value() -> None:
+    from taskyard.core.priority import Priority
+    from taskyard.core.states import TaskState
+
+    assert {s.name: s.value for s in TaskState} == {
+        n.removeprefix("TASK_STATE_"): v for n, v in task_pb2.TaskState.items() if v
+    }
+    assert {p.name: p.value for p in Priority} == {
+        n.removeprefix("PRIORITY_"): v for n, v in task_pb2.Priority.items() if v
+    }

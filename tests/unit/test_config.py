@@ -1,0 +1,265 @@
+"""Settings come from the environment: TASKYARD_* names, the seed's QUEUED_TASK_*/QUEUE_*
+aliases (TASKYARD_* wins), clear errors for bad values, and every NNG address."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskyard.core.config import Settings
+from taskyard.core.priority import LANES, Priority
+from taskyard.v1 import task_pb2
+
+# (field, TASKYARD_* name, seed alias or None, value as text, parsed value)
+NAMES: list[tuple[str, str, str | None, str, object]] = [
+    ("host", "TASKYARD_HOST", None, "10.1.2.3", "10.1.2.3"),
+    ("base_port", "TASKYARD_BASE_PORT", None, "7000", 7000),
+    ("discovery_port", "TASKYARD_DISCOVERY_PORT", None, "7100", 7100),
+    ("transport", "TASKYARD_TRANSPORT", None, "ipc", "ipc"),
+    ("ipc_dir", "TASKYARD_IPC_DIR", None, "/run/ty", "/run/ty"),
+    ("max_message_bytes", "TASKYARD_MAX_MESSAGE_BYTES", None, "1048576", 1048576),
+    ("max_payload_bytes", "TASKYARD_MAX_PAYLOAD_BYTES", None, "1024", 1024),
+    ("max_batch", "TASKYARD_MAX_BATCH", None, "50", 50),
+    ("request_timeout", "TASKYARD_REQUEST_TIMEOUT", None, "2.5", 2.5),
+    ("grpc_port", "TASKYARD_GRPC_PORT", None, "50099", 50099),
+    ("http_port", "TASKYARD_HTTP_PORT", None, "8181", 8181),
+    ("database_url", "TASKYARD_DATABASE_URL", "DATABASE_URL", "postgresql://db/x", "postgresql://db/x"),
+    ("use_notify", "TASKYARD_USE_NOTIFY", "QUEUE_USE_POSTGRESQL_NOTIFY", "false", False),
+    ("notify_channel", "TASKYARD_NOTIFY_CHANNEL", "QUEUE_NOTIFY_CHANNEL", "wake_up", "wake_up"),
+    ("polling_interval", "TASKYARD_POLLING_INTERVAL", "QUEUE_POLLING_INTERVAL", "0.5", 0.5),
+    (
+        "fallback_polling_interval",
+        "TASKYARD_FALLBACK_POLLING_INTERVAL",
+        "QUEUE_FALLBACK_POLLING_INTERVAL",
+        "12",
+        12.0,
+    ),
+    ("task_timeout", "TASKYARD_TASK_TIMEOUT", "QUEUE_TASK_TIMEOUT", "60", 60.0),
+    ("max_retries", "TASKYARD_MAX_RETRIES", "QUEUE_MAX_RETRIES", "7", 7),
+    ("workers", "TASKYARD_WORKERS", "QUEUED_TASK_WORKERS", "4", 4),
+    ("concurrency", "TASKYARD_CONCURRENCY", "QUEUED_TASK_CONCURRENCY", "16", 16),
+    ("worker_max_memory_mib", "TASKYARD_WORKER_MAX_MEMORY", "QUEUED_TASK_WORKER_MAX_MEMORY", "1024", 1024),
+    ("lease_seconds", "TASKYARD_LEASE_SECONDS", None, "45", 45.0),
+    ("server_name", "TASKYARD_SERVER_NAME", None, "box-1", "box-1"),
+    ("development", "TASKYARD_DEVELOPMENT", None, "true", True),
+]
+ALIASED = [n for n in NAMES if n[2] is not None]
+# Every alias the seed documents (fastedgy-queued-tasks), each mapped to a field.
+SEED_ALIASES = {
+    "QUEUED_TASK_WORKERS",
+    "QUEUED_TASK_CONCURRENCY",
+    "QUEUED_TASK_WORKER_MAX_MEMORY",
+    "QUEUE_POLLING_INTERVAL",
+    "QUEUE_FALLBACK_POLLING_INTERVAL",
+    "QUEUE_TASK_TIMEOUT",
+    "QUEUE_MAX_RETRIES",
+    "QUEUE_USE_POSTGRESQL_NOTIFY",
+    "QUEUE_NOTIFY_CHANNEL",
+}
+
+
+def test_empty_environment_gives_the_defaults() -> None:
+    s = Settings.from_env({})
+    assert s == Settings()
+    assert (s.host, s.base_port, s.discovery_port, s.transport) == ("127.0.0.1", 5555, 5550, "tcp")
+    assert (s.grpc_port, s.http_port) == (50051, 8080)
+    assert s.max_retries == 3 and s.task_timeout == 300.0 and s.workers == 1
+    assert s.use_notify is True and s.notify_channel == "queue_new_task"
+    assert (s.polling_interval, s.fallback_polling_interval) == (2.0, 30.0)
+    assert s.concurrency >= 1
+
+
+def test_from_env_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TASKYARD_BASE_PORT", "6123")
+    assert Settings.from_env().base_port == 6123
+
+
+@pytest.mark.parametrize(("field", "name", "alias", "raw", "value"), NAMES, ids=[n[1] for n in NAMES])
+def test_taskyard_names(field: str, name: str, alias: str | None, raw: str, value: object) -> None:
+    assert getattr(Settings.from_env({name: raw}), field) == value
+
+
+@pytest.mark.parametrize(
+    ("field", "name", "alias", "raw", "value"), ALIASED, ids=[str(n[2]) for n in ALIASED]
+)
+def test_seed_aliases(field: str, name: str, alias: str, raw: str, value: object) -> None:
+    assert getattr(Settings.from_env({alias: raw}), field) == value
+
+
+def test_every_seed_alias_is_understood() -> None:
+    assert {n[2] for n in ALIASED} >= SEED_ALIASES
+
+
+@pytest.mark.parametrize(("field", "name", "alias", "raw", "value"), ALIASED, ids=[n[1] for n in ALIASED])
+def test_taskyard_name_wins_over_the_alias(
+    field: str, name: str, alias: str, raw: str, value: object
+) -> None:
+    other = {
+        bool: lambda: "true" if value is False else "false",
+        int: lambda: "99",
+        float: lambda: "99.5",
+        str: lambda: "something-else",
+    }[type(value)]()
+    assert getattr(Settings.from_env({alias: other}), field) != value, "the alias alone is read"
+    assert getattr(Settings.from_env({name: raw, alias: other}), field) == value
+
+
+def test_empty_taskyard_name_falls_back_to_the_alias() -> None:
+    s = Settings.from_env({"TASKYARD_WORKERS": "", "QUEUED_TASK_WORKERS": "6"})
+    assert s.workers == 6
+
+
+@pytest.mark.parametrize("raw", ["1", "true", "TRUE", "yes", "on", " True "])
+def test_true_values(raw: str) -> None:
+    assert Settings.from_env({"TASKYARD_DEVELOPMENT": raw}).development is True
+
+
+@pytest.mark.parametrize("raw", ["0", "false", "no", "off", "False"])
+def test_false_values(raw: str) -> None:
+    assert Settings.from_env({"TASKYARD_USE_NOTIFY": raw}).use_notify is False
+
+
+def test_task_modules_are_a_comma_list() -> None:
+    s = Settings.from_env({"TASKYARD_TASK_MODULES": " app.tasks, other.jobs ,,"})
+    assert s.task_modules == ("app.tasks", "other.jobs")
+    assert Settings.from_env({}).task_modules == ()
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"TASKYARD_BASE_PORT": "fifty"}, "TASKYARD_BASE_PORT"),
+        ({"TASKYARD_MAX_BATCH": "1.5"}, "TASKYARD_MAX_BATCH"),
+        ({"TASKYARD_REQUEST_TIMEOUT": "soon"}, "TASKYARD_REQUEST_TIMEOUT"),
+        ({"TASKYARD_WORKERS": "four"}, "TASKYARD_WORKERS"),
+    ],
+)
+def test_bad_values_raise_a_clear_error(env: dict[str, str], named: str) -> None:
+    with pytest.raises(ValueError) as info:
+        Settings.from_env(env)
+    text = str(info.value)
+    assert named in text
+    assert repr(next(iter(env.values()))) in text
+
+
+def test_bad_alias_value_names_the_alias() -> None:
+    with pytest.raises(ValueError, match="QUEUED_TASK_WORKERS"):
+        Settings.from_env({"QUEUED_TASK_WORKERS": "four"})
+
+
+def test_bad_boolean_raises() -> None:
+    with pytest.raises(ValueError, match="TASKYARD_USE_NOTIFY"):
+        Settings.from_env({"TASKYARD_USE_NOTIFY": "maybe"})
+
+
+def test_unknown_transport_raises() -> None:
+    with pytest.raises(ValueError, match="TASKYARD_TRANSPORT"):
+        Settings.from_env({"TASKYARD_TRANSPORT": "udp"})
+
+
+def test_to_env_reproduces_the_settings() -> None:
+    s = Settings.from_env(
+        {
+            "TASKYARD_TRANSPORT": "ipc",
+            "TASKYARD_IPC_DIR": "/tmp/x",
+            "QUEUED_TASK_WORKERS": "3",
+            "TASKYARD_TASK_MODULES": "a.b,c",
+            "TASKYARD_USE_NOTIFY": "false",
+            "TASKYARD_DEVELOPMENT": "true",
+            "TASKYARD_REQUEST_TIMEOUT": "0.25",
+        }
+    )
+    env = s.to_env()
+    assert all(k.startswith("TASKYARD_") for k in env)
+    assert Settings.from_env(env) == s
+
+
+def test_to_env_covers_every_field() -> None:
+    # A field added to Settings but not to from_env/to_env would silently not reach child processes.
+    changed: dict[str, Any] = {}
+    for f in dataclasses.fields(Settings):
+        value = getattr(Settings(), f.name)
+        if isinstance(value, bool):
+            changed[f.name] = not value
+        elif isinstance(value, int):
+            changed[f.name] = value + 1
+        elif isinstance(value, float):
+            changed[f.name] = value + 0.5
+        elif isinstance(value, tuple):
+            changed[f.name] = ("some.module",)
+        else:
+            changed[f.name] = "ipc" if f.name == "transport" else f"x-{value}"
+    s = Settings(**changed)
+    assert Settings.from_env(s.to_env()) == s
+
+
+# --- addresses ---------------------------------------------------------------
+
+
+def test_priorities_mirror_the_public_proto() -> None:
+    proto = {v.name: v.number for v in task_pb2.DESCRIPTOR.enum_types_by_name["Priority"].values}
+    assert proto.pop("PRIORITY_UNSPECIFIED") == 0
+    assert proto == {f"PRIORITY_{p.name}": int(p) for p in Priority}
+    assert Priority.from_wire(0) == Priority.NORMAL
+    assert LANES == (Priority.CRITICAL, Priority.HIGH, Priority.NORMAL, Priority.LOW)
+
+
+def test_tcp_addresses_follow_the_seed_ports() -> None:
+    s = Settings()
+    assert [s.lane_address(p) for p in LANES] == [
+        "tcp://127.0.0.1:5555",
+        "tcp://127.0.0.1:5556",
+        "tcp://127.0.0.1:5557",
+        "tcp://127.0.0.1:5558",
+    ]
+    assert s.store_address == "tcp://127.0.0.1:5559"
+    assert s.registration_address == "tcp://127.0.0.1:5560"
+    assert s.survey_address == "tcp://127.0.0.1:5561"
+    assert s.events_address == "tcp://127.0.0.1:5562"
+    assert s.discovery_address == "tcp://127.0.0.1:5550"
+    assert s.pool_pair_listen_address("p1") == "tcp://127.0.0.1:0"
+
+
+def test_tcp_addresses_move_with_host_and_ports() -> None:
+    s = Settings.from_env(
+        {"TASKYARD_HOST": "0.0.0.0", "TASKYARD_BASE_PORT": "7000", "TASKYARD_DISCOVERY_PORT": "6999"}
+    )
+    assert s.lane_address(Priority.CRITICAL) == "tcp://0.0.0.0:7000"
+    assert s.lane_address(Priority.LOW) == "tcp://0.0.0.0:7003"
+    assert s.store_address == "tcp://0.0.0.0:7004"
+    assert s.events_address == "tcp://0.0.0.0:7007"
+    assert s.discovery_address == "tcp://0.0.0.0:6999"
+
+
+def all_addresses(s: Settings) -> list[str]:
+    return [
+        *(s.lane_address(p) for p in LANES),
+        s.store_address,
+        s.registration_address,
+        s.survey_address,
+        s.events_address,
+        s.discovery_address,
+    ]
+
+
+def test_ipc_addresses_are_socket_files_in_the_ipc_dir(tmp_path: Path) -> None:
+    s = Settings.from_env({"TASKYARD_TRANSPORT": "ipc", "TASKYARD_IPC_DIR": str(tmp_path)})
+    addresses = all_addresses(s)
+    assert len(set(addresses)) == len(addresses), "every socket has its own file"
+    for address in addresses:
+        assert address.startswith("ipc://")
+        path = Path(address.removeprefix("ipc://"))
+        assert path.parent == tmp_path and path.suffix == ".sock"
+    assert s.lane_address(Priority.HIGH) == f"ipc://{tmp_path}/lane-high.sock"
+    assert s.store_address == f"ipc://{tmp_path}/store.sock"
+    assert s.discovery_address == f"ipc://{tmp_path}/discovery.sock"
+    pair = s.pool_pair_listen_address("abc")
+    assert pair == f"ipc://{tmp_path}/pool-abc.sock" and pair not in addresses
+
+
+def test_tcp_addresses_are_distinct() -> None:
+    addresses = all_addresses(Settings())
+    assert len(set(addresses)) == len(addresses)

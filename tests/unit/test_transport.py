@@ -1,0 +1,286 @@
+"""core.transport over real NNG sockets (ipc in tmp_path): REQ/REP with one context
+per request, error replies, deadlines and the receive-size limit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import grpc
+import pynng
+import pytest
+
+from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
+from taskyard.core import errors, transport
+
+LIMIT = 64 * 1024
+GET = envelope_pb2.KIND_STORE_GET
+Handler = Callable[[store_pb2.GetTasksRequest, envelope_pb2.Envelope], Awaitable[store_pb2.GetTasksReply]]
+
+
+def ipc(tmp_path: Path, name: str) -> str:
+    address = f"ipc://{tmp_path / name}.sock"
+    assert len(address) < 100, f"ipc path too long for a unix socket: {address}"
+    return address
+
+
+def echo_reply(request: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
+    return store_pb2.GetTasksReply(tasks=[task_record_pb2.TaskRecord(id=i) for i in request.ids])
+
+
+class Server:
+    """A Responder serving one route, run as a task for the duration of a test."""
+
+    def __init__(self, address: str, handler: Handler, *, max_message_bytes: int = LIMIT) -> None:
+        self.calls = 0
+        self._handler = handler
+
+        async def counted(
+            req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope
+        ) -> store_pb2.GetTasksReply:
+            self.calls += 1
+            return await handler(req, env)
+
+        self.responder = transport.Responder(
+            address,
+            {GET: transport.Route(store_pb2.GetTasksRequest, counted)},
+            max_message_bytes=max_message_bytes,
+            concurrency=32,
+        )
+        self.task = asyncio.create_task(self.responder.serve())
+
+    async def close(self) -> None:
+        self.responder.close()
+        with contextlib.suppress(asyncio.CancelledError, pynng.NNGException):
+            await asyncio.wait_for(self.task, 5)
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[list[Server]]:
+    started: list[Server] = []
+    yield started
+    for s in started:
+        await s.close()
+
+
+@pytest.fixture
+def requesters() -> list[transport.Requester]:
+    return []
+
+
+@pytest.fixture(autouse=True)
+def _close_requesters(requesters: list[transport.Requester]) -> object:
+    yield
+    for r in requesters:
+        r.close()
+
+
+def make_requester(
+    requesters: list[transport.Requester], address: str, *, timeout: float = 5.0, limit: int = LIMIT
+) -> transport.Requester:
+    r = transport.Requester(address, max_message_bytes=limit, timeout=timeout)
+    requesters.append(r)
+    return r
+
+
+async def get(r: transport.Requester, *ids: str, limit: float | None = None) -> store_pb2.GetTasksReply:
+    # The outer bound turns a hang into a test failure instead of a pytest-timeout.
+    bound = (r.timeout if limit is None else limit) + 5
+    return await asyncio.wait_for(
+        r.request(GET, store_pb2.GetTasksRequest(ids=list(ids)), store_pb2.GetTasksReply, timeout=limit),
+        bound,
+    )
+
+
+# --- envelopes ---------------------------------------------------------------
+
+
+def test_envelope_round_trip() -> None:
+    payload = store_pb2.GetTasksRequest(ids=["a", "b"])
+    raw = transport.encode(GET, payload, headers={"traceparent": "00-x"}, deadline_ms=123)
+    env = transport.decode(raw)
+    assert env.kind == GET and env.deadline_unix_ms == 123 and env.message_id
+    assert dict(env.headers) == {"traceparent": "00-x"}
+    assert transport.unpack(env, store_pb2.GetTasksRequest) == payload
+
+
+def test_open_socket_sets_the_receive_limit(tmp_path: Path) -> None:
+    sock = transport.open_socket(pynng.Rep0, max_message_bytes=12345, listen=ipc(tmp_path, "s"))
+    try:
+        assert sock.recv_max_size == 12345
+        assert transport.listen_address(sock) == ipc(tmp_path, "s")
+    finally:
+        sock.close()
+
+
+# --- REQ/REP -----------------------------------------------------------------
+
+
+async def test_request_reply(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    seen: list[envelope_pb2.Envelope] = []
+
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        seen.append(env)
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    reply = await get(make_requester(requesters, address), "t1", "t2")
+    assert [t.id for t in reply.tasks] == ["t1", "t2"]
+    assert seen[0].kind == GET and seen[0].deadline_unix_ms > 0
+
+
+async def test_concurrent_requests_each_get_their_own_reply(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    n = 20
+    arrived = 0
+    all_in = asyncio.Event()
+
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        nonlocal arrived
+        arrived += 1
+        if arrived == n:
+            all_in.set()
+        await all_in.wait()  # every request is in flight at once before any reply
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    r = make_requester(requesters, address)
+    replies = await asyncio.gather(*(get(r, f"task-{i}") for i in range(n)))
+    assert [[t.id for t in rep.tasks] for rep in replies] == [[f"task-{i}"] for i in range(n)]
+    assert arrived == n
+
+
+async def test_error_reply_becomes_taskyard_error(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        if req.ids[0] == "bad":
+            raise errors.invalid([errors.FieldViolation(field="ids[0]", description="not a uuid")])
+        raise errors.not_found("task", req.ids[0])
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    r = make_requester(requesters, address)
+
+    with pytest.raises(errors.TaskyardError) as info:
+        await get(r, "t-404")
+    assert info.value.code == grpc.StatusCode.NOT_FOUND
+    assert info.value.reason == "TASK_NOT_FOUND"
+    assert "t-404" in info.value.message
+
+    with pytest.raises(errors.TaskyardError) as info:
+        await get(r, "bad")
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.value.violations == (errors.FieldViolation(field="ids[0]", description="not a uuid"),)
+
+
+async def test_handler_crash_is_internal_and_the_server_goes_on(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        if req.ids[0] == "boom":
+            raise RuntimeError("kaput")
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    r = make_requester(requesters, address)
+    with pytest.raises(errors.TaskyardError) as info:
+        await get(r, "boom")
+    assert info.value.code == grpc.StatusCode.INTERNAL
+    assert "kaput" in info.value.message
+    assert [t.id for t in (await get(r, "ok")).tasks] == ["ok"]
+
+
+async def test_unknown_kind_is_an_error(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    r = make_requester(requesters, address)
+    with pytest.raises(errors.TaskyardError) as info:
+        await asyncio.wait_for(
+            r.request(envelope_pb2.KIND_STORE_LIST, store_pb2.ListTasksRequest(), store_pb2.ListTasksReply),
+            10,
+        )
+    assert info.value.code == grpc.StatusCode.INTERNAL
+    assert servers[0].calls == 0
+
+
+async def test_no_reply_in_time_is_deadline_exceeded(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    never = asyncio.Event()
+
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        await never.wait()
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    r = make_requester(requesters, address, timeout=0.3)
+    with pytest.raises(errors.TaskyardError) as info:
+        await get(r, "slow")
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    # The client drops the reply and its pipe; REQ then re-sends the request on the
+    # new pipe, so the handler may run more than once (handlers are idempotent).
+    assert servers[0].calls >= 1
+    never.set()
+
+
+async def test_no_responder_is_deadline_exceeded(
+    tmp_path: Path, requesters: list[transport.Requester]
+) -> None:
+    r = make_requester(requesters, ipc(tmp_path, "nobody"), timeout=0.3)
+    with pytest.raises(errors.TaskyardError) as info:
+        await asyncio.wait_for(
+            r.request(GET, store_pb2.GetTasksRequest(ids=["x"]), store_pb2.GetTasksReply), 2
+        )
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+async def test_oversized_request_is_dropped(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler, max_message_bytes=4096))
+    r = make_requester(requesters, address, timeout=0.5)
+    assert [t.id for t in (await get(r, "small")).tasks] == ["small"]
+
+    with pytest.raises(errors.TaskyardError) as info:
+        await get(r, "x" * 10_000)
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert servers[0].calls == 1, "the oversized request never reached the handler"
+
+    # The responder survives and serves the next (small) request.
+    assert [t.id for t in (await get(r, "again", limit=5)).tasks] == ["again"]
+
+
+async def test_oversized_reply_is_dropped(
+    tmp_path: Path, servers: list[Server], requesters: list[transport.Requester]
+) -> None:
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    r = make_requester(requesters, address, timeout=0.5, limit=2048)
+    with pytest.raises(errors.TaskyardError) as info:
+        await get(r, *(f"id-{i:04}" for i in range(400)))  # request ~4 KiB fits the server, not the client
+    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    # The client drops the reply and its pipe; REQ then re-sends the request on the
+    # new pipe, so the handler may run more than once (handlers are idempotent).
+    assert servers[0].calls >= 1

@@ -1,0 +1,188 @@
+"""The worker's execution core (Runner) in-process: results, failures, timeouts, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from support.fake_scheduler import make_record
+
+from taskyard.bus.v1 import task_record_pb2
+from taskyard.worker_pool import registry, task, worker
+from taskyard.worker_pool.worker import Runner
+
+registry.load_modules(["taskyard.examples"])
+
+
+@pytest.fixture
+def extra_tasks() -> Iterator[threading.Event]:
+    release = threading.Event()
+
+    @task(name="unit.unserializable")
+    def unserializable() -> object:
+        return object()
+
+    @task(name="unit.nan")
+    def nan() -> float:
+        return float("nan")
+
+    @task(name="unit.nul")
+    def nul() -> str:
+        return "a\x00b"
+
+    @task(name="unit.raises_timeout")
+    async def raises_timeout() -> None:
+        raise TimeoutError("my own")
+
+    @task(name="unit.sys_exit")
+    def sys_exit() -> None:
+        raise SystemExit(3)
+
+    @task(name="unit.blocked", timeout=0.2)
+    def blocked() -> str:
+        release.wait(10)
+        return "done"
+
+    @task(name="unit.thread_name")
+    def thread_name() -> str:
+        return threading.current_thread().name
+
+    yield release
+    release.set()
+    for name in ("unserializable", "nan", "nul", "raises_timeout", "sys_exit", "blocked", "thread_name"):
+        registry.unregister(f"unit.{name}")
+
+
+async def run_one(record: task_record_pb2.TaskRecord, **kw: Any) -> Any:
+    runner = Runner(concurrency=2, default_timeout=kw.pop("default_timeout", 30.0), worker="w")
+    try:
+        return await runner.execute(record)
+    finally:
+        runner.close()
+
+
+async def test_success_sync_and_async() -> None:
+    c = await run_one(make_record("add", 2, 3))
+    assert c.success and c.result_json == b"5"
+    c = await run_one(make_record("async_add", 2, 3))
+    assert c.success and json.loads(c.result_json) == 5
+    c = await run_one(make_record("echo", [1], {"a": None}, key="ü"))
+    assert json.loads(c.result_json) == {"args": [[1], {"a": None}], "kwargs": {"key": "ü"}}
+
+
+async def test_sync_runs_in_a_thread(extra_tasks: threading.Event) -> None:
+    c = await run_one(make_record("unit.thread_name"))
+    assert json.loads(c.result_json).startswith("taskyard-task")
+
+
+async def test_exception() -> None:
+    c = await run_one(make_record("fail", "nope", attempt=3))
+    assert not c.success and c.retryable
+    assert (c.failure.type, c.failure.message, c.failure.attempt) == ("ValueError", "nope", 3)
+    assert "ValueError: nope" in c.failure.traceback
+
+
+@pytest.mark.parametrize("name", ["unit.unserializable", "unit.nan", "unit.nul"])
+async def test_result_must_be_storable_json(extra_tasks: threading.Event, name: str) -> None:
+    c = await run_one(make_record(name))
+    assert not c.success and c.failure.type == "TypeError"
+
+
+def test_encode_result_nul_detection() -> None:
+    assert worker.encode_result("a\\u0000b") == b'"a\\\\u0000b"'  # a literal backslash is fine
+    with pytest.raises(TypeError):
+        worker.encode_result({"k": ["x\x00"]})
+
+
+async def test_bad_arguments_and_unknown_names() -> None:
+    rec = make_record("add")
+    rec.args_json = b"{not json"
+    c = await run_one(rec)
+    assert not c.success and not c.retryable and c.failure.type == "InvalidArguments"
+    rec = make_record("add")
+    rec.args_json = b'{"a": 1}'
+    c = await run_one(rec)
+    assert c.failure.type == "InvalidArguments"
+    c = await run_one(make_record("add", 1))  # missing argument: the function's own TypeError
+    assert c.failure.type == "TypeError" and c.retryable
+    c = await run_one(make_record("missing"))
+    assert c.failure.type == "NotRegistered" and not c.retryable
+
+
+async def test_async_timeout_uses_record_then_default() -> None:
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    c = await run_one(make_record("sleep", 10, timeout_ms=100))
+    assert c.failure.type == "TimeoutError" and loop.time() - t0 < 2
+    c = await run_one(make_record("sleep", 10), default_timeout=0.1)
+    assert c.failure.type == "TimeoutError" and "0.1s" in c.failure.message
+
+
+async def test_timeout_error_raised_by_the_task_is_its_own(extra_tasks: threading.Event) -> None:
+    c = await run_one(make_record("unit.raises_timeout"))
+    assert c.failure.type == "TimeoutError" and c.failure.message == "my own"
+
+
+async def test_system_exit_in_a_task_fails_the_attempt_only(extra_tasks: threading.Event) -> None:
+    c = await run_one(make_record("unit.sys_exit"))
+    assert not c.success and c.failure.type == "SystemExit"
+
+
+async def test_sync_timeout_from_the_task_definition(extra_tasks: threading.Event) -> None:
+    runner = Runner(concurrency=1, default_timeout=30, worker="w")
+    try:
+        c = await runner.execute(make_record("unit.blocked"))
+        assert c.failure.type == "TimeoutError"
+        # concurrency=1 and the only thread is stuck: a fresh executor still runs sync work.
+        c = await asyncio.wait_for(runner.execute(make_record("add", 1, 2)), 2)
+        assert c.result_json == b"3"
+    finally:
+        extra_tasks.set()
+        runner.close()
+
+
+async def test_runner_reports_and_limits_concurrency() -> None:
+    changes: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def on_change() -> None:  # a flusher, as in the worker process: next loop iteration
+        changes.append(1)
+        loop.call_soon(runner.notify_flushed)
+
+    runner = Runner(concurrency=2, default_timeout=30, worker="w0", on_change=on_change)
+    recs = [make_record("sleep", 0.2) for _ in range(3)]
+    for r in recs:
+        runner.submit(r)
+    runner.submit(recs[0])  # duplicate delivery: ignored
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert len(runner.started) == 2 and len(runner.tasks) == 3
+    await asyncio.wait(list(runner.tasks.values()))
+    report = runner.take_report()
+    assert report is not None
+    assert [r.task_id for r in report.started] == [r.id for r in recs]  # third started after a slot freed
+    assert {c.ref.task_id for c in report.completed} == {r.id for r in recs}
+    assert all(c.ref.worker_id == "w0" and c.ref.lease_token for c in report.completed)
+    assert runner.take_report() is None and changes
+    runner.close()
+
+
+async def test_stop_releases_started_and_waiting_attempts() -> None:
+    runner = Runner(concurrency=1, default_timeout=30, worker="w")
+    running, waiting = make_record("sleep", 30), make_record("sleep", 30)
+    runner.submit(running)
+    runner.submit(waiting)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    await runner.stop(grace=2)
+    report = runner.take_report()
+    assert report is not None
+    released = {r.ref.task_id: r.resume_requested for r in report.released}
+    assert released == {running.id: True, waiting.id: False}
+    runner.submit(make_record("add", 1, 1))  # after stop: released at once
+    assert runner.take_report().released[0].resume_requested is False  # type: ignore[union-attr]
+    runner.close()
