@@ -77,6 +77,23 @@ def open_socket(
     return sock
 
 
+# Messages a PAIR link may queue (NNG counts messages, not bytes). A sender that
+# must never block (slot notices) relies on it; beyond it, a message is dropped.
+PAIR_BUFFER = 1024
+
+
+def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | None = None) -> Any:
+    """A PAIR socket with send/receive buffers, so short bursts never block the sender."""
+    sock = pynng.Pair0(recv_max_size=max_message_bytes)
+    sock.send_buffer_size = PAIR_BUFFER
+    sock.recv_buffer_size = PAIR_BUFFER
+    if listen:
+        sock.listen(listen)
+    if dial:
+        sock.dial(dial, block=False)
+    return sock
+
+
 def listen_address(sock: Any) -> str:
     """The real address of a socket's first listener (resolves port 0)."""
     listener = sock.listeners[0]

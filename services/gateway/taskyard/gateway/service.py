@@ -198,6 +198,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 rec = await self._get(task_id)
                 if rec.state in FINAL_STATES:
                     break
+            if waiter.record is not None:
+                return task_service_pb2.WaitTaskResponse(
+                    task=codec.record_to_task(waiter.record), timed_out=False
+                )
             rec = await self._get(task_id)
             final = rec.state in FINAL_STATES
             return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import transport
 from taskyard.v1 import task_pb2
 
@@ -28,12 +28,14 @@ FINAL_STATES = frozenset(
 class Waiter:
     """Set when an event shows the task final (or the registry closes)."""
 
-    __slots__ = ("event", "state", "task_id")
+    __slots__ = ("event", "record", "state", "task_id")
 
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
         self.event = asyncio.Event()
         self.state = 0
+        # The final record, when the event carried it (saves a store read).
+        self.record: task_record_pb2.TaskRecord | None = None
 
 
 class Waiters:
@@ -78,8 +80,10 @@ class Waiters:
         for ev in batch.events:
             group = by_id.get(ev.task_id)
             if group is not None and ev.state in FINAL_STATES:
+                record = ev.record if ev.HasField("record") else None
                 for w in group:
                     w.state = ev.state
+                    w.record = record
                     w.event.set()
 
     def close(self) -> None:

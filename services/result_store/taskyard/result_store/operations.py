@@ -250,7 +250,44 @@ async def apply_insert(
                 item.priority = existing["priority"]
                 item.name = existing["name"]
                 item.queue = existing["queue"]
+    await _lease_new(db, reqs, replies, claimed, events)
     return Outcome(replies=list(replies), events=events)
+
+
+async def _lease_new(
+    db: Db,
+    reqs: list[tuple[store_pb2.InsertTasksRequest, list[tuple[Any, ...]]]],
+    replies: list[store_pb2.InsertTasksReply],
+    created: set[str],
+    events: list[event_pb2.Event],
+) -> None:
+    """The scheduler's fast path: lease tasks created by this very insert, in the
+    same transaction, so an idle system dispatches without a second round trip."""
+    t_ids: list[str] = []
+    tokens: list[str] = []
+    pools: list[str] = []
+    lease_ms: list[int] = []
+    owner: dict[str, int] = {}
+    for i, (req, _) in enumerate(reqs):
+        if not req.pool_id:
+            continue
+        for lease in req.leases:
+            tid = norm_uuid(lease.task_id)
+            if tid is None or tid not in created or tid in owner:
+                continue
+            owner[tid] = i
+            t_ids.append(tid)
+            tokens.append(lease.lease_token or ids.new_lease_token())
+            pools.append(req.pool_id)
+            lease_ms.append(req.lease_ms)
+    if not t_ids:
+        return
+    items = {item.id: item for i in set(owner.values()) for item in replies[i].tasks if item.created}
+    for row in await db.fetch("lease_tasks", t_ids, tokens, pools, lease_ms, SRC_ASSIGNED):
+        rec = record_from_row(row)
+        replies[owner[rec.id]].leased.append(rec)
+        items[rec.id].state = rec.state
+        events.append(event_for_record(rec, "task.assigned"))
 
 
 async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]]) -> Outcome:
@@ -317,12 +354,12 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
 
-    # 1. started: ASSIGNED -> RUNNING
+    # 1. started: ASSIGNED -> RUNNING. Not counted in `refused`: a start notice
+    # that arrives after its attempt's outcome is expected (they travel apart).
     refs = _Refs()
     workers: list[str] = []
     for i, req in enumerate(reqs):
         for ref in req.started:
-            asked[i] += 1
             if refs.add(i, ref):
                 workers.append(ref.worker_id)
     if refs.ids:
@@ -331,7 +368,6 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             j = refs.claim(row["id"], row["attempt"], row["ref_token"])
             if j is None:
                 continue
-            applied[j] += 1
             replies[j].started.append(row["id"])
             events.append(event_for_row(row))
 
@@ -345,6 +381,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     c_retryable: list[bool] = []
     c_delay: list[int] = []
     c_worker: list[str] = []
+    c_started: list[int] = []
     for i, req in enumerate(reqs):
         for c in req.completed:
             asked[i] += 1
@@ -359,6 +396,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             c_retryable.append(c.retryable)
             c_delay.append(c.retry_delay_ms)
             c_worker.append(c.ref.worker_id)
+            c_started.append(c.started_at_us)
     if refs.ids:
         rows = await db.fetch(
             "complete_attempts",
@@ -376,6 +414,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_SUCCESS,
             SRC_RETRYING,
             SRC_FAILURE,
+            c_started,
         )
         for row in rows:
             j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])

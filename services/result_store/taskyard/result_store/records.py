@@ -119,8 +119,12 @@ def event(
     )
 
 
+# A final event carries its record up to this size of result + failure text.
+EVENT_RECORD_LIMIT = 64 * 1024
+
+
 def event_for_record(rec: task_record_pb2.TaskRecord, type_: str | None = None) -> event_pb2.Event:
-    return event_pb2.Event(
+    ev = event_pb2.Event(
         type=type_ or EVENT_BY_STATE[TaskState(rec.state).name],
         task_id=rec.id,
         state=rec.state,
@@ -130,6 +134,13 @@ def event_for_record(rec: task_record_pb2.TaskRecord, type_: str | None = None) 
         worker_id=rec.worker_id,
         priority=rec.priority,
     )
+    if TaskState(rec.state).is_final and (
+        len(rec.result_json) + len(rec.failure.traceback) + len(rec.failure.message) <= EVENT_RECORD_LIMIT
+    ):
+        ev.record.CopyFrom(rec)
+        # Internal fencing data stays inside the store.
+        ev.record.lease_token = ""
+    return ev
 
 
 def event_for_row(row: Mapping[str, Any]) -> event_pb2.Event:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
 from taskyard.core import errors, ids, transport
 from taskyard.core.priority import Priority
+from taskyard.core.states import TaskState
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool, PoolRegistry
 
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 
 # Bounded so a lease reply of max-size payloads fits Settings.max_message_bytes.
 MAX_DISPATCH_BATCH = 200
+QUEUED = TaskState.QUEUED.value
 
 
 def ref_of(record: store_pb2.QueuedRef | store_pb2.InsertedTask | task_record_pb2.TaskRecord) -> Ref:
@@ -90,12 +92,41 @@ class Dispatcher:
                 pool.inflight.pop(ref.id, None)
         if len(leased) < len(refs):
             self.wake.set()
-        if not reply.tasks:
+        await self.send(pool, reply.tasks)
+
+    async def send(self, pool: Pool, records: Sequence[task_record_pb2.TaskRecord]) -> None:
+        """Send leased attempts to their pool; hand the leases back if it is unreachable."""
+        if not records:
             return
-        if await pool.send(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=reply.tasks)):
-            self.dispatched += len(reply.tasks)
+        if await pool.send(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=records)):
+            self.dispatched += len(records)
             return
-        await self._release(pool, reply.tasks)
+        await self._release(pool, records)
+
+    def send_soon(self, pool: Pool, records: Sequence[task_record_pb2.TaskRecord]) -> None:
+        task = asyncio.get_running_loop().create_task(self.send(pool, records))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
+    def reserve_fast_path(
+        self, tasks: Sequence[task_record_pb2.TaskRecord]
+    ) -> tuple[Pool | None, list[store_pb2.Lease]]:
+        """Leases to take in the same transaction as the insert, when nothing waits
+        in any lane (so no task is overtaken) and a pool has free slots."""
+        if self.lanes:
+            return None, []
+        pool = max(self.pools.pools.values(), key=lambda p: p.free, default=None)
+        if pool is None or pool.free <= 0:
+            return None, []
+        leases: list[store_pb2.Lease] = []
+        now = time.monotonic()
+        for record in tasks:
+            if pool.free <= 0:
+                break
+            if record.name in pool.names and record.state == QUEUED:
+                pool.inflight[record.id] = now
+                leases.append(store_pb2.Lease(task_id=record.id, lease_token=ids.new_lease_token()))
+        return (pool, leases) if leases else (None, [])
 
     async def _release(self, pool: Pool, tasks: Sequence[task_record_pb2.TaskRecord]) -> None:
         """The pool could not be reached: hand the leases back at once."""

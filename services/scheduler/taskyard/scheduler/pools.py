@@ -70,7 +70,7 @@ class PoolRegistry:
             self.remove(pool_id)
             pool = None
         if pool is None:
-            sock = transport.open_socket(pynng.Pair0, max_message_bytes=self._max, dial=pair_address)
+            sock = transport.open_pair(max_message_bytes=self._max, dial=pair_address)
             pool = Pool(pool_id, pair_address, frozenset(names), max(0, capacity), sock)
             pool.receiver = asyncio.get_running_loop().create_task(self._receive(pool))
             self.pools[pool_id] = pool

@@ -81,11 +81,27 @@ class Scheduler:
     async def _on_submit(
         self, request: dispatch_pb2.SubmitRequest, env: envelope_pb2.Envelope
     ) -> dispatch_pb2.SubmitReply:
-        reply = await self.store.request(
-            envelope_pb2.KIND_STORE_INSERT,
-            store_pb2.InsertTasksRequest(tasks=request.tasks),
-            store_pb2.InsertTasksReply,
-        )
+        pool, leases = self.dispatcher.reserve_fast_path(request.tasks)
+        insert = store_pb2.InsertTasksRequest(tasks=request.tasks)
+        if pool is not None:
+            insert.pool_id = pool.pool_id
+            insert.lease_ms = self._lease_ms
+            insert.leases.extend(leases)
+        try:
+            reply = await self.store.request(
+                envelope_pb2.KIND_STORE_INSERT, insert, store_pb2.InsertTasksReply
+            )
+        except Exception:
+            if pool is not None:
+                for lease in leases:
+                    pool.inflight.pop(lease.task_id, None)
+            raise
+        if pool is not None:
+            leased = {t.id for t in reply.leased}
+            for lease in leases:
+                if lease.task_id not in leased:
+                    pool.inflight.pop(lease.task_id, None)
+            self.dispatcher.send_soon(pool, reply.leased)
         queued = TaskState.QUEUED.value
         if self.lanes.push_all(ref_of(t) for t in reply.tasks if t.created and t.state == queued):
             self.dispatcher.wake.set()

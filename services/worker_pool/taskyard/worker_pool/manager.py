@@ -93,7 +93,8 @@ class Manager:
         self._sender: asyncio.Task[None] | None = None
         self._pair: Any = None
         self._store: transport.Requester | None = None
-        self._reports: ReportForwarder | None = None
+        self._starts: ReportForwarder | None = None
+        self._outcomes: ReportForwarder | None = None
         self._respondent: Any = None
         self._survey_address = settings.survey_address
         self._peer: discovery.Peer | None = None
@@ -109,18 +110,16 @@ class Manager:
         self.state = WorkerState.STARTING
         if s.transport == "ipc":
             os.makedirs(s.ipc_dir, exist_ok=True)
-        self._pair = transport.open_socket(
-            pynng.Pair0,
-            max_message_bytes=s.max_message_bytes,
-            listen=s.pool_pair_listen_address(self.pool_id),
+        self._pair = transport.open_pair(
+            max_message_bytes=s.max_message_bytes, listen=s.pool_pair_listen_address(self.pool_id)
         )
         self.pair_address = transport.listen_address(self._pair)
         self._store = transport.Requester(
             s.store_address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
         )
-        self._reports = ReportForwarder(
-            self._store, RetryPolicy(base_seconds=s.retry_base_seconds, cap_seconds=s.retry_cap_seconds)
-        )
+        policy = RetryPolicy(base_seconds=s.retry_base_seconds, cap_seconds=s.retry_cap_seconds)
+        self._starts = ReportForwarder(self._store, policy)
+        self._outcomes = ReportForwarder(self._store, policy)
         loop = asyncio.get_running_loop()
         self._pair.add_post_pipe_connect_cb(lambda _pipe: _call_threadsafe(loop, self._on_pair_connected))
         self._pair.add_post_pipe_remove_cb(lambda _pipe: _call_threadsafe(loop, self._on_pair_lost))
@@ -388,11 +387,26 @@ class Manager:
             report, self._pending = self._pending, dispatch_pb2.PoolReport()
             if self._closing and not (report.started or report.completed or report.released or report.died):
                 return
-            if self._reports is not None:
-                self._reports.submit(report)
+            self._hand_to_store(report)
             self._notify_scheduler(report)
             if self._closing:
                 self._report_event.set()  # drain what came in meanwhile, then stop
+
+    def _hand_to_store(self, report: dispatch_pb2.PoolReport) -> None:
+        """Starts and outcomes travel as two streams, so a result never waits behind
+        a start notice (the store accepts ASSIGNED -> final). A start whose outcome is
+        in the same batch is not sent at all: the outcome carries its start time."""
+        if self._starts is None or self._outcomes is None:
+            return
+        ended = {(c.ref.task_id, c.ref.attempt) for c in report.completed}
+        ended.update((r.ref.task_id, r.ref.attempt) for r in report.released)
+        ended.update((d.ref.task_id, d.ref.attempt) for d in report.died)
+        started = [r for r in report.started if (r.task_id, r.attempt) not in ended]
+        if started:
+            self._starts.submit(dispatch_pb2.PoolReport(started=started))
+        if report.completed or report.released or report.died:
+            del report.started[:]
+            self._outcomes.submit(report)
 
     def _notify_scheduler(self, report: dispatch_pb2.PoolReport) -> None:
         """Tell the scheduler which slots came free. Lossy by design: a notice that
@@ -576,9 +590,12 @@ class Manager:
         if self._sender is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._sender), 1.0)
-        if self._reports is not None:
+        if self._outcomes is not None and self._starts is not None:
             try:
-                await asyncio.wait_for(self._reports.idle.wait(), REPORT_FLUSH_TIMEOUT)
+                await asyncio.wait_for(
+                    asyncio.gather(self._outcomes.idle.wait(), self._starts.idle.wait()),
+                    REPORT_FLUSH_TIMEOUT,
+                )
             except TimeoutError:
                 log.warning("final reports not acknowledged by the store; leases will lapse instead")
         self.state = WorkerState.STOPPED

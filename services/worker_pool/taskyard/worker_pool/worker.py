@@ -158,10 +158,12 @@ class Runner:
         try:
             async with self._slots:
                 self.started.add(key)
-                self.report.started.append(ref_of(record, self.worker))
+                start = ref_of(record, self.worker)
+                self.report.started.append(start)
                 await self._until_flushed()
                 completion = await self.execute(record)
             completion.ref.CopyFrom(ref_of(record, self.worker))
+            completion.started_at_us = start.at_us
             self.report.completed.append(completion)
         except asyncio.CancelledError:
             # Stopped by a shutdown: back to the queue without burning the attempt.

@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -14,7 +15,7 @@ class EventBatch(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("type", "task_id", "state", "attempt", "name", "at_us", "worker_id", "priority")
+    __slots__ = ("type", "task_id", "state", "attempt", "name", "at_us", "worker_id", "priority", "record")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +24,7 @@ class Event(_message.Message):
     AT_US_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
     type: str
     task_id: str
     state: _task_pb2.TaskState
@@ -31,4 +33,5 @@ class Event(_message.Message):
     at_us: int
     worker_id: str
     priority: _task_pb2.Priority
-    def __init__(self, type: _Optional[str] = ..., task_id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., name: _Optional[str] = ..., at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ...) -> None: ...
+    record: _task_record_pb2.TaskRecord
+    def __init__(self, type: _Optional[str] = ..., task_id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., name: _Optional[str] = ..., at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., record: _Optional[_Union[_task_record_pb2.TaskRecord, _Mapping]] = ...) -> None: ...

@@ -9,10 +9,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class InsertTasksRequest(_message.Message):
-    __slots__ = ("tasks",)
+    __slots__ = ("tasks", "pool_id", "lease_ms", "leases")
     TASKS_FIELD_NUMBER: _ClassVar[int]
+    POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    LEASES_FIELD_NUMBER: _ClassVar[int]
     tasks: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.TaskRecord]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
+    pool_id: str
+    lease_ms: int
+    leases: _containers.RepeatedCompositeFieldContainer[Lease]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ...) -> None: ...
 
 class InsertedTask(_message.Message):
     __slots__ = ("id", "state", "created", "priority", "name", "queue")
@@ -31,10 +37,12 @@ class InsertedTask(_message.Message):
     def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., created: bool = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ...) -> None: ...
 
 class InsertTasksReply(_message.Message):
-    __slots__ = ("tasks",)
+    __slots__ = ("tasks", "leased")
     TASKS_FIELD_NUMBER: _ClassVar[int]
+    LEASED_FIELD_NUMBER: _ClassVar[int]
     tasks: _containers.RepeatedCompositeFieldContainer[InsertedTask]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[InsertedTask, _Mapping]]] = ...) -> None: ...
+    leased: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.TaskRecord]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[InsertedTask, _Mapping]]] = ..., leased: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
 
 class GetTasksRequest(_message.Message):
     __slots__ = ("ids",)
@@ -109,20 +117,22 @@ class ReportRequest(_message.Message):
     def __init__(self, started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[Death, _Mapping]]] = ...) -> None: ...
 
 class Completion(_message.Message):
-    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms")
+    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us")
     REF_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     RETRYABLE_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_US_FIELD_NUMBER: _ClassVar[int]
     ref: _task_record_pb2.AttemptRef
     success: bool
     result_json: bytes
     failure: _task_pb2.TaskFailure
     retryable: bool
     retry_delay_ms: int
-    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ...) -> None: ...
+    started_at_us: int
+    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ...) -> None: ...
 
 class Release(_message.Message):
     __slots__ = ("ref", "resume_requested")

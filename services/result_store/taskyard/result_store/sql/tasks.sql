@@ -86,8 +86,9 @@ WITH c AS (
            WHEN c.retryable AND c.attempt <= t0.max_retries THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
   FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::text[], $6::text[],
-              $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[])
-       AS c(id, attempt, token, success, result, ftype, fmsg, ftb, retryable, delay_ms, worker_id)
+              $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[], $15::bigint[])
+       AS c(id, attempt, token, success, result, ftype, fmsg, ftb, retryable, delay_ms, worker_id,
+            started_us)
   JOIN tasks t0 ON t0.id = c.id
 ), upd AS (
   UPDATE tasks t
@@ -101,6 +102,8 @@ WITH c AS (
       run_at = CASE WHEN c.target = 'RETRYING'
                     THEN now() + greatest(c.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
       finished_at = CASE WHEN c.target = 'RETRYING' THEN t.finished_at ELSE now() END,
+      -- The outcome may overtake the start notice (ASSIGNED -> final).
+      started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
       worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
       lease_token = '', lease_expires_at = NULL, resume_requested = false,
       updated_at = now()
@@ -131,13 +134,14 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
           t.worker_id, ty_us(t.updated_at) AS at_us, r.token AS ref_token
 
 -- name: die_attempts
--- The worker died holding the attempt (or its lease lapsed). The row decides
--- whether it started: ASSIGNED -> QUEUED, attempt kept; RUNNING -> a retryable
--- failure of type WorkerProcessDied: RETRYING or FAILURE. $7/$8/$9 = sources of
+-- The worker died holding the attempt (or its lease lapsed). It had started
+-- when the pool says so or the row is RUNNING (the start notice may still be on
+-- its way): not started -> QUEUED, attempt kept; started -> a retryable failure
+-- of type WorkerProcessDied: RETRYING or FAILURE. $7/$8/$9 = sources of
 -- QUEUED/RETRYING/FAILURE (restricted to leased states).
 WITH d AS (
   SELECT d.*, t0.attempt AS cur_attempt, CASE
-           WHEN t0.state <> 'RUNNING' THEN 'QUEUED'::task_state
+           WHEN t0.state <> 'RUNNING' AND NOT d.started THEN 'QUEUED'::task_state
            WHEN d.attempt <= t0.max_retries THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
   FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[])
