@@ -49,12 +49,10 @@ async def test_register_then_add(pool: tuple[FakeScheduler, PoolProcess]) -> Non
     c = await fake.log.completion(rec.id)
     assert c.success and c.result_json == b"5"
     assert c.ref.attempt == 1 and c.ref.lease_token == rec.lease_token
-    started = fake.log.started[rec.id]
-    assert started.lease_token == rec.lease_token and started.worker_id.startswith(proc.pool_id)
-    # Started is reported before (or with) the completion, and slots are free again.
-    first_started = next(i for i, r in enumerate(fake.log.reports) if r.started)
-    first_completed = next(i for i, r in enumerate(fake.log.reports) if r.completed)
-    assert first_started <= first_completed
+    assert c.ref.worker_id.startswith(proc.pool_id)
+    # A task this short costs no start notice: the outcome carries its start time.
+    assert 0 < c.started_at_us <= c.ref.at_us
+    assert rec.id not in fake.log.started
     await fake.log.wait(lambda log: log.free_slots == 4)
     # Logged right after the RegisterReply, so long before this round trip ends.
     assert "worker-pool ready" in proc.output()
@@ -154,3 +152,16 @@ async def test_new_scheduler_id_triggers_registration(pool: tuple[FakeScheduler,
     while len(fake.registrations) == before and loop.time() < end:
         await fake.survey(0.2)
     assert len(fake.registrations) > before
+
+
+async def test_a_longer_task_gets_a_start_notice_before_its_outcome(
+    pool: tuple[FakeScheduler, PoolProcess],
+) -> None:
+    fake, _ = pool
+    (rec,) = await fake.dispatch(make_record("sleep", 0.5))
+    await fake.log.wait(lambda log: rec.id in log.started, within=5)
+    started = fake.log.started[rec.id]
+    assert started.lease_token == rec.lease_token and started.attempt == 1
+    assert rec.id not in fake.log.completed, "the start notice came only after the outcome"
+    c = await fake.log.completion(rec.id)
+    assert c.success and c.started_at_us == started.at_us

@@ -527,3 +527,33 @@ async def test_a_death_the_pool_says_started_burns_the_attempt_even_if_assigned(
     ra, rb = await get(result_store, a.id), await get(result_store, b.id)
     assert ra.state == S.RETRYING and ra.attempt == 2 and ra.failure.type == "WorkerProcessDied"
     assert rb.state == S.QUEUED and rb.attempt == 1
+
+
+async def test_insert_can_lease_new_tasks_in_the_same_statement(result_store: Any) -> None:
+    a, b = task(request_id="fast-1"), task()
+    reply: store_pb2.InsertTasksReply = await result_store.insert(
+        store_pb2.InsertTasksRequest(
+            tasks=[a, b],
+            pool_id="pool-9",
+            lease_ms=30_000,
+            leases=[store_pb2.Lease(task_id=a.id, lease_token="tok-a")],
+        )
+    )
+    assert [t.created for t in reply.tasks] == [True, True]
+    assert [t.state for t in reply.tasks] == [S.ASSIGNED, S.QUEUED]
+    (leased,) = reply.leased
+    assert leased.id == a.id and leased.lease_token == "tok-a" and leased.pool_id == "pool-9"
+    assert leased.args_json == b"[1, 2]"
+    assert (await get(result_store, b.id)).state == S.QUEUED
+    # A duplicate (same request_id) is never leased: the first task keeps its lease.
+    again = task(request_id="fast-1")
+    dup: store_pb2.InsertTasksReply = await result_store.insert(
+        store_pb2.InsertTasksRequest(
+            tasks=[again],
+            pool_id="pool-9",
+            lease_ms=30_000,
+            leases=[store_pb2.Lease(task_id=again.id, lease_token="tok-x")],
+        )
+    )
+    assert not dup.tasks[0].created and dup.tasks[0].id == a.id and not dup.leased
+    assert (await get(result_store, a.id)).lease_token == "tok-a"

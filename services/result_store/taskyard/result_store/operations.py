@@ -194,9 +194,14 @@ async def apply_insert(
     db: Db, reqs: list[tuple[store_pb2.InsertTasksRequest, list[tuple[Any, ...]]]]
 ) -> Outcome:
     rows = [row for _, params in reqs for row in params]
-    if rows:
-        cols = list(zip(*rows, strict=True))
-        created = await db.fetch("insert_tasks", *[list(c) for c in cols])
+    leases = _fast_path_leases(reqs)
+    if rows and leases:
+        cols = [list(c) for c in zip(*rows, strict=True)]
+        plan = [leases.get(row[0], ("", "", 0)) for row in rows]
+        cols += [[p[0] for p in plan], [p[1] for p in plan], [p[2] for p in plan]]
+        created = await db.fetch("insert_tasks_leasing", *cols)
+    elif rows:
+        created = await db.fetch("insert_tasks", *[list(c) for c in zip(*rows, strict=True)])
     else:
         created = []
     created_by_id = {r["id"]: r for r in created}
@@ -223,13 +228,17 @@ async def apply_insert(
                     event(
                         "task.scheduled" if row["state"] == "SCHEDULED" else "task.queued",
                         task_id=tid,
-                        state=row["state"],
+                        state="SCHEDULED" if row["state"] == "SCHEDULED" else "QUEUED",
                         attempt=row["attempt"],
                         name=row["name"],
                         at_us=row["created_at_us"],
                         priority=row["priority"],
                     )
                 )
+                if row["state"] == "ASSIGNED":  # leased at birth (fast path)
+                    rec = record_from_row(row)
+                    reply.leased.append(rec)
+                    events.append(event_for_record(rec, "task.assigned"))
             else:
                 item = reply.tasks.add(id=tid, created=False)
                 dups.append((item, tid, request_id))
@@ -250,44 +259,22 @@ async def apply_insert(
                 item.priority = existing["priority"]
                 item.name = existing["name"]
                 item.queue = existing["queue"]
-    await _lease_new(db, reqs, replies, claimed, events)
     return Outcome(replies=list(replies), events=events)
 
 
-async def _lease_new(
-    db: Db,
+def _fast_path_leases(
     reqs: list[tuple[store_pb2.InsertTasksRequest, list[tuple[Any, ...]]]],
-    replies: list[store_pb2.InsertTasksReply],
-    created: set[str],
-    events: list[event_pb2.Event],
-) -> None:
-    """The scheduler's fast path: lease tasks created by this very insert, in the
-    same transaction, so an idle system dispatches without a second round trip."""
-    t_ids: list[str] = []
-    tokens: list[str] = []
-    pools: list[str] = []
-    lease_ms: list[int] = []
-    owner: dict[str, int] = {}
-    for i, (req, _) in enumerate(reqs):
+) -> dict[str, tuple[str, str, int]]:
+    """task id -> (lease token, pool, lease ms) for the scheduler's fast path."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for req, _ in reqs:
         if not req.pool_id:
             continue
         for lease in req.leases:
             tid = norm_uuid(lease.task_id)
-            if tid is None or tid not in created or tid in owner:
-                continue
-            owner[tid] = i
-            t_ids.append(tid)
-            tokens.append(lease.lease_token or ids.new_lease_token())
-            pools.append(req.pool_id)
-            lease_ms.append(req.lease_ms)
-    if not t_ids:
-        return
-    items = {item.id: item for i in set(owner.values()) for item in replies[i].tasks if item.created}
-    for row in await db.fetch("lease_tasks", t_ids, tokens, pools, lease_ms, SRC_ASSIGNED):
-        rec = record_from_row(row)
-        replies[owner[rec.id]].leased.append(rec)
-        items[rec.id].state = rec.state
-        events.append(event_for_record(rec, "task.assigned"))
+            if tid is not None and tid not in out:
+                out[tid] = (lease.lease_token or ids.new_lease_token(), req.pool_id, req.lease_ms)
+    return out
 
 
 async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]]) -> Outcome:
@@ -371,7 +358,34 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             replies[j].started.append(row["id"])
             events.append(event_for_row(row))
 
-    # 2. completed: SUCCESS / RETRYING / FAILURE, decided in SQL
+    # 2a. completed successfully: SUCCESS (the hot path, a lighter statement)
+    refs = _Refs()
+    s_result: list[str] = []
+    s_worker: list[str] = []
+    s_started: list[int] = []
+    for i, req in enumerate(reqs):
+        for c in req.completed:
+            if not c.success:
+                continue
+            asked[i] += 1
+            if refs.add(i, c.ref):
+                s_result.append(c.result_json.decode("utf-8", "replace") if c.result_json else "null")
+                s_worker.append(c.ref.worker_id)
+                s_started.append(c.started_at_us)
+    if refs.ids:
+        rows = await db.fetch(
+            "complete_successes",
+            refs.ids,
+            refs.attempts,
+            refs.tokens,
+            s_result,
+            s_worker,
+            s_started,
+            SRC_SUCCESS,
+        )
+        _claim_completions(rows, refs, replies, applied, events, finals)
+
+    # 2b. failed: RETRYING / FAILURE, decided in SQL
     refs = _Refs()
     c_success: list[bool] = []
     c_result: list[str] = []
@@ -384,15 +398,16 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     c_started: list[int] = []
     for i, req in enumerate(reqs):
         for c in req.completed:
+            if c.success:
+                continue
             asked[i] += 1
             if not refs.add(i, c.ref):
                 continue
-            c_success.append(c.success)
-            c_result.append(c.result_json.decode("utf-8", "replace") if c.result_json else "null")
-            has_failure = c.HasField("failure") or not c.success
-            c_ftype.append((c.failure.type or "Error") if has_failure else None)
-            c_fmsg.append(c.failure.message if has_failure else None)
-            c_ftb.append(c.failure.traceback if has_failure else None)
+            c_success.append(False)
+            c_result.append("null")
+            c_ftype.append(c.failure.type or "Error")
+            c_fmsg.append(c.failure.message)
+            c_ftb.append(c.failure.traceback)
             c_retryable.append(c.retryable)
             c_delay.append(c.retry_delay_ms)
             c_worker.append(c.ref.worker_id)
@@ -416,16 +431,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_FAILURE,
             c_started,
         )
-        for row in rows:
-            j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])
-            if j is None:
-                continue
-            applied[j] += 1
-            rec = record_from_row(row)
-            replies[j].completed.append(rec.id)
-            events.append(event_for_record(rec))
-            if rec.state in _FINAL_VALUES:
-                finals.append(rec)
+        _claim_completions(rows, refs, replies, applied, events, finals)
 
     # 3. released: back to QUEUED, attempt kept
     refs = _Refs()
@@ -472,6 +478,26 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
         replies[i].refused = asked[i] - applied[i]
         db.stats.refused += replies[i].refused
     return Outcome(replies=list(replies), events=events, finals=finals)
+
+
+def _claim_completions(
+    rows: list[asyncpg.Record],
+    refs: _Refs,
+    replies: list[store_pb2.ReportReply],
+    applied: list[int],
+    events: list[event_pb2.Event],
+    finals: list[task_record_pb2.TaskRecord],
+) -> None:
+    for row in rows:
+        j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])
+        if j is None:
+            continue
+        applied[j] += 1
+        rec = record_from_row(row)
+        replies[j].completed.append(rec.id)
+        events.append(event_for_record(rec))
+        if rec.state in _FINAL_VALUES:
+            finals.append(rec)
 
 
 async def _die(

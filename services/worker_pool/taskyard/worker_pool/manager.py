@@ -39,6 +39,9 @@ Key = tuple[str, int]
 HEARTBEAT_INTERVAL = 5.0
 REGISTER_TIMEOUT = 3.0
 READY_TIMEOUT = 120.0
+# A start notice waits this long (to twice as long) and is dropped if the attempt
+# ends first: RUNNING shows for tasks that run longer, and short ones cost no write.
+START_NOTICE_DELAY = 0.05
 # How long a stopping pool waits for the store to acknowledge its last reports.
 REPORT_FLUSH_TIMEOUT = 5.0
 
@@ -94,6 +97,8 @@ class Manager:
         self._pair: Any = None
         self._store: transport.Requester | None = None
         self._starts: ReportForwarder | None = None
+        self._young_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
+        self._old_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
         self._outcomes: ReportForwarder | None = None
         self._respondent: Any = None
         self._survey_address = settings.survey_address
@@ -134,6 +139,7 @@ class Manager:
         for index in range(max(1, s.workers)):
             await self._spawn(index)
         self._sender = self._spawn_task(self._send_reports(), "reports")
+        self._spawn_task(self._send_start_notices(), "start-notices")
         self._spawn_task(self._receive_dispatch(), "pair")
 
         if await _first(stop, self._all_ready, limit=READY_TIMEOUT) is stop:
@@ -393,20 +399,32 @@ class Manager:
                 self._report_event.set()  # drain what came in meanwhile, then stop
 
     def _hand_to_store(self, report: dispatch_pb2.PoolReport) -> None:
-        """Starts and outcomes travel as two streams, so a result never waits behind
-        a start notice (the store accepts ASSIGNED -> final). A start whose outcome is
-        in the same batch is not sent at all: the outcome carries its start time."""
-        if self._starts is None or self._outcomes is None:
-            return
+        """Outcomes go to the store at once. Start notices wait START_NOTICE_DELAY
+        and are dropped when the outcome comes first: a short task costs the store
+        no start write and its result never queues behind one. Correctness does not
+        depend on them: a death carries the pool's own started flag, and the store
+        accepts ASSIGNED -> final with the start time the outcome carries."""
         ended = {(c.ref.task_id, c.ref.attempt) for c in report.completed}
         ended.update((r.ref.task_id, r.ref.attempt) for r in report.released)
         ended.update((d.ref.task_id, d.ref.attempt) for d in report.died)
-        started = [r for r in report.started if (r.task_id, r.attempt) not in ended]
-        if started:
-            self._starts.submit(dispatch_pb2.PoolReport(started=started))
-        if report.completed or report.released or report.died:
+        for key in ended:
+            self._young_starts.pop(key, None)
+            self._old_starts.pop(key, None)
+        for ref in report.started:
+            key = (ref.task_id, ref.attempt)
+            if key not in ended:
+                self._young_starts[key] = ref
+        if self._outcomes is not None and (report.completed or report.released or report.died):
             del report.started[:]
             self._outcomes.submit(report)
+
+    async def _send_start_notices(self) -> None:
+        """Two generations: a start is sent one to two ticks after it happened."""
+        while True:
+            await asyncio.sleep(START_NOTICE_DELAY)
+            due, self._old_starts, self._young_starts = self._old_starts, self._young_starts, {}
+            if due and self._starts is not None:
+                self._starts.submit(dispatch_pb2.PoolReport(started=list(due.values())))
 
     def _notify_scheduler(self, report: dispatch_pb2.PoolReport) -> None:
         """Tell the scheduler which slots came free. Lossy by design: a notice that

@@ -37,6 +37,38 @@ ON CONFLICT DO NOTHING
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
           ty_us(t.created_at) AS created_at_us
 
+-- name: insert_tasks_leasing
+-- insert_tasks with the scheduler's fast path: a QUEUED row given a lease token
+-- is inserted already leased (ASSIGNED), because a pool had a free slot and
+-- nothing waited ahead of it; that is QUEUED -> ASSIGNED at the same instant,
+-- in one statement instead of two. Full records come back for dispatch.
+INSERT INTO tasks AS t (
+  id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
+  parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
+  lease_token, pool_id, lease_expires_at
+)
+SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
+       r.max_retries, r.request_id, r.parent_id, r.root_id, r.labels::jsonb,
+       CASE WHEN r.token <> '' AND r.state = 'QUEUED' THEN 'ASSIGNED'::task_state
+            ELSE r.state::task_state END,
+       r.attempt,
+       CASE WHEN r.created_us > 0 THEN ty_ts(r.created_us) ELSE now() END, now(),
+       CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
+       r.trace_headers::jsonb,
+       CASE WHEN r.state = 'QUEUED' THEN r.token ELSE '' END,
+       CASE WHEN r.token <> '' AND r.state = 'QUEUED' THEN r.pool_id ELSE '' END,
+       CASE WHEN r.token <> '' AND r.state = 'QUEUED'
+            THEN now() + r.lease_ms * interval '1 millisecond' END
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[],
+            $7::bigint[], $8::int[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
+            $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[],
+            $18::text[], $19::text[], $20::bigint[])
+     AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
+          parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
+          token, pool_id, lease_ms)
+ON CONFLICT DO NOTHING
+RETURNING {{record}}
+
 -- name: lookup_duplicates
 SELECT t.id::text AS id, t.request_id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue
 FROM tasks t
@@ -121,6 +153,21 @@ WITH c AS (
   FROM upd u WHERE NOT u.ref_success
 )
 SELECT * FROM upd
+
+-- name: complete_successes
+-- The common case on its own: successful attempts -> SUCCESS (no retry decision,
+-- no failure row). Fenced on attempt and lease token; $7 = sources of SUCCESS.
+UPDATE tasks t
+SET state = 'SUCCESS', result = c.result::jsonb, finished_at = now(),
+    -- The outcome may overtake the start notice (ASSIGNED -> SUCCESS).
+    started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
+    worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
+    lease_token = '', lease_expires_at = NULL, resume_requested = false, updated_at = now()
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+     AS c(id, attempt, token, result, worker_id, started_us)
+WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
+  AND t.state = ANY($7::task_state[])
+RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 
 -- name: release_attempts
 -- ASSIGNED/RUNNING -> QUEUED, attempt kept (no attempt burned). Fenced.
