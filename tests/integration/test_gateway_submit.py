@@ -40,7 +40,8 @@ async def test_submit_sends_a_full_record_to_the_normal_lane(gw: GatewayEnv) -> 
     assert task.attempt == 1
     assert task.args == spec.args and task.kwargs == spec.kwargs
     assert task.created_at.seconds > 0
-    assert task.timeout.seconds == int(gw.settings.task_timeout)
+    # Left open (the task's declaration or the deployment default applies).
+    assert not task.HasField("timeout") and task.max_retries == -1
 
     assert len(gw.backend.submits[Priority.NORMAL]) == 1
     (rec,) = gw.backend.submits[Priority.NORMAL][0].tasks
@@ -50,8 +51,8 @@ async def test_submit_sends_a_full_record_to_the_normal_lane(gw: GatewayEnv) -> 
     assert json.loads(rec.kwargs_json) == {"scale": 3, "opts": {"deep": [True, None]}}
     assert b" " not in rec.kwargs_json  # compact
     assert rec.state == task_pb2.TASK_STATE_QUEUED and rec.attempt == 1
-    assert rec.max_retries == gw.settings.max_retries
-    assert rec.timeout_ms == int(gw.settings.task_timeout * 1000)
+    assert rec.max_retries == -1  # left to the task declaration or the deployment default
+    assert rec.timeout_ms == 0  # likewise
     assert rec.request_id == "r-1" and dict(rec.labels) == {"team": "a"}
     assert rec.created_at_us > 0
 

@@ -37,3 +37,21 @@ async def journal(key: str, seconds: float = 0.0, first_run_only: bool = False) 
         await asyncio.sleep(seconds)
     _journal(f"done {key}")
     return key
+
+
+@task(max_retries=0)
+def fail_without_retry(message: str) -> None:
+    """Declares its own retry budget: none."""
+    raise ValueError(message)
+
+
+@task(max_retries=1)
+def fail_with_one_retry(message: str) -> None:
+    raise ValueError(message)
+
+
+@task(timeout=0.3)
+async def slow_with_short_timeout(seconds: float) -> str:
+    """Declares its own timeout, shorter than the deployment default."""
+    await asyncio.sleep(seconds)
+    return "finished"

@@ -39,7 +39,8 @@ def test_defaults() -> None:
     assert ids.is_uuid(rec.id) and rec.root_id == rec.id
     assert rec.state == task_pb2.TASK_STATE_QUEUED and rec.attempt == 1 and rec.created_at_us == 42
     assert rec.priority == task_pb2.PRIORITY_NORMAL and rec.queue == "default"
-    assert rec.timeout_ms == 300_000 and rec.max_retries == 3
+    # Left open: the task's @task(...) declaration, else the deployment default.
+    assert rec.timeout_ms == 0 and rec.max_retries == -1
     assert rec.args_json == b"[]" and rec.kwargs_json == b"{}"
 
 

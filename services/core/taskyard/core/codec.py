@@ -57,16 +57,12 @@ class Violation(errors.FieldViolation):
 class Limits:
     max_payload_bytes: int = 256 * 1024
     max_batch: int = 1000
-    default_timeout_ms: int = 300_000
-    default_max_retries: int = 3
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
         return cls(
             max_payload_bytes=settings.max_payload_bytes,
             max_batch=settings.max_batch,
-            default_timeout_ms=int(settings.task_timeout * 1000),
-            default_max_retries=settings.max_retries,
         )
 
 
@@ -227,7 +223,7 @@ def _build_one(
         else:
             rec.timeout_ms = ms
     else:
-        rec.timeout_ms = limits.default_timeout_ms
+        rec.timeout_ms = 0  # the task's own timeout, else the deployment default
 
     # max_retries
     if spec.HasField("max_retries"):
@@ -241,7 +237,7 @@ def _build_one(
                 )
             )
     else:
-        rec.max_retries = limits.default_max_retries
+        rec.max_retries = -1  # the task's own budget, else the deployment default
 
     # request_id / parent_id
     if spec.request_id:

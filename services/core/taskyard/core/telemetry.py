@@ -13,6 +13,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 
 TRACEPARENT = "traceparent"
+W3C_KEYS = frozenset({"traceparent", "tracestate"})
 
 
 def inject(carrier: MutableMapping[str, str] | None = None) -> dict[str, str]:

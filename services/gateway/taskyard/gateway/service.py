@@ -60,8 +60,16 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- plumbing ----------------------------------------------------------
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
+        # Join the caller's trace (W3C traceparent/tracestate in the gRPC metadata):
+        # the "send" span and the trace headers stored with the task descend from it.
+        carrier = {
+            k: v
+            for k, v in (context.invocation_metadata() or ())
+            if k in telemetry.W3C_KEYS and isinstance(v, str)
+        }
         try:
-            return await call()
+            with telemetry.attached(carrier):
+                return await call()
         except errors.TaskyardError as exc:
             await status.abort(context, exc)
         except Exception as exc:

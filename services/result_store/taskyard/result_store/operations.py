@@ -396,6 +396,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     c_delay: list[int] = []
     c_worker: list[str] = []
     c_started: list[int] = []
+    c_budget: list[int] = []
     for i, req in enumerate(reqs):
         for c in req.completed:
             if c.success:
@@ -412,6 +413,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             c_delay.append(c.retry_delay_ms)
             c_worker.append(c.ref.worker_id)
             c_started.append(c.started_at_us)
+            c_budget.append(c.max_retries)
     if refs.ids:
         rows = await db.fetch(
             "complete_attempts",
@@ -430,6 +432,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_RETRYING,
             SRC_FAILURE,
             c_started,
+            c_budget,
         )
         _claim_completions(rows, refs, replies, applied, events, finals)
 
@@ -457,14 +460,16 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     refs = _Refs()
     started: list[bool] = []
     delays: list[int] = []
+    budgets: list[int] = []
     for i, req in enumerate(reqs):
         for d in req.died:
             asked[i] += 1
             if refs.add(i, d.ref):
                 started.append(d.started)
                 delays.append(d.retry_delay_ms)
+                budgets.append(d.max_retries)
     if refs.ids:
-        for row, rec in await _die(db, refs, started, delays):
+        for row, rec in await _die(db, refs, started, delays, budgets):
             j = refs.claim(rec.id, row["ref_attempt"], row["ref_token"])
             if j is None:
                 continue
@@ -501,7 +506,7 @@ def _claim_completions(
 
 
 async def _die(
-    db: Db, refs: _Refs, started: list[bool], delays: list[int]
+    db: Db, refs: _Refs, started: list[bool], delays: list[int], budgets: list[int]
 ) -> list[tuple[asyncpg.Record, task_record_pb2.TaskRecord]]:
     rows = await db.fetch(
         "die_attempts",
@@ -514,6 +519,7 @@ async def _die(
         SRC_QUEUED_LEASED,
         SRC_RETRYING_LEASED,
         SRC_FAILURE_LEASED,
+        budgets,
     )
     return [(row, record_from_row(row)) for row in rows]
 
@@ -559,7 +565,8 @@ async def apply_rescue(db: Db, reqs: list[store_pb2.RescueRequest]) -> Outcome:
                 refs.tokens.append(r["lease_token"])
             started = [bool(r["started"]) for r in lapsed]
             delays = [max(0, req.retry_delay_ms)] * len(lapsed)
-            for _, rec in await _die(db, refs, started, delays):
+            budgets = [req.default_max_retries] * len(lapsed)
+            for _, rec in await _die(db, refs, started, delays, budgets):
                 (reply.requeued if rec.state == int(S.QUEUED) else reply.failed).append(rec)
                 events.append(event_for_record(rec))
                 if rec.state in _FINAL_VALUES:

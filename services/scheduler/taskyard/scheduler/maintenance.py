@@ -40,7 +40,9 @@ class Maintenance:
         store: transport.Requester,
         policy: RetryPolicy,
         lease_ms: int,
+        default_max_retries: int = 3,
     ) -> None:
+        self._default_max_retries = default_max_retries
         self._lanes = lanes
         self._pools = pools
         self._dispatcher = dispatcher
@@ -72,7 +74,11 @@ class Maintenance:
     async def rescue_and_promote(self) -> None:
         rescued = await self._store.request(
             envelope_pb2.KIND_STORE_RESCUE,
-            store_pb2.RescueRequest(limit=PAGE, retry_delay_ms=int(self._policy.delay(1) * 1000)),
+            store_pb2.RescueRequest(
+                limit=PAGE,
+                retry_delay_ms=int(self._policy.delay(1) * 1000),
+                default_max_retries=self._default_max_retries,
+            ),
             store_pb2.RescueReply,
         )
         if rescued.requeued or rescued.failed:

@@ -7,6 +7,7 @@ dispatched and has not heard back about); a pool's survey replies correct it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -71,6 +72,12 @@ class PoolRegistry:
             pool = None
         if pool is None:
             sock = transport.open_pair(max_message_bytes=self._max, dial=pair_address)
+            loop = asyncio.get_running_loop()
+            # A pool whose link drops is forgotten at once (no dispatch into the void);
+            # a pool that is still alive registers again when it notices.
+            sock.add_post_pipe_remove_cb(
+                lambda _pipe, pid=pool_id, s=sock: _call_soon(loop, self._link_lost, pid, s)
+            )
             pool = Pool(pool_id, pair_address, frozenset(names), max(0, capacity), sock)
             pool.receiver = asyncio.get_running_loop().create_task(self._receive(pool))
             self.pools[pool_id] = pool
@@ -86,6 +93,12 @@ class PoolRegistry:
         pool.missed_surveys = 0
         self._on_change()
         return pool
+
+    def _link_lost(self, pool_id: str, sock: pynng.Pair0) -> None:
+        pool = self.pools.get(pool_id)
+        if pool is not None and pool.socket is sock:
+            log.info("pool %s: PAIR link lost", pool_id)
+            self.remove(pool_id)
 
     def remove(self, pool_id: str) -> None:
         pool = self.pools.pop(pool_id, None)
@@ -116,3 +129,9 @@ class PoolRegistry:
     def close(self) -> None:
         for pool_id in list(self.pools):
             self.remove(pool_id)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:
+    """From an NNG thread: schedule on the loop, unless it has already closed."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(fn, *args)

@@ -45,6 +45,7 @@ class Scheduler:
             store=self.store,
             policy=self.policy,
             lease_ms=self._lease_ms,
+            default_max_retries=settings.max_retries,
         )
         self._lane_servers = [
             transport.Responder(

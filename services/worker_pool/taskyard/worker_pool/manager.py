@@ -50,6 +50,8 @@ REPORT_FLUSH_TIMEOUT = 5.0
 class Held:
     ref: task_record_pb2.AttemptRef
     started: bool = False
+    # The retry budget a death of this attempt is judged by.
+    max_retries: int = 0
 
 
 @dataclasses.dataclass(eq=False)
@@ -310,7 +312,9 @@ class Manager:
             if shutting_down:
                 self._pending.released.append(store_pb2.Release(ref=ref, resume_requested=h.started))
             else:
-                self._pending.died.append(store_pb2.Death(ref=ref, started=h.started))
+                self._pending.died.append(
+                    store_pb2.Death(ref=ref, started=h.started, max_retries=h.max_retries)
+                )
         if shutting_down:
             log.info("worker %d (pid %s) stopped, exit code %s", w.index, w.pid, proc.exitcode)
         else:
@@ -372,7 +376,9 @@ class Manager:
                 continue
             ref = worker.ref_of(record, worker.worker_id(self.pool_id, target.index, target.pid))
             ref.at_us = 0
-            target.held[key] = Held(ref)
+            target.held[key] = Held(
+                ref, max_retries=worker.effective_max_retries(record, self.settings.max_retries)
+            )
             holders[key] = target
             per_worker.setdefault(target.index, dispatch_pb2.Dispatch()).tasks.append(record)
         for index, d in per_worker.items():

@@ -73,6 +73,16 @@ def failure_of(
     )
 
 
+def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> int:
+    """The record's own budget, else the task's @task(max_retries=...), else ``default``."""
+    if record.max_retries >= 0:
+        return record.max_retries
+    tdef = registry.get(record.name)
+    if tdef is not None and tdef.max_retries is not None:
+        return tdef.max_retries
+    return default
+
+
 def encode_result(value: Any) -> bytes:
     """JSON text of a result; TypeError when it is not JSON-serializable."""
     try:
@@ -96,11 +106,13 @@ class Runner:
         *,
         concurrency: int,
         default_timeout: float,
+        default_max_retries: int = 3,
         worker: str = "",
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.default_timeout = default_timeout
+        self.default_max_retries = default_max_retries
         self.worker = worker
         self.report = dispatch_pb2.PoolReport()
         self.tasks: dict[Key, asyncio.Task[None]] = {}
@@ -164,6 +176,8 @@ class Runner:
                 completion = await self.execute(record)
             completion.ref.CopyFrom(ref_of(record, self.worker))
             completion.started_at_us = start.at_us
+            if not completion.success:
+                completion.max_retries = self.max_retries_for(record)
             self.report.completed.append(completion)
         except asyncio.CancelledError:
             # Stopped by a shutdown: back to the queue without burning the attempt.
@@ -174,6 +188,10 @@ class Runner:
             self.tasks.pop(key, None)
             self.started.discard(key)
             self._on_change()
+
+    def max_retries_for(self, record: task_record_pb2.TaskRecord) -> int:
+        """The retry budget when the record leaves it to the task (-1)."""
+        return effective_max_retries(record, self.default_max_retries)
 
     def timeout_for(self, record: task_record_pb2.TaskRecord, tdef: registry.TaskDef | None) -> float:
         if record.timeout_ms > 0:
@@ -328,6 +346,7 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
     runner = Runner(
         concurrency=settings.concurrency,
         default_timeout=settings.task_timeout,
+        default_max_retries=settings.max_retries,
         worker=worker,
         on_change=on_change,
     )

@@ -117,7 +117,7 @@ class ReportRequest(_message.Message):
     def __init__(self, started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[Death, _Mapping]]] = ...) -> None: ...
 
 class Completion(_message.Message):
-    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us")
+    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us", "max_retries")
     REF_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +125,7 @@ class Completion(_message.Message):
     RETRYABLE_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_US_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
     ref: _task_record_pb2.AttemptRef
     success: bool
     result_json: bytes
@@ -132,7 +133,8 @@ class Completion(_message.Message):
     retryable: bool
     retry_delay_ms: int
     started_at_us: int
-    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ...) -> None: ...
+    max_retries: int
+    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ..., max_retries: _Optional[int] = ...) -> None: ...
 
 class Release(_message.Message):
     __slots__ = ("ref", "resume_requested")
@@ -143,14 +145,16 @@ class Release(_message.Message):
     def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., resume_requested: bool = ...) -> None: ...
 
 class Death(_message.Message):
-    __slots__ = ("ref", "started", "retry_delay_ms")
+    __slots__ = ("ref", "started", "retry_delay_ms", "max_retries")
     REF_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
     ref: _task_record_pb2.AttemptRef
     started: bool
     retry_delay_ms: int
-    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., started: bool = ..., retry_delay_ms: _Optional[int] = ...) -> None: ...
+    max_retries: int
+    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., started: bool = ..., retry_delay_ms: _Optional[int] = ..., max_retries: _Optional[int] = ...) -> None: ...
 
 class ReportReply(_message.Message):
     __slots__ = ("refused", "started", "completed", "released", "died")
@@ -181,12 +185,14 @@ class RenewLeasesReply(_message.Message):
     def __init__(self, lost: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RescueRequest(_message.Message):
-    __slots__ = ("limit", "retry_delay_ms")
+    __slots__ = ("limit", "retry_delay_ms", "default_max_retries")
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
     limit: int
     retry_delay_ms: int
-    def __init__(self, limit: _Optional[int] = ..., retry_delay_ms: _Optional[int] = ...) -> None: ...
+    default_max_retries: int
+    def __init__(self, limit: _Optional[int] = ..., retry_delay_ms: _Optional[int] = ..., default_max_retries: _Optional[int] = ...) -> None: ...
 
 class RescueReply(_message.Message):
     __slots__ = ("requeued", "failed")

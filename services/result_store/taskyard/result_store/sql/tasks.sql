@@ -115,12 +115,15 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
 WITH c AS (
   SELECT c.*, CASE
            WHEN c.success THEN 'SUCCESS'::task_state
-           WHEN c.retryable AND c.attempt <= t0.max_retries THEN 'RETRYING'::task_state
+           -- max_retries -1: the budget the pool resolved from @task(...) or its default.
+           WHEN c.retryable AND c.attempt <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
+                                                 ELSE c.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
   FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::text[], $6::text[],
-              $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[], $15::bigint[])
+              $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[], $15::bigint[],
+              $16::int[])
        AS c(id, attempt, token, success, result, ftype, fmsg, ftb, retryable, delay_ms, worker_id,
-            started_us)
+            started_us, max_retries)
   JOIN tasks t0 ON t0.id = c.id
 ), upd AS (
   UPDATE tasks t
@@ -189,10 +192,11 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
 WITH d AS (
   SELECT d.*, t0.attempt AS cur_attempt, CASE
            WHEN t0.state <> 'RUNNING' AND NOT d.started THEN 'QUEUED'::task_state
-           WHEN d.attempt <= t0.max_retries THEN 'RETRYING'::task_state
+           WHEN d.attempt <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
+                                  ELSE d.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
-  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[])
-       AS d(id, attempt, token, started, delay_ms, fmsg)
+  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[], $10::int[])
+       AS d(id, attempt, token, started, delay_ms, fmsg, max_retries)
   JOIN tasks t0 ON t0.id = d.id
 ), upd AS (
   UPDATE tasks t
