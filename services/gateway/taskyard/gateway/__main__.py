@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from taskyard.core import lifecycle
 from taskyard.core.config import Settings
 from taskyard.gateway.server import serve
@@ -18,7 +16,7 @@ async def _main() -> None:
 def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("gateway", settings.log_level)
-    asyncio.run(_main())
+    lifecycle.run(_main())
 
 
 if __name__ == "__main__":

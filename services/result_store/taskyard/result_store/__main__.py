@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 from taskyard.core import lifecycle
@@ -27,7 +26,7 @@ async def _main(argv: list[str]) -> int:
 
 
 def main() -> None:
-    sys.exit(asyncio.run(_main(sys.argv[1:])))
+    sys.exit(lifecycle.run(_main(sys.argv[1:])))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from taskyard.core import lifecycle
 from taskyard.core.config import Settings
 from taskyard.scheduler.service import Scheduler
@@ -17,7 +15,7 @@ async def _main(settings: Settings) -> None:
 def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("scheduler", settings.log_level)
-    asyncio.run(_main(settings))
+    lifecycle.run(_main(settings))
 
 
 if __name__ == "__main__":

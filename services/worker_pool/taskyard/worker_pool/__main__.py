@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 
@@ -20,7 +19,7 @@ async def _main(settings: Settings) -> int:
 def main() -> int:
     settings = Settings.from_env()
     lifecycle.setup_logging("worker-pool", settings.log_level)
-    return asyncio.run(_main(settings))
+    return lifecycle.run(_main(settings))
 
 
 if __name__ == "__main__":

@@ -315,7 +315,7 @@ def main(sock: socket.socket, settings: Settings, pool_id: str, index: int) -> N
         os._exit(2)
     code = 0
     try:
-        asyncio.run(_serve(sock, settings, worker_id(pool_id, index, os.getpid())))
+        lifecycle.run(_serve(sock, settings, worker_id(pool_id, index, os.getpid())))
     except Exception:
         log.exception("worker %d failed", index)
         code = 1
