@@ -23,9 +23,7 @@ def test_declared_retry_budget_applies(cluster: Any, journal: Any) -> None:
 
 def test_declared_timeout_applies(cluster: Any, journal: Any) -> None:
     client = cluster.client()
-    task = client.submit_many(
-        [{"name": "slow_with_short_timeout", "args": [5.0], "max_retries": 0}]
-    )[0]
+    task = client.submit_many([{"name": "slow_with_short_timeout", "args": [5.0], "max_retries": 0}])[0]
     final = client.wait(task.id, timeout=30)
     assert final.state.name == "FAILURE"
     assert final.failure is not None and final.failure.type == "TimeoutError"

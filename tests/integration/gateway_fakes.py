@@ -50,7 +50,7 @@ class FakeBackend:
         mmb = settings.max_message_bytes
         self._responders = [
             transport.Responder(
-                settings.lane_address(p),
+                settings.lane_listen_address(p),
                 {
                     envelope_pb2.KIND_SUBMIT: transport.Route(
                         dispatch_pb2.SubmitRequest, self._lane_handler(p)
@@ -63,7 +63,7 @@ class FakeBackend:
         ]
         self._responders.append(
             transport.Responder(
-                settings.store_address,
+                settings.store_listen_address,
                 {
                     envelope_pb2.KIND_STORE_GET: transport.Route(store_pb2.GetTasksRequest, self._get),
                     envelope_pb2.KIND_STORE_LIST: transport.Route(store_pb2.ListTasksRequest, self._list),
@@ -79,9 +79,9 @@ class FakeBackend:
             )
         )
         self.pub: Any = transport.open_socket(
-            pynng.Pub0, max_message_bytes=mmb, listen=settings.events_address
+            pynng.Pub0, max_message_bytes=mmb, listen=settings.events_listen_address
         )
-        self.hub = discovery.Hub(settings.discovery_address)
+        self.hub = discovery.Hub(settings.discovery_listen_address)
         self.pool_id = ids.new_instance_id("worker_pool")
         self.pool = discovery.Peer(
             settings.discovery_address,

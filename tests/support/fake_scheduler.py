@@ -130,13 +130,13 @@ class FakeScheduler:
         s = self.settings
         os.makedirs(s.ipc_dir, exist_ok=True)
         self._reg = transport.Responder(
-            s.registration_address,
+            s.registration_listen_address,
             {envelope_pb2.KIND_REGISTER: transport.Route(dispatch_pb2.Register, self._on_register)},
             max_message_bytes=s.max_message_bytes,
             concurrency=4,
         )
         self._store = transport.Responder(
-            s.store_address,
+            s.store_listen_address,
             {
                 envelope_pb2.KIND_STORE_HEARTBEAT: transport.Route(
                     store_pb2.HeartbeatRequest, self._on_heartbeat
@@ -147,7 +147,7 @@ class FakeScheduler:
             concurrency=4,
         )
         self._surveyor = transport.open_socket(
-            pynng.Surveyor0, max_message_bytes=s.max_message_bytes, listen=s.survey_address
+            pynng.Surveyor0, max_message_bytes=s.max_message_bytes, listen=s.survey_listen_address
         )
         self._tasks += [asyncio.create_task(self._reg.serve()), asyncio.create_task(self._store.serve())]
         return self

@@ -4,6 +4,7 @@ aliases (TASKYARD_* wins), clear errors for bad values, and every NNG address.""
 from __future__ import annotations
 
 import dataclasses
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,11 @@ from taskyard.v1 import task_pb2
 # (field, TASKYARD_* name, seed alias or None, value as text, parsed value)
 NAMES: list[tuple[str, str, str | None, str, object]] = [
     ("host", "TASKYARD_HOST", None, "10.1.2.3", "10.1.2.3"),
+    ("bind_host", "TASKYARD_BIND_HOST", None, "0.0.0.0", "0.0.0.0"),
+    ("scheduler_host", "TASKYARD_SCHEDULER_HOST", None, "scheduler", "scheduler"),
+    ("store_host", "TASKYARD_STORE_HOST", None, "result-store", "result-store"),
+    ("advertise_host", "TASKYARD_ADVERTISE_HOST", None, "10.0.0.7", "10.0.0.7"),
+    ("pool_pair_port", "TASKYARD_POOL_PAIR_PORT", None, "5600", 5600),
     ("base_port", "TASKYARD_BASE_PORT", None, "7000", 7000),
     ("discovery_port", "TASKYARD_DISCOVERY_PORT", None, "7100", 7100),
     ("transport", "TASKYARD_TRANSPORT", None, "ipc", "ipc"),
@@ -263,3 +269,181 @@ def test_ipc_addresses_are_socket_files_in_the_ipc_dir(tmp_path: Path) -> None:
 def test_tcp_addresses_are_distinct() -> None:
     addresses = all_addresses(Settings())
     assert len(set(addresses)) == len(addresses)
+
+
+# --- listen / dial split (multi-host) -------------------------------------------
+
+
+def listen_addresses(s: Settings) -> list[str]:
+    return [
+        *(s.lane_listen_address(p) for p in LANES),
+        s.store_listen_address,
+        s.registration_listen_address,
+        s.survey_listen_address,
+        s.events_listen_address,
+        s.discovery_listen_address,
+    ]
+
+
+def test_by_default_every_role_uses_host() -> None:
+    s = Settings()
+    assert (s.bind_host, s.scheduler_host, s.store_host, s.advertise_host, s.pool_pair_port) == (
+        "",
+        "",
+        "",
+        "",
+        0,
+    )
+    assert s.effective_bind_host == s.effective_scheduler_host == s.effective_store_host == "127.0.0.1"
+    assert s.effective_advertise_host == "127.0.0.1"
+    assert listen_addresses(s) == all_addresses(s), "one machine: listen where the others dial"
+    assert s.advertised_pair_address("tcp://127.0.0.1:40123") == "tcp://127.0.0.1:40123"
+
+
+def test_host_alone_still_moves_every_address() -> None:
+    s = Settings.from_env({"TASKYARD_HOST": "10.1.2.3"})
+    assert {a.split(":")[1] for a in all_addresses(s) + listen_addresses(s)} == {"//10.1.2.3"}
+    assert s.pool_pair_listen_address("p") == "tcp://10.1.2.3:0"
+    assert s.effective_advertise_host == "10.1.2.3"
+
+
+def multihost() -> Settings:
+    return Settings.from_env(
+        {
+            "TASKYARD_BIND_HOST": "0.0.0.0",
+            "TASKYARD_SCHEDULER_HOST": "scheduler",
+            "TASKYARD_STORE_HOST": "result-store",
+            "TASKYARD_ADVERTISE_HOST": "pool-1",
+        }
+    )
+
+
+def test_tcp_listeners_bind_the_bind_host() -> None:
+    s = multihost()
+    assert [s.lane_listen_address(p) for p in LANES] == [f"tcp://0.0.0.0:{5555 + i}" for i in range(4)]
+    assert s.store_listen_address == "tcp://0.0.0.0:5559"
+    assert s.registration_listen_address == "tcp://0.0.0.0:5560"
+    assert s.survey_listen_address == "tcp://0.0.0.0:5561"
+    assert s.events_listen_address == "tcp://0.0.0.0:5562"
+    assert s.discovery_listen_address == "tcp://0.0.0.0:5550"
+    assert s.pool_pair_listen_address("p1") == "tcp://0.0.0.0:0"
+
+
+def test_tcp_dialers_use_the_scheduler_and_store_hosts() -> None:
+    s = multihost()
+    assert [s.lane_address(p) for p in LANES] == [f"tcp://scheduler:{5555 + i}" for i in range(4)]
+    assert s.registration_address == "tcp://scheduler:5560"
+    assert s.survey_address == "tcp://scheduler:5561"
+    assert s.discovery_address == "tcp://scheduler:5550"
+    assert s.store_address == "tcp://result-store:5559"
+    assert s.events_address == "tcp://result-store:5562"
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [
+        ("TASKYARD_BIND_HOST", "listen"),
+        ("TASKYARD_SCHEDULER_HOST", "scheduler dial"),
+        ("TASKYARD_STORE_HOST", "store dial"),
+    ],
+)
+def test_each_host_override_moves_only_its_addresses(name: str, changed: str) -> None:
+    s = Settings.from_env({name: "10.9.9.9"})
+    groups = {
+        "listen": [*listen_addresses(s), s.pool_pair_listen_address("p")],
+        "scheduler dial": [
+            *(s.lane_address(p) for p in LANES),
+            s.registration_address,
+            s.survey_address,
+            s.discovery_address,
+        ],
+        "store dial": [s.store_address, s.events_address],
+    }
+    for group, addresses in groups.items():
+        expected = "10.9.9.9" if group == changed else "127.0.0.1"
+        assert all(a.startswith(f"tcp://{expected}:") for a in addresses), (group, addresses)
+
+
+def test_ipc_listen_and_dial_addresses_are_the_same_files(tmp_path: Path) -> None:
+    env = {"TASKYARD_TRANSPORT": "ipc", "TASKYARD_IPC_DIR": str(tmp_path)}
+    s = Settings.from_env(
+        {**env, "TASKYARD_BIND_HOST": "0.0.0.0", "TASKYARD_SCHEDULER_HOST": "a", "TASKYARD_STORE_HOST": "b"}
+    )
+    assert listen_addresses(s) == all_addresses(s)
+    assert all_addresses(s) == all_addresses(Settings.from_env(env))
+    pair = s.pool_pair_listen_address("abc")
+    assert pair == f"ipc://{tmp_path}/pool-abc.sock"
+    assert s.advertised_pair_address(pair) == pair
+
+
+def test_the_pool_advertises_its_bound_port_on_the_advertise_host() -> None:
+    s = multihost()
+    assert s.advertised_pair_address("tcp://0.0.0.0:40123") == "tcp://pool-1:40123"
+    assert s.advertised_pair_address("tcp://[::]:40123") == "tcp://pool-1:40123"
+
+
+def test_advertise_falls_back_to_the_bind_host_then_the_host_name() -> None:
+    assert Settings(host="10.0.0.5").effective_advertise_host == "10.0.0.5"
+    assert Settings(bind_host="10.0.0.6").effective_advertise_host == "10.0.0.6"
+    for wildcard in ("0.0.0.0", "::"):
+        assert Settings(bind_host=wildcard).effective_advertise_host == socket.gethostname()
+        assert Settings(host=wildcard).effective_advertise_host == socket.gethostname()
+        s = Settings(bind_host=wildcard, advertise_host="10.0.0.7")
+        assert s.effective_advertise_host == "10.0.0.7"
+    s = Settings(bind_host="0.0.0.0")
+    assert s.advertised_pair_address("tcp://0.0.0.0:40123") == f"tcp://{socket.gethostname()}:40123"
+
+
+def test_ipv6_hosts_are_bracketed() -> None:
+    s = Settings.from_env({"TASKYARD_BIND_HOST": "::", "TASKYARD_SCHEDULER_HOST": "fd00::1"})
+    assert s.survey_listen_address == "tcp://[::]:5561"
+    assert s.survey_address == "tcp://[fd00::1]:5561"
+    assert Settings.from_env({"TASKYARD_STORE_HOST": "[fd00::2]"}).store_address == "tcp://[fd00::2]:5559"
+    assert Settings(advertise_host="fd00::3").advertised_pair_address("tcp://[::]:7") == "tcp://[fd00::3]:7"
+
+
+def test_a_fixed_pool_pair_port() -> None:
+    s = Settings.from_env({"TASKYARD_BIND_HOST": "0.0.0.0", "TASKYARD_POOL_PAIR_PORT": "5600"})
+    assert s.pool_pair_listen_address("p") == "tcp://0.0.0.0:5600"
+    assert s.advertised_pair_address("tcp://0.0.0.0:5600") == f"tcp://{socket.gethostname()}:5600"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TASKYARD_HOST",
+        "TASKYARD_BIND_HOST",
+        "TASKYARD_SCHEDULER_HOST",
+        "TASKYARD_STORE_HOST",
+        "TASKYARD_ADVERTISE_HOST",
+    ],
+)
+@pytest.mark.parametrize(
+    "raw", ["tcp://scheduler", "scheduler:5555", "10.0.0.1:80", "a b", "host/path", "-x", "[fd00::1", "  "]
+)
+def test_bad_hosts_raise_a_clear_error(name: str, raw: str) -> None:
+    with pytest.raises(ValueError) as info:
+        Settings.from_env({name: raw})
+    assert name in str(info.value) and repr(raw) in str(info.value)
+
+
+@pytest.mark.parametrize("raw", ["-1", "65536", "many"])
+def test_bad_pool_pair_port_raises(raw: str) -> None:
+    with pytest.raises(ValueError, match=f"TASKYARD_POOL_PAIR_PORT.*{raw!r}"):
+        Settings.from_env({"TASKYARD_POOL_PAIR_PORT": raw})
+
+
+def test_to_env_round_trips_the_multihost_settings() -> None:
+    s = multihost()
+    s = dataclasses.replace(s, pool_pair_port=5600)
+    env = s.to_env()
+    assert env["TASKYARD_BIND_HOST"] == "0.0.0.0"
+    assert env["TASKYARD_SCHEDULER_HOST"] == "scheduler"
+    assert env["TASKYARD_STORE_HOST"] == "result-store"
+    assert env["TASKYARD_ADVERTISE_HOST"] == "pool-1"
+    assert env["TASKYARD_POOL_PAIR_PORT"] == "5600"
+    assert Settings.from_env(env) == s
+    # Unset roles stay unset (they keep following TASKYARD_HOST in the child).
+    plain = Settings(host="10.1.1.1")
+    assert Settings.from_env(plain.to_env()) == plain
+    assert Settings.from_env(plain.to_env()).effective_store_host == "10.1.1.1"

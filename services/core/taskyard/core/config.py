@@ -8,7 +8,10 @@ Taskyard's own names are ``TASKYARD_*``; the seed's names (``QUEUED_TASK_*``,
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
+import re
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -69,15 +72,74 @@ def _bool(env: Mapping[str, str], default: bool, *names: str) -> bool:
     return word in _TRUE
 
 
+def _port(env: Mapping[str, str], default: int, *names: str) -> int:
+    value = _int(env, default, *names)
+    found = _lookup(env, *names)
+    if found is not None and not 0 <= value <= 65535:
+        raise ValueError(f"{found[0]} must be a port number from 0 to 65535, got {found[1]!r}")
+    return value
+
+
+# Lenient on purpose: it catches a scheme, a port, a path or spaces, not every RFC rule.
+_HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def valid_host(value: str) -> bool:
+    """A host name or an IP address (IPv6 with or without brackets); no scheme, no port."""
+    inner = value[1:-1] if value.startswith("[") and value.endswith("]") else value
+    try:
+        ipaddress.ip_address(inner)
+        return True
+    except ValueError:
+        pass
+    return inner == value and bool(_HOST_NAME.match(value)) and len(value) <= 253
+
+
+def _host(env: Mapping[str, str], default: str, *names: str) -> str:
+    found = _lookup(env, *names)
+    if found is None:
+        return default
+    value = found[1].strip()
+    if not valid_host(value):
+        raise ValueError(
+            f"{found[0]} must be a host name or IP address (no scheme, no port), got {found[1]!r}"
+        )
+    return value
+
+
+# Listening on every interface: such a host can be listened on, never announced.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]"})
+
+
+def url_host(host: str) -> str:
+    """``host`` as it goes into a ``tcp://host:port`` URL (IPv6 literals in brackets)."""
+    if ":" in host and not host.startswith("["):
+        return f"[{host}]"
+    return host
+
+
 TRANSPORTS = ("tcp", "ipc")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings:
     # --- NNG addressing
+    # The default host of every NNG address, to listen and to dial. The four hosts
+    # below override it per role; empty means "use host" (one machine needs none).
     host: str = "127.0.0.1"
+    # The interface listeners bind (e.g. 0.0.0.0 in a container).
+    bind_host: str = ""
+    # Where the scheduler's sockets are dialed: lanes, registration, survey, discovery hub.
+    scheduler_host: str = ""
+    # Where the result-store's sockets are dialed: queries and events.
+    store_host: str = ""
+    # The host a worker-pool puts in the PAIR address it registers and announces.
+    # Unset: the bind host, or socket.gethostname() when that is a wildcard.
+    advertise_host: str = ""
     base_port: int = 5555
     discovery_port: int = 5550
+    # The port a worker-pool's PAIR socket listens on; 0 = ephemeral (chosen by the OS).
+    pool_pair_port: int = 0
     # "tcp" (default, multi-host) or "ipc" (one machine; tests use it to avoid port clashes).
     transport: str = "tcp"
     ipc_dir: str = "/tmp/taskyard"
@@ -130,9 +192,14 @@ class Settings:
         if transport not in TRANSPORTS:
             raise ValueError(f"TASKYARD_TRANSPORT must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         return cls(
-            host=_get(e, "TASKYARD_HOST") or d.host,
+            host=_host(e, d.host, "TASKYARD_HOST"),
+            bind_host=_host(e, d.bind_host, "TASKYARD_BIND_HOST"),
+            scheduler_host=_host(e, d.scheduler_host, "TASKYARD_SCHEDULER_HOST"),
+            store_host=_host(e, d.store_host, "TASKYARD_STORE_HOST"),
+            advertise_host=_host(e, d.advertise_host, "TASKYARD_ADVERTISE_HOST"),
             base_port=_int(e, d.base_port, "TASKYARD_BASE_PORT"),
             discovery_port=_int(e, d.discovery_port, "TASKYARD_DISCOVERY_PORT"),
+            pool_pair_port=_port(e, d.pool_pair_port, "TASKYARD_POOL_PAIR_PORT"),
             transport=transport,
             ipc_dir=_get(e, "TASKYARD_IPC_DIR") or d.ipc_dir,
             max_message_bytes=_int(e, d.max_message_bytes, "TASKYARD_MAX_MESSAGE_BYTES"),
@@ -176,49 +243,113 @@ class Settings:
             log_level=_get(e, "TASKYARD_LOG_LEVEL") or d.log_level,
         )
 
+    # --- hosts --------------------------------------------------------------
+    # Each role's host, with the fallbacks applied (the fields keep "" = unset).
+    @property
+    def effective_bind_host(self) -> str:
+        return self.bind_host or self.host
+
+    @property
+    def effective_scheduler_host(self) -> str:
+        return self.scheduler_host or self.host
+
+    @property
+    def effective_store_host(self) -> str:
+        return self.store_host or self.host
+
+    @property
+    def effective_advertise_host(self) -> str:
+        """What a pool announces: TASKYARD_ADVERTISE_HOST, else the bind host, else (when
+        that is a wildcard such as 0.0.0.0, which nobody can dial) this machine's name."""
+        if self.advertise_host:
+            return self.advertise_host
+        bind = self.effective_bind_host
+        return socket.gethostname() if bind in WILDCARD_HOSTS else bind
+
     # --- addresses -------------------------------------------------------
-    def _address(self, name: str, offset: int) -> str:
+    # ``X_listen_address`` is where the owning service listens (bind host);
+    # ``X_address`` is where the others dial it (scheduler or store host).
+    # With ipc both are the same socket file.
+    def _address(self, name: str, port: int, host: str) -> str:
         if self.transport == "ipc":
             return f"ipc://{Path(self.ipc_dir) / name}.sock"
-        return f"tcp://{self.host}:{self.base_port + offset}"
+        return f"tcp://{url_host(host)}:{port}"
+
+    def _lane(self, priority: Priority, host: str) -> str:
+        return self._address(f"lane-{priority.name.lower()}", self.base_port + priority.lane_offset, host)
 
     def lane_address(self, priority: Priority) -> str:
-        return self._address(f"lane-{priority.name.lower()}", priority.lane_offset)
+        return self._lane(priority, self.effective_scheduler_host)
+
+    def lane_listen_address(self, priority: Priority) -> str:
+        return self._lane(priority, self.effective_bind_host)
 
     @property
     def store_address(self) -> str:
-        return self._address("store", RESULT_QUERY_OFFSET)
+        return self._address("store", self.base_port + RESULT_QUERY_OFFSET, self.effective_store_host)
+
+    @property
+    def store_listen_address(self) -> str:
+        return self._address("store", self.base_port + RESULT_QUERY_OFFSET, self.effective_bind_host)
 
     @property
     def registration_address(self) -> str:
-        return self._address("registration", REGISTRATION_OFFSET)
+        return self._address(
+            "registration", self.base_port + REGISTRATION_OFFSET, self.effective_scheduler_host
+        )
+
+    @property
+    def registration_listen_address(self) -> str:
+        return self._address("registration", self.base_port + REGISTRATION_OFFSET, self.effective_bind_host)
 
     @property
     def survey_address(self) -> str:
-        return self._address("survey", SURVEY_OFFSET)
+        return self._address("survey", self.base_port + SURVEY_OFFSET, self.effective_scheduler_host)
+
+    @property
+    def survey_listen_address(self) -> str:
+        return self._address("survey", self.base_port + SURVEY_OFFSET, self.effective_bind_host)
 
     @property
     def events_address(self) -> str:
-        return self._address("events", EVENTS_OFFSET)
+        return self._address("events", self.base_port + EVENTS_OFFSET, self.effective_store_host)
+
+    @property
+    def events_listen_address(self) -> str:
+        return self._address("events", self.base_port + EVENTS_OFFSET, self.effective_bind_host)
 
     @property
     def discovery_address(self) -> str:
-        if self.transport == "ipc":
-            return f"ipc://{Path(self.ipc_dir) / 'discovery'}.sock"
-        return f"tcp://{self.host}:{self.discovery_port}"
+        return self._address("discovery", self.discovery_port, self.effective_scheduler_host)
+
+    @property
+    def discovery_listen_address(self) -> str:
+        return self._address("discovery", self.discovery_port, self.effective_bind_host)
 
     def pool_pair_listen_address(self, pool_id: str) -> str:
-        """Where a pool's PAIR socket listens; port 0 lets the OS choose."""
-        if self.transport == "ipc":
-            return f"ipc://{Path(self.ipc_dir) / ('pool-' + pool_id)}.sock"
-        return f"tcp://{self.host}:0"
+        """Where a pool's PAIR socket listens; port 0 (the default) lets the OS choose."""
+        return self._address(f"pool-{pool_id}", self.pool_pair_port, self.effective_bind_host)
+
+    def advertised_pair_address(self, bound: str) -> str:
+        """The address a pool registers and announces for its PAIR socket, from the one it
+        actually bound (``transport.listen_address``): the same port on the advertise host.
+        ipc addresses are returned unchanged."""
+        if self.transport == "ipc" or not bound.startswith("tcp://"):
+            return bound
+        port = bound.rsplit(":", 1)[1]
+        return f"tcp://{url_host(self.effective_advertise_host)}:{port}"
 
     def to_env(self) -> dict[str, str]:
         """The environment that reproduces these settings in a child process."""
         return {
             "TASKYARD_HOST": self.host,
+            "TASKYARD_BIND_HOST": self.bind_host,
+            "TASKYARD_SCHEDULER_HOST": self.scheduler_host,
+            "TASKYARD_STORE_HOST": self.store_host,
+            "TASKYARD_ADVERTISE_HOST": self.advertise_host,
             "TASKYARD_BASE_PORT": str(self.base_port),
             "TASKYARD_DISCOVERY_PORT": str(self.discovery_port),
+            "TASKYARD_POOL_PAIR_PORT": str(self.pool_pair_port),
             "TASKYARD_TRANSPORT": self.transport,
             "TASKYARD_IPC_DIR": self.ipc_dir,
             "TASKYARD_MAX_MESSAGE_BYTES": str(self.max_message_bytes),

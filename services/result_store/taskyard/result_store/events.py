@@ -1,4 +1,4 @@
-"""The committed-event stream: a PUB socket on ``Settings.events_address``.
+"""The committed-event stream: a PUB socket on ``Settings.events_listen_address``.
 
 One ``KIND_EVENTS`` envelope (``bus.v1.EventBatch``) per committed group, only
 after COMMIT. NNG PUB never blocks: a slow subscriber loses events, never the

@@ -25,7 +25,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     try:
         store.start()
         responder = Responder(
-            settings.store_address,
+            settings.store_listen_address,
             store.routes(),
             max_message_bytes=settings.max_message_bytes,
             concurrency=CONCURRENCY,
@@ -33,8 +33,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         serving = asyncio.create_task(responder.serve(), name="store-responder")
         log.info(
             "result-store ready on %s (events %s, notify %s)",
-            settings.store_address,
-            settings.events_address,
+            settings.store_listen_address,
+            settings.events_listen_address,
             settings.notify_channel if settings.use_notify else "off",
         )
         stopper = asyncio.create_task(stop.wait())

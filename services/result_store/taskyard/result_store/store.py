@@ -102,7 +102,7 @@ class ResultStore:
         )
         assert pool is not None
         publisher = EventPublisher(
-            settings.events_address if publish else None, max_message_bytes=settings.max_message_bytes
+            settings.events_listen_address if publish else None, max_message_bytes=settings.max_message_bytes
         )
         cache = ResultCache(clock=clock or SystemClock())
         return cls(settings, pool, publisher=publisher, cache=cache)

@@ -49,25 +49,25 @@ class Scheduler:
         )
         self._lane_servers = [
             transport.Responder(
-                settings.lane_address(p),
+                settings.lane_listen_address(p),
                 {envelope_pb2.KIND_SUBMIT: transport.Route(dispatch_pb2.SubmitRequest, self._on_submit)},
                 max_message_bytes=mx,
             )
             for p in LANES
         ]
         self._registration = transport.Responder(
-            settings.registration_address,
+            settings.registration_listen_address,
             {envelope_pb2.KIND_REGISTER: transport.Route(dispatch_pb2.Register, self._on_register)},
             max_message_bytes=mx,
             concurrency=8,
         )
         self._surveyor = transport.open_socket(
-            pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_address
+            pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_listen_address
         )
         self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
         self._events = transport.open_socket(pynng.Sub0, max_message_bytes=mx, dial=settings.events_address)
         self._events.subscribe(b"")
-        self._hub = discovery.Hub(settings.discovery_address) if run_hub else None
+        self._hub = discovery.Hub(settings.discovery_listen_address) if run_hub else None
         self._peer = discovery.Peer(
             settings.discovery_address, self._announcement, interval=settings.announce_interval
         )
@@ -117,6 +117,7 @@ class Scheduler:
             names=list(request.task_names),
             capacity=request.capacity,
         )
+        # The survey address pools dial (scheduler host), not the one we listen on.
         return dispatch_pb2.RegisterReply(
             scheduler_id=self.id, survey_address=self.settings.survey_address, lease_ms=self._lease_ms
         )

@@ -120,7 +120,8 @@ class Manager:
         self._pair = transport.open_pair(
             max_message_bytes=s.max_message_bytes, listen=s.pool_pair_listen_address(self.pool_id)
         )
-        self.pair_address = transport.listen_address(self._pair)
+        # What we register and announce: the bound port on the advertise host (not 0.0.0.0).
+        self.pair_address = s.advertised_pair_address(transport.listen_address(self._pair))
         self._store = transport.Requester(
             s.store_address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
         )
