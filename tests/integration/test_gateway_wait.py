@@ -12,7 +12,8 @@ import pytest_asyncio
 from google.protobuf import duration_pb2
 from integration.gateway_fakes import GatewayEnv, gateway_env
 
-from taskyard.bus.v1 import event_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
+from taskyard.gateway.waiters import Waiters
 from taskyard.v1 import task_pb2, task_service_pb2
 
 
@@ -70,10 +71,22 @@ async def test_wait_wakes_on_a_final_event(gw: GatewayEnv) -> None:
 async def test_wait_returns_at_once_when_final(gw: GatewayEnv) -> None:
     task_id = await _submit(gw)
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_FAILURE)
+    # As if the task had been submitted through another gateway: it reads first.
+    gw.gateway.waiters.stream_gap()
     started = time.monotonic()
     resp = await gw.stub.WaitTask(_wait_req(task_id, 10))
     assert time.monotonic() - started < 1
     assert not resp.timed_out and resp.task.state == task_pb2.TASK_STATE_FAILURE
+
+
+async def test_a_lost_outcome_event_is_caught_by_an_early_reread(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    # Final in the store, but its event never arrives.
+    gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS, result_json=b"5")
+    started = time.monotonic()
+    resp = await gw.stub.WaitTask(_wait_req(task_id, 10))
+    assert 0.5 < time.monotonic() - started < 3
+    assert not resp.timed_out and resp.task.state == task_pb2.TASK_STATE_SUCCESS
 
 
 async def test_wait_times_out(gw: GatewayEnv) -> None:
@@ -122,3 +135,50 @@ async def test_get_and_list_pages(gw: GatewayEnv) -> None:
     assert req.limit == 2
     await gw.stub.ListTasks(task_service_pb2.ListTasksRequest())
     assert [r for k, r in gw.backend.store_requests if k == 12][-1].limit == 100
+
+
+def _final(task_id: str) -> event_pb2.Event:
+    return event_pb2.Event(
+        type="task.succeeded",
+        task_id=task_id,
+        state=task_pb2.TASK_STATE_SUCCESS,
+        record=task_record_pb2.TaskRecord(
+            id=task_id, name="add", state=task_pb2.TASK_STATE_SUCCESS, result_json=b"5", attempt=1
+        ),
+    )
+
+
+def _store_gets(gw: GatewayEnv) -> int:
+    return sum(1 for kind, _ in gw.backend.store_requests if kind == envelope_pb2.KIND_STORE_GET)
+
+
+async def test_waiting_on_a_task_submitted_here_reads_nothing_from_the_store(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    before = _store_gets(gw)
+    waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 20)))
+    await _until_waiting(gw)
+    await gw.backend.publish(_final(task_id))
+    resp = await asyncio.wait_for(waiting, 5)
+    assert resp.task.state == task_pb2.TASK_STATE_SUCCESS and resp.task.result.number_value == 5
+    assert _store_gets(gw) == before, "the final record rode on the event; no read was needed"
+
+
+async def test_an_outcome_that_came_before_the_wait_is_not_missed(gw: GatewayEnv) -> None:
+    task_id = await _submit(gw)
+    await gw.backend.publish(_final(task_id))
+    deadline = time.monotonic() + 5
+    while gw.gateway.waiters.recent_final(task_id) is None:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
+    before = _store_gets(gw)
+    resp = await asyncio.wait_for(gw.stub.WaitTask(_wait_req(task_id, 20)), 5)
+    assert resp.task.state == task_pb2.TASK_STATE_SUCCESS and not resp.timed_out
+    assert _store_gets(gw) == before
+
+
+def test_a_gap_in_the_event_stream_forgets_what_was_unfinished() -> None:
+    waiters = Waiters()
+    waiters.submitted(["a", "b"])
+    assert waiters.known_unfinished("a")
+    waiters.stream_gap()
+    assert not waiters.known_unfinished("a") and not waiters.known_unfinished("b")

@@ -34,6 +34,8 @@ DEFAULT_WAIT = 30.0
 MAX_WAIT = 300.0
 # While waiting, re-read the store this often: a lost event only delays the answer.
 WAIT_RECHECK = 5.0
+# The first re-read of a wait that skipped its initial read (bounds a lost event).
+FIRST_RECHECK_UNREAD = 1.0
 MAX_PAGE_TOKEN_CHARS = 1024
 MAX_CANCEL_REASON_CHARS = 1024
 
@@ -106,6 +108,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build([spec], field="task", single=True)
             (inserted,) = await self._lanes.submit(records)
+            if inserted.created:
+                self._waiters.submitted((inserted.id,))
         if inserted.created:
             task = codec.record_to_task(records[0], with_payload=False)
             task.args.CopyFrom(spec.args)
@@ -133,6 +137,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build(request.tasks, field="tasks", single=False)
             inserted = await self._lanes.submit(records)
+        self._waiters.submitted(i.id for i in inserted if i.created)
         return task_service_pb2.BatchSubmitTasksResponse(
             tasks=[
                 task_service_pb2.SubmittedTask(id=i.id, state=i.state, created=i.created) for i in inserted
@@ -191,16 +196,28 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             limit = max(0.0, min(limit, client_remaining - 0.1))
         waiter = self._waiters.register(task_id)  # before the read: no lost wake-up
         try:
-            rec = await self._get(task_id)
-            if rec.state in FINAL_STATES:
-                return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=False)
+            seen = self._waiters.recent_final(task_id)
+            if seen is not None and seen.HasField("record"):
+                return task_service_pb2.WaitTaskResponse(
+                    task=codec.record_to_task(seen.record), timed_out=False
+                )
+            # A task submitted here and not seen finishing needs no read before the
+            # wait; an event lost on the way is then caught by an early re-read.
+            recheck = WAIT_RECHECK
+            if seen is None and self._waiters.known_unfinished(task_id):
+                recheck = FIRST_RECHECK_UNREAD
+            else:
+                rec = await self._get(task_id)
+                if rec.state in FINAL_STATES:
+                    return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=False)
             deadline = time.monotonic() + limit
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.event.wait(), min(remaining, WAIT_RECHECK))
+                    await asyncio.wait_for(waiter.event.wait(), min(remaining, recheck))
+                recheck = WAIT_RECHECK
                 if waiter.event.is_set():
                     break
                 rec = await self._get(task_id)

@@ -9,7 +9,10 @@ decoded while someone waits, and only ids with waiters are looked up.
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import logging
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pynng
@@ -19,6 +22,9 @@ from taskyard.core import transport
 from taskyard.v1 import task_pb2
 
 log = logging.getLogger(__name__)
+
+# Event batches the SUB socket may queue (NNG counts messages).
+SUB_BUFFER = 8192
 
 FINAL_STATES = frozenset(
     {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
@@ -38,12 +44,44 @@ class Waiter:
         self.record: task_record_pb2.TaskRecord | None = None
 
 
+# Outcomes remembered, and tasks submitted here still awaiting theirs (bounded FIFOs).
+RECENT_FINALS = 20_000
+UNFINISHED = 100_000
+
+
 class Waiters:
-    def __init__(self) -> None:
+    """Waiters by task id, plus what the event stream has shown since it connected:
+    the latest final outcomes, and which tasks submitted through this gateway have
+    not finished yet. With those, a WaitTask for a task submitted here needs no
+    store read before it waits (the read would only say "not final yet")."""
+
+    def __init__(self, *, recent_finals: int = RECENT_FINALS, unfinished: int = UNFINISHED) -> None:
         self._by_id: dict[str, set[Waiter]] = {}
+        self._finals: collections.OrderedDict[str, event_pb2.Event] = collections.OrderedDict()
+        self._unfinished: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._max_finals = recent_finals
+        self._max_unfinished = unfinished
         self.closed = False
         self.batches_seen = 0
         self.batches_decoded = 0
+
+    def submitted(self, task_ids: Iterable[str]) -> None:
+        """Tasks this gateway just had committed: not final, until an event says so."""
+        for task_id in task_ids:
+            self._unfinished[task_id] = None
+        while len(self._unfinished) > self._max_unfinished:
+            self._unfinished.popitem(last=False)
+
+    def known_unfinished(self, task_id: str) -> bool:
+        return task_id in self._unfinished
+
+    def recent_final(self, task_id: str) -> event_pb2.Event | None:
+        return self._finals.get(task_id)
+
+    def stream_gap(self) -> None:
+        """The event stream dropped: events may have been missed, so trust nothing
+        remembered about unfinished tasks (their waiters read the store)."""
+        self._unfinished.clear()
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -65,8 +103,6 @@ class Waiters:
     def feed(self, raw: bytes) -> None:
         """One message from the event stream."""
         self.batches_seen += 1
-        if not self._by_id:
-            return
         try:
             env = transport.decode(raw)
             if env.kind != envelope_pb2.KIND_EVENTS:
@@ -78,8 +114,14 @@ class Waiters:
         self.batches_decoded += 1
         by_id = self._by_id
         for ev in batch.events:
+            if ev.state not in FINAL_STATES:
+                continue
+            self._unfinished.pop(ev.task_id, None)
+            self._finals[ev.task_id] = ev
+            if len(self._finals) > self._max_finals:
+                self._finals.popitem(last=False)
             group = by_id.get(ev.task_id)
-            if group is not None and ev.state in FINAL_STATES:
+            if group is not None:
                 record = ev.record if ev.HasField("record") else None
                 for w in group:
                     w.state = ev.state
@@ -101,7 +143,11 @@ class EventSubscriber:
         self.address = address
         self._waiters = waiters
         self._sock: Any = transport.open_socket(pynng.Sub0, max_message_bytes=max_message_bytes, dial=address)
+        # SUB drops what does not fit its buffer: make room for bursts.
+        self._sock.recv_buffer_size = SUB_BUFFER
         self._sock.subscribe(b"")
+        loop = asyncio.get_running_loop()
+        self._sock.add_post_pipe_remove_cb(lambda _pipe: _call_soon(loop, waiters.stream_gap))
 
     async def run(self) -> None:
         while True:
@@ -116,3 +162,9 @@ class EventSubscriber:
 
     def close(self) -> None:
         self._sock.close()
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
+    """From an NNG thread: schedule on the loop, unless it has already closed."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(fn)

@@ -39,6 +39,16 @@ M = TypeVar("M", bound=Message)
 STORE_SERVER_SETTINGS = {"taskyard.origin": "store", "application_name": "taskyard-result-store"}
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Skip asyncpg's default reset on release (a full round trip on every use).
+
+    The store's pool connections hold no session state between uses: no LISTEN
+    (the listener has its own connection), no temporary tables, no advisory
+    locks (migrations use their own connection), and every transaction is closed
+    by its context manager. The session settings they do have are wanted.
+    """
+
+
 class ResultStore:
     def __init__(
         self,
@@ -99,6 +109,7 @@ class ResultStore:
             min_size=min(2, settings.db_pool_size),
             max_size=settings.db_pool_size,
             server_settings=STORE_SERVER_SETTINGS,
+            reset=_keep_session,
         )
         assert pool is not None
         publisher = EventPublisher(
