@@ -28,6 +28,7 @@ NAMES: list[tuple[str, str, str | None, str, object]] = [
     ("ipc_dir", "TASKYARD_IPC_DIR", None, "/run/ty", "/run/ty"),
     ("max_message_bytes", "TASKYARD_MAX_MESSAGE_BYTES", None, "1048576", 1048576),
     ("max_payload_bytes", "TASKYARD_MAX_PAYLOAD_BYTES", None, "1024", 1024),
+    ("max_result_bytes", "TASKYARD_MAX_RESULT_BYTES", None, "2048", 2048),
     ("max_batch", "TASKYARD_MAX_BATCH", None, "50", 50),
     ("request_timeout", "TASKYARD_REQUEST_TIMEOUT", None, "2.5", 2.5),
     ("grpc_port", "TASKYARD_GRPC_PORT", None, "50099", 50099),

@@ -58,7 +58,12 @@ def extra_tasks() -> Iterator[threading.Event]:
 
 
 async def run_one(record: task_record_pb2.TaskRecord, **kw: Any) -> Any:
-    runner = Runner(concurrency=2, default_timeout=kw.pop("default_timeout", 30.0), worker="w")
+    runner = Runner(
+        concurrency=2,
+        default_timeout=kw.pop("default_timeout", 30.0),
+        max_result_bytes=kw.pop("max_result_bytes", 1024 * 1024),
+        worker="w",
+    )
     try:
         return await runner.execute(record)
     finally:
@@ -90,6 +95,13 @@ async def test_exception() -> None:
 async def test_result_must_be_storable_json(extra_tasks: threading.Event, name: str) -> None:
     c = await run_one(make_record(name))
     assert not c.success and c.failure.type == "TypeError"
+
+
+async def test_a_result_over_the_cap_fails_without_retry() -> None:
+    c = await run_one(make_record("echo", "x" * 100), max_result_bytes=64)
+    assert not c.success and not c.retryable
+    assert c.failure.type == "ResultTooLarge" and "TASKYARD_MAX_RESULT_BYTES" in c.failure.message
+    assert (await run_one(make_record("echo", "x"), max_result_bytes=64)).success
 
 
 def test_encode_result_nul_detection() -> None:

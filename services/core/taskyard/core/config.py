@@ -147,6 +147,8 @@ class Settings:
     # Fits a full dispatch batch (200 tasks) of max-size payloads (256 KiB).
     max_message_bytes: int = 64 * 1024 * 1024
     max_payload_bytes: int = 256 * 1024
+    # A task's result, as JSON. A larger one fails the attempt (ResultTooLarge).
+    max_result_bytes: int = 1024 * 1024
     max_batch: int = 1000
     grpc_max_message_bytes: int = 4 * 1024 * 1024
     grpc_max_concurrent_rpcs: int = 1000
@@ -204,6 +206,7 @@ class Settings:
             ipc_dir=_get(e, "TASKYARD_IPC_DIR") or d.ipc_dir,
             max_message_bytes=_int(e, d.max_message_bytes, "TASKYARD_MAX_MESSAGE_BYTES"),
             max_payload_bytes=_int(e, d.max_payload_bytes, "TASKYARD_MAX_PAYLOAD_BYTES"),
+            max_result_bytes=_int(e, d.max_result_bytes, "TASKYARD_MAX_RESULT_BYTES"),
             max_batch=_int(e, d.max_batch, "TASKYARD_MAX_BATCH"),
             grpc_max_message_bytes=_int(e, d.grpc_max_message_bytes, "TASKYARD_GRPC_MAX_MESSAGE_BYTES"),
             grpc_max_concurrent_rpcs=_int(e, d.grpc_max_concurrent_rpcs, "TASKYARD_GRPC_MAX_CONCURRENT_RPCS"),
@@ -354,6 +357,7 @@ class Settings:
             "TASKYARD_IPC_DIR": self.ipc_dir,
             "TASKYARD_MAX_MESSAGE_BYTES": str(self.max_message_bytes),
             "TASKYARD_MAX_PAYLOAD_BYTES": str(self.max_payload_bytes),
+            "TASKYARD_MAX_RESULT_BYTES": str(self.max_result_bytes),
             "TASKYARD_MAX_BATCH": str(self.max_batch),
             "TASKYARD_GRPC_MAX_MESSAGE_BYTES": str(self.grpc_max_message_bytes),
             "TASKYARD_GRPC_MAX_CONCURRENT_RPCS": str(self.grpc_max_concurrent_rpcs),

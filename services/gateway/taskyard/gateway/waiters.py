@@ -45,7 +45,10 @@ class Waiter:
 
 
 # Outcomes remembered, and tasks submitted here still awaiting theirs (bounded FIFOs).
-RECENT_FINALS = 20_000
+# A remembered outcome keeps its record only up to RECENT_RECORD_BYTES (bigger ones
+# are read from the store when asked), so the memory stays under ~40 MiB.
+RECENT_FINALS = 10_000
+RECENT_RECORD_BYTES = 4096
 UNFINISHED = 100_000
 
 
@@ -117,7 +120,13 @@ class Waiters:
             if ev.state not in FINAL_STATES:
                 continue
             self._unfinished.pop(ev.task_id, None)
-            self._finals[ev.task_id] = ev
+            if ev.HasField("record") and ev.record.ByteSize() > RECENT_RECORD_BYTES:
+                kept = event_pb2.Event()
+                kept.CopyFrom(ev)
+                kept.ClearField("record")
+                self._finals[ev.task_id] = kept
+            else:
+                self._finals[ev.task_id] = ev
             if len(self._finals) > self._max_finals:
                 self._finals.popitem(last=False)
             group = by_id.get(ev.task_id)

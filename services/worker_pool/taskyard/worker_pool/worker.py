@@ -83,7 +83,11 @@ def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> i
     return default
 
 
-def encode_result(value: Any) -> bytes:
+class ResultTooLarge(Exception):
+    """The result's JSON is over TASKYARD_MAX_RESULT_BYTES (not retried: it would be again)."""
+
+
+def encode_result(value: Any, max_bytes: int = 1024 * 1024) -> bytes:
     """JSON text of a result; TypeError when it is not JSON-serializable."""
     try:
         text = json.dumps(value, allow_nan=False, separators=(",", ":"))
@@ -91,7 +95,12 @@ def encode_result(value: Any) -> bytes:
         raise TypeError(f"result is not JSON-serializable: {exc}") from exc
     if _JSON_NUL.search(text):
         raise TypeError("result contains a NUL character (\\u0000), which JSON storage refuses")
-    return text.encode()
+    data = text.encode()
+    if len(data) > max_bytes:
+        raise ResultTooLarge(
+            f"result is {len(data)} bytes of JSON, over the limit of {max_bytes} (TASKYARD_MAX_RESULT_BYTES)"
+        )
+    return data
 
 
 class Runner:
@@ -107,12 +116,14 @@ class Runner:
         concurrency: int,
         default_timeout: float,
         default_max_retries: int = 3,
+        max_result_bytes: int = 1024 * 1024,
         worker: str = "",
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.default_timeout = default_timeout
         self.default_max_retries = default_max_retries
+        self.max_result_bytes = max_result_bytes
         self.worker = worker
         self.report = dispatch_pb2.PoolReport()
         self.tasks: dict[Key, asyncio.Task[None]] = {}
@@ -250,9 +261,11 @@ class Runner:
         except BaseException as exc:  # SystemExit & co. from a task body fail the attempt, not the worker
             return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=True)
         try:
-            result = encode_result(value)
+            result = encode_result(value, self.max_result_bytes)
         except TypeError as exc:
             return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=True)
+        except ResultTooLarge as exc:
+            return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=False)
         return store_pb2.Completion(success=True, result_json=result)
 
     async def _call(self, tdef: registry.TaskDef, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -347,6 +360,7 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
         concurrency=settings.concurrency,
         default_timeout=settings.task_timeout,
         default_max_retries=settings.max_retries,
+        max_result_bytes=settings.max_result_bytes,
         worker=worker,
         on_change=on_change,
     )
