@@ -94,6 +94,13 @@ def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | 
     return sock
 
 
+def call_from_nng_thread(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:
+    """For pipe callbacks, which NNG runs on its own threads: schedule ``fn`` on the
+    loop, unless the loop has already closed (the process is stopping)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(fn, *args)
+
+
 def listen_address(sock: Any) -> str:
     """The real address of a socket's first listener (resolves port 0)."""
     listener = sock.listeners[0]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import pynng
@@ -156,7 +155,9 @@ class EventSubscriber:
         self._sock.recv_buffer_size = SUB_BUFFER
         self._sock.subscribe(b"")
         loop = asyncio.get_running_loop()
-        self._sock.add_post_pipe_remove_cb(lambda _pipe: _call_soon(loop, waiters.stream_gap))
+        self._sock.add_post_pipe_remove_cb(
+            lambda _pipe: transport.call_from_nng_thread(loop, waiters.stream_gap)
+        )
 
     async def run(self) -> None:
         while True:
@@ -171,9 +172,3 @@ class EventSubscriber:
 
     def close(self) -> None:
         self._sock.close()
-
-
-def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
-    """From an NNG thread: schedule on the loop, unless it has already closed."""
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(fn)

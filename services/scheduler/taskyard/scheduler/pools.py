@@ -7,7 +7,6 @@ dispatched and has not heard back about); a pool's survey replies correct it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import time
@@ -76,7 +75,9 @@ class PoolRegistry:
             # A pool whose link drops is forgotten at once (no dispatch into the void);
             # a pool that is still alive registers again when it notices.
             sock.add_post_pipe_remove_cb(
-                lambda _pipe, pid=pool_id, s=sock: _call_soon(loop, self._link_lost, pid, s)
+                lambda _pipe, pid=pool_id, s=sock: transport.call_from_nng_thread(
+                    loop, self._link_lost, pid, s
+                )
             )
             pool = Pool(pool_id, pair_address, frozenset(names), max(0, capacity), sock)
             pool.receiver = asyncio.get_running_loop().create_task(self._receive(pool))
@@ -129,9 +130,3 @@ class PoolRegistry:
     def close(self) -> None:
         for pool_id in list(self.pools):
             self.remove(pool_id)
-
-
-def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:
-    """From an NNG thread: schedule on the loop, unless it has already closed."""
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(fn, *args)

@@ -129,8 +129,12 @@ class Manager:
         self._starts = ReportForwarder(self._store, policy)
         self._outcomes = ReportForwarder(self._store, policy)
         loop = asyncio.get_running_loop()
-        self._pair.add_post_pipe_connect_cb(lambda _pipe: _call_threadsafe(loop, self._on_pair_connected))
-        self._pair.add_post_pipe_remove_cb(lambda _pipe: _call_threadsafe(loop, self._on_pair_lost))
+        self._pair.add_post_pipe_connect_cb(
+            lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_connected)
+        )
+        self._pair.add_post_pipe_remove_cb(
+            lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_lost)
+        )
         log.info(
             "pool %s starting: %d workers x %d, pair %s, %d task names",
             self.pool_id,
@@ -638,11 +642,6 @@ class Manager:
             self._peer.close()
         log.info("worker-pool stopped")
         return 0
-
-
-def _call_threadsafe(loop: asyncio.AbstractEventLoop, fn: Any) -> None:
-    with contextlib.suppress(RuntimeError):  # loop closed
-        loop.call_soon_threadsafe(fn)
 
 
 async def _first(
