@@ -22,12 +22,14 @@ from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.transport import Route
 
-from . import operations as ops
+from . import cancels, heartbeats, inserts, leases, promotions, reports
 from .cache import ResultCache
 from .committer import Committer, Stats
 from .events import EventPublisher
 from .listener import NotifyListener
 from .migrate import migrate
+from .reads import Reads
+from .validation import validate_insert
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +67,20 @@ class ResultStore:
         self.committer = Committer(
             pool,
             [
-                (K.KIND_STORE_INSERT, ops.apply_insert),
-                (K.KIND_STORE_LEASE, ops.apply_lease),
-                (K.KIND_STORE_REPORT, ops.apply_report),
-                (K.KIND_STORE_RENEW, ops.apply_renew),
-                (K.KIND_STORE_CANCEL, ops.apply_cancel),
-                (K.KIND_STORE_RESCUE, ops.apply_rescue),
-                (K.KIND_STORE_PROMOTE_DUE, ops.apply_promote),
-                (K.KIND_STORE_HEARTBEAT, ops.apply_heartbeat),
+                (K.KIND_STORE_INSERT, inserts.apply_insert),
+                (K.KIND_STORE_LEASE, leases.apply_lease),
+                (K.KIND_STORE_REPORT, reports.apply_report),
+                (K.KIND_STORE_RENEW, leases.apply_renew),
+                (K.KIND_STORE_CANCEL, cancels.apply_cancel),
+                (K.KIND_STORE_RESCUE, leases.apply_rescue),
+                (K.KIND_STORE_PROMOTE_DUE, promotions.apply_promote),
+                (K.KIND_STORE_HEARTBEAT, heartbeats.apply_heartbeat),
             ],
             on_events=publisher.publish,
             on_finals=self._cache_finals,
             max_rows=max(1000, settings.max_batch * 20),
         )
-        self.reads = ops.Reads(pool, cache, self.committer.stats)
+        self.reads = Reads(pool, cache, self.committer.stats)
         self.listener: NotifyListener | None = None
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -159,7 +161,7 @@ class ResultStore:
             raise errors.invalid(
                 [FieldViolationish("tasks", f"at most {self.settings.max_batch * 10} tasks per request")]
             )
-        params = ops.validate_insert(req)
+        params = validate_insert(req)
         if not params:
             return store_pb2.InsertTasksReply()
         return await self._write(K.KIND_STORE_INSERT, (req, params), len(params))  # type: ignore[no-any-return]

@@ -1,0 +1,67 @@
+"""The cancel applier (runs inside the group-commit transaction)."""
+
+from __future__ import annotations
+
+from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+
+from .committer import Db, Outcome
+from .records import event_for_record, record_from_row
+from .transitions import _FINAL_VALUES, SRC_CANCEL_NOW
+from .validation import norm_uuid
+
+
+async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outcome:
+    replies = [store_pb2.CancelTasksReply() for _ in reqs]
+    events: list[event_pb2.Event] = []
+    finals: list[task_record_pb2.TaskRecord] = []
+    by_reason: dict[str, list[int]] = {}
+    for i, req in enumerate(reqs):
+        by_reason.setdefault(req.reason, []).append(i)
+    for reason, members in by_reason.items():
+        wanted = sorted({u for i in members for x in reqs[i].ids if (u := norm_uuid(x)) is not None})
+        cancelled: dict[str, task_record_pb2.TaskRecord] = {}
+        flagged: dict[str, task_record_pb2.TaskRecord] = {}
+        current: dict[str, task_record_pb2.TaskRecord] = {}
+        if wanted:
+            for row in await db.fetch("cancel_now", wanted, SRC_CANCEL_NOW, reason):
+                rec = record_from_row(row)
+                cancelled[rec.id] = rec
+                events.append(event_for_record(rec, "task.cancelled"))
+                finals.append(rec)
+            rest = [t for t in wanted if t not in cancelled]
+            if rest:
+                for row in await db.fetch("cancel_flag", rest, reason):
+                    rec = record_from_row(row)
+                    flagged[rec.id] = rec
+                    events.append(event_for_record(rec, "task.cancel_requested"))
+                rest = [t for t in rest if t not in flagged]
+            if rest:
+                for row in await db.fetch("cancel_lookup", rest):
+                    rec = record_from_row(row)
+                    current[rec.id] = rec
+        reported: set[str] = set()
+        for i in members:
+            reply = replies[i]
+            for raw in reqs[i].ids:
+                tid = norm_uuid(raw)
+                out = reply.outcomes.add(id=raw)
+                found: task_record_pb2.TaskRecord | None = None
+                if tid is None:
+                    out.not_found = True
+                elif tid in cancelled and tid not in reported:
+                    out.cancelled = True
+                    found = cancelled[tid]
+                elif tid in flagged:
+                    out.flagged = True
+                    found = flagged[tid]
+                elif tid in cancelled or tid in current:
+                    found = cancelled.get(tid) or current[tid]
+                    if found.state in _FINAL_VALUES:
+                        out.already_final = True
+                    # else: moved under us (not cancellable, e.g. PENDING never is): nothing changed
+                else:
+                    out.not_found = True
+                if tid is not None and found is not None:
+                    reported.add(tid)
+                    reply.tasks.append(found)
+    return Outcome(replies=list(replies), events=events, finals=finals)

@@ -1,0 +1,37 @@
+"""The heartbeat applier (runs inside the group-commit transaction)."""
+
+from __future__ import annotations
+
+import json
+
+from taskyard.bus.v1 import event_pb2, store_pb2
+
+from .committer import Db, Outcome
+from .records import event
+
+
+async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Outcome:
+    last: dict[str, store_pb2.HeartbeatRequest] = {}
+    for req in reqs:
+        if req.pool_id:
+            last[req.pool_id] = req
+    events: list[event_pb2.Event] = []
+    if last:
+        hs = list(last.values())
+        rows = await db.fetch(
+            "upsert_workers",
+            [h.pool_id for h in hs],
+            [h.server_name for h in hs],
+            [h.max_workers for h in hs],
+            [h.active_workers for h in hs],
+            [h.idle_workers for h in hs],
+            [h.running_tasks for h in hs],
+            [h.is_running for h in hs],
+            [json.dumps(list(h.task_names)) for h in hs],
+            [h.state for h in hs],
+            [h.rss_bytes for h in hs],
+            [h.capacity for h in hs],
+        )
+        for row in rows:
+            events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
+    return Outcome(replies=[store_pb2.HeartbeatReply() for _ in reqs], events=events)

@@ -1,0 +1,95 @@
+"""The lease, renew and rescue appliers (run inside the group-commit transaction)."""
+
+from __future__ import annotations
+
+from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.core import ids
+from taskyard.core.states import TaskState
+
+from .committer import Db, Outcome
+from .records import event_for_record, record_from_row
+from .refs import _Refs
+from .reports import _die
+from .transitions import _FINAL_VALUES, SRC_ASSIGNED
+from .validation import norm_uuid
+
+S = TaskState
+RESCUE_DEFAULT_LIMIT = 1000
+
+
+async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]]) -> Outcome:
+    t_ids: list[str] = []
+    tokens: list[str] = []
+    pools: list[str] = []
+    lease_ms: list[int] = []
+    owner: dict[tuple[str, str], int] = {}
+    for i, (req, ms) in enumerate(reqs):
+        for lease in req.leases:
+            tid = norm_uuid(lease.task_id)
+            if tid is None:
+                continue
+            token = lease.lease_token or ids.new_lease_token()
+            owner.setdefault((tid, token), i)
+            t_ids.append(tid)
+            tokens.append(token)
+            pools.append(req.pool_id)
+            lease_ms.append(ms)
+    replies = [store_pb2.LeaseTasksReply() for _ in reqs]
+    events: list[event_pb2.Event] = []
+    if t_ids:
+        for row in await db.fetch("lease_tasks", t_ids, tokens, pools, lease_ms, SRC_ASSIGNED):
+            rec = record_from_row(row)
+            replies[owner[(rec.id, rec.lease_token)]].tasks.append(rec)
+            events.append(event_for_record(rec, "task.assigned"))
+    return Outcome(replies=list(replies), events=events)
+
+
+async def apply_renew(db: Db, reqs: list[tuple[store_pb2.RenewLeasesRequest, int]]) -> Outcome:
+    replies = [store_pb2.RenewLeasesReply() for _ in reqs]
+    by_ms: dict[int, list[int]] = {}
+    for i, (_, ms) in enumerate(reqs):
+        by_ms.setdefault(ms, []).append(i)
+    for ms, members in by_ms.items():
+        refs = _Refs()
+        for i in members:
+            for ref in reqs[i][0].refs:
+                if not refs.add(i, ref):
+                    replies[i].lost.append(ref.task_id)
+        kept: set[tuple[int, str, int, str]] = set()
+        if refs.ids:
+            rows = await db.fetch("renew_leases", refs.ids, refs.attempts, refs.tokens, ms)
+            for row in rows:
+                for i in refs.owner.get((row["id"], row["ref_attempt"], row["ref_token"]), []):
+                    kept.add((i, row["id"], row["ref_attempt"], row["ref_token"]))
+        for i in members:
+            for ref in reqs[i][0].refs:
+                tid = norm_uuid(ref.task_id)
+                if tid is not None and (i, tid, ref.attempt, ref.lease_token) not in kept:
+                    replies[i].lost.append(ref.task_id)
+    return Outcome(replies=list(replies))
+
+
+async def apply_rescue(db: Db, reqs: list[store_pb2.RescueRequest]) -> Outcome:
+    replies: list[store_pb2.RescueReply] = []
+    events: list[event_pb2.Event] = []
+    finals: list[task_record_pb2.TaskRecord] = []
+    for req in reqs:
+        reply = store_pb2.RescueReply()
+        limit = req.limit if req.limit > 0 else RESCUE_DEFAULT_LIMIT
+        lapsed = await db.fetch("lapsed_leases", limit)
+        if lapsed:
+            refs = _Refs()
+            for r in lapsed:
+                refs.ids.append(str(r["id"]))
+                refs.attempts.append(r["attempt"])
+                refs.tokens.append(r["lease_token"])
+            started = [bool(r["started"]) for r in lapsed]
+            delays = [max(0, req.retry_delay_ms)] * len(lapsed)
+            budgets = [req.default_max_retries] * len(lapsed)
+            for _, rec in await _die(db, refs, started, delays, budgets):
+                (reply.requeued if rec.state == int(S.QUEUED) else reply.failed).append(rec)
+                events.append(event_for_record(rec))
+                if rec.state in _FINAL_VALUES:
+                    finals.append(rec)
+        replies.append(reply)
+    return Outcome(replies=list(replies), events=events, finals=finals)

@@ -1,0 +1,142 @@
+"""Checks of request input: task ids, insert records and page tokens (cursors)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import uuid
+from typing import Any
+
+from taskyard.bus.v1 import store_pb2
+from taskyard.core import errors
+from taskyard.core.errors import FieldViolation
+from taskyard.core.priority import Priority
+from taskyard.core.states import TaskState
+
+from .transitions import _INITIAL_VALUES
+
+S = TaskState
+
+
+# --- helpers ----------------------------------------------------------------
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def norm_uuid(value: str) -> str | None:
+    """The canonical text of a UUID, or None when it is not one."""
+    if _CANONICAL_UUID.fullmatch(value):  # the common case: already canonical
+        return value
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def _bad_page_token(field: str, why: str) -> errors.TaskyardError:
+    import grpc
+
+    return errors.TaskyardError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_PAGE_TOKEN",
+        f"{field} is not a valid page token: {why}",
+        (FieldViolation(field=field, description=f"not a token returned by a previous call ({why})"),),
+    )
+
+
+def encode_cursor(*parts: object) -> str:
+    raw = ":".join(str(p) for p in parts).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(token: str, tag: str, n: int, field: str) -> list[str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode("ascii")
+    except (binascii.Error, UnicodeError, ValueError) as exc:
+        raise _bad_page_token(field, "undecodable") from exc
+    parts = raw.split(":")
+    if len(parts) != n + 1 or parts[0] != tag:
+        raise _bad_page_token(field, "wrong shape")
+    return parts[1:]
+
+
+def _int_part(value: str, field: str) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise _bad_page_token(field, "not a number") from exc
+
+
+def _uuid_part(value: str, field: str) -> str:
+    u = norm_uuid(value)
+    if u is None:
+        raise _bad_page_token(field, "bad id")
+    return u
+
+
+def _json_text(data: bytes, default: str, field: str, violations: list[FieldViolation]) -> str:
+    if not data:
+        return default
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        violations.append(FieldViolation(field=field, description="must be UTF-8 JSON"))
+        return default
+
+
+# --- validation of inserts ------------------------------------------------------
+def validate_insert(req: store_pb2.InsertTasksRequest) -> list[tuple[Any, ...]]:
+    """Check and normalize the records; returns one parameter tuple per record."""
+    out: list[tuple[Any, ...]] = []
+    violations: list[FieldViolation] = []
+    for i, r in enumerate(req.tasks):
+        f = f"tasks[{i}]"
+        tid = norm_uuid(r.id)
+        if tid is None:
+            violations.append(FieldViolation(field=f"{f}.id", description="must be a UUID"))
+        if not r.name:
+            violations.append(FieldViolation(field=f"{f}.name", description="must not be empty"))
+        parent = norm_uuid(r.parent_id) if r.parent_id else None
+        if r.parent_id and parent is None:
+            violations.append(FieldViolation(field=f"{f}.parent_id", description="must be a UUID"))
+        root = norm_uuid(r.root_id) if r.root_id else None
+        if r.root_id and root is None:
+            violations.append(FieldViolation(field=f"{f}.root_id", description="must be a UUID"))
+        if r.priority not in (0, 1, 2, 3, 4):
+            violations.append(FieldViolation(field=f"{f}.priority", description="unknown priority"))
+        state = r.state or int(S.QUEUED)
+        if state not in _INITIAL_VALUES:
+            violations.append(
+                FieldViolation(
+                    field=f"{f}.state", description="a new task must be PENDING, QUEUED or SCHEDULED"
+                )
+            )
+            state = int(S.QUEUED)
+        args = _json_text(r.args_json, "[]", f"{f}.args_json", violations)
+        kwargs = _json_text(r.kwargs_json, "{}", f"{f}.kwargs_json", violations)
+        out.append(
+            (
+                tid or "",
+                r.name,
+                args,
+                kwargs,
+                int(Priority.from_wire(r.priority)) if r.priority in (0, 1, 2, 3, 4) else 3,
+                r.queue or "default",
+                r.timeout_ms,
+                r.max_retries,
+                r.request_id,
+                parent,
+                root,
+                json.dumps(dict(r.labels)) if r.labels else "{}",
+                TaskState(state).name,
+                max(1, r.attempt),
+                r.created_at_us,
+                r.run_at_us,
+                json.dumps(dict(r.trace_headers)) if r.trace_headers else "{}",
+            )
+        )
+    if violations:
+        raise errors.invalid(violations)
+    return out

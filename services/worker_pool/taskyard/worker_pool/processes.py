@@ -1,0 +1,220 @@
+"""The manager's side of its worker processes.
+
+Spawning a worker (a socketpair for its pipe, a sentinel for its exit), reading
+what it reports, the death path (its held attempts become Death reports, then it
+is respawned), and routing each dispatched attempt to the least-loaded live worker.
+The code that runs inside a worker is worker.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import multiprocessing.process
+import socket
+import time
+
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
+from taskyard.core import transport
+from taskyard.core.states import WorkerState
+from taskyard.worker_pool import pipe, worker
+from taskyard.worker_pool.state import PoolState
+
+log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
+
+Key = tuple[str, int]
+
+
+@dataclasses.dataclass
+class Held:
+    ref: task_record_pb2.AttemptRef
+    started: bool = False
+    # The retry budget a death of this attempt is judged by.
+    max_retries: int = 0
+
+
+@dataclasses.dataclass(eq=False)
+class WorkerHandle:
+    index: int
+    process: multiprocessing.process.BaseProcess
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    spawned_at: float
+    held: dict[Key, Held] = dataclasses.field(default_factory=dict)
+    ready: bool = False
+    gone: bool = False
+    exited: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid or 0
+
+    @property
+    def live(self) -> bool:
+        return self.ready and not self.gone
+
+
+class Workers(PoolState):
+    # ------------------------------------------------------------ workers
+    async def _spawn(self, index: int) -> None:
+        parent_sock, child_sock = socket.socketpair()
+        proc = self._mp.Process(
+            target=worker.main,
+            args=(child_sock, self.settings, self.pool_id, index),
+            name=f"taskyard-worker-{index}",
+        )
+        try:
+            proc.start()
+        finally:
+            child_sock.close()
+        reader, writer = await asyncio.open_connection(sock=parent_sock, limit=2**20)
+        w = WorkerHandle(index, proc, reader, writer, time.monotonic())
+        self.workers[index] = w
+        loop = asyncio.get_running_loop()
+        loop.add_reader(proc.sentinel, self._on_sentinel, w)
+        self._spawn_task(self._read_worker(w), f"worker-{index}")
+        log.info("worker %d started (pid %s)", index, proc.pid)
+
+    def _on_sentinel(self, w: WorkerHandle) -> None:
+        """The process exited: end its pipe even if a grandchild inherited the other end."""
+        asyncio.get_running_loop().remove_reader(w.process.sentinel)
+        w.writer.close()
+
+    async def _read_worker(self, w: WorkerHandle) -> None:
+        try:
+            while True:
+                frame = await pipe.read(w.reader, self.settings.max_message_bytes + 1024)
+                if frame is None:
+                    break
+                kind, body = frame
+                if kind == pipe.REPORT:
+                    report = dispatch_pb2.PoolReport()
+                    report.ParseFromString(body)
+                    self._apply_worker_report(w, report)
+                elif kind == pipe.HELLO:
+                    w.ready = True
+                    self._early_deaths.pop(w.index, None)
+                    log.debug("worker %d ready (pid %s)", w.index, w.pid)
+                    if all(x.ready for x in self.workers.values()):
+                        self._all_ready.set()
+                    self._mark_dirty()
+        except pipe.FrameError as exc:
+            log.error("worker %d sent a malformed frame: %s", w.index, exc)
+        finally:
+            await self._worker_gone(w)
+
+    def _apply_worker_report(self, w: WorkerHandle, report: dispatch_pb2.PoolReport) -> None:
+        p = self._pending
+        for ref in report.started:
+            h = w.held.get((ref.task_id, ref.attempt))
+            if h is not None:
+                h.started = True
+            p.started.append(ref)
+        for c in report.completed:
+            w.held.pop((c.ref.task_id, c.ref.attempt), None)
+            p.completed.append(c)
+        for r in report.released:
+            w.held.pop((r.ref.task_id, r.ref.attempt), None)
+            p.released.append(r)
+        self._mark_dirty()
+
+    async def _worker_gone(self, w: WorkerHandle) -> None:
+        if w.gone:
+            return
+        w.gone = True
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(w.process.sentinel)
+        w.writer.close()
+        proc = w.process
+        await loop.run_in_executor(None, proc.join, 1.0)
+        if proc.is_alive():  # closed its pipe but lingers: useless, end it
+            proc.kill()
+            await loop.run_in_executor(None, proc.join, 5.0)
+        w.exited.set()
+        held, w.held = w.held, {}
+        shutting_down = self.state in (WorkerState.DRAINING, WorkerState.STOPPING, WorkerState.STOPPED)
+        now = worker.now_us()
+        for h in held.values():
+            ref = task_record_pb2.AttemptRef()
+            ref.CopyFrom(h.ref)
+            ref.at_us = now
+            if shutting_down:
+                self._pending.released.append(store_pb2.Release(ref=ref, resume_requested=h.started))
+            else:
+                self._pending.died.append(
+                    store_pb2.Death(ref=ref, started=h.started, max_retries=h.max_retries)
+                )
+        if shutting_down:
+            log.info("worker %d (pid %s) stopped, exit code %s", w.index, w.pid, proc.exitcode)
+        else:
+            log.warning(
+                "worker %d (pid %s) died, exit code %s, holding %d attempts (%d started): respawning",
+                w.index,
+                w.pid,
+                proc.exitcode,
+                len(held),
+                sum(h.started for h in held.values()),
+            )
+        self._mark_dirty()
+        if shutting_down or self._closing:
+            return
+        delay = 0.0
+        if not w.ready:  # died before it was ready (import error?): back off
+            n = self._early_deaths[w.index] = self._early_deaths.get(w.index, 0) + 1
+            delay = min(5.0, 0.2 * 2 ** (n - 1))
+        if delay:
+            await asyncio.sleep(delay)
+        if not (self._closing or self.state in (WorkerState.DRAINING, WorkerState.STOPPING)):
+            await self._spawn(w.index)
+
+    # ------------------------------------------------------------ PAIR
+    async def _receive_dispatch(self) -> None:
+        while True:
+            try:
+                raw = await self._pair.arecv()
+            except pynng.Closed:
+                return
+            try:
+                env = transport.decode(raw)
+                if env.kind != envelope_pb2.KIND_DISPATCH:
+                    log.warning("unexpected kind %s on the PAIR socket", env.kind)
+                    continue
+                batch = transport.unpack(env, dispatch_pb2.Dispatch)
+            except Exception:
+                log.warning("malformed message dropped on the PAIR socket")
+                continue
+            self._dispatch(batch)
+
+    def _dispatch(self, batch: dispatch_pb2.Dispatch) -> None:
+        per_worker: dict[int, dispatch_pb2.Dispatch] = {}
+        holders = {k: w for w in self.workers.values() for k in w.held}
+        refused = 0
+        for record in batch.tasks:
+            key = worker.key_of(record)
+            if key in holders:
+                continue  # already held: a duplicate delivery
+            target = None
+            if self.accepting():
+                candidates = [w for w in self.workers.values() if w.live and len(w.held) < self.concurrency]
+                if candidates:
+                    target = min(candidates, key=lambda w: (len(w.held), w.index))
+            if target is None:
+                # No slot (or draining): back to the queue, no attempt burned.
+                self._pending.released.append(store_pb2.Release(ref=worker.ref_of(record, "")))
+                refused += 1
+                continue
+            ref = worker.ref_of(record, worker.worker_id(self.pool_id, target.index, target.pid))
+            ref.at_us = 0
+            target.held[key] = Held(
+                ref, max_retries=worker.effective_max_retries(record, self.settings.max_retries)
+            )
+            holders[key] = target
+            per_worker.setdefault(target.index, dispatch_pb2.Dispatch()).tasks.append(record)
+        for index, d in per_worker.items():
+            self.workers[index].writer.write(pipe.pack(pipe.DISPATCH, d.SerializeToString()))
+        if refused:
+            log.warning("released %d dispatched attempts: no free slot", refused)
+            self._mark_dirty()
