@@ -123,7 +123,11 @@ class Cluster:
         return self.settings.database_url
 
     def log_path(self, service: str) -> Path:
-        return self.log_dir / f"{procs.canonical(service)}.log"
+        """The log of a service, or of an extra instance by its own name."""
+        name = (
+            service if service in self.procs and service not in procs.SERVICES else procs.canonical(service)
+        )
+        return self.log_dir / f"{name}.log"
 
     # --- lifecycle ------------------------------------------------------------
     def start(self) -> Cluster:
@@ -131,14 +135,24 @@ class Cluster:
             self.start_service(service)
         return self
 
-    def start_service(self, service: str, *, wait_log: str | None = "ready", timeout: float = 30.0) -> int:
+    def start_service(
+        self,
+        service: str,
+        *,
+        wait_log: str | None = "ready",
+        timeout: float = 30.0,
+        instance: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> int:
         """Start (or restart) one service; waits for its "ready" log line unless
-        ``wait_log`` is None. Returns its PID."""
-        name = procs.canonical(service)
+        ``wait_log`` is None. Returns its PID. ``instance`` names an extra copy
+        (e.g. a second worker pool) and ``env`` overrides its environment."""
+        kind = procs.canonical(service)
+        name = instance or kind
         old = self.procs.get(name)
         if old is not None and old.poll() is None:
             raise ClusterError(f"{name} is still running (pid {old.pid})")
-        log_path = self.log_path(name)
+        log_path = self.log_dir / f"{name}.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
         if name in self._logs:
             self._logs[name].close()
@@ -147,7 +161,7 @@ class Cluster:
         log.flush()
         offset = log.tell()
         self._logs[name] = log
-        proc = procs.spawn(name, self.env, stdout=log, stderr=subprocess.STDOUT)
+        proc = procs.spawn(kind, {**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
         self.procs[name] = proc
         self._all_pids.add(proc.pid)
         self._stopped = False
@@ -187,12 +201,14 @@ class Cluster:
         return self
 
     def stop(self) -> None:
+        """Stop every service (gateway first), SIGKILL after the grace; always by PID."""
         for channel in self._channels:
             channel.close()
-        """Stop every service (gateway first), SIGKILL after the grace; always by PID."""
         if self._stopped:
             return
         ordered = [self.procs[s] for s in procs.STOP_ORDER if s in self.procs]
+        # Extra instances (a second pool) stop right after the gateway.
+        ordered[1:1] = [p for name, p in self.procs.items() if name not in procs.STOP_ORDER]
         extra = set(self._all_pids)
         for p in ordered:
             extra.update(d.pid for d in procs.descendants(p.pid))
