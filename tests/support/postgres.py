@@ -72,7 +72,15 @@ class PostgresCluster:
     >>> cluster = PostgresCluster(); cluster.start(); cluster.dsn("postgres"); cluster.stop()
     """
 
-    def __init__(self, base_dir: str | Path | None = None, *, user: str = "postgres") -> None:
+    def __init__(
+        self,
+        base_dir: str | Path | None = None,
+        *,
+        user: str = "postgres",
+        settings: dict[str, str] | None = None,
+    ) -> None:
+        """``settings`` override TEST_SETTINGS (e.g. durable commits for a crash test)."""
+        self.settings = {**TEST_SETTINGS, **(settings or {})}
         self._own_dir = base_dir is None
         self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="taskyard-pg-"))
         self.data_dir = self.base_dir / "data"
@@ -121,32 +129,46 @@ class PostgresCluster:
         last_error = ""
         for _ in range(5):
             self.port = free_port()
-            options = [
-                f"-p {self.port}",
-                f"-c listen_addresses={self.host}",
-                f"-c unix_socket_directories={self.socket_dir}",
-            ] + [f"-c {k}={v}" for k, v in TEST_SETTINGS.items()]
-            proc = self._run(
-                [
-                    str(self._bindir / "pg_ctl"),
-                    "-D",
-                    str(self.data_dir),
-                    "-l",
-                    str(self.log_file),
-                    "-o",
-                    " ".join(options),
-                    "-w",
-                    "-t",
-                    "60",
-                    "start",
-                ],
-                check=False,
-            )
+            proc = self._pg_ctl_start()
             if proc.returncode == 0:
                 self.pid = self._read_pid()
                 return self
             last_error = proc.stdout + proc.stderr + self._log_tail()
         raise RuntimeError(f"PostgreSQL did not start:\n{last_error}")
+
+    def restart(self) -> None:
+        """Crash the server (``pg_ctl stop -m immediate``: no shutdown checkpoint, as if
+        it died) and start it again on the same port, recovering from its WAL."""
+        assert self._bindir is not None and self.pid is not None, "restart needs a running server"
+        self._run([str(self._bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"])
+        proc = self._pg_ctl_start()
+        if proc.returncode != 0:
+            raise RuntimeError(f"PostgreSQL did not restart:\n{proc.stdout}{proc.stderr}{self._log_tail()}")
+        self.pid = self._read_pid()
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
+        assert self._bindir is not None
+        options = [
+            f"-p {self.port}",
+            f"-c listen_addresses={self.host}",
+            f"-c unix_socket_directories={self.socket_dir}",
+        ] + [f"-c {k}={v}" for k, v in self.settings.items()]
+        return self._run(
+            [
+                str(self._bindir / "pg_ctl"),
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.log_file),
+                "-o",
+                " ".join(options),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+            check=False,
+        )
 
     def stop(self) -> None:
         if self._pgserver is not None:
