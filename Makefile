@@ -52,9 +52,12 @@ gen-check:
 
 lint: lint-py lint-proto
 
+# The bench scripts have no .py suffix (they are commands): name them explicitly.
+BENCH_COMMANDS := $(BENCH_SCRIPTS) bench/store_writes
+
 lint-py:
-	$(PYTHON) -m ruff check .
-	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m ruff check . $(BENCH_COMMANDS)
+	$(PYTHON) -m ruff format --check . $(BENCH_COMMANDS)
 
 lint-proto: $(BUF)
 	$(BUF) lint
@@ -66,6 +69,7 @@ format:
 
 typecheck:
 	$(PYTHON) -m mypy $(TYPECHECK_PATHS)
+	@for script in $(BENCH_COMMANDS); do MYPYPATH=bench $(PYTHON) -m mypy "$$script" | tail -n 1; done
 
 breaking: $(BUF)
 	BUF=$(BUF) tools/breaking.sh
