@@ -26,7 +26,7 @@ K = envelope_pb2
 class Subscriber:
     def __init__(self, address: str) -> None:
         self.sock = pynng.Sub0(recv_max_size=16 << 20, recv_timeout=100)
-        self.sock.subscribe(b"")
+        self.sock.subscribe(transport.EVENTS_TOPIC)
         self.sock.dial(address, block=False)
         self.events: list[event_pb2.Event] = []
 
@@ -40,7 +40,7 @@ class Subscriber:
                 raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
             except (TimeoutError, pynng.Timeout):
                 continue
-            env = transport.decode(raw)
+            env = transport.decode(raw[len(transport.EVENTS_TOPIC) :])
             assert env.kind == K.KIND_EVENTS
             self.events.extend(transport.unpack(env, event_pb2.EventBatch).events)
         raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")

@@ -94,6 +94,16 @@ def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | 
     return sock
 
 
+# Topics on the result-store's PUB socket: NNG SUB filters on a prefix, in C, so a
+# subscriber never even sees the messages of another topic.
+EVENTS_TOPIC = b"ev\x00"
+
+
+def dispatch_topic(pool_id: str) -> bytes:
+    """Leased attempts for one pool, published by the store right after COMMIT."""
+    return b"dp\x00" + pool_id.encode() + b"\x00"
+
+
 def call_from_nng_thread(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:
     """For pipe callbacks, which NNG runs on its own threads: schedule ``fn`` on the
     loop, unless the loop has already closed (the process is stopping)."""

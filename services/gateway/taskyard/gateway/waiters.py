@@ -153,7 +153,7 @@ class EventSubscriber:
         self._sock: Any = transport.open_socket(pynng.Sub0, max_message_bytes=max_message_bytes, dial=address)
         # SUB drops what does not fit its buffer: make room for bursts.
         self._sock.recv_buffer_size = SUB_BUFFER
-        self._sock.subscribe(b"")
+        self._sock.subscribe(transport.EVENTS_TOPIC)
         loop = asyncio.get_running_loop()
         self._sock.add_post_pipe_remove_cb(
             lambda _pipe: transport.call_from_nng_thread(loop, waiters.stream_gap)
@@ -168,7 +168,7 @@ class EventSubscriber:
             except pynng.NNGException as exc:
                 log.debug("event stream: %s", exc)
                 continue
-            self._waiters.feed(raw)
+            self._waiters.feed(raw[len(transport.EVENTS_TOPIC) :])
 
     def close(self) -> None:
         self._sock.close()

@@ -67,6 +67,8 @@ class Outcome:
     replies: list[Message]
     events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
     finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Attempts leased by this write that their pool may start at once (fast path).
+    leased: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
 
 
 Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
@@ -88,6 +90,7 @@ class Committer:
         *,
         on_events: Callable[[list[event_pb2.Event]], Awaitable[None]],
         on_finals: Callable[[list[task_record_pb2.TaskRecord]], None],
+        on_leased: Callable[[list[task_record_pb2.TaskRecord]], None] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
     ) -> None:
@@ -96,6 +99,7 @@ class Committer:
         self._appliers = dict(appliers)
         self._on_events = on_events
         self._on_finals = on_finals
+        self._on_leased = on_leased
         self.max_rows = max_rows
         self.max_requests = max_requests
         self._queue: collections.deque[_Pending] = collections.deque()
@@ -194,9 +198,13 @@ class Committer:
             return
         events: list[event_pb2.Event] = []
         finals: list[task_record_pb2.TaskRecord] = []
+        leased: list[task_record_pb2.TaskRecord] = []
         for _, out in results:
             finals.extend(out.finals)
             events.extend(out.events)
+            leased.extend(out.leased)
+        if leased and self._on_leased is not None:
+            self._on_leased(leased)  # before the replies: the pool is the one waiting
         if finals:
             self._on_finals(finals)
         for group, out in results:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import transport
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class EventPublisher:
             for cb in self.listeners:
                 cb(batch)
             if self._sock is not None:
-                data = transport.encode(envelope_pb2.KIND_EVENTS, batch)
+                data = transport.EVENTS_TOPIC + transport.encode(envelope_pb2.KIND_EVENTS, batch)
                 try:
                     # PUB never waits for subscribers; a non-blocking send cannot hang
                     # (pynng's asend is not reliably cancellable).
@@ -57,6 +57,22 @@ class EventPublisher:
                     continue
             self.published_batches += 1
             self.published_events += len(batch.events)
+
+    def publish_leased(self, records: Sequence[task_record_pb2.TaskRecord]) -> None:
+        """Attempts leased at insert time, to their pool, right after COMMIT: the
+        pool can start them without waiting for the scheduler's copy over PAIR
+        (which still follows; the pool drops the duplicate)."""
+        if self._sock is None or not records:
+            return
+        by_pool: dict[str, list[task_record_pb2.TaskRecord]] = {}
+        for rec in records:
+            by_pool.setdefault(rec.pool_id, []).append(rec)
+        for pool_id, recs in by_pool.items():
+            data = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=recs))
+            try:
+                self._sock.send(transport.dispatch_topic(pool_id) + data, block=False)
+            except pynng.NNGException as exc:  # the PAIR copy still gets there
+                log.debug("leased dispatch not published: %s", exc)
 
     async def tasks_available(self) -> None:
         await self.publish([event_pb2.Event(type="tasks.available", at_us=int(time.time() * 1_000_000))])

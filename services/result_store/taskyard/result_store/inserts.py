@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskyard.bus.v1 import event_pb2, store_pb2
+from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
 from taskyard.core import ids
 
 from .committer import Db, Outcome
@@ -30,6 +30,7 @@ async def apply_insert(
     claimed: set[str] = set()
     replies: list[store_pb2.InsertTasksReply] = []
     events: list[event_pb2.Event] = []
+    leased: list[task_record_pb2.TaskRecord] = []
     dups: list[tuple[store_pb2.InsertedTask, str, str]] = []
     for _, params in reqs:
         reply = store_pb2.InsertTasksReply()
@@ -60,6 +61,7 @@ async def apply_insert(
                 if row["state"] == "ASSIGNED":  # leased at birth (fast path)
                     rec = record_from_row(row)
                     reply.leased.append(rec)
+                    leased.append(rec)
                     events.append(event_for_record(rec, "task.assigned"))
             else:
                 item = reply.tasks.add(id=tid, created=False)
@@ -81,7 +83,7 @@ async def apply_insert(
                 item.priority = existing["priority"]
                 item.name = existing["name"]
                 item.queue = existing["queue"]
-    return Outcome(replies=list(replies), events=events)
+    return Outcome(replies=list(replies), events=events, leased=leased)
 
 
 def _fast_path_leases(

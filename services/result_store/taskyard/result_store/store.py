@@ -78,6 +78,7 @@ class ResultStore:
             ],
             on_events=publisher.publish,
             on_finals=self._cache_finals,
+            on_leased=publisher.publish_leased,
             max_rows=max(1000, settings.max_batch * 20),
         )
         self.reads = Reads(pool, cache, self.committer.stats)

@@ -66,7 +66,7 @@ class Scheduler:
         )
         self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
         self._events = transport.open_socket(pynng.Sub0, max_message_bytes=mx, dial=settings.events_address)
-        self._events.subscribe(b"")
+        self._events.subscribe(transport.EVENTS_TOPIC)
         self._hub = discovery.Hub(settings.discovery_listen_address) if run_hub else None
         self._peer = discovery.Peer(
             settings.discovery_address, self._announcement, interval=settings.announce_interval
@@ -136,10 +136,14 @@ class Scheduler:
                 raw = await self._events.arecv()
             except pynng.Closed:
                 return
-            env = transport.decode(raw)
-            if env.kind != envelope_pb2.KIND_EVENTS:
+            try:
+                env = transport.decode(raw[len(transport.EVENTS_TOPIC) :])
+                if env.kind != envelope_pb2.KIND_EVENTS:
+                    continue
+                batch = transport.unpack(env, event_pb2.EventBatch)
+            except Exception:  # a malformed batch must not stop the watcher
+                log.warning("malformed event batch dropped")
                 continue
-            batch = transport.unpack(env, event_pb2.EventBatch)
             if any(e.type == "tasks.available" for e in batch.events):
                 self.maintenance.reload_requested.set()
 

@@ -21,6 +21,8 @@ import os
 from collections.abc import Coroutine
 from typing import Any
 
+import pynng
+
 from taskyard.core import discovery, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import WorkerState
@@ -79,6 +81,10 @@ class Manager(Workers, SchedulerLink):
         self._sender = self._spawn_task(self._send_reports(), "reports")
         self._spawn_task(self._send_start_notices(), "start-notices")
         self._spawn_task(self._receive_dispatch(), "pair")
+        self._leased_stream = transport.open_socket(
+            pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.events_address
+        )
+        self._spawn_task(self._receive_leased_stream(), "leased-stream")
 
         if await _first(stop, self._all_ready, limit=READY_TIMEOUT) is stop:
             return await self._shutdown()
@@ -152,7 +158,7 @@ class Manager(Workers, SchedulerLink):
         for t in list(self._tasks):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for sock in (self._pair, self._respondent, self._store):
+        for sock in (self._pair, self._respondent, self._store, self._leased_stream):
             if sock is not None:
                 sock.close()
         if self._peer is not None:

@@ -14,6 +14,7 @@ import logging
 import multiprocessing.process
 import socket
 import time
+from typing import Any
 
 import pynng
 
@@ -24,6 +25,9 @@ from taskyard.worker_pool import pipe, worker
 from taskyard.worker_pool.state import PoolState
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
+
+# Ended attempts remembered to drop a late second copy of their dispatch.
+FINISHED_REMEMBERED = 10_000
 
 Key = tuple[str, int]
 
@@ -115,11 +119,18 @@ class Workers(PoolState):
             p.started.append(ref)
         for c in report.completed:
             w.held.pop((c.ref.task_id, c.ref.attempt), None)
+            self._remember_finished(c.ref)
             p.completed.append(c)
         for r in report.released:
             w.held.pop((r.ref.task_id, r.ref.attempt), None)
+            self._remember_finished(r.ref)
             p.released.append(r)
         self._mark_dirty()
+
+    def _remember_finished(self, ref: task_record_pb2.AttemptRef) -> None:
+        self._finished[(ref.task_id, ref.attempt, ref.lease_token)] = None
+        while len(self._finished) > FINISHED_REMEMBERED:
+            self._finished.popitem(last=False)
 
     async def _worker_gone(self, w: WorkerHandle) -> None:
         if w.gone:
@@ -138,6 +149,7 @@ class Workers(PoolState):
         shutting_down = self.state in (WorkerState.DRAINING, WorkerState.STOPPING, WorkerState.STOPPED)
         now = worker.now_us()
         for h in held.values():
+            self._remember_finished(h.ref)
             ref = task_record_pb2.AttemptRef()
             ref.CopyFrom(h.ref)
             ref.at_us = now
@@ -172,19 +184,27 @@ class Workers(PoolState):
 
     # ------------------------------------------------------------ PAIR
     async def _receive_dispatch(self) -> None:
+        await self._receive_dispatches(self._pair, b"", "the PAIR socket")
+
+    async def _receive_leased_stream(self) -> None:
+        topic = transport.dispatch_topic(self.pool_id)
+        self._leased_stream.subscribe(topic)
+        await self._receive_dispatches(self._leased_stream, topic, "the leased stream")
+
+    async def _receive_dispatches(self, sock: Any, topic: bytes, where: str) -> None:
         while True:
             try:
-                raw = await self._pair.arecv()
+                raw = await sock.arecv()
             except pynng.Closed:
                 return
             try:
-                env = transport.decode(raw)
+                env = transport.decode(raw[len(topic) :])
                 if env.kind != envelope_pb2.KIND_DISPATCH:
-                    log.warning("unexpected kind %s on the PAIR socket", env.kind)
+                    log.warning("unexpected kind %s on %s", env.kind, where)
                     continue
                 batch = transport.unpack(env, dispatch_pb2.Dispatch)
             except Exception:
-                log.warning("malformed message dropped on the PAIR socket")
+                log.warning("malformed message dropped on %s", where)
                 continue
             self._dispatch(batch)
 
@@ -194,8 +214,8 @@ class Workers(PoolState):
         refused = 0
         for record in batch.tasks:
             key = worker.key_of(record)
-            if key in holders:
-                continue  # already held: a duplicate delivery
+            if key in holders or (record.id, record.attempt, record.lease_token) in self._finished:
+                continue  # held or just ended here: the second copy of one dispatch
             target = None
             if self.accepting():
                 candidates = [w for w in self.workers.values() if w.live and len(w.held) < self.concurrency]

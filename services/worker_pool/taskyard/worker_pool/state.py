@@ -8,6 +8,7 @@ the scheduler, the store and discovery). It owns every attribute they share.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import multiprocessing
 from collections.abc import Coroutine
@@ -48,6 +49,11 @@ class PoolState:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sender: asyncio.Task[None] | None = None
         self._pair: Any = None
+        # The store's post-commit stream of attempts leased to this pool (fast path).
+        self._leased_stream: Any = None
+        # Attempts that ended here lately, by (task, attempt, lease token): the second
+        # copy of a dispatch (stream and PAIR both deliver it) must never run again.
+        self._finished: collections.OrderedDict[tuple[str, int, str], None] = collections.OrderedDict()
         self._store: transport.Requester | None = None
         self._starts: ReportForwarder | None = None
         self._young_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
