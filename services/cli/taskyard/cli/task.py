@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 import grpc
 
+from taskyard.client import Priority, TaskState
+
 if TYPE_CHECKING:
     from taskyard.client import Client, TaskInfo
 
@@ -29,18 +31,9 @@ EXIT_ERROR = 1
 EXIT_TASK_FAILED = 3
 EXIT_TIMED_OUT = 4
 
-STATES = (
-    "PENDING",
-    "QUEUED",
-    "SCHEDULED",
-    "ASSIGNED",
-    "RUNNING",
-    "SUCCESS",
-    "FAILURE",
-    "RETRYING",
-    "CANCELLED",
-)
-PRIORITIES = ("critical", "high", "normal", "low")
+# Choices for --state and --priority, from the client's enums.
+STATES = tuple(s.name for s in TaskState if s is not TaskState.UNSPECIFIED)
+PRIORITIES = tuple(p.name.lower() for p in Priority)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -60,6 +60,15 @@ def unpack(env: envelope_pb2.Envelope, message_type: type[M]) -> M:
     return msg
 
 
+def open_message(raw: bytes, kind: int, message_type: type[M]) -> M | None:
+    """The payload of an envelope of ``kind``; None for an envelope of another kind.
+    Raises DecodeError when the bytes are not a well-formed envelope and payload."""
+    env = decode(raw)
+    if env.kind != kind:
+        return None
+    return unpack(env, message_type)
+
+
 def open_socket(
     cls: type[Any],
     *,

@@ -106,12 +106,11 @@ class Waiters:
         """One message from the event stream."""
         self.batches_seen += 1
         try:
-            env = transport.decode(raw)
-            if env.kind != envelope_pb2.KIND_EVENTS:
-                return
-            batch = transport.unpack(env, event_pb2.EventBatch)
+            batch = transport.open_message(raw, envelope_pb2.KIND_EVENTS, event_pb2.EventBatch)
         except Exception:
             log.warning("malformed event batch dropped")
+            return
+        if batch is None:
             return
         self.batches_decoded += 1
         by_id = self._by_id

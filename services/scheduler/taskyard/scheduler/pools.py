@@ -117,12 +117,11 @@ class PoolRegistry:
             except pynng.Closed:
                 return
             try:
-                env = transport.decode(raw)
-                if env.kind != envelope_pb2.KIND_POOL_REPORT:
-                    continue
-                report = transport.unpack(env, dispatch_pb2.PoolReport)
+                report = transport.open_message(raw, envelope_pb2.KIND_POOL_REPORT, dispatch_pb2.PoolReport)
             except Exception:  # a malformed report must not stop the link
                 log.warning("malformed message from pool %s dropped", pool.pool_id)
+                continue
+            if report is None:
                 continue
             pool.last_seen = time.monotonic()
             await self._on_report(pool, report)

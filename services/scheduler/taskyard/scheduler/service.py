@@ -137,14 +137,13 @@ class Scheduler:
             except pynng.Closed:
                 return
             try:
-                env = transport.decode(raw[len(transport.EVENTS_TOPIC) :])
-                if env.kind != envelope_pb2.KIND_EVENTS:
-                    continue
-                batch = transport.unpack(env, event_pb2.EventBatch)
+                batch = transport.open_message(
+                    raw[len(transport.EVENTS_TOPIC) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
+                )
             except Exception:  # a malformed batch must not stop the watcher
                 log.warning("malformed event batch dropped")
                 continue
-            if any(e.type == "tasks.available" for e in batch.events):
+            if batch is not None and any(e.type == "tasks.available" for e in batch.events):
                 self.maintenance.reload_requested.set()
 
     async def _watch_announcements(self) -> None:

@@ -183,7 +183,7 @@ class SchedulerLink(PoolState):
                     return
                 continue  # replaced by a new one (survey address changed)
             try:
-                env = transport.decode(raw)
+                env = transport.decode(raw)  # the reply repeats its message id
                 if env.kind != envelope_pb2.KIND_SURVEY:
                     continue
                 survey = transport.unpack(env, dispatch_pb2.Survey)

@@ -198,13 +198,14 @@ class Workers(PoolState):
             except pynng.Closed:
                 return
             try:
-                env = transport.decode(raw[len(topic) :])
-                if env.kind != envelope_pb2.KIND_DISPATCH:
-                    log.warning("unexpected kind %s on %s", env.kind, where)
-                    continue
-                batch = transport.unpack(env, dispatch_pb2.Dispatch)
+                batch = transport.open_message(
+                    raw[len(topic) :], envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch
+                )
             except Exception:
                 log.warning("malformed message dropped on %s", where)
+                continue
+            if batch is None:
+                log.warning("a message that is not a dispatch dropped on %s", where)
                 continue
             self._dispatch(batch)
 
