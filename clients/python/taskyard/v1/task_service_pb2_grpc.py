@@ -68,6 +68,26 @@ class TaskServiceStub(object):
                 request_serializer=taskyard_dot_v1_dot_task__service__pb2.CancelTaskRequest.SerializeToString,
                 response_deserializer=taskyard_dot_v1_dot_task__service__pb2.CancelTaskResponse.FromString,
                 _registered_method=True)
+        self.GetTaskTree = channel.unary_unary(
+                '/taskyard.v1.TaskService/GetTaskTree',
+                request_serializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskTreeRequest.SerializeToString,
+                response_deserializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskTreeResponse.FromString,
+                _registered_method=True)
+        self.ExplainTask = channel.unary_unary(
+                '/taskyard.v1.TaskService/ExplainTask',
+                request_serializer=taskyard_dot_v1_dot_task__service__pb2.ExplainTaskRequest.SerializeToString,
+                response_deserializer=taskyard_dot_v1_dot_task__service__pb2.ExplainTaskResponse.FromString,
+                _registered_method=True)
+        self.GetTaskLogs = channel.unary_unary(
+                '/taskyard.v1.TaskService/GetTaskLogs',
+                request_serializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskLogsRequest.SerializeToString,
+                response_deserializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskLogsResponse.FromString,
+                _registered_method=True)
+        self.StreamTaskLogs = channel.unary_stream(
+                '/taskyard.v1.TaskService/StreamTaskLogs',
+                request_serializer=taskyard_dot_v1_dot_task__service__pb2.StreamTaskLogsRequest.SerializeToString,
+                response_deserializer=taskyard_dot_v1_dot_task__service__pb2.StreamTaskLogsResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer(object):
@@ -111,7 +131,38 @@ class TaskServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def CancelTask(self, request, context):
-        """Cancel a task that has not started; a running task gets a cancel flag.
+        """Cancel a task. One that has not started (queued, scheduled, retrying,
+        pending) is CANCELLED at once; a running one is stopped in steps (flag,
+        asyncio cancellation, worker kill at the deadline). Unfinished children
+        are cancelled too.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTaskTree(self, request, context):
+        """A task's whole hierarchy (parents, children, dependencies), from its root.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExplainTask(self, request, context):
+        """Why a task is not running yet.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTaskLogs(self, request, context):
+        """Page through the lines a task logged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StreamTaskLogs(self, request, context):
+        """Replay a task's log from an offset, then follow it until the task is final.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -149,6 +200,26 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.CancelTask,
                     request_deserializer=taskyard_dot_v1_dot_task__service__pb2.CancelTaskRequest.FromString,
                     response_serializer=taskyard_dot_v1_dot_task__service__pb2.CancelTaskResponse.SerializeToString,
+            ),
+            'GetTaskTree': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskTree,
+                    request_deserializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskTreeRequest.FromString,
+                    response_serializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskTreeResponse.SerializeToString,
+            ),
+            'ExplainTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainTask,
+                    request_deserializer=taskyard_dot_v1_dot_task__service__pb2.ExplainTaskRequest.FromString,
+                    response_serializer=taskyard_dot_v1_dot_task__service__pb2.ExplainTaskResponse.SerializeToString,
+            ),
+            'GetTaskLogs': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskLogs,
+                    request_deserializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskLogsRequest.FromString,
+                    response_serializer=taskyard_dot_v1_dot_task__service__pb2.GetTaskLogsResponse.SerializeToString,
+            ),
+            'StreamTaskLogs': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamTaskLogs,
+                    request_deserializer=taskyard_dot_v1_dot_task__service__pb2.StreamTaskLogsRequest.FromString,
+                    response_serializer=taskyard_dot_v1_dot_task__service__pb2.StreamTaskLogsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -317,6 +388,114 @@ class TaskService(object):
             '/taskyard.v1.TaskService/CancelTask',
             taskyard_dot_v1_dot_task__service__pb2.CancelTaskRequest.SerializeToString,
             taskyard_dot_v1_dot_task__service__pb2.CancelTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskTree(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskyard.v1.TaskService/GetTaskTree',
+            taskyard_dot_v1_dot_task__service__pb2.GetTaskTreeRequest.SerializeToString,
+            taskyard_dot_v1_dot_task__service__pb2.GetTaskTreeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskyard.v1.TaskService/ExplainTask',
+            taskyard_dot_v1_dot_task__service__pb2.ExplainTaskRequest.SerializeToString,
+            taskyard_dot_v1_dot_task__service__pb2.ExplainTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskLogs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskyard.v1.TaskService/GetTaskLogs',
+            taskyard_dot_v1_dot_task__service__pb2.GetTaskLogsRequest.SerializeToString,
+            taskyard_dot_v1_dot_task__service__pb2.GetTaskLogsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamTaskLogs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/taskyard.v1.TaskService/StreamTaskLogs',
+            taskyard_dot_v1_dot_task__service__pb2.StreamTaskLogsRequest.SerializeToString,
+            taskyard_dot_v1_dot_task__service__pb2.StreamTaskLogsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from taskyard.cli.dev import dev_command
+from taskyard.cli.queue import queue_group
+from taskyard.cli.schedule import schedule_group
 from taskyard.cli.serve import serve_command
 from taskyard.cli.task import task_group
 
@@ -18,6 +20,8 @@ def cli() -> None:
 cli.add_command(dev_command)
 cli.add_command(serve_command)
 cli.add_command(task_group)
+cli.add_command(queue_group)
+cli.add_command(schedule_group)
 
 
 def main() -> None:

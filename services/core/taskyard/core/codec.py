@@ -325,6 +325,13 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
         attempt=rec.attempt,
         worker_id=rec.worker_id,
         cancel_requested=rec.cancel_requested,
+        depends_on=rec.depends_on,
+        idempotency_key=rec.idempotency_key,
+        cancel_reason=rec.cancel_reason,
+        cancel_step=rec.cancel_step,
+        resume_requested=rec.resume_requested,
+        schedule_id=rec.schedule_id,
+        rescues=rec.rescues,
     )
     if rec.labels:
         task.labels.update(rec.labels)
@@ -334,6 +341,8 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
         try:
             payload.json_to_list(rec.args_json, task.args)
             payload.json_to_struct(rec.kwargs_json, task.kwargs)
+            if rec.context_json:
+                payload.json_to_struct(rec.context_json, task.context)
             if rec.result_json:
                 result = payload.json_to_value(rec.result_json)
                 if result is not None:

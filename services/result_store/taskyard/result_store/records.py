@@ -53,6 +53,14 @@ def record_from_row(row: Mapping[str, Any]) -> task_record_pb2.TaskRecord:
         lease_token=row["lease_token"],
         pool_id=row["pool_id"],
         resume_requested=row["resume_requested"],
+        depends_on=row["depends_on"],
+        idempotency_key=row["idempotency_key"],
+        context_json=b"" if row["context"] == "{}" else row["context"].encode(),
+        cancel_reason=row["cancel_reason"],
+        cancel_step=row["cancel_step"],
+        rescues=row["rescues"],
+        schedule_id=row["schedule_id"],
+        idempotency_expires_at_us=row["idempotency_expires_at_us"],
     )
     labels = _json_map(row["labels"])
     if labels:

@@ -13,7 +13,11 @@ t.failure_type, t.failure_message, t.failure_traceback, t.failure_attempt,
 ty_us(t.created_at) AS created_at_us, ty_us(t.started_at) AS started_at_us,
 ty_us(t.finished_at) AS finished_at_us, ty_us(t.updated_at) AS updated_at_us,
 t.worker_id, t.cancel_requested, ty_us(t.run_at) AS run_at_us,
-t.trace_headers::text AS trace_headers, t.lease_token, t.pool_id, t.resume_requested
+t.trace_headers::text AS trace_headers, t.lease_token, t.pool_id, t.resume_requested,
+t.depends_on::text[] AS depends_on, t.idempotency_key, t.context::text AS context,
+coalesce(t.cancel_reason, '') AS cancel_reason, t.cancel_step, t.rescues,
+coalesce(t.schedule_id::text, '') AS schedule_id,
+ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id or request_id, also inside the batch)
