@@ -48,23 +48,28 @@ PY
   wkt="$("$PYTHON" -c 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))')"
   [[ -f "$wkt/google/protobuf/struct.proto" ]] || die "well-known types not found in $wkt"
 
-  # Remove previously generated files so a deleted proto leaves nothing behind.
-  local dir
-  while read -r dir; do
-    if [[ -d "$out/$dir" ]]; then
-      find "$out/$dir" -maxdepth 1 -type f \
-        \( -name '*_pb2.py' -o -name '*_pb2.pyi' -o -name '*_pb2_grpc.py' \) -delete
-    fi
-    mkdir -p "$out/$dir"
-  done < <(proto_package_dirs)
-
+  # Generate into a scratch folder first: a proto that does not compile leaves
+  # the committed stubs untouched (others may be importing them right now).
+  local scratch
+  scratch="$(mktemp -d)"
   local files=()
   mapfile -t files < <(proto_files)
   log "python: ${#files[@]} protos -> ${out#"$OUT_ROOT"/}"
   (cd "$PROTO_DIR" && "$PYTHON" -m grpc_tools.protoc \
     -I. -I"$wkt" \
-    --python_out="$out" --pyi_out="$out" --grpc_python_out="$out" \
-    "${files[@]}")
+    --python_out="$scratch" --pyi_out="$scratch" --grpc_python_out="$scratch" \
+    "${files[@]}") || { rm -rf "$scratch"; die "protoc failed; committed stubs left as they were"; }
+
+  # Then swap: remove stubs of deleted protos, copy the new ones in.
+  local dir
+  while read -r dir; do
+    mkdir -p "$out/$dir"
+    find "$out/$dir" -maxdepth 1 -type f \
+      \( -name '*_pb2.py' -o -name '*_pb2.pyi' -o -name '*_pb2_grpc.py' \) \
+      -exec sh -c 'for f; do [ -e "$0/$(basename "$f")" ] || rm -f "$f"; done' "$scratch/$dir" {} +
+    cp "$scratch/$dir"/*_pb2*.py* "$out/$dir/"
+  done < <(proto_package_dirs)
+  rm -rf "$scratch"
 }
 
 main() {

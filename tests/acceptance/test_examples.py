@@ -86,3 +86,18 @@ def test_my_tasks_run_in_a_pool_that_loads_them(cluster: Any) -> None:
     assert where["pid"] in cluster.worker_pids()
     # The example tasks are still served next to them.
     assert submit("add", "2", "3")["result"] == 5
+
+
+def test_workflow_example(cluster: Any) -> None:
+    proc = run([sys.executable, str(EXAMPLES / "workflow.py"), cluster.target])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "countdown: SCHEDULED, explain: ETA" in out
+    assert "chain a -> b -> c: c is SUCCESS with 101" in out
+    assert "after a failure: CANCELLED (dependency " in out
+    assert out.count("tree:   add SUCCESS") == 2
+    assert "last 'line 4'" in out
+    assert "cancel: CANCELLED by step ASYNCIO" in out
+    assert "trigger -> 42" in out
+    assert out.rstrip().endswith("workflow done")
+    assert cluster.count_tasks(states=["RUNNING", "ASSIGNED", "QUEUED"]) == 0

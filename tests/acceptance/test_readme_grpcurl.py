@@ -23,10 +23,17 @@ README_TARGET = "localhost:50051"
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
+def session_text() -> str:
+    """The README's "A session with grpcurl" section (the API section has its own test)."""
+    text = README.read_text()
+    start = text.index("\n## A session with grpcurl")
+    return text[start : text.index("\n## ", start + 1)]
+
+
 def readme_commands() -> list[list[str]]:
-    """Every ``$ grpcurl`` command of the README's fenced blocks, split like a shell would."""
+    """Every ``$ grpcurl`` command of the session's fenced blocks, split like a shell would."""
     commands: list[list[str]] = []
-    for block in FENCE.findall(README.read_text()):
+    for block in FENCE.findall(session_text()):
         for line in block.splitlines():
             if line.startswith("$ grpcurl "):
                 commands.append(shlex.split(line[2:]))

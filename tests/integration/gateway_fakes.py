@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, task_record_pb2, time_pb2
 from taskyard.core import discovery, errors, ids, transport
 from taskyard.core.config import Settings
 from taskyard.core.errors import FieldViolation
@@ -72,6 +72,10 @@ class FakeBackend:
                     ),
                     envelope_pb2.KIND_STORE_TASK_NAMES: transport.Route(
                         store_pb2.TaskNamesRequest, self._names
+                    ),
+                    # GetTask reads every failed attempt alongside the record (time slice).
+                    envelope_pb2.KIND_STORE_FAILURES: transport.Route(
+                        time_pb2.GetFailuresRequest, self._failures
                     ),
                 },
                 max_message_bytes=mmb,
@@ -173,6 +177,10 @@ class FakeBackend:
     async def _get(self, req: store_pb2.GetTasksRequest, env: Envelope) -> store_pb2.GetTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_GET, req))
         return store_pb2.GetTasksReply(tasks=[self.tasks[i] for i in req.ids if i in self.tasks])
+
+    async def _failures(self, req: time_pb2.GetFailuresRequest, env: Envelope) -> time_pb2.GetFailuresReply:
+        self.store_requests.append((envelope_pb2.KIND_STORE_FAILURES, req))
+        return time_pb2.GetFailuresReply()
 
     async def _list(self, req: store_pb2.ListTasksRequest, env: Envelope) -> store_pb2.ListTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_LIST, req))

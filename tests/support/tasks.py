@@ -55,3 +55,34 @@ async def slow_with_short_timeout(seconds: float) -> str:
     """Declares its own timeout, shorter than the deployment default."""
     await asyncio.sleep(seconds)
     return "finished"
+
+
+@task(max_retries=0)
+def fail_with_nul() -> None:
+    """Fails with a NUL in its message (and traceback), which PostgreSQL text refuses."""
+    raise ValueError("before\x00after")
+
+
+@task
+async def cancelled_unasked() -> None:
+    """Raises Cancelled though nobody asked for a cancel: fails, never retried."""
+    from taskyard.worker_pool.worker import Cancelled
+
+    raise Cancelled("gave up on my own")
+
+
+@task
+async def wide_lines(lines: int, width: int) -> int:
+    """Log ``lines`` lines of ``width`` characters each (log pages over the gRPC cap)."""
+    from taskyard.worker_pool import current_task
+
+    ctx = current_task()
+    for i in range(lines):
+        ctx.log(f"{i:06d}" + "x" * (width - 6))
+    return lines
+
+
+@task(retry_backoff=30.0, retry_backoff_max=40.0, retry_jitter=0.0)
+def crash_with_own_backoff() -> None:
+    """Kills its worker; a death's backoff is this task's own (30 s for attempt 1)."""
+    os._exit(1)

@@ -448,3 +448,11 @@ def test_to_env_round_trips_the_multihost_settings() -> None:
     plain = Settings(host="10.1.1.1")
     assert Settings.from_env(plain.to_env()) == plain
     assert Settings.from_env(plain.to_env()).effective_store_host == "10.1.1.1"
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "0.0", "nan"])
+@pytest.mark.parametrize("name", ["TASKYARD_TASK_TIMEOUT", "QUEUE_TASK_TIMEOUT"])
+def test_a_task_timeout_must_be_positive(name: str, raw: str) -> None:
+    # 0 is no "no timeout": it would fail every attempt and get busy workers killed.
+    with pytest.raises(ValueError, match=f"{name} must be a positive number of seconds"):
+        Settings.from_env({name: raw})

@@ -58,6 +58,8 @@ class Proc:
 
     async def report(self) -> dispatch_pb2.PoolReport | None:
         frame = await asyncio.wait_for(pipe.read(self.reader), 10)
+        while frame is not None and frame[0] == pipe.BEAT:  # heartbeats interleave with reports
+            frame = await asyncio.wait_for(pipe.read(self.reader), 10)
         if frame is None:
             return None
         assert frame[0] == pipe.REPORT

@@ -16,9 +16,12 @@ integral result (``5.0``) comes back as ``5``. Task keyword arguments named like
 
 from taskyard.client._async import AsyncClient
 from taskyard.client._errors import FieldViolation, TaskyardError
+from taskyard.client._ops import LogLine, LogPage, QueueInfo, QueueStatus, ServerInfo, WorkerProcessInfo
+from taskyard.client._schedules import ScheduleInfo, SchedulePage, Triggered
 from taskyard.client._sync import Client
 from taskyard.client._types import (
     Cancellation,
+    Explanation,
     Priority,
     Submitted,
     TaskFailure,
@@ -26,19 +29,33 @@ from taskyard.client._types import (
     TaskPage,
     TaskRequest,
     TaskState,
+    TaskTree,
+    TreeNode,
 )
 
 __all__ = [
     "AsyncClient",
     "Cancellation",
     "Client",
+    "Explanation",
     "FieldViolation",
+    "LogLine",
+    "LogPage",
     "Priority",
+    "QueueInfo",
+    "QueueStatus",
+    "ScheduleInfo",
+    "SchedulePage",
+    "ServerInfo",
     "Submitted",
     "TaskFailure",
     "TaskInfo",
     "TaskPage",
     "TaskRequest",
     "TaskState",
+    "TaskTree",
     "TaskyardError",
+    "TreeNode",
+    "Triggered",
+    "WorkerProcessInfo",
 ]

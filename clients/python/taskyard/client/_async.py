@@ -14,15 +14,19 @@ import grpc.aio
 
 from taskyard.client import _common
 from taskyard.client._errors import TaskyardError
+from taskyard.client._ops import AsyncLogs, AsyncQueues
+from taskyard.client._schedules import AsyncSchedules
 from taskyard.client._types import (
     JSON,
     Cancellation,
+    Explanation,
     Priority,
     Submitted,
     TaskInfo,
     TaskPage,
     TaskRequest,
     TaskState,
+    TaskTree,
     submitted_from_proto,
 )
 from taskyard.v1 import task_service_pb2_grpc
@@ -48,6 +52,11 @@ class AsyncClient:
         else:
             self._channel = grpc.aio.secure_channel(target, credentials, options=options)
         self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
+        # Periodic schedules: client.schedules.create(...), .get, .list, .pause, ...
+        self.schedules = AsyncSchedules(self._channel, self._call)
+        # Task logs and queue operations: client.logs.follow(id), client.queues.pause(...), ...
+        self.logs = AsyncLogs(self._stub, self._call)
+        self.queues = AsyncQueues(self._channel, self._call)
 
     async def _call(
         self, method: Callable[..., Awaitable[R]], request: Any, deadline: float | None = None
@@ -68,6 +77,11 @@ class AsyncClient:
         request_id: str = "",
         parent_id: str = "",
         labels: Mapping[str, str] | None = None,
+        depends_on: Iterable[str] = (),
+        idempotency_key: str = "",
+        idempotency_window: float | datetime.timedelta | None = None,
+        eta: datetime.datetime | None = None,
+        countdown: float | datetime.timedelta | None = None,
         **kwargs: JSON,
     ) -> TaskInfo:
         req = _common.submit_request(
@@ -81,6 +95,11 @@ class AsyncClient:
             request_id=request_id,
             parent_id=parent_id,
             labels=labels,
+            depends_on=depends_on,
+            idempotency_key=idempotency_key,
+            idempotency_window=idempotency_window,
+            eta=eta,
+            countdown=countdown,
         )
         return TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
 
@@ -102,9 +121,25 @@ class AsyncClient:
             if not resp.timed_out or remaining <= chunk:
                 return TaskInfo.from_proto(resp.task)
 
-    async def cancel(self, task_id: str, reason: str = "") -> Cancellation:
-        resp = await self._call(self._stub.CancelTask, _common.cancel_request(task_id, reason))
-        return Cancellation(task=TaskInfo.from_proto(resp.task), cancelled=resp.cancelled)
+    async def cancel(self, task_id: str, reason: str = "", *, wait: float | None = None) -> Cancellation:
+        """Cancel a task (and its unfinished children). With ``wait`` (seconds), a
+        running task is waited for until it stops; ``step`` says which step stopped it."""
+        limit = None if wait is None else wait + _common.WAIT_SLACK
+        req = _common.cancel_request(task_id, reason, wait)
+        resp = await self._call(self._stub.CancelTask, req, deadline=limit)
+        return _common.cancellation(resp)
+
+    async def explain(self, task_id: str) -> Explanation:
+        """Why the task is not running yet (its ETA, a dependency, a retry delay, a paused
+        queue, no pool for its name, busy slots with the depth ahead of it), or that it runs
+        or is final."""
+        return Explanation.from_proto(
+            await self._call(self._stub.ExplainTask, _common.explain_request(task_id))
+        )
+
+    async def tree(self, task_id: str) -> TaskTree:
+        """The hierarchy (parent/child) of the tree ``task_id`` belongs to, from its root."""
+        return TaskTree.from_proto(await self._call(self._stub.GetTaskTree, _common.tree_request(task_id)))
 
     async def iter_tasks(
         self,

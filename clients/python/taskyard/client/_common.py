@@ -8,7 +8,15 @@ from typing import Any
 
 from google.protobuf import duration_pb2
 
-from taskyard.client._types import JSON, Priority, TaskRequest, TaskState
+from taskyard.client._types import (
+    JSON,
+    Cancellation,
+    Priority,
+    TaskInfo,
+    TaskRequest,
+    TaskState,
+    _cancel_step,
+)
 from taskyard.v1 import task_service_pb2
 
 DEFAULT_TARGET = "localhost:50051"
@@ -30,6 +38,11 @@ def submit_request(
     request_id: str,
     parent_id: str,
     labels: Mapping[str, str] | None,
+    depends_on: Iterable[str] = (),
+    idempotency_key: str = "",
+    idempotency_window: float | datetime.timedelta | None = None,
+    eta: datetime.datetime | None = None,
+    countdown: float | datetime.timedelta | None = None,
 ) -> task_service_pb2.SubmitTaskRequest:
     spec = TaskRequest(
         name=name,
@@ -42,6 +55,11 @@ def submit_request(
         request_id=request_id,
         parent_id=parent_id,
         labels=labels or {},
+        depends_on=tuple(depends_on),
+        idempotency_key=idempotency_key,
+        idempotency_window=idempotency_window,
+        eta=eta,
+        countdown=countdown,
     ).to_proto()
     return task_service_pb2.SubmitTaskRequest(task=spec)
 
@@ -88,5 +106,27 @@ def get_request(task_id: str) -> task_service_pb2.GetTaskRequest:
     return task_service_pb2.GetTaskRequest(id=task_id)
 
 
-def cancel_request(task_id: str, reason: str) -> task_service_pb2.CancelTaskRequest:
-    return task_service_pb2.CancelTaskRequest(id=task_id, reason=reason)
+def cancel_request(
+    task_id: str, reason: str, wait: float | None = None
+) -> task_service_pb2.CancelTaskRequest:
+    req = task_service_pb2.CancelTaskRequest(id=task_id, reason=reason)
+    if wait is not None:
+        req.wait.FromNanoseconds(int(max(0.0, wait) * 1e9))
+    return req
+
+
+def cancellation(resp: task_service_pb2.CancelTaskResponse) -> Cancellation:
+    return Cancellation(
+        task=TaskInfo.from_proto(resp.task),
+        cancelled=resp.cancelled,
+        step=_cancel_step(resp.step),
+        cancelled_children=tuple(resp.cancelled_children),
+    )
+
+
+def tree_request(task_id: str) -> task_service_pb2.GetTaskTreeRequest:
+    return task_service_pb2.GetTaskTreeRequest(id=task_id)
+
+
+def explain_request(task_id: str) -> task_service_pb2.ExplainTaskRequest:
+    return task_service_pb2.ExplainTaskRequest(id=task_id)

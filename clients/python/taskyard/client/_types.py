@@ -72,6 +72,20 @@ class TaskFailure:
     message: str
     traceback: str
     attempt: int
+    failed_at: datetime.datetime | None = None
+    # When the next attempt was due (a retry), else None.
+    retry_at: datetime.datetime | None = None
+
+    @classmethod
+    def from_proto(cls, f: task_pb2.TaskFailure) -> TaskFailure:
+        return cls(
+            type=f.type,
+            message=f.message,
+            traceback=f.traceback,
+            attempt=f.attempt,
+            failed_at=_time(f, "failed_at"),
+            retry_at=_time(f, "retry_at"),
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -99,6 +113,18 @@ class TaskInfo:
     finished_at: datetime.datetime | None
     updated_at: datetime.datetime | None
     run_at: datetime.datetime | None
+    # graph slice: dependencies, idempotency key, how a cancel ended.
+    depends_on: tuple[str, ...] = ()
+    idempotency_key: str = ""
+    cancel_reason: str = ""
+    cancel_step: str = ""
+    # Set by the task code (ctx.set_context / ctx.progress).
+    context: Mapping[str, JSON] = dataclasses.field(default_factory=dict)
+    # Every failed attempt, oldest first (get() fills it; lists leave it empty).
+    failures: tuple[TaskFailure, ...] = ()
+    resume_requested: bool = False
+    schedule_id: str = ""
+    rescues: int = 0
 
     @property
     def is_final(self) -> bool:
@@ -117,16 +143,7 @@ class TaskInfo:
             args=tuple(list_to_python(t.args)),
             kwargs=struct_to_python(t.kwargs),
             result=value_to_python(t.result) if t.HasField("result") else None,
-            failure=(
-                TaskFailure(
-                    type=t.failure.type,
-                    message=t.failure.message,
-                    traceback=t.failure.traceback,
-                    attempt=t.failure.attempt,
-                )
-                if t.HasField("failure")
-                else None
-            ),
+            failure=TaskFailure.from_proto(t.failure) if t.HasField("failure") else None,
             timeout=t.timeout.ToTimedelta() if t.HasField("timeout") else None,
             request_id=t.request_id,
             parent_id=t.parent_id,
@@ -139,14 +156,52 @@ class TaskInfo:
             finished_at=_time(t, "finished_at"),
             updated_at=_time(t, "updated_at"),
             run_at=_time(t, "run_at"),
+            depends_on=tuple(t.depends_on),
+            idempotency_key=t.idempotency_key,
+            cancel_reason=t.cancel_reason,
+            cancel_step=_cancel_step(t.cancel_step),
+            context=struct_to_python(t.context),
+            failures=tuple(TaskFailure.from_proto(f) for f in t.failures),
+            resume_requested=t.resume_requested,
+            schedule_id=t.schedule_id,
+            rescues=t.rescues,
         )
 
 
-def _time(t: task_pb2.Task, field: str) -> datetime.datetime | None:
+def _cancel_step(value: int) -> str:
+    """The step name (NOT_STARTED, FLAG, ASYNCIO, KILL), or "" when no cancel stopped it."""
+    return task_pb2.CancelStep.Name(value).removeprefix("CANCEL_STEP_") if value else ""
+
+
+def _time(t: Any, field: str) -> datetime.datetime | None:
     if not t.HasField(field):
         return None
     ts: timestamp_pb2.Timestamp = getattr(t, field)
     return ts.ToDatetime(tzinfo=datetime.UTC)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Explanation:
+    """Why a task is where it is (ExplainTask): ``reason`` is ETA, DEPENDENCY,
+    RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY, DISPATCHING, RUNNING or FINAL."""
+
+    task: TaskInfo
+    reason: str
+    message: str
+    until: datetime.datetime | None
+    waiting_on: tuple[str, ...]
+    lane_depth_ahead: int
+
+    @classmethod
+    def from_proto(cls, r: task_service_pb2.ExplainTaskResponse) -> Explanation:
+        return cls(
+            task=TaskInfo.from_proto(r.task),
+            reason=task_service_pb2.WaitReason.Name(r.reason).removeprefix("WAIT_REASON_"),
+            message=r.message,
+            until=_time(r, "until"),
+            waiting_on=tuple(r.waiting_on),
+            lane_depth_ahead=r.lane_depth_ahead,
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -163,6 +218,10 @@ class Cancellation:
     task: TaskInfo
     # True when the task became CANCELLED now; False when only a running task's cancel flag was set.
     cancelled: bool
+    # The step that stopped it ("NOT_STARTED", "FLAG", "ASYNCIO", "KILL"), once stopped.
+    step: str = ""
+    # Unfinished children cancelled with it.
+    cancelled_children: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -185,6 +244,14 @@ class TaskRequest:
     request_id: str = ""
     parent_id: str = ""
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # graph slice: queued only once these tasks succeeded; an idempotency key and its window.
+    depends_on: Sequence[str] = ()
+    idempotency_key: str = ""
+    idempotency_window: float | datetime.timedelta | None = None
+    # Run no earlier than ``eta`` (an aware datetime; a naive one is refused) or ``countdown``
+    # from now: state SCHEDULED until then. At most one of the two.
+    eta: datetime.datetime | None = None
+    countdown: float | datetime.timedelta | None = None
 
     def to_proto(self) -> task_pb2.TaskSpec:
         spec = task_pb2.TaskSpec(
@@ -210,6 +277,26 @@ class TaskRequest:
             spec.max_retries = self.max_retries
         if self.labels:
             spec.labels.update(self.labels)
+        spec.depends_on.extend(self.depends_on)
+        spec.idempotency_key = self.idempotency_key
+        if self.idempotency_window is not None:
+            w = self.idempotency_window
+            spec.idempotency_window.FromTimedelta(
+                w if isinstance(w, datetime.timedelta) else datetime.timedelta(seconds=w)
+            )
+        if self.eta is not None:
+            if self.eta.tzinfo is None or self.eta.utcoffset() is None:
+                # A naive time is ambiguous (local? UTC?): guessing would run it hours off.
+                raise ValueError(
+                    "eta must be a timezone-aware datetime (e.g. datetime.now(datetime.UTC)), "
+                    f"got the naive {self.eta.isoformat()}"
+                )
+            spec.eta.FromDatetime(self.eta.astimezone(datetime.UTC))
+        if self.countdown is not None:
+            c = self.countdown
+            spec.countdown.FromTimedelta(
+                c if isinstance(c, datetime.timedelta) else datetime.timedelta(seconds=c)
+            )
         return spec
 
     @classmethod
@@ -286,3 +373,31 @@ def struct_from_python(out: struct_pb2.Struct, values: Mapping[str, JSON], path:
         if not isinstance(k, str):
             raise TypeError(f"{path}: keys must be str, got {type(k).__name__}")
         value_from_python(out.fields[k], v, f"{path}.{k}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TreeNode:
+    """One task of ``client.tree(id)``: depth 0 is the root; path runs from the root."""
+
+    task: TaskInfo
+    depth: int
+    path: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TaskTree:
+    root_id: str
+    # Depth-first, children in creation order.
+    nodes: tuple[TreeNode, ...]
+    # True when the tree had more than 10,000 tasks.
+    truncated: bool
+
+    @classmethod
+    def from_proto(cls, r: task_service_pb2.GetTaskTreeResponse) -> TaskTree:
+        return cls(
+            root_id=r.root_id,
+            truncated=r.truncated,
+            nodes=tuple(
+                TreeNode(task=TaskInfo.from_proto(n.task), depth=n.depth, path=tuple(n.path)) for n in r.nodes
+            ),
+        )

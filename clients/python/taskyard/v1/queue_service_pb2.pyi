@@ -99,16 +99,18 @@ class GetQueueStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetQueueStatusResponse(_message.Message):
-    __slots__ = ("queues", "servers", "capacity", "running_tasks")
+    __slots__ = ("queues", "servers", "capacity", "running_tasks", "late_completions")
     QUEUES_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     RUNNING_TASKS_FIELD_NUMBER: _ClassVar[int]
+    LATE_COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
     queues: _containers.RepeatedCompositeFieldContainer[QueueInfo]
     servers: int
     capacity: int
     running_tasks: int
-    def __init__(self, queues: _Optional[_Iterable[_Union[QueueInfo, _Mapping]]] = ..., servers: _Optional[int] = ..., capacity: _Optional[int] = ..., running_tasks: _Optional[int] = ...) -> None: ...
+    late_completions: int
+    def __init__(self, queues: _Optional[_Iterable[_Union[QueueInfo, _Mapping]]] = ..., servers: _Optional[int] = ..., capacity: _Optional[int] = ..., running_tasks: _Optional[int] = ..., late_completions: _Optional[int] = ...) -> None: ...
 
 class WorkerProcess(_message.Message):
     __slots__ = ("index", "pid", "state", "rss_bytes", "running_tasks", "last_beat")

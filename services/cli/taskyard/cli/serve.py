@@ -1,32 +1,90 @@
-"""``taskyard serve SERVICE``: exec one service, configured by the environment."""
+"""``taskyard serve [SERVICE]``: run services in the foreground, configured by the environment.
+
+- ``taskyard serve SERVICE``: exec one service (``python -m taskyard.<service>``).
+- The seed's forms, without SERVICE: ``taskyard serve`` runs the gateway (the
+  "HTTP" side: gRPC API and dashboard); ``taskyard serve --workers N`` runs the
+  gateway and a worker pool of N processes side by side (SIGTERM/SIGINT stop
+  both, the pool draining first); ``taskyard serve --workers N --no-http`` runs
+  only the worker pool (exec, like ``taskyard queue start``).
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+from collections.abc import Mapping
 
 import click
 
 from taskyard.cli import procs
 
 
+def pool_env(
+    base: Mapping[str, str],
+    *,
+    workers: int | None = None,
+    concurrency: int | None = None,
+    tasks: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """The environment of a worker pool with the command line's overrides applied."""
+    env = dict(base)
+    if workers is not None:
+        env["TASKYARD_WORKERS"] = str(workers)
+    if concurrency is not None:
+        env["TASKYARD_CONCURRENCY"] = str(concurrency)
+    if tasks:
+        existing = [m for m in env.get("TASKYARD_TASK_MODULES", "").split(",") if m.strip()]
+        env["TASKYARD_TASK_MODULES"] = ",".join(dict.fromkeys([*existing, *tasks]))
+    return env
+
+
+def exec_service(name: str, env: Mapping[str, str]) -> None:
+    argv = procs.service_argv(name)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], argv, dict(env))
+
+
+def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> int:
+    """Run services as children sharing our stdout; stop all when one ends or on a signal."""
+    children = {n: procs.spawn(n, env, stdout=None, stderr=None, die_with_parent=True) for n in names}
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    while not stop.is_set() and all(c.poll() is None for c in children.values()):
+        stop.wait(0.2)
+    # In the order given (the pool first: it drains and releases its leases).
+    procs.stop_processes(list(children.values()), grace=grace)
+    codes = [c.returncode for c in children.values()]
+    return next((code for code in codes if code not in (0, None, -signal.SIGTERM)), 0)
+
+
 @click.command("serve")
 @click.argument(
-    "service", type=click.Choice(sorted({*procs.SERVICES, *(m for m in procs.SERVICES.values())}))
+    "service",
+    required=False,
+    type=click.Choice(sorted({*procs.SERVICES, *(m for m in procs.SERVICES.values())})),
 )
 @click.option(
     "--workers",
     "-w",
     type=click.IntRange(min=1),
     default=None,
-    help="worker-pool: worker processes (TASKYARD_WORKERS).",
+    help="worker-pool: worker processes (TASKYARD_WORKERS / QUEUED_TASK_WORKERS). "
+    "Without SERVICE: also run a worker pool next to the gateway.",
 )
 @click.option(
     "--concurrency",
     "-c",
     type=click.IntRange(min=1),
     default=None,
-    help="worker-pool: tasks per worker process (TASKYARD_CONCURRENCY).",
+    help="worker-pool: tasks per worker process (TASKYARD_CONCURRENCY / QUEUED_TASK_CONCURRENCY).",
 )
 @click.option(
     "--tasks",
@@ -36,6 +94,11 @@ from taskyard.cli import procs
     help="worker-pool: module(s) of task functions to load (TASKYARD_TASK_MODULES).",
 )
 @click.option(
+    "--http/--no-http",
+    default=True,
+    help="Without SERVICE: run the gateway (gRPC API and dashboard) or not (--no-http: workers only).",
+)
+@click.option(
     "--port",
     type=click.IntRange(min=1, max=65535),
     default=None,
@@ -43,39 +106,60 @@ from taskyard.cli import procs
 )
 @click.option("--database-url", default=None, help="result-store: PostgreSQL URL (TASKYARD_DATABASE_URL).")
 def serve_command(
-    service: str,
+    service: str | None,
     workers: int | None,
     concurrency: int | None,
     tasks: tuple[str, ...],
+    http: bool,
     port: int | None,
     database_url: str | None,
 ) -> None:
-    """Run one service in the foreground (exec of `python -m taskyard.<service>`).
+    """Run a service in the foreground (exec of `python -m taskyard.<service>`).
+
+    \b
+    taskyard serve SERVICE              one service
+    taskyard serve                      the gateway (HTTP/gRPC) only
+    taskyard serve --workers 3          the gateway and a pool of 3 worker processes
+    taskyard serve --workers 3 --no-http   only the worker pool
 
     Every other setting comes from the TASKYARD_* environment variables."""
-    name = procs.canonical(service)
     env = dict(os.environ)
-    pool_only = {"--workers": workers, "--concurrency": concurrency, "--tasks": tasks or None}
+    pool_flags = {"--workers": workers, "--concurrency": concurrency, "--tasks": tasks or None}
+    if port is not None:
+        env["TASKYARD_GRPC_PORT"] = str(port)
+    if database_url is not None:
+        env["TASKYARD_DATABASE_URL"] = database_url
+    if service is None:
+        if database_url is not None:
+            raise click.UsageError("--database-url only applies to result-store")
+        with_pool = workers is not None or concurrency is not None or bool(tasks) or not http
+        if not http and port is not None:
+            raise click.UsageError("--port applies to the gateway, which --no-http leaves out")
+        if not with_pool:
+            exec_service("gateway", env)
+            return
+        penv = pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks)
+        if not http:
+            exec_service("worker-pool", penv)
+            return
+        sys.exit(run_side_by_side(["worker-pool", "gateway"], penv, grace=_grace(penv)))
+    name = procs.canonical(service)
+    if not http:
+        raise click.UsageError("--no-http applies without SERVICE (the seed's `serve --workers N --no-http`)")
     if name != "worker-pool":
-        given = [flag for flag, value in pool_only.items() if value is not None]
+        given = [flag for flag, value in pool_flags.items() if value is not None]
         if given:
             raise click.UsageError(f"{', '.join(given)} only apply to worker-pool")
     if port is not None and name != "gateway":
         raise click.UsageError("--port only applies to gateway")
     if database_url is not None and name != "result-store":
         raise click.UsageError("--database-url only applies to result-store")
-    if workers is not None:
-        env["TASKYARD_WORKERS"] = str(workers)
-    if concurrency is not None:
-        env["TASKYARD_CONCURRENCY"] = str(concurrency)
-    if tasks:
-        existing = [m for m in env.get("TASKYARD_TASK_MODULES", "").split(",") if m.strip()]
-        env["TASKYARD_TASK_MODULES"] = ",".join(dict.fromkeys([*existing, *tasks]))
-    if port is not None:
-        env["TASKYARD_GRPC_PORT"] = str(port)
-    if database_url is not None:
-        env["TASKYARD_DATABASE_URL"] = database_url
-    argv = procs.service_argv(name)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(argv[0], argv, env)
+    exec_service(name, pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks))
+
+
+def _grace(env: Mapping[str, str]) -> float:
+    """The pool's shutdown_timeout plus slack: stop_processes must not cut its drain short."""
+    try:
+        return float(env.get("TASKYARD_SHUTDOWN_TIMEOUT") or 30.0) + 5.0
+    except ValueError:
+        return 35.0

@@ -102,6 +102,12 @@ def _echo_task(task: TaskInfo) -> None:
         rows.append(("failure", f"{ftype}: {fmsg}" if ftype else _fmt(failure)))
     if _field(task, "cancel_requested"):
         rows.append(("cancel", "requested"))
+    # graph slice: what it waits on, its idempotency key, why and how a cancel ended it.
+    if _field(task, "depends_on"):
+        rows.append(("after", ", ".join(_field(task, "depends_on"))))
+    for key in ("idempotency_key", "cancel_reason", "cancel_step"):
+        if _field(task, key):
+            rows.append((key, str(_field(task, key))))
     for key in ("created_at", "started_at", "finished_at", "run_at"):
         value = _field(task, key)
         if value:
@@ -248,6 +254,22 @@ def _target_option(func: F) -> F:
 @click.option("--request-id", default=None, help="Idempotency key: resubmitting returns the same task.")
 @click.option("--wait", "wait_", is_flag=True, help="Wait for the task to finish and print its result.")
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait with --wait.")
+@click.option(
+    "--depends-on",
+    "depends_on",
+    metavar="ID",
+    multiple=True,
+    help="Queue only after task ID succeeds (repeatable).",
+)
+@click.option("--idempotency-key", default=None, help="Within its window, a resubmit returns the same task.")
+@click.option("--idempotency-window", type=float, default=None, help="Seconds the key holds (default 24 h).")
+@click.option(
+    "--eta",
+    type=click.DateTime(formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]),
+    default=None,
+    help="Run no earlier than this time (ISO 8601; without an offset it is UTC).",
+)
+@click.option("--countdown", type=float, default=None, help="Run no earlier than this many seconds from now.")
 @json_option
 @_target_option
 @click.pass_context
@@ -262,6 +284,11 @@ def submit_command(
     request_id: str | None,
     wait_: bool,
     timeout: float,
+    depends_on: tuple[str, ...],
+    idempotency_key: str | None,
+    idempotency_window: float | None,
+    eta: dt.datetime | None,
+    countdown: float | None,
     as_json: bool,
 ) -> None:
     """Submit task NAME with positional ARGS (each parsed as JSON, else taken as a string).
@@ -270,6 +297,8 @@ def submit_command(
     Example: taskyard task submit add 2 3 --wait
     """
     kwargs = _parse_kwargs(kwargs_json)
+    if eta is not None and eta.tzinfo is None:
+        eta = eta.replace(tzinfo=dt.UTC)  # documented: an --eta without an offset is UTC
     with _client(ctx) as client:
         task = submit_task(
             client,
@@ -279,6 +308,11 @@ def submit_command(
             priority=priority,
             queue=queue,
             request_id=request_id,
+            depends_on=depends_on,
+            idempotency_key=idempotency_key,
+            idempotency_window=idempotency_window,
+            eta=eta,
+            countdown=countdown,
         )
         if not wait_:
             _emit(task, as_json)
@@ -318,15 +352,22 @@ def wait_command(ctx: click.Context, task_id: str, timeout: float, as_json: bool
 @task_group.command("cancel")
 @click.argument("task_id", metavar="ID")
 @click.option("--reason", default="", help="Why (kept with the task).")
+@click.option("--wait", "wait_", type=float, default=None, help="Seconds to wait for a running task to stop.")
 @json_option
 @_target_option
 @click.pass_context
 @_errors_reported
-def cancel_command(ctx: click.Context, task_id: str, reason: str, as_json: bool) -> None:
-    """Cancel a task that has not started; a running task gets a cancel flag."""
+def cancel_command(ctx: click.Context, task_id: str, reason: str, wait_: float | None, as_json: bool) -> None:
+    """Cancel a task and its unfinished children. One that has not started is
+    cancelled at once; a running one is stopped in steps (--wait to see which)."""
     with _client(ctx) as client:
-        outcome = client.cancel(task_id, reason=reason)
-        _emit(outcome.task, as_json, cancelled=outcome.cancelled)
+        outcome = client.cancel(task_id, reason=reason, wait=wait_)
+        extra: dict[str, Any] = {"cancelled": outcome.cancelled}
+        if outcome.step:
+            extra["step"] = outcome.step
+        if outcome.cancelled_children:
+            extra["cancelled_children"] = list(outcome.cancelled_children)
+        _emit(outcome.task, as_json, **extra)
 
 
 @task_group.command("list")
@@ -397,9 +438,16 @@ def submit_task(
     priority: str | None,
     queue: str | None,
     request_id: str | None,
+    depends_on: tuple[str, ...] = (),
+    idempotency_key: str | None = None,
+    idempotency_window: float | None = None,
+    eta: dt.datetime | None = None,
+    countdown: float | None = None,
 ) -> TaskInfo:
     """Submit one task (task keyword arguments travel as ``**kwargs`` of the client)."""
-    clash = {"priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "labels"} & set(kwargs)
+    graph = {"depends_on", "idempotency_key", "idempotency_window", "eta", "countdown"}
+    clash = {"priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "labels"} | graph
+    clash &= set(kwargs)
     if clash:
         raise click.UsageError(f"--kwargs cannot name {', '.join(sorted(clash))} (client options)")
     return client.submit(
@@ -408,6 +456,11 @@ def submit_task(
         priority=priority.upper() if priority else None,
         queue=queue or "",
         request_id=request_id or "",
+        depends_on=depends_on,
+        idempotency_key=idempotency_key or "",
+        idempotency_window=idempotency_window,
+        eta=eta,
+        countdown=countdown,
         **kwargs,
     )
 

@@ -18,7 +18,7 @@ import grpc
 from google.protobuf import duration_pb2, struct_pb2
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import errors, ids, payload, telemetry
+from taskyard.core import errors, eta, graph, ids, payload, telemetry
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
 
@@ -57,12 +57,15 @@ class Violation(errors.FieldViolation):
 class Limits:
     max_payload_bytes: int = 256 * 1024
     max_batch: int = 1000
+    # The gateway's gRPC message cap (a reply over it fails RESOURCE_EXHAUSTED).
+    grpc_max_message_bytes: int = 4 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
         return cls(
             max_payload_bytes=settings.max_payload_bytes,
             max_batch=settings.max_batch,
+            grpc_max_message_bytes=settings.grpc_max_message_bytes,
         )
 
 
@@ -135,6 +138,10 @@ def build_records(
         path = field if single else f"{field}[{i}]"
         rec = _build_one(spec, path, known_names, limits, violations)
         rec.created_at_us = created_at_us
+        _schedule(spec, rec, path, created_at_us, violations)  # time slice: eta / countdown
+        # Graph slice: depends_on (PENDING wins over an ETA's SCHEDULED: the store
+        # schedules it on release) and the idempotency key, whose window needs created_at.
+        graph.apply_spec(spec, rec, path, violations)
         if headers:
             rec.trace_headers.update(headers)
         records.append(rec)
@@ -272,6 +279,18 @@ def _build_one(
                 check_text(out, kp, value, max_chars=MAX_LABEL_VALUE_CHARS)
             rec.labels.update(spec.labels)
     return rec
+
+
+def _schedule(
+    spec: task_pb2.TaskSpec, rec: task_record_pb2.TaskRecord, path: str, now_us: int, out: list[Violation]
+) -> None:
+    """A future eta/countdown makes the task SCHEDULED with run_at (see core/eta.py)."""
+    when = eta.due(spec, now_us)
+    out.extend(Violation(field=f"{path}.{f}", description=d) for f, d in when.errors)
+    if when.run_at_us:
+        rec.run_at_us = when.run_at_us
+        if rec.state == task_pb2.TASK_STATE_QUEUED:
+            rec.state = task_pb2.TASK_STATE_SCHEDULED
 
 
 def _payload(

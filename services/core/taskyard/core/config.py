@@ -48,6 +48,19 @@ def _int(env: Mapping[str, str], default: int, *names: str) -> int:
         raise ValueError(f"{found[0]} must be an integer, got {found[1]!r}") from exc
 
 
+def _positive(env: Mapping[str, str], default: float, *names: str) -> float:
+    """A number of seconds > 0. There is no "no timeout" value: a timeout of 0 would
+    fail every attempt at once and make the watchdog kill every busy worker."""
+    value = _float(env, default, *names)
+    if not value > 0:  # also NaN
+        found = _lookup(env, *names)
+        name = found[0] if found else names[0]
+        raise ValueError(
+            f"{name} must be a positive number of seconds (there is no 'no timeout'), got {value!r}"
+        )
+    return value
+
+
 def _float(env: Mapping[str, str], default: float, *names: str) -> float:
     found = _lookup(env, *names)
     if found is None:
@@ -181,6 +194,58 @@ class Settings:
     task_modules: tuple[str, ...] = ()
     server_name: str = dataclasses.field(default_factory=lambda: os.uname().nodename)
     shutdown_timeout: float = 30.0
+    # --- worker-pool supervision (slice: supervision, issues #3 item 4-5 and #4)
+    # Each worker beats from its own event loop this often (with its RSS).
+    worker_heartbeat_interval: float = 10.0
+    # An idle worker silent this long is killed (its loop is wedged).
+    worker_idle_silence: float = 60.0
+    # A worker that never beat this long after its spawn is killed (import hung).
+    worker_start_silence: float = 120.0
+    # A busy worker silent for this many times its longest task timeout is killed.
+    worker_busy_silence_factor: float = 2.0
+    # Started deaths a task may cause before it is quarantined (FAILURE); 0 = no cap.
+    max_rescues: int = 3
+    # A sync task past its timeout: its worker is replaced after this grace.
+    timeout_grace: float = 2.0
+    # Running-task cancel: the flag, asyncio cancellation after cancel_grace,
+    # the worker killed at cancel_deadline (seconds after the request).
+    cancel_grace: float = 2.0
+    cancel_deadline: float = 10.0
+    # --- slice: ops (task logs, queues, retention)
+    # A log line longer than this (UTF-8 bytes) is cut, with a marker.
+    log_max_line_bytes: int = 16 * 1024
+    # Lines kept per task; past it lines are dropped and one "log truncated" line says so.
+    log_max_lines_per_task: int = 100_000
+    # Lines a worker process (and the manager) holds while the store is slow; past it
+    # a sync task waits up to log_block_seconds for room, an async one drops (counted).
+    log_buffer_lines: int = 50_000
+    log_block_seconds: float = 1.0
+    # Final tasks are deleted (with their logs) this many days after they finished.
+    retention_days: float = 30.0
+    purge_interval: float = 3600.0
+    # Final records stay in the store's result cache this long.
+    result_ttl: float = 3600.0
+    # --- slice: time (ETA/countdown, retries, explain)
+    # Retry jitter of the default policy: each delay is cut by up to this fraction (core.retry).
+    retry_jitter: float = 0.2
+    # The scheduler's due heap caches SCHEDULED/RETRYING rows due within due_window
+    # seconds, reloaded from the database every due_refresh_interval seconds.
+    due_window: float = 60.0
+    due_refresh_interval: float = 30.0
+    # --- slice: schedules (periodic tasks)
+    # The scheduler re-reads the earliest next run of the schedules table at least
+    # this often (a lost schedule.changed event delays a run by at most this).
+    schedule_refresh_interval: float = 10.0
+    # --- slice: graph (dependencies, trees, idempotency keys, cancellation)
+    # The store re-resolves every PENDING task this often (and at start-up): a
+    # crash between a dependency's commit and its resolve step delays, never strands.
+    graph_sweep_interval: float = 30.0
+    # --- slice: restart reconciliation (scheduler/reconciler.py)
+    # A restarted scheduler hands back, at a pool's first survey answer, the leases
+    # of its predecessor the pool does not hold that were issued more than this many
+    # seconds before the survey was sent (a dispatch committed just before may still
+    # be on its way to the pool).
+    reconcile_margin: float = 0.1
     # --- deployment
     development: bool = False
     log_level: str = "INFO"
@@ -230,7 +295,7 @@ class Settings:
             lease_seconds=_float(e, d.lease_seconds, "TASKYARD_LEASE_SECONDS"),
             renew_interval=_float(e, d.renew_interval, "TASKYARD_RENEW_INTERVAL"),
             announce_interval=_float(e, d.announce_interval, "TASKYARD_ANNOUNCE_INTERVAL"),
-            task_timeout=_float(e, d.task_timeout, "TASKYARD_TASK_TIMEOUT", "QUEUE_TASK_TIMEOUT"),
+            task_timeout=_positive(e, d.task_timeout, "TASKYARD_TASK_TIMEOUT", "QUEUE_TASK_TIMEOUT"),
             max_retries=_int(e, d.max_retries, "TASKYARD_MAX_RETRIES", "QUEUE_MAX_RETRIES"),
             retry_base_seconds=_float(e, d.retry_base_seconds, "TASKYARD_RETRY_BASE_SECONDS"),
             retry_cap_seconds=_float(e, d.retry_cap_seconds, "TASKYARD_RETRY_CAP_SECONDS"),
@@ -242,7 +307,44 @@ class Settings:
             task_modules=tuple(m.strip() for m in modules.split(",") if m.strip()) if modules else (),
             server_name=_get(e, "TASKYARD_SERVER_NAME") or d.server_name,
             shutdown_timeout=_float(e, d.shutdown_timeout, "TASKYARD_SHUTDOWN_TIMEOUT"),
-            development=_bool(e, d.development, "TASKYARD_DEVELOPMENT"),
+            # slice: supervision
+            worker_heartbeat_interval=_float(
+                e, d.worker_heartbeat_interval, "TASKYARD_WORKER_HEARTBEAT_INTERVAL"
+            ),
+            worker_idle_silence=_float(e, d.worker_idle_silence, "TASKYARD_WORKER_IDLE_SILENCE"),
+            worker_start_silence=_float(e, d.worker_start_silence, "TASKYARD_WORKER_START_SILENCE"),
+            worker_busy_silence_factor=_float(
+                e, d.worker_busy_silence_factor, "TASKYARD_WORKER_BUSY_SILENCE_FACTOR"
+            ),
+            max_rescues=_int(e, d.max_rescues, "TASKYARD_MAX_RESCUES"),
+            timeout_grace=_float(e, d.timeout_grace, "TASKYARD_TIMEOUT_GRACE"),
+            cancel_grace=_float(e, d.cancel_grace, "TASKYARD_CANCEL_GRACE"),
+            cancel_deadline=_float(e, d.cancel_deadline, "TASKYARD_CANCEL_DEADLINE"),
+            # slice: ops
+            log_max_line_bytes=_int(e, d.log_max_line_bytes, "TASKYARD_LOG_MAX_LINE_BYTES"),
+            log_max_lines_per_task=_int(e, d.log_max_lines_per_task, "TASKYARD_LOG_MAX_LINES"),
+            log_buffer_lines=_int(e, d.log_buffer_lines, "TASKYARD_LOG_BUFFER_LINES"),
+            log_block_seconds=_float(e, d.log_block_seconds, "TASKYARD_LOG_BLOCK_SECONDS"),
+            retention_days=_float(
+                e, d.retention_days, "TASKYARD_RETENTION_DAYS", "QUEUED_TASK_RETENTION_DAYS"
+            ),
+            purge_interval=_float(e, d.purge_interval, "TASKYARD_PURGE_INTERVAL"),
+            result_ttl=_float(e, d.result_ttl, "TASKYARD_RESULT_TTL"),
+            # slice: time
+            retry_jitter=_float(e, d.retry_jitter, "TASKYARD_RETRY_JITTER"),
+            due_window=_float(e, d.due_window, "TASKYARD_DUE_WINDOW"),
+            due_refresh_interval=_float(e, d.due_refresh_interval, "TASKYARD_DUE_REFRESH_INTERVAL"),
+            # slice: schedules
+            schedule_refresh_interval=_float(
+                e, d.schedule_refresh_interval, "TASKYARD_SCHEDULE_REFRESH_INTERVAL"
+            ),
+            # slice: graph
+            graph_sweep_interval=_float(e, d.graph_sweep_interval, "TASKYARD_GRAPH_SWEEP_INTERVAL"),
+            reconcile_margin=_float(e, d.reconcile_margin, "TASKYARD_RECONCILE_MARGIN"),
+            # slice: latency
+            # TASKYARD_ENVIRONMENT=development (what `taskyard dev` sets) is the ops slice's name for it.
+            development=_bool(e, d.development, "TASKYARD_DEVELOPMENT")
+            or (_get(e, "TASKYARD_ENVIRONMENT") or "").strip().lower() == "development",
             log_level=_get(e, "TASKYARD_LOG_LEVEL") or d.log_level,
         )
 
@@ -383,7 +485,34 @@ class Settings:
             "TASKYARD_WORKER_MAX_MEMORY": str(self.worker_max_memory_mib),
             "TASKYARD_TASK_MODULES": ",".join(self.task_modules),
             "TASKYARD_SERVER_NAME": self.server_name,
+            # slice: supervision
+            "TASKYARD_WORKER_HEARTBEAT_INTERVAL": str(self.worker_heartbeat_interval),
+            "TASKYARD_WORKER_IDLE_SILENCE": str(self.worker_idle_silence),
+            "TASKYARD_WORKER_START_SILENCE": str(self.worker_start_silence),
+            "TASKYARD_WORKER_BUSY_SILENCE_FACTOR": str(self.worker_busy_silence_factor),
+            "TASKYARD_MAX_RESCUES": str(self.max_rescues),
+            "TASKYARD_TIMEOUT_GRACE": str(self.timeout_grace),
+            "TASKYARD_CANCEL_GRACE": str(self.cancel_grace),
+            "TASKYARD_CANCEL_DEADLINE": str(self.cancel_deadline),
             "TASKYARD_SHUTDOWN_TIMEOUT": str(self.shutdown_timeout),
             "TASKYARD_DEVELOPMENT": "true" if self.development else "false",
+            # slice: ops
+            "TASKYARD_LOG_MAX_LINE_BYTES": str(self.log_max_line_bytes),
+            "TASKYARD_LOG_MAX_LINES": str(self.log_max_lines_per_task),
+            "TASKYARD_LOG_BUFFER_LINES": str(self.log_buffer_lines),
+            "TASKYARD_LOG_BLOCK_SECONDS": str(self.log_block_seconds),
+            "TASKYARD_RETENTION_DAYS": str(self.retention_days),
+            "TASKYARD_PURGE_INTERVAL": str(self.purge_interval),
+            "TASKYARD_RESULT_TTL": str(self.result_ttl),
+            # slice: time
+            "TASKYARD_RETRY_JITTER": str(self.retry_jitter),
+            "TASKYARD_DUE_WINDOW": str(self.due_window),
+            "TASKYARD_DUE_REFRESH_INTERVAL": str(self.due_refresh_interval),
+            # slice: schedules
+            "TASKYARD_SCHEDULE_REFRESH_INTERVAL": str(self.schedule_refresh_interval),
+            # slice: graph
+            "TASKYARD_GRAPH_SWEEP_INTERVAL": str(self.graph_sweep_interval),
+            "TASKYARD_RECONCILE_MARGIN": str(self.reconcile_margin),
+            # slice: latency
             "TASKYARD_LOG_LEVEL": self.log_level,
         }

@@ -22,8 +22,10 @@ def new_task_id() -> str:
     return str(uuid.UUID(int=value))
 
 
-def new_lease_token() -> str:
-    return os.urandom(8).hex()
+def new_lease_token(prefix: str = "") -> str:
+    """A fresh lease token; a scheduler prefixes its own so that, after a restart,
+    it can tell its leases from a predecessor's (scheduler/reconciler.py)."""
+    return prefix + os.urandom(8).hex()
 
 
 def new_instance_id(service: str) -> str:

@@ -69,6 +69,13 @@ def open_message(raw: bytes, kind: int, message_type: type[M]) -> M | None:
     return unpack(env, message_type)
 
 
+# Redial a lost peer quickly (NNG's default is a flat 1 s): a restarted scheduler
+# or store is back within ~0.25 s of listening, which a restart's latency budget
+# (a due task runs <= 1 s after its ETA, scheduler kill included) needs.
+RECONNECT_MIN_MS = 100
+RECONNECT_MAX_MS = 250
+
+
 def open_socket(
     cls: type[Any],
     *,
@@ -78,6 +85,9 @@ def open_socket(
     **options: Any,
 ) -> Any:
     """Create a pynng socket with an explicit receive limit."""
+    if dial:
+        options.setdefault("reconnect_time_min", RECONNECT_MIN_MS)
+        options.setdefault("reconnect_time_max", RECONNECT_MAX_MS)
     sock = cls(recv_max_size=max_message_bytes, **options)
     if listen:
         sock.listen(listen)
@@ -93,7 +103,11 @@ PAIR_BUFFER = 1024
 
 def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | None = None) -> Any:
     """A PAIR socket with send/receive buffers, so short bursts never block the sender."""
-    sock = pynng.Pair0(recv_max_size=max_message_bytes)
+    sock = pynng.Pair0(
+        recv_max_size=max_message_bytes,
+        reconnect_time_min=RECONNECT_MIN_MS,
+        reconnect_time_max=RECONNECT_MAX_MS,
+    )
     sock.send_buffer_size = PAIR_BUFFER
     sock.recv_buffer_size = PAIR_BUFFER
     if listen:
@@ -106,11 +120,37 @@ def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | 
 # Topics on the result-store's PUB socket: NNG SUB filters on a prefix, in C, so a
 # subscriber never even sees the messages of another topic.
 EVENTS_TOPIC = b"ev\x00"
+# The scheduler's share of the stream, published next to the full batch: only the
+# event types it reads (plus the other envelope kinds it reads, e.g. graph
+# releases), so a task's queued/assigned/final events do not wake it (latency).
+SCHEDULER_TOPIC = b"es\x00"
+SCHEDULER_EVENT_TYPES = frozenset(
+    {
+        "tasks.available",  # reload QUEUED rows written by other means
+        "task.cancelled",  # drop a queued task from its lane
+        "task.scheduled",  # due timers
+        "task.retrying",
+        "schedule.changed",  # periodic schedules
+        "queue.paused",  # ops: paused queues
+        "queue.resumed",
+    }
+)
 
 
 def dispatch_topic(pool_id: str) -> bytes:
     """Leased attempts for one pool, published by the store right after COMMIT."""
     return b"dp\x00" + pool_id.encode() + b"\x00"
+
+
+def cancel_topic(pool_id: str) -> bytes:
+    """Cancel requests (task.cancel_requested events) for attempts one pool runs."""
+    return b"cx\x00" + pool_id.encode() + b"\x00"
+
+
+def pool_of_worker(worker_id: str) -> str:
+    """The pool id in a worker id ``<pool_id>/w<index>:<pid>`` ("" when not one)."""
+    pool, sep, _ = worker_id.rpartition("/w")
+    return pool if sep else ""
 
 
 def call_from_nng_thread(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:

@@ -13,18 +13,28 @@ from grpc_reflection.v1alpha import reflection
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import codec, discovery, errors, ids, transport
 from taskyard.core.config import Settings
-from taskyard.core.priority import LANES
+from taskyard.core.priority import LANES, Priority
 from taskyard.gateway.lanes import Lane, Lanes
 from taskyard.gateway.names import KnownNames
+from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
+from taskyard.gateway.schedules import ScheduleService
 from taskyard.gateway.service import TaskService
 from taskyard.gateway.waiters import EventSubscriber, Waiters
-from taskyard.v1 import task_service_pb2, task_service_pb2_grpc
+from taskyard.v1 import (
+    schedule_service_pb2,
+    schedule_service_pb2_grpc,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
 
 log = logging.getLogger(__name__)
 
 TASK_SERVICE_NAME = task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name
+SCHEDULE_SERVICE_NAME = schedule_service_pb2.DESCRIPTOR.services_by_name["ScheduleService"].full_name
 SERVICE_NAMES = (
     TASK_SERVICE_NAME,
+    SCHEDULE_SERVICE_NAME,
+    QUEUE_SERVICE_NAME,
     health.SERVICE_NAME,
     reflection.SERVICE_NAME,
 )
@@ -75,6 +85,16 @@ class Gateway:
             maximum_concurrent_rpcs=settings.grpc_max_concurrent_rpcs,
         )
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(self.service, self.server)
+        schedule_service_pb2_grpc.add_ScheduleServiceServicer_to_server(
+            ScheduleService(
+                store=self.store,
+                lane=self._lane_requesters[Priority.NORMAL],
+                names=self.names,
+                limits=codec.Limits.from_settings(settings),
+            ),
+            self.server,
+        )
+        QueueService.register(self.store, self.server)  # ops slice
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(SERVICE_NAMES, self.server)
         self._tasks: list[asyncio.Task[None]] = []

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 import grpc
@@ -14,8 +14,10 @@ from google.protobuf.message import Message
 from opentelemetry import trace
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import codec, errors, telemetry
-from taskyard.gateway import status
+from taskyard.core import codec, errors, graph, telemetry
+from taskyard.gateway import cancels, status, trees
+from taskyard.gateway import logs as task_logs
+from taskyard.gateway.explain import Explainer
 from taskyard.gateway.lanes import Lanes
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.waiters import FINAL_STATES, Waiters
@@ -56,9 +58,15 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     ) -> None:
         self._limits = limits
         self._store = store
+        self._explainer = Explainer(store)  # time slice: ExplainTask, GetTask's failures
         self._lanes = lanes
         self._names = names
         self._waiters = waiters
+        # ops slice: GetTaskLogs / StreamTaskLogs (see logs.py), woken by the event stream.
+        self._logs = task_logs.TaskLogs(
+            store, task_logs.Followers(), page_bytes=max(1, limits.grpc_max_message_bytes // 2)
+        )
+        task_logs.attach(waiters, self._logs.followers)
 
     # --- plumbing ----------------------------------------------------------
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
@@ -107,19 +115,28 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         spec = request.task
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build([spec], field="task", single=True)
-            (inserted,) = await self._lanes.submit(records)
-            if inserted.created:
+            try:
+                (inserted,) = await self._lanes.submit(records)
+            except errors.TaskyardError as exc:
+                # The store names fields per batch (an unknown dependency or parent).
+                raise graph.single_paths(exc, "task") from exc
+            if inserted.created and inserted.state != task_pb2.TASK_STATE_CANCELLED:
                 self._waiters.submitted((inserted.id,))
-        if inserted.created:
+        # Graph slice: a child's root and a task cancelled at birth (a dependency had
+        # failed) are only known to the store.
+        if inserted.created and not (spec.parent_id or inserted.state == task_pb2.TASK_STATE_CANCELLED):
             task = codec.record_to_task(records[0], with_payload=False)
             task.args.CopyFrom(spec.args)
             task.kwargs.CopyFrom(spec.kwargs)
             task.state = inserted.state
             return task_service_pb2.SubmitTaskResponse(task=task, created=True)
-        # A repeated request_id: answer with the task the first submission made.
+        # A repeated request_id or idempotency key: answer with the task the first
+        # submission made (with its result when final).
         existing = await self._get_records([inserted.id])
         if existing:
-            return task_service_pb2.SubmitTaskResponse(task=codec.record_to_task(existing[0]), created=False)
+            return task_service_pb2.SubmitTaskResponse(
+                task=codec.record_to_task(existing[0]), created=inserted.created
+            )
         task = task_pb2.Task(
             id=inserted.id,
             state=inserted.state,
@@ -137,7 +154,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build(request.tasks, field="tasks", single=False)
             inserted = await self._lanes.submit(records)
-        self._waiters.submitted(i.id for i in inserted if i.created)
+        self._waiters.submitted(
+            i.id for i in inserted if i.created and i.state != task_pb2.TASK_STATE_CANCELLED
+        )
         return task_service_pb2.BatchSubmitTasksResponse(
             tasks=[
                 task_service_pb2.SubmittedTask(id=i.id, state=i.state, created=i.created) for i in inserted
@@ -162,9 +181,35 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     ) -> task_service_pb2.GetTaskResponse:
         async def run() -> task_service_pb2.GetTaskResponse:
             task_id = _task_id(request.id)
-            return task_service_pb2.GetTaskResponse(task=codec.record_to_task(await self._get(task_id)))
+            # Every failed attempt too (time slice), read alongside the record.
+            rec, failures = await asyncio.gather(self._get(task_id), self._explainer.failures(task_id))
+            task = codec.record_to_task(rec)
+            task.failures.extend(failures)
+            return task_service_pb2.GetTaskResponse(task=task)
 
         return await self._guard(context, run)
+
+    async def ExplainTask(
+        self, request: task_service_pb2.ExplainTaskRequest, context: Context
+    ) -> task_service_pb2.ExplainTaskResponse:
+        async def run() -> task_service_pb2.ExplainTaskResponse:
+            return await self._explainer.explain(await self._get(_task_id(request.id)))
+
+        return await self._guard(context, run)
+
+    async def GetTaskLogs(
+        self, request: task_service_pb2.GetTaskLogsRequest, context: Context
+    ) -> task_service_pb2.GetTaskLogsResponse:
+        return await self._guard(context, lambda: self._logs.page(request))
+
+    async def StreamTaskLogs(
+        self, request: task_service_pb2.StreamTaskLogsRequest, context: Context
+    ) -> AsyncIterator[task_service_pb2.StreamTaskLogsResponse]:
+        try:
+            async for item in self._logs.stream(request):
+                yield item
+        except errors.TaskyardError as exc:
+            await status.abort(context, exc)
 
     async def WaitTask(
         self, request: task_service_pb2.WaitTaskRequest, context: Context
@@ -278,36 +323,31 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     async def CancelTask(
         self, request: task_service_pb2.CancelTaskRequest, context: Context
     ) -> task_service_pb2.CancelTaskResponse:
-        return await self._guard(context, lambda: self._cancel(request))
+        return await self._guard(context, lambda: self._cancel(request, context.time_remaining()))
 
     async def _cancel(
-        self, request: task_service_pb2.CancelTaskRequest
+        self, request: task_service_pb2.CancelTaskRequest, client_remaining: float | None = None
     ) -> task_service_pb2.CancelTaskResponse:
+        # Graph slice (cancels.py): children cascade in the store; `wait` for a running one.
         violations: list[codec.Violation] = []
         task_id = _task_id(request.id, violations)
-        codec.check_text(violations, "reason", request.reason, max_chars=MAX_CANCEL_REASON_CHARS)
-        if violations:
-            raise codec.invalid(violations)
-        reply = await self._store.request(
-            envelope_pb2.KIND_STORE_CANCEL,
-            store_pb2.CancelTasksRequest(ids=[task_id], reason=request.reason),
-            store_pb2.CancelTasksReply,
+        cancels.validate(request, task_id, violations)
+        return await cancels.cancel(
+            request,
+            task_id,
+            store_request=self._store.request,
+            wait=self._wait,
+            get=self._get,
+            client_remaining=client_remaining,
         )
-        outcome = next((o for o in reply.outcomes if o.id == task_id), None)
-        if outcome is None or outcome.not_found:
-            raise errors.not_found("task", task_id)
-        rec = next((r for r in reply.tasks if r.id == task_id), None)
-        if outcome.already_final:
-            state = task_pb2.TaskState.Name(rec.state) if rec is not None else "final"
-            raise errors.TaskyardError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "TASK_ALREADY_FINAL",
-                f"task {task_id} is already {state.removeprefix('TASK_STATE_')}",
-            )
-        if rec is None:
-            rec = await self._get(task_id)
-        task = codec.record_to_task(rec)
-        return task_service_pb2.CancelTaskResponse(task=task, cancelled=outcome.cancelled)
+
+    async def GetTaskTree(
+        self, request: task_service_pb2.GetTaskTreeRequest, context: Context
+    ) -> task_service_pb2.GetTaskTreeResponse:
+        # Graph slice (trees.py).
+        return await self._guard(
+            context, lambda: trees.task_tree(_task_id(request.id), store_request=self._store.request)
+        )
 
 
 def _task_id(value: str, violations: list[codec.Violation] | None = None) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pynng
@@ -66,6 +66,9 @@ class Waiters:
         self.closed = False
         self.batches_seen = 0
         self.batches_decoded = 0
+        # Other readers of every decoded batch / of a stream gap (ops: log streams).
+        self.taps: list[Callable[[event_pb2.EventBatch], None]] = []
+        self.gap_taps: list[Callable[[], None]] = []
 
     def submitted(self, task_ids: Iterable[str]) -> None:
         """Tasks this gateway just had committed: not final, until an event says so."""
@@ -84,6 +87,8 @@ class Waiters:
         """The event stream dropped: events may have been missed, so trust nothing
         remembered about unfinished tasks (their waiters read the store)."""
         self._unfinished.clear()
+        for cb in self.gap_taps:
+            cb()
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -113,6 +118,8 @@ class Waiters:
         if batch is None:
             return
         self.batches_decoded += 1
+        for tap in self.taps:
+            tap(batch)
         by_id = self._by_id
         for ev in batch.events:
             if ev.state not in FINAL_STATES:

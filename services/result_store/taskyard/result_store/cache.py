@@ -40,6 +40,9 @@ class ResultCache:
         self.hits = 0
         self.misses = 0
         self.evictions = 0
+        # Bumped by every invalidation: a reader that fetched a row before it
+        # (put_if_current) may hold the record the invalidation was about.
+        self.epoch = 0
 
     def __len__(self) -> int:
         return len(self._items)
@@ -60,6 +63,13 @@ class ResultCache:
             self.evictions += 1
         return True
 
+    def put_if_current(self, record: task_record_pb2.TaskRecord, epoch: int) -> bool:
+        """``put`` for a record read from the database when the epoch was ``epoch``:
+        skipped when an invalidation came in between (the row may be older than it)."""
+        if epoch != self.epoch:
+            return False
+        return self.put(record)
+
     def get(self, task_id: str) -> task_record_pb2.TaskRecord | None:
         item = self._items.get(task_id)
         if item is None:
@@ -75,6 +85,7 @@ class ResultCache:
         return record
 
     def invalidate(self, task_id: str) -> None:
+        self.epoch += 1
         self._items.pop(task_id, None)
 
     def sweep(self) -> int:

@@ -58,10 +58,53 @@ async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outc
                     found = cancelled.get(tid) or current[tid]
                     if found.state in _FINAL_VALUES:
                         out.already_final = True
-                    # else: moved under us (not cancellable, e.g. PENDING never is): nothing changed
+                    # else: it moved under us between the statements: nothing changed
                 else:
                     out.not_found = True
                 if tid is not None and found is not None:
                     reported.add(tid)
                     reply.tasks.append(found)
+    await _cancel_children(db, reqs, replies, events, finals)
     return Outcome(replies=list(replies), events=events, finals=finals)
+
+
+async def _cancel_children(
+    db: Db,
+    reqs: list[store_pb2.CancelTasksRequest],
+    replies: list[store_pb2.CancelTasksReply],
+    events: list[event_pb2.Event],
+    finals: list[task_record_pb2.TaskRecord],
+) -> None:
+    """Unfinished descendants of the tasks this drain cancelled or flagged: the
+    ones not started are CANCELLED now, running ones get the flag; the reason
+    names the cancelled ancestor. One recursive statement finds them all."""
+    tops = sorted(
+        {t for r in replies for o in r.outcomes if (o.cancelled or o.flagged) and (t := norm_uuid(o.id))}
+    )
+    if not tops:
+        return
+    rows = await db.fetch("graph_descendants", tops)
+    if not rows:
+        return
+    by_top: dict[str, list[str]] = {}
+    for row in rows:
+        by_top.setdefault(row["top"], []).append(row["id"])
+    stopped: set[str] = set()
+    for top, children in by_top.items():
+        reason = f"parent {top} cancelled"
+        for row in await db.fetch("cancel_now", children, SRC_CANCEL_NOW, reason):
+            rec = record_from_row(row)
+            stopped.add(rec.id)
+            events.append(event_for_record(rec, "task.cancelled"))
+            finals.append(rec)
+        rest = [c for c in children if c not in stopped]
+        if rest:
+            for row in await db.fetch("cancel_flag", rest, reason):
+                rec = record_from_row(row)
+                stopped.add(rec.id)
+                events.append(event_for_record(rec, "task.cancel_requested"))
+    for req, reply in zip(reqs, replies, strict=True):
+        asked = {norm_uuid(x) for x in req.ids}
+        reply.cancelled_children.extend(
+            sorted(c for top, children in by_top.items() if top in asked for c in children if c in stopped)
+        )

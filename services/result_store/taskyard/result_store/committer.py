@@ -22,7 +22,7 @@ from typing import Any
 import asyncpg
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import event_pb2, task_record_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import errors
 
 from .queries import Q
@@ -69,6 +69,9 @@ class Outcome:
     finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Attempts leased by this write that their pool may start at once (fast path).
     leased: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Other envelopes for the events topic after COMMIT, as (kind, message): e.g.
+    # KIND_GRAPH_RELEASED for attempts a pool handed back to the queue (requeues.py).
+    messages: list[tuple[int, Message]] = dataclasses.field(default_factory=list)
 
 
 Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
@@ -91,6 +94,7 @@ class Committer:
         on_events: Callable[[list[event_pb2.Event]], Awaitable[None]],
         on_finals: Callable[[list[task_record_pb2.TaskRecord]], None],
         on_leased: Callable[[list[task_record_pb2.TaskRecord]], None] | None = None,
+        on_message: Callable[[int, Message], None] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
     ) -> None:
@@ -100,6 +104,7 @@ class Committer:
         self._on_events = on_events
         self._on_finals = on_finals
         self._on_leased = on_leased
+        self._on_message = on_message
         self.max_rows = max_rows
         self.max_requests = max_requests
         self._queue: collections.deque[_Pending] = collections.deque()
@@ -167,7 +172,7 @@ class Committer:
         try:
             async with self._pool.acquire() as conn:
                 db = Db(conn, self.stats)
-                if len(drain) == 1:
+                if len(drain) == 1 and not _needs_transaction(drain[0]):
                     # A lone request (the common case at low load) skips the BEGIN and
                     # COMMIT round trips: each of its statements is a guarded write that
                     # stands on its own and is durable when it returns, and a retry of
@@ -205,6 +210,10 @@ class Committer:
             leased.extend(out.leased)
         if leased and self._on_leased is not None:
             self._on_leased(leased)  # before the replies: the pool is the one waiting
+        if self._on_message is not None:
+            for _, out in results:
+                for kind, message in out.messages:
+                    self._on_message(kind, message)
         if finals:
             self._on_finals(finals)
         for group, out in results:
@@ -217,6 +226,19 @@ class Committer:
                 await self._on_events(events)
             except Exception:  # events are wake-ups; never fail a committed write
                 log.exception("publishing events failed")
+
+
+def _needs_transaction(p: _Pending) -> bool:
+    """A lone request whose statements must stand or fall together: a cancel
+    (the task, then its descendants: a failure in between would leave children
+    running while a retry sees the parent already final), and an insert that
+    names parents or dependencies (the rows, then the cancel of orphans and the
+    dependency resolution). A plain insert stays on the one-statement path."""
+    if p.kind == envelope_pb2.KIND_STORE_CANCEL:
+        return True
+    if p.kind == envelope_pb2.KIND_STORE_INSERT and isinstance(p.request, tuple):
+        return any(row[9] or row[17].strip("{}") for row in p.request[1])
+    return False
 
 
 def _is_connection_error(exc: BaseException) -> bool:

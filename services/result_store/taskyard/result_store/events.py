@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pynng
+from google.protobuf.message import Message
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import transport
@@ -57,6 +58,50 @@ class EventPublisher:
                     continue
             self.published_batches += 1
             self.published_events += len(batch.events)
+        self._publish_for_scheduler(events)
+        self._publish_cancels(events)
+
+    def _publish_for_scheduler(self, events: Sequence[event_pb2.Event]) -> None:
+        """The few types the scheduler reads, under its own topic (latency: the
+        common task.queued/assigned/final batches do not wake it)."""
+        if self._sock is None:
+            return
+        wanted = [ev for ev in events if ev.type in transport.SCHEDULER_EVENT_TYPES]
+        for i in range(0, len(wanted), MAX_EVENTS_PER_MESSAGE):
+            batch = event_pb2.EventBatch(events=wanted[i : i + MAX_EVENTS_PER_MESSAGE])
+            data = transport.encode(envelope_pb2.KIND_EVENTS, batch)
+            try:
+                self._sock.send(transport.SCHEDULER_TOPIC + data, block=False)
+            except pynng.NNGException as exc:  # wake-ups: reloads and sweeps repair a loss
+                log.debug("scheduler events not published: %s", exc)
+
+    def _publish_cancels(self, events: Sequence[event_pb2.Event]) -> None:
+        """task.cancel_requested again under the running pool's own topic, so a
+        pool hears its cancels without reading every event (supervision slice)."""
+        if self._sock is None:
+            return
+        by_pool: dict[str, list[event_pb2.Event]] = {}
+        for ev in events:
+            if ev.type == "task.cancel_requested" and (pool := transport.pool_of_worker(ev.worker_id)):
+                by_pool.setdefault(pool, []).append(ev)
+        for pool_id, evs in by_pool.items():
+            data = transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=evs))
+            try:
+                self._sock.send(transport.cancel_topic(pool_id) + data, block=False)
+            except pynng.NNGException as exc:  # the pool's next lease renewal carries it too
+                log.debug("cancel request not published: %s", exc)
+
+    def publish_message(self, kind: int, message: Message) -> None:
+        """Another kind of envelope on the events topic and the scheduler's (e.g.
+        KIND_GRAPH_RELEASED); subscribers that want only KIND_EVENTS skip it."""
+        if self._sock is None:
+            return
+        data = transport.encode(kind, message)
+        for topic in (transport.EVENTS_TOPIC, transport.SCHEDULER_TOPIC):
+            try:
+                self._sock.send(topic + data, block=False)
+            except pynng.NNGException as exc:  # a wake-up: the sweep and reloads repair a loss
+                log.debug("%s not published: %s", type(message).__name__, exc)
 
     def publish_leased(self, records: Sequence[task_record_pb2.TaskRecord]) -> None:
         """Attempts leased at insert time, to their pool, right after COMMIT: the

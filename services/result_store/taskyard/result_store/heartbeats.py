@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import json
 
-from taskyard.bus.v1 import event_pb2, store_pb2
+from taskyard.bus.v1 import event_pb2, store_pb2, supervision_pb2
 
 from .committer import Db, Outcome
 from .records import event
+
+
+def _process(p: supervision_pb2.WorkerProcess) -> dict[str, object]:
+    """One worker process as stored in workers.processes (the registry's JSON shape)."""
+    return {
+        "index": p.index,
+        "pid": p.pid,
+        "state": p.state,
+        "rss_bytes": p.rss_bytes,
+        "running_tasks": p.running_tasks,
+        "last_beat_us": p.last_beat_us,
+    }
 
 
 async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Outcome:
@@ -31,6 +43,9 @@ async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Out
             [h.state for h in hs],
             [h.rss_bytes for h in hs],
             [h.capacity for h in hs],
+            [h.concurrency for h in hs],
+            [json.dumps([_process(p) for p in h.processes]) for h in hs],
+            [h.last_dispatch_at_us for h in hs],
         )
         for row in rows:
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))

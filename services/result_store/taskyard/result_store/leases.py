@@ -61,6 +61,8 @@ async def apply_renew(db: Db, reqs: list[tuple[store_pb2.RenewLeasesRequest, int
             for row in rows:
                 for i in refs.owner.get((row["id"], row["ref_attempt"], row["ref_token"]), []):
                     kept.add((i, row["id"], row["ref_attempt"], row["ref_token"]))
+                    if row["cancel_requested"]:
+                        replies[i].cancel_requested.append(row["id"])
         for i in members:
             for ref in reqs[i][0].refs:
                 tid = norm_uuid(ref.task_id)
@@ -86,7 +88,9 @@ async def apply_rescue(db: Db, reqs: list[store_pb2.RescueRequest]) -> Outcome:
             started = [bool(r["started"]) for r in lapsed]
             delays = [max(0, req.retry_delay_ms)] * len(lapsed)
             budgets = [req.default_max_retries] * len(lapsed)
-            for _, rec in await _die(db, refs, started, delays, budgets):
+            caps = [req.max_rescues] * len(lapsed)
+            steps = [0] * len(lapsed)
+            for _, rec in await _die(db, refs, started, delays, budgets, caps, steps):
                 (reply.requeued if rec.state == int(S.QUEUED) else reply.failed).append(rec)
                 events.append(event_for_record(rec))
                 if rec.state in _FINAL_VALUES:

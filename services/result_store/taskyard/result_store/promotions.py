@@ -1,10 +1,14 @@
-"""The promote-due applier (runs inside the group-commit transaction)."""
+"""Due rows: the promote-due applier (runs inside the group-commit transaction)
+and the read that fills the scheduler's heap."""
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import event_pb2, store_pb2
+from asyncpg import Pool
 
-from .committer import Db, Outcome
+from taskyard.bus.v1 import event_pb2, store_pb2, time_pb2
+
+from .committer import Db, Outcome, Stats
+from .queries import Q
 from .records import event, queued_ref
 from .transitions import SRC_PROMOTE
 
@@ -34,3 +38,22 @@ async def apply_promote(db: Db, reqs: list[store_pb2.PromoteDueRequest]) -> Outc
         reply.next_due_us = int(await db.fetchval("next_due") or 0)
         replies.append(reply)
     return Outcome(replies=list(replies), events=events)
+
+
+# --- the scheduler's heap (a read) ------------------------------------------------
+LOAD_DUE_DEFAULT_LIMIT = 10_000
+LOAD_DUE_MAX_WINDOW_MS = 24 * 3600 * 1000
+
+
+async def load_due(pool: Pool, stats: Stats, req: time_pb2.LoadDueRequest) -> time_pb2.LoadDueReply:
+    """SCHEDULED/RETRYING rows due within the window, soonest first."""
+    limit = min(req.limit, LOAD_DUE_DEFAULT_LIMIT) if req.limit > 0 else LOAD_DUE_DEFAULT_LIMIT
+    window = min(max(0, req.window_ms), LOAD_DUE_MAX_WINDOW_MS)
+    stats.statements += 1
+    rows = await pool.fetch(Q["load_due"], window, limit)
+    reply = time_pb2.LoadDueReply(now_us=rows[0]["now_us"] if rows else 0)
+    for row in rows:
+        if row["id"] is not None:
+            reply.tasks.add(id=row["id"], run_at_us=row["run_at_us"])
+    reply.truncated = len(reply.tasks) >= limit
+    return reply

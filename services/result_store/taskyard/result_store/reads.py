@@ -42,10 +42,11 @@ class Reads:
                 misses.append(tid)
         if misses:
             self.stats.statements += 1
+            epoch = self.cache.epoch  # an invalidation meanwhile (a retry) makes these rows suspect
             for row in await self.pool.fetch(Q["get_tasks"], misses):
                 rec = record_from_row(row)
                 found[rec.id] = rec
-                self.cache.put(rec)
+                self.cache.put_if_current(rec, epoch)
         reply = store_pb2.GetTasksReply()
         seen: set[str] = set()
         for raw in req.ids:

@@ -127,6 +127,7 @@ def event(
     )
 
 
+_DUE_STATES = frozenset({int(TaskState.SCHEDULED), int(TaskState.RETRYING)})
 # A final event carries its record up to this size of result + failure text.
 EVENT_RECORD_LIMIT = 64 * 1024
 
@@ -141,6 +142,8 @@ def event_for_record(rec: task_record_pb2.TaskRecord, type_: str | None = None) 
         at_us=rec.updated_at_us,
         worker_id=rec.worker_id,
         priority=rec.priority,
+        # When a SCHEDULED/RETRYING task becomes due: the scheduler's heap takes it from here.
+        run_at_us=rec.run_at_us if rec.state in _DUE_STATES else 0,
     )
     if TaskState(rec.state).is_final and (
         len(rec.result_json) + len(rec.failure.traceback) + len(rec.failure.message) <= EVENT_RECORD_LIMIT

@@ -10,8 +10,10 @@ from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
 from .committer import Db, Outcome
 from .records import event_for_record, event_for_row, record_from_row
 from .refs import _Refs
+from .requeues import released_message
 from .transitions import (
     _FINAL_VALUES,
+    SRC_CANCELLED_LEASED,
     SRC_FAILURE,
     SRC_FAILURE_LEASED,
     SRC_QUEUED_LEASED,
@@ -31,6 +33,10 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     asked = [0] * n
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
+    requeued: list[task_record_pb2.TaskRecord] = []  # released/died rows (QUEUED ones published)
+    # Completions: every ref asked for, and the ones applied (for late_completions).
+    c_asked: set[tuple[str, int, str]] = set()
+    c_applied: set[tuple[str, int, str]] = set()
 
     # 1. started: ASSIGNED -> RUNNING. Not counted in `refused`: a start notice
     # that arrives after its attempt's outcome is expected (they travel apart).
@@ -56,7 +62,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     s_started: list[int] = []
     for i, req in enumerate(reqs):
         for c in req.completed:
-            if not c.success:
+            if not c.success or c.cancel_step:
                 continue
             asked[i] += 1
             if refs.add(i, c.ref):
@@ -75,6 +81,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_SUCCESS,
         )
         _claim_completions(rows, refs, replies, applied, events, finals)
+        _note(refs, rows, c_asked, c_applied)
 
     # 2b. failed: RETRYING / FAILURE, decided in SQL
     refs = _Refs()
@@ -90,7 +97,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     c_budget: list[int] = []
     for i, req in enumerate(reqs):
         for c in req.completed:
-            if c.success:
+            if c.success or c.cancel_step:
                 continue
             asked[i] += 1
             if not refs.add(i, c.ref):
@@ -124,8 +131,55 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_FAILURE,
             c_started,
             c_budget,
+            SRC_CANCELLED_LEASED,
         )
         _claim_completions(rows, refs, replies, applied, events, finals)
+        _note(refs, rows, c_asked, c_applied)
+
+    # 2c. stopped by a cancel request (step FLAG / ASYNCIO): CANCELLED
+    refs = _Refs()
+    k_step: list[int] = []
+    k_worker: list[str] = []
+    k_started: list[int] = []
+    for i, req in enumerate(reqs):
+        for c in req.completed:
+            if not c.cancel_step:
+                continue
+            asked[i] += 1
+            if refs.add(i, c.ref):
+                k_step.append(int(c.cancel_step))
+                k_worker.append(c.ref.worker_id)
+                k_started.append(c.started_at_us)
+    if refs.ids:
+        rows = await db.fetch(
+            "cancel_attempts",
+            refs.ids,
+            refs.attempts,
+            refs.tokens,
+            k_step,
+            k_worker,
+            k_started,
+            SRC_CANCELLED_LEASED,
+        )
+        _claim_completions(rows, refs, replies, applied, events, finals)
+        _note(refs, rows, c_asked, c_applied)
+    # Completions fencing refused because their attempt was superseded (a newer
+    # attempt or lease holds the row), counted. Not late: a duplicate within the
+    # drain, a re-sent report whose first copy committed, an attempt cancelled
+    # meanwhile (its lease token cleared, attempt unchanged).
+    refused = c_asked - c_applied
+    if refused:
+        now = {
+            r["id"]: (r["attempt"], r["lease_token"])
+            for r in await db.fetch("attempts_now", sorted({k[0] for k in refused}))
+        }
+        late = sum(
+            1
+            for tid, attempt, token in refused
+            if tid in now and (now[tid][0] != attempt or now[tid][1] not in ("", token))
+        )
+        if late:
+            await db.fetch("bump_counter", "late_completions", late)
 
     # 3. released: back to QUEUED, attempt kept
     refs = _Refs()
@@ -137,21 +191,33 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
                 resume.append(r.resume_requested)
     if refs.ids:
         rows = await db.fetch(
-            "release_attempts", refs.ids, refs.attempts, refs.tokens, resume, SRC_QUEUED_LEASED
+            "release_attempts",
+            refs.ids,
+            refs.attempts,
+            refs.tokens,
+            resume,
+            SRC_QUEUED_LEASED,
+            SRC_CANCELLED_LEASED,
         )
         for row in rows:
-            j = refs.claim(row["id"], row["attempt"], row["ref_token"])
+            j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])
             if j is None:
                 continue
             applied[j] += 1
-            replies[j].released.append(row["id"])
-            events.append(event_for_row(row))
+            rec = record_from_row(row)
+            replies[j].released.append(rec.id)
+            events.append(event_for_record(rec))
+            requeued.append(rec)
+            if rec.state in _FINAL_VALUES:  # a cancel requested before the release
+                finals.append(rec)
 
     # 4. died
     refs = _Refs()
     started: list[bool] = []
     delays: list[int] = []
     budgets: list[int] = []
+    caps: list[int] = []
+    steps: list[int] = []
     for i, req in enumerate(reqs):
         for d in req.died:
             asked[i] += 1
@@ -159,21 +225,26 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
                 started.append(d.started)
                 delays.append(d.retry_delay_ms)
                 budgets.append(d.max_retries)
+                caps.append(d.max_rescues)
+                steps.append(int(d.cancel_step))
     if refs.ids:
-        for row, rec in await _die(db, refs, started, delays, budgets):
+        for row, rec in await _die(db, refs, started, delays, budgets, caps, steps):
             j = refs.claim(rec.id, row["ref_attempt"], row["ref_token"])
             if j is None:
                 continue
             applied[j] += 1
             replies[j].died.append(rec.id)
             events.append(event_for_record(rec))
+            requeued.append(rec)
             if rec.state in _FINAL_VALUES:
                 finals.append(rec)
 
     for i in range(n):
         replies[i].refused = asked[i] - applied[i]
         db.stats.refused += replies[i].refused
-    return Outcome(replies=list(replies), events=events, finals=finals)
+    # Released or unstarted-dead attempts are QUEUED again: their refs go to the
+    # scheduler's lanes right after COMMIT (requeues.py), not at its fallback poll.
+    return Outcome(replies=list(replies), events=events, finals=finals, messages=released_message(requeued))
 
 
 def _claim_completions(
@@ -196,8 +267,24 @@ def _claim_completions(
             finals.append(rec)
 
 
+def _note(
+    refs: _Refs,
+    rows: list[asyncpg.Record],
+    asked: set[tuple[str, int, str]],
+    applied: set[tuple[str, int, str]],
+) -> None:
+    asked.update(zip(refs.ids, refs.attempts, refs.tokens, strict=True))
+    applied.update((r["id"], r["ref_attempt"], r["ref_token"]) for r in rows)
+
+
 async def _die(
-    db: Db, refs: _Refs, started: list[bool], delays: list[int], budgets: list[int]
+    db: Db,
+    refs: _Refs,
+    started: list[bool],
+    delays: list[int],
+    budgets: list[int],
+    rescue_caps: list[int],
+    cancel_steps: list[int],
 ) -> list[tuple[asyncpg.Record, task_record_pb2.TaskRecord]]:
     rows = await db.fetch(
         "die_attempts",
@@ -211,5 +298,8 @@ async def _die(
         SRC_RETRYING_LEASED,
         SRC_FAILURE_LEASED,
         budgets,
+        rescue_caps,
+        cancel_steps,
+        SRC_CANCELLED_LEASED,
     )
     return [(row, record_from_row(row)) for row in rows]

@@ -16,19 +16,44 @@ from typing import Any, TypeVar
 import asyncpg
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import (
+    envelope_pb2,
+    graph_pb2,
+    reconcile_pb2,
+    store_pb2,
+    supervision_pb2,
+    task_record_pb2,
+    time_pb2,
+)
 from taskyard.core import errors
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.transport import Route
 
-from . import cancels, heartbeats, inserts, leases, promotions, reports
+from . import (
+    cancels,
+    counters,
+    dependencies,
+    explain,
+    failures,
+    heartbeats,
+    inserts,
+    leases,
+    promotions,
+    reconciliation,
+    reports,
+    trees,
+)
 from .cache import ResultCache
 from .committer import Committer, Stats
 from .events import EventPublisher
 from .listener import NotifyListener
 from .migrate import migrate
+from .operations import Operations
+from .operations import appliers as ops_appliers
+from .queries import Q
 from .reads import Reads
+from .schedules import Schedules
 from .validation import validate_insert
 
 log = logging.getLogger(__name__)
@@ -64,6 +89,12 @@ class ResultStore:
         self.pool = pool
         self.publisher = publisher
         self.cache = cache
+        # Graph slice: resolves the dependents of every committed final transition.
+        self.resolver = dependencies.Resolver(
+            lambda kind, req, rows: self.committer.submit(kind, req, rows),
+            publisher.publish_message,
+            sweep_interval=settings.graph_sweep_interval,
+        )
         self.committer = Committer(
             pool,
             [
@@ -75,13 +106,22 @@ class ResultStore:
                 (K.KIND_STORE_RESCUE, leases.apply_rescue),
                 (K.KIND_STORE_PROMOTE_DUE, promotions.apply_promote),
                 (K.KIND_STORE_HEARTBEAT, heartbeats.apply_heartbeat),
+                *ops_appliers(settings),  # ops slice: logs, queue operations
+                (K.KIND_GRAPH_RESOLVE, self.resolver.apply),
+                # scheduler restart: leases no answering pool holds (reconciliation.py).
+                (K.KIND_STORE_RECONCILE, reconciliation.apply_reconcile),
             ],
             on_events=publisher.publish,
             on_finals=self._cache_finals,
             on_leased=publisher.publish_leased,
+            on_message=publisher.publish_message,
             max_rows=max(1000, settings.max_batch * 20),
         )
         self.reads = Reads(pool, cache, self.committer.stats)
+        # ops slice: logs, queues, servers, retention (see operations.py).
+        self.ops = Operations(self, cache.clock)
+        # Periodic schedules (schedules slice): their own routes, see schedules.py.
+        self.schedules = Schedules(pool, publisher, self.committer.stats)
         self.listener: NotifyListener | None = None
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -118,12 +158,16 @@ class ResultStore:
         publisher = EventPublisher(
             settings.events_listen_address if publish else None, max_message_bytes=settings.max_message_bytes
         )
-        cache = ResultCache(clock=clock or SystemClock())
+        cache = ResultCache(clock=clock or SystemClock(), ttl_seconds=settings.result_ttl)
         return cls(settings, pool, publisher=publisher, cache=cache)
 
     def start(self, *, listen: bool | None = None, sweep: bool = True) -> None:
         """Start the writer loop, the NOTIFY listener and the cache sweeper."""
         self._tasks.append(asyncio.create_task(self.committer.run(), name="store-committer"))
+        self._tasks.append(asyncio.create_task(self.resolver.run(), name="store-graph-resolver"))
+        self._tasks.append(
+            asyncio.create_task(self.resolver.run_sweep(self._pending_page), name="store-graph-sweep")
+        )
         if self.settings.use_notify if listen is None else listen:
             self.listener = NotifyListener(
                 self.settings.database_url, self.settings.notify_channel, self.publisher.tasks_available
@@ -131,6 +175,7 @@ class ResultStore:
             self._tasks.append(asyncio.create_task(self.listener.run(), name="store-listener"))
         if sweep:
             self._tasks.append(asyncio.create_task(self.cache.run_sweeper(), name="store-cache-sweeper"))
+            self._tasks.extend(self.ops.start())  # the hourly retention purge
 
     async def close(self) -> None:
         for t in self._tasks:
@@ -152,6 +197,16 @@ class ResultStore:
     def _cache_finals(self, records: list[task_record_pb2.TaskRecord]) -> None:
         for rec in records:
             self.cache.put(rec)
+        self.resolver.finals(records)
+
+    async def _task_tree(self, req: graph_pb2.TaskTreeRequest) -> graph_pb2.TaskTreeReply:
+        return await self._read(trees.task_tree(self.pool, self.stats, req))
+
+    async def _pending_page(self, after_us: int | None, after_id: str, limit: int) -> list[Any]:
+        rows: list[Any] = await self._read(
+            self.pool.fetch(Q["graph_pending_page"], after_us, after_id or None, limit)
+        )
+        return rows
 
     # --- handlers -----------------------------------------------------------------
     def _lease_ms(self, value: int) -> int:
@@ -165,7 +220,22 @@ class ResultStore:
         params = validate_insert(req)
         if not params:
             return store_pb2.InsertTasksReply()
+        # Missing dependencies / parent refused here, on the pool, so a bad request
+        # fails alone instead of failing its whole drain in the writer (which
+        # would then retry every request of the drain one by one). The applier
+        # checks again as a backstop (a row purged in between).
+        if any(p[9] or p[17].strip("{}") for p in params):
+            await self._check_refs(params)
         return await self._write(K.KIND_STORE_INSERT, (req, params), len(params))  # type: ignore[no-any-return]
+
+    async def _check_refs(self, params: list[tuple[Any, ...]]) -> None:
+        from .committer import Db, to_taskyard_error
+
+        try:
+            async with self.pool.acquire() as conn:
+                await dependencies.check_refs(Db(conn, self.committer.stats), params, range(len(params)))
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            raise to_taskyard_error(exc) from exc
 
     async def get(self, req: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
         return await self._read(self.reads.get(req))
@@ -193,6 +263,8 @@ class ResultStore:
         return await self._write(K.KIND_STORE_RENEW, (req, self._lease_ms(req.lease_ms)), len(req.refs))  # type: ignore[no-any-return]
 
     async def rescue(self, req: store_pb2.RescueRequest) -> store_pb2.RescueReply:
+        if req.max_rescues <= 0:  # the sender left the quarantine cap to the deployment
+            req.max_rescues = self.settings.max_rescues
         return await self._write(K.KIND_STORE_RESCUE, req, max(1, req.limit))  # type: ignore[no-any-return]
 
     async def cancel(self, req: store_pb2.CancelTasksRequest) -> store_pb2.CancelTasksReply:
@@ -213,6 +285,14 @@ class ResultStore:
 
     async def task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
         return await self._read(self.reads.task_names(req))
+
+    def _time_read(self, fn: Any) -> Any:
+        """A read of the time slice (``fn(pool, stats, request)``) with the usual error mapping."""
+
+        async def read(req: Message) -> Message:
+            return await self._read(fn(self.pool, self.stats, req))
+
+        return read
 
     async def _write(self, kind: int, request: Any, rows: int) -> Any:
         return await self.committer.submit(kind, request, rows)
@@ -244,11 +324,28 @@ class ResultStore:
             K.KIND_STORE_REPORT: route(store_pb2.ReportRequest, self.report),
             K.KIND_STORE_RENEW: route(store_pb2.RenewLeasesRequest, self.renew),
             K.KIND_STORE_RESCUE: route(store_pb2.RescueRequest, self.rescue),
+            K.KIND_STORE_RECONCILE: route(
+                reconcile_pb2.ReconcileRequest,
+                lambda req: self._write(K.KIND_STORE_RECONCILE, req, max(1, req.limit)),
+            ),
             K.KIND_STORE_CANCEL: route(store_pb2.CancelTasksRequest, self.cancel),
             K.KIND_STORE_LOAD_QUEUED: route(store_pb2.LoadQueuedRequest, self.load_queued),
             K.KIND_STORE_PROMOTE_DUE: route(store_pb2.PromoteDueRequest, self.promote_due),
             K.KIND_STORE_HEARTBEAT: route(store_pb2.HeartbeatRequest, self.heartbeat),
             K.KIND_STORE_TASK_NAMES: route(store_pb2.TaskNamesRequest, self.task_names),
+            # graph slice: a task's tree.
+            K.KIND_STORE_TREE: route(graph_pb2.TaskTreeRequest, self._task_tree),
+            # supervision slice: counters (late_completions, ...), see counters.py.
+            K.KIND_STORE_COUNTERS: route(
+                supervision_pb2.CountersRequest,
+                lambda req: self._read(counters.read_counters(self.pool, self.stats, req)),
+            ),
+            **self.schedules.routes(),
+            **self.ops.routes(),
+            # time slice: the scheduler's due heap, failures of each attempt, explain facts.
+            K.KIND_STORE_LOAD_DUE: route(time_pb2.LoadDueRequest, self._time_read(promotions.load_due)),
+            K.KIND_STORE_FAILURES: route(time_pb2.GetFailuresRequest, self._time_read(failures.get_failures)),
+            K.KIND_STORE_EXPLAIN: route(time_pb2.ExplainFactsRequest, self._time_read(explain.explain_facts)),
         }
 
 

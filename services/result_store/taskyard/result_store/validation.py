@@ -9,7 +9,7 @@ import re
 import uuid
 from typing import Any
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import store_pb2, task_record_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import Priority
@@ -135,8 +135,25 @@ def validate_insert(req: store_pb2.InsertTasksRequest) -> list[tuple[Any, ...]]:
                 r.created_at_us,
                 r.run_at_us,
                 json.dumps(dict(r.trace_headers)) if r.trace_headers else "{}",
+                # Graph slice (dependencies.py): depends_on as an array literal,
+                # the idempotency key and when it expires.
+                *_graph_params(r, f, violations),
             )
         )
     if violations:
         raise errors.invalid(violations)
     return out
+
+
+def _graph_params(
+    r: task_record_pb2.TaskRecord, f: str, violations: list[FieldViolation]
+) -> tuple[str, str, int]:
+    deps: list[str] = []
+    for j, raw in enumerate(r.depends_on):
+        dep = norm_uuid(raw)
+        if dep is None:
+            violations.append(FieldViolation(field=f"{f}.depends_on[{j}]", description="must be a UUID"))
+        elif dep not in deps:
+            deps.append(dep)
+    expires_us = r.idempotency_expires_at_us if r.idempotency_key else 0
+    return "{" + ",".join(deps) + "}", r.idempotency_key, expires_us

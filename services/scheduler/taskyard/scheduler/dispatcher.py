@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 
 # Bounded so a lease reply of max-size payloads fits Settings.max_message_bytes.
 MAX_DISPATCH_BATCH = 200
+# How long a fast-path lease's PAIR copy waits for the pool to report the attempt
+# done (the store's post-commit stream delivered it; see Dispatcher.send_backup).
+BACKUP_DELAY = 0.1
 QUEUED = TaskState.QUEUED.value
 
 
@@ -33,8 +36,16 @@ def ref_of(record: store_pb2.QueuedRef | store_pb2.InsertedTask | task_record_pb
 
 class Dispatcher:
     def __init__(
-        self, lanes: Lanes, pools: PoolRegistry, store: transport.Requester, *, lease_ms: int
+        self,
+        lanes: Lanes,
+        pools: PoolRegistry,
+        store: transport.Requester,
+        *,
+        lease_ms: int,
+        token_prefix: str = "",
     ) -> None:
+        # Marks the lease tokens of this scheduler instance (see reconciler.py).
+        self.token_prefix = token_prefix
         self.lanes = lanes
         self.pools = pools
         self._store = store
@@ -70,7 +81,10 @@ class Dispatcher:
         request = store_pb2.LeaseTasksRequest(
             pool_id=pool.pool_id,
             lease_ms=self._lease_ms,
-            leases=[store_pb2.Lease(task_id=r.id, lease_token=ids.new_lease_token()) for r in refs],
+            leases=[
+                store_pb2.Lease(task_id=r.id, lease_token=ids.new_lease_token(self.token_prefix))
+                for r in refs
+            ],
         )
         try:
             reply = await self._store.request(
@@ -108,6 +122,23 @@ class Dispatcher:
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
 
+    def send_backup(self, pool: Pool, records: Sequence[task_record_pb2.TaskRecord]) -> None:
+        """The PAIR copy of fast-path leases, which the store already published to
+        the pool right after COMMIT: sent only if, BACKUP_DELAY later, the pool has
+        not reported the attempt done, so a lost stream message costs that delay
+        (not a lease lapse) and a short task costs no second message (latency)."""
+        if not records:
+            return
+        stamps = {r.id: pool.inflight.get(r.id) for r in records}
+
+        def due() -> None:
+            # The same dispatch still in flight (not done, not re-dispatched since).
+            still = [r for r in records if r.id in pool.inflight and pool.inflight[r.id] == stamps[r.id]]
+            if still:
+                self.send_soon(pool, still)
+
+        asyncio.get_running_loop().call_later(BACKUP_DELAY, due)
+
     def reserve_fast_path(
         self, tasks: Sequence[task_record_pb2.TaskRecord]
     ) -> tuple[Pool | None, list[store_pb2.Lease]]:
@@ -123,9 +154,10 @@ class Dispatcher:
         for record in tasks:
             if pool.free <= 0:
                 break
-            if record.name in pool.names and record.state == QUEUED:
+            if record.name in pool.names and record.state == QUEUED and record.queue not in self.lanes.paused:
                 pool.inflight[record.id] = now
-                leases.append(store_pb2.Lease(task_id=record.id, lease_token=ids.new_lease_token()))
+                token = ids.new_lease_token(self.token_prefix)
+                leases.append(store_pb2.Lease(task_id=record.id, lease_token=token))
         return (pool, leases) if leases else (None, [])
 
     async def _release(self, pool: Pool, tasks: Sequence[task_record_pb2.TaskRecord]) -> None:

@@ -19,15 +19,20 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
 from taskyard.core import errors, transport
 from taskyard.core.retry import RetryPolicy
+from taskyard.scheduler import pauses
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import PoolRegistry
+from taskyard.scheduler.reconciler import Reconciler
 
 log = logging.getLogger(__name__)
 
 PAGE = 1000
 # A pool that misses this many surveys in a row is forgotten; its leases lapse.
 MAX_MISSED_SURVEYS = 3
+# Seconds between survey rounds while a restarted scheduler waits for a pool to answer.
+QUICK_RESURVEY = 0.1
+QUICK_WINDOW_MS = 100
 
 
 class Maintenance:
@@ -41,6 +46,7 @@ class Maintenance:
         policy: RetryPolicy,
         lease_ms: int,
         default_max_retries: int = 3,
+        reconciler: Reconciler | None = None,
     ) -> None:
         self._default_max_retries = default_max_retries
         self._lanes = lanes
@@ -50,6 +56,8 @@ class Maintenance:
         self._policy = policy
         self._lease_ms = lease_ms
         self.reload_requested = asyncio.Event()
+        # Restart reconciliation: a pool's first answer hands back orphaned leases.
+        self.reconciler = reconciler
 
     def _pushed(self, refs: list[Ref]) -> None:
         if self._lanes.push_all(refs):
@@ -57,6 +65,10 @@ class Maintenance:
 
     async def reload(self) -> int:
         """Page through every QUEUED row and enqueue the ones the lanes lack."""
+        # Paused queues first (a lost queue.resumed event must not park a queue's
+        # tasks until restart), so a resumed queue's rows go straight to the lanes.
+        if await pauses.load(self._store, self._lanes):
+            self._dispatcher.wake.set()
         cursor, total = "", 0
         while True:
             reply = await self._store.request(
@@ -108,14 +120,30 @@ class Maintenance:
                 log.warning("maintenance: %s", exc)
 
     async def run_survey(self, surveyor: pynng.Surveyor0, scheduler_id: str, interval: float) -> None:
+        window = surveyor.survey_time
         while True:
+            # Right after a restart, until every pool has answered once (the pools'
+            # survey sockets are still redialling), short rounds follow each other
+            # quickly, and such a round does not count as a missed survey.
+            quick = self._awaiting_pools()
+            surveyor.survey_time = min(window, QUICK_WINDOW_MS) if quick else window
             try:
-                await self.survey_once(surveyor, scheduler_id, grace=2 * interval)
+                await self.survey_once(surveyor, scheduler_id, grace=2 * interval, count_misses=not quick)
             except errors.TaskyardError as exc:
                 log.warning("survey: %s", exc)
-            await asyncio.sleep(interval)
+            # Again now: a pool may have registered during the window.
+            await asyncio.sleep(min(interval, QUICK_RESURVEY) if self._awaiting_pools() else interval)
 
-    async def survey_once(self, surveyor: pynng.Surveyor0, scheduler_id: str, *, grace: float) -> None:
+    def _awaiting_pools(self) -> bool:
+        return self.reconciler is not None and self.reconciler.pending(self._pools.pools)
+
+    async def survey_once(
+        self, surveyor: pynng.Surveyor0, scheduler_id: str, *, grace: float, count_misses: bool = True
+    ) -> None:
+        # Every pool we know answered: no need to sit out the rest of the window
+        # (a pool we do not know yet is found by its registration or the next round).
+        expected = set(self._pools.pools)
+        surveyed_at = time.monotonic()
         await surveyor.asend(
             transport.encode(envelope_pb2.KIND_SURVEY, dispatch_pb2.Survey(scheduler_id=scheduler_id))
         )
@@ -131,6 +159,9 @@ class Maintenance:
                 replies.append(transport.unpack(transport.decode(raw), dispatch_pb2.SurveyReply))
             except Exception:
                 log.warning("malformed survey reply dropped")
+                continue
+            if expected and expected <= {r.pool_id for r in replies}:
+                break
         answered: set[str] = set()
         refs: list[task_record_pb2.AttemptRef] = []
         now = time.monotonic()
@@ -151,10 +182,12 @@ class Maintenance:
                     del pool.inflight[task_id]
             refs.extend(reply.running)
         for pool_id, pool in list(self._pools.pools.items()):
-            if pool_id not in answered:
+            if pool_id not in answered and count_misses:
                 pool.missed_surveys += 1
                 if pool.missed_surveys >= MAX_MISSED_SURVEYS:
                     self._pools.remove(pool_id)
+        if self.reconciler is not None:
+            self._pushed(await self.reconciler.after_survey(replies, surveyed_at))
         if refs:
             renewed = await self._store.request(
                 envelope_pb2.KIND_STORE_RENEW,

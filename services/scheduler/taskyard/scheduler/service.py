@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
 from taskyard.core import discovery, ids, transport
+from taskyard.core.clock import SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import TaskState
+from taskyard.scheduler import graph, pauses, timers
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
-from taskyard.scheduler.lanes import Lanes
+from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.maintenance import Maintenance
+from taskyard.scheduler.periodic import Periodic
 from taskyard.scheduler.pools import Pool, PoolRegistry
+from taskyard.scheduler.reconciler import Reconciler
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +42,17 @@ class Scheduler:
         )
         self.lanes = Lanes()
         self.pools = PoolRegistry(max_message_bytes=mx, on_report=self._on_report, on_change=self._wake)
-        self.dispatcher = Dispatcher(self.lanes, self.pools, self.store, lease_ms=self._lease_ms)
+        # Restart reconciliation: a predecessor's leases no pool holds (reconciler.py).
+        self.reconciler = Reconciler(
+            self.store, margin=settings.reconcile_margin, horizon=settings.lease_seconds
+        )
+        self.dispatcher = Dispatcher(
+            self.lanes,
+            self.pools,
+            self.store,
+            lease_ms=self._lease_ms,
+            token_prefix=self.reconciler.token_prefix,
+        )
         self.maintenance = Maintenance(
             lanes=self.lanes,
             pools=self.pools,
@@ -46,11 +61,27 @@ class Scheduler:
             policy=self.policy,
             lease_ms=self._lease_ms,
             default_max_retries=settings.max_retries,
+            reconciler=self.reconciler,
+        )
+        # Delayed tasks and retries (time slice): the due heap, a cache of SCHEDULED/RETRYING rows.
+        self.timers = timers.DueTimers(
+            source=timers.StoreDueSource(self.store),
+            on_due=self._on_due,
+            clock=SystemClock(),
+            window=settings.due_window,
+            refresh=settings.due_refresh_interval,
+        )
+        # Periodic schedules (schedules slice): firing loop + the lanes' trigger route.
+        self.periodic = Periodic(
+            self.store, lanes=self.lanes, wake=self._wake, refresh_interval=settings.schedule_refresh_interval
         )
         self._lane_servers = [
             transport.Responder(
                 settings.lane_listen_address(p),
-                {envelope_pb2.KIND_SUBMIT: transport.Route(dispatch_pb2.SubmitRequest, self._on_submit)},
+                {
+                    envelope_pb2.KIND_SUBMIT: transport.Route(dispatch_pb2.SubmitRequest, self._on_submit),
+                    **self.periodic.routes(),
+                },
                 max_message_bytes=mx,
             )
             for p in LANES
@@ -66,7 +97,8 @@ class Scheduler:
         )
         self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
         self._events = transport.open_socket(pynng.Sub0, max_message_bytes=mx, dial=settings.events_address)
-        self._events.subscribe(transport.EVENTS_TOPIC)
+        # Only the event types it reads (transport.SCHEDULER_EVENT_TYPES), not every task's.
+        self._events.subscribe(transport.SCHEDULER_TOPIC)
         self._hub = discovery.Hub(settings.discovery_listen_address) if run_hub else None
         self._peer = discovery.Peer(
             settings.discovery_address, self._announcement, interval=settings.announce_interval
@@ -102,11 +134,16 @@ class Scheduler:
             for lease in leases:
                 if lease.task_id not in leased:
                     pool.inflight.pop(lease.task_id, None)
-            self.dispatcher.send_soon(pool, reply.leased)
+            self.dispatcher.send_backup(pool, reply.leased)
+        timers.feed_inserted(self.timers, request.tasks, reply.tasks)
         queued = TaskState.QUEUED.value
         if self.lanes.push_all(ref_of(t) for t in reply.tasks if t.created and t.state == queued):
             self.dispatcher.wake.set()
         return dispatch_pb2.SubmitReply(tasks=reply.tasks)
+
+    def _on_due(self, refs: Sequence[Ref]) -> None:
+        if self.lanes.push_all(refs):
+            self.dispatcher.wake.set()
 
     async def _on_register(
         self, request: dispatch_pb2.Register, env: envelope_pb2.Envelope
@@ -138,11 +175,22 @@ class Scheduler:
                 return
             try:
                 batch = transport.open_message(
-                    raw[len(transport.EVENTS_TOPIC) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
+                    raw[len(transport.SCHEDULER_TOPIC) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
                 )
             except Exception:  # a malformed batch must not stop the watcher
                 log.warning("malformed event batch dropped")
                 continue
+            if batch is None:
+                # Graph slice: dependents released to QUEUED.
+                if graph.released(raw[len(transport.SCHEDULER_TOPIC) :], self.lanes):
+                    self.dispatcher.wake.set()
+                continue
+            graph.drop_cancelled(batch.events, self.lanes)
+            if batch is not None:
+                self.periodic.on_events(batch)
+                timers.feed_events(self.timers, batch.events)
+                if pauses.on_events(self.lanes, batch):  # ops slice: paused queues
+                    self.dispatcher.wake.set()
             if batch is not None and any(e.type == "tasks.available" for e in batch.events):
                 self.maintenance.reload_requested.set()
 
@@ -181,6 +229,8 @@ class Scheduler:
             tasks.append(
                 tg.create_task(self.maintenance.run_survey(self._surveyor, self.id, s.renew_interval))
             )
+            tasks.append(tg.create_task(self.periodic.run()))
+            tasks.append(tg.create_task(self.timers.run()))
             await stop.wait()
             log.info("scheduler stopping")
             for t in tasks:
@@ -192,6 +242,7 @@ class Scheduler:
         delay = 0.05
         while not stop.is_set():
             try:
+                # reload() first reconciles the paused queues (ops slice), before any task is pushed.
                 return await self.maintenance.reload()
             except Exception as exc:
                 log.info("waiting for the result-store: %s", exc)

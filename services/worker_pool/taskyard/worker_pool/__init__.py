@@ -1,9 +1,14 @@
 """Worker pool: a manager (supervisor) and N worker processes x concurrency.
 
 Application code uses ``task`` to register functions and ``is_worker_process``
-to know it runs inside a worker.
+to know it runs inside a worker; a task body reaches its attempt's
+``TaskContext`` (logs, progress, context, cancel flag) with ``current_task()``.
 """
 
+from taskyard.core.retry import Retry
+from taskyard.worker_pool.context import TaskContext
+from taskyard.worker_pool.context import current as current_task
 from taskyard.worker_pool.registry import TaskDef, is_worker_process, task
+from taskyard.worker_pool.worker import Cancelled  # a body stopping itself after ctx.cancelled
 
-__all__ = ["TaskDef", "is_worker_process", "task"]
+__all__ = ["Cancelled", "Retry", "TaskContext", "TaskDef", "current_task", "is_worker_process", "task"]

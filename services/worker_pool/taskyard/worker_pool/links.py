@@ -28,6 +28,8 @@ REGISTER_TIMEOUT = 3.0
 # A start notice waits this long (to twice as long) and is dropped if the attempt
 # ends first: RUNNING shows for tasks that run longer, and short ones cost no write.
 START_NOTICE_DELAY = 0.05
+# How long an outcome waits for the log lines ahead of it (then goes anyway).
+LOG_SETTLE_TIMEOUT = 2.0
 
 
 class SchedulerLink(PoolState):
@@ -61,6 +63,10 @@ class SchedulerLink(PoolState):
             await self._report_event.wait()
             self._report_event.clear()
             report, self._pending = self._pending, dispatch_pb2.PoolReport()
+            if report.completed and self._logs is not None:
+                # ops: the lines a worker sent before an outcome are stored before it,
+                # so a log stream that ends with the task misses none of them.
+                await self._logs.settled(LOG_SETTLE_TIMEOUT)
             if self._closing and not (report.started or report.completed or report.released or report.died):
                 return
             self._hand_to_store(report)
@@ -223,6 +229,9 @@ class SchedulerLink(PoolState):
             state=self.state.value,
             rss_bytes=rss,
             capacity=self.capacity,
+            concurrency=self.concurrency,
+            processes=self.process_infos(),
+            last_dispatch_at_us=self.last_dispatch_us,
         )
 
     async def _beat(self, req: transport.Requester, limit: float) -> None:
@@ -243,6 +252,6 @@ class SchedulerLink(PoolState):
         try:
             while True:
                 await self._beat(req, 4.0)
-                await asyncio.sleep(HEARTBEAT_INTERVAL)
+                await asyncio.sleep(min(HEARTBEAT_INTERVAL, s.worker_heartbeat_interval))
         finally:
             req.close()

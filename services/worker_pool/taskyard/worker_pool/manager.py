@@ -26,10 +26,11 @@ import pynng
 from taskyard.core import discovery, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool import pipe, registry
+from taskyard.worker_pool import declarations, pipe, registry
 from taskyard.worker_pool.links import SchedulerLink
-from taskyard.worker_pool.processes import Workers
+from taskyard.worker_pool.renewals import Renewals
 from taskyard.worker_pool.reports import ReportForwarder
+from taskyard.worker_pool.shipper import LogShipper
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ READY_TIMEOUT = 120.0
 REPORT_FLUSH_TIMEOUT = 5.0
 
 
-class Manager(Workers, SchedulerLink):
+class Manager(Renewals, SchedulerLink):
     """Runs and stops the pool; constructed as ``Manager(settings, pool_id=None)`` (see PoolState)."""
 
     # ------------------------------------------------------------------ run
@@ -58,9 +59,12 @@ class Manager(Workers, SchedulerLink):
         self._store = transport.Requester(
             s.store_address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
         )
-        policy = RetryPolicy(base_seconds=s.retry_base_seconds, cap_seconds=s.retry_cap_seconds)
+        policy = RetryPolicy.from_settings(s)  # with TASKYARD_RETRY_JITTER, as the workers use
         self._starts = ReportForwarder(self._store, policy)
         self._outcomes = ReportForwarder(self._store, policy)
+        self._logs = LogShipper(
+            self._store, max_pending=s.log_buffer_lines, batch_bytes=max(1, s.max_message_bytes // 2)
+        )
         loop = asyncio.get_running_loop()
         self._pair.add_post_pipe_connect_cb(
             lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_connected)
@@ -85,6 +89,10 @@ class Manager(Workers, SchedulerLink):
             pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.events_address
         )
         self._spawn_task(self._receive_leased_stream(), "leased-stream")
+        # Supervision: the watchdog over worker beats, memory and cancel deadlines,
+        # lease renewal and the pool's cancel-request stream (watchdog.py, renewals.py).
+        self._spawn_task(self._watch_loop(), "watchdog")
+        self._spawn_task(self._receive_cancels(), "cancel-stream")
 
         if await _first(stop, self._all_ready, limit=READY_TIMEOUT) is stop:
             return await self._shutdown()
@@ -98,9 +106,12 @@ class Manager(Workers, SchedulerLink):
             return await self._shutdown()
         self.state = WorkerState.RUNNING
         self._mark_dirty()
+        # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
+        self._spawn_task(declarations.declare_registered(self._store, self.task_names), "schedules")
         self._peer = discovery.Peer(s.discovery_address, self._announcement, interval=s.announce_interval)
         self._spawn_task(self._peer.run(), "discovery")
         self._spawn_task(self._heartbeat_loop(), "heartbeat")
+        self._spawn_task(self._renew_loop(), "renewals")
         log.info(
             "worker-pool ready: pool %s registered with scheduler %s, capacity %d, worker pids %s",
             self.pool_id,
@@ -136,6 +147,12 @@ class Manager(Workers, SchedulerLink):
                         )
                         w.process.kill()
                 await _wait_all([w.exited.wait() for w in self.workers.values()], 10.0)
+        # No more dispatches: one that arrives from now on would become a release
+        # after the last flush and stay ASSIGNED until its lease lapses.
+        for sock in (self._pair, self._leased_stream):
+            if sock is not None:
+                sock.close()
+        await asyncio.sleep(0)  # let the receive loops see it and end
         # Hand the last reports (releases) to the store before closing.
         self._closing = True
         self._mark_dirty()
@@ -145,7 +162,11 @@ class Manager(Workers, SchedulerLink):
         if self._outcomes is not None and self._starts is not None:
             try:
                 await asyncio.wait_for(
-                    asyncio.gather(self._outcomes.idle.wait(), self._starts.idle.wait()),
+                    asyncio.gather(
+                        self._outcomes.idle.wait(),
+                        self._starts.idle.wait(),
+                        *([self._logs.idle.wait()] if self._logs is not None else []),
+                    ),
                     REPORT_FLUSH_TIMEOUT,
                 )
             except TimeoutError:
@@ -158,7 +179,7 @@ class Manager(Workers, SchedulerLink):
         for t in list(self._tasks):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for sock in (self._pair, self._respondent, self._store, self._leased_stream):
+        for sock in (self._pair, self._respondent, self._store, self._leased_stream, self._cancel_stream):
             if sock is not None:
                 sock.close()
         if self._peer is not None:

@@ -21,6 +21,7 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
 from taskyard.core import transport
 from taskyard.core.states import WorkerState
+from taskyard.v1 import task_pb2
 from taskyard.worker_pool import pipe, worker
 from taskyard.worker_pool.state import PoolState
 
@@ -38,6 +39,16 @@ class Held:
     started: bool = False
     # The retry budget a death of this attempt is judged by.
     max_retries: int = 0
+    # Seconds the attempt may run (a busy worker's silence is judged by it).
+    timeout: float = 0.0
+    # The task's name: a death's backoff is the task's @task(retry_...) policy.
+    name: str = ""
+    # Monotonic time by which a cancelled attempt must have stopped (0 = none),
+    # and whether its worker was killed for missing it (Death.cancel_step KILL).
+    cancel_deadline: float = 0.0
+    cancel_kill: bool = False
+    # Monotonic time of its dispatch: a worker's silence counts as "busy" from then.
+    since: float = dataclasses.field(default_factory=time.monotonic)
 
 
 @dataclasses.dataclass(eq=False)
@@ -51,6 +62,15 @@ class WorkerHandle:
     ready: bool = False
     gone: bool = False
     exited: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    # Supervision (watchdog.py): last beat over the pipe (monotonic; None =
+    # never), resident memory it reported, why it is being replaced ("" = it is
+    # not: a recycling worker gets no new work and is stopped once it holds none).
+    last_beat: float | None = None
+    last_beat_us: int = 0
+    rss_bytes: int = 0
+    recycling: str = ""
+    stop_sent: bool = False
+    killed_for: str = ""
 
     @property
     def pid(self) -> int:
@@ -58,7 +78,7 @@ class WorkerHandle:
 
     @property
     def live(self) -> bool:
-        return self.ready and not self.gone
+        return self.ready and not self.gone and not self.recycling
 
 
 class Workers(PoolState):
@@ -98,6 +118,13 @@ class Workers(PoolState):
                     report = dispatch_pb2.PoolReport()
                     report.ParseFromString(body)
                     self._apply_worker_report(w, report)
+                elif kind == pipe.LOGS:
+                    if self._logs is not None:
+                        self._logs.add_frame(body)
+                elif kind == pipe.BEAT:
+                    self._on_beat(w, body)
+                elif kind == pipe.RECYCLE:
+                    self._recycle(w, body.decode("utf-8", "replace"))
                 elif kind == pipe.HELLO:
                     w.ready = True
                     self._early_deaths.pop(w.index, None)
@@ -153,19 +180,37 @@ class Workers(PoolState):
             ref = task_record_pb2.AttemptRef()
             ref.CopyFrom(h.ref)
             ref.at_us = now
-            if shutting_down:
+            if shutting_down and not h.cancel_kill:
                 self._pending.released.append(store_pb2.Release(ref=ref, resume_requested=h.started))
             else:
                 self._pending.died.append(
-                    store_pb2.Death(ref=ref, started=h.started, max_retries=h.max_retries)
+                    store_pb2.Death(
+                        ref=ref,
+                        started=h.started,
+                        max_retries=h.max_retries,
+                        max_rescues=self.settings.max_rescues,
+                        retry_delay_ms=worker.death_delay_ms(h.name, ref.attempt, self.settings)
+                        if h.started
+                        else 0,
+                        cancel_step=task_pb2.CANCEL_STEP_KILL if h.cancel_kill else 0,  # type: ignore[arg-type]
+                    )
                 )
         if shutting_down:
             log.info("worker %d (pid %s) stopped, exit code %s", w.index, w.pid, proc.exitcode)
-        else:
-            log.warning(
-                "worker %d (pid %s) died, exit code %s, holding %d attempts (%d started): respawning",
+        elif w.recycling and not held and not w.killed_for:
+            log.info(
+                "worker %d (pid %s) replacement: %s; exit code %s, nothing interrupted",
                 w.index,
                 w.pid,
+                w.recycling,
+                proc.exitcode,
+            )
+        else:
+            log.warning(
+                "worker %d (pid %s) died%s, exit code %s, holding %d attempts (%d started): respawning",
+                w.index,
+                w.pid,
+                f" (killed: {w.killed_for})" if w.killed_for else "",
                 proc.exitcode,
                 len(held),
                 sum(h.started for h in held.values()),
@@ -219,7 +264,9 @@ class Workers(PoolState):
                 continue  # held or just ended here: the second copy of one dispatch
             target = None
             if self.accepting():
-                candidates = [w for w in self.workers.values() if w.live and len(w.held) < self.concurrency]
+                candidates = [
+                    w for w in self.workers.values() if self._takes_work(w) and len(w.held) < self.concurrency
+                ]
                 if candidates:
                     target = min(candidates, key=lambda w: (len(w.held), w.index))
             if target is None:
@@ -230,12 +277,18 @@ class Workers(PoolState):
             ref = worker.ref_of(record, worker.worker_id(self.pool_id, target.index, target.pid))
             ref.at_us = 0
             target.held[key] = Held(
-                ref, max_retries=worker.effective_max_retries(record, self.settings.max_retries)
+                ref,
+                max_retries=worker.effective_max_retries(record, self.settings.max_retries),
+                timeout=worker.timeout_of(record, self.settings.task_timeout),
+                name=record.name,
             )
             holders[key] = target
             per_worker.setdefault(target.index, dispatch_pb2.Dispatch()).tasks.append(record)
+        if per_worker:
+            self.last_dispatch_us = worker.now_us()
         for index, d in per_worker.items():
             self.workers[index].writer.write(pipe.pack(pipe.DISPATCH, d.SerializeToString()))
+        self._cancel_flagged(batch)
         if refused:
             log.warning("released %d dispatched attempts: no free slot", refused)
             self._mark_dirty()

@@ -7,10 +7,14 @@ Modules named in ``Settings.task_modules`` are imported in every worker process
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import importlib
 import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
+
+from taskyard.core.retry import RetryOptions
+from taskyard.worker_pool.declarations import Declared, declared
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,6 +30,10 @@ class TaskDef:
     # Seconds per attempt; None = the record's timeout or Settings.task_timeout.
     timeout: float | None = None
     max_retries: int | None = None
+    # Backoff overrides and non-retryable types (time slice; core.retry).
+    retry: RetryOptions | None = None
+    # @task(cron=...)/@task(every=...): the pool declares it at start-up (declarations.py).
+    schedule: Declared | None = None
 
     @property
     def qualified(self) -> str:
@@ -38,7 +46,18 @@ def task(fn: F, /) -> F: ...
 
 @overload
 def task(
-    *, name: str | None = None, timeout: float | None = None, max_retries: int | None = None
+    *,
+    name: str | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    retry_backoff: float | None = None,
+    retry_backoff_max: float | None = None,
+    retry_jitter: float | None = None,
+    dont_retry: Iterable[type[BaseException] | str] | type[BaseException] | str = (),
+    cron: str | None = None,
+    tz: str = "",
+    every: float | datetime.timedelta | None = None,
+    overlap: str = "skip",
 ) -> Callable[[F], F]: ...
 
 
@@ -49,8 +68,26 @@ def task(
     name: str | None = None,
     timeout: float | None = None,
     max_retries: int | None = None,
+    retry_backoff: float | None = None,
+    retry_backoff_max: float | None = None,
+    retry_jitter: float | None = None,
+    dont_retry: Iterable[type[BaseException] | str] | type[BaseException] | str = (),
+    cron: str | None = None,
+    tz: str = "",
+    every: float | datetime.timedelta | None = None,
+    overlap: str = "skip",
 ) -> F | Callable[[F], F]:
     """Register a task function: ``@task`` or ``@task(name=..., timeout=..., max_retries=...)``.
+
+    Retries (see ``taskyard.core.retry`` for the formula): ``retry_backoff`` is the
+    first delay in seconds (doubled per failed attempt), ``retry_backoff_max`` its
+    cap, ``retry_jitter`` the fraction (0..1) a delay may be cut by at random;
+    unset, the deployment's values apply. ``dont_retry`` names exception types
+    (classes or names) that end the task FAILURE at once.
+
+    Periodic (docs/schedules.md): ``cron="*/5 * * * *"`` with ``tz="Europe/Paris"``,
+    or ``every=timedelta(minutes=5)``, declares a schedule named after the task
+    (``overlap="skip"`` or ``"allow"``); pools upsert it when they start.
 
     The function is returned unchanged, so it can still be called directly.
     """
@@ -59,6 +96,12 @@ def task(
         raise ValueError("timeout must be positive")
     if max_retries is not None and max_retries < 0:
         raise ValueError("max_retries must be >= 0")
+    retry = RetryOptions(
+        backoff=retry_backoff,
+        backoff_max=retry_backoff_max,
+        jitter=retry_jitter,
+        dont_retry=(dont_retry,) if isinstance(dont_retry, str | type) else tuple(dont_retry),
+    )
 
     def register(f: F) -> F:
         if not callable(f):
@@ -72,6 +115,8 @@ def task(
             is_async=inspect.iscoroutinefunction(f),
             timeout=timeout,
             max_retries=max_retries,
+            retry=None if retry.is_default else retry,
+            schedule=declared(tname, cron=cron, tz=tz, every=every, overlap=overlap),
         )
         existing = _REGISTRY.get(tname)
         # Re-importing a module re-registers the same function: harmless.

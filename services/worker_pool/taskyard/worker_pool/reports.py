@@ -17,6 +17,7 @@ import random
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
 from taskyard.core import errors, transport
 from taskyard.core.retry import RetryPolicy
+from taskyard.worker_pool import poison
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ class ReportForwarder:
         self._pending: store_pb2.ReportRequest | None = None
         self._pump: asyncio.Task[None] | None = None
         self.refused = 0
+        self.dropped = 0  # entries the store refused for good (see _isolate)
         self.idle = asyncio.Event()
         self.idle.set()
 
@@ -45,12 +47,13 @@ class ReportForwarder:
             req = self._pending = store_pb2.ReportRequest()
         req.started.extend(report.started)
         for completion in report.completed:
-            if not completion.success and completion.retryable:
+            # The worker chose the delay (the task's own policy, Retry(delay=...)) unless 0.
+            if not completion.success and completion.retryable and completion.retry_delay_ms <= 0:
                 completion.retry_delay_ms = self._delay_ms(completion.ref.attempt)
             req.completed.append(completion)
         req.released.extend(report.released)
         for death in report.died:
-            if death.started:
+            if death.started and death.retry_delay_ms <= 0:  # else the task's own (processes.py)
                 death.retry_delay_ms = self._delay_ms(death.ref.attempt)
             req.died.append(death)
         if self._pump is None:
@@ -73,6 +76,10 @@ class ReportForwarder:
                         envelope_pb2.KIND_STORE_REPORT, req, store_pb2.ReportReply
                     )
                 except errors.TaskyardError as exc:
+                    if poison.is_poison(exc):  # retrying as is would fail forever
+                        await self._isolate(req, exc)
+                        failures = 0
+                        continue
                     # Keep the report, in front of anything newer, and try again: a
                     # result a worker handed over is not dropped while this process lives.
                     later = self._take()
@@ -91,3 +98,36 @@ class ReportForwarder:
         finally:
             self._pump = None
             self.idle.set()
+
+    async def _isolate(self, req: store_pb2.ReportRequest, exc: errors.TaskyardError) -> None:
+        """The store refused ``req`` for good: send its entries one by one (in
+        order, before anything newer) and drop only those refused again, so one
+        bad entry never blocks the pool's other reports."""
+        if poison.size(req) > 1:
+            log.warning(
+                "the store refused a report of %d entries (%s): sending them one by one",
+                poison.size(req),
+                exc,
+            )
+        for single in poison.split(req):
+            failures = 0
+            while True:
+                try:
+                    reply = await self._store.request(
+                        envelope_pb2.KIND_STORE_REPORT, single, store_pb2.ReportReply
+                    )
+                    self.refused += reply.refused
+                    break
+                except errors.TaskyardError as err:
+                    if poison.is_poison(err):
+                        self.dropped += 1
+                        log.error(
+                            "the store refused the report entry for %s (%s): dropped it",
+                            poison.describe(single),
+                            err,
+                        )
+                        break
+                    delay = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
+                    failures += 1
+                    log.warning("report to the store failed (%s); retrying in %.2fs", err, delay)
+                    await asyncio.sleep(delay)

@@ -14,12 +14,13 @@ import multiprocessing
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from taskyard.bus.v1 import dispatch_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, supervision_pb2, task_record_pb2
 from taskyard.core import discovery, ids, transport
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import worker
 from taskyard.worker_pool.reports import ReportForwarder
+from taskyard.worker_pool.shipper import LogShipper
 
 if TYPE_CHECKING:
     from taskyard.worker_pool.processes import WorkerHandle
@@ -59,11 +60,17 @@ class PoolState:
         self._young_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
         self._old_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
         self._outcomes: ReportForwarder | None = None
+        # ops: task log lines and context updates on their way to the store.
+        self._logs: LogShipper | None = None
         self._respondent: Any = None
         self._survey_address = settings.survey_address
         self._peer: discovery.Peer | None = None
         self._heartbeat_failures = 0
         self._pair_peers = 0
+        # Unix microseconds of the last dispatch routed to a worker (registry).
+        self.last_dispatch_us = 0
+        # The store's per-pool stream of cancel requests (renewals.py).
+        self._cancel_stream: Any = None
 
     def _spawn_task(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         t = asyncio.get_running_loop().create_task(coro, name=name)
@@ -79,6 +86,19 @@ class PoolState:
     def _mark_dirty(self) -> None:
         self._report_event.set()
 
+    # Supervision hooks, implemented by Watchdog (watchdog.py).
+    def _on_beat(self, w: WorkerHandle, body: bytes) -> None:
+        raise NotImplementedError
+
+    def _recycle(self, w: WorkerHandle, reason: str) -> None:
+        raise NotImplementedError
+
+    def _cancel_flagged(self, batch: dispatch_pb2.Dispatch) -> None:
+        raise NotImplementedError
+
+    def process_infos(self) -> list[supervision_pb2.WorkerProcess]:
+        raise NotImplementedError
+
     # ------------------------------------------------------------ views
     def accepting(self) -> bool:
         # STARTING too: a scheduler may dispatch as soon as it dials our PAIR,
@@ -88,7 +108,17 @@ class PoolState:
     def free_slots(self) -> int:
         if not self.accepting():
             return 0
-        return sum(max(0, self.concurrency - len(w.held)) for w in self.workers.values() if w.live)
+        return sum(
+            max(0, self.concurrency - len(w.held)) for w in self.workers.values() if self._takes_work(w)
+        )
+
+    def _takes_work(self, w: WorkerHandle) -> bool:
+        """Live, or a replacement still starting whose slot was live before (its pipe
+        holds the dispatch until it is ready): a respawn must not bounce work back
+        to the queue. Not a worker that never became ready (a broken import)."""
+        if w.gone or w.recycling or w.killed_for:
+            return False
+        return w.ready or w.index not in self._early_deaths
 
     def held_refs(self) -> list[task_record_pb2.AttemptRef]:
         now = worker.now_us()

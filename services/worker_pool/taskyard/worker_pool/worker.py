@@ -17,6 +17,7 @@ import inspect
 import json
 import logging
 import os
+import random
 import re
 import signal
 import socket
@@ -28,10 +29,10 @@ from collections.abc import Callable
 from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
-from taskyard.core import lifecycle
+from taskyard.core import lifecycle, retry
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import pipe, registry
+from taskyard.worker_pool import beats, children, context, pipe, poison, registry, tasklogs
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,16 @@ def ref_of(record: task_record_pb2.TaskRecord, worker: str) -> task_record_pb2.A
 def failure_of(
     exc: BaseException, attempt: int, *, type_name: str | None = None, message: str | None = None
 ) -> task_pb2.TaskFailure:
+    # Task-controlled text: a NUL would make the store refuse the whole report
+    # (PostgreSQL text), a lone surrogate would fail the protobuf assignment.
+    try:
+        text = str(exc) if message is None else message
+    except Exception as err:  # a broken __str__ must not lose the failure
+        text = f"<unprintable {type(exc).__name__}: {type(err).__name__}>"
     return task_pb2.TaskFailure(
-        type=type_name or type(exc).__name__,
-        message=str(exc) if message is None else message,
-        traceback="".join(traceback.format_exception(exc)),
+        type=poison.storable(type_name or type(exc).__name__),
+        message=poison.storable(text),
+        traceback=poison.storable("".join(traceback.format_exception(exc))),
         attempt=attempt,
     )
 
@@ -81,6 +88,46 @@ def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> i
     if tdef is not None and tdef.max_retries is not None:
         return tdef.max_retries
     return default
+
+
+def death_delay_ms(name: str, attempt: int, settings: Settings) -> int:
+    """The backoff after a started attempt whose worker died: the task's
+    @task(retry_...) over the deployment's policy, as for a failed attempt."""
+    tdef = registry.get(name)
+    options = tdef.retry if tdef is not None else None
+    return retry.delay_ms(None, attempt, options, retry.RetryPolicy.from_settings(settings))
+
+
+class Cancelled(Exception):
+    """Raised by a task body that stops because ``ctx.cancelled`` became true.
+
+    After a cancel request the attempt ends CANCELLED (step FLAG) however the
+    body ends; without one, raising it fails the attempt without retry.
+    """
+
+
+# The attempt the current asyncio task runs (set by Runner._run for _call).
+_ATTEMPT: contextvars.ContextVar[Key] = contextvars.ContextVar("taskyard_attempt")
+
+
+def timeout_of(record: task_record_pb2.TaskRecord, default: float) -> float:
+    """Seconds an attempt may run: the record's, else @task(timeout=...), else ``default``."""
+    if record.timeout_ms > 0:
+        return record.timeout_ms / 1000.0
+    tdef = registry.get(record.name)
+    if tdef is not None and tdef.timeout:
+        return tdef.timeout
+    return default
+
+
+def cancelled_completion(step: int, message: str) -> store_pb2.Completion:
+    """The outcome of an attempt a cancel request stopped (the store makes it CANCELLED)."""
+    return store_pb2.Completion(
+        success=False,
+        cancel_step=step,  # type: ignore[arg-type]
+        failure=task_pb2.TaskFailure(type="Cancelled", message=poison.storable(message)),
+        retryable=False,
+    )
 
 
 class ResultTooLarge(Exception):
@@ -110,6 +157,11 @@ class Runner:
     flushes it (the worker process: once per loop iteration).
     """
 
+    # time slice: the deployment's retry policy (_serve sets it from Settings) and
+    # the randomness of its jitter (tests inject a seeded one).
+    retry_policy: retry.RetryPolicy = retry.RetryPolicy()
+    retry_rng: random.Random = random.Random()
+
     def __init__(
         self,
         *,
@@ -119,6 +171,10 @@ class Runner:
         max_result_bytes: int = 1024 * 1024,
         worker: str = "",
         on_change: Callable[[], None] | None = None,
+        sink: context.Sink | None = None,
+        timeout_grace: float = 2.0,
+        cancel_grace: float = 2.0,
+        on_recycle: Callable[[str], None] | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.default_timeout = default_timeout
@@ -136,6 +192,18 @@ class Runner:
         self._slots = asyncio.Semaphore(self.concurrency)
         self._executor = self._new_executor()
         self._stopping = False
+        # ops slice: each running attempt's TaskContext (logs go to ``sink``; a
+        # cancel arriving for a key calls contexts[key]._request_cancel()).
+        self.sink = sink
+        self.contexts: dict[Key, context.TaskContext] = {}
+        # supervision slice: sync attempts' threads (to wait out a timeout grace),
+        # cancel requests (True once asyncio cancellation was used on the attempt).
+        self.timeout_grace = timeout_grace
+        self.cancel_grace = cancel_grace
+        self._on_recycle = on_recycle or (lambda reason: None)
+        self.threads: dict[Key, concurrent.futures.Future[Any]] = {}
+        self._watchers: set[asyncio.Task[None]] = set()
+        self.cancels: dict[Key, bool] = {}
 
     def _new_executor(self) -> concurrent.futures.ThreadPoolExecutor:
         return concurrent.futures.ThreadPoolExecutor(
@@ -184,21 +252,84 @@ class Runner:
                 start = ref_of(record, self.worker)
                 self.report.started.append(start)
                 await self._until_flushed()
-                completion = await self.execute(record)
+                ctx = self.contexts[key] = context.for_record(record, self.sink)
+                if key in self.cancels or record.cancel_requested:
+                    self.cancel(key)
+                token = ctx._enter()
+                attempt_token = _ATTEMPT.set(key)
+                try:
+                    completion = await self.execute(record)
+                finally:
+                    _ATTEMPT.reset(attempt_token)
+                    ctx._exit(token)
+            self.contexts.pop(key, None)
+            if key in self.cancels:
+                # The body ended (returned or raised) after its cancel flag was set
+                # (or swallowed the asyncio cancellation and returned).
+                completion = (
+                    cancelled_completion(task_pb2.CANCEL_STEP_ASYNCIO, "stopped by asyncio cancellation")
+                    if self.cancels[key]
+                    else cancelled_completion(
+                        task_pb2.CANCEL_STEP_FLAG, "stopped after its cancel flag was set"
+                    )
+                )
             completion.ref.CopyFrom(ref_of(record, self.worker))
             completion.started_at_us = start.at_us
             if not completion.success:
                 completion.max_retries = self.max_retries_for(record)
+                if completion.retryable and not completion.retry_delay_ms:
+                    completion.retry_delay_ms = self.retry_delay_ms_for(record)
             self.report.completed.append(completion)
         except asyncio.CancelledError:
-            # Stopped by a shutdown: back to the queue without burning the attempt.
-            self.report.released.append(
-                store_pb2.Release(ref=ref_of(record, self.worker), resume_requested=key in self.started)
-            )
+            if key in self.cancels:
+                # A cancel request's second step (asyncio cancellation) stopped it, or
+                # a shutdown did after a cancel request: a Release would lose the cancel.
+                c = cancelled_completion(task_pb2.CANCEL_STEP_ASYNCIO, "stopped by asyncio cancellation")
+                c.ref.CopyFrom(ref_of(record, self.worker))
+                self.report.completed.append(c)
+            else:
+                # Stopped by a shutdown: back to the queue without burning the attempt.
+                self.report.released.append(
+                    store_pb2.Release(ref=ref_of(record, self.worker), resume_requested=key in self.started)
+                )
         finally:
             self.tasks.pop(key, None)
+            self.contexts.pop(key, None)
+            self.threads.pop(key, None)
+            self.cancels.pop(key, None)
             self.started.discard(key)
+            children.forget(*key)
             self._on_change()
+
+    def cancel(self, key: Key) -> None:
+        """A cancel request: set the attempt's flag now, asyncio-cancel it after the
+        grace. A sync body's thread cannot be interrupted: it gets the flag only,
+        and the manager kills the worker if it has not stopped by the deadline."""
+        if key not in self.tasks:
+            return
+        first = key not in self.cancels
+        self.cancels.setdefault(key, False)
+        ctx = self.contexts.get(key)
+        if ctx is not None:
+            ctx._request_cancel()
+        if first:
+            asyncio.get_running_loop().call_later(self.cancel_grace, self._cancel_now, key)
+
+    def _cancel_now(self, key: Key) -> None:
+        t = self.tasks.get(key)
+        if t is None or t.done() or key not in self.cancels:
+            return
+        thread = self.threads.get(key)
+        if thread is not None and not thread.done():
+            return  # a running sync body: only the flag or the kill can stop it
+        self.cancels[key] = True
+        t.cancel()
+
+    def retry_delay_ms_for(self, record: task_record_pb2.TaskRecord) -> int:
+        """The backoff after this attempt: the task's @task(retry_...) over the deployment's policy."""
+        tdef = registry.get(record.name)
+        options = tdef.retry if tdef is not None else None
+        return retry.delay_ms(None, record.attempt, options, self.retry_policy, self.retry_rng)
 
     def max_retries_for(self, record: task_record_pb2.TaskRecord) -> int:
         """The retry budget when the record leaves it to the task (-1)."""
@@ -240,9 +371,7 @@ class Runner:
                     raise _OwnTimeout from None  # raised by the task itself, not our deadline
         except TimeoutError as exc:
             if not tdef.is_async:
-                # The thread cannot be interrupted: it keeps running, abandoned;
-                # new work goes to a fresh executor so it never waits behind it.
-                self._replace_executor()
+                await self._after_sync_timeout(key_of(record))
             return store_pb2.Completion(
                 success=False,
                 failure=failure_of(
@@ -258,8 +387,20 @@ class Runner:
             return store_pb2.Completion(success=False, failure=failure_of(inner, attempt), retryable=True)
         except asyncio.CancelledError:
             raise
+        except retry.Retry as exc:  # the task asked to be retried: counts against its budget
+            return store_pb2.Completion(
+                success=False,
+                failure=failure_of(exc, attempt, type_name="Retry"),
+                retryable=True,
+                retry_delay_ms=retry.delay_ms(exc, attempt, tdef.retry, self.retry_policy, self.retry_rng),
+            )
         except BaseException as exc:  # SystemExit & co. from a task body fail the attempt, not the worker
-            return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=True)
+            # Cancelled without a cancel request (a cancelled one never gets here as
+            # a failure, _run turns it into CANCELLED): fails, never retried.
+            retryable = not isinstance(exc, Cancelled) and (
+                tdef.retry is None or tdef.retry.retries(exc)  # @task(dont_retry=...)
+            )
+            return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=retryable)
         try:
             result = encode_result(value, self.max_result_bytes)
         except TypeError as exc:
@@ -269,15 +410,41 @@ class Runner:
         return store_pb2.Completion(success=True, result_json=result)
 
     async def _call(self, tdef: registry.TaskDef, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        wanted = context.context_param(tdef.fn)
+        if wanted is not None and wanted not in kwargs and (ctx := context.current_or_none()) is not None:
+            kwargs = {**kwargs, wanted: ctx}
         if tdef.is_async:
             return await tdef.fn(*args, **kwargs)
-        loop = asyncio.get_running_loop()
-        ctx = contextvars.copy_context()
-        call = functools.partial(ctx.run, tdef.fn, *args, **kwargs)
-        value = await loop.run_in_executor(self._executor, call)
+        cvars = contextvars.copy_context()
+        call = functools.partial(cvars.run, tdef.fn, *args, **kwargs)
+        thread = self._executor.submit(call)
+        key = _ATTEMPT.get(None)
+        if key is not None:
+            self.threads[key] = thread
+        value = await asyncio.wrap_future(thread)
         if inspect.isawaitable(value):
             value = await value
         return value
+
+    async def _after_sync_timeout(self, key: Key) -> None:
+        """A sync body past its timeout cannot be interrupted: its attempt fails now,
+        new work goes to a fresh executor, and if the thread is still running after
+        ``timeout_grace`` this worker asks to be replaced (it takes no new work,
+        finishes what it holds, then exits, which ends the thread)."""
+        self._replace_executor()
+        thread = self.threads.get(key)
+        if thread is None or thread.done():
+            return
+        watcher = asyncio.get_running_loop().create_task(self._watch_thread(key, thread))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+
+    async def _watch_thread(self, key: Key, thread: concurrent.futures.Future[Any]) -> None:
+        done, _ = await asyncio.wait([asyncio.wrap_future(thread)], timeout=self.timeout_grace)
+        if not done:
+            self._on_recycle(
+                f"a sync task ({key[0]}#{key[1]}) is still running {self.timeout_grace:g}s past its timeout"
+            )
 
     def _replace_executor(self) -> None:
         old, self._executor = self._executor, self._new_executor()
@@ -345,6 +512,9 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
     def flush() -> None:
         nonlocal scheduled
         scheduled = False
+        log_frames = logbuf.frames()  # a task's lines go ahead of its completion
+        if log_frames and not writer.is_closing():
+            writer.writelines(log_frames)
         report = runner.take_report()
         if report is not None and not writer.is_closing():
             writer.write(pipe.pack(pipe.REPORT, report.SerializeToString()))
@@ -356,6 +526,8 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
             scheduled = True
             loop.call_soon(flush)
 
+    logbuf = tasklogs.LogBuffer.for_worker(settings, loop, on_change)
+    sink: context.Sink = logbuf
     runner = Runner(
         concurrency=settings.concurrency,
         default_timeout=settings.task_timeout,
@@ -363,8 +535,15 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
         max_result_bytes=settings.max_result_bytes,
         worker=worker,
         on_change=on_change,
+        timeout_grace=settings.timeout_grace,
+        cancel_grace=settings.cancel_grace,
+        on_recycle=lambda reason: writer.write(pipe.pack(pipe.RECYCLE, reason.encode())),
+        sink=sink,
     )
+    runner.retry_policy = retry.RetryPolicy.from_settings(settings)
+    children.install(settings, loop)  # graph slice: ctx.submit / ctx.asubmit
     writer.write(pipe.pack(pipe.HELLO))
+    beating = loop.create_task(beats.beat_loop(writer, runner.tasks, settings.worker_heartbeat_interval))
     try:
         while True:
             frame = await pipe.read(reader, settings.max_message_bytes + 1024)
@@ -377,7 +556,11 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
                 batch.ParseFromString(body)
                 for record in batch.tasks:
                     runner.submit(record)
+            elif kind == pipe.CANCEL:
+                for key in beats.parse_cancel(body):
+                    runner.cancel(key)
             elif kind == pipe.STOP:
+                beating.cancel()
                 await runner.stop(grace=max(0.5, settings.shutdown_timeout / 2))
                 flush()
                 await writer.drain()
@@ -386,4 +569,5 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
             else:
                 log.warning("unknown frame %r from the manager", kind)
     finally:
+        beating.cancel()
         runner.close()

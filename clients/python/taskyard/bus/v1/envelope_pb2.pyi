@@ -29,6 +29,24 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_POOL_REPORT: _ClassVar[Kind]
     KIND_SURVEY: _ClassVar[Kind]
     KIND_EVENTS: _ClassVar[Kind]
+    KIND_STORE_COUNTERS: _ClassVar[Kind]
+    KIND_STORE_RECONCILE: _ClassVar[Kind]
+    KIND_STORE_LOAD_DUE: _ClassVar[Kind]
+    KIND_STORE_FAILURES: _ClassVar[Kind]
+    KIND_STORE_EXPLAIN: _ClassVar[Kind]
+    KIND_STORE_SCHEDULE_SAVE: _ClassVar[Kind]
+    KIND_STORE_SCHEDULE_READ: _ClassVar[Kind]
+    KIND_STORE_SCHEDULE_CHANGE: _ClassVar[Kind]
+    KIND_STORE_SCHEDULE_FIRE: _ClassVar[Kind]
+    KIND_SCHEDULE_TRIGGER: _ClassVar[Kind]
+    KIND_GRAPH_RESOLVE: _ClassVar[Kind]
+    KIND_GRAPH_RELEASED: _ClassVar[Kind]
+    KIND_STORE_TREE: _ClassVar[Kind]
+    KIND_STORE_LOGS: _ClassVar[Kind]
+    KIND_STORE_GET_LOGS: _ClassVar[Kind]
+    KIND_STORE_QUEUE_OP: _ClassVar[Kind]
+    KIND_STORE_QUEUE_STATUS: _ClassVar[Kind]
+    KIND_STORE_SERVERS: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -49,6 +67,24 @@ KIND_DISPATCH: Kind
 KIND_POOL_REPORT: Kind
 KIND_SURVEY: Kind
 KIND_EVENTS: Kind
+KIND_STORE_COUNTERS: Kind
+KIND_STORE_RECONCILE: Kind
+KIND_STORE_LOAD_DUE: Kind
+KIND_STORE_FAILURES: Kind
+KIND_STORE_EXPLAIN: Kind
+KIND_STORE_SCHEDULE_SAVE: Kind
+KIND_STORE_SCHEDULE_READ: Kind
+KIND_STORE_SCHEDULE_CHANGE: Kind
+KIND_STORE_SCHEDULE_FIRE: Kind
+KIND_SCHEDULE_TRIGGER: Kind
+KIND_GRAPH_RESOLVE: Kind
+KIND_GRAPH_RELEASED: Kind
+KIND_STORE_TREE: Kind
+KIND_STORE_LOGS: Kind
+KIND_STORE_GET_LOGS: Kind
+KIND_STORE_QUEUE_OP: Kind
+KIND_STORE_QUEUE_STATUS: Kind
+KIND_STORE_SERVERS: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error")

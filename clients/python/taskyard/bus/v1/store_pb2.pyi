@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import supervision_pb2 as _supervision_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
@@ -117,7 +118,7 @@ class ReportRequest(_message.Message):
     def __init__(self, started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[Death, _Mapping]]] = ...) -> None: ...
 
 class Completion(_message.Message):
-    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us", "max_retries")
+    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us", "max_retries", "cancel_step")
     REF_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -126,6 +127,7 @@ class Completion(_message.Message):
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_US_FIELD_NUMBER: _ClassVar[int]
     MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_STEP_FIELD_NUMBER: _ClassVar[int]
     ref: _task_record_pb2.AttemptRef
     success: bool
     result_json: bytes
@@ -134,7 +136,8 @@ class Completion(_message.Message):
     retry_delay_ms: int
     started_at_us: int
     max_retries: int
-    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ..., max_retries: _Optional[int] = ...) -> None: ...
+    cancel_step: _task_pb2.CancelStep
+    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ..., max_retries: _Optional[int] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ...) -> None: ...
 
 class Release(_message.Message):
     __slots__ = ("ref", "resume_requested")
@@ -145,16 +148,20 @@ class Release(_message.Message):
     def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., resume_requested: bool = ...) -> None: ...
 
 class Death(_message.Message):
-    __slots__ = ("ref", "started", "retry_delay_ms", "max_retries")
+    __slots__ = ("ref", "started", "retry_delay_ms", "max_retries", "cancel_step", "max_rescues")
     REF_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_STEP_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESCUES_FIELD_NUMBER: _ClassVar[int]
     ref: _task_record_pb2.AttemptRef
     started: bool
     retry_delay_ms: int
     max_retries: int
-    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., started: bool = ..., retry_delay_ms: _Optional[int] = ..., max_retries: _Optional[int] = ...) -> None: ...
+    cancel_step: _task_pb2.CancelStep
+    max_rescues: int
+    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., started: bool = ..., retry_delay_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., max_rescues: _Optional[int] = ...) -> None: ...
 
 class ReportReply(_message.Message):
     __slots__ = ("refused", "started", "completed", "released", "died")
@@ -179,20 +186,24 @@ class RenewLeasesRequest(_message.Message):
     def __init__(self, refs: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., lease_ms: _Optional[int] = ...) -> None: ...
 
 class RenewLeasesReply(_message.Message):
-    __slots__ = ("lost",)
+    __slots__ = ("lost", "cancel_requested")
     LOST_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     lost: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, lost: _Optional[_Iterable[str]] = ...) -> None: ...
+    cancel_requested: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, lost: _Optional[_Iterable[str]] = ..., cancel_requested: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RescueRequest(_message.Message):
-    __slots__ = ("limit", "retry_delay_ms", "default_max_retries")
+    __slots__ = ("limit", "retry_delay_ms", "default_max_retries", "max_rescues")
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESCUES_FIELD_NUMBER: _ClassVar[int]
     limit: int
     retry_delay_ms: int
     default_max_retries: int
-    def __init__(self, limit: _Optional[int] = ..., retry_delay_ms: _Optional[int] = ..., default_max_retries: _Optional[int] = ...) -> None: ...
+    max_rescues: int
+    def __init__(self, limit: _Optional[int] = ..., retry_delay_ms: _Optional[int] = ..., default_max_retries: _Optional[int] = ..., max_rescues: _Optional[int] = ...) -> None: ...
 
 class RescueReply(_message.Message):
     __slots__ = ("requeued", "failed")
@@ -225,12 +236,14 @@ class CancelOutcome(_message.Message):
     def __init__(self, id: _Optional[str] = ..., cancelled: bool = ..., flagged: bool = ..., not_found: bool = ..., already_final: bool = ...) -> None: ...
 
 class CancelTasksReply(_message.Message):
-    __slots__ = ("outcomes", "tasks")
+    __slots__ = ("outcomes", "tasks", "cancelled_children")
     OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_CHILDREN_FIELD_NUMBER: _ClassVar[int]
     outcomes: _containers.RepeatedCompositeFieldContainer[CancelOutcome]
     tasks: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.TaskRecord]
-    def __init__(self, outcomes: _Optional[_Iterable[_Union[CancelOutcome, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
+    cancelled_children: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[CancelOutcome, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., cancelled_children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LoadQueuedRequest(_message.Message):
     __slots__ = ("limit", "cursor")
@@ -277,7 +290,7 @@ class PromoteDueReply(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[QueuedRef, _Mapping]]] = ..., next_due_us: _Optional[int] = ...) -> None: ...
 
 class HeartbeatRequest(_message.Message):
-    __slots__ = ("pool_id", "server_name", "max_workers", "active_workers", "idle_workers", "running_tasks", "is_running", "task_names", "state", "rss_bytes", "capacity")
+    __slots__ = ("pool_id", "server_name", "max_workers", "active_workers", "idle_workers", "running_tasks", "is_running", "task_names", "state", "rss_bytes", "capacity", "concurrency", "processes", "last_dispatch_at_us")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
     MAX_WORKERS_FIELD_NUMBER: _ClassVar[int]
@@ -289,6 +302,9 @@ class HeartbeatRequest(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    LAST_DISPATCH_AT_US_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     server_name: str
     max_workers: int
@@ -300,7 +316,10 @@ class HeartbeatRequest(_message.Message):
     state: str
     rss_bytes: int
     capacity: int
-    def __init__(self, pool_id: _Optional[str] = ..., server_name: _Optional[str] = ..., max_workers: _Optional[int] = ..., active_workers: _Optional[int] = ..., idle_workers: _Optional[int] = ..., running_tasks: _Optional[int] = ..., is_running: bool = ..., task_names: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., rss_bytes: _Optional[int] = ..., capacity: _Optional[int] = ...) -> None: ...
+    concurrency: int
+    processes: _containers.RepeatedCompositeFieldContainer[_supervision_pb2.WorkerProcess]
+    last_dispatch_at_us: int
+    def __init__(self, pool_id: _Optional[str] = ..., server_name: _Optional[str] = ..., max_workers: _Optional[int] = ..., active_workers: _Optional[int] = ..., idle_workers: _Optional[int] = ..., running_tasks: _Optional[int] = ..., is_running: bool = ..., task_names: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., rss_bytes: _Optional[int] = ..., capacity: _Optional[int] = ..., concurrency: _Optional[int] = ..., processes: _Optional[_Iterable[_Union[_supervision_pb2.WorkerProcess, _Mapping]]] = ..., last_dispatch_at_us: _Optional[int] = ...) -> None: ...
 
 class HeartbeatReply(_message.Message):
     __slots__ = ()

@@ -20,23 +20,33 @@ coalesce(t.schedule_id::text, '') AS schedule_id,
 ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us
 
 -- name: insert_tasks
--- One multi-row insert; duplicates (id or request_id, also inside the batch)
--- are skipped and looked up by lookup_duplicates.
+-- One multi-row insert; duplicates (id, request_id or a live idempotency key,
+-- also inside the batch) are skipped and looked up by lookup_duplicates.
+-- The expired_keys CTE first frees the keys whose window has passed (the WHERE
+-- reads it, so it runs before the first row is inserted). A child's root is
+-- its parent's root.
+WITH {{expired_keys}}
 INSERT INTO tasks AS t (
   id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
-  parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers
+  parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
+  depends_on, idempotency_key, idempotency_expires_at
 )
 SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
-       r.max_retries, r.request_id, r.parent_id, r.root_id, r.labels::jsonb,
-       r.state::task_state, r.attempt,
+       r.max_retries, r.request_id, r.parent_id,
+       coalesce(r.root_id, (SELECT p.root_id FROM tasks p WHERE p.id = r.parent_id), r.parent_id),
+       r.labels::jsonb, r.state::task_state, r.attempt,
        CASE WHEN r.created_us > 0 THEN ty_ts(r.created_us) ELSE now() END, now(),
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
-       r.trace_headers::jsonb
+       r.trace_headers::jsonb,
+       r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[],
             $7::bigint[], $8::int[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
-            $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[])
+            $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[],
+            $18::text[], $19::text[], $20::bigint[])
      AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
-          parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers)
+          parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
+          deps, ikey, ikey_us)
+WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
           ty_us(t.created_at) AS created_at_us
@@ -46,37 +56,75 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.nam
 -- is inserted already leased (ASSIGNED), because a pool had a free slot and
 -- nothing waited ahead of it; that is QUEUED -> ASSIGNED at the same instant,
 -- in one statement instead of two. Full records come back for dispatch.
+WITH {{expired_keys}}
 INSERT INTO tasks AS t (
   id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
   parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
+  depends_on, idempotency_key, idempotency_expires_at,
   lease_token, pool_id, lease_expires_at
 )
 SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
-       r.max_retries, r.request_id, r.parent_id, r.root_id, r.labels::jsonb,
-       CASE WHEN r.token <> '' AND r.state = 'QUEUED' THEN 'ASSIGNED'::task_state
-            ELSE r.state::task_state END,
+       r.max_retries, r.request_id, r.parent_id,
+       coalesce(r.root_id, (SELECT p.root_id FROM tasks p WHERE p.id = r.parent_id), r.parent_id),
+       r.labels::jsonb,
+       CASE WHEN x.lease THEN 'ASSIGNED'::task_state ELSE r.state::task_state END,
        r.attempt,
        CASE WHEN r.created_us > 0 THEN ty_ts(r.created_us) ELSE now() END, now(),
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
-       CASE WHEN r.state = 'QUEUED' THEN r.token ELSE '' END,
-       CASE WHEN r.token <> '' AND r.state = 'QUEUED' THEN r.pool_id ELSE '' END,
-       CASE WHEN r.token <> '' AND r.state = 'QUEUED'
-            THEN now() + r.lease_ms * interval '1 millisecond' END
+       r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END,
+       CASE WHEN x.lease THEN r.token ELSE '' END,
+       CASE WHEN x.lease THEN r.pool_id ELSE '' END,
+       CASE WHEN x.lease THEN now() + r.lease_ms * interval '1 millisecond' END
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[],
             $7::bigint[], $8::int[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
             $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[],
-            $18::text[], $19::text[], $20::bigint[])
+            $18::text[], $19::text[], $20::bigint[],
+            $21::text[], $22::text[], $23::bigint[])
      AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
           parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-          token, pool_id, lease_ms)
+          deps, ikey, ikey_us, token, pool_id, lease_ms)
+     -- ops slice: never leased at birth in a paused queue (the scheduler's view
+     -- of pauses may lag); such a row is inserted QUEUED and waits.
+     CROSS JOIN LATERAL (
+       SELECT r.token <> '' AND r.state = 'QUEUED'
+              AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused) AS lease
+     ) AS x
+WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING {{record}}
 
+-- name: cancel_orphans
+-- New children ($1) whose parent is CANCELLED or has a cancel requested: the
+-- parent's cancel already swept its descendants (cancels.py), so a child it
+-- submits afterwards is cancelled here, in the insert's own transaction.
+-- $2 = sources of CANCELLED less RUNNING.
+UPDATE tasks t
+SET state = 'CANCELLED', cancel_reason = 'parent ' || p.id::text || ' cancelled', cancel_step = 1,
+    finished_at = now(), updated_at = now(), lease_token = '', lease_expires_at = NULL, pool_id = ''
+FROM tasks p
+WHERE t.id = ANY($1::uuid[]) AND p.id = t.parent_id
+  AND (p.state = 'CANCELLED' OR (p.cancel_requested AND p.state = 'RUNNING'))
+  AND t.state = ANY($2::task_state[])
+RETURNING {{record}}
+
 -- name: lookup_duplicates
-SELECT t.id::text AS id, t.request_id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue
+SELECT t.id::text AS id, t.request_id, t.idempotency_key, t.state::text AS state, t.attempt,
+       t.priority, t.name, t.queue
 FROM tasks t
 WHERE t.id = ANY($1::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY($2::text[]))
+   OR (t.idempotency_key <> '' AND t.idempotency_key = ANY($3::text[]))
+
+-- name: expired_keys
+-- (A CTE of the inserts; $19 = the keys of the rows being inserted.) Frees the
+-- idempotency keys whose window has passed, by the database clock, so the
+-- unique index tasks_idempotency_key lets a new task take them.
+expired_keys AS (
+  UPDATE tasks o SET idempotency_key = ''
+  WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY($19::text[])
+    AND o.idempotency_expires_at <= now()
+  RETURNING 1
+)
 
 -- name: get_tasks
 SELECT {{record}} FROM tasks t WHERE t.id = ANY($1::uuid[])
@@ -100,6 +148,8 @@ SET state = 'ASSIGNED', lease_token = l.token, pool_id = l.pool_id, worker_id = 
     lease_expires_at = now() + l.lease_ms * interval '1 millisecond', updated_at = now()
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS l(id, token, pool_id, lease_ms)
 WHERE t.id = l.id AND t.state = ANY($5::task_state[])
+  -- ops slice: a paused queue's tasks stay QUEUED (a dispatch that raced the pause).
+  AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue AND q.paused)
 RETURNING {{record}}
 
 -- name: start_attempts
@@ -119,6 +169,9 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
 WITH c AS (
   SELECT c.*, CASE
            WHEN c.success THEN 'SUCCESS'::task_state
+           -- A failure while a cancel was requested stops the task for good: the
+           -- user asked for it to end, so no retry ($17 = sources of CANCELLED).
+           WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            -- max_retries -1: the budget the pool resolved from @task(...) or its default.
            WHEN c.retryable AND c.attempt <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                                                  ELSE c.max_retries END THEN 'RETRYING'::task_state
@@ -141,6 +194,8 @@ WITH c AS (
       run_at = CASE WHEN c.target = 'RETRYING'
                     THEN now() + greatest(c.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
       finished_at = CASE WHEN c.target = 'RETRYING' THEN t.finished_at ELSE now() END,
+      -- It stopped itself (raised) with its cancel flag set: CANCEL_STEP_FLAG.
+      cancel_step = CASE WHEN c.target = 'CANCELLED' THEN 2 ELSE t.cancel_step END,
       -- The outcome may overtake the start notice (ASSIGNED -> final).
       started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
       worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
@@ -150,13 +205,16 @@ WITH c AS (
   WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
     AND t.state = ANY(CASE c.target WHEN 'SUCCESS' THEN $12::task_state[]
                                     WHEN 'RETRYING' THEN $13::task_state[]
+                                    WHEN 'CANCELLED' THEN $17::task_state[]
                                     ELSE $14::task_state[] END)
   RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, c.success AS ref_success,
             c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker
 ), failures AS (
-  INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id)
+  INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at)
   SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
-         coalesce(u.ftb, ''), u.ref_worker
+         coalesce(u.ftb, ''), u.ref_worker,
+         -- When the next attempt is due (time slice, 0004_time.sql).
+         CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END
   FROM upd u WHERE NOT u.ref_success
 )
 SELECT * FROM upd
@@ -177,42 +235,77 @@ WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
 RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 
 -- name: release_attempts
--- ASSIGNED/RUNNING -> QUEUED, attempt kept (no attempt burned). Fenced.
+-- ASSIGNED/RUNNING -> QUEUED, attempt kept (no attempt burned). Fenced. A row
+-- whose cancel was requested (the pool was stopped before it could report the
+-- cancel) -> CANCELLED, step ASYNCIO: the release stopped it, and dispatching
+-- it again would lose the user's cancel. $5/$6 = leased sources of
+-- QUEUED/CANCELLED. Full records: a CANCELLED one is a final for the resolver.
+-- A release that says "not started" (resume false: a refused dispatch, a
+-- scheduler whose send failed) never applies to a RUNNING row: the start notice
+-- proves a worker ran it, so it is an attempt for the death/lapse path to count,
+-- not a free re-queue (a pool may get a dispatch from the store's stream while
+-- the scheduler's own copy fails).
 UPDATE tasks t
-SET state = 'QUEUED', lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
-    resume_requested = r.resume, updated_at = now()
+SET state = CASE WHEN t.cancel_requested THEN 'CANCELLED'::task_state ELSE 'QUEUED'::task_state END,
+    cancel_step = CASE WHEN t.cancel_requested THEN 3 ELSE t.cancel_step END,
+    finished_at = CASE WHEN t.cancel_requested THEN now() ELSE t.finished_at END,
+    pool_id = CASE WHEN t.cancel_requested THEN t.pool_id ELSE '' END,
+    worker_id = CASE WHEN t.cancel_requested THEN t.worker_id ELSE '' END,
+    resume_requested = r.resume AND NOT t.cancel_requested,
+    lease_token = '', lease_expires_at = NULL, updated_at = now()
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[]) AS r(id, attempt, token, resume)
 WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
-  AND t.state = ANY($5::task_state[])
-RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
-          t.worker_id, ty_us(t.updated_at) AS at_us, r.token AS ref_token
+  AND t.state = ANY(CASE WHEN t.cancel_requested THEN $6::task_state[] ELSE $5::task_state[] END)
+  AND (r.resume OR t.cancel_requested OR t.state = 'ASSIGNED')
+RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt
 
 -- name: die_attempts
 -- The worker died holding the attempt (or its lease lapsed). It had started
 -- when the pool says so or the row is RUNNING (the start notice may still be on
 -- its way): not started -> QUEUED, attempt kept; started -> a retryable failure
--- of type WorkerProcessDied: RETRYING or FAILURE. $7/$8/$9 = sources of
--- QUEUED/RETRYING/FAILURE (restricted to leased states).
+-- of type WorkerProcessDied: RETRYING or FAILURE, counted in tasks.rescues; the
+-- death that reaches the cap ($11, 0 = none) quarantines the task (FAILURE,
+-- message "quarantined: ..."), whatever its retry budget. A death the pool
+-- caused to enforce a cancel request ($12 = CANCEL_STEP_KILL), or any death
+-- of a task whose cancel was requested, -> CANCELLED.
+-- $7/$8/$9/$13 = sources of QUEUED/RETRYING/FAILURE/CANCELLED (leased states).
 WITH d AS (
-  SELECT d.*, t0.attempt AS cur_attempt, CASE
+  SELECT d.*, t0.attempt AS cur_attempt,
+         (d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues) AS quarantine,
+         CASE
+           -- A cancel was requested (only ever on a RUNNING row): the death ends
+           -- it as CANCELLED, never a retry; step KILL unless the pool says which.
+           WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            WHEN t0.state <> 'RUNNING' AND NOT d.started THEN 'QUEUED'::task_state
+           WHEN d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues THEN 'FAILURE'::task_state
            WHEN d.attempt <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                                   ELSE d.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
-  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[], $10::int[])
-       AS d(id, attempt, token, started, delay_ms, fmsg, max_retries)
+  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[], $10::int[],
+              $11::int[], $12::smallint[])
+       AS d(id, attempt, token, started, delay_ms, fmsg, max_retries, max_rescues, cancel_step)
   JOIN tasks t0 ON t0.id = d.id
 ), upd AS (
   UPDATE tasks t
   SET state = d.target,
       attempt = CASE WHEN d.target = 'RETRYING' THEN t.attempt + 1 ELSE t.attempt END,
-      failure_type = CASE WHEN d.target = 'QUEUED' THEN t.failure_type ELSE 'WorkerProcessDied' END,
-      failure_message = CASE WHEN d.target = 'QUEUED' THEN t.failure_message ELSE d.fmsg END,
-      failure_traceback = CASE WHEN d.target = 'QUEUED' THEN t.failure_traceback ELSE '' END,
-      failure_attempt = CASE WHEN d.target = 'QUEUED' THEN t.failure_attempt ELSE d.attempt END,
+      rescues = CASE WHEN d.target IN ('RETRYING', 'FAILURE') THEN t.rescues + 1 ELSE t.rescues END,
+      cancel_step = CASE WHEN d.target = 'CANCELLED' THEN coalesce(nullif(d.cancel_step, 0), 4)::smallint
+                         ELSE t.cancel_step END,
+      failure_type = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_type
+                          ELSE 'WorkerProcessDied' END,
+      failure_message = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_message
+                             WHEN d.target = 'FAILURE' AND d.quarantine
+                             THEN 'quarantined: its worker died ' || (t.rescues + 1)
+                                  || ' times running it (TASKYARD_MAX_RESCUES = ' || d.max_rescues || ')'
+                             ELSE d.fmsg END,
+      failure_traceback = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_traceback
+                               ELSE '' END,
+      failure_attempt = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_attempt
+                             ELSE d.attempt END,
       run_at = CASE WHEN d.target = 'RETRYING'
                     THEN now() + greatest(d.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
-      finished_at = CASE WHEN d.target = 'FAILURE' THEN now() ELSE t.finished_at END,
+      finished_at = CASE WHEN d.target IN ('FAILURE', 'CANCELLED') THEN now() ELSE t.finished_at END,
       pool_id = CASE WHEN d.target = 'QUEUED' THEN '' ELSE t.pool_id END,
       worker_id = CASE WHEN d.target = 'QUEUED' THEN '' ELSE t.worker_id END,
       lease_token = '', lease_expires_at = NULL, resume_requested = false,
@@ -221,15 +314,36 @@ WITH d AS (
   WHERE t.id = d.id AND t.attempt = d.attempt AND t.lease_token = d.token
     AND t.state = ANY(CASE d.target WHEN 'QUEUED' THEN $7::task_state[]
                                     WHEN 'RETRYING' THEN $8::task_state[]
+                                    WHEN 'CANCELLED' THEN $13::task_state[]
                                     ELSE $9::task_state[] END)
   RETURNING {{record}}, d.token AS ref_token, d.attempt AS ref_attempt, d.target::text AS target,
-            d.fmsg
+            t.failure_message AS fmsg
 ), failures AS (
-  INSERT INTO task_failures (task_id, attempt, type, message, worker_id)
-  SELECT u.id::uuid, u.ref_attempt, 'WorkerProcessDied', u.fmsg, u.worker_id
-  FROM upd u WHERE u.target <> 'QUEUED'
+  INSERT INTO task_failures (task_id, attempt, type, message, worker_id, retry_at)
+  SELECT u.id::uuid, u.ref_attempt, 'WorkerProcessDied', u.fmsg, u.worker_id,
+         CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END
+  FROM upd u WHERE u.target IN ('RETRYING', 'FAILURE')
 )
 SELECT * FROM upd
+
+-- name: cancel_attempts
+-- A running attempt its cancel request stopped (the pool says which step: FLAG
+-- or ASYNCIO) -> CANCELLED with that step. Fenced, and only for rows whose
+-- cancel was requested. $7 = sources of CANCELLED (leased states).
+UPDATE tasks t
+SET state = 'CANCELLED', cancel_step = c.step, finished_at = now(),
+    started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
+    worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
+    lease_token = '', lease_expires_at = NULL, resume_requested = false, updated_at = now()
+FROM unnest($1::uuid[], $2::int[], $3::text[], $4::smallint[], $5::text[], $6::bigint[])
+     AS c(id, attempt, token, step, worker_id, started_us)
+WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
+  AND t.cancel_requested AND t.state = ANY($7::task_state[])
+RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
+
+-- name: attempts_now
+-- The current attempt and lease of refused completions (late_completions).
+SELECT t.id::text AS id, t.attempt, t.lease_token FROM tasks t WHERE t.id = ANY($1::uuid[])
 
 -- name: lapsed_leases
 -- Attempts whose lease lapsed by the database clock, oldest first.
@@ -241,17 +355,21 @@ LIMIT $1
 FOR UPDATE SKIP LOCKED
 
 -- name: renew_leases
+-- Extends current leases (database clock); cancel_requested travels back so a
+-- pool that missed the cancel event still stops the attempt.
 UPDATE tasks t
 SET lease_expires_at = now() + $4::bigint * interval '1 millisecond'
 FROM unnest($1::uuid[], $2::int[], $3::text[]) AS r(id, attempt, token)
 WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
   AND t.state IN ('ASSIGNED', 'RUNNING')
-RETURNING t.id::text AS id, r.attempt AS ref_attempt, r.token AS ref_token
+RETURNING t.id::text AS id, r.attempt AS ref_attempt, r.token AS ref_token, t.cancel_requested
 
 -- name: cancel_now
--- Not running: CANCELLED now. $2 = sources of CANCELLED less RUNNING.
+-- Not running: CANCELLED now, stopped before it started (CANCEL_STEP_NOT_STARTED).
+-- $2 = sources of CANCELLED less RUNNING.
 UPDATE tasks t
-SET state = 'CANCELLED', cancel_reason = $3::text, finished_at = now(), updated_at = now(),
+SET state = 'CANCELLED', cancel_reason = $3::text, cancel_step = 1,
+    finished_at = now(), updated_at = now(),
     lease_token = '', lease_expires_at = NULL
 WHERE t.id = ANY($1::uuid[]) AND t.state = ANY($2::task_state[])
 RETURNING {{record}}
@@ -291,6 +409,31 @@ FROM due
 WHERE t.id = due.id AND t.state = ANY($2::task_state[])
 RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us,
           t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us
+
+-- name: release_orphaned_leases
+-- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED, attempt
+-- kept, for leases of the pools that answered a survey ($1) whose token none of
+-- them reported holding ($2), not issued by the asking scheduler (token prefix
+-- $6, '' = none of its own) and issued more than $3 ms ago by the database clock. updated_at is the issue time: the lease sets it and nothing
+-- moves an ASSIGNED row's updated_at back (a later touch only makes it look
+-- newer, i.e. kept). RUNNING rows are never touched (the IN list keeps the
+-- lease index usable; $5 = sources of QUEUED that are ASSIGNED).
+WITH orphan AS (
+  SELECT t.id FROM tasks t
+  WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.state = ANY($5::task_state[])
+    AND t.pool_id = ANY($1::text[]) AND NOT (t.lease_token = ANY($2::text[]))
+    AND ($6::text = '' OR NOT starts_with(t.lease_token, $6::text))
+    AND t.updated_at < now() - $3::bigint * interval '1 millisecond'
+  ORDER BY t.updated_at
+  LIMIT $4
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE tasks t
+SET state = 'QUEUED', lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
+    updated_at = now()
+FROM orphan
+WHERE t.id = orphan.id AND t.state = ANY($5::task_state[])
+RETURNING {{record}}
 
 -- name: next_due
 SELECT ty_us(min(t.run_at)) FROM tasks t WHERE t.state IN ('SCHEDULED', 'RETRYING')

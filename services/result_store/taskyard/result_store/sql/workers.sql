@@ -1,23 +1,29 @@
 -- The servers registry.
 
 -- name: upsert_workers
+-- processes: a JSON array of {"index", "pid", "state", "rss_bytes",
+-- "running_tasks", "last_beat_us"}, one per worker process (state "starting",
+-- "idle", "busy", "recycling" or "stopping").
 INSERT INTO workers AS w (
   pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
-  task_names, state, rss_bytes, capacity, last_heartbeat
+  task_names, state, rss_bytes, capacity, last_heartbeat, concurrency, processes, last_dispatch_at
 )
 SELECT h.pool_id, h.server_name, h.max_workers, h.active_workers, h.idle_workers, h.running,
        h.is_running, ARRAY(SELECT jsonb_array_elements_text(h.task_names::jsonb)), h.state,
-       h.rss_bytes, h.capacity, now()
+       h.rss_bytes, h.capacity, now(), h.concurrency, h.processes::jsonb,
+       ty_ts(nullif(h.last_dispatch_us, 0))
 FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::bool[],
-            $8::text[], $9::text[], $10::bigint[], $11::int[])
+            $8::text[], $9::text[], $10::bigint[], $11::int[], $12::int[], $13::text[], $14::bigint[])
      AS h(pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
-          task_names, state, rss_bytes, capacity)
+          task_names, state, rss_bytes, capacity, concurrency, processes, last_dispatch_us)
 ON CONFLICT (pool_id) DO UPDATE SET
   server_name = EXCLUDED.server_name, max_workers = EXCLUDED.max_workers,
   active_workers = EXCLUDED.active_workers, idle_workers = EXCLUDED.idle_workers,
   running = EXCLUDED.running, is_running = EXCLUDED.is_running,
   task_names = EXCLUDED.task_names, state = EXCLUDED.state, rss_bytes = EXCLUDED.rss_bytes,
-  capacity = EXCLUDED.capacity, last_heartbeat = now()
+  capacity = EXCLUDED.capacity, last_heartbeat = now(), concurrency = EXCLUDED.concurrency,
+  processes = EXCLUDED.processes,
+  last_dispatch_at = coalesce(EXCLUDED.last_dispatch_at, w.last_dispatch_at)
 RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us
 
 -- name: task_names
@@ -25,3 +31,19 @@ SELECT DISTINCT n.name
 FROM workers w, unnest(w.task_names) AS n(name)
 WHERE w.last_heartbeat > now() - $1::bigint * interval '1 millisecond' AND w.is_running
 ORDER BY n.name
+
+-- name: bump_counter
+-- taskyard_counters[$1] += $2 (e.g. late_completions: outcomes fencing refused).
+INSERT INTO taskyard_counters AS c (name, value) VALUES ($1::text, $2::bigint)
+ON CONFLICT (name) DO UPDATE SET value = c.value + EXCLUDED.value
+
+-- name: late_completions
+-- Completions refused by fencing (a superseded attempt finished late), ever.
+SELECT coalesce((SELECT value FROM taskyard_counters WHERE name = 'late_completions'), 0)::bigint
+       AS value
+
+-- name: counters
+-- The store's counters; $1 empty = all of them.
+SELECT name, value FROM taskyard_counters
+WHERE cardinality($1::text[]) = 0 OR name = ANY($1::text[])
+ORDER BY name

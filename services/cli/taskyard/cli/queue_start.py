@@ -1,0 +1,41 @@
+"""``taskyard queue start --workers N --concurrency C``: the seed's command to run a worker pool.
+
+Runs a worker pool in the foreground (exec of ``python -m taskyard.worker_pool``)
+with N worker processes of C tasks each; everything else comes from the
+environment (TASKYARD_* or the seed's QUEUED_TASK_* / QUEUE_* names).
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from taskyard.cli.serve import exec_service, pool_env
+
+
+@click.command("start")
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: TASKYARD_WORKERS / QUEUED_TASK_WORKERS, else 1).",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tasks per worker process (default: TASKYARD_CONCURRENCY / QUEUED_TASK_CONCURRENCY, else CPUs).",
+)
+@click.option(
+    "--tasks",
+    "tasks",
+    multiple=True,
+    metavar="MODULE",
+    help="Module(s) of task functions to load (TASKYARD_TASK_MODULES).",
+)
+def queue_start_command(workers: int | None, concurrency: int | None, tasks: tuple[str, ...]) -> None:
+    """Run a worker pool: N worker processes x C tasks each (SIGTERM drains it)."""
+    exec_service("worker-pool", pool_env(os.environ, workers=workers, concurrency=concurrency, tasks=tasks))

@@ -1,0 +1,162 @@
+"""ExplainTask: why a task is not running yet, in one reason and one sentence.
+
+The state decides most of it (final, running, SCHEDULED until its ETA, RETRYING
+until its backoff ends). For PENDING and QUEUED tasks one store read
+(``ExplainFactsRequest``) supplies the rest: unfinished dependencies, its queue's
+pause flag, the live pools that serve its name with their capacity and load,
+and how many QUEUED tasks those pools will take before it.
+
+Also GetTask's list of failed attempts (``GetFailuresRequest``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, task_record_pb2, time_pb2
+from taskyard.core import codec
+from taskyard.core.clock import Clock, SystemClock, from_us
+from taskyard.core.states import TaskState
+from taskyard.v1 import task_pb2, task_service_pb2
+
+M = TypeVar("M", bound=Message)
+S = TaskState
+R = task_service_pb2
+
+# Ids listed in a message; the response's waiting_on has them all.
+SHOWN_IDS = 3
+
+
+class Store(Protocol):
+    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
+
+
+def _in(seconds: float) -> str:
+    """A short human duration: "in 41 s", "in 3 min", "now"."""
+    if seconds < 0.5:
+        return "now"
+    if seconds < 120:
+        return f"in {seconds:.0f} s"
+    if seconds < 7200:
+        return f"in {seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"in {seconds / 3600:.1f} h"
+    return f"in {seconds / 86400:.1f} days"
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:SHOWN_IDS])
+    return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class Explainer:
+    def __init__(self, store: Store, *, clock: Clock | None = None) -> None:
+        self._store = store
+        self._clock = clock or SystemClock()
+
+    async def failures(self, task_id: str) -> list[task_pb2.TaskFailure]:
+        reply = await self._store.request(
+            envelope_pb2.KIND_STORE_FAILURES,
+            time_pb2.GetFailuresRequest(task_ids=[task_id]),
+            time_pb2.GetFailuresReply,
+        )
+        return [f for t in reply.tasks if t.task_id == task_id for f in t.failures]
+
+    async def _facts(self, task_id: str) -> time_pb2.ExplainFactsReply:
+        return await self._store.request(
+            envelope_pb2.KIND_STORE_EXPLAIN,
+            time_pb2.ExplainFactsRequest(task_id=task_id),
+            time_pb2.ExplainFactsReply,
+        )
+
+    async def explain(self, rec: task_record_pb2.TaskRecord) -> task_service_pb2.ExplainTaskResponse:
+        out = R.ExplainTaskResponse(task=codec.record_to_task(rec, with_payload=False))
+        state = TaskState(rec.state)
+        if state.is_final:
+            out.reason = R.WAIT_REASON_FINAL
+            out.message = _final_message(rec)
+        elif state in (S.ASSIGNED, S.RUNNING):
+            out.reason = R.WAIT_REASON_RUNNING
+            where = f" on {rec.worker_id}" if rec.worker_id else ""
+            out.message = (
+                f"attempt {rec.attempt} is running{where}"
+                if state is S.RUNNING
+                else f"attempt {rec.attempt} is leased to pool {rec.pool_id or '?'} and about to start"
+            )
+            if rec.cancel_requested:
+                out.message += "; a cancel was requested"
+        elif state in (S.SCHEDULED, S.RETRYING):
+            self._timed(rec, state, out)
+        elif state is S.PENDING:
+            facts = await self._facts(rec.id)
+            out.waiting_on.extend(facts.waiting_on)
+            out.reason = R.WAIT_REASON_DEPENDENCY
+            if facts.waiting_on:
+                n = len(facts.waiting_on)
+                deps = "dependency" if n == 1 else "dependencies"
+                out.message = f"waiting for {n} {deps} to succeed: {_ids(list(facts.waiting_on))}"
+            else:
+                out.message = "its dependencies have succeeded; it is about to be queued"
+        else:
+            self._queued(rec, await self._facts(rec.id), out)
+        return out
+
+    def _timed(
+        self, rec: task_record_pb2.TaskRecord, state: TaskState, out: task_service_pb2.ExplainTaskResponse
+    ) -> None:
+        when = _in(from_us(rec.run_at_us) - self._clock.now()) if rec.run_at_us else "soon"
+        if rec.run_at_us:
+            out.until.FromMicroseconds(rec.run_at_us)
+        if state is S.SCHEDULED:
+            out.reason = R.WAIT_REASON_ETA
+            out.message = f"waiting for its ETA ({when})"
+            return
+        out.reason = R.WAIT_REASON_RETRY_DELAY
+        failed = ""
+        if rec.HasField("failure") and rec.failure.type:
+            failed = f" after {rec.failure.type}"
+            if rec.failure.message:
+                failed += f": {codec.quote(rec.failure.message)[1:-1]}"
+        out.message = f"attempt {rec.attempt - 1} failed{failed}; attempt {rec.attempt} is due {when}"
+
+    def _queued(
+        self,
+        rec: task_record_pb2.TaskRecord,
+        facts: time_pb2.ExplainFactsReply,
+        out: task_service_pb2.ExplainTaskResponse,
+    ) -> None:
+        out.lane_depth_ahead = facts.depth_ahead
+        ahead = f"{_plural(facts.depth_ahead, 'task')} ahead of it"
+        if facts.queue_paused:
+            out.reason = R.WAIT_REASON_QUEUE_PAUSED
+            out.message = f"queue {rec.queue!r} is paused; it runs once the queue is resumed"
+        elif facts.pools == 0:
+            out.reason = R.WAIT_REASON_NO_POOL
+            out.message = f"no live worker pool serves {rec.name!r}; it waits until one starts"
+        elif facts.running >= facts.capacity:
+            out.reason = R.WAIT_REASON_SLOTS_BUSY
+            out.message = (
+                f"all {_plural(facts.capacity, 'slot')} of the {_plural(facts.pools, 'pool')} serving "
+                f"{rec.name!r} are busy; {ahead}"
+            )
+        else:
+            out.reason = R.WAIT_REASON_DISPATCHING
+            free = facts.capacity - facts.running
+            out.message = f"{_plural(free, 'slot')} free; about to be dispatched ({ahead})"
+
+
+def _final_message(rec: task_record_pb2.TaskRecord) -> str:
+    state = TaskState(rec.state)
+    if state is S.SUCCESS:
+        return f"it succeeded at attempt {rec.attempt}"
+    if state is S.CANCELLED:
+        return "it was cancelled" + (f": {rec.cancel_reason}" if rec.cancel_reason else "")
+    what = f"{rec.failure.type}: {rec.failure.message}" if rec.HasField("failure") else "a failure"
+    return f"it failed for good at attempt {rec.attempt} ({what})"

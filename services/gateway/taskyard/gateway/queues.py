@@ -1,0 +1,182 @@
+"""QueueService: pause/resume/clear/retry/purge, queue status and the servers registry.
+
+Thin: each RPC validates its input, makes one store request
+(``KIND_STORE_QUEUE_OP`` / ``_QUEUE_STATUS`` / ``_SERVERS``, see bus ops.proto)
+and maps the reply. Errors leave as ``google.rpc.Status`` like TaskService's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, ops_pb2
+from taskyard.core import codec, errors
+from taskyard.gateway import status
+from taskyard.v1 import queue_service_pb2 as qs
+from taskyard.v1 import queue_service_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=Message)
+R = TypeVar("R")
+Context = grpc.aio.ServicerContext[Any, Any]
+MAX_QUEUE_NAME = 200
+RETRY_MAX = 10_000
+MAX_IDS = 10_000
+
+
+class Store(Protocol):
+    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
+
+
+def _queue(raw: str, field: str = "queue") -> str:
+    name = raw.strip()
+    if len(name) > MAX_QUEUE_NAME or "\x00" in name:
+        raise codec.invalid(
+            [codec.Violation(field=field, description=f"at most {MAX_QUEUE_NAME} characters, no NUL")]
+        )
+    return name
+
+
+QUEUE_SERVICE_NAME = qs.DESCRIPTOR.services_by_name["QueueService"].full_name
+
+
+class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @classmethod
+    def register(cls, store: Store, server: grpc.aio.Server) -> QueueService:
+        service = cls(store)
+        queue_service_pb2_grpc.add_QueueServiceServicer_to_server(service, server)
+        return service
+
+    async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
+        try:
+            return await call()
+        except errors.TaskyardError as exc:
+            await status.abort(context, exc)
+        except Exception as exc:
+            log.exception("queue request failed")
+            await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+
+    async def _op(self, req: ops_pb2.QueueOpRequest) -> ops_pb2.QueueOpReply:
+        return await self._store.request(envelope_pb2.KIND_STORE_QUEUE_OP, req, ops_pb2.QueueOpReply)
+
+    async def PauseQueue(self, request: qs.PauseQueueRequest, context: Context) -> qs.PauseQueueResponse:
+        async def run() -> qs.PauseQueueResponse:
+            reply = await self._op(
+                ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_PAUSE, queue=_queue(request.queue))
+            )
+            return qs.PauseQueueResponse(queue=reply.queue)
+
+        return await self._guard(context, run)
+
+    async def ResumeQueue(self, request: qs.ResumeQueueRequest, context: Context) -> qs.ResumeQueueResponse:
+        async def run() -> qs.ResumeQueueResponse:
+            reply = await self._op(
+                ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_RESUME, queue=_queue(request.queue))
+            )
+            return qs.ResumeQueueResponse(queue=reply.queue)
+
+        return await self._guard(context, run)
+
+    async def ClearQueue(self, request: qs.ClearQueueRequest, context: Context) -> qs.ClearQueueResponse:
+        async def run() -> qs.ClearQueueResponse:
+            reply = await self._op(
+                ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_CLEAR, queue=_queue(request.queue))
+            )
+            return qs.ClearQueueResponse(cleared=reply.count)
+
+        return await self._guard(context, run)
+
+    async def RetryTasks(self, request: qs.RetryTasksRequest, context: Context) -> qs.RetryTasksResponse:
+        async def run() -> qs.RetryTasksResponse:
+            violations: list[codec.Violation] = []
+            if request.limit < 0 or request.limit > RETRY_MAX:
+                violations.append(
+                    codec.Violation(field="limit", description=f"must be 0..{RETRY_MAX} (0 = 1000)")
+                )
+            if len(request.ids) > MAX_IDS:
+                violations.append(codec.Violation(field="ids", description=f"at most {MAX_IDS} ids"))
+            ids: list[str] = []
+            for i, raw in enumerate(request.ids[:MAX_IDS]):
+                canonical = codec.canonical_uuid(raw)
+                if canonical is None:
+                    violations.append(
+                        codec.Violation(
+                            field=f"ids[{i}]", description=f"must be a task id (UUID), got {codec.quote(raw)}"
+                        )
+                    )
+                else:
+                    ids.append(canonical)
+            if violations:
+                raise codec.invalid(violations)
+            reply = await self._op(
+                ops_pb2.QueueOpRequest(
+                    op=ops_pb2.QUEUE_OP_RETRY,
+                    queue=_queue(request.queue),
+                    name=request.name.strip(),
+                    ids=ids,
+                    limit=request.limit,
+                )
+            )
+            return qs.RetryTasksResponse(ids=reply.ids)
+
+        return await self._guard(context, run)
+
+    async def PurgeTasks(self, request: qs.PurgeTasksRequest, context: Context) -> qs.PurgeTasksResponse:
+        async def run() -> qs.PurgeTasksResponse:
+            older_us = 0
+            if request.HasField("older_than"):
+                ms = codec.duration_ms(request.older_than)
+                if ms is None or ms <= 0:
+                    raise codec.invalid(
+                        [codec.Violation(field="older_than", description="must be a positive duration")]
+                    )
+                older_us = ms * 1000
+            reply = await self._op(ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_PURGE, older_than_us=older_us))
+            return qs.PurgeTasksResponse(purged=reply.count)
+
+        return await self._guard(context, run)
+
+    async def GetQueueStatus(
+        self, request: qs.GetQueueStatusRequest, context: Context
+    ) -> qs.GetQueueStatusResponse:
+        async def run() -> qs.GetQueueStatusResponse:
+            reply = await self._store.request(
+                envelope_pb2.KIND_STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest(), ops_pb2.QueueStatusReply
+            )
+            return qs.GetQueueStatusResponse(
+                queues=reply.queues,
+                servers=reply.servers,
+                capacity=reply.capacity,
+                running_tasks=reply.running_tasks,
+                late_completions=reply.late_completions,
+            )
+
+        return await self._guard(context, run)
+
+    async def ListServers(self, request: qs.ListServersRequest, context: Context) -> qs.ListServersResponse:
+        async def run() -> qs.ListServersResponse:
+            age_ms = 0
+            if request.HasField("max_age"):
+                ms = codec.duration_ms(request.max_age)
+                if ms is None or ms <= 0:
+                    raise codec.invalid(
+                        [codec.Violation(field="max_age", description="must be a positive duration")]
+                    )
+                age_ms = ms
+            reply = await self._store.request(
+                envelope_pb2.KIND_STORE_SERVERS,
+                ops_pb2.ServersRequest(max_age_ms=age_ms),
+                ops_pb2.ServersReply,
+            )
+            return qs.ListServersResponse(servers=reply.servers)
+
+        return await self._guard(context, run)

@@ -1,0 +1,262 @@
+"""``taskyard.v1.ScheduleService``: periodic tasks.
+
+The gateway validates (the task template like a submission, the timing with
+``core.schedule``) and forwards: reads and changes to the result-store, a
+manual trigger to a scheduler lane, which fires it through the store and
+enqueues the run's task like a submission.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, schedule_pb2
+from taskyard.core import codec, errors
+from taskyard.core import schedule as timing
+from taskyard.gateway import status
+from taskyard.gateway.names import KnownNames
+from taskyard.v1 import schedule_pb2 as pub
+from taskyard.v1 import schedule_service_pb2 as svc
+from taskyard.v1 import schedule_service_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+M = TypeVar("M", bound=Message)
+Context = grpc.aio.ServicerContext[object, object]
+K = envelope_pb2
+A = schedule_pb2.ScheduleAction
+
+MAX_NAME_CHARS = 200
+MAX_ID_CHARS = 255
+MAX_PAGE_SIZE = 1000
+MAX_PAGE_TOKEN_CHARS = 1024
+# TaskSpec fields that make no sense for a task fired again and again.
+NOT_IN_TEMPLATE = (
+    "request_id",
+    "parent_id",
+    "eta",
+    "countdown",
+    "depends_on",
+    "idempotency_key",
+    "idempotency_window",
+)
+_OVERLAPS = frozenset(pub.OverlapPolicy.values())
+
+
+class Backend(Protocol):
+    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def _ident(value: str, field: str = "id") -> str:
+    v: list[codec.Violation] = []
+    codec.check_text(v, field, value, max_chars=MAX_ID_CHARS, required=True)
+    if v:
+        raise codec.invalid(v)
+    return value
+
+
+def template_violations(s: pub.Schedule, path: str) -> list[codec.Violation]:
+    task = s.task
+    present = {
+        "request_id": bool(task.request_id),
+        "parent_id": bool(task.parent_id),
+        "eta": task.HasField("eta"),
+        "countdown": task.HasField("countdown"),
+        "depends_on": len(task.depends_on) > 0,
+        "idempotency_key": bool(task.idempotency_key),
+        "idempotency_window": task.HasField("idempotency_window"),
+    }
+    return [
+        codec.Violation(field=f"{path}.task.{name}", description="not allowed in a schedule's task")
+        for name in NOT_IN_TEMPLATE
+        if present[name]
+    ]
+
+
+class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
+    def __init__(self, *, store: Backend, lane: Backend, names: KnownNames, limits: codec.Limits) -> None:
+        self._store = store
+        self._lane = lane
+        self._names = names
+        self._limits = limits
+
+    async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
+        try:
+            return await call()
+        except errors.TaskyardError as exc:
+            await status.abort(context, exc)
+        except Exception as exc:
+            log.exception("schedule request failed")
+            await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+
+    # --- create -------------------------------------------------------------------
+    async def CreateSchedule(
+        self, request: svc.CreateScheduleRequest, context: Context
+    ) -> svc.CreateScheduleResponse:
+        return await self._guard(context, lambda: self._create(request))
+
+    async def _create(self, request: svc.CreateScheduleRequest) -> svc.CreateScheduleResponse:
+        if not request.HasField("schedule"):
+            raise codec.invalid([codec.Violation(field="schedule", description="required")])
+        s = pub.Schedule()
+        s.CopyFrom(request.schedule)
+        violations: list[codec.Violation] = []
+        codec.check_text(violations, "schedule.name", s.name, max_chars=MAX_NAME_CHARS, required=True)
+        if s.overlap not in _OVERLAPS:
+            violations.append(
+                codec.Violation(
+                    field="schedule.overlap", description=f"unknown overlap policy {int(s.overlap)}"
+                )
+            )
+        which = s.WhichOneof("spec")
+        interval_ms = codec.duration_ms(s.interval) if which == "interval" else 0
+        if which is None:
+            violations.append(codec.Violation(field="schedule.spec", description="set interval or cron"))
+        elif interval_ms is None:
+            violations.append(codec.Violation(field="schedule.interval", description="malformed duration"))
+        else:
+            spec = timing.Spec(interval_ms=interval_ms, cron=s.cron, time_zone=s.time_zone)
+            for exc in spec.problems():
+                field = "schedule.cron" if exc.field == "spec" else f"schedule.{exc.field}"
+                violations.append(codec.Violation(field=field, description=exc.description))
+        if not s.HasField("task"):
+            violations.append(codec.Violation(field="schedule.task", description="required"))
+        else:
+            violations.extend(template_violations(s, "schedule"))
+            await self._names.ensure({s.task.name})
+            try:
+                codec.build_records(
+                    [s.task],
+                    known_names=self._names.snapshot(),
+                    limits=self._limits,
+                    field="schedule.task",
+                    single=True,
+                    trace_headers={},
+                )
+            except errors.TaskyardError as exc:
+                violations.extend(
+                    v
+                    if isinstance(v, codec.Violation)
+                    else codec.Violation(field=v.field, description=v.description)
+                    for v in exc.violations
+                )
+        if violations:
+            raise codec.invalid(violations)
+        # Server-side fields are ignored, as documented.
+        for name in (
+            "id",
+            "times_run",
+            "times_skipped",
+            "next_run_at",
+            "last_run_at",
+            "last_task_id",
+            "created_at",
+            "updated_at",
+            "declared",
+        ):
+            s.ClearField(name)
+        reply = await self._store.request(
+            K.KIND_STORE_SCHEDULE_SAVE,
+            schedule_pb2.SaveSchedulesRequest(schedules=[s], now_us=_now_us()),
+            schedule_pb2.SaveSchedulesReply,
+        )
+        return svc.CreateScheduleResponse(schedule=reply.schedules[0])
+
+    # --- reads ---------------------------------------------------------------------
+    async def GetSchedule(self, request: svc.GetScheduleRequest, context: Context) -> svc.GetScheduleResponse:
+        async def call() -> svc.GetScheduleResponse:
+            reply = await self._store.request(
+                K.KIND_STORE_SCHEDULE_READ,
+                schedule_pb2.ReadSchedulesRequest(id=_ident(request.id)),
+                schedule_pb2.ReadSchedulesReply,
+            )
+            return svc.GetScheduleResponse(schedule=reply.schedules[0])
+
+        return await self._guard(context, call)
+
+    async def ListSchedules(
+        self, request: svc.ListSchedulesRequest, context: Context
+    ) -> svc.ListSchedulesResponse:
+        async def call() -> svc.ListSchedulesResponse:
+            violations: list[codec.Violation] = []
+            if not 0 <= request.page_size <= MAX_PAGE_SIZE:
+                violations.append(
+                    codec.Violation(field="page_size", description=f"must be between 0 and {MAX_PAGE_SIZE}")
+                )
+            if len(request.page_token) > MAX_PAGE_TOKEN_CHARS:
+                violations.append(codec.Violation(field="page_token", description="too long"))
+            if violations:
+                raise codec.invalid(violations)
+            reply = await self._store.request(
+                K.KIND_STORE_SCHEDULE_READ,
+                schedule_pb2.ReadSchedulesRequest(page_size=request.page_size, page_token=request.page_token),
+                schedule_pb2.ReadSchedulesReply,
+            )
+            return svc.ListSchedulesResponse(schedules=reply.schedules, next_page_token=reply.next_page_token)
+
+        return await self._guard(context, call)
+
+    # --- changes -------------------------------------------------------------------
+    async def _change(self, ident: str, action: int) -> pub.Schedule:
+        reply = await self._store.request(
+            K.KIND_STORE_SCHEDULE_CHANGE,
+            schedule_pb2.ChangeScheduleRequest(id=_ident(ident), action=action, now_us=_now_us()),  # type: ignore[arg-type]
+            schedule_pb2.ChangeScheduleReply,
+        )
+        return reply.schedule
+
+    async def PauseSchedule(
+        self, request: svc.PauseScheduleRequest, context: Context
+    ) -> svc.PauseScheduleResponse:
+        async def call() -> svc.PauseScheduleResponse:
+            return svc.PauseScheduleResponse(schedule=await self._change(request.id, A.SCHEDULE_ACTION_PAUSE))
+
+        return await self._guard(context, call)
+
+    async def ResumeSchedule(
+        self, request: svc.ResumeScheduleRequest, context: Context
+    ) -> svc.ResumeScheduleResponse:
+        async def call() -> svc.ResumeScheduleResponse:
+            return svc.ResumeScheduleResponse(
+                schedule=await self._change(request.id, A.SCHEDULE_ACTION_RESUME)
+            )
+
+        return await self._guard(context, call)
+
+    async def DeleteSchedule(
+        self, request: svc.DeleteScheduleRequest, context: Context
+    ) -> svc.DeleteScheduleResponse:
+        async def call() -> svc.DeleteScheduleResponse:
+            await self._change(request.id, A.SCHEDULE_ACTION_DELETE)
+            return svc.DeleteScheduleResponse()
+
+        return await self._guard(context, call)
+
+    async def TriggerSchedule(
+        self, request: svc.TriggerScheduleRequest, context: Context
+    ) -> svc.TriggerScheduleResponse:
+        async def call() -> svc.TriggerScheduleResponse:
+            reply = await self._lane.request(
+                K.KIND_SCHEDULE_TRIGGER,
+                schedule_pb2.FireSchedulesRequest(trigger=_ident(request.id), now_us=_now_us()),
+                schedule_pb2.FireSchedulesReply,
+            )
+            out = svc.TriggerScheduleResponse()
+            if reply.schedules:
+                out.schedule.CopyFrom(reply.schedules[0])
+            if reply.records:
+                out.task.CopyFrom(codec.record_to_task(reply.records[0]))
+            return out
+
+        return await self._guard(context, call)

@@ -1,0 +1,44 @@
+"""Every failed attempt of a task (``task_failures``), for GetTask."""
+
+from __future__ import annotations
+
+from asyncpg import Pool
+
+from taskyard.bus.v1 import time_pb2
+from taskyard.core import errors
+from taskyard.core.errors import FieldViolation
+
+from .committer import Stats
+from .queries import Q
+from .validation import norm_uuid
+
+# GetTask asks for one task; a bulk caller gets a bounded answer.
+MAX_TASKS = 1000
+
+
+async def get_failures(
+    pool: Pool, stats: Stats, req: time_pb2.GetFailuresRequest
+) -> time_pb2.GetFailuresReply:
+    if len(req.task_ids) > MAX_TASKS:
+        raise errors.invalid(
+            [FieldViolation(field="task_ids", description=f"at most {MAX_TASKS} ids per request")]
+        )
+    ids = list(dict.fromkeys(t for t in (norm_uuid(raw) for raw in req.task_ids) if t is not None))
+    reply = time_pb2.GetFailuresReply()
+    if not ids:
+        return reply
+    stats.statements += 1
+    by_task: dict[str, time_pb2.TaskFailures] = {}
+    for row in await pool.fetch(Q["task_failures"], ids):
+        item = by_task.get(row["task_id"])
+        if item is None:
+            item = by_task[row["task_id"]] = time_pb2.TaskFailures(task_id=row["task_id"])
+        failure = item.failures.add(
+            type=row["type"], message=row["message"], traceback=row["traceback"], attempt=row["attempt"]
+        )
+        if row["failed_at_us"]:
+            failure.failed_at.FromMicroseconds(row["failed_at_us"])
+        if row["retry_at_us"]:
+            failure.retry_at.FromMicroseconds(row["retry_at_us"])
+    reply.tasks.extend(by_task[t] for t in ids if t in by_task)
+    return reply

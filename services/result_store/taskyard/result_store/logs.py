@@ -1,0 +1,180 @@
+"""Task logs and context: the write (an applier in the group commit) and the read.
+
+Every line of a drain goes in ONE statement (``insert_logs``), which hands out
+offsets from ``tasks.log_seq`` under the task row's lock: dense and ordered per
+task. After COMMIT one ``task.log`` event per task carries the new ``log_seq``,
+which is what a following stream waits on (no polling).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import asyncpg
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from taskyard.bus.v1 import event_pb2, ops_pb2
+from taskyard.core import errors
+from taskyard.core.errors import FieldViolation
+from taskyard.core.states import TaskState
+from taskyard.v1 import task_pb2
+
+from .committer import Db, Outcome
+from .queries import Q
+from .validation import norm_uuid
+
+DEFAULT_MAX_LINES = 100_000
+PAGE_DEFAULT = 100
+PAGE_MAX = 1000
+FINAL_NAMES = frozenset(s.name for s in TaskState if s.is_final)
+
+
+def dropped_line(count: int) -> str:
+    return f"[taskyard] {count} log line(s) dropped: the log buffer was full (the store was slow)"
+
+
+def truncated_line(max_lines: int) -> str:
+    return f"[taskyard] log truncated: more than {max_lines} lines; later lines are dropped"
+
+
+def make_applier(max_lines: int = DEFAULT_MAX_LINES):  # type: ignore[no-untyped-def]
+    """The KIND_STORE_LOGS applier with the deployment's per-task line cap."""
+
+    async def apply_logs(db: Db, reqs: list[ops_pb2.LogBatch]) -> Outcome:
+        return await _apply(db, reqs, max(1, max_lines))
+
+    return apply_logs
+
+
+async def _apply(db: Db, reqs: list[ops_pb2.LogBatch], max_lines: int) -> Outcome:
+    ids: list[str] = []
+    attempts: list[int] = []
+    ats: list[int] = []
+    types: list[str] = []
+    messages: list[str] = []
+    valid: dict[str, str | None] = {}
+    last_req_of: dict[str, int] = {}
+
+    def ok(task_id: str) -> str | None:
+        if task_id not in valid:
+            valid[task_id] = norm_uuid(task_id)
+        return valid[task_id]
+
+    now_us = time.time_ns() // 1000
+    for i, req in enumerate(reqs):
+        for line in req.lines:
+            tid = ok(line.task_id)
+            if tid is None:
+                continue
+            ids.append(tid)
+            attempts.append(line.attempt)
+            ats.append(line.at_us)
+            types.append(line.type or "info")
+            messages.append(line.message)
+            last_req_of[tid] = i
+        for d in req.dropped:
+            tid = ok(d.task_id)
+            if tid is None or d.count <= 0:
+                continue
+            ids.append(tid)
+            attempts.append(d.attempt)
+            ats.append(now_us)
+            types.append("warning")
+            messages.append(dropped_line(d.count))
+            last_req_of[tid] = i
+    replies = [ops_pb2.LogBatchReply() for _ in reqs]
+    events: list[event_pb2.Event] = []
+    if ids:
+        rows = await db.fetch(
+            "insert_logs", ids, attempts, ats, types, messages, max_lines, truncated_line(max_lines)
+        )
+        for row in rows:
+            tid = row["task_id"]
+            reply = replies[last_req_of.get(tid, 0)]
+            reply.stored += row["stored"]
+            reply.dropped += row["dropped"]
+            if row["stored"]:
+                events.append(
+                    event_pb2.Event(type="task.log", task_id=tid, log_seq=row["log_seq"], at_us=now_us)
+                )
+    await _apply_context(db, reqs)
+    return Outcome(replies=list(replies), events=events)
+
+
+async def _apply_context(db: Db, reqs: list[ops_pb2.LogBatch]) -> None:
+    # One merged patch per task (pairs in arrival order), from its latest attempt.
+    merged: dict[str, tuple[int, list[object]]] = {}
+    for req in reqs:
+        for u in req.context:
+            tid = norm_uuid(u.task_id)
+            if tid is None:
+                continue
+            try:
+                pairs = json.loads(u.patch_json)
+            except ValueError:
+                continue
+            if not isinstance(pairs, list):
+                continue
+            attempt, acc = merged.get(tid, (u.attempt, []))
+            if u.attempt > attempt:
+                acc = []
+                attempt = u.attempt
+            elif u.attempt < attempt:
+                continue
+            acc.extend(p for p in pairs if isinstance(p, list) and len(p) == 2 and isinstance(p[0], list))
+            merged[tid] = (attempt, acc)
+    if merged:
+        await db.fetch(
+            "apply_context",
+            list(merged),
+            [a for a, _ in merged.values()],
+            [json.dumps(p) for _, p in merged.values()],
+        )
+
+
+def _ts(us: int) -> Timestamp:
+    ts = Timestamp()
+    ts.FromMicroseconds(us)
+    return ts
+
+
+async def read_logs(
+    pool: asyncpg.Pool, req: ops_pb2.GetLogsRequest, *, max_bytes: int = 32 * 1024 * 1024
+) -> ops_pb2.GetLogsReply:
+    """A page of ``req.limit`` lines at most, cut short (at least one line) once it
+    holds ``max_bytes``: long lines must not make a reply over the bus's cap."""
+    tid = norm_uuid(req.task_id)
+    if tid is None:
+        raise errors.invalid([FieldViolation(field="id", description="must be a UUID")])
+    if req.from_offset < 0:
+        raise errors.invalid([FieldViolation(field="from_offset", description="must be >= 0")])
+    if req.limit < 0 or req.limit > PAGE_MAX:
+        raise errors.invalid([FieldViolation(field="page_size", description=f"must be 1..{PAGE_MAX}")])
+    limit = req.limit or PAGE_DEFAULT
+    async with pool.acquire() as conn:
+        # The head first: lines that commit in between only make the page longer,
+        # never a "final and complete" answer that misses them.
+        head = await conn.fetchrow(Q["log_head"], tid)
+        if head is None:
+            return ops_pb2.GetLogsReply(found=False, next_offset=req.from_offset)
+        rows = await conn.fetch(Q["get_logs"], tid, req.from_offset, limit)
+    reply = ops_pb2.GetLogsReply(
+        found=True, final=head["state"] in FINAL_NAMES, log_seq=max(head["log_seq"], 0)
+    )
+    size = 0
+    for row in rows:
+        line = task_pb2.TaskLog(
+            offset=row["seq"],
+            type=row["type"],
+            message=row["message"],
+            created_at=_ts(row["at_us"]),
+            attempt=row["attempt"],
+        )
+        size += line.ByteSize() + 8  # field tag and length prefix
+        if size > max_bytes and reply.logs:
+            break
+        reply.logs.append(line)
+    reply.next_offset = reply.logs[-1].offset + 1 if reply.logs else req.from_offset
+    reply.log_seq = max(reply.log_seq, reply.next_offset)
+    return reply

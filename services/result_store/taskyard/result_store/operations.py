@@ -1,0 +1,116 @@
+"""The ops slice's part of the store: routes and appliers for logs, queues,
+servers and retention, registered by ``ResultStore`` in two lines."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, ops_pb2
+from taskyard.core.clock import Clock, SystemClock
+from taskyard.core.config import Settings
+from taskyard.core.transport import Route
+
+from . import logs, queues
+from .committer import Applier
+from .retention import DAY_US, Purger
+
+if TYPE_CHECKING:
+    from .store import ResultStore
+
+K = envelope_pb2
+
+
+def appliers(settings: Settings) -> list[tuple[int, Applier]]:
+    """The write kinds of this slice, for the group committer."""
+    return [
+        (K.KIND_STORE_LOGS, logs.make_applier(settings.log_max_lines_per_task)),
+        (K.KIND_STORE_QUEUE_OP, queues.make_applier(development=settings.development)),
+    ]
+
+
+class Operations:
+    def __init__(self, store: ResultStore, clock: Clock | None = None) -> None:
+        self.store = store
+        self.settings = store.settings
+        self.purger = Purger(
+            store.pool,
+            clock or SystemClock(),
+            retention_days=self.settings.retention_days,
+            on_purged=self._forget,
+        )
+
+    def _forget(self, ids: list[str]) -> None:
+        for tid in ids:
+            self.store.cache.invalidate(tid)
+
+    def start(self) -> list[asyncio.Task[Any]]:
+        if self.settings.purge_interval <= 0:
+            return []
+        return [
+            asyncio.get_running_loop().create_task(
+                self.purger.run(self.settings.purge_interval), name="store-retention"
+            )
+        ]
+
+    # ------------------------------------------------------------ handlers
+    async def write_logs(self, req: ops_pb2.LogBatch) -> ops_pb2.LogBatchReply:
+        n = len(req.lines) + len(req.context) + len(req.dropped)
+        if n == 0:
+            return ops_pb2.LogBatchReply()
+        reply: ops_pb2.LogBatchReply = await self.store._write(K.KIND_STORE_LOGS, req, n)
+        return reply
+
+    async def read_logs(self, req: ops_pb2.GetLogsRequest) -> ops_pb2.GetLogsReply:
+        max_bytes = max(1, self.settings.max_message_bytes // 2)  # the reply crosses the bus
+        return await self.store._read(logs.read_logs(self.store.pool, req, max_bytes=max_bytes))
+
+    async def queue_op(self, req: ops_pb2.QueueOpRequest) -> ops_pb2.QueueOpReply:
+        if req.op == ops_pb2.QUEUE_OP_PURGE:
+            if req.older_than_us < 0:
+                from taskyard.core import errors
+                from taskyard.core.errors import FieldViolation
+
+                raise errors.invalid([FieldViolation(field="older_than", description="must not be negative")])
+            window = req.older_than_us or int(self.settings.retention_days * DAY_US)
+            count = await self.store._read(_count(self.purger.purge(window)))
+            return ops_pb2.QueueOpReply(count=count.count)
+        queues.validate(req, development=self.settings.development)
+        reply: ops_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1)
+        if req.op == ops_pb2.QUEUE_OP_RETRY:
+            # No longer final: the cache must not answer for them. A read that
+            # started before this sees the cache's epoch move and caches nothing.
+            self._forget(list(reply.ids))
+        elif req.op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
+            # The counts are aggregates over tasks: read after the commit, on the
+            # pool, never inside the single writer's transaction.
+            reply = await self.store._read(queues.queue_info(self.store.pool, reply))
+        return reply
+
+    async def status(self, req: ops_pb2.QueueStatusRequest) -> ops_pb2.QueueStatusReply:
+        return await self.store._read(queues.read_status(self.store.pool, req))
+
+    async def servers(self, req: ops_pb2.ServersRequest) -> ops_pb2.ServersReply:
+        return await self.store._read(queues.read_servers(self.store.pool, req))
+
+    def routes(self) -> dict[int, Route[Any]]:
+        def route(request_type: type[Any], fn: Callable[[Any], Awaitable[Message]]) -> Route[Any]:
+            async def handler(req: Message, env: envelope_pb2.Envelope) -> Message:
+                return await fn(req)
+
+            return Route(request_type, handler)
+
+        return {
+            K.KIND_STORE_LOGS: route(ops_pb2.LogBatch, self.write_logs),
+            K.KIND_STORE_GET_LOGS: route(ops_pb2.GetLogsRequest, self.read_logs),
+            K.KIND_STORE_QUEUE_OP: route(ops_pb2.QueueOpRequest, self.queue_op),
+            K.KIND_STORE_QUEUE_STATUS: route(ops_pb2.QueueStatusRequest, self.status),
+            K.KIND_STORE_SERVERS: route(ops_pb2.ServersRequest, self.servers),
+        }
+
+
+async def _count(coro: Awaitable[int]) -> ops_pb2.QueueOpReply:
+    return ops_pb2.QueueOpReply(count=await coro)

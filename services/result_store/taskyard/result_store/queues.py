@@ -1,0 +1,267 @@
+"""Queue operations (an applier in the group commit) and the status/servers reads.
+
+Pause/resume write the ``queues`` table and publish ``queue.paused`` /
+``queue.resumed`` (Event.name = the queue) after COMMIT; the scheduler parks or
+releases the queue's tasks at once. Clear cancels a queue's waiting tasks; retry
+turns failed tasks into a new attempt (FAILURE -> QUEUED, attempt + 1) and
+publishes ``tasks.available`` so the scheduler loads them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import asyncpg
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from taskyard.bus.v1 import ops_pb2
+from taskyard.core import errors
+from taskyard.core.errors import FieldViolation
+from taskyard.core.states import TaskState, db_names, sources_of
+from taskyard.v1 import queue_service_pb2 as qs
+
+from .committer import Db, Outcome
+from .queries import Q
+from .records import event, event_for_record, event_for_row, record_from_row
+from .validation import norm_uuid
+
+DEFAULT_QUEUE = "default"
+RETRY_DEFAULT = 1000
+RETRY_MAX = 10_000
+SERVERS_DEFAULT_AGE_MS = 60_000
+MAX_QUEUE_NAME = 200
+# What ClearQueue cancels: tasks waiting to run (a leased or running one is left alone).
+_CLEARABLE = tuple(
+    s
+    for s in sources_of(TaskState.CANCELLED)
+    if s in (TaskState.PENDING, TaskState.QUEUED, TaskState.SCHEDULED, TaskState.RETRYING)
+)
+_STATE_FIELD = {
+    "PENDING": "pending",
+    "QUEUED": "queued",
+    "SCHEDULED": "scheduled",
+    "ASSIGNED": "assigned",
+    "RUNNING": "running",
+    "RETRYING": "retrying",
+    "SUCCESS": "succeeded",
+    "FAILURE": "failed",
+    "CANCELLED": "cancelled",
+}
+# FAILURE -> QUEUED is the manual retry of core.states; checked at import.
+assert TaskState.FAILURE in sources_of(TaskState.QUEUED)
+
+
+def queue_name(raw: str, *, field: str = "queue", default: str = DEFAULT_QUEUE) -> str:
+    name = raw.strip() or default
+    if len(name) > MAX_QUEUE_NAME or "\x00" in name:
+        raise errors.invalid(
+            [FieldViolation(field=field, description=f"at most {MAX_QUEUE_NAME} characters")]
+        )
+    return name
+
+
+def failed_precondition(reason: str, message: str) -> errors.TaskyardError:
+    import grpc
+
+    return errors.TaskyardError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+
+def make_applier(*, development: bool):  # type: ignore[no-untyped-def]
+    """The KIND_STORE_QUEUE_OP applier; ClearQueue only where ``development``."""
+
+    async def apply_queue_ops(db: Db, reqs: list[ops_pb2.QueueOpRequest]) -> Outcome:
+        out = Outcome(replies=[])
+        for req in reqs:  # rare operations: one after the other, in one transaction
+            out.replies.append(await _apply_one(db, req, out, development))
+        return out
+
+    return apply_queue_ops
+
+
+def validate(req: ops_pb2.QueueOpRequest, *, development: bool) -> None:
+    """Refuse a bad request before it joins a group commit."""
+    op = req.op
+    if op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
+        queue_name(req.queue)
+    elif op == ops_pb2.QUEUE_OP_CLEAR:
+        if not development:
+            raise failed_precondition(
+                "NOT_DEVELOPMENT",
+                "ClearQueue cancels every waiting task and is allowed only in development "
+                "(TASKYARD_ENVIRONMENT=development, as `taskyard dev` sets)",
+            )
+        if req.queue:
+            queue_name(req.queue)
+    elif op == ops_pb2.QUEUE_OP_RETRY:
+        if req.limit < 0 or req.limit > RETRY_MAX:
+            raise errors.invalid([FieldViolation(field="limit", description=f"must be 0..{RETRY_MAX}")])
+        bad = [i for i, raw in enumerate(req.ids) if norm_uuid(raw) is None]
+        if bad:
+            raise errors.invalid(
+                [FieldViolation(field=f"ids[{i}]", description="must be a UUID") for i in bad[:10]]
+            )
+        if req.queue:
+            queue_name(req.queue)
+    else:
+        raise errors.invalid([FieldViolation(field="op", description="unknown queue operation")])
+
+
+async def _apply_one(
+    db: Db, req: ops_pb2.QueueOpRequest, out: Outcome, development: bool
+) -> ops_pb2.QueueOpReply:
+    now_us = time.time_ns() // 1000
+    if req.op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
+        paused = req.op == ops_pb2.QUEUE_OP_PAUSE
+        name = queue_name(req.queue)
+        await db.fetch("set_queue_paused", name, paused)
+        out.events.append(event("queue.paused" if paused else "queue.resumed", name=name, at_us=now_us))
+        if not paused:  # what waited in it may run now
+            out.events.append(event("tasks.available", at_us=now_us))
+        # Only the queues row inside the single writer's transaction: the counts
+        # (aggregates over tasks) are read after the commit (queue_info).
+        return ops_pb2.QueueOpReply(queue=qs.QueueInfo(name=name, paused=paused))
+    if req.op == ops_pb2.QUEUE_OP_CLEAR:
+        rows = await db.fetch("clear_queue", req.queue.strip(), db_names(_CLEARABLE), "queue cleared")
+        recs = [record_from_row(r) for r in rows]
+        out.events.extend(event_for_record(rec, "task.cancelled") for rec in recs)
+        out.finals.extend(recs)
+        return ops_pb2.QueueOpReply(count=len(recs), ids=[rec.id for rec in recs])
+    if req.op == ops_pb2.QUEUE_OP_RETRY:
+        ids = [norm_uuid(raw) for raw in req.ids]
+        limit = req.limit or RETRY_DEFAULT
+        rows = await db.fetch(
+            "retry_failed",
+            req.queue.strip(),
+            req.name.strip(),
+            [i for i in ids if i is not None],
+            limit,
+            db_names(sources_of(TaskState.QUEUED)),
+        )
+        out.events.extend(event_for_row(r) for r in rows)
+        if rows:
+            out.events.append(event("tasks.available", at_us=now_us))
+        return ops_pb2.QueueOpReply(count=len(rows), ids=[r["id"] for r in rows])
+    raise errors.invalid([FieldViolation(field="op", description="unknown queue operation")])
+
+
+# ----------------------------------------------------------------------- reads
+def _duration(seconds: float | None) -> Duration:
+    d = Duration()
+    if seconds:
+        d.FromNanoseconds(int(seconds * 1e9))
+    return d
+
+
+def _ts(us: int) -> Timestamp | None:
+    if not us:
+        return None
+    ts = Timestamp()
+    ts.FromMicroseconds(us)
+    return ts
+
+
+async def _queue_infos(conn: Any, queue: str = "") -> list[qs.QueueInfo]:
+    infos: dict[str, qs.QueueInfo] = {}
+
+    def info(name: str) -> qs.QueueInfo:
+        if name not in infos:
+            infos[name] = qs.QueueInfo(name=name)
+        return infos[name]
+
+    for row in await conn.fetch(Q["queue_names"], queue):
+        info(row["name"]).paused = row["paused"]
+    for row in await conn.fetch(Q["queue_counts"], queue):
+        setattr(info(row["queue"]), _STATE_FIELD[row["state"]], row["n"])
+    for row in await conn.fetch(Q["queue_recent"], queue):
+        i = info(row["queue"])
+        i.mean_duration.CopyFrom(_duration(float(row["mean_seconds"] or 0)))
+        i.failed_today = row["failed_today"]
+    return [infos[k] for k in sorted(infos)]
+
+
+async def queue_info(pool: asyncpg.Pool, reply: ops_pb2.QueueOpReply) -> ops_pb2.QueueOpReply:
+    """A pause/resume reply completed with the queue's counts, on the read pool."""
+    async with pool.acquire() as conn:
+        infos = await _queue_infos(conn, reply.queue.name)
+    if infos:
+        infos[0].paused = reply.queue.paused  # what this request set, whatever came after
+        reply.queue.CopyFrom(infos[0])
+    return reply
+
+
+async def read_status(pool: asyncpg.Pool, req: ops_pb2.QueueStatusRequest) -> ops_pb2.QueueStatusReply:
+    if req.paused_only:  # the scheduler's reconcile, on every reload: the small queues table only
+        async with pool.acquire() as conn:
+            return ops_pb2.QueueStatusReply(paused=[r["name"] for r in await conn.fetch(Q["paused_queues"])])
+    queue = queue_name(req.queue, default="") if req.queue else ""
+    async with pool.acquire() as conn:
+        infos = await _queue_infos(conn, queue)
+        summary = await conn.fetchrow(Q["servers_summary"], SERVERS_DEFAULT_AGE_MS)
+        late = await conn.fetchval(Q["counter_value"], "late_completions")
+        paused = [r["name"] for r in await conn.fetch(Q["paused_queues"])]
+    return ops_pb2.QueueStatusReply(
+        queues=infos,
+        servers=summary["servers"],
+        capacity=summary["capacity"],
+        running_tasks=summary["running"],
+        late_completions=late or 0,
+        paused=paused,
+    )
+
+
+def _processes(text: str) -> list[qs.WorkerProcess]:
+    try:
+        items = json.loads(text or "[]")
+    except ValueError:
+        return []
+    out: list[qs.WorkerProcess] = []
+    for p in items if isinstance(items, list) else []:
+        if not isinstance(p, dict):
+            continue
+        wp = qs.WorkerProcess(
+            index=int(p.get("index", 0) or 0),
+            pid=int(p.get("pid", 0) or 0),
+            state=str(p.get("state", "")),
+            rss_bytes=int(p.get("rss_bytes", 0) or 0),
+            running_tasks=int(p.get("running_tasks", 0) or 0),
+        )
+        beat = _ts(int(p.get("last_beat_us", 0) or 0))
+        if beat is not None:
+            wp.last_beat.CopyFrom(beat)
+        out.append(wp)
+    return out
+
+
+async def read_servers(pool: asyncpg.Pool, req: ops_pb2.ServersRequest) -> ops_pb2.ServersReply:
+    if req.max_age_ms < 0:
+        raise errors.invalid([FieldViolation(field="max_age", description="must not be negative")])
+    rows = await pool.fetch(Q["list_servers"], req.max_age_ms or SERVERS_DEFAULT_AGE_MS)
+    reply = ops_pb2.ServersReply()
+    for r in rows:
+        s = qs.Server(
+            pool_id=r["pool_id"],
+            server_name=r["server_name"],
+            max_workers=r["max_workers"],
+            active_workers=r["active_workers"],
+            idle_workers=r["idle_workers"],
+            running_tasks=r["running"],
+            is_running=r["is_running"],
+            state=r["state"],
+            task_names=list(r["task_names"]),
+            rss_bytes=r["rss_bytes"],
+            capacity=r["capacity"],
+            workers=_processes(r["processes"]),
+            concurrency=r["concurrency"],
+        )
+        for field, us in (
+            ("last_heartbeat", r["last_heartbeat_us"]),
+            ("last_dispatch_at", r["last_dispatch_us"]),
+        ):
+            ts = _ts(us)
+            if ts is not None:
+                getattr(s, field).CopyFrom(ts)
+        reply.servers.append(s)
+    return reply

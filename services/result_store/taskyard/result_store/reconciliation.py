@@ -1,0 +1,56 @@
+"""Restart reconciliation, store side: the leases a previous scheduler issued
+that no answering pool holds go back to QUEUED at once (no attempt burned)
+instead of waiting for their lease to lapse. The races are discussed in
+taskyard/scheduler/reconciler.py; here only the guards matter: the row must
+still be ASSIGNED (a started row is never touched), held by one of the pools
+named (a silent or unknown pool keeps its leases), under a token none of them
+reported and not the asking scheduler's own, and leased before the cutoff (by
+the database clock)."""
+
+from __future__ import annotations
+
+from taskyard.bus.v1 import event_pb2, reconcile_pb2, store_pb2
+from taskyard.core import states
+from taskyard.core.states import TaskState
+
+from .committer import Db, Outcome
+from .records import event_for_record, record_from_row
+from .transitions import _db_states
+
+DEFAULT_LIMIT = 1000
+# Never RUNNING: a started attempt is the pool's to report (or its lease's to lapse).
+SRC_RECONCILE = _db_states(set(states.sources_of(TaskState.QUEUED)) & {TaskState.ASSIGNED})
+
+
+async def apply_reconcile(db: Db, reqs: list[reconcile_pb2.ReconcileRequest]) -> Outcome:
+    replies: list[reconcile_pb2.ReconcileReply] = []
+    events: list[event_pb2.Event] = []
+    for req in reqs:
+        reply = reconcile_pb2.ReconcileReply()
+        pools = sorted({p for p in req.pool_ids if p})
+        if pools:
+            limit = req.limit if req.limit > 0 else DEFAULT_LIMIT
+            ms = max(0, req.issued_before_ms_ago)
+            rows = await db.fetch(
+                "release_orphaned_leases",
+                pools,
+                list(req.held_tokens),
+                ms,
+                limit,
+                SRC_RECONCILE,
+                req.own_token_prefix,
+            )
+            for row in rows:
+                rec = record_from_row(row)
+                reply.released.append(
+                    store_pb2.QueuedRef(
+                        id=rec.id,
+                        name=rec.name,
+                        priority=rec.priority,
+                        queue=rec.queue,
+                        created_at_us=rec.created_at_us,
+                    )
+                )
+                events.append(event_for_record(rec))
+        replies.append(reply)
+    return Outcome(replies=list(replies), events=events)

@@ -1,0 +1,31 @@
+"""Attempts a pool handed back (a release: no free slot, a drain, a worker
+respawn; or a death before the task started) are QUEUED again. The scheduler's
+lanes learn of them from one ``KIND_GRAPH_RELEASED`` message of their refs,
+published after the commit, and enqueue exactly those: no reload of every
+QUEUED row, no wait for the fallback poll. A lost message is repaired by that
+poll (the message is a wake-up, the row is the truth)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, graph_pb2, store_pb2, task_record_pb2
+from taskyard.core.states import TaskState
+
+_QUEUED = int(TaskState.QUEUED)
+
+
+def released_message(records: Iterable[task_record_pb2.TaskRecord]) -> list[tuple[int, Message]]:
+    """The post-commit message for the records that are QUEUED now (none: [])."""
+    refs = [
+        store_pb2.QueuedRef(
+            id=r.id, name=r.name, priority=r.priority, queue=r.queue, created_at_us=r.created_at_us
+        )
+        for r in records
+        if r.state == _QUEUED
+    ]
+    if not refs:
+        return []
+    return [(envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))]

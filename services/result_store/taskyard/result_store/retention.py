@@ -1,0 +1,73 @@
+"""Retention: final tasks older than the window are deleted, logs and failures with them.
+
+Chunks of ``CHUNK`` rows, each its own short statement (``SKIP LOCKED``), outside
+the group committer so a large purge never holds up the hot path. Only final
+rows (SUCCESS, FAILURE, CANCELLED) whose ``finished_at`` is before the cutoff
+are touched. Time comes from the store's injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import asyncpg
+
+from taskyard.core.clock import Clock
+
+from .queries import Q
+
+log = logging.getLogger(__name__)
+
+CHUNK = 10_000
+DAY_US = 86_400 * 1_000_000
+
+
+class Purger:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        clock: Clock,
+        *,
+        retention_days: float,
+        on_purged: Callable[[list[str]], None] | None = None,
+        chunk: int = CHUNK,
+    ) -> None:
+        self.pool = pool
+        self.clock = clock
+        self.retention_us = int(retention_days * DAY_US)
+        self.chunk = max(1, chunk)
+        self._on_purged = on_purged or (lambda ids: None)
+        self.purged_total = 0
+        self._lock = asyncio.Lock()
+
+    async def purge(self, older_than_us: int | None = None) -> int:
+        """Delete final tasks finished more than ``older_than_us`` ago (default: the window)."""
+        window = self.retention_us if older_than_us is None else older_than_us
+        cutoff_us = int(self.clock.now() * 1_000_000) - max(0, window)
+        total = 0
+        async with self._lock:  # one purge at a time (the hourly one and PurgeTasks)
+            while True:
+                rows = await self.pool.fetch(Q["purge_final"], cutoff_us, self.chunk)
+                if rows:
+                    self._on_purged([r["id"] for r in rows])
+                total += len(rows)
+                if len(rows) < self.chunk:
+                    break
+                await asyncio.sleep(0)  # let others at the pool between chunks
+        self.purged_total += total
+        if total:
+            log.info("retention: purged %d final tasks finished before the cutoff", total)
+        return total
+
+    async def run(self, interval: float) -> None:
+        """Purge every ``interval`` seconds until cancelled (the first one right away)."""
+        while True:
+            try:
+                await self.purge()
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+                log.warning("retention purge failed: %s (next in %.0fs)", exc, interval)
+            except Exception:  # anything else must not end the hourly purge silently
+                log.exception("retention purge failed (next in %.0fs)", interval)
+            await self.clock.sleep(interval)

@@ -1,0 +1,278 @@
+"""Periodic schedules: the table, and the claim that fires each due run once.
+
+A run is fired in ONE transaction: lock the due rows (``SKIP LOCKED``), compute
+each next run (``taskyard.core.schedule``, from the caller's clock), claim with a
+guarded UPDATE (``WHERE next_run_at = <due read>``), then insert the runs'
+tasks through the usual insert path (``inserts.apply_insert``). However many
+schedulers ask at once, only one claim of a due run matches the guard, and its
+task commits with it or not at all. Events are published after COMMIT.
+
+These writes are rare (a few per schedule and period), so they run on their own
+connection instead of through the group committer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import asyncpg
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, store_pb2, task_record_pb2
+from taskyard.core import errors, ids
+from taskyard.core import schedule as timing
+from taskyard.core.errors import FieldViolation
+from taskyard.core.transport import Route
+from taskyard.v1 import schedule_pb2 as pub
+
+from .committer import Db, Stats, to_taskyard_error
+from .events import EventPublisher
+from .inserts import apply_insert
+from .queries import Q
+from .schedule_rows import (
+    already_exists,
+    check,
+    decode_token,
+    encode_token,
+    id_and_name,
+    overlap,
+    run_record,
+    schedule_from_row,
+    spec_of,
+    template_json,
+)
+from .validation import validate_insert
+
+log = logging.getLogger(__name__)
+
+K = envelope_pb2
+A = schedule_pb2.ScheduleAction
+FINAL_STATES = frozenset({"SUCCESS", "FAILURE", "CANCELLED"})
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
+DEFAULT_FIRE_LIMIT = 100
+# A schedule whose timing became unusable (say its zone vanished from tzdata)
+# is retried this much later instead of blocking the due index.
+BROKEN_RETRY_US = 3600 * 1_000_000
+CHANGED = "schedule.changed"
+
+
+class Schedules:
+    def __init__(self, pool: asyncpg.Pool, publisher: EventPublisher, stats: Stats) -> None:
+        self.pool = pool
+        self.publisher = publisher
+        self.stats = stats
+
+    def routes(self) -> dict[int, Route[Any]]:
+        def route(request_type: type[Any], fn: Any) -> Route[Any]:
+            async def handler(req: Message, env: envelope_pb2.Envelope) -> Message:
+                try:
+                    result: Message = await fn(req)
+                except errors.TaskyardError:
+                    raise
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+                    raise to_taskyard_error(exc) from exc
+                return result
+
+            return Route(request_type, handler)
+
+        return {
+            K.KIND_STORE_SCHEDULE_SAVE: route(schedule_pb2.SaveSchedulesRequest, self.save),
+            K.KIND_STORE_SCHEDULE_READ: route(schedule_pb2.ReadSchedulesRequest, self.read),
+            K.KIND_STORE_SCHEDULE_CHANGE: route(schedule_pb2.ChangeScheduleRequest, self.change),
+            K.KIND_STORE_SCHEDULE_FIRE: route(schedule_pb2.FireSchedulesRequest, self.fire),
+        }
+
+    async def _changed(self, at_us: int) -> None:
+        await self.publisher.publish([event_pb2.Event(type=CHANGED, at_us=at_us)])
+
+    # --- create / declare ---------------------------------------------------------
+    async def save(self, req: schedule_pb2.SaveSchedulesRequest) -> schedule_pb2.SaveSchedulesReply:
+        now = req.now_us
+        if req.declared:
+            return await self._declare(req.schedules, now)
+        if len(req.schedules) != 1:
+            raise errors.invalid(
+                [FieldViolation(field="schedules", description="create one schedule at a time")]
+            )
+        s = req.schedules[0]
+        spec = check(s)
+        sid = ids.new_task_id()
+        next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
+        self.stats.statements += 1
+        row = await self.pool.fetchrow(
+            Q["insert_schedule"],
+            sid,
+            s.name,
+            template_json(s),
+            spec.interval_ms,
+            spec.cron,
+            s.time_zone,
+            s.paused,
+            overlap(s),
+            next_us,
+            now,
+        )
+        if row is None:
+            raise already_exists(s.name)
+        await self._changed(next_us)
+        return schedule_pb2.SaveSchedulesReply(schedules=[schedule_from_row(row)])
+
+    async def _declare(self, items: Any, now: int) -> schedule_pb2.SaveSchedulesReply:
+        cols: list[list[Any]] = [[] for _ in range(8)]
+        for i, s in enumerate(items):
+            spec = check(s, f"schedules[{i}]")
+            next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
+            for col, value in zip(
+                cols,
+                (
+                    ids.new_task_id(),
+                    s.name,
+                    template_json(s),
+                    spec.interval_ms,
+                    spec.cron,
+                    s.time_zone,
+                    overlap(s),
+                    next_us,
+                ),
+                strict=True,
+            ):
+                col.append(value)
+        if not cols[0]:
+            return schedule_pb2.SaveSchedulesReply()
+        self.stats.statements += 1
+        rows = await self.pool.fetch(Q["declare_schedules"], *cols, now)
+        kept = {r["name"] for r in rows}
+        for name in cols[1]:
+            if name not in kept:
+                log.warning("declared schedule %r not applied: a user-created schedule has that name", name)
+        await self._changed(now)
+        return schedule_pb2.SaveSchedulesReply(schedules=[schedule_from_row(r) for r in rows])
+
+    # --- reads ----------------------------------------------------------------------
+    async def read(self, req: schedule_pb2.ReadSchedulesRequest) -> schedule_pb2.ReadSchedulesReply:
+        self.stats.statements += 1
+        if req.id:
+            row = await self.pool.fetchrow(Q["get_schedule"], *id_and_name(req.id))
+            if row is None:
+                raise errors.not_found("schedule", req.id)
+            return schedule_pb2.ReadSchedulesReply(schedules=[schedule_from_row(row)])
+        if not 0 <= req.page_size <= MAX_PAGE:
+            raise errors.invalid(
+                [FieldViolation(field="page_size", description=f"must be between 0 and {MAX_PAGE}")]
+            )
+        size = req.page_size or DEFAULT_PAGE
+        after = decode_token(req.page_token) if req.page_token else None
+        rows = await self.pool.fetch(Q["list_schedules"], after, size + 1)
+        reply = schedule_pb2.ReadSchedulesReply(schedules=[schedule_from_row(r) for r in rows[:size]])
+        if len(rows) > size:
+            reply.next_page_token = encode_token(rows[size - 1]["name"])
+        return reply
+
+    # --- pause / resume / delete ------------------------------------------------------
+    async def change(self, req: schedule_pb2.ChangeScheduleRequest) -> schedule_pb2.ChangeScheduleReply:
+        if req.action not in (A.SCHEDULE_ACTION_PAUSE, A.SCHEDULE_ACTION_RESUME, A.SCHEDULE_ACTION_DELETE):
+            raise errors.invalid([FieldViolation(field="action", description="unknown action")])
+        now = req.now_us
+        async with self.pool.acquire() as conn, conn.transaction():
+            db = Db(conn, self.stats)
+            found = await db.fetch("lock_schedule", *id_and_name(req.id))
+            if not found:
+                raise errors.not_found("schedule", req.id)
+            row = found[0]
+            sid = row["id"]
+            if req.action == A.SCHEDULE_ACTION_PAUSE:
+                (row,) = await db.fetch("pause_schedule", sid, now)
+            elif req.action == A.SCHEDULE_ACTION_RESUME:
+                # Runs missed while paused are not fired: the next one counts from now.
+                next_us = spec_of(row).next_after(now) if row["paused"] else row["next_run_at_us"]
+                (row,) = await db.fetch("resume_schedule", sid, next_us, now)
+            else:
+                (row,) = await db.fetch("delete_schedule", sid)
+        await self._changed(row["next_run_at_us"])
+        return schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
+
+    # --- firing ------------------------------------------------------------------------
+    async def fire(self, req: schedule_pb2.FireSchedulesRequest) -> schedule_pb2.FireSchedulesReply:
+        now = req.now_us
+        if now <= 0:
+            raise errors.invalid([FieldViolation(field="now_us", description="must be set")])
+        limit = min(req.limit or DEFAULT_FIRE_LIMIT, 10 * DEFAULT_FIRE_LIMIT)
+        reply = schedule_pb2.FireSchedulesReply()
+        async with self.pool.acquire() as conn, conn.transaction():
+            db = Db(conn, self.stats)
+            if req.trigger:
+                records, claimed = await self._trigger(db, req.trigger, now)
+            else:
+                records, claimed, reply.skipped, reply.more = await self._claim_due(db, now, limit)
+            outcome = None
+            if records:
+                insert = store_pb2.InsertTasksRequest(tasks=records)
+                outcome = await apply_insert(db, [(insert, validate_insert(insert))])
+                inserted: store_pb2.InsertTasksReply = outcome.replies[0]  # type: ignore[assignment]
+                by_id = {t.id: t for t in inserted.tasks if t.created}
+                runs = [rec for rec in records if rec.id in by_id]
+                await db.fetch("mark_schedule_runs", [r.id for r in runs], [r.schedule_id for r in runs])
+                for rec in runs:
+                    rec.state = by_id[rec.id].state
+                    reply.tasks.append(by_id[rec.id])
+                    reply.records.append(rec)
+            reply.next_due_us = await db.fetchval("next_schedule_due") or 0
+        reply.schedules.extend(claimed)
+        if outcome is not None and outcome.events:
+            await self.publisher.publish(outcome.events)
+        return reply
+
+    async def _trigger(
+        self, db: Db, ident: str, now: int
+    ) -> tuple[list[task_record_pb2.TaskRecord], list[pub.Schedule]]:
+        found = await db.fetch("lock_schedule", *id_and_name(ident))
+        if not found:
+            raise errors.not_found("schedule", ident)
+        rec = run_record(found[0], now, manual=True)
+        (row,) = await db.fetch("trigger_schedule", found[0]["id"], now, rec.id)
+        return [rec], [schedule_from_row(row)]
+
+    async def _claim_due(
+        self, db: Db, now: int, limit: int
+    ) -> tuple[list[task_record_pb2.TaskRecord], list[pub.Schedule], int, bool]:
+        due = await db.fetch("due_schedules", now, limit)
+        if not due:
+            return [], [], 0, False
+        plan: list[tuple[str, int, int, str | None]] = []
+        records: dict[str, task_record_pb2.TaskRecord] = {}
+        for row in due:
+            due_us = row["next_run_at_us"]
+            try:
+                next_us = spec_of(row).next_after(now)
+            except timing.ScheduleError as exc:
+                log.error(
+                    "schedule %s cannot compute its next run (%s); retrying in an hour", row["name"], exc
+                )
+                plan.append((row["id"], due_us, now + BROKEN_RETRY_US, None))
+                continue
+            busy = row["last_state"] not in FINAL_STATES and row["last_state"] != ""
+            if busy and row["overlap"] != pub.OVERLAP_POLICY_ALLOW:
+                plan.append((row["id"], due_us, next_us, None))  # skipped: the last run is unfinished
+                continue
+            rec = run_record(row, due_us, manual=False)
+            records[row["id"]] = rec
+            plan.append((row["id"], due_us, next_us, rec.id))
+        claimed = await db.fetch(
+            "claim_schedules",
+            [p[0] for p in plan],
+            [p[1] for p in plan],
+            [p[2] for p in plan],
+            [p[3] for p in plan],
+            now,
+        )
+        won = {r["id"] for r in claimed}
+        skipped = sum(1 for p in plan if p[3] is None and p[0] in won)
+        return (
+            [rec for sid, rec in records.items() if sid in won],
+            [schedule_from_row(r) for r in claimed],
+            skipped,
+            len(due) >= limit,
+        )

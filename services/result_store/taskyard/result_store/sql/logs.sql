@@ -1,0 +1,70 @@
+-- Task logs and context (ops slice).
+
+-- name: insert_logs
+-- One multi-row insert for every line of a drain. Offsets come from tasks.log_seq,
+-- taken under the task row's lock, so they are dense (0, 1, 2, ...) and ordered
+-- per task whatever the number of concurrent batches. Past $6 lines per task the
+-- rest is dropped and one marker line ($7) says so, once.
+-- $1 task ids, $2 attempts, $3 at_us, $4 types, $5 messages (in order).
+WITH l AS (
+  SELECT x.task_id, x.attempt, x.at_us, x.type, x.message,
+         row_number() OVER (PARTITION BY x.task_id ORDER BY x.ord) - 1 AS rn
+  FROM unnest($1::uuid[], $2::int[], $3::bigint[], $4::text[], $5::text[])
+       WITH ORDINALITY AS x(task_id, attempt, at_us, type, message, ord)
+),
+c AS (
+  SELECT task_id, count(*) AS n, max(attempt) AS attempt FROM l GROUP BY task_id
+),
+cur AS (
+  SELECT t.id, t.log_seq AS old, c.n, c.attempt
+  FROM tasks t JOIN c ON c.task_id = t.id
+  ORDER BY t.id
+  FOR UPDATE OF t
+),
+plan AS (
+  SELECT id, old, n, attempt,
+         greatest(0, least(n, $6::bigint - old)) AS allowed,
+         CASE WHEN old + n > $6::bigint AND old <= $6::bigint THEN 1 ELSE 0 END AS marker
+  FROM cur
+),
+bump AS (
+  UPDATE tasks t SET log_seq = p.old + p.allowed + p.marker
+  FROM plan p
+  WHERE t.id = p.id AND p.allowed + p.marker > 0
+  RETURNING t.id
+),
+ins AS (
+  INSERT INTO task_logs (task_id, seq, attempt, type, message, created_at)
+  SELECT l.task_id, p.old + l.rn, l.attempt, l.type, l.message,
+         CASE WHEN l.at_us > 0 THEN ty_ts(l.at_us) ELSE now() END
+  FROM l JOIN plan p ON p.id = l.task_id
+  WHERE l.rn < p.allowed
+  UNION ALL
+  SELECT p.id, p.old + p.allowed, p.attempt, 'warning', $7::text, now()
+  FROM plan p
+  WHERE p.marker = 1
+  RETURNING 1
+)
+SELECT p.id::text AS task_id, p.old + p.allowed + p.marker AS log_seq,
+       p.n - p.allowed AS dropped, p.allowed + p.marker AS stored,
+       (SELECT count(*) FROM bump) AS bumped, (SELECT count(*) FROM ins) AS inserted
+FROM plan p
+
+-- name: apply_context
+-- Context updates of running attempts (one merged patch per task, in order);
+-- a superseded attempt's updates are ignored.
+UPDATE tasks t
+SET context = taskyard_context_apply(t.context, u.patch::jsonb)
+FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(id, attempt, patch)
+WHERE t.id = u.id AND t.attempt = u.attempt
+RETURNING t.id::text AS id
+
+-- name: log_head
+SELECT t.state::text AS state, t.log_seq FROM tasks t WHERE t.id = $1::uuid
+
+-- name: get_logs
+SELECT l.seq, l.type, l.message, ty_us(l.created_at) AS at_us, l.attempt
+FROM task_logs l
+WHERE l.task_id = $1::uuid AND l.seq >= $2::bigint
+ORDER BY l.seq
+LIMIT $3::int

@@ -1,0 +1,54 @@
+-- Time slice: the scheduler's due heap, every failed attempt, ExplainTask facts.
+
+-- name: load_due
+-- SCHEDULED/RETRYING rows due within $1 ms by the database clock, soonest first
+-- (the scheduler's heap is a cache of these). One row even when none is due, so
+-- the database's now() always comes back.
+SELECT ty_us(now()) AS now_us, d.id, d.run_at_us
+FROM (SELECT 1) AS one
+LEFT JOIN LATERAL (
+  SELECT t.id::text AS id, ty_us(t.run_at) AS run_at_us
+  FROM tasks t
+  WHERE t.state IN ('SCHEDULED', 'RETRYING')
+    AND t.run_at <= now() + $1::bigint * interval '1 millisecond'
+  ORDER BY t.run_at
+  LIMIT $2
+) AS d ON true
+
+-- name: task_failures
+-- Every failed attempt of some tasks, oldest first.
+SELECT f.task_id::text AS task_id, f.attempt, f.type, f.message, f.traceback,
+       ty_us(f.created_at) AS failed_at_us, ty_us(f.retry_at) AS retry_at_us
+FROM task_failures f
+WHERE f.task_id = ANY($1::uuid[])
+ORDER BY f.task_id, f.attempt, f.id
+
+-- name: explain_facts
+-- What stands between a task and a worker: its queue's pause flag, the live
+-- pools that serve its name (capacity, attempts held), the QUEUED tasks those
+-- pools will take before it (the scheduler's order: lane, then arrival), and
+-- its dependencies that have not succeeded. $2 = heartbeat age limit in ms.
+WITH t AS (
+  SELECT t.id, t.name, t.queue, t.priority, t.created_at, t.depends_on
+  FROM tasks t WHERE t.id = $1::uuid
+), live AS (
+  SELECT w.capacity, w.running, w.task_names
+  FROM workers w, t
+  WHERE w.is_running AND w.last_heartbeat > now() - $2::bigint * interval '1 millisecond'
+    AND t.name = ANY(w.task_names)
+), served AS (
+  SELECT DISTINCT n.name FROM live, unnest(live.task_names) AS n(name)
+)
+SELECT
+  EXISTS (SELECT 1 FROM queues q, t WHERE q.name = t.queue AND q.paused) AS queue_paused,
+  (SELECT count(*) FROM live)::int AS pools,
+  (SELECT coalesce(sum(capacity), 0) FROM live)::int AS capacity,
+  (SELECT coalesce(sum(running), 0) FROM live)::int AS running,
+  (SELECT count(*) FROM tasks a, t
+   WHERE a.state = 'QUEUED' AND a.id <> t.id
+     AND (a.priority, a.created_at, a.id) < (t.priority, t.created_at, t.id)
+     AND a.name IN (SELECT name FROM served)) AS depth_ahead,
+  ARRAY(SELECT d::text FROM t, unnest(t.depends_on) AS d
+        WHERE NOT EXISTS (SELECT 1 FROM tasks x WHERE x.id = d AND x.state = 'SUCCESS')
+        ORDER BY 1) AS waiting_on
+FROM t

@@ -1,0 +1,74 @@
+"""The manager's leases: renewal of every attempt it holds, and cancel requests.
+
+The scheduler renews leases through its surveys too; the pool renews its own as
+well (``Settings.renew_interval``, lease ``Settings.lease_seconds``) so a pool
+cut off from the scheduler but not from the store keeps what it runs, and so
+the renewal reply can carry the cancel requests of its attempts
+(``RenewLeasesReply.cancel_requested``): the store also publishes them on the
+pool's cancel topic right after COMMIT, but NNG may drop that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pynng
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2
+from taskyard.core import errors, transport
+from taskyard.worker_pool.watchdog import Watchdog
+
+log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
+
+
+class Renewals(Watchdog):
+    async def _renew_loop(self) -> None:
+        s = self.settings
+        req = transport.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
+        try:
+            while True:
+                await asyncio.sleep(s.renew_interval)
+                await self.renew_once(req)
+        finally:
+            req.close()
+
+    async def renew_once(self, req: transport.Requester) -> store_pb2.RenewLeasesReply | None:
+        refs = self.held_refs()
+        if not refs:
+            return None
+        msg = store_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(self.settings.lease_seconds * 1000))
+        try:
+            reply = await req.request(envelope_pb2.KIND_STORE_RENEW, msg, store_pb2.RenewLeasesReply)
+        except errors.TaskyardError as exc:
+            log.debug("lease renewal failed: %s", exc.message)
+            return None
+        if reply.lost:
+            log.info(
+                "%d held attempts are no longer current (their outcome will be refused)", len(reply.lost)
+            )
+        if reply.cancel_requested:
+            self.cancel_attempts(reply.cancel_requested)
+        return reply
+
+    async def _receive_cancels(self) -> None:
+        s = self.settings
+        topic = transport.cancel_topic(self.pool_id)
+        self._cancel_stream = transport.open_socket(
+            pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.events_address
+        )
+        self._cancel_stream.subscribe(topic)
+        while True:
+            try:
+                raw = await self._cancel_stream.arecv()
+            except pynng.Closed:
+                return
+            try:
+                batch = transport.open_message(
+                    raw[len(topic) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
+                )
+            except Exception:
+                log.warning("malformed message dropped on the cancel stream")
+                continue
+            if batch is not None:
+                self.cancel_attempts(e.task_id for e in batch.events if e.type == "task.cancel_requested")

@@ -1,0 +1,149 @@
+"""The manager's side of task logs: what its workers said, to the result-store.
+
+Lines arrive in ``pipe.LOGS`` frames (``bus.v1.LogBatch``) and go to the store
+over REQ/REP (``KIND_STORE_LOGS``), one request in flight, everything that came
+meanwhile merged into the next (up to ``batch_lines`` lines): that is where the
+batching comes from. A failed request is retried in front of anything newer.
+
+Bounded: at most ``max_pending`` lines wait here; past that new lines are
+dropped and counted per attempt, and the store records one marker line for them.
+A task's outcome is handed to the store only after the lines its worker sent
+before it were acknowledged (``settled``), so a log stream that ends with the
+task has every line; the wait is capped so outcomes never hang on the log path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from taskyard.bus.v1 import envelope_pb2, ops_pb2
+from taskyard.core import errors, transport
+from taskyard.worker_pool import tasklogs
+
+log = logging.getLogger("taskyard.worker_pool.manager")
+
+RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
+
+
+class LogShipper:
+    def __init__(
+        self,
+        store: transport.Requester,
+        *,
+        max_pending: int = 50_000,
+        batch_lines: int = 5_000,
+        batch_bytes: int = 8 * 1024 * 1024,
+    ) -> None:
+        self._store = store
+        self.max_pending = max(1, max_pending)
+        self.batch_lines = max(1, batch_lines)
+        # Also capped by size (at least one line): 5000 lines of 16 KiB would be
+        # over the bus's message cap, and such a request fails on every retry.
+        self.batch_bytes = max(1, batch_bytes)
+        self._lines: list[ops_pb2.LogLine] = []
+        self._context: list[ops_pb2.ContextUpdate] = []
+        self._dropped: dict[tuple[str, int], int] = {}
+        # Units (lines, context updates, drop notes) received / acknowledged or dropped.
+        self._received = 0
+        self._done = 0
+        self._progress = asyncio.Condition()
+        self._pump: asyncio.Task[None] | None = None
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.shipped = 0
+        self.dropped = 0
+
+    def add_frame(self, body: bytes) -> None:
+        batch = ops_pb2.LogBatch()
+        batch.ParseFromString(body)
+        self.add(batch)
+
+    def add(self, batch: ops_pb2.LogBatch) -> None:
+        room = self.max_pending - len(self._lines)
+        lines = batch.lines
+        if len(lines) > room:
+            for line in lines[max(0, room) :]:
+                key = (line.task_id, line.attempt)
+                self._dropped[key] = self._dropped.get(key, 0) + 1
+            self.dropped += len(lines) - max(0, room)
+            lines = lines[: max(0, room)]  # type: ignore[assignment]
+        self._lines.extend(lines)
+        self._context.extend(batch.context)
+        for d in batch.dropped:
+            key = (d.task_id, d.attempt)
+            self._dropped[key] = self._dropped.get(key, 0) + d.count
+        self._received += len(batch.lines) + len(batch.context) + sum(d.count for d in batch.dropped)
+        if self._pump is None and (self._lines or self._context or self._dropped):
+            self.idle.clear()
+            self._pump = asyncio.get_running_loop().create_task(self._run(), name="log-shipper")
+
+    async def settled(self, limit: float) -> bool:
+        """Wait until everything received so far is acknowledged (at most ``limit`` seconds)."""
+        target = self._received
+        if self._done >= target:
+            return True
+        try:
+            async with asyncio.timeout(limit):
+                async with self._progress:
+                    await self._progress.wait_for(lambda: self._done >= target)
+        except TimeoutError:
+            return False
+        return True
+
+    def _take(self) -> tuple[ops_pb2.LogBatch, int] | None:
+        if not (self._lines or self._context or self._dropped):
+            return None
+        n = tasklogs.fitting(self._lines, self.batch_lines, self.batch_bytes)
+        lines, self._lines = self._lines[:n], self._lines[n:]
+        batch = ops_pb2.LogBatch(lines=lines)
+        units = len(lines)
+        if not self._lines:  # context and drop notes go with the last lines they follow
+            batch.context.extend(self._context)
+            units += len(self._context)
+            self._context = []
+            for (task_id, attempt), count in self._dropped.items():
+                batch.dropped.append(ops_pb2.DroppedLines(task_id=task_id, attempt=attempt, count=count))
+            # A drop note stands for the lines it counts (one unit each was received).
+            units += sum(self._dropped.values())
+            self._dropped = {}
+        return batch, units
+
+    def _put_back(self, batch: ops_pb2.LogBatch) -> None:
+        self._lines[:0] = list(batch.lines)
+        self._context[:0] = list(batch.context)
+        for d in batch.dropped:
+            key = (d.task_id, d.attempt)
+            self._dropped[key] = self._dropped.get(key, 0) + d.count
+
+    async def _advance(self, units: int) -> None:
+        self._done += units
+        async with self._progress:
+            self._progress.notify_all()
+
+    async def _run(self) -> None:
+        failures = 0
+        try:
+            while (taken := self._take()) is not None:
+                batch, units = taken
+                try:
+                    await self._store.request(envelope_pb2.KIND_STORE_LOGS, batch, ops_pb2.LogBatchReply)
+                except errors.TaskyardError as exc:
+                    if exc.code.name == "INVALID_ARGUMENT":
+                        log.warning("store refused %d log lines: %s", len(batch.lines), exc.message)
+                        await self._advance(units)
+                        continue
+                    self._put_back(batch)
+                    delay = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
+                    failures += 1
+                    (log.warning if failures in (1, 10) else log.debug)(
+                        "log lines to the store failed (%s); retrying in %.2fs", exc.message, delay
+                    )
+                    await asyncio.sleep(delay)
+                    continue
+                failures = 0
+                self.shipped += len(batch.lines)
+                await self._advance(units)
+        finally:
+            self._pump = None
+            self.idle.set()

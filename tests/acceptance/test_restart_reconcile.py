@@ -1,0 +1,76 @@
+"""A restarted scheduler hands back the leases its predecessor issued that no pool
+holds (scheduler/reconciler.py), instead of letting them lapse; the leases of a
+pool that is not there at all are left to lapse."""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+import pytest
+
+from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
+
+pytestmark = pytest.mark.acceptance
+
+LEASE = 30.0  # far beyond the test: a task that waited for its lease would time out
+
+
+def _wait_until(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.mark.cluster(lease_seconds=LEASE, renew_interval=0.5)
+def test_restart_releases_leases_that_no_answering_pool_holds(cluster: Any) -> None:
+    stub = task_service_pb2_grpc.TaskServiceStub(cluster.channel())
+    specs = []
+    for _ in range(2):
+        spec = task_pb2.TaskSpec(name="noop")
+        spec.countdown.FromSeconds(3600)  # SCHEDULED: nobody touches them meanwhile
+        specs.append(spec)
+    reply = stub.BatchSubmitTasks(task_service_pb2.BatchSubmitTasksRequest(tasks=specs), timeout=10)
+    orphan, gone = (t.id for t in reply.tasks)
+    _wait_until(lambda: cluster.query("SELECT pool_id FROM workers"), 10, "the pool's heartbeat row")
+    pool_id = cluster.query("SELECT pool_id FROM workers")[0]["pool_id"]
+
+    cluster.kill("scheduler", signal.SIGKILL)
+    # What the dead scheduler left: leased (5 s before its successor starts), never
+    # sent. One lease is for the live pool, one for a pool that no longer exists.
+    cluster.query(
+        "UPDATE tasks SET state = 'QUEUED', run_at = now() WHERE id = ANY($1::uuid[]) RETURNING id",
+        [orphan, gone],
+    )
+    cluster.query(
+        "UPDATE tasks SET state = 'ASSIGNED', lease_token = 'tok-' || id::text, "
+        "pool_id = CASE WHEN id = $1::uuid THEN $3 ELSE 'pool-gone' END, "
+        "lease_expires_at = now() + interval '30 seconds', updated_at = now() - interval '5 seconds' "
+        "WHERE id = ANY(ARRAY[$1::uuid, $2::uuid]) RETURNING id",
+        orphan,
+        gone,
+        pool_id,
+    )
+    restarted = time.monotonic()
+    cluster.start_service("scheduler")
+
+    _wait_until(
+        lambda: cluster.count_tasks(states=("SUCCESS",)) == 1, 10, "the orphaned lease to be run again"
+    )
+    took = time.monotonic() - restarted
+    rows = {
+        r["id"]: r
+        for r in cluster.query(
+            "SELECT id::text AS id, state::text AS state, attempt, lease_token, pool_id FROM tasks "
+            "WHERE id = ANY($1::uuid[])",
+            [orphan, gone],
+        )
+    }
+    assert rows[orphan]["state"] == "SUCCESS" and rows[orphan]["attempt"] == 1  # no attempt burned
+    assert took < LEASE / 3, f"released after {took:.1f}s: it waited for the lease"
+    # The gone pool never answered: its lease is left to lapse.
+    assert rows[gone]["state"] == "ASSIGNED" and rows[gone]["lease_token"] == f"tok-{gone}"
+    assert "released 1 leases no pool holds (issued by a previous scheduler)" in cluster.log_text("scheduler")

@@ -1,0 +1,72 @@
+"""Cancelling running tasks (issue #3 item 5, the pool's side): real processes.
+
+The flag first (the task polls ``ctx.cancelled``), asyncio cancellation after
+TASKYARD_CANCEL_GRACE, the worker killed at TASKYARD_CANCEL_DEADLINE; the record
+says which step stopped it (tasks.cancel_step: 2 FLAG, 3 ASYNCIO, 4 KILL).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import history
+from support.history import row, wait_until
+
+from taskyard.v1 import task_pb2
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(90)]
+
+GRACE, DEADLINE = 0.5, 2.5
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "step"),
+    [
+        ("cooperative", [60.0], task_pb2.CANCEL_STEP_FLAG),
+        ("forever_async", [], task_pb2.CANCEL_STEP_ASYNCIO),
+        ("spin_sync", [3600], task_pb2.CANCEL_STEP_KILL),
+    ],
+)
+def test_cancel_running_task_steps(
+    cluster_factory: Callable[..., Any],
+    database_url: str,
+    journal: Path,
+    name: str,
+    args: list[Any],
+    step: int,
+) -> None:
+    cluster = history.supervised_cluster(
+        cluster_factory,
+        database_url,
+        journal,
+        workers=1,
+        concurrency=2,
+        cancel_grace=GRACE,
+        cancel_deadline=DEADLINE,
+    )
+    client = cluster.client()
+    bystander = client.submit("journal", "bystander", 0.2)
+    task = client.submit(name, *args)
+    wait_until(lambda: row(cluster, task.id)["state"] == "RUNNING", 20, f"{name} to run")
+    t0 = time.monotonic()
+    client.cancel(task.id, reason="test")
+    final = client.wait(task.id, timeout=20)
+    elapsed = time.monotonic() - t0
+    assert final.state.name == "CANCELLED", final
+    r = row(cluster, task.id)
+    assert r["cancel_step"] == step, r
+    assert elapsed < DEADLINE + 2.0, elapsed
+    if step == task_pb2.CANCEL_STEP_ASYNCIO:
+        assert elapsed >= GRACE
+    if step == task_pb2.CANCEL_STEP_KILL:
+        assert elapsed >= DEADLINE
+        assert "cancel deadline" in cluster.log_text("worker-pool")
+    # The pool keeps serving.
+    ok = client.submit("add", 1, 1)
+    assert client.wait(ok.id, timeout=20).result == 2
+    assert client.wait(bystander.id, timeout=20).state.name == "SUCCESS"
+    history.check(cluster, [task.id, ok.id, bystander.id])

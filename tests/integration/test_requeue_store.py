@@ -1,0 +1,94 @@
+"""Attempts a pool hands back reach the scheduler's lanes as refs, after COMMIT
+(result_store/requeues.py): real PostgreSQL, the store's real events PUB."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pynng
+import pytest
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, store_pb2
+from taskyard.bus.v1 import task_record_pb2 as tr
+from taskyard.core import ids, transport
+
+pytestmark = pytest.mark.asyncio
+
+
+async def _messages(sock: pynng.Sub0, until: Any, within: float = 5.0) -> list[envelope_pb2.Envelope]:
+    got: list[envelope_pb2.Envelope] = []
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            raw = await asyncio.wait_for(sock.arecv(), 0.1)
+        except (TimeoutError, pynng.Timeout):
+            continue
+        got.append(transport.decode(raw[len(transport.EVENTS_TOPIC) :]))
+        if until(got):
+            return got
+    raise AssertionError(f"not seen; got kinds {[e.kind for e in got]}")
+
+
+async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
+    result_store: Any, store_settings: Any
+) -> None:
+    store = result_store
+    sub = pynng.Sub0(recv_max_size=16 << 20)
+    sub.subscribe(transport.EVENTS_TOPIC)
+    sub.dial(store_settings.events_address, block=False)
+    try:
+        records = [
+            tr.TaskRecord(id=ids.new_task_id(), name="add", args_json=b"[1, 2]", queue=q)
+            for q in ("default", "mail", "default")
+        ]
+        reply = await store.insert(store_pb2.InsertTasksRequest(tasks=records))
+        released, died, done = (t.id for t in reply.tasks)
+        await store.lease(
+            store_pb2.LeaseTasksRequest(
+                pool_id="pool-1",
+                lease_ms=30_000,
+                leases=[store_pb2.Lease(task_id=t, lease_token=f"tok-{t}") for t in (released, died, done)],
+            )
+        )
+        await asyncio.sleep(0.2)  # the SUB connects (PUB drops what no one hears)
+
+        def ref(t: str) -> tr.AttemptRef:
+            return tr.AttemptRef(task_id=t, attempt=1, lease_token=f"tok-{t}", worker_id="pool-1/w0:1")
+
+        r = await store.report(
+            store_pb2.ReportRequest(
+                released=[store_pb2.Release(ref=ref(released))],
+                died=[store_pb2.Death(ref=ref(died), started=False)],
+                completed=[store_pb2.Completion(ref=ref(done), success=True, result_json=b"3")],
+            )
+        )
+        assert list(r.released) == [released] and list(r.died) == [died] and r.refused == 0
+
+        def batches(got: list[envelope_pb2.Envelope]) -> list[Any]:
+            return [
+                transport.unpack(e, event_pb2.EventBatch).events
+                for e in got
+                if e.kind == envelope_pb2.KIND_EVENTS
+            ]
+
+        def report_batch(got: list[envelope_pb2.Envelope]) -> list[Any]:
+            return [b for b in batches(got) if any(ev.type == "task.succeeded" for ev in b)]
+
+        got = await _messages(
+            sub,
+            lambda es: any(e.kind == envelope_pb2.KIND_GRAPH_RELEASED for e in es) and bool(report_batch(es)),
+        )
+        msg = next(e for e in got if e.kind == envelope_pb2.KIND_GRAPH_RELEASED)
+        tasks = transport.unpack(msg, graph_pb2.ReleasedTasks).tasks
+        by_id = {t.id: t for t in tasks}
+        assert set(by_id) == {released, died}  # not the completed one
+        assert by_id[died].queue == "mail" and by_id[released].queue == "default"
+        assert by_id[released].name == "add" and by_id[released].created_at_us > 0
+        # Precise refs instead of a "reload everything" wake-up in the report's batch.
+        (batch,) = report_batch(got)
+        assert {ev.task_id for ev in batch if ev.type == "task.queued"} == {released, died}
+        assert "tasks.available" not in [ev.type for ev in batch]
+    finally:
+        sub.close()

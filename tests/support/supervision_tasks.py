@@ -1,0 +1,76 @@
+"""Task functions of the supervision acceptance tests (tests/acceptance/test_supervision_*.py).
+
+Loaded into real worker pools next to ``taskyard.examples``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from taskyard.worker_pool import Cancelled, current_task, is_worker_process, task
+
+_HOARD: list[bytearray] = []
+
+
+@task
+async def block_loop(seconds: float) -> str:
+    """Blocks its worker's event loop (no await): asyncio cannot time it out."""
+    time.sleep(seconds)  # noqa: ASYNC251 - the point: a body that blocks its loop
+    return "woke"
+
+
+@task
+def long_sync(seconds: float) -> str:
+    """A long sync task in its executor thread: its worker keeps beating."""
+    time.sleep(seconds)
+    return "done"
+
+
+@task
+async def forever_async() -> None:
+    await asyncio.sleep(3600)
+
+
+@task
+def spin_sync(seconds: float) -> int:
+    """Busy-loops, ignoring everything (no flag polling): only a kill stops it early."""
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+    return n
+
+
+@task
+def grow(mib: int, hold_seconds: float = 1.0) -> int:
+    """Allocates ``mib`` MiB that stay allocated (a leak), then keeps running a little."""
+    block = bytearray(mib * 1024 * 1024)
+    for i in range(0, len(block), 4096):  # touch every page: resident, not just reserved
+        block[i] = 1
+    _HOARD.append(block)
+    time.sleep(hold_seconds)
+    return len(_HOARD)
+
+
+@task
+async def cooperative(seconds: float = 60.0) -> str:
+    """Polls its cancel flag and stops itself."""
+    ctx = current_task()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if ctx.cancelled:
+            raise Cancelled()
+        await asyncio.sleep(0.05)
+    return "finished"
+
+
+@task
+async def where() -> bool:
+    return is_worker_process()
+
+
+@task
+def pid() -> int:
+    return os.getpid()

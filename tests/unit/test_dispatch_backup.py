@@ -1,0 +1,64 @@
+"""latency slice: the scheduler's PAIR copy of a fast-path lease is a delayed backstop
+(Dispatcher.send_backup): it goes only for attempts the pool has not reported done."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, task_record_pb2
+from taskyard.core import transport
+from taskyard.scheduler import dispatcher as dispatcher_mod
+from taskyard.scheduler.dispatcher import Dispatcher
+from taskyard.scheduler.lanes import Lanes
+from taskyard.scheduler.pools import Pool
+
+
+class _Socket:
+    def __init__(self) -> None:
+        self.sent: list[dispatch_pb2.Dispatch] = []
+        self.arrived = asyncio.Event()
+
+    async def asend(self, data: bytes) -> None:
+        msg = transport.open_message(data, envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch)
+        assert msg is not None
+        self.sent.append(msg)
+        self.arrived.set()
+
+
+def _record(task_id: str) -> task_record_pb2.TaskRecord:
+    return task_record_pb2.TaskRecord(id=task_id, name="add", attempt=1, lease_token=f"tok-{task_id}")
+
+
+async def test_only_attempts_still_in_flight_get_the_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dispatcher_mod, "BACKUP_DELAY", 0.01)
+    sock = _Socket()
+    pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
+    d = Dispatcher(Lanes(), Any, Any, lease_ms=30_000)  # type: ignore[arg-type]
+    done, running, again = _record("done"), _record("running"), _record("again")
+    for r in (done, running, again):
+        pool.inflight[r.id] = 1.0
+    d.send_backup(pool, [done, running, again])
+    pool.inflight.pop(done.id)  # the pool's slot notice: finished before the delay
+    pool.inflight[again.id] = 2.0  # finished, then dispatched anew: not this copy's attempt
+    await asyncio.wait_for(sock.arrived.wait(), 5)
+    assert [[t.id for t in m.tasks] for m in sock.sent] == [[running.id]]
+
+
+async def test_no_copy_when_everything_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dispatcher_mod, "BACKUP_DELAY", 0.01)
+    sock = _Socket()
+    pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
+    d = Dispatcher(Lanes(), Any, Any, lease_ms=30_000)  # type: ignore[arg-type]
+    rec = _record("a")
+    pool.inflight[rec.id] = 1.0
+    d.send_backup(pool, [rec])
+    pool.inflight.pop(rec.id)
+    # The timer has fired once a later one (same delay, scheduled after it) has.
+    later = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.02, later.set)
+    await asyncio.wait_for(later.wait(), 5)
+    await asyncio.sleep(0)  # a send it started would have run by now
+    assert sock.sent == []

@@ -1,0 +1,111 @@
+"""ExplainTask's reasons and messages (gateway/explain.py) from records and store facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from taskyard.bus.v1 import envelope_pb2, task_record_pb2, time_pb2
+from taskyard.core.clock import ManualClock, to_us
+from taskyard.core.states import TaskState
+from taskyard.gateway.explain import Explainer
+from taskyard.v1 import task_pb2
+from taskyard.v1 import task_service_pb2 as R
+
+TID = "0190f0c2-0000-7000-8000-000000000001"
+
+
+class FakeStore:
+    def __init__(self, facts: time_pb2.ExplainFactsReply | None = None) -> None:
+        self.facts = facts or time_pb2.ExplainFactsReply(found=True)
+        self.kinds: list[int] = []
+
+    async def request(self, kind: int, payload: Any, reply_type: Any) -> Any:
+        self.kinds.append(kind)
+        assert kind == envelope_pb2.KIND_STORE_EXPLAIN
+        return self.facts
+
+
+def _rec(state: TaskState, **kw: Any) -> task_record_pb2.TaskRecord:
+    return task_record_pb2.TaskRecord(id=TID, name="add", queue="default", state=int(state), attempt=1, **kw)  # type: ignore[arg-type]
+
+
+async def _explain(rec: task_record_pb2.TaskRecord, store: FakeStore | None = None) -> R.ExplainTaskResponse:
+    store = store or FakeStore()
+    return await Explainer(store, clock=CLOCK).explain(rec)
+
+
+CLOCK = ManualClock(start=1_800_000_000.0)
+
+
+async def test_eta() -> None:
+    out = await _explain(_rec(TaskState.SCHEDULED, run_at_us=to_us(CLOCK.now() + 41)))
+    assert out.reason == R.WAIT_REASON_ETA
+    assert out.message == "waiting for its ETA (in 41 s)"
+    assert out.until.ToMicroseconds() == to_us(CLOCK.now() + 41)
+
+
+async def test_retry_delay_names_the_failure() -> None:
+    rec = _rec(
+        TaskState.RETRYING,
+        run_at_us=to_us(CLOCK.now() + 180),
+        failure=task_pb2.TaskFailure(type="RuntimeError", message="boom", attempt=1),
+    )
+    rec.attempt = 2
+    out = await _explain(rec)
+    assert out.reason == R.WAIT_REASON_RETRY_DELAY
+    assert out.message == "attempt 1 failed after RuntimeError: boom; attempt 2 is due in 3 min"
+
+
+@pytest.mark.parametrize(
+    ("state", "reason", "text"),
+    [
+        (TaskState.RUNNING, R.WAIT_REASON_RUNNING, "attempt 1 is running"),
+        (TaskState.ASSIGNED, R.WAIT_REASON_RUNNING, "about to start"),
+        (TaskState.SUCCESS, R.WAIT_REASON_FINAL, "succeeded at attempt 1"),
+        (TaskState.CANCELLED, R.WAIT_REASON_FINAL, "cancelled"),
+        (TaskState.FAILURE, R.WAIT_REASON_FINAL, "failed for good"),
+    ],
+)
+async def test_states_that_need_no_store_read(state: TaskState, reason: int, text: str) -> None:
+    store = FakeStore()
+    out = await _explain(_rec(state), store)
+    assert out.reason == reason and text in out.message
+    assert store.kinds == []
+
+
+async def test_dependencies() -> None:
+    ids = [f"0190f0c2-0000-7000-8000-00000000000{i}" for i in range(2, 7)]
+    out = await _explain(
+        _rec(TaskState.PENDING), FakeStore(time_pb2.ExplainFactsReply(found=True, waiting_on=ids))
+    )
+    assert out.reason == R.WAIT_REASON_DEPENDENCY
+    assert list(out.waiting_on) == ids
+    assert out.message.startswith("waiting for 5 dependencies to succeed: ") and out.message.endswith(
+        "and 2 more"
+    )
+
+
+@pytest.mark.parametrize(
+    ("facts", "reason", "text"),
+    [
+        (
+            dict(queue_paused=True, pools=1, capacity=4),
+            R.WAIT_REASON_QUEUE_PAUSED,
+            "queue 'default' is paused",
+        ),
+        (dict(pools=0), R.WAIT_REASON_NO_POOL, "no live worker pool serves 'add'"),
+        (
+            dict(pools=2, capacity=8, running=8, depth_ahead=12),
+            R.WAIT_REASON_SLOTS_BUSY,
+            "all 8 slots of the 2 pools serving 'add' are busy; 12 tasks ahead of it",
+        ),
+        (dict(pools=1, capacity=4, running=1, depth_ahead=0), R.WAIT_REASON_DISPATCHING, "3 slots free"),
+    ],
+)
+async def test_queued(facts: dict[str, Any], reason: int, text: str) -> None:
+    out = await _explain(_rec(TaskState.QUEUED), FakeStore(time_pb2.ExplainFactsReply(found=True, **facts)))
+    assert out.reason == reason
+    assert text in out.message
+    assert out.lane_depth_ahead == facts.get("depth_ahead", 0)
