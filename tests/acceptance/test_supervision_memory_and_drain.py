@@ -65,7 +65,11 @@ def test_sigterm_under_load_then_restart(
     t0 = time.monotonic()
     code = cluster.kill("worker-pool", signal.SIGTERM, timeout=20)
     assert code == 0 and time.monotonic() - t0 < 3.0 + 3.0, (code, time.monotonic() - t0)
-    assert cluster.count_tasks(states=("RUNNING", "ASSIGNED")) == 0
+    left = cluster.query(
+        "SELECT id::text AS id, state::text AS state, attempt, pool_id, lease_token, resume_requested"
+        " FROM tasks WHERE state IN ('RUNNING', 'ASSIGNED')"
+    )
+    assert not left, f"{len(left)} tasks still leased after the drain, e.g. {left[:3]}"
     resumed = cluster.query(
         "SELECT id::text AS id, attempt FROM tasks WHERE resume_requested AND state = 'QUEUED'"
     )

@@ -134,6 +134,15 @@ async def test_sync_timeout_reported_at_the_deadline(pool: tuple[FakeScheduler, 
 async def test_heartbeat_and_survey(pool: tuple[FakeScheduler, PoolProcess]) -> None:
     fake, proc = pool
     await asyncio.wait_for(fake.heartbeat_seen.wait(), 10)
+    # The first beat (STARTING) goes before registration; the loop's follow once RUNNING.
+    assert fake.heartbeats[0].state == "STARTING"
+
+    async def running_beat() -> None:
+        while fake.heartbeats[-1].state != "RUNNING":
+            fake.heartbeat_seen.clear()
+            await fake.heartbeat_seen.wait()
+
+    await asyncio.wait_for(running_beat(), 10)
     hb = fake.heartbeats[-1]
     assert hb.pool_id == proc.pool_id and hb.capacity == 4 and hb.max_workers == 2 and hb.state == "RUNNING"
     assert hb.rss_bytes > 0 and "add" in hb.task_names

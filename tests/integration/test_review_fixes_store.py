@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, ops_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, ops_pb2, reconcile_pb2, store_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import ids
 from taskyard.core.priority import Priority
@@ -386,3 +386,34 @@ async def test_duplicates_and_resent_reports_are_not_late(result_store: Any) -> 
     )
     await result_store.report(store_pb2.ReportRequest(completed=[stale]))  # an older attempt: late
     assert await late_count(result_store) == 1
+
+
+async def test_no_lease_for_a_draining_pool_and_its_hand_back(result_store: Any) -> None:
+    """A pool beats DRAINING before stopping its workers: from then on neither the
+    lease statement nor the insert fast path leases to it; what was leased to it
+    before and never reached it goes back to the queue with its final hand-back."""
+    early, late, born = task(), task(), task()
+    await result_store.insert(store_pb2.InsertTasksRequest(tasks=[early, late]))
+    lease = store_pb2.LeaseTasksRequest(
+        pool_id="pool-1", lease_ms=30_000, leases=[store_pb2.Lease(task_id=early.id, lease_token="tok")]
+    )
+    assert [t.id for t in (await result_store.lease(lease)).tasks] == [early.id]
+    await result_store.heartbeat(store_pb2.HeartbeatRequest(pool_id="pool-1", state="DRAINING"))
+    lease = store_pb2.LeaseTasksRequest(
+        pool_id="pool-1", lease_ms=30_000, leases=[store_pb2.Lease(task_id=late.id, lease_token="tok2")]
+    )
+    assert not (await result_store.lease(lease)).tasks
+    reply = await result_store.insert(
+        store_pb2.InsertTasksRequest(
+            tasks=[born],
+            pool_id="pool-1",
+            lease_ms=30_000,
+            leases=[store_pb2.Lease(task_id=born.id, lease_token="tok3")],
+        )
+    )
+    assert reply.tasks[0].state == S.QUEUED and not reply.leased
+    back = await result_store._write(
+        envelope_pb2.KIND_STORE_RECONCILE, reconcile_pb2.ReconcileRequest(pool_ids=["pool-1"]), 1
+    )
+    assert [r.id for r in back.released] == [early.id]
+    assert (await row(result_store, early.id)).state == S.QUEUED

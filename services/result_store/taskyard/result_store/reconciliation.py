@@ -15,6 +15,7 @@ from taskyard.core.states import TaskState
 
 from .committer import Db, Outcome
 from .records import event_for_record, record_from_row
+from .requeues import released_message
 from .transitions import _db_states
 
 DEFAULT_LIMIT = 1000
@@ -25,6 +26,7 @@ SRC_RECONCILE = _db_states(set(states.sources_of(TaskState.QUEUED)) & {TaskState
 async def apply_reconcile(db: Db, reqs: list[reconcile_pb2.ReconcileRequest]) -> Outcome:
     replies: list[reconcile_pb2.ReconcileReply] = []
     events: list[event_pb2.Event] = []
+    requeued = []
     for req in reqs:
         reply = reconcile_pb2.ReconcileReply()
         pools = sorted({p for p in req.pool_ids if p})
@@ -52,5 +54,8 @@ async def apply_reconcile(db: Db, reqs: list[reconcile_pb2.ReconcileRequest]) ->
                     )
                 )
                 events.append(event_for_record(rec))
+                requeued.append(rec)
         replies.append(reply)
-    return Outcome(replies=list(replies), events=events)
+    # Whoever asked (a restarted scheduler, or a pool that stopped), every
+    # scheduler's lanes learn of the re-queued tasks after COMMIT (requeues.py).
+    return Outcome(replies=list(replies), events=events, messages=released_message(requeued))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
 from taskyard.core import errors, ids, transport
 from taskyard.core.priority import Priority
-from taskyard.core.states import TaskState
+from taskyard.core.states import TaskState, WorkerState
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool, PoolRegistry
 
@@ -101,9 +101,14 @@ class Dispatcher:
             self.wake.set()
             return
         leased = {t.id for t in reply.tasks}
-        for ref in refs:
-            if ref.id not in leased:  # cancelled or taken meanwhile
-                pool.inflight.pop(ref.id, None)
+        refused = [ref for ref in refs if ref.id not in leased]
+        for ref in refused:  # cancelled or taken meanwhile, or the pool drains
+            pool.inflight.pop(ref.id, None)
+        if refused and pool.state != WorkerState.RUNNING.value:
+            # The store refuses leases to a draining pool: these are still QUEUED
+            # and belong in the lanes for the other pools (a cancelled one is
+            # refused again by lease_tasks and dropped by its event).
+            self.lanes.push_all(refused)
         if len(leased) < len(refs):
             self.wake.set()
         await self.send(pool, reply.tasks)

@@ -161,6 +161,10 @@ class Scheduler:
 
     async def _on_report(self, pool: Pool, report: dispatch_pb2.PoolReport) -> None:
         """A slot notice: the pool already handed the results to the store itself."""
+        if report.state:
+            # A draining pool's releases must not look like free slots: what the
+            # scheduler sent it now would arrive after it stopped listening.
+            pool.state = report.state
         for refs in (report.completed, report.released, report.died):
             for item in refs:
                 pool.inflight.pop(item.ref.task_id, None)

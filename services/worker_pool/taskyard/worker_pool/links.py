@@ -108,6 +108,7 @@ class SchedulerLink(PoolState):
         notice = dispatch_pb2.PoolReport(
             pool_id=self.pool_id,
             free_slots=self.free_slots(),
+            state=self.state.value,
             completed=[store_pb2.Completion(ref=c.ref) for c in report.completed],
             released=report.released,
             died=[store_pb2.Death(ref=d.ref, started=d.started) for d in report.died],

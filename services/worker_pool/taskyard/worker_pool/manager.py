@@ -23,7 +23,8 @@ from typing import Any
 
 import pynng
 
-from taskyard.core import discovery, transport
+from taskyard.bus.v1 import envelope_pb2, reconcile_pb2
+from taskyard.core import discovery, errors, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, pipe, registry
@@ -98,6 +99,9 @@ class Manager(Renewals, SchedulerLink):
             return await self._shutdown()
         if not self._all_ready.is_set():
             log.warning("not every worker became ready within %.0fs; registering anyway", READY_TIMEOUT)
+        # The registry row says STARTING before any scheduler can lease to us: a
+        # previous life of this pool id may have left it DRAINING (no lease then).
+        await self._beat(self._store, 2.0)
         self._register_wanted.set()
         self._spawn_task(self._registration_loop(), "registration")
         self._respondent = self._open_respondent(self._survey_address)
@@ -128,6 +132,11 @@ class Manager(Renewals, SchedulerLink):
         log.info("draining: no new work; stopping %d workers", len(self.workers))
         self.state = WorkerState.DRAINING
         self._mark_dirty()  # tell the scheduler: free_slots 0
+        if self._registered.is_set() and self._store is not None:
+            # Before any worker stops: from this commit on the store leases nothing
+            # to this pool, so no dispatch can arrive after it stops listening
+            # unnoticed (those committed earlier: _hand_back_leases).
+            await self._beat(self._store, 2.0)
         for w in list(self.workers.values()):
             if not w.gone:
                 with contextlib.suppress(ConnectionError, RuntimeError):
@@ -171,6 +180,7 @@ class Manager(Renewals, SchedulerLink):
                 )
             except TimeoutError:
                 log.warning("final reports not acknowledged by the store; leases will lapse instead")
+        await self._hand_back_leases()
         self.state = WorkerState.STOPPED
         if self._registered.is_set():
             req = transport.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=1.0)
@@ -186,6 +196,25 @@ class Manager(Renewals, SchedulerLink):
             self._peer.close()
         log.info("worker-pool stopped")
         return 0
+
+    async def _hand_back_leases(self) -> None:
+        """Leases of this pool still ASSIGNED in the store now belong to dispatches
+        that were on their way when it stopped listening (a scheduler that had not yet
+        heard of the drain, the store's post-commit stream): nothing here will run
+        them, so they go back to the queue at once instead of waiting for their lease
+        to lapse. Started (RUNNING) rows are never touched by this statement."""
+        if self._store is None:
+            return
+        req = reconcile_pb2.ReconcileRequest(pool_ids=[self.pool_id])
+        try:
+            reply = await self._store.request(
+                envelope_pb2.KIND_STORE_RECONCILE, req, reconcile_pb2.ReconcileReply, timeout=2.0
+            )
+        except errors.TaskyardError as exc:
+            log.warning("could not hand back unheld leases (%s): they will lapse", exc)
+            return
+        if reply.released:
+            log.info("handed back %d leases dispatched to us while we stopped", len(reply.released))
 
 
 async def _first(

@@ -53,20 +53,22 @@ class Dispatch(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
 
 class PoolReport(_message.Message):
-    __slots__ = ("pool_id", "started", "completed", "released", "died", "free_slots")
+    __slots__ = ("pool_id", "started", "completed", "released", "died", "free_slots", "state")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
     DIED_FIELD_NUMBER: _ClassVar[int]
     FREE_SLOTS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     started: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.AttemptRef]
     completed: _containers.RepeatedCompositeFieldContainer[_store_pb2.Completion]
     released: _containers.RepeatedCompositeFieldContainer[_store_pb2.Release]
     died: _containers.RepeatedCompositeFieldContainer[_store_pb2.Death]
     free_slots: int
-    def __init__(self, pool_id: _Optional[str] = ..., started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[_store_pb2.Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[_store_pb2.Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[_store_pb2.Death, _Mapping]]] = ..., free_slots: _Optional[int] = ...) -> None: ...
+    state: str
+    def __init__(self, pool_id: _Optional[str] = ..., started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[_store_pb2.Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[_store_pb2.Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[_store_pb2.Death, _Mapping]]] = ..., free_slots: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class Survey(_message.Message):
     __slots__ = ("scheduler_id",)

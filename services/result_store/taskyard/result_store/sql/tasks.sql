@@ -88,7 +88,10 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::
      -- of pauses may lag); such a row is inserted QUEUED and waits.
      CROSS JOIN LATERAL (
        SELECT r.token <> '' AND r.state = 'QUEUED'
-              AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused) AS lease
+              AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused)
+              -- nor to a draining pool (see lease_tasks)
+              AND NOT EXISTS (SELECT 1 FROM workers w
+                              WHERE w.pool_id = r.pool_id AND w.state IN ('DRAINING', 'STOPPING')) AS lease
      ) AS x
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
@@ -150,6 +153,11 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS l(id, token, po
 WHERE t.id = l.id AND t.state = ANY($5::task_state[])
   -- ops slice: a paused queue's tasks stay QUEUED (a dispatch that raced the pause).
   AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue AND q.paused)
+  -- A draining pool beats its state before it stops its workers: no lease
+  -- committed after that goes to it (it may stop listening before the dispatch
+  -- arrives); the ones committed before are released by its final hand-back.
+  AND NOT EXISTS (SELECT 1 FROM workers w
+                  WHERE w.pool_id = l.pool_id AND w.state IN ('DRAINING', 'STOPPING'))
 RETURNING {{record}}
 
 -- name: start_attempts
