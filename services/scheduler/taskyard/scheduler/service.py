@@ -14,7 +14,7 @@ from taskyard.core.clock import SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.core.retry import RetryPolicy
-from taskyard.core.states import TaskState
+from taskyard.core.states import TaskState, WorkerState
 from taskyard.scheduler import graph, pauses, timers
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.lanes import Lanes, Ref
@@ -161,9 +161,11 @@ class Scheduler:
 
     async def _on_report(self, pool: Pool, report: dispatch_pb2.PoolReport) -> None:
         """A slot notice: the pool already handed the results to the store itself."""
-        if report.state:
+        if report.state and report.state != WorkerState.STARTING.value:
             # A draining pool's releases must not look like free slots: what the
             # scheduler sent it now would arrive after it stopped listening.
+            # (STARTING is ignored: a registered pool is dispatched to, and a
+            # lost notice must not leave it looking unready until the next survey.)
             pool.state = report.state
         for refs in (report.completed, report.released, report.died):
             for item in refs:
