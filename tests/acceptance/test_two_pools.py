@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 import pytest
+from support import history
 
 from taskyard.client import TaskyardError
 
@@ -14,6 +15,8 @@ pytestmark = pytest.mark.acceptance
 
 
 def test_each_task_goes_only_to_a_pool_that_serves_it(cluster: Any) -> None:
+    # Every row change is recorded from here on (issue #4's history check).
+    history.install(cluster.database_url)
     # The cluster's own pool serves taskyard.examples; pool-b serves only support.pool_b_tasks.
     cluster.start_service(
         "worker-pool",
@@ -35,3 +38,4 @@ def test_each_task_goes_only_to_a_pool_that_serves_it(cluster: Any) -> None:
     with pytest.raises(TaskyardError) as info:
         client.submit("served_by_nobody")
     assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert history.check(cluster, [t.id for t in b_tasks + a_tasks]), "no history was recorded"
