@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from taskyard.cli.task import group_target_option
+
 if TYPE_CHECKING:
     from taskyard.client import Client
 
@@ -26,14 +28,8 @@ STATE_COLUMNS = (
 )
 
 
-def _target(func: Any) -> Any:
-    return click.option(
-        "--target",
-        envvar="TASKYARD_TARGET",
-        default="localhost:50051",
-        show_default=True,
-        help="Gateway address host:port (env TASKYARD_TARGET).",
-    )(func)
+# Each queue command takes the gateway as its own option (no group context).
+_target = group_target_option
 
 
 @contextlib.contextmanager

@@ -6,29 +6,29 @@ field violations on stderr), 2 for bad command-line usage.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from taskyard.cli.task import (
     PRIORITIES,
+    _client,
     _emit,
     _errors_reported,
     _json_arg,
     _parse_kwargs,
     _plain,
     _target_option,
+    group_target_option,
+    json_option,
 )
 
 if TYPE_CHECKING:
-    from taskyard.client import Client, ScheduleInfo
+    from taskyard.client import ScheduleInfo
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
@@ -69,25 +69,8 @@ def _echo_schedule(s: ScheduleInfo, as_json: bool) -> None:
         click.echo(f"{key.ljust(width)}  {value}")
 
 
-@contextlib.contextmanager
-def _client(ctx: click.Context) -> Iterator[Client]:
-    from taskyard.client import Client
-
-    client = Client(ctx.obj["target"])
-    try:
-        yield client
-    finally:
-        client.close()
-
-
 @click.group("schedule")
-@click.option(
-    "--target",
-    envvar="TASKYARD_TARGET",
-    default="localhost:50051",
-    show_default=True,
-    help="Gateway address host:port (env TASKYARD_TARGET).",
-)
+@group_target_option
 @click.pass_context
 def schedule_group(ctx: click.Context, target: str) -> None:
     """Create and operate periodic tasks."""

@@ -211,14 +211,18 @@ def _is_final(task: TaskInfo) -> bool:
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 
 
-@click.group("task")
-@click.option(
+# The gateway to talk to, on a command group (``taskyard task --target ... get ID``).
+group_target_option = click.option(
     "--target",
     envvar="TASKYARD_TARGET",
     default="localhost:50051",
     show_default=True,
     help="Gateway address host:port (env TASKYARD_TARGET).",
 )
+
+
+@click.group("task")
+@group_target_option
 @click.pass_context
 def task_group(ctx: click.Context, target: str) -> None:
     """Submit, inspect, wait for and cancel tasks."""
