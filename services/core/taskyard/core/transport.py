@@ -197,7 +197,10 @@ class Requester:
         ctx = self._sock.new_context()
         try:
             # The send waits for a connected peer, so it is inside the limit too.
-            raw = await asyncio.wait_for(self._exchange(ctx, data), limit)
+            # asyncio.timeout, not wait_for: wait_for (3.11) wraps the exchange in
+            # a new task, whose send would wait for the loop's next iteration.
+            async with asyncio.timeout(limit):
+                raw = await self._exchange(ctx, data)
         except (TimeoutError, pynng.Timeout) as exc:
             raise errors.deadline(f"no reply from {self.address} within {limit:.1f}s") from exc
         except pynng.NNGException as exc:

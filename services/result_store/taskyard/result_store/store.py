@@ -64,6 +64,13 @@ M = TypeVar("M", bound=Message)
 # Session settings of every store connection: the NOTIFY trigger skips the
 # store's own inserts (it publishes its own events after commit).
 STORE_SERVER_SETTINGS = {"taskyard.origin": "store", "application_name": "taskyard-result-store"}
+# The committer's own connections plan each prepared statement once. Its
+# statements are batched by design (unnest of parameter arrays, ids by
+# primary key, partial indexes named by literal states), so a generic plan is
+# as good as a custom one, while re-planning the insert on every execution
+# (PostgreSQL keeps custom plans for it: a custom plan knows the array holds
+# one row) cost 0.46 ms of its 0.7 ms. Reads keep custom plans.
+WRITER_SERVER_SETTINGS = {**STORE_SERVER_SETTINGS, "plan_cache_mode": "force_generic_plan"}
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:
@@ -84,9 +91,11 @@ class ResultStore:
         *,
         publisher: EventPublisher,
         cache: ResultCache,
+        writer_pool: asyncpg.Pool | None = None,
     ) -> None:
         self.settings = settings
         self.pool = pool
+        self.writer_pool = writer_pool
         self.publisher = publisher
         self.cache = cache
         # Graph slice: resolves the dependents of every committed final transition.
@@ -96,7 +105,7 @@ class ResultStore:
             sweep_interval=settings.graph_sweep_interval,
         )
         self.committer = Committer(
-            pool,
+            writer_pool or pool,
             [
                 (K.KIND_STORE_INSERT, inserts.apply_insert),
                 (K.KIND_STORE_LEASE, leases.apply_lease),
@@ -155,11 +164,21 @@ class ResultStore:
             reset=_keep_session,
         )
         assert pool is not None
+        # One drain at a time: the writer loop needs one connection (two for a
+        # reconnect while the old one is being closed).
+        writer_pool = await asyncpg.create_pool(
+            settings.database_url,
+            min_size=1,
+            max_size=2,
+            server_settings=WRITER_SERVER_SETTINGS,
+            reset=_keep_session,
+        )
+        assert writer_pool is not None
         publisher = EventPublisher(
             settings.events_listen_address if publish else None, max_message_bytes=settings.max_message_bytes
         )
         cache = ResultCache(clock=clock or SystemClock(), ttl_seconds=settings.result_ttl)
-        return cls(settings, pool, publisher=publisher, cache=cache)
+        return cls(settings, pool, publisher=publisher, cache=cache, writer_pool=writer_pool)
 
     def start(self, *, listen: bool | None = None, sweep: bool = True) -> None:
         """Start the writer loop, the NOTIFY listener and the cache sweeper."""
@@ -185,6 +204,8 @@ class ResultStore:
                 await t
         self._tasks.clear()
         self.publisher.close()
+        if self.writer_pool is not None:
+            await self.writer_pool.close()
         await self.pool.close()
 
     async def __aenter__(self) -> ResultStore:

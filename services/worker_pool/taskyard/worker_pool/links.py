@@ -69,8 +69,12 @@ class SchedulerLink(PoolState):
                 await self._logs.settled(LOG_SETTLE_TIMEOUT)
             if self._closing and not (report.started or report.completed or report.released or report.died):
                 return
+            notice, self._notice_wanted = self._notice_wanted, False
             self._hand_to_store(report)
-            self._notify_scheduler(report)
+            if notice or report.completed or report.released or report.died:
+                # After the outcome's request has gone out (the forwarder's task
+                # was scheduled first): the result is the one being waited for.
+                asyncio.get_running_loop().call_soon(self._notify_scheduler, report)
             if self._closing:
                 self._report_event.set()  # drain what came in meanwhile, then stop
 

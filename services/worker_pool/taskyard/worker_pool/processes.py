@@ -152,7 +152,10 @@ class Workers(PoolState):
             w.held.pop((r.ref.task_id, r.ref.attempt), None)
             self._remember_finished(r.ref)
             p.released.append(r)
-        self._mark_dirty()
+        if report.completed or report.released:
+            self._mark_dirty()  # slots came free
+        else:
+            self._report_event.set()  # starts only: the store's news, not the scheduler's
 
     def _remember_finished(self, ref: task_record_pb2.AttemptRef) -> None:
         self._finished[(ref.task_id, ref.attempt, ref.lease_token)] = None

@@ -42,6 +42,9 @@ class PoolState:
         self._mp = multiprocessing.get_context("spawn")
         self._pending = dispatch_pb2.PoolReport()
         self._report_event = asyncio.Event()
+        # Whether the scheduler's slot notice is due (a slot or the pool's state
+        # changed); a worker's start report alone is news for the store only.
+        self._notice_wanted = False
         self._register_wanted = asyncio.Event()
         self._registered = asyncio.Event()
         self._all_ready = asyncio.Event()
@@ -84,6 +87,7 @@ class PoolState:
             log.error("background task %s failed", t.get_name(), exc_info=t.exception())
 
     def _mark_dirty(self) -> None:
+        self._notice_wanted = True
         self._report_event.set()
 
     # Supervision hooks, implemented by Watchdog (watchdog.py).
