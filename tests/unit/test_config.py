@@ -226,6 +226,8 @@ def test_tcp_addresses_follow_the_seed_ports() -> None:
     assert s.registration_address == "tcp://127.0.0.1:5560"
     assert s.survey_address == "tcp://127.0.0.1:5561"
     assert s.events_address == "tcp://127.0.0.1:5562"
+    assert s.pool_stream_address == "tcp://127.0.0.1:5563"
+    assert s.scheduler_stream_address == "tcp://127.0.0.1:5564"
     assert s.discovery_address == "tcp://127.0.0.1:5550"
     assert s.pool_pair_listen_address("p1") == "tcp://127.0.0.1:0"
 
@@ -248,6 +250,8 @@ def all_addresses(s: Settings) -> list[str]:
         s.registration_address,
         s.survey_address,
         s.events_address,
+        s.pool_stream_address,
+        s.scheduler_stream_address,
         s.discovery_address,
     ]
 
@@ -282,6 +286,8 @@ def listen_addresses(s: Settings) -> list[str]:
         s.registration_listen_address,
         s.survey_listen_address,
         s.events_listen_address,
+        s.pool_stream_listen_address,
+        s.scheduler_stream_listen_address,
         s.discovery_listen_address,
     ]
 
@@ -358,7 +364,7 @@ def test_each_host_override_moves_only_its_addresses(name: str, changed: str) ->
             s.survey_address,
             s.discovery_address,
         ],
-        "store dial": [s.store_address, s.events_address],
+        "store dial": [s.store_address, s.events_address, s.pool_stream_address, s.scheduler_stream_address],
     }
     for group, addresses in groups.items():
         expected = "10.9.9.9" if group == changed else "127.0.0.1"

@@ -22,6 +22,12 @@ RESULT_QUERY_OFFSET = 4
 REGISTRATION_OFFSET = 5
 SURVEY_OFFSET = 6
 EVENTS_OFFSET = 7
+# The store's streams for one audience each (NNG SUB filters topics on the
+# subscriber's side, so every PUB message crosses every subscriber's pipe and
+# wakes its process): the leases and cancels of pools, and the scheduler's
+# share of the events. The full stream at +7 stays for the gateway and tools.
+POOL_STREAM_OFFSET = 8
+SCHEDULER_STREAM_OFFSET = 9
 
 
 def _lookup(env: Mapping[str, str], *names: str) -> tuple[str, str] | None:
@@ -422,6 +428,26 @@ class Settings:
     @property
     def events_listen_address(self) -> str:
         return self._address("events", self.base_port + EVENTS_OFFSET, self.effective_bind_host)
+
+    @property
+    def pool_stream_address(self) -> str:
+        return self._address("events-pools", self.base_port + POOL_STREAM_OFFSET, self.effective_store_host)
+
+    @property
+    def pool_stream_listen_address(self) -> str:
+        return self._address("events-pools", self.base_port + POOL_STREAM_OFFSET, self.effective_bind_host)
+
+    @property
+    def scheduler_stream_address(self) -> str:
+        return self._address(
+            "events-scheduler", self.base_port + SCHEDULER_STREAM_OFFSET, self.effective_store_host
+        )
+
+    @property
+    def scheduler_stream_listen_address(self) -> str:
+        return self._address(
+            "events-scheduler", self.base_port + SCHEDULER_STREAM_OFFSET, self.effective_bind_host
+        )
 
     @property
     def discovery_address(self) -> str:

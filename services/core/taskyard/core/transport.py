@@ -222,6 +222,61 @@ class Requester:
         self._sock.close()
 
 
+class Inbox:
+    """The messages of one NNG socket (not a context), taken on the event loop.
+
+    pynng's ``arecv`` completes on an NNG thread that must take the GIL and wake
+    the loop through its self-pipe: two thread hand-offs per message. An Inbox
+    waits on NNG's receive descriptor instead (registered only while it waits,
+    so a consumer busy elsewhere never makes the loop spin on a readable fd) and
+    takes messages without blocking. Close it with ``close()``, which takes the
+    descriptor off the loop before NNG closes it (the number may be reused).
+    """
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+        self._fd: int | None = None
+        self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._closed = False
+
+    async def recv(self) -> bytes:
+        while True:
+            if self._closed:
+                raise pynng.Closed("inbox closed", 12)
+            try:
+                data: bytes = self.sock.recv(block=False)
+                return data
+            except pynng.TryAgain:
+                pass
+            loop = asyncio.get_running_loop()
+            if self._fd is None:
+                self._fd = int(self.sock.recv_fd)
+            waiter: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(self._fd, _wake, waiter)
+            self._waiting = (loop, waiter)
+            try:
+                await waiter
+            finally:
+                if self._waiting is not None and self._waiting[1] is waiter:
+                    self._waiting = None
+                    loop.remove_reader(self._fd)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._waiting is not None:
+            loop, waiter = self._waiting
+            self._waiting = None
+            if self._fd is not None and not loop.is_closed():
+                loop.remove_reader(self._fd)
+            _wake(waiter)
+        self.sock.close()
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 @dataclasses.dataclass(frozen=True)
 class Route(Generic[Req]):
     request_type: type[Req]

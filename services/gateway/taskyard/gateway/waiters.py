@@ -157,6 +157,8 @@ class EventSubscriber:
         self.address = address
         self._waiters = waiters
         self._sock: Any = transport.open_socket(pynng.Sub0, max_message_bytes=max_message_bytes, dial=address)
+        # The result's last hop (store -> gateway): taken on the loop (transport.Inbox).
+        self._inbox = transport.Inbox(self._sock)
         # SUB drops what does not fit its buffer: make room for bursts.
         self._sock.recv_buffer_size = SUB_BUFFER
         self._sock.subscribe(transport.EVENTS_TOPIC)
@@ -168,7 +170,7 @@ class EventSubscriber:
     async def run(self) -> None:
         while True:
             try:
-                raw = await self._sock.arecv()
+                raw = await self._inbox.recv()
             except pynng.Closed:
                 return
             except pynng.NNGException as exc:
@@ -177,4 +179,4 @@ class EventSubscriber:
             self._waiters.feed(raw[len(transport.EVENTS_TOPIC) :])
 
     def close(self) -> None:
-        self._sock.close()
+        self._inbox.close()

@@ -1,8 +1,16 @@
-"""The committed-event stream: a PUB socket on ``Settings.events_listen_address``.
+"""The committed-event streams: PUB sockets, one per audience.
 
 One ``KIND_EVENTS`` envelope (``bus.v1.EventBatch``) per committed group, only
 after COMMIT. NNG PUB never blocks: a slow subscriber loses events, never the
 store (events are wake-ups; the database is the truth).
+
+NNG filters topics on the subscriber's side: every message on a PUB socket
+crosses the pipe of every subscriber and wakes its process, which drops it if
+no subscription matches. So each audience has its own socket: the full stream
+(``events_listen_address``: gateways, tools), the pools' leases and cancels
+(``pool_stream_listen_address``) and the scheduler's share
+(``scheduler_stream_listen_address``). Without those addresses (in-process
+tests) everything goes out on the one socket, under the same topics.
 """
 
 from __future__ import annotations
@@ -25,13 +33,26 @@ MAX_EVENTS_PER_MESSAGE = 5000
 
 
 class EventPublisher:
-    def __init__(self, address: str | None, *, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        address: str | None,
+        *,
+        max_message_bytes: int,
+        pools_address: str | None = None,
+        scheduler_address: str | None = None,
+    ) -> None:
         self.address = address
         self._sock: Any = None
+        self._pools: Any = None
+        self._scheduler: Any = None
         if address:
-            self._sock = transport.open_socket(
-                pynng.Pub0, max_message_bytes=max_message_bytes, listen=address
-            )
+
+            def pub(listen: str) -> Any:
+                return transport.open_socket(pynng.Pub0, max_message_bytes=max_message_bytes, listen=listen)
+
+            self._sock = pub(address)
+            self._pools = pub(pools_address) if pools_address else self._sock
+            self._scheduler = pub(scheduler_address) if scheduler_address else self._sock
         self.published_batches = 0
         self.published_events = 0
         # For tests and in-process subscribers: called with every published batch.
@@ -64,21 +85,21 @@ class EventPublisher:
     def _publish_for_scheduler(self, events: Sequence[event_pb2.Event]) -> None:
         """The few types the scheduler reads, under its own topic (latency: the
         common task.queued/assigned/final batches do not wake it)."""
-        if self._sock is None:
+        if self._scheduler is None:
             return
         wanted = [ev for ev in events if ev.type in transport.SCHEDULER_EVENT_TYPES]
         for i in range(0, len(wanted), MAX_EVENTS_PER_MESSAGE):
             batch = event_pb2.EventBatch(events=wanted[i : i + MAX_EVENTS_PER_MESSAGE])
             data = transport.encode(envelope_pb2.KIND_EVENTS, batch)
             try:
-                self._sock.send(transport.SCHEDULER_TOPIC + data, block=False)
+                self._scheduler.send(transport.SCHEDULER_TOPIC + data, block=False)
             except pynng.NNGException as exc:  # wake-ups: reloads and sweeps repair a loss
                 log.debug("scheduler events not published: %s", exc)
 
     def _publish_cancels(self, events: Sequence[event_pb2.Event]) -> None:
         """task.cancel_requested again under the running pool's own topic, so a
         pool hears its cancels without reading every event (supervision slice)."""
-        if self._sock is None:
+        if self._pools is None:
             return
         by_pool: dict[str, list[event_pb2.Event]] = {}
         for ev in events:
@@ -87,7 +108,7 @@ class EventPublisher:
         for pool_id, evs in by_pool.items():
             data = transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=evs))
             try:
-                self._sock.send(transport.cancel_topic(pool_id) + data, block=False)
+                self._pools.send(transport.cancel_topic(pool_id) + data, block=False)
             except pynng.NNGException as exc:  # the pool's next lease renewal carries it too
                 log.debug("cancel request not published: %s", exc)
 
@@ -97,9 +118,12 @@ class EventPublisher:
         if self._sock is None:
             return
         data = transport.encode(kind, message)
-        for topic in (transport.EVENTS_TOPIC, transport.SCHEDULER_TOPIC):
+        for sock, topic in (
+            (self._sock, transport.EVENTS_TOPIC),
+            (self._scheduler, transport.SCHEDULER_TOPIC),
+        ):
             try:
-                self._sock.send(topic + data, block=False)
+                sock.send(topic + data, block=False)
             except pynng.NNGException as exc:  # a wake-up: the sweep and reloads repair a loss
                 log.debug("%s not published: %s", type(message).__name__, exc)
 
@@ -107,7 +131,7 @@ class EventPublisher:
         """Attempts leased at insert time, to their pool, right after COMMIT: the
         pool can start them without waiting for the scheduler's copy over PAIR
         (which still follows; the pool drops the duplicate)."""
-        if self._sock is None or not records:
+        if self._pools is None or not records:
             return
         by_pool: dict[str, list[task_record_pb2.TaskRecord]] = {}
         for rec in records:
@@ -115,7 +139,7 @@ class EventPublisher:
         for pool_id, recs in by_pool.items():
             data = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=recs))
             try:
-                self._sock.send(transport.dispatch_topic(pool_id) + data, block=False)
+                self._pools.send(transport.dispatch_topic(pool_id) + data, block=False)
             except pynng.NNGException as exc:  # the PAIR copy still gets there
                 log.debug("leased dispatch not published: %s", exc)
 
@@ -123,6 +147,6 @@ class EventPublisher:
         await self.publish([event_pb2.Event(type="tasks.available", at_us=int(time.time() * 1_000_000))])
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        for sock in {id(s): s for s in (self._sock, self._pools, self._scheduler) if s is not None}.values():
+            sock.close()
+        self._sock = self._pools = self._scheduler = None

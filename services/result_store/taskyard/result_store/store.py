@@ -175,7 +175,10 @@ class ResultStore:
         )
         assert writer_pool is not None
         publisher = EventPublisher(
-            settings.events_listen_address if publish else None, max_message_bytes=settings.max_message_bytes
+            settings.events_listen_address if publish else None,
+            max_message_bytes=settings.max_message_bytes,
+            pools_address=settings.pool_stream_listen_address,
+            scheduler_address=settings.scheduler_stream_listen_address,
         )
         cache = ResultCache(clock=clock or SystemClock(), ttl_seconds=settings.result_ttl)
         return cls(settings, pool, publisher=publisher, cache=cache, writer_pool=writer_pool)

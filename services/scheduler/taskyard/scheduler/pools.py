@@ -36,6 +36,9 @@ class Pool:
     last_seen: float = dataclasses.field(default_factory=time.monotonic)
     missed_surveys: int = 0
     receiver: asyncio.Task[None] | None = None
+    # What the pool reports (slot notices, one per finished task), taken on the
+    # loop; closing it closes ``socket``.
+    inbox: transport.Inbox | None = None
 
     @property
     def free(self) -> int:
@@ -79,7 +82,9 @@ class PoolRegistry:
                     loop, self._link_lost, pid, s
                 )
             )
-            pool = Pool(pool_id, pair_address, frozenset(names), max(0, capacity), sock)
+            pool = Pool(
+                pool_id, pair_address, frozenset(names), max(0, capacity), sock, inbox=transport.Inbox(sock)
+            )
             pool.receiver = asyncio.get_running_loop().create_task(self._receive(pool))
             self.pools[pool_id] = pool
             log.info(
@@ -108,12 +113,12 @@ class PoolRegistry:
         log.info("pool %s left (%d attempts in flight are recovered by lease)", pool_id, len(pool.inflight))
         if pool.receiver is not None:
             pool.receiver.cancel()
-        pool.socket.close()
+        (pool.inbox or pool.socket).close()
 
     async def _receive(self, pool: Pool) -> None:
         while True:
             try:
-                raw = await pool.socket.arecv()
+                raw = await (pool.inbox.recv() if pool.inbox is not None else pool.socket.arecv())
             except pynng.Closed:
                 return
             try:

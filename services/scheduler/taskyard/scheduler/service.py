@@ -96,7 +96,9 @@ class Scheduler:
             pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_listen_address
         )
         self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
-        self._events = transport.open_socket(pynng.Sub0, max_message_bytes=mx, dial=settings.events_address)
+        self._events = transport.open_socket(
+            pynng.Sub0, max_message_bytes=mx, dial=settings.scheduler_stream_address
+        )
         # Only the event types it reads (transport.SCHEDULER_EVENT_TYPES), not every task's.
         self._events.subscribe(transport.SCHEDULER_TOPIC)
         self._hub = discovery.Hub(settings.discovery_listen_address) if run_hub else None

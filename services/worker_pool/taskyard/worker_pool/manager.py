@@ -86,8 +86,10 @@ class Manager(Renewals, SchedulerLink):
         self._sender = self._spawn_task(self._send_reports(), "reports")
         self._spawn_task(self._send_start_notices(), "start-notices")
         self._spawn_task(self._receive_dispatch(), "pair")
-        self._leased_stream = transport.open_socket(
-            pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.events_address
+        self._leased_stream = transport.Inbox(
+            transport.open_socket(
+                pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.pool_stream_address
+            )
         )
         self._spawn_task(self._receive_leased_stream(), "leased-stream")
         # Supervision: the watchdog over worker beats, memory and cancel deadlines,

@@ -14,7 +14,7 @@ import logging
 import multiprocessing.process
 import socket
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import pynng
 
@@ -232,17 +232,22 @@ class Workers(PoolState):
 
     # ------------------------------------------------------------ PAIR
     async def _receive_dispatch(self) -> None:
-        await self._receive_dispatches(self._pair, b"", "the PAIR socket")
+        await self._receive_dispatches(self._pair.arecv, b"", "the PAIR socket")
 
     async def _receive_leased_stream(self) -> None:
+        # The fast path's hop (store -> pool): taken on the loop (transport.Inbox).
         topic = transport.dispatch_topic(self.pool_id)
-        self._leased_stream.subscribe(topic)
-        await self._receive_dispatches(self._leased_stream, topic, "the leased stream")
+        inbox = self._leased_stream
+        assert inbox is not None, "opened by start()"
+        inbox.sock.subscribe(topic)
+        await self._receive_dispatches(inbox.recv, topic, "the leased stream")
 
-    async def _receive_dispatches(self, sock: Any, topic: bytes, where: str) -> None:
+    async def _receive_dispatches(
+        self, recv: Callable[[], Awaitable[bytes]], topic: bytes, where: str
+    ) -> None:
         while True:
             try:
-                raw = await sock.arecv()
+                raw = await recv()
             except pynng.Closed:
                 return
             try:

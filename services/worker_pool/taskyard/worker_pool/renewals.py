@@ -55,7 +55,7 @@ class Renewals(Watchdog):
         s = self.settings
         topic = transport.cancel_topic(self.pool_id)
         self._cancel_stream = transport.open_socket(
-            pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.events_address
+            pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.pool_stream_address
         )
         self._cancel_stream.subscribe(topic)
         while True:

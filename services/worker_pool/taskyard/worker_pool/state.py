@@ -54,7 +54,7 @@ class PoolState:
         self._sender: asyncio.Task[None] | None = None
         self._pair: Any = None
         # The store's post-commit stream of attempts leased to this pool (fast path).
-        self._leased_stream: Any = None
+        self._leased_stream: transport.Inbox | None = None
         # Attempts that ended here lately, by (task, attempt, lease token): the second
         # copy of a dispatch (stream and PAIR both deliver it) must never run again.
         self._finished: collections.OrderedDict[tuple[str, int, str], None] = collections.OrderedDict()
