@@ -134,7 +134,7 @@ class FakeBackend:
         rec.finished_at_us = time.time_ns() // 1000
 
     async def publish(self, *events: event_pb2.Event) -> None:
-        data = transport.EVENTS_TOPIC + transport.encode(
+        data = transport.RESULT_EVENTS_TOPIC + transport.encode(
             envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=events)
         )
         await self.pub.asend(data)

@@ -25,7 +25,7 @@ async def _messages(sock: pynng.Sub0, until: Any, within: float = 5.0) -> list[e
             raw = await asyncio.wait_for(sock.arecv(), 0.1)
         except (TimeoutError, pynng.Timeout):
             continue
-        got.append(transport.decode(raw[len(transport.EVENTS_TOPIC) :]))
+        got.append(transport.decode(raw[transport.EVENTS_TOPIC_BYTES :]))
         if until(got):
             return got
     raise AssertionError(f"not seen; got kinds {[e.kind for e in got]}")
@@ -74,7 +74,18 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
             ]
 
         def report_batch(got: list[envelope_pb2.Envelope]) -> list[Any]:
-            return [b for b in batches(got) if any(ev.type == "task.succeeded" for ev in b)]
+            # The report's committed group comes as two messages in a row: the rest
+            # (the re-queued attempts, TASK_EVENTS_TOPIC) then its result (the success).
+            bs = batches(got)
+            for i, b in enumerate(bs):
+                if any(ev.type == "task.succeeded" for ev in b):
+                    rest = (
+                        bs[i - 1]
+                        if i > 0 and not any(transport.is_result_event(ev) for ev in bs[i - 1])
+                        else []
+                    )
+                    return [[*rest, *b]]
+            return []
 
         got = await _messages(
             sub,

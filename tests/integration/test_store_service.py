@@ -40,7 +40,7 @@ class Subscriber:
                 raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
             except (TimeoutError, pynng.Timeout):
                 continue
-            env = transport.decode(raw[len(transport.EVENTS_TOPIC) :])
+            env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
             assert env.kind == K.KIND_EVENTS
             self.events.extend(transport.unpack(env, event_pb2.EventBatch).events)
         raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")

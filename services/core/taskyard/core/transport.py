@@ -21,6 +21,7 @@ from google.protobuf.message import DecodeError, Message
 
 from taskyard.bus.v1 import envelope_pb2
 from taskyard.core import errors, telemetry
+from taskyard.v1 import task_pb2
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +118,27 @@ def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | 
     return sock
 
 
-# Topics on the result-store's PUB socket: NNG SUB filters on a prefix, in C, so a
-# subscriber never even sees the messages of another topic.
-EVENTS_TOPIC = b"ev\x00"
+# Topics of the result-store's full event stream (events_address). NNG SUB filters
+# on a prefix, in C: a message of another topic never reaches Python. Both topics
+# are EVENTS_TOPIC_BYTES long and start with EVENTS_TOPIC, so subscribing to
+# EVENTS_TOPIC gets every event. RESULT_EVENTS_TOPIC carries what a gateway waits
+# for (final transitions and task.log lines: WaitTask, StreamTaskLogs); the
+# others (queued, assigned, started, ..., graph releases) go under
+# TASK_EVENTS_TOPIC, so they never wake a gateway on a task's way to its result.
+EVENTS_TOPIC = b"ev"
+TASK_EVENTS_TOPIC = b"ev\x00"
+RESULT_EVENTS_TOPIC = b"ev\x01"
+EVENTS_TOPIC_BYTES = 3
+_FINAL_WIRE_STATES = frozenset(
+    {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
+)
+
+
+def is_result_event(event: Any) -> bool:
+    """Whether an ``Event`` goes under RESULT_EVENTS_TOPIC."""
+    return event.type == "task.log" or event.state in _FINAL_WIRE_STATES
+
+
 # The scheduler's share of the stream, published next to the full batch: only the
 # event types it reads (plus the other envelope kinds it reads, e.g. graph
 # releases), so a task's queued/assigned/final events do not wake it (latency).

@@ -20,8 +20,8 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, ops_pb2
-from taskyard.core import codec, errors
-from taskyard.v1 import task_pb2, task_service_pb2
+from taskyard.core import codec, errors, transport
+from taskyard.v1 import task_service_pb2
 
 M = TypeVar("M", bound=Message)
 
@@ -34,9 +34,6 @@ MAX_FOLLOWERS = 10_000
 PAGE_BYTES = 2 * 1024 * 1024
 # A follower re-reads this often even without an event (events may be lost).
 RECHECK_SECONDS = 2.0
-FINAL_STATES = frozenset(
-    {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
-)
 
 
 class Store(Protocol):
@@ -55,7 +52,7 @@ class Followers:
             return
         for ev in batch.events:
             group = self._by_id.get(ev.task_id)
-            if group and (ev.type == "task.log" or ev.state in FINAL_STATES):
+            if group and transport.is_result_event(ev):
                 for e in group:
                     e.set()
 

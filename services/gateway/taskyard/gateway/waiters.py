@@ -151,7 +151,7 @@ class Waiters:
 
 
 class EventSubscriber:
-    """A SUB socket dialing the store's PUB, subscribed to everything."""
+    """A SUB socket dialing the store's full event stream, subscribed to its results."""
 
     def __init__(self, address: str, waiters: Waiters, *, max_message_bytes: int) -> None:
         self.address = address
@@ -161,7 +161,8 @@ class EventSubscriber:
         self._inbox = transport.Inbox(self._sock)
         # SUB drops what does not fit its buffer: make room for bursts.
         self._sock.recv_buffer_size = SUB_BUFFER
-        self._sock.subscribe(transport.EVENTS_TOPIC)
+        # Finals and log lines only (transport.RESULT_EVENTS_TOPIC).
+        self._sock.subscribe(transport.RESULT_EVENTS_TOPIC)
         loop = asyncio.get_running_loop()
         self._sock.add_post_pipe_remove_cb(
             lambda _pipe: transport.call_from_nng_thread(loop, waiters.stream_gap)
@@ -176,7 +177,7 @@ class EventSubscriber:
             except pynng.NNGException as exc:
                 log.debug("event stream: %s", exc)
                 continue
-            self._waiters.feed(raw[len(transport.EVENTS_TOPIC) :])
+            self._waiters.feed(raw[transport.EVENTS_TOPIC_BYTES :])
 
     def close(self) -> None:
         self._inbox.close()

@@ -66,17 +66,32 @@ class EventPublisher:
             for cb in self.listeners:
                 cb(batch)
             if self._sock is not None:
-                data = transport.EVENTS_TOPIC + transport.encode(envelope_pb2.KIND_EVENTS, batch)
-                try:
-                    # PUB never waits for subscribers; a non-blocking send cannot hang
-                    # (pynng's asend is not reliably cancellable).
-                    self._sock.send(data, block=False)
-                except pynng.TryAgain:
-                    log.debug("event batch dropped: PUB busy")
-                    continue
-                except pynng.NNGException as exc:
-                    log.warning("event publish failed: %s", exc)
-                    continue
+                # Results (finals, log lines) apart from the rest: a gateway reads only them.
+                results = [ev for ev in batch.events if transport.is_result_event(ev)]
+                parts = (
+                    ((transport.RESULT_EVENTS_TOPIC, batch),)
+                    if len(results) == len(batch.events)
+                    else (
+                        (
+                            transport.TASK_EVENTS_TOPIC,
+                            event_pb2.EventBatch(
+                                events=[ev for ev in batch.events if not transport.is_result_event(ev)]
+                            ),
+                        ),
+                        (transport.RESULT_EVENTS_TOPIC, event_pb2.EventBatch(events=results)),
+                    )
+                )
+                for topic, part in parts:
+                    if not part.events:
+                        continue
+                    try:
+                        # PUB never waits for subscribers; a non-blocking send cannot hang
+                        # (pynng's asend is not reliably cancellable).
+                        self._sock.send(topic + transport.encode(envelope_pb2.KIND_EVENTS, part), block=False)
+                    except pynng.TryAgain:
+                        log.debug("event batch dropped: PUB busy")
+                    except pynng.NNGException as exc:
+                        log.warning("event publish failed: %s", exc)
             self.published_batches += 1
             self.published_events += len(batch.events)
         self._publish_for_scheduler(events)
@@ -119,7 +134,7 @@ class EventPublisher:
             return
         data = transport.encode(kind, message)
         for sock, topic in (
-            (self._sock, transport.EVENTS_TOPIC),
+            (self._sock, transport.TASK_EVENTS_TOPIC),
             (self._scheduler, transport.SCHEDULER_TOPIC),
         ):
             try:
