@@ -14,7 +14,7 @@ import asyncpg
 import pynng
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import errors, ids, transport
 from taskyard.result_store.service import serve
@@ -202,3 +202,84 @@ async def test_process_entry_point(store_settings: Any) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any) -> None:
+    """Gateways hear results only, pools their leases, the scheduler its event types:
+    NNG filters topics on the subscriber's side, so each audience has its own socket
+    and topic, and nobody's process wakes for another's messages."""
+    req, _ = served
+
+    def sub(address: str, topic: bytes) -> pynng.Sub0:
+        s = pynng.Sub0(recv_max_size=16 << 20, recv_timeout=100)
+        s.subscribe(topic)
+        s.dial(address, block=False)
+        return s
+
+    results = sub(store_settings.events_address, transport.RESULT_EVENTS_TOPIC)
+    pools = sub(store_settings.pool_stream_address, transport.dispatch_topic("pool-a"))
+    sched = sub(store_settings.scheduler_stream_address, transport.SCHEDULER_TOPIC)
+    await asyncio.sleep(0.2)  # the SUBs connect (PUB drops what no one hears)
+
+    async def drain(s: pynng.Sub0, within: float = 1.0) -> list[bytes]:
+        got: list[bytes] = []
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            try:
+                got.append(await asyncio.wait_for(s.arecv(), 0.1))
+            except (TimeoutError, pynng.Timeout):
+                continue
+        return got
+
+    def events(raws: list[bytes], skip: int) -> list[event_pb2.Event]:
+        out: list[event_pb2.Event] = []
+        for raw in raws:
+            env = transport.decode(raw[skip:])
+            if env.kind == K.KIND_EVENTS:
+                out.extend(transport.unpack(env, event_pb2.EventBatch).events)
+        return out
+
+    try:
+        leased = tr.TaskRecord(id=ids.new_task_id(), name="add")
+        queued = tr.TaskRecord(id=ids.new_task_id(), name="add")
+        await req.request(
+            K.KIND_STORE_INSERT,
+            store_pb2.InsertTasksRequest(
+                tasks=[leased, queued],
+                pool_id="pool-a",
+                lease_ms=30_000,
+                leases=[store_pb2.Lease(task_id=leased.id, lease_token="tok")],
+            ),
+            store_pb2.InsertTasksReply,
+        )
+        await req.request(
+            K.KIND_STORE_CANCEL, store_pb2.CancelTasksRequest(ids=[queued.id]), store_pb2.CancelTasksReply
+        )
+        got_results, got_pool, got_sched = await asyncio.gather(drain(results), drain(pools), drain(sched))
+        # The gateway's topic: the final transition only, not the inserts' queued/assigned.
+        assert [(e.task_id, e.type) for e in events(got_results, transport.EVENTS_TOPIC_BYTES)] == [
+            (queued.id, "task.cancelled")
+        ]
+        # The pool's: the attempt leased to it at insert, as a dispatch.
+        (raw,) = got_pool
+        dispatch = transport.unpack(
+            transport.decode(raw[len(transport.dispatch_topic("pool-a")) :]), dispatch_pb2.Dispatch
+        )
+        assert [(t.id, t.lease_token) for t in dispatch.tasks] == [(leased.id, "tok")]
+        # The scheduler's: the cancel (it drops the task from its lane), nothing per insert.
+        assert [(e.task_id, e.type) for e in events(got_sched, len(transport.SCHEDULER_TOPIC))] == [
+            (queued.id, "task.cancelled")
+        ]
+    finally:
+        for s in (results, pools, sched):
+            s.close()
+
+
+async def test_the_writer_plans_once_and_reads_plan_per_call(result_store: Any) -> None:
+    """The committer's connections use generic plans (re-planning the insert on every
+    execution cost more than running it); the read pool keeps PostgreSQL's choice."""
+    assert result_store.writer_pool is not None
+    async with result_store.writer_pool.acquire() as conn:
+        assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+    async with result_store.pool.acquire() as conn:
+        assert await conn.fetchval("SHOW plan_cache_mode") == "auto"

@@ -284,3 +284,66 @@ async def test_oversized_reply_is_dropped(
     # The client drops the reply and its pipe; REQ then re-sends the request on the
     # new pipe, so the handler may run more than once (handlers are idempotent).
     assert servers[0].calls >= 1
+
+
+# --- Inbox: a socket's messages taken on the event loop (NNG's receive fd) -------------
+
+
+async def test_inbox_takes_messages_in_order_as_they_arrive(tmp_path: Path) -> None:
+    address = ipc(tmp_path, "inbox")
+    pub = pynng.Pub0(listen=address)
+    sub = pynng.Sub0(dial=address, recv_max_size=LIMIT)
+    sub.subscribe(b"")
+    inbox = transport.Inbox(sub)
+    try:
+        got: list[bytes] = []
+
+        async def take(n: int) -> None:
+            while len(got) < n:
+                got.append(await inbox.recv())
+
+        reader = asyncio.create_task(take(3))
+        await asyncio.sleep(0.1)  # the SUB connects; PUB drops what no one hears
+        assert not reader.done()  # nothing to take yet: it waits on the descriptor
+        for i in range(3):
+            pub.send(f"m{i}".encode())
+        await asyncio.wait_for(reader, 5)
+        assert got == [b"m0", b"m1", b"m2"]
+    finally:
+        inbox.close()
+        pub.close()
+
+
+async def test_inbox_close_ends_a_waiting_recv_with_closed(tmp_path: Path) -> None:
+    sub = pynng.Sub0(listen=ipc(tmp_path, "inbox-close"))
+    inbox = transport.Inbox(sub)
+    waiting = asyncio.create_task(inbox.recv())
+    await asyncio.sleep(0.05)
+    inbox.close()
+    with pytest.raises(pynng.Closed):
+        await asyncio.wait_for(waiting, 5)
+    with pytest.raises(pynng.Closed):
+        await inbox.recv()
+
+
+async def test_inbox_cancelled_wait_leaves_the_descriptor_off_the_loop(tmp_path: Path) -> None:
+    address = ipc(tmp_path, "inbox-cancel")
+    pub = pynng.Pub0(listen=address)
+    sub = pynng.Sub0(dial=address, recv_max_size=LIMIT)
+    sub.subscribe(b"")
+    inbox = transport.Inbox(sub)
+    loop = asyncio.get_running_loop()
+    try:
+        waiting = asyncio.create_task(inbox.recv())
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        # Unregistered: removing it again reports nothing was registered.
+        assert loop.remove_reader(int(sub.recv_fd)) is False
+        await asyncio.sleep(0.1)
+        pub.send(b"after")
+        assert await asyncio.wait_for(inbox.recv(), 5) == b"after"
+    finally:
+        inbox.close()
+        pub.close()
