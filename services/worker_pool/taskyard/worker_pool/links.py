@@ -63,10 +63,14 @@ class SchedulerLink(PoolState):
             await self._report_event.wait()
             self._report_event.clear()
             report, self._pending = self._pending, dispatch_pb2.PoolReport()
-            if report.completed and self._logs is not None:
+            if self._logs is not None:
                 # ops: the lines a worker sent before an outcome are stored before it,
                 # so a log stream that ends with the task misses none of them.
-                await self._logs.settled(LOG_SETTLE_TIMEOUT)
+                self._logs.forget((r.ref.task_id, r.ref.attempt) for r in report.released)
+                self._logs.forget((d.ref.task_id, d.ref.attempt) for d in report.died)
+                if report.completed:
+                    ended = [(c.ref.task_id, c.ref.attempt) for c in report.completed]
+                    await self._logs.settled(LOG_SETTLE_TIMEOUT, ended)
             if self._closing and not (report.started or report.completed or report.released or report.died):
                 return
             notice, self._notice_wanted = self._notice_wanted, False

@@ -10,12 +10,15 @@ dropped and counted per attempt, and the store records one marker line for them.
 A task's outcome is handed to the store only after the lines its worker sent
 before it were acknowledged (``settled``), so a log stream that ends with the
 task has every line; the wait is capped so outcomes never hang on the log path.
+It waits for that attempt's lines only, not for everything in flight: a quiet
+task's result does not queue behind a chatty neighbour's logs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 
 from taskyard.bus.v1 import envelope_pb2, ops_pb2
 from taskyard.core import errors, transport
@@ -48,6 +51,12 @@ class LogShipper:
         self._received = 0
         self._done = 0
         self._progress = asyncio.Condition()
+        # Per attempt: the unit count once its last unit was received. Lines leave
+        # in arrival order, so when that many units are acknowledged its lines are
+        # (context updates and drop notes only go with a full drain: an attempt
+        # that has some waits for everything received, see settled).
+        self._last_unit: dict[tuple[str, int], int] = {}
+        self._needs_drain: set[tuple[str, int]] = set()
         self._pump: asyncio.Task[None] | None = None
         self.idle = asyncio.Event()
         self.idle.set()
@@ -74,13 +83,37 @@ class LogShipper:
             key = (d.task_id, d.attempt)
             self._dropped[key] = self._dropped.get(key, 0) + d.count
         self._received += len(batch.lines) + len(batch.context) + sum(d.count for d in batch.dropped)
+        for line in batch.lines:  # the received ones too: a drop note stands for them
+            self._last_unit[(line.task_id, line.attempt)] = self._received
+        for c in batch.context:
+            self._needs_drain.add((c.task_id, c.attempt))
+        for d in batch.dropped:
+            self._needs_drain.add((d.task_id, d.attempt))
+        if len(lines) < len(batch.lines):
+            self._needs_drain.update((line.task_id, line.attempt) for line in batch.lines[len(lines) :])
         if self._pump is None and (self._lines or self._context or self._dropped):
             self.idle.clear()
             self._pump = asyncio.get_running_loop().create_task(self._run(), name="log-shipper")
 
-    async def settled(self, limit: float) -> bool:
-        """Wait until everything received so far is acknowledged (at most ``limit`` seconds)."""
-        target = self._received
+    def forget(self, keys: Iterable[tuple[str, int]]) -> None:
+        """Attempts that ended without an outcome to hold back (released, died)."""
+        for key in keys:
+            self._last_unit.pop(key, None)
+            self._needs_drain.discard(key)
+
+    async def settled(self, limit: float, keys: Iterable[tuple[str, int]] | None = None) -> bool:
+        """Wait until the lines of ``keys`` (task id, attempt) received so far are
+        acknowledged, or everything received when ``keys`` is None (at most
+        ``limit`` seconds). The keys are forgotten: their attempts have ended."""
+        if keys is None:
+            target = self._received
+        else:
+            target = 0
+            for key in keys:
+                if key in self._needs_drain:
+                    self._needs_drain.discard(key)
+                    target = max(target, self._received)
+                target = max(target, self._last_unit.pop(key, 0))
         if self._done >= target:
             return True
         try:

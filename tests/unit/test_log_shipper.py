@@ -1,0 +1,98 @@
+"""The pool's log shipper: an outcome waits for its own attempt's lines only.
+
+The store is a stand-in whose replies the test releases one by one (a unit test of
+the shipper's bookkeeping; the real REQ/REP path runs in tests/acceptance/test_logs.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from taskyard.bus.v1 import ops_pb2
+from taskyard.worker_pool.shipper import LogShipper
+
+
+class HeldStore:
+    """Each request waits until the test releases it; records what was sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[ops_pb2.LogBatch] = []
+        self.gates: list[asyncio.Event] = []
+        self.arrived = asyncio.Event()
+
+    async def request(self, kind: int, payload: Any, reply_type: type[Any], **_: Any) -> Any:
+        self.sent.append(payload)
+        gate = asyncio.Event()
+        self.gates.append(gate)
+        self.arrived.set()
+        await gate.wait()
+        return reply_type()
+
+    async def release_next(self) -> None:
+        """Answer the oldest unanswered request (waiting for it to be sent first)."""
+        while not (held := [g for g in self.gates if not g.is_set()]):
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), 5)
+        held[0].set()
+        await asyncio.sleep(0)  # the shipper takes the reply
+
+
+def lines(task_id: str, n: int, attempt: int = 1) -> ops_pb2.LogBatch:
+    return ops_pb2.LogBatch(
+        lines=[ops_pb2.LogLine(task_id=task_id, attempt=attempt, message=f"{task_id} {i}") for i in range(n)]
+    )
+
+
+async def test_a_quiet_attempt_does_not_wait_for_a_chatty_one() -> None:
+    store = HeldStore()
+    shipper = LogShipper(store)  # type: ignore[arg-type]
+    shipper.add(lines("chatty", 3))
+    await asyncio.sleep(0)  # the pump sends its request; the store holds it
+    assert len(store.sent) == 1
+    assert await shipper.settled(1.0, [("quiet", 1)]) is True
+    assert await shipper.settled(0.05, [("chatty", 1)]) is False  # its lines are not stored yet
+    shipper.add(lines("chatty", 1))  # re-add its key (settled forgot it)
+    waiting = asyncio.create_task(shipper.settled(5.0, [("chatty", 1)]))
+    await store.release_next()  # the first request
+    await asyncio.sleep(0)
+    assert not waiting.done()  # its newest line is in the second request
+    await store.release_next()
+    assert await asyncio.wait_for(waiting, 5) is True
+
+
+async def test_lines_received_later_from_others_do_not_hold_an_attempt_back() -> None:
+    store = HeldStore()
+    shipper = LogShipper(store, batch_lines=2)  # type: ignore[arg-type]
+    shipper.add(lines("a", 2))
+    shipper.add(lines("b", 5))
+    await asyncio.sleep(0)
+    waiting = asyncio.create_task(shipper.settled(5.0, [("a", 1)]))
+    await store.release_next()  # a's two lines were the first request
+    assert await asyncio.wait_for(waiting, 5) is True
+    assert [line.task_id for line in store.sent[0].lines] == ["a", "a"]
+
+
+async def test_context_updates_wait_for_a_full_drain() -> None:
+    """Context updates go out with the request that drains every queued line, so an
+    attempt that sent one waits for everything received before its outcome."""
+    store = HeldStore()
+    shipper = LogShipper(store, batch_lines=1)  # type: ignore[arg-type]
+    shipper.add(lines("x", 1))
+    shipper.add(ops_pb2.LogBatch(context=[ops_pb2.ContextUpdate(task_id="b", attempt=1)]))
+    shipper.add(lines("y", 1))
+    await asyncio.sleep(0)
+    waiting = asyncio.create_task(shipper.settled(5.0, [("b", 1)]))
+    await store.release_next()  # x's line: the context is not in it
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    await store.release_next()  # y's line and the context (the drain)
+    assert await asyncio.wait_for(waiting, 5) is True
+    assert [len(b.context) for b in store.sent] == [0, 1]
+
+
+async def test_forget_drops_the_bookkeeping_of_attempts_without_outcome() -> None:
+    store = HeldStore()
+    shipper = LogShipper(store)  # type: ignore[arg-type]
+    shipper.add(lines("died", 2))
+    shipper.forget([("died", 1)])
+    assert await shipper.settled(0.05, [("died", 1)]) is True  # nothing to wait for any more
