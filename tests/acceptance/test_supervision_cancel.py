@@ -70,3 +70,33 @@ def test_cancel_running_task_steps(
     assert client.wait(ok.id, timeout=20).result == 2
     assert client.wait(bystander.id, timeout=20).state.name == "SUCCESS"
     history.check(cluster, [task.id, ok.id, bystander.id])
+
+
+def test_a_cancel_kill_requeues_the_other_attempts_of_the_worker(
+    cluster_factory: Callable[..., Any], database_url: str, journal: Path
+) -> None:
+    """The worker killed for a cancelled task that would not stop also ran another
+    task: that one did nothing wrong, so it runs again with its attempt kept (a death
+    would spend an attempt, and end a task with no retries left FAILED)."""
+    cluster = history.supervised_cluster(
+        cluster_factory,
+        database_url,
+        journal,
+        workers=1,
+        concurrency=2,
+        cancel_grace=GRACE,
+        cancel_deadline=DEADLINE,
+    )
+    client = cluster.client()
+    bystander = client.submit("journal", "bystander", 30.0, True, max_retries=0)
+    stubborn = client.submit("spin_sync", 3600)
+    for t in (bystander, stubborn):
+        wait_until(lambda t=t: row(cluster, t.id)["state"] == "RUNNING", 20, "both to run")
+    client.cancel(stubborn.id, reason="test")
+    assert client.wait(stubborn.id, timeout=20).state.name == "CANCELLED"
+    final = client.wait(bystander.id, timeout=30)
+    assert final.state.name == "SUCCESS", final
+    assert final.attempt == 1, final  # re-run, not retried
+    assert journal.read_text().count("start bystander") == 2
+    assert "re-queued with their attempt kept" in cluster.log_text("worker-pool")
+    history.check(cluster, [stubborn.id, bystander.id])

@@ -71,6 +71,10 @@ class WorkerHandle:
     recycling: str = ""
     stop_sent: bool = False
     killed_for: str = ""
+    # Killed only because cancelled attempts outlived their deadline: the other
+    # attempts it held did nothing wrong, so they are re-queued (attempt kept,
+    # resume_requested) rather than counted as deaths.
+    spare_bystanders: bool = False
 
     @property
     def pid(self) -> int:
@@ -183,7 +187,7 @@ class Workers(PoolState):
             ref = task_record_pb2.AttemptRef()
             ref.CopyFrom(h.ref)
             ref.at_us = now
-            if shutting_down and not h.cancel_kill:
+            if (shutting_down or w.spare_bystanders) and not h.cancel_kill:
                 self._pending.released.append(store_pb2.Release(ref=ref, resume_requested=h.started))
             else:
                 self._pending.died.append(
@@ -209,14 +213,16 @@ class Workers(PoolState):
                 proc.exitcode,
             )
         else:
+            spared = sum(1 for h in held.values() if not h.cancel_kill) if w.spare_bystanders else 0
             log.warning(
-                "worker %d (pid %s) died%s, exit code %s, holding %d attempts (%d started): respawning",
+                "worker %d (pid %s) died%s, exit code %s, holding %d attempts (%d started%s): respawning",
                 w.index,
                 w.pid,
                 f" (killed: {w.killed_for})" if w.killed_for else "",
                 proc.exitcode,
                 len(held),
                 sum(h.started for h in held.values()),
+                f"; {spared} re-queued with their attempt kept" if spared else "",
             )
         self._mark_dirty()
         if shutting_down or self._closing:

@@ -117,6 +117,7 @@ class Watchdog(Workers):
             if not reason and late:
                 for h in late:
                     h.cancel_kill = True
+                w.spare_bystanders = True  # its other attempts are not to blame
                 reason = f"{len(late)} cancelled attempts still running at the cancel deadline"
             if reason:
                 self._kill(w, reason)
