@@ -24,8 +24,8 @@ from taskyard.core.priority import Priority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
-# Lanes, store, registration, survey, events: base + 0..7.
-BLOCK = 8
+# Lanes, store, registration, survey, the three event streams: base + 0..9.
+BLOCK = 10
 
 
 def _free_on_all_interfaces(port: int) -> bool:
@@ -87,7 +87,7 @@ def test_cluster_listens_on_the_bind_host_and_dials_the_role_hosts(
     for port in (*range(base, base + 4), base + 5, base + 6, discovery_port):
         assert ("0.0.0.0", port) in scheduler, (port, scheduler)
     store = listening(cluster.pid("result-store"))
-    assert {("0.0.0.0", base + 4), ("0.0.0.0", base + 7)} <= store, store
+    assert {("0.0.0.0", base + p) for p in (4, 7, 8, 9)} <= store, store
 
     # The pool bound its PAIR socket to 0.0.0.0 on an ephemeral port and announced
     # that port on the advertise host; the scheduler dialed exactly that.

@@ -250,23 +250,35 @@ class Inbox:
     so a consumer busy elsewhere never makes the loop spin on a readable fd) and
     takes messages without blocking. Close it with ``close()``, which takes the
     descriptor off the loop before NNG closes it (the number may be reused).
+    One reader at a time.
     """
+
+    # Messages taken in a row without suspending before letting other tasks run
+    # (a reader that finds a long queue must not hold the loop for all of it).
+    FAIR_SHARE = 64
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
         self._fd: int | None = None
         self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._closed = False
+        self._in_a_row = 0
 
     async def recv(self) -> bytes:
+        if self._waiting is not None:
+            raise RuntimeError("Inbox.recv: one reader at a time")
+        if self._in_a_row >= self.FAIR_SHARE:
+            self._in_a_row = 0
+            await asyncio.sleep(0)
         while True:
             if self._closed:
                 raise pynng.Closed("inbox closed", 12)
             try:
                 data: bytes = self.sock.recv(block=False)
+                self._in_a_row += 1
                 return data
             except pynng.TryAgain:
-                pass
+                self._in_a_row = 0
             loop = asyncio.get_running_loop()
             if self._fd is None:
                 self._fd = int(self.sock.recv_fd)

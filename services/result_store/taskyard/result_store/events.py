@@ -51,8 +51,12 @@ class EventPublisher:
                 return transport.open_socket(pynng.Pub0, max_message_bytes=max_message_bytes, listen=listen)
 
             self._sock = pub(address)
-            self._pools = pub(pools_address) if pools_address else self._sock
-            self._scheduler = pub(scheduler_address) if scheduler_address else self._sock
+            try:
+                self._pools = pub(pools_address) if pools_address else self._sock
+                self._scheduler = pub(scheduler_address) if scheduler_address else self._sock
+            except BaseException:
+                self.close()  # the listeners opened so far (a retry must find them free)
+                raise
         self.published_batches = 0
         self.published_events = 0
         # For tests and in-process subscribers: called with every published batch.

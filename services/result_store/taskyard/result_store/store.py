@@ -164,22 +164,30 @@ class ResultStore:
             reset=_keep_session,
         )
         assert pool is not None
-        # One drain at a time: the writer loop needs one connection (two for a
-        # reconnect while the old one is being closed).
-        writer_pool = await asyncpg.create_pool(
-            settings.database_url,
-            min_size=1,
-            max_size=2,
-            server_settings=WRITER_SERVER_SETTINGS,
-            reset=_keep_session,
-        )
-        assert writer_pool is not None
-        publisher = EventPublisher(
-            settings.events_listen_address if publish else None,
-            max_message_bytes=settings.max_message_bytes,
-            pools_address=settings.pool_stream_listen_address,
-            scheduler_address=settings.scheduler_stream_listen_address,
-        )
+        writer_pool: asyncpg.Pool | None = None
+        try:
+            # One drain at a time: the writer loop needs one connection (two for a
+            # reconnect while the old one is being closed).
+            writer_pool = await asyncpg.create_pool(
+                settings.database_url,
+                min_size=1,
+                max_size=2,
+                server_settings=WRITER_SERVER_SETTINGS,
+                reset=_keep_session,
+            )
+            assert writer_pool is not None
+            publisher = EventPublisher(
+                settings.events_listen_address if publish else None,
+                max_message_bytes=settings.max_message_bytes,
+                pools_address=settings.pool_stream_listen_address,
+                scheduler_address=settings.scheduler_stream_listen_address,
+            )
+        except BaseException:
+            # Nothing half-open stays behind (a caller in the same process may retry).
+            if writer_pool is not None:
+                await writer_pool.close()
+            await pool.close()
+            raise
         cache = ResultCache(clock=clock or SystemClock(), ttl_seconds=settings.result_ttl)
         return cls(settings, pool, publisher=publisher, cache=cache, writer_pool=writer_pool)
 

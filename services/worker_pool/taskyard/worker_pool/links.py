@@ -66,10 +66,11 @@ class SchedulerLink(PoolState):
             if self._logs is not None:
                 # ops: the lines a worker sent before an outcome are stored before it,
                 # so a log stream that ends with the task misses none of them.
+                # A death may end its task (FAILURE) too: its lines go first as well.
                 self._logs.forget((r.ref.task_id, r.ref.attempt) for r in report.released)
-                self._logs.forget((d.ref.task_id, d.ref.attempt) for d in report.died)
-                if report.completed:
-                    ended = [(c.ref.task_id, c.ref.attempt) for c in report.completed]
+                ended = [(c.ref.task_id, c.ref.attempt) for c in report.completed]
+                ended += [(d.ref.task_id, d.ref.attempt) for d in report.died]
+                if ended:
                     await self._logs.settled(LOG_SETTLE_TIMEOUT, ended)
             if self._closing and not (report.started or report.completed or report.released or report.died):
                 return

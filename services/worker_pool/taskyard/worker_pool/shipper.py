@@ -27,6 +27,8 @@ from taskyard.worker_pool import tasklogs
 log = logging.getLogger("taskyard.worker_pool.manager")
 
 RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
+# Attempts whose last line's position is remembered (see add).
+MAX_MARKS = 100_000
 
 
 class LogShipper:
@@ -84,13 +86,22 @@ class LogShipper:
             self._dropped[key] = self._dropped.get(key, 0) + d.count
         self._received += len(batch.lines) + len(batch.context) + sum(d.count for d in batch.dropped)
         for line in batch.lines:  # the received ones too: a drop note stands for them
-            self._last_unit[(line.task_id, line.attempt)] = self._received
+            key = (line.task_id, line.attempt)
+            self._last_unit.pop(key, None)  # re-inserted last: the dict stays in arrival order
+            self._last_unit[key] = self._received
+        # Bounded: an attempt whose lines came after its outcome (a sync body still
+        # logging past its timeout) is never settled; the oldest marks go first (an
+        # outcome whose mark is gone just does not wait).
+        while len(self._last_unit) > MAX_MARKS:
+            del self._last_unit[next(iter(self._last_unit))]
         for c in batch.context:
             self._needs_drain.add((c.task_id, c.attempt))
         for d in batch.dropped:
             self._needs_drain.add((d.task_id, d.attempt))
         if len(lines) < len(batch.lines):
             self._needs_drain.update((line.task_id, line.attempt) for line in batch.lines[len(lines) :])
+        if len(self._needs_drain) > MAX_MARKS:
+            self._needs_drain.clear()
         if self._pump is None and (self._lines or self._context or self._dropped):
             self.idle.clear()
             self._pump = asyncio.get_running_loop().create_task(self._run(), name="log-shipper")
