@@ -16,7 +16,6 @@ import shlex
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,25 +55,10 @@ def machine_facts() -> str:
     )
 
 
-def cpu_check_ms() -> float:
-    """A fixed pure-Python loop, best of three: this VM's speed swings by about 2x
-    from one phase to the next (the hypervisor's neighbours), and every figure with
-    it, so each run prints where the machine stood."""
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        total = 0
-        for i in range(3_000_000):
-            total += i
-        best = min(best, time.perf_counter() - t0)
-    return best * 1000
-
-
 def print_header(name: str) -> None:
     print(f"# {name}")
     print("command: " + " ".join(shlex.quote(a) for a in sys.argv))
     print(machine_facts())
-    print(f"cpu check: {cpu_check_ms():.0f} ms for a 3M-step Python loop (lower is faster)")
     sys.stdout.flush()
 
 
