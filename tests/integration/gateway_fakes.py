@@ -192,7 +192,7 @@ class FakeBackend:
         if req.cursor:
             if not req.cursor.startswith("c:"):
                 raise errors.TaskyardError(
-                    grpc.StatusCode.INVALID_ARGUMENT,
+                    errors.Code.INVALID_ARGUMENT,
                     "INVALID_PAGE_TOKEN",
                     "malformed page token",
                     (FieldViolation(field="page_token", description="not a token from a previous page"),),

@@ -199,7 +199,7 @@ async def test_cancel_outcomes(gw: GatewayEnv) -> None:
 
 
 async def test_backend_errors_keep_their_code(gw: GatewayEnv) -> None:
-    gw.backend.fail_lane = errors.TaskyardError(grpc.StatusCode.UNAVAILABLE, "DATABASE_DOWN", "no database")
+    gw.backend.fail_lane = errors.TaskyardError(errors.Code.UNAVAILABLE, "DATABASE_DOWN", "no database")
     with pytest.raises(grpc.aio.AioRpcError) as exc:
         await gw.stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="add")))
     assert exc.value.code() == grpc.StatusCode.UNAVAILABLE

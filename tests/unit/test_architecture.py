@@ -5,6 +5,8 @@
 - taskyard.core imports no service (nor the CLI, client or examples).
 - Only taskyard.result_store imports asyncpg.
 - Only taskyard.gateway runs a gRPC server (calls grpc.server / grpc.aio.server).
+- The core and the services behind the gateway do not import grpc at all (it costs each
+  process, every worker too, 16 MiB; they use taskyard.core.errors.Code).
 - The Python client (taskyard.client) imports only itself and taskyard.v1.
 - The CLI may import the client and core (and generated code), not services.
 - taskyard.examples (task functions for `taskyard dev`) may use the worker_pool's task API.
@@ -44,6 +46,7 @@ WHY = {
     "client": "the Python client is standalone: only taskyard.v1 and itself",
     "examples": "example tasks use only core, generated code and the worker-pool task API",
 }
+GRPC_FREE = frozenset({"core", "scheduler", "result_store", "worker_pool"})
 ASYNCPG_OWNERS = frozenset({"result_store"})
 GRPC_SERVER_OWNERS = frozenset({"gateway"})
 
@@ -163,6 +166,8 @@ def violations() -> list[str]:
                     )
             if under(imp.target, "asyncpg") and mod.component not in ASYNCPG_OWNERS:
                 out.append(f"{where}:{imp.line}: {mod.name} imports asyncpg (only taskyard.result_store may)")
+            if under(imp.target, "grpc") and mod.component in GRPC_FREE:
+                out.append(f"{where}:{imp.line}: {mod.name} imports grpc (behind the gateway: use errors.Code)")
         if mod.component not in GRPC_SERVER_OWNERS:
             for line in grpc_server_calls(source):
                 out.append(f"{where}:{line}: {mod.name} creates a gRPC server (only taskyard.gateway may)")

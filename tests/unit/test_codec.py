@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import grpc
 import pytest
 from google.protobuf import duration_pb2, json_format
 
@@ -28,7 +27,7 @@ def violations(
         codec.build_records(
             specs, known_names=KNOWN, limits=limits, single=single, field="task" if single else "tasks"
         )
-    assert exc.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert exc.value.code == errors.Code.INVALID_ARGUMENT
     return [(v.field, getattr(v, "reason", "")) for v in exc.value.violations]
 
 
@@ -158,7 +157,7 @@ def test_record_to_task() -> None:
 def test_record_to_task_refuses_corrupt_json() -> None:
     with pytest.raises(errors.TaskyardError) as exc:
         codec.record_to_task(task_record_pb2.TaskRecord(id="i", args_json=b"[1,"))
-    assert exc.value.code == grpc.StatusCode.INTERNAL
+    assert exc.value.code == errors.Code.INTERNAL
 
 
 def test_enums_map_by_value() -> None:

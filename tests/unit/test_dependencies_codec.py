@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 
-import grpc
 import pytest
 from google.protobuf import duration_pb2
 
@@ -30,7 +29,7 @@ def build(**fields: object) -> task_record_pb2.TaskRecord:
 def violations(**fields: object) -> dict[str, str]:
     with pytest.raises(errors.TaskyardError) as info:
         build(**fields)
-    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.value.code == errors.Code.INVALID_ARGUMENT
     return {v.field: v.description for v in info.value.violations}
 
 

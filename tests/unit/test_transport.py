@@ -8,7 +8,6 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-import grpc
 import pynng
 import pytest
 
@@ -171,13 +170,13 @@ async def test_error_reply_becomes_taskyard_error(
 
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, "t-404")
-    assert info.value.code == grpc.StatusCode.NOT_FOUND
+    assert info.value.code == errors.Code.NOT_FOUND
     assert info.value.reason == "TASK_NOT_FOUND"
     assert "t-404" in info.value.message
 
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, "bad")
-    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.value.code == errors.Code.INVALID_ARGUMENT
     assert info.value.violations == (errors.FieldViolation(field="ids[0]", description="not a uuid"),)
 
 
@@ -194,7 +193,7 @@ async def test_handler_crash_is_internal_and_the_server_goes_on(
     r = make_requester(requesters, address)
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, "boom")
-    assert info.value.code == grpc.StatusCode.INTERNAL
+    assert info.value.code == errors.Code.INTERNAL
     assert "kaput" in info.value.message
     assert [t.id for t in (await get(r, "ok")).tasks] == ["ok"]
 
@@ -213,7 +212,7 @@ async def test_unknown_kind_is_an_error(
             r.request(envelope_pb2.KIND_STORE_LIST, store_pb2.ListTasksRequest(), store_pb2.ListTasksReply),
             10,
         )
-    assert info.value.code == grpc.StatusCode.INTERNAL
+    assert info.value.code == errors.Code.INTERNAL
     assert servers[0].calls == 0
 
 
@@ -231,7 +230,7 @@ async def test_no_reply_in_time_is_deadline_exceeded(
     r = make_requester(requesters, address, timeout=0.3)
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, "slow")
-    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert info.value.code == errors.Code.DEADLINE_EXCEEDED
     # The client drops the reply and its pipe; REQ then re-sends the request on the
     # new pipe, so the handler may run more than once (handlers are idempotent).
     assert servers[0].calls >= 1
@@ -246,7 +245,7 @@ async def test_no_responder_is_deadline_exceeded(
         await asyncio.wait_for(
             r.request(GET, store_pb2.GetTasksRequest(ids=["x"]), store_pb2.GetTasksReply), 2
         )
-    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert info.value.code == errors.Code.DEADLINE_EXCEEDED
 
 
 async def test_oversized_request_is_dropped(
@@ -262,7 +261,7 @@ async def test_oversized_request_is_dropped(
 
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, "x" * 10_000)
-    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert info.value.code == errors.Code.DEADLINE_EXCEEDED
     assert servers[0].calls == 1, "the oversized request never reached the handler"
 
     # The responder survives and serves the next (small) request.
@@ -280,7 +279,7 @@ async def test_oversized_reply_is_dropped(
     r = make_requester(requesters, address, timeout=0.5, limit=2048)
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, *(f"id-{i:04}" for i in range(400)))  # request ~4 KiB fits the server, not the client
-    assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert info.value.code == errors.Code.DEADLINE_EXCEEDED
     # The client drops the reply and its pipe; REQ then re-sends the request on the
     # new pipe, so the handler may run more than once (handlers are idempotent).
     assert servers[0].calls >= 1

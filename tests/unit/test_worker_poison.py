@@ -9,7 +9,6 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
-import grpc
 import pytest
 from support.fake_scheduler import make_record
 
@@ -165,7 +164,7 @@ def test_poison_codes() -> None:
     assert poison.is_poison(errors.invalid([], "x"))
     assert poison.is_poison(errors.internal("x"))
     assert not poison.is_poison(errors.unavailable("x"))
-    assert not poison.is_poison(errors.TaskyardError(grpc.StatusCode.DEADLINE_EXCEEDED, "T", "x"))
+    assert not poison.is_poison(errors.TaskyardError(errors.Code.DEADLINE_EXCEEDED, "T", "x"))
     assert poison.storable("ok") == "ok"
 
 

@@ -14,7 +14,6 @@ import time
 import uuid
 from collections.abc import Container, Mapping, Sequence
 
-import grpc
 from google.protobuf import duration_pb2, struct_pb2
 
 from taskyard.bus.v1 import task_record_pb2
@@ -84,7 +83,7 @@ def invalid(violations: Sequence[errors.FieldViolation], message: str = "") -> e
         shown = "; ".join(f"{v.field}: {v.description}" for v in violations[:3])
         more = len(violations) - 3
         message = shown + (f" (and {more} more)" if more > 0 else "")
-    return errors.TaskyardError(grpc.StatusCode.INVALID_ARGUMENT, reason, message, tuple(violations))
+    return errors.TaskyardError(errors.Code.INVALID_ARGUMENT, reason, message, tuple(violations))
 
 
 def check_text(

@@ -8,12 +8,35 @@ BadRequest when there are field violations). ``code`` is a gRPC status code.
 from __future__ import annotations
 
 import dataclasses
-
-import grpc
+import enum
 
 from taskyard.bus.v1 import envelope_pb2
 
 ERROR_DOMAIN = "taskyard.dev"
+
+
+class Code(enum.Enum):
+    """The gRPC status codes, by grpc.StatusCode's names and values, without
+    importing grpc: only the gateway speaks gRPC (it maps these by value), and the
+    grpc package would cost every other process, each worker too, 16 MiB."""
+
+    OK = (0, "ok")
+    CANCELLED = (1, "cancelled")
+    UNKNOWN = (2, "unknown")
+    INVALID_ARGUMENT = (3, "invalid argument")
+    DEADLINE_EXCEEDED = (4, "deadline exceeded")
+    NOT_FOUND = (5, "not found")
+    ALREADY_EXISTS = (6, "already exists")
+    PERMISSION_DENIED = (7, "permission denied")
+    RESOURCE_EXHAUSTED = (8, "resource exhausted")
+    FAILED_PRECONDITION = (9, "failed precondition")
+    ABORTED = (10, "aborted")
+    OUT_OF_RANGE = (11, "out of range")
+    UNIMPLEMENTED = (12, "unimplemented")
+    INTERNAL = (13, "internal")
+    UNAVAILABLE = (14, "unavailable")
+    DATA_LOSS = (15, "data loss")
+    UNAUTHENTICATED = (16, "unauthenticated")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -25,7 +48,7 @@ class FieldViolation:
 class TaskyardError(Exception):
     def __init__(
         self,
-        code: grpc.StatusCode,
+        code: Code,
         reason: str,
         message: str,
         violations: tuple[FieldViolation, ...] = (),
@@ -48,7 +71,7 @@ class TaskyardError(Exception):
 
     @classmethod
     def from_proto(cls, err: envelope_pb2.Error) -> TaskyardError:
-        code = _CODES.get(err.code, grpc.StatusCode.UNKNOWN)
+        code = _CODES.get(err.code, Code.UNKNOWN)
         return cls(
             code,
             err.reason,
@@ -60,25 +83,25 @@ class TaskyardError(Exception):
         return f"TaskyardError({self.code.name}, {self.reason!r}, {self.message!r})"
 
 
-_CODES = {c.value[0]: c for c in grpc.StatusCode}
+_CODES = {c.value[0]: c for c in Code}
 
 
 def invalid(violations: list[FieldViolation], message: str = "") -> TaskyardError:
     text = message or "; ".join(f"{v.field}: {v.description}" for v in violations[:5])
-    return TaskyardError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", text, tuple(violations))
+    return TaskyardError(Code.INVALID_ARGUMENT, "INVALID_ARGUMENT", text, tuple(violations))
 
 
 def not_found(what: str, ident: str) -> TaskyardError:
-    return TaskyardError(grpc.StatusCode.NOT_FOUND, f"{what.upper()}_NOT_FOUND", f"{what} {ident} not found")
+    return TaskyardError(Code.NOT_FOUND, f"{what.upper()}_NOT_FOUND", f"{what} {ident} not found")
 
 
 def unavailable(message: str) -> TaskyardError:
-    return TaskyardError(grpc.StatusCode.UNAVAILABLE, "BACKEND_UNAVAILABLE", message)
+    return TaskyardError(Code.UNAVAILABLE, "BACKEND_UNAVAILABLE", message)
 
 
 def deadline(message: str) -> TaskyardError:
-    return TaskyardError(grpc.StatusCode.DEADLINE_EXCEEDED, "BACKEND_TIMEOUT", message)
+    return TaskyardError(Code.DEADLINE_EXCEEDED, "BACKEND_TIMEOUT", message)
 
 
 def internal(message: str) -> TaskyardError:
-    return TaskyardError(grpc.StatusCode.INTERNAL, "INTERNAL", message)
+    return TaskyardError(Code.INTERNAL, "INTERNAL", message)

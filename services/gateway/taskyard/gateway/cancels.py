@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import grpc
 from google.protobuf import duration_pb2
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
@@ -59,7 +58,7 @@ async def cancel(
     if outcome.already_final:
         state = task_pb2.TaskState.Name(rec.state) if rec is not None else "final"
         raise errors.TaskyardError(
-            grpc.StatusCode.FAILED_PRECONDITION,
+            errors.Code.FAILED_PRECONDITION,
             "TASK_ALREADY_FINAL",
             f"task {task_id} is already {state.removeprefix('TASK_STATE_')}",
         )

@@ -16,7 +16,6 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, Protocol, TypeVar
 
-import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, ops_pb2
@@ -65,7 +64,7 @@ class Followers:
     def add(self, task_id: str) -> asyncio.Event:
         if self.count >= MAX_FOLLOWERS:
             raise errors.TaskyardError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                errors.Code.RESOURCE_EXHAUSTED,
                 "TOO_MANY_LOG_STREAMS",
                 f"this gateway already serves {MAX_FOLLOWERS} log streams",
             )

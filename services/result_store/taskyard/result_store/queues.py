@@ -64,9 +64,8 @@ def queue_name(raw: str, *, field: str = "queue", default: str = DEFAULT_QUEUE) 
 
 
 def failed_precondition(reason: str, message: str) -> errors.TaskyardError:
-    import grpc
 
-    return errors.TaskyardError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+    return errors.TaskyardError(errors.Code.FAILED_PRECONDITION, reason, message)
 
 
 def make_applier(*, development: bool):  # type: ignore[no-untyped-def]

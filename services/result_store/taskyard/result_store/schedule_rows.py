@@ -7,7 +7,6 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
-import grpc
 from google.protobuf import json_format, timestamp_pb2
 
 from taskyard.bus.v1 import task_record_pb2
@@ -136,7 +135,7 @@ def decode_token(token: str) -> str:
 
 def already_exists(name: str) -> errors.TaskyardError:
     return errors.TaskyardError(
-        grpc.StatusCode.ALREADY_EXISTS,
+        errors.Code.ALREADY_EXISTS,
         "SCHEDULE_EXISTS",
         f"a schedule named {codec.quote(name)} already exists",
     )

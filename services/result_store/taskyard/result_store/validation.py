@@ -35,10 +35,9 @@ def norm_uuid(value: str) -> str | None:
 
 
 def _bad_page_token(field: str, why: str) -> errors.TaskyardError:
-    import grpc
 
     return errors.TaskyardError(
-        grpc.StatusCode.INVALID_ARGUMENT,
+        errors.Code.INVALID_ARGUMENT,
         "INVALID_PAGE_TOKEN",
         f"{field} is not a valid page token: {why}",
         (FieldViolation(field=field, description=f"not a token returned by a previous call ({why})"),),

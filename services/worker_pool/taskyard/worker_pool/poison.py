@@ -11,15 +11,13 @@ request into single-entry requests so the forwarder can drop only the bad one.
 
 from __future__ import annotations
 
-import grpc
-
 from taskyard.bus.v1 import store_pb2
 from taskyard.core import errors
 
 # Refusals that retrying the same request cannot cure (the database refused a
 # value: INVALID_ARGUMENT; an applier error: INTERNAL). UNAVAILABLE and
 # DEADLINE_EXCEEDED are transient and retried as before.
-POISON_CODES = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.INTERNAL})
+POISON_CODES = frozenset({errors.Code.INVALID_ARGUMENT, errors.Code.INTERNAL})
 
 
 def storable(text: str) -> str:
