@@ -167,7 +167,7 @@ def violations() -> list[str]:
             if under(imp.target, "asyncpg") and mod.component not in ASYNCPG_OWNERS:
                 out.append(f"{where}:{imp.line}: {mod.name} imports asyncpg (only taskyard.result_store may)")
             if under(imp.target, "grpc") and mod.component in GRPC_FREE:
-                out.append(f"{where}:{imp.line}: {mod.name} imports grpc (behind the gateway: use errors.Code)")
+                out.append(f"{where}:{imp.line}: {mod.name} imports grpc (behind the gateway: errors.Code)")
         if mod.component not in GRPC_SERVER_OWNERS:
             for line in grpc_server_calls(source):
                 out.append(f"{where}:{line}: {mod.name} creates a gRPC server (only taskyard.gateway may)")
