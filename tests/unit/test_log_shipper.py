@@ -96,3 +96,50 @@ async def test_forget_drops_the_bookkeeping_of_attempts_without_outcome() -> Non
     shipper.add(lines("died", 2))
     shipper.forget([("died", 1)])
     assert await shipper.settled(0.05, [("died", 1)]) is True  # nothing to wait for any more
+
+
+class RecordingOutcomes:
+    def __init__(self) -> None:
+        self.reports: list[Any] = []
+        self.arrived = asyncio.Event()
+
+    def submit(self, report: Any) -> None:
+        self.reports.append(report)
+        self.arrived.set()
+
+
+class NoPair:
+    def send(self, data: bytes, block: bool = True) -> None:
+        pass
+
+
+async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
+    """The manager gives the report loop a second to hand its last outcomes over when
+    it drains; an outcome still waiting for slow log lines must go at once (a lost
+    outcome runs the task again), not after the whole 2 s settle limit."""
+    from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+    from taskyard.core.config import Settings
+    from taskyard.worker_pool.links import SchedulerLink
+
+    link = SchedulerLink(Settings())
+    store = HeldStore()  # never answers: the log lines stay unacknowledged
+    link._logs = LogShipper(store)  # type: ignore[arg-type]
+    outcomes = RecordingOutcomes()
+    link._outcomes = outcomes  # type: ignore[assignment]
+    link._pair = NoPair()
+    link._logs.add(lines("chatty", 2))
+    ref = task_record_pb2.AttemptRef(task_id="chatty", attempt=1)
+    link._pending.completed.append(store_pb2.Completion(ref=ref, success=True))
+    link._mark_dirty()
+    sender = asyncio.create_task(link._send_reports())
+    try:
+        await asyncio.sleep(0.3)
+        assert outcomes.reports == []  # held back: its lines are not stored yet
+        link._closing = True
+        link._mark_dirty()
+        await asyncio.wait_for(outcomes.arrived.wait(), 0.5)  # within a slice, not 2 s
+        assert [c.ref.task_id for c in outcomes.reports[0].completed] == ["chatty"]
+        assert isinstance(outcomes.reports[0], dispatch_pb2.PoolReport)
+    finally:
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)

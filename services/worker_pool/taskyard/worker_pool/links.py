@@ -28,8 +28,10 @@ REGISTER_TIMEOUT = 3.0
 # A start notice waits this long (to twice as long) and is dropped if the attempt
 # ends first: RUNNING shows for tasks that run longer, and short ones cost no write.
 START_NOTICE_DELAY = 0.05
-# How long an outcome waits for the log lines ahead of it (then goes anyway).
+# How long an outcome waits for the log lines ahead of it (then goes anyway),
+# checking every slice whether a drain has begun.
 LOG_SETTLE_TIMEOUT = 2.0
+LOG_SETTLE_SLICE = 0.1
 
 
 class SchedulerLink(PoolState):
@@ -71,7 +73,7 @@ class SchedulerLink(PoolState):
                 ended = [(c.ref.task_id, c.ref.attempt) for c in report.completed]
                 ended += [(d.ref.task_id, d.ref.attempt) for d in report.died]
                 if ended:
-                    await self._logs.settled(LOG_SETTLE_TIMEOUT, ended)
+                    await self._settle_logs(ended)
             if self._closing and not (report.started or report.completed or report.released or report.died):
                 return
             notice, self._notice_wanted = self._notice_wanted, False
@@ -82,6 +84,19 @@ class SchedulerLink(PoolState):
                 asyncio.get_running_loop().call_soon(self._notify_scheduler, report)
             if self._closing:
                 self._report_event.set()  # drain what came in meanwhile, then stop
+
+    async def _settle_logs(self, ended: list[tuple[str, int]]) -> None:
+        """Wait for the ended attempts' log lines, in slices: a drain that begins
+        meanwhile ends the wait, because the manager gives this loop a second to
+        hand its last outcomes over, and an outcome matters more than the order of
+        its log lines (a lost one would run the task again)."""
+        assert self._logs is not None
+        target = self._logs.target(ended)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LOG_SETTLE_TIMEOUT
+        while not await self._logs.reached(target, LOG_SETTLE_SLICE):
+            if self._closing or loop.time() >= deadline:
+                return
 
     def _hand_to_store(self, report: dispatch_pb2.PoolReport) -> None:
         """Outcomes go to the store at once. Start notices wait START_NOTICE_DELAY

@@ -116,15 +116,21 @@ class LogShipper:
         """Wait until the lines of ``keys`` (task id, attempt) received so far are
         acknowledged, or everything received when ``keys`` is None (at most
         ``limit`` seconds). The keys are forgotten: their attempts have ended."""
-        if keys is None:
-            target = self._received
-        else:
-            target = 0
-            for key in keys:
-                if key in self._needs_drain:
-                    self._needs_drain.discard(key)
-                    target = max(target, self._received)
-                target = max(target, self._last_unit.pop(key, 0))
+        return await self.reached(self._received if keys is None else self.target(keys), limit)
+
+    def target(self, keys: Iterable[tuple[str, int]]) -> int:
+        """The unit count by which the lines of ``keys`` received so far are
+        acknowledged (see ``reached``). The keys are forgotten: their attempts ended."""
+        target = 0
+        for key in keys:
+            if key in self._needs_drain:
+                self._needs_drain.discard(key)
+                target = max(target, self._received)
+            target = max(target, self._last_unit.pop(key, 0))
+        return target
+
+    async def reached(self, target: int, limit: float) -> bool:
+        """Wait (at most ``limit`` seconds) until ``target`` units are acknowledged."""
         if self._done >= target:
             return True
         try:
