@@ -143,3 +143,32 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
     finally:
         sender.cancel()
         await asyncio.gather(sender, return_exceptions=True)
+
+
+async def test_a_quiet_outcome_goes_while_a_chatty_one_waits_for_its_lines() -> None:
+    from taskyard.bus.v1 import store_pb2, task_record_pb2
+    from taskyard.core.config import Settings
+    from taskyard.worker_pool.links import SchedulerLink
+
+    link = SchedulerLink(Settings())
+    store = HeldStore()
+    link._logs = LogShipper(store)  # type: ignore[arg-type]
+    outcomes = RecordingOutcomes()
+    link._outcomes = outcomes  # type: ignore[assignment]
+    link._pair = NoPair()
+    link._logs.add(lines("chatty", 2))
+    for tid in ("chatty", "quiet"):
+        ref = task_record_pb2.AttemptRef(task_id=tid, attempt=1)
+        link._pending.completed.append(store_pb2.Completion(ref=ref, success=True))
+    link._mark_dirty()
+    sender = asyncio.create_task(link._send_reports())
+    try:
+        await asyncio.wait_for(outcomes.arrived.wait(), 1.0)
+        assert [c.ref.task_id for r in outcomes.reports for c in r.completed] == ["quiet"]
+        outcomes.arrived.clear()
+        await store.release_next()  # chatty's lines are stored: its outcome follows
+        await asyncio.wait_for(outcomes.arrived.wait(), 1.0)
+        assert [c.ref.task_id for r in outcomes.reports for c in r.completed] == ["quiet", "chatty"]
+    finally:
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)

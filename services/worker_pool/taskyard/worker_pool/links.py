@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
 from taskyard.core import errors, transport
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool.state import PoolState
@@ -66,15 +66,12 @@ class SchedulerLink(PoolState):
             self._report_event.clear()
             report, self._pending = self._pending, dispatch_pb2.PoolReport()
             if self._logs is not None:
-                # ops: the lines a worker sent before an outcome are stored before it,
-                # so a log stream that ends with the task misses none of them.
-                # A death may end its task (FAILURE) too: its lines go first as well.
                 self._logs.forget((r.ref.task_id, r.ref.attempt) for r in report.released)
-                ended = [(c.ref.task_id, c.ref.attempt) for c in report.completed]
-                ended += [(d.ref.task_id, d.ref.attempt) for d in report.died]
-                if ended:
-                    await self._settle_logs(ended)
+                self._hold_back_for_logs(report)
             if self._closing and not (report.started or report.completed or report.released or report.died):
+                if self._log_waits:  # they come back within a slice, then this loop ends
+                    await asyncio.wait(set(self._log_waits))
+                    continue
                 return
             notice, self._notice_wanted = self._notice_wanted, False
             self._hand_to_store(report)
@@ -85,18 +82,55 @@ class SchedulerLink(PoolState):
             if self._closing:
                 self._report_event.set()  # drain what came in meanwhile, then stop
 
-    async def _settle_logs(self, ended: list[tuple[str, int]]) -> None:
-        """Wait for the ended attempts' log lines, in slices: a drain that begins
-        meanwhile ends the wait, because the manager gives this loop a second to
-        hand its last outcomes over, and an outcome matters more than the order of
-        its log lines (a lost one would run the task again)."""
+    def _hold_back_for_logs(self, report: dispatch_pb2.PoolReport) -> None:
+        """ops: the lines a worker sent before an outcome are stored before it, so a
+        log stream that ends with the task misses none of them (a death may end its
+        task too: its lines go first as well). Outcomes whose lines are not all
+        acknowledged leave ``report`` and wait apart; the others go on at once, so a
+        quiet task's result never waits for a chatty neighbour's lines."""
         assert self._logs is not None
-        target = self._logs.target(ended)
+        logs = self._logs
+        target = 0  # the furthest unit a held-back outcome waits for
+
+        def waits(ref: task_record_pb2.AttemptRef) -> bool:
+            nonlocal target
+            t = logs.target([(ref.task_id, ref.attempt)])
+            if logs.is_reached(t):
+                return False
+            target = max(target, t)
+            return True
+
+        held, kept = dispatch_pb2.PoolReport(), dispatch_pb2.PoolReport()  # copies
+        for c in report.completed:
+            (held if waits(c.ref) else kept).completed.append(c)
+        for d in report.died:
+            (held if waits(d.ref) else kept).died.append(d)
+        if not (held.completed or held.died):
+            return
+        report.ClearField("completed")
+        report.completed.extend(kept.completed)
+        report.ClearField("died")
+        report.died.extend(kept.died)
+        task = asyncio.get_running_loop().create_task(self._after_logs(held, target), name="log-settle")
+        self._log_waits.add(task)
+        task.add_done_callback(self._log_waits.discard)
+
+    async def _after_logs(self, held: dispatch_pb2.PoolReport, target: int) -> None:
+        """Back into the report stream once the lines are stored, or at the settle
+        limit, or within a slice of a drain's start: the manager gives the report
+        loop a second to hand its last outcomes over, and an outcome matters more
+        than the order of its log lines (a lost one would run the task again)."""
+        assert self._logs is not None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + LOG_SETTLE_TIMEOUT
-        while not await self._logs.reached(target, LOG_SETTLE_SLICE):
-            if self._closing or loop.time() >= deadline:
-                return
+        try:
+            while not await self._logs.reached(target, LOG_SETTLE_SLICE):
+                if self._closing or loop.time() >= deadline:
+                    break
+        finally:
+            self._pending.completed.extend(held.completed)
+            self._pending.died.extend(held.died)
+            self._report_event.set()
 
     def _hand_to_store(self, report: dispatch_pb2.PoolReport) -> None:
         """Outcomes go to the store at once. Start notices wait START_NOTICE_DELAY

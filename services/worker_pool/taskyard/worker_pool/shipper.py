@@ -129,6 +129,9 @@ class LogShipper:
             target = max(target, self._last_unit.pop(key, 0))
         return target
 
+    def is_reached(self, target: int) -> bool:
+        return self._done >= target
+
     async def reached(self, target: int, limit: float) -> bool:
         """Wait (at most ``limit`` seconds) until ``target`` units are acknowledged."""
         if self._done >= target:

@@ -45,6 +45,8 @@ class PoolState:
         # Whether the scheduler's slot notice is due (a slot or the pool's state
         # changed); a worker's start report alone is news for the store only.
         self._notice_wanted = False
+        # Outcomes waiting apart for their log lines (links.SchedulerLink._after_logs).
+        self._log_waits: set[asyncio.Task[None]] = set()
         self._register_wanted = asyncio.Event()
         self._registered = asyncio.Event()
         self._all_ready = asyncio.Event()
