@@ -37,6 +37,10 @@ class HeldStore:
         await asyncio.sleep(0)  # the shipper takes the reply
 
 
+async def settled(shipper: LogShipper, limit: float, keys: list[tuple[str, int]]) -> bool:
+    return await shipper.reached(shipper.target(keys), limit)
+
+
 def lines(task_id: str, n: int, attempt: int = 1) -> ops_pb2.LogBatch:
     return ops_pb2.LogBatch(
         lines=[ops_pb2.LogLine(task_id=task_id, attempt=attempt, message=f"{task_id} {i}") for i in range(n)]
@@ -49,10 +53,10 @@ async def test_a_quiet_attempt_does_not_wait_for_a_chatty_one() -> None:
     shipper.add(lines("chatty", 3))
     await asyncio.sleep(0)  # the pump sends its request; the store holds it
     assert len(store.sent) == 1
-    assert await shipper.settled(1.0, [("quiet", 1)]) is True
-    assert await shipper.settled(0.05, [("chatty", 1)]) is False  # its lines are not stored yet
+    assert await settled(shipper, 1.0, [("quiet", 1)]) is True
+    assert await settled(shipper, 0.05, [("chatty", 1)]) is False  # its lines are not stored yet
     shipper.add(lines("chatty", 1))  # re-add its key (settled forgot it)
-    waiting = asyncio.create_task(shipper.settled(5.0, [("chatty", 1)]))
+    waiting = asyncio.create_task(settled(shipper, 5.0, [("chatty", 1)]))
     await store.release_next()  # the first request
     await asyncio.sleep(0)
     assert not waiting.done()  # its newest line is in the second request
@@ -66,7 +70,7 @@ async def test_lines_received_later_from_others_do_not_hold_an_attempt_back() ->
     shipper.add(lines("a", 2))
     shipper.add(lines("b", 5))
     await asyncio.sleep(0)
-    waiting = asyncio.create_task(shipper.settled(5.0, [("a", 1)]))
+    waiting = asyncio.create_task(settled(shipper, 5.0, [("a", 1)]))
     await store.release_next()  # a's two lines were the first request
     assert await asyncio.wait_for(waiting, 5) is True
     assert [line.task_id for line in store.sent[0].lines] == ["a", "a"]
@@ -81,7 +85,7 @@ async def test_context_updates_wait_for_a_full_drain() -> None:
     shipper.add(ops_pb2.LogBatch(context=[ops_pb2.ContextUpdate(task_id="b", attempt=1)]))
     shipper.add(lines("y", 1))
     await asyncio.sleep(0)
-    waiting = asyncio.create_task(shipper.settled(5.0, [("b", 1)]))
+    waiting = asyncio.create_task(settled(shipper, 5.0, [("b", 1)]))
     await store.release_next()  # x's line: the context is not in it
     await asyncio.sleep(0)
     assert not waiting.done()
@@ -95,7 +99,7 @@ async def test_forget_drops_the_bookkeeping_of_attempts_without_outcome() -> Non
     shipper = LogShipper(store)  # type: ignore[arg-type]
     shipper.add(lines("died", 2))
     shipper.forget([("died", 1)])
-    assert await shipper.settled(0.05, [("died", 1)]) is True  # nothing to wait for any more
+    assert await settled(shipper, 0.05, [("died", 1)]) is True  # nothing to wait for any more
 
 
 class RecordingOutcomes:

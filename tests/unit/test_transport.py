@@ -288,9 +288,18 @@ async def test_oversized_reply_is_dropped(
 # --- Inbox: a socket's messages taken on the event loop (NNG's receive fd) -------------
 
 
+def connected(pub: pynng.Pub0) -> asyncio.Event:
+    """Set once the PUB has a subscriber's pipe (it drops what no one hears)."""
+    event = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    pub.add_post_pipe_connect_cb(lambda _pipe: loop.call_soon_threadsafe(event.set))
+    return event
+
+
 async def test_inbox_takes_messages_in_order_as_they_arrive(tmp_path: Path) -> None:
     address = ipc(tmp_path, "inbox")
     pub = pynng.Pub0(listen=address)
+    ready = connected(pub)
     sub = pynng.Sub0(dial=address, recv_max_size=LIMIT)
     sub.subscribe(b"")
     inbox = transport.Inbox(sub)
@@ -302,7 +311,7 @@ async def test_inbox_takes_messages_in_order_as_they_arrive(tmp_path: Path) -> N
                 got.append(await inbox.recv())
 
         reader = asyncio.create_task(take(3))
-        await asyncio.sleep(0.1)  # the SUB connects; PUB drops what no one hears
+        await asyncio.wait_for(ready.wait(), 5)
         assert not reader.done()  # nothing to take yet: it waits on the descriptor
         for i in range(3):
             pub.send(f"m{i}".encode())
@@ -317,7 +326,7 @@ async def test_inbox_close_ends_a_waiting_recv_with_closed(tmp_path: Path) -> No
     sub = pynng.Sub0(listen=ipc(tmp_path, "inbox-close"))
     inbox = transport.Inbox(sub)
     waiting = asyncio.create_task(inbox.recv())
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0)  # one loop pass: it is waiting on the descriptor
     inbox.close()
     with pytest.raises(pynng.Closed):
         await asyncio.wait_for(waiting, 5)
@@ -328,19 +337,19 @@ async def test_inbox_close_ends_a_waiting_recv_with_closed(tmp_path: Path) -> No
 async def test_inbox_cancelled_wait_leaves_the_descriptor_off_the_loop(tmp_path: Path) -> None:
     address = ipc(tmp_path, "inbox-cancel")
     pub = pynng.Pub0(listen=address)
+    ready = connected(pub)
     sub = pynng.Sub0(dial=address, recv_max_size=LIMIT)
     sub.subscribe(b"")
     inbox = transport.Inbox(sub)
     loop = asyncio.get_running_loop()
     try:
         waiting = asyncio.create_task(inbox.recv())
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(ready.wait(), 5)
         waiting.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await waiting
         # Unregistered: removing it again reports nothing was registered.
         assert loop.remove_reader(int(sub.recv_fd)) is False
-        await asyncio.sleep(0.1)
         pub.send(b"after")
         assert await asyncio.wait_for(inbox.recv(), 5) == b"after"
     finally:

@@ -37,6 +37,8 @@ class TaskState(enum.IntEnum):
 S = TaskState
 
 FINAL_STATES: frozenset[TaskState] = frozenset({S.SUCCESS, S.FAILURE, S.CANCELLED})
+# The same, as the wire values of taskyard.v1.TaskState (records, events).
+FINAL_VALUES: frozenset[int] = frozenset(int(s) for s in FINAL_STATES)
 # SUCCESS and CANCELLED never change again; FAILURE only by a manual retry.
 IMMUTABLE_STATES: frozenset[TaskState] = frozenset({S.SUCCESS, S.CANCELLED})
 # States in which a worker holds the task under a lease.

@@ -20,8 +20,7 @@ import pynng
 from google.protobuf.message import DecodeError, Message
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import errors, telemetry
-from taskyard.v1 import task_pb2
+from taskyard.core import errors, states, telemetry
 
 log = logging.getLogger(__name__)
 
@@ -129,14 +128,11 @@ EVENTS_TOPIC = b"ev"
 TASK_EVENTS_TOPIC = b"ev\x00"
 RESULT_EVENTS_TOPIC = b"ev\x01"
 EVENTS_TOPIC_BYTES = 3
-_FINAL_WIRE_STATES = frozenset(
-    {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
-)
 
 
 def is_result_event(event: Any) -> bool:
     """Whether an ``Event`` goes under RESULT_EVENTS_TOPIC."""
-    return event.type == "task.log" or event.state in _FINAL_WIRE_STATES
+    return event.type == "task.log" or event.state in states.FINAL_VALUES
 
 
 # The scheduler's share of the stream, published next to the full batch: only the

@@ -68,32 +68,35 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
     async def _op(self, req: ops_pb2.QueueOpRequest) -> ops_pb2.QueueOpReply:
         return await self._store.request(envelope_pb2.KIND_STORE_QUEUE_OP, req, ops_pb2.QueueOpReply)
 
-    async def PauseQueue(self, request: qs.PauseQueueRequest, context: Context) -> qs.PauseQueueResponse:
-        async def run() -> qs.PauseQueueResponse:
-            reply = await self._op(
-                ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_PAUSE, queue=_queue(request.queue))
-            )
-            return qs.PauseQueueResponse(queue=reply.queue)
+    async def _queue_op(
+        self,
+        context: Context,
+        op: ops_pb2.QueueOp,
+        queue: str,
+        respond: Callable[[ops_pb2.QueueOpReply], R],
+    ) -> R:
+        """One operation on one queue (pause, resume, clear), its reply mapped by ``respond``."""
+
+        async def run() -> R:
+            request = ops_pb2.QueueOpRequest(op=op, queue=_queue(queue))
+            return respond(await self._op(request))
 
         return await self._guard(context, run)
+
+    async def PauseQueue(self, request: qs.PauseQueueRequest, context: Context) -> qs.PauseQueueResponse:
+        return await self._queue_op(
+            context, ops_pb2.QUEUE_OP_PAUSE, request.queue, lambda r: qs.PauseQueueResponse(queue=r.queue)
+        )
 
     async def ResumeQueue(self, request: qs.ResumeQueueRequest, context: Context) -> qs.ResumeQueueResponse:
-        async def run() -> qs.ResumeQueueResponse:
-            reply = await self._op(
-                ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_RESUME, queue=_queue(request.queue))
-            )
-            return qs.ResumeQueueResponse(queue=reply.queue)
-
-        return await self._guard(context, run)
+        return await self._queue_op(
+            context, ops_pb2.QUEUE_OP_RESUME, request.queue, lambda r: qs.ResumeQueueResponse(queue=r.queue)
+        )
 
     async def ClearQueue(self, request: qs.ClearQueueRequest, context: Context) -> qs.ClearQueueResponse:
-        async def run() -> qs.ClearQueueResponse:
-            reply = await self._op(
-                ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_CLEAR, queue=_queue(request.queue))
-            )
-            return qs.ClearQueueResponse(cleared=reply.count)
-
-        return await self._guard(context, run)
+        return await self._queue_op(
+            context, ops_pb2.QUEUE_OP_CLEAR, request.queue, lambda r: qs.ClearQueueResponse(cleared=r.count)
+        )
 
     async def RetryTasks(self, request: qs.RetryTasksRequest, context: Context) -> qs.RetryTasksResponse:
         async def run() -> qs.RetryTasksResponse:

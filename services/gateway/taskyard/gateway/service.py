@@ -14,13 +14,13 @@ from google.protobuf.message import Message
 from opentelemetry import trace
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import codec, errors, graph, telemetry
+from taskyard.core import codec, errors, graph, states, telemetry
 from taskyard.gateway import cancels, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
 from taskyard.gateway.lanes import Lanes
 from taskyard.gateway.names import KnownNames
-from taskyard.gateway.waiters import FINAL_STATES, Waiters
+from taskyard.gateway.waiters import Waiters
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -253,7 +253,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 recheck = FIRST_RECHECK_UNREAD
             else:
                 rec = await self._get(task_id)
-                if rec.state in FINAL_STATES:
+                if rec.state in states.FINAL_VALUES:
                     return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=False)
             deadline = time.monotonic() + limit
             while True:
@@ -266,14 +266,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 if waiter.event.is_set():
                     break
                 rec = await self._get(task_id)
-                if rec.state in FINAL_STATES:
+                if rec.state in states.FINAL_VALUES:
                     break
             if waiter.record is not None:
                 return task_service_pb2.WaitTaskResponse(
                     task=codec.record_to_task(waiter.record), timed_out=False
                 )
             rec = await self._get(task_id)
-            final = rec.state in FINAL_STATES
+            final = rec.state in states.FINAL_VALUES
             return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final)
         finally:
             self._waiters.unregister(waiter)

@@ -17,17 +17,12 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import transport
-from taskyard.v1 import task_pb2
+from taskyard.core import states, transport
 
 log = logging.getLogger(__name__)
 
 # Event batches the SUB socket may queue (NNG counts messages).
 SUB_BUFFER = 8192
-
-FINAL_STATES = frozenset(
-    {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
-)
 
 
 class Waiter:
@@ -122,7 +117,7 @@ class Waiters:
             tap(batch)
         by_id = self._by_id
         for ev in batch.events:
-            if ev.state not in FINAL_STATES:
+            if ev.state not in states.FINAL_VALUES:
                 continue
             self._unfinished.pop(ev.task_id, None)
             if ev.HasField("record") and ev.record.ByteSize() > RECENT_RECORD_BYTES:

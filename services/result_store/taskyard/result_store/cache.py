@@ -12,11 +12,9 @@ import logging
 
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core.clock import Clock, SystemClock
-from taskyard.core.states import FINAL_STATES
+from taskyard.core.states import FINAL_VALUES
 
 log = logging.getLogger(__name__)
-
-_FINAL_VALUES = frozenset(int(s) for s in FINAL_STATES)
 
 
 class ResultCache:
@@ -52,7 +50,7 @@ class ResultCache:
 
     def put(self, record: task_record_pb2.TaskRecord) -> bool:
         """Cache a record if it is final; returns whether it was cached."""
-        if record.state not in _FINAL_VALUES:
+        if record.state not in FINAL_VALUES:
             self._items.pop(record.id, None)
             return False
         expires = self.clock.monotonic() + self.ttl

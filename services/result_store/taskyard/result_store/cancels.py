@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.core.states import FINAL_VALUES
 
 from .committer import Db, Outcome
 from .records import event_for_record, record_from_row
-from .transitions import _FINAL_VALUES, SRC_CANCEL_NOW
+from .transitions import SRC_CANCEL_NOW
 from .validation import norm_uuid
 
 
@@ -56,7 +57,7 @@ async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outc
                     found = flagged[tid]
                 elif tid in cancelled or tid in current:
                     found = cancelled.get(tid) or current[tid]
-                    if found.state in _FINAL_VALUES:
+                    if found.state in FINAL_VALUES:
                         out.already_final = True
                     # else: it moved under us between the statements: nothing changed
                 else:

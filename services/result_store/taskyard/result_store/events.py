@@ -71,21 +71,13 @@ class EventPublisher:
                 cb(batch)
             if self._sock is not None:
                 # Results (finals, log lines) apart from the rest: a gateway reads only them.
-                results = [ev for ev in batch.events if transport.is_result_event(ev)]
-                parts = (
-                    ((transport.RESULT_EVENTS_TOPIC, batch),)
-                    if len(results) == len(batch.events)
-                    else (
-                        (
-                            transport.TASK_EVENTS_TOPIC,
-                            event_pb2.EventBatch(
-                                events=[ev for ev in batch.events if not transport.is_result_event(ev)]
-                            ),
-                        ),
-                        (transport.RESULT_EVENTS_TOPIC, event_pb2.EventBatch(events=results)),
-                    )
-                )
-                for topic, part in parts:
+                results, others = event_pb2.EventBatch(), event_pb2.EventBatch()
+                for ev in batch.events:
+                    (results if transport.is_result_event(ev) else others).events.append(ev)
+                for topic, part in (
+                    (transport.TASK_EVENTS_TOPIC, others),
+                    (transport.RESULT_EVENTS_TOPIC, results),
+                ):
                     if not part.events:
                         continue
                     try:

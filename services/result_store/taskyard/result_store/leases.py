@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
 from taskyard.core import ids
-from taskyard.core.states import TaskState
+from taskyard.core.states import FINAL_VALUES, TaskState
 
 from .committer import Db, Outcome
 from .records import event_for_record, record_from_row
 from .refs import _Refs
 from .reports import _die
-from .transitions import _FINAL_VALUES, SRC_ASSIGNED
+from .transitions import SRC_ASSIGNED
 from .validation import norm_uuid
 
 S = TaskState
@@ -93,7 +93,7 @@ async def apply_rescue(db: Db, reqs: list[store_pb2.RescueRequest]) -> Outcome:
             for _, rec in await _die(db, refs, started, delays, budgets, caps, steps):
                 (reply.requeued if rec.state == int(S.QUEUED) else reply.failed).append(rec)
                 events.append(event_for_record(rec))
-                if rec.state in _FINAL_VALUES:
+                if rec.state in FINAL_VALUES:
                     finals.append(rec)
         replies.append(reply)
     return Outcome(replies=list(replies), events=events, finals=finals)

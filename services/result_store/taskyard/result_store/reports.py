@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncpg
 
 from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.core.states import FINAL_VALUES
 
 from .committer import Db, Outcome
 from .records import event_for_record, event_for_row, record_from_row
 from .refs import _Refs
 from .requeues import released_message
 from .transitions import (
-    _FINAL_VALUES,
     SRC_CANCELLED_LEASED,
     SRC_FAILURE,
     SRC_FAILURE_LEASED,
@@ -208,7 +208,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             replies[j].released.append(rec.id)
             events.append(event_for_record(rec))
             requeued.append(rec)
-            if rec.state in _FINAL_VALUES:  # a cancel requested before the release
+            if rec.state in FINAL_VALUES:  # a cancel requested before the release
                 finals.append(rec)
 
     # 4. died
@@ -236,7 +236,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             replies[j].died.append(rec.id)
             events.append(event_for_record(rec))
             requeued.append(rec)
-            if rec.state in _FINAL_VALUES:
+            if rec.state in FINAL_VALUES:
                 finals.append(rec)
 
     for i in range(n):
@@ -263,7 +263,7 @@ def _claim_completions(
         rec = record_from_row(row)
         replies[j].completed.append(rec.id)
         events.append(event_for_record(rec))
-        if rec.state in _FINAL_VALUES:
+        if rec.state in FINAL_VALUES:
             finals.append(rec)
 
 

@@ -30,4 +30,3 @@ SRC_CANCEL_NOW = _db_states(set(states.sources_of(S.CANCELLED)) - {S.RUNNING})
 SRC_PROMOTE = _db_states(set(states.sources_of(S.QUEUED)) & {S.SCHEDULED, S.RETRYING})
 
 _INITIAL_VALUES = frozenset(int(s) for s in states.INITIAL_STATES)
-_FINAL_VALUES = frozenset(int(s) for s in states.FINAL_STATES)

@@ -8,7 +8,7 @@ batching comes from. A failed request is retried in front of anything newer.
 Bounded: at most ``max_pending`` lines wait here; past that new lines are
 dropped and counted per attempt, and the store records one marker line for them.
 A task's outcome is handed to the store only after the lines its worker sent
-before it were acknowledged (``settled``), so a log stream that ends with the
+before it were acknowledged (``target`` and ``reached``), so a log stream that ends with the
 task has every line; the wait is capped so outcomes never hang on the log path.
 It waits for that attempt's lines only, not for everything in flight: a quiet
 task's result does not queue behind a chatty neighbour's logs.
@@ -56,7 +56,7 @@ class LogShipper:
         # Per attempt: the unit count once its last unit was received. Lines leave
         # in arrival order, so when that many units are acknowledged its lines are
         # (context updates and drop notes only go with a full drain: an attempt
-        # that has some waits for everything received, see settled).
+        # that has some waits for everything received, see target).
         self._last_unit: dict[tuple[str, int], int] = {}
         self._needs_drain: set[tuple[str, int]] = set()
         self._pump: asyncio.Task[None] | None = None
@@ -111,12 +111,6 @@ class LogShipper:
         for key in keys:
             self._last_unit.pop(key, None)
             self._needs_drain.discard(key)
-
-    async def settled(self, limit: float, keys: Iterable[tuple[str, int]] | None = None) -> bool:
-        """Wait until the lines of ``keys`` (task id, attempt) received so far are
-        acknowledged, or everything received when ``keys`` is None (at most
-        ``limit`` seconds). The keys are forgotten: their attempts have ended."""
-        return await self.reached(self._received if keys is None else self.target(keys), limit)
 
     def target(self, keys: Iterable[tuple[str, int]]) -> int:
         """The unit count by which the lines of ``keys`` received so far are
