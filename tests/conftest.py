@@ -4,6 +4,7 @@ fresh, fully migrated database per test (cloned from a template)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import os
 import sys
@@ -23,6 +24,8 @@ pytest_plugins = ["support.fixtures"]
 
 T = TypeVar("T")
 TEMPLATE_DB = "taskyard_template"
+# Task names the store-level tests use (see store_settings).
+STORE_TEST_NAMES = ("add", "echo", "noop", "quiet", "x", "a", "b", "c", "d")
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -89,9 +92,15 @@ def ipc_dir() -> Iterator[Path]:
 
 @pytest.fixture
 def store_settings(database_url: str, ipc_dir: Path) -> Any:
-    """Settings for a result-store on a fresh database, NNG over ipc in a temp dir."""
+    """Settings for a result-store on a fresh database, NNG over ipc in a temp dir.
+
+    The task names store tests insert are declared, as a pool's heartbeat would
+    declare them: the store refuses a name no pool ever declared.
+    """
     from taskyard.core.config import Settings
 
+    names = ",".join(f"('{n}')" for n in STORE_TEST_NAMES)
+    run_sync(_admin(database_url, f"INSERT INTO task_names (name) VALUES {names} ON CONFLICT DO NOTHING"))
     return Settings(
         database_url=database_url,
         transport="ipc",
@@ -115,3 +124,6 @@ async def result_store(store_settings: Any) -> Any:
 
 
 os.environ.setdefault("TASKYARD_TRANSPORT", "ipc")
+# Every test runs the internal bus sealed: its own sockets (core.seal reads this)
+# and the clusters it starts (support.cluster passes it on) share one key.
+os.environ.setdefault("TASKYARD_BUS_KEYS", f"test:{base64.b64encode(os.urandom(32)).decode()}")

@@ -74,5 +74,5 @@ def test_a_released_attempt_is_dispatched_again_at_once(cluster: Any) -> None:
 
     final = cluster.client().wait(task_id, timeout=10)
     took = time.monotonic() - released_at
-    assert final.state.name == "SUCCESS" and final.attempt == 1
+    assert final.state.name == "SUCCESS" and final.attempt == 2 and final.uncharged_attempts == 1
     assert took < 3.0, f"dispatched again {took:.1f}s after the release"

@@ -1,8 +1,8 @@
 """Worker deaths mid-task (issue #4, point 3): real worker processes, real signals.
 
-- SIGKILL a worker holding a started and a not-yet-started attempt: the started
-  one runs again as attempt 2, the other keeps attempt 1, both end SUCCESS, and
-  the worker is back within 2 s.
+- SIGKILL a worker holding a started and a not-yet-started attempt: both run
+  again as attempt 2 (the unstarted one's spends no retry: uncharged), both end
+  SUCCESS, and the worker is back within 2 s.
 - A task that kills its worker every time is quarantined at the rescue cap
   (FAILURE, WorkerProcessDied, "quarantined") and the pool keeps serving.
 Each test ends with the history check (support/history.py).
@@ -45,7 +45,8 @@ def test_sigkill_worker_started_and_unstarted(
     a = client.wait(started.id, timeout=30)
     b = client.wait(pending.id, timeout=30)
     assert a.state.name == "SUCCESS" and a.attempt == 2, a
-    assert b.state.name == "SUCCESS" and b.attempt == 1, b
+    assert b.state.name == "SUCCESS" and b.attempt == 2 and b.uncharged_attempts == 1, b
+    assert a.uncharged_attempts == 0, a
     assert row(cluster, started.id)["rescues"] == 1 and row(cluster, pending.id)["rescues"] == 0
     lines = journal.read_text().splitlines()
     assert lines.count("start started") == 2 and lines.count("start pending") == 1

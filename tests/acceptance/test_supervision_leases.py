@@ -70,7 +70,10 @@ def test_late_completion_is_refused_and_counted(
     try:
         _start_pool_b(cluster)
         final = client.wait(task.id, timeout=40)
-        assert final.state.name == "SUCCESS" and final.attempt == 2, final
+        # Two charged attempts: the frozen one (rescued, started) and pool B's. A lease
+        # the scheduler gave the frozen pool before it saw the pool leave lapses unstarted
+        # and adds an uncharged attempt in between, depending on timing.
+        assert final.state.name == "SUCCESS" and final.attempt - final.uncharged_attempts == 2, final
         assert final.worker_id.startswith("pool-b/")
         assert _late_completions(cluster) == 0
     finally:
@@ -79,5 +82,7 @@ def test_late_completion_is_refused_and_counted(
     wait_until(lambda: _late_completions(cluster) >= 1, 20, "the late completion to be counted")
     assert journal.read_text().splitlines().count("done late") == 2
     r = row(cluster, task.id)
-    assert r["state"] == "SUCCESS" and r["attempt"] == 2 and r["worker_id"].startswith("pool-b/"), r
+    assert r["state"] == "SUCCESS" and r["attempt"] == final.attempt, r
+    assert r["worker_id"].startswith("pool-b/"), r
+    assert client.get(task.id).late_reports >= 1
     history.check(cluster, [task.id])

@@ -5,7 +5,8 @@
   log says replacement, not death; nothing is interrupted.
 - SIGTERM with 200 tasks running or queued: the pool exits within its grace,
   nothing is lost or left RUNNING, re-queued tasks carry resume_requested and
-  keep their attempt; after a restart everything ends SUCCESS.
+  run again as a new attempt that spends no retry (their bodies ran); after a
+  restart everything ends SUCCESS.
 """
 
 from __future__ import annotations
@@ -71,14 +72,15 @@ def test_sigterm_under_load_then_restart(
     )
     assert not left, f"{len(left)} tasks still leased after the drain, e.g. {left[:3]}"
     resumed = cluster.query(
-        "SELECT id::text AS id, attempt FROM tasks WHERE resume_requested AND state = 'QUEUED'"
+        "SELECT id::text AS id, attempt, uncharged_attempts FROM tasks"
+        " WHERE resume_requested AND state = 'QUEUED'"
     )
     assert resumed, "no in-flight task was re-queued by the drain"
-    assert all(r["attempt"] == 1 for r in resumed), resumed
+    assert all(r["attempt"] == 2 and r["uncharged_attempts"] == 1 for r in resumed), resumed
     assert "draining" in cluster.log_text("worker-pool")
     cluster.start_service("worker-pool")
     for task_id in ids:
         assert client.wait(task_id, timeout=60).state.name == "SUCCESS"
     for r in resumed:
-        assert row(cluster, r["id"])["attempt"] == 1  # the drain burned no attempt
+        assert row(cluster, r["id"])["attempt"] == 2  # a new attempt; the drain burned no retry
     history.check(cluster, ids)

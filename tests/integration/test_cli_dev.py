@@ -140,6 +140,8 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(tmp_path: Path) -> None:
     assert not leftover, f"processes left behind: {leftover}\n{''.join(log)}"
     text = "".join(log)
     assert "stopping PostgreSQL" in text
+    # Dev runs its internal bus sealed, with a key of its own (never printed).
+    assert text.count("internal bus sealed (signing key dev,") >= 4, text
 
 
 def _alive(pid: int) -> bool:

@@ -86,7 +86,7 @@ async def test_unstarted_death_is_no_rescue(result_store: Any) -> None:
     death = store_pb2.Death(ref=ref(a.id), started=False, max_rescues=1)
     await result_store.report(store_pb2.ReportRequest(died=[death]))
     rec = await get(result_store, a.id)
-    assert rec.state == S.QUEUED and rec.attempt == 1 and rec.rescues == 0
+    assert rec.state == S.QUEUED and rec.attempt == 2 and rec.uncharged_attempts == 1 and rec.rescues == 0
 
 
 async def test_cancel_steps_and_renewal_flags(result_store: Any) -> None:

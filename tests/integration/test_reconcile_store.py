@@ -91,7 +91,7 @@ async def test_only_unheld_old_assigned_leases_of_answering_pools_are_released(r
     rows = await _rows(store, [held, orphan, started, young, silent, stale, other_queue, ours])
     for t in (orphan, stale, other_queue):
         assert rows[t]["state"] == S.QUEUED.name
-        assert rows[t]["attempt"] == 1  # no attempt burned
+        assert rows[t]["attempt"] == 2  # a new attempt, no retry burned
         assert (
             rows[t]["lease_token"] == "" and rows[t]["pool_id"] == "" and rows[t]["lease_expires_at"] is None
         )
@@ -102,9 +102,9 @@ async def test_only_unheld_old_assigned_leases_of_answering_pools_are_released(r
     assert rows[silent]["lease_token"] == f"tok-{silent}"
     assert rows[ours]["state"] == S.ASSIGNED.name  # issued by the asking scheduler
 
-    # Released rows are ordinary QUEUED rows again: leased anew with attempt 1.
+    # Released rows are ordinary QUEUED rows again: leased anew as attempt 2.
     await _lease(store, orphan, "tok-again", "pool-1")
-    assert (await _rows(store, [orphan]))[orphan]["attempt"] == 1
+    assert (await _rows(store, [orphan]))[orphan]["attempt"] == 2
 
 
 async def test_no_pool_no_release_and_a_second_round_finds_nothing(result_store: Any) -> None:

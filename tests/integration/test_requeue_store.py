@@ -35,7 +35,7 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
     result_store: Any, store_settings: Any
 ) -> None:
     store = result_store
-    sub = pynng.Sub0(recv_max_size=16 << 20)
+    sub = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20)
     sub.subscribe(transport.EVENTS_TOPIC)
     sub.dial(store_settings.events_address, block=False)
     try:

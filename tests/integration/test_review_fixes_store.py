@@ -158,7 +158,9 @@ async def test_release_without_a_cancel_request_still_requeues(result_store: Any
     )
     assert list(r.released) == [t.id]
     rec = await row(result_store, t.id)
-    assert rec.state == S.QUEUED and rec.resume_requested and rec.attempt == 1 and rec.pool_id == ""
+    # A new attempt that spends no retry (the drained body ran).
+    assert rec.state == S.QUEUED and rec.resume_requested and rec.attempt == 2 and rec.pool_id == ""
+    assert rec.uncharged_attempts == 1
 
 
 async def test_a_not_started_release_never_requeues_a_running_task(result_store: Any) -> None:

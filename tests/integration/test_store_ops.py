@@ -289,7 +289,7 @@ async def test_non_retryable_failure_is_final(result_store: Any) -> None:
     assert rec.state == S.FAILURE and rec.attempt == 1
 
 
-async def test_release_keeps_the_attempt(result_store: Any) -> None:
+async def test_release_burns_no_retry(result_store: Any) -> None:
     a = task()
     await insert(result_store, a)
     await lease(result_store, a.id)
@@ -299,7 +299,9 @@ async def test_release_keeps_the_attempt(result_store: Any) -> None:
     )
     assert list(r.released) == [a.id]
     rec = await get(result_store, a.id)
-    assert rec.state == S.QUEUED and rec.attempt == 1 and rec.resume_requested and rec.lease_token == ""
+    # Its body ran: the re-run is a new attempt, not charged to the retry budget.
+    assert rec.state == S.QUEUED and rec.attempt == 2 and rec.uncharged_attempts == 1
+    assert rec.resume_requested and rec.lease_token == ""
 
 
 async def test_death_not_started_requeues_without_burning(result_store: Any) -> None:
@@ -311,7 +313,9 @@ async def test_death_not_started_requeues_without_burning(result_store: Any) -> 
     )
     assert list(r.died) == [a.id]
     rec = await get(result_store, a.id)
-    assert rec.state == S.QUEUED and rec.attempt == 1
+    # A new attempt number (the body may have run unseen), no retry burned.
+    assert rec.state == S.QUEUED and rec.attempt == 2 and rec.uncharged_attempts == 1
+    assert rec.rescues == 0
 
 
 async def test_death_started_counts_as_a_retryable_failure(result_store: Any) -> None:
@@ -354,7 +358,8 @@ async def test_rescue_uses_the_database_clock(result_store: Any, database_url: s
         await conn.close()
     r = await result_store.rescue(store_pb2.RescueRequest(limit=100, retry_delay_ms=0))
     assert [t.id for t in r.requeued] == [queued.id]
-    assert r.requeued[0].state == S.QUEUED and r.requeued[0].attempt == 1
+    assert r.requeued[0].state == S.QUEUED and r.requeued[0].attempt == 2
+    assert r.requeued[0].uncharged_attempts == 1
     by_id = {t.id: t for t in r.failed}
     assert by_id[running.id].state == S.RETRYING and by_id[running.id].attempt == 2
     assert by_id[last.id].state == S.FAILURE and by_id[last.id].failure.type == "WorkerProcessDied"
@@ -526,7 +531,8 @@ async def test_a_death_the_pool_says_started_burns_the_attempt_even_if_assigned(
     assert sorted(r.died) == sorted([a.id, b.id])
     ra, rb = await get(result_store, a.id), await get(result_store, b.id)
     assert ra.state == S.RETRYING and ra.attempt == 2 and ra.failure.type == "WorkerProcessDied"
-    assert rb.state == S.QUEUED and rb.attempt == 1
+    assert rb.state == S.QUEUED and rb.attempt == 2 and rb.uncharged_attempts == 1
+    assert ra.uncharged_attempts == 0
 
 
 async def test_insert_can_lease_new_tasks_in_the_same_statement(result_store: Any) -> None:

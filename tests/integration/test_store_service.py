@@ -25,7 +25,7 @@ K = envelope_pb2
 
 class Subscriber:
     def __init__(self, address: str) -> None:
-        self.sock = pynng.Sub0(recv_max_size=16 << 20, recv_timeout=100)
+        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=100)
         self.sock.subscribe(transport.EVENTS_TOPIC)
         self.sock.dial(address, block=False)
         self.events: list[event_pb2.Event] = []
@@ -211,7 +211,7 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
     req, _ = served
 
     def sub(address: str, topic: bytes) -> pynng.Sub0:
-        s = pynng.Sub0(recv_max_size=16 << 20, recv_timeout=100)
+        s: pynng.Sub0 = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=100)
         s.subscribe(topic)
         s.dial(address, block=False)
         return s

@@ -36,6 +36,7 @@ import grpc
 import psutil
 
 from taskyard.cli import procs
+from taskyard.core import seal
 from taskyard.core.config import Settings
 
 SERVICES = procs.START_ORDER
@@ -65,6 +66,16 @@ class ClusterError(RuntimeError):
     pass
 
 
+def shared_bus_keys() -> str:
+    """This process's bus keys (tests/conftest.py sets them), made here when unset:
+    a cluster runs sealed, and the test's own sockets must share its key."""
+    keys = os.environ.get("TASKYARD_BUS_KEYS", "")
+    if not keys:
+        keys = os.environ["TASKYARD_BUS_KEYS"] = seal.generate_keys("test")
+        seal.install(seal.from_env(os.environ))
+    return keys
+
+
 class Cluster:
     def __init__(
         self,
@@ -91,6 +102,7 @@ class Cluster:
             "grpc_port": procs.free_port(),
             "http_port": procs.free_port(),
             "database_url": database_url,
+            "bus_keys": shared_bus_keys(),
             **overrides,
         }
         if isinstance(values.get("task_modules"), str):

@@ -185,7 +185,8 @@ class FakeScheduler:
             self._pair.close()
         self.pair_connected.clear()
         loop = asyncio.get_running_loop()
-        sock = pynng.Pair0(recv_max_size=self.settings.max_message_bytes)
+        # Through transport: the pool it talks to seals its messages.
+        sock = transport.open_socket(pynng.Pair0, max_message_bytes=self.settings.max_message_bytes)
         sock.add_post_pipe_connect_cb(lambda _p: loop.call_soon_threadsafe(self.pair_connected.set))
         sock.dial(address, block=False)
         self._pair, self._pair_address = sock, address

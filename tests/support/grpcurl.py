@@ -81,11 +81,18 @@ def parse_stream(text: str) -> list[Any]:
 
 
 def call(
-    target: str, method: str, data: Any = None, *, timeout: float = 30.0, extra: list[str] | None = None
+    target: str,
+    method: str,
+    data: Any = None,
+    *,
+    timeout: float = 30.0,
+    extra: list[str] | None = None,
+    plaintext: bool = True,
 ) -> Any:
     """Call ``method`` (e.g. ``taskyard.v1.TaskService/SubmitTask``) with JSON ``data``
-    over plaintext and return the decoded reply (a list for streaming replies)."""
-    args = ["-plaintext", *(extra or [])]
+    and return the decoded reply (a list for streaming replies). With ``plaintext=False``
+    ``extra`` carries the TLS flags (``-cacert``, ``-cert``, ``-key``) and headers."""
+    args = [*(["-plaintext"] if plaintext else []), *(extra or [])]
     if data is not None:
         args += ["-d", data if isinstance(data, str) else json.dumps(data)]
     args += [target, method]

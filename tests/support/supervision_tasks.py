@@ -74,3 +74,18 @@ async def where() -> bool:
 @task
 def pid() -> int:
     return os.getpid()
+
+
+@task
+async def journal_run(seconds: float = 0.0) -> int:
+    """Journals each execution of its body as "run <task id> <attempt> <pid>"
+    (TASKYARD_TEST_JOURNAL), before taking ``seconds``: the executions a test
+    maps to attempts and late reports."""
+    ctx = current_task()
+    fd = os.open(os.environ["TASKYARD_TEST_JOURNAL"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # one short O_APPEND write: atomic across processes
+        os.write(fd, f"run {ctx.task_id} {ctx.attempt} {os.getpid()}\n".encode())
+    finally:
+        os.close(fd)
+    await asyncio.sleep(seconds)
+    return ctx.attempt

@@ -86,3 +86,13 @@ async def wide_lines(lines: int, width: int) -> int:
 def crash_with_own_backoff() -> None:
     """Kills its worker; a death's backoff is this task's own (30 s for attempt 1)."""
     os._exit(1)
+
+
+@task(max_retries=2)
+def nested_result(depth: int) -> object:
+    """A result nested ``depth`` lists deep: past the nesting limit its attempt
+    fails with ResultTooDeep, never retried (it would be again)."""
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value

@@ -8,7 +8,7 @@ import pytest
 from google.protobuf import duration_pb2, json_format
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import codec, errors, ids
+from taskyard.core import codec, errors, ids, payload
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
 
@@ -154,10 +154,44 @@ def test_record_to_task() -> None:
     assert task.failure.type == "ValueError" and not task.HasField("started_at")
 
 
-def test_record_to_task_refuses_corrupt_json() -> None:
-    with pytest.raises(errors.TaskyardError) as exc:
-        codec.record_to_task(task_record_pb2.TaskRecord(id="i", args_json=b"[1,"))
-    assert exc.value.code == errors.Code.INTERNAL
+def test_record_to_task_leaves_out_what_does_not_decode() -> None:
+    task = codec.record_to_task(task_record_pb2.TaskRecord(id="i", args_json=b"[1,", result_json=b"5"))
+    assert not task.args.values and task.result.number_value == 5
+    assert set(task.omitted) == {"args"} and "does not convert" in task.omitted["args"]
+
+
+def _nested(depth: int) -> bytes:
+    return ("[" * depth + "1" + "]" * depth).encode()
+
+
+def test_record_to_task_leaves_out_a_result_nested_too_deep() -> None:
+    for depth in (payload.MAX_NESTING + 1, 200, 5000):
+        task = codec.record_to_task(
+            task_record_pb2.TaskRecord(id="i", args_json=b"[1]", result_json=_nested(depth))
+        )
+        assert not task.HasField("result") and "32 levels" in task.omitted["result"]
+        assert payload.list_to_python(task.args) == [1]
+        # The view parses back: a client's decoder accepts it.
+        task_pb2.Task.FromString(task.SerializeToString())
+    task = codec.record_to_task(task_record_pb2.TaskRecord(id="i", result_json=_nested(payload.MAX_NESTING)))
+    assert task.HasField("result") and not task.omitted
+
+
+def test_nested_args_are_refused_naming_the_field() -> None:
+    deep = spec(name="add")
+    json_format.Parse(_nested(payload.MAX_NESTING + 8), deep.args)
+    kw = spec(name="add")
+    json_format.Parse(
+        "{" + '"a":{' * payload.MAX_NESTING + '"x":1' + "}" * (payload.MAX_NESTING + 1), kw.kwargs
+    )
+    assert violations(deep, kw) == [
+        ("tasks[0].args", "PAYLOAD_TOO_DEEP"),
+        ("tasks[1].kwargs", "PAYLOAD_TOO_DEEP"),
+    ]
+    ok = spec(name="add")
+    json_format.Parse(_nested(payload.MAX_NESTING), ok.args)  # the args list is the outer level
+    (rec,) = codec.build_records([ok], known_names=KNOWN, limits=LIMITS)
+    assert payload.nesting(json.loads(rec.args_json)) == payload.MAX_NESTING
 
 
 def test_enums_map_by_value() -> None:

@@ -133,7 +133,8 @@ async def test_malformed_announcement_does_not_stop_discovery(tmp_path: Path, ru
     address = ipc(tmp_path, "discovery")
     running.hub(address)
     watcher = running.peer(address, announcement("scheduler", "w"), listen_only=True)
-    noisy = pynng.Bus0(recv_max_size=1 << 16)
+    # Sealed, so its garbage passes the seal and reaches the announcement decoder.
+    noisy = transport.open_socket(pynng.Bus0, max_message_bytes=1 << 16)
     running.closers.append(noisy.close)
     noisy.dial(address, block=True)  # connected before it sends: BUS drops sends with no peer
     running.peer(address, announcement("worker_pool", "pool-1"))

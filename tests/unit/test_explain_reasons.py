@@ -75,6 +75,17 @@ async def test_states_that_need_no_store_read(state: TaskState, reason: int, tex
     assert store.kinds == []
 
 
+async def test_a_final_task_tells_its_uncounted_runs() -> None:
+    rec = _rec(TaskState.SUCCESS, uncharged_attempts=1, late_reports=2, late_attempt=2)
+    rec.attempt = 3
+    out = await _explain(rec)
+    assert out.message == (
+        "it succeeded at attempt 3 (1 attempt not charged to its retries; "
+        "2 late outcomes refused, the last of attempt 2)"
+    )
+    assert out.task.uncharged_attempts == 1 and out.task.late_reports == 2 and out.task.late_attempt == 2
+
+
 async def test_dependencies() -> None:
     ids = [f"0190f0c2-0000-7000-8000-00000000000{i}" for i in range(2, 7)]
     out = await _explain(

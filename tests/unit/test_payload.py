@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
@@ -65,3 +66,47 @@ def test_json_back_to_protobuf() -> None:
     lv = struct_pb2.ListValue()
     payload.json_to_list(b"[]", lv)
     assert len(lv.values) == 0
+
+
+def _objects(depth: int) -> str:
+    """A JSON object ``depth`` levels deep (objects cost protobuf the most levels)."""
+    return '{"a":' * (depth - 1) + '{"x":1}' + "}" * (depth - 1)
+
+
+def test_the_nesting_limit_fits_every_public_message() -> None:
+    """Every public message that carries a payload parses back at MAX_NESTING: the
+    limit stays under protobuf's 100-level decoder however the value is wrapped."""
+    from taskyard.v1 import schedule_pb2, schedule_service_pb2, task_pb2, task_service_pb2
+
+    depth = payload.MAX_NESTING
+    value = json_format.Parse(_objects(depth), struct_pb2.Value())
+    args = json_format.Parse(f"[{_objects(depth - 1)}]", struct_pb2.ListValue())
+    kwargs = json_format.Parse(f'{{"k":{_objects(depth - 1)}}}', struct_pb2.Struct())
+    task = task_pb2.Task(result=value, args=args, kwargs=kwargs, context=kwargs)
+    spec = task_pb2.TaskSpec(args=args, kwargs=kwargs)
+    messages = [
+        task_service_pb2.GetTaskResponse(task=task),
+        task_service_pb2.WaitTaskResponse(task=task),
+        task_service_pb2.ListTasksResponse(tasks=[task]),
+        task_service_pb2.GetTaskTreeResponse(nodes=[task_service_pb2.TaskTreeNode(task=task)]),
+        task_service_pb2.BatchSubmitTasksRequest(tasks=[spec]),
+        schedule_service_pb2.ListSchedulesResponse(schedules=[schedule_pb2.Schedule(task=spec)]),
+        schedule_service_pb2.TriggerScheduleResponse(task=task),
+    ]
+    for message in messages:
+        type(message).FromString(message.SerializeToString())
+    too_deep = json_format.Parse(_objects(depth + 1), struct_pb2.Value())
+    with pytest.raises(Exception):  # noqa: B017 - protobuf's DecodeError
+        task_service_pb2.GetTaskResponse.FromString(
+            task_service_pb2.GetTaskResponse(task=task_pb2.Task(result=too_deep)).SerializeToString()
+        )
+
+
+def test_nesting_counts_containers_without_recursion() -> None:
+    deep: Any = 1
+    for _ in range(10_000):
+        deep = [deep]
+    assert payload.nesting(deep, limit=5) == 6  # stops past the limit
+    assert payload.nesting({"a": [1, {"b": []}]}) == 4 and payload.nesting(7) == 0
+    assert payload.nests_too_deep("[" * 5000 + "]" * 5000)
+    assert not payload.nests_too_deep(json.dumps([[1]] * 100))  # many brackets, shallow

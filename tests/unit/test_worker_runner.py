@@ -104,6 +104,20 @@ async def test_a_result_over_the_cap_fails_without_retry() -> None:
     assert (await run_one(make_record("echo", "x"), max_result_bytes=64)).success
 
 
+def test_a_result_nested_too_deep_fails_without_retry() -> None:
+    deep: Any = 1
+    for _ in range(40):
+        deep = (deep,)  # tuples become JSON lists: they nest too
+    with pytest.raises(worker.ResultTooDeep):
+        worker.encode_result(deep)
+    for _ in range(5000):  # past Python's own encoder
+        deep = [deep]
+    with pytest.raises(worker.ResultTooDeep):
+        worker.encode_result(deep)
+    shallow: Any = [[1]] * 1000
+    assert worker.encode_result(shallow).startswith(b"[[1],")
+
+
 def test_encode_result_nul_detection() -> None:
     assert worker.encode_result("a\\u0000b") == b'"a\\\\u0000b"'  # a literal backslash is fine
     with pytest.raises(TypeError):

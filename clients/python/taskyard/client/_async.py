@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from taskyard.client import _common
+from taskyard.client import _common, _credentials
+from taskyard.client._credentials import PemSource
 from taskyard.client._errors import TaskyardError
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
@@ -44,13 +45,31 @@ class AsyncClient:
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float = 30.0,
         options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
+        tls: bool | None = None,
+        tls_ca: PemSource | None = None,
+        tls_cert: PemSource | None = None,
+        tls_key: PemSource | None = None,
+        tls_server_name: str | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
-        if credentials is None:
+        # token (default: $TASKYARD_TOKEN) goes as "authorization: Bearer"; tls_* are PEM
+        # bytes or paths (tls_ca: the CA that signed the gateway's certificate).
+        creds = _credentials.channel_credentials(
+            target,
+            credentials=credentials,
+            token=token,
+            tls=tls,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+        )
+        options = _credentials.channel_options(options, tls_server_name)
+        if creds is None:
             self._channel = grpc.aio.insecure_channel(target, options=options)
         else:
-            self._channel = grpc.aio.secure_channel(target, credentials, options=options)
+            self._channel = grpc.aio.secure_channel(target, creds, options=options)
         self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
         # Periodic schedules: client.schedules.create(...), .get, .list, .pause, ...
         self.schedules = AsyncSchedules(self._channel, self._call)

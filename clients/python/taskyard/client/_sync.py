@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 
 import grpc
 
-from taskyard.client import _common
+from taskyard.client import _common, _credentials
+from taskyard.client._credentials import PemSource
 from taskyard.client._errors import TaskyardError
 from taskyard.client._ops import Logs, Queues
 from taskyard.client._schedules import Schedules
@@ -37,7 +38,8 @@ class Client:
     """``Client("localhost:50051")``: submit, inspect, wait for and cancel tasks.
 
     Every failed call raises ``TaskyardError`` (code, reason, field violations).
-    ``timeout`` is the deadline of each call, in seconds.
+    ``timeout`` is the deadline of each call, in seconds. A gateway with TLS and
+    tokens: ``Client("gw:50051", tls_ca="ca.pem", token="...")`` (docs/security.md).
     """
 
     def __init__(
@@ -47,13 +49,31 @@ class Client:
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float = 30.0,
         options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
+        tls: bool | None = None,
+        tls_ca: PemSource | None = None,
+        tls_cert: PemSource | None = None,
+        tls_key: PemSource | None = None,
+        tls_server_name: str | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
-        if credentials is None:
+        # token (default: $TASKYARD_TOKEN) goes as "authorization: Bearer"; tls_* are PEM
+        # bytes or paths (tls_ca: the CA that signed the gateway's certificate).
+        creds = _credentials.channel_credentials(
+            target,
+            credentials=credentials,
+            token=token,
+            tls=tls,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+        )
+        options = _credentials.channel_options(options, tls_server_name)
+        if creds is None:
             self._channel = grpc.insecure_channel(target, options=options)
         else:
-            self._channel = grpc.secure_channel(target, credentials, options=options)
+            self._channel = grpc.secure_channel(target, creds, options=options)
         self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
         # Periodic schedules: client.schedules.create(...), .get, .list, .pause, ...
         self.schedules = Schedules(self._channel, self._call)

@@ -125,6 +125,14 @@ class TaskInfo:
     resume_requested: bool = False
     schedule_id: str = ""
     rescues: int = 0
+    # Attempts that spent no retry (their body may have run), and late outcomes
+    # of superseded attempts the store refused (the last one's attempt).
+    uncharged_attempts: int = 0
+    late_reports: int = 0
+    late_attempt: int = 0
+    # Payload fields ("result", "args", ...) the gateway left out of this view, each
+    # with why (stored JSON nested deeper than readers can decode); the row is intact.
+    omitted: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def is_final(self) -> bool:
@@ -165,6 +173,10 @@ class TaskInfo:
             resume_requested=t.resume_requested,
             schedule_id=t.schedule_id,
             rescues=t.rescues,
+            uncharged_attempts=t.uncharged_attempts,
+            late_reports=t.late_reports,
+            late_attempt=t.late_attempt,
+            omitted=dict(t.omitted),
         )
 
 

@@ -27,6 +27,7 @@ from typing import IO
 import click
 
 from taskyard.cli import procs
+from taskyard.core import seal
 from taskyard.core.config import Settings
 
 EXAMPLES_MODULE = "taskyard.examples"
@@ -159,6 +160,9 @@ def run_dev(
             say("using the given database")
         modules = tuple(dict.fromkeys((EXAMPLES_MODULE, *settings.task_modules, *tasks)))
         changes: dict[str, object] = {"database_url": url, "task_modules": modules, "development": True}
+        if not settings.bus_keys and not settings.bus_keys_file:
+            # A fresh bus key per run, so dev runs sealed like production (docs/security.md).
+            changes["bus_keys"] = seal.generate_keys()
         if workers is not None:
             changes["workers"] = workers
         if concurrency is not None:

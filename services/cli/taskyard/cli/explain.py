@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import click
-import grpc
 from google.protobuf import json_format
 
+from taskyard.cli.connection import Connection
 from taskyard.cli.task import _errors_reported, _target_option, json_option, task_group
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
@@ -18,7 +18,7 @@ TIMEOUT = 30.0
 
 
 def explain(target: str, task_id: str) -> task_service_pb2.ExplainTaskResponse:
-    with grpc.insecure_channel(target) as channel:
+    with Connection.current(target).channel() as channel:
         stub = task_service_pb2_grpc.TaskServiceStub(channel)
         reply: task_service_pb2.ExplainTaskResponse = stub.ExplainTask(
             task_service_pb2.ExplainTaskRequest(id=task_id), timeout=TIMEOUT

@@ -23,7 +23,14 @@ import grpc
 import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
+from taskyard.core import lifecycle
+from taskyard.v1 import (
+    queue_service_pb2,
+    queue_service_pb2_grpc,
+    task_pb2,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
 
 # CLI name -> module under the taskyard namespace.
 SERVICES: Mapping[str, str] = {
@@ -75,16 +82,20 @@ def spawn(
     stderr: int | object = subprocess.STDOUT,
     die_with_parent: bool = True,
 ) -> subprocess.Popen[bytes]:
-    """Start one service in its own session (a terminal's Ctrl-C reaches only us)."""
-    return subprocess.Popen(
-        service_argv(service),
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,  # type: ignore[arg-type]
-        stderr=stderr,  # type: ignore[arg-type]
-        start_new_session=True,
-        preexec_fn=_die_with_parent if (die_with_parent and sys.platform == "linux") else None,
-    )
+    """Start one service in its own session (a terminal's Ctrl-C reaches only us).
+
+    It starts with its stop signals held (lifecycle.stop_signals_held): a SIGTERM
+    sent right after this returns waits for its handler instead of killing it."""
+    with lifecycle.stop_signals_held():
+        return subprocess.Popen(
+            service_argv(service),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,  # type: ignore[arg-type]
+            stderr=stderr,  # type: ignore[arg-type]
+            start_new_session=True,
+            preexec_fn=_die_with_parent if (die_with_parent and sys.platform == "linux") else None,
+        )
 
 
 def descendants(pid: int) -> list[psutil.Process]:
@@ -224,6 +235,19 @@ def probe_submit(target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0
         return
 
 
+def probe_serving(target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0) -> None:
+    """Does a running pool serve ``name``? A name some pool once declared is accepted
+    while no pool serves it (the task waits), so acceptance alone says less."""
+    with grpc.insecure_channel(target) as channel:
+        stub = queue_service_pb2_grpc.QueueServiceStub(channel)
+        try:
+            reply = stub.ListServers(queue_service_pb2.ListServersRequest(), timeout=timeout)
+        except grpc.RpcError as exc:
+            raise NotReady(f"ListServers: {exc.code().name}") from exc
+    if not any(s.is_running and name in s.task_names for s in reply.servers):
+        raise NotReady(f"no running pool serves {name!r} yet")
+
+
 def violation_fields(exc: grpc.RpcError) -> list[str]:
     """The ``field`` of every BadRequest violation in a gRPC error's status details."""
     from google.rpc import error_details_pb2
@@ -267,6 +291,7 @@ def wait_ready(
                 return
             else:
                 probe_submit(target, probe_name)
+                probe_serving(target, probe_name)
                 return
         except NotReady as exc:
             last = str(exc)

@@ -34,9 +34,9 @@ _target = group_target_option
 
 @contextlib.contextmanager
 def _client(target: str) -> Iterator[Client]:
-    from taskyard.client import Client
+    from taskyard.cli.connection import Connection
 
-    client = Client(target)
+    client = Connection.current(target).client()
     try:
         yield client
     finally:

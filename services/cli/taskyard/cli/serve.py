@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import click
 
 from taskyard.cli import procs
+from taskyard.core import lifecycle
 
 
 def pool_env(
@@ -44,19 +45,22 @@ def exec_service(name: str, env: Mapping[str, str]) -> None:
     argv = procs.service_argv(name)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(argv[0], argv, dict(env))
+    # The mask survives exec: a stop signal during the service's start-up waits for its handler.
+    with lifecycle.stop_signals_held():
+        os.execve(argv[0], argv, dict(env))
 
 
 def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> int:
     """Run services as children sharing our stdout; stop all when one ends or on a signal."""
-    children = {n: procs.spawn(n, env, stdout=None, stderr=None, die_with_parent=True) for n in names}
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
         stop.set()
 
+    # Before the children exist: a signal while they start must still stop them.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
+    children = {n: procs.spawn(n, env, stdout=None, stderr=None, die_with_parent=True) for n in names}
     while not stop.is_set() and all(c.poll() is None for c in children.values()):
         stop.wait(0.2)
     # In the order given (the pool first: it drains and releases its leases).

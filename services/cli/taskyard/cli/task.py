@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 import grpc
 
+from taskyard.cli.connection import Connection, security_options
 from taskyard.client import Priority, TaskState
 
 if TYPE_CHECKING:
@@ -193,9 +194,7 @@ def _parse_kwargs(text: str | None) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _client(ctx: click.Context) -> Iterator[Client]:
-    from taskyard.client import Client
-
-    client = Client(ctx.obj["target"])
+    client = Connection.current(ctx.obj["target"]).client()
     try:
         yield client
     finally:
@@ -211,14 +210,16 @@ def _is_final(task: TaskInfo) -> bool:
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 
 
-# The gateway to talk to, on a command group (``taskyard task --target ... get ID``).
-group_target_option = click.option(
-    "--target",
-    envvar="TASKYARD_TARGET",
-    default="localhost:50051",
-    show_default=True,
-    help="Gateway address host:port (env TASKYARD_TARGET).",
-)
+# The gateway to talk to, on a command group (``taskyard task --target ... get ID``),
+# with the TLS and token options (connection.py).
+def group_target_option(func: F) -> F:
+    return click.option(
+        "--target",
+        envvar="TASKYARD_TARGET",
+        default="localhost:50051",
+        show_default=True,
+        help="Gateway address host:port (env TASKYARD_TARGET).",
+    )(security_options(func))
 
 
 @click.group("task")
@@ -244,7 +245,7 @@ def _target_option(func: F) -> F:
         callback=store,
         default=None,
         help="Gateway address host:port (env TASKYARD_TARGET, default localhost:50051).",
-    )(func)
+    )(security_options(func))
 
 
 @task_group.command("submit")

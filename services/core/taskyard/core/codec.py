@@ -3,53 +3,82 @@
 ``build_records`` turns client ``TaskSpec``s into ``TaskRecord``s ready for a
 scheduler lane, validating every field and collecting *all* violations (with
 field paths such as ``tasks[3].args[1]`` or ``task.kwargs.x``) before raising
-one ``INVALID_ARGUMENT``. ``record_to_task`` turns a stored record back into a
-public ``Task``.
+one ``INVALID_ARGUMENT``; the rules are those of ``core.validation``, which the
+result-store applies to every record it inserts. ``record_to_task`` turns a stored
+record back into a public ``Task``, whatever its stored JSON (a field no reader could
+decode is left out and named in ``Task.omitted``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-import uuid
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 
 from google.protobuf import duration_pb2, struct_pb2
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import errors, eta, graph, ids, payload, telemetry
+from taskyard.core import eta, graph, ids, payload, telemetry, validation
 from taskyard.core.config import Settings
+
+# The rules themselves live in core/validation.py (shared with the store); their
+# names stay importable from here.
+from taskyard.core.validation import (
+    INVALID_ARGUMENT,
+    MAX_LABEL_KEY_CHARS,
+    MAX_LABEL_VALUE_CHARS,
+    MAX_LABELS,
+    MAX_NAME_CHARS,
+    MAX_QUEUE_CHARS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_RETRIES_LIMIT,
+    MAX_TIMEOUT_MS,
+    NUL_CHARACTER,
+    PAYLOAD_TOO_DEEP,
+    PAYLOAD_TOO_LARGE,
+    QUOTE_CHARS,
+    UNKNOWN_TASK_NAME,
+    Violation,
+    canonical_uuid,
+    check_text,
+    invalid,
+    quote,
+)
 from taskyard.v1 import task_pb2
 
-# Limits that are not deployment settings.
-MAX_NAME_CHARS = 255
-MAX_QUEUE_CHARS = 255
-MAX_REQUEST_ID_CHARS = 255
-MAX_LABELS = 64
-MAX_LABEL_KEY_CHARS = 63
-MAX_LABEL_VALUE_CHARS = 255
-MAX_TIMEOUT_MS = 24 * 3600 * 1000
-MAX_RETRIES_LIMIT = 100
 DEFAULT_QUEUE = "default"
-# How much of a bad value a violation description may quote.
-QUOTE_CHARS = 64
-
-# Reasons (ErrorInfo.reason / BadRequest.FieldViolation.reason).
-INVALID_ARGUMENT = "INVALID_ARGUMENT"
-UNKNOWN_TASK_NAME = "UNKNOWN_TASK_NAME"
-PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
-NUL_CHARACTER = "NUL_CHARACTER"
 BATCH_TOO_LARGE = "BATCH_TOO_LARGE"
 
-_PRIORITIES = frozenset(v for v in task_pb2.Priority.values() if v != 0)
 _STATES = frozenset(v for v in task_pb2.TaskState.values() if v != 0)
 
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Violation(errors.FieldViolation):
-    """A field violation with a machine-readable reason."""
-
-    reason: str = INVALID_ARGUMENT
+__all__ = [
+    "BATCH_TOO_LARGE",
+    "DEFAULT_QUEUE",
+    "INVALID_ARGUMENT",
+    "MAX_LABELS",
+    "MAX_LABEL_KEY_CHARS",
+    "MAX_LABEL_VALUE_CHARS",
+    "MAX_NAME_CHARS",
+    "MAX_QUEUE_CHARS",
+    "MAX_REQUEST_ID_CHARS",
+    "MAX_RETRIES_LIMIT",
+    "MAX_TIMEOUT_MS",
+    "NUL_CHARACTER",
+    "PAYLOAD_TOO_DEEP",
+    "PAYLOAD_TOO_LARGE",
+    "QUOTE_CHARS",
+    "UNKNOWN_TASK_NAME",
+    "Limits",
+    "Violation",
+    "build_records",
+    "canonical_uuid",
+    "check_batch_size",
+    "check_text",
+    "duration_ms",
+    "invalid",
+    "quote",
+    "record_to_task",
+]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -68,39 +97,6 @@ class Limits:
         )
 
 
-def quote(value: str) -> str:
-    """A bounded, printable rendering of user input for an error message."""
-    if len(value) > QUOTE_CHARS:
-        value = value[:QUOTE_CHARS] + "…"
-    return repr(value)
-
-
-def invalid(violations: Sequence[errors.FieldViolation], message: str = "") -> errors.TaskyardError:
-    """INVALID_ARGUMENT; the reason is the violations' common reason, if they share one."""
-    reasons = {getattr(v, "reason", INVALID_ARGUMENT) for v in violations}
-    reason = reasons.pop() if len(reasons) == 1 else INVALID_ARGUMENT
-    if not message:
-        shown = "; ".join(f"{v.field}: {v.description}" for v in violations[:3])
-        more = len(violations) - 3
-        message = shown + (f" (and {more} more)" if more > 0 else "")
-    return errors.TaskyardError(errors.Code.INVALID_ARGUMENT, reason, message, tuple(violations))
-
-
-def check_text(
-    out: list[Violation], path: str, value: str, *, max_chars: int, required: bool = False
-) -> None:
-    if not value:
-        if required:
-            out.append(Violation(field=path, description="must not be empty"))
-        return
-    if len(value) > max_chars:
-        out.append(
-            Violation(field=path, description=f"must be at most {max_chars} characters, got {len(value)}")
-        )
-    if "\x00" in value:
-        out.append(Violation(field=path, description="must not contain NUL (\\u0000)", reason=NUL_CHARACTER))
-
-
 def duration_ms(d: duration_pb2.Duration) -> int | None:
     """Whole milliseconds (rounded up), or None for a malformed Duration."""
     if not -999_999_999 <= d.nanos <= 999_999_999 or (d.seconds > 0 > d.nanos) or (d.seconds < 0 < d.nanos):
@@ -115,7 +111,7 @@ def duration_ms(d: duration_pb2.Duration) -> int | None:
 def build_records(
     specs: Sequence[task_pb2.TaskSpec],
     *,
-    known_names: Container[str],
+    known_names: Container[str] | None,
     limits: Limits,
     field: str = "tasks",
     single: bool = False,
@@ -126,6 +122,8 @@ def build_records(
 
     ``field`` names the request field (``task`` with ``single=True``, else
     ``tasks`` and paths ``tasks[i]``). All-or-nothing: one bad spec refuses them all.
+    The record is checked with the rules the store applies too (core/validation.py);
+    ``known_names`` None leaves names unchecked.
     """
     if not single:
         check_batch_size(len(specs), limits, field)
@@ -135,194 +133,110 @@ def build_records(
     records: list[task_record_pb2.TaskRecord] = []
     for i, spec in enumerate(specs):
         path = field if single else f"{field}[{i}]"
-        rec = _build_one(spec, path, known_names, limits, violations)
+        found: list[Violation] = []
+        rec, values = _convert(spec, path, found)
         rec.created_at_us = created_at_us
-        _schedule(spec, rec, path, created_at_us, violations)  # time slice: eta / countdown
-        # Graph slice: depends_on (PENDING wins over an ETA's SCHEDULED: the store
-        # schedules it on release) and the idempotency key, whose window needs created_at.
-        graph.apply_spec(spec, rec, path, violations)
+        when = eta.due(spec, created_at_us)
+        found.extend(Violation(field=f"{path}.{f}", description=d) for f, d in when.errors)
+        if when.run_at_us:
+            rec.run_at_us = when.run_at_us
+            rec.state = task_pb2.TASK_STATE_SCHEDULED
+        # depends_on (PENDING wins over an ETA's SCHEDULED: the store schedules it
+        # on release) and the idempotency key, whose window needs created_at.
+        graph.apply_spec(spec, rec, path, found)
         if headers:
             rec.trace_headers.update(headers)
+        names = validation.SPEC_FIELDS
+        if when.field != names.run_at:
+            names = dataclasses.replace(names, run_at=when.field)
+        found += validation.check_record(
+            rec,
+            path=path,
+            fields=names,
+            known_names=known_names,
+            max_payload_bytes=limits.max_payload_bytes,
+            now_us=created_at_us,
+            values=values,
+        )
+        if found:
+            violations += validation.in_field_order(found, path)
         records.append(rec)
     if violations:
         raise invalid(violations)
     return records
 
 
-def _build_one(
-    spec: task_pb2.TaskSpec,
-    path: str,
-    known_names: Container[str],
-    limits: Limits,
-    out: list[Violation],
-) -> task_record_pb2.TaskRecord:
+def _convert(
+    spec: task_pb2.TaskSpec, path: str, out: list[Violation]
+) -> tuple[task_record_pb2.TaskRecord, tuple[payload.JSON, payload.JSON]]:
+    """The record of ``spec`` and its decoded args and kwargs; ``out`` gets only what
+    a record cannot express (the rules are checked on the record)."""
     rec = task_record_pb2.TaskRecord(
         id=ids.new_task_id(),
         state=task_pb2.TASK_STATE_QUEUED,
         attempt=1,
+        name=spec.name,
+        priority=spec.priority or task_pb2.PRIORITY_NORMAL,
+        queue=spec.queue or DEFAULT_QUEUE,
+        request_id=spec.request_id,
+        max_retries=-1,  # the task's own budget, else the deployment default
+        timeout_ms=0,  # the task's own timeout, else the deployment default
     )
-    # name
-    name = spec.name
-    if not name:
-        out.append(Violation(field=f"{path}.name", description="must not be empty"))
-    elif len(name) > MAX_NAME_CHARS or "\x00" in name:
-        check_text(out, f"{path}.name", name, max_chars=MAX_NAME_CHARS)
-    elif name not in known_names:
-        out.append(
-            Violation(
-                field=f"{path}.name",
-                description=f"no worker pool serves a task named {quote(name)}",
-                reason=UNKNOWN_TASK_NAME,
-            )
-        )
-    rec.name = name
-
-    # args / kwargs
-    size = 0
+    args: payload.JSON = []
+    kwargs: payload.JSON = {}
     if spec.HasField("args") and spec.args.values:
-        rec.args_json, n = _payload(spec.args, f"{path}.args", out, is_list=True)
-        size += n
+        rec.args_json, args = _payload(spec.args, f"{path}.args", out)
     else:
         rec.args_json = payload.EMPTY_LIST_JSON
     if spec.HasField("kwargs") and spec.kwargs.fields:
-        rec.kwargs_json, n = _payload(spec.kwargs, f"{path}.kwargs", out, is_list=False)
-        size += n
+        rec.kwargs_json, kwargs = _payload(spec.kwargs, f"{path}.kwargs", out)
     else:
         rec.kwargs_json = payload.EMPTY_OBJECT_JSON
-    if size > limits.max_payload_bytes:
-        big = "args" if len(rec.args_json) >= len(rec.kwargs_json) else "kwargs"
-        out.append(
-            Violation(
-                field=f"{path}.{big}",
-                description=(
-                    f"payload is {size} bytes of JSON (args and kwargs together), "
-                    f"over the {limits.max_payload_bytes}-byte limit"
-                ),
-                reason=PAYLOAD_TOO_LARGE,
-            )
-        )
 
-    # priority
-    if spec.priority == task_pb2.PRIORITY_UNSPECIFIED:
-        rec.priority = task_pb2.PRIORITY_NORMAL
-    elif spec.priority in _PRIORITIES:
-        rec.priority = spec.priority
-    else:
-        out.append(Violation(field=f"{path}.priority", description=f"unknown priority {int(spec.priority)}"))
-
-    # queue
-    if spec.queue:
-        check_text(out, f"{path}.queue", spec.queue, max_chars=MAX_QUEUE_CHARS)
-        rec.queue = spec.queue
-    else:
-        rec.queue = DEFAULT_QUEUE
-
-    # timeout
     if spec.HasField("timeout"):
         ms = duration_ms(spec.timeout)
         if ms is None:
             out.append(Violation(field=f"{path}.timeout", description="malformed duration"))
-        elif ms <= 0:
+        elif ms <= 0:  # a record's 0 means "the default": not what was asked
             out.append(Violation(field=f"{path}.timeout", description="must be positive"))
-        elif ms > MAX_TIMEOUT_MS:
-            out.append(Violation(field=f"{path}.timeout", description="must be at most 24h"))
         else:
             rec.timeout_ms = ms
-    else:
-        rec.timeout_ms = 0  # the task's own timeout, else the deployment default
-
-    # max_retries
     if spec.HasField("max_retries"):
-        if 0 <= spec.max_retries <= MAX_RETRIES_LIMIT:
-            rec.max_retries = spec.max_retries
-        else:
+        if spec.max_retries < 0:  # a record's -1 means "the default": leave the field unset
             out.append(
                 Violation(
                     field=f"{path}.max_retries",
                     description=f"must be between 0 and {MAX_RETRIES_LIMIT}, got {spec.max_retries}",
                 )
             )
-    else:
-        rec.max_retries = -1  # the task's own budget, else the deployment default
-
-    # request_id / parent_id
-    if spec.request_id:
-        check_text(out, f"{path}.request_id", spec.request_id, max_chars=MAX_REQUEST_ID_CHARS)
-        rec.request_id = spec.request_id
-    if spec.parent_id:
-        canonical = canonical_uuid(spec.parent_id)
-        if canonical is None:
-            out.append(
-                Violation(
-                    field=f"{path}.parent_id", description=f"must be a UUID, got {quote(spec.parent_id)}"
-                )
-            )
         else:
-            rec.parent_id = canonical
+            rec.max_retries = spec.max_retries
+    if spec.parent_id:
+        rec.parent_id = canonical_uuid(spec.parent_id) or spec.parent_id
     else:
         # A top-level task is its own root; a child's root is resolved by the store.
         rec.root_id = rec.id
-
-    # labels
     if spec.labels:
-        if len(spec.labels) > MAX_LABELS:
-            out.append(
-                Violation(
-                    field=f"{path}.labels", description=f"at most {MAX_LABELS} labels, got {len(spec.labels)}"
-                )
-            )
-        else:
-            for key, value in spec.labels.items():
-                kp = payload.key_path(f"{path}.labels", key)
-                check_text(out, kp, key, max_chars=MAX_LABEL_KEY_CHARS)
-                check_text(out, kp, value, max_chars=MAX_LABEL_VALUE_CHARS)
-            rec.labels.update(spec.labels)
-    return rec
-
-
-def _schedule(
-    spec: task_pb2.TaskSpec, rec: task_record_pb2.TaskRecord, path: str, now_us: int, out: list[Violation]
-) -> None:
-    """A future eta/countdown makes the task SCHEDULED with run_at (see core/eta.py)."""
-    when = eta.due(spec, now_us)
-    out.extend(Violation(field=f"{path}.{f}", description=d) for f, d in when.errors)
-    if when.run_at_us:
-        rec.run_at_us = when.run_at_us
-        if rec.state == task_pb2.TASK_STATE_QUEUED:
-            rec.state = task_pb2.TASK_STATE_SCHEDULED
+        rec.labels.update(spec.labels)
+    return rec, (args, kwargs)
 
 
 def _payload(
-    msg: struct_pb2.ListValue | struct_pb2.Struct,
-    path: str,
-    out: list[Violation],
-    *,
-    is_list: bool,
-) -> tuple[bytes, int]:
+    msg: struct_pb2.ListValue | struct_pb2.Struct, path: str, out: list[Violation]
+) -> tuple[bytes, payload.JSON]:
+    """JSON text and value of args or kwargs; a value JSON cannot carry is a violation."""
     try:
-        if is_list:
-            assert isinstance(msg, struct_pb2.ListValue)
+        if isinstance(msg, struct_pb2.ListValue):
             value: payload.JSON = payload.list_to_python(msg, path)
         else:
-            assert isinstance(msg, struct_pb2.Struct)
             value = payload.struct_to_python(msg, path)
-        text = payload.dumps(value)
+        return payload.dumps(value), value
     except payload.PayloadError as exc:
         out.append(Violation(field=exc.path or path, description=exc.description))
-        return b"", 0
-    for bad, is_key in payload.nul_paths(value, text, path):
-        what = "key" if is_key else "string"
-        out.append(
-            Violation(field=bad, description=f"{what} must not contain NUL (\\u0000)", reason=NUL_CHARACTER)
-        )
-    return text, len(text)
-
-
-def canonical_uuid(value: str) -> str | None:
-    """The canonical lowercase hyphenated form, or None when ``value`` is not a UUID."""
-    if len(value) > 64 or not ids.is_uuid(value):
-        return None
-    return str(uuid.UUID(value))
+        return b"", None
+    except RecursionError:
+        out.append(Violation(field=path, description=payload.too_deep_message()))
+        return b"", None
 
 
 # --- TaskRecord -> Task --------------------------------------------------------
@@ -350,23 +264,28 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
         resume_requested=rec.resume_requested,
         schedule_id=rec.schedule_id,
         rescues=rec.rescues,
+        uncharged_attempts=rec.uncharged_attempts,
+        late_reports=rec.late_reports,
+        late_attempt=rec.late_attempt,
     )
     if rec.labels:
         task.labels.update(rec.labels)
     if rec.timeout_ms:
         task.timeout.FromMilliseconds(rec.timeout_ms)
     if with_payload:
-        try:
-            payload.json_to_list(rec.args_json, task.args)
-            payload.json_to_struct(rec.kwargs_json, task.kwargs)
-            if rec.context_json:
-                payload.json_to_struct(rec.context_json, task.context)
-            if rec.result_json:
-                result = payload.json_to_value(rec.result_json)
-                if result is not None:
-                    task.result.CopyFrom(result)
-        except Exception as exc:  # json_format.ParseError and friends: corrupt storage
-            raise errors.internal(f"task {rec.id}: stored JSON does not decode: {exc}") from exc
+        # A row is always readable: a field whose JSON cannot be carried (stored
+        # before the nesting limit, or by other means) is left out, saying why.
+        _fill(task, "args", rec.args_json, lambda: payload.json_to_list(rec.args_json, task.args))
+        _fill(task, "kwargs", rec.kwargs_json, lambda: payload.json_to_struct(rec.kwargs_json, task.kwargs))
+        if rec.context_json:
+            _fill(
+                task,
+                "context",
+                rec.context_json,
+                lambda: payload.json_to_struct(rec.context_json, task.context),
+            )
+        if rec.result_json:
+            _fill(task, "result", rec.result_json, lambda: _copy_result(task, rec.result_json))
     if rec.HasField("failure"):
         task.failure.CopyFrom(rec.failure)
     for us, ts in (
@@ -381,12 +300,33 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
     return task
 
 
+def _copy_result(task: task_pb2.Task, text: bytes) -> None:
+    result = payload.json_to_value(text)
+    if result is not None:
+        task.result.CopyFrom(result)
+
+
+def _fill(task: task_pb2.Task, field: str, text: bytes, convert: Callable[[], None]) -> None:
+    """Run ``convert`` (JSON text into ``task.<field>``), or leave the field out with why."""
+    why = ""
+    try:
+        if payload.nests_too_deep(text):
+            why = payload.too_deep_message()
+        else:
+            convert()
+            return
+    except Exception as exc:  # ValueError, json_format.ParseError, DecodeError: not carried
+        why = f"stored JSON does not convert ({type(exc).__name__})"
+    task.ClearField(field)
+    task.omitted[field] = why
+
+
 def is_known_state(value: int) -> bool:
     return value in _STATES
 
 
 def is_known_priority(value: int) -> bool:
-    return value in _PRIORITIES
+    return value in validation.PRIORITIES
 
 
 def check_batch_size(count: int, limits: Limits, field: str = "tasks") -> None:

@@ -170,12 +170,31 @@ class Settings:
     max_result_bytes: int = 1024 * 1024
     max_batch: int = 1000
     grpc_max_message_bytes: int = 4 * 1024 * 1024
+    # Unary calls in flight; WaitTask, CancelTask (it may wait) and streams count
+    # apart, so long waits never starve probes and cheap reads. Health/Check: no limit.
     grpc_max_concurrent_rpcs: int = 1000
+    grpc_max_concurrent_long_rpcs: int = 10_000
     request_timeout: float = 10.0
     # --- gateway
     grpc_host: str = "127.0.0.1"
     grpc_port: int = 50051
+    # Plaintext grpc.health.v1 only, for probes that cannot do TLS (the kubelet's); 0 = off.
+    grpc_health_port: int = 0
     http_port: int = 8080
+    # --- gRPC edge security (gateway/auth.py, docs/security.md)
+    grpc_tls_cert: str = ""
+    grpc_tls_key: str = ""
+    # Set: clients must present a certificate signed by this CA (mTLS).
+    grpc_tls_client_ca: str = ""
+    grpc_tokens_file: str = ""
+    # A non-loopback gRPC host without TLS and tokens is refused unless this is set.
+    grpc_allow_insecure: bool = False
+    # --- gRPC connections: dead or idle ones are closed (seconds; 0 = off for age)
+    grpc_keepalive_time: float = 60.0
+    grpc_keepalive_timeout: float = 20.0
+    grpc_max_connection_idle: float = 300.0
+    grpc_min_ping_interval: float = 10.0
+    grpc_max_connection_age: float = 0.0
     # --- database (result-store only)
     database_url: str = ""
     db_pool_size: int = 8
@@ -252,6 +271,13 @@ class Settings:
     # seconds before the survey was sent (a dispatch committed just before may still
     # be on its way to the pool).
     reconcile_margin: float = 0.1
+    # --- internal bus authentication (core.seal, docs/security.md "The internal bus")
+    # "kid:base64secret,...": the first key signs, all verify. Never logged.
+    bus_keys: str = dataclasses.field(default="", repr=False)
+    # A file of the same list (one key a line), read when bus_keys is empty.
+    bus_keys_file: str = ""
+    # A message sent more than this many seconds from the receiver's clock is refused.
+    bus_replay_window: float = 30.0
     # --- deployment
     development: bool = False
     log_level: str = "INFO"
@@ -281,10 +307,26 @@ class Settings:
             max_batch=_int(e, d.max_batch, "TASKYARD_MAX_BATCH"),
             grpc_max_message_bytes=_int(e, d.grpc_max_message_bytes, "TASKYARD_GRPC_MAX_MESSAGE_BYTES"),
             grpc_max_concurrent_rpcs=_int(e, d.grpc_max_concurrent_rpcs, "TASKYARD_GRPC_MAX_CONCURRENT_RPCS"),
+            grpc_max_concurrent_long_rpcs=_int(
+                e, d.grpc_max_concurrent_long_rpcs, "TASKYARD_GRPC_MAX_CONCURRENT_LONG_RPCS"
+            ),
             request_timeout=_float(e, d.request_timeout, "TASKYARD_REQUEST_TIMEOUT"),
             grpc_host=_get(e, "TASKYARD_GRPC_HOST") or d.grpc_host,
             grpc_port=_int(e, d.grpc_port, "TASKYARD_GRPC_PORT"),
+            grpc_health_port=_port(e, d.grpc_health_port, "TASKYARD_GRPC_HEALTH_PORT"),
             http_port=_int(e, d.http_port, "TASKYARD_HTTP_PORT"),
+            grpc_tls_cert=_get(e, "TASKYARD_TLS_CERT") or d.grpc_tls_cert,
+            grpc_tls_key=_get(e, "TASKYARD_TLS_KEY") or d.grpc_tls_key,
+            grpc_tls_client_ca=_get(e, "TASKYARD_TLS_CLIENT_CA") or d.grpc_tls_client_ca,
+            grpc_tokens_file=_get(e, "TASKYARD_AUTH_TOKENS_FILE") or d.grpc_tokens_file,
+            grpc_allow_insecure=_bool(e, d.grpc_allow_insecure, "TASKYARD_GRPC_ALLOW_INSECURE"),
+            grpc_keepalive_time=_positive(e, d.grpc_keepalive_time, "TASKYARD_GRPC_KEEPALIVE_TIME"),
+            grpc_keepalive_timeout=_positive(e, d.grpc_keepalive_timeout, "TASKYARD_GRPC_KEEPALIVE_TIMEOUT"),
+            grpc_max_connection_idle=_positive(
+                e, d.grpc_max_connection_idle, "TASKYARD_GRPC_MAX_CONNECTION_IDLE"
+            ),
+            grpc_min_ping_interval=_positive(e, d.grpc_min_ping_interval, "TASKYARD_GRPC_MIN_PING_INTERVAL"),
+            grpc_max_connection_age=_float(e, d.grpc_max_connection_age, "TASKYARD_GRPC_MAX_CONNECTION_AGE"),
             database_url=_get(e, "TASKYARD_DATABASE_URL", "DATABASE_URL") or d.database_url,
             db_pool_size=_int(e, d.db_pool_size, "TASKYARD_DB_POOL_SIZE"),
             use_notify=_bool(e, d.use_notify, "TASKYARD_USE_NOTIFY", "QUEUE_USE_POSTGRESQL_NOTIFY"),
@@ -347,6 +389,9 @@ class Settings:
             # slice: graph
             graph_sweep_interval=_float(e, d.graph_sweep_interval, "TASKYARD_GRAPH_SWEEP_INTERVAL"),
             reconcile_margin=_float(e, d.reconcile_margin, "TASKYARD_RECONCILE_MARGIN"),
+            bus_keys=_get(e, "TASKYARD_BUS_KEYS") or d.bus_keys,
+            bus_keys_file=_get(e, "TASKYARD_BUS_KEYS_FILE") or d.bus_keys_file,
+            bus_replay_window=_positive(e, d.bus_replay_window, "TASKYARD_BUS_REPLAY_WINDOW"),
             # slice: latency
             # TASKYARD_ENVIRONMENT=development (what `taskyard dev` sets) is the ops slice's name for it.
             development=_bool(e, d.development, "TASKYARD_DEVELOPMENT")
@@ -489,10 +534,22 @@ class Settings:
             "TASKYARD_MAX_BATCH": str(self.max_batch),
             "TASKYARD_GRPC_MAX_MESSAGE_BYTES": str(self.grpc_max_message_bytes),
             "TASKYARD_GRPC_MAX_CONCURRENT_RPCS": str(self.grpc_max_concurrent_rpcs),
+            "TASKYARD_GRPC_MAX_CONCURRENT_LONG_RPCS": str(self.grpc_max_concurrent_long_rpcs),
             "TASKYARD_REQUEST_TIMEOUT": str(self.request_timeout),
             "TASKYARD_GRPC_HOST": self.grpc_host,
             "TASKYARD_GRPC_PORT": str(self.grpc_port),
+            "TASKYARD_GRPC_HEALTH_PORT": str(self.grpc_health_port),
             "TASKYARD_HTTP_PORT": str(self.http_port),
+            "TASKYARD_TLS_CERT": self.grpc_tls_cert,
+            "TASKYARD_TLS_KEY": self.grpc_tls_key,
+            "TASKYARD_TLS_CLIENT_CA": self.grpc_tls_client_ca,
+            "TASKYARD_AUTH_TOKENS_FILE": self.grpc_tokens_file,
+            "TASKYARD_GRPC_ALLOW_INSECURE": "true" if self.grpc_allow_insecure else "false",
+            "TASKYARD_GRPC_KEEPALIVE_TIME": str(self.grpc_keepalive_time),
+            "TASKYARD_GRPC_KEEPALIVE_TIMEOUT": str(self.grpc_keepalive_timeout),
+            "TASKYARD_GRPC_MAX_CONNECTION_IDLE": str(self.grpc_max_connection_idle),
+            "TASKYARD_GRPC_MIN_PING_INTERVAL": str(self.grpc_min_ping_interval),
+            "TASKYARD_GRPC_MAX_CONNECTION_AGE": str(self.grpc_max_connection_age),
             "TASKYARD_DATABASE_URL": self.database_url,
             "TASKYARD_DB_POOL_SIZE": str(self.db_pool_size),
             "TASKYARD_USE_NOTIFY": "true" if self.use_notify else "false",
@@ -539,6 +596,11 @@ class Settings:
             # slice: graph
             "TASKYARD_GRAPH_SWEEP_INTERVAL": str(self.graph_sweep_interval),
             "TASKYARD_RECONCILE_MARGIN": str(self.reconcile_margin),
+            # Unset bus keys are left out, so a child keeps those of the environment
+            # it inherits (a parent that runs sealed never starts an unsealed child).
+            **({"TASKYARD_BUS_KEYS": self.bus_keys} if self.bus_keys else {}),
+            **({"TASKYARD_BUS_KEYS_FILE": self.bus_keys_file} if self.bus_keys_file else {}),
+            "TASKYARD_BUS_REPLAY_WINDOW": str(self.bus_replay_window),
             # slice: latency
             "TASKYARD_LOG_LEVEL": self.log_level,
         }

@@ -13,10 +13,8 @@ from google.protobuf import duration_pb2, timestamp_pb2
 
 from taskyard.v1 import task_pb2
 
-# How far ahead a task may be scheduled (a named limit: a typo of a year is
-# refused, not kept for ever).
-MAX_ETA_DAYS = 365
-MAX_AHEAD_US = MAX_ETA_DAYS * 24 * 3600 * 1_000_000
+# How far ahead a task may be scheduled is a rule of the record, checked with the
+# others (core/validation.py, MAX_ETA_DAYS): a typo of a year is refused.
 # Timestamp's own range: 0001-01-01 .. 9999-12-31.
 _MIN_SECONDS = -62_135_596_800
 _MAX_SECONDS = 253_402_300_799
@@ -24,9 +22,11 @@ _MAX_SECONDS = 253_402_300_799
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Due:
-    """``run_at_us`` 0 = now; ``errors`` are (field suffix, description) pairs."""
+    """``run_at_us`` 0 = now; ``field`` says which one set it; ``errors`` are (field
+    suffix, description) pairs."""
 
     run_at_us: int = 0
+    field: str = "eta"
     errors: tuple[tuple[str, str], ...] = ()
 
 
@@ -62,6 +62,4 @@ def due(spec: task_pb2.TaskSpec, now_us: int) -> Due:
         us, field = now_us + delta, "countdown"
     else:
         return Due()
-    if us - now_us > MAX_AHEAD_US:
-        return Due(errors=((field, f"must be at most {MAX_ETA_DAYS} days ahead"),))
-    return Due(run_at_us=us if us > now_us else 0)
+    return Due(run_at_us=us if us > now_us else 0, field=field)

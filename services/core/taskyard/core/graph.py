@@ -12,65 +12,49 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import errors
+from taskyard.core import errors, validation
 from taskyard.v1 import task_pb2
 
 if TYPE_CHECKING:
-    from taskyard.core.codec import Violation
+    from taskyard.core.validation import Violation
 
-# A task waits on at most this many others (one row's depends_on array).
-MAX_DEPENDENCIES = 100
-MAX_IDEMPOTENCY_KEY_CHARS = 255
 DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
-MAX_IDEMPOTENCY_WINDOW_MS = 30 * 24 * 3600 * 1000
+# The limits themselves are rules of the record (core/validation.py).
+MAX_DEPENDENCIES = validation.MAX_DEPENDENCIES
 
 
 def apply_spec(
     spec: task_pb2.TaskSpec, rec: task_record_pb2.TaskRecord, path: str, out: list[Violation]
 ) -> None:
     """Fill ``depends_on`` and the idempotency key of ``rec`` (whose
-    ``created_at_us`` is set) from ``spec``; a task with dependencies starts PENDING."""
-    from taskyard.core import codec
+    ``created_at_us`` is set) from ``spec``; a task with dependencies starts PENDING.
 
-    if spec.depends_on:
-        if len(spec.depends_on) > MAX_DEPENDENCIES:
-            out.append(
-                codec.Violation(
-                    field=f"{path}.depends_on",
-                    description=f"at most {MAX_DEPENDENCIES} dependencies, got {len(spec.depends_on)}",
-                )
-            )
-        else:
-            seen: set[str] = set()
-            for j, raw in enumerate(spec.depends_on):
-                dep = codec.canonical_uuid(raw)
-                if dep is None:
-                    out.append(
-                        codec.Violation(
-                            field=f"{path}.depends_on[{j}]",
-                            description=f"must be a task id (UUID), got {codec.quote(raw)}",
-                        )
-                    )
-                elif dep not in seen:
-                    seen.add(dep)
-                    rec.depends_on.append(dep)
-        if rec.depends_on:
-            # Queued (or scheduled, with an ETA) by the store once all succeed.
-            rec.state = task_pb2.TASK_STATE_PENDING
+    Only what a record cannot say is checked here; ``validation.check_record``
+    checks the rest (how many dependencies, their ids, the key, the window's length).
+    """
+    if len(spec.depends_on) > MAX_DEPENDENCIES:
+        rec.depends_on.extend(spec.depends_on)  # refused whole by the rule, unparsed
+    elif spec.depends_on:
+        seen: set[str] = set()
+        for raw in spec.depends_on:
+            dep = validation.canonical_uuid(raw) or raw
+            if dep not in seen:
+                seen.add(dep)
+                rec.depends_on.append(dep)
+    if rec.depends_on:
+        # Queued (or scheduled, with an ETA) by the store once all succeed.
+        rec.state = task_pb2.TASK_STATE_PENDING
 
     key = spec.idempotency_key
     if key:
-        codec.check_text(out, f"{path}.idempotency_key", key, max_chars=MAX_IDEMPOTENCY_KEY_CHARS)
         window_ms = DEFAULT_IDEMPOTENCY_WINDOW_MS
         if spec.HasField("idempotency_window"):
+            from taskyard.core import codec
+
             ms = codec.duration_ms(spec.idempotency_window)
             if ms is None or ms <= 0:
                 out.append(
-                    codec.Violation(field=f"{path}.idempotency_window", description="must be positive")
-                )
-            elif ms > MAX_IDEMPOTENCY_WINDOW_MS:
-                out.append(
-                    codec.Violation(field=f"{path}.idempotency_window", description="must be at most 30 days")
+                    validation.Violation(field=f"{path}.idempotency_window", description="must be positive")
                 )
             else:
                 window_ms = ms
@@ -79,7 +63,7 @@ def apply_spec(
         rec.idempotency_expires_at_us = rec.created_at_us + window_ms * 1000
     elif spec.HasField("idempotency_window"):
         out.append(
-            codec.Violation(
+            validation.Violation(
                 field=f"{path}.idempotency_window", description="only meaningful with an idempotency_key"
             )
         )

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+# The signals that stop a service (its drain), SIGTERM from a supervisor, SIGINT from a terminal.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# How often end_tasks repeats its cancel to a task that has not ended yet: long
+# enough for a task's own clean-up after the first cancel not to be cut short.
+RECANCEL_INTERVAL = 0.5
+# How long the tasks a service's main coroutine left running get to end after it returns.
+LEFTOVER_TASKS_LIMIT = 5.0
 
 
 def setup_logging(service: str, level: str = "INFO") -> None:
@@ -21,13 +32,57 @@ def setup_logging(service: str, level: str = "INFO") -> None:
     )
 
 
+@contextlib.contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """Block SIGTERM/SIGINT in this thread for the block: a process started inside it
+    (fork or exec) inherits the mask, so a stop signal that reaches it while it still
+    imports and sets up stays pending instead of killing it with the default action
+    half-started; ``stop_event_on_signals`` lets it through once a handler waits."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def stop_event_on_signals(*signals: signal.Signals) -> asyncio.Event:
-    """An event set by SIGTERM/SIGINT (or the given signals) in the running loop."""
+    """An event set by SIGTERM/SIGINT (or the given signals) in the running loop.
+
+    Unblocks them afterwards: a launcher (``stop_signals_held``) may have started us
+    with them blocked, and one that arrived meanwhile is delivered now, to the handler."""
     loop = asyncio.get_running_loop()
     event = asyncio.Event()
-    for sig in signals or (signal.SIGTERM, signal.SIGINT):
+    wanted = signals or STOP_SIGNALS
+    for sig in wanted:
         loop.add_signal_handler(sig, event.set)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, wanted)
     return event
+
+
+async def end_tasks(tasks: Iterable[asyncio.Task[Any]], limit: float) -> set[asyncio.Task[Any]]:
+    """Cancel the tasks and wait until they have ended, at most ``limit`` seconds;
+    returns those still running then (each logged).
+
+    One cancel is not enough: pynng's asyncio receive and send swallow the
+    CancelledError when their NNG operation completed in the same instant (they
+    return the message instead), and the task goes on to its next wait as if it had
+    never been cancelled. So the cancel is repeated until each task has ended."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    pending = set(tasks)
+    while pending:
+        for t in pending:
+            t.cancel()
+        left = deadline - loop.time()
+        if left <= 0:
+            break
+        done, pending = await asyncio.wait(pending, timeout=min(RECANCEL_INTERVAL, left))
+        for t in done:
+            if not t.cancelled():
+                t.exception()  # retrieved: a failure was reported where the task ran
+    for t in pending:
+        log.warning("task %s did not end within %.1fs of its cancel", t.get_name(), limit)
+    return pending
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
@@ -42,5 +97,15 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         except ImportError:
             pass
         else:
-            return uvloop.run(main)
-    return asyncio.run(main)
+            return uvloop.run(_then_end_tasks(main))
+    return asyncio.run(_then_end_tasks(main))
+
+
+async def _then_end_tasks(main: Coroutine[Any, Any, T]) -> T:
+    """``main``, then the tasks it left running ended by ``end_tasks``: the runner
+    cancels them only once and waits for them without a limit."""
+    try:
+        return await main
+    finally:
+        if left := asyncio.all_tasks() - {asyncio.current_task()}:
+            await end_tasks(left, LEFTOVER_TASKS_LIMIT)

@@ -9,6 +9,11 @@ PostgreSQL ``jsonb`` refuses ``\\u0000`` in strings and keys, so NUL is refused
 here. The check is cheap: ``json.dumps`` always escapes NUL as ``\\u0000``, so
 the dumped text is searched once and the value is walked (to name the field)
 only when that text appears.
+
+Nesting is bounded (``MAX_NESTING``) for the same reason: a value is useful only
+if every reader can decode it, and protobuf's decoders stop at 100 message levels
+(a JSON object level costs three: Struct, map entry, Value), so an object nested
+33 deep inside a ``GetTaskResponse`` no longer parses in a client.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ MAX_SAFE_INTEGER = 2**53
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NUL_ESCAPE = "\\u0000"
+
+# Containers nested in one value (args, kwargs, a result): ``[[1]]`` is 2 deep.
+# At 32 the deepest public message that carries a value (a schedule's template,
+# three messages down) stays under protobuf's 100 levels with objects.
+MAX_NESTING = 32
 
 EMPTY_LIST_JSON = b"[]"
 EMPTY_OBJECT_JSON = b"{}"
@@ -115,6 +125,53 @@ def nul_paths(value: JSON, text: bytes, path: str = "") -> list[tuple[str, bool]
     if _NUL_ESCAPE.encode() not in text:
         return []
     return list(find_nul(value, path))
+
+
+def nesting(value: JSON, limit: int = MAX_NESTING) -> int:
+    """How deep ``value``'s containers nest, counted up to ``limit + 1`` (then it stops).
+
+    Iterative: a value too deep for Python's recursion is measured too.
+    """
+    deepest = 0
+    stack: list[tuple[JSON, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((c, depth) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def could_nest_over(text: bytes | str, limit: int = MAX_NESTING) -> bool:
+    """False when ``text`` has too few brackets to nest over ``limit``: the common
+    case costs two C-speed counts instead of a walk of the value."""
+    if isinstance(text, str):
+        return text.count("[") + text.count("{") > limit
+    return text.count(b"[") + text.count(b"{") > limit
+
+
+def nests_too_deep(text: bytes | str, limit: int = MAX_NESTING) -> bool:
+    """Whether the JSON ``text`` nests deeper than ``limit`` (decoded only when its
+    brackets allow it; too deep for Python's decoder counts as too deep)."""
+    if not could_nest_over(text, limit):
+        return False
+    try:
+        return nesting(json.loads(text), limit) > limit
+    except RecursionError:
+        return True
+
+
+def too_deep_message(limit: int = MAX_NESTING) -> str:
+    return f"lists and objects nest more than {limit} levels deep (the limit)"
 
 
 # --- JSON text -> protobuf -----------------------------------------------------

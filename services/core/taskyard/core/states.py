@@ -49,13 +49,14 @@ TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
     S.PENDING: frozenset({S.QUEUED, S.SCHEDULED, S.CANCELLED}),
     S.QUEUED: frozenset({S.ASSIGNED, S.CANCELLED}),
     S.SCHEDULED: frozenset({S.QUEUED, S.CANCELLED}),
-    # ASSIGNED -> QUEUED: never started (worker died, lease lapsed, pool drained);
-    # no attempt burned. ASSIGNED -> SUCCESS/RETRYING/FAILURE: the attempt started
+    # ASSIGNED -> QUEUED: never confirmed started (worker died, lease lapsed, pool
+    # drained); no retry burned, the next run is a new attempt.
+    # ASSIGNED -> SUCCESS/RETRYING/FAILURE: the attempt started
     # and ended before its start notice reached the store (starts and outcomes
     # travel separately so a result never waits behind a start), or a worker
     # that died after starting it, or the pool could not start it at all.
     S.ASSIGNED: frozenset({S.RUNNING, S.QUEUED, S.SUCCESS, S.RETRYING, S.FAILURE, S.CANCELLED}),
-    # RUNNING -> QUEUED: a shutdown stopped it (resume_requested), attempt kept.
+    # RUNNING -> QUEUED: a shutdown stopped it (resume_requested), no retry burned.
     S.RUNNING: frozenset({S.SUCCESS, S.FAILURE, S.RETRYING, S.QUEUED, S.CANCELLED}),
     S.RETRYING: frozenset({S.QUEUED, S.CANCELLED}),
     # A manual retry makes a new attempt of a failed task.

@@ -3,6 +3,11 @@
 Every socket gets an explicit ``recv_max_size`` (pynng's default is unlimited).
 Listeners bind stable, known addresses; dialers use non-blocking dials so
 services may start in any order and NNG redials by itself.
+
+Every socket opened here is sealed (``core.seal``): what it sends carries the
+process's HMAC trailer, and what it receives is verified first. A refused message
+is dropped and counted, and the receive waits for the next one, so callers only
+ever see authenticated bytes (topic prefix included, trailer removed).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import pynng
 from google.protobuf.message import DecodeError, Message
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import errors, states, telemetry
+from taskyard.core import errors, seal, states, telemetry
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +81,90 @@ RECONNECT_MIN_MS = 100
 RECONNECT_MAX_MS = 250
 
 
+class _Sealed(pynng.Socket):  # type: ignore[misc]
+    """Seals what a socket sends and opens what it receives (core.seal).
+
+    Mixed in front of a pynng socket class (``sealed``). The seal is taken when the
+    socket opens; each socket has its own replay guard, since one process may
+    legitimately receive the same message on two sockets (a hub and its own peer)."""
+
+    _seal: seal.Seal
+    _guard: seal.ReplayGuard
+    _where: str
+
+    def _open_sealed(self, raw: bytes) -> bytes | None:
+        return self._seal.open(raw, self._guard, self._where)
+
+    def send(self, data: bytes, block: bool = True) -> None:
+        super().send(self._seal.seal(data), block)
+
+    async def asend(self, data: bytes) -> None:
+        await super().asend(self._seal.seal(data))
+
+    def recv(self, block: bool = True) -> bytes:
+        while True:
+            clear = self._open_sealed(super().recv(block))
+            if clear is not None:
+                return clear
+
+    async def arecv(self) -> bytes:
+        while True:
+            clear = self._open_sealed(await super().arecv())
+            if clear is not None:
+                return clear
+
+    def new_context(self) -> Any:
+        return _SealedContext(self)
+
+
+class _SealedContext(pynng.Context):  # type: ignore[misc]
+    """A REQ/REP context of a sealed socket. A refused request is never answered:
+    the next receive on the context discards it, and its sender times out."""
+
+    def __init__(self, sock: _Sealed) -> None:
+        super().__init__(sock)
+        self._sealed_by = sock
+
+    async def asend(self, data: bytes) -> None:
+        await super().asend(self._sealed_by._seal.seal(data))
+
+    async def arecv(self) -> bytes:
+        while True:
+            clear = self._sealed_by._open_sealed(await super().arecv())
+            if clear is not None:
+                return clear
+
+    def send(self, data: bytes) -> None:
+        super().send(self._sealed_by._seal.seal(data))
+
+    def recv(self) -> bytes:
+        while True:
+            clear = self._sealed_by._open_sealed(super().recv())
+            if clear is not None:
+                return clear
+
+
+_SEALED: dict[type[Any], type[Any]] = {}
+
+
+def sealed(cls: type[Any]) -> type[Any]:
+    """The sealed variant of a pynng socket class."""
+    if issubclass(cls, _Sealed):
+        return cls
+    found = _SEALED.get(cls)
+    if found is None:
+        found = _SEALED[cls] = type(f"Sealed{cls.__name__}", (_Sealed, cls), {})
+    return found
+
+
+def _new_sealed(cls: type[Any], where: str, **options: Any) -> Any:
+    sock = sealed(cls)(**options)
+    sock._seal = seal.current()
+    sock._guard = seal.ReplayGuard()
+    sock._where = where
+    return sock
+
+
 def open_socket(
     cls: type[Any],
     *,
@@ -84,11 +173,11 @@ def open_socket(
     dial: str | None = None,
     **options: Any,
 ) -> Any:
-    """Create a pynng socket with an explicit receive limit."""
+    """Create a sealed pynng socket with an explicit receive limit."""
     if dial:
         options.setdefault("reconnect_time_min", RECONNECT_MIN_MS)
         options.setdefault("reconnect_time_max", RECONNECT_MAX_MS)
-    sock = cls(recv_max_size=max_message_bytes, **options)
+    sock = _new_sealed(cls, listen or dial or cls.__name__, recv_max_size=max_message_bytes, **options)
     if listen:
         sock.listen(listen)
     if dial:
@@ -103,7 +192,9 @@ PAIR_BUFFER = 1024
 
 def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | None = None) -> Any:
     """A PAIR socket with send/receive buffers, so short bursts never block the sender."""
-    sock = pynng.Pair0(
+    sock = _new_sealed(
+        pynng.Pair0,
+        listen or dial or "pair",
         recv_max_size=max_message_bytes,
         reconnect_time_min=RECONNECT_MIN_MS,
         reconnect_time_max=RECONNECT_MAX_MS,
@@ -193,8 +284,11 @@ class Requester:
         self.address = address
         self.timeout = timeout
         self._sock = open_socket(pynng.Req0, max_message_bytes=max_message_bytes, dial=address)
-        # NNG re-sends an unanswered request after resend_time; our handlers are
-        # idempotent, but keep it beyond the usual timeout so a slow batch is not doubled.
+        # NNG re-sends an unanswered request after resend_time (and at once on
+        # another pipe when its pipe closes). The resend is byte-identical, so a
+        # sealed responder that saw the first copy refuses it as a replay; the
+        # original's reply still answers (same request id). Keep it beyond the
+        # usual timeout so it rarely happens at all.
         self._sock.resend_time = int(timeout * 1000 * 2)
 
     async def request(

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from taskyard.core import lifecycle
+import logging
+import sys
+
+from taskyard.core import lifecycle, seal
 from taskyard.core.config import Settings
+from taskyard.gateway.auth import TokensFileError
 from taskyard.gateway.server import serve
+from taskyard.gateway.tls import ListenRefused
 
 
 async def _main() -> None:
@@ -16,7 +21,13 @@ async def _main() -> None:
 def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("gateway", settings.log_level)
-    lifecycle.run(_main())
+    seal.configure_service(settings)
+    try:
+        lifecycle.run(_main())
+    except (ListenRefused, TokensFileError) as exc:
+        # A configuration mistake, not a crash: one clear line, no traceback.
+        logging.getLogger("taskyard.gateway").error("not starting: %s", exc)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

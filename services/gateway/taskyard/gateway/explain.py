@@ -81,7 +81,7 @@ class Explainer:
         state = TaskState(rec.state)
         if state.is_final:
             out.reason = R.WAIT_REASON_FINAL
-            out.message = _final_message(rec)
+            out.message = _final_message(rec) + _executions(rec)
         elif state in (S.ASSIGNED, S.RUNNING):
             out.reason = R.WAIT_REASON_RUNNING
             where = f" on {rec.worker_id}" if rec.worker_id else ""
@@ -150,6 +150,20 @@ class Explainer:
             out.reason = R.WAIT_REASON_DISPATCHING
             free = facts.capacity - facts.running
             out.message = f"{_plural(free, 'slot')} free; about to be dispatched ({ahead})"
+
+
+def _executions(rec: task_record_pb2.TaskRecord) -> str:
+    """Runs the attempt number alone does not tell: re-runs that spent no retry,
+    and refused late outcomes (of superseded attempts, or of a run a cancel ended
+    as not started): their bodies ran too."""
+    notes = []
+    if rec.uncharged_attempts:
+        notes.append(f"{_plural(rec.uncharged_attempts, 'attempt')} not charged to its retries")
+    if rec.late_reports:
+        notes.append(
+            f"{_plural(rec.late_reports, 'late outcome')} refused, the last of attempt {rec.late_attempt}"
+        )
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _final_message(rec: task_record_pb2.TaskRecord) -> str:

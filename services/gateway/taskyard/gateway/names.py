@@ -1,5 +1,7 @@
 """Which task names may be submitted: those announced by worker pools on the
-discovery BUS (recently) and those the store knows from pool heartbeats."""
+discovery BUS (recently) and every name a pool has ever declared, which the store
+keeps for good (a task for a pool that is down waits QUEUED: ExplainTask says
+NO_POOL). Only a name never declared is refused."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from taskyard.core import errors
 
 log = logging.getLogger(__name__)
 
-STORE_MAX_AGE_MS = 30_000
+# 0: every name ever declared, not only those live pools serve now.
+STORE_MAX_AGE_MS = 0
 MIN_REFRESH_INTERVAL = 0.5
 
 

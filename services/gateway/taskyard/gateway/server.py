@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import codec, discovery, errors, ids, transport
+from taskyard.core import codec, discovery, errors, ids, lifecycle, transport
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
+from taskyard.gateway import auth, tls
+from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.lanes import Lane, Lanes
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
@@ -41,6 +44,43 @@ SERVICE_NAMES = (
 # How often the store is probed (health + task names) once it answered.
 STORE_PROBE_INTERVAL = 5.0
 STORE_PROBE_INTERVAL_UNHEALTHY = 0.5
+# With TASKYARD_GRPC_MAX_CONNECTION_AGE set, calls in flight get this long to end
+# before the connection is closed: longer than the longest WaitTask (300 s).
+CONNECTION_AGE_GRACE = 330.0
+
+
+def _milliseconds(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
+def server_options(settings: Settings) -> list[tuple[str, int]]:
+    """Message limits, keepalive and idle limits (so dead or idle connections close),
+    and no port sharing: a second gateway on a taken port fails instead of splitting it."""
+    ms = _milliseconds
+    options = [
+        ("grpc.max_receive_message_length", settings.grpc_max_message_bytes),
+        ("grpc.max_send_message_length", settings.grpc_max_message_bytes),
+        ("grpc.so_reuseport", 0),
+        # Ping each connection after this long without reads; no ack within the timeout
+        # closes it (a half-open peer), also while a WaitTask sends nothing for minutes.
+        ("grpc.keepalive_time_ms", ms(settings.grpc_keepalive_time)),
+        ("grpc.keepalive_timeout_ms", ms(settings.grpc_keepalive_timeout)),
+        # grpc-core (1.5x+) waits for any ping's ack this long (default 60 s), keepalive's too.
+        ("grpc.http2.ping_timeout_ms", ms(settings.grpc_keepalive_timeout)),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+        # A connection without any call this long gets GOAWAY (clients reconnect by themselves).
+        ("grpc.max_connection_idle_ms", ms(settings.grpc_max_connection_idle)),
+        # Clients may ping this often; more often twice and the connection is closed.
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", ms(settings.grpc_min_ping_interval)),
+        ("grpc.http2.max_ping_strikes", 2),
+    ]
+    if settings.grpc_max_connection_age > 0:
+        options += [
+            ("grpc.max_connection_age_ms", ms(settings.grpc_max_connection_age)),
+            ("grpc.max_connection_age_grace_ms", ms(CONNECTION_AGE_GRACE)),
+        ]
+    return options
 
 
 def grpc_bind_address(host: str, port: int) -> str:
@@ -51,7 +91,14 @@ def grpc_bind_address(host: str, port: int) -> str:
 
 class Gateway:
     def __init__(self, settings: Settings, *, discovery_enabled: bool = True) -> None:
+        tls.check_exposure(settings)
         self.settings = settings
+        self.credentials = tls.server_credentials(settings)
+        self.tokens = auth.TokensFile(settings.grpc_tokens_file) if settings.grpc_tokens_file else None
+        self.authenticator = auth.Authenticator(self.tokens) if self.tokens is not None else None
+        self.admission = Admission(
+            unary_limit=settings.grpc_max_concurrent_rpcs, long_limit=settings.grpc_max_concurrent_long_rpcs
+        )
         self.instance_id = ids.new_instance_id("gateway")
         timeout = settings.request_timeout
         mmb = settings.max_message_bytes
@@ -77,13 +124,11 @@ class Gateway:
             names=self.names,
             waiters=self.waiters,
         )
-        self.server = grpc.aio.server(
-            options=[
-                ("grpc.max_receive_message_length", settings.grpc_max_message_bytes),
-                ("grpc.max_send_message_length", settings.grpc_max_message_bytes),
-            ],
-            maximum_concurrent_rpcs=settings.grpc_max_concurrent_rpcs,
-        )
+        interceptors: list[Interceptor] = [self.admission]
+        if self.authenticator is not None:
+            interceptors.insert(0, self.authenticator)  # a refused call is never counted
+        # No maximum_concurrent_rpcs: one pool for all calls is what let waits starve probes.
+        self.server = grpc.aio.server(options=server_options(settings), interceptors=interceptors)
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(self.service, self.server)
         schedule_service_pb2_grpc.add_ScheduleServiceServicer_to_server(
             ScheduleService(
@@ -94,12 +139,19 @@ class Gateway:
             ),
             self.server,
         )
-        QueueService.register(self.store, self.server)  # ops slice
+        QueueService.register(self.store, self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        # The same health answers, plaintext and nothing else, for probes that cannot
+        # do TLS or send a token (the kubelet's gRPC probe): the edge keeps both.
+        self.health_server: grpc.aio.Server | None = None
+        if settings.grpc_health_port:
+            self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+            health_pb2_grpc.add_HealthServicer_to_server(self.health, self.health_server)
         reflection.enable_server_reflection(SERVICE_NAMES, self.server)
         self._tasks: list[asyncio.Task[None]] = []
         self.serving = False
         self.port = 0
+        self.health_port = 0
 
     def _announcement(self) -> dispatch_pb2.Announcement:
         return dispatch_pb2.Announcement(service="gateway", instance_id=self.instance_id)
@@ -107,18 +159,50 @@ class Gateway:
     async def start(self) -> int:
         """Bind, start serving and the background loops; return the bound port."""
         s = self.settings
-        self.port = self.server.add_insecure_port(grpc_bind_address(s.grpc_host, s.grpc_port))
+        address = grpc_bind_address(s.grpc_host, s.grpc_port)
+        try:
+            if self.credentials is None:
+                self.port = self.server.add_insecure_port(address)
+            else:
+                self.port = self.server.add_secure_port(address, self.credentials)
+        except RuntimeError:
+            self.port = 0
         if self.port == 0:
-            raise RuntimeError(f"cannot bind {grpc_bind_address(s.grpc_host, s.grpc_port)}")
+            raise tls.ListenRefused(
+                f"cannot listen on {address}: the port is taken (another gateway?) or the address "
+                "is not this machine's; set TASKYARD_GRPC_PORT / TASKYARD_GRPC_HOST"
+            )
+        if self.health_server is not None:
+            health_address = grpc_bind_address(s.grpc_host, s.grpc_health_port)
+            try:
+                self.health_port = self.health_server.add_insecure_port(health_address)
+            except RuntimeError:
+                self.health_port = 0
+            if self.health_port == 0:
+                raise tls.ListenRefused(
+                    f"cannot listen on {health_address} for health probes: the port is taken "
+                    "or the address is not this machine's; set TASKYARD_GRPC_HEALTH_PORT"
+                )
         for name in ("", TASK_SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
+        if self.health_server is not None:
+            await self.health_server.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self.events.run(), name="gateway-events"))
         if self.peer is not None:
             self._tasks.append(loop.create_task(self.peer.run(), name="gateway-discovery"))
         self._tasks.append(loop.create_task(self._probe_store(), name="gateway-store-probe"))
-        log.info("gateway ready on %s", grpc_bind_address(s.grpc_host, self.port))
+        log.info(
+            "gateway ready on %s (%s, %s)",
+            grpc_bind_address(s.grpc_host, self.port),
+            "plaintext"
+            if self.credentials is None
+            else "TLS" + (" + client certificates" if s.grpc_tls_client_ca else ""),
+            "no tokens" if self.tokens is None else f"{len(self.tokens.tokens)} tokens",
+        )
+        if self.health_server is not None:
+            log.info("health probes (plaintext) on %s", grpc_bind_address(s.grpc_host, self.health_port))
         return self.port
 
     async def _set_serving(self, serving: bool) -> None:
@@ -152,13 +236,12 @@ class Gateway:
         await self.health.enter_graceful_shutdown()
         self.waiters.close()  # WaitTask calls answer now with what the store says
         await self.server.stop(grace)
+        if self.health_server is not None:
+            await self.health_server.stop(0)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.lanes.drain(), grace)
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        # Repeated cancels: the discovery receive loop can swallow one (end_tasks).
+        await lifecycle.end_tasks(self._tasks, grace)
         self.events.close()
         if self.peer is not None:
             self.peer.close()
@@ -171,6 +254,8 @@ class Gateway:
 async def serve(settings: Settings, stop: asyncio.Event, *, grace: float = 5.0) -> None:
     gateway = Gateway(settings)
     await gateway.start()
+    if gateway.tokens is not None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, gateway.tokens.reload)
     try:
         await stop.wait()
     finally:

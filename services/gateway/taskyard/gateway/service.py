@@ -20,6 +20,7 @@ from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
 from taskyard.gateway.lanes import Lanes
 from taskyard.gateway.names import KnownNames
+from taskyard.gateway.reads import RecordReads
 from taskyard.gateway.waiters import Waiters
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
@@ -62,6 +63,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         self._lanes = lanes
         self._names = names
         self._waiters = waiters
+        # A wait's reads of its task go to the store together with the other waits'.
+        self._wait_reads = RecordReads(self._get_records)
         # ops slice: GetTaskLogs / StreamTaskLogs (see logs.py), woken by the event stream.
         self._logs = task_logs.TaskLogs(
             store, task_logs.Followers(), page_bytes=max(1, limits.grpc_max_message_bytes // 2)
@@ -176,6 +179,12 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 return rec
         raise errors.not_found("task", task_id)
 
+    async def _read_waited(self, task_id: str) -> task_record_pb2.TaskRecord:
+        rec = await self._wait_reads.get(task_id)
+        if rec is None:
+            raise errors.not_found("task", task_id)
+        return rec
+
     async def GetTask(
         self, request: task_service_pb2.GetTaskRequest, context: Context
     ) -> task_service_pb2.GetTaskResponse:
@@ -252,7 +261,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if seen is None and self._waiters.known_unfinished(task_id):
                 recheck = FIRST_RECHECK_UNREAD
             else:
-                rec = await self._get(task_id)
+                rec = await self._read_waited(task_id)
                 if rec.state in states.FINAL_VALUES:
                     return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=False)
             deadline = time.monotonic() + limit
@@ -265,14 +274,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 recheck = WAIT_RECHECK
                 if waiter.event.is_set():
                     break
-                rec = await self._get(task_id)
+                rec = await self._read_waited(task_id)
                 if rec.state in states.FINAL_VALUES:
                     break
             if waiter.record is not None:
                 return task_service_pb2.WaitTaskResponse(
                     task=codec.record_to_task(waiter.record), timed_out=False
                 )
-            rec = await self._get(task_id)
+            rec = await self._read_waited(task_id)
             final = rec.state in states.FINAL_VALUES
             return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final)
         finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from taskyard.core import lifecycle
+from taskyard.core import lifecycle, seal
 from taskyard.core.config import Settings
 
 from .service import migrate_only, serve
@@ -20,6 +20,7 @@ async def _main(argv: list[str]) -> int:
     if argv:
         print("usage: python -m taskyard.result_store [migrate]", file=sys.stderr)
         return 2
+    seal.configure_service(settings)
     stop = lifecycle.stop_event_on_signals()
     await serve(settings, stop)
     return 0

@@ -3,13 +3,21 @@
 ``late_completions`` is bumped by the report applier (reports.py) whenever
 fencing refuses a completion: a superseded attempt finished after its task was
 rescued or re-run.
+
+``bus_messages_refused`` (and ``bus_messages_refused.<reason>``) counts the
+internal messages this store refused (core.seal: unsigned, unknown_key, bad_mac,
+stale, replayed), added by ``record_bus_refusals`` while the store serves.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import asyncpg
 
 from taskyard.bus.v1 import supervision_pb2
+from taskyard.core import seal
 
 from .committer import Stats
 from .queries import Q
@@ -26,3 +34,37 @@ async def read_counters(
     for row in rows:
         reply.values[row["name"]] = int(row["value"])
     return reply
+
+
+BUS_REFUSED = "bus_messages_refused"
+# Refused messages reach the table within about this many seconds; reading the
+# process's counts is free, so an idle store costs nothing.
+BUS_FLUSH_SECONDS = 0.5
+
+
+async def record_bus_refusals(
+    pool: asyncpg.Pool, refusals: seal.Refusals, *, interval: float = BUS_FLUSH_SECONDS
+) -> None:
+    """Add this process's refused bus messages to taskyard_counters until cancelled
+    (a last flush then)."""
+    written: dict[str, int] = {}
+    try:
+        while True:
+            await asyncio.sleep(interval)
+            await _flush(pool, refusals, written)
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(_flush(pool, refusals, written))
+
+
+async def _flush(pool: asyncpg.Pool, refusals: seal.Refusals, written: dict[str, int]) -> None:
+    counts = refusals.counts()
+    deltas = {reason: n - written.get(reason, 0) for reason, n in counts.items()}
+    deltas = {reason: d for reason, d in deltas.items() if d > 0}
+    if not deltas:
+        return
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(Q["bump_counter"], BUS_REFUSED, sum(deltas.values()))
+        for reason, d in sorted(deltas.items()):
+            await conn.execute(Q["bump_counter"], f"{BUS_REFUSED}.{reason}", d)
+    written.update(counts)

@@ -49,4 +49,8 @@ async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Out
         )
         for row in rows:
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
+        # Declared names are kept for good (names.py): submittable while no pool serves them.
+        declared = sorted({n for h in hs for n in h.task_names if n})
+        if declared:
+            await db.fetch("declare_task_names", declared)
     return Outcome(replies=[store_pb2.HeartbeatReply() for _ in reqs], events=events)

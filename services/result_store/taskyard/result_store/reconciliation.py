@@ -1,5 +1,5 @@
 """Restart reconciliation, store side: the leases a previous scheduler issued
-that no answering pool holds go back to QUEUED at once (no attempt burned)
+that no answering pool holds go back to QUEUED at once (a new attempt, no retry burned)
 instead of waiting for their lease to lapse. The races are discussed in
 taskyard/scheduler/reconciler.py; here only the guards matter: the row must
 still be ASSIGNED (a started row is never touched), held by one of the pools

@@ -61,6 +61,9 @@ def record_from_row(row: Mapping[str, Any]) -> task_record_pb2.TaskRecord:
         rescues=row["rescues"],
         schedule_id=row["schedule_id"],
         idempotency_expires_at_us=row["idempotency_expires_at_us"],
+        uncharged_attempts=row["uncharged_attempts"],
+        late_reports=row["late_reports"],
+        late_attempt=row["late_attempt"],
     )
     labels = _json_map(row["labels"])
     if labels:

@@ -164,24 +164,30 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
         _claim_completions(rows, refs, replies, applied, events, finals)
         _note(refs, rows, c_asked, c_applied)
     # Completions fencing refused because their attempt was superseded (a newer
-    # attempt or lease holds the row), counted. Not late: a duplicate within the
-    # drain, a re-sent report whose first copy committed, an attempt cancelled
-    # meanwhile (its lease token cleared, attempt unchanged).
+    # attempt or lease holds the row), or because a cancel ended the task as "not
+    # started" while the body was in its start-notice delay: the body ran, so the
+    # refusal is counted and noted on the task's row. Every re-run is a new
+    # attempt (a rescue or a release moves the number on), so an older attempt
+    # number is what tells. Not late: a duplicate within the drain, a re-sent
+    # report whose first copy committed (same attempt, lease cleared).
     refused = c_asked - c_applied
     if refused:
         now = {
-            r["id"]: (r["attempt"], r["lease_token"])
+            r["id"]: (r["attempt"], r["lease_token"], r["cancelled_unstarted"])
             for r in await db.fetch("attempts_now", sorted({k[0] for k in refused}))
         }
-        late = sum(
-            1
+        late = sorted(
+            (tid, attempt)
             for tid, attempt, token in refused
-            if tid in now and (now[tid][0] != attempt or now[tid][1] not in ("", token))
+            if tid in now and (now[tid][0] != attempt or now[tid][1] not in ("", token) or now[tid][2])
         )
         if late:
-            await db.fetch("bump_counter", "late_completions", late)
+            await db.fetch("bump_counter", "late_completions", len(late))
+            noted = await db.fetch("note_late_reports", [t for t, _ in late], [a for _, a in late])
+            # A final row's cached record must show the note too.
+            finals.extend(r for r in map(record_from_row, noted) if r.state in FINAL_VALUES)
 
-    # 3. released: back to QUEUED, attempt kept
+    # 3. released: back to QUEUED as a new attempt that spends no retry
     refs = _Refs()
     resume: list[bool] = []
     for i, req in enumerate(reqs):

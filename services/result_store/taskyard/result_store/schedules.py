@@ -21,7 +21,7 @@ import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, store_pb2, task_record_pb2
-from taskyard.core import errors, ids
+from taskyard.core import codec, errors, ids
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.core.transport import Route
@@ -30,6 +30,7 @@ from taskyard.v1 import schedule_pb2 as pub
 from .committer import Db, Stats, to_taskyard_error
 from .events import EventPublisher
 from .inserts import apply_insert
+from .names import DeclaredNames
 from .queries import Q
 from .schedule_rows import (
     already_exists,
@@ -60,10 +61,47 @@ CHANGED = "schedule.changed"
 
 
 class Schedules:
-    def __init__(self, pool: asyncpg.Pool, publisher: EventPublisher, stats: Stats) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        publisher: EventPublisher,
+        stats: Stats,
+        *,
+        names: DeclaredNames,
+        max_payload_bytes: int,
+    ) -> None:
         self.pool = pool
         self.publisher = publisher
         self.stats = stats
+        self.names = names
+        self.max_payload_bytes = max_payload_bytes
+
+    async def _check_template(self, s: pub.Schedule, field: str, *, declared: bool) -> None:
+        """A schedule's task meets the rules of a submission (core/validation.py).
+
+        A pool's own declaration names a task it serves; its heartbeat records the
+        name, possibly after this, so the name is not looked up then.
+        """
+        if not declared:
+            await self.names.ensure([s.task.name])
+        codec.build_records(
+            [s.task],
+            known_names=None if declared else self.names,
+            limits=codec.Limits(max_payload_bytes=self.max_payload_bytes),
+            field=f"{field}.task",
+            single=True,
+            trace_headers={},
+        )
+
+    async def _checked(self, records: list[task_record_pb2.TaskRecord], now: int) -> list[tuple[Any, ...]]:
+        """Insert parameters of the runs' records, checked like any insert (validation.py)."""
+        await self.names.ensure(r.name for r in records)
+        return validate_insert(
+            store_pb2.InsertTasksRequest(tasks=records),
+            known_names=self.names,
+            max_payload_bytes=self.max_payload_bytes,
+            now_us=now,
+        )
 
     def routes(self) -> dict[int, Route[Any]]:
         def route(request_type: type[Any], fn: Any) -> Route[Any]:
@@ -99,6 +137,7 @@ class Schedules:
             )
         s = req.schedules[0]
         spec = check(s)
+        await self._check_template(s, "schedule", declared=False)
         sid = ids.new_task_id()
         next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
         self.stats.statements += 1
@@ -124,6 +163,7 @@ class Schedules:
         cols: list[list[Any]] = [[] for _ in range(8)]
         for i, s in enumerate(items):
             spec = check(s, f"schedules[{i}]")
+            await self._check_template(s, f"schedules[{i}]", declared=True)
             next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
             for col, value in zip(
                 cols,
@@ -210,7 +250,7 @@ class Schedules:
             outcome = None
             if records:
                 insert = store_pb2.InsertTasksRequest(tasks=records)
-                outcome = await apply_insert(db, [(insert, validate_insert(insert))])
+                outcome = await apply_insert(db, [(insert, await self._checked(records, now))])
                 inserted: store_pb2.InsertTasksReply = outcome.replies[0]  # type: ignore[assignment]
                 by_id = {t.id: t for t in inserted.tasks if t.created}
                 runs = [rec for rec in records if rec.id in by_id]
@@ -224,6 +264,19 @@ class Schedules:
         if outcome is not None and outcome.events:
             await self.publisher.publish(outcome.events)
         return reply
+
+    async def _run_or_none(self, row: Any, due_us: int) -> task_record_pb2.TaskRecord | None:
+        """The run's record, or None (logged) when it would not be stored: one bad
+        template must not hold up the other due schedules."""
+        try:
+            rec = run_record(row, due_us, manual=False)
+            await self._checked([rec], due_us)
+        except errors.TaskyardError as exc:
+            if exc.code is not errors.Code.INVALID_ARGUMENT:
+                raise
+            log.error("schedule %s: its task is refused (%s); retrying in an hour", row["name"], exc.message)
+            return None
+        return rec
 
     async def _trigger(
         self, db: Db, ident: str, now: int
@@ -257,7 +310,10 @@ class Schedules:
             if busy and row["overlap"] != pub.OVERLAP_POLICY_ALLOW:
                 plan.append((row["id"], due_us, next_us, None))  # skipped: the last run is unfinished
                 continue
-            rec = run_record(row, due_us, manual=False)
+            rec = await self._run_or_none(row, due_us)
+            if rec is None:  # its template breaks a rule: no run, retried later
+                plan.append((row["id"], due_us, now + BROKEN_RETRY_US, None))
+                continue
             records[row["id"]] = rec
             plan.append((row["id"], due_us, next_us, rec.id))
         claimed = await db.fetch(

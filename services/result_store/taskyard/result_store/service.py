@@ -6,9 +6,11 @@ import asyncio
 import logging
 from pathlib import Path
 
+from taskyard.core import seal
 from taskyard.core.config import Settings
 from taskyard.core.transport import Responder
 
+from . import counters
 from .store import ResultStore
 
 log = logging.getLogger("taskyard.result_store")
@@ -22,6 +24,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         await asyncio.to_thread(Path(settings.ipc_dir).mkdir, parents=True, exist_ok=True)
     store = await ResultStore.open(settings)
     responder: Responder | None = None
+    refusals = asyncio.create_task(
+        counters.record_bus_refusals(store.pool, seal.current().refusals), name="bus-refusals"
+    )
     try:
         store.start()
         responder = Responder(
@@ -49,6 +54,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     finally:
         if responder is not None:
             responder.close()
+        refusals.cancel()
+        await asyncio.gather(refusals, return_exceptions=True)
         await store.close()
     log.info("result-store stopped")
 

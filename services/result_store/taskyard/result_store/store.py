@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable
+import time
+from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 
 import asyncpg
@@ -49,6 +50,7 @@ from .committer import Committer, Stats
 from .events import EventPublisher
 from .listener import NotifyListener
 from .migrate import migrate
+from .names import DeclaredNames
 from .operations import Operations
 from .operations import appliers as ops_appliers
 from .queries import Q
@@ -127,10 +129,18 @@ class ResultStore:
             max_rows=max(1000, settings.max_batch * 20),
         )
         self.reads = Reads(pool, cache, self.committer.stats)
+        # Task names ever declared: the name rule of every insert (validation.py).
+        self.names = DeclaredNames(pool, self.committer.stats)
         # ops slice: logs, queues, servers, retention (see operations.py).
         self.ops = Operations(self, cache.clock)
         # Periodic schedules (schedules slice): their own routes, see schedules.py.
-        self.schedules = Schedules(pool, publisher, self.committer.stats)
+        self.schedules = Schedules(
+            pool,
+            publisher,
+            self.committer.stats,
+            names=self.names,
+            max_payload_bytes=settings.max_payload_bytes,
+        )
         self.listener: NotifyListener | None = None
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -249,7 +259,14 @@ class ResultStore:
             raise errors.invalid(
                 [FieldViolationish("tasks", f"at most {self.settings.max_batch * 10} tasks per request")]
             )
-        params = validate_insert(req)
+        # The gateway's rules, whoever sent the records (a lane, a task's children, a forger).
+        await self._read(self._ensure_names(r.name for r in req.tasks))
+        params = validate_insert(
+            req,
+            known_names=self.names,
+            max_payload_bytes=self.settings.max_payload_bytes,
+            now_us=time.time_ns() // 1000,
+        )
         if not params:
             return store_pb2.InsertTasksReply()
         # Missing dependencies / parent refused here, on the pool, so a bad request
@@ -259,6 +276,10 @@ class ResultStore:
         if any(p[9] or p[17].strip("{}") for p in params):
             await self._check_refs(params)
         return await self._write(K.KIND_STORE_INSERT, (req, params), len(params))  # type: ignore[no-any-return]
+
+    async def _ensure_names(self, names: Iterable[str]) -> store_pb2.TaskNamesReply:
+        await self.names.ensure(names)
+        return store_pb2.TaskNamesReply()
 
     async def _check_refs(self, params: list[tuple[Any, ...]]) -> None:
         from .committer import Db, to_taskyard_error
@@ -316,7 +337,12 @@ class ResultStore:
         return await self._write(K.KIND_STORE_HEARTBEAT, req, 1)  # type: ignore[no-any-return]
 
     async def task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
-        return await self._read(self.reads.task_names(req))
+        if req.max_age_ms <= 0:  # what may be submitted: every name ever declared
+            return await self._read(self._all_names())
+        return await self._read(self.reads.task_names(req))  # what live pools serve now
+
+    async def _all_names(self) -> store_pb2.TaskNamesReply:
+        return store_pb2.TaskNamesReply(names=await self.names.all())
 
     def _time_read(self, fn: Any) -> Any:
         """A read of the time slice (``fn(pool, stats, request)``) with the usual error mapping."""

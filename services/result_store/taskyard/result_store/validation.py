@@ -7,10 +7,12 @@ import binascii
 import json
 import re
 import uuid
+from collections.abc import Container
 from typing import Any
 
 from taskyard.bus.v1 import store_pb2, task_record_pb2
 from taskyard.core import errors
+from taskyard.core import validation as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState
@@ -75,53 +77,58 @@ def _uuid_part(value: str, field: str) -> str:
     return u
 
 
-def _json_text(data: bytes, default: str, field: str, violations: list[FieldViolation]) -> str:
-    if not data:
-        return default
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        violations.append(FieldViolation(field=field, description="must be UTF-8 JSON"))
-        return default
-
-
 # --- validation of inserts ------------------------------------------------------
-def validate_insert(req: store_pb2.InsertTasksRequest) -> list[tuple[Any, ...]]:
-    """Check and normalize the records; returns one parameter tuple per record."""
+def validate_insert(
+    req: store_pb2.InsertTasksRequest,
+    *,
+    known_names: Container[str] | None,
+    max_payload_bytes: int,
+    now_us: int,
+) -> list[tuple[Any, ...]]:
+    """Check and normalize the records; returns one parameter tuple per record.
+
+    Every record meets the rules the gateway applies (``core.validation``, with
+    the record's own field names), whoever sent it; ``known_names`` are the task
+    names some pool has declared (None: a caller that checked them itself).
+    """
     out: list[tuple[Any, ...]] = []
     violations: list[FieldViolation] = []
     for i, r in enumerate(req.tasks):
         f = f"tasks[{i}]"
+        found: list[FieldViolation] = []
         tid = norm_uuid(r.id)
         if tid is None:
-            violations.append(FieldViolation(field=f"{f}.id", description="must be a UUID"))
-        if not r.name:
-            violations.append(FieldViolation(field=f"{f}.name", description="must not be empty"))
+            found.append(FieldViolation(field=f"{f}.id", description="must be a UUID"))
+        found += rules.check_record(
+            r,
+            path=f,
+            fields=rules.RECORD_FIELDS,
+            known_names=known_names,
+            max_payload_bytes=max_payload_bytes,
+            now_us=now_us,
+        )
         parent = norm_uuid(r.parent_id) if r.parent_id else None
-        if r.parent_id and parent is None:
-            violations.append(FieldViolation(field=f"{f}.parent_id", description="must be a UUID"))
         root = norm_uuid(r.root_id) if r.root_id else None
         if r.root_id and root is None:
-            violations.append(FieldViolation(field=f"{f}.root_id", description="must be a UUID"))
-        if r.priority not in (0, 1, 2, 3, 4):
-            violations.append(FieldViolation(field=f"{f}.priority", description="unknown priority"))
+            found.append(FieldViolation(field=f"{f}.root_id", description="must be a UUID"))
         state = r.state or int(S.QUEUED)
         if state not in _INITIAL_VALUES:
-            violations.append(
+            found.append(
                 FieldViolation(
                     field=f"{f}.state", description="a new task must be PENDING, QUEUED or SCHEDULED"
                 )
             )
             state = int(S.QUEUED)
-        args = _json_text(r.args_json, "[]", f"{f}.args_json", violations)
-        kwargs = _json_text(r.kwargs_json, "{}", f"{f}.kwargs_json", violations)
+        if found:
+            violations += found
+            continue
         out.append(
             (
                 tid or "",
                 r.name,
-                args,
-                kwargs,
-                int(Priority.from_wire(r.priority)) if r.priority in (0, 1, 2, 3, 4) else 3,
+                r.args_json.decode() if r.args_json else "[]",
+                r.kwargs_json.decode() if r.kwargs_json else "{}",
+                int(Priority.from_wire(r.priority)),
                 r.queue or "default",
                 r.timeout_ms,
                 r.max_retries,
@@ -136,23 +143,19 @@ def validate_insert(req: store_pb2.InsertTasksRequest) -> list[tuple[Any, ...]]:
                 json.dumps(dict(r.trace_headers)) if r.trace_headers else "{}",
                 # Graph slice (dependencies.py): depends_on as an array literal,
                 # the idempotency key and when it expires.
-                *_graph_params(r, f, violations),
+                *_graph_params(r),
             )
         )
     if violations:
-        raise errors.invalid(violations)
+        raise rules.invalid(violations)
     return out
 
 
-def _graph_params(
-    r: task_record_pb2.TaskRecord, f: str, violations: list[FieldViolation]
-) -> tuple[str, str, int]:
+def _graph_params(r: task_record_pb2.TaskRecord) -> tuple[str, str, int]:
     deps: list[str] = []
-    for j, raw in enumerate(r.depends_on):
+    for raw in r.depends_on:  # every one a UUID (checked)
         dep = norm_uuid(raw)
-        if dep is None:
-            violations.append(FieldViolation(field=f"{f}.depends_on[{j}]", description="must be a UUID"))
-        elif dep not in deps:
+        if dep is not None and dep not in deps:
             deps.append(dep)
     expires_us = r.idempotency_expires_at_us if r.idempotency_key else 0
     return "{" + ",".join(deps) + "}", r.idempotency_key, expires_us

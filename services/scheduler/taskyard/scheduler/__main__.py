@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskyard.core import lifecycle
+from taskyard.core import lifecycle, seal
 from taskyard.core.config import Settings
 from taskyard.scheduler.service import Scheduler
 
@@ -15,6 +15,7 @@ async def _main(settings: Settings) -> None:
 def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("scheduler", settings.log_level)
+    seal.configure_service(settings)
     lifecycle.run(_main(settings))
 
 

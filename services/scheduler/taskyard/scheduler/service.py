@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
-from taskyard.core import discovery, ids, transport
+from taskyard.core import discovery, ids, lifecycle, transport
 from taskyard.core.clock import SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -26,6 +26,8 @@ from taskyard.scheduler.reconciler import Reconciler
 log = logging.getLogger(__name__)
 
 SURVEY_WINDOW_MS = 500
+# How long the scheduler's loops get to end once cancelled at stop.
+TASKS_END_TIMEOUT = 5.0
 
 
 class Scheduler:
@@ -241,8 +243,8 @@ class Scheduler:
             tasks.append(tg.create_task(self.timers.run()))
             await stop.wait()
             log.info("scheduler stopping")
-            for t in tasks:
-                t.cancel()
+            # Repeated cancels: the hub and peer receive loops can swallow one (end_tasks).
+            await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
         self.close()
 
     async def _initial_load(self, stop: asyncio.Event) -> int:

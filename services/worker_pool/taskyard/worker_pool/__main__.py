@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from taskyard.core import lifecycle
+from taskyard.core import lifecycle, seal
 from taskyard.core.config import Settings
 from taskyard.worker_pool.manager import Manager
 
@@ -19,6 +19,7 @@ async def _main(settings: Settings) -> int:
 def main() -> int:
     settings = Settings.from_env()
     lifecycle.setup_logging("worker-pool", settings.log_level)
+    seal.configure_service(settings)
     return lifecycle.run(_main(settings))
 
 

@@ -5,7 +5,9 @@ A child goes the way every submission goes: validated by ``core.codec`` into a
 scheduler's lane for its priority (REQ/REP), which inserts it through the
 store. The store sets its ``root_id`` from the parent's root. Each child of an
 attempt gets a ``request_id`` derived from the attempt and its position, so a
-resent request never makes a second child; a retried attempt makes new ones.
+resent request never makes a second child; a retried attempt makes new ones. The
+attempt there is the charged one: a re-run that spent no retry (its previous
+attempt was never confirmed, or was drained) finds the children it made before.
 
 ``install`` is called once by the worker process (its event loop and settings);
 a sync task body (in a thread) submits through that loop.
@@ -34,6 +36,8 @@ _PRIORITY_NAMES = {"critical": 1, "high": 2, "normal": 3, "low": 4}
 class Parent:
     task_id: str
     attempt: int
+    # The charged attempt (0 = ``attempt``): the children's request ids use it.
+    charged: int = 0
 
 
 class Children:
@@ -87,7 +91,7 @@ class Children:
         _apply_options(spec, options)
         if not spec.request_id:
             seq = self._seq.setdefault((parent.task_id, parent.attempt), itertools.count())
-            spec.request_id = f"child:{parent.task_id}:{parent.attempt}:{next(seq)}"
+            spec.request_id = f"child:{parent.task_id}:{parent.charged or parent.attempt}:{next(seq)}"
         (record,) = codec.build_records(
             [spec],
             known_names=await self._known(name),

@@ -139,10 +139,14 @@ class TaskContext:
         context: Mapping[str, Any] | None = None,
         sink: Sink | None = None,
         cancelled: bool = False,
+        charged_attempt: int = 0,
     ) -> None:
         self.task_id = task_id
         self.name = name
         self.attempt = attempt
+        # The attempt as the retry budget counts it (re-runs that spent no retry
+        # share it): what keys a child's request id, so a re-run makes no twins.
+        self.charged_attempt = charged_attempt or attempt
         # A task that is its own root has root_id == task_id.
         self.root_id = root_id or task_id
         self.parent_id = parent_id
@@ -254,7 +258,7 @@ class TaskContext:
         """Submit a child task (from a sync body) and return its id."""
         from . import children
 
-        parent = children.Parent(task_id=self.task_id, attempt=self.attempt)
+        parent = children.Parent(task_id=self.task_id, attempt=self.attempt, charged=self.charged_attempt)
         return children.installed().submit(parent, name, args, kwargs, options or {})
 
     async def asubmit(
@@ -263,7 +267,7 @@ class TaskContext:
         """Submit a child task (from an async body) and return its id."""
         from . import children
 
-        parent = children.Parent(task_id=self.task_id, attempt=self.attempt)
+        parent = children.Parent(task_id=self.task_id, attempt=self.attempt, charged=self.charged_attempt)
         return await children.installed().asubmit(parent, name, args, kwargs, options or {})
 
     # ------------------------------------------------------------- contextvar
@@ -333,4 +337,5 @@ def for_record(record: Any, sink: Sink | None = None) -> TaskContext:
         context=initial,
         sink=sink,
         cancelled=record.cancel_requested,
+        charged_attempt=max(1, record.attempt - record.uncharged_attempts),
     )

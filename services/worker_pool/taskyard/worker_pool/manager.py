@@ -24,7 +24,7 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import envelope_pb2, reconcile_pb2
-from taskyard.core import discovery, errors, transport
+from taskyard.core import discovery, errors, lifecycle, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, pipe, registry
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT = 120.0
 # How long a stopping pool waits for the store to acknowledge its last reports.
 REPORT_FLUSH_TIMEOUT = 5.0
+# How long its background tasks get to end once cancelled (they hold nothing by then).
+TASKS_END_TIMEOUT = 5.0
 
 
 class Manager(Renewals, SchedulerLink):
@@ -188,14 +190,17 @@ class Manager(Renewals, SchedulerLink):
             req = transport.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=1.0)
             await self._beat(req, 1.0)
             req.close()
-        for t in list(self._tasks):
-            t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        for sock in (self._pair, self._respondent, self._store, self._leased_stream, self._cancel_stream):
+        # The receiving sockets close before the tasks are awaited: a closed socket ends
+        # a receive whose cancel pynng swallowed (lifecycle.end_tasks), which would
+        # otherwise wait for a message that never comes and hold the exit forever.
+        for sock in (self._pair, self._respondent, self._leased_stream, self._cancel_stream):
             if sock is not None:
                 sock.close()
         if self._peer is not None:
             self._peer.close()
+        await lifecycle.end_tasks(list(self._tasks), TASKS_END_TIMEOUT)
+        if self._store is not None:
+            self._store.close()
         log.info("worker-pool stopped")
         return 0
 

@@ -41,8 +41,10 @@ class Held:
     max_retries: int = 0
     # Seconds the attempt may run (a busy worker's silence is judged by it).
     timeout: float = 0.0
-    # The task's name: a death's backoff is the task's @task(retry_...) policy.
+    # The task's name: a death's backoff is the task's @task(retry_...) policy,
+    # taken at its charged attempt (worker.charged_attempt).
     name: str = ""
+    charged_attempt: int = 1
     # Monotonic time by which a cancelled attempt must have stopped (0 = none),
     # and whether its worker was killed for missing it (Death.cancel_step KILL).
     cancel_deadline: float = 0.0
@@ -72,8 +74,8 @@ class WorkerHandle:
     stop_sent: bool = False
     killed_for: str = ""
     # Killed only because cancelled attempts outlived their deadline: the other
-    # attempts it held did nothing wrong, so they are re-queued (attempt kept,
-    # resume_requested) rather than counted as deaths.
+    # attempts it held did nothing wrong, so they are re-queued (resume_requested,
+    # no retry spent) rather than counted as deaths.
     spare_bystanders: bool = False
 
     @property
@@ -196,7 +198,7 @@ class Workers(PoolState):
                         started=h.started,
                         max_retries=h.max_retries,
                         max_rescues=self.settings.max_rescues,
-                        retry_delay_ms=worker.death_delay_ms(h.name, ref.attempt, self.settings)
+                        retry_delay_ms=worker.death_delay_ms(h.name, h.charged_attempt, self.settings)
                         if h.started
                         else 0,
                         cancel_step=task_pb2.CANCEL_STEP_KILL if h.cancel_kill else 0,  # type: ignore[arg-type]
@@ -222,7 +224,7 @@ class Workers(PoolState):
                 proc.exitcode,
                 len(held),
                 sum(h.started for h in held.values()),
-                f"; {spared} re-queued with their attempt kept" if spared else "",
+                f"; {spared} re-queued without spending a retry" if spared else "",
             )
         self._mark_dirty()
         if shutting_down or self._closing:
@@ -284,7 +286,7 @@ class Workers(PoolState):
                 if candidates:
                     target = min(candidates, key=lambda w: (len(w.held), w.index))
             if target is None:
-                # No slot (or draining): back to the queue, no attempt burned.
+                # No slot (or draining): back to the queue, no retry burned.
                 self._pending.released.append(store_pb2.Release(ref=worker.ref_of(record, "")))
                 refused += 1
                 continue
@@ -295,6 +297,7 @@ class Workers(PoolState):
                 max_retries=worker.effective_max_retries(record, self.settings.max_retries),
                 timeout=worker.timeout_of(record, self.settings.task_timeout),
                 name=record.name,
+                charged_attempt=worker.charged_attempt(record),
             )
             holders[key] = target
             per_worker.setdefault(target.index, dispatch_pb2.Dispatch()).tasks.append(record)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
-from taskyard.core import lifecycle, retry
+from taskyard.core import lifecycle, payload, retry, seal
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import beats, children, context, pipe, poison, registry, tasklogs
@@ -78,6 +78,13 @@ def failure_of(
         traceback=poison.storable("".join(traceback.format_exception(exc))),
         attempt=attempt,
     )
+
+
+def charged_attempt(record: task_record_pb2.TaskRecord) -> int:
+    """The attempt as the retry budget counts it: re-runs that spent no retry
+    (an attempt never confirmed started, drained or spared) do not move it, so
+    the backoff stays the one documented for the n-th charged attempt."""
+    return max(1, record.attempt - record.uncharged_attempts)
 
 
 def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> int:
@@ -134,12 +141,19 @@ class ResultTooLarge(Exception):
     """The result's JSON is over TASKYARD_MAX_RESULT_BYTES (not retried: it would be again)."""
 
 
+class ResultTooDeep(Exception):
+    """The result nests lists and objects deeper than ``payload.MAX_NESTING``: no
+    reader could decode it (not retried: it would be again)."""
+
+
 def encode_result(value: Any, max_bytes: int = 1024 * 1024) -> bytes:
     """JSON text of a result; TypeError when it is not JSON-serializable."""
     try:
         text = json.dumps(value, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"result is not JSON-serializable: {exc}") from exc
+    except RecursionError as exc:  # deeper than Python's own encoder goes
+        raise ResultTooDeep(f"result {payload.too_deep_message()}") from exc
     if _JSON_NUL.search(text):
         raise TypeError("result contains a NUL character (\\u0000), which JSON storage refuses")
     data = text.encode()
@@ -147,6 +161,8 @@ def encode_result(value: Any, max_bytes: int = 1024 * 1024) -> bytes:
         raise ResultTooLarge(
             f"result is {len(data)} bytes of JSON, over the limit of {max_bytes} (TASKYARD_MAX_RESULT_BYTES)"
         )
+    if payload.nests_too_deep(text):  # the text: tuples and other sequences nest too
+        raise ResultTooDeep(f"result {payload.too_deep_message()}")
     return data
 
 
@@ -329,7 +345,7 @@ class Runner:
         """The backoff after this attempt: the task's @task(retry_...) over the deployment's policy."""
         tdef = registry.get(record.name)
         options = tdef.retry if tdef is not None else None
-        return retry.delay_ms(None, record.attempt, options, self.retry_policy, self.retry_rng)
+        return retry.delay_ms(None, charged_attempt(record), options, self.retry_policy, self.retry_rng)
 
     def max_retries_for(self, record: task_record_pb2.TaskRecord) -> int:
         """The retry budget when the record leaves it to the task (-1)."""
@@ -392,7 +408,9 @@ class Runner:
                 success=False,
                 failure=failure_of(exc, attempt, type_name="Retry"),
                 retryable=True,
-                retry_delay_ms=retry.delay_ms(exc, attempt, tdef.retry, self.retry_policy, self.retry_rng),
+                retry_delay_ms=retry.delay_ms(
+                    exc, charged_attempt(record), tdef.retry, self.retry_policy, self.retry_rng
+                ),
             )
         except BaseException as exc:  # SystemExit & co. from a task body fail the attempt, not the worker
             # Cancelled without a cancel request (a cancelled one never gets here as
@@ -405,7 +423,7 @@ class Runner:
             result = encode_result(value, self.max_result_bytes)
         except TypeError as exc:
             return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=True)
-        except ResultTooLarge as exc:
+        except (ResultTooLarge, ResultTooDeep) as exc:
             return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=False)
         return store_pb2.Completion(success=True, result_json=result)
 
@@ -486,6 +504,10 @@ def main(sock: socket.socket, settings: Settings, pool_id: str, index: int) -> N
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     lifecycle.setup_logging(f"worker-pool.w{index}", settings.log_level)
+    # Spawned: the manager's seal does not carry over, its settings do (without
+    # keys in them, the inherited environment's keys apply, as in the manager).
+    if settings.bus_keys or settings.bus_keys_file:
+        seal.install(seal.for_settings(settings))
     threading.Thread(target=_watch_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
     try:
         registry.load_modules(settings.task_modules)

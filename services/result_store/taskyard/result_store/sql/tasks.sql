@@ -17,7 +17,8 @@ t.trace_headers::text AS trace_headers, t.lease_token, t.pool_id, t.resume_reque
 t.depends_on::text[] AS depends_on, t.idempotency_key, t.context::text AS context,
 coalesce(t.cancel_reason, '') AS cancel_reason, t.cancel_step, t.rescues,
 coalesce(t.schedule_id::text, '') AS schedule_id,
-ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us
+ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us,
+t.uncharged_attempts, t.late_reports, t.late_attempt
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id, request_id or a live idempotency key,
@@ -181,8 +182,10 @@ WITH c AS (
            -- user asked for it to end, so no retry ($17 = sources of CANCELLED).
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            -- max_retries -1: the budget the pool resolved from @task(...) or its default.
-           WHEN c.retryable AND c.attempt <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
-                                                 ELSE c.max_retries END THEN 'RETRYING'::task_state
+           -- Only charged attempts spend it (0007_executions.sql).
+           WHEN c.retryable AND c.attempt - t0.uncharged_attempts
+                                <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
+                                        ELSE c.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
   FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::text[], $6::text[],
               $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[], $15::bigint[],
@@ -243,7 +246,9 @@ WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
 RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 
 -- name: release_attempts
--- ASSIGNED/RUNNING -> QUEUED, attempt kept (no attempt burned). Fenced. A row
+-- ASSIGNED/RUNNING -> QUEUED, no retry burned: the attempt may have run its body
+-- (a drain stops started ones), so the next run is a new, uncharged attempt
+-- (attempt + 1, uncharged_attempts + 1). Fenced. A row
 -- whose cancel was requested (the pool was stopped before it could report the
 -- cancel) -> CANCELLED, step ASYNCIO: the release stopped it, and dispatching
 -- it again would lose the user's cancel. $5/$6 = leased sources of
@@ -260,6 +265,9 @@ SET state = CASE WHEN t.cancel_requested THEN 'CANCELLED'::task_state ELSE 'QUEU
     pool_id = CASE WHEN t.cancel_requested THEN t.pool_id ELSE '' END,
     worker_id = CASE WHEN t.cancel_requested THEN t.worker_id ELSE '' END,
     resume_requested = r.resume AND NOT t.cancel_requested,
+    attempt = CASE WHEN t.cancel_requested THEN t.attempt ELSE t.attempt + 1 END,
+    uncharged_attempts = CASE WHEN t.cancel_requested THEN t.uncharged_attempts
+                              ELSE t.uncharged_attempts + 1 END,
     lease_token = '', lease_expires_at = NULL, updated_at = now()
 FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[]) AS r(id, attempt, token, resume)
 WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
@@ -270,7 +278,8 @@ RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt
 -- name: die_attempts
 -- The worker died holding the attempt (or its lease lapsed). It had started
 -- when the pool says so or the row is RUNNING (the start notice may still be on
--- its way): not started -> QUEUED, attempt kept; started -> a retryable failure
+-- its way): not started -> QUEUED as a new, uncharged attempt (the body may
+-- have run within the start-notice delay); started -> a retryable failure
 -- of type WorkerProcessDied: RETRYING or FAILURE, counted in tasks.rescues; the
 -- death that reaches the cap ($11, 0 = none) quarantines the task (FAILURE,
 -- message "quarantined: ..."), whatever its retry budget. A death the pool
@@ -286,8 +295,9 @@ WITH d AS (
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            WHEN t0.state <> 'RUNNING' AND NOT d.started THEN 'QUEUED'::task_state
            WHEN d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues THEN 'FAILURE'::task_state
-           WHEN d.attempt <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
-                                  ELSE d.max_retries END THEN 'RETRYING'::task_state
+           WHEN d.attempt - t0.uncharged_attempts
+                <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
+                        ELSE d.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
   FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[], $10::int[],
               $11::int[], $12::smallint[])
@@ -296,7 +306,9 @@ WITH d AS (
 ), upd AS (
   UPDATE tasks t
   SET state = d.target,
-      attempt = CASE WHEN d.target = 'RETRYING' THEN t.attempt + 1 ELSE t.attempt END,
+      attempt = CASE WHEN d.target IN ('RETRYING', 'QUEUED') THEN t.attempt + 1 ELSE t.attempt END,
+      uncharged_attempts = CASE WHEN d.target = 'QUEUED' THEN t.uncharged_attempts + 1
+                                ELSE t.uncharged_attempts END,
       rescues = CASE WHEN d.target IN ('RETRYING', 'FAILURE') THEN t.rescues + 1 ELSE t.rescues END,
       cancel_step = CASE WHEN d.target = 'CANCELLED' THEN coalesce(nullif(d.cancel_step, 0), 4)::smallint
                          ELSE t.cancel_step END,
@@ -350,8 +362,22 @@ WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
 RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 
 -- name: attempts_now
--- The current attempt and lease of refused completions (late_completions).
-SELECT t.id::text AS id, t.attempt, t.lease_token FROM tasks t WHERE t.id = ANY($1::uuid[])
+-- The current attempt and lease of refused completions (late_completions), and
+-- whether a cancel ended the task as not started (its attempt may have run).
+SELECT t.id::text AS id, t.attempt, t.lease_token,
+       (t.state = 'CANCELLED' AND t.cancel_step = 1) AS cancelled_unstarted
+FROM tasks t WHERE t.id = ANY($1::uuid[])
+
+-- name: note_late_reports
+-- Refused outcomes of superseded attempts, on their task's row: how many, and
+-- the last such attempt. Not a state change (final rows stay final, their
+-- outcome untouched); $1/$2 = one entry per refused report.
+UPDATE tasks t
+SET late_reports = t.late_reports + l.n, late_attempt = greatest(t.late_attempt, l.attempt)
+FROM (SELECT id, count(*)::int AS n, max(attempt) AS attempt
+      FROM unnest($1::uuid[], $2::int[]) AS r(id, attempt) GROUP BY id) AS l
+WHERE t.id = l.id
+RETURNING {{record}}
 
 -- name: lapsed_leases
 -- Attempts whose lease lapsed by the database clock, oldest first.
@@ -419,8 +445,8 @@ RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS 
           t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us
 
 -- name: release_orphaned_leases
--- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED, attempt
--- kept, for leases of the pools that answered a survey ($1) whose token none of
+-- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED as a
+-- new, uncharged attempt (the store's stream may have delivered it), for leases of the pools that answered a survey ($1) whose token none of
 -- them reported holding ($2), not issued by the asking scheduler (token prefix
 -- $6, '' = none of its own) and issued more than $3 ms ago by the database clock. updated_at is the issue time: the lease sets it and nothing
 -- moves an ASSIGNED row's updated_at back (a later touch only makes it look
@@ -438,7 +464,7 @@ WITH orphan AS (
 )
 UPDATE tasks t
 SET state = 'QUEUED', lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
-    updated_at = now()
+    attempt = t.attempt + 1, uncharged_attempts = t.uncharged_attempts + 1, updated_at = now()
 FROM orphan
 WHERE t.id = orphan.id AND t.state = ANY($5::task_state[])
 RETURNING {{record}}

@@ -47,3 +47,18 @@ SELECT coalesce((SELECT value FROM taskyard_counters WHERE name = 'late_completi
 SELECT name, value FROM taskyard_counters
 WHERE cardinality($1::text[]) = 0 OR name = ANY($1::text[])
 ORDER BY name
+
+-- name: declare_task_names
+-- The names pools declare in their heartbeats, kept for good (a name already
+-- there costs an index probe, no row version).
+INSERT INTO task_names (name)
+SELECT DISTINCT n.name FROM unnest($1::text[]) AS n(name)
+ON CONFLICT (name) DO NOTHING
+
+-- name: declared_task_names
+-- Which of $1 some pool has ever declared.
+SELECT name FROM task_names WHERE name = ANY($1::text[])
+
+-- name: all_task_names
+-- Every name some pool has ever declared (what may be submitted).
+SELECT name FROM task_names ORDER BY name

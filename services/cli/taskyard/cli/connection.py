@@ -1,0 +1,138 @@
+"""How the CLI reaches the gateway: TLS and token options, and the one place clients are made.
+
+Each option has an environment twin, so a shell can be set up once::
+
+    export TASKYARD_TARGET=gw.example.com:50051 TASKYARD_TLS_CA=ca.pem TASKYARD_TOKEN_FILE=~/.taskyard-token
+
+The options may be given on a command group or after the subcommand; the
+values live in the click context object next to ``target``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+import grpc
+
+if TYPE_CHECKING:
+    from taskyard.client import Client
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# An option given anywhere on the command line wins over its environment twin.
+ENVIRONMENT = {
+    "tls_ca": "TASKYARD_TLS_CA",
+    "tls_cert": "TASKYARD_TLS_CLIENT_CERT",
+    "tls_key": "TASKYARD_TLS_CLIENT_KEY",
+    "token": "TASKYARD_TOKEN",
+    "token_file": "TASKYARD_TOKEN_FILE",
+}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Connection:
+    target: str
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    token: str | None = None
+
+    @classmethod
+    def current(cls, target: str | None = None) -> Connection:
+        """From the click context (options and environment); ``target`` wins when given."""
+        ctx = click.get_current_context(silent=True)
+        obj: dict[str, Any] = (ctx.find_root().obj if ctx is not None else None) or {}
+        if ctx is not None and isinstance(ctx.obj, dict):
+            obj = {**obj, **ctx.obj}
+        given = {key: obj.get(key) or None for key in ENVIRONMENT}
+        env = {key: os.environ.get(name) or None for key, name in ENVIRONMENT.items()}
+        token = given["token"]
+        if token is None and given["token_file"] is not None:
+            token = _read_token(given["token_file"])
+        if token is None and env["token"] is None and env["token_file"] is not None:
+            token = _read_token(env["token_file"])
+        for key in ("tls_ca", "tls_cert", "tls_key"):
+            given[key] = given[key] or env[key]
+        return cls(
+            target=target or obj.get("target") or "localhost:50051",
+            tls_ca=given["tls_ca"],
+            tls_cert=given["tls_cert"],
+            tls_key=given["tls_key"],
+            # None: the client falls back to $TASKYARD_TOKEN itself.
+            token=token or env["token"],
+        )
+
+    def client(self) -> Client:
+        from taskyard.client import Client
+
+        try:
+            return Client(
+                self.target,
+                token=self.token,
+                tls_ca=self.tls_ca,
+                tls_cert=self.tls_cert,
+                tls_key=self.tls_key,
+            )
+        except (OSError, ValueError) as exc:
+            raise click.UsageError(str(exc)) from None
+
+    def channel(self) -> grpc.Channel:
+        """A raw channel with the same credentials (for the commands that use the stubs)."""
+        from taskyard.client import _credentials
+
+        try:
+            creds = _credentials.channel_credentials(
+                self.target,
+                credentials=None,
+                token=self.token,
+                tls=None,
+                tls_ca=self.tls_ca,
+                tls_cert=self.tls_cert,
+                tls_key=self.tls_key,
+            )
+        except (OSError, ValueError) as exc:
+            raise click.UsageError(str(exc)) from None
+        if creds is None:
+            return grpc.insecure_channel(self.target)
+        return grpc.secure_channel(self.target, creds)
+
+
+def _read_token(path: str) -> str:
+    try:
+        return Path(path).expanduser().read_text("utf-8").strip()
+    except OSError as exc:
+        raise click.UsageError(f"--token-file: cannot read {path}: {exc.strerror}") from None
+
+
+def _store(key: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+    def store(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value:
+            ctx.ensure_object(dict)
+            ctx.obj[key] = value
+
+    return store
+
+
+def security_options(func: F) -> F:
+    """``--tls-ca``, ``--tls-cert``, ``--tls-key``, ``--token``, ``--token-file`` (and env twins)."""
+    specs = (
+        ("--tls-ca", "tls_ca", "CA certificate (PEM) that signed the gateway's; turns TLS on."),
+        ("--tls-cert", "tls_cert", "Client certificate (PEM), for a gateway that asks for one (mTLS)."),
+        ("--tls-key", "tls_key", "Private key (PEM) of --tls-cert."),
+        ("--token", "token", "Bearer token (prefer --token-file: a command line is visible to others)."),
+        ("--token-file", "token_file", "File holding the bearer token."),
+    )
+    for flag, key, text in reversed(specs):
+        func = click.option(
+            flag,
+            expose_value=False,
+            callback=_store(key),
+            default=None,
+            help=f"{text} (env {ENVIRONMENT[key]})",
+        )(func)
+    return func

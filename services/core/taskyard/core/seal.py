@@ -1,0 +1,388 @@
+"""The seal on every internal (NNG) message: an HMAC-SHA256 trailer with a key id.
+
+A sealed message is the original bytes followed by a trailer::
+
+    clear | sent_at_ms (8, big-endian) | nonce (16) | key id | key id length (1) | version (1) | mac (32)
+
+``mac`` is HMAC-SHA256 under the key named by the key id, over everything before
+it. The trailer goes at the end so an NNG SUB topic at the front stays in clear
+(subscribers filter on it in C) while the MAC still covers it, and so a receiver
+needs no framing knowledge of the sender's topic. The nonce is a per-process random
+prefix and a counter: unique without a system call per message.
+
+A receiver refuses (drops and counts) a message that is unsigned, names a key it
+does not hold, fails its MAC (tampered, or signed with another key under the same
+id), was sent outside the clock window, or was already seen by the same socket
+(``ReplayGuard``). The first key of the keyring signs; every key verifies, which is
+what lets keys rotate without a flag day (docs/security.md, "The internal bus").
+
+With no key configured the seal is absent: messages go out as they are and are not
+checked. That is only allowed when every listener is on loopback (``require_safe``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import collections
+import dataclasses
+import hashlib
+import hmac
+import ipaddress
+import itertools
+import logging
+import os
+import secrets
+import struct
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+MAC_BYTES = 32
+NONCE_BYTES = 16
+STAMP_BYTES = 8
+# Key ids are short ASCII names: they travel in every message.
+MAX_KID_BYTES = 32
+# The smallest key accepted: HMAC-SHA256's block of strength.
+MIN_KEY_BYTES = 16
+# Trailer bytes besides the key id.
+FIXED_TRAILER_BYTES = STAMP_BYTES + NONCE_BYTES + 2 + MAC_BYTES
+
+# Nonces a receiving socket remembers; past it the oldest are forgotten and the
+# socket refuses anything sent at or before the newest forgotten one (see ReplayGuard).
+REPLAY_CACHE_ENTRIES = 1 << 17
+# Refusals are logged at most this often per process (the first one at once).
+LOG_INTERVAL_SECONDS = 10.0
+
+REASONS = ("unsigned", "unknown_key", "bad_mac", "stale", "replayed")
+
+_STAMP = struct.Struct(">Q")
+
+
+class BusKeyError(ValueError):
+    """The bus key configuration is unusable (or missing where it is required)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Keyring:
+    """Keys by id, in order: the first one signs, all of them verify."""
+
+    keys: tuple[tuple[str, bytes], ...] = ()
+
+    def __repr__(self) -> str:  # never show key material
+        return f"Keyring(kids={[kid for kid, _ in self.keys]})"
+
+    @property
+    def signer(self) -> str:
+        return self.keys[0][0] if self.keys else ""
+
+    @classmethod
+    def parse(cls, spec: str, *, source: str = "TASKYARD_BUS_KEYS") -> Keyring:
+        """``kid1:base64secret,kid2:base64secret`` (commas or new lines between keys;
+        blank lines and ``#`` comments ignored, for a keys file)."""
+        keys: list[tuple[str, bytes]] = []
+        seen: set[str] = set()
+        for n, item in enumerate(spec.replace("\n", ",").split(","), 1):
+            item = item.strip()
+            if not item or item.startswith("#"):
+                continue
+            kid, sep, secret = item.partition(":")
+            kid = kid.strip()
+            if not sep or not kid:
+                raise BusKeyError(f"{source}: key {n} must be 'kid:base64secret'")
+            if len(kid.encode()) > MAX_KID_BYTES or not kid.isascii() or not kid.isprintable():
+                raise BusKeyError(
+                    f"{source}: key id {kid!r} must be printable ASCII, at most {MAX_KID_BYTES} bytes"
+                )
+            if kid in seen:
+                raise BusKeyError(f"{source}: key id {kid!r} appears twice")
+            try:
+                key = base64.b64decode(secret.strip(), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                # The secret itself is never echoed.
+                raise BusKeyError(f"{source}: the secret of key {kid!r} is not valid base64") from exc
+            if len(key) < MIN_KEY_BYTES:
+                raise BusKeyError(
+                    f"{source}: the secret of key {kid!r} must be at least {MIN_KEY_BYTES} bytes"
+                )
+            seen.add(kid)
+            keys.append((kid, key))
+        return cls(keys=tuple(keys))
+
+    @classmethod
+    def load(cls, *, keys: str, keys_file: str) -> Keyring:
+        """From the inline list or, when that is empty, from the keys file."""
+        if keys:
+            return cls.parse(keys)
+        if keys_file:
+            try:
+                text = Path(keys_file).read_text()
+            except OSError as exc:
+                raise BusKeyError(f"TASKYARD_BUS_KEYS_FILE: cannot read {keys_file}: {exc.strerror}") from exc
+            return cls.parse(text, source=keys_file)
+        return cls()
+
+
+def generate_keys(kid: str = "dev") -> str:
+    """A fresh one-key ``TASKYARD_BUS_KEYS`` value (``taskyard dev``, tests)."""
+    return f"{kid}:{base64.b64encode(secrets.token_bytes(32)).decode()}"
+
+
+class Refusals:
+    """A process's refused messages by reason, and their rate-limited log line."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._unlogged: collections.Counter[str] = collections.Counter()
+        self._logged_at: float | None = None
+
+    def add(self, reason: str, where: str) -> None:
+        with self._lock:
+            self._counts[reason] += 1
+            self._unlogged[reason] += 1
+            now = self._clock()
+            if self._logged_at is not None and now - self._logged_at < LOG_INTERVAL_SECONDS:
+                return
+            self._logged_at = now
+            summary = ", ".join(f"{r}={c}" for r, c in sorted(self._unlogged.items()))
+            self._unlogged.clear()
+        # The reason and the socket only: never the message, which may carry secrets.
+        log.warning("refused internal message(s) on %s: %s", where or "a socket", summary)
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._counts.values())
+
+
+class ReplayGuard:
+    """The nonces one receiving socket has accepted within the window.
+
+    Bounded: past ``limit`` entries the oldest accepted are forgotten, and the
+    newest forgotten send time becomes a floor; anything sent at or before it is
+    refused as a possible replay. So memory stays bounded and no replay gets
+    through, at the price of refusing a sender whose clock lags more than the
+    time this socket takes to accept ``limit`` messages."""
+
+    def __init__(self, *, limit: int = REPLAY_CACHE_ENTRIES) -> None:
+        self._limit = limit
+        self._seen: dict[bytes, int] = {}
+        self._floor_ms = -1
+        self._lock = threading.Lock()
+
+    def admit(self, nonce: bytes, sent_at_ms: int, oldest_ms: int) -> bool:
+        """Record ``nonce``; False when it was seen or is not newer than the floor."""
+        with self._lock:
+            if sent_at_ms <= self._floor_ms or nonce in self._seen:
+                return False
+            seen = self._seen
+            # Insertion order is arrival order, close to send order: expire from
+            # the front what the window refuses anyway.
+            while seen:
+                first = next(iter(seen))
+                if seen[first] >= oldest_ms and len(seen) < self._limit:
+                    break
+                stamp = seen.pop(first)
+                if stamp >= oldest_ms:  # forgotten early: it sets the floor
+                    self._floor_ms = max(self._floor_ms, stamp)
+            seen[nonce] = sent_at_ms
+            return True
+
+
+class Seal:
+    """Signs outgoing and verifies incoming messages under one keyring.
+
+    ``seal`` and ``open`` are the hot path: HMAC objects are keyed once and copied
+    per message, and the message body is fed to the MAC without being copied."""
+
+    def __init__(
+        self,
+        keyring: Keyring,
+        *,
+        window: float = 30.0,
+        clock: Callable[[], float] = time.time,
+        refusals: Refusals | None = None,
+    ) -> None:
+        self.keyring = keyring
+        self.window_ms = int(window * 1000)
+        self._clock = clock
+        self.refusals = refusals if refusals is not None else Refusals()
+        self._macs: dict[bytes, hmac.HMAC] = {
+            kid.encode(): hmac.new(key, digestmod=hashlib.sha256) for kid, key in keyring.keys
+        }
+        signer = keyring.signer.encode()
+        self._signer_mac = self._macs.get(signer)
+        self._kid_tail = signer + bytes((len(signer), VERSION))
+        self._nonce_prefix = secrets.token_bytes(NONCE_BYTES - 8)
+        self._sequence = itertools.count()
+
+    @property
+    def enabled(self) -> bool:
+        return self._signer_mac is not None
+
+    def seal(self, data: bytes) -> bytes:
+        """``data`` (topic included) with its trailer."""
+        base = self._signer_mac
+        if base is None:
+            return data
+        head = (
+            _STAMP.pack(int(self._clock() * 1000))
+            + self._nonce_prefix
+            + _STAMP.pack(next(self._sequence))
+            + self._kid_tail
+        )
+        mac = base.copy()
+        mac.update(data)
+        mac.update(head)
+        return b"".join((data, head, mac.digest()))
+
+    def open(self, raw: bytes, guard: ReplayGuard | None, where: str = "") -> bytes | None:
+        """The clear part of a sealed message, or None (refused and counted)."""
+        if self._signer_mac is None:
+            return raw
+        reason = self._check(raw, guard)
+        if reason:
+            self.refusals.add(reason, where)
+            return None
+        kid_len = raw[-MAC_BYTES - 2]
+        return raw[: -(FIXED_TRAILER_BYTES + kid_len)]
+
+    def _check(self, raw: bytes, guard: ReplayGuard | None) -> str:
+        size = len(raw)
+        if size < FIXED_TRAILER_BYTES + 1 or raw[-MAC_BYTES - 1] != VERSION:
+            return "unsigned"
+        kid_len = raw[-MAC_BYTES - 2]
+        trailer = FIXED_TRAILER_BYTES + kid_len
+        if not 0 < kid_len <= MAX_KID_BYTES or size < trailer:
+            return "unsigned"
+        base = self._macs.get(raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2])
+        if base is None:
+            return "unknown_key"
+        mac = base.copy()
+        mac.update(memoryview(raw)[:-MAC_BYTES])  # the body is hashed in place, not copied
+        if not hmac.compare_digest(mac.digest(), raw[-MAC_BYTES:]):
+            return "bad_mac"
+        stamp_at = size - trailer
+        (sent_at_ms,) = _STAMP.unpack_from(raw, stamp_at)
+        now_ms = int(self._clock() * 1000)
+        if abs(now_ms - sent_at_ms) > self.window_ms:
+            return "stale"
+        if guard is not None:
+            nonce = raw[stamp_at + STAMP_BYTES : stamp_at + STAMP_BYTES + NONCE_BYTES]
+            if not guard.admit(nonce, sent_at_ms, now_ms - self.window_ms):
+                return "replayed"
+        return ""
+
+
+# --- the process's seal --------------------------------------------------------
+
+_current: Seal | None = None
+_current_lock = threading.Lock()
+
+
+def install(seal: Seal) -> None:
+    """Make ``seal`` the one every socket of this process uses from now on."""
+    global _current
+    with _current_lock:
+        _current = seal
+
+
+def current() -> Seal:
+    """The installed seal; without one, the seal the environment configures
+    (``TASKYARD_BUS_KEYS`` ...), so tools and in-process tests need no set-up."""
+    global _current
+    seal = _current
+    if seal is not None:
+        return seal
+    with _current_lock:
+        if _current is None:
+            _current = from_env(os.environ)
+        return _current
+
+
+def from_env(env: Mapping[str, str]) -> Seal:
+    from taskyard.core.config import Settings
+
+    return for_settings(Settings.from_env(env))
+
+
+class _BusSettings(Protocol):
+    @property
+    def bus_keys(self) -> str: ...
+    @property
+    def bus_keys_file(self) -> str: ...
+    @property
+    def bus_replay_window(self) -> float: ...
+
+
+def for_settings(settings: _BusSettings) -> Seal:
+    return Seal(
+        Keyring.load(keys=settings.bus_keys, keys_file=settings.bus_keys_file),
+        window=settings.bus_replay_window,
+        refusals=_current.refusals if _current is not None else None,
+    )
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if inner.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(inner).is_loopback
+    except ValueError:
+        return False
+
+
+class _BindSettings(_BusSettings, Protocol):
+    @property
+    def transport(self) -> str: ...
+    @property
+    def effective_bind_host(self) -> str: ...
+
+
+def require_safe(settings: _BindSettings, seal: Seal) -> None:
+    """Refuse an unsealed bus that listens beyond this machine's loopback."""
+    if seal.enabled or settings.transport == "ipc" or is_loopback(settings.effective_bind_host):
+        return
+    raise BusKeyError(
+        f"NNG would listen on {settings.effective_bind_host} (TASKYARD_BIND_HOST/TASKYARD_HOST) "
+        "without bus keys: anyone who reaches those ports could lease and report tasks. "
+        "Set TASKYARD_BUS_KEYS or TASKYARD_BUS_KEYS_FILE (see docs/security.md), "
+        "or bind to 127.0.0.1."
+    )
+
+
+def configure(settings: _BindSettings) -> Seal:
+    """A service's start: the seal its settings configure, checked and installed."""
+    seal = for_settings(settings)
+    require_safe(settings, seal)
+    install(seal)
+    if seal.enabled:
+        log.info(
+            "internal bus sealed (signing key %s, %d key(s) verify)",
+            seal.keyring.signer,
+            len(seal.keyring.keys),
+        )
+    return seal
+
+
+def configure_service(settings: _BindSettings) -> Seal:
+    """``configure`` for a service's entry point: a refusal ends the process with its reason."""
+    try:
+        return configure(settings)
+    except BusKeyError as exc:
+        raise SystemExit(f"taskyard: {exc}") from None

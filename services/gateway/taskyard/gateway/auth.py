@@ -1,0 +1,282 @@
+"""Bearer tokens with scopes, checked by a server interceptor before any RPC runs.
+
+The tokens file (``TASKYARD_AUTH_TOKENS_FILE``) has one token per line::
+
+    # token (or sha256:<hex of its SHA-256>)   scopes              name
+    sha256:9f86d081884c7d659a2feaa0c55ad015...  submit,read         ci-producer
+    Zq3...long random text...                   admin               ops
+
+Blank lines and lines starting with ``#`` are ignored. A token written in clear must be at
+least ``MIN_TOKEN_LENGTH`` characters; the gateway keeps only SHA-256 digests
+in memory and compares them with ``hmac.compare_digest``. The file is read
+again when its modification time changes (checked at most once a second) and
+on SIGHUP; a file that fails to parse keeps the previous tokens.
+Neither a token nor a line of the file ever goes into a log or an error message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import hmac
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+import grpc
+from grpc_health.v1 import health
+from grpc_reflection.v1alpha import reflection
+
+from taskyard.core import errors
+from taskyard.gateway import admission
+
+log = logging.getLogger(__name__)
+
+MIN_TOKEN_LENGTH = 16
+# How often a call may look at the file's modification time.
+RELOAD_CHECK_INTERVAL = 1.0
+_DIGEST_PREFIX = "sha256:"
+
+
+class Scope(enum.Enum):
+    SUBMIT = "submit"
+    READ = "read"
+    ADMIN = "admin"
+
+
+class TokensFileError(ValueError):
+    """The tokens file cannot be used (its message never quotes the file's content)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Token:
+    name: str
+    digest: bytes
+    scopes: frozenset[Scope]
+
+    def allows(self, scope: Scope | None) -> bool:
+        """``None`` asks only for a valid token; ``admin`` implies every scope."""
+        return scope is None or Scope.ADMIN in self.scopes or scope in self.scopes
+
+
+def digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def parse_tokens(text: str, *, source: str = "tokens file") -> tuple[Token, ...]:
+    tokens: list[Token] = []
+    names: set[str] = set()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) != 3:
+            raise TokensFileError(f"{source}, line {number}: expected 'TOKEN SCOPES NAME' (3 fields)")
+        secret, scope_text, name = fields
+        if secret.startswith(_DIGEST_PREFIX):
+            try:
+                value = bytes.fromhex(secret.removeprefix(_DIGEST_PREFIX))
+            except ValueError:
+                value = b""
+            if len(value) != hashlib.sha256().digest_size:
+                raise TokensFileError(f"{source}, line {number}: a sha256: digest is 64 hex digits")
+        elif len(secret) < MIN_TOKEN_LENGTH:
+            raise TokensFileError(
+                f"{source}, line {number}: a token must be at least {MIN_TOKEN_LENGTH} characters"
+            )
+        else:
+            value = digest(secret)
+        try:
+            scopes = frozenset(Scope(s) for s in scope_text.lower().split(",") if s)
+        except ValueError:
+            raise TokensFileError(
+                f"{source}, line {number}: scopes are a comma-separated list of "
+                + ", ".join(s.value for s in Scope)
+            ) from None
+        if not scopes:
+            raise TokensFileError(f"{source}, line {number}: no scope")
+        if name in names:
+            raise TokensFileError(f"{source}, line {number}: the name {name!r} is used twice")
+        names.add(name)
+        tokens.append(Token(name=name, digest=value, scopes=scopes))
+    return tuple(tokens)
+
+
+class TokensFile:
+    """The tokens of a file, read again when it changes."""
+
+    def __init__(self, path: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.path = path
+        self._clock = clock
+        self._mtime = self._stat()
+        self.tokens = self._read()
+        self._checked = clock()
+
+    def _stat(self) -> int:
+        try:
+            return os.stat(self.path).st_mtime_ns
+        except OSError as exc:
+            raise TokensFileError(f"cannot read {self.path}: {exc.strerror}") from None
+
+    def _read(self) -> tuple[Token, ...]:
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TokensFileError(f"cannot read {self.path}: {type(exc).__name__}") from None
+        tokens = parse_tokens(text, source=self.path)
+        if not tokens:
+            raise TokensFileError(f"{self.path} holds no token")
+        return tokens
+
+    def reload(self) -> bool:
+        """Read the file again; on failure keep the current tokens (and say so). True if it changed."""
+        try:
+            mtime = self._stat()
+            tokens = self._read()
+        except TokensFileError as exc:
+            log.error("tokens not reloaded, the previous %d stay: %s", len(self.tokens), exc)
+            return False
+        self._mtime = mtime
+        changed = {(t.digest, t.scopes) for t in tokens} != {(t.digest, t.scopes) for t in self.tokens}
+        self.tokens = tokens
+        log.info("tokens loaded from %s: %s", self.path, ", ".join(t.name for t in tokens))
+        return changed
+
+    def _maybe_reload(self) -> None:
+        now = self._clock()
+        if now - self._checked < RELOAD_CHECK_INTERVAL:
+            return
+        self._checked = now
+        try:
+            mtime = self._stat()
+        except TokensFileError:
+            return  # a secret being replaced may vanish for a moment: keep what we have
+        if mtime != self._mtime:
+            self.reload()
+
+    def find(self, presented: str) -> Token | None:
+        self._maybe_reload()
+        wanted = digest(presented)
+        found: Token | None = None
+        # Every digest is compared, so the time taken says nothing about which one matched.
+        for token in self.tokens:
+            if hmac.compare_digest(token.digest, wanted):
+                found = token
+        return found
+
+
+# --- the policy: which scope each RPC needs ----------------------------------------
+
+_TASKS = "/taskyard.v1.TaskService/"
+_SCHEDULES = "/taskyard.v1.ScheduleService/"
+_QUEUES = "/taskyard.v1.QueueService/"
+
+REQUIRED_SCOPES: Mapping[str, Scope | None] = {
+    **{_TASKS + m: Scope.SUBMIT for m in ("SubmitTask", "BatchSubmitTasks", "CancelTask")},
+    **{
+        _TASKS + m: Scope.READ
+        for m in (
+            "GetTask",
+            "WaitTask",
+            "ListTasks",
+            "GetTaskTree",
+            "ExplainTask",
+            "GetTaskLogs",
+            "StreamTaskLogs",
+        )
+    },
+    **{_SCHEDULES + m: Scope.READ for m in ("GetSchedule", "ListSchedules")},
+    **{
+        _SCHEDULES + m: Scope.ADMIN
+        for m in ("CreateSchedule", "PauseSchedule", "ResumeSchedule", "DeleteSchedule", "TriggerSchedule")
+    },
+    **{_QUEUES + m: Scope.READ for m in ("GetQueueStatus", "ListServers")},
+    **{
+        _QUEUES + m: Scope.ADMIN
+        for m in ("PauseQueue", "ResumeQueue", "ClearQueue", "RetryTasks", "PurgeTasks")
+    },
+    # Reflection describes the API: any valid token.
+    f"/{reflection.SERVICE_NAME}/ServerReflectionInfo": None,
+}
+# Probes carry no token.
+OPEN_METHODS = frozenset(f"/{health.SERVICE_NAME}/{m}" for m in ("Check", "Watch"))
+
+
+def required_scope(method: str) -> Scope | None:
+    """What ``method`` needs; a method the table does not name needs ``admin``."""
+    return REQUIRED_SCOPES.get(method, Scope.ADMIN)
+
+
+def _refusal(code: errors.Code, reason: str, message: str) -> errors.TaskyardError:
+    return errors.TaskyardError(code, reason, message)
+
+
+def bearer(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
+    """The token of the ``authorization: Bearer`` header; "" when the header is not a bearer token."""
+    for key, value in metadata or ():
+        if key != "authorization":
+            continue
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        scheme, _, token = text.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return ""
+        return token.strip()
+    return None
+
+
+class Authenticator(admission.Interceptor):
+    """UNAUTHENTICATED without a valid token, PERMISSION_DENIED without the scope."""
+
+    def __init__(self, tokens: TokensFile) -> None:
+        self.tokens = tokens
+        self.refused = 0
+
+    def check(
+        self, method: str, metadata: Sequence[tuple[str, str | bytes]] | None
+    ) -> errors.TaskyardError | None:
+        if method in OPEN_METHODS:
+            return None
+        presented = bearer(metadata)
+        if presented is None:
+            return _refusal(
+                errors.Code.UNAUTHENTICATED,
+                "TOKEN_MISSING",
+                "this gateway needs a token: send the header 'authorization: Bearer <token>'",
+            )
+        token = self.tokens.find(presented) if presented else None
+        if token is None:
+            return _refusal(
+                errors.Code.UNAUTHENTICATED,
+                "TOKEN_INVALID",
+                "the token is not valid here (header 'authorization: Bearer <token>')",
+            )
+        scope = required_scope(method)
+        if not token.allows(scope):
+            assert scope is not None
+            return _refusal(
+                errors.Code.PERMISSION_DENIED,
+                "SCOPE_MISSING",
+                f"{method.rsplit('/', 1)[-1]} needs the scope '{scope.value}'"
+                + ("" if scope is Scope.ADMIN else " (or 'admin')")
+                + "; "
+                f"token '{token.name}' has {', '.join(sorted(s.value for s in token.scopes))}",
+            )
+        return None
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[admission.Handler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> admission.Handler:
+        method = handler_call_details.method
+        refusal = self.check(method, handler_call_details.invocation_metadata)
+        handler = await continuation(handler_call_details)
+        if refusal is None or handler is None:
+            return handler
+        self.refused += 1
+        log.info("refused %s: %s", method, refusal.reason)
+        return admission.refusing(handler, refusal)

@@ -1,0 +1,60 @@
+"""The task names some worker pool has ever declared (the ``task_names`` table).
+
+Pools declare their names in every heartbeat (``heartbeats.py``) and a name is
+never forgotten: a task for a pool that is down waits QUEUED (ExplainTask says
+NO_POOL) instead of being refused. Only a name never declared is refused, here
+for every insert and at the gateway.
+
+The set only grows, so it is cached; a name missing from the cache is looked up
+(by primary key) before it is called unknown, one lookup at a time: a burst of
+inserts of a name not cached yet waits for one lookup, not one each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+import asyncpg
+
+from .committer import Stats
+from .queries import Q
+
+
+class DeclaredNames:
+    """A ``Container[str]`` of the declared names this store has seen so far."""
+
+    def __init__(self, pool: asyncpg.Pool, stats: Stats) -> None:
+        self._pool = pool
+        self._stats = stats
+        self._names: set[str] = set()
+        self._lookup: asyncio.Future[None] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    async def ensure(self, names: Iterable[str]) -> None:
+        """Look up the names of ``names`` the cache does not hold yet."""
+        missing = {n for n in names if n and n not in self._names}
+        while missing and self._lookup is not None:
+            await asyncio.shield(self._lookup)  # it may have found them
+            missing = {n for n in missing if n not in self._names}
+        if not missing:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._lookup = done
+        try:
+            self._stats.statements += 1
+            rows = await self._pool.fetch(Q["declared_task_names"], sorted(missing))
+            self._names.update(r["name"] for r in rows)
+        finally:
+            self._lookup = None
+            done.set_result(None)
+
+    async def all(self) -> list[str]:
+        """Every declared name (read from the table: another store may have added some)."""
+        self._stats.statements += 1
+        rows = await self._pool.fetch(Q["all_task_names"])
+        found = [r["name"] for r in rows]
+        self._names.update(found)
+        return found

@@ -1,0 +1,77 @@
+"""`bench/chaos --quick`: the fault-schedule runner, end to end, small. Every fault of
+the schedule (each service SIGKILLed and restarted, a worker and a pool frozen
+past the lease, PostgreSQL crashed, a pool cut off when root) against a few
+hundred tasks; it must exit 0 and print its whole report."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.postgres import server_bindir
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.slow, pytest.mark.timeout(150)]
+
+CHAOS = Path(__file__).resolve().parents[2] / "bench" / "chaos"
+LABELS = (
+    "SIGKILL result-store",
+    "SIGKILL scheduler",
+    "SIGKILL gateway",
+    "SIGKILL pool-a manager",
+    "SIGKILL a pool-a worker",
+    "SIGSTOP a pool-b worker",
+    "SIGSTOP pool-a",
+    "PostgreSQL immediate restart",
+)
+
+
+def _run(*args: str, timeout: float) -> tuple[int, str]:
+    proc = subprocess.Popen(
+        [sys.executable, str(CHAOS), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("TASKYARD_")},
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # SIGTERM lets the runner stop what it started; SIGKILL only if that hangs.
+        proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=30)
+        proc.kill()
+        out, _ = proc.communicate()
+        pytest.fail(f"bench/chaos outlived {timeout}s:\n{out}")
+    return proc.returncode, out
+
+
+def _figure(out: str, label: str) -> int:
+    match = re.search(rf"^  {label}\s+(\d+)", out, re.MULTILINE)
+    assert match, f"no {label!r} line in the report:\n{out}"
+    return int(match.group(1))
+
+
+@pytest.mark.skipif(server_bindir() is None, reason="needs PostgreSQL server binaries (pg_config --bindir)")
+def test_quick_schedule_loses_nothing_and_reports_every_fault() -> None:
+    code, out = _run("--quick", "--tasks", "200", "--deadline", "85", timeout=120)
+    assert code == 0, out
+    for label in LABELS:
+        assert re.search(rf"{re.escape(label)}.*recovery +\d+\.\d+ s", out), f"{label} not reported:\n{out}"
+    partitioned = os.geteuid() == 0 and shutil.which("ip") is not None
+    if partitioned:
+        assert re.search(r"NNG partition of pool-b.*recovery +\d+\.\d+ s", out), out
+    assert _figure(out, "acknowledged") == 200 + len(LABELS) + int(partitioned)
+    assert _figure(out, "final") == _figure(out, "acknowledged")
+    assert _figure(out, "lost") == 0 and _figure(out, "stuck") == 0
+    assert _figure(out, "body runs") >= 200
+    for heading in ("## faults", "## tasks", "## executions", "## contract"):
+        assert heading in out, out
+    assert "result: PASS" in out, out

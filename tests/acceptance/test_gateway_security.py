@@ -1,0 +1,184 @@
+"""TLS and bearer tokens through a real cluster: grpcurl, the Python client and the CLI
+succeed with the right CA and token; no token is UNAUTHENTICATED; a read-only token
+cannot cancel or purge; health answers without a token; no token reaches a log."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from support import certs, grpcurl
+from support.cluster import Cluster
+
+from taskyard.client import Client, TaskyardError
+
+
+def _submit_when_ready(client: Client, deadline: float) -> str:
+    """Submit add(2, 3) once a pool serving it is known (health alone does not say so)."""
+    while True:
+        try:
+            return client.submit("add", 2, 3).id
+        except TaskyardError as exc:
+            if exc.code != grpc.StatusCode.INVALID_ARGUMENT or time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
+
+
+def test_tls_and_tokens_through_a_cluster(
+    cluster_factory: Callable[..., Cluster], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TASKYARD_TOKEN", raising=False)
+    material = certs.make(tmp_path / "certs")
+    admin, submitter, reader = (f"{who}-{secrets.token_urlsafe(24)}" for who in ("adm", "sub", "rd"))
+    tokens_file = tmp_path / "tokens"
+    tokens_file.write_text(
+        f"sha256:{hashlib.sha256(admin.encode()).hexdigest()}  admin  ops\n"
+        f"{submitter}  submit,read  producer\n"
+        f"{reader}  read  dashboard\n"
+    )
+    cluster = cluster_factory(
+        start=False,
+        env={
+            "TASKYARD_TLS_CERT": str(material.server_cert),
+            "TASKYARD_TLS_KEY": str(material.server_key),
+            "TASKYARD_AUTH_TOKENS_FILE": str(tokens_file),
+        },
+    )
+    cluster.start()
+    target = cluster.target
+    ca = material.ca
+
+    # Health: no token, over TLS.
+    creds = grpc.ssl_channel_credentials(root_certificates=ca.read_bytes())
+    deadline = time.monotonic() + 45
+    with grpc.secure_channel(target, creds) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        while health.Check(health_pb2.HealthCheckRequest(), timeout=5).status != 1:
+            assert time.monotonic() < deadline, cluster.logs_tail()
+            time.sleep(0.1)
+
+    with Client(target, tls_ca=ca, token=submitter) as producer:
+        task_id = _submit_when_ready(producer, deadline)
+        done = producer.wait(task_id, timeout=30)
+        assert done.state.name == "SUCCESS" and done.result == 5
+
+    with Client(target, tls_ca=ca) as anonymous, Client(target, tls_ca=ca, token=reader) as dashboard:
+        with pytest.raises(TaskyardError) as missing:
+            anonymous.get(task_id)
+        assert (missing.value.code, missing.value.reason) == (
+            grpc.StatusCode.UNAUTHENTICATED,
+            "TOKEN_MISSING",
+        )
+        assert dashboard.get(task_id).result == 5
+        refused: dict[str, Any] = {}
+        for what, call in (("cancel", lambda: dashboard.cancel(task_id)), ("purge", dashboard.queues.purge)):
+            with pytest.raises(TaskyardError) as exc:
+                call()
+            refused[what] = (exc.value.code, exc.value.reason)
+        assert refused == {
+            "cancel": (grpc.StatusCode.PERMISSION_DENIED, "SCOPE_MISSING"),
+            "purge": (grpc.StatusCode.PERMISSION_DENIED, "SCOPE_MISSING"),
+        }
+
+    got = grpcurl.call(
+        target,
+        "taskyard.v1.TaskService/GetTask",
+        {"id": task_id},
+        plaintext=False,
+        extra=["-cacert", str(ca), "-H", f"authorization: Bearer {reader}"],
+    )
+    assert got["task"]["result"] == 5
+
+    token_file = tmp_path / "reader-token"
+    token_file.write_text(reader)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TASKYARD_")}
+    where = ["--target", target, "--tls-ca", str(ca), "--token-file", str(token_file)]
+    cli = subprocess.run(
+        [sys.executable, "-m", "taskyard.cli", "task", "get", task_id, *where, "--json"],
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert '"result": 5' in cli.stdout
+
+    cluster.stop()
+    log = cluster.log_text("gateway")
+    assert "TLS" in log and "3 tokens" in log
+    for secret in (admin, submitter, reader):
+        assert secret not in log
+
+
+PROBE_SECONDS = 8.0
+
+
+def test_five_thousand_waits_on_a_cluster_leave_health_fast(cluster: Cluster, tmp_path: Path) -> None:
+    """The gateway as its own process, with the real store behind it: 5,000 WaitTask on
+    delayed tasks (from another process), Health/Check p99 < 50 ms, GetTask answering."""
+    import json
+    import statistics
+
+    from taskyard.client import TaskRequest
+
+    calls = 5000
+    with cluster.client() as client:
+        ids = [
+            s.id
+            for _ in range(calls // 1000)
+            for s in client.submit_many([TaskRequest(name="noop", countdown=3600)] * 1000)
+        ]
+    ids_file = tmp_path / "ids"
+    ids_file.write_text("\n".join(ids))
+    tests_dir = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "support.waiting_clients", cluster.target, str(ids_file), "--channels", "4"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert waiting.stdin is not None and waiting.stdout is not None
+    try:
+        assert waiting.stdout.readline().strip() == "launched"
+        checks: list[float] = []
+        reads: list[float] = []
+        with grpc.insecure_channel(cluster.target) as channel, cluster.client(timeout=10) as reader:
+            health = health_pb2_grpc.HealthStub(channel)
+            started_at = time.monotonic()
+            while time.monotonic() - started_at < PROBE_SECONDS:
+                t0 = time.perf_counter()
+                assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1
+                checks.append(time.perf_counter() - t0)
+                if len(checks) % 4 == 0:
+                    t0 = time.perf_counter()
+                    assert reader.get(ids[len(checks) % calls]).state.name == "SCHEDULED"
+                    reads.append(time.perf_counter() - t0)
+                time.sleep(0.005)
+        waiting.stdin.close()
+        summary = json.loads(waiting.stdout.readline())
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+        waiting.wait()
+    p99 = statistics.quantiles(checks, n=100)[98]
+    read_p99 = statistics.quantiles(reads, n=100)[98]
+    print(
+        f"\ncluster, {calls} WaitTask: Health/Check p50 {statistics.median(checks) * 1e3:.2f} ms, "
+        f"p99 {p99 * 1e3:.2f} ms, max {max(checks) * 1e3:.2f} ms ({len(checks)}); GetTask p50 "
+        f"{statistics.median(reads) * 1e3:.2f} ms, p99 {read_p99 * 1e3:.2f} ms, "
+        f"max {max(reads) * 1e3:.2f} ms ({len(reads)})"
+    )
+    assert summary == {"pending": calls, "finished": {}}, summary
+    assert p99 < 0.050
