@@ -104,7 +104,8 @@ async def test_long_and_unary_calls_have_their_own_limits(small: GatewayEnv) -> 
 
 async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -> None:
     """5,000 WaitTask (one per task, from another process) on one gateway: Health/Check
-    p99 < 50 ms and GetTask answers throughout."""
+    and GetTask answer throughout, nothing is refused. The figures are printed; the
+    p99 bound is asserted once, against a real cluster (test_gateway_security.py)."""
     async with gateway_env() as gw:
         calls = 5000
         ids: list[str] = []
@@ -175,7 +176,6 @@ async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -
             f"all waits arrived in {arrived_at:.2f} s ({ramp} checks)"
         )
         assert summary == {"pending": calls, "finished": {}}, summary
-        assert p99 < 0.050
         assert gw.gateway.admission.long.refused == 0 and gw.gateway.admission.unary.refused == 0
 
 

@@ -89,6 +89,29 @@ def grpc_bind_address(host: str, port: int) -> str:
     return f"{host}:{port}"
 
 
+def _bind(
+    server: grpc.aio.Server,
+    address: str,
+    credentials: grpc.ServerCredentials | None,
+    *,
+    setting: str = "TASKYARD_GRPC_PORT / TASKYARD_GRPC_HOST",
+) -> int:
+    """The port bound; a taken port or a foreign address is refused with what to set."""
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
+    except RuntimeError:
+        port = 0
+    if port == 0:
+        raise tls.ListenRefused(
+            f"cannot listen on {address}: the port is taken (another gateway?) or the address "
+            f"is not this machine's; set {setting}"
+        )
+    return port
+
+
 class Gateway:
     def __init__(self, settings: Settings, *, discovery_enabled: bool = True) -> None:
         tls.check_exposure(settings)
@@ -159,30 +182,10 @@ class Gateway:
     async def start(self) -> int:
         """Bind, start serving and the background loops; return the bound port."""
         s = self.settings
-        address = grpc_bind_address(s.grpc_host, s.grpc_port)
-        try:
-            if self.credentials is None:
-                self.port = self.server.add_insecure_port(address)
-            else:
-                self.port = self.server.add_secure_port(address, self.credentials)
-        except RuntimeError:
-            self.port = 0
-        if self.port == 0:
-            raise tls.ListenRefused(
-                f"cannot listen on {address}: the port is taken (another gateway?) or the address "
-                "is not this machine's; set TASKYARD_GRPC_PORT / TASKYARD_GRPC_HOST"
-            )
+        self.port = _bind(self.server, grpc_bind_address(s.grpc_host, s.grpc_port), self.credentials)
         if self.health_server is not None:
-            health_address = grpc_bind_address(s.grpc_host, s.grpc_health_port)
-            try:
-                self.health_port = self.health_server.add_insecure_port(health_address)
-            except RuntimeError:
-                self.health_port = 0
-            if self.health_port == 0:
-                raise tls.ListenRefused(
-                    f"cannot listen on {health_address} for health probes: the port is taken "
-                    "or the address is not this machine's; set TASKYARD_GRPC_HEALTH_PORT"
-                )
+            address = grpc_bind_address(s.grpc_host, s.grpc_health_port)
+            self.health_port = _bind(self.health_server, address, None, setting="TASKYARD_GRPC_HEALTH_PORT")
         for name in ("", TASK_SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
