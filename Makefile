@@ -53,7 +53,7 @@ gen-check:
 lint: lint-py lint-proto
 
 # The bench scripts have no .py suffix (they are commands): name them explicitly.
-BENCH_COMMANDS := $(BENCH_SCRIPTS) bench/store_writes bench/chaos bench/seal
+BENCH_COMMANDS := $(BENCH_SCRIPTS) bench/store_writes bench/chaos bench/seal bench/compare bench/db_work
 
 lint-py:
 	$(PYTHON) -m ruff check . $(BENCH_COMMANDS)

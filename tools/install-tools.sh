@@ -3,12 +3,15 @@
 #
 #   tools/install-tools.sh            all steps
 #   tools/install-tools.sh python npm only some: python npm grpcurl postgres
+#   tools/install-tools.sh bench      bench/compare's peers (opt-in, see below)
 #
 # python    pip install -e '.[dev]' (always: points the editable install at THIS checkout)
 # npm       npm ci (buf, pinned in package.json / package-lock.json), skipped when current
 # grpcurl   go install grpcurl into GOBIN (tests look for it on PATH), skipped when current
 # postgres  checks for PostgreSQL server binaries; installs the Debian package when missing
 #           (tests start their own throwaway cluster; nothing is started here)
+# bench     opt-in, never part of "all steps" (CI stays fast): bench/compare's peers,
+#           pip install -e '.[bench]' (pgqueuer, celery[redis]) and Debian's redis-server
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -100,6 +103,21 @@ install_postgres() {
   log "postgres: server binaries in $dir"
 }
 
+install_bench() {
+  log "bench: pip install -e '.[bench]' (pgqueuer, celery[redis])"
+  "$PYTHON" -m pip install --quiet -e '.[bench]'
+  if command -v redis-server >/dev/null; then
+    log "bench: $(redis-server --version | cut -d' ' -f1-3) already installed"
+    return
+  fi
+  [[ "$(id -u)" == 0 ]] || die "redis-server not found; install it (apt-get install redis-server) as root"
+  log "bench: redis-server not found; apt-get install redis-server (bench/compare starts its own)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  command -v redis-server >/dev/null || die "redis-server installed but not on PATH"
+}
+
 steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(python npm grpcurl postgres)
 for step in "${steps[@]}"; do
@@ -108,6 +126,7 @@ for step in "${steps[@]}"; do
     npm) install_npm ;;
     grpcurl) install_grpcurl ;;
     postgres) install_postgres ;;
-    *) die "unknown step '$step' (python, npm, grpcurl, postgres)" ;;
+    bench) install_bench ;;
+    *) die "unknown step '$step' (python, npm, grpcurl, postgres, bench)" ;;
   esac
 done

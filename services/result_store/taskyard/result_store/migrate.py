@@ -67,21 +67,48 @@ async def migrate(conn: asyncpg.Connection, *, notify_channel: str | None = None
     return applied
 
 
+def allowed_body(pairs: set[tuple[str, str]]) -> str:
+    """The body of ``tasks_transition_allowed(src, dst)`` for these pairs: one CASE
+    the planner inlines into the guard trigger's WHEN (0009_db_work.sql)."""
+    targets: dict[str, list[str]] = {}
+    for src, dst in sorted(pairs):
+        targets.setdefault(src, []).append(dst)
+    arms = " ".join(
+        f"WHEN '{src}' THEN '{{{','.join(dsts)}}}'::task_state[]" for src, dsts in targets.items()
+    )
+    return f" SELECT dst = ANY (CASE src {arms} ELSE '{{}}'::task_state[] END) "
+
+
 async def sync_transitions(conn: asyncpg.Connection) -> bool:
-    """Make ``task_transitions`` equal to the Python table; True when it changed."""
+    """Make ``task_transitions`` and ``tasks_transition_allowed`` equal to the
+    Python table; True when either changed."""
     wanted = transition_pairs()
     rows = await conn.fetch("SELECT from_state::text AS f, to_state::text AS t FROM task_transitions")
-    if {(r["f"], r["t"]) for r in rows} == wanted:
+    table_ok = {(r["f"], r["t"]) for r in rows} == wanted
+    body = allowed_body(wanted)
+    # None on a schema without it (bench/db_work --without 0009_db_work).
+    current = await conn.fetchval(
+        "SELECT prosrc FROM pg_proc WHERE proname = 'tasks_transition_allowed' "
+        "AND pronamespace = current_schema()::regnamespace"
+    )
+    function_ok = current is None or current == body
+    if table_ok and function_ok:
         return False
     pairs = sorted(wanted)
     async with conn.transaction():
-        await conn.execute("DELETE FROM task_transitions")
-        await conn.execute(
-            """INSERT INTO task_transitions (from_state, to_state)
-               SELECT f::task_state, t::task_state FROM unnest($1::text[], $2::text[]) AS x(f, t)""",
-            [p[0] for p in pairs],
-            [p[1] for p in pairs],
-        )
+        if not table_ok:
+            await conn.execute("DELETE FROM task_transitions")
+            await conn.execute(
+                """INSERT INTO task_transitions (from_state, to_state)
+                   SELECT f::task_state, t::task_state FROM unnest($1::text[], $2::text[]) AS x(f, t)""",
+                [p[0] for p in pairs],
+                [p[1] for p in pairs],
+            )
+        if not function_ok:
+            await conn.execute(
+                "CREATE OR REPLACE FUNCTION tasks_transition_allowed(src task_state, dst task_state) "
+                "RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $body$" + body + "$body$"
+            )
     log.info("synced %d task transitions", len(pairs))
     return True
 
