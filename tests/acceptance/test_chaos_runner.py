@@ -5,21 +5,16 @@ hundred tasks; it must exit 0 and print its whole report."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from support import bench
 from support.postgres import server_bindir
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.slow, pytest.mark.timeout(150)]
 
-CHAOS = Path(__file__).resolve().parents[2] / "bench" / "chaos"
 LABELS = (
     "SIGKILL result-store",
     "SIGKILL scheduler",
@@ -33,24 +28,7 @@ LABELS = (
 
 
 def _run(*args: str, timeout: float) -> tuple[int, str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(CHAOS), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("TASKYARD_")},
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # SIGTERM lets the runner stop what it started; SIGKILL only if that hangs.
-        proc.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=30)
-        proc.kill()
-        out, _ = proc.communicate()
-        pytest.fail(f"bench/chaos outlived {timeout}s:\n{out}")
-    return proc.returncode, out
+    return bench.run("chaos", *args, timeout=timeout)
 
 
 def _figure(out: str, label: str) -> int:

@@ -4,20 +4,14 @@ shape of what it prints, never a figure: the figures live in docs/benchmarks.md.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from support import bench
 from support.postgres import server_bindir
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.slow, pytest.mark.timeout(90)]
 
-COMPARE = Path(__file__).resolve().parents[2] / "bench" / "compare"
 NUMBER = r"[\d,]+(?:\.\d+)?"
 SUMMARY_ROW = re.compile(
     rf"^\| taskyard \| {NUMBER} \| — \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|$",
@@ -27,24 +21,7 @@ KINDS = ("gateway", "scheduler", "result-store", "pool manager", "worker", "post
 
 
 def _run(*args: str, timeout: float) -> tuple[int, str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(COMPARE), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("TASKYARD_")},
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # SIGTERM lets the runner stop what it started, by PID; SIGKILL only if that hangs.
-        proc.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=20)
-        proc.kill()
-        out, _ = proc.communicate()
-        pytest.fail(f"bench/compare outlived {timeout}s:\n{out}")
-    return proc.returncode, out
+    return bench.run("compare", *args, timeout=timeout)
 
 
 @pytest.mark.skipif(server_bindir() is None, reason="needs PostgreSQL server binaries (pg_config --bindir)")

@@ -102,6 +102,27 @@ async def test_long_and_unary_calls_have_their_own_limits(small: GatewayEnv) -> 
     await _until(long_gate, 0)
 
 
+async def _waiting_clients(
+    target: str, ids: list[str], tmp_path: Path, *, channels: int
+) -> asyncio.subprocess.Process:
+    """A process that keeps one WaitTask in flight per id (support/waiting_clients.py)."""
+    ids_file = tmp_path / "ids"
+    ids_file.write_text("\n".join(ids))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])}
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "support.waiting_clients",
+        target,
+        str(ids_file),
+        "--channels",
+        str(channels),
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+
+
 async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -> None:
     """5,000 WaitTask (one per task, from another process) on one gateway: Health/Check
     and GetTask answer throughout, nothing is refused. The figures are printed; the
@@ -113,24 +134,7 @@ async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -
             batch = task_service_pb2.BatchSubmitTasksRequest(tasks=[task_pb2.TaskSpec(name="add")] * 1000)
             ids += [t.id for t in (await gw.stub.BatchSubmitTasks(batch)).tasks]
         task_id = ids[0]
-        ids_file = tmp_path / "ids"
-        ids_file.write_text("\n".join(ids))
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]),
-        }
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "support.waiting_clients",
-            gw.target,
-            str(ids_file),
-            "--channels",
-            "4",
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
+        proc = await _waiting_clients(gw.target, ids, tmp_path, channels=4)
         assert proc.stdin is not None and proc.stdout is not None
         try:
             assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"launched"
@@ -233,24 +237,7 @@ async def test_a_frozen_client_loses_its_connection_and_its_places(tmp_path: Pat
     async with gateway_env(grpc_keepalive_time=1.0, grpc_keepalive_timeout=1.0) as gw:
         batch = task_service_pb2.BatchSubmitTasksRequest(tasks=[task_pb2.TaskSpec(name="add")] * 50)
         ids = [t.id for t in (await gw.stub.BatchSubmitTasks(batch)).tasks]
-        ids_file = tmp_path / "ids"
-        ids_file.write_text("\n".join(ids))
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]),
-        }
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "support.waiting_clients",
-            gw.target,
-            str(ids_file),
-            "--channels",
-            "1",
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
+        proc = await _waiting_clients(gw.target, ids, tmp_path, channels=1)
         assert proc.stdout is not None
         try:
             assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"launched"

@@ -113,7 +113,7 @@ class TaskInfo:
     finished_at: datetime.datetime | None
     updated_at: datetime.datetime | None
     run_at: datetime.datetime | None
-    # graph slice: dependencies, idempotency key, how a cancel ended.
+    # task graph: dependencies, idempotency key, how a cancel ended.
     depends_on: tuple[str, ...] = ()
     idempotency_key: str = ""
     cancel_reason: str = ""
@@ -256,7 +256,7 @@ class TaskRequest:
     request_id: str = ""
     parent_id: str = ""
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    # graph slice: queued only once these tasks succeeded; an idempotency key and its window.
+    # task graph: queued only once these tasks succeeded; an idempotency key and its window.
     depends_on: Sequence[str] = ()
     idempotency_key: str = ""
     idempotency_window: float | datetime.timedelta | None = None

@@ -103,7 +103,7 @@ def _echo_task(task: TaskInfo) -> None:
         rows.append(("failure", f"{ftype}: {fmsg}" if ftype else _fmt(failure)))
     if _field(task, "cancel_requested"):
         rows.append(("cancel", "requested"))
-    # graph slice: what it waits on, its idempotency key, why and how a cancel ended it.
+    # task graph: what it waits on, its idempotency key, why and how a cancel ended it.
     if _field(task, "depends_on"):
         rows.append(("after", ", ".join(_field(task, "depends_on"))))
     for key in ("idempotency_key", "cancel_reason", "cancel_step"):

@@ -219,7 +219,7 @@ class Settings:
     task_modules: tuple[str, ...] = ()
     server_name: str = dataclasses.field(default_factory=lambda: os.uname().nodename)
     shutdown_timeout: float = 30.0
-    # --- worker-pool supervision (slice: supervision, issues #3 item 4-5 and #4)
+    # --- worker-pool supervision
     # Each worker beats from its own event loop this often (with its RSS).
     worker_heartbeat_interval: float = 10.0
     # An idle worker silent this long is killed (its loop is wedged).
@@ -236,7 +236,7 @@ class Settings:
     # the worker killed at cancel_deadline (seconds after the request).
     cancel_grace: float = 2.0
     cancel_deadline: float = 10.0
-    # --- slice: ops (task logs, queues, retention)
+    # --- ops (task logs, queues, retention)
     # A log line longer than this (UTF-8 bytes) is cut, with a marker.
     log_max_line_bytes: int = 16 * 1024
     # Lines kept per task; past it lines are dropped and one "log truncated" line says so.
@@ -250,22 +250,22 @@ class Settings:
     purge_interval: float = 3600.0
     # Final records stay in the store's result cache this long.
     result_ttl: float = 3600.0
-    # --- slice: time (ETA/countdown, retries, explain)
+    # --- time (ETA/countdown, retries, explain)
     # Retry jitter of the default policy: each delay is cut by up to this fraction (core.retry).
     retry_jitter: float = 0.2
     # The scheduler's due heap caches SCHEDULED/RETRYING rows due within due_window
     # seconds, reloaded from the database every due_refresh_interval seconds.
     due_window: float = 60.0
     due_refresh_interval: float = 30.0
-    # --- slice: schedules (periodic tasks)
+    # --- schedules (periodic tasks)
     # The scheduler re-reads the earliest next run of the schedules table at least
     # this often (a lost schedule.changed event delays a run by at most this).
     schedule_refresh_interval: float = 10.0
-    # --- slice: graph (dependencies, trees, idempotency keys, cancellation)
+    # --- graph (dependencies, trees, idempotency keys, cancellation)
     # The store re-resolves every PENDING task this often (and at start-up): a
     # crash between a dependency's commit and its resolve step delays, never strands.
     graph_sweep_interval: float = 30.0
-    # --- slice: restart reconciliation (scheduler/reconciler.py)
+    # --- restart reconciliation (scheduler/reconciler.py)
     # A restarted scheduler hands back, at a pool's first survey answer, the leases
     # of its predecessor the pool does not hold that were issued more than this many
     # seconds before the survey was sent (a dispatch committed just before may still
@@ -355,7 +355,7 @@ class Settings:
             task_modules=tuple(m.strip() for m in modules.split(",") if m.strip()) if modules else (),
             server_name=_get(e, "TASKYARD_SERVER_NAME") or d.server_name,
             shutdown_timeout=_float(e, d.shutdown_timeout, "TASKYARD_SHUTDOWN_TIMEOUT"),
-            # slice: supervision
+            # supervision
             worker_heartbeat_interval=_float(
                 e, d.worker_heartbeat_interval, "TASKYARD_WORKER_HEARTBEAT_INTERVAL"
             ),
@@ -368,7 +368,7 @@ class Settings:
             timeout_grace=_float(e, d.timeout_grace, "TASKYARD_TIMEOUT_GRACE"),
             cancel_grace=_float(e, d.cancel_grace, "TASKYARD_CANCEL_GRACE"),
             cancel_deadline=_float(e, d.cancel_deadline, "TASKYARD_CANCEL_DEADLINE"),
-            # slice: ops
+            # ops
             log_max_line_bytes=_int(e, d.log_max_line_bytes, "TASKYARD_LOG_MAX_LINE_BYTES"),
             log_max_lines_per_task=_int(e, d.log_max_lines_per_task, "TASKYARD_LOG_MAX_LINES"),
             log_buffer_lines=_int(e, d.log_buffer_lines, "TASKYARD_LOG_BUFFER_LINES"),
@@ -378,22 +378,22 @@ class Settings:
             ),
             purge_interval=_float(e, d.purge_interval, "TASKYARD_PURGE_INTERVAL"),
             result_ttl=_float(e, d.result_ttl, "TASKYARD_RESULT_TTL"),
-            # slice: time
+            # time
             retry_jitter=_float(e, d.retry_jitter, "TASKYARD_RETRY_JITTER"),
             due_window=_float(e, d.due_window, "TASKYARD_DUE_WINDOW"),
             due_refresh_interval=_float(e, d.due_refresh_interval, "TASKYARD_DUE_REFRESH_INTERVAL"),
-            # slice: schedules
+            # schedules
             schedule_refresh_interval=_float(
                 e, d.schedule_refresh_interval, "TASKYARD_SCHEDULE_REFRESH_INTERVAL"
             ),
-            # slice: graph
+            # graph
             graph_sweep_interval=_float(e, d.graph_sweep_interval, "TASKYARD_GRAPH_SWEEP_INTERVAL"),
             reconcile_margin=_float(e, d.reconcile_margin, "TASKYARD_RECONCILE_MARGIN"),
             bus_keys=_get(e, "TASKYARD_BUS_KEYS") or d.bus_keys,
             bus_keys_file=_get(e, "TASKYARD_BUS_KEYS_FILE") or d.bus_keys_file,
             bus_replay_window=_positive(e, d.bus_replay_window, "TASKYARD_BUS_REPLAY_WINDOW"),
-            # slice: latency
-            # TASKYARD_ENVIRONMENT=development (what `taskyard dev` sets) is the ops slice's name for it.
+            # latency
+            # TASKYARD_ENVIRONMENT=development (what `taskyard dev` sets) is another name for it.
             development=_bool(e, d.development, "TASKYARD_DEVELOPMENT")
             or (_get(e, "TASKYARD_ENVIRONMENT") or "").strip().lower() == "development",
             log_level=_get(e, "TASKYARD_LOG_LEVEL") or d.log_level,
@@ -568,7 +568,7 @@ class Settings:
             "TASKYARD_WORKER_MAX_MEMORY": str(self.worker_max_memory_mib),
             "TASKYARD_TASK_MODULES": ",".join(self.task_modules),
             "TASKYARD_SERVER_NAME": self.server_name,
-            # slice: supervision
+            # supervision
             "TASKYARD_WORKER_HEARTBEAT_INTERVAL": str(self.worker_heartbeat_interval),
             "TASKYARD_WORKER_IDLE_SILENCE": str(self.worker_idle_silence),
             "TASKYARD_WORKER_START_SILENCE": str(self.worker_start_silence),
@@ -579,7 +579,7 @@ class Settings:
             "TASKYARD_CANCEL_DEADLINE": str(self.cancel_deadline),
             "TASKYARD_SHUTDOWN_TIMEOUT": str(self.shutdown_timeout),
             "TASKYARD_DEVELOPMENT": "true" if self.development else "false",
-            # slice: ops
+            # ops
             "TASKYARD_LOG_MAX_LINE_BYTES": str(self.log_max_line_bytes),
             "TASKYARD_LOG_MAX_LINES": str(self.log_max_lines_per_task),
             "TASKYARD_LOG_BUFFER_LINES": str(self.log_buffer_lines),
@@ -587,13 +587,13 @@ class Settings:
             "TASKYARD_RETENTION_DAYS": str(self.retention_days),
             "TASKYARD_PURGE_INTERVAL": str(self.purge_interval),
             "TASKYARD_RESULT_TTL": str(self.result_ttl),
-            # slice: time
+            # time
             "TASKYARD_RETRY_JITTER": str(self.retry_jitter),
             "TASKYARD_DUE_WINDOW": str(self.due_window),
             "TASKYARD_DUE_REFRESH_INTERVAL": str(self.due_refresh_interval),
-            # slice: schedules
+            # schedules
             "TASKYARD_SCHEDULE_REFRESH_INTERVAL": str(self.schedule_refresh_interval),
-            # slice: graph
+            # graph
             "TASKYARD_GRAPH_SWEEP_INTERVAL": str(self.graph_sweep_interval),
             "TASKYARD_RECONCILE_MARGIN": str(self.reconcile_margin),
             # Unset bus keys are left out, so a child keeps those of the environment
@@ -601,6 +601,6 @@ class Settings:
             **({"TASKYARD_BUS_KEYS": self.bus_keys} if self.bus_keys else {}),
             **({"TASKYARD_BUS_KEYS_FILE": self.bus_keys_file} if self.bus_keys_file else {}),
             "TASKYARD_BUS_REPLAY_WINDOW": str(self.bus_replay_window),
-            # slice: latency
+            # latency
             "TASKYARD_LOG_LEVEL": self.log_level,
         }
