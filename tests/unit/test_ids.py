@@ -48,6 +48,32 @@ def test_task_ids_are_unique() -> None:
     assert len(set(batch)) == len(batch)
 
 
+def test_a_batch_of_ids_shares_the_clock_and_nothing_else() -> None:
+    before = time.time_ns() // 1_000_000
+    batch = ids.new_task_ids(500)
+    after = time.time_ns() // 1_000_000
+    parsed = [uuid.UUID(t) for t in batch]
+    assert [str(u) for u in parsed] == batch
+    assert all(u.version == 7 and u.variant == uuid.RFC_4122 for u in parsed)
+    assert len({u.int >> 80 for u in parsed}) == 1
+    assert before <= parsed[0].int >> 80 <= after
+    assert len({u.int & ((1 << 80) - 1) for u in parsed}) == len(batch)
+    assert ids.new_task_ids(0) == []
+
+
+def test_the_random_bits_all_vary() -> None:
+    # The 74 bits after the clock, bar the version and variant, are random: each takes
+    # both values somewhere in a batch.
+    fixed = (0xF << 76) | (0b11 << 62)
+    seen_one, seen_zero = 0, 0
+    for t in ids.new_task_ids(2000):
+        low = uuid.UUID(t).int & ((1 << 80) - 1) & ~fixed
+        seen_one |= low
+        seen_zero |= ~low
+    mask = ((1 << 80) - 1) & ~fixed
+    assert seen_one & mask == mask and seen_zero & mask == mask
+
+
 def test_lease_tokens_are_random_hex() -> None:
     tokens = {ids.new_lease_token() for _ in range(1000)}
     assert len(tokens) == 1000

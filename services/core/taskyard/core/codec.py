@@ -50,6 +50,8 @@ DEFAULT_QUEUE = "default"
 BATCH_TOO_LARGE = "BATCH_TOO_LARGE"
 
 _STATES = frozenset(v for v in task_pb2.TaskState.values() if v != 0)
+# A spec that set a countdown hears of its run time as "countdown".
+_COUNTDOWN_FIELDS = dataclasses.replace(validation.SPEC_FIELDS, run_at="countdown")
 
 __all__ = [
     "BATCH_TOO_LARGE",
@@ -129,32 +131,41 @@ def build_records(
         check_batch_size(len(specs), limits, field)
     created_at_us = time.time_ns() // 1000 if now_us is None else now_us
     headers = telemetry.inject() if trace_headers is None else dict(trace_headers)
+    # What every record of the batch starts from (copying it is cheaper than
+    # setting the fields one by one).
+    template = task_record_pb2.TaskRecord(
+        state=task_pb2.TASK_STATE_QUEUED,
+        attempt=1,
+        max_retries=-1,  # the task's own budget, else the deployment default
+        timeout_ms=0,  # the task's own timeout, else the deployment default
+        args_json=payload.EMPTY_LIST_JSON,
+        kwargs_json=payload.EMPTY_OBJECT_JSON,
+        created_at_us=created_at_us,
+        trace_headers=headers,
+    )
+    task_ids = ids.new_task_ids(len(specs))
+    max_payload_bytes = limits.max_payload_bytes
     violations: list[Violation] = []
     records: list[task_record_pb2.TaskRecord] = []
     for i, spec in enumerate(specs):
         path = field if single else f"{field}[{i}]"
         found: list[Violation] = []
-        rec, values = _convert(spec, path, found)
-        rec.created_at_us = created_at_us
+        rec, values = _convert(spec, template, task_ids[i], path, found)
         when = eta.due(spec, created_at_us)
-        found.extend(Violation(field=f"{path}.{f}", description=d) for f, d in when.errors)
+        if when.errors:
+            found.extend(Violation(field=f"{path}.{f}", description=d) for f, d in when.errors)
         if when.run_at_us:
             rec.run_at_us = when.run_at_us
             rec.state = task_pb2.TASK_STATE_SCHEDULED
         # depends_on (PENDING wins over an ETA's SCHEDULED: the store schedules it
         # on release) and the idempotency key, whose window needs created_at.
         graph.apply_spec(spec, rec, path, found)
-        if headers:
-            rec.trace_headers.update(headers)
-        names = validation.SPEC_FIELDS
-        if when.field != names.run_at:
-            names = dataclasses.replace(names, run_at=when.field)
         found += validation.check_record(
             rec,
             path=path,
-            fields=names,
+            fields=_COUNTDOWN_FIELDS if when.field == "countdown" else validation.SPEC_FIELDS,
             known_names=known_names,
-            max_payload_bytes=limits.max_payload_bytes,
+            max_payload_bytes=max_payload_bytes,
             now_us=created_at_us,
             values=values,
         )
@@ -167,31 +178,30 @@ def build_records(
 
 
 def _convert(
-    spec: task_pb2.TaskSpec, path: str, out: list[Violation]
+    spec: task_pb2.TaskSpec,
+    template: task_record_pb2.TaskRecord,
+    task_id: str,
+    path: str,
+    out: list[Violation],
 ) -> tuple[task_record_pb2.TaskRecord, tuple[payload.JSON, payload.JSON]]:
-    """The record of ``spec`` and its decoded args and kwargs; ``out`` gets only what
-    a record cannot express (the rules are checked on the record)."""
-    rec = task_record_pb2.TaskRecord(
-        id=ids.new_task_id(),
-        state=task_pb2.TASK_STATE_QUEUED,
-        attempt=1,
-        name=spec.name,
-        priority=spec.priority or task_pb2.PRIORITY_NORMAL,
-        queue=spec.queue or DEFAULT_QUEUE,
-        request_id=spec.request_id,
-        max_retries=-1,  # the task's own budget, else the deployment default
-        timeout_ms=0,  # the task's own timeout, else the deployment default
-    )
+    """The record of ``spec`` (``template`` with its own fields) and its decoded args
+    and kwargs; ``out`` gets only what a record cannot express (the rules are checked
+    on the record)."""
+    rec = task_record_pb2.TaskRecord()
+    rec.CopyFrom(template)
+    rec.id = task_id
+    rec.name = spec.name
+    rec.priority = spec.priority or task_pb2.PRIORITY_NORMAL
+    rec.queue = spec.queue or DEFAULT_QUEUE
+    request_id = spec.request_id
+    if request_id:
+        rec.request_id = request_id
     args: payload.JSON = []
     kwargs: payload.JSON = {}
     if spec.HasField("args") and spec.args.values:
         rec.args_json, args = _payload(spec.args, f"{path}.args", out)
-    else:
-        rec.args_json = payload.EMPTY_LIST_JSON
     if spec.HasField("kwargs") and spec.kwargs.fields:
         rec.kwargs_json, kwargs = _payload(spec.kwargs, f"{path}.kwargs", out)
-    else:
-        rec.kwargs_json = payload.EMPTY_OBJECT_JSON
 
     if spec.HasField("timeout"):
         ms = duration_ms(spec.timeout)
@@ -211,11 +221,12 @@ def _convert(
             )
         else:
             rec.max_retries = spec.max_retries
-    if spec.parent_id:
-        rec.parent_id = canonical_uuid(spec.parent_id) or spec.parent_id
+    parent_id = spec.parent_id
+    if parent_id:
+        rec.parent_id = canonical_uuid(parent_id) or parent_id
     else:
         # A top-level task is its own root; a child's root is resolved by the store.
-        rec.root_id = rec.id
+        rec.root_id = task_id
     if spec.labels:
         rec.labels.update(spec.labels)
     return rec, (args, kwargs)

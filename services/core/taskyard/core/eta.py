@@ -30,6 +30,10 @@ class Due:
     errors: tuple[tuple[str, str], ...] = ()
 
 
+# The answer for most specs (neither field set), made once.
+_NOW = Due()
+
+
 def _timestamp_us(ts: timestamp_pb2.Timestamp) -> int | None:
     if not (_MIN_SECONDS <= ts.seconds <= _MAX_SECONDS and 0 <= ts.nanos <= 999_999_999):
         return None
@@ -46,6 +50,8 @@ def _duration_us(d: duration_pb2.Duration) -> int | None:
 def due(spec: task_pb2.TaskSpec, now_us: int) -> Due:
     """When ``spec`` may first run, given the time of its acceptance."""
     has_eta, has_countdown = spec.HasField("eta"), spec.HasField("countdown")
+    if not (has_eta or has_countdown):
+        return _NOW
     if has_eta and has_countdown:
         return Due(errors=(("countdown", "eta and countdown are exclusive: set one of them"),))
     if has_eta:
@@ -53,13 +59,11 @@ def due(spec: task_pb2.TaskSpec, now_us: int) -> Due:
         if us is None:
             return Due(errors=(("eta", "malformed timestamp"),))
         field = "eta"
-    elif has_countdown:
+    else:
         delta = _duration_us(spec.countdown)
         if delta is None:
             return Due(errors=(("countdown", "malformed duration"),))
         if delta < 0:
             return Due(errors=(("countdown", "must not be negative"),))
         us, field = now_us + delta, "countdown"
-    else:
-        return Due()
     return Due(run_at_us=us if us > now_us else 0, field=field)

@@ -32,16 +32,17 @@ def apply_spec(
     Only what a record cannot say is checked here; ``validation.check_record``
     checks the rest (how many dependencies, their ids, the key, the window's length).
     """
-    if len(spec.depends_on) > MAX_DEPENDENCIES:
-        rec.depends_on.extend(spec.depends_on)  # refused whole by the rule, unparsed
-    elif spec.depends_on:
-        seen: set[str] = set()
-        for raw in spec.depends_on:
-            dep = validation.canonical_uuid(raw) or raw
-            if dep not in seen:
-                seen.add(dep)
-                rec.depends_on.append(dep)
-    if rec.depends_on:
+    deps = spec.depends_on
+    if deps:
+        if len(deps) > MAX_DEPENDENCIES:
+            rec.depends_on.extend(deps)  # refused whole by the rule, unparsed
+        else:
+            seen: set[str] = set()
+            for raw in deps:
+                dep = validation.canonical_uuid(raw) or raw
+                if dep not in seen:
+                    seen.add(dep)
+                    rec.depends_on.append(dep)
         # Queued (or scheduled, with an ETA) by the store once all succeed.
         rec.state = task_pb2.TASK_STATE_PENDING
 

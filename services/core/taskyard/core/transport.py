@@ -294,12 +294,34 @@ class Requester:
     async def request(
         self,
         kind: int,
-        payload: Message,
+        payload: Message | bytes,
         reply_type: type[M],
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
         headers: Mapping[str, str] | None = None,
     ) -> M:
+        """``payload`` may be a serialized message (bytes passed on as they are)."""
+        return unpack(await self._call(kind, payload, timeout, headers), reply_type)
+
+    async def request_raw(
+        self,
+        kind: int,
+        payload: Message | bytes,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
+        headers: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """The reply's payload unparsed: for a caller that passes it on, or parses
+        only a view of it."""
+        return (await self._call(kind, payload, timeout, headers)).payload
+
+    async def _call(
+        self,
+        kind: int,
+        payload: Message | bytes,
+        timeout: float | None,  # noqa: ASYNC109 - a per-request RPC limit
+        headers: Mapping[str, str] | None,
+    ) -> envelope_pb2.Envelope:
         limit = self.timeout if timeout is None else timeout
         hdrs = telemetry.inject(dict(headers) if headers else None)
         data = encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
@@ -319,7 +341,7 @@ class Requester:
         env = decode(raw)
         if env.HasField("error"):
             raise errors.TaskyardError.from_proto(env.error)
-        return unpack(env, reply_type)
+        return env
 
     @staticmethod
     async def _exchange(ctx: Any, data: bytes) -> bytes:
@@ -404,6 +426,15 @@ class Route(Generic[Req]):
     handler: Callable[[Req, envelope_pb2.Envelope], Awaitable[Message]]
 
 
+@dataclasses.dataclass(frozen=True)
+class RawRoute:
+    """A route whose handler gets the request's payload unparsed and may answer
+    with a serialized message: for a handler that passes the bytes on (or reads
+    only a view of them) instead of decoding and re-encoding every field."""
+
+    handler: Callable[[bytes, envelope_pb2.Envelope], Awaitable[Message | bytes]]
+
+
 class Responder:
     """A REP socket listening on one address, served by ``concurrency`` contexts.
 
@@ -415,7 +446,7 @@ class Responder:
     def __init__(
         self,
         address: str,
-        routes: Mapping[int, Route[Any]],
+        routes: Mapping[int, Route[Any] | RawRoute],
         *,
         max_message_bytes: int,
         concurrency: int = 64,
@@ -457,9 +488,14 @@ class Responder:
         if route is None:
             return _error_reply(env.message_id, errors.internal(f"no route for kind {env.kind}"))
         try:
-            request = unpack(env, route.request_type)
-            with telemetry.attached(env.headers):
-                reply = await route.handler(request, env)
+            reply: Message | bytes
+            if isinstance(route, RawRoute):
+                with telemetry.attached(env.headers):
+                    reply = await route.handler(env.payload, env)
+            else:
+                request = unpack(env, route.request_type)
+                with telemetry.attached(env.headers):
+                    reply = await route.handler(request, env)
         except errors.TaskyardError as exc:
             return _error_reply(env.message_id, exc)
         except DecodeError:

@@ -213,16 +213,25 @@ def check_record(
     when the record has no ``created_at_us``.
     """
     out: list[Violation] = []
-    check_name(out, f"{path}.name", rec.name, known_names)
+    # A field's path is built only when a rule could fail (most records pass them all).
+    name = rec.name
+    if (
+        not name
+        or len(name) > MAX_NAME_CHARS
+        or "\x00" in name
+        or (known_names is not None and name not in known_names)
+    ):
+        check_name(out, f"{path}.name", name, known_names)
 
     args, kwargs = values if values is not None else (_UNPARSED, _UNPARSED)
-    if rec.args_json and rec.args_json != payload.EMPTY_LIST_JSON:
-        check_value(out, f"{path}.{fields.args}", rec.args_json, value=args, kind=list)
-    if rec.kwargs_json and rec.kwargs_json != payload.EMPTY_OBJECT_JSON:
-        check_value(out, f"{path}.{fields.kwargs}", rec.kwargs_json, value=kwargs, kind=dict)
-    size = len(rec.args_json) + len(rec.kwargs_json)
+    args_json, kwargs_json = rec.args_json, rec.kwargs_json
+    if args_json and args_json != payload.EMPTY_LIST_JSON:
+        check_value(out, f"{path}.{fields.args}", args_json, value=args, kind=list)
+    if kwargs_json and kwargs_json != payload.EMPTY_OBJECT_JSON:
+        check_value(out, f"{path}.{fields.kwargs}", kwargs_json, value=kwargs, kind=dict)
+    size = len(args_json) + len(kwargs_json)
     if size > max_payload_bytes:
-        big = fields.args if len(rec.args_json) >= len(rec.kwargs_json) else fields.kwargs
+        big = fields.args if len(args_json) >= len(kwargs_json) else fields.kwargs
         out.append(
             Violation(
                 field=f"{path}.{big}",
@@ -234,9 +243,12 @@ def check_record(
             )
         )
 
-    if rec.priority and rec.priority not in PRIORITIES:
-        out.append(Violation(field=f"{path}.priority", description=f"unknown priority {int(rec.priority)}"))
-    check_text(out, f"{path}.queue", rec.queue, max_chars=MAX_QUEUE_CHARS)
+    priority = rec.priority
+    if priority and priority not in PRIORITIES:
+        out.append(Violation(field=f"{path}.priority", description=f"unknown priority {int(priority)}"))
+    queue = rec.queue
+    if len(queue) > MAX_QUEUE_CHARS or "\x00" in queue:
+        check_text(out, f"{path}.queue", queue, max_chars=MAX_QUEUE_CHARS)
     if rec.timeout_ms < 0:  # 0: the task's own timeout, else the deployment default
         out.append(Violation(field=f"{path}.{fields.timeout}", description="must be positive"))
     elif rec.timeout_ms > MAX_TIMEOUT_MS:
@@ -248,7 +260,9 @@ def check_record(
                 description=f"must be between 0 and {MAX_RETRIES_LIMIT}, got {rec.max_retries}",
             )
         )
-    check_text(out, f"{path}.request_id", rec.request_id, max_chars=MAX_REQUEST_ID_CHARS)
+    request_id = rec.request_id
+    if len(request_id) > MAX_REQUEST_ID_CHARS or "\x00" in request_id:
+        check_text(out, f"{path}.request_id", request_id, max_chars=MAX_REQUEST_ID_CHARS)
     if rec.parent_id and canonical_uuid(rec.parent_id) is None:
         out.append(
             Violation(field=f"{path}.parent_id", description=f"must be a UUID, got {quote(rec.parent_id)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -18,6 +19,10 @@ from taskyard.core import errors
 from taskyard.core.priority import Priority
 
 log = logging.getLogger(__name__)
+
+# Read with map() in C: a generator's frame per record showed in the gateway's profile.
+_ARGS_JSON = operator.attrgetter("args_json")
+_KWARGS_JSON = operator.attrgetter("kwargs_json")
 
 
 class SubmitBackend(Protocol):
@@ -61,7 +66,8 @@ class Lane:
     async def submit(self, records: Sequence[task_record_pb2.TaskRecord]) -> list[store_pb2.InsertedTask]:
         """Send ``records`` (with whatever else is waiting) and return their outcomes, in order."""
         loop = asyncio.get_running_loop()
-        size = sum(len(r.args_json) + len(r.kwargs_json) + 256 for r in records)
+        size = sum(map(len, map(_ARGS_JSON, records))) + sum(map(len, map(_KWARGS_JSON, records)))
+        size += 256 * len(records)
         fut: asyncio.Future[list[store_pb2.InsertedTask]] = loop.create_future()
         fut.add_done_callback(_consume)
         self._pending.append(_Pending(records, size, fut))

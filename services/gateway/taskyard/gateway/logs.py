@@ -55,6 +55,9 @@ class Followers:
                 for e in group:
                     e.set()
 
+    def active(self) -> bool:
+        return bool(self._by_id)
+
     def gap(self) -> None:
         """The event stream dropped: everyone re-reads."""
         for group in self._by_id.values():
@@ -183,4 +186,5 @@ def _check(raw_id: str, offset: int) -> str:
 def attach(waiters: Any, followers: Followers) -> None:
     """Feed ``followers`` from the gateway's event subscriber (see waiters.Waiters.taps)."""
     waiters.taps.append(followers.tap)
+    waiters.tap_wanted.append(followers.active)
     waiters.gap_taps.append(followers.gap)

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from opentelemetry import trace
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import codec, errors, graph, states, telemetry
+from taskyard.core import codec, errors, graph, hops, states, telemetry
 from taskyard.gateway import cancels, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
@@ -93,7 +93,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     async def SubmitTask(
         self, request: task_service_pb2.SubmitTaskRequest, context: Context
     ) -> task_service_pb2.SubmitTaskResponse:
-        return await self._guard(context, lambda: self._submit_one(request))
+        sampled_at = time.time_ns() if _asks_for_hops(context) else 0
+        return await self._guard(context, lambda: self._submit_one(request, sampled_at))
 
     async def BatchSubmitTasks(
         self, request: task_service_pb2.BatchSubmitTasksRequest, context: Context
@@ -111,13 +112,16 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         )
 
     async def _submit_one(
-        self, request: task_service_pb2.SubmitTaskRequest
+        self, request: task_service_pb2.SubmitTaskRequest, sampled_at: int = 0
     ) -> task_service_pb2.SubmitTaskResponse:
         if not request.HasField("task"):
             raise codec.invalid([codec.Violation(field="task", description="required")])
         spec = request.task
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build([spec], field="task", single=True)
+            if sampled_at:
+                hops.start(records[0], "gateway.received", sampled_at)
+                hops.stamp(records, "gateway.sent")
             try:
                 (inserted,) = await self._lanes.submit(records)
             except errors.TaskyardError as exc:
@@ -157,14 +161,18 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build(request.tasks, field="tasks", single=False)
             inserted = await self._lanes.submit(records)
-        self._waiters.submitted(
-            i.id for i in inserted if i.created and i.state != task_pb2.TASK_STATE_CANCELLED
-        )
-        return task_service_pb2.BatchSubmitTasksResponse(
-            tasks=[
-                task_service_pb2.SubmittedTask(id=i.id, state=i.state, created=i.created) for i in inserted
-            ]
-        )
+        # One pass, each field read once, added in place (a SubmittedTask built apart
+        # would be copied in again).
+        response = task_service_pb2.BatchSubmitTasksResponse()
+        add = response.tasks.add
+        fresh: list[str] = []
+        for i in inserted:
+            task_id, state, created = i.id, i.state, i.created
+            add(id=task_id, state=state, created=created)
+            if created and state != task_pb2.TASK_STATE_CANCELLED:
+                fresh.append(task_id)
+        self._waiters.submitted(fresh)
+        return response
 
     # --- reads ------------------------------------------------------------
     async def _get_records(self, task_ids: Sequence[str]) -> list[task_record_pb2.TaskRecord]:
@@ -223,11 +231,24 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     async def WaitTask(
         self, request: task_service_pb2.WaitTaskRequest, context: Context
     ) -> task_service_pb2.WaitTaskResponse:
-        return await self._guard(context, lambda: self._wait(request, context.time_remaining()))
+        async def run() -> task_service_pb2.WaitTaskResponse:
+            reply, trip = await self._wait_with_trip(request, context.time_remaining())
+            if trip:
+                stamps = [*trip, task_record_pb2.HopStamp(hop="gateway.replied", at_ns=time.time_ns())]
+                context.set_trailing_metadata(((hops.METADATA_KEY, hops.to_text(stamps)),))
+            return reply
+
+        return await self._guard(context, run)
 
     async def _wait(
         self, request: task_service_pb2.WaitTaskRequest, client_remaining: float | None
     ) -> task_service_pb2.WaitTaskResponse:
+        return (await self._wait_with_trip(request, client_remaining))[0]
+
+    async def _wait_with_trip(
+        self, request: task_service_pb2.WaitTaskRequest, client_remaining: float | None
+    ) -> tuple[task_service_pb2.WaitTaskResponse, hops.HopStamps]:
+        """The answer, and the hop stamps of a sampled task's final event."""
         violations: list[codec.Violation] = []
         task_id = _task_id(request.id, violations)
         limit = DEFAULT_WAIT
@@ -254,7 +275,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if seen is not None and seen.HasField("record"):
                 return task_service_pb2.WaitTaskResponse(
                     task=codec.record_to_task(seen.record), timed_out=False
-                )
+                ), seen.record.hops
             # A task submitted here and not seen finishing needs no read before the
             # wait; an event lost on the way is then caught by an early re-read.
             recheck = WAIT_RECHECK
@@ -263,7 +284,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             else:
                 rec = await self._read_waited(task_id)
                 if rec.state in states.FINAL_VALUES:
-                    return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=False)
+                    task = codec.record_to_task(rec)
+                    return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
             deadline = time.monotonic() + limit
             while True:
                 remaining = deadline - time.monotonic()
@@ -280,10 +302,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if waiter.record is not None:
                 return task_service_pb2.WaitTaskResponse(
                     task=codec.record_to_task(waiter.record), timed_out=False
-                )
+                ), waiter.record.hops
             rec = await self._read_waited(task_id)
             final = rec.state in states.FINAL_VALUES
-            return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final)
+            return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final), ()
         finally:
             self._waiters.unregister(waiter)
 
@@ -357,6 +379,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         return await self._guard(
             context, lambda: trees.task_tree(_task_id(request.id), store_request=self._store.request)
         )
+
+
+def _asks_for_hops(context: Context) -> bool:
+    return any(k == hops.METADATA_KEY for k, _ in context.invocation_metadata() or ())
 
 
 def _task_id(value: str, violations: list[codec.Violation] | None = None) -> str:

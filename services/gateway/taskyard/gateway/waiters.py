@@ -2,8 +2,9 @@
 registry of waiters keyed by task id.
 
 A waiter is registered *before* the task is read from the store, so an event
-committed between the read and the wait is not lost. Event batches are only
-decoded while someone waits, and only ids with waiters are looked up.
+committed between the read and the wait is not lost. While nobody waits, batches
+are kept undecoded (a bounded backlog) and decoded only when a wait asks what the
+stream has shown: at full load almost no batch is ever decoded.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class Waiter:
 RECENT_FINALS = 10_000
 RECENT_RECORD_BYTES = 4096
 UNFINISHED = 100_000
+# Undecoded batches kept while nobody waits (a few hundred ms of results at full load:
+# what a wait decodes first, at most). Dropping one forgets: see Waiters._drop_oldest.
+BACKLOG_BYTES = 256 * 1024
 
 
 class Waiters:
@@ -52,18 +56,31 @@ class Waiters:
     not finished yet. With those, a WaitTask for a task submitted here needs no
     store read before it waits (the read would only say "not final yet")."""
 
-    def __init__(self, *, recent_finals: int = RECENT_FINALS, unfinished: int = UNFINISHED) -> None:
+    def __init__(
+        self,
+        *,
+        recent_finals: int = RECENT_FINALS,
+        unfinished: int = UNFINISHED,
+        backlog_bytes: int = BACKLOG_BYTES,
+    ) -> None:
         self._by_id: dict[str, set[Waiter]] = {}
         self._finals: collections.OrderedDict[str, event_pb2.Event] = collections.OrderedDict()
         self._unfinished: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._max_finals = recent_finals
         self._max_unfinished = unfinished
+        # Messages not decoded yet, oldest first.
+        self._backlog: collections.deque[bytes] = collections.deque()
+        self._backlog_bytes = 0
+        self._max_backlog = backlog_bytes
         self.closed = False
         self.batches_seen = 0
         self.batches_decoded = 0
         # Other readers of every decoded batch / of a stream gap (ops: log streams).
         self.taps: list[Callable[[event_pb2.EventBatch], None]] = []
         self.gap_taps: list[Callable[[], None]] = []
+        # Whether a tap needs the batches now: while none does and nobody waits,
+        # batches wait undecoded (and may be dropped unseen).
+        self.tap_wanted: list[Callable[[], bool]] = []
 
     def submitted(self, task_ids: Iterable[str]) -> None:
         """Tasks this gateway just had committed: not final, until an event says so."""
@@ -73,9 +90,11 @@ class Waiters:
             self._unfinished.popitem(last=False)
 
     def known_unfinished(self, task_id: str) -> bool:
+        self._catch_up()
         return task_id in self._unfinished
 
     def recent_final(self, task_id: str) -> event_pb2.Event | None:
+        self._catch_up()
         return self._finals.get(task_id)
 
     def stream_gap(self) -> None:
@@ -105,6 +124,34 @@ class Waiters:
     def feed(self, raw: bytes) -> None:
         """One message from the event stream."""
         self.batches_seen += 1
+        if self._by_id or any(wanted() for wanted in self.tap_wanted):
+            self._catch_up()
+            self._decode(raw)
+            return
+        self._backlog.append(raw)
+        self._backlog_bytes += len(raw)
+        while self._backlog_bytes > self._max_backlog:
+            self._drop_oldest()
+
+    def _catch_up(self) -> None:
+        """Decode the backlog, oldest first."""
+        backlog = self._backlog
+        while backlog:
+            raw = backlog.popleft()
+            self._backlog_bytes -= len(raw)
+            self._decode(raw)
+
+    def _drop_oldest(self) -> None:
+        """Drop the oldest undecoded batch. What it said is lost, so forget all it
+        could have changed, as after a gap: the remembered outcomes (a failed task
+        may have been retried and ended again) and which tasks are unfinished (it
+        may hold their finals, even of tasks whose submission was answered after it
+        came). Their waits read the store first, as for any other task."""
+        self._backlog_bytes -= len(self._backlog.popleft())
+        self._finals.clear()
+        self._unfinished.clear()
+
+    def _decode(self, raw: bytes) -> None:
         try:
             batch = transport.open_message(raw, envelope_pb2.KIND_EVENTS, event_pb2.EventBatch)
         except Exception:

@@ -23,7 +23,7 @@ import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import errors
+from taskyard.core import errors, hops
 
 from .queries import Q
 
@@ -72,6 +72,8 @@ class Outcome:
     # Other envelopes for the events topic after COMMIT, as (kind, message): e.g.
     # KIND_GRAPH_RELEASED for attempts a pool handed back to the queue (requeues.py).
     messages: list[tuple[int, Message]] = dataclasses.field(default_factory=list)
+    # Records of sampled tasks (core/hops.py) among the above: stamped after COMMIT.
+    sampled: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
 
 
 Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
@@ -110,6 +112,14 @@ class Committer:
         self._queue: collections.deque[_Pending] = collections.deque()
         self._wake = asyncio.Event()
         self.stats = Stats()
+        # Writer connections plan again (DISCARD PLANS) when the generation moves
+        # on (``replan``); backend pid -> the generation its plans belong to.
+        self._plans = 0
+        self._planned: dict[int, int] = {}
+
+    def replan(self) -> None:
+        """Have every writer connection plan its statements again before its next drain."""
+        self._plans += 1
 
     async def submit(self, kind: int, request: Any, rows: int = 1) -> Message:
         """Queue one write; returns its reply after COMMIT."""
@@ -171,6 +181,7 @@ class Committer:
         self.stats.drains += 1
         try:
             async with self._pool.acquire() as conn:
+                await self._plan(conn)
                 db = Db(conn, self.stats)
                 if len(drain) == 1 and not _needs_transaction(drain[0]):
                     # A lone request (the common case at low load) skips the BEGIN and
@@ -208,6 +219,8 @@ class Committer:
             finals.extend(out.finals)
             events.extend(out.events)
             leased.extend(out.leased)
+            if out.sampled:
+                hops.stamp(out.sampled, "store.committed")
         if leased and self._on_leased is not None:
             self._on_leased(leased)  # before the replies: the pool is the one waiting
         if self._on_message is not None:
@@ -226,6 +239,16 @@ class Committer:
                 await self._on_events(events)
             except Exception:  # events are wake-ups; never fail a committed write
                 log.exception("publishing events failed")
+
+    async def _plan(self, conn: asyncpg.Connection) -> None:
+        """DISCARD PLANS on a connection whose plans are older than ``replan``."""
+        pid = conn.get_server_pid()
+        made = self._planned.get(pid)
+        if made == self._plans:
+            return
+        if made is not None:  # a new connection has no plans yet
+            await conn.execute("DISCARD PLANS")
+        self._planned[pid] = self._plans
 
 
 def _needs_transaction(p: _Pending) -> bool:

@@ -65,40 +65,54 @@ class EventPublisher:
     async def publish(self, events: Sequence[event_pb2.Event]) -> None:
         if not events:
             return
+        # The scheduler's and the pools' shares, picked in the same pass.
+        wanted: list[event_pb2.Event] = []
+        cancels: list[event_pb2.Event] = []
         for i in range(0, len(events), MAX_EVENTS_PER_MESSAGE):
-            batch = event_pb2.EventBatch(events=events[i : i + MAX_EVENTS_PER_MESSAGE])
-            for cb in self.listeners:
-                cb(batch)
+            chunk = events[i : i + MAX_EVENTS_PER_MESSAGE]
+            if self.listeners:
+                batch = event_pb2.EventBatch(events=chunk)
+                for cb in self.listeners:
+                    cb(batch)
             if self._sock is not None:
                 # Results (finals, log lines) apart from the rest: a gateway reads only them.
-                results, others = event_pb2.EventBatch(), event_pb2.EventBatch()
-                for ev in batch.events:
-                    (results if transport.is_result_event(ev) else others).events.append(ev)
+                # Each part is an EventBatch's bytes, written from each event's own
+                # serialization: building the batches would copy every event twice.
+                results: list[bytes] = []
+                others: list[bytes] = []
+                for ev in chunk:
+                    (results if transport.is_result_event(ev) else others).append(_batch_entry(ev))
+                    kind = ev.type
+                    if kind in transport.SCHEDULER_EVENT_TYPES:
+                        wanted.append(ev)
+                    if kind == "task.cancel_requested":
+                        cancels.append(ev)
                 for topic, part in (
                     (transport.TASK_EVENTS_TOPIC, others),
                     (transport.RESULT_EVENTS_TOPIC, results),
                 ):
-                    if not part.events:
+                    if not part:
                         continue
                     try:
                         # PUB never waits for subscribers; a non-blocking send cannot hang
                         # (pynng's asend is not reliably cancellable).
-                        self._sock.send(topic + transport.encode(envelope_pb2.KIND_EVENTS, part), block=False)
+                        self._sock.send(
+                            topic + transport.encode(envelope_pb2.KIND_EVENTS, b"".join(part)), block=False
+                        )
                     except pynng.TryAgain:
                         log.debug("event batch dropped: PUB busy")
                     except pynng.NNGException as exc:
                         log.warning("event publish failed: %s", exc)
             self.published_batches += 1
-            self.published_events += len(batch.events)
-        self._publish_for_scheduler(events)
-        self._publish_cancels(events)
+            self.published_events += len(chunk)
+        self._publish_for_scheduler(wanted)
+        self._publish_cancels(cancels)
 
-    def _publish_for_scheduler(self, events: Sequence[event_pb2.Event]) -> None:
-        """The few types the scheduler reads, under its own topic (latency: the
-        common task.queued/assigned/final batches do not wake it)."""
+    def _publish_for_scheduler(self, wanted: list[event_pb2.Event]) -> None:
+        """The few types the scheduler reads (``wanted``), under its own topic
+        (latency: the common task.queued/assigned/final batches do not wake it)."""
         if self._scheduler is None:
             return
-        wanted = [ev for ev in events if ev.type in transport.SCHEDULER_EVENT_TYPES]
         for i in range(0, len(wanted), MAX_EVENTS_PER_MESSAGE):
             batch = event_pb2.EventBatch(events=wanted[i : i + MAX_EVENTS_PER_MESSAGE])
             data = transport.encode(envelope_pb2.KIND_EVENTS, batch)
@@ -107,14 +121,14 @@ class EventPublisher:
             except pynng.NNGException as exc:  # wake-ups: reloads and sweeps repair a loss
                 log.debug("scheduler events not published: %s", exc)
 
-    def _publish_cancels(self, events: Sequence[event_pb2.Event]) -> None:
-        """task.cancel_requested again under the running pool's own topic, so a
-        pool hears its cancels without reading every event (supervision slice)."""
+    def _publish_cancels(self, cancels: list[event_pb2.Event]) -> None:
+        """task.cancel_requested events (``cancels``) again under the running
+        pool's own topic, so a pool hears its cancels without reading every event."""
         if self._pools is None:
             return
         by_pool: dict[str, list[event_pb2.Event]] = {}
-        for ev in events:
-            if ev.type == "task.cancel_requested" and (pool := transport.pool_of_worker(ev.worker_id)):
+        for ev in cancels:
+            if pool := transport.pool_of_worker(ev.worker_id):
                 by_pool.setdefault(pool, []).append(ev)
         for pool_id, evs in by_pool.items():
             data = transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=evs))
@@ -161,3 +175,21 @@ class EventPublisher:
         for sock in {id(s): s for s in (self._sock, self._pools, self._scheduler) if s is not None}.values():
             sock.close()
         self._sock = self._pools = self._scheduler = None
+
+
+def _batch_entry(ev: event_pb2.Event) -> bytes:
+    """``ev`` as one element of ``EventBatch.events`` (field 1, length-delimited)."""
+    data = ev.SerializeToString()
+    n = len(data)
+    if n < 0x80:
+        return bytes((_EVENTS_TAG, n)) + data
+    head = bytearray((_EVENTS_TAG,))
+    while n >= 0x80:
+        head.append((n & 0x7F) | 0x80)
+        n >>= 7
+    head.append(n)
+    return bytes(head) + data
+
+
+# EventBatch.events: field number 1, wire type 2 (length-delimited).
+_EVENTS_TAG = (event_pb2.EventBatch.EVENTS_FIELD_NUMBER << 3) | 2

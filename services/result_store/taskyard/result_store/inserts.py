@@ -9,9 +9,17 @@ from taskyard.core import ids
 
 from . import dependencies
 from .committer import Db, Outcome
-from .records import EVENT_BY_STATE, event, event_for_record, record_from_row, state_value
+from .records import (
+    EVENT_BY_STATE,
+    add_record,
+    event,
+    event_for_record,
+    event_for_record_row,
+    record_from_row,
+    state_value,
+)
 from .transitions import SRC_CANCEL_NOW
-from .validation import norm_uuid
+from .validation import norm_uuid, text_array
 
 
 async def apply_insert(
@@ -22,18 +30,22 @@ async def apply_insert(
     await dependencies.check_refs(db, rows, [i for _, params in reqs for i in range(len(params))])
     leases = _fast_path_leases(reqs)
     if rows and leases:
-        cols = [list(c) for c in zip(*rows, strict=True)]
+        cols = _columns(rows)
         plan = [leases.get(row[0], ("", "", 0)) for row in rows]
-        cols += [[p[0] for p in plan], [p[1] for p in plan], [p[2] for p in plan]]
+        cols += [text_array([p[0] for p in plan]), text_array([p[1] for p in plan]), [p[2] for p in plan]]
         created = await db.fetch("insert_tasks_leasing", *cols)
     elif rows:
-        created = await db.fetch("insert_tasks", *[list(c) for c in zip(*rows, strict=True)])
+        created = await db.fetch("insert_tasks", *_columns(rows))
     else:
         created = []
     created_by_id = {r["id"]: r for r in created}
     # Children of a parent already cancelled (or being cancelled) are cancelled
     # at once; one statement, only when the batch names parents.
-    with_parent = [r["id"] for r, p in zip(created, _params_of(rows, created), strict=True) if p]
+    with_parent = (
+        [r["id"] for r, p in zip(created, _params_of(rows, created), strict=True) if p]
+        if any(row[9] is not None for row in rows)
+        else []
+    )
     orphans = await _cancel_orphans(db, with_parent)
     # New PENDING rows whose dependencies are already final are decided in this
     # same transaction, so a dependency finishing meanwhile cannot strand them.
@@ -45,6 +57,9 @@ async def apply_insert(
     replies: list[store_pb2.InsertTasksReply] = []
     events: list[event_pb2.Event] = []
     leased: list[task_record_pb2.TaskRecord] = []
+    # Sampled tasks' stamps (core/hops.py), carried onto their leased records.
+    trips = {r.id: r.hops for req, _ in reqs for r in req.tasks if r.hops}
+    sampled: list[task_record_pb2.TaskRecord] = []
     dups: list[tuple[store_pb2.InsertedTask, str, str, str]] = []
     for _, params in reqs:
         reply = store_pb2.InsertTasksReply()
@@ -77,10 +92,12 @@ async def apply_insert(
                 if tid in orphans:
                     events.append(event_for_record(orphans[tid], "task.cancelled"))
                 elif row["state"] == "ASSIGNED":  # leased at birth (fast path)
-                    rec = record_from_row(row)
-                    reply.leased.append(rec)
+                    rec = add_record(reply.leased, row)
                     leased.append(rec)
-                    events.append(event_for_record(rec, "task.assigned"))
+                    if tid in trips:
+                        rec.hops.extend(trips[tid])
+                        sampled.append(rec)
+                    events.append(event_for_record_row(row, rec, "task.assigned"))
             else:
                 item = reply.tasks.add(id=tid, created=False)
                 dups.append((item, tid, request_id, p[18]))
@@ -114,7 +131,20 @@ async def apply_insert(
         events=events,
         leased=leased,
         finals=resolved.cancelled + list(orphans.values()),
+        sampled=sampled,
     )
+
+
+# The parameters the insert statements take as one array literal (text_array).
+_TEXT_COLUMNS = (1, 5, 8, 12, 18)
+
+
+def _columns(rows: list[tuple[Any, ...]]) -> list[Any]:
+    """The insert statements' parameters: one array per column of ``rows``."""
+    cols: list[Any] = [list(c) for c in zip(*rows, strict=True)]
+    for i in _TEXT_COLUMNS:
+        cols[i] = text_array(cols[i])
+    return cols
 
 
 def _params_of(rows: list[tuple[Any, ...]], created: list[Any]) -> list[bool]:

@@ -7,11 +7,11 @@ from taskyard.core import ids
 from taskyard.core.states import FINAL_VALUES, TaskState
 
 from .committer import Db, Outcome
-from .records import event_for_record, record_from_row
+from .records import add_record, event_for_record, event_for_record_row, in_record_order
 from .refs import _Refs
 from .reports import _die
 from .transitions import SRC_ASSIGNED
-from .validation import norm_uuid
+from .validation import norm_uuid, text_array
 
 S = TaskState
 RESCUE_DEFAULT_LIMIT = 1000
@@ -37,10 +37,13 @@ async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]
     replies = [store_pb2.LeaseTasksReply() for _ in reqs]
     events: list[event_pb2.Event] = []
     if t_ids:
-        for row in await db.fetch("lease_tasks", t_ids, tokens, pools, lease_ms, SRC_ASSIGNED):
-            rec = record_from_row(row)
-            replies[owner[(rec.id, rec.lease_token)]].tasks.append(rec)
-            events.append(event_for_record(rec, "task.assigned"))
+        rows = await db.fetch(
+            "lease_tasks", t_ids, text_array(tokens), text_array(pools), lease_ms, SRC_ASSIGNED
+        )
+        ordered = in_record_order(rows)
+        for row in rows:
+            rec = add_record(replies[owner[(row["id"], row["lease_token"])]].tasks, row, ordered=ordered)
+            events.append(event_for_record_row(row, rec, "task.assigned"))
     return Outcome(replies=list(replies), events=events)
 
 

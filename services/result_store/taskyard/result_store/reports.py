@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncpg
 
 from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.core import hops
 from taskyard.core.states import FINAL_VALUES
 
 from .committer import Db, Outcome
-from .records import event_for_record, event_for_row, record_from_row
+from .records import event_for_record, event_for_row, in_record_order, record_and_event, record_from_row
 from .refs import _Refs
 from .requeues import released_message
 from .transitions import (
@@ -22,6 +23,7 @@ from .transitions import (
     SRC_RUNNING,
     SRC_SUCCESS,
 )
+from .validation import text_array
 
 DIED_MESSAGE = "the worker process died while running the attempt"
 
@@ -34,9 +36,8 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
     requeued: list[task_record_pb2.TaskRecord] = []  # released/died rows (QUEUED ones published)
-    # Completions: every ref asked for, and the ones applied (for late_completions).
-    c_asked: set[tuple[str, int, str]] = set()
-    c_applied: set[tuple[str, int, str]] = set()
+    # Completions: each statement's refs and the rows it applied (for late_completions).
+    c_notes: list[tuple[_Refs, list[asyncpg.Record]]] = []
 
     # 1. started: ASSIGNED -> RUNNING. Not counted in `refused`: a start notice
     # that arrives after its attempt's outcome is expected (they travel apart).
@@ -47,7 +48,14 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             if refs.add(i, ref):
                 workers.append(ref.worker_id)
     if refs.ids:
-        rows = await db.fetch("start_attempts", refs.ids, refs.attempts, refs.tokens, workers, SRC_RUNNING)
+        rows = await db.fetch(
+            "start_attempts",
+            refs.ids,
+            refs.attempts,
+            text_array(refs.tokens),
+            text_array(workers),
+            SRC_RUNNING,
+        )
         for row in rows:
             j = refs.claim(row["id"], row["attempt"], row["ref_token"])
             if j is None:
@@ -56,6 +64,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             events.append(event_for_row(row))
 
     # 2a. completed successfully: SUCCESS (the hot path, a lighter statement)
+    trips: dict[str, hops.HopStamps] = {}  # a sampled task's stamps, for its final event
     refs = _Refs()
     s_result: list[str] = []
     s_worker: list[str] = []
@@ -65,6 +74,8 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             if not c.success or c.cancel_step:
                 continue
             asked[i] += 1
+            if c.hops:
+                trips[c.ref.task_id] = c.hops
             if refs.add(i, c.ref):
                 s_result.append(c.result_json.decode("utf-8", "replace") if c.result_json else "null")
                 s_worker.append(c.ref.worker_id)
@@ -74,14 +85,14 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             "complete_successes",
             refs.ids,
             refs.attempts,
-            refs.tokens,
+            text_array(refs.tokens),
             s_result,
-            s_worker,
+            text_array(s_worker),
             s_started,
             SRC_SUCCESS,
         )
         _claim_completions(rows, refs, replies, applied, events, finals)
-        _note(refs, rows, c_asked, c_applied)
+        c_notes.append((refs, rows))
 
     # 2b. failed: RETRYING / FAILURE, decided in SQL
     refs = _Refs()
@@ -100,6 +111,8 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             if c.success or c.cancel_step:
                 continue
             asked[i] += 1
+            if c.hops:
+                trips[c.ref.task_id] = c.hops
             if not refs.add(i, c.ref):
                 continue
             c_success.append(False)
@@ -134,7 +147,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_CANCELLED_LEASED,
         )
         _claim_completions(rows, refs, replies, applied, events, finals)
-        _note(refs, rows, c_asked, c_applied)
+        c_notes.append((refs, rows))
 
     # 2c. stopped by a cancel request (step FLAG / ASYNCIO): CANCELLED
     refs = _Refs()
@@ -162,7 +175,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
             SRC_CANCELLED_LEASED,
         )
         _claim_completions(rows, refs, replies, applied, events, finals)
-        _note(refs, rows, c_asked, c_applied)
+        c_notes.append((refs, rows))
     # Completions fencing refused because their attempt was superseded (a newer
     # attempt or lease holds the row), or because a cancel ended the task as "not
     # started" while the body was in its start-notice delay: the body ran, so the
@@ -170,7 +183,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     # attempt (a rescue or a release moves the number on), so an older attempt
     # number is what tells. Not late: a duplicate within the drain, a re-sent
     # report whose first copy committed (same attempt, lease cleared).
-    refused = c_asked - c_applied
+    refused = _refused(c_notes)
     if refused:
         now = {
             r["id"]: (r["attempt"], r["lease_token"], r["cancelled_unstarted"])
@@ -250,7 +263,26 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
         db.stats.refused += replies[i].refused
     # Released or unstarted-dead attempts are QUEUED again: their refs go to the
     # scheduler's lanes right after COMMIT (requeues.py), not at its fallback poll.
-    return Outcome(replies=list(replies), events=events, finals=finals, messages=released_message(requeued))
+    return Outcome(
+        replies=list(replies),
+        events=events,
+        finals=finals,
+        messages=released_message(requeued),
+        sampled=_carry_trips(events, trips) if trips else [],
+    )
+
+
+def _carry_trips(
+    events: list[event_pb2.Event], trips: dict[str, hops.HopStamps]
+) -> list[task_record_pb2.TaskRecord]:
+    """Put each sampled task's stamps on its final event's record."""
+    out: list[task_record_pb2.TaskRecord] = []
+    for ev in events:
+        trip = trips.get(ev.task_id)
+        if trip is not None and ev.HasField("record"):
+            ev.record.hops.extend(trip)
+            out.append(ev.record)
+    return out
 
 
 def _claim_completions(
@@ -261,26 +293,34 @@ def _claim_completions(
     events: list[event_pb2.Event],
     finals: list[task_record_pb2.TaskRecord],
 ) -> None:
+    ordered = in_record_order(rows)
     for row in rows:
         j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])
         if j is None:
             continue
         applied[j] += 1
-        rec = record_from_row(row)
-        replies[j].completed.append(rec.id)
-        events.append(event_for_record(rec))
+        rec, ev = record_and_event(row, ordered=ordered)
+        replies[j].completed.append(row["id"])
+        events.append(ev)
         if rec.state in FINAL_VALUES:
             finals.append(rec)
 
 
-def _note(
-    refs: _Refs,
-    rows: list[asyncpg.Record],
-    asked: set[tuple[str, int, str]],
-    applied: set[tuple[str, int, str]],
-) -> None:
-    asked.update(zip(refs.ids, refs.attempts, refs.tokens, strict=True))
-    applied.update((r["id"], r["ref_attempt"], r["ref_token"]) for r in rows)
+def _refused(notes: list[tuple[_Refs, list[asyncpg.Record]]]) -> set[tuple[str, int, str]]:
+    """The refs asked for that no statement applied.
+
+    A statement applies a row once and returns it with the ref that matched, so
+    one that returns as many rows as it was given refs applied all of them:
+    when every statement did (the common case) nothing was refused, and no set
+    of refs is built."""
+    if all(len(rows) == len(refs.ids) for refs, rows in notes):
+        return set()
+    asked: set[tuple[str, int, str]] = set()
+    applied: set[tuple[str, int, str]] = set()
+    for refs, rows in notes:
+        asked.update(zip(refs.ids, refs.attempts, refs.tokens, strict=True))
+        applied.update((r["id"], r["ref_attempt"], r["ref_token"]) for r in rows)
+    return asked - applied
 
 
 async def _die(

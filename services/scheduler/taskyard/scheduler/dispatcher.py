@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Sequence
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2, views_pb2
 from taskyard.core import errors, ids, transport
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
@@ -26,12 +27,50 @@ MAX_DISPATCH_BATCH = 200
 # done (the store's post-commit stream delivered it; see Dispatcher.send_backup).
 BACKUP_DELAY = 0.1
 QUEUED = TaskState.QUEUED.value
+# A record the scheduler hands on: in full, or as the head it parsed (whose
+# unknown fields carry the rest, payload included, unchanged).
+Record = task_record_pb2.TaskRecord | views_pb2.TaskRecordHead
+# Priority by wire value (0 = NORMAL): a tuple index, where Priority(value) is an
+# enum lookup that costs more than the rest of a ref.
+_BY_WIRE = (Priority.NORMAL, *sorted(Priority))
+# Dispatch.tasks (and every other records field 1): tag of a length-delimited field 1.
+_RECORDS_TAG = b"\x0a"
 
 
-def ref_of(record: store_pb2.QueuedRef | store_pb2.InsertedTask | task_record_pb2.TaskRecord) -> Ref:
+def ref_of(record: store_pb2.QueuedRef | store_pb2.InsertedTask | Record) -> Ref:
+    p = record.priority
     return Ref(
-        id=record.id, name=record.name, priority=Priority.from_wire(record.priority), queue=record.queue
+        id=record.id,
+        name=record.name,
+        priority=_BY_WIRE[p] if 0 <= p < len(_BY_WIRE) else Priority.from_wire(p),
+        queue=record.queue,
     )
+
+
+def lease_tokens(prefix: str, n: int) -> list[str]:
+    """``n`` tokens as ``ids.new_lease_token(prefix)`` makes them, from one read of
+    the system's random source instead of one per token."""
+    hexes = os.urandom(8 * n).hex()
+    return [prefix + hexes[i : i + 16] for i in range(0, 16 * n, 16)]
+
+
+def dispatch_payload(records: Sequence[Record]) -> bytes:
+    """A serialized Dispatch of ``records``: each record's own bytes as one entry of
+    field 1, so a head goes out with its unknown fields, i.e. the whole record."""
+    parts: list[bytes] = []
+    for record in records:
+        data = record.SerializeToString()
+        parts.append(_RECORDS_TAG + _varint(len(data)) + data)
+    return b"".join(parts)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 class Dispatcher:
@@ -78,18 +117,15 @@ class Dispatcher:
             task.add_done_callback(self._inflight.discard)
 
     async def _lease_and_send(self, pool: Pool, refs: list[Ref]) -> None:
-        request = store_pb2.LeaseTasksRequest(
-            pool_id=pool.pool_id,
-            lease_ms=self._lease_ms,
-            leases=[
-                store_pb2.Lease(task_id=r.id, lease_token=ids.new_lease_token(self.token_prefix))
-                for r in refs
-            ],
-        )
+        request = store_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms)
+        add = request.leases.add
+        for ref, token in zip(refs, lease_tokens(self.token_prefix, len(refs)), strict=True):
+            add(task_id=ref.id, lease_token=token)
         try:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_LEASE, request, store_pb2.LeaseTasksReply
-            )
+            # A LeaseTasksReply is a Dispatch on the wire (the records in field 1):
+            # its bytes go to the pool as they came, only heads are parsed here.
+            raw = await self._store.request_raw(envelope_pb2.KIND_STORE_LEASE, request)
+            leased = views_pb2.TaskRecordHeads.FromString(raw).tasks
         except errors.TaskyardError as exc:
             # Unknown outcome: rows that did get leased are refused at their next
             # lease and rescued when the lease lapses; the rest must wait again.
@@ -100,34 +136,36 @@ class Dispatcher:
             await asyncio.sleep(0.1)
             self.wake.set()
             return
-        leased = {t.id for t in reply.tasks}
-        refused = [ref for ref in refs if ref.id not in leased]
-        for ref in refused:  # cancelled or taken meanwhile, or the pool drains
-            pool.inflight.pop(ref.id, None)
-        if refused and pool.state != WorkerState.RUNNING.value:
-            # The store refuses leases to a draining pool: these are still QUEUED
-            # and belong in the lanes for the other pools (a cancelled one is
-            # refused again by lease_tasks and dropped by its event).
-            self.lanes.push_all(refused)
         if len(leased) < len(refs):
+            got = {t.id for t in leased}
+            refused = [ref for ref in refs if ref.id not in got]
+            for ref in refused:  # cancelled or taken meanwhile, or the pool drains
+                pool.inflight.pop(ref.id, None)
+            if refused and pool.state != WorkerState.RUNNING.value:
+                # The store refuses leases to a draining pool: these are still QUEUED
+                # and belong in the lanes for the other pools (a cancelled one is
+                # refused again by lease_tasks and dropped by its event).
+                self.lanes.push_all(refused)
             self.wake.set()
-        await self.send(pool, reply.tasks)
+        await self.send(pool, leased, raw)
 
-    async def send(self, pool: Pool, records: Sequence[task_record_pb2.TaskRecord]) -> None:
-        """Send leased attempts to their pool; hand the leases back if it is unreachable."""
+    async def send(self, pool: Pool, records: Sequence[Record], payload: bytes | None = None) -> None:
+        """Send leased attempts to their pool; hand the leases back if it is unreachable.
+        ``payload``: the records already serialized as a Dispatch, when the caller has it."""
         if not records:
             return
-        if await pool.send(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=records)):
+        data = dispatch_payload(records) if payload is None else payload
+        if await pool.send(envelope_pb2.KIND_DISPATCH, data):
             self.dispatched += len(records)
             return
         await self._release(pool, records)
 
-    def send_soon(self, pool: Pool, records: Sequence[task_record_pb2.TaskRecord]) -> None:
+    def send_soon(self, pool: Pool, records: Sequence[Record]) -> None:
         task = asyncio.get_running_loop().create_task(self.send(pool, records))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
 
-    def send_backup(self, pool: Pool, records: Sequence[task_record_pb2.TaskRecord]) -> None:
+    def send_backup(self, pool: Pool, records: Sequence[Record]) -> None:
         """The PAIR copy of fast-path leases, which the store already published to
         the pool right after COMMIT: sent only if, BACKUP_DELAY later, the pool has
         not reported the attempt done, so a lost stream message costs that delay
@@ -144,9 +182,11 @@ class Dispatcher:
 
         asyncio.get_running_loop().call_later(BACKUP_DELAY, due)
 
-    def reserve_fast_path(
-        self, tasks: Sequence[task_record_pb2.TaskRecord]
-    ) -> tuple[Pool | None, list[store_pb2.Lease]]:
+    def fast_path_open(self) -> bool:
+        """Whether reserve_fast_path could lease anything (it needs to read the records)."""
+        return not self.lanes and any(p.free > 0 for p in self.pools.pools.values())
+
+    def reserve_fast_path(self, tasks: Sequence[Record]) -> tuple[Pool | None, list[store_pb2.Lease]]:
         """Leases to take in the same transaction as the insert, when nothing waits
         in any lane (so no task is overtaken) and a pool has free slots."""
         if self.lanes:
@@ -165,7 +205,7 @@ class Dispatcher:
                 leases.append(store_pb2.Lease(task_id=record.id, lease_token=token))
         return (pool, leases) if leases else (None, [])
 
-    async def _release(self, pool: Pool, tasks: Sequence[task_record_pb2.TaskRecord]) -> None:
+    async def _release(self, pool: Pool, tasks: Sequence[Record]) -> None:
         """The pool could not be reached: hand the leases back at once."""
         request = store_pb2.ReportRequest(
             released=[

@@ -7,16 +7,19 @@ number keeps arrival order across names within a lane.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections import deque
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from taskyard.core.priority import LANES, Priority
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Ref:
+class Ref(NamedTuple):
+    """A waiting task. A named tuple, not a frozen dataclass: one is made for
+    every task that passes through, and a frozen dataclass's ``__init__`` costs
+    about four times as much (it sets each field through ``object.__setattr__``)."""
+
     id: str
     name: str
     priority: Priority

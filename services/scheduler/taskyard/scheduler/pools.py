@@ -46,7 +46,7 @@ class Pool:
             return 0
         return max(0, self.capacity - len(self.inflight))
 
-    async def send(self, kind: int, message: dispatch_pb2.Dispatch) -> bool:
+    async def send(self, kind: int, message: dispatch_pb2.Dispatch | bytes) -> bool:
         try:
             await self.socket.asend(transport.encode(kind, message))
         except pynng.NNGException as exc:

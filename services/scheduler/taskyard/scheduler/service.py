@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
-from taskyard.core import discovery, ids, lifecycle, transport
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, views_pb2
+from taskyard.core import discovery, hops, ids, lifecycle, transport
 from taskyard.core.clock import SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -26,6 +26,12 @@ from taskyard.scheduler.reconciler import Reconciler
 log = logging.getLogger(__name__)
 
 SURVEY_WINDOW_MS = 500
+# TaskRecord.hops (field 39, length-delimited) as its tag's bytes: a submission
+# without them carries no sampled task. They may also turn up inside some other
+# field's bytes; such a submission only takes the slower way (parsed as heads).
+_HOPS_TAG = b"\xba\x02"
+_QUEUED = TaskState.QUEUED.value
+_SCHEDULED = TaskState.SCHEDULED.value
 # How long the scheduler's loops get to end once cancelled at stop.
 TASKS_END_TIMEOUT = 5.0
 
@@ -81,7 +87,7 @@ class Scheduler:
             transport.Responder(
                 settings.lane_listen_address(p),
                 {
-                    envelope_pb2.KIND_SUBMIT: transport.Route(dispatch_pb2.SubmitRequest, self._on_submit),
+                    envelope_pb2.KIND_SUBMIT: transport.RawRoute(self._on_submit),
                     **self.periodic.routes(),
                 },
                 max_message_bytes=mx,
@@ -115,19 +121,34 @@ class Scheduler:
         self.dispatcher.wake.set()
 
     # --- handlers ------------------------------------------------------------
-    async def _on_submit(
-        self, request: dispatch_pb2.SubmitRequest, env: envelope_pb2.Envelope
-    ) -> dispatch_pb2.SubmitReply:
-        pool, leases = self.dispatcher.reserve_fast_path(request.tasks)
-        insert = store_pb2.InsertTasksRequest(tasks=request.tasks)
+    async def _on_submit(self, payload: bytes, env: envelope_pb2.Envelope) -> bytes:
+        """A serialized SubmitRequest is already an InsertTasksRequest (both keep the
+        records in field 1), so it goes to the store as it came, with the fast
+        path's fields appended (concatenated messages merge). The records are
+        parsed, as heads only, when something here reads them: hop stamps, the
+        fast path, a delayed task's run time."""
+        insert = payload
+        parsed: views_pb2.TaskRecordHeads | None = None
+        if _HOPS_TAG in payload:
+            parsed = views_pb2.TaskRecordHeads.FromString(payload)
+            sampled = [t for t in parsed.tasks if t.hops]
+            if sampled:
+                hops.stamp(sampled, "scheduler.received")
+                hops.stamp(sampled, "scheduler.sent")
+                # Known fields first, then the unknown ones: the same record.
+                insert = parsed.SerializeToString()
+        pool: Pool | None = None
+        leases: list[store_pb2.Lease] = []
+        if self.dispatcher.fast_path_open():
+            parsed = parsed or views_pb2.TaskRecordHeads.FromString(payload)
+            pool, leases = self.dispatcher.reserve_fast_path(parsed.tasks)
         if pool is not None:
-            insert.pool_id = pool.pool_id
-            insert.lease_ms = self._lease_ms
-            insert.leases.extend(leases)
+            insert += store_pb2.InsertTasksRequest(
+                pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases
+            ).SerializeToString()
         try:
-            reply = await self.store.request(
-                envelope_pb2.KIND_STORE_INSERT, insert, store_pb2.InsertTasksReply
-            )
+            raw = await self.store.request_raw(envelope_pb2.KIND_STORE_INSERT, insert)
+            reply = views_pb2.InsertTasksReplyView.FromString(raw)
         except Exception:
             if pool is not None:
                 for lease in leases:
@@ -139,11 +160,22 @@ class Scheduler:
                 if lease.task_id not in leased:
                     pool.inflight.pop(lease.task_id, None)
             self.dispatcher.send_backup(pool, reply.leased)
-        timers.feed_inserted(self.timers, request.tasks, reply.tasks)
-        queued = TaskState.QUEUED.value
-        if self.lanes.push_all(ref_of(t) for t in reply.tasks if t.created and t.state == queued):
+        refs: list[Ref] = []
+        scheduled = False
+        for t in reply.tasks:
+            if t.created:
+                state = t.state
+                if state == _QUEUED:
+                    refs.append(ref_of(t))
+                elif state == _SCHEDULED:
+                    scheduled = True
+        if scheduled:
+            parsed = parsed or views_pb2.TaskRecordHeads.FromString(payload)
+            timers.feed_inserted(self.timers, parsed.tasks, reply.tasks)
+        if refs and self.lanes.push_all(refs):
             self.dispatcher.wake.set()
-        return dispatch_pb2.SubmitReply(tasks=reply.tasks)
+        # Without leased records the reply is a SubmitReply on the wire too.
+        return dispatch_pb2.SubmitReply(tasks=reply.tasks).SerializeToString() if reply.leased else raw
 
     def _on_due(self, refs: Sequence[Ref]) -> None:
         if self.lanes.push_all(refs):

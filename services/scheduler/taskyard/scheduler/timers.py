@@ -25,11 +25,11 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2, task_record_pb2, time_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2, time_pb2
 from taskyard.core import transport
 from taskyard.core.clock import Clock, from_us, to_us
 from taskyard.core.states import TaskState
-from taskyard.scheduler.dispatcher import ref_of
+from taskyard.scheduler.dispatcher import Record, ref_of
 from taskyard.scheduler.lanes import Ref
 
 log = logging.getLogger(__name__)
@@ -267,7 +267,7 @@ class StoreDueSource:
 
 def feed_inserted(
     timers: DueTimers,
-    records: Sequence[task_record_pb2.TaskRecord],
+    records: Sequence[Record],
     inserted: Sequence[store_pb2.InsertedTask],
 ) -> None:
     """The SCHEDULED tasks a submission created go on the heap (their run_at is in the request)."""

@@ -152,10 +152,12 @@ class TaskContext:
         self.parent_id = parent_id
         self._sink: Sink = sink if sink is not None else _NullSink()
         self._lock = threading.Lock()
-        self._context: dict[str, Any] = json.loads(json.dumps(dict(context or {})))
-        self._cancel = threading.Event()
-        if cancelled:
-            self._cancel.set()
+        # A deep copy through JSON (only when there is something to copy: every
+        # attempt builds one of these).
+        self._context: dict[str, Any] = json.loads(json.dumps(dict(context))) if context else {}
+        # The flag, and an Event made only for a body that waits on it: most never do.
+        self._cancelled = bool(cancelled)
+        self._cancel_event: threading.Event | None = None
         self._cancel_callbacks: list[Callable[[], None]] = []
         self._logger: _TaskLogAdapter | None = None
 
@@ -223,16 +225,22 @@ class TaskContext:
     @property
     def cancelled(self) -> bool:
         """True once a cancel of this task was requested (poll it in long loops)."""
-        return self._cancel.is_set()
+        return self._cancelled
 
     def wait_cancelled(self, timeout: float | None = None) -> bool:
         """Block (a sync task's thread) until cancelled or ``timeout``; returns ``cancelled``."""
-        return self._cancel.wait(timeout)
+        with self._lock:
+            if self._cancelled:
+                return True
+            if self._cancel_event is None:
+                self._cancel_event = threading.Event()
+            event = self._cancel_event
+        return event.wait(timeout)
 
     def on_cancel(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (from whichever thread requests the cancel) when cancelled."""
         with self._lock:
-            if not self._cancel.is_set():
+            if not self._cancelled:
                 self._cancel_callbacks.append(callback)
                 return
         callback()
@@ -240,10 +248,13 @@ class TaskContext:
     def _request_cancel(self) -> None:
         """Hook for the worker: a cancel of this task arrived. Thread-safe, idempotent."""
         with self._lock:
-            if self._cancel.is_set():
+            if self._cancelled:
                 return
-            self._cancel.set()
+            self._cancelled = True
+            event = self._cancel_event
             callbacks, self._cancel_callbacks = self._cancel_callbacks, []
+        if event is not None:
+            event.set()
         for cb in callbacks:
             try:
                 cb()

@@ -16,8 +16,8 @@ from typing import Any
 import psutil
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import errors, transport
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
+from taskyard.core import errors, hops, transport
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool.state import PoolState
 
@@ -91,22 +91,28 @@ class SchedulerLink(PoolState):
         assert self._logs is not None
         logs = self._logs
         target = 0  # the furthest unit a held-back outcome waits for
-
-        def waits(ref: task_record_pb2.AttemptRef) -> bool:
-            nonlocal target
-            t = logs.target([(ref.task_id, ref.attempt)])
-            if logs.is_reached(t):
-                return False
-            target = max(target, t)
-            return True
-
-        held, kept = dispatch_pb2.PoolReport(), dispatch_pb2.PoolReport()  # copies
-        for c in report.completed:
-            (held if waits(c.ref) else kept).completed.append(c)
-        for d in report.died:
-            (held if waits(d.ref) else kept).died.append(d)
-        if not (held.completed or held.died):
+        # Most outcomes have no line in flight: the report is split (copies) only
+        # when one of them waits.
+        waiting_c: set[int] = set()
+        for i, c in enumerate(report.completed):
+            ref = c.ref
+            t = logs.target_of(ref.task_id, ref.attempt)
+            if not logs.is_reached(t):
+                waiting_c.add(i)
+                target = max(target, t)
+        waiting_d: set[int] = set()
+        for i, d in enumerate(report.died):
+            t = logs.target_of(d.ref.task_id, d.ref.attempt)
+            if not logs.is_reached(t):
+                waiting_d.add(i)
+                target = max(target, t)
+        if not (waiting_c or waiting_d):
             return
+        held, kept = dispatch_pb2.PoolReport(), dispatch_pb2.PoolReport()
+        for i, c in enumerate(report.completed):
+            (held if i in waiting_c else kept).completed.append(c)
+        for i, d in enumerate(report.died):
+            (held if i in waiting_d else kept).died.append(d)
         report.ClearField("completed")
         report.completed.extend(kept.completed)
         report.ClearField("died")
@@ -138,18 +144,19 @@ class SchedulerLink(PoolState):
         no start write and its result never queues behind one. Correctness does not
         depend on them: a death carries the pool's own started flag, and the store
         accepts ASSIGNED -> final with the start time the outcome carries."""
-        ended = {(c.ref.task_id, c.ref.attempt) for c in report.completed}
-        ended.update((r.ref.task_id, r.ref.attempt) for r in report.released)
-        ended.update((d.ref.task_id, d.ref.attempt) for d in report.died)
-        for key in ended:
-            self._young_starts.pop(key, None)
-            self._old_starts.pop(key, None)
+        young, old = self._young_starts, self._old_starts
         for ref in report.started:
-            key = (ref.task_id, ref.attempt)
-            if key not in ended:
-                self._young_starts[key] = ref
+            young[(ref.task_id, ref.attempt)] = ref
+        # Then out again if it ended: a start in the same report as its end is dropped too.
+        for ended in (report.completed, report.released, report.died):
+            for e in ended:
+                ref = e.ref
+                key = (ref.task_id, ref.attempt)
+                young.pop(key, None)
+                old.pop(key, None)
         if self._outcomes is not None and (report.completed or report.released or report.died):
             del report.started[:]
+            hops.stamp(report.completed, "pool.reported")
             self._outcomes.submit(report)
 
     async def _send_start_notices(self) -> None:
@@ -167,10 +174,12 @@ class SchedulerLink(PoolState):
             pool_id=self.pool_id,
             free_slots=self.free_slots(),
             state=self.state.value,
-            completed=[store_pb2.Completion(ref=c.ref) for c in report.completed],
             released=report.released,
             died=[store_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
         )
+        add = notice.completed.add  # the refs only: what the scheduler reads
+        for c in report.completed:
+            add().ref.CopyFrom(c.ref)
         try:
             self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice), block=False)
         except pynng.TryAgain:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import transport
+from taskyard.core import hops, transport
 from taskyard.core.states import WorkerState
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import pipe, worker
@@ -33,7 +33,7 @@ FINISHED_REMEMBERED = 10_000
 Key = tuple[str, int]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Held:
     ref: task_record_pb2.AttemptRef
     started: bool = False
@@ -85,6 +85,14 @@ class WorkerHandle:
     @property
     def live(self) -> bool:
         return self.ready and not self.gone and not self.recycling
+
+
+def _by_index(w: WorkerHandle) -> int:
+    return w.index
+
+
+def _held_by_any(workers: list[WorkerHandle], key: Key) -> bool:
+    return any(key in w.held for w in workers)
 
 
 class Workers(PoolState):
@@ -145,19 +153,29 @@ class Workers(PoolState):
 
     def _apply_worker_report(self, w: WorkerHandle, report: dispatch_pb2.PoolReport) -> None:
         p = self._pending
-        for ref in report.started:
-            h = w.held.get((ref.task_id, ref.attempt))
-            if h is not None:
-                h.started = True
-            p.started.append(ref)
-        for c in report.completed:
-            w.held.pop((c.ref.task_id, c.ref.attempt), None)
-            self._remember_finished(c.ref)
-            p.completed.append(c)
-        for r in report.released:
-            w.held.pop((r.ref.task_id, r.ref.attempt), None)
-            self._remember_finished(r.ref)
-            p.released.append(r)
+        held = w.held
+        finished = self._finished
+        if report.started:
+            for ref in report.started:
+                h = held.get((ref.task_id, ref.attempt))
+                if h is not None:
+                    h.started = True
+            p.started.extend(report.started)
+        if report.completed:
+            for c in report.completed:
+                ref = c.ref
+                task_id, attempt = ref.task_id, ref.attempt
+                held.pop((task_id, attempt), None)
+                finished[(task_id, attempt, ref.lease_token)] = None
+            p.completed.extend(report.completed)
+        if report.released:
+            for r in report.released:
+                ref = r.ref
+                task_id, attempt = ref.task_id, ref.attempt
+                held.pop((task_id, attempt), None)
+                finished[(task_id, attempt, ref.lease_token)] = None
+            p.released.extend(report.released)
+        self._trim_finished()
         if report.completed or report.released:
             self._mark_dirty()  # slots came free
         else:
@@ -165,8 +183,12 @@ class Workers(PoolState):
 
     def _remember_finished(self, ref: task_record_pb2.AttemptRef) -> None:
         self._finished[(ref.task_id, ref.attempt, ref.lease_token)] = None
-        while len(self._finished) > FINISHED_REMEMBERED:
-            self._finished.popitem(last=False)
+        self._trim_finished()
+
+    def _trim_finished(self) -> None:
+        finished = self._finished
+        while len(finished) > FINISHED_REMEMBERED:
+            finished.popitem(last=False)
 
     async def _worker_gone(self, w: WorkerHandle) -> None:
         if w.gone:
@@ -272,35 +294,50 @@ class Workers(PoolState):
 
     def _dispatch(self, batch: dispatch_pb2.Dispatch) -> None:
         per_worker: dict[int, dispatch_pb2.Dispatch] = {}
-        holders = {k: w for w in self.workers.values() for k in w.held}
+        workers = list(self.workers.values())
+        # Who may take work does not change while a batch is routed, only how much
+        # each holds: decided once, in index order (ties go to the lowest index).
+        takers = sorted((w for w in workers if self._takes_work(w)), key=_by_index)
+        if not self.accepting():
+            takers = []
+        worker_ids: dict[int, str] = {}
+        finished = self._finished
+        concurrency = self.concurrency
+        default_retries, default_timeout = self.settings.max_retries, self.settings.task_timeout
         refused = 0
+        hops.stamp(batch.tasks, "pool.received")
         for record in batch.tasks:
-            key = worker.key_of(record)
-            if key in holders or (record.id, record.attempt, record.lease_token) in self._finished:
+            task_id, attempt = record.id, record.attempt
+            key = (task_id, attempt)
+            if (task_id, attempt, record.lease_token) in finished or _held_by_any(workers, key):
                 continue  # held or just ended here: the second copy of one dispatch
             target = None
-            if self.accepting():
-                candidates = [
-                    w for w in self.workers.values() if self._takes_work(w) and len(w.held) < self.concurrency
-                ]
-                if candidates:
-                    target = min(candidates, key=lambda w: (len(w.held), w.index))
+            fewest = concurrency
+            for w in takers:
+                n = len(w.held)
+                if n < fewest:
+                    target, fewest = w, n
             if target is None:
                 # No slot (or draining): back to the queue, no retry burned.
                 self._pending.released.append(store_pb2.Release(ref=worker.ref_of(record, "")))
                 refused += 1
                 continue
-            ref = worker.ref_of(record, worker.worker_id(self.pool_id, target.index, target.pid))
-            ref.at_us = 0
+            wid = worker_ids.get(target.index)
+            if wid is None:
+                wid = worker_ids[target.index] = worker.worker_id(self.pool_id, target.index, target.pid)
             target.held[key] = Held(
-                ref,
-                max_retries=worker.effective_max_retries(record, self.settings.max_retries),
-                timeout=worker.timeout_of(record, self.settings.task_timeout),
+                task_record_pb2.AttemptRef(
+                    task_id=task_id, attempt=attempt, lease_token=record.lease_token, worker_id=wid
+                ),
+                max_retries=worker.effective_max_retries(record, default_retries),
+                timeout=worker.timeout_of(record, default_timeout),
                 name=record.name,
                 charged_attempt=worker.charged_attempt(record),
             )
-            holders[key] = target
-            per_worker.setdefault(target.index, dispatch_pb2.Dispatch()).tasks.append(record)
+            d = per_worker.get(target.index)
+            if d is None:
+                d = per_worker[target.index] = dispatch_pb2.Dispatch()
+            d.tasks.append(record)
         if per_worker:
             self.last_dispatch_us = worker.now_us()
         for index, d in per_worker.items():

@@ -50,7 +50,7 @@ class ReportForwarder:
             # The worker chose the delay (the task's own policy, Retry(delay=...)) unless 0.
             if not completion.success and completion.retryable and completion.retry_delay_ms <= 0:
                 completion.retry_delay_ms = self._delay_ms(completion.ref.attempt)
-            req.completed.append(completion)
+        req.completed.extend(report.completed)
         req.released.extend(report.released)
         for death in report.died:
             if death.started and death.retry_delay_ms <= 0:  # else the task's own (processes.py)

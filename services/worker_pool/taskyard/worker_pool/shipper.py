@@ -123,6 +123,15 @@ class LogShipper:
             target = max(target, self._last_unit.pop(key, 0))
         return target
 
+    def target_of(self, task_id: str, attempt: int) -> int:
+        """``target`` of one attempt: the hot path's form (every outcome asks)."""
+        key = (task_id, attempt)
+        target = self._last_unit.pop(key, 0)
+        if self._needs_drain and key in self._needs_drain:
+            self._needs_drain.discard(key)
+            target = max(target, self._received)
+        return target
+
     def is_reached(self, target: int) -> bool:
         return self._done >= target
 

@@ -1,7 +1,7 @@
 """A worker process: its own asyncio loop running up to ``concurrency`` attempts.
 
-Async task functions run on the loop; sync ones in a thread executor so the loop
-keeps turning. The worker talks to its manager only over a socketpair (see
+Async task functions run on the loop; sync ones on threads (``threads.SyncThreads``)
+so the loop keeps turning. The worker talks to its manager only over a socketpair (see
 ``pipe``): it receives Dispatch batches and a stop command, and sends PoolReports
 (started refs, completions, releases) batched per loop iteration. When the
 manager's end closes, the worker exits on its own.
@@ -10,7 +10,6 @@ manager's end closes, the worker exits on its own.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import functools
 import inspect
@@ -29,16 +28,18 @@ from collections.abc import Callable
 from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
-from taskyard.core import lifecycle, payload, retry, seal
+from taskyard.core import hops, lifecycle, payload, retry, seal
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import beats, children, context, pipe, poison, registry, tasklogs
+from taskyard.worker_pool import beats, children, context, pipe, poison, registry, tasklogs, threads
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, int]
 # An encoded JSON text holding a real NUL (PostgreSQL jsonb refuses it).
 _JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+# What json.dumps(value, allow_nan=False, separators=(",", ":")) builds on every call.
+_RESULT_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 
 
 def worker_id(pool_id: str, index: int, pid: int) -> str:
@@ -148,8 +149,10 @@ class ResultTooDeep(Exception):
 
 def encode_result(value: Any, max_bytes: int = 1024 * 1024) -> bytes:
     """JSON text of a result; TypeError when it is not JSON-serializable."""
+    if value is None and max_bytes >= 4:  # most bodies return nothing: no encoder, nothing to check
+        return b"null"
     try:
-        text = json.dumps(value, allow_nan=False, separators=(",", ":"))
+        text = _RESULT_ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"result is not JSON-serializable: {exc}") from exc
     except RecursionError as exc:  # deeper than Python's own encoder goes
@@ -217,14 +220,12 @@ class Runner:
         self.timeout_grace = timeout_grace
         self.cancel_grace = cancel_grace
         self._on_recycle = on_recycle or (lambda reason: None)
-        self.threads: dict[Key, concurrent.futures.Future[Any]] = {}
+        self.threads: dict[Key, threads.Job] = {}
         self._watchers: set[asyncio.Task[None]] = set()
         self.cancels: dict[Key, bool] = {}
 
-    def _new_executor(self) -> concurrent.futures.ThreadPoolExecutor:
-        return concurrent.futures.ThreadPoolExecutor(
-            max_workers=self.concurrency, thread_name_prefix="taskyard-task"
-        )
+    def _new_executor(self) -> threads.SyncThreads:
+        return threads.SyncThreads(self.concurrency, name="taskyard-task")
 
     def take_report(self) -> dispatch_pb2.PoolReport | None:
         r = self.report
@@ -256,6 +257,7 @@ class Runner:
             self.report.released.append(store_pb2.Release(ref=ref_of(record, self.worker)))
             self._on_change()
             return
+        hops.stamp((record,), "worker.received")
         self.tasks[key] = asyncio.get_running_loop().create_task(
             self._run(record), name=f"task {record.name} {record.id}#{record.attempt}"
         )
@@ -268,6 +270,7 @@ class Runner:
                 start = ref_of(record, self.worker)
                 self.report.started.append(start)
                 await self._until_flushed()
+                hops.stamp((record,), "worker.started")
                 ctx = self.contexts[key] = context.for_record(record, self.sink)
                 if key in self.cancels or record.cancel_requested:
                     self.cancel(key)
@@ -291,6 +294,9 @@ class Runner:
                 )
             completion.ref.CopyFrom(ref_of(record, self.worker))
             completion.started_at_us = start.at_us
+            if record.hops:
+                completion.hops.extend(record.hops)
+                hops.stamp((completion,), "worker.finished")
             if not completion.success:
                 completion.max_retries = self.max_retries_for(record)
                 if completion.retryable and not completion.retry_delay_ms:
@@ -435,11 +441,16 @@ class Runner:
             return await tdef.fn(*args, **kwargs)
         cvars = contextvars.copy_context()
         call = functools.partial(cvars.run, tdef.fn, *args, **kwargs)
-        thread = self._executor.submit(call)
+        executor = self._executor
+        job = executor.submit(call)
         key = _ATTEMPT.get(None)
         if key is not None:
-            self.threads[key] = thread
-        value = await asyncio.wrap_future(thread)
+            self.threads[key] = job
+        try:
+            value = await job.future
+        except asyncio.CancelledError:
+            executor.cancel(job)  # not started yet: it never will (a started body runs on)
+            raise
         if inspect.isawaitable(value):
             value = await value
         return value
@@ -457,8 +468,8 @@ class Runner:
         self._watchers.add(watcher)
         watcher.add_done_callback(self._watchers.discard)
 
-    async def _watch_thread(self, key: Key, thread: concurrent.futures.Future[Any]) -> None:
-        done, _ = await asyncio.wait([asyncio.wrap_future(thread)], timeout=self.timeout_grace)
+    async def _watch_thread(self, key: Key, thread: threads.Job) -> None:
+        done, _ = await asyncio.wait([thread.ended()], timeout=self.timeout_grace)
         if not done:
             self._on_recycle(
                 f"a sync task ({key[0]}#{key[1]}) is still running {self.timeout_grace:g}s past its timeout"
@@ -466,7 +477,7 @@ class Runner:
 
     def _replace_executor(self) -> None:
         old, self._executor = self._executor, self._new_executor()
-        old.shutdown(wait=False)
+        old.shutdown()
 
     async def stop(self, grace: float = 5.0) -> None:
         """Cancel every attempt (not started or running): each reports a Release."""
@@ -478,7 +489,7 @@ class Runner:
             await asyncio.wait(tasks, timeout=grace)
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown(cancel=True)
 
 
 class _OwnTimeout(Exception):

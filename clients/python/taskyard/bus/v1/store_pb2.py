@@ -27,7 +27,7 @@ from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task_
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/store.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/supervision.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"\x8b\x01\n\x12InsertTasksRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07pool_id\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\x12&\n\x06leases\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\"\x98\x01\n\x0cInsertedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05queue\x18\x06 \x01(\t\"m\n\x10InsertTasksReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12+\n\x06leased\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x1e\n\x0fGetTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\";\n\rGetTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x9f\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\"Q\n\x0eListTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"^\n\x11LeaseTasksRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\x12&\n\x06leases\x18\x03 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\"-\n\x05Lease\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0blease_token\x18\x02 \x01(\t\"=\n\x0fLeaseTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\xbf\x01\n\rReportRequest\x12,\n\x07started\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x03 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\"\x8c\x02\n\nCompletion\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\x0c\x12)\n\x07\x66\x61ilure\x18\x04 \x01(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x11\n\tretryable\x18\x05 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x06 \x01(\x03\x12\x15\n\rstarted_at_us\x18\x07 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x08 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\t \x01(\x0e\x32\x17.taskyard.v1.CancelStep\"M\n\x07Release\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x18\n\x10resume_requested\x18\x02 \x01(\x08\"\xb2\x01\n\x05\x44\x65\x61th\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07started\x18\x02 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x03 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x04 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\x05 \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x13\n\x0bmax_rescues\x18\x06 \x01(\x05\"b\n\x0bReportReply\x12\x0f\n\x07refused\x18\x01 \x01(\x05\x12\x0f\n\x07started\x18\x02 \x03(\t\x12\x11\n\tcompleted\x18\x03 \x03(\t\x12\x10\n\x08released\x18\x04 \x03(\t\x12\x0c\n\x04\x64ied\x18\x05 \x03(\t\"Q\n\x12RenewLeasesRequest\x12)\n\x04refs\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\":\n\x10RenewLeasesReply\x12\x0c\n\x04lost\x18\x01 \x03(\t\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x03(\t\"h\n\rRescueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x16\n\x0eretry_delay_ms\x18\x02 \x01(\x03\x12\x1b\n\x13\x64\x65\x66\x61ult_max_retries\x18\x03 \x01(\x05\x12\x13\n\x0bmax_rescues\x18\x04 \x01(\x05\"i\n\x0bRescueReply\x12-\n\x08requeued\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12+\n\x06\x66\x61iled\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"1\n\x12\x43\x61ncelTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"i\n\rCancelOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12\x0f\n\x07\x66lagged\x18\x03 \x01(\x08\x12\x11\n\tnot_found\x18\x04 \x01(\x08\x12\x15\n\ralready_final\x18\x05 \x01(\x08\"\x8c\x01\n\x10\x43\x61ncelTasksReply\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.CancelOutcome\x12*\n\x05tasks\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x1a\n\x12\x63\x61ncelled_children\x18\x03 \x03(\t\"2\n\x11LoadQueuedRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t\"t\n\tQueuedRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\'\n\x08priority\x18\x03 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x04 \x01(\t\x12\x15\n\rcreated_at_us\x18\x05 \x01(\x03\"Q\n\x0fLoadQueuedReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"\"\n\x11PromoteDueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"Q\n\x0fPromoteDueReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_due_us\x18\x02 \x01(\x03\"\xd3\x02\n\x10HeartbeatRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x13\n\x0bmax_workers\x18\x03 \x01(\x05\x12\x16\n\x0e\x61\x63tive_workers\x18\x04 \x01(\x05\x12\x14\n\x0cidle_workers\x18\x05 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x06 \x01(\x05\x12\x12\n\nis_running\x18\x07 \x01(\x08\x12\x12\n\ntask_names\x18\x08 \x03(\t\x12\r\n\x05state\x18\t \x01(\t\x12\x11\n\trss_bytes\x18\n \x01(\x03\x12\x10\n\x08\x63\x61pacity\x18\x0b \x01(\x05\x12\x13\n\x0b\x63oncurrency\x18\x0c \x01(\x05\x12\x31\n\tprocesses\x18\r \x03(\x0b\x32\x1e.taskyard.bus.v1.WorkerProcess\x12\x1b\n\x13last_dispatch_at_us\x18\x0e \x01(\x03\"\x10\n\x0eHeartbeatReply\"&\n\x10TaskNamesRequest\x12\x12\n\nmax_age_ms\x18\x01 \x01(\x03\"\x1f\n\x0eTaskNamesReply\x12\r\n\x05names\x18\x01 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/store.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/supervision.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"\x8b\x01\n\x12InsertTasksRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07pool_id\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\x12&\n\x06leases\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\"\x98\x01\n\x0cInsertedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05queue\x18\x06 \x01(\t\"m\n\x10InsertTasksReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12+\n\x06leased\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x1e\n\x0fGetTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\";\n\rGetTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x9f\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\"Q\n\x0eListTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"^\n\x11LeaseTasksRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\x12&\n\x06leases\x18\x03 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\"-\n\x05Lease\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0blease_token\x18\x02 \x01(\t\"=\n\x0fLeaseTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\xbf\x01\n\rReportRequest\x12,\n\x07started\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x03 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\"\xb5\x02\n\nCompletion\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\x0c\x12)\n\x07\x66\x61ilure\x18\x04 \x01(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x11\n\tretryable\x18\x05 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x06 \x01(\x03\x12\x15\n\rstarted_at_us\x18\x07 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x08 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\t \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\'\n\x04hops\x18\n \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\"M\n\x07Release\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x18\n\x10resume_requested\x18\x02 \x01(\x08\"\xb2\x01\n\x05\x44\x65\x61th\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07started\x18\x02 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x03 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x04 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\x05 \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x13\n\x0bmax_rescues\x18\x06 \x01(\x05\"b\n\x0bReportReply\x12\x0f\n\x07refused\x18\x01 \x01(\x05\x12\x0f\n\x07started\x18\x02 \x03(\t\x12\x11\n\tcompleted\x18\x03 \x03(\t\x12\x10\n\x08released\x18\x04 \x03(\t\x12\x0c\n\x04\x64ied\x18\x05 \x03(\t\"Q\n\x12RenewLeasesRequest\x12)\n\x04refs\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\":\n\x10RenewLeasesReply\x12\x0c\n\x04lost\x18\x01 \x03(\t\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x03(\t\"h\n\rRescueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x16\n\x0eretry_delay_ms\x18\x02 \x01(\x03\x12\x1b\n\x13\x64\x65\x66\x61ult_max_retries\x18\x03 \x01(\x05\x12\x13\n\x0bmax_rescues\x18\x04 \x01(\x05\"i\n\x0bRescueReply\x12-\n\x08requeued\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12+\n\x06\x66\x61iled\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"1\n\x12\x43\x61ncelTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"i\n\rCancelOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12\x0f\n\x07\x66lagged\x18\x03 \x01(\x08\x12\x11\n\tnot_found\x18\x04 \x01(\x08\x12\x15\n\ralready_final\x18\x05 \x01(\x08\"\x8c\x01\n\x10\x43\x61ncelTasksReply\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.CancelOutcome\x12*\n\x05tasks\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x1a\n\x12\x63\x61ncelled_children\x18\x03 \x03(\t\"2\n\x11LoadQueuedRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t\"t\n\tQueuedRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\'\n\x08priority\x18\x03 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x04 \x01(\t\x12\x15\n\rcreated_at_us\x18\x05 \x01(\x03\"Q\n\x0fLoadQueuedReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"\"\n\x11PromoteDueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"Q\n\x0fPromoteDueReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_due_us\x18\x02 \x01(\x03\"\xd3\x02\n\x10HeartbeatRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x13\n\x0bmax_workers\x18\x03 \x01(\x05\x12\x16\n\x0e\x61\x63tive_workers\x18\x04 \x01(\x05\x12\x14\n\x0cidle_workers\x18\x05 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x06 \x01(\x05\x12\x12\n\nis_running\x18\x07 \x01(\x08\x12\x12\n\ntask_names\x18\x08 \x03(\t\x12\r\n\x05state\x18\t \x01(\t\x12\x11\n\trss_bytes\x18\n \x01(\x03\x12\x10\n\x08\x63\x61pacity\x18\x0b \x01(\x05\x12\x13\n\x0b\x63oncurrency\x18\x0c \x01(\x05\x12\x31\n\tprocesses\x18\r \x03(\x0b\x32\x1e.taskyard.bus.v1.WorkerProcess\x12\x1b\n\x13last_dispatch_at_us\x18\x0e \x01(\x03\"\x10\n\x0eHeartbeatReply\"&\n\x10TaskNamesRequest\x12\x12\n\nmax_age_ms\x18\x01 \x01(\x03\"\x1f\n\x0eTaskNamesReply\x12\r\n\x05names\x18\x01 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -57,43 +57,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REPORTREQUEST']._serialized_start=1095
   _globals['_REPORTREQUEST']._serialized_end=1286
   _globals['_COMPLETION']._serialized_start=1289
-  _globals['_COMPLETION']._serialized_end=1557
-  _globals['_RELEASE']._serialized_start=1559
-  _globals['_RELEASE']._serialized_end=1636
-  _globals['_DEATH']._serialized_start=1639
-  _globals['_DEATH']._serialized_end=1817
-  _globals['_REPORTREPLY']._serialized_start=1819
-  _globals['_REPORTREPLY']._serialized_end=1917
-  _globals['_RENEWLEASESREQUEST']._serialized_start=1919
-  _globals['_RENEWLEASESREQUEST']._serialized_end=2000
-  _globals['_RENEWLEASESREPLY']._serialized_start=2002
-  _globals['_RENEWLEASESREPLY']._serialized_end=2060
-  _globals['_RESCUEREQUEST']._serialized_start=2062
-  _globals['_RESCUEREQUEST']._serialized_end=2166
-  _globals['_RESCUEREPLY']._serialized_start=2168
-  _globals['_RESCUEREPLY']._serialized_end=2273
-  _globals['_CANCELTASKSREQUEST']._serialized_start=2275
-  _globals['_CANCELTASKSREQUEST']._serialized_end=2324
-  _globals['_CANCELOUTCOME']._serialized_start=2326
-  _globals['_CANCELOUTCOME']._serialized_end=2431
-  _globals['_CANCELTASKSREPLY']._serialized_start=2434
-  _globals['_CANCELTASKSREPLY']._serialized_end=2574
-  _globals['_LOADQUEUEDREQUEST']._serialized_start=2576
-  _globals['_LOADQUEUEDREQUEST']._serialized_end=2626
-  _globals['_QUEUEDREF']._serialized_start=2628
-  _globals['_QUEUEDREF']._serialized_end=2744
-  _globals['_LOADQUEUEDREPLY']._serialized_start=2746
-  _globals['_LOADQUEUEDREPLY']._serialized_end=2827
-  _globals['_PROMOTEDUEREQUEST']._serialized_start=2829
-  _globals['_PROMOTEDUEREQUEST']._serialized_end=2863
-  _globals['_PROMOTEDUEREPLY']._serialized_start=2865
-  _globals['_PROMOTEDUEREPLY']._serialized_end=2946
-  _globals['_HEARTBEATREQUEST']._serialized_start=2949
-  _globals['_HEARTBEATREQUEST']._serialized_end=3288
-  _globals['_HEARTBEATREPLY']._serialized_start=3290
-  _globals['_HEARTBEATREPLY']._serialized_end=3306
-  _globals['_TASKNAMESREQUEST']._serialized_start=3308
-  _globals['_TASKNAMESREQUEST']._serialized_end=3346
-  _globals['_TASKNAMESREPLY']._serialized_start=3348
-  _globals['_TASKNAMESREPLY']._serialized_end=3379
+  _globals['_COMPLETION']._serialized_end=1598
+  _globals['_RELEASE']._serialized_start=1600
+  _globals['_RELEASE']._serialized_end=1677
+  _globals['_DEATH']._serialized_start=1680
+  _globals['_DEATH']._serialized_end=1858
+  _globals['_REPORTREPLY']._serialized_start=1860
+  _globals['_REPORTREPLY']._serialized_end=1958
+  _globals['_RENEWLEASESREQUEST']._serialized_start=1960
+  _globals['_RENEWLEASESREQUEST']._serialized_end=2041
+  _globals['_RENEWLEASESREPLY']._serialized_start=2043
+  _globals['_RENEWLEASESREPLY']._serialized_end=2101
+  _globals['_RESCUEREQUEST']._serialized_start=2103
+  _globals['_RESCUEREQUEST']._serialized_end=2207
+  _globals['_RESCUEREPLY']._serialized_start=2209
+  _globals['_RESCUEREPLY']._serialized_end=2314
+  _globals['_CANCELTASKSREQUEST']._serialized_start=2316
+  _globals['_CANCELTASKSREQUEST']._serialized_end=2365
+  _globals['_CANCELOUTCOME']._serialized_start=2367
+  _globals['_CANCELOUTCOME']._serialized_end=2472
+  _globals['_CANCELTASKSREPLY']._serialized_start=2475
+  _globals['_CANCELTASKSREPLY']._serialized_end=2615
+  _globals['_LOADQUEUEDREQUEST']._serialized_start=2617
+  _globals['_LOADQUEUEDREQUEST']._serialized_end=2667
+  _globals['_QUEUEDREF']._serialized_start=2669
+  _globals['_QUEUEDREF']._serialized_end=2785
+  _globals['_LOADQUEUEDREPLY']._serialized_start=2787
+  _globals['_LOADQUEUEDREPLY']._serialized_end=2868
+  _globals['_PROMOTEDUEREQUEST']._serialized_start=2870
+  _globals['_PROMOTEDUEREQUEST']._serialized_end=2904
+  _globals['_PROMOTEDUEREPLY']._serialized_start=2906
+  _globals['_PROMOTEDUEREPLY']._serialized_end=2987
+  _globals['_HEARTBEATREQUEST']._serialized_start=2990
+  _globals['_HEARTBEATREQUEST']._serialized_end=3329
+  _globals['_HEARTBEATREPLY']._serialized_start=3331
+  _globals['_HEARTBEATREPLY']._serialized_end=3347
+  _globals['_TASKNAMESREQUEST']._serialized_start=3349
+  _globals['_TASKNAMESREQUEST']._serialized_end=3387
+  _globals['_TASKNAMESREPLY']._serialized_start=3389
+  _globals['_TASKNAMESREPLY']._serialized_end=3420
 # @@protoc_insertion_point(module_scope)

@@ -22,7 +22,8 @@ t.uncharged_attempts, t.late_reports, t.late_attempt
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id, request_id or a live idempotency key,
--- also inside the batch) are skipped and looked up by lookup_duplicates.
+-- also inside the batch) are skipped and looked up by lookup_duplicates. The
+-- plain text columns ($2 $6 $9 $13 $19) come as array literals (text_array).
 -- The expired_keys CTE first frees the keys whose window has passed (the WHERE
 -- reads it, so it runs before the first row is inserted). A child's root is
 -- its parent's root.
@@ -40,10 +41,10 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
        r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[],
-            $7::bigint[], $8::int[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
-            $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[],
-            $18::text[], $19::text[], $20::bigint[])
+FROM unnest($1::uuid[], $2::text::text[], $3::text[], $4::text[], $5::smallint[],
+            $6::text::text[], $7::bigint[], $8::int[], $9::text::text[], $10::uuid[],
+            $11::uuid[], $12::text[], $13::text::text[], $14::int[], $15::bigint[],
+            $16::bigint[], $17::text[], $18::text[], $19::text::text[], $20::bigint[])
      AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
           parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
           deps, ikey, ikey_us)
@@ -68,32 +69,36 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        r.max_retries, r.request_id, r.parent_id,
        coalesce(r.root_id, (SELECT p.root_id FROM tasks p WHERE p.id = r.parent_id), r.parent_id),
        r.labels::jsonb,
-       CASE WHEN x.lease THEN 'ASSIGNED'::task_state ELSE r.state::task_state END,
+       CASE WHEN r.lease THEN 'ASSIGNED'::task_state ELSE r.state::task_state END,
        r.attempt,
        CASE WHEN r.created_us > 0 THEN ty_ts(r.created_us) ELSE now() END, now(),
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
        r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END,
-       CASE WHEN x.lease THEN r.token ELSE '' END,
-       CASE WHEN x.lease THEN r.pool_id ELSE '' END,
-       CASE WHEN x.lease THEN now() + r.lease_ms * interval '1 millisecond' END
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[],
-            $7::bigint[], $8::int[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
-            $13::text[], $14::int[], $15::bigint[], $16::bigint[], $17::text[],
-            $18::text[], $19::text[], $20::bigint[],
-            $21::text[], $22::text[], $23::bigint[])
-     AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
-          parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-          deps, ikey, ikey_us, token, pool_id, lease_ms)
-     -- ops slice: never leased at birth in a paused queue (the scheduler's view
-     -- of pauses may lag); such a row is inserted QUEUED and waits.
-     CROSS JOIN LATERAL (
-       SELECT r.token <> '' AND r.state = 'QUEUED'
-              AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused)
-              -- nor to a draining pool (see lease_tasks)
-              AND NOT EXISTS (SELECT 1 FROM workers w
-                              WHERE w.pool_id = r.pool_id AND w.state IN ('DRAINING', 'STOPPING')) AS lease
-     ) AS x
+       CASE WHEN r.lease THEN r.token ELSE '' END,
+       CASE WHEN r.lease THEN r.pool_id ELSE '' END,
+       CASE WHEN r.lease THEN now() + r.lease_ms * interval '1 millisecond' END
+FROM (
+  SELECT r.*,
+         -- Never leased at birth in a paused queue (the scheduler's view of
+         -- pauses may lag): such a row is inserted QUEUED and waits; nor to a
+         -- draining pool (see lease_tasks).
+         r.token <> '' AND r.state = 'QUEUED'
+         AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused)
+         AND NOT EXISTS (SELECT 1 FROM workers w
+                         WHERE w.pool_id = r.pool_id AND w.state IN ('DRAINING', 'STOPPING')) AS lease
+  FROM unnest($1::uuid[], $2::text::text[], $3::text[], $4::text[], $5::smallint[],
+              $6::text::text[], $7::bigint[], $8::int[], $9::text::text[], $10::uuid[],
+              $11::uuid[], $12::text[], $13::text::text[], $14::int[], $15::bigint[],
+              $16::bigint[], $17::text[], $18::text[], $19::text::text[], $20::bigint[],
+              $21::text::text[], $22::text::text[], $23::bigint[])
+       AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
+            parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
+            deps, ikey, ikey_us, token, pool_id, lease_ms)
+  -- A fence: without it the planner pulls the subquery up and copies the
+  -- lease test (and its subplans) into each CASE that reads it.
+  OFFSET 0
+) AS r
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING {{record}}
@@ -120,12 +125,12 @@ WHERE t.id = ANY($1::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY($2::t
    OR (t.idempotency_key <> '' AND t.idempotency_key = ANY($3::text[]))
 
 -- name: expired_keys
--- (A CTE of the inserts; $19 = the keys of the rows being inserted.) Frees the
--- idempotency keys whose window has passed, by the database clock, so the
--- unique index tasks_idempotency_key lets a new task take them.
+-- (A CTE of the inserts; $19 = the keys of the rows being inserted, an array
+-- literal.) Frees the idempotency keys whose window has passed, by the database
+-- clock, so the unique index tasks_idempotency_key lets a new task take them.
 expired_keys AS (
   UPDATE tasks o SET idempotency_key = ''
-  WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY($19::text[])
+  WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY($19::text::text[])
     AND o.idempotency_expires_at <= now()
   RETURNING 1
 )
@@ -147,12 +152,14 @@ LIMIT $7
 
 -- name: lease_tasks
 -- QUEUED -> ASSIGNED with a fresh lease; one row per (task, token, pool, lease).
+-- Text columns come as one array literal each (validation.text_array).
 UPDATE tasks t
 SET state = 'ASSIGNED', lease_token = l.token, pool_id = l.pool_id, worker_id = '',
     lease_expires_at = now() + l.lease_ms * interval '1 millisecond', updated_at = now()
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[]) AS l(id, token, pool_id, lease_ms)
+FROM unnest($1::uuid[], $2::text::text[], $3::text::text[], $4::bigint[])
+     AS l(id, token, pool_id, lease_ms)
 WHERE t.id = l.id AND t.state = ANY($5::task_state[])
-  -- ops slice: a paused queue's tasks stay QUEUED (a dispatch that raced the pause).
+  -- A paused queue's tasks stay QUEUED (a dispatch that raced the pause).
   AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue AND q.paused)
   -- A draining pool beats its state before it stops its workers: no lease
   -- committed after that goes to it (it may stop listening before the dispatch
@@ -165,7 +172,8 @@ RETURNING {{record}}
 -- ASSIGNED -> RUNNING, fenced on attempt and lease token.
 UPDATE tasks t
 SET state = 'RUNNING', started_at = now(), updated_at = now(), worker_id = s.worker_id
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[]) AS s(id, attempt, token, worker_id)
+FROM unnest($1::uuid[], $2::int[], $3::text::text[], $4::text::text[])
+     AS s(id, attempt, token, worker_id)
 WHERE t.id = s.id AND t.attempt = s.attempt AND t.lease_token = s.token
   AND t.state = ANY($5::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
@@ -239,7 +247,7 @@ SET state = 'SUCCESS', result = c.result::jsonb, finished_at = now(),
     started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
     worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
     lease_token = '', lease_expires_at = NULL, resume_requested = false, updated_at = now()
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+FROM unnest($1::uuid[], $2::int[], $3::text::text[], $4::text[], $5::text::text[], $6::bigint[])
      AS c(id, attempt, token, result, worker_id, started_us)
 WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
   AND t.state = ANY($7::task_state[])

@@ -1,0 +1,86 @@
+"""The gateway's view of the result stream: batches nobody needs yet stay undecoded,
+and whatever a dropped batch could have said is forgotten, never guessed."""
+
+from __future__ import annotations
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
+from taskyard.core import transport
+from taskyard.gateway.waiters import Waiters
+from taskyard.v1 import task_pb2
+
+SUCCESS = task_pb2.TASK_STATE_SUCCESS
+
+
+def finals(*task_ids: str) -> bytes:
+    events = [
+        event_pb2.Event(
+            task_id=t,
+            state=SUCCESS,
+            type="task.succeeded",
+            record=task_record_pb2.TaskRecord(id=t, state=SUCCESS),
+        )
+        for t in task_ids
+    ]
+    return transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=events))
+
+
+def test_without_waiters_batches_wait_undecoded_until_asked() -> None:
+    waiters = Waiters()
+    waiters.submitted(["a", "b"])
+    waiters.feed(finals("a"))
+    assert waiters.batches_seen == 1 and waiters.batches_decoded == 0
+    seen = waiters.recent_final("a")
+    assert seen is not None and seen.record.id == "a"
+    assert waiters.batches_decoded == 1
+    assert not waiters.known_unfinished("a") and waiters.known_unfinished("b")
+
+
+def test_a_waiter_gets_its_final_at_once_with_what_came_before() -> None:
+    waiters = Waiters()
+    waiters.feed(finals("a"))
+    w = waiters.register("b")
+    waiters.feed(finals("b"))
+    assert w.event.is_set() and w.state == SUCCESS
+    assert w.record is not None and w.record.id == "b"
+    assert waiters.batches_decoded == 2
+    assert waiters.recent_final("a") is not None
+
+
+def test_a_tap_that_wants_batches_gets_each_as_it_comes() -> None:
+    waiters = Waiters()
+    tapped: list[int] = []
+    wanted = [False]
+    waiters.taps.append(lambda batch: tapped.append(len(batch.events)))
+    waiters.tap_wanted.append(lambda: wanted[0])
+    waiters.feed(finals("a"))
+    assert tapped == []
+    wanted[0] = True
+    waiters.feed(finals("b", "c"))
+    assert tapped == [1, 2]
+
+
+def test_a_dropped_batch_forgets_what_it_could_have_changed() -> None:
+    one = finals("a")
+    waiters = Waiters(backlog_bytes=2 * len(one))
+    waiters.submitted(["old"])
+    waiters.feed(finals("a"))
+    assert waiters.recent_final("a") is not None
+    waiters.feed(finals("b"))
+    waiters.submitted(["new"])
+    waiters.feed(finals("c"))
+    waiters.feed(finals("d"))  # over the bound: "b" goes unread
+    # Any task may have ended in the dropped batch, and any remembered outcome may
+    # have changed there: nothing remembered before the drop is trusted.
+    assert not waiters.known_unfinished("old") and not waiters.known_unfinished("new")
+    assert waiters.recent_final("a") is None and waiters.recent_final("b") is None
+    assert waiters.recent_final("c") is not None and waiters.recent_final("d") is not None
+    assert waiters.batches_seen == 4 and waiters.batches_decoded == 3
+    waiters.submitted(["later"])
+    assert waiters.known_unfinished("later")
+
+
+def test_a_malformed_batch_is_dropped_when_read() -> None:
+    waiters = Waiters()
+    waiters.feed(b"\xff not an envelope")
+    waiters.feed(finals("a"))
+    assert waiters.recent_final("a") is not None
