@@ -432,3 +432,16 @@ def test_refused_is_what_no_statement_applied() -> None:
     assert reports._refused([(refs_of(a), applied(a)), (refs_of(a, b), applied(b))]) == set()
     assert reports._refused([(refs_of(a), applied()), (refs_of(b), applied(b))]) == {a}
     assert reports._refused([]) == set()
+
+
+def test_a_sampled_tasks_stamps_go_on_its_event_not_on_the_cached_record() -> None:
+    from taskyard.bus.v1 import task_record_pb2
+    from taskyard.result_store import reports
+
+    rec, ev = records.record_and_event(row())
+    trip = [task_record_pb2.HopStamp(hop="worker.finished", at_ns=5)]
+    (stamped,) = reports._carry_trips([ev], {ev.task_id: trip})
+    assert [h.hop for h in ev.record.hops] == ["worker.finished"]
+    assert stamped.hops[0].at_ns == 5
+    assert not rec.hops  # the record the cache keeps
+    assert rec.id == ev.record.id

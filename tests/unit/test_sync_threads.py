@@ -120,3 +120,27 @@ async def test_shutdown_without_cancel_still_runs_what_waits() -> None:
     release.set()
     await busy.future
     assert await waiting.future == "ran"
+
+
+async def test_a_body_raising_stopiteration_does_not_strand_the_rest_of_its_batch() -> None:
+    pool = SyncThreads(4)
+    ran = [threading.Event(), threading.Event()]
+
+    def stops() -> None:
+        ran[0].set()
+        raise StopIteration
+
+    def returns() -> int:
+        ran[1].set()
+        return 42
+
+    try:
+        bad = pool.submit(stops)
+        good = pool.submit(returns)
+        for event in ran:  # blocks the loop: both results reach it in one delivery
+            assert event.wait(10)
+        with pytest.raises(RuntimeError, match="StopIteration"):
+            await bad.future
+        assert await good.future == 42
+    finally:
+        pool.shutdown(cancel=True)

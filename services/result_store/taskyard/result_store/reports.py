@@ -275,12 +275,18 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
 def _carry_trips(
     events: list[event_pb2.Event], trips: dict[str, hops.HopStamps]
 ) -> list[task_record_pb2.TaskRecord]:
-    """Put each sampled task's stamps on its final event's record."""
+    """Put each sampled task's stamps on its final event's record. That record
+    may be the very object the cache is given (``record_and_event``), and stamps
+    are not part of a task: the event gets a copy of its own."""
     out: list[task_record_pb2.TaskRecord] = []
     for ev in events:
         trip = trips.get(ev.task_id)
         if trip is not None and ev.HasField("record"):
-            ev.record.hops.extend(trip)
+            stamped = task_record_pb2.TaskRecord()
+            stamped.CopyFrom(ev.record)
+            stamped.hops.extend(trip)
+            ev.ClearField("record")  # detaches the old record: whoever holds it keeps it unstamped
+            ev.record.CopyFrom(stamped)
             out.append(ev.record)
     return out
 

@@ -7,7 +7,7 @@ import binascii
 import json
 import re
 import uuid
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from typing import Any
 
 from taskyard.bus.v1 import store_pb2, task_record_pb2
@@ -200,6 +200,17 @@ def _fits(value: str, max_chars: int) -> bool:
     return len(value) <= max_chars and "\x00" not in value
 
 
+def _plain_map(values: Mapping[str, str], most: int, key_chars: int, value_chars: int) -> str | None:
+    """A label or header map as JSON when it is certainly within the rules, else None."""
+    if not values:
+        return "{}"
+    if len(values) > most:
+        return None
+    if not all(_fits(k, key_chars) and _fits(v, value_chars) for k, v in values.items()):
+        return None
+    return json.dumps(dict(values))
+
+
 def _plain_params(
     r: task_record_pb2.TaskRecord,
     known_names: Container[str] | None,
@@ -257,24 +268,14 @@ def _plain_params(
     run_at_us = r.run_at_us
     if run_at_us and run_at_us - (created_us or now_us) > rules.MAX_AHEAD_US:
         return None
-    labels_json = "{}"
-    labels = r.labels
-    if labels:
-        if len(labels) > rules.MAX_LABELS or not all(
-            _fits(k, rules.MAX_LABEL_KEY_CHARS) and _fits(v, rules.MAX_LABEL_VALUE_CHARS)
-            for k, v in labels.items()
-        ):
-            return None
-        labels_json = json.dumps(dict(labels))
-    headers_json = "{}"
-    headers = r.trace_headers
-    if headers:
-        if len(headers) > rules.MAX_TRACE_HEADERS or not all(
-            _fits(k, rules.MAX_TRACE_HEADER_CHARS) and _fits(v, rules.MAX_TRACE_HEADER_CHARS)
-            for k, v in headers.items()
-        ):
-            return None
-        headers_json = json.dumps(dict(headers))
+    labels_json = _plain_map(
+        r.labels, rules.MAX_LABELS, rules.MAX_LABEL_KEY_CHARS, rules.MAX_LABEL_VALUE_CHARS
+    )
+    headers_json = _plain_map(
+        r.trace_headers, rules.MAX_TRACE_HEADERS, rules.MAX_TRACE_HEADER_CHARS, rules.MAX_TRACE_HEADER_CHARS
+    )
+    if labels_json is None or headers_json is None:
+        return None
     return (
         tid,
         name,

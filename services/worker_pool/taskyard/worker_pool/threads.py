@@ -213,10 +213,16 @@ class SyncThreads:
         for job in finished:
             fut = job.future
             if not fut.done():
-                if job.error is None:
+                error = job.error
+                if error is None:
                     fut.set_result(job.value)
+                elif isinstance(error, StopIteration):
+                    # A future refuses StopIteration (TypeError), which would end this
+                    # loop and strand the rest of the batch; asyncio's executor path
+                    # turns it into RuntimeError too.
+                    fut.set_exception(RuntimeError(f"the task raised StopIteration: {error!r}"))
                 else:
-                    fut.set_exception(job.error)
+                    fut.set_exception(error)
             job.value = job.error = None
             if job.watchers:
                 self._tell_watchers(job)
