@@ -178,7 +178,7 @@ async def test_an_outcome_that_came_before_the_wait_is_not_missed(gw: GatewayEnv
 
 def test_a_gap_in_the_event_stream_forgets_what_was_unfinished() -> None:
     waiters = Waiters()
-    waiters.submitted(["a", "b"])
+    waiters.submitted(["a", "b"], losses=waiters.losses)
     assert waiters.known_unfinished("a")
     waiters.stream_gap()
     assert not waiters.known_unfinished("a") and not waiters.known_unfinished("b")

@@ -26,7 +26,7 @@ def finals(*task_ids: str) -> bytes:
 
 def test_without_waiters_batches_wait_undecoded_until_asked() -> None:
     waiters = Waiters()
-    waiters.submitted(["a", "b"])
+    waiters.submitted(["a", "b"], losses=waiters.losses)
     waiters.feed(finals("a"))
     assert waiters.batches_seen == 1 and waiters.batches_decoded == 0
     seen = waiters.recent_final("a")
@@ -62,11 +62,11 @@ def test_a_tap_that_wants_batches_gets_each_as_it_comes() -> None:
 def test_a_dropped_batch_forgets_what_it_could_have_changed() -> None:
     one = finals("a")
     waiters = Waiters(backlog_bytes=2 * len(one))
-    waiters.submitted(["old"])
+    waiters.submitted(["old"], losses=waiters.losses)
     waiters.feed(finals("a"))
     assert waiters.recent_final("a") is not None
     waiters.feed(finals("b"))
-    waiters.submitted(["new"])
+    waiters.submitted(["new"], losses=waiters.losses)
     waiters.feed(finals("c"))
     waiters.feed(finals("d"))  # over the bound: "b" goes unread
     # Any task may have ended in the dropped batch, and any remembered outcome may
@@ -75,8 +75,20 @@ def test_a_dropped_batch_forgets_what_it_could_have_changed() -> None:
     assert waiters.recent_final("a") is None and waiters.recent_final("b") is None
     assert waiters.recent_final("c") is not None and waiters.recent_final("d") is not None
     assert waiters.batches_seen == 4 and waiters.batches_decoded == 3
-    waiters.submitted(["later"])
+    waiters.submitted(["later"], losses=waiters.losses)
     assert waiters.known_unfinished("later")
+
+
+def test_a_submission_answered_after_a_drop_is_not_remembered_as_unfinished() -> None:
+    """Its final may have been in the dropped batch: its wait reads the store first."""
+    one = finals("x")
+    waiters = Waiters(backlog_bytes=len(one))
+    sent = waiters.losses  # the submission goes out
+    waiters.feed(one)  # its final arrives first, nobody waiting: kept undecoded
+    waiters.feed(finals("y"))  # over the bound: x's final is dropped unread
+    waiters.submitted(["x"], losses=sent)  # then the answer comes back
+    assert not waiters.known_unfinished("x")
+    assert waiters.recent_final("x") is None
 
 
 def test_a_malformed_batch_is_dropped_when_read() -> None:

@@ -122,13 +122,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if sampled_at:
                 hops.start(records[0], "gateway.received", sampled_at)
                 hops.stamp(records, "gateway.sent")
+            losses = self._waiters.losses
             try:
                 (inserted,) = await self._lanes.submit(records)
             except errors.TaskyardError as exc:
                 # The store names fields per batch (an unknown dependency or parent).
                 raise graph.single_paths(exc, "task") from exc
             if inserted.created and inserted.state != task_pb2.TASK_STATE_CANCELLED:
-                self._waiters.submitted((inserted.id,))
+                self._waiters.submitted((inserted.id,), losses=losses)
         # Graph slice: a child's root and a task cancelled at birth (a dependency had
         # failed) are only known to the store.
         if inserted.created and not (spec.parent_id or inserted.state == task_pb2.TASK_STATE_CANCELLED):
@@ -160,6 +161,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             return task_service_pb2.BatchSubmitTasksResponse()
         with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
             records = await self._build(request.tasks, field="tasks", single=False)
+            losses = self._waiters.losses
             inserted = await self._lanes.submit(records)
         # One pass, each field read once, added in place (a SubmittedTask built apart
         # would be copied in again).
@@ -171,7 +173,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             add(id=task_id, state=state, created=created)
             if created and state != task_pb2.TASK_STATE_CANCELLED:
                 fresh.append(task_id)
-        self._waiters.submitted(fresh)
+        self._waiters.submitted(fresh, losses=losses)
         return response
 
     # --- reads ------------------------------------------------------------

@@ -66,6 +66,9 @@ class Waiters:
         self._by_id: dict[str, set[Waiter]] = {}
         self._finals: collections.OrderedDict[str, event_pb2.Event] = collections.OrderedDict()
         self._unfinished: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # Moves on whenever events may have been lost (a gap, a dropped backlog
+        # batch): a submission answered after that may have had its final lost too.
+        self.losses = 0
         self._max_finals = recent_finals
         self._max_unfinished = unfinished
         # Messages not decoded yet, oldest first.
@@ -82,8 +85,12 @@ class Waiters:
         # batches wait undecoded (and may be dropped unseen).
         self.tap_wanted: list[Callable[[], bool]] = []
 
-    def submitted(self, task_ids: Iterable[str]) -> None:
-        """Tasks this gateway just had committed: not final, until an event says so."""
+    def submitted(self, task_ids: Iterable[str], *, losses: int) -> None:
+        """Tasks this gateway just had committed: not final, until an event says so.
+        ``losses``: ``self.losses`` when they were sent; if events were lost since,
+        one of them may have been a final of these, so they are not remembered."""
+        if losses != self.losses:
+            return
         for task_id in task_ids:
             self._unfinished[task_id] = None
         while len(self._unfinished) > self._max_unfinished:
@@ -100,6 +107,7 @@ class Waiters:
     def stream_gap(self) -> None:
         """The event stream dropped: events may have been missed, so trust nothing
         remembered about unfinished tasks (their waiters read the store)."""
+        self.losses += 1
         self._unfinished.clear()
         for cb in self.gap_taps:
             cb()
@@ -145,9 +153,10 @@ class Waiters:
         """Drop the oldest undecoded batch. What it said is lost, so forget all it
         could have changed, as after a gap: the remembered outcomes (a failed task
         may have been retried and ended again) and which tasks are unfinished (it
-        may hold their finals, even of tasks whose submission was answered after it
-        came). Their waits read the store first, as for any other task."""
+        may hold their finals, and a submission answered after it is not remembered
+        either: ``losses``). Their waits read the store first, as for any other task."""
         self._backlog_bytes -= len(self._backlog.popleft())
+        self.losses += 1
         self._finals.clear()
         self._unfinished.clear()
 
