@@ -161,20 +161,17 @@ class Workers(PoolState):
                 if h is not None:
                     h.started = True
             p.started.extend(report.started)
-        if report.completed:
-            for c in report.completed:
-                ref = c.ref
+        # Completed and released attempts both end here: the slot is free, and a
+        # late second copy of their dispatch is recognised (``_finished``).
+        for ended, into in ((report.completed, p.completed), (report.released, p.released)):
+            if not ended:
+                continue
+            for e in ended:
+                ref = e.ref
                 task_id, attempt = ref.task_id, ref.attempt
                 held.pop((task_id, attempt), None)
                 finished[(task_id, attempt, ref.lease_token)] = None
-            p.completed.extend(report.completed)
-        if report.released:
-            for r in report.released:
-                ref = r.ref
-                task_id, attempt = ref.task_id, ref.attempt
-                held.pop((task_id, attempt), None)
-                finished[(task_id, attempt, ref.lease_token)] = None
-            p.released.extend(report.released)
+            into.extend(ended)  # type: ignore[arg-type]
         self._trim_finished()
         if report.completed or report.released:
             self._mark_dirty()  # slots came free
