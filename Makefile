@@ -1,14 +1,27 @@
 # Taskyard developer entry points. See docs/development.md.
 #
-#   make install     Python deps (editable, with [dev]) + buf from npm
+#   make install     Python deps (editable, with [dev]) into .venv/ + buf from npm
 #   make gen         regenerate clients/ from protos/
 #   make test        every check, then the whole test suite (what CI runs)
 #   make test-fast   the test suite only
+#
+# Python runs from the project virtualenv .venv/, made and kept current (re-installed
+# when pyproject.toml is newer than its install stamp) by tools/install-tools.sh.
+# PYTHON=python3 make ... runs another interpreter instead, as it is.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3
+VENV_PYTHON := $(CURDIR)/.venv/bin/python
+VENV_STAMP := .venv/.taskyard-installed
+# Absolute: tools/gen.sh runs it from another directory.
+PYTHON ?= $(VENV_PYTHON)
+# What a target that runs $(PYTHON) needs first: the venv, when PYTHON is the venv's.
+PYTHON_READY := $(if $(filter $(VENV_PYTHON),$(PYTHON)),$(VENV_STAMP))
+# grpcurl (tools/install-tools.sh grpcurl) and, as in an activated venv, the venv's
+# commands (taskyard) come first on PATH for everything make runs.
+TOOLS_BIN := $(CURDIR)/.tools/bin
+export PATH := $(TOOLS_BIN):$(if $(PYTHON_READY),$(CURDIR)/.venv/bin:)$(PATH)
 BUF ?= node_modules/.bin/buf
 # Per-test limit (pytest-timeout); a hung test fails alone and the run goes on.
 PYTEST_TIMEOUT ?= 120
@@ -22,10 +35,10 @@ TYPECHECK_PATHS := services clients/python/taskyard/client tests \
 BENCH_SCRIPTS := bench/throughput bench/latency bench/rss
 
 .PHONY: help install gen gen-check lint lint-py lint-proto format typecheck breaking \
-	test test-fast dev bench clean tools
+	test test-fast test-unit test-integration test-acceptance readme dev bench clean tools
 
 help:
-	@echo "make install    pip install -e '.[dev]' and npm ci (buf)"
+	@echo "make install    pip install -e '.[dev]' into .venv/ and npm ci (buf)"
 	@echo "make gen        regenerate clients/ from protos/"
 	@echo "make gen-check  fail when committed generated code is stale"
 	@echo "make lint       ruff (Python) + buf lint (protos)"
@@ -34,28 +47,36 @@ help:
 	@echo "make breaking   buf breaking (FILE) against the previous protos"
 	@echo "make test       lint, typecheck, gen-check, breaking, then pytest (CI)"
 	@echo "make test-fast  pytest only (PYTEST_ARGS=... to narrow)"
-	@echo "make dev        run the whole suite locally (taskyard dev)"
+	@echo "make test-unit | test-integration | test-acceptance   one tier of tests"
+	@echo "make readme     rewrite the README's grpcurl session from a live run"
+	@echo "make dev        run the whole suite locally (taskyard dev), grpcurl in .tools/bin"
 	@echo "make bench      throughput and latency benchmarks"
 
+# Always re-installs (the stamp goes first); otherwise the venv is made only when missing.
 install:
-	$(PYTHON) -m pip install -e '.[dev]'
+	rm -f $(VENV_STAMP)
+	PYTHON=$(PYTHON) tools/install-tools.sh python
 	npm ci --no-audit --no-fund
+
+# Made, or re-installed, when missing or older than pyproject.toml.
+$(VENV_STAMP): pyproject.toml
+	@PYTHON=$(PYTHON) tools/install-tools.sh python
 
 $(BUF):
 	npm ci --no-audit --no-fund
 
-gen:
+gen: $(PYTHON_READY)
 	PYTHON=$(PYTHON) tools/gen.sh
 
-gen-check:
+gen-check: $(PYTHON_READY)
 	PYTHON=$(PYTHON) tools/gen-check.sh
 
 lint: lint-py lint-proto
 
 # The bench scripts have no .py suffix (they are commands): name them explicitly.
-BENCH_COMMANDS := $(BENCH_SCRIPTS) bench/store_writes bench/chaos bench/seal bench/compare bench/db_work
+BENCH_COMMANDS := $(BENCH_SCRIPTS) bench/store_writes bench/chaos bench/seal bench/compare bench/db_work bench/floor
 
-lint-py:
+lint-py: $(PYTHON_READY)
 	$(PYTHON) -m ruff check . $(BENCH_COMMANDS)
 	$(PYTHON) -m ruff format --check . $(BENCH_COMMANDS)
 
@@ -63,11 +84,11 @@ lint-proto: $(BUF)
 	$(BUF) lint
 	@echo "buf lint: ok"
 
-format:
+format: $(PYTHON_READY)
 	$(PYTHON) -m ruff format .
 	$(PYTHON) -m ruff check --fix .
 
-typecheck:
+typecheck: $(PYTHON_READY)
 	$(PYTHON) -m mypy $(TYPECHECK_PATHS)
 	@for script in $(BENCH_COMMANDS); do MYPYPATH=bench $(PYTHON) -m mypy "$$script" | tail -n 1; done
 
@@ -91,25 +112,42 @@ test: tools
 	exit $$rc
 
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
-test-fast:
+test-fast: $(PYTHON_READY)
 	@rc=0; $(PYTEST) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; \
 	exit $$rc
 
-dev:
-	@tools/install-tools.sh python
-	taskyard dev
+# One tier each (pytest markers unit, integration, acceptance, given by directory in
+# tests/conftest.py). The real-cluster tiers need grpcurl and PostgreSQL binaries.
+test-unit:
+	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/unit $(PYTEST_ARGS)'
+
+test-integration test-acceptance: $(PYTHON_READY)
+	@tools/install-tools.sh grpcurl postgres
+	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/$(@:test-%=%) $(PYTEST_ARGS)'
+
+# The README's grpcurl session, rewritten from a run against a real cluster.
+readme: $(PYTHON_READY)
+	@tools/install-tools.sh grpcurl postgres
+	TASKYARD_UPDATE_README=1 $(PYTEST) tests/acceptance/test_readme_grpcurl.py
+
+# grpcurl is for the README's session against it: the suite runs without it.
+dev: $(PYTHON_READY)
+	@tools/install-tools.sh grpcurl || echo "make dev: grpcurl not installed (needs Go); the suite runs without it" >&2
+	@echo "make dev: for grpcurl in another shell: export PATH=\"$(TOOLS_BIN):\$$PATH\""
+	$(PYTHON) -m taskyard.cli dev
 
 # Python deps, buf (npm), grpcurl (go), PostgreSQL server binaries: each skipped when present.
 tools:
-	@tools/install-tools.sh python npm grpcurl postgres
+	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres
 
-bench:
+# Run with $(PYTHON), not their python3 shebang, which the venv would not be behind.
+bench: $(PYTHON_READY)
 	@for script in $(BENCH_SCRIPTS); do \
 	  if [ ! -f "$$script" ]; then echo "bench: $$script does not exist yet" >&2; exit 1; fi; \
-	  echo "=== $$script"; "$$script"; \
+	  echo "=== $$script"; $(PYTHON) "$$script"; \
 	done
 
 clean:
-	find . -name __pycache__ -type d -not -path './node_modules/*' -prune -exec rm -rf {} +
+	find . -name __pycache__ -type d -not -path './node_modules/*' -not -path './.venv/*' -prune -exec rm -rf {} +
 	rm -rf .mypy_cache .ruff_cache .pytest_cache build dist

@@ -23,9 +23,21 @@ from support.postgres import PostgresCluster
 pytest_plugins = ["support.fixtures"]
 
 T = TypeVar("T")
+TESTS_DIR = Path(__file__).resolve().parent
+# Each directory is a tier, and its tests carry its marker (pyproject.toml declares them).
+TIERS = ("unit", "integration", "acceptance")
 TEMPLATE_DB = "taskyard_template"
 # Task names the store-level tests use (see store_settings).
 STORE_TEST_NAMES = ("add", "echo", "noop", "quiet", "x", "a", "b", "c", "d")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path.resolve()
+        if path.is_relative_to(TESTS_DIR):
+            tier = path.relative_to(TESTS_DIR).parts[0]
+            if tier in TIERS:
+                item.add_marker(tier)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

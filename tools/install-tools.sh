@@ -5,9 +5,12 @@
 #   tools/install-tools.sh python npm only some: python npm grpcurl postgres
 #   tools/install-tools.sh bench      bench/compare's peers (opt-in, see below)
 #
-# python    pip install -e '.[dev]' (always: points the editable install at THIS checkout)
+# python    the project virtualenv .venv/ (made with $BASE_PYTHON, python3 unless set) and
+#           pip install -e '.[dev]' into it, skipped while its stamp is newer than
+#           pyproject.toml; with PYTHON=/some/python, into that one instead (always: it
+#           points the editable install at THIS checkout)
 # npm       npm ci (buf, pinned in package.json / package-lock.json), skipped when current
-# grpcurl   go install grpcurl into GOBIN (tests look for it on PATH), skipped when current
+# grpcurl   go install grpcurl into .tools/bin (the tests look there too), skipped when current
 # postgres  checks for PostgreSQL server binaries; installs the Debian package when missing
 #           (tests start their own throwaway cluster; nothing is started here)
 # bench     opt-in, never part of "all steps" (CI stays fast): bench/compare's peers,
@@ -16,7 +19,19 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+# Written after a complete install: holds the checkout it was made for (a moved
+# checkout needs a new venv: its scripts name their interpreter by full path).
+VENV_STAMP="$VENV/.taskyard-installed"
+BASE_PYTHON="${BASE_PYTHON:-python3}"
+# Unset, or this checkout's venv python (the Makefile's default): the venv is managed here.
+USE_VENV=0
+case "${PYTHON:-}" in
+  "" | .venv/bin/python) USE_VENV=1 ;;
+  */.venv/bin/python) [[ "$(cd "${PYTHON%/.venv/bin/python}" 2>/dev/null && pwd -P)" == "$(pwd -P)" ]] && USE_VENV=1 ;;
+esac
+[[ "$USE_VENV" == 0 ]] || PYTHON="$VENV/bin/python"
+TOOLS_BIN="$ROOT/.tools/bin"
 GRPCURL_VERSION="v1.9.3"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore PIP_NO_INPUT=1
 # Never download a Go toolchain: build with the one installed.
@@ -25,9 +40,45 @@ export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 log() { printf '::: %s\n' "$*"; }
 die() { printf 'install-tools: error: %s\n' "$*" >&2; exit 1; }
 
+venv_current() {
+  [[ -x "$VENV/bin/python" && -f "$VENV_STAMP" ]] || return 1
+  [[ "$(cat "$VENV_STAMP")" == "$ROOT" ]] || return 1
+  [[ ! pyproject.toml -nt "$VENV_STAMP" ]] || return 1
+  "$VENV/bin/python" -c '' 2>/dev/null
+}
+
+install_venv() {
+  if venv_current; then
+    log "python: .venv already installed ($("$PYTHON" --version 2>&1); pyproject.toml unchanged since)"
+    return
+  fi
+  local started=$SECONDS
+  if [[ ! -x "$VENV/bin/python" ]] || ! "$VENV/bin/python" -c '' 2>/dev/null \
+      || [[ -f "$VENV_STAMP" && "$(cat "$VENV_STAMP")" != "$ROOT" ]]; then
+    log "python: creating .venv with $BASE_PYTHON ($("$BASE_PYTHON" --version 2>&1))"
+    rm -rf "$VENV"
+    "$BASE_PYTHON" -m venv "$VENV"
+  fi
+  rm -f "$VENV_STAMP"
+  log "python: pip install -e '.[dev]' into .venv"
+  "$PYTHON" -m pip install --quiet -e '.[dev]'
+  check_editable
+  echo "$ROOT" >"$VENV_STAMP"
+  log "python: .venv ready in $((SECONDS - started))s"
+}
+
 install_python() {
+  if [[ "$USE_VENV" == 1 ]]; then
+    install_venv
+    return
+  fi
   log "python: pip install -e '.[dev]' ($("$PYTHON" --version 2>&1))"
   "$PYTHON" -m pip install --quiet -e '.[dev]'
+  check_editable
+}
+
+# The editable install must import from this checkout, not from another clone.
+check_editable() {
   local where
   where="$(cd / && "$PYTHON" -c 'import taskyard.core, os; print(os.path.dirname(taskyard.core.__file__))')"
   [[ "$where" == "$ROOT/"* ]] || die "taskyard.core imports from $where, not from this checkout ($ROOT)"
@@ -46,26 +97,20 @@ install_npm() {
   [[ "$(node_modules/.bin/buf --version)" == "$want" ]] || die "buf $want did not install"
 }
 
-gobin() {
-  local dir
-  dir="${GOBIN:-$(go env GOBIN)}"
-  echo "${dir:-$(go env GOPATH)/bin}"
-}
-
 install_grpcurl() {
   command -v go >/dev/null || die "go is not installed (needed for grpcurl)"
-  local bin
-  bin="$(gobin)"
+  local bin="$TOOLS_BIN" started=$SECONDS
   if [[ -x "$bin/grpcurl" ]] && go version -m "$bin/grpcurl" 2>/dev/null \
       | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/fullstorydev/grpcurl[[:space:]]+${GRPCURL_VERSION}([[:space:]]|$)"; then
-    log "grpcurl: $GRPCURL_VERSION already in $bin"
+    log "grpcurl: $GRPCURL_VERSION already in .tools/bin"
   else
-    log "grpcurl: go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION -> $bin"
+    log "grpcurl: go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION -> .tools/bin"
     GOBIN="$bin" go install "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
+    log "grpcurl: installed in $((SECONDS - started))s"
   fi
   case ":$PATH:" in
     *":$bin:"*) ;;
-    *) log "grpcurl: add $bin to PATH (export PATH=\"$bin:\$PATH\")" ;;
+    *) log "grpcurl: for the README's session, export PATH=\"$bin:\$PATH\"" ;;
   esac
 }
 
@@ -104,6 +149,7 @@ install_postgres() {
 }
 
 install_bench() {
+  [[ "$USE_VENV" == 0 ]] || venv_current || install_venv
   log "bench: pip install -e '.[bench]' (pgqueuer, celery[redis])"
   "$PYTHON" -m pip install --quiet -e '.[bench]'
   if command -v redis-server >/dev/null; then

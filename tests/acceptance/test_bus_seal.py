@@ -20,7 +20,7 @@ from support.cluster import SERVICES
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, supervision_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import seal, transport
+from taskyard.core import contract, rpc, seal, transport
 from taskyard.core.priority import Priority
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
@@ -56,11 +56,9 @@ def send_raw(address: str, data: bytes) -> bytes | None:
 
 
 async def _counters(address: str) -> dict[str, int]:
-    req = transport.Requester(address, max_message_bytes=16 << 20, timeout=10)
+    req = rpc.Requester(address, max_message_bytes=16 << 20, timeout=10)
     try:
-        reply = await req.request(
-            K.KIND_STORE_COUNTERS, supervision_pb2.CountersRequest(), supervision_pb2.CountersReply
-        )
+        reply = await req.call(contract.STORE_COUNTERS, supervision_pb2.CountersRequest())
         return dict(reply.values)
     finally:
         req.close()

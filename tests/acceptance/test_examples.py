@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 # examples.my_tasks is imported from the repository root, as examples/README.md says.
 MY_TASKS_PYTHONPATH = os.pathsep.join([str(ROOT), str(TESTS_DIR)])
+# The CLI installed beside this interpreter (the venv's), not whichever is first on PATH.
+TASKYARD_CLI = str(Path(sys.executable).parent / "taskyard")
 
 
 def run(
@@ -73,7 +75,7 @@ def test_quickstart_fails_without_a_gateway(tmp_path: Path) -> None:
 )
 def test_my_tasks_run_in_a_pool_that_loads_them(cluster: Any) -> None:
     def submit(*args: str) -> dict[str, Any]:
-        proc = run(["taskyard", "task", "submit", *args, "--wait", "--json", "--target", cluster.target])
+        proc = run([TASKYARD_CLI, "task", "submit", *args, "--wait", "--json", "--target", cluster.target])
         assert proc.returncode == 0, proc.stdout + proc.stderr
         result: dict[str, Any] = json.loads(proc.stdout)
         assert result["state"] == "SUCCESS", result

@@ -19,19 +19,23 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support import certs, grpcurl
 from support.cluster import Cluster
+from support.waiting import wait_until
 
 from taskyard.client import Client, TaskyardError
 
 
-def _submit_when_ready(client: Client, deadline: float) -> str:
+def _submit_when_ready(client: Client, timeout: float) -> str:
     """Submit add(2, 3) once a pool serving it is known (health alone does not say so)."""
-    while True:
+
+    def submitted() -> str | None:
         try:
             return client.submit("add", 2, 3).id
         except TaskyardError as exc:
-            if exc.code != grpc.StatusCode.INVALID_ARGUMENT or time.monotonic() > deadline:
+            if exc.code != grpc.StatusCode.INVALID_ARGUMENT:
                 raise
-        time.sleep(0.2)
+            return None
+
+    return wait_until(submitted, timeout, "the gateway to know a pool serving 'add'")
 
 
 def test_tls_and_tokens_through_a_cluster(
@@ -60,15 +64,16 @@ def test_tls_and_tokens_through_a_cluster(
 
     # Health: no token, over TLS.
     creds = grpc.ssl_channel_credentials(root_certificates=ca.read_bytes())
-    deadline = time.monotonic() + 45
     with grpc.secure_channel(target, creds) as channel:
         health = health_pb2_grpc.HealthStub(channel)
-        while health.Check(health_pb2.HealthCheckRequest(), timeout=5).status != 1:
-            assert time.monotonic() < deadline, cluster.logs_tail()
-            time.sleep(0.1)
+        wait_until(
+            lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1,
+            45,
+            lambda: f"health SERVING over TLS\n{cluster.logs_tail()}",
+        )
 
     with Client(target, tls_ca=ca, token=submitter) as producer:
-        task_id = _submit_when_ready(producer, deadline)
+        task_id = _submit_when_ready(producer, 20)
         done = producer.wait(task_id, timeout=30)
         assert done.state.name == "SUCCESS" and done.result == 5
 
@@ -165,7 +170,7 @@ def test_five_thousand_waits_on_a_cluster_leave_health_fast(cluster: Cluster, tm
                     t0 = time.perf_counter()
                     assert reader.get(ids[len(checks) % calls]).state.name == "SCHEDULED"
                     reads.append(time.perf_counter() - t0)
-                time.sleep(0.005)
+                time.sleep(0.005)  # the probes' pace: one every few milliseconds, as a monitor would
         waiting.stdin.close()
         summary = json.loads(waiting.stdout.readline())
     finally:

@@ -1,5 +1,5 @@
 """A task failure whose text PostgreSQL refuses (a NUL byte) on a real cluster: it is
-stored escaped, and the pool's later reports keep flowing (review finding: one such
+stored escaped, and the pool's later reports keep flowing (one such
 failure used to block every completion the pool sent, forever)."""
 
 from __future__ import annotations

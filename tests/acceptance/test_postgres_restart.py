@@ -4,7 +4,6 @@ restart, and the suite recovers by itself (no process is restarted by hand)."""
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -13,6 +12,7 @@ import grpc
 import pytest
 from support.cluster import Cluster
 from support.postgres import PostgresCluster, server_bindir
+from support.waiting import wait_until
 
 from taskyard.client import TaskInfo, TaskyardError
 
@@ -23,14 +23,17 @@ T = TypeVar("T")
 
 def _through_outage(call: Callable[[], T], timeout: float = 60.0) -> T:
     """Retry a call that fails with UNAVAILABLE while the database is coming back."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def answered() -> tuple[T] | None:
         try:
-            return call()
+            return (call(),)
         except TaskyardError as exc:
-            if exc.code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+            if exc.code != grpc.StatusCode.UNAVAILABLE:
                 raise
-            time.sleep(0.2)
+            return None
+
+    (value,) = wait_until(answered, timeout, "an answer other than UNAVAILABLE", interval=0.2)
+    return value
 
 
 @pytest.mark.skipif(server_bindir() is None, reason="needs PostgreSQL server binaries to crash and restart")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import grpc
 import pytest
 from google.protobuf import duration_pb2
+from support.waiting import wait_until
 
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc, task_pb2, task_service_pb2, task_service_pb2_grpc
@@ -31,14 +31,6 @@ def submit_many(tasks: Any, specs: list[task_pb2.TaskSpec]) -> list[str]:
     return [r.id for r in reply.tasks]
 
 
-def wait_until(predicate: Any, timeout: float = 20.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
-
-
 def test_paused_queue_runs_nothing_until_resumed(cluster: Any) -> None:
     tasks, queues = stubs(cluster)
     paused = queues.PauseQueue(qs.PauseQueueRequest(queue="batch")).queue
@@ -57,7 +49,9 @@ def test_paused_queue_runs_nothing_until_resumed(cluster: Any) -> None:
     assert batch.paused and batch.queued == 100
     resumed = queues.ResumeQueue(qs.ResumeQueueRequest(queue="batch")).queue
     assert not resumed.paused
-    wait_until(lambda: cluster.count_tasks(queue="batch", states=["SUCCESS"]) == 100)
+    wait_until(
+        lambda: cluster.count_tasks(queue="batch", states=["SUCCESS"]) == 100, 20, "the resumed queue to run"
+    )
     assert len(ids) == 100
 
 
@@ -71,7 +65,9 @@ def test_pause_survives_a_scheduler_restart(cluster: Any) -> None:
     tasks.WaitTask(task_service_pb2.WaitTaskRequest(id=ok, timeout=duration_pb2.Duration(seconds=20)))
     assert cluster.count_tasks(queue="slow", states=["QUEUED"]) == 5
     queues.ResumeQueue(qs.ResumeQueueRequest(queue="slow"))
-    wait_until(lambda: cluster.count_tasks(queue="slow", states=["SUCCESS"]) == 5)
+    wait_until(
+        lambda: cluster.count_tasks(queue="slow", states=["SUCCESS"]) == 5, 20, "the resumed queue to run"
+    )
 
 
 def test_clear_cancels_the_waiting_tasks_of_a_queue(cluster: Any) -> None:
@@ -109,7 +105,9 @@ def test_retry_makes_failed_tasks_a_new_attempt(cluster: Any) -> None:
             tasks.GetTask(task_service_pb2.GetTaskRequest(id=tid)).task.attempt == 2
             and tasks.GetTask(task_service_pb2.GetTaskRequest(id=tid)).task.state
             == task_pb2.TASK_STATE_FAILURE
-        )
+        ),
+        20,
+        "the retried task to fail again",
     )
     again = tasks.GetTask(task_service_pb2.GetTaskRequest(id=tid)).task
     assert [f.attempt for f in again.failures] == [1, 2]
@@ -133,7 +131,9 @@ def test_bad_queue_requests(cluster: Any) -> None:
 
 def test_servers_and_status_show_the_pool(cluster: Any) -> None:
     _, queues = stubs(cluster)
-    wait_until(lambda: len(queues.ListServers(qs.ListServersRequest()).servers) == 1)
+    wait_until(
+        lambda: len(queues.ListServers(qs.ListServersRequest()).servers) == 1, 20, "the pool's server row"
+    )
     (server,) = queues.ListServers(qs.ListServersRequest()).servers
     assert server.server_name == "test-cluster" and server.is_running and server.capacity == 4
     assert "add" in server.task_names and server.HasField("last_heartbeat")

@@ -5,29 +5,21 @@ from __future__ import annotations
 
 import collections
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.waiting import wait_until
 
 pytestmark = pytest.mark.acceptance
-
-
-def _wait_until(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 @pytest.mark.cluster(workers=1, concurrency=2)
 def test_sigkill_worker_mid_task_retries_and_succeeds(cluster: Any, journal: Path) -> None:
     client = cluster.client()
     task = client.submit("journal", "victim", 30.0, first_run_only=True)
-    _wait_until(lambda: client.get(task.id).state.name == "RUNNING", 20, "the task to run")
-    _wait_until(lambda: "start victim" in journal.read_text(), 10, "the journal line")
+    wait_until(lambda: client.get(task.id).state.name == "RUNNING", 20, "the task to run")
+    wait_until(lambda: "start victim" in journal.read_text(), 10, "the journal line")
     pids = cluster.worker_pids()
     assert pids, "no worker process found"
     for pid in pids:

@@ -9,10 +9,11 @@ import time
 from typing import Any
 
 import pytest
+from support.waiting import wait_until
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2
+from taskyard.bus.v1 import store_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import transport
+from taskyard.core import contract, rpc
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 pytestmark = pytest.mark.acceptance
@@ -20,20 +21,10 @@ pytestmark = pytest.mark.acceptance
 SLOW = 60.0  # fallback poll, rescue poll and lease: all far beyond the test
 
 
-def _wait_until(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 async def _report(address: str, report: store_pb2.ReportRequest) -> store_pb2.ReportReply:
-    req = transport.Requester(address, max_message_bytes=16 << 20, timeout=10)
+    req = rpc.Requester(address, max_message_bytes=16 << 20, timeout=10)
     try:
-        reply: store_pb2.ReportReply = await req.request(
-            envelope_pb2.KIND_STORE_REPORT, report, store_pb2.ReportReply
-        )
+        reply: store_pb2.ReportReply = await req.call(contract.STORE_REPORT, report)
         return reply
     finally:
         req.close()
@@ -47,7 +38,7 @@ def test_a_released_attempt_is_dispatched_again_at_once(cluster: Any) -> None:
     spec = task_pb2.TaskSpec(name="noop")
     spec.countdown.FromSeconds(3600)  # SCHEDULED: left alone until we lease it below
     task_id = stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec), timeout=10).task.id
-    _wait_until(lambda: cluster.query("SELECT pool_id FROM workers"), 10, "the pool's heartbeat row")
+    wait_until(lambda: cluster.query("SELECT pool_id FROM workers"), 10, "the pool's heartbeat row")
     pool_id = cluster.query("SELECT pool_id FROM workers")[0]["pool_id"]
     # An attempt dispatched to the pool (as the scheduler would lease it). Its lease
     # time lies ahead so restart reconciliation can never be what frees it.

@@ -9,20 +9,13 @@ import time
 from typing import Any
 
 import pytest
+from support.waiting import wait_until
 
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 pytestmark = pytest.mark.acceptance
 
 LEASE = 30.0  # far beyond the test: a task that waited for its lease would time out
-
-
-def _wait_until(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.mark.cluster(lease_seconds=LEASE, renew_interval=0.5)
@@ -35,7 +28,7 @@ def test_restart_releases_leases_that_no_answering_pool_holds(cluster: Any) -> N
         specs.append(spec)
     reply = stub.BatchSubmitTasks(task_service_pb2.BatchSubmitTasksRequest(tasks=specs), timeout=10)
     orphan, gone = (t.id for t in reply.tasks)
-    _wait_until(lambda: cluster.query("SELECT pool_id FROM workers"), 10, "the pool's heartbeat row")
+    wait_until(lambda: cluster.query("SELECT pool_id FROM workers"), 10, "the pool's heartbeat row")
     pool_id = cluster.query("SELECT pool_id FROM workers")[0]["pool_id"]
 
     cluster.kill("scheduler", signal.SIGKILL)
@@ -57,7 +50,7 @@ def test_restart_releases_leases_that_no_answering_pool_holds(cluster: Any) -> N
     restarted = time.monotonic()
     cluster.start_service("scheduler")
 
-    _wait_until(
+    wait_until(
         lambda: cluster.count_tasks(states=("SUCCESS",)) == 1, 10, "the orphaned lease to be run again"
     )
     took = time.monotonic() - restarted

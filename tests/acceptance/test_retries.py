@@ -1,5 +1,5 @@
 """Retries on a real cluster: backoff by the documented formula, failures kept,
-non-retryable types, and a task asking for its own retry (issue #3 item 3)."""
+non-retryable types, and a task asking for its own retry."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from support import history
 from support.cluster import Cluster
-from support.history import wait_until
+from support.waiting import wait_until
 
 from taskyard.cli import procs
 

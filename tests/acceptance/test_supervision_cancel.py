@@ -1,4 +1,4 @@
-"""Cancelling running tasks (issue #3 item 5, the pool's side): real processes.
+"""Cancelling running tasks (the pool's side): real processes.
 
 The flag first (the task polls ``ctx.cancelled``), asyncio cancellation after
 TASKYARD_CANCEL_GRACE, the worker killed at TASKYARD_CANCEL_DEADLINE; the record

@@ -1,4 +1,4 @@
-"""Worker deaths mid-task (issue #4, point 3): real worker processes, real signals.
+"""Worker deaths mid-task: real worker processes, real signals.
 
 - SIGKILL a worker holding a started and a not-yet-started attempt: both run
   again as attempt 2 (the unstarted one's spends no retry: uncharged), both end

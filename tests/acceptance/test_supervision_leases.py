@@ -1,4 +1,4 @@
-"""Leases across pools (issue #4 points 5 and 6): real processes and signals.
+"""Leases across pools: real processes and signals.
 
 - SIGKILL a pool's manager: its workers notice the closed pipe and exit within
   5 s (no orphans); its tasks run on another pool once their leases lapse (by

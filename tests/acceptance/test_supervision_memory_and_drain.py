@@ -1,4 +1,4 @@
-"""Memory recycling and SIGTERM under load (issue #4 points 4 and 5): real processes.
+"""Memory recycling and SIGTERM under load: real processes.
 
 - A task that leaks past QUEUED_TASK_WORKER_MAX_MEMORY (the seed's variable):
   its worker finishes it, is told to stop over the pipe and is replaced; the

@@ -1,4 +1,4 @@
-"""The servers registry and the seed's commands (issue #4 points 1 and 7).
+"""The servers registry and the seed's commands.
 
 - The workers table is kept complete and current: server name, max workers,
   concurrency, active/idle, running, last heartbeat, RSS, last dispatch, the

@@ -1,4 +1,4 @@
-"""Wedged event loops and timeouts (issue #4 point 2, issue #3 item 4): real processes.
+"""Wedged event loops and timeouts: real processes.
 
 - ``time.sleep`` inside an ``async def`` with a 1 s timeout blocks its worker's
   loop: asyncio cannot cancel it, the worker stops beating and is killed after

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.acceptance
 
 
 def test_each_task_goes_only_to_a_pool_that_serves_it(cluster: Any) -> None:
-    # Every row change is recorded from here on (issue #4's history check).
+    # Every row change is recorded from here on (for the history check).
     history.install(cluster.database_url)
     # The cluster's own pool serves taskyard.examples; pool-b serves only support.pool_b_tasks.
     cluster.start_service(

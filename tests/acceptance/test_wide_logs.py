@@ -1,4 +1,4 @@
-"""Log pages of long lines stay under the message caps (review finding: 500 lines of
+"""Log pages of long lines stay under the message caps (500 lines of
 16 KiB were over gRPC's 4 MiB, so GetTaskLogs / StreamTaskLogs failed
 RESOURCE_EXHAUSTED at that offset forever, and the pool's log batches of 5000 such
 lines were over the bus cap and retried forever). Real services and processes."""

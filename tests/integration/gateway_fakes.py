@@ -20,9 +20,10 @@ from typing import Any
 
 import grpc
 import pynng
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, task_record_pb2, time_pb2
-from taskyard.core import discovery, errors, ids, transport
+from taskyard.core import contract, discovery, errors, ids, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import LANES, Priority
@@ -49,35 +50,25 @@ class FakeBackend:
         self.pool_names = pool_names
         mmb = settings.max_message_bytes
         self._responders = [
-            transport.Responder(
+            rpc.Responder(
                 settings.lane_listen_address(p),
-                {
-                    envelope_pb2.KIND_SUBMIT: transport.Route(
-                        dispatch_pb2.SubmitRequest, self._lane_handler(p)
-                    )
-                },
+                [rpc.serve(contract.SUBMIT, self._lane_handler(p))],
                 max_message_bytes=mmb,
                 concurrency=8,
             )
             for p in LANES
         ]
         self._responders.append(
-            transport.Responder(
+            rpc.Responder(
                 settings.store_listen_address,
-                {
-                    envelope_pb2.KIND_STORE_GET: transport.Route(store_pb2.GetTasksRequest, self._get),
-                    envelope_pb2.KIND_STORE_LIST: transport.Route(store_pb2.ListTasksRequest, self._list),
-                    envelope_pb2.KIND_STORE_CANCEL: transport.Route(
-                        store_pb2.CancelTasksRequest, self._cancel
-                    ),
-                    envelope_pb2.KIND_STORE_TASK_NAMES: transport.Route(
-                        store_pb2.TaskNamesRequest, self._names
-                    ),
-                    # GetTask reads every failed attempt alongside the record (time slice).
-                    envelope_pb2.KIND_STORE_FAILURES: transport.Route(
-                        time_pb2.GetFailuresRequest, self._failures
-                    ),
-                },
+                [
+                    rpc.serve(contract.STORE_GET, self._get),
+                    rpc.serve(contract.STORE_LIST, self._list),
+                    rpc.serve(contract.STORE_CANCEL, self._cancel),
+                    rpc.serve(contract.STORE_TASK_NAMES, self._names),
+                    # GetTask reads every failed attempt alongside the record.
+                    rpc.serve(contract.STORE_FAILURES, self._failures),
+                ],
                 max_message_bytes=mmb,
                 concurrency=8,
             )
@@ -263,10 +254,11 @@ async def gateway_env(**overrides: Any) -> AsyncIterator[GatewayEnv]:
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{gateway.port}")
     env = GatewayEnv(settings, backend, gateway, channel, task_service_pb2_grpc.TaskServiceStub(channel))
     try:
-        deadline = time.monotonic() + 10
-        while not ({"add", "echo"} <= gateway.names.snapshot() and gateway.serving):
-            assert time.monotonic() < deadline, "gateway never learned the pool's task names"
-            await asyncio.sleep(0.02)
+        await wait_until_async(
+            lambda: {"add", "echo"} <= gateway.names.snapshot() and gateway.serving,
+            10,
+            "the gateway to learn the pool's task names and serve",
+        )
         yield env
     finally:
         await channel.close(None)

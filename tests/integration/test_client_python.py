@@ -10,6 +10,7 @@ import grpc
 import pytest
 import pytest_asyncio
 from integration.gateway_fakes import GatewayEnv, gateway_env
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import event_pb2
 from taskyard.client import AsyncClient, Client, Priority, TaskRequest, TaskState, TaskyardError
@@ -38,11 +39,12 @@ async def test_async_client_round_trip(gw: GatewayEnv) -> None:
 
         gw.backend.set_state(task.id, task_pb2.TASK_STATE_SUCCESS, result_json=b"5")
 
-        async def finish() -> None:
-            await asyncio.sleep(0.2)
-            await gw.backend.publish(event_pb2.Event(task_id=task.id, state=task_pb2.TASK_STATE_SUCCESS))
-
-        done, _ = await asyncio.gather(client.wait(task.id, timeout=10), finish())
+        waiting = asyncio.ensure_future(client.wait(task.id, timeout=10))
+        await wait_until_async(
+            lambda: len(gw.gateway.waiters) == 1 or waiting.done(), 5, "the wait to reach the gateway"
+        )
+        await gw.backend.publish(event_pb2.Event(task_id=task.id, state=task_pb2.TASK_STATE_SUCCESS))
+        done = await waiting
         assert done.state is TaskState.SUCCESS and done.is_final and done.result == 5
 
         subs = await client.submit_many(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import grpc
 import pytest
 from click.testing import CliRunner
+from support.waiting import wait_until
 
 from taskyard.cli.main import cli
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
@@ -56,13 +56,12 @@ def test_queued_behind_a_busy_pool(cluster: Any) -> None:
     client = cluster.client()
     busy = client.submit("sleep", 5.0)
     waiting = [client.submit("noop") for _ in range(3)]
-    deadline = time.monotonic() + 10
-    while True:
+
+    def explained() -> Any:
         out = stub.ExplainTask(R.ExplainTaskRequest(id=waiting[-1].id), timeout=10)
-        if out.reason == R.WAIT_REASON_SLOTS_BUSY or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert out.reason == R.WAIT_REASON_SLOTS_BUSY, out
+        return out if out.reason == R.WAIT_REASON_SLOTS_BUSY else None
+
+    out = wait_until(explained, 10, "ExplainTask to say the pool's slots are busy", interval=0.1)
     assert out.lane_depth_ahead == 2
     assert "busy; 2 tasks ahead of it" in out.message
     client.cancel(busy.id)

@@ -1,5 +1,5 @@
 # mypy: disable-error-code="arg-type"
-"""The time slice's store reads against a real PostgreSQL: ExplainTask's facts,
+"""The store's timing reads against a real PostgreSQL: ExplainTask's facts,
 the due heap's window, and every failed attempt with its retry time."""
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from integration.gateway_fakes import GatewayEnv, gateway_env
+from support.waiting import wait_until_async
 
 from taskyard.gateway import tls
 from taskyard.gateway.admission import Gate
@@ -40,10 +41,11 @@ def _wait_req(task_id: str, seconds: float) -> task_service_pb2.WaitTaskRequest:
 
 
 async def _until(gate: Gate, in_flight: int, within: float = 30.0) -> None:
-    deadline = time.monotonic() + within
-    while gate.in_flight != in_flight:
-        assert time.monotonic() < deadline, f"{gate.kind}: {gate.in_flight} in flight, expected {in_flight}"
-        await asyncio.sleep(0.01)
+    await wait_until_async(
+        lambda: gate.in_flight == in_flight,
+        within,
+        lambda: f"{in_flight} {gate.kind} calls in flight (now {gate.in_flight})",
+    )
 
 
 def _error_info(exc: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo:
@@ -161,7 +163,7 @@ async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -
                 await probe(len(checks))
                 if not arrived_at and gw.gateway.admission.long.in_flight == calls:
                     arrived_at, ramp = time.monotonic() - started_at, len(checks)
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.005)  # the probes' pace: one every few milliseconds, as a monitor would
             assert arrived_at, "the waits never all arrived"
             assert gw.gateway.admission.long.in_flight == calls  # still waiting throughout
             proc.stdin.close()

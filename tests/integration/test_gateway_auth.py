@@ -244,7 +244,7 @@ async def test_cli_with_ca_and_token(secured: Secured, tmp_path: Path) -> None:
     }
     code, out, err = await cli("task", "submit", "add", "1", "2", env=env)
     assert code == 0, err
-    code, _out, err = await cli("queue", "purge", *where, "--token-file", str(reader_file))
+    code, _out, err = await cli("queue", "purge", "--yes", *where, "--token-file", str(reader_file))
     assert code == 1 and "PERMISSION_DENIED" in err and "SCOPE_MISSING" in err, err
     code, _out, err = await cli("task", "cancel", task.id, *where, "--token-file", str(reader_file))
     assert code == 1 and "PERMISSION_DENIED" in err, err

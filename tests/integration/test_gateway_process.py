@@ -1,7 +1,7 @@
 """``python -m taskyard.gateway`` as a real process: ready line with the real port,
 health SERVING once the store answers, reflection, clean exit on SIGTERM."""
 
-# ruff: noqa: ASYNC220, ASYNC240 - a test driving a child process and reading its log
+# ruff: noqa: ASYNC220 - a test driving a child process
 
 from __future__ import annotations
 
@@ -13,26 +13,26 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from integration.gateway_fakes import FakeBackend, make_settings
+from support.waiting import wait_until_async
 
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 
 async def _ready_port(proc: subprocess.Popen[bytes], log: Path) -> int:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    def port() -> int | None:
         m = re.search(r"gateway ready on 127\.0\.0\.1:(\d+)", log.read_text())
         if m:
             return int(m.group(1))
         assert proc.poll() is None, log.read_text()
-        await asyncio.sleep(0.05)
-    raise AssertionError("no ready line:\n" + log.read_text())
+        return None
+
+    return await wait_until_async(port, 20, lambda: "the gateway's ready line:\n" + log.read_text(), 0.05)
 
 
 async def _health(channel: grpc.aio.Channel, service: str = "") -> int:
@@ -57,10 +57,11 @@ async def test_gateway_process() -> None:
             assert await _health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING
             backend = FakeBackend(settings)
             await backend.start()
-            deadline = time.monotonic() + 10
-            while await _health(channel) != health_pb2.HealthCheckResponse.SERVING:
-                assert time.monotonic() < deadline, log.read_text()
-                await asyncio.sleep(0.1)
+
+            async def serving() -> bool:
+                return await _health(channel) == health_pb2.HealthCheckResponse.SERVING
+
+            await wait_until_async(serving, 10, lambda: "health SERVING:\n" + log.read_text(), 0.1)
             assert await _health(channel, "taskyard.v1.TaskService") == health_pb2.HealthCheckResponse.SERVING
 
             # Reflection: the service list and a file descriptor, without .proto files.
@@ -90,16 +91,17 @@ async def test_gateway_process() -> None:
 
             # And it serves: a submission once the pool's names are announced.
             stub = task_service_pb2_grpc.TaskServiceStub(channel)
-            deadline = time.monotonic() + 10
-            while True:
+
+            async def submitted() -> task_service_pb2.SubmitTaskResponse | None:
                 try:
-                    resp = await stub.SubmitTask(
+                    return await stub.SubmitTask(
                         task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="add")), timeout=3
                     )
-                    break
                 except grpc.aio.AioRpcError as exc:
-                    assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT and time.monotonic() < deadline
-                    await asyncio.sleep(0.1)
+                    assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT, exc
+                    return None
+
+            resp = await wait_until_async(submitted, 10, "the gateway to know a pool serving 'add'", 0.1)
             assert resp.created and backend.lane_requests() == 1
 
         proc.send_signal(signal.SIGTERM)

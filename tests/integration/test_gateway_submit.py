@@ -6,9 +6,11 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
+import grpc
 import pytest_asyncio
 from google.protobuf import duration_pb2, struct_pb2
 from integration.gateway_fakes import GatewayEnv, gateway_env
+from support.waiting import wait_until_async
 
 from taskyard.core import ids
 from taskyard.core.priority import Priority
@@ -117,10 +119,11 @@ async def test_concurrent_single_submits_are_coalesced(gw: GatewayEnv) -> None:
         for i in range(50)
     ]
     lane = gw.gateway.lanes[Priority.NORMAL]
-    deadline = asyncio.get_running_loop().time() + 5
-    while lane.records_sent + sum(len(p.records) for p in lane._pending) < 51:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.01)
+    await wait_until_async(
+        lambda: lane.records_sent + sum(len(p.records) for p in lane._pending) >= 51,
+        5,
+        "all 51 submissions to reach the lane",
+    )
     b.lane_gate.set()
     results = await asyncio.gather(first, *rest)
     assert all(r.created for r in results)
@@ -145,10 +148,18 @@ async def test_repeated_request_id_returns_the_existing_task(gw: GatewayEnv) -> 
 
 async def test_names_from_the_store_are_known(gw: GatewayEnv) -> None:
     gw.backend.store_names = ["only_in_store"]
-    await asyncio.sleep(0.6)  # a miss refreshes from the store at most every 0.5 s
-    resp = await gw.stub.SubmitTask(
-        task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="only_in_store"))
-    )
+
+    async def submitted() -> task_service_pb2.SubmitTaskResponse | None:
+        try:
+            return await gw.stub.SubmitTask(
+                task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="only_in_store"))
+            )
+        except grpc.aio.AioRpcError as exc:
+            # Refused until the gateway's next refresh: a miss refreshes at most every 0.5 s.
+            assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT, exc
+            return None
+
+    resp = await wait_until_async(submitted, 5, "the store's name to be accepted", 0.1)
     assert resp.created
 
 

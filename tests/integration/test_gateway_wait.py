@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 from google.protobuf import duration_pb2
 from integration.gateway_fakes import GatewayEnv, gateway_env
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
 from taskyard.gateway.waiters import Waiters
@@ -35,22 +36,23 @@ def _wait_req(task_id: str, seconds: float) -> task_service_pb2.WaitTaskRequest:
 
 
 async def _until_waiting(gw: GatewayEnv, n: int = 1) -> None:
-    deadline = time.monotonic() + 5
-    while len(gw.gateway.waiters) < n:
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.01)
+    await wait_until_async(lambda: len(gw.gateway.waiters) >= n, 5, f"{n} WaitTask call(s) to register")
 
 
 async def test_wait_wakes_on_a_final_event(gw: GatewayEnv) -> None:
     task_id = await _submit(gw)
     waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 20)))
+    # Registered before its read of the store: every event from now on reaches it.
     await _until_waiting(gw)
-    await asyncio.sleep(0.1)  # the read-before-wait is done
     # A non-final event does not end the wait.
+    decoded = gw.gateway.waiters.batches_decoded
     await gw.backend.publish(
         event_pb2.Event(type="task.started", task_id=task_id, state=task_pb2.TASK_STATE_RUNNING)
     )
-    await asyncio.sleep(0.2)
+    await wait_until_async(
+        lambda: gw.gateway.waiters.batches_decoded > decoded, 5, "the gateway to decode the started event"
+    )
+    await asyncio.sleep(0.2)  # a deliberate idle: a wrongly woken wait would have answered by now
     assert not waiting.done()
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS, result_json=b'{"sum":5}')
     started = time.monotonic()
@@ -166,10 +168,9 @@ async def test_waiting_on_a_task_submitted_here_reads_nothing_from_the_store(gw:
 async def test_an_outcome_that_came_before_the_wait_is_not_missed(gw: GatewayEnv) -> None:
     task_id = await _submit(gw)
     await gw.backend.publish(_final(task_id))
-    deadline = time.monotonic() + 5
-    while gw.gateway.waiters.recent_final(task_id) is None:
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.01)
+    await wait_until_async(
+        lambda: gw.gateway.waiters.recent_final(task_id), 5, "the gateway to see the final event"
+    )
     before = _store_gets(gw)
     resp = await asyncio.wait_for(gw.stub.WaitTask(_wait_req(task_id, 20)), 5)
     assert resp.task.state == task_pb2.TASK_STATE_SUCCESS and not resp.timed_out

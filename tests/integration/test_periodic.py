@@ -18,7 +18,7 @@ import pytest
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, schedule_pb2
-from taskyard.core import errors, transport
+from taskyard.core import contract, errors, rpc
 from taskyard.core.clock import ManualClock
 from taskyard.core.schedule import to_us
 from taskyard.result_store.service import serve
@@ -38,12 +38,12 @@ class DirectStore:
     """The store's own handlers, called in process (no NNG): real SQL, real code."""
 
     def __init__(self, store: Any) -> None:
-        self.routes = store.routes()
+        self.routes = rpc.route_table(store.routes())
 
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M:
-        route = self.routes[kind]
-        reply = await route.handler(payload, envelope_pb2.Envelope())
-        assert isinstance(reply, reply_type)
+    async def call(self, method: contract.Method[Any, M], request: Any, **_: Any) -> M:
+        route = self.routes[method.kind]
+        reply = await route.handler(request, envelope_pb2.Envelope())
+        assert isinstance(reply, method.reply)
         return reply
 
 
@@ -60,20 +60,14 @@ def cron(name: str, expr: str, tz: str = "", **kw: Any) -> pub.Schedule:
 
 
 async def create(store: Any, schedule: pub.Schedule, now_us: int) -> pub.Schedule:
-    reply = await store.request(
-        K.KIND_STORE_SCHEDULE_SAVE,
-        schedule_pb2.SaveSchedulesRequest(schedules=[schedule], now_us=now_us),
-        schedule_pb2.SaveSchedulesReply,
+    reply = await store.call(
+        contract.STORE_SCHEDULE_SAVE, schedule_pb2.SaveSchedulesRequest(schedules=[schedule], now_us=now_us)
     )
     return reply.schedules[0]
 
 
 async def get(store: Any, ident: str) -> pub.Schedule:
-    reply = await store.request(
-        K.KIND_STORE_SCHEDULE_READ,
-        schedule_pb2.ReadSchedulesRequest(id=ident),
-        schedule_pb2.ReadSchedulesReply,
-    )
+    reply = await store.call(contract.STORE_SCHEDULE_READ, schedule_pb2.ReadSchedulesRequest(id=ident))
     return reply.schedules[0]
 
 
@@ -129,15 +123,14 @@ async def test_every_minute_with_two_schedulers_fires_exactly_five_runs(
 async def test_two_scheduler_processes_fire_each_run_once(store_settings: Any, database_url: str) -> None:
     stop = asyncio.Event()
     served = asyncio.create_task(serve(store_settings, stop))
-    req = transport.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
+    req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
     procs: list[asyncio.subprocess.Process] = []
     try:
         for _ in range(200):
             try:
-                await req.request(
-                    K.KIND_STORE_SCHEDULE_READ,
+                await req.call(
+                    contract.STORE_SCHEDULE_READ,
                     schedule_pb2.ReadSchedulesRequest(),
-                    schedule_pb2.ReadSchedulesReply,
                     timeout=0.5,
                 )
                 break
@@ -267,7 +260,7 @@ async def test_trigger_fires_now_and_counts(store: DirectStore, database_url: st
     s = await create(store, cron("manual", "0 0 1 1 *", paused=True), t0)
     lanes = Lanes()
     p = Periodic(store, lanes=lanes, wake=lambda: None, clock=clock)
-    route = p.routes()[K.KIND_SCHEDULE_TRIGGER]
+    (route,) = p.routes()
     reply = await route.handler(schedule_pb2.FireSchedulesRequest(trigger="manual"), envelope_pb2.Envelope())
     assert isinstance(reply, schedule_pb2.FireSchedulesReply)
     (task,) = reply.records

@@ -1,5 +1,5 @@
 """A worker death's backoff is the task's own @task(retry_...) policy, not the pool's
-default (review finding 7): a real pool process against the fake scheduler/store."""
+default: a real pool process against the fake scheduler/store."""
 
 from __future__ import annotations
 

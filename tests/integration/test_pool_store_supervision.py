@@ -13,7 +13,7 @@ import pytest
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2, supervision_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids
+from taskyard.core import ids, rpc
 from taskyard.core.states import TaskState as S
 from taskyard.v1 import task_pb2
 
@@ -121,9 +121,10 @@ async def test_late_completion_is_counted(result_store: Any, database_url: str) 
     late = store_pb2.Completion(ref=ref(a.id, token="superseded"), success=True, result_json=b"1")
     r = await result_store.report(store_pb2.ReportRequest(completed=[late]))
     assert r.refused == 1
-    routes = result_store.routes()
+    routes = rpc.route_table(result_store.routes())
     read = routes[envelope_pb2.KIND_STORE_COUNTERS]
     reply = await read.handler(supervision_pb2.CountersRequest(names=["late_completions", "other"]), None)
+    assert isinstance(reply, supervision_pb2.CountersReply)
     assert dict(reply.values) == {"late_completions": 1, "other": 0}
     assert (
         await column(database_url, "SELECT value FROM taskyard_counters WHERE name = 'late_completions'") == 1

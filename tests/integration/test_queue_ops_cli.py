@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from taskyard.cli import durations
 from taskyard.cli.main import cli
 
 pytestmark = pytest.mark.timeout(90)
@@ -16,6 +18,12 @@ pytestmark = pytest.mark.timeout(90)
 def run(*args: str) -> Any:
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     return result
+
+
+def api_json(*args: str) -> Any:
+    result = run(*args, "--output", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
 
 
 def test_task_logs_follow_and_queue_commands(cluster: Any) -> None:
@@ -27,27 +35,36 @@ def test_task_logs_follow_and_queue_commands(cluster: Any) -> None:
         assert [ln.split()[-1] for ln in follow.output.splitlines() if " info " in ln] == [
             str(i) for i in range(30)
         ]
-        page = run("task", "logs", task.id, "--from", "5", "--limit", "3", "--json", "--target", t)
-        assert [json.loads(x)["offset"] for x in page.output.splitlines()] == [5, 6, 7]
+        page = api_json("task", "logs", task.id, "--from", "5", "--limit", "3", "--target", t)
+        assert [int(x["offset"]) for x in page["logs"]] == [5, 6, 7]
+        # The flat JSON of earlier releases, one object per line, for the scripts that read it.
+        old = run("task", "logs", task.id, "--from", "5", "--limit", "3", "--json", "--target", t)
+        assert [json.loads(x)["offset"] for x in old.stdout.splitlines()] == [5, 6, 7]
 
-        paused = run("queue", "pause", "cli-q", "--json", "--target", t)
-        assert json.loads(paused.output)["paused"] is True
+        paused = api_json("queue", "pause", "cli-q", "--target", t)
+        assert paused["queue"]["paused"] is True
         client.submit("noop", queue="cli-q")
-        status = json.loads(run("queue", "status", "--json", "--target", t).output)
+        status = api_json("queue", "status", "--target", t)
         cli_q = {q["name"]: q for q in status["queues"]}["cli-q"]
-        assert cli_q["paused"] and cli_q["counts"]["queued"] == 1
-        assert "cli-q" in run("queue", "status", "--target", t).output
+        assert cli_q["paused"] and cli_q["queued"] == "1"
+        assert "cli-q" in run("queue", "status", "--target", t).stdout
         assert run("queue", "resume", "cli-q", "--target", t).exit_code == 0
 
         failed = client.submit("fail", max_retries=0)
         client.wait(failed.id, timeout=20)
-        retried = run("queue", "retry", failed.id, "--json", "--target", t)
-        assert json.loads(retried.output) == [failed.id]
-        stats = json.loads(run("queue", "stats", "--json", "--target", t).output)
-        assert any(r["queue"] == "default" for r in stats)
-        servers = json.loads(run("queue", "servers", "--json", "--target", t).output)
-        assert len(servers) == 1 and servers[0]["server_name"] == "test-cluster"
-        assert run("queue", "clear", "cli-q", "--yes", "--target", t).output.startswith("cancelled")
-        assert run("queue", "purge", "--older-than", "30", "--target", t).output == "purged 0 tasks\n"
+        retried = api_json("queue", "retry", failed.id, "--target", t)
+        assert retried == {"ids": [failed.id]}
+        stats = run("queue", "stats", "--target", t)
+        header, *rows = stats.stdout.splitlines()
+        assert header.split() == ["QUEUE", "MEAN", "FAILED", "TODAY", "DONE", "WAITING"]
+        mean = {row.split()[0]: row.split()[1] for row in rows}["default"]
+        # A mean run time as people write it (18.5ms, 2s), which the CLI's options accept back.
+        assert durations.parse(mean) > dt.timedelta(), mean
+        servers = api_json("queue", "servers", "--target", t)
+        assert [s["server_name"] for s in servers["servers"]] == ["test-cluster"]
+        assert run("queue", "clear", "cli-q", "--yes", "--target", t).stdout.startswith("cancelled")
+        assert (
+            run("queue", "purge", "--older-than", "30", "--yes", "--target", t).stdout == "purged 0 tasks\n"
+        )
         bad = run("queue", "retry", "not-a-uuid", "--target", t)
-        assert bad.exit_code == 1 and "INVALID_ARGUMENT" in bad.output
+        assert bad.exit_code == 1 and bad.stderr.startswith("error: INVALID_ARGUMENT")

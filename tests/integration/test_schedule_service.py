@@ -139,7 +139,7 @@ def test_cli(cluster: Any) -> None:
     made = json.loads(r.output)
     assert made["name"] == "cli-add" and made["interval"] == 90.0
     r = run("get", "cli-add")
-    assert r.exit_code == 0 and "every 0:01:30" in r.output and "times_run" in r.output
+    assert r.exit_code == 0 and "every 1m30s" in r.output and "times_run" in r.output
     r = run("list")
     assert r.exit_code == 0 and "cli-add" in r.output
     assert run("pause", "cli-add").exit_code == 0
@@ -152,7 +152,8 @@ def test_cli(cluster: Any) -> None:
     assert r.exit_code == 1 and "schedule.cron" in r.output
     r = run("create", "bad", "noop")
     assert r.exit_code == 2
-    assert run("delete", "cli-add").exit_code == 0
+    assert run("delete", "cli-add").exit_code == 2  # no terminal to confirm on
+    assert run("delete", "cli-add", "--yes").exit_code == 0
     assert run("get", "cli-add").exit_code == 1
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import errors, ids, transport
+from taskyard.core import contract, errors, ids, rpc, transport
 from taskyard.result_store.service import serve
 
 pytestmark = pytest.mark.asyncio
@@ -53,14 +53,13 @@ class Subscriber:
 async def served(store_settings: Any) -> Any:
     stop = asyncio.Event()
     task = asyncio.create_task(serve(store_settings, stop))
-    req = transport.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
+    req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
     # Wait until it answers.
     for _ in range(200):
         try:
-            await req.request(
-                K.KIND_STORE_TASK_NAMES,
+            await req.call(
+                contract.STORE_TASK_NAMES,
                 store_pb2.TaskNamesRequest(),
-                store_pb2.TaskNamesReply,
                 timeout=0.5,
             )
             break
@@ -82,15 +81,11 @@ async def served(store_settings: Any) -> Any:
 async def test_insert_over_nng_publishes_events(served: Any) -> None:
     req, sub = served
     rec = tr.TaskRecord(id=ids.new_task_id(), name="add", request_id="nng-1")
-    reply = await req.request(
-        K.KIND_STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[rec]), store_pb2.InsertTasksReply
-    )
+    reply = await req.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[rec]))
     assert reply.tasks[0].created
     e = await sub.wait_for(lambda e: e.task_id == rec.id)
     assert e.type == "task.queued" and e.name == "add"
-    got = await req.request(
-        K.KIND_STORE_GET, store_pb2.GetTasksRequest(ids=[rec.id]), store_pb2.GetTasksReply
-    )
+    got = await req.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=[rec.id]))
     assert got.tasks[0].id == rec.id
 
 
@@ -99,10 +94,9 @@ async def test_concurrent_requests_over_nng_are_group_committed(served: Any) -> 
     n = 100
     replies = await asyncio.gather(
         *(
-            req.request(
-                K.KIND_STORE_INSERT,
+            req.call(
+                contract.STORE_INSERT,
                 store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="x")]),
-                store_pb2.InsertTasksReply,
             )
             for _ in range(n)
         )
@@ -113,9 +107,7 @@ async def test_concurrent_requests_over_nng_are_group_committed(served: Any) -> 
 async def test_errors_cross_the_bus(served: Any) -> None:
     req, _ = served
     with pytest.raises(errors.TaskyardError) as ei:
-        await req.request(
-            K.KIND_STORE_LIST, store_pb2.ListTasksRequest(cursor="%%%"), store_pb2.ListTasksReply
-        )
+        await req.call(contract.STORE_LIST, store_pb2.ListTasksRequest(cursor="%%%"))
     assert ei.value.reason == "INVALID_PAGE_TOKEN"
     assert [v.field for v in ei.value.violations] == ["page_token"]
 
@@ -242,19 +234,16 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
     try:
         leased = tr.TaskRecord(id=ids.new_task_id(), name="add")
         queued = tr.TaskRecord(id=ids.new_task_id(), name="add")
-        await req.request(
-            K.KIND_STORE_INSERT,
+        await req.call(
+            contract.STORE_INSERT,
             store_pb2.InsertTasksRequest(
                 tasks=[leased, queued],
                 pool_id="pool-a",
                 lease_ms=30_000,
                 leases=[store_pb2.Lease(task_id=leased.id, lease_token="tok")],
             ),
-            store_pb2.InsertTasksReply,
         )
-        await req.request(
-            K.KIND_STORE_CANCEL, store_pb2.CancelTasksRequest(ids=[queued.id]), store_pb2.CancelTasksReply
-        )
+        await req.call(contract.STORE_CANCEL, store_pb2.CancelTasksRequest(ids=[queued.id]))
         got_results, got_pool, got_sched = await asyncio.gather(drain(results), drain(pools), drain(sched))
         # The gateway's topic: the final transition only, not the inserts' queued/assigned.
         assert [(e.task_id, e.type) for e in events(got_results, transport.EVENTS_TOPIC_BYTES)] == [

@@ -15,7 +15,7 @@ from google.protobuf import json_format
 
 from taskyard.bus.v1 import envelope_pb2, schedule_pb2, store_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import codec, errors, ids, payload, transport
+from taskyard.core import codec, contract, errors, ids, payload, rpc
 from taskyard.core.config import Settings
 from taskyard.result_store.service import serve
 from taskyard.v1 import schedule_pb2 as pub
@@ -32,12 +32,10 @@ async def bus(store_settings: Any) -> Any:
     """A store process's REP socket (in this process), and a requester to it."""
     stop = asyncio.Event()
     served = asyncio.create_task(serve(store_settings, stop))
-    req = transport.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
+    req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
     for _ in range(200):
         try:
-            await req.request(
-                K.KIND_STORE_TASK_NAMES, store_pb2.TaskNamesRequest(), store_pb2.TaskNamesReply, timeout=0.5
-            )
+            await req.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(), timeout=0.5)
             break
         except errors.TaskyardError:
             if served.done():
@@ -52,8 +50,8 @@ async def bus(store_settings: Any) -> Any:
 
 
 async def _insert(req: Any, *records: tr.TaskRecord) -> store_pb2.InsertTasksReply:
-    reply: store_pb2.InsertTasksReply = await req.request(
-        K.KIND_STORE_INSERT, store_pb2.InsertTasksRequest(tasks=records), store_pb2.InsertTasksReply
+    reply: store_pb2.InsertTasksReply = await req.call(
+        contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=records)
     )
     return reply
 
@@ -66,9 +64,7 @@ async def _refused(req: Any, *records: tr.TaskRecord) -> errors.TaskyardError:
 
 
 async def _count(req: Any) -> int:
-    reply = await req.request(
-        K.KIND_STORE_LIST, store_pb2.ListTasksRequest(limit=1000), store_pb2.ListTasksReply
-    )
+    reply = await req.call(contract.STORE_LIST, store_pb2.ListTasksRequest(limit=1000))
     return len(reply.tasks)
 
 
@@ -78,18 +74,15 @@ async def test_an_insert_over_the_bus_with_a_name_never_declared_is_refused(bus:
     assert [v.field for v in err.violations] == ["tasks[0].name"]
     assert await _count(bus) == 0
     # A pool declares it (its heartbeat): accepted from then on, even once the pool is gone.
-    await bus.request(
-        K.KIND_STORE_HEARTBEAT,
+    await bus.call(
+        contract.STORE_HEARTBEAT,
         store_pb2.HeartbeatRequest(pool_id="p-gone", is_running=False, task_names=["never_declared"]),
-        store_pb2.HeartbeatReply,
     )
     reply = await _insert(bus, tr.TaskRecord(id=ids.new_task_id(), name="never_declared"))
     assert reply.tasks[0].created
-    names = await bus.request(K.KIND_STORE_TASK_NAMES, store_pb2.TaskNamesRequest(), store_pb2.TaskNamesReply)
+    names = await bus.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest())
     assert "never_declared" in names.names
-    live = await bus.request(
-        K.KIND_STORE_TASK_NAMES, store_pb2.TaskNamesRequest(max_age_ms=60_000), store_pb2.TaskNamesReply
-    )
+    live = await bus.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(max_age_ms=60_000))
     assert "never_declared" not in live.names  # no running pool serves it
 
 
@@ -268,10 +261,9 @@ async def test_a_schedule_for_a_name_never_declared_is_refused(bus: Any) -> None
     schedule = pub.Schedule(name="nightly", task=task_pb2.TaskSpec(name="never_declared"))
     schedule.interval.FromSeconds(60)
     with pytest.raises(errors.TaskyardError) as info:
-        await bus.request(
-            K.KIND_STORE_SCHEDULE_SAVE,
+        await bus.call(
+            contract.STORE_SCHEDULE_SAVE,
             schedule_pb2.SaveSchedulesRequest(schedules=[schedule], now_us=time.time_ns() // 1000),
-            schedule_pb2.SaveSchedulesReply,
         )
     assert info.value.reason == "UNKNOWN_TASK_NAME"
     assert [v.field for v in info.value.violations] == ["schedule.task.name"]
@@ -282,10 +274,9 @@ async def test_a_schedule_run_the_edge_would_refuse_is_not_stored(bus: Any, data
     for name in ("good", "bad"):
         schedule = pub.Schedule(name=name, task=task_pb2.TaskSpec(name="add"))
         schedule.interval.FromSeconds(60)
-        await bus.request(
-            K.KIND_STORE_SCHEDULE_SAVE,
+        await bus.call(
+            contract.STORE_SCHEDULE_SAVE,
             schedule_pb2.SaveSchedulesRequest(schedules=[schedule], now_us=now - 120 * 1_000_000),
-            schedule_pb2.SaveSchedulesReply,
         )
     # A template changed behind the store's back: its runs would nest too deep.
     conn = await asyncpg.connect(database_url)
@@ -294,19 +285,13 @@ async def test_a_schedule_run_the_edge_would_refuse_is_not_stored(bus: Any, data
         await conn.execute("UPDATE schedules SET task = $1::jsonb WHERE name = 'bad'", template)
     finally:
         await conn.close()
-    fired = await bus.request(
-        K.KIND_STORE_SCHEDULE_FIRE,
-        schedule_pb2.FireSchedulesRequest(now_us=now),
-        schedule_pb2.FireSchedulesReply,
-    )
+    fired = await bus.call(contract.STORE_SCHEDULE_FIRE, schedule_pb2.FireSchedulesRequest(now_us=now))
     assert [r.name for r in fired.records] == ["add"] and await _count(bus) == 1
     good = {s.name: s for s in fired.schedules}["good"]
     assert fired.records[0].schedule_id == good.id
     with pytest.raises(errors.TaskyardError) as info:
-        await bus.request(
-            K.KIND_STORE_SCHEDULE_FIRE,
-            schedule_pb2.FireSchedulesRequest(now_us=now, trigger="bad"),
-            schedule_pb2.FireSchedulesReply,
+        await bus.call(
+            contract.STORE_SCHEDULE_FIRE, schedule_pb2.FireSchedulesRequest(now_us=now, trigger="bad")
         )
     assert info.value.code is errors.Code.INVALID_ARGUMENT and info.value.reason == "PAYLOAD_TOO_DEEP"
     assert await _count(bus) == 1

@@ -24,7 +24,7 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import ids, transport
+from taskyard.core import contract, ids, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
 
@@ -122,27 +122,25 @@ class FakeScheduler:
         self._pair: Any = None
         self._pair_address = ""
         self._tasks: list[asyncio.Task[Any]] = []
-        self._reg: transport.Responder | None = None
-        self._store: transport.Responder | None = None
+        self._reg: rpc.Responder | None = None
+        self._store: rpc.Responder | None = None
         self._surveyor: Any = None
 
     async def start(self) -> FakeScheduler:
         s = self.settings
         os.makedirs(s.ipc_dir, exist_ok=True)
-        self._reg = transport.Responder(
+        self._reg = rpc.Responder(
             s.registration_listen_address,
-            {envelope_pb2.KIND_REGISTER: transport.Route(dispatch_pb2.Register, self._on_register)},
+            [rpc.serve(contract.REGISTER, self._on_register)],
             max_message_bytes=s.max_message_bytes,
             concurrency=4,
         )
-        self._store = transport.Responder(
+        self._store = rpc.Responder(
             s.store_listen_address,
-            {
-                envelope_pb2.KIND_STORE_HEARTBEAT: transport.Route(
-                    store_pb2.HeartbeatRequest, self._on_heartbeat
-                ),
-                envelope_pb2.KIND_STORE_REPORT: transport.Route(store_pb2.ReportRequest, self._on_report),
-            },
+            [
+                rpc.serve(contract.STORE_HEARTBEAT, self._on_heartbeat),
+                rpc.serve(contract.STORE_REPORT, self._on_report),
+            ],
             max_message_bytes=s.max_message_bytes,
             concurrency=4,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from taskyard.core import transport
+from taskyard.core import rpc
 from taskyard.scheduler.lanes import Lanes
 from taskyard.scheduler.periodic import Periodic
 
@@ -31,7 +31,7 @@ class StepClock:
 
 
 async def main(address: str) -> None:
-    store = transport.Requester(address, max_message_bytes=16 << 20, timeout=10)
+    store = rpc.Requester(address, max_message_bytes=16 << 20, timeout=10)
     clock = StepClock()
     periodic = Periodic(store, lanes=Lanes(), wake=lambda: None, clock=clock)
     loop = asyncio.get_running_loop()

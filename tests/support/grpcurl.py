@@ -1,9 +1,9 @@
 """Find and run grpcurl, returning parsed JSON.
 
-Looked up on PATH, then in $GOBIN, $GOPATH/bin and ~/go/bin. When it is
-missing, ``require()`` fails the test when CI=true (CI installs it with
-``go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3``) and skips
-it with that hint elsewhere.
+Looked up in the checkout's .tools/bin (where ``tools/install-tools.sh grpcurl``
+puts the pinned version), then on PATH, $GOBIN, $GOPATH/bin and ~/go/bin. When it
+is missing, ``require()`` fails the test when CI=true (CI installs it) and skips it
+with the install command elsewhere.
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from typing import Any
 
 import pytest
 
-INSTALL_HINT = "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3"
+INSTALL_HINT = "tools/install-tools.sh grpcurl"
+TOOLS_BIN = Path(__file__).resolve().parents[2] / ".tools" / "bin"
 
 
 def find() -> str | None:
+    pinned = TOOLS_BIN / "grpcurl"
+    if pinned.is_file() and os.access(pinned, os.X_OK):
+        return str(pinned)
     found = shutil.which("grpcurl")
     if found:
         return found
@@ -41,7 +45,7 @@ def require() -> str:
     path = find()
     if path is not None:
         return path
-    message = f"grpcurl not found on PATH, $GOBIN, $GOPATH/bin or ~/go/bin; install it: {INSTALL_HINT}"
+    message = f"grpcurl not found in .tools/bin, on PATH or in Go's bin directories: {INSTALL_HINT}"
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(message, pytrace=False)
     pytest.skip(message)

@@ -14,6 +14,9 @@ from typing import Any
 
 from taskyard.core import states
 
+# Supervision tests import it from here, beside ``row``.
+from .waiting import wait_until as wait_until
+
 INSTALL_SQL = """
 CREATE TABLE IF NOT EXISTS test_task_history (
   seq bigserial PRIMARY KEY,
@@ -108,19 +111,6 @@ def supervised_cluster(
     install(database_url)
     values = {**SUPERVISION_DEFAULTS, "task_modules": SUPERVISION_MODULES, **overrides}
     return cluster_factory(env={"TASKYARD_TEST_JOURNAL": str(journal), **(env or {})}, **values)
-
-
-def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.05) -> Any:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def row(cluster: Any, task_id: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Task functions of the time slice's tests (ETA, retries, explain).
+"""Task functions of the timing tests (ETA, retries, explain).
 
 A per-key call count lives in a file of the directory named by the
 ``TASKYARD_TEST_STATE_DIR`` environment variable, so a task can fail its first

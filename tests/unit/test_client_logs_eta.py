@@ -1,4 +1,4 @@
-"""Client review fixes: an early exit from a log stream cancels it at once (it holds a
+"""The client's log streams and ETAs: an early exit from a log stream cancels it at once (it holds a
 gateway follower slot), and a naive eta is refused instead of being guessed as UTC."""
 
 from __future__ import annotations

@@ -1,15 +1,24 @@
 """Settings come from the environment: TASKYARD_* names, the seed's QUEUED_TASK_*/QUEUE_*
-aliases (TASKYARD_* wins), clear errors for bad values, and every NNG address."""
+aliases (TASKYARD_* wins), a secrets directory, clear errors for bad values, secrets kept
+out of reprs, copies, children, and every NNG address."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import multiprocessing
+import os
 import socket
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
+from taskyard.core import seal
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.v1 import task_pb2
@@ -462,3 +471,184 @@ def test_a_task_timeout_must_be_positive(name: str, raw: str) -> None:
     # 0 is no "no timeout": it would fail every attempt and get busy workers killed.
     with pytest.raises(ValueError, match=f"{name} must be a positive number of seconds"):
         Settings.from_env({name: raw})
+
+
+# --- secrets -------------------------------------------------------------------
+
+PASSWORD = "hunter2-pw"
+DSN = f"postgresql://taskyard:{PASSWORD}@db:5432/taskyard"
+BUS_KEYS = seal.generate_keys("k1")
+BUS_SECRET = BUS_KEYS.partition(":")[2]
+
+
+def test_secrets_never_show_in_reprs_or_dumps() -> None:
+    s = Settings.from_env({"TASKYARD_DATABASE_URL": DSN, "TASKYARD_BUS_KEYS": BUS_KEYS})
+    for shown in (repr(s), str(s), f"{s}", s.model_dump_json(), str(s.model_dump())):
+        assert PASSWORD not in shown and BUS_SECRET not in shown, shown
+    assert isinstance(s.database_url_secret, SecretStr) and isinstance(s.bus_keys_secret, SecretStr)
+    # Callers read the plain text under the names they always used.
+    assert (s.database_url, s.bus_keys) == (DSN, BUS_KEYS)
+
+
+def test_secrets_are_set_by_their_attribute_names() -> None:
+    s = Settings(database_url=DSN, bus_keys=BUS_KEYS)
+    assert (s.database_url, s.bus_keys) == (DSN, BUS_KEYS)
+    assert Settings(database_url=DSN) == Settings.from_env({"DATABASE_URL": DSN})
+    assert PASSWORD not in repr(s)
+
+
+def test_settings_built_in_code_ignore_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TASKYARD_WORKERS", "9")
+    monkeypatch.setenv("DATABASE_URL", DSN)
+    assert (Settings().workers, Settings(host="10.0.0.1").database_url) == (1, "")
+    assert (Settings.from_env().workers, Settings.from_env().database_url) == (9, DSN)
+
+
+@pytest.mark.parametrize("name", ["TASKYARD_workers", "taskyard_workers", "workers", "Queued_Task_Workers"])
+def test_only_the_documented_spelling_is_read(name: str) -> None:
+    assert Settings.from_env({name: "9"}).workers == 1
+    assert Settings.from_env({"TASKYARD_WORKERS": "9"}).workers == 9
+
+
+# --- copies ----------------------------------------------------------------------
+
+
+def test_copies_are_validated_and_keep_the_secrets() -> None:
+    s = Settings.from_env({"TASKYARD_DATABASE_URL": DSN, "TASKYARD_BUS_KEYS": BUS_KEYS})
+    for copy in (s.replace(workers=5), dataclasses.replace(s, workers=5)):
+        assert (copy.workers, copy.database_url, copy.bus_keys) == (5, DSN, BUS_KEYS)
+        assert s.workers == 1, "the original is unchanged"
+    assert (
+        dataclasses.replace(s, database_url="postgresql://other/db").database_url == "postgresql://other/db"
+    )
+    assert {"host", "database_url", "bus_keys"} <= {f.name for f in dataclasses.fields(Settings)}
+    with pytest.raises(ValueError, match="transport"):
+        s.replace(transport="udp")
+    with pytest.raises(ValueError, match="frozen"):
+        s.workers = 2
+
+
+# --- errors ----------------------------------------------------------------------
+
+
+def test_a_bad_value_is_one_clear_line_not_a_validation_report() -> None:
+    env = {"TASKYARD_WORKERS": "four", "TASKYARD_HOST": "a b", "TASKYARD_DATABASE_URL": DSN}
+    with pytest.raises(ValueError) as info:
+        Settings.from_env(env)
+    assert type(info.value) is ValueError
+    assert info.value.__suppress_context__, "no chained pydantic report under it"
+    text = str(info.value)
+    assert "TASKYARD_WORKERS must be an integer, got 'four'" in text
+    assert "TASKYARD_HOST must be a host name or IP address (no scheme, no port), got 'a b'" in text
+    assert "validation error" not in text and "pydantic" not in text and PASSWORD not in text
+
+
+@pytest.mark.parametrize(
+    ("environment", "development"),
+    [({"TASKYARD_ENVIRONMENT": " Development "}, True), ({"TASKYARD_ENVIRONMENT": "production"}, False)],
+)
+def test_environment_development_means_development_mode(
+    environment: dict[str, str], development: bool
+) -> None:
+    assert Settings.from_env(environment).development is development
+    assert Settings.from_env({**environment, "TASKYARD_DEVELOPMENT": "true"}).development is True
+
+
+# --- secrets directory -------------------------------------------------------------
+
+
+def kubernetes_secret(directory: Path, files: dict[str, str]) -> Path:
+    """A secret volume as the kubelet mounts it: each key a symlink into a timestamped
+    directory, reached through the ..data symlink."""
+    directory.mkdir()
+    data = directory / "..2026_01_01_00_00_00.000000001"
+    data.mkdir()
+    for name, content in files.items():
+        (data / name).write_text(content)
+        (directory / name).symlink_to(Path("..data") / name)
+    (directory / "..data").symlink_to(data.name)
+    return directory
+
+
+def test_a_secrets_directory_supplies_what_the_environment_does_not(tmp_path: Path) -> None:
+    mounted = kubernetes_secret(
+        tmp_path / "secrets",
+        {
+            "TASKYARD_DATABASE_URL": DSN + "\n",
+            "TASKYARD_BUS_KEYS": BUS_KEYS + "\n",
+            "QUEUED_TASK_WORKERS": "4",
+        },
+    )
+    s = Settings.from_env({"TASKYARD_SECRETS_DIR": str(mounted)})
+    assert (s.database_url, s.bus_keys, s.workers) == (DSN, BUS_KEYS, 4)
+    assert PASSWORD not in repr(s)
+    assert Settings.from_env({}).database_url == "", "no directory, no file read"
+
+
+def test_the_environment_wins_over_a_secret_file(tmp_path: Path) -> None:
+    mounted = kubernetes_secret(tmp_path / "secrets", {"TASKYARD_DATABASE_URL": DSN, "TASKYARD_WORKERS": "4"})
+    env = {
+        "TASKYARD_SECRETS_DIR": str(mounted),
+        "DATABASE_URL": "postgresql://env/db",
+        "TASKYARD_WORKERS": "6",
+    }
+    s = Settings.from_env(env)
+    # The files only fill in what the environment leaves unset, under any of its names.
+    assert (s.database_url, s.workers) == ("postgresql://env/db", 6)
+    assert Settings.from_env({"TASKYARD_SECRETS_DIR": str(mounted)}).database_url == DSN
+
+
+def test_a_bad_secret_file_names_its_variable(tmp_path: Path) -> None:
+    mounted = kubernetes_secret(tmp_path / "secrets", {"QUEUED_TASK_WORKERS": "four\n"})
+    with pytest.raises(ValueError, match="QUEUED_TASK_WORKERS must be an integer, got 'four'"):
+        Settings.from_env({"TASKYARD_SECRETS_DIR": str(mounted)})
+
+
+def test_a_missing_secrets_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="TASKYARD_SECRETS_DIR must be a directory"):
+        Settings.from_env({"TASKYARD_SECRETS_DIR": str(tmp_path / "absent")})
+
+
+# --- children ----------------------------------------------------------------------
+
+CHILD = (
+    "import json; from taskyard.core.config import Settings; print(json.dumps(Settings.from_env().to_env()))"
+)
+OWN_PREFIXES = ("TASKYARD_", "QUEUE_", "QUEUED_TASK_", "DATABASE_URL")
+
+
+def test_a_child_process_reads_the_same_settings_from_to_env(tmp_path: Path) -> None:
+    mounted = kubernetes_secret(tmp_path / "secrets", {"TASKYARD_DATABASE_URL": DSN})
+    parent = Settings.from_env(
+        {
+            "TASKYARD_SECRETS_DIR": str(mounted),
+            "TASKYARD_BUS_KEYS": BUS_KEYS,
+            "QUEUED_TASK_WORKERS": "3",
+            "TASKYARD_TASK_MODULES": "app.tasks,app.jobs",
+            "TASKYARD_TRANSPORT": "ipc",
+        }
+    )
+    # The child gets no secrets directory: to_env carries what was read from it.
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        env={**inherited, **parent.to_env()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    child = Settings.from_env(json.loads(done.stdout))
+    assert child == parent
+    assert (child.database_url, child.bus_keys, child.workers) == (DSN, BUS_KEYS, 3)
+
+
+def test_a_spawned_process_gets_the_same_settings_by_pickle() -> None:
+    # The worker pool hands its settings to spawned workers as an argument.
+    parent = Settings.from_env(
+        {"TASKYARD_DATABASE_URL": DSN, "TASKYARD_BUS_KEYS": BUS_KEYS, "TASKYARD_WORKERS": "2"}
+    )
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        seen = pool.submit(Settings.to_env, parent).result(timeout=60)
+    assert Settings.from_env(seen) == parent
+    assert (seen["TASKYARD_DATABASE_URL"], seen["TASKYARD_BUS_KEYS"]) == (DSN, BUS_KEYS)

@@ -1,4 +1,4 @@
-"""The scheduler's lanes and the graph slice's messages: released dependents are
+"""The scheduler's lanes and the task graph's messages: released dependents are
 enqueued, cancelled queued tasks leave their lane."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""latency slice: the scheduler's PAIR copy of a fast-path lease is a delayed backstop
+"""The scheduler's PAIR copy of a fast-path lease is a delayed backstop
 (Dispatcher.send_backup): it goes only for attempts the pool has not reported done."""
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, task_record_pb2, time_pb2
+from taskyard.bus.v1 import task_record_pb2, time_pb2
+from taskyard.core import contract
 from taskyard.core.clock import ManualClock, to_us
 from taskyard.core.states import TaskState
 from taskyard.gateway.explain import Explainer
@@ -21,9 +22,9 @@ class FakeStore:
         self.facts = facts or time_pb2.ExplainFactsReply(found=True)
         self.kinds: list[int] = []
 
-    async def request(self, kind: int, payload: Any, reply_type: Any) -> Any:
-        self.kinds.append(kind)
-        assert kind == envelope_pb2.KIND_STORE_EXPLAIN
+    async def call(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> Any:
+        self.kinds.append(method.kind)
+        assert method is contract.STORE_EXPLAIN
         return self.facts
 
 

@@ -9,7 +9,12 @@ import asyncio
 from typing import Any
 
 from taskyard.bus.v1 import ops_pb2
+from taskyard.core import contract
+from taskyard.core.config import Settings
+from taskyard.worker_pool.relay import ReportRelay
+from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.shipper import LogShipper
+from taskyard.worker_pool.state import Outbox, PoolState
 
 
 class HeldStore:
@@ -20,13 +25,13 @@ class HeldStore:
         self.gates: list[asyncio.Event] = []
         self.arrived = asyncio.Event()
 
-    async def request(self, kind: int, payload: Any, reply_type: type[Any], **_: Any) -> Any:
-        self.sent.append(payload)
+    async def call(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> Any:
+        self.sent.append(request)
         gate = asyncio.Event()
         self.gates.append(gate)
         self.arrived.set()
         await gate.wait()
-        return reply_type()
+        return method.reply()
 
     async def release_next(self) -> None:
         """Answer the oldest unanswered request (waiting for it to be sent first)."""
@@ -112,9 +117,13 @@ class RecordingOutcomes:
         self.arrived.set()
 
 
-class NoPair:
-    def send(self, data: bytes, block: bool = True) -> None:
-        pass
+def relay_with(outcomes: RecordingOutcomes, logs: LogShipper) -> tuple[ReportRelay, PoolState, Outbox]:
+    """A report relay whose outcomes are recorded and whose slot notices go nowhere."""
+    settings = Settings()
+    pool, outbox, outlets = PoolState(settings), Outbox(), StoreOutlets(settings)
+    outlets.logs = logs
+    outlets.outcomes = outcomes  # type: ignore[assignment]
+    return ReportRelay(pool, outbox, outlets, notify_scheduler=lambda report: None), pool, outbox
 
 
 async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
@@ -122,26 +131,22 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
     it drains; an outcome still waiting for slow log lines must go at once (a lost
     outcome runs the task again), not after the whole 2 s settle limit."""
     from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
-    from taskyard.core.config import Settings
-    from taskyard.worker_pool.links import SchedulerLink
 
-    link = SchedulerLink(Settings())
     store = HeldStore()  # never answers: the log lines stay unacknowledged
-    link._logs = LogShipper(store)  # type: ignore[arg-type]
+    logs = LogShipper(store)  # type: ignore[arg-type]
     outcomes = RecordingOutcomes()
-    link._outcomes = outcomes  # type: ignore[assignment]
-    link._pair = NoPair()
-    link._logs.add(lines("chatty", 2))
+    relay, pool, outbox = relay_with(outcomes, logs)
+    logs.add(lines("chatty", 2))
     ref = task_record_pb2.AttemptRef(task_id="chatty", attempt=1)
-    link._pending.completed.append(store_pb2.Completion(ref=ref, success=True))
-    link._mark_dirty()
-    sender = asyncio.create_task(link._send_reports())
+    outbox.report.completed.append(store_pb2.Completion(ref=ref, success=True))
+    outbox.slots_changed()
+    sender = asyncio.create_task(relay.run())
     try:
         await asyncio.sleep(0.3)
         assert outcomes.reports == []  # held back: its lines are not stored yet
-        link._closing = True
-        link._mark_dirty()
-        await asyncio.wait_for(outcomes.arrived.wait(), 0.5)  # within a slice, not 2 s
+        pool.closing = True
+        outbox.slots_changed()
+        await asyncio.wait_for(outcomes.arrived.wait(), 0.5)  # within a step, not 2 s
         assert [c.ref.task_id for c in outcomes.reports[0].completed] == ["chatty"]
         assert isinstance(outcomes.reports[0], dispatch_pb2.PoolReport)
     finally:
@@ -151,21 +156,17 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
 
 async def test_a_quiet_outcome_goes_while_a_chatty_one_waits_for_its_lines() -> None:
     from taskyard.bus.v1 import store_pb2, task_record_pb2
-    from taskyard.core.config import Settings
-    from taskyard.worker_pool.links import SchedulerLink
 
-    link = SchedulerLink(Settings())
     store = HeldStore()
-    link._logs = LogShipper(store)  # type: ignore[arg-type]
+    logs = LogShipper(store)  # type: ignore[arg-type]
     outcomes = RecordingOutcomes()
-    link._outcomes = outcomes  # type: ignore[assignment]
-    link._pair = NoPair()
-    link._logs.add(lines("chatty", 2))
+    relay, _, outbox = relay_with(outcomes, logs)
+    logs.add(lines("chatty", 2))
     for tid in ("chatty", "quiet"):
         ref = task_record_pb2.AttemptRef(task_id=tid, attempt=1)
-        link._pending.completed.append(store_pb2.Completion(ref=ref, success=True))
-    link._mark_dirty()
-    sender = asyncio.create_task(link._send_reports())
+        outbox.report.completed.append(store_pb2.Completion(ref=ref, success=True))
+    outbox.slots_changed()
+    sender = asyncio.create_task(relay.run())
     try:
         await asyncio.wait_for(outcomes.arrived.wait(), 1.0)
         assert [c.ref.task_id for r in outcomes.reports for c in r.completed] == ["quiet"]

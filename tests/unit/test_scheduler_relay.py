@@ -14,7 +14,7 @@ import pynng
 import pytest
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2, views_pb2
-from taskyard.core import transport
+from taskyard.core import contract, rpc, transport
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState
 from taskyard.scheduler import dispatcher as dispatcher_mod
@@ -65,8 +65,10 @@ class _Store:
         self.reply = reply
         self.sent: list[tuple[int, bytes]] = []
 
-    async def request_raw(self, kind: int, payload: Any, **_: Any) -> bytes:
-        self.sent.append((kind, payload if isinstance(payload, bytes) else payload.SerializeToString()))
+    async def call_raw(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> bytes:
+        self.sent.append(
+            (method.kind, request if isinstance(request, bytes) else request.SerializeToString())
+        )
         return self.reply
 
 
@@ -265,24 +267,22 @@ async def test_raw_route_and_raw_request(tmp_path: Path) -> None:
             tasks=[store_pb2.InsertedTask(id=t.id) for t in tasks]
         ).SerializeToString()
 
-    responder = transport.Responder(
+    responder = rpc.Responder(
         address,
-        {envelope_pb2.KIND_SUBMIT: transport.RawRoute(handler)},
+        [rpc.serve_raw(contract.SUBMIT, handler)],
         max_message_bytes=1 << 16,
         concurrency=2,
     )
     serving = asyncio.create_task(responder.serve())
-    requester = transport.Requester(address, max_message_bytes=1 << 16, timeout=5)
+    requester = rpc.Requester(address, max_message_bytes=1 << 16, timeout=5)
     try:
         request = dispatch_pb2.SubmitRequest(tasks=[_record("a")])
         data = request.SerializeToString()
         expected = dispatch_pb2.SubmitReply(tasks=[store_pb2.InsertedTask(id="a")])
-        got = await asyncio.wait_for(requester.request_raw(envelope_pb2.KIND_SUBMIT, request), 10)
+        got = await asyncio.wait_for(requester.call_raw(contract.SUBMIT, request), 10)
         assert seen == [data] and got == expected.SerializeToString()
-        # request() takes a serialized message as the payload too.
-        again = await asyncio.wait_for(
-            requester.request(envelope_pb2.KIND_SUBMIT, data, dispatch_pb2.SubmitReply), 10
-        )
+        # call() takes a serialized message as the request too.
+        again = await asyncio.wait_for(requester.call(contract.SUBMIT, data), 10)
         assert seen == [data, data] and again == expected
     finally:
         requester.close()

@@ -12,7 +12,7 @@ import pynng
 import pytest
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2
-from taskyard.core import seal, transport
+from taskyard.core import contract, rpc, seal, transport
 from taskyard.core.config import Settings
 
 KEY_A = "a:" + base64.b64encode(b"A" * 32).decode()
@@ -282,17 +282,15 @@ async def test_a_sealed_responder_drops_unsealed_requests(tmp_path: Path, sealed
 
     address = ipc(tmp_path, "store")
     kind = envelope_pb2.KIND_STORE_GET
-    responder = transport.Responder(
-        address, {kind: transport.Route(store_pb2.GetTasksRequest, handler)}, max_message_bytes=1 << 20
-    )
+    responder = rpc.Responder(address, [rpc.serve(contract.STORE_GET, handler)], max_message_bytes=1 << 20)
     serving = asyncio.create_task(responder.serve())
     forger = pynng.Req0(recv_timeout=300, dial=address)
-    requester = transport.Requester(address, max_message_bytes=1 << 20, timeout=5)
+    requester = rpc.Requester(address, max_message_bytes=1 << 20, timeout=5)
     try:
         await forger.asend(transport.encode(kind, store_pb2.GetTasksRequest(ids=["forged"])))
         with pytest.raises(pynng.Timeout):
             await forger.arecv()
-        await requester.request(kind, store_pb2.GetTasksRequest(ids=["sealed"]), store_pb2.GetTasksReply)
+        await requester.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=["sealed"]))
         assert calls == ["sealed"]
         assert sealed_process.refusals.counts() == {"unsigned": 1}
     finally:

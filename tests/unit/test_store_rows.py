@@ -13,6 +13,7 @@ from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
 from taskyard.core import errors
 from taskyard.result_store import events as store_events
 from taskyard.result_store import records, reports, validation
+from taskyard.result_store.insert_row import InsertRow
 from taskyard.result_store.queries import Q
 from taskyard.result_store.refs import _Refs
 from taskyard.v1 import task_pb2
@@ -399,6 +400,27 @@ def test_fast_path_agrees_with_the_full_rules(over: dict[str, Any], monkeypatch:
     monkeypatch.setattr(validation, "_plain_params", lambda *args: None)
     assert check(tasks) == fast
     assert check(tasks, max_payload_bytes=20) == small
+
+
+def test_insert_rows_name_what_the_insert_statements_take() -> None:
+    (row,) = check([gateway_record(parent_id=OTHER, request_id="r", labels={"team": "x"})])
+    assert isinstance(row, InsertRow)
+    assert (row.id, row.parent_id, row.root_id, row.request_id) == (TID, OTHER, None, "r")
+    assert (row.labels, row.state, row.depends_on) == ('{"team": "x"}', "QUEUED", "{}")
+    assert not row.has_dependencies and row.dependencies() == []
+    (pending,) = check(
+        [
+            gateway_record(
+                state=task_pb2.TASK_STATE_PENDING,
+                depends_on=[OTHER, OTHER.upper()],
+                idempotency_key="k",
+                idempotency_expires_at_us=1_700_000_000_000_000 + DAY_US,
+            )
+        ]
+    )
+    assert pending.has_dependencies and pending.dependencies() == [OTHER]
+    assert (pending.state, pending.idempotency_key) == ("PENDING", "k")
+    assert pending.idempotency_expires_at_us == 1_700_000_000_000_000 + DAY_US
 
 
 def test_fast_path_takes_the_gateways_records() -> None:

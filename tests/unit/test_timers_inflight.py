@@ -1,4 +1,4 @@
-"""The due heap keeps entries added while a store request is out (review fix 6)."""
+"""The due heap keeps entries added while a store request is out ."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review fixes in the worker's reports: task-controlled text the store would refuse
+"""The worker's reports: task-controlled text the store would refuse
 (NUL, lone surrogates), poison report entries, Cancelled without a request, a cancel
 requested before a shutdown (unit level; the end-to-end NUL case is in
 tests/acceptance/test_poison_reports.py)."""
@@ -13,7 +13,7 @@ import pytest
 from support.fake_scheduler import make_record
 
 from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
-from taskyard.core import errors
+from taskyard.core import contract, errors
 from taskyard.core.retry import RetryPolicy
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import poison, registry, task
@@ -110,7 +110,7 @@ class FakeStore:
         self.sent: list[store_pb2.ReportRequest] = []
         self.stored: list[str] = []
 
-    async def request(self, kind: int, req: Any, reply_type: Any, **_: Any) -> store_pb2.ReportReply:
+    async def call(self, method: contract.Method[Any, Any], req: Any, **_: Any) -> store_pb2.ReportReply:
         copy = store_pb2.ReportRequest()
         copy.CopyFrom(req)
         self.sent.append(copy)

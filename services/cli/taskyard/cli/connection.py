@@ -1,4 +1,4 @@
-"""How the CLI reaches the gateway: TLS and token options, and the one place clients are made.
+"""How the CLI reaches the gateway: target, TLS and token options, and the one place channels are made.
 
 Each option has an environment twin, so a shell can be set up once::
 
@@ -14,16 +14,15 @@ import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 import grpc
 
-if TYPE_CHECKING:
-    from taskyard.client import Client
-
 F = TypeVar("F", bound=Callable[..., Any])
 
+DEFAULT_TARGET = "localhost:50051"
+TARGET_ENVIRONMENT = "TASKYARD_TARGET"
 # An option given anywhere on the command line wins over its environment twin.
 ENVIRONMENT = {
     "tls_ca": "TASKYARD_TLS_CA",
@@ -59,7 +58,7 @@ class Connection:
         for key in ("tls_ca", "tls_cert", "tls_key"):
             given[key] = given[key] or env[key]
         return cls(
-            target=target or obj.get("target") or "localhost:50051",
+            target=target or obj.get("target") or os.environ.get(TARGET_ENVIRONMENT) or DEFAULT_TARGET,
             tls_ca=given["tls_ca"],
             tls_cert=given["tls_cert"],
             tls_key=given["tls_key"],
@@ -67,22 +66,8 @@ class Connection:
             token=token or env["token"],
         )
 
-    def client(self) -> Client:
-        from taskyard.client import Client
-
-        try:
-            return Client(
-                self.target,
-                token=self.token,
-                tls_ca=self.tls_ca,
-                tls_cert=self.tls_cert,
-                tls_key=self.tls_key,
-            )
-        except (OSError, ValueError) as exc:
-            raise click.UsageError(str(exc)) from None
-
     def channel(self) -> grpc.Channel:
-        """A raw channel with the same credentials (for the commands that use the stubs)."""
+        """A channel to the gateway with these credentials (gateway.py calls the stubs on it)."""
         from taskyard.client import _credentials
 
         try:
@@ -136,3 +121,15 @@ def security_options(func: F) -> F:
             help=f"{text} (env {ENVIRONMENT[key]})",
         )(func)
     return func
+
+
+def target_options(func: F) -> F:
+    """``--target`` and the security options, on a group or a command: the one given
+    last on the command line wins, then the environment, then localhost:50051."""
+    return click.option(
+        "--target",
+        expose_value=False,
+        callback=_store("target"),
+        default=None,
+        help=f"Gateway address host:port (env {TARGET_ENVIRONMENT}, default {DEFAULT_TARGET}).",
+    )(security_options(func))

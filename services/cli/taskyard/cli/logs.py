@@ -1,27 +1,51 @@
-"""``taskyard task logs ID [--follow]``: a task's log lines (registered on ``task``)."""
+"""``taskyard task logs ID [--follow]``: a task's log lines (registered on ``task``).
+
+Without ``--follow`` the pages are read up to ``--limit`` and printed as one
+GetTaskLogsResponse; with it, each StreamTaskLogsResponse is printed as it
+arrives (``--output json``: one JSON object per line).
+"""
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
+from rich.console import RenderableType
 
-from taskyard.cli.task import _client, _errors_reported, _plain, _target_option, json_option, task_group
+from taskyard.cli import flat
+from taskyard.cli.connection import target_options
+from taskyard.cli.gateway import Gateway, gateway
+from taskyard.cli.output import Output, lines, output_option, when
+from taskyard.cli.task import task_group
+from taskyard.v1 import task_pb2, task_service_pb2
+
+# The most lines the gateway returns in one page.
+PAGE_LIMIT = 1000
 
 
-def _echo_line(line: object, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(_plain(line), ensure_ascii=False, sort_keys=True))
-        return
-    when = getattr(line, "created_at", None)
-    stamp = when.isoformat(sep=" ", timespec="milliseconds") if when else "-"
-    offset, kind, message = (
-        getattr(line, "offset", 0),
-        getattr(line, "type", ""),
-        getattr(line, "message", ""),
-    )
-    click.echo(f"{offset:>6} {stamp} {kind:<8} {message}")
+def _line(x: task_pb2.TaskLog) -> str:
+    return f"{x.offset:>6} {when(x, 'created_at') or '-'} {x.type:<8} {x.message}"
+
+
+def _show(
+    reply: task_service_pb2.GetTaskLogsResponse | task_service_pb2.StreamTaskLogsResponse,
+) -> RenderableType:
+    return lines(_line(x) for x in reply.logs)
+
+
+def _pages(
+    g: Gateway, task_id: str, from_offset: int, limit: int | None
+) -> task_service_pb2.GetTaskLogsResponse:
+    reply = task_service_pb2.GetTaskLogsResponse(next_offset=from_offset)
+    while limit is None or len(reply.logs) < limit:
+        size = PAGE_LIMIT if limit is None else min(PAGE_LIMIT, limit - len(reply.logs))
+        request = task_service_pb2.GetTaskLogsRequest(
+            id=task_id, from_offset=reply.next_offset, page_size=size
+        )
+        page = g.call(g.tasks.GetTaskLogs, request)
+        reply.logs.extend(page.logs)
+        reply.next_offset, reply.complete = page.next_offset, page.complete
+        if not page.logs or page.complete:
+            break
+    return reply
 
 
 @task_group.command("logs")
@@ -35,27 +59,14 @@ def _echo_line(line: object, as_json: bool) -> None:
 @click.option(
     "--limit", type=click.IntRange(1, 1000), default=None, help="Without --follow: at most this many lines."
 )
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def logs_command(
-    ctx: click.Context, task_id: str, follow: bool, from_offset: int, limit: int | None, as_json: bool
-) -> None:
+@output_option
+@target_options
+def logs_command(task_id: str, follow: bool, from_offset: int, limit: int | None, output: Output) -> None:
     """Print the lines task ID logged (offset, time, type, message)."""
-    with _client(ctx) as client:
+    with gateway() as g:
         if follow:
-            for line in client.logs.follow(task_id, from_offset=from_offset):
-                _echo_line(line, as_json)
-                sys.stdout.flush()
+            request = task_service_pb2.StreamTaskLogsRequest(id=task_id, from_offset=from_offset)
+            output.emit_each(g.stream(g.tasks.StreamTaskLogs, request), _show, flat.log_lines)
             return
-        offset, shown = from_offset, 0
-        while limit is None or shown < limit:
-            size = 1000 if limit is None else min(1000, limit - shown)
-            page = client.logs.page(task_id, from_offset=offset, page_size=size)
-            for line in page.lines:
-                _echo_line(line, as_json)
-            shown += len(page.lines)
-            if not page.lines:
-                break
-            offset = page.next_offset
+        reply = _pages(g, task_id, from_offset, limit)
+    output.emit(reply, _show, flat.log_lines)

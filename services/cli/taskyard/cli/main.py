@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import click
 
-from taskyard.cli import explain as _explain  # noqa: F401  (registers `task explain`)
-from taskyard.cli import logs as _logs  # noqa: F401  (registers `task logs`)
-from taskyard.cli import tree as _tree  # noqa: F401  (registers `task tree`)
+# Each of these registers its command on the `task` group.
+from taskyard.cli import explain as _explain  # noqa: F401
+from taskyard.cli import logs as _logs  # noqa: F401
+from taskyard.cli import submit as _submit  # noqa: F401
+from taskyard.cli import task_list as _task_list  # noqa: F401
+from taskyard.cli import tree as _tree  # noqa: F401
 from taskyard.cli.dev import dev_command
+from taskyard.cli.errors import CommandGroup
 from taskyard.cli.queue import queue_group
 from taskyard.cli.queue_start import queue_start_command
 from taskyard.cli.schedule import schedule_group
@@ -15,7 +19,9 @@ from taskyard.cli.serve import serve_command
 from taskyard.cli.task import task_group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(package_name="taskyard", prog_name="taskyard")
 def cli() -> None:
     """Taskyard: a distributed task queue (gRPC edge, NNG inside, PostgreSQL custody)."""
@@ -26,7 +32,7 @@ cli.add_command(serve_command)
 cli.add_command(task_group)
 cli.add_command(queue_group)
 cli.add_command(schedule_group)
-queue_group.add_command(queue_start_command)  # supervision slice: `queue start`
+queue_group.add_command(queue_start_command)
 
 
 def main() -> None:

@@ -1,81 +1,63 @@
 """``taskyard schedule ...``: periodic tasks (ScheduleService).
 
-Exit status: 0 on success, 1 on an error from the service (code, reason and
-field violations on stderr), 2 for bad command-line usage.
+A schedule is addressed by its name or its id everywhere (``schedule pause
+nightly``): the API takes either in the same ``id`` field, so the CLI passes
+what it is given. ``delete`` asks first (confirmation.py). Exit status: errors.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
+from rich.console import RenderableType
+from rich.text import Text
 
-from taskyard.cli.task import (
-    PRIORITIES,
-    _client,
-    _emit,
-    _errors_reported,
-    _json_arg,
-    _parse_kwargs,
-    _plain,
-    _target_option,
-    group_target_option,
-    json_option,
-)
+from taskyard.cli import flat
+from taskyard.cli.confirmation import confirm, yes_option
+from taskyard.cli.connection import target_options
+from taskyard.cli.durations import DURATION
+from taskyard.cli.errors import CommandGroup
+from taskyard.cli.gateway import Gateway, gateway
+from taskyard.cli.output import Output, output_option
+from taskyard.cli.schedule_view import schedule_detail, schedule_table
+from taskyard.cli.task_arguments import json_arg, parse_kwargs
+from taskyard.cli.task_view import PRIORITIES, task_detail
+from taskyard.client import TaskRequest
+from taskyard.v1 import schedule_pb2
+from taskyard.v1 import schedule_service_pb2 as ss
 
-if TYPE_CHECKING:
-    from taskyard.client import ScheduleInfo
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
-
-
-def parse_every(text: str) -> dt.timedelta:
-    """``90``, ``90s``, ``5m``, ``1.5h``, ``1d`` -> a timedelta."""
-    m = _DURATION.match(text)
-    if m is None:
-        raise click.BadParameter("use a number with an optional unit: 30s, 5m, 2h, 1d", param_hint="--every")
-    return dt.timedelta(seconds=float(m.group(1)) * _UNIT_SECONDS[m.group(2)])
+IDENT = "NAME_OR_ID"
 
 
-def _when(value: dt.datetime | None) -> str:
-    return value.isoformat(sep=" ", timespec="seconds") if value else "-"
+@click.group("schedule", cls=CommandGroup)
+@target_options
+def schedule_group() -> None:
+    """Create and operate periodic tasks (each addressed by name or id)."""
 
 
-def _echo_schedule(s: ScheduleInfo, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(_plain(s), ensure_ascii=False, sort_keys=True))
-        return
-    timing = f"cron {s.cron!r}" if s.cron else f"every {s.interval}"
-    rows = [
-        ("id", s.id),
-        ("name", s.name),
-        ("task", f"{s.task_name} args={json.dumps(list(s.args))} kwargs={json.dumps(dict(s.kwargs))}"),
-        ("when", f"{timing} ({s.time_zone})"),
-        ("overlap", s.overlap),
-        ("paused", "yes" if s.paused else "no"),
-        ("declared", "yes" if s.declared else "no"),
-        ("times_run", str(s.times_run)),
-        ("times_skipped", str(s.times_skipped)),
-        ("next_run_at", _when(s.next_run_at)),
-        ("last_run_at", _when(s.last_run_at)),
-        ("last_task_id", s.last_task_id or "-"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        click.echo(f"{key.ljust(width)}  {value}")
+def _show(reply: Any) -> RenderableType:
+    """A reply holding one ``schedule``."""
+    schedule: schedule_pb2.Schedule = reply.schedule
+    return schedule_detail(schedule)
 
 
-@click.group("schedule")
-@group_target_option
-@click.pass_context
-def schedule_group(ctx: click.Context, target: str) -> None:
-    """Create and operate periodic tasks."""
-    ctx.ensure_object(dict)
-    ctx.obj["target"] = target
+def _schedule(
+    name: str, task: str, args: tuple[str, ...], kwargs_json: str | None, priority: str | None, queue: str
+) -> schedule_pb2.Schedule:
+    template = TaskRequest(
+        name=task,
+        args=[json_arg(a) for a in args],
+        kwargs=parse_kwargs(kwargs_json),
+        priority=priority,
+        queue=queue,
+    )
+    try:
+        spec = template.to_proto()
+    except (TypeError, ValueError) as exc:  # an argument JSON cannot carry (2**60, NaN)
+        raise click.UsageError(str(exc)) from None
+    return schedule_pb2.Schedule(name=name, task=spec)
 
 
 @schedule_group.command("create")
@@ -83,7 +65,7 @@ def schedule_group(ctx: click.Context, target: str) -> None:
 @click.argument("task")
 @click.argument("args", nargs=-1)
 @click.option("--cron", default=None, help='5-field cron, e.g. "*/5 * * * *".')
-@click.option("--every", default=None, help="Interval: 30s, 5m, 2h, 1d (at least 1s).")
+@click.option("--every", type=DURATION, default=None, help="Interval: 30s, 5m, 1h30m, 1d (at least 1s).")
 @click.option("--tz", "time_zone", default="", help="IANA time zone of the cron (default UTC).")
 @click.option(
     "--overlap",
@@ -98,135 +80,125 @@ def schedule_group(ctx: click.Context, target: str) -> None:
 )
 @click.option("--priority", type=click.Choice(PRIORITIES, case_sensitive=False), default=None)
 @click.option("--queue", default="", help="Logical queue of the runs (default: default).")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
+@output_option
+@target_options
 def create_command(
-    ctx: click.Context,
     name: str,
     task: str,
     args: tuple[str, ...],
     cron: str | None,
-    every: str | None,
+    every: dt.timedelta | None,
     time_zone: str,
     overlap: str,
     paused: bool,
     kwargs_json: str | None,
     priority: str | None,
     queue: str,
-    as_json: bool,
+    output: Output,
 ) -> None:
     """Create schedule NAME running TASK with ARGS (JSON or text) by --cron or --every."""
     if (cron is None) == (every is None):
         raise click.UsageError("give exactly one of --cron and --every")
-    with _client(ctx) as c:
-        s = c.schedules.create(
-            name,
-            task,
-            *(_json_arg(a) for a in args),
-            cron=cron,
-            every=parse_every(every) if every is not None else None,
-            time_zone=time_zone,
-            overlap=overlap,
-            paused=paused,
-            priority=priority,
-            queue=queue,
-            **_parse_kwargs(kwargs_json),
-        )
-    _echo_schedule(s, as_json)
+    schedule = _schedule(name, task, args, kwargs_json, priority, queue)
+    schedule.time_zone = time_zone
+    schedule.paused = paused
+    schedule.overlap = (
+        schedule_pb2.OVERLAP_POLICY_ALLOW if overlap == "allow" else schedule_pb2.OVERLAP_POLICY_SKIP
+    )
+    if cron is not None:
+        schedule.cron = cron
+    elif every is not None:
+        schedule.interval.FromTimedelta(every)
+    with gateway() as g:
+        reply = g.call(g.schedules.CreateSchedule, ss.CreateScheduleRequest(schedule=schedule))
+    output.emit(reply, _show, flat.schedule)
 
 
 @schedule_group.command("get")
-@click.argument("ident", metavar="ID_OR_NAME")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def get_command(ctx: click.Context, ident: str, as_json: bool) -> None:
+@click.argument("ident", metavar=IDENT)
+@output_option
+@target_options
+def get_command(ident: str, output: Output) -> None:
     """Show one schedule."""
-    with _client(ctx) as c:
-        _echo_schedule(c.schedules.get(ident), as_json)
+    with gateway() as g:
+        reply = g.call(g.schedules.GetSchedule, ss.GetScheduleRequest(id=ident))
+    output.emit(reply, _show, flat.schedule)
+
+
+def _every_page(g: Gateway, page_size: int, all_pages: bool) -> ss.ListSchedulesResponse:
+    reply = ss.ListSchedulesResponse()
+    request = ss.ListSchedulesRequest(page_size=page_size)
+    while True:
+        page = g.call(g.schedules.ListSchedules, request)
+        reply.schedules.extend(page.schedules)
+        reply.next_page_token = request.page_token = page.next_page_token
+        if not all_pages or not page.next_page_token:
+            return reply
 
 
 @schedule_group.command("list")
 @click.option("--page-size", type=click.IntRange(1, 1000), default=100, show_default=True)
 @click.option("--all", "all_pages", is_flag=True, help="Every page, not only the first.")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def list_command(ctx: click.Context, page_size: int, all_pages: bool, as_json: bool) -> None:
-    """Schedules by name: name, timing, next run, runs."""
-    with _client(ctx) as c:
-        token = ""
-        items: list[ScheduleInfo] = []
-        while True:
-            page = c.schedules.list(page_size=page_size, page_token=token)
-            items.extend(page.schedules)
-            token = page.next_page_token
-            if not token or not all_pages:
-                break
-    if as_json:
-        click.echo(json.dumps([_plain(s) for s in items], ensure_ascii=False, sort_keys=True))
-        return
-    for s in items:
-        timing = s.cron if s.cron else f"every {s.interval}"
-        state = "paused" if s.paused else f"next {_when(s.next_run_at)}"
-        click.echo(f"{s.name}\t{s.task_name}\t{timing} {s.time_zone}\t{state}\truns={s.times_run}")
-    if token:
-        click.echo(f"(more: --all, or page token {token})", err=True)
-
-
-def _change(ctx: click.Context, ident: str, as_json: bool, action: str) -> None:
-    with _client(ctx) as c:
-        s = getattr(c.schedules, action)(ident)
-    _echo_schedule(s, as_json)
+@output_option
+@target_options
+def list_command(page_size: int, all_pages: bool, output: Output) -> None:
+    """Schedules by name: name, id, task, timing, next run, runs."""
+    with gateway() as g:
+        reply = _every_page(g, page_size, all_pages)
+    output.emit(reply, lambda r: schedule_table(r.schedules), flat.schedules)
+    if reply.next_page_token:
+        output.note(f"(more: --all, or page token {reply.next_page_token})")
 
 
 @schedule_group.command("pause")
-@click.argument("ident", metavar="ID_OR_NAME")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def pause_command(ctx: click.Context, ident: str, as_json: bool) -> None:
+@click.argument("ident", metavar=IDENT)
+@output_option
+@target_options
+def pause_command(ident: str, output: Output) -> None:
     """Stop firing runs (a manual trigger still works)."""
-    _change(ctx, ident, as_json, "pause")
+    with gateway() as g:
+        reply = g.call(g.schedules.PauseSchedule, ss.PauseScheduleRequest(id=ident))
+    output.emit(reply, _show, flat.schedule)
 
 
 @schedule_group.command("resume")
-@click.argument("ident", metavar="ID_OR_NAME")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def resume_command(ctx: click.Context, ident: str, as_json: bool) -> None:
+@click.argument("ident", metavar=IDENT)
+@output_option
+@target_options
+def resume_command(ident: str, output: Output) -> None:
     """Fire runs again, from now on (runs missed while paused are not fired)."""
-    _change(ctx, ident, as_json, "resume")
+    with gateway() as g:
+        reply = g.call(g.schedules.ResumeSchedule, ss.ResumeScheduleRequest(id=ident))
+    output.emit(reply, _show, flat.schedule)
 
 
 @schedule_group.command("delete")
-@click.argument("ident", metavar="ID_OR_NAME")
-@_target_option
-@click.pass_context
-@_errors_reported
-def delete_command(ctx: click.Context, ident: str) -> None:
+@click.argument("ident", metavar=IDENT)
+@yes_option
+@output_option
+@target_options
+def delete_command(ident: str, yes: bool, output: Output) -> None:
     """Delete a schedule (tasks it already fired are kept)."""
-    with _client(ctx) as c:
-        c.schedules.delete(ident)
-    click.echo(f"deleted {ident}")
+    confirm(f"Delete schedule {ident}?", yes=yes)
+    with gateway() as g:
+        reply = g.call(g.schedules.DeleteSchedule, ss.DeleteScheduleRequest(id=ident))
+    output.emit(reply, lambda _r: Text(f"deleted {ident}"))
+
+
+def _show_fired(reply: ss.TriggerScheduleResponse) -> RenderableType:
+    extra: list[tuple[str, RenderableType]] = [
+        ("schedule", reply.schedule.name),
+        ("times_run", str(reply.schedule.times_run)),
+    ]
+    return task_detail(reply.task, extra)
 
 
 @schedule_group.command("trigger")
-@click.argument("ident", metavar="ID_OR_NAME")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def trigger_command(ctx: click.Context, ident: str, as_json: bool) -> None:
+@click.argument("ident", metavar=IDENT)
+@output_option
+@target_options
+def trigger_command(ident: str, output: Output) -> None:
     """Fire one run now (counts in times_run; next_run_at is unchanged)."""
-    with _client(ctx) as c:
-        fired = c.schedules.trigger(ident)
-    extra: dict[str, Any] = {"schedule": fired.schedule.name, "times_run": fired.schedule.times_run}
-    _emit(fired.task, as_json, **extra)
+    with gateway() as g:
+        reply = g.call(g.schedules.TriggerSchedule, ss.TriggerScheduleRequest(id=ident))
+    output.emit(reply, _show_fired, flat.triggered)

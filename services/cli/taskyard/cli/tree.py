@@ -12,35 +12,24 @@ Dependencies are not tree edges: a task that waits on others shows them as
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import click
-from google.protobuf import json_format
+from rich.console import RenderableType
 
-from taskyard.cli.connection import Connection
-from taskyard.cli.task import _errors_reported, _target_option, json_option, task_group
-from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
+from taskyard.cli.connection import target_options
+from taskyard.cli.gateway import gateway
+from taskyard.cli.output import Output, lines, output_option
+from taskyard.cli.task import task_group
+from taskyard.cli.task_view import state_name
+from taskyard.v1 import task_pb2, task_service_pb2
 
-TIMEOUT = 30.0
 INDENT = "  "
 
 
-def task_tree(target: str, task_id: str) -> task_service_pb2.GetTaskTreeResponse:
-    with Connection.current(target).channel() as channel:
-        stub = task_service_pb2_grpc.TaskServiceStub(channel)
-        reply: task_service_pb2.GetTaskTreeResponse = stub.GetTaskTree(
-            task_service_pb2.GetTaskTreeRequest(id=task_id), timeout=TIMEOUT
-        )
-        return reply
-
-
-def lines(reply: task_service_pb2.GetTaskTreeResponse, *, marked: str = "") -> list[str]:
+def tree_lines(reply: task_service_pb2.GetTaskTreeResponse, *, marked: str = "") -> list[str]:
     out: list[str] = []
     for node in reply.nodes:
         t = node.task
-        state = task_pb2.TaskState.Name(t.state).removeprefix("TASK_STATE_")
-        text = f"{INDENT * node.depth}{t.id}  {state:<9}  {t.name}"
+        text = f"{INDENT * node.depth}{t.id}  {state_name(t):<9}  {t.name}"
         if t.depends_on:
             text += "  after: " + ", ".join(t.depends_on)
         if t.cancel_reason and t.state == task_pb2.TASK_STATE_CANCELLED:
@@ -55,17 +44,15 @@ def lines(reply: task_service_pb2.GetTaskTreeResponse, *, marked: str = "") -> l
 
 @task_group.command("tree")
 @click.argument("task_id", metavar="ID")
-@json_option
-@_target_option
-@click.pass_context
-@_errors_reported
-def tree_command(ctx: click.Context, task_id: str, as_json: bool) -> None:
+@output_option
+@target_options
+def tree_command(task_id: str, output: Output) -> None:
     """Print the tree of task ID (from its root), indented, with state and name."""
-    reply = task_tree(ctx.obj["target"], task_id)
-    if as_json:
-        data: dict[str, Any] = json_format.MessageToDict(reply, preserving_proto_field_name=True)
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return
-    asked = reply.nodes[0].task.id if reply.nodes else ""
-    for line in lines(reply, marked=task_id if task_id != asked else ""):
-        click.echo(line)
+    with gateway() as g:
+        reply = g.call(g.tasks.GetTaskTree, task_service_pb2.GetTaskTreeRequest(id=task_id))
+
+    def show(reply: task_service_pb2.GetTaskTreeResponse) -> RenderableType:
+        asked = reply.nodes[0].task.id if reply.nodes else ""
+        return lines(tree_lines(reply, marked=task_id if task_id != asked else ""))
+
+    output.emit(reply, show)

@@ -1,4 +1,6 @@
-"""NNG plumbing shared by every service: envelopes, REQ/REP with contexts, socket options.
+"""NNG plumbing shared by every service: envelopes, sealed sockets, socket options, the Inbox.
+
+Request/reply between services is in ``core.rpc``.
 
 Every socket gets an explicit ``recv_max_size`` (pynng's default is unlimited).
 Listeners bind stable, known addresses; dialers use non-blocking dials so
@@ -14,24 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import logging
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import pynng
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import errors, seal, states, telemetry
-
-log = logging.getLogger(__name__)
+from taskyard.core import seal, states
 
 Kind = envelope_pb2.Kind
 M = TypeVar("M", bound=Message)
-Req = TypeVar("Req", bound=Message)
 
 
 def encode(
@@ -110,36 +106,6 @@ class _Sealed(pynng.Socket):  # type: ignore[misc]
     async def arecv(self) -> bytes:
         while True:
             clear = self._open_sealed(await super().arecv())
-            if clear is not None:
-                return clear
-
-    def new_context(self) -> Any:
-        return _SealedContext(self)
-
-
-class _SealedContext(pynng.Context):  # type: ignore[misc]
-    """A REQ/REP context of a sealed socket. A refused request is never answered:
-    the next receive on the context discards it, and its sender times out."""
-
-    def __init__(self, sock: _Sealed) -> None:
-        super().__init__(sock)
-        self._sealed_by = sock
-
-    async def asend(self, data: bytes) -> None:
-        await super().asend(self._sealed_by._seal.seal(data))
-
-    async def arecv(self) -> bytes:
-        while True:
-            clear = self._sealed_by._open_sealed(await super().arecv())
-            if clear is not None:
-                return clear
-
-    def send(self, data: bytes) -> None:
-        super().send(self._sealed_by._seal.seal(data))
-
-    def recv(self) -> bytes:
-        while True:
-            clear = self._sealed_by._open_sealed(super().recv())
             if clear is not None:
                 return clear
 
@@ -276,83 +242,6 @@ def listen_address(sock: Any) -> str:
     return url
 
 
-class Requester:
-    """A REQ socket dialing one address; each request runs in its own NNG context,
-    so concurrent requests on one socket each get their own reply."""
-
-    def __init__(self, address: str, *, max_message_bytes: int, timeout: float) -> None:
-        self.address = address
-        self.timeout = timeout
-        self._sock = open_socket(pynng.Req0, max_message_bytes=max_message_bytes, dial=address)
-        # NNG re-sends an unanswered request after resend_time (and at once on
-        # another pipe when its pipe closes). The resend is byte-identical, so a
-        # sealed responder that saw the first copy refuses it as a replay; the
-        # original's reply still answers (same request id). Keep it beyond the
-        # usual timeout so it rarely happens at all.
-        self._sock.resend_time = int(timeout * 1000 * 2)
-
-    async def request(
-        self,
-        kind: int,
-        payload: Message | bytes,
-        reply_type: type[M],
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None = None,
-    ) -> M:
-        """``payload`` may be a serialized message (bytes passed on as they are)."""
-        return unpack(await self._call(kind, payload, timeout, headers), reply_type)
-
-    async def request_raw(
-        self,
-        kind: int,
-        payload: Message | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None = None,
-    ) -> bytes:
-        """The reply's payload unparsed: for a caller that passes it on, or parses
-        only a view of it."""
-        return (await self._call(kind, payload, timeout, headers)).payload
-
-    async def _call(
-        self,
-        kind: int,
-        payload: Message | bytes,
-        timeout: float | None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None,
-    ) -> envelope_pb2.Envelope:
-        limit = self.timeout if timeout is None else timeout
-        hdrs = telemetry.inject(dict(headers) if headers else None)
-        data = encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
-        ctx = self._sock.new_context()
-        try:
-            # The send waits for a connected peer, so it is inside the limit too.
-            # asyncio.timeout, not wait_for: wait_for (3.11) wraps the exchange in
-            # a new task, whose send would wait for the loop's next iteration.
-            async with asyncio.timeout(limit):
-                raw = await self._exchange(ctx, data)
-        except (TimeoutError, pynng.Timeout) as exc:
-            raise errors.deadline(f"no reply from {self.address} within {limit:.1f}s") from exc
-        except pynng.NNGException as exc:
-            raise errors.unavailable(f"{self.address}: {exc}") from exc
-        finally:
-            _close_quietly(ctx)
-        env = decode(raw)
-        if env.HasField("error"):
-            raise errors.TaskyardError.from_proto(env.error)
-        return env
-
-    @staticmethod
-    async def _exchange(ctx: Any, data: bytes) -> bytes:
-        await ctx.asend(data)
-        reply: bytes = await ctx.arecv()
-        return reply
-
-    def close(self) -> None:
-        self._sock.close()
-
-
 class Inbox:
     """The messages of one NNG socket (not a context), taken on the event loop.
 
@@ -418,104 +307,3 @@ class Inbox:
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
-
-
-@dataclasses.dataclass(frozen=True)
-class Route(Generic[Req]):
-    request_type: type[Req]
-    handler: Callable[[Req, envelope_pb2.Envelope], Awaitable[Message]]
-
-
-@dataclasses.dataclass(frozen=True)
-class RawRoute:
-    """A route whose handler gets the request's payload unparsed and may answer
-    with a serialized message: for a handler that passes the bytes on (or reads
-    only a view of them) instead of decoding and re-encoding every field."""
-
-    handler: Callable[[bytes, envelope_pb2.Envelope], Awaitable[Message | bytes]]
-
-
-class Responder:
-    """A REP socket listening on one address, served by ``concurrency`` contexts.
-
-    Each context handles one request at a time, so up to ``concurrency`` requests
-    are in flight at once; that is what lets the result-store group-commit
-    concurrent writes.
-    """
-
-    def __init__(
-        self,
-        address: str,
-        routes: Mapping[int, Route[Any] | RawRoute],
-        *,
-        max_message_bytes: int,
-        concurrency: int = 64,
-    ) -> None:
-        self.address = address
-        self._routes = dict(routes)
-        self._concurrency = concurrency
-        self._sock = open_socket(pynng.Rep0, max_message_bytes=max_message_bytes, listen=address)
-
-    async def serve(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(self._concurrency):
-                tg.create_task(self._serve_context())
-
-    async def _serve_context(self) -> None:
-        ctx = self._sock.new_context()
-        try:
-            while True:
-                try:
-                    raw = await ctx.arecv()
-                except pynng.Closed:
-                    return
-                reply = await self._handle(raw)
-                try:
-                    await ctx.asend(reply)
-                except pynng.Closed:
-                    return
-                except pynng.NNGException as exc:  # requester went away
-                    log.debug("reply dropped: %s", exc)
-        finally:
-            _close_quietly(ctx)
-
-    async def _handle(self, raw: bytes) -> bytes:
-        try:
-            env = decode(raw)
-        except DecodeError:
-            return _error_reply("", errors.internal("malformed envelope"))
-        route = self._routes.get(env.kind)
-        if route is None:
-            return _error_reply(env.message_id, errors.internal(f"no route for kind {env.kind}"))
-        try:
-            reply: Message | bytes
-            if isinstance(route, RawRoute):
-                with telemetry.attached(env.headers):
-                    reply = await route.handler(env.payload, env)
-            else:
-                request = unpack(env, route.request_type)
-                with telemetry.attached(env.headers):
-                    reply = await route.handler(request, env)
-        except errors.TaskyardError as exc:
-            return _error_reply(env.message_id, exc)
-        except DecodeError:
-            return _error_reply(env.message_id, errors.internal("malformed payload"))
-        except Exception as exc:  # a handler bug must not kill the context loop
-            log.exception("handler for kind %s failed", env.kind)
-            return _error_reply(env.message_id, errors.internal(f"{type(exc).__name__}: {exc}"))
-        return encode(env.kind, reply, message_id=env.message_id)
-
-    def close(self) -> None:
-        self._sock.close()
-
-
-def _error_reply(message_id: str, exc: errors.TaskyardError) -> bytes:
-    env = envelope_pb2.Envelope(message_id=message_id or uuid.uuid4().hex)
-    env.error.CopyFrom(exc.to_proto())
-    return env.SerializeToString()
-
-
-def _close_quietly(obj: Any) -> None:
-    """Close a context whose socket may already be closed."""
-    with contextlib.suppress(pynng.NNGException):
-        obj.close()

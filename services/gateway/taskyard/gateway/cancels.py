@@ -8,15 +8,14 @@ from collections.abc import Awaitable, Callable
 
 from google.protobuf import duration_pb2
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import codec, errors
+from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.core import codec, contract, errors, rpc
 from taskyard.v1 import task_pb2, task_service_pb2
 
 MAX_CANCEL_REASON_CHARS = 1024
 # A cancel wait is a WaitTask: the same 300 s ceiling.
 MAX_CANCEL_WAIT_MS = 300_000
 
-Request = Callable[..., Awaitable[store_pb2.CancelTasksReply]]
 Wait = Callable[
     [task_service_pb2.WaitTaskRequest, float | None], Awaitable[task_service_pb2.WaitTaskResponse]
 ]
@@ -41,15 +40,13 @@ async def cancel(
     request: task_service_pb2.CancelTaskRequest,
     task_id: str,
     *,
-    store_request: Request,
+    store: rpc.Caller,
     wait: Wait,
     get: Get,
     client_remaining: float | None,
 ) -> task_service_pb2.CancelTaskResponse:
-    reply = await store_request(
-        envelope_pb2.KIND_STORE_CANCEL,
-        store_pb2.CancelTasksRequest(ids=[task_id], reason=request.reason),
-        store_pb2.CancelTasksReply,
+    reply = await store.call(
+        contract.STORE_CANCEL, store_pb2.CancelTasksRequest(ids=[task_id], reason=request.reason)
     )
     outcome = next((o for o in reply.outcomes if o.id == task_id), None)
     if outcome is None or outcome.not_found:

@@ -12,12 +12,12 @@ Also GetTask's list of failed attempts (``GetFailuresRequest``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, task_record_pb2, time_pb2
-from taskyard.core import codec
+from taskyard.bus.v1 import task_record_pb2, time_pb2
+from taskyard.core import codec, contract, rpc
 from taskyard.core.clock import Clock, SystemClock, from_us
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2, task_service_pb2
@@ -28,10 +28,6 @@ R = task_service_pb2
 
 # Ids listed in a message; the response's waiting_on has them all.
 SHOWN_IDS = 3
-
-
-class Store(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
 
 
 def _in(seconds: float) -> str:
@@ -57,24 +53,18 @@ def _plural(n: int, word: str) -> str:
 
 
 class Explainer:
-    def __init__(self, store: Store, *, clock: Clock | None = None) -> None:
+    def __init__(self, store: rpc.Caller, *, clock: Clock | None = None) -> None:
         self._store = store
         self._clock = clock or SystemClock()
 
     async def failures(self, task_id: str) -> list[task_pb2.TaskFailure]:
-        reply = await self._store.request(
-            envelope_pb2.KIND_STORE_FAILURES,
-            time_pb2.GetFailuresRequest(task_ids=[task_id]),
-            time_pb2.GetFailuresReply,
+        reply = await self._store.call(
+            contract.STORE_FAILURES, time_pb2.GetFailuresRequest(task_ids=[task_id])
         )
         return [f for t in reply.tasks if t.task_id == task_id for f in t.failures]
 
     async def _facts(self, task_id: str) -> time_pb2.ExplainFactsReply:
-        return await self._store.request(
-            envelope_pb2.KIND_STORE_EXPLAIN,
-            time_pb2.ExplainFactsRequest(task_id=task_id),
-            time_pb2.ExplainFactsReply,
-        )
+        return await self._store.call(contract.STORE_EXPLAIN, time_pb2.ExplainFactsRequest(task_id=task_id))
 
     async def explain(self, rec: task_record_pb2.TaskRecord) -> task_service_pb2.ExplainTaskResponse:
         out = R.ExplainTaskResponse(task=codec.record_to_task(rec, with_payload=False))

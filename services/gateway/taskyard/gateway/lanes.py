@@ -12,10 +12,9 @@ import dataclasses
 import logging
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import errors
+from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+from taskyard.core import contract, errors, rpc
 from taskyard.core.priority import Priority
 
 log = logging.getLogger(__name__)
@@ -23,15 +22,6 @@ log = logging.getLogger(__name__)
 # Read with map() in C: a generator's frame per record showed in the gateway's profile.
 _ARGS_JSON = operator.attrgetter("args_json")
 _KWARGS_JSON = operator.attrgetter("kwargs_json")
-
-
-class SubmitBackend(Protocol):
-    async def request(
-        self,
-        kind: int,
-        payload: dispatch_pb2.SubmitRequest,
-        reply_type: type[dispatch_pb2.SubmitReply],
-    ) -> dispatch_pb2.SubmitReply: ...
 
 
 @dataclasses.dataclass(slots=True)
@@ -46,7 +36,7 @@ class Lane:
 
     def __init__(
         self,
-        backend: SubmitBackend,
+        backend: rpc.Caller,
         *,
         max_records: int = 5000,
         max_bytes: int = 8 * 1024 * 1024,
@@ -107,9 +97,7 @@ class Lane:
             self.requests_sent += 1
             self.records_sent += len(request.tasks)
             try:
-                reply = await self._backend.request(
-                    envelope_pb2.KIND_SUBMIT, request, dispatch_pb2.SubmitReply
-                )
+                reply = await self._backend.call(contract.SUBMIT, request)
             except errors.TaskyardError as exc:
                 _fail(batch, exc)
                 return

@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, ops_pb2
-from taskyard.core import codec, errors, transport
+from taskyard.bus.v1 import event_pb2, ops_pb2
+from taskyard.core import codec, contract, errors, rpc, transport
 from taskyard.v1 import task_service_pb2
 
 M = TypeVar("M", bound=Message)
@@ -33,10 +33,6 @@ MAX_FOLLOWERS = 10_000
 PAGE_BYTES = 2 * 1024 * 1024
 # A follower re-reads this often even without an event (events may be lost).
 RECHECK_SECONDS = 2.0
-
-
-class Store(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
 
 
 class Followers:
@@ -86,16 +82,14 @@ class Followers:
 
 
 class TaskLogs:
-    def __init__(self, store: Store, followers: Followers, *, page_bytes: int = PAGE_BYTES) -> None:
+    def __init__(self, store: rpc.Caller, followers: Followers, *, page_bytes: int = PAGE_BYTES) -> None:
         self._store = store
         self.followers = followers
         self.page_bytes = page_bytes
 
     async def _read(self, task_id: str, offset: int, limit: int) -> ops_pb2.GetLogsReply:
-        reply = await self._store.request(
-            envelope_pb2.KIND_STORE_GET_LOGS,
-            ops_pb2.GetLogsRequest(task_id=task_id, from_offset=offset, limit=limit),
-            ops_pb2.GetLogsReply,
+        reply = await self._store.call(
+            contract.STORE_GET_LOGS, ops_pb2.GetLogsRequest(task_id=task_id, from_offset=offset, limit=limit)
         )
         return cap_page(reply, self.page_bytes)
 

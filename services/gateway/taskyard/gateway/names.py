@@ -11,23 +11,14 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
-from taskyard.core import errors
+from taskyard.bus.v1 import dispatch_pb2, store_pb2
+from taskyard.core import contract, errors, rpc
 
 log = logging.getLogger(__name__)
 
 # 0: every name ever declared, not only those live pools serve now.
 STORE_MAX_AGE_MS = 0
 MIN_REFRESH_INTERVAL = 0.5
-
-
-class StoreBackend(Protocol):
-    async def request(
-        self,
-        kind: int,
-        payload: store_pb2.TaskNamesRequest,
-        reply_type: type[store_pb2.TaskNamesReply],
-    ) -> store_pb2.TaskNamesReply: ...
 
 
 class Announced(Protocol):
@@ -41,7 +32,7 @@ class KnownNames:
 
     def __init__(
         self,
-        store: StoreBackend,
+        store: rpc.Caller,
         peer: Announced | None,
         *,
         announce_interval: float = 2.0,
@@ -100,10 +91,8 @@ class KnownNames:
         self._refreshing = fut
         self._last_refresh = time.monotonic()
         try:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_TASK_NAMES,
-                store_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS),
-                store_pb2.TaskNamesReply,
+            reply = await self._store.call(
+                contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS)
             )
         except errors.TaskyardError as exc:
             self._last_error = exc

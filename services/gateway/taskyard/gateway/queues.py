@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, ops_pb2
-from taskyard.core import codec, errors
+from taskyard.bus.v1 import ops_pb2
+from taskyard.core import codec, contract, errors, rpc
 from taskyard.gateway import status
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc
@@ -28,10 +28,6 @@ Context = grpc.aio.ServicerContext[Any, Any]
 MAX_QUEUE_NAME = 200
 RETRY_MAX = 10_000
 MAX_IDS = 10_000
-
-
-class Store(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
 
 
 def _queue(raw: str, field: str = "queue") -> str:
@@ -47,11 +43,11 @@ QUEUE_SERVICE_NAME = qs.DESCRIPTOR.services_by_name["QueueService"].full_name
 
 
 class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: rpc.Caller) -> None:
         self._store = store
 
     @classmethod
-    def register(cls, store: Store, server: grpc.aio.Server) -> QueueService:
+    def register(cls, store: rpc.Caller, server: grpc.aio.Server) -> QueueService:
         service = cls(store)
         queue_service_pb2_grpc.add_QueueServiceServicer_to_server(service, server)
         return service
@@ -66,7 +62,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
             await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
 
     async def _op(self, req: ops_pb2.QueueOpRequest) -> ops_pb2.QueueOpReply:
-        return await self._store.request(envelope_pb2.KIND_STORE_QUEUE_OP, req, ops_pb2.QueueOpReply)
+        return await self._store.call(contract.STORE_QUEUE_OP, req)
 
     async def _queue_op(
         self,
@@ -152,9 +148,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
         self, request: qs.GetQueueStatusRequest, context: Context
     ) -> qs.GetQueueStatusResponse:
         async def run() -> qs.GetQueueStatusResponse:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest(), ops_pb2.QueueStatusReply
-            )
+            reply = await self._store.call(contract.STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest())
             return qs.GetQueueStatusResponse(
                 queues=reply.queues,
                 servers=reply.servers,
@@ -175,11 +169,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
                         [codec.Violation(field="max_age", description="must be a positive duration")]
                     )
                 age_ms = ms
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_SERVERS,
-                ops_pb2.ServersRequest(max_age_ms=age_ms),
-                ops_pb2.ServersReply,
-            )
+            reply = await self._store.call(contract.STORE_SERVERS, ops_pb2.ServersRequest(max_age_ms=age_ms))
             return qs.ListServersResponse(servers=reply.servers)
 
         return await self._guard(context, run)

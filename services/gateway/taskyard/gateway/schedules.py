@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, schedule_pb2
-from taskyard.core import codec, errors
+from taskyard.core import codec, contract, errors, rpc
 from taskyard.core import schedule as timing
 from taskyard.gateway import status
 from taskyard.gateway.names import KnownNames
@@ -48,10 +48,6 @@ NOT_IN_TEMPLATE = (
     "idempotency_window",
 )
 _OVERLAPS = frozenset(pub.OverlapPolicy.values())
-
-
-class Backend(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
 
 
 def _now_us() -> int:
@@ -85,7 +81,9 @@ def template_violations(s: pub.Schedule, path: str) -> list[codec.Violation]:
 
 
 class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
-    def __init__(self, *, store: Backend, lane: Backend, names: KnownNames, limits: codec.Limits) -> None:
+    def __init__(
+        self, *, store: rpc.Caller, lane: rpc.Caller, names: KnownNames, limits: codec.Limits
+    ) -> None:
         self._store = store
         self._lane = lane
         self._names = names
@@ -166,20 +164,16 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
             "declared",
         ):
             s.ClearField(name)
-        reply = await self._store.request(
-            K.KIND_STORE_SCHEDULE_SAVE,
-            schedule_pb2.SaveSchedulesRequest(schedules=[s], now_us=_now_us()),
-            schedule_pb2.SaveSchedulesReply,
+        reply = await self._store.call(
+            contract.STORE_SCHEDULE_SAVE, schedule_pb2.SaveSchedulesRequest(schedules=[s], now_us=_now_us())
         )
         return svc.CreateScheduleResponse(schedule=reply.schedules[0])
 
     # --- reads ---------------------------------------------------------------------
     async def GetSchedule(self, request: svc.GetScheduleRequest, context: Context) -> svc.GetScheduleResponse:
         async def call() -> svc.GetScheduleResponse:
-            reply = await self._store.request(
-                K.KIND_STORE_SCHEDULE_READ,
-                schedule_pb2.ReadSchedulesRequest(id=_ident(request.id)),
-                schedule_pb2.ReadSchedulesReply,
+            reply = await self._store.call(
+                contract.STORE_SCHEDULE_READ, schedule_pb2.ReadSchedulesRequest(id=_ident(request.id))
             )
             return svc.GetScheduleResponse(schedule=reply.schedules[0])
 
@@ -198,10 +192,9 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
                 violations.append(codec.Violation(field="page_token", description="too long"))
             if violations:
                 raise codec.invalid(violations)
-            reply = await self._store.request(
-                K.KIND_STORE_SCHEDULE_READ,
+            reply = await self._store.call(
+                contract.STORE_SCHEDULE_READ,
                 schedule_pb2.ReadSchedulesRequest(page_size=request.page_size, page_token=request.page_token),
-                schedule_pb2.ReadSchedulesReply,
             )
             return svc.ListSchedulesResponse(schedules=reply.schedules, next_page_token=reply.next_page_token)
 
@@ -209,11 +202,8 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
 
     # --- changes -------------------------------------------------------------------
     async def _change(self, ident: str, action: int) -> pub.Schedule:
-        reply = await self._store.request(
-            K.KIND_STORE_SCHEDULE_CHANGE,
-            schedule_pb2.ChangeScheduleRequest(id=_ident(ident), action=action, now_us=_now_us()),  # type: ignore[arg-type]
-            schedule_pb2.ChangeScheduleReply,
-        )
+        request = schedule_pb2.ChangeScheduleRequest(id=_ident(ident), action=action, now_us=_now_us())  # type: ignore[arg-type]
+        reply = await self._store.call(contract.STORE_SCHEDULE_CHANGE, request)
         return reply.schedule
 
     async def PauseSchedule(
@@ -247,10 +237,9 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
         self, request: svc.TriggerScheduleRequest, context: Context
     ) -> svc.TriggerScheduleResponse:
         async def call() -> svc.TriggerScheduleResponse:
-            reply = await self._lane.request(
-                K.KIND_SCHEDULE_TRIGGER,
+            reply = await self._lane.call(
+                contract.SCHEDULE_TRIGGER,
                 schedule_pb2.FireSchedulesRequest(trigger=_ident(request.id), now_us=_now_us()),
-                schedule_pb2.FireSchedulesReply,
             )
             out = svc.TriggerScheduleResponse()
             if reply.schedules:

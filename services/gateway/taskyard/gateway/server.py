@@ -12,7 +12,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import codec, discovery, errors, ids, lifecycle, transport
+from taskyard.core import codec, discovery, errors, ids, lifecycle, rpc
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, tls
@@ -125,10 +125,9 @@ class Gateway:
         self.instance_id = ids.new_instance_id("gateway")
         timeout = settings.request_timeout
         mmb = settings.max_message_bytes
-        self.store = transport.Requester(settings.store_address, max_message_bytes=mmb, timeout=timeout)
+        self.store = rpc.Requester(settings.store_address, max_message_bytes=mmb, timeout=timeout)
         self._lane_requesters = {
-            p: transport.Requester(settings.lane_address(p), max_message_bytes=mmb, timeout=timeout)
-            for p in LANES
+            p: rpc.Requester(settings.lane_address(p), max_message_bytes=mmb, timeout=timeout) for p in LANES
         }
         self.lanes = Lanes({p: Lane(r, max_bytes=max(1, mmb // 2)) for p, r in self._lane_requesters.items()})
         self.peer: discovery.Peer | None = None

@@ -7,14 +7,14 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import grpc
 from google.protobuf.message import Message
 from opentelemetry import trace
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import codec, errors, graph, hops, states, telemetry
+from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.core import codec, contract, errors, graph, hops, rpc, states, telemetry
 from taskyard.gateway import cancels, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
@@ -43,29 +43,25 @@ MAX_PAGE_TOKEN_CHARS = 1024
 MAX_CANCEL_REASON_CHARS = 1024
 
 
-class Store(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
-
-
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     def __init__(
         self,
         *,
         limits: codec.Limits,
-        store: Store,
+        store: rpc.Caller,
         lanes: Lanes,
         names: KnownNames,
         waiters: Waiters,
     ) -> None:
         self._limits = limits
         self._store = store
-        self._explainer = Explainer(store)  # time slice: ExplainTask, GetTask's failures
+        self._explainer = Explainer(store)  # ExplainTask, and GetTask's failures
         self._lanes = lanes
         self._names = names
         self._waiters = waiters
         # A wait's reads of its task go to the store together with the other waits'.
         self._wait_reads = RecordReads(self._get_records)
-        # ops slice: GetTaskLogs / StreamTaskLogs (see logs.py), woken by the event stream.
+        # GetTaskLogs / StreamTaskLogs (see logs.py), woken by the event stream.
         self._logs = task_logs.TaskLogs(
             store, task_logs.Followers(), page_bytes=max(1, limits.grpc_max_message_bytes // 2)
         )
@@ -130,7 +126,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 raise graph.single_paths(exc, "task") from exc
             if inserted.created and inserted.state != task_pb2.TASK_STATE_CANCELLED:
                 self._waiters.submitted((inserted.id,), losses=losses)
-        # Graph slice: a child's root and a task cancelled at birth (a dependency had
+        # A child's root and a task cancelled at birth (a dependency had
         # failed) are only known to the store.
         if inserted.created and not (spec.parent_id or inserted.state == task_pb2.TASK_STATE_CANCELLED):
             task = codec.record_to_task(records[0], with_payload=False)
@@ -178,9 +174,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- reads ------------------------------------------------------------
     async def _get_records(self, task_ids: Sequence[str]) -> list[task_record_pb2.TaskRecord]:
-        reply = await self._store.request(
-            envelope_pb2.KIND_STORE_GET, store_pb2.GetTasksRequest(ids=task_ids), store_pb2.GetTasksReply
-        )
+        reply = await self._store.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=task_ids))
         return list(reply.tasks)
 
     async def _get(self, task_id: str) -> task_record_pb2.TaskRecord:
@@ -200,7 +194,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     ) -> task_service_pb2.GetTaskResponse:
         async def run() -> task_service_pb2.GetTaskResponse:
             task_id = _task_id(request.id)
-            # Every failed attempt too (time slice), read alongside the record.
+            # Every failed attempt too, read alongside the record.
             rec, failures = await asyncio.gather(self._get(task_id), self._explainer.failures(task_id))
             task = codec.record_to_task(rec)
             task.failures.extend(failures)
@@ -348,7 +342,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             limit=page_size,
             cursor=request.page_token,
         )
-        reply = await self._store.request(envelope_pb2.KIND_STORE_LIST, query, store_pb2.ListTasksReply)
+        reply = await self._store.call(contract.STORE_LIST, query)
         return task_service_pb2.ListTasksResponse(
             tasks=[codec.record_to_task(r) for r in reply.tasks], next_page_token=reply.next_cursor
         )
@@ -361,14 +355,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     async def _cancel(
         self, request: task_service_pb2.CancelTaskRequest, client_remaining: float | None = None
     ) -> task_service_pb2.CancelTaskResponse:
-        # Graph slice (cancels.py): children cascade in the store; `wait` for a running one.
+        # Children cascade in the store (cancels.py); `wait` for a running one.
         violations: list[codec.Violation] = []
         task_id = _task_id(request.id, violations)
         cancels.validate(request, task_id, violations)
         return await cancels.cancel(
             request,
             task_id,
-            store_request=self._store.request,
+            store=self._store,
             wait=self._wait,
             get=self._get,
             client_remaining=client_remaining,
@@ -377,10 +371,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     async def GetTaskTree(
         self, request: task_service_pb2.GetTaskTreeRequest, context: Context
     ) -> task_service_pb2.GetTaskTreeResponse:
-        # Graph slice (trees.py).
-        return await self._guard(
-            context, lambda: trees.task_tree(_task_id(request.id), store_request=self._store.request)
-        )
+        return await self._guard(context, lambda: trees.task_tree(_task_id(request.id), store=self._store))
 
 
 def _asks_for_hops(context: Context) -> bool:

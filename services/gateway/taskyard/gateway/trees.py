@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from taskyard.bus.v1 import envelope_pb2, graph_pb2
-from taskyard.core import codec, errors
+from taskyard.bus.v1 import graph_pb2
+from taskyard.core import codec, contract, errors, rpc
 from taskyard.v1 import task_service_pb2
 
-Request = Callable[..., Awaitable[graph_pb2.TaskTreeReply]]
 
-
-async def task_tree(task_id: str, *, store_request: Request) -> task_service_pb2.GetTaskTreeResponse:
-    reply = await store_request(
-        envelope_pb2.KIND_STORE_TREE, graph_pb2.TaskTreeRequest(id=task_id), graph_pb2.TaskTreeReply
-    )
+async def task_tree(task_id: str, *, store: rpc.Caller) -> task_service_pb2.GetTaskTreeResponse:
+    reply = await store.call(contract.STORE_TREE, graph_pb2.TaskTreeRequest(id=task_id))
     if not reply.found:
         raise errors.not_found("task", task_id)
     return task_service_pb2.GetTaskTreeResponse(

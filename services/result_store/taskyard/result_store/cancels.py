@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
 from taskyard.core.states import FINAL_VALUES
 
@@ -24,47 +26,25 @@ async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outc
         flagged: dict[str, task_record_pb2.TaskRecord] = {}
         current: dict[str, task_record_pb2.TaskRecord] = {}
         if wanted:
-            for row in await db.fetch("cancel_now", wanted, SRC_CANCEL_NOW, reason):
+            for row in await db.fetch("cancel_now", ids=wanted, sources=SRC_CANCEL_NOW, reason=reason):
                 rec = record_from_row(row)
                 cancelled[rec.id] = rec
                 events.append(event_for_record(rec, "task.cancelled"))
                 finals.append(rec)
             rest = [t for t in wanted if t not in cancelled]
             if rest:
-                for row in await db.fetch("cancel_flag", rest, reason):
+                for row in await db.fetch("cancel_flag", ids=rest, reason=reason):
                     rec = record_from_row(row)
                     flagged[rec.id] = rec
                     events.append(event_for_record(rec, "task.cancel_requested"))
                 rest = [t for t in rest if t not in flagged]
             if rest:
-                for row in await db.fetch("cancel_lookup", rest):
+                for row in await db.fetch("cancel_lookup", ids=rest):
                     rec = record_from_row(row)
                     current[rec.id] = rec
         reported: set[str] = set()
         for i in members:
-            reply = replies[i]
-            for raw in reqs[i].ids:
-                tid = norm_uuid(raw)
-                out = reply.outcomes.add(id=raw)
-                found: task_record_pb2.TaskRecord | None = None
-                if tid is None:
-                    out.not_found = True
-                elif tid in cancelled and tid not in reported:
-                    out.cancelled = True
-                    found = cancelled[tid]
-                elif tid in flagged:
-                    out.flagged = True
-                    found = flagged[tid]
-                elif tid in cancelled or tid in current:
-                    found = cancelled.get(tid) or current[tid]
-                    if found.state in FINAL_VALUES:
-                        out.already_final = True
-                    # else: it moved under us between the statements: nothing changed
-                else:
-                    out.not_found = True
-                if tid is not None and found is not None:
-                    reported.add(tid)
-                    reply.tasks.append(found)
+            answer(replies[i], reqs[i].ids, cancelled, flagged, current, reported)
     await _cancel_children(db, reqs, replies, events, finals)
     return Outcome(replies=list(replies), events=events, finals=finals)
 
@@ -84,7 +64,7 @@ async def _cancel_children(
     )
     if not tops:
         return
-    rows = await db.fetch("graph_descendants", tops)
+    rows = await db.fetch("graph_descendants", ids=tops)
     if not rows:
         return
     by_top: dict[str, list[str]] = {}
@@ -93,14 +73,14 @@ async def _cancel_children(
     stopped: set[str] = set()
     for top, children in by_top.items():
         reason = f"parent {top} cancelled"
-        for row in await db.fetch("cancel_now", children, SRC_CANCEL_NOW, reason):
+        for row in await db.fetch("cancel_now", ids=children, sources=SRC_CANCEL_NOW, reason=reason):
             rec = record_from_row(row)
             stopped.add(rec.id)
             events.append(event_for_record(rec, "task.cancelled"))
             finals.append(rec)
         rest = [c for c in children if c not in stopped]
         if rest:
-            for row in await db.fetch("cancel_flag", rest, reason):
+            for row in await db.fetch("cancel_flag", ids=rest, reason=reason):
                 rec = record_from_row(row)
                 stopped.add(rec.id)
                 events.append(event_for_record(rec, "task.cancel_requested"))
@@ -109,3 +89,37 @@ async def _cancel_children(
         reply.cancelled_children.extend(
             sorted(c for top, children in by_top.items() if top in asked for c in children if c in stopped)
         )
+
+
+def answer(
+    reply: store_pb2.CancelTasksReply,
+    asked: Sequence[str],
+    cancelled: Mapping[str, task_record_pb2.TaskRecord],
+    flagged: Mapping[str, task_record_pb2.TaskRecord],
+    current: Mapping[str, task_record_pb2.TaskRecord],
+    reported: set[str],
+) -> None:
+    """One outcome per id asked, in the order asked, and the record of each task
+    found (once: an id asked again, here or earlier in ``reported``, is not
+    cancelled twice). Shared with the in-memory store."""
+    for raw in asked:
+        tid = norm_uuid(raw)
+        out = reply.outcomes.add(id=raw)
+        found: task_record_pb2.TaskRecord | None = None
+        if tid is None:
+            out.not_found = True
+        elif tid in cancelled and tid not in reported:
+            out.cancelled = True
+            found = cancelled[tid]
+        elif tid in flagged:
+            out.flagged = True
+            found = flagged[tid]
+        elif tid in cancelled or tid in current:
+            found = cancelled.get(tid) or current[tid]
+            # Not final: it moved under us between the statements, and nothing changed.
+            out.already_final = found.state in FINAL_VALUES
+        else:
+            out.not_found = True
+        if tid is not None and found is not None:
+            reported.add(tid)
+            reply.tasks.append(found)

@@ -25,7 +25,8 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import errors, hops
 
-from .queries import Q
+from .insert_row import InsertRow
+from .queries import STATEMENTS
 
 log = logging.getLogger(__name__)
 
@@ -44,20 +45,23 @@ class Stats:
 
 
 class Db:
-    """A connection that runs named statements and counts them."""
+    """A connection that runs named statements, their parameters given by
+    name (``queries.py``), and counts them."""
 
     def __init__(self, conn: asyncpg.Connection, stats: Stats) -> None:
         self.conn = conn
         self.stats = stats
 
-    async def fetch(self, name: str, *args: Any) -> list[asyncpg.Record]:
+    async def fetch(self, query: str, /, **values: Any) -> list[asyncpg.Record]:
         self.stats.statements += 1
-        rows: list[asyncpg.Record] = await self.conn.fetch(Q[name], *args)
+        statement = STATEMENTS[query]
+        rows: list[asyncpg.Record] = await self.conn.fetch(statement.sql, *statement.args(values))
         return rows
 
-    async def fetchval(self, name: str, *args: Any) -> Any:
+    async def fetchval(self, query: str, /, **values: Any) -> Any:
         self.stats.statements += 1
-        return await self.conn.fetchval(Q[name], *args)
+        statement = STATEMENTS[query]
+        return await self.conn.fetchval(statement.sql, *statement.args(values))
 
 
 @dataclasses.dataclass
@@ -260,7 +264,9 @@ def _needs_transaction(p: _Pending) -> bool:
     if p.kind == envelope_pb2.KIND_STORE_CANCEL:
         return True
     if p.kind == envelope_pb2.KIND_STORE_INSERT and isinstance(p.request, tuple):
-        return any(row[9] or row[17].strip("{}") for row in p.request[1])
+        rows: list[InsertRow]
+        _, rows = p.request
+        return any(row.parent_id or row.has_dependencies for row in rows)
     return False
 
 

@@ -20,14 +20,14 @@ from taskyard.bus.v1 import supervision_pb2
 from taskyard.core import seal
 
 from .committer import Stats
-from .queries import Q
+from .queries import bind
 
 
 async def read_counters(
     pool: asyncpg.Pool, stats: Stats, req: supervision_pb2.CountersRequest
 ) -> supervision_pb2.CountersReply:
     stats.statements += 1
-    rows = await pool.fetch(Q["counters"], list(req.names))
+    rows = await pool.fetch(*bind("counters", names=list(req.names)))
     reply = supervision_pb2.CountersReply()
     for name in req.names:
         reply.values[name] = 0
@@ -64,7 +64,7 @@ async def _flush(pool: asyncpg.Pool, refusals: seal.Refusals, written: dict[str,
     if not deltas:
         return
     async with pool.acquire() as conn, conn.transaction():
-        await conn.execute(Q["bump_counter"], BUS_REFUSED, sum(deltas.values()))
+        await conn.execute(*bind("bump_counter", name=BUS_REFUSED, delta=sum(deltas.values())))
         for reason, d in sorted(deltas.items()):
-            await conn.execute(Q["bump_counter"], f"{BUS_REFUSED}.{reason}", d)
+            await conn.execute(*bind("bump_counter", name=f"{BUS_REFUSED}.{reason}", delta=d))
     written.update(counts)

@@ -35,6 +35,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
 from .committer import Db, Outcome
+from .insert_row import NO_DEPENDENCIES, InsertRow
 from .records import event_for_record, record_from_row
 
 log = logging.getLogger(__name__)
@@ -59,27 +60,29 @@ class Resolution:
         return [event_for_record(r) for r in self.cancelled + self.released]
 
 
-async def check_refs(db: Db, params: Sequence[tuple[Any, ...]], base: Sequence[int]) -> None:
+async def check_refs(db: Db, rows: Sequence[InsertRow], base: Sequence[int]) -> None:
     """Refuse records whose dependencies or parent do not exist (one statement).
 
-    ``params`` are validation tuples (parent at 9, the depends_on literal at 17);
-    ``base[i]`` is the index of record ``i`` inside its own request, for the path."""
+    ``base[i]`` is the index of ``rows[i]`` inside its own request, for the path."""
     wanted: set[str] = set()
-    for p in params:
-        if p[9]:
-            wanted.add(p[9])
-        wanted.update(_deps(p))
-    wanted.difference_update(p[0] for p in params)  # earlier tasks of the same batch
+    for row in rows:
+        if row.parent_id:
+            wanted.add(row.parent_id)
+        if row.depends_on != NO_DEPENDENCIES:  # every insert passes here: most rows have none
+            wanted.update(row.dependencies())
+    wanted.difference_update(row.id for row in rows)  # earlier tasks of the same batch
     if not wanted:
         return
-    missing = {r["id"] for r in await db.fetch("graph_missing_refs", sorted(wanted))}
+    missing = {r["id"] for r in await db.fetch("graph_missing_refs", ids=sorted(wanted))}
     if not missing:
         return
     violations: list[FieldViolation] = []
-    for p, i in zip(params, base, strict=True):
-        if p[9] in missing:
-            violations.append(FieldViolation(field=f"tasks[{i}].parent_id", description=f"no task {p[9]}"))
-        for j, dep in enumerate(_deps(p)):
+    for row, i in zip(rows, base, strict=True):
+        if row.parent_id in missing:
+            violations.append(
+                FieldViolation(field=f"tasks[{i}].parent_id", description=f"no task {row.parent_id}")
+            )
+        for j, dep in enumerate(row.dependencies()):
             if dep in missing:
                 violations.append(
                     FieldViolation(field=f"tasks[{i}].depends_on[{j}]", description=f"no task {dep}")
@@ -87,18 +90,13 @@ async def check_refs(db: Db, params: Sequence[tuple[Any, ...]], base: Sequence[i
     raise errors.invalid(violations, "; ".join(f"{v.field}: {v.description}" for v in violations[:3]))
 
 
-def _deps(p: tuple[Any, ...]) -> list[str]:
-    text: str = p[17]
-    return [d for d in text.strip("{}").split(",") if d]
-
-
 async def resolve(db: Db, candidates: Sequence[str]) -> Resolution:
     """Cancel or release the PENDING tasks among ``candidates``."""
     if not candidates:
         return Resolution(released=[], cancelled=[])
     ids = sorted(set(candidates))
-    cancelled = [record_from_row(r) for r in await db.fetch("graph_cascade", ids, SRC_CASCADE)]
-    released = [record_from_row(r) for r in await db.fetch("graph_release", ids, SRC_RELEASE)]
+    cancelled = [record_from_row(r) for r in await db.fetch("graph_cascade", ids=ids, sources=SRC_CASCADE)]
+    released = [record_from_row(r) for r in await db.fetch("graph_release", ids=ids, sources=SRC_RELEASE)]
     return Resolution(released=released, cancelled=cancelled)
 
 
@@ -120,7 +118,7 @@ async def apply_resolve(db: Db, reqs: list[graph_pb2.ResolveRequest]) -> Outcome
     finals = sorted({i for r in reqs for i in r.final_ids})
     candidates = {i for r in reqs for i in r.candidate_ids}
     if finals:
-        candidates.update(r["id"] for r in await db.fetch("graph_dependents", finals))
+        candidates.update(r["id"] for r in await db.fetch("graph_dependents", ids=finals))
     res = await resolve(db, sorted(candidates))
     reply = graph_pb2.ResolveReply(cancelled=[r.id for r in res.cancelled])
     for rec in res.released:

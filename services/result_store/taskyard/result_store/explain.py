@@ -9,7 +9,7 @@ from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
 from .committer import Stats
-from .queries import Q
+from .queries import bind
 from .validation import norm_uuid
 
 # A pool that has not beaten for this long does not count as serving anything
@@ -25,7 +25,7 @@ async def explain_facts(
         raise errors.invalid([FieldViolation(field="task_id", description="must be a UUID")])
     age = req.max_age_ms if req.max_age_ms > 0 else DEFAULT_MAX_AGE_MS
     stats.statements += 1
-    row = await pool.fetchrow(Q["explain_facts"], tid, age)
+    row = await pool.fetchrow(*bind("explain_facts", id=tid, max_age_ms=age))
     if row is None:
         return time_pb2.ExplainFactsReply(found=False)
     return time_pb2.ExplainFactsReply(

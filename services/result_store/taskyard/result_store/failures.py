@@ -9,7 +9,7 @@ from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
 from .committer import Stats
-from .queries import Q
+from .queries import bind
 from .validation import norm_uuid
 
 # GetTask asks for one task; a bulk caller gets a bounded answer.
@@ -29,7 +29,7 @@ async def get_failures(
         return reply
     stats.statements += 1
     by_task: dict[str, time_pb2.TaskFailures] = {}
-    for row in await pool.fetch(Q["task_failures"], ids):
+    for row in await pool.fetch(*bind("task_failures", task_ids=ids)):
         item = by_task.get(row["task_id"])
         if item is None:
             item = by_task[row["task_id"]] = time_pb2.TaskFailures(task_id=row["task_id"])

@@ -32,25 +32,25 @@ async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Out
         hs = list(last.values())
         rows = await db.fetch(
             "upsert_workers",
-            [h.pool_id for h in hs],
-            [h.server_name for h in hs],
-            [h.max_workers for h in hs],
-            [h.active_workers for h in hs],
-            [h.idle_workers for h in hs],
-            [h.running_tasks for h in hs],
-            [h.is_running for h in hs],
-            [json.dumps(list(h.task_names)) for h in hs],
-            [h.state for h in hs],
-            [h.rss_bytes for h in hs],
-            [h.capacity for h in hs],
-            [h.concurrency for h in hs],
-            [json.dumps([_process(p) for p in h.processes]) for h in hs],
-            [h.last_dispatch_at_us for h in hs],
+            pool_ids=[h.pool_id for h in hs],
+            server_names=[h.server_name for h in hs],
+            max_workers=[h.max_workers for h in hs],
+            active_workers=[h.active_workers for h in hs],
+            idle_workers=[h.idle_workers for h in hs],
+            running=[h.running_tasks for h in hs],
+            is_running=[h.is_running for h in hs],
+            task_names=[json.dumps(list(h.task_names)) for h in hs],
+            states=[h.state for h in hs],
+            rss_bytes=[h.rss_bytes for h in hs],
+            capacities=[h.capacity for h in hs],
+            concurrency=[h.concurrency for h in hs],
+            processes=[json.dumps([_process(p) for p in h.processes]) for h in hs],
+            last_dispatch_us=[h.last_dispatch_at_us for h in hs],
         )
         for row in rows:
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
         # Declared names are kept for good (names.py): submittable while no pool serves them.
         declared = sorted({n for h in hs for n in h.task_names if n})
         if declared:
-            await db.fetch("declare_task_names", declared)
+            await db.fetch("declare_task_names", names=declared)
     return Outcome(replies=[store_pb2.HeartbeatReply() for _ in reqs], events=events)

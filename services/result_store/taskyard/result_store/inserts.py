@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
 from taskyard.core import ids
 
 from . import dependencies
 from .committer import Db, Outcome
+from .insert_row import TEXT_FIELDS, InsertRow
 from .records import (
     EVENT_BY_STATE,
     add_record,
@@ -22,30 +23,39 @@ from .transitions import SRC_CANCEL_NOW
 from .validation import norm_uuid, text_array
 
 
-async def apply_insert(
-    db: Db, reqs: list[tuple[store_pb2.InsertTasksRequest, list[tuple[Any, ...]]]]
-) -> Outcome:
-    rows = [row for _, params in reqs for row in params]
-    # Graph slice: dependencies and parents must exist (one statement, only when named).
-    await dependencies.check_refs(db, rows, [i for _, params in reqs for i in range(len(params))])
+class _Lease(NamedTuple):
+    """A lease the scheduler's fast path asks for at insert."""
+
+    token: str
+    pool_id: str
+    lease_ms: int
+
+
+_NO_LEASE = _Lease("", "", 0)
+
+
+async def apply_insert(db: Db, reqs: list[tuple[store_pb2.InsertTasksRequest, list[InsertRow]]]) -> Outcome:
+    rows = [row for _, new_rows in reqs for row in new_rows]
+    # Dependencies and parents must exist (one statement, only when named).
+    await dependencies.check_refs(db, rows, [i for _, new_rows in reqs for i in range(len(new_rows))])
     leases = _fast_path_leases(reqs)
     if rows and leases:
-        cols = _columns(rows)
-        plan = [leases.get(row[0], ("", "", 0)) for row in rows]
-        cols += [text_array([p[0] for p in plan]), text_array([p[1] for p in plan]), [p[2] for p in plan]]
-        created = await db.fetch("insert_tasks_leasing", *cols)
+        plan = [leases.get(row.id, _NO_LEASE) for row in rows]
+        created = await db.fetch(
+            "insert_tasks_leasing",
+            **_columns(rows),
+            lease_token=text_array([p.token for p in plan]),
+            pool_id=text_array([p.pool_id for p in plan]),
+            lease_ms=[p.lease_ms for p in plan],
+        )
     elif rows:
-        created = await db.fetch("insert_tasks", *_columns(rows))
+        created = await db.fetch("insert_tasks", **_columns(rows))
     else:
         created = []
     created_by_id = {r["id"]: r for r in created}
     # Children of a parent already cancelled (or being cancelled) are cancelled
     # at once; one statement, only when the batch names parents.
-    with_parent = (
-        [r["id"] for r, p in zip(created, _params_of(rows, created), strict=True) if p]
-        if any(row[9] is not None for row in rows)
-        else []
-    )
+    with_parent = _with_parent(rows, created) if any(row.parent_id is not None for row in rows) else []
     orphans = await _cancel_orphans(db, with_parent)
     # New PENDING rows whose dependencies are already final are decided in this
     # same transaction, so a dependency finishing meanwhile cannot strand them.
@@ -60,11 +70,11 @@ async def apply_insert(
     # Sampled tasks' stamps (core/hops.py), carried onto their leased records.
     trips = {r.id: r.hops for req, _ in reqs for r in req.tasks if r.hops}
     sampled: list[task_record_pb2.TaskRecord] = []
-    dups: list[tuple[store_pb2.InsertedTask, str, str, str]] = []
-    for _, params in reqs:
+    dups: list[tuple[store_pb2.InsertedTask, InsertRow]] = []
+    for _, new_rows in reqs:
         reply = store_pb2.InsertTasksReply()
-        for p in params:
-            tid, request_id = p[0], p[8]
+        for new in new_rows:
+            tid = new.id
             row = created_by_id.get(tid)
             if row is not None and tid not in claimed:
                 claimed.add(tid)
@@ -99,33 +109,11 @@ async def apply_insert(
                         sampled.append(rec)
                     events.append(event_for_record_row(row, rec, "task.assigned"))
             else:
-                item = reply.tasks.add(id=tid, created=False)
-                dups.append((item, tid, request_id, p[18]))
+                dups.append((reply.tasks.add(id=tid, created=False), new))
         replies.append(reply)
     events.extend(resolved.events)
     if dups:
-        found = await db.fetch(
-            "lookup_duplicates",
-            list({d[1] for d in dups}),
-            list({d[2] for d in dups if d[2]}),
-            list({d[3] for d in dups if d[3]}),
-        )
-        by_id = {r["id"]: r for r in found}
-        by_request = {r["request_id"]: r for r in found if r["request_id"]}
-        by_key = {r["idempotency_key"]: r for r in found if r["idempotency_key"]}
-        for item, tid, request_id, key in dups:
-            # request_id is permanent and wins; then a live idempotency key.
-            existing = (
-                (by_request.get(request_id) if request_id else None)
-                or (by_key.get(key) if key else None)
-                or by_id.get(tid)
-            )
-            if existing is not None:
-                item.id = existing["id"]
-                item.state = state_value(existing["state"])  # type: ignore[assignment]
-                item.priority = existing["priority"]
-                item.name = existing["name"]
-                item.queue = existing["queue"]
+        await _describe_duplicates(db, dups)
     return Outcome(
         replies=list(replies),
         events=events,
@@ -135,41 +123,63 @@ async def apply_insert(
     )
 
 
-# The parameters the insert statements take as one array literal (text_array).
-_TEXT_COLUMNS = (1, 5, 8, 12, 18)
+async def _describe_duplicates(db: Db, dups: list[tuple[store_pb2.InsertedTask, InsertRow]]) -> None:
+    """Fill each reply item of a row not inserted with the task that was there first."""
+    found = await db.fetch(
+        "lookup_duplicates",
+        ids=list({row.id for _, row in dups}),
+        request_ids=list({row.request_id for _, row in dups if row.request_id}),
+        idempotency_keys=list({row.idempotency_key for _, row in dups if row.idempotency_key}),
+    )
+    by_id = {r["id"]: r for r in found}
+    by_request = {r["request_id"]: r for r in found if r["request_id"]}
+    by_key = {r["idempotency_key"]: r for r in found if r["idempotency_key"]}
+    for item, row in dups:
+        # request_id is permanent and wins; then a live idempotency key.
+        existing = (
+            (by_request.get(row.request_id) if row.request_id else None)
+            or (by_key.get(row.idempotency_key) if row.idempotency_key else None)
+            or by_id.get(row.id)
+        )
+        if existing is not None:
+            item.id = existing["id"]
+            item.state = state_value(existing["state"])  # type: ignore[assignment]
+            item.priority = existing["priority"]
+            item.name = existing["name"]
+            item.queue = existing["queue"]
 
 
-def _columns(rows: list[tuple[Any, ...]]) -> list[Any]:
-    """The insert statements' parameters: one array per column of ``rows``."""
-    cols: list[Any] = [list(c) for c in zip(*rows, strict=True)]
-    for i in _TEXT_COLUMNS:
-        cols[i] = text_array(cols[i])
+def _columns(rows: list[InsertRow]) -> dict[str, Any]:
+    """The insert statements' parameters: one array per field of ``rows``."""
+    cols: dict[str, Any] = dict(zip(InsertRow._fields, map(list, zip(*rows, strict=True)), strict=True))
+    for field in TEXT_FIELDS:
+        cols[field] = text_array(cols[field])
     return cols
 
 
-def _params_of(rows: list[tuple[Any, ...]], created: list[Any]) -> list[bool]:
-    """For each created row, whether its request named a parent (params[9])."""
-    has_parent = {row[0]: row[9] is not None for row in rows}
-    return [has_parent.get(r["id"], False) for r in created]
+def _with_parent(rows: list[InsertRow], created: list[Any]) -> list[str]:
+    """The created rows whose record named a parent."""
+    has_parent = {row.id: row.parent_id is not None for row in rows}
+    return [r["id"] for r in created if has_parent.get(r["id"], False)]
 
 
 async def _cancel_orphans(db: Db, ids: list[str]) -> dict[str, task_record_pb2.TaskRecord]:
     if not ids:
         return {}
-    rows = await db.fetch("cancel_orphans", ids, SRC_CANCEL_NOW)
+    rows = await db.fetch("cancel_orphans", ids=ids, sources=SRC_CANCEL_NOW)
     return {rec.id: rec for rec in map(record_from_row, rows)}
 
 
 def _fast_path_leases(
-    reqs: list[tuple[store_pb2.InsertTasksRequest, list[tuple[Any, ...]]]],
-) -> dict[str, tuple[str, str, int]]:
-    """task id -> (lease token, pool, lease ms) for the scheduler's fast path."""
-    out: dict[str, tuple[str, str, int]] = {}
+    reqs: list[tuple[store_pb2.InsertTasksRequest, list[InsertRow]]],
+) -> dict[str, _Lease]:
+    """task id -> its lease, for the scheduler's fast path."""
+    out: dict[str, _Lease] = {}
     for req, _ in reqs:
         if not req.pool_id:
             continue
         for lease in req.leases:
             tid = norm_uuid(lease.task_id)
             if tid is not None and tid not in out:
-                out[tid] = (lease.lease_token or ids.new_lease_token(), req.pool_id, req.lease_ms)
+                out[tid] = _Lease(lease.lease_token or ids.new_lease_token(), req.pool_id, req.lease_ms)
     return out

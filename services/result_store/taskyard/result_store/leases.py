@@ -7,9 +7,9 @@ from taskyard.core import ids
 from taskyard.core.states import FINAL_VALUES, TaskState
 
 from .committer import Db, Outcome
-from .records import add_record, event_for_record, event_for_record_row, in_record_order
+from .records import add_record, event_for_record, event_for_record_row, in_record_order, record_from_row
 from .refs import _Refs
-from .reports import _die
+from .reports import die
 from .transitions import SRC_ASSIGNED
 from .validation import norm_uuid, text_array
 
@@ -38,7 +38,12 @@ async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]
     events: list[event_pb2.Event] = []
     if t_ids:
         rows = await db.fetch(
-            "lease_tasks", t_ids, text_array(tokens), text_array(pools), lease_ms, SRC_ASSIGNED
+            "lease_tasks",
+            ids=t_ids,
+            tokens=text_array(tokens),
+            pool_ids=text_array(pools),
+            lease_ms=lease_ms,
+            sources=SRC_ASSIGNED,
         )
         ordered = in_record_order(rows)
         for row in rows:
@@ -60,7 +65,9 @@ async def apply_renew(db: Db, reqs: list[tuple[store_pb2.RenewLeasesRequest, int
                     replies[i].lost.append(ref.task_id)
         kept: set[tuple[int, str, int, str]] = set()
         if refs.ids:
-            rows = await db.fetch("renew_leases", refs.ids, refs.attempts, refs.tokens, ms)
+            rows = await db.fetch(
+                "renew_leases", ids=refs.ids, attempts=refs.attempts, tokens=refs.tokens, lease_ms=ms
+            )
             for row in rows:
                 for i in refs.owner.get((row["id"], row["ref_attempt"], row["ref_token"]), []):
                     kept.add((i, row["id"], row["ref_attempt"], row["ref_token"]))
@@ -81,19 +88,24 @@ async def apply_rescue(db: Db, reqs: list[store_pb2.RescueRequest]) -> Outcome:
     for req in reqs:
         reply = store_pb2.RescueReply()
         limit = req.limit if req.limit > 0 else RESCUE_DEFAULT_LIMIT
-        lapsed = await db.fetch("lapsed_leases", limit)
+        lapsed = await db.fetch("lapsed_leases", limit=limit)
         if lapsed:
             refs = _Refs()
             for r in lapsed:
                 refs.ids.append(str(r["id"]))
                 refs.attempts.append(r["attempt"])
                 refs.tokens.append(r["lease_token"])
-            started = [bool(r["started"]) for r in lapsed]
-            delays = [max(0, req.retry_delay_ms)] * len(lapsed)
-            budgets = [req.default_max_retries] * len(lapsed)
-            caps = [req.max_rescues] * len(lapsed)
-            steps = [0] * len(lapsed)
-            for _, rec in await _die(db, refs, started, delays, budgets, caps, steps):
+            n = len(lapsed)
+            rows = await die(
+                db,
+                refs,
+                started=[bool(r["started"]) for r in lapsed],
+                delays_ms=[max(0, req.retry_delay_ms)] * n,
+                max_retries=[req.default_max_retries] * n,
+                max_rescues=[req.max_rescues] * n,
+                cancel_steps=[0] * n,
+            )
+            for rec in map(record_from_row, rows):
                 (reply.requeued if rec.state == int(S.QUEUED) else reply.failed).append(rec)
                 events.append(event_for_record(rec))
                 if rec.state in FINAL_VALUES:

@@ -21,7 +21,7 @@ from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
 from .committer import Db, Outcome
-from .queries import Q
+from .queries import bind
 from .validation import norm_uuid
 
 DEFAULT_MAX_LINES = 100_000
@@ -87,7 +87,14 @@ async def _apply(db: Db, reqs: list[ops_pb2.LogBatch], max_lines: int) -> Outcom
     events: list[event_pb2.Event] = []
     if ids:
         rows = await db.fetch(
-            "insert_logs", ids, attempts, ats, types, messages, max_lines, truncated_line(max_lines)
+            "insert_logs",
+            task_ids=ids,
+            attempts=attempts,
+            at_us=ats,
+            types=types,
+            messages=messages,
+            max_lines=max_lines,
+            marker=truncated_line(max_lines),
         )
         for row in rows:
             tid = row["task_id"]
@@ -127,9 +134,9 @@ async def _apply_context(db: Db, reqs: list[ops_pb2.LogBatch]) -> None:
     if merged:
         await db.fetch(
             "apply_context",
-            list(merged),
-            [a for a, _ in merged.values()],
-            [json.dumps(p) for _, p in merged.values()],
+            ids=list(merged),
+            attempts=[a for a, _ in merged.values()],
+            patches=[json.dumps(p) for _, p in merged.values()],
         )
 
 
@@ -155,10 +162,10 @@ async def read_logs(
     async with pool.acquire() as conn:
         # The head first: lines that commit in between only make the page longer,
         # never a "final and complete" answer that misses them.
-        head = await conn.fetchrow(Q["log_head"], tid)
+        head = await conn.fetchrow(*bind("log_head", id=tid))
         if head is None:
             return ops_pb2.GetLogsReply(found=False, next_offset=req.from_offset)
-        rows = await conn.fetch(Q["get_logs"], tid, req.from_offset, limit)
+        rows = await conn.fetch(*bind("get_logs", id=tid, from_offset=req.from_offset, limit=limit))
     reply = ops_pb2.GetLogsReply(
         found=True, final=head["state"] in FINAL_NAMES, log_seq=max(head["log_seq"], 0)
     )

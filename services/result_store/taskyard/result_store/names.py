@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import asyncpg
 
 from .committer import Stats
-from .queries import Q
+from .queries import bind
 
 
 class DeclaredNames:
@@ -45,7 +45,7 @@ class DeclaredNames:
         self._lookup = done
         try:
             self._stats.statements += 1
-            rows = await self._pool.fetch(Q["declared_task_names"], sorted(missing))
+            rows = await self._pool.fetch(*bind("declared_task_names", names=sorted(missing)))
             self._names.update(r["name"] for r in rows)
         finally:
             self._lookup = None
@@ -54,7 +54,7 @@ class DeclaredNames:
     async def all(self) -> list[str]:
         """Every declared name (read from the table: another store may have added some)."""
         self._stats.statements += 1
-        rows = await self._pool.fetch(Q["all_task_names"])
+        rows = await self._pool.fetch(*bind("all_task_names"))
         found = [r["name"] for r in rows]
         self._names.update(found)
         return found

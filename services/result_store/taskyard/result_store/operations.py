@@ -4,15 +4,13 @@ servers and retention, registered by ``ResultStore`` in two lines."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from google.protobuf.message import Message
-
 from taskyard.bus.v1 import envelope_pb2, ops_pb2
+from taskyard.core import contract, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
-from taskyard.core.transport import Route
 
 from . import logs, queues
 from .committer import Applier
@@ -96,20 +94,14 @@ class Operations:
     async def servers(self, req: ops_pb2.ServersRequest) -> ops_pb2.ServersReply:
         return await self.store._read(queues.read_servers(self.store.pool, req))
 
-    def routes(self) -> dict[int, Route[Any]]:
-        def route(request_type: type[Any], fn: Callable[[Any], Awaitable[Message]]) -> Route[Any]:
-            async def handler(req: Message, env: envelope_pb2.Envelope) -> Message:
-                return await fn(req)
-
-            return Route(request_type, handler)
-
-        return {
-            K.KIND_STORE_LOGS: route(ops_pb2.LogBatch, self.write_logs),
-            K.KIND_STORE_GET_LOGS: route(ops_pb2.GetLogsRequest, self.read_logs),
-            K.KIND_STORE_QUEUE_OP: route(ops_pb2.QueueOpRequest, self.queue_op),
-            K.KIND_STORE_QUEUE_STATUS: route(ops_pb2.QueueStatusRequest, self.status),
-            K.KIND_STORE_SERVERS: route(ops_pb2.ServersRequest, self.servers),
-        }
+    def routes(self) -> list[rpc.Route[Any]]:
+        return [
+            rpc.serve_call(contract.STORE_LOGS, self.write_logs),
+            rpc.serve_call(contract.STORE_GET_LOGS, self.read_logs),
+            rpc.serve_call(contract.STORE_QUEUE_OP, self.queue_op),
+            rpc.serve_call(contract.STORE_QUEUE_STATUS, self.status),
+            rpc.serve_call(contract.STORE_SERVERS, self.servers),
+        ]
 
 
 async def _count(coro: Awaitable[int]) -> ops_pb2.QueueOpReply:

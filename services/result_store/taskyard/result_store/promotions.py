@@ -8,7 +8,7 @@ from asyncpg import Pool
 from taskyard.bus.v1 import event_pb2, store_pb2, time_pb2
 
 from .committer import Db, Outcome, Stats
-from .queries import Q
+from .queries import bind
 from .records import event, queued_ref
 from .transitions import SRC_PROMOTE
 
@@ -21,7 +21,7 @@ async def apply_promote(db: Db, reqs: list[store_pb2.PromoteDueRequest]) -> Outc
     for req in reqs:
         limit = req.limit if req.limit > 0 else PROMOTE_DEFAULT_LIMIT
         reply = store_pb2.PromoteDueReply()
-        for row in await db.fetch("promote_due", limit, SRC_PROMOTE):
+        for row in await db.fetch("promote_due", limit=limit, sources=SRC_PROMOTE):
             reply.tasks.append(queued_ref(row))
             events.append(
                 event(
@@ -50,7 +50,7 @@ async def load_due(pool: Pool, stats: Stats, req: time_pb2.LoadDueRequest) -> ti
     limit = min(req.limit, LOAD_DUE_DEFAULT_LIMIT) if req.limit > 0 else LOAD_DUE_DEFAULT_LIMIT
     window = min(max(0, req.window_ms), LOAD_DUE_MAX_WINDOW_MS)
     stats.statements += 1
-    rows = await pool.fetch(Q["load_due"], window, limit)
+    rows = await pool.fetch(*bind("load_due", window_ms=window, limit=limit))
     reply = time_pb2.LoadDueReply(now_us=rows[0]["now_us"] if rows else 0)
     for row in rows:
         if row["id"] is not None:

@@ -24,7 +24,7 @@ from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import queue_service_pb2 as qs
 
 from .committer import Db, Outcome
-from .queries import Q
+from .queries import bind
 from .records import event, event_for_record, event_for_row, record_from_row
 from .validation import norm_uuid
 
@@ -115,7 +115,7 @@ async def _apply_one(
     if req.op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
         paused = req.op == ops_pb2.QUEUE_OP_PAUSE
         name = queue_name(req.queue)
-        await db.fetch("set_queue_paused", name, paused)
+        await db.fetch("set_queue_paused", name=name, paused=paused)
         out.events.append(event("queue.paused" if paused else "queue.resumed", name=name, at_us=now_us))
         if not paused:  # what waited in it may run now
             out.events.append(event("tasks.available", at_us=now_us))
@@ -123,7 +123,9 @@ async def _apply_one(
         # (aggregates over tasks) are read after the commit (queue_info).
         return ops_pb2.QueueOpReply(queue=qs.QueueInfo(name=name, paused=paused))
     if req.op == ops_pb2.QUEUE_OP_CLEAR:
-        rows = await db.fetch("clear_queue", req.queue.strip(), db_names(_CLEARABLE), "queue cleared")
+        rows = await db.fetch(
+            "clear_queue", queue=req.queue.strip(), sources=db_names(_CLEARABLE), reason="queue cleared"
+        )
         recs = [record_from_row(r) for r in rows]
         out.events.extend(event_for_record(rec, "task.cancelled") for rec in recs)
         out.finals.extend(recs)
@@ -133,11 +135,11 @@ async def _apply_one(
         limit = req.limit or RETRY_DEFAULT
         rows = await db.fetch(
             "retry_failed",
-            req.queue.strip(),
-            req.name.strip(),
-            [i for i in ids if i is not None],
-            limit,
-            db_names(sources_of(TaskState.QUEUED)),
+            queue=req.queue.strip(),
+            name=req.name.strip(),
+            ids=[i for i in ids if i is not None],
+            limit=limit,
+            sources=db_names(sources_of(TaskState.QUEUED)),
         )
         out.events.extend(event_for_row(r) for r in rows)
         if rows:
@@ -170,11 +172,11 @@ async def _queue_infos(conn: Any, queue: str = "") -> list[qs.QueueInfo]:
             infos[name] = qs.QueueInfo(name=name)
         return infos[name]
 
-    for row in await conn.fetch(Q["queue_names"], queue):
+    for row in await conn.fetch(*bind("queue_names", queue=queue)):
         info(row["name"]).paused = row["paused"]
-    for row in await conn.fetch(Q["queue_counts"], queue):
+    for row in await conn.fetch(*bind("queue_counts", queue=queue)):
         setattr(info(row["queue"]), _STATE_FIELD[row["state"]], row["n"])
-    for row in await conn.fetch(Q["queue_recent"], queue):
+    for row in await conn.fetch(*bind("queue_recent", queue=queue)):
         i = info(row["queue"])
         i.mean_duration.CopyFrom(_duration(float(row["mean_seconds"] or 0)))
         i.failed_today = row["failed_today"]
@@ -194,13 +196,14 @@ async def queue_info(pool: asyncpg.Pool, reply: ops_pb2.QueueOpReply) -> ops_pb2
 async def read_status(pool: asyncpg.Pool, req: ops_pb2.QueueStatusRequest) -> ops_pb2.QueueStatusReply:
     if req.paused_only:  # the scheduler's reconcile, on every reload: the small queues table only
         async with pool.acquire() as conn:
-            return ops_pb2.QueueStatusReply(paused=[r["name"] for r in await conn.fetch(Q["paused_queues"])])
+            paused = [r["name"] for r in await conn.fetch(*bind("paused_queues"))]
+            return ops_pb2.QueueStatusReply(paused=paused)
     queue = queue_name(req.queue, default="") if req.queue else ""
     async with pool.acquire() as conn:
         infos = await _queue_infos(conn, queue)
-        summary = await conn.fetchrow(Q["servers_summary"], SERVERS_DEFAULT_AGE_MS)
-        late = await conn.fetchval(Q["counter_value"], "late_completions")
-        paused = [r["name"] for r in await conn.fetch(Q["paused_queues"])]
+        summary = await conn.fetchrow(*bind("servers_summary", max_age_ms=SERVERS_DEFAULT_AGE_MS))
+        late = await conn.fetchval(*bind("counter_value", name="late_completions"))
+        paused = [r["name"] for r in await conn.fetch(*bind("paused_queues"))]
     return ops_pb2.QueueStatusReply(
         queues=infos,
         servers=summary["servers"],
@@ -237,7 +240,7 @@ def _processes(text: str) -> list[qs.WorkerProcess]:
 async def read_servers(pool: asyncpg.Pool, req: ops_pb2.ServersRequest) -> ops_pb2.ServersReply:
     if req.max_age_ms < 0:
         raise errors.invalid([FieldViolation(field="max_age", description="must not be negative")])
-    rows = await pool.fetch(Q["list_servers"], req.max_age_ms or SERVERS_DEFAULT_AGE_MS)
+    rows = await pool.fetch(*bind("list_servers", max_age_ms=req.max_age_ms or SERVERS_DEFAULT_AGE_MS))
     reply = ops_pb2.ServersReply()
     for r in rows:
         s = qs.Server(

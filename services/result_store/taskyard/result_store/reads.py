@@ -11,7 +11,7 @@ from taskyard.core.states import TaskState
 
 from .cache import ResultCache
 from .committer import Stats
-from .queries import Q
+from .queries import bind
 from .records import queued_ref, record_from_row
 from .validation import _int_part, _uuid_part, decode_cursor, encode_cursor, norm_uuid
 
@@ -43,7 +43,7 @@ class Reads:
         if misses:
             self.stats.statements += 1
             epoch = self.cache.epoch  # an invalidation meanwhile (a retry) makes these rows suspect
-            for row in await self.pool.fetch(Q["get_tasks"], misses):
+            for row in await self.pool.fetch(*bind("get_tasks", ids=misses)):
                 rec = record_from_row(row)
                 found[rec.id] = rec
                 self.cache.put_if_current(rec, epoch)
@@ -74,7 +74,16 @@ class Reads:
         state_names = [TaskState(s).name for s in req.states] or None
         self.stats.statements += 1
         rows = await self.pool.fetch(
-            Q["list_tasks"], state_names, req.name, req.queue, req.priority, c_us, c_id, limit + 1
+            *bind(
+                "list_tasks",
+                states=state_names,
+                name=req.name,
+                queue=req.queue,
+                priority=req.priority,
+                after_us=c_us,
+                after_id=c_id,
+                limit=limit + 1,
+            )
         )
         reply = store_pb2.ListTasksReply()
         for row in rows[:limit]:
@@ -93,7 +102,9 @@ class Reads:
             p, us, cid = decode_cursor(req.cursor, "q1", 3, "cursor")
             prio, c_us, c_id = _int_part(p, "cursor"), _int_part(us, "cursor"), _uuid_part(cid, "cursor")
         self.stats.statements += 1
-        rows = await self.pool.fetch(Q["load_queued"], prio, c_us, c_id, limit + 1)
+        rows = await self.pool.fetch(
+            *bind("load_queued", after_priority=prio, after_us=c_us, after_id=c_id, limit=limit + 1)
+        )
         reply = store_pb2.LoadQueuedReply()
         for row in rows[:limit]:
             reply.tasks.append(queued_ref(row))
@@ -105,5 +116,5 @@ class Reads:
     async def task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
         age = req.max_age_ms if req.max_age_ms > 0 else TASK_NAMES_DEFAULT_AGE_MS
         self.stats.statements += 1
-        rows = await self.pool.fetch(Q["task_names"], age)
+        rows = await self.pool.fetch(*bind("task_names", max_age_ms=age))
         return store_pb2.TaskNamesReply(names=[r["name"] for r in rows])

@@ -35,12 +35,12 @@ async def apply_reconcile(db: Db, reqs: list[reconcile_pb2.ReconcileRequest]) ->
             ms = max(0, req.issued_before_ms_ago)
             rows = await db.fetch(
                 "release_orphaned_leases",
-                pools,
-                list(req.held_tokens),
-                ms,
-                limit,
-                SRC_RECONCILE,
-                req.own_token_prefix,
+                pool_ids=pools,
+                held_tokens=list(req.held_tokens),
+                issued_before_ms=ms,
+                limit=limit,
+                sources=SRC_RECONCILE,
+                own_prefix=req.own_token_prefix,
             )
             for row in rows:
                 rec = record_from_row(row)

@@ -15,19 +15,16 @@ class _Refs:
         self.attempts: list[int] = []
         self.tokens: list[str] = []
         self.owner: dict[tuple[str, int, str], list[int]] = {}
-        self.asked: list[int] = []
 
     def add(self, i: int, ref: task_record_pb2.AttemptRef) -> bool:
-        while len(self.asked) <= i:
-            self.asked.append(0)
-        self.asked[i] += 1
         tid = norm_uuid(ref.task_id)
         if tid is None:
             return False
-        self.owner.setdefault((tid, ref.attempt, ref.lease_token), []).append(i)
+        attempt, token = ref.attempt, ref.lease_token  # a message field costs a lookup each read
+        self.owner.setdefault((tid, attempt, token), []).append(i)
         self.ids.append(tid)
-        self.attempts.append(ref.attempt)
-        self.tokens.append(ref.lease_token)
+        self.attempts.append(attempt)
+        self.tokens.append(token)
         return True
 
     def claim(self, tid: str, attempt: int, token: str) -> int | None:

@@ -1,7 +1,19 @@
 """The report applier: started, completed, released and died attempts
-(runs inside the group-commit transaction)."""
+(runs inside the group-commit transaction).
+
+Every kind of entry a report carries is applied the same way: the attempt refs
+of all of a drain's entries of that kind are merged, one statement applies
+them (fenced on attempt and lease token), and each applied row goes back to the
+request that asked for it. ``_Step`` says, for one kind, which entries, which
+statement with which columns, and what an applied row becomes.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import asyncpg
 
@@ -10,7 +22,7 @@ from taskyard.core import hops
 from taskyard.core.states import FINAL_VALUES
 
 from .committer import Db, Outcome
-from .records import event_for_record, event_for_row, in_record_order, record_and_event, record_from_row
+from .records import event_for_row, in_record_order, record_and_event, record_from_row
 from .refs import _Refs
 from .requeues import released_message
 from .transitions import (
@@ -26,250 +38,279 @@ from .transitions import (
 from .validation import text_array
 
 DIED_MESSAGE = "the worker process died while running the attempt"
+# Columns sent as one array literal each (text_array), as the statements' refs'
+# lease tokens are: short plain text that asyncpg would encode an element at a time.
+_LITERAL_COLUMNS = frozenset({"worker_ids"})
+_get = operator.attrgetter
+_REF = _get("ref")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Step:
+    """How one kind of report entry is applied."""
+
+    statement: str
+    # The entries of this kind in a request, and the attempt each one names
+    # (None: the entry is an AttemptRef itself).
+    entries: Callable[[store_pb2.ReportRequest], Iterable[Any]]
+    ref: Callable[[Any], task_record_pb2.AttemptRef] | None = _REF
+    # The statement's parameters besides ids, attempts and tokens: one array per
+    # column, each element read from an entry; then the parameters common to all
+    # entries (the allowed source states).
+    columns: Mapping[str, Callable[[Any], Any]]
+    constants: Mapping[str, Any]
+    # The ReportReply field that lists the applied task ids.
+    reply: str
+    # A start notice: its rows are short (an event each, no record), and a refused
+    # one is not counted in ReportReply.refused: a notice that arrives after its
+    # attempt's outcome is expected (they travel apart). Other rows are full
+    # records: each gives a record, an event carrying it when final, a final.
+    notice: bool = False
+    # An outcome: its hop stamps go on the final event, and a refused one may be late.
+    outcome: bool = False
+    # Whether an applied row may be QUEUED again: the scheduler's lanes hear of it (requeues.py).
+    requeues: bool = False
+
+
+def _result_text(c: store_pb2.Completion) -> str:
+    return c.result_json.decode("utf-8", "replace") if c.result_json else "null"
+
+
+def _failure_type(c: store_pb2.Completion) -> str:
+    return c.failure.type or "Error"
+
+
+_STARTED = _Step(
+    statement="start_attempts",
+    entries=_get("started"),
+    ref=None,
+    columns={"worker_ids": _get("worker_id")},
+    constants={"sources": SRC_RUNNING},
+    reply="started",
+    notice=True,
+)
+# The hot path, a lighter statement of its own: no retry decision, no failure row.
+_SUCCEEDED = _Step(
+    statement="complete_successes",
+    entries=lambda req: (c for c in req.completed if c.success and not c.cancel_step),
+    columns={
+        "results": _result_text,
+        "worker_ids": _get("ref.worker_id"),
+        "started_us": _get("started_at_us"),
+    },
+    constants={"sources": SRC_SUCCESS},
+    reply="completed",
+    outcome=True,
+)
+# RETRYING or FAILURE (CANCELLED while a cancel is requested), decided in SQL.
+_FAILED = _Step(
+    statement="fail_attempts",
+    entries=lambda req: (c for c in req.completed if not c.success and not c.cancel_step),
+    columns={
+        "failure_types": _failure_type,
+        "failure_messages": _get("failure.message"),
+        "tracebacks": _get("failure.traceback"),
+        "retryable": _get("retryable"),
+        "delays_ms": _get("retry_delay_ms"),
+        "worker_ids": _get("ref.worker_id"),
+        "started_us": _get("started_at_us"),
+        "max_retries": _get("max_retries"),
+    },
+    constants={
+        "retrying_sources": SRC_RETRYING,
+        "failure_sources": SRC_FAILURE,
+        "cancelled_sources": SRC_CANCELLED_LEASED,
+    },
+    reply="completed",
+    outcome=True,
+)
+# Stopped by a cancel request (step FLAG or ASYNCIO): CANCELLED.
+_STOPPED = _Step(
+    statement="cancel_attempts",
+    entries=lambda req: (c for c in req.completed if c.cancel_step),
+    columns={
+        "steps": _get("cancel_step"),
+        "worker_ids": _get("ref.worker_id"),
+        "started_us": _get("started_at_us"),
+    },
+    constants={"sources": SRC_CANCELLED_LEASED},
+    reply="completed",
+    outcome=True,
+)
+# Back to QUEUED as a new attempt that spends no retry.
+_RELEASED = _Step(
+    statement="release_attempts",
+    entries=_get("released"),
+    columns={"resume": _get("resume_requested")},
+    constants={"queued_sources": SRC_QUEUED_LEASED, "cancelled_sources": SRC_CANCELLED_LEASED},
+    reply="released",
+    requeues=True,
+)
+_DIED = _Step(
+    statement="die_attempts",
+    entries=_get("died"),
+    columns={
+        "started": _get("started"),
+        "delays_ms": _get("retry_delay_ms"),
+        "max_retries": _get("max_retries"),
+        "max_rescues": _get("max_rescues"),
+        "cancel_steps": _get("cancel_step"),
+    },
+    constants={
+        "message": DIED_MESSAGE,
+        "queued_sources": SRC_QUEUED_LEASED,
+        "retrying_sources": SRC_RETRYING_LEASED,
+        "failure_sources": SRC_FAILURE_LEASED,
+        "cancelled_sources": SRC_CANCELLED_LEASED,
+    },
+    reply="died",
+    requeues=True,
+)
+# Late outcomes are told from the rows as the outcomes left them, before a
+# release or a death of the same attempt moves it on.
+_BEFORE_LATE = (_STARTED, _SUCCEEDED, _FAILED, _STOPPED)
+_AFTER_LATE = (_RELEASED, _DIED)
+
+
+@dataclasses.dataclass
+class _Drain:
+    """What the statements of one drain applied, per request and in all."""
+
+    replies: list[store_pb2.ReportReply]
+    asked: list[int]
+    applied: list[int]
+    events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
+    finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Released or died rows (the QUEUED ones are published after COMMIT).
+    requeued: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # A sampled task's stamps, for its final event.
+    trips: dict[str, hops.HopStamps] = dataclasses.field(default_factory=dict)
+    # Each outcome statement's refs and the rows it applied (for late ones).
+    outcomes: list[tuple[_Refs, list[asyncpg.Record]]] = dataclasses.field(default_factory=list)
 
 
 async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     n = len(reqs)
-    replies = [store_pb2.ReportReply() for _ in reqs]
-    applied = [0] * n
-    asked = [0] * n
-    events: list[event_pb2.Event] = []
-    finals: list[task_record_pb2.TaskRecord] = []
-    requeued: list[task_record_pb2.TaskRecord] = []  # released/died rows (QUEUED ones published)
-    # Completions: each statement's refs and the rows it applied (for late_completions).
-    c_notes: list[tuple[_Refs, list[asyncpg.Record]]] = []
-
-    # 1. started: ASSIGNED -> RUNNING. Not counted in `refused`: a start notice
-    # that arrives after its attempt's outcome is expected (they travel apart).
-    refs = _Refs()
-    workers: list[str] = []
-    for i, req in enumerate(reqs):
-        for ref in req.started:
-            if refs.add(i, ref):
-                workers.append(ref.worker_id)
-    if refs.ids:
-        rows = await db.fetch(
-            "start_attempts",
-            refs.ids,
-            refs.attempts,
-            text_array(refs.tokens),
-            text_array(workers),
-            SRC_RUNNING,
-        )
-        for row in rows:
-            j = refs.claim(row["id"], row["attempt"], row["ref_token"])
-            if j is None:
-                continue
-            replies[j].started.append(row["id"])
-            events.append(event_for_row(row))
-
-    # 2a. completed successfully: SUCCESS (the hot path, a lighter statement)
-    trips: dict[str, hops.HopStamps] = {}  # a sampled task's stamps, for its final event
-    refs = _Refs()
-    s_result: list[str] = []
-    s_worker: list[str] = []
-    s_started: list[int] = []
-    for i, req in enumerate(reqs):
-        for c in req.completed:
-            if not c.success or c.cancel_step:
-                continue
-            asked[i] += 1
-            if c.hops:
-                trips[c.ref.task_id] = c.hops
-            if refs.add(i, c.ref):
-                s_result.append(c.result_json.decode("utf-8", "replace") if c.result_json else "null")
-                s_worker.append(c.ref.worker_id)
-                s_started.append(c.started_at_us)
-    if refs.ids:
-        rows = await db.fetch(
-            "complete_successes",
-            refs.ids,
-            refs.attempts,
-            text_array(refs.tokens),
-            s_result,
-            text_array(s_worker),
-            s_started,
-            SRC_SUCCESS,
-        )
-        _claim_completions(rows, refs, replies, applied, events, finals)
-        c_notes.append((refs, rows))
-
-    # 2b. failed: RETRYING / FAILURE, decided in SQL
-    refs = _Refs()
-    c_success: list[bool] = []
-    c_result: list[str] = []
-    c_ftype: list[str | None] = []
-    c_fmsg: list[str | None] = []
-    c_ftb: list[str | None] = []
-    c_retryable: list[bool] = []
-    c_delay: list[int] = []
-    c_worker: list[str] = []
-    c_started: list[int] = []
-    c_budget: list[int] = []
-    for i, req in enumerate(reqs):
-        for c in req.completed:
-            if c.success or c.cancel_step:
-                continue
-            asked[i] += 1
-            if c.hops:
-                trips[c.ref.task_id] = c.hops
-            if not refs.add(i, c.ref):
-                continue
-            c_success.append(False)
-            c_result.append("null")
-            c_ftype.append(c.failure.type or "Error")
-            c_fmsg.append(c.failure.message)
-            c_ftb.append(c.failure.traceback)
-            c_retryable.append(c.retryable)
-            c_delay.append(c.retry_delay_ms)
-            c_worker.append(c.ref.worker_id)
-            c_started.append(c.started_at_us)
-            c_budget.append(c.max_retries)
-    if refs.ids:
-        rows = await db.fetch(
-            "complete_attempts",
-            refs.ids,
-            refs.attempts,
-            refs.tokens,
-            c_success,
-            c_result,
-            c_ftype,
-            c_fmsg,
-            c_ftb,
-            c_retryable,
-            c_delay,
-            c_worker,
-            SRC_SUCCESS,
-            SRC_RETRYING,
-            SRC_FAILURE,
-            c_started,
-            c_budget,
-            SRC_CANCELLED_LEASED,
-        )
-        _claim_completions(rows, refs, replies, applied, events, finals)
-        c_notes.append((refs, rows))
-
-    # 2c. stopped by a cancel request (step FLAG / ASYNCIO): CANCELLED
-    refs = _Refs()
-    k_step: list[int] = []
-    k_worker: list[str] = []
-    k_started: list[int] = []
-    for i, req in enumerate(reqs):
-        for c in req.completed:
-            if not c.cancel_step:
-                continue
-            asked[i] += 1
-            if refs.add(i, c.ref):
-                k_step.append(int(c.cancel_step))
-                k_worker.append(c.ref.worker_id)
-                k_started.append(c.started_at_us)
-    if refs.ids:
-        rows = await db.fetch(
-            "cancel_attempts",
-            refs.ids,
-            refs.attempts,
-            refs.tokens,
-            k_step,
-            k_worker,
-            k_started,
-            SRC_CANCELLED_LEASED,
-        )
-        _claim_completions(rows, refs, replies, applied, events, finals)
-        c_notes.append((refs, rows))
-    # Completions fencing refused because their attempt was superseded (a newer
-    # attempt or lease holds the row), or because a cancel ended the task as "not
-    # started" while the body was in its start-notice delay: the body ran, so the
-    # refusal is counted and noted on the task's row. Every re-run is a new
-    # attempt (a rescue or a release moves the number on), so an older attempt
-    # number is what tells. Not late: a duplicate within the drain, a re-sent
-    # report whose first copy committed (same attempt, lease cleared).
-    refused = _refused(c_notes)
-    if refused:
-        now = {
-            r["id"]: (r["attempt"], r["lease_token"], r["cancelled_unstarted"])
-            for r in await db.fetch("attempts_now", sorted({k[0] for k in refused}))
-        }
-        late = sorted(
-            (tid, attempt)
-            for tid, attempt, token in refused
-            if tid in now and (now[tid][0] != attempt or now[tid][1] not in ("", token) or now[tid][2])
-        )
-        if late:
-            await db.fetch("bump_counter", "late_completions", len(late))
-            noted = await db.fetch("note_late_reports", [t for t, _ in late], [a for _, a in late])
-            # A final row's cached record must show the note too.
-            finals.extend(r for r in map(record_from_row, noted) if r.state in FINAL_VALUES)
-
-    # 3. released: back to QUEUED as a new attempt that spends no retry
-    refs = _Refs()
-    resume: list[bool] = []
-    for i, req in enumerate(reqs):
-        for r in req.released:
-            asked[i] += 1
-            if refs.add(i, r.ref):
-                resume.append(r.resume_requested)
-    if refs.ids:
-        rows = await db.fetch(
-            "release_attempts",
-            refs.ids,
-            refs.attempts,
-            refs.tokens,
-            resume,
-            SRC_QUEUED_LEASED,
-            SRC_CANCELLED_LEASED,
-        )
-        for row in rows:
-            j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])
-            if j is None:
-                continue
-            applied[j] += 1
-            rec = record_from_row(row)
-            replies[j].released.append(rec.id)
-            events.append(event_for_record(rec))
-            requeued.append(rec)
-            if rec.state in FINAL_VALUES:  # a cancel requested before the release
-                finals.append(rec)
-
-    # 4. died
-    refs = _Refs()
-    started: list[bool] = []
-    delays: list[int] = []
-    budgets: list[int] = []
-    caps: list[int] = []
-    steps: list[int] = []
-    for i, req in enumerate(reqs):
-        for d in req.died:
-            asked[i] += 1
-            if refs.add(i, d.ref):
-                started.append(d.started)
-                delays.append(d.retry_delay_ms)
-                budgets.append(d.max_retries)
-                caps.append(d.max_rescues)
-                steps.append(int(d.cancel_step))
-    if refs.ids:
-        for row, rec in await _die(db, refs, started, delays, budgets, caps, steps):
-            j = refs.claim(rec.id, row["ref_attempt"], row["ref_token"])
-            if j is None:
-                continue
-            applied[j] += 1
-            replies[j].died.append(rec.id)
-            events.append(event_for_record(rec))
-            requeued.append(rec)
-            if rec.state in FINAL_VALUES:
-                finals.append(rec)
-
-    for i in range(n):
-        replies[i].refused = asked[i] - applied[i]
-        db.stats.refused += replies[i].refused
+    drain = _Drain(replies=[store_pb2.ReportReply() for _ in reqs], asked=[0] * n, applied=[0] * n)
+    for step in _BEFORE_LATE:
+        await _apply(db, reqs, step, drain)
+    await _note_late(db, drain)
+    for step in _AFTER_LATE:
+        await _apply(db, reqs, step, drain)
+    for reply, asked, applied in zip(drain.replies, drain.asked, drain.applied, strict=True):
+        reply.refused = asked - applied
+        db.stats.refused += reply.refused
     # Released or unstarted-dead attempts are QUEUED again: their refs go to the
     # scheduler's lanes right after COMMIT (requeues.py), not at its fallback poll.
     return Outcome(
-        replies=list(replies),
-        events=events,
-        finals=finals,
-        messages=released_message(requeued),
-        sampled=_carry_trips(events, trips) if trips else [],
+        replies=list(drain.replies),
+        events=drain.events,
+        finals=drain.finals,
+        messages=released_message(drain.requeued),
+        sampled=_carry_trips(drain.events, drain.trips) if drain.trips else [],
     )
+
+
+async def _apply(db: Db, reqs: list[store_pb2.ReportRequest], step: _Step, drain: _Drain) -> None:
+    """One statement for every entry of ``step``'s kind in the drain."""
+    refs = _Refs()
+    kept: list[Any] = []
+    # Per-entry work is on the hot path: the step's fields are read once.
+    add, keep, ref_of = refs.add, kept.append, step.ref
+    counted, outcome, asked, trips = not step.notice, step.outcome, drain.asked, drain.trips
+    for i, req in enumerate(reqs):
+        for entry in step.entries(req):
+            if counted:
+                asked[i] += 1
+            if outcome and entry.hops:
+                trips[entry.ref.task_id] = entry.hops
+            if add(i, entry if ref_of is None else ref_of(entry)):
+                keep(entry)
+    if not kept:
+        return
+    rows = await _run(db, step, refs, {c: list(map(read, kept)) for c, read in step.columns.items()})
+    if outcome:
+        drain.outcomes.append((refs, rows))
+    if step.notice:
+        _land_notices(rows, refs, step, drain)
+    else:
+        _land_records(rows, refs, step, drain)
+
+
+def _land_notices(rows: list[asyncpg.Record], refs: _Refs, step: _Step, drain: _Drain) -> None:
+    """Each applied notice back to the request that sent it, and its event."""
+    claim, field, replies, events = refs.claim, step.reply, drain.replies, drain.events
+    for row in rows:
+        # The row's attempt is the notice's: the statement is fenced on it.
+        j = claim(row["id"], row["attempt"], row["ref_token"])
+        if j is not None:
+            getattr(replies[j], field).append(row["id"])
+            events.append(event_for_row(row))
+
+
+def _land_records(rows: list[asyncpg.Record], refs: _Refs, step: _Step, drain: _Drain) -> None:
+    """Each applied row back to the request that named its attempt, as a record and its event."""
+    claim, field, replies, applied = refs.claim, step.reply, drain.replies, drain.applied
+    events, finals = drain.events, drain.finals
+    requeued = drain.requeued if step.requeues else None
+    ordered = in_record_order(rows)
+    for row in rows:
+        j = claim(row["id"], row["ref_attempt"], row["ref_token"])
+        if j is None:
+            continue
+        getattr(replies[j], field).append(row["id"])
+        applied[j] += 1
+        rec, ev = record_and_event(row, ordered=ordered)
+        events.append(ev)
+        if requeued is not None:
+            requeued.append(rec)
+        if rec.state in FINAL_VALUES:  # for a release: a cancel requested before it
+            finals.append(rec)
+
+
+async def _run(db: Db, step: _Step, refs: _Refs, columns: Mapping[str, list[Any]]) -> list[asyncpg.Record]:
+    """``step``'s statement for ``refs``, with one array per column of ``step``."""
+    values = {c: text_array(v) if c in _LITERAL_COLUMNS else v for c, v in columns.items()}
+    return await db.fetch(
+        step.statement,
+        ids=refs.ids,
+        attempts=refs.attempts,
+        tokens=text_array(refs.tokens),
+        **values,
+        **step.constants,
+    )
+
+
+async def die(db: Db, refs: _Refs, **columns: list[Any]) -> list[asyncpg.Record]:
+    """Deaths of the attempts of ``refs`` outside a report (lapsed leases):
+    ``columns`` as a report's died entries give them (``_DIED.columns``)."""
+    return await _run(db, _DIED, refs, columns)
+
+
+async def _note_late(db: Db, drain: _Drain) -> None:
+    """Count and note the outcomes fencing refused because their attempt was
+    superseded (a newer attempt or lease holds the row), or because a cancel
+    ended the task as "not started" while the body was in its start-notice
+    delay: the body ran. Every re-run is a new attempt (a rescue or a release
+    moves the number on), so an older attempt number is what tells. Not late: a
+    duplicate within the drain, a re-sent report whose first copy committed
+    (same attempt, lease cleared)."""
+    refused = _refused(drain.outcomes)
+    if not refused:
+        return
+    now = {r["id"]: r for r in await db.fetch("attempts_now", ids=sorted({tid for tid, _, _ in refused}))}
+    late = sorted(
+        (tid, attempt)
+        for tid, attempt, token in refused
+        if (row := now.get(tid)) is not None
+        and (row["attempt"] != attempt or row["lease_token"] not in ("", token) or row["cancelled_unstarted"])
+    )
+    if not late:
+        return
+    await db.fetch("bump_counter", name="late_completions", delta=len(late))
+    noted = await db.fetch("note_late_reports", ids=[t for t, _ in late], attempts=[a for _, a in late])
+    # A final row's cached record must show the note too.
+    drain.finals.extend(r for r in map(record_from_row, noted) if r.state in FINAL_VALUES)
 
 
 def _carry_trips(
@@ -291,27 +332,6 @@ def _carry_trips(
     return out
 
 
-def _claim_completions(
-    rows: list[asyncpg.Record],
-    refs: _Refs,
-    replies: list[store_pb2.ReportReply],
-    applied: list[int],
-    events: list[event_pb2.Event],
-    finals: list[task_record_pb2.TaskRecord],
-) -> None:
-    ordered = in_record_order(rows)
-    for row in rows:
-        j = refs.claim(row["id"], row["ref_attempt"], row["ref_token"])
-        if j is None:
-            continue
-        applied[j] += 1
-        rec, ev = record_and_event(row, ordered=ordered)
-        replies[j].completed.append(row["id"])
-        events.append(ev)
-        if rec.state in FINAL_VALUES:
-            finals.append(rec)
-
-
 def _refused(notes: list[tuple[_Refs, list[asyncpg.Record]]]) -> set[tuple[str, int, str]]:
     """The refs asked for that no statement applied.
 
@@ -327,31 +347,3 @@ def _refused(notes: list[tuple[_Refs, list[asyncpg.Record]]]) -> set[tuple[str, 
         asked.update(zip(refs.ids, refs.attempts, refs.tokens, strict=True))
         applied.update((r["id"], r["ref_attempt"], r["ref_token"]) for r in rows)
     return asked - applied
-
-
-async def _die(
-    db: Db,
-    refs: _Refs,
-    started: list[bool],
-    delays: list[int],
-    budgets: list[int],
-    rescue_caps: list[int],
-    cancel_steps: list[int],
-) -> list[tuple[asyncpg.Record, task_record_pb2.TaskRecord]]:
-    rows = await db.fetch(
-        "die_attempts",
-        refs.ids,
-        refs.attempts,
-        refs.tokens,
-        started,
-        delays,
-        [DIED_MESSAGE] * len(refs.ids),
-        SRC_QUEUED_LEASED,
-        SRC_RETRYING_LEASED,
-        SRC_FAILURE_LEASED,
-        budgets,
-        rescue_caps,
-        cancel_steps,
-        SRC_CANCELLED_LEASED,
-    )
-    return [(row, record_from_row(row)) for row in rows]

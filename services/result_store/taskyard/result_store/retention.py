@@ -16,7 +16,7 @@ import asyncpg
 
 from taskyard.core.clock import Clock
 
-from .queries import Q
+from .queries import bind
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Purger:
         total = 0
         async with self._lock:  # one purge at a time (the hourly one and PurgeTasks)
             while True:
-                rows = await self.pool.fetch(Q["purge_final"], cutoff_us, self.chunk)
+                rows = await self.pool.fetch(*bind("purge_final", before_us=cutoff_us, limit=self.chunk))
                 if rows:
                     self._on_purged([r["id"] for r in rows])
                 total += len(rows)

@@ -104,8 +104,9 @@ def overlap(s: pub.Schedule) -> int:
     return int(s.overlap) or pub.OVERLAP_POLICY_SKIP
 
 
-def id_and_name(text: str) -> tuple[str | None, str]:
-    return norm_uuid(text), text
+def id_and_name(text: str) -> dict[str, str | None]:
+    """The parameters of a lookup by id or by name (``get_schedule``, ``lock_schedule``)."""
+    return {"id": norm_uuid(text), "name": text}
 
 
 def encode_token(name: str) -> str:

@@ -14,24 +14,26 @@ connection instead of through the group committer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple, TypeVar
 
 import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, store_pb2, task_record_pb2
-from taskyard.core import codec, errors, ids
+from taskyard.core import codec, contract, errors, ids, rpc
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
-from taskyard.core.transport import Route
 from taskyard.v1 import schedule_pb2 as pub
 
 from .committer import Db, Stats, to_taskyard_error
 from .events import EventPublisher
+from .insert_row import InsertRow
 from .inserts import apply_insert
 from .names import DeclaredNames
-from .queries import Q
+from .queries import bind
 from .schedule_rows import (
     already_exists,
     check,
@@ -48,6 +50,9 @@ from .validation import validate_insert
 
 log = logging.getLogger(__name__)
 
+Rq = TypeVar("Rq", bound=Message)
+Rp = TypeVar("Rp", bound=Message)
+
 K = envelope_pb2
 A = schedule_pb2.ScheduleAction
 FINAL_STATES = frozenset({"SUCCESS", "FAILURE", "CANCELLED"})
@@ -58,6 +63,15 @@ DEFAULT_FIRE_LIMIT = 100
 # is retried this much later instead of blocking the due index.
 BROKEN_RETRY_US = 3600 * 1_000_000
 CHANGED = "schedule.changed"
+
+
+class _Claim(NamedTuple):
+    """One due run to claim: its next run, and its task (None: skipped)."""
+
+    schedule_id: str
+    due_us: int
+    next_us: int
+    task_id: str | None
 
 
 class Schedules:
@@ -93,7 +107,7 @@ class Schedules:
             trace_headers={},
         )
 
-    async def _checked(self, records: list[task_record_pb2.TaskRecord], now: int) -> list[tuple[Any, ...]]:
+    async def _checked(self, records: list[task_record_pb2.TaskRecord], now: int) -> list[InsertRow]:
         """Insert parameters of the runs' records, checked like any insert (validation.py)."""
         await self.names.ensure(r.name for r in records)
         return validate_insert(
@@ -103,25 +117,13 @@ class Schedules:
             now_us=now,
         )
 
-    def routes(self) -> dict[int, Route[Any]]:
-        def route(request_type: type[Any], fn: Any) -> Route[Any]:
-            async def handler(req: Message, env: envelope_pb2.Envelope) -> Message:
-                try:
-                    result: Message = await fn(req)
-                except errors.TaskyardError:
-                    raise
-                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
-                    raise to_taskyard_error(exc) from exc
-                return result
-
-            return Route(request_type, handler)
-
-        return {
-            K.KIND_STORE_SCHEDULE_SAVE: route(schedule_pb2.SaveSchedulesRequest, self.save),
-            K.KIND_STORE_SCHEDULE_READ: route(schedule_pb2.ReadSchedulesRequest, self.read),
-            K.KIND_STORE_SCHEDULE_CHANGE: route(schedule_pb2.ChangeScheduleRequest, self.change),
-            K.KIND_STORE_SCHEDULE_FIRE: route(schedule_pb2.FireSchedulesRequest, self.fire),
-        }
+    def routes(self) -> list[rpc.Route[Any]]:
+        return [
+            rpc.serve_call(contract.STORE_SCHEDULE_SAVE, _as_bus_errors(self.save)),
+            rpc.serve_call(contract.STORE_SCHEDULE_READ, _as_bus_errors(self.read)),
+            rpc.serve_call(contract.STORE_SCHEDULE_CHANGE, _as_bus_errors(self.change)),
+            rpc.serve_call(contract.STORE_SCHEDULE_FIRE, _as_bus_errors(self.fire)),
+        ]
 
     async def _changed(self, at_us: int) -> None:
         await self.publisher.publish([event_pb2.Event(type=CHANGED, at_us=at_us)])
@@ -142,17 +144,19 @@ class Schedules:
         next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
         self.stats.statements += 1
         row = await self.pool.fetchrow(
-            Q["insert_schedule"],
-            sid,
-            s.name,
-            template_json(s),
-            spec.interval_ms,
-            spec.cron,
-            s.time_zone,
-            s.paused,
-            overlap(s),
-            next_us,
-            now,
+            *bind(
+                "insert_schedule",
+                id=sid,
+                name=s.name,
+                task=template_json(s),
+                interval_ms=spec.interval_ms,
+                cron=spec.cron,
+                time_zone=s.time_zone,
+                paused=s.paused,
+                overlap=overlap(s),
+                next_us=next_us,
+                now_us=now,
+            )
         )
         if row is None:
             raise already_exists(s.name)
@@ -160,13 +164,15 @@ class Schedules:
         return schedule_pb2.SaveSchedulesReply(schedules=[schedule_from_row(row)])
 
     async def _declare(self, items: Any, now: int) -> schedule_pb2.SaveSchedulesReply:
-        cols: list[list[Any]] = [[] for _ in range(8)]
+        # One array per column of declare_schedules, in the order the values come below.
+        columns = ("ids", "names", "tasks", "intervals_ms", "crons", "time_zones", "overlaps", "next_us")
+        cols: dict[str, list[Any]] = {c: [] for c in columns}
         for i, s in enumerate(items):
             spec = check(s, f"schedules[{i}]")
             await self._check_template(s, f"schedules[{i}]", declared=True)
             next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
             for col, value in zip(
-                cols,
+                cols.values(),
                 (
                     ids.new_task_id(),
                     s.name,
@@ -180,12 +186,12 @@ class Schedules:
                 strict=True,
             ):
                 col.append(value)
-        if not cols[0]:
+        if not cols["ids"]:
             return schedule_pb2.SaveSchedulesReply()
         self.stats.statements += 1
-        rows = await self.pool.fetch(Q["declare_schedules"], *cols, now)
+        rows = await self.pool.fetch(*bind("declare_schedules", **cols, now_us=now))
         kept = {r["name"] for r in rows}
-        for name in cols[1]:
+        for name in cols["names"]:
             if name not in kept:
                 log.warning("declared schedule %r not applied: a user-created schedule has that name", name)
         await self._changed(now)
@@ -195,7 +201,7 @@ class Schedules:
     async def read(self, req: schedule_pb2.ReadSchedulesRequest) -> schedule_pb2.ReadSchedulesReply:
         self.stats.statements += 1
         if req.id:
-            row = await self.pool.fetchrow(Q["get_schedule"], *id_and_name(req.id))
+            row = await self.pool.fetchrow(*bind("get_schedule", **id_and_name(req.id)))
             if row is None:
                 raise errors.not_found("schedule", req.id)
             return schedule_pb2.ReadSchedulesReply(schedules=[schedule_from_row(row)])
@@ -205,7 +211,7 @@ class Schedules:
             )
         size = req.page_size or DEFAULT_PAGE
         after = decode_token(req.page_token) if req.page_token else None
-        rows = await self.pool.fetch(Q["list_schedules"], after, size + 1)
+        rows = await self.pool.fetch(*bind("list_schedules", after=after, limit=size + 1))
         reply = schedule_pb2.ReadSchedulesReply(schedules=[schedule_from_row(r) for r in rows[:size]])
         if len(rows) > size:
             reply.next_page_token = encode_token(rows[size - 1]["name"])
@@ -218,19 +224,19 @@ class Schedules:
         now = req.now_us
         async with self.pool.acquire() as conn, conn.transaction():
             db = Db(conn, self.stats)
-            found = await db.fetch("lock_schedule", *id_and_name(req.id))
+            found = await db.fetch("lock_schedule", **id_and_name(req.id))
             if not found:
                 raise errors.not_found("schedule", req.id)
             row = found[0]
             sid = row["id"]
             if req.action == A.SCHEDULE_ACTION_PAUSE:
-                (row,) = await db.fetch("pause_schedule", sid, now)
+                (row,) = await db.fetch("pause_schedule", id=sid, now_us=now)
             elif req.action == A.SCHEDULE_ACTION_RESUME:
                 # Runs missed while paused are not fired: the next one counts from now.
                 next_us = spec_of(row).next_after(now) if row["paused"] else row["next_run_at_us"]
-                (row,) = await db.fetch("resume_schedule", sid, next_us, now)
+                (row,) = await db.fetch("resume_schedule", id=sid, next_us=next_us, now_us=now)
             else:
-                (row,) = await db.fetch("delete_schedule", sid)
+                (row,) = await db.fetch("delete_schedule", id=sid)
         await self._changed(row["next_run_at_us"])
         return schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
 
@@ -254,7 +260,9 @@ class Schedules:
                 inserted: store_pb2.InsertTasksReply = outcome.replies[0]  # type: ignore[assignment]
                 by_id = {t.id: t for t in inserted.tasks if t.created}
                 runs = [rec for rec in records if rec.id in by_id]
-                await db.fetch("mark_schedule_runs", [r.id for r in runs], [r.schedule_id for r in runs])
+                await db.fetch(
+                    "mark_schedule_runs", ids=[r.id for r in runs], schedule_ids=[r.schedule_id for r in runs]
+                )
                 for rec in runs:
                     rec.state = by_id[rec.id].state
                     reply.tasks.append(by_id[rec.id])
@@ -281,20 +289,20 @@ class Schedules:
     async def _trigger(
         self, db: Db, ident: str, now: int
     ) -> tuple[list[task_record_pb2.TaskRecord], list[pub.Schedule]]:
-        found = await db.fetch("lock_schedule", *id_and_name(ident))
+        found = await db.fetch("lock_schedule", **id_and_name(ident))
         if not found:
             raise errors.not_found("schedule", ident)
         rec = run_record(found[0], now, manual=True)
-        (row,) = await db.fetch("trigger_schedule", found[0]["id"], now, rec.id)
+        (row,) = await db.fetch("trigger_schedule", id=found[0]["id"], now_us=now, task_id=rec.id)
         return [rec], [schedule_from_row(row)]
 
     async def _claim_due(
         self, db: Db, now: int, limit: int
     ) -> tuple[list[task_record_pb2.TaskRecord], list[pub.Schedule], int, bool]:
-        due = await db.fetch("due_schedules", now, limit)
+        due = await db.fetch("due_schedules", now_us=now, limit=limit)
         if not due:
             return [], [], 0, False
-        plan: list[tuple[str, int, int, str | None]] = []
+        plan: list[_Claim] = []
         records: dict[str, task_record_pb2.TaskRecord] = {}
         for row in due:
             due_us = row["next_run_at_us"]
@@ -304,31 +312,46 @@ class Schedules:
                 log.error(
                     "schedule %s cannot compute its next run (%s); retrying in an hour", row["name"], exc
                 )
-                plan.append((row["id"], due_us, now + BROKEN_RETRY_US, None))
+                plan.append(_Claim(row["id"], due_us, now + BROKEN_RETRY_US, None))
                 continue
             busy = row["last_state"] not in FINAL_STATES and row["last_state"] != ""
             if busy and row["overlap"] != pub.OVERLAP_POLICY_ALLOW:
-                plan.append((row["id"], due_us, next_us, None))  # skipped: the last run is unfinished
+                plan.append(_Claim(row["id"], due_us, next_us, None))  # skipped: the last run is unfinished
                 continue
             rec = await self._run_or_none(row, due_us)
             if rec is None:  # its template breaks a rule: no run, retried later
-                plan.append((row["id"], due_us, now + BROKEN_RETRY_US, None))
+                plan.append(_Claim(row["id"], due_us, now + BROKEN_RETRY_US, None))
                 continue
             records[row["id"]] = rec
-            plan.append((row["id"], due_us, next_us, rec.id))
+            plan.append(_Claim(row["id"], due_us, next_us, rec.id))
         claimed = await db.fetch(
             "claim_schedules",
-            [p[0] for p in plan],
-            [p[1] for p in plan],
-            [p[2] for p in plan],
-            [p[3] for p in plan],
-            now,
+            ids=[p.schedule_id for p in plan],
+            due_us=[p.due_us for p in plan],
+            next_us=[p.next_us for p in plan],
+            task_ids=[p.task_id for p in plan],
+            now_us=now,
         )
         won = {r["id"] for r in claimed}
-        skipped = sum(1 for p in plan if p[3] is None and p[0] in won)
+        skipped = sum(1 for p in plan if p.task_id is None and p.schedule_id in won)
         return (
             [rec for sid, rec in records.items() if sid in won],
             [schedule_from_row(r) for r in claimed],
             skipped,
             len(due) >= limit,
         )
+
+
+def _as_bus_errors(fn: Callable[[Rq], Awaitable[Rp]]) -> Callable[[Rq], Awaitable[Rp]]:
+    """``fn`` with database errors turned into the bus's errors (retryable where they are)."""
+
+    @functools.wraps(fn)
+    async def handler(request: Rq) -> Rp:
+        try:
+            return await fn(request)
+        except errors.TaskyardError:
+            raise
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            raise to_taskyard_error(exc) from exc
+
+    return handler

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from taskyard.core import seal
 from taskyard.core.config import Settings
-from taskyard.core.transport import Responder
+from taskyard.core.rpc import Responder
 
 from . import counters
 from .store import ResultStore

@@ -2,7 +2,7 @@
 
 ``ResultStore`` owns the asyncpg pool, the group committer, the result cache,
 the event publisher and the NOTIFY listener, and exposes one handler per
-``KIND_STORE_*`` kind (``routes()``) for ``core.transport.Responder``.
+``KIND_STORE_*`` kind (``routes()``) for ``core.rpc.Responder``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import asyncpg
@@ -24,12 +24,10 @@ from taskyard.bus.v1 import (
     store_pb2,
     supervision_pb2,
     task_record_pb2,
-    time_pb2,
 )
-from taskyard.core import errors, hops
+from taskyard.core import contract, errors, hops, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
-from taskyard.core.transport import Route
 
 from . import (
     cancels,
@@ -48,12 +46,13 @@ from . import (
 from .cache import ResultCache
 from .committer import Committer, Stats
 from .events import EventPublisher
+from .insert_row import InsertRow
 from .listener import NotifyListener
 from .migrate import migrate
 from .names import DeclaredNames
 from .operations import Operations
 from .operations import appliers as ops_appliers
-from .queries import Q
+from .queries import bind
 from .reads import Reads
 from .schedules import Schedules
 from .validation import validate_insert
@@ -291,9 +290,8 @@ class ResultStore:
         return await self._read(trees.task_tree(self.pool, self.stats, req))
 
     async def _pending_page(self, after_us: int | None, after_id: str, limit: int) -> list[Any]:
-        rows: list[Any] = await self._read(
-            self.pool.fetch(Q["graph_pending_page"], after_us, after_id or None, limit)
-        )
+        page = bind("graph_pending_page", after_us=after_us, after_id=after_id or None, limit=limit)
+        rows: list[Any] = await self._read(self.pool.fetch(*page))
         return rows
 
     # --- handlers -----------------------------------------------------------------
@@ -308,32 +306,32 @@ class ResultStore:
         hops.stamp(req.tasks, "store.received")
         # The gateway's rules, whoever sent the records (a lane, a task's children, a forger).
         await self._read(self._ensure_names(r.name for r in req.tasks))
-        params = validate_insert(
+        rows = validate_insert(
             req,
             known_names=self.names,
             max_payload_bytes=self.settings.max_payload_bytes,
             now_us=time.time_ns() // 1000,
         )
-        if not params:
+        if not rows:
             return store_pb2.InsertTasksReply()
         # Missing dependencies / parent refused here, on the pool, so a bad request
         # fails alone instead of failing its whole drain in the writer (which
         # would then retry every request of the drain one by one). The applier
         # checks again as a backstop (a row purged in between).
-        if any(p[9] or p[17].strip("{}") for p in params):
-            await self._check_refs(params)
-        return await self._write(K.KIND_STORE_INSERT, (req, params), len(params))  # type: ignore[no-any-return]
+        if any(row.parent_id or row.has_dependencies for row in rows):
+            await self._check_refs(rows)
+        return await self._write(K.KIND_STORE_INSERT, (req, rows), len(rows))  # type: ignore[no-any-return]
 
     async def _ensure_names(self, names: Iterable[str]) -> store_pb2.TaskNamesReply:
         await self.names.ensure(names)
         return store_pb2.TaskNamesReply()
 
-    async def _check_refs(self, params: list[tuple[Any, ...]]) -> None:
+    async def _check_refs(self, rows: list[InsertRow]) -> None:
         from .committer import Db, to_taskyard_error
 
         try:
             async with self.pool.acquire() as conn:
-                await dependencies.check_refs(Db(conn, self.committer.stats), params, range(len(params)))
+                await dependencies.check_refs(Db(conn, self.committer.stats), rows, range(len(rows)))
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
             raise to_taskyard_error(exc) from exc
 
@@ -414,45 +412,40 @@ class ResultStore:
             raise to_taskyard_error(exc) from exc
 
     # --- routes ---------------------------------------------------------------------
-    def routes(self) -> dict[int, Route[Any]]:
-        def route(request_type: type[Any], fn: Any) -> Route[Any]:
-            async def handler(req: Message, env: envelope_pb2.Envelope) -> Message:
-                result: Message = await fn(req)
-                return result
+    def routes(self) -> Sequence[rpc.Route[Any]]:
+        serve = rpc.serve_call
+        return [
+            serve(contract.STORE_INSERT, self.insert),
+            serve(contract.STORE_GET, self.get),
+            serve(contract.STORE_LIST, self.list),
+            serve(contract.STORE_LEASE, self.lease),
+            serve(contract.STORE_REPORT, self.report),
+            serve(contract.STORE_RENEW, self.renew),
+            serve(contract.STORE_RESCUE, self.rescue),
+            serve(contract.STORE_RECONCILE, self._reconcile),
+            serve(contract.STORE_CANCEL, self.cancel),
+            serve(contract.STORE_LOAD_QUEUED, self.load_queued),
+            serve(contract.STORE_PROMOTE_DUE, self.promote_due),
+            serve(contract.STORE_HEARTBEAT, self.heartbeat),
+            serve(contract.STORE_TASK_NAMES, self.task_names),
+            serve(contract.STORE_TREE, self._task_tree),
+            serve(contract.STORE_COUNTERS, self._counters),
+            *self.schedules.routes(),
+            *self.ops.routes(),
+            # The scheduler's due heap, failures of each attempt, explain facts.
+            serve(contract.STORE_LOAD_DUE, self._time_read(promotions.load_due)),
+            serve(contract.STORE_FAILURES, self._time_read(failures.get_failures)),
+            serve(contract.STORE_EXPLAIN, self._time_read(explain.explain_facts)),
+        ]
 
-            return Route(request_type, handler)
+    async def _reconcile(self, req: reconcile_pb2.ReconcileRequest) -> reconcile_pb2.ReconcileReply:
+        reply: reconcile_pb2.ReconcileReply = await self._write(
+            K.KIND_STORE_RECONCILE, req, max(1, req.limit)
+        )
+        return reply
 
-        return {
-            K.KIND_STORE_INSERT: route(store_pb2.InsertTasksRequest, self.insert),
-            K.KIND_STORE_GET: route(store_pb2.GetTasksRequest, self.get),
-            K.KIND_STORE_LIST: route(store_pb2.ListTasksRequest, self.list),
-            K.KIND_STORE_LEASE: route(store_pb2.LeaseTasksRequest, self.lease),
-            K.KIND_STORE_REPORT: route(store_pb2.ReportRequest, self.report),
-            K.KIND_STORE_RENEW: route(store_pb2.RenewLeasesRequest, self.renew),
-            K.KIND_STORE_RESCUE: route(store_pb2.RescueRequest, self.rescue),
-            K.KIND_STORE_RECONCILE: route(
-                reconcile_pb2.ReconcileRequest,
-                lambda req: self._write(K.KIND_STORE_RECONCILE, req, max(1, req.limit)),
-            ),
-            K.KIND_STORE_CANCEL: route(store_pb2.CancelTasksRequest, self.cancel),
-            K.KIND_STORE_LOAD_QUEUED: route(store_pb2.LoadQueuedRequest, self.load_queued),
-            K.KIND_STORE_PROMOTE_DUE: route(store_pb2.PromoteDueRequest, self.promote_due),
-            K.KIND_STORE_HEARTBEAT: route(store_pb2.HeartbeatRequest, self.heartbeat),
-            K.KIND_STORE_TASK_NAMES: route(store_pb2.TaskNamesRequest, self.task_names),
-            # graph slice: a task's tree.
-            K.KIND_STORE_TREE: route(graph_pb2.TaskTreeRequest, self._task_tree),
-            # supervision slice: counters (late_completions, ...), see counters.py.
-            K.KIND_STORE_COUNTERS: route(
-                supervision_pb2.CountersRequest,
-                lambda req: self._read(counters.read_counters(self.pool, self.stats, req)),
-            ),
-            **self.schedules.routes(),
-            **self.ops.routes(),
-            # time slice: the scheduler's due heap, failures of each attempt, explain facts.
-            K.KIND_STORE_LOAD_DUE: route(time_pb2.LoadDueRequest, self._time_read(promotions.load_due)),
-            K.KIND_STORE_FAILURES: route(time_pb2.GetFailuresRequest, self._time_read(failures.get_failures)),
-            K.KIND_STORE_EXPLAIN: route(time_pb2.ExplainFactsRequest, self._time_read(explain.explain_facts)),
-        }
+    async def _counters(self, req: supervision_pb2.CountersRequest) -> supervision_pb2.CountersReply:
+        return await self._read(counters.read_counters(self.pool, self.stats, req))
 
 
 def FieldViolationish(field: str, description: str) -> errors.FieldViolation:

@@ -9,7 +9,7 @@ from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
 from .committer import Stats
-from .queries import Q
+from .queries import bind
 from .records import record_from_row
 from .validation import norm_uuid
 
@@ -27,7 +27,7 @@ async def task_tree(pool: Pool, stats: Stats, req: graph_pb2.TaskTreeRequest) ->
     limit = req.limit if 0 < req.limit <= MAX_TREE_NODES else MAX_TREE_NODES
     stats.statements += 1
     # One row more than asked tells whether the tree was cut.
-    rows = await pool.fetch(Q["graph_tree"], tid, limit + 1)
+    rows = await pool.fetch(*bind("graph_tree", id=tid, limit=limit + 1))
     reply = graph_pb2.TaskTreeReply(found=bool(rows), truncated=len(rows) > limit)
     spent = 0
     for row in rows[:limit]:

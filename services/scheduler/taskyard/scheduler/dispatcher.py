@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 
 from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2, views_pb2
-from taskyard.core import errors, ids, transport
+from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
 from taskyard.scheduler.lanes import Lanes, Ref
@@ -78,7 +78,7 @@ class Dispatcher:
         self,
         lanes: Lanes,
         pools: PoolRegistry,
-        store: transport.Requester,
+        store: rpc.RawCaller,
         *,
         lease_ms: int,
         token_prefix: str = "",
@@ -124,7 +124,7 @@ class Dispatcher:
         try:
             # A LeaseTasksReply is a Dispatch on the wire (the records in field 1):
             # its bytes go to the pool as they came, only heads are parsed here.
-            raw = await self._store.request_raw(envelope_pb2.KIND_STORE_LEASE, request)
+            raw = await self._store.call_raw(contract.STORE_LEASE, request)
             leased = views_pb2.TaskRecordHeads.FromString(raw).tasks
         except errors.TaskyardError as exc:
             # Unknown outcome: rows that did get leased are refused at their next
@@ -218,7 +218,7 @@ class Dispatcher:
         for t in tasks:
             pool.inflight.pop(t.id, None)
         try:
-            await self._store.request(envelope_pb2.KIND_STORE_REPORT, request, store_pb2.ReportReply)
+            await self._store.call(contract.STORE_REPORT, request)
         except errors.TaskyardError as exc:
             log.warning("release after failed send: %s (leases will lapse)", exc)
             return

@@ -1,4 +1,4 @@
-"""What the scheduler's lanes learn from the store's graph slice: dependents
+"""What the scheduler's lanes learn from the store's task graph: dependents
 released to QUEUED (``KIND_GRAPH_RELEASED``, published after their commit) are
 enqueued; QUEUED tasks cancelled (``task.cancelled`` events) leave their lane.
 Both are wake-ups: a lost one is repaired by the reload (a released task) or by

@@ -31,7 +31,7 @@ class Lanes:
         self._fifos: dict[Priority, dict[str, deque[tuple[int, Ref]]]] = {p: {} for p in LANES}
         self._ids: set[str] = set()
         self._seq = itertools.count()
-        # Paused queues (ops slice, see pauses.py): their tasks wait here, parked in
+        # Paused queues (see pauses.py): their tasks wait here, parked in
         # arrival order, invisible to take() and to len() until the queue resumes.
         self.paused: set[str] = set()
         self._parked: dict[str, dict[str, Ref]] = {}

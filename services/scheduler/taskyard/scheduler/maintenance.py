@@ -17,7 +17,7 @@ import time
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import errors, transport
+from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.scheduler import pauses
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
@@ -42,7 +42,7 @@ class Maintenance:
         lanes: Lanes,
         pools: PoolRegistry,
         dispatcher: Dispatcher,
-        store: transport.Requester,
+        store: rpc.Caller,
         policy: RetryPolicy,
         lease_ms: int,
         default_max_retries: int = 3,
@@ -71,10 +71,8 @@ class Maintenance:
             self._dispatcher.wake.set()
         cursor, total = "", 0
         while True:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_LOAD_QUEUED,
-                store_pb2.LoadQueuedRequest(limit=PAGE, cursor=cursor),
-                store_pb2.LoadQueuedReply,
+            reply = await self._store.call(
+                contract.STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest(limit=PAGE, cursor=cursor)
             )
             refs = [ref_of(t) for t in reply.tasks]
             total += len(refs)
@@ -84,25 +82,20 @@ class Maintenance:
             cursor = reply.next_cursor
 
     async def rescue_and_promote(self) -> None:
-        rescued = await self._store.request(
-            envelope_pb2.KIND_STORE_RESCUE,
+        rescued = await self._store.call(
+            contract.STORE_RESCUE,
             store_pb2.RescueRequest(
                 limit=PAGE,
                 retry_delay_ms=int(self._policy.delay(1) * 1000),
                 default_max_retries=self._default_max_retries,
             ),
-            store_pb2.RescueReply,
         )
         if rescued.requeued or rescued.failed:
             log.info(
                 "rescued %d lapsed leases (%d failed for good)", len(rescued.requeued), len(rescued.failed)
             )
         self._pushed([ref_of(t) for t in rescued.requeued])
-        promoted = await self._store.request(
-            envelope_pb2.KIND_STORE_PROMOTE_DUE,
-            store_pb2.PromoteDueRequest(limit=PAGE),
-            store_pb2.PromoteDueReply,
-        )
+        promoted = await self._store.call(contract.STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest(limit=PAGE))
         self._pushed([ref_of(t) for t in promoted.tasks])
 
     async def run_polling(self, polling_interval: float, fallback_interval: float) -> None:
@@ -189,10 +182,8 @@ class Maintenance:
         if self.reconciler is not None:
             self._pushed(await self.reconciler.after_survey(replies, surveyed_at))
         if refs:
-            renewed = await self._store.request(
-                envelope_pb2.KIND_STORE_RENEW,
-                store_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms),
-                store_pb2.RenewLeasesReply,
+            renewed = await self._store.call(
+                contract.STORE_RENEW, store_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms)
             )
             if renewed.lost:
                 log.info("%d attempts held by pools are no longer current", len(renewed.lost))

@@ -1,4 +1,4 @@
-"""Paused queues, as the scheduler follows them (ops slice).
+"""Paused queues, as the scheduler follows them.
 
 The store owns the truth (the ``queues`` table). The store's ``queue.paused``
 / ``queue.resumed`` events (Event.name = the queue) park or release the queue's
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import logging
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, ops_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import event_pb2, ops_pb2
+from taskyard.core import contract, rpc
 from taskyard.scheduler.lanes import Lanes
 
 log = logging.getLogger(__name__)
 
 
-async def load(store: transport.Requester, lanes: Lanes) -> bool:
+async def load(store: rpc.Caller, lanes: Lanes) -> bool:
     """Make ``lanes.paused`` the store's paused queues; True when tasks came back.
 
     Asks only for the names (``paused_only``: the queues table, no aggregate).
@@ -29,11 +29,7 @@ async def load(store: transport.Requester, lanes: Lanes) -> bool:
     reply, so the reply is then dropped (the next reload reconciles again).
     """
     epoch = lanes.pause_epoch
-    reply = await store.request(
-        envelope_pb2.KIND_STORE_QUEUE_STATUS,
-        ops_pb2.QueueStatusRequest(paused_only=True),
-        ops_pb2.QueueStatusReply,
-    )
+    reply = await store.call(contract.STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest(paused_only=True))
     if lanes.pause_epoch != epoch:
         return False
     paused = set(reply.paused)

@@ -20,15 +20,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2
-from taskyard.core import errors
+from taskyard.core import contract, errors, rpc
 from taskyard.core.clock import Clock, SystemClock, to_us
 from taskyard.core.states import TaskState
-from taskyard.core.transport import Route
 from taskyard.scheduler.dispatcher import ref_of
 from taskyard.scheduler.lanes import Lanes
 
@@ -43,14 +42,10 @@ RETRY_SOON = 0.05
 ERROR_BACKOFF = 1.0
 
 
-class Store(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
-
-
 class Periodic:
     def __init__(
         self,
-        store: Store,
+        store: rpc.Caller,
         *,
         lanes: Lanes,
         wake: Callable[[], None],
@@ -71,10 +66,8 @@ class Periodic:
         self.runs_fired = 0
         self.runs_skipped = 0
 
-    def routes(self) -> dict[int, Route[Any]]:
-        return {
-            envelope_pb2.KIND_SCHEDULE_TRIGGER: Route(schedule_pb2.FireSchedulesRequest, self._on_trigger)
-        }
+    def routes(self) -> list[rpc.Route[Any]]:
+        return [rpc.serve(contract.SCHEDULE_TRIGGER, self._on_trigger)]
 
     def on_events(self, batch: event_pb2.EventBatch) -> None:
         if any(e.type == CHANGED for e in batch.events):
@@ -95,9 +88,7 @@ class Periodic:
             raise errors.invalid([errors.FieldViolation(field="trigger", description="must name a schedule")])
         if request.now_us <= 0:
             request.now_us = to_us(self.clock.now())
-        reply = await self._store.request(
-            envelope_pb2.KIND_STORE_SCHEDULE_FIRE, request, schedule_pb2.FireSchedulesReply
-        )
+        reply = await self._store.call(contract.STORE_SCHEDULE_FIRE, request)
         self._enqueue(reply)
         self.runs_fired += len(reply.tasks)
         return reply
@@ -106,10 +97,9 @@ class Periodic:
         """Claim and fire every run due by the clock now; returns the runs fired."""
         fired = 0
         while True:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_SCHEDULE_FIRE,
+            reply = await self._store.call(
+                contract.STORE_SCHEDULE_FIRE,
                 schedule_pb2.FireSchedulesRequest(now_us=to_us(self.clock.now()), limit=self.limit),
-                schedule_pb2.FireSchedulesReply,
             )
             self._enqueue(reply)
             fired += len(reply.tasks)

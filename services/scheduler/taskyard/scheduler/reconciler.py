@@ -62,8 +62,8 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, reconcile_pb2
-from taskyard.core import errors, transport
+from taskyard.bus.v1 import dispatch_pb2, reconcile_pb2
+from taskyard.core import contract, errors, rpc
 from taskyard.scheduler.dispatcher import ref_of
 from taskyard.scheduler.lanes import Ref
 
@@ -75,7 +75,7 @@ PAGE = 1000
 class Reconciler:
     def __init__(
         self,
-        store: transport.Requester,
+        store: rpc.Caller,
         *,
         margin: float,
         horizon: float,
@@ -121,9 +121,7 @@ class Reconciler:
                 # The cut-off as an age, which the store applies to its own clock.
                 age = self._clock() - surveyed_at + self._margin
                 request.issued_before_ms_ago = int(age * 1000)
-                reply = await self._store.request(
-                    envelope_pb2.KIND_STORE_RECONCILE, request, reconcile_pb2.ReconcileReply
-                )
+                reply = await self._store.call(contract.STORE_RECONCILE, request)
                 refs.extend(ref_of(t) for t in reply.released)
                 if len(reply.released) < PAGE:
                     break

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, views_pb2
-from taskyard.core import discovery, hops, ids, lifecycle, transport
+from taskyard.core import contract, discovery, hops, ids, lifecycle, rpc, transport
 from taskyard.core.clock import SystemClock
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -42,7 +42,7 @@ class Scheduler:
         self.id = ids.new_instance_id("scheduler")
         self._lease_ms = int(settings.lease_seconds * 1000)
         mx = settings.max_message_bytes
-        self.store = transport.Requester(
+        self.store = rpc.Requester(
             settings.store_address, max_message_bytes=mx, timeout=settings.request_timeout
         )
         self.policy = RetryPolicy(
@@ -71,7 +71,7 @@ class Scheduler:
             default_max_retries=settings.max_retries,
             reconciler=self.reconciler,
         )
-        # Delayed tasks and retries (time slice): the due heap, a cache of SCHEDULED/RETRYING rows.
+        # Delayed tasks and retries: the due heap, a cache of SCHEDULED/RETRYING rows.
         self.timers = timers.DueTimers(
             source=timers.StoreDueSource(self.store),
             on_due=self._on_due,
@@ -79,24 +79,21 @@ class Scheduler:
             window=settings.due_window,
             refresh=settings.due_refresh_interval,
         )
-        # Periodic schedules (schedules slice): firing loop + the lanes' trigger route.
+        # Periodic schedules: the firing loop, and the lanes' trigger route.
         self.periodic = Periodic(
             self.store, lanes=self.lanes, wake=self._wake, refresh_interval=settings.schedule_refresh_interval
         )
         self._lane_servers = [
-            transport.Responder(
+            rpc.Responder(
                 settings.lane_listen_address(p),
-                {
-                    envelope_pb2.KIND_SUBMIT: transport.RawRoute(self._on_submit),
-                    **self.periodic.routes(),
-                },
+                [rpc.serve_raw(contract.SUBMIT, self._on_submit), *self.periodic.routes()],
                 max_message_bytes=mx,
             )
             for p in LANES
         ]
-        self._registration = transport.Responder(
+        self._registration = rpc.Responder(
             settings.registration_listen_address,
-            {envelope_pb2.KIND_REGISTER: transport.Route(dispatch_pb2.Register, self._on_register)},
+            [rpc.serve(contract.REGISTER, self._on_register)],
             max_message_bytes=mx,
             concurrency=8,
         )
@@ -147,7 +144,7 @@ class Scheduler:
                 pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases
             ).SerializeToString()
         try:
-            raw = await self.store.request_raw(envelope_pb2.KIND_STORE_INSERT, insert)
+            raw = await self.store.call_raw(contract.STORE_INSERT, insert)
             reply = views_pb2.InsertTasksReplyView.FromString(raw)
         except Exception:
             if pool is not None:
@@ -223,7 +220,7 @@ class Scheduler:
                 log.warning("malformed event batch dropped")
                 continue
             if batch is None:
-                # Graph slice: dependents released to QUEUED.
+                # Dependents released to QUEUED.
                 if graph.released(raw[len(transport.SCHEDULER_TOPIC) :], self.lanes):
                     self.dispatcher.wake.set()
                 continue
@@ -231,7 +228,7 @@ class Scheduler:
             if batch is not None:
                 self.periodic.on_events(batch)
                 timers.feed_events(self.timers, batch.events)
-                if pauses.on_events(self.lanes, batch):  # ops slice: paused queues
+                if pauses.on_events(self.lanes, batch):  # paused queues
                     self.dispatcher.wake.set()
             if batch is not None and any(e.type == "tasks.available" for e in batch.events):
                 self.maintenance.reload_requested.set()
@@ -284,7 +281,7 @@ class Scheduler:
         delay = 0.05
         while not stop.is_set():
             try:
-                # reload() first reconciles the paused queues (ops slice), before any task is pushed.
+                # reload() first reconciles the paused queues, before any task is pushed.
                 return await self.maintenance.reload()
             except Exception as exc:
                 log.info("waiting for the result-store: %s", exc)

@@ -25,8 +25,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2, time_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import event_pb2, store_pb2, time_pb2
+from taskyard.core import contract, rpc
 from taskyard.core.clock import Clock, from_us, to_us
 from taskyard.core.states import TaskState
 from taskyard.scheduler.dispatcher import Record, ref_of
@@ -240,25 +240,19 @@ _DUE_EVENTS = frozenset({"task.scheduled", "task.retrying"})
 class StoreDueSource:
     """``DueSource`` over the result-store's REQ/REP."""
 
-    def __init__(self, store: transport.Requester, *, page: int = 1000) -> None:
+    def __init__(self, store: rpc.Caller, *, page: int = 1000) -> None:
         self._store = store
         self._page = page
 
     async def load_due(self, window_ms: int) -> tuple[list[tuple[str, int]], bool]:
-        reply = await self._store.request(
-            envelope_pb2.KIND_STORE_LOAD_DUE,
-            time_pb2.LoadDueRequest(window_ms=window_ms),
-            time_pb2.LoadDueReply,
-        )
+        reply = await self._store.call(contract.STORE_LOAD_DUE, time_pb2.LoadDueRequest(window_ms=window_ms))
         return [(t.id, t.run_at_us) for t in reply.tasks], reply.truncated
 
     async def promote_due(self) -> tuple[list[Ref], int]:
         refs: list[Ref] = []
         while True:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_PROMOTE_DUE,
-                store_pb2.PromoteDueRequest(limit=self._page),
-                store_pb2.PromoteDueReply,
+            reply = await self._store.call(
+                contract.STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest(limit=self._page)
             )
             refs.extend(ref_of(t) for t in reply.tasks)
             if len(reply.tasks) < self._page:

@@ -73,7 +73,7 @@ def flaky(key: str, failures: int, state_dir: str) -> int:
     return calls
 
 
-# --- ops slice: logs, progress, context --------------------------------------
+# --- logs, progress, context --------------------------------------------
 @task
 async def chatty(lines: int = 10, batch: int = 100, pause: float = 0.01) -> int:
     """Log ``lines`` lines ("line 0", "line 1", ...), ``pause`` seconds between
@@ -101,7 +101,7 @@ def report(steps: int = 3, *, ctx: TaskContext) -> str:
     return f"{steps} steps"
 
 
-# --- graph slice: children ---------------------------------------------------
+# --- children -----------------------------------------------------------------
 @task
 async def fan_out(n: int = 2, child: str = "add", *, ctx: TaskContext) -> list[str]:
     """Submit ``n`` children (``child(i, i)``) and return their ids; with

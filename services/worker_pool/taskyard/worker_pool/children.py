@@ -21,8 +21,8 @@ import itertools
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
-from taskyard.core import codec, errors, transport
+from taskyard.bus.v1 import dispatch_pb2, store_pb2
+from taskyard.core import codec, contract, errors, rpc
 from taskyard.core.config import Settings
 from taskyard.core.priority import Priority
 from taskyard.v1 import task_pb2
@@ -44,8 +44,8 @@ class Children:
     def __init__(self, settings: Settings, loop: asyncio.AbstractEventLoop) -> None:
         self._settings = settings
         self._loop = loop
-        self._lanes: dict[Priority, transport.Requester] = {}
-        self._store: transport.Requester | None = None
+        self._lanes: dict[Priority, rpc.Requester] = {}
+        self._store: rpc.Requester | None = None
         self._names: frozenset[str] = frozenset()
         self._seq: dict[tuple[str, int], itertools.count[int]] = {}
 
@@ -53,11 +53,11 @@ class Children:
         """The attempt ended: its child counter goes (one per attempt would pile up)."""
         self._seq.pop((task_id, attempt), None)
 
-    def _requester(self, address: str) -> transport.Requester:
+    def _requester(self, address: str) -> rpc.Requester:
         s = self._settings
-        return transport.Requester(address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout)
+        return rpc.Requester(address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout)
 
-    def _lane(self, priority: Priority) -> transport.Requester:
+    def _lane(self, priority: Priority) -> rpc.Requester:
         if priority not in self._lanes:
             self._lanes[priority] = self._requester(self._settings.lane_address(priority))
         return self._lanes[priority]
@@ -66,9 +66,7 @@ class Children:
         if name not in self._names:
             if self._store is None:
                 self._store = self._requester(self._settings.store_address)
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_TASK_NAMES, store_pb2.TaskNamesRequest(), store_pb2.TaskNamesReply
-            )
+            reply = await self._store.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest())
             self._names = frozenset(reply.names)
         return self._names
 
@@ -100,9 +98,7 @@ class Children:
             single=True,
         )
         priority = Priority.from_wire(record.priority)
-        reply = await self._lane(priority).request(
-            envelope_pb2.KIND_SUBMIT, dispatch_pb2.SubmitRequest(tasks=[record]), dispatch_pb2.SubmitReply
-        )
+        reply = await self._lane(priority).call(contract.SUBMIT, dispatch_pb2.SubmitRequest(tasks=[record]))
         if len(reply.tasks) != 1:
             raise errors.internal("the lane answered a child submission with no outcome")
         return reply.tasks[0].id

@@ -261,7 +261,7 @@ class TaskContext:
             except Exception:
                 logging.getLogger(__name__).exception("cancel callback of %s failed", self)
 
-    # ------------------------------------------------------ children (graph slice)
+    # ------------------------------------------------------------------ children
     # Implemented in children.py: straight to the scheduler's lane, parent_id set,
     # root_id from the parent's root (the store). Options as TaskSpec fields:
     # priority, queue, depends_on, request_id, idempotency_key, labels, max_retries.

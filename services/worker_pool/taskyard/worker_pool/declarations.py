@@ -17,12 +17,12 @@ import dataclasses
 import datetime
 import logging
 import time
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, schedule_pb2
-from taskyard.core import errors
+from taskyard.bus.v1 import schedule_pb2
+from taskyard.core import contract, errors, rpc
 from taskyard.core import schedule as timing
 from taskyard.v1 import schedule_pb2 as pub
 from taskyard.v1 import task_pb2
@@ -84,11 +84,7 @@ def declared(
     return decl
 
 
-class Store(Protocol):
-    async def request(self, kind: int, payload: Message, reply_type: type[M]) -> M: ...
-
-
-async def declare(store: Store, declarations: list[Declared]) -> int:
+async def declare(store: rpc.Caller, declarations: list[Declared]) -> int:
     """Upsert ``declarations``; retried until the store answers. Returns how many it applied."""
     if not declarations:
         return 0
@@ -97,9 +93,7 @@ async def declare(store: Store, declarations: list[Declared]) -> int:
     while True:
         request.now_us = time.time_ns() // 1000
         try:
-            reply = await store.request(
-                envelope_pb2.KIND_STORE_SCHEDULE_SAVE, request, schedule_pb2.SaveSchedulesReply
-            )
+            reply = await store.call(contract.STORE_SCHEDULE_SAVE, request)
         except errors.TaskyardError as exc:
             if exc.code.name == "INVALID_ARGUMENT":
                 log.error("schedule declarations refused: %s", exc)
@@ -115,7 +109,7 @@ async def declare(store: Store, declarations: list[Declared]) -> int:
         return len(reply.schedules)
 
 
-async def declare_registered(store: Store, names: list[str]) -> int:
+async def declare_registered(store: rpc.Caller, names: list[str]) -> int:
     """Declare the schedules of the registered tasks ``names``."""
     from taskyard.worker_pool import registry
 

@@ -1,8 +1,8 @@
-"""The manager's side facing the scheduler, the result-store and discovery.
+"""The manager's side facing the scheduler, and its presence in the registry.
 
-Handing reports to the store (outcomes at once, start notices a little later),
-slot notices on the PAIR socket, registration with the scheduler, survey answers,
-discovery announcements and the heartbeat to the result-store.
+The PAIR socket the scheduler dials (Dispatch in, slot notices out), registration
+with the scheduler, survey answers, discovery announcements and the heartbeat to
+the result-store. What it tells them comes from the pool's state and its workers.
 """
 
 from __future__ import annotations
@@ -17,163 +17,80 @@ import psutil
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
-from taskyard.core import errors, hops, transport
+from taskyard.core import contract, errors, rpc, transport
+from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool.state import PoolState
+from taskyard.worker_pool.processes import Workers
+from taskyard.worker_pool.state import Outbox, PoolState
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
 HEARTBEAT_INTERVAL = 5.0
 REGISTER_TIMEOUT = 3.0
-# A start notice waits this long (to twice as long) and is dropped if the attempt
-# ends first: RUNNING shows for tasks that run longer, and short ones cost no write.
-START_NOTICE_DELAY = 0.05
-# How long an outcome waits for the log lines ahead of it (then goes anyway),
-# checking every slice whether a drain has begun.
-LOG_SETTLE_TIMEOUT = 2.0
-LOG_SETTLE_SLICE = 0.1
 
 
-class SchedulerLink(PoolState):
+class SchedulerLink:
+    def __init__(self, settings: Settings, pool: PoolState, workers: Workers, outbox: Outbox) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._workers = workers
+        self._outbox = outbox
+        self.scheduler_id = ""
+        self.registered = asyncio.Event()
+        self._register_wanted = asyncio.Event()
+        self._survey_address = settings.survey_address
+        self._pair: Any = None
+        self._pair_peers = 0
+        self._respondent: Any = None
+        self._heartbeat_failures = 0
+
     # ------------------------------------------------------------ views
     def survey_reply(self) -> dispatch_pb2.SurveyReply:
+        pool, workers = self._pool, self._workers
         return dispatch_pb2.SurveyReply(
-            pool_id=self.pool_id,
-            running=self.held_refs(),
-            free_slots=self.free_slots(),
-            capacity=self.capacity,
-            task_names=self.task_names,
-            pair_address=self.pair_address,
-            state=self.state.value,
-            worker_pids=self.worker_pids(),
+            pool_id=pool.pool_id,
+            running=workers.held_refs(),
+            free_slots=workers.free_slots(),
+            capacity=pool.capacity,
+            task_names=pool.task_names,
+            pair_address=pool.pair_address,
+            state=pool.state.value,
+            worker_pids=workers.worker_pids(),
         )
 
-    def _announcement(self) -> dispatch_pb2.Announcement:
+    def announcement(self) -> dispatch_pb2.Announcement:
+        pool = self._pool
         return dispatch_pb2.Announcement(
             service="worker_pool",
-            instance_id=self.pool_id,
-            task_names=self.task_names,
-            pair_address=self.pair_address,
-            capacity=self.capacity,
+            instance_id=pool.pool_id,
+            task_names=pool.task_names,
+            pair_address=pool.pair_address,
+            capacity=pool.capacity,
         )
 
-    # ------------------------------------------------------------ reports
-    async def _send_reports(self) -> None:
-        """Once per loop iteration while there is news: the report goes to the store
-        (custody, acknowledged after COMMIT) and a slot notice to the scheduler."""
-        while True:
-            await self._report_event.wait()
-            self._report_event.clear()
-            report, self._pending = self._pending, dispatch_pb2.PoolReport()
-            if self._logs is not None:
-                self._logs.forget((r.ref.task_id, r.ref.attempt) for r in report.released)
-                self._hold_back_for_logs(report)
-            if self._closing and not (report.started or report.completed or report.released or report.died):
-                if self._log_waits:  # they come back within a slice, then this loop ends
-                    await asyncio.wait(set(self._log_waits))
-                    continue
-                return
-            notice, self._notice_wanted = self._notice_wanted, False
-            self._hand_to_store(report)
-            if notice or report.completed or report.released or report.died:
-                # After the outcome's request has gone out (the forwarder's task
-                # was scheduled first): the result is the one being waited for.
-                asyncio.get_running_loop().call_soon(self._notify_scheduler, report)
-            if self._closing:
-                self._report_event.set()  # drain what came in meanwhile, then stop
-
-    def _hold_back_for_logs(self, report: dispatch_pb2.PoolReport) -> None:
-        """ops: the lines a worker sent before an outcome are stored before it, so a
-        log stream that ends with the task misses none of them (a death may end its
-        task too: its lines go first as well). Outcomes whose lines are not all
-        acknowledged leave ``report`` and wait apart; the others go on at once, so a
-        quiet task's result never waits for a chatty neighbour's lines."""
-        assert self._logs is not None
-        logs = self._logs
-        target = 0  # the furthest unit a held-back outcome waits for
-        # Most outcomes have no line in flight: the report is split (copies) only
-        # when one of them waits.
-        waiting_c: set[int] = set()
-        for i, c in enumerate(report.completed):
-            ref = c.ref
-            t = logs.target_of(ref.task_id, ref.attempt)
-            if not logs.is_reached(t):
-                waiting_c.add(i)
-                target = max(target, t)
-        waiting_d: set[int] = set()
-        for i, d in enumerate(report.died):
-            t = logs.target_of(d.ref.task_id, d.ref.attempt)
-            if not logs.is_reached(t):
-                waiting_d.add(i)
-                target = max(target, t)
-        if not (waiting_c or waiting_d):
-            return
-        held, kept = dispatch_pb2.PoolReport(), dispatch_pb2.PoolReport()
-        for i, c in enumerate(report.completed):
-            (held if i in waiting_c else kept).completed.append(c)
-        for i, d in enumerate(report.died):
-            (held if i in waiting_d else kept).died.append(d)
-        report.ClearField("completed")
-        report.completed.extend(kept.completed)
-        report.ClearField("died")
-        report.died.extend(kept.died)
-        task = asyncio.get_running_loop().create_task(self._after_logs(held, target), name="log-settle")
-        self._log_waits.add(task)
-        task.add_done_callback(self._log_waits.discard)
-
-    async def _after_logs(self, held: dispatch_pb2.PoolReport, target: int) -> None:
-        """Back into the report stream once the lines are stored, or at the settle
-        limit, or within a slice of a drain's start: the manager gives the report
-        loop a second to hand its last outcomes over, and an outcome matters more
-        than the order of its log lines (a lost one would run the task again)."""
-        assert self._logs is not None
+    # ------------------------------------------------------------ PAIR
+    def open_pair(self) -> Any:
+        """Listen for the scheduler; the bound address becomes the pool's pair address."""
+        s = self._settings
+        pair = self._pair = transport.open_pair(
+            max_message_bytes=s.max_message_bytes, listen=s.pool_pair_listen_address(self._pool.pool_id)
+        )
+        # What we register and announce: the bound port on the advertise host (not 0.0.0.0).
+        self._pool.pair_address = s.advertised_pair_address(transport.listen_address(pair))
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + LOG_SETTLE_TIMEOUT
-        try:
-            while not await self._logs.reached(target, LOG_SETTLE_SLICE):
-                if self._closing or loop.time() >= deadline:
-                    break
-        finally:
-            self._pending.completed.extend(held.completed)
-            self._pending.died.extend(held.died)
-            self._report_event.set()
+        pair.add_post_pipe_connect_cb(
+            lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_connected)
+        )
+        pair.add_post_pipe_remove_cb(lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_lost))
+        return pair
 
-    def _hand_to_store(self, report: dispatch_pb2.PoolReport) -> None:
-        """Outcomes go to the store at once. Start notices wait START_NOTICE_DELAY
-        and are dropped when the outcome comes first: a short task costs the store
-        no start write and its result never queues behind one. Correctness does not
-        depend on them: a death carries the pool's own started flag, and the store
-        accepts ASSIGNED -> final with the start time the outcome carries."""
-        young, old = self._young_starts, self._old_starts
-        for ref in report.started:
-            young[(ref.task_id, ref.attempt)] = ref
-        # Then out again if it ended: a start in the same report as its end is dropped too.
-        for ended in (report.completed, report.released, report.died):
-            for e in ended:
-                ref = e.ref
-                key = (ref.task_id, ref.attempt)
-                young.pop(key, None)
-                old.pop(key, None)
-        if self._outcomes is not None and (report.completed or report.released or report.died):
-            del report.started[:]
-            hops.stamp(report.completed, "pool.reported")
-            self._outcomes.submit(report)
-
-    async def _send_start_notices(self) -> None:
-        """Two generations: a start is sent one to two ticks after it happened."""
-        while True:
-            await asyncio.sleep(START_NOTICE_DELAY)
-            due, self._old_starts, self._young_starts = self._old_starts, self._young_starts, {}
-            if due and self._starts is not None:
-                self._starts.submit(dispatch_pb2.PoolReport(started=list(due.values())))
-
-    def _notify_scheduler(self, report: dispatch_pb2.PoolReport) -> None:
+    def notify_scheduler(self, report: dispatch_pb2.PoolReport) -> None:
         """Tell the scheduler which slots came free. Lossy by design: a notice that
         does not arrive (no scheduler connected) is corrected by the next survey."""
         notice = dispatch_pb2.PoolReport(
-            pool_id=self.pool_id,
-            free_slots=self.free_slots(),
-            state=self.state.value,
+            pool_id=self._pool.pool_id,
+            free_slots=self._workers.free_slots(),
+            state=self._pool.state.value,
             released=report.released,
             died=[store_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
         )
@@ -192,33 +109,45 @@ class SchedulerLink(PoolState):
 
     def _on_pair_lost(self) -> None:
         self._pair_peers = max(0, self._pair_peers - 1)
-        if self.state in (WorkerState.STARTING, WorkerState.RUNNING) and self._registered.is_set():
+        if self._pool.state in (WorkerState.STARTING, WorkerState.RUNNING) and self.registered.is_set():
             log.info("scheduler PAIR peer went away: registering again")
             self._register_wanted.set()
 
+    def close_pair(self) -> None:
+        if self._pair is not None:
+            self._pair.close()
+
+    def close(self) -> None:
+        for sock in (self._pair, self._respondent):
+            if sock is not None:
+                sock.close()
+
     # ------------------------------------------------------------ registration and surveys
-    async def _registration_loop(self) -> None:
-        s = self.settings
-        req = transport.Requester(
+    def want_registration(self) -> None:
+        self._register_wanted.set()
+
+    async def run_registration(self) -> None:
+        s, pool = self._settings, self._pool
+        req = rpc.Requester(
             s.registration_address, max_message_bytes=s.max_message_bytes, timeout=REGISTER_TIMEOUT
         )
         delay, failures = 0.1, 0
         try:
             while True:
                 await self._register_wanted.wait()
-                if self.state not in (WorkerState.STARTING, WorkerState.RUNNING):
+                if pool.state not in (WorkerState.STARTING, WorkerState.RUNNING):
                     return
                 self._register_wanted.clear()
                 msg = dispatch_pb2.Register(
-                    pool_id=self.pool_id,
+                    pool_id=pool.pool_id,
                     server_name=s.server_name,
-                    pair_address=self.pair_address,
-                    task_names=self.task_names,
-                    capacity=self.capacity,
+                    pair_address=pool.pair_address,
+                    task_names=pool.task_names,
+                    capacity=pool.capacity,
                     pid=os.getpid(),
                 )
                 try:
-                    reply = await req.request(envelope_pb2.KIND_REGISTER, msg, dispatch_pb2.RegisterReply)
+                    reply = await req.call(contract.REGISTER, msg)
                 except errors.TaskyardError as exc:
                     failures += 1
                     (log.warning if failures in (1, 10) or failures % 100 == 0 else log.debug)(
@@ -229,31 +158,37 @@ class SchedulerLink(PoolState):
                     delay = min(2.0, delay * 2)
                     continue
                 delay, failures = 0.1, 0
-                if reply.scheduler_id != self.scheduler_id:
-                    log.info("registered with scheduler %s", reply.scheduler_id or "?")
-                self.scheduler_id = reply.scheduler_id
-                if reply.survey_address and reply.survey_address != self._survey_address:
-                    self._survey_address = reply.survey_address
-                    old, self._respondent = self._respondent, self._open_respondent(reply.survey_address)
-                    if old is not None:
-                        old.close()
-                self._registered.set()
-                self._mark_dirty()
+                self._registered_with(reply)
         finally:
             req.close()
 
+    def _registered_with(self, reply: dispatch_pb2.RegisterReply) -> None:
+        if reply.scheduler_id != self.scheduler_id:
+            log.info("registered with scheduler %s", reply.scheduler_id or "?")
+        self.scheduler_id = reply.scheduler_id
+        if reply.survey_address and reply.survey_address != self._survey_address:
+            self._survey_address = reply.survey_address
+            old, self._respondent = self._respondent, self._open_respondent(reply.survey_address)
+            if old is not None:
+                old.close()
+        self.registered.set()
+        self._outbox.slots_changed()
+
+    def open_surveys(self) -> None:
+        self._respondent = self._open_respondent(self._survey_address)
+
     def _open_respondent(self, address: str) -> Any:
         return transport.open_socket(
-            pynng.Respondent0, max_message_bytes=self.settings.max_message_bytes, dial=address
+            pynng.Respondent0, max_message_bytes=self._settings.max_message_bytes, dial=address
         )
 
-    async def _answer_surveys(self) -> None:
+    async def answer_surveys(self) -> None:
         while True:
             sock = self._respondent
             try:
                 raw = await sock.arecv()
             except pynng.Closed:
-                if self._closing or sock is self._respondent:
+                if self._pool.closing or sock is self._respondent:
                     return
                 continue  # replaced by a new one (survey address changed)
             try:
@@ -264,7 +199,7 @@ class SchedulerLink(PoolState):
             except Exception:
                 log.warning("malformed survey dropped")
                 continue
-            if survey.scheduler_id and self._registered.is_set() and survey.scheduler_id != self.scheduler_id:
+            if survey.scheduler_id and self.registered.is_set() and survey.scheduler_id != self.scheduler_id:
                 log.info(
                     "survey from scheduler %s (registered with %s): registering again",
                     survey.scheduler_id,
@@ -279,47 +214,46 @@ class SchedulerLink(PoolState):
 
     # ------------------------------------------------------------ heartbeat
     def heartbeat(self) -> store_pb2.HeartbeatRequest:
-        live = [w for w in self.workers.values() if not w.gone]
+        s, pool, workers = self._settings, self._pool, self._workers
+        live = workers.live()
         active = sum(1 for w in live if w.held)
         rss = 0
         for pid in [os.getpid(), *(w.pid for w in live)]:
             with contextlib.suppress(psutil.Error, OSError):
                 rss += psutil.Process(pid).memory_info().rss
         return store_pb2.HeartbeatRequest(
-            pool_id=self.pool_id,
-            server_name=self.settings.server_name,
-            max_workers=max(1, self.settings.workers),
+            pool_id=pool.pool_id,
+            server_name=s.server_name,
+            max_workers=max(1, s.workers),
             active_workers=active,
             idle_workers=len(live) - active,
             running_tasks=sum(1 for w in live for h in w.held.values() if h.started),
-            is_running=self.state is WorkerState.RUNNING,
-            task_names=self.task_names,
-            state=self.state.value,
+            is_running=pool.state is WorkerState.RUNNING,
+            task_names=pool.task_names,
+            state=pool.state.value,
             rss_bytes=rss,
-            capacity=self.capacity,
-            concurrency=self.concurrency,
-            processes=self.process_infos(),
-            last_dispatch_at_us=self.last_dispatch_us,
+            capacity=pool.capacity,
+            concurrency=pool.concurrency,
+            processes=workers.process_infos(),
+            last_dispatch_at_us=workers.last_dispatch_us,
         )
 
-    async def _beat(self, req: transport.Requester, limit: float) -> None:
+    async def beat(self, req: rpc.Requester, limit: float) -> None:
         try:
-            await req.request(
-                envelope_pb2.KIND_STORE_HEARTBEAT, self.heartbeat(), store_pb2.HeartbeatReply, timeout=limit
-            )
+            await req.call(contract.STORE_HEARTBEAT, self.heartbeat(), timeout=limit)
             self._heartbeat_failures = 0
         except errors.TaskyardError as exc:
             self._heartbeat_failures += 1
             (log.warning if self._heartbeat_failures in (1, 10) else log.debug)(
-                "heartbeat to %s failed: %s", self.settings.store_address, exc.message
+                "heartbeat to %s failed: %s", self._settings.store_address, exc.message
             )
 
-    async def _heartbeat_loop(self) -> None:
-        s = self.settings
-        req = transport.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
+    async def run_heartbeat(self) -> None:
+        s = self._settings
+        req = rpc.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
         try:
             while True:
-                await self._beat(req, 4.0)
+                await self.beat(req, 4.0)
                 await asyncio.sleep(min(HEARTBEAT_INTERVAL, s.worker_heartbeat_interval))
         finally:
             req.close()

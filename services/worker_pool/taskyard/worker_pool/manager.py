@@ -7,9 +7,18 @@ and the heartbeat to the result-store. It routes each dispatched attempt to the
 least-loaded live worker, tracks what every worker holds and whether it started,
 and turns a worker's death into immediate Death reports (then respawns it).
 
-The code is split by side: state.py holds what the manager holds (``PoolState``),
-workers.py the worker processes (``Workers``), links.py the scheduler, store and
-discovery (``SchedulerLink``); this module runs and stops the whole.
+The manager is a few objects, each given what it works with:
+
+- ``PoolState``, ``Outbox``, ``Background`` (state.py): who the pool is, the
+  report being gathered, the long-running tasks; ``StoreOutlets`` (reports.py):
+  the requests to the store, open once the pool starts.
+- ``Workers`` (processes.py): the worker processes, their reports and routing;
+  ``Watchdog`` (watchdog.py) over them; ``Renewals`` (renewals.py) of what they
+  hold; ``DispatchIntake`` (intake.py) feeding them.
+- ``SchedulerLink`` (links.py): the scheduler and the registry; ``ReportRelay``
+  (relay.py): reports to the store, slot notices through the link.
+
+This module builds them, runs them and stops the whole.
 """
 
 from __future__ import annotations
@@ -18,20 +27,20 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Coroutine
-from typing import Any
 
-import pynng
-
-from taskyard.bus.v1 import envelope_pb2, reconcile_pb2
-from taskyard.core import discovery, errors, lifecycle, transport
-from taskyard.core.retry import RetryPolicy
+from taskyard.bus.v1 import reconcile_pb2
+from taskyard.core import contract, discovery, errors, rpc
+from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool import declarations, pipe, registry
+from taskyard.worker_pool import declarations, registry
+from taskyard.worker_pool.intake import DispatchIntake
 from taskyard.worker_pool.links import SchedulerLink
+from taskyard.worker_pool.processes import Workers
+from taskyard.worker_pool.relay import ReportRelay
 from taskyard.worker_pool.renewals import Renewals
-from taskyard.worker_pool.reports import ReportForwarder
-from taskyard.worker_pool.shipper import LogShipper
+from taskyard.worker_pool.reports import StoreOutlets
+from taskyard.worker_pool.state import Background, Outbox, PoolState
+from taskyard.worker_pool.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
@@ -42,167 +51,146 @@ REPORT_FLUSH_TIMEOUT = 5.0
 TASKS_END_TIMEOUT = 5.0
 
 
-class Manager(Renewals, SchedulerLink):
-    """Runs and stops the pool; constructed as ``Manager(settings, pool_id=None)`` (see PoolState)."""
+class Manager:
+    def __init__(self, settings: Settings, pool_id: str | None = None) -> None:
+        self.settings = settings
+        self.pool = PoolState(settings, pool_id)
+        self.outbox = Outbox()
+        self.background = Background()
+        self.outlets = StoreOutlets(settings)
+        self.workers = Workers(settings, self.pool, self.outbox, self.background, self.outlets)
+        self.watchdog = Watchdog(settings, self.workers)
+        self.renewals = Renewals(settings, self.pool, self.workers, self.watchdog)
+        self.intake = DispatchIntake(settings, self.pool, self.workers, self.watchdog)
+        self.link = SchedulerLink(settings, self.pool, self.workers, self.outbox)
+        self.relay = ReportRelay(self.pool, self.outbox, self.outlets, self.link.notify_scheduler)
+        self._store: rpc.Requester | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._peer: discovery.Peer | None = None
 
     # ------------------------------------------------------------------ run
     async def run(self, stop: asyncio.Event) -> int:
-        s = self.settings
-        self.task_names = registry.load_modules(s.task_modules)
-        if not self.task_names:
-            log.warning("no task registered: set TASKYARD_TASK_MODULES (e.g. taskyard.examples)")
-        self.state = WorkerState.STARTING
-        if s.transport == "ipc":
-            os.makedirs(s.ipc_dir, exist_ok=True)
-        self._pair = transport.open_pair(
-            max_message_bytes=s.max_message_bytes, listen=s.pool_pair_listen_address(self.pool_id)
-        )
-        # What we register and announce: the bound port on the advertise host (not 0.0.0.0).
-        self.pair_address = s.advertised_pair_address(transport.listen_address(self._pair))
-        self._store = transport.Requester(
-            s.store_address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
-        )
-        policy = RetryPolicy.from_settings(s)  # with TASKYARD_RETRY_JITTER, as the workers use
-        self._starts = ReportForwarder(self._store, policy)
-        self._outcomes = ReportForwarder(self._store, policy)
-        self._logs = LogShipper(
-            self._store, max_pending=s.log_buffer_lines, batch_bytes=max(1, s.max_message_bytes // 2)
-        )
-        loop = asyncio.get_running_loop()
-        self._pair.add_post_pipe_connect_cb(
-            lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_connected)
-        )
-        self._pair.add_post_pipe_remove_cb(
-            lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_lost)
-        )
-        log.info(
-            "pool %s starting: %d workers x %d, pair %s, %d task names",
-            self.pool_id,
-            s.workers,
-            self.concurrency,
-            self.pair_address,
-            len(self.task_names),
-        )
-        for index in range(max(1, s.workers)):
-            await self._spawn(index)
-        self._sender = self._spawn_task(self._send_reports(), "reports")
-        self._spawn_task(self._send_start_notices(), "start-notices")
-        self._spawn_task(self._receive_dispatch(), "pair")
-        self._leased_stream = transport.Inbox(
-            transport.open_socket(
-                pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.pool_stream_address
-            )
-        )
-        self._spawn_task(self._receive_leased_stream(), "leased-stream")
-        # Supervision: the watchdog over worker beats, memory and cancel deadlines,
-        # lease renewal and the pool's cancel-request stream (watchdog.py, renewals.py).
-        self._spawn_task(self._watch_loop(), "watchdog")
-        self._spawn_task(self._receive_cancels(), "cancel-stream")
-
-        if await _first(stop, self._all_ready, limit=READY_TIMEOUT) is stop:
+        await self._start()
+        workers = self.workers
+        if await _first(stop, workers.all_ready, limit=READY_TIMEOUT) is stop:
             return await self._shutdown()
-        if not self._all_ready.is_set():
+        if not workers.all_ready.is_set():
             log.warning("not every worker became ready within %.0fs; registering anyway", READY_TIMEOUT)
         # The registry row says STARTING before any scheduler can lease to us: a
         # previous life of this pool id may have left it DRAINING (no lease then).
-        await self._beat(self._store, 2.0)
-        self._register_wanted.set()
-        self._spawn_task(self._registration_loop(), "registration")
-        self._respondent = self._open_respondent(self._survey_address)
-        self._spawn_task(self._answer_surveys(), "surveys")
-        if await _first(stop, self._registered) is stop:
+        assert self._store is not None, "opened by _start()"
+        await self.link.beat(self._store, 2.0)
+        self.link.want_registration()
+        self.background.spawn(self.link.run_registration(), "registration")
+        self.link.open_surveys()
+        self.background.spawn(self.link.answer_surveys(), "surveys")
+        if await _first(stop, self.link.registered) is stop:
             return await self._shutdown()
-        self.state = WorkerState.RUNNING
-        self._mark_dirty()
-        # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
-        self._spawn_task(declarations.declare_registered(self._store, self.task_names), "schedules")
-        self._peer = discovery.Peer(s.discovery_address, self._announcement, interval=s.announce_interval)
-        self._spawn_task(self._peer.run(), "discovery")
-        self._spawn_task(self._heartbeat_loop(), "heartbeat")
-        self._spawn_task(self._renew_loop(), "renewals")
-        log.info(
-            "worker-pool ready: pool %s registered with scheduler %s, capacity %d, worker pids %s",
-            self.pool_id,
-            self.scheduler_id,
-            self.capacity,
-            self.worker_pids(),
-        )
+        self._serve(self._store)
         await stop.wait()
         return await self._shutdown()
 
+    async def _start(self) -> None:
+        """Open the pool's sockets, start its workers and what supervises them."""
+        s, pool = self.settings, self.pool
+        pool.task_names = registry.load_modules(s.task_modules)
+        if not pool.task_names:
+            log.warning("no task registered: set TASKYARD_TASK_MODULES (e.g. taskyard.examples)")
+        pool.state = WorkerState.STARTING
+        if s.transport == "ipc":
+            os.makedirs(s.ipc_dir, exist_ok=True)
+        pair = self.link.open_pair()
+        self._store = rpc.Requester(
+            s.store_address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
+        )
+        self.outlets.open(self._store)
+        log.info(
+            "pool %s starting: %d workers x %d, pair %s, %d task names",
+            pool.pool_id,
+            s.workers,
+            pool.concurrency,
+            pool.pair_address,
+            len(pool.task_names),
+        )
+        await self.workers.start()
+        spawn = self.background.spawn
+        self._sender = spawn(self.relay.run(), "reports")
+        spawn(self.relay.send_start_notices(), "start-notices")
+        spawn(self.intake.receive_pair(pair), "pair")
+        self.intake.open_leased_stream()
+        spawn(self.intake.receive_leased_stream(), "leased-stream")
+        # Supervision: the watchdog over worker beats, memory and cancel deadlines,
+        # and the pool's cancel-request stream.
+        spawn(self.watchdog.run(), "watchdog")
+        spawn(self.renewals.receive_cancels(), "cancel-stream")
+
+    def _serve(self, store: rpc.Requester) -> None:
+        """Registered: the pool takes work and says so to everyone who asks."""
+        s, pool, spawn = self.settings, self.pool, self.background.spawn
+        pool.state = WorkerState.RUNNING
+        self.outbox.slots_changed()
+        # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
+        spawn(declarations.declare_registered(store, pool.task_names), "schedules")
+        self._peer = discovery.Peer(s.discovery_address, self.link.announcement, interval=s.announce_interval)
+        spawn(self._peer.run(), "discovery")
+        spawn(self.link.run_heartbeat(), "heartbeat")
+        spawn(self.renewals.run(), "renewals")
+        log.info(
+            "worker-pool ready: pool %s registered with scheduler %s, capacity %d, worker pids %s",
+            pool.pool_id,
+            self.link.scheduler_id,
+            pool.capacity,
+            self.workers.worker_pids(),
+        )
+
     # ------------------------------------------------------------ shutdown
     async def _shutdown(self) -> int:
-        s = self.settings
-        log.info("draining: no new work; stopping %d workers", len(self.workers))
-        self.state = WorkerState.DRAINING
-        self._mark_dirty()  # tell the scheduler: free_slots 0
-        if self._registered.is_set() and self._store is not None:
+        s, pool = self.settings, self.pool
+        log.info("draining: no new work; stopping %d workers", len(self.workers.handles))
+        pool.state = WorkerState.DRAINING
+        self.outbox.slots_changed()  # tell the scheduler: free_slots 0
+        if self.link.registered.is_set() and self._store is not None:
             # Before any worker stops: from this commit on the store leases nothing
             # to this pool, so no dispatch can arrive after it stops listening
             # unnoticed (those committed earlier: _hand_back_leases).
-            await self._beat(self._store, 2.0)
-        for w in list(self.workers.values()):
-            if not w.gone:
-                with contextlib.suppress(ConnectionError, RuntimeError):
-                    w.writer.write(pipe.pack(pipe.STOP))
-        self.state = WorkerState.STOPPING
-        waits = [w.exited.wait() for w in self.workers.values() if not w.gone]
-        if waits:
-            done = await _wait_all(waits, s.shutdown_timeout)
-            if not done:
-                for w in list(self.workers.values()):
-                    if not w.gone and w.process.is_alive():
-                        log.warning(
-                            "worker %d (pid %s) still alive after %.1fs: killing",
-                            w.index,
-                            w.pid,
-                            s.shutdown_timeout,
-                        )
-                        w.process.kill()
-                await _wait_all([w.exited.wait() for w in self.workers.values()], 10.0)
+            await self.link.beat(self._store, 2.0)
+        pool.state = WorkerState.STOPPING
+        await self.workers.stop(s.shutdown_timeout)
         # No more dispatches: one that arrives from now on would become a release
         # after the last flush and stay ASSIGNED until its lease lapses.
-        for sock in (self._pair, self._leased_stream):
-            if sock is not None:
-                sock.close()
+        self.link.close_pair()
+        self.intake.close()
         await asyncio.sleep(0)  # let the receive loops see it and end
-        # Hand the last reports (releases) to the store before closing.
-        self._closing = True
-        self._mark_dirty()
-        if self._sender is not None:
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(self._sender), 1.0)
-        if self._outcomes is not None and self._starts is not None:
-            try:
-                await asyncio.wait_for(
-                    asyncio.gather(
-                        self._outcomes.idle.wait(),
-                        self._starts.idle.wait(),
-                        *([self._logs.idle.wait()] if self._logs is not None else []),
-                    ),
-                    REPORT_FLUSH_TIMEOUT,
-                )
-            except TimeoutError:
-                log.warning("final reports not acknowledged by the store; leases will lapse instead")
+        await self._flush_reports()
         await self._hand_back_leases()
-        self.state = WorkerState.STOPPED
-        if self._registered.is_set():
-            req = transport.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=1.0)
-            await self._beat(req, 1.0)
+        pool.state = WorkerState.STOPPED
+        if self.link.registered.is_set():
+            req = rpc.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=1.0)
+            await self.link.beat(req, 1.0)
             req.close()
         # The receiving sockets close before the tasks are awaited: a closed socket ends
         # a receive whose cancel pynng swallowed (lifecycle.end_tasks), which would
         # otherwise wait for a message that never comes and hold the exit forever.
-        for sock in (self._pair, self._respondent, self._leased_stream, self._cancel_stream):
-            if sock is not None:
-                sock.close()
+        self.link.close()
+        self.intake.close()
+        self.renewals.close()
         if self._peer is not None:
             self._peer.close()
-        await lifecycle.end_tasks(list(self._tasks), TASKS_END_TIMEOUT)
+        await self.background.end(TASKS_END_TIMEOUT)
         if self._store is not None:
             self._store.close()
         log.info("worker-pool stopped")
         return 0
+
+    async def _flush_reports(self) -> None:
+        """Hand the last reports (releases) to the store before closing."""
+        self.pool.closing = True
+        self.outbox.slots_changed()
+        if self._sender is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._sender), 1.0)
+        if not await self.outlets.flushed(REPORT_FLUSH_TIMEOUT):
+            log.warning("final reports not acknowledged by the store; leases will lapse instead")
 
     async def _hand_back_leases(self) -> None:
         """Leases of this pool still ASSIGNED in the store now belong to dispatches
@@ -212,11 +200,9 @@ class Manager(Renewals, SchedulerLink):
         to lapse. Started (RUNNING) rows are never touched by this statement."""
         if self._store is None:
             return
-        req = reconcile_pb2.ReconcileRequest(pool_ids=[self.pool_id])
+        req = reconcile_pb2.ReconcileRequest(pool_ids=[self.pool.pool_id])
         try:
-            reply = await self._store.request(
-                envelope_pb2.KIND_STORE_RECONCILE, req, reconcile_pb2.ReconcileReply, timeout=2.0
-            )
+            reply = await self._store.call(contract.STORE_RECONCILE, req, timeout=2.0)
         except errors.TaskyardError as exc:
             log.warning("could not hand back unheld leases (%s): they will lapse", exc)
             return
@@ -240,13 +226,3 @@ async def _first(
     if b in done:
         return other
     return None
-
-
-async def _wait_all(waits: list[Coroutine[Any, Any, Any]], limit: float) -> bool:
-    tasks = [asyncio.ensure_future(c) for c in waits]
-    if not tasks:
-        return True
-    _, pending = await asyncio.wait(tasks, timeout=limit)
-    for t in pending:
-        t.cancel()
-    return not pending

@@ -1,90 +1,38 @@
 """The manager's side of its worker processes.
 
 Spawning a worker (a socketpair for its pipe, a sentinel for its exit), reading
-what it reports, the death path (its held attempts become Death reports, then it
-is respawned), and routing each dispatched attempt to the least-loaded live worker.
-The code that runs inside a worker is worker.py.
+what it reports, recycling it (no new work, then STOP once it holds none), the
+death path (its held attempts become Death reports, then it is respawned), and
+routing each dispatched attempt to the least-loaded live worker. The code that
+runs inside a worker is worker.py; what the manager knows of one is handles.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import collections
+import contextlib
 import logging
-import multiprocessing.process
+import multiprocessing
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
+from typing import Any
 
-import pynng
-
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
-from taskyard.core import hops, transport
+from taskyard.bus.v1 import dispatch_pb2, store_pb2, supervision_pb2, task_record_pb2
+from taskyard.core import hops
+from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.v1 import task_pb2
-from taskyard.worker_pool import pipe, worker
-from taskyard.worker_pool.state import PoolState
+from taskyard.worker_pool import beats, pipe, worker
+from taskyard.worker_pool.handles import Held, Key, WorkerHandle, log_exit, report_exit
+from taskyard.worker_pool.reports import StoreOutlets
+from taskyard.worker_pool.state import Background, Outbox, PoolState
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
 # Ended attempts remembered to drop a late second copy of their dispatch.
 FINISHED_REMEMBERED = 10_000
-
-Key = tuple[str, int]
-
-
-@dataclasses.dataclass(slots=True)
-class Held:
-    ref: task_record_pb2.AttemptRef
-    started: bool = False
-    # The retry budget a death of this attempt is judged by.
-    max_retries: int = 0
-    # Seconds the attempt may run (a busy worker's silence is judged by it).
-    timeout: float = 0.0
-    # The task's name: a death's backoff is the task's @task(retry_...) policy,
-    # taken at its charged attempt (worker.charged_attempt).
-    name: str = ""
-    charged_attempt: int = 1
-    # Monotonic time by which a cancelled attempt must have stopped (0 = none),
-    # and whether its worker was killed for missing it (Death.cancel_step KILL).
-    cancel_deadline: float = 0.0
-    cancel_kill: bool = False
-    # Monotonic time of its dispatch: a worker's silence counts as "busy" from then.
-    since: float = dataclasses.field(default_factory=time.monotonic)
-
-
-@dataclasses.dataclass(eq=False)
-class WorkerHandle:
-    index: int
-    process: multiprocessing.process.BaseProcess
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-    spawned_at: float
-    held: dict[Key, Held] = dataclasses.field(default_factory=dict)
-    ready: bool = False
-    gone: bool = False
-    exited: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
-    # Supervision (watchdog.py): last beat over the pipe (monotonic; None =
-    # never), resident memory it reported, why it is being replaced ("" = it is
-    # not: a recycling worker gets no new work and is stopped once it holds none).
-    last_beat: float | None = None
-    last_beat_us: int = 0
-    rss_bytes: int = 0
-    recycling: str = ""
-    stop_sent: bool = False
-    killed_for: str = ""
-    # Killed only because cancelled attempts outlived their deadline: the other
-    # attempts it held did nothing wrong, so they are re-queued (resume_requested,
-    # no retry spent) rather than counted as deaths.
-    spare_bystanders: bool = False
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid or 0
-
-    @property
-    def live(self) -> bool:
-        return self.ready and not self.gone and not self.recycling
+MIB = 1024 * 1024
 
 
 def _by_index(w: WorkerHandle) -> int:
@@ -95,13 +43,45 @@ def _held_by_any(workers: list[WorkerHandle], key: Key) -> bool:
     return any(key in w.held for w in workers)
 
 
-class Workers(PoolState):
-    # ------------------------------------------------------------ workers
-    async def _spawn(self, index: int) -> None:
+class Workers:
+    """The worker processes of one pool. Their reports go to ``outbox``, their log
+    lines to the shipper of ``outlets``; background tasks (one reader per worker)
+    are ``background``'s."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        pool: PoolState,
+        outbox: Outbox,
+        background: Background,
+        outlets: StoreOutlets,
+    ) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._outbox = outbox
+        self._background = background
+        self._outlets = outlets
+        # By worker index; a respawned worker takes its predecessor's index.
+        self.handles: dict[int, WorkerHandle] = {}
+        self.all_ready = asyncio.Event()
+        # Unix microseconds of the last dispatch routed to a worker (registry).
+        self.last_dispatch_us = 0
+        self._mp = multiprocessing.get_context("spawn")
+        self._early_deaths: dict[int, int] = {}
+        # Attempts that ended here lately, by (task, attempt, lease token): the second
+        # copy of a dispatch (stream and PAIR both deliver it) must never run again.
+        self._finished: collections.OrderedDict[tuple[str, int, str], None] = collections.OrderedDict()
+
+    # ------------------------------------------------------------ processes
+    async def start(self) -> None:
+        for index in range(max(1, self._settings.workers)):
+            await self.spawn(index)
+
+    async def spawn(self, index: int) -> None:
         parent_sock, child_sock = socket.socketpair()
         proc = self._mp.Process(
             target=worker.main,
-            args=(child_sock, self.settings, self.pool_id, index),
+            args=(child_sock, self._settings, self._pool.pool_id, index),
             name=f"taskyard-worker-{index}",
         )
         try:
@@ -110,10 +90,10 @@ class Workers(PoolState):
             child_sock.close()
         reader, writer = await asyncio.open_connection(sock=parent_sock, limit=2**20)
         w = WorkerHandle(index, proc, reader, writer, time.monotonic())
-        self.workers[index] = w
+        self.handles[index] = w
         loop = asyncio.get_running_loop()
         loop.add_reader(proc.sentinel, self._on_sentinel, w)
-        self._spawn_task(self._read_worker(w), f"worker-{index}")
+        self._background.spawn(self._read_worker(w), f"worker-{index}")
         log.info("worker %d started (pid %s)", index, proc.pid)
 
     def _on_sentinel(self, w: WorkerHandle) -> None:
@@ -122,9 +102,10 @@ class Workers(PoolState):
         w.writer.close()
 
     async def _read_worker(self, w: WorkerHandle) -> None:
+        limit = self._settings.max_message_bytes + 1024
         try:
             while True:
-                frame = await pipe.read(w.reader, self.settings.max_message_bytes + 1024)
+                frame = await pipe.read(w.reader, limit)
                 if frame is None:
                     break
                 kind, body = frame
@@ -133,26 +114,31 @@ class Workers(PoolState):
                     report.ParseFromString(body)
                     self._apply_worker_report(w, report)
                 elif kind == pipe.LOGS:
-                    if self._logs is not None:
-                        self._logs.add_frame(body)
+                    logs = self._outlets.logs
+                    if logs is not None:
+                        logs.add_frame(body)
                 elif kind == pipe.BEAT:
-                    self._on_beat(w, body)
+                    self.on_beat(w, body)
                 elif kind == pipe.RECYCLE:
-                    self._recycle(w, body.decode("utf-8", "replace"))
+                    self.recycle(w, body.decode("utf-8", "replace"))
                 elif kind == pipe.HELLO:
-                    w.ready = True
-                    self._early_deaths.pop(w.index, None)
-                    log.debug("worker %d ready (pid %s)", w.index, w.pid)
-                    if all(x.ready for x in self.workers.values()):
-                        self._all_ready.set()
-                    self._mark_dirty()
+                    self._on_hello(w)
         except pipe.FrameError as exc:
             log.error("worker %d sent a malformed frame: %s", w.index, exc)
         finally:
             await self._worker_gone(w)
 
+    def _on_hello(self, w: WorkerHandle) -> None:
+        w.ready = True
+        self._early_deaths.pop(w.index, None)
+        log.debug("worker %d ready (pid %s)", w.index, w.pid)
+        if all(x.ready for x in self.handles.values()):
+            self.all_ready.set()
+        self._outbox.slots_changed()
+
     def _apply_worker_report(self, w: WorkerHandle, report: dispatch_pb2.PoolReport) -> None:
-        p = self._pending
+        outbox = self._outbox
+        p = outbox.report
         held = w.held
         finished = self._finished
         if report.started:
@@ -174,13 +160,9 @@ class Workers(PoolState):
             into.extend(ended)  # type: ignore[arg-type]
         self._trim_finished()
         if report.completed or report.released:
-            self._mark_dirty()  # slots came free
+            outbox.slots_changed()
         else:
-            self._report_event.set()  # starts only: the store's news, not the scheduler's
-
-    def _remember_finished(self, ref: task_record_pb2.AttemptRef) -> None:
-        self._finished[(ref.task_id, ref.attempt, ref.lease_token)] = None
-        self._trim_finished()
+            outbox.news.set()  # starts only: the store's news, not the scheduler's
 
     def _trim_finished(self) -> None:
         finished = self._finished
@@ -201,106 +183,83 @@ class Workers(PoolState):
             await loop.run_in_executor(None, proc.join, 5.0)
         w.exited.set()
         held, w.held = w.held, {}
-        shutting_down = self.state in (WorkerState.DRAINING, WorkerState.STOPPING, WorkerState.STOPPED)
-        now = worker.now_us()
+        stopping = self._pool.stopping()
         for h in held.values():
-            self._remember_finished(h.ref)
-            ref = task_record_pb2.AttemptRef()
-            ref.CopyFrom(h.ref)
-            ref.at_us = now
-            if (shutting_down or w.spare_bystanders) and not h.cancel_kill:
-                self._pending.released.append(store_pb2.Release(ref=ref, resume_requested=h.started))
-            else:
-                self._pending.died.append(
-                    store_pb2.Death(
-                        ref=ref,
-                        started=h.started,
-                        max_retries=h.max_retries,
-                        max_rescues=self.settings.max_rescues,
-                        retry_delay_ms=worker.death_delay_ms(h.name, h.charged_attempt, self.settings)
-                        if h.started
-                        else 0,
-                        cancel_step=task_pb2.CANCEL_STEP_KILL if h.cancel_kill else 0,  # type: ignore[arg-type]
-                    )
-                )
-        if shutting_down:
-            log.info("worker %d (pid %s) stopped, exit code %s", w.index, w.pid, proc.exitcode)
-        elif w.recycling and not held and not w.killed_for:
-            log.info(
-                "worker %d (pid %s) replacement: %s; exit code %s, nothing interrupted",
-                w.index,
-                w.pid,
-                w.recycling,
-                proc.exitcode,
-            )
-        else:
-            spared = sum(1 for h in held.values() if not h.cancel_kill) if w.spare_bystanders else 0
-            log.warning(
-                "worker %d (pid %s) died%s, exit code %s, holding %d attempts (%d started%s): respawning",
-                w.index,
-                w.pid,
-                f" (killed: {w.killed_for})" if w.killed_for else "",
-                proc.exitcode,
-                len(held),
-                sum(h.started for h in held.values()),
-                f"; {spared} re-queued without spending a retry" if spared else "",
-            )
-        self._mark_dirty()
-        if shutting_down or self._closing:
-            return
-        delay = 0.0
+            self._finished[(h.ref.task_id, h.ref.attempt, h.ref.lease_token)] = None
+        self._trim_finished()
+        report_exit(w, held, stopping, self._settings, self._outbox.report)
+        log_exit(w, held, stopping)
+        self._outbox.slots_changed()
+        if not (stopping or self._pool.closing):
+            await self._respawn(w)
+
+    async def _respawn(self, w: WorkerHandle) -> None:
         if not w.ready:  # died before it was ready (import error?): back off
             n = self._early_deaths[w.index] = self._early_deaths.get(w.index, 0) + 1
-            delay = min(5.0, 0.2 * 2 ** (n - 1))
-        if delay:
-            await asyncio.sleep(delay)
-        if not (self._closing or self.state in (WorkerState.DRAINING, WorkerState.STOPPING)):
-            await self._spawn(w.index)
+            await asyncio.sleep(min(5.0, 0.2 * 2 ** (n - 1)))
+        if not (self._pool.closing or self._pool.state in (WorkerState.DRAINING, WorkerState.STOPPING)):
+            await self.spawn(w.index)
 
-    # ------------------------------------------------------------ PAIR
-    async def _receive_dispatch(self) -> None:
-        await self._receive_dispatches(self._pair.arecv, b"", "the PAIR socket")
+    async def stop(self, limit: float) -> None:
+        """STOP to every worker; one still alive ``limit`` seconds later is killed."""
+        for w in list(self.handles.values()):
+            if not w.gone:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    w.writer.write(pipe.pack(pipe.STOP))
+        waits = [w.exited.wait() for w in self.handles.values() if not w.gone]
+        if not waits or await _wait_all(waits, limit):
+            return
+        for w in list(self.handles.values()):
+            if not w.gone and w.process.is_alive():
+                log.warning("worker %d (pid %s) still alive after %.1fs: killing", w.index, w.pid, limit)
+                w.process.kill()
+        await _wait_all([w.exited.wait() for w in self.handles.values()], 10.0)
 
-    async def _receive_leased_stream(self) -> None:
-        # The fast path's hop (store -> pool): taken on the loop (transport.Inbox).
-        topic = transport.dispatch_topic(self.pool_id)
-        inbox = self._leased_stream
-        assert inbox is not None, "opened by start()"
-        inbox.sock.subscribe(topic)
-        await self._receive_dispatches(inbox.recv, topic, "the leased stream")
+    # ------------------------------------------------------------ supervision inputs
+    def on_beat(self, w: WorkerHandle, body: bytes) -> None:
+        """A beat over the pipe; a worker past the memory limit is recycled at once."""
+        w.last_beat = time.monotonic()
+        w.last_beat_us = time.time_ns() // 1000
+        w.rss_bytes, _ = beats.parse_beat(body)
+        limit = self._settings.worker_max_memory_mib
+        if limit > 0 and w.rss_bytes > limit * MIB and not w.recycling:
+            self.recycle(w, f"resident memory {w.rss_bytes / MIB:.0f} MiB over the limit of {limit} MiB")
 
-    async def _receive_dispatches(
-        self, recv: Callable[[], Awaitable[bytes]], topic: bytes, where: str
-    ) -> None:
-        while True:
-            try:
-                raw = await recv()
-            except pynng.Closed:
-                return
-            try:
-                batch = transport.open_message(
-                    raw[len(topic) :], envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch
-                )
-            except Exception:
-                log.warning("malformed message dropped on %s", where)
-                continue
-            if batch is None:
-                log.warning("a message that is not a dispatch dropped on %s", where)
-                continue
-            self._dispatch(batch)
+    def recycle(self, w: WorkerHandle, reason: str) -> None:
+        if w.gone or w.recycling:
+            return
+        w.recycling = reason
+        log.info(
+            "worker %d (pid %s) recycling: %s; no new work, finishing %d held attempts",
+            w.index,
+            w.pid,
+            reason,
+            len(w.held),
+        )
+        self._outbox.slots_changed()  # fewer free slots
+        self.stop_if_drained(w)
 
-    def _dispatch(self, batch: dispatch_pb2.Dispatch) -> None:
+    def stop_if_drained(self, w: WorkerHandle) -> None:
+        if w.recycling and not w.held and not w.stop_sent and not w.gone:
+            w.stop_sent = True
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                w.writer.write(pipe.pack(pipe.STOP))
+
+    # ------------------------------------------------------------ routing
+    def route(self, batch: dispatch_pb2.Dispatch) -> None:
+        """Each attempt of ``batch`` to the least-loaded worker that takes work; one
+        without a slot goes back to the queue, a second copy of one is dropped."""
         per_worker: dict[int, dispatch_pb2.Dispatch] = {}
-        workers = list(self.workers.values())
+        workers = list(self.handles.values())
         # Who may take work does not change while a batch is routed, only how much
         # each holds: decided once, in index order (ties go to the lowest index).
         takers = sorted((w for w in workers if self._takes_work(w)), key=_by_index)
-        if not self.accepting():
+        if not self._pool.accepting():
             takers = []
         worker_ids: dict[int, str] = {}
         finished = self._finished
-        concurrency = self.concurrency
-        default_retries, default_timeout = self.settings.max_retries, self.settings.task_timeout
+        concurrency = self._pool.concurrency
+        default_retries, default_timeout = self._settings.max_retries, self._settings.task_timeout
         refused = 0
         hops.stamp(batch.tasks, "pool.received")
         for record in batch.tasks:
@@ -316,12 +275,14 @@ class Workers(PoolState):
                     target, fewest = w, n
             if target is None:
                 # No slot (or draining): back to the queue, no retry burned.
-                self._pending.released.append(store_pb2.Release(ref=worker.ref_of(record, "")))
+                self._outbox.report.released.append(store_pb2.Release(ref=worker.ref_of(record, "")))
                 refused += 1
                 continue
             wid = worker_ids.get(target.index)
             if wid is None:
-                wid = worker_ids[target.index] = worker.worker_id(self.pool_id, target.index, target.pid)
+                wid = worker_ids[target.index] = worker.worker_id(
+                    self._pool.pool_id, target.index, target.pid
+                )
             target.held[key] = Held(
                 task_record_pb2.AttemptRef(
                     task_id=task_id, attempt=attempt, lease_token=record.lease_token, worker_id=wid
@@ -338,8 +299,76 @@ class Workers(PoolState):
         if per_worker:
             self.last_dispatch_us = worker.now_us()
         for index, d in per_worker.items():
-            self.workers[index].writer.write(pipe.pack(pipe.DISPATCH, d.SerializeToString()))
-        self._cancel_flagged(batch)
+            self.handles[index].writer.write(pipe.pack(pipe.DISPATCH, d.SerializeToString()))
         if refused:
             log.warning("released %d dispatched attempts: no free slot", refused)
-            self._mark_dirty()
+            self._outbox.slots_changed()
+
+    def _takes_work(self, w: WorkerHandle) -> bool:
+        """Live, or a replacement still starting whose slot was live before (its pipe
+        holds the dispatch until it is ready): a respawn must not bounce work back
+        to the queue. Not a worker that never became ready (a broken import)."""
+        if w.gone or w.recycling or w.killed_for:
+            return False
+        return w.ready or w.index not in self._early_deaths
+
+    # ------------------------------------------------------------ views
+    def live(self) -> list[WorkerHandle]:
+        """The workers not gone, ready or not."""
+        return [w for w in self.handles.values() if not w.gone]
+
+    def free_slots(self) -> int:
+        if not self._pool.accepting():
+            return 0
+        concurrency = self._pool.concurrency
+        return sum(max(0, concurrency - len(w.held)) for w in self.handles.values() if self._takes_work(w))
+
+    def held_refs(self) -> list[task_record_pb2.AttemptRef]:
+        now = worker.now_us()
+        out = []
+        for w in self.handles.values():
+            for h in w.held.values():
+                ref = task_record_pb2.AttemptRef()
+                ref.CopyFrom(h.ref)
+                ref.at_us = now
+                out.append(ref)
+        return out
+
+    def worker_pids(self) -> list[int]:
+        return [w.pid for _, w in sorted(self.handles.items()) if not w.gone]
+
+    def process_infos(self) -> list[supervision_pb2.WorkerProcess]:
+        out = []
+        stopping = self._pool.stopping()
+        for _, w in sorted(self.handles.items()):
+            if w.gone:
+                continue
+            if stopping:
+                state = "stopping"
+            elif w.recycling:
+                state = "recycling"
+            elif not w.ready:
+                state = "starting"
+            else:
+                state = "busy" if w.held else "idle"
+            out.append(
+                supervision_pb2.WorkerProcess(
+                    index=w.index,
+                    pid=w.pid,
+                    state=state,
+                    rss_bytes=w.rss_bytes,
+                    running_tasks=sum(1 for h in w.held.values() if h.started),
+                    last_beat_us=w.last_beat_us,
+                )
+            )
+        return out
+
+
+async def _wait_all(waits: list[Coroutine[Any, Any, Any]], limit: float) -> bool:
+    tasks = [asyncio.ensure_future(c) for c in waits]
+    if not tasks:
+        return True
+    _, pending = await asyncio.wait(tasks, timeout=limit)
+    for t in pending:
+        t.cancel()
+    return not pending

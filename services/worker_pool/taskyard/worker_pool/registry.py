@@ -30,7 +30,7 @@ class TaskDef:
     # Seconds per attempt; None = the record's timeout or Settings.task_timeout.
     timeout: float | None = None
     max_retries: int | None = None
-    # Backoff overrides and non-retryable types (time slice; core.retry).
+    # Backoff overrides and non-retryable types (core.retry).
     retry: RetryOptions | None = None
     # @task(cron=...)/@task(every=...): the pool declares it at start-up (declarations.py).
     schedule: Declared | None = None

@@ -12,20 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pynng
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2
-from taskyard.core import errors, transport
+from taskyard.core import contract, errors, rpc, transport
+from taskyard.core.config import Settings
+from taskyard.worker_pool.processes import Workers
+from taskyard.worker_pool.state import PoolState
 from taskyard.worker_pool.watchdog import Watchdog
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
 
-class Renewals(Watchdog):
-    async def _renew_loop(self) -> None:
-        s = self.settings
-        req = transport.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
+class Renewals:
+    """Renews what ``workers`` hold; cancel requests go to the ``watchdog``, which
+    enforces their deadline."""
+
+    def __init__(self, settings: Settings, pool: PoolState, workers: Workers, watchdog: Watchdog) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._workers = workers
+        self._watchdog = watchdog
+        # The store's per-pool stream of cancel requests.
+        self._cancel_stream: Any = None
+
+    async def run(self) -> None:
+        s = self._settings
+        req = rpc.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
         try:
             while True:
                 await asyncio.sleep(s.renew_interval)
@@ -33,13 +48,13 @@ class Renewals(Watchdog):
         finally:
             req.close()
 
-    async def renew_once(self, req: transport.Requester) -> store_pb2.RenewLeasesReply | None:
-        refs = self.held_refs()
+    async def renew_once(self, req: rpc.Requester) -> store_pb2.RenewLeasesReply | None:
+        refs = self._workers.held_refs()
         if not refs:
             return None
-        msg = store_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(self.settings.lease_seconds * 1000))
+        msg = store_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(self._settings.lease_seconds * 1000))
         try:
-            reply = await req.request(envelope_pb2.KIND_STORE_RENEW, msg, store_pb2.RenewLeasesReply)
+            reply = await req.call(contract.STORE_RENEW, msg)
         except errors.TaskyardError as exc:
             log.debug("lease renewal failed: %s", exc.message)
             return None
@@ -48,12 +63,12 @@ class Renewals(Watchdog):
                 "%d held attempts are no longer current (their outcome will be refused)", len(reply.lost)
             )
         if reply.cancel_requested:
-            self.cancel_attempts(reply.cancel_requested)
+            self._watchdog.cancel_attempts(reply.cancel_requested)
         return reply
 
-    async def _receive_cancels(self) -> None:
-        s = self.settings
-        topic = transport.cancel_topic(self.pool_id)
+    async def receive_cancels(self) -> None:
+        s = self._settings
+        topic = transport.cancel_topic(self._pool.pool_id)
         self._cancel_stream = transport.open_socket(
             pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.pool_stream_address
         )
@@ -71,4 +86,10 @@ class Renewals(Watchdog):
                 log.warning("malformed message dropped on the cancel stream")
                 continue
             if batch is not None:
-                self.cancel_attempts(e.task_id for e in batch.events if e.type == "task.cancel_requested")
+                self._watchdog.cancel_attempts(
+                    e.task_id for e in batch.events if e.type == "task.cancel_requested"
+                )
+
+    def close(self) -> None:
+        if self._cancel_stream is not None:
+            self._cancel_stream.close()

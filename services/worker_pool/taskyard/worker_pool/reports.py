@@ -14,10 +14,12 @@ import asyncio
 import logging
 import random
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
-from taskyard.core import errors, transport
+from taskyard.bus.v1 import dispatch_pb2, store_pb2
+from taskyard.core import contract, errors, rpc
+from taskyard.core.config import Settings
 from taskyard.core.retry import RetryPolicy
 from taskyard.worker_pool import poison
+from taskyard.worker_pool.shipper import LogShipper
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +27,7 @@ RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
 
 
 class ReportForwarder:
-    def __init__(
-        self, store: transport.Requester, policy: RetryPolicy, rng: random.Random | None = None
-    ) -> None:
+    def __init__(self, store: rpc.Requester, policy: RetryPolicy, rng: random.Random | None = None) -> None:
         self._store = store
         self._policy = policy
         self._rng = rng or random.Random()
@@ -72,9 +72,7 @@ class ReportForwarder:
         try:
             while (req := self._take()) is not None:
                 try:
-                    reply = await self._store.request(
-                        envelope_pb2.KIND_STORE_REPORT, req, store_pb2.ReportReply
-                    )
+                    reply = await self._store.call(contract.STORE_REPORT, req)
                 except errors.TaskyardError as exc:
                     if poison.is_poison(exc):  # retrying as is would fail forever
                         await self._isolate(req, exc)
@@ -113,9 +111,7 @@ class ReportForwarder:
             failures = 0
             while True:
                 try:
-                    reply = await self._store.request(
-                        envelope_pb2.KIND_STORE_REPORT, single, store_pb2.ReportReply
-                    )
+                    reply = await self._store.call(contract.STORE_REPORT, single)
                     self.refused += reply.refused
                     break
                 except errors.TaskyardError as err:
@@ -131,3 +127,37 @@ class ReportForwarder:
                     failures += 1
                     log.warning("report to the store failed (%s); retrying in %.2fs", err, delay)
                     await asyncio.sleep(delay)
+
+
+class StoreOutlets:
+    """What the pool hands the result-store through: outcomes (at once), start
+    notices (a little later) and task log lines. They exist once ``open`` gave
+    them the store's requester (the pool dials the store when it starts)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self.outcomes: ReportForwarder | None = None
+        self.starts: ReportForwarder | None = None
+        self.logs: LogShipper | None = None
+
+    def open(self, store: rpc.Requester) -> None:
+        s = self._settings
+        policy = RetryPolicy.from_settings(s)  # with TASKYARD_RETRY_JITTER, as the workers use
+        self.starts = ReportForwarder(store, policy)
+        self.outcomes = ReportForwarder(store, policy)
+        self.logs = LogShipper(
+            store, max_pending=s.log_buffer_lines, batch_bytes=max(1, s.max_message_bytes // 2)
+        )
+
+    async def flushed(self, limit: float) -> bool:
+        """Whether the store acknowledged everything handed over, waiting up to ``limit`` seconds."""
+        if self.outcomes is None or self.starts is None:
+            return True
+        waits = [self.outcomes.idle.wait(), self.starts.idle.wait()]
+        if self.logs is not None:
+            waits.append(self.logs.idle.wait())
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), limit)
+        except TimeoutError:
+            return False
+        return True

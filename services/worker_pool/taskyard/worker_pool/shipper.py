@@ -20,8 +20,8 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from taskyard.bus.v1 import envelope_pb2, ops_pb2
-from taskyard.core import errors, transport
+from taskyard.bus.v1 import ops_pb2
+from taskyard.core import contract, errors, rpc
 from taskyard.worker_pool import tasklogs
 
 log = logging.getLogger("taskyard.worker_pool.manager")
@@ -34,7 +34,7 @@ MAX_MARKS = 100_000
 class LogShipper:
     def __init__(
         self,
-        store: transport.Requester,
+        store: rpc.Requester,
         *,
         max_pending: int = 50_000,
         batch_lines: int = 5_000,
@@ -183,7 +183,7 @@ class LogShipper:
             while (taken := self._take()) is not None:
                 batch, units = taken
                 try:
-                    await self._store.request(envelope_pb2.KIND_STORE_LOGS, batch, ops_pb2.LogBatchReply)
+                    await self._store.call(contract.STORE_LOGS, batch)
                 except errors.TaskyardError as exc:
                     if exc.code.name == "INVALID_ARGUMENT":
                         log.warning("store refused %d log lines: %s", len(batch.lines), exc.message)

@@ -176,7 +176,7 @@ class Runner:
     flushes it (the worker process: once per loop iteration).
     """
 
-    # time slice: the deployment's retry policy (_serve sets it from Settings) and
+    # The deployment's retry policy (_serve sets it from Settings) and
     # the randomness of its jitter (tests inject a seeded one).
     retry_policy: retry.RetryPolicy = retry.RetryPolicy()
     retry_rng: random.Random = random.Random()
@@ -211,11 +211,11 @@ class Runner:
         self._slots = asyncio.Semaphore(self.concurrency)
         self._executor = self._new_executor()
         self._stopping = False
-        # ops slice: each running attempt's TaskContext (logs go to ``sink``; a
+        # Each running attempt's TaskContext (logs go to ``sink``; a
         # cancel arriving for a key calls contexts[key]._request_cancel()).
         self.sink = sink
         self.contexts: dict[Key, context.TaskContext] = {}
-        # supervision slice: sync attempts' threads (to wait out a timeout grace),
+        # Sync attempts' threads (to wait out a timeout grace),
         # cancel requests (True once asyncio cancellation was used on the attempt).
         self.timeout_grace = timeout_grace
         self.cancel_grace = cancel_grace
@@ -574,7 +574,7 @@ async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
         sink=sink,
     )
     runner.retry_policy = retry.RetryPolicy.from_settings(settings)
-    children.install(settings, loop)  # graph slice: ctx.submit / ctx.asubmit
+    children.install(settings, loop)  # ctx.submit / ctx.asubmit
     writer.write(pipe.pack(pipe.HELLO))
     beating = loop.create_task(beats.beat_loop(writer, runner.tasks, settings.worker_heartbeat_interval))
     try:

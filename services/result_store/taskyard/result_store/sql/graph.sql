@@ -4,13 +4,13 @@
 -- name: graph_missing_refs
 -- Which of the ids (dependencies, parents of a new task) do not exist.
 SELECT d.id::text AS id
-FROM unnest($1::uuid[]) AS d(id)
+FROM unnest(:ids::uuid[]) AS d(id)
 WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = d.id)
 
 -- name: graph_dependents
--- PENDING tasks waiting on any of $1 (the GIN index tasks_depends_on_idx).
+-- PENDING tasks waiting on any of :ids (the GIN index tasks_depends_on_idx).
 SELECT t.id::text AS id FROM tasks t
-WHERE t.depends_on && $1::uuid[] AND t.state = 'PENDING'
+WHERE t.depends_on && :ids::uuid[] AND t.state = 'PENDING'
 
 -- name: graph_any_pending
 SELECT EXISTS (SELECT 1 FROM tasks t WHERE t.state = 'PENDING')
@@ -20,15 +20,15 @@ SELECT EXISTS (SELECT 1 FROM tasks t WHERE t.state = 'PENDING')
 SELECT t.id::text AS id, ty_us(t.created_at) AS created_at_us
 FROM tasks t
 WHERE t.state = 'PENDING'
-  AND ($1::bigint IS NULL OR (t.created_at, t.id) > (ty_ts($1::bigint), $2::uuid))
+  AND (:after_us::bigint IS NULL OR (t.created_at, t.id) > (ty_ts(:after_us::bigint), :after_id::uuid))
 ORDER BY t.created_at, t.id
-LIMIT $3
+LIMIT :limit
 
 -- name: graph_cascade
--- Candidates ($1, PENDING) with a dependency that ended FAILURE or CANCELLED
+-- Candidates (:ids, PENDING) with a dependency that ended FAILURE or CANCELLED
 -- become CANCELLED, and so do their PENDING dependents, transitively; the
 -- reason names the direct dependency ("dependency <id> failed|cancelled").
--- $2 = sources of CANCELLED (PENDING among them).
+-- :sources = sources of CANCELLED (PENDING among them).
 WITH RECURSIVE doomed(id, dep, why, depth) AS (
   SELECT c.id, x.id, x.state::text, 0
   FROM tasks c
@@ -40,7 +40,7 @@ WITH RECURSIVE doomed(id, dep, why, depth) AS (
     ORDER BY d.n
     LIMIT 1
   ) x
-  WHERE c.id = ANY($1::uuid[]) AND c.state = 'PENDING'
+  WHERE c.id = ANY(:ids::uuid[]) AND c.state = 'PENDING'
   UNION
   SELECT t.id, b.id, 'CANCELLED', b.depth + 1
   FROM doomed b
@@ -55,29 +55,29 @@ SET state = 'CANCELLED', cancel_step = 1,
                     || CASE p.why WHEN 'FAILURE' THEN ' failed' ELSE ' cancelled' END,
     finished_at = now(), updated_at = now()
 FROM pick p
-WHERE t.id = p.id AND t.state = ANY($2::task_state[])
+WHERE t.id = p.id AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}
 
 -- name: graph_release
--- Candidates ($1, PENDING) whose dependencies all ended SUCCESS: QUEUED, or
+-- Candidates (:ids, PENDING) whose dependencies all ended SUCCESS: QUEUED, or
 -- SCHEDULED while their ETA is ahead. A dependency no longer in the table was
 -- purged by retention, which only removes final tasks, and one that had failed
 -- would have cancelled this task already: it counts as met.
--- $2 = the states a release may start from (PENDING).
+-- :sources = the states a release may start from (PENDING).
 UPDATE tasks t
 SET state = CASE WHEN t.run_at > now() THEN 'SCHEDULED'::task_state ELSE 'QUEUED'::task_state END,
     updated_at = now()
-WHERE t.id = ANY($1::uuid[]) AND t.state = ANY($2::task_state[])
+WHERE t.id = ANY(:ids::uuid[]) AND t.state = ANY(:sources::task_state[])
   AND NOT EXISTS (
     SELECT 1 FROM tasks x WHERE x.id = ANY(t.depends_on) AND x.state <> 'SUCCESS'
   )
 RETURNING {{record}}
 
 -- name: graph_descendants
--- Unfinished descendants (parent_id, transitively) of each of $1, with the
+-- Unfinished descendants (parent_id, transitively) of each of :ids, with the
 -- asked-for ancestor they descend from.
 WITH RECURSIVE d(id, top, depth) AS (
-  SELECT c.id, c.parent_id, 1 FROM tasks c WHERE c.parent_id = ANY($1::uuid[])
+  SELECT c.id, c.parent_id, 1 FROM tasks c WHERE c.parent_id = ANY(:ids::uuid[])
   UNION
   SELECT c.id, d.top, d.depth + 1 FROM d JOIN tasks c ON c.parent_id = d.id
   WHERE d.depth < 10000
@@ -88,11 +88,11 @@ WHERE t.state NOT IN ('SUCCESS', 'FAILURE', 'CANCELLED')
 ORDER BY d.id, d.depth
 
 -- name: graph_tree
--- The seed's recursive query: the hierarchy under the root of $1 (the topmost
--- ancestor still stored), depth-first, children in creation order; $2 rows at most.
+-- The hierarchy under the root of :id (the topmost ancestor still stored),
+-- depth-first, children in creation order; :limit rows at most.
 WITH RECURSIVE start AS (
   SELECT coalesce((SELECT r.id FROM tasks r WHERE r.id = s.root_id), s.id) AS root
-  FROM tasks s WHERE s.id = $1::uuid
+  FROM tasks s WHERE s.id = :id::uuid
 ), tree(id, depth, path, sortkey) AS (
   SELECT t.id, 0, ARRAY[t.id], ARRAY[lpad(ty_us(t.created_at)::text, 20, '0') || t.id::text]
   FROM tasks t JOIN start ON t.id = start.root
@@ -105,4 +105,4 @@ WITH RECURSIVE start AS (
 SELECT {{record}}, tr.depth, tr.path::text[] AS path
 FROM tree tr JOIN tasks t ON t.id = tr.id
 ORDER BY tr.sortkey
-LIMIT $2
+LIMIT :limit

@@ -1,15 +1,15 @@
--- Task logs and context (ops slice).
+-- Task logs and context.
 
 -- name: insert_logs
 -- One multi-row insert for every line of a drain. Offsets come from tasks.log_seq,
 -- taken under the task row's lock, so they are dense (0, 1, 2, ...) and ordered
--- per task whatever the number of concurrent batches. Past $6 lines per task the
--- rest is dropped and one marker line ($7) says so, once.
--- $1 task ids, $2 attempts, $3 at_us, $4 types, $5 messages (in order).
+-- per task whatever the number of concurrent batches. Past :max_lines lines per
+-- task the rest is dropped and one marker line (:marker) says so, once. One
+-- entry per line in each of :task_ids, :attempts, :at_us, :types, :messages.
 WITH l AS (
   SELECT x.task_id, x.attempt, x.at_us, x.type, x.message,
          row_number() OVER (PARTITION BY x.task_id ORDER BY x.ord) - 1 AS rn
-  FROM unnest($1::uuid[], $2::int[], $3::bigint[], $4::text[], $5::text[])
+  FROM unnest(:task_ids::uuid[], :attempts::int[], :at_us::bigint[], :types::text[], :messages::text[])
        WITH ORDINALITY AS x(task_id, attempt, at_us, type, message, ord)
 ),
 c AS (
@@ -23,8 +23,9 @@ cur AS (
 ),
 plan AS (
   SELECT id, old, n, attempt,
-         greatest(0, least(n, $6::bigint - old)) AS allowed,
-         CASE WHEN old + n > $6::bigint AND old <= $6::bigint THEN 1 ELSE 0 END AS marker
+         greatest(0, least(n, :max_lines::bigint - old)) AS allowed,
+         CASE WHEN old + n > :max_lines::bigint AND old <= :max_lines::bigint THEN 1 ELSE 0 END
+           AS marker
   FROM cur
 ),
 bump AS (
@@ -40,7 +41,7 @@ ins AS (
   FROM l JOIN plan p ON p.id = l.task_id
   WHERE l.rn < p.allowed
   UNION ALL
-  SELECT p.id, p.old + p.allowed, p.attempt, 'warning', $7::text, now()
+  SELECT p.id, p.old + p.allowed, p.attempt, 'warning', :marker::text, now()
   FROM plan p
   WHERE p.marker = 1
   RETURNING 1
@@ -55,16 +56,16 @@ FROM plan p
 -- a superseded attempt's updates are ignored.
 UPDATE tasks t
 SET context = taskyard_context_apply(t.context, u.patch::jsonb)
-FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(id, attempt, patch)
+FROM unnest(:ids::uuid[], :attempts::int[], :patches::text[]) AS u(id, attempt, patch)
 WHERE t.id = u.id AND t.attempt = u.attempt
 RETURNING t.id::text AS id
 
 -- name: log_head
-SELECT t.state::text AS state, t.log_seq FROM tasks t WHERE t.id = $1::uuid
+SELECT t.state::text AS state, t.log_seq FROM tasks t WHERE t.id = :id::uuid
 
 -- name: get_logs
 SELECT l.seq, l.type, l.message, ty_us(l.created_at) AS at_us, l.attempt
 FROM task_logs l
-WHERE l.task_id = $1::uuid AND l.seq >= $2::bigint
+WHERE l.task_id = :id::uuid AND l.seq >= :from_offset::bigint
 ORDER BY l.seq
-LIMIT $3::int
+LIMIT :limit::int

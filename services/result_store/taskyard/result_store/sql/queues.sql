@@ -1,7 +1,7 @@
--- Queue operations, status, the servers registry and retention (ops slice).
+-- Queue operations, status, the servers registry and retention.
 
 -- name: set_queue_paused
-INSERT INTO queues AS q (name, paused, updated_at) VALUES ($1::text, $2::boolean, now())
+INSERT INTO queues AS q (name, paused, updated_at) VALUES (:name::text, :paused::boolean, now())
 ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = now()
 RETURNING q.name, q.paused
 
@@ -9,18 +9,18 @@ RETURNING q.name, q.paused
 SELECT q.name FROM queues q WHERE q.paused ORDER BY q.name
 
 -- name: clear_queue
--- Cancel every task of a queue ($1, '' = all) that waits to run: $2 = the
+-- Cancel every task of a queue (:queue, '' = all) that waits to run: :sources = the
 -- pending states that may become CANCELLED (sources_of(CANCELLED) minus the
 -- leased ones). Full records: they are finals, so the dependency resolver and
 -- the result cache follow at once (not at the 30 s sweep).
 UPDATE tasks t
-SET state = 'CANCELLED', cancel_reason = $3::text, cancel_step = 1,
+SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(), lease_token = '', lease_expires_at = NULL
-WHERE ($1::text = '' OR t.queue = $1::text) AND t.state = ANY($2::task_state[])
+WHERE (:queue::text = '' OR t.queue = :queue::text) AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}
 
 -- name: retry_failed
--- FAILURE -> QUEUED as a new attempt ($5 = sources of QUEUED, checked against
+-- FAILURE -> QUEUED as a new attempt (:sources = sources of QUEUED, checked against
 -- FAILURE by the caller). The failure stays on the row and in task_failures.
 UPDATE tasks t
 SET state = 'QUEUED', attempt = t.attempt + 1, finished_at = NULL, started_at = NULL,
@@ -29,20 +29,20 @@ SET state = 'QUEUED', attempt = t.attempt + 1, finished_at = NULL, started_at = 
 WHERE t.id IN (
   SELECT f.id FROM tasks f
   WHERE f.state = 'FAILURE'
-    AND ($1::text = '' OR f.queue = $1::text)
-    AND ($2::text = '' OR f.name = $2::text)
-    AND (cardinality($3::uuid[]) = 0 OR f.id = ANY($3::uuid[]))
+    AND (:queue::text = '' OR f.queue = :queue::text)
+    AND (:name::text = '' OR f.name = :name::text)
+    AND (cardinality(:ids::uuid[]) = 0 OR f.id = ANY(:ids::uuid[]))
   ORDER BY f.finished_at, f.id
-  LIMIT $4::int
+  LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
-) AND t.state = ANY($5::task_state[])
+) AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
           t.worker_id, ty_us(t.updated_at) AS at_us
 
 -- name: queue_counts
 SELECT t.queue, t.state::text AS state, count(*) AS n
 FROM tasks t
-WHERE ($1::text = '' OR t.queue = $1::text)
+WHERE (:queue::text = '' OR t.queue = :queue::text)
 GROUP BY t.queue, t.state
 
 -- name: queue_recent
@@ -58,20 +58,20 @@ FROM tasks t
 WHERE t.state IN ('SUCCESS', 'FAILURE')
   AND t.finished_at >= least(now() - interval '1 hour',
                              date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
-  AND ($1::text = '' OR t.queue = $1::text)
+  AND (:queue::text = '' OR t.queue = :queue::text)
 GROUP BY t.queue
 
 -- name: queue_names
-SELECT q.name, q.paused FROM queues q WHERE ($1::text = '' OR q.name = $1::text)
+SELECT q.name, q.paused FROM queues q WHERE (:queue::text = '' OR q.name = :queue::text)
 
 -- name: servers_summary
 SELECT count(*)::int AS servers, coalesce(sum(w.capacity), 0)::int AS capacity,
        coalesce(sum(w.running), 0)::int AS running
 FROM workers w
-WHERE w.last_heartbeat > now() - $1::bigint * interval '1 millisecond' AND w.is_running
+WHERE w.last_heartbeat > now() - :max_age_ms::bigint * interval '1 millisecond' AND w.is_running
 
 -- name: counter_value
-SELECT coalesce((SELECT c.value FROM taskyard_counters c WHERE c.name = $1::text), 0) AS value
+SELECT coalesce((SELECT c.value FROM taskyard_counters c WHERE c.name = :name::text), 0) AS value
 
 -- name: list_servers
 SELECT w.pool_id, w.server_name, w.max_workers, w.active_workers, w.idle_workers, w.running,
@@ -79,17 +79,17 @@ SELECT w.pool_id, w.server_name, w.max_workers, w.active_workers, w.idle_workers
        w.rss_bytes, w.capacity, ty_us(w.last_dispatch_at) AS last_dispatch_us,
        w.processes::text AS processes, w.concurrency
 FROM workers w
-WHERE w.last_heartbeat > now() - $1::bigint * interval '1 millisecond'
+WHERE w.last_heartbeat > now() - :max_age_ms::bigint * interval '1 millisecond'
 ORDER BY w.server_name, w.pool_id
 
 -- name: purge_final
--- One chunk of the retention purge: final tasks finished before $1 (unix us),
+-- One chunk of the retention purge: final tasks finished before :before_us (unix us),
 -- their logs and failures with them (ON DELETE CASCADE). Never a non-final row.
 DELETE FROM tasks t
 WHERE t.id IN (
   SELECT p.id FROM tasks p
-  WHERE p.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND p.finished_at < ty_ts($1::bigint)
-  LIMIT $2::int
+  WHERE p.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND p.finished_at < ty_ts(:before_us::bigint)
+  LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
 ) AND t.state IN ('SUCCESS', 'FAILURE', 'CANCELLED')
 RETURNING t.id::text AS id

@@ -12,7 +12,8 @@ s.declared, ty_us(s.created_at) AS created_at_us, ty_us(s.updated_at) AS updated
 -- A name already taken returns no row (ALREADY_EXISTS).
 INSERT INTO schedules AS s (id, name, task, interval_ms, cron, time_zone, paused, overlap,
                             next_run_at, created_at, updated_at)
-VALUES ($1::uuid, $2, $3::jsonb, $4, $5, $6, $7, $8, ty_ts($9), ty_ts($10), ty_ts($10))
+VALUES (:id::uuid, :name, :task::jsonb, :interval_ms, :cron, :time_zone, :paused, :overlap,
+        ty_ts(:next_us), ty_ts(:now_us), ty_ts(:now_us))
 ON CONFLICT (name) DO NOTHING
 RETURNING {{schedule}}
 
@@ -23,9 +24,9 @@ RETURNING {{schedule}}
 INSERT INTO schedules AS s (id, name, task, interval_ms, cron, time_zone, overlap, next_run_at,
                             declared, created_at, updated_at)
 SELECT d.id, d.name, d.task::jsonb, d.interval_ms, d.cron, d.time_zone, d.overlap,
-       ty_ts(d.next_us), true, ty_ts($9), ty_ts($9)
-FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
-            $7::smallint[], $8::bigint[])
+       ty_ts(d.next_us), true, ty_ts(:now_us), ty_ts(:now_us)
+FROM unnest(:ids::uuid[], :names::text[], :tasks::text[], :intervals_ms::bigint[], :crons::text[],
+            :time_zones::text[], :overlaps::smallint[], :next_us::bigint[])
      AS d(id, name, task, interval_ms, cron, time_zone, overlap, next_us)
 ON CONFLICT (name) DO UPDATE
 SET task = EXCLUDED.task, overlap = EXCLUDED.overlap,
@@ -42,36 +43,36 @@ WHERE s.declared
 RETURNING {{schedule}}
 
 -- name: get_schedule
--- By id ($1, NULL when the text is not a UUID) or by name ($2).
-SELECT {{schedule}} FROM schedules s WHERE s.id = $1::uuid OR s.name = $2::text
-ORDER BY (s.id = $1::uuid) IS TRUE DESC
+-- By id (:id, NULL when the text is not a UUID) or by name (:name).
+SELECT {{schedule}} FROM schedules s WHERE s.id = :id::uuid OR s.name = :name::text
+ORDER BY (s.id = :id::uuid) IS TRUE DESC
 LIMIT 1
 
 -- name: lock_schedule
-SELECT {{schedule}} FROM schedules s WHERE s.id = $1::uuid OR s.name = $2::text
-ORDER BY (s.id = $1::uuid) IS TRUE DESC
+SELECT {{schedule}} FROM schedules s WHERE s.id = :id::uuid OR s.name = :name::text
+ORDER BY (s.id = :id::uuid) IS TRUE DESC
 LIMIT 1
 FOR UPDATE
 
 -- name: list_schedules
 -- By name; keyset cursor = the last name of the previous page.
 SELECT {{schedule}} FROM schedules s
-WHERE ($1::text IS NULL OR s.name > $1::text)
+WHERE (:after::text IS NULL OR s.name > :after::text)
 ORDER BY s.name
-LIMIT $2
+LIMIT :limit
 
 -- name: pause_schedule
-UPDATE schedules s SET paused = true, updated_at = ty_ts($2)
-WHERE s.id = $1::uuid
+UPDATE schedules s SET paused = true, updated_at = ty_ts(:now_us)
+WHERE s.id = :id::uuid
 RETURNING {{schedule}}
 
 -- name: resume_schedule
-UPDATE schedules s SET paused = false, next_run_at = ty_ts($2), updated_at = ty_ts($3)
-WHERE s.id = $1::uuid
+UPDATE schedules s SET paused = false, next_run_at = ty_ts(:next_us), updated_at = ty_ts(:now_us)
+WHERE s.id = :id::uuid
 RETURNING {{schedule}}
 
 -- name: delete_schedule
-DELETE FROM schedules s WHERE s.id = $1::uuid RETURNING {{schedule}}
+DELETE FROM schedules s WHERE s.id = :id::uuid RETURNING {{schedule}}
 
 -- name: due_schedules
 -- Unpaused schedules whose run is due by the caller's clock, with the state of
@@ -79,9 +80,9 @@ DELETE FROM schedules s WHERE s.id = $1::uuid RETURNING {{schedule}}
 -- rows this one holds instead of waiting for them.
 SELECT {{schedule}}, coalesce(t.state::text, '') AS last_state
 FROM schedules s LEFT JOIN tasks t ON t.id = s.last_task_id
-WHERE NOT s.paused AND s.next_run_at <= ty_ts($1)
+WHERE NOT s.paused AND s.next_run_at <= ty_ts(:now_us)
 ORDER BY s.next_run_at
-LIMIT $2
+LIMIT :limit
 FOR UPDATE OF s SKIP LOCKED
 
 -- name: claim_schedules
@@ -94,16 +95,18 @@ SET next_run_at = ty_ts(c.next_us),
     last_task_id = coalesce(c.task_id, s.last_task_id),
     times_run = s.times_run + CASE WHEN c.task_id IS NULL THEN 0 ELSE 1 END,
     times_skipped = s.times_skipped + CASE WHEN c.task_id IS NULL THEN 1 ELSE 0 END,
-    updated_at = ty_ts($5)
-FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[]) AS c(id, due_us, next_us, task_id)
+    updated_at = ty_ts(:now_us)
+FROM unnest(:ids::uuid[], :due_us::bigint[], :next_us::bigint[], :task_ids::uuid[])
+     AS c(id, due_us, next_us, task_id)
 WHERE s.id = c.id AND s.next_run_at = ty_ts(c.due_us) AND NOT s.paused
 RETURNING {{schedule}}
 
 -- name: trigger_schedule
 -- A manual run: counted, next_run_at untouched.
 UPDATE schedules s
-SET times_run = s.times_run + 1, last_run_at = ty_ts($2), last_task_id = $3::uuid, updated_at = ty_ts($2)
-WHERE s.id = $1::uuid
+SET times_run = s.times_run + 1, last_run_at = ty_ts(:now_us), last_task_id = :task_id::uuid,
+    updated_at = ty_ts(:now_us)
+WHERE s.id = :id::uuid
 RETURNING {{schedule}}
 
 -- name: next_schedule_due
@@ -112,5 +115,5 @@ SELECT ty_us(min(s.next_run_at)) FROM schedules s WHERE NOT s.paused
 -- name: mark_schedule_runs
 -- The runs' tasks name their schedule (the insert statements do not know it).
 UPDATE tasks t SET schedule_id = r.schedule_id
-FROM unnest($1::uuid[], $2::uuid[]) AS r(id, schedule_id)
+FROM unnest(:ids::uuid[], :schedule_ids::uuid[]) AS r(id, schedule_id)
 WHERE t.id = r.id

@@ -1,7 +1,9 @@
 -- Every statement the store runs against tasks. Blocks start with "-- name: x";
 -- "{{record}}" expands to the columns of a full TaskRecord of alias t.
+-- Parameters are named (:ids); queries.py numbers them for asyncpg.
 -- Guarded updates take their allowed source states as a task_state[] parameter
--- (taskyard.core.states.sources_of(target)).
+-- (taskyard.core.states.sources_of(target)); a text[] parameter cast twice
+-- (::text::text[]) comes as one array literal (validation.text_array).
 
 -- name: record
 t.id::text AS id, t.name, t.args::text AS args, t.kwargs::text AS kwargs, t.priority,
@@ -22,8 +24,8 @@ t.uncharged_attempts, t.late_reports, t.late_attempt
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id, request_id or a live idempotency key,
--- also inside the batch) are skipped and looked up by lookup_duplicates. The
--- plain text columns ($2 $6 $9 $13 $19) come as array literals (text_array).
+-- also inside the batch) are skipped and looked up by lookup_duplicates. One
+-- array per field of an InsertRow (insert_row.py), named as the field.
 -- The expired_keys CTE first frees the keys whose window has passed (the WHERE
 -- reads it, so it runs before the first row is inserted). A child's root is
 -- its parent's root.
@@ -41,10 +43,12 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
        r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END
-FROM unnest($1::uuid[], $2::text::text[], $3::text[], $4::text[], $5::smallint[],
-            $6::text::text[], $7::bigint[], $8::int[], $9::text::text[], $10::uuid[],
-            $11::uuid[], $12::text[], $13::text::text[], $14::int[], $15::bigint[],
-            $16::bigint[], $17::text[], $18::text[], $19::text::text[], $20::bigint[])
+FROM unnest(:id::uuid[], :name::text::text[], :args::text[], :kwargs::text[],
+            :priority::smallint[], :queue::text::text[], :timeout_ms::bigint[],
+            :max_retries::int[], :request_id::text::text[], :parent_id::uuid[], :root_id::uuid[],
+            :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
+            :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
+            :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[])
      AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
           parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
           deps, ikey, ikey_us)
@@ -87,11 +91,13 @@ FROM (
          AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused)
          AND NOT EXISTS (SELECT 1 FROM workers w
                          WHERE w.pool_id = r.pool_id AND w.state IN ('DRAINING', 'STOPPING')) AS lease
-  FROM unnest($1::uuid[], $2::text::text[], $3::text[], $4::text[], $5::smallint[],
-              $6::text::text[], $7::bigint[], $8::int[], $9::text::text[], $10::uuid[],
-              $11::uuid[], $12::text[], $13::text::text[], $14::int[], $15::bigint[],
-              $16::bigint[], $17::text[], $18::text[], $19::text::text[], $20::bigint[],
-              $21::text::text[], $22::text::text[], $23::bigint[])
+  FROM unnest(:id::uuid[], :name::text::text[], :args::text[], :kwargs::text[],
+              :priority::smallint[], :queue::text::text[], :timeout_ms::bigint[],
+              :max_retries::int[], :request_id::text::text[], :parent_id::uuid[], :root_id::uuid[],
+              :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
+              :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
+              :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[],
+              :lease_token::text::text[], :pool_id::text::text[], :lease_ms::bigint[])
        AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
             parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
             deps, ikey, ikey_us, token, pool_id, lease_ms)
@@ -104,51 +110,51 @@ ON CONFLICT DO NOTHING
 RETURNING {{record}}
 
 -- name: cancel_orphans
--- New children ($1) whose parent is CANCELLED or has a cancel requested: the
+-- New children (:ids) whose parent is CANCELLED or has a cancel requested: the
 -- parent's cancel already swept its descendants (cancels.py), so a child it
 -- submits afterwards is cancelled here, in the insert's own transaction.
--- $2 = sources of CANCELLED less RUNNING.
+-- :sources = sources of CANCELLED less RUNNING.
 UPDATE tasks t
 SET state = 'CANCELLED', cancel_reason = 'parent ' || p.id::text || ' cancelled', cancel_step = 1,
     finished_at = now(), updated_at = now(), lease_token = '', lease_expires_at = NULL, pool_id = ''
 FROM tasks p
-WHERE t.id = ANY($1::uuid[]) AND p.id = t.parent_id
+WHERE t.id = ANY(:ids::uuid[]) AND p.id = t.parent_id
   AND (p.state = 'CANCELLED' OR (p.cancel_requested AND p.state = 'RUNNING'))
-  AND t.state = ANY($2::task_state[])
+  AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}
 
 -- name: lookup_duplicates
 SELECT t.id::text AS id, t.request_id, t.idempotency_key, t.state::text AS state, t.attempt,
        t.priority, t.name, t.queue
 FROM tasks t
-WHERE t.id = ANY($1::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY($2::text[]))
-   OR (t.idempotency_key <> '' AND t.idempotency_key = ANY($3::text[]))
+WHERE t.id = ANY(:ids::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY(:request_ids::text[]))
+   OR (t.idempotency_key <> '' AND t.idempotency_key = ANY(:idempotency_keys::text[]))
 
 -- name: expired_keys
--- (A CTE of the inserts; $19 = the keys of the rows being inserted, an array
--- literal.) Frees the idempotency keys whose window has passed, by the database
+-- (A CTE of the inserts; :idempotency_key = the keys of the rows being
+-- inserted.) Frees the idempotency keys whose window has passed, by the database
 -- clock, so the unique index tasks_idempotency_key lets a new task take them.
 expired_keys AS (
   UPDATE tasks o SET idempotency_key = ''
-  WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY($19::text::text[])
+  WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY(:idempotency_key::text::text[])
     AND o.idempotency_expires_at <= now()
   RETURNING 1
 )
 
 -- name: get_tasks
-SELECT {{record}} FROM tasks t WHERE t.id = ANY($1::uuid[])
+SELECT {{record}} FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: list_tasks
 -- Newest first; keyset cursor (created_at, id) of the last row of the previous page.
 SELECT {{record}}
 FROM tasks t
-WHERE ($1::task_state[] IS NULL OR t.state = ANY($1::task_state[]))
-  AND ($2::text = '' OR t.name = $2::text)
-  AND ($3::text = '' OR t.queue = $3::text)
-  AND ($4::smallint = 0 OR t.priority = $4::smallint)
-  AND ($5::bigint IS NULL OR (t.created_at, t.id) < (ty_ts($5::bigint), $6::uuid))
+WHERE (:states::task_state[] IS NULL OR t.state = ANY(:states::task_state[]))
+  AND (:name::text = '' OR t.name = :name::text)
+  AND (:queue::text = '' OR t.queue = :queue::text)
+  AND (:priority::smallint = 0 OR t.priority = :priority::smallint)
+  AND (:after_us::bigint IS NULL OR (t.created_at, t.id) < (ty_ts(:after_us::bigint), :after_id::uuid))
 ORDER BY t.created_at DESC, t.id DESC
-LIMIT $7
+LIMIT :limit
 
 -- name: lease_tasks
 -- QUEUED -> ASSIGNED with a fresh lease; one row per (task, token, pool, lease).
@@ -156,9 +162,9 @@ LIMIT $7
 UPDATE tasks t
 SET state = 'ASSIGNED', lease_token = l.token, pool_id = l.pool_id, worker_id = '',
     lease_expires_at = now() + l.lease_ms * interval '1 millisecond', updated_at = now()
-FROM unnest($1::uuid[], $2::text::text[], $3::text::text[], $4::bigint[])
+FROM unnest(:ids::uuid[], :tokens::text::text[], :pool_ids::text::text[], :lease_ms::bigint[])
      AS l(id, token, pool_id, lease_ms)
-WHERE t.id = l.id AND t.state = ANY($5::task_state[])
+WHERE t.id = l.id AND t.state = ANY(:sources::task_state[])
   -- A paused queue's tasks stay QUEUED (a dispatch that raced the pause).
   AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue AND q.paused)
   -- A draining pool beats its state before it stops its workers: no lease
@@ -172,22 +178,21 @@ RETURNING {{record}}
 -- ASSIGNED -> RUNNING, fenced on attempt and lease token.
 UPDATE tasks t
 SET state = 'RUNNING', started_at = now(), updated_at = now(), worker_id = s.worker_id
-FROM unnest($1::uuid[], $2::int[], $3::text::text[], $4::text::text[])
+FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :worker_ids::text::text[])
      AS s(id, attempt, token, worker_id)
 WHERE t.id = s.id AND t.attempt = s.attempt AND t.lease_token = s.token
-  AND t.state = ANY($5::task_state[])
+  AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
           t.worker_id, ty_us(t.updated_at) AS at_us, s.token AS ref_token
 
--- name: complete_attempts
--- Success -> SUCCESS; failure -> RETRYING (attempt + 1, run_at = now() + delay)
--- when retryable and attempt <= max_retries, else FAILURE. Fenced; each failure
--- is kept in task_failures. $12/$13/$14 = sources of SUCCESS/RETRYING/FAILURE.
+-- name: fail_attempts
+-- Failed attempts -> RETRYING (attempt + 1, run_at = now() + delay) when
+-- retryable and attempt <= max_retries, else FAILURE. Fenced; each failure is
+-- kept in task_failures. Successes go through complete_successes.
 WITH c AS (
   SELECT c.*, CASE
-           WHEN c.success THEN 'SUCCESS'::task_state
            -- A failure while a cancel was requested stops the task for good: the
-           -- user asked for it to end, so no retry ($17 = sources of CANCELLED).
+           -- user asked for it to end, so no retry.
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            -- max_retries -1: the budget the pool resolved from @task(...) or its default.
            -- Only charged attempts spend it (0007_executions.sql).
@@ -195,21 +200,19 @@ WITH c AS (
                                 <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                                         ELSE c.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
-  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::text[], $6::text[],
-              $7::text[], $8::text[], $9::bool[], $10::bigint[], $11::text[], $15::bigint[],
-              $16::int[])
-       AS c(id, attempt, token, success, result, ftype, fmsg, ftb, retryable, delay_ms, worker_id,
-            started_us, max_retries)
+  FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :failure_types::text[],
+              :failure_messages::text[], :tracebacks::text[], :retryable::bool[],
+              :delays_ms::bigint[], :worker_ids::text::text[], :started_us::bigint[],
+              :max_retries::int[])
+       AS c(id, attempt, token, ftype, fmsg, ftb, retryable, delay_ms, worker_id, started_us,
+            max_retries)
   JOIN tasks t0 ON t0.id = c.id
 ), upd AS (
   UPDATE tasks t
   SET state = c.target,
       attempt = CASE WHEN c.target = 'RETRYING' THEN t.attempt + 1 ELSE t.attempt END,
-      result = CASE WHEN c.success THEN c.result::jsonb ELSE t.result END,
-      failure_type = CASE WHEN c.success THEN t.failure_type ELSE c.ftype END,
-      failure_message = CASE WHEN c.success THEN t.failure_message ELSE c.fmsg END,
-      failure_traceback = CASE WHEN c.success THEN t.failure_traceback ELSE c.ftb END,
-      failure_attempt = CASE WHEN c.success THEN t.failure_attempt ELSE c.attempt END,
+      failure_type = c.ftype, failure_message = c.fmsg, failure_traceback = c.ftb,
+      failure_attempt = c.attempt,
       run_at = CASE WHEN c.target = 'RETRYING'
                     THEN now() + greatest(c.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
       finished_at = CASE WHEN c.target = 'RETRYING' THEN t.finished_at ELSE now() END,
@@ -222,35 +225,35 @@ WITH c AS (
       updated_at = now()
   FROM c
   WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
-    AND t.state = ANY(CASE c.target WHEN 'SUCCESS' THEN $12::task_state[]
-                                    WHEN 'RETRYING' THEN $13::task_state[]
-                                    WHEN 'CANCELLED' THEN $17::task_state[]
-                                    ELSE $14::task_state[] END)
-  RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, c.success AS ref_success,
+    AND t.state = ANY(CASE c.target WHEN 'RETRYING' THEN :retrying_sources::task_state[]
+                                    WHEN 'CANCELLED' THEN :cancelled_sources::task_state[]
+                                    ELSE :failure_sources::task_state[] END)
+  RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt,
             c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker
 ), failures AS (
   INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at)
   SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
          coalesce(u.ftb, ''), u.ref_worker,
-         -- When the next attempt is due (time slice, 0004_time.sql).
+         -- When the next attempt is due (0004_time.sql).
          CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END
-  FROM upd u WHERE NOT u.ref_success
+  FROM upd u
 )
 SELECT * FROM upd
 
 -- name: complete_successes
 -- The common case on its own: successful attempts -> SUCCESS (no retry decision,
--- no failure row). Fenced on attempt and lease token; $7 = sources of SUCCESS.
+-- no failure row). Fenced on attempt and lease token; :sources = sources of SUCCESS.
 UPDATE tasks t
 SET state = 'SUCCESS', result = c.result::jsonb, finished_at = now(),
     -- The outcome may overtake the start notice (ASSIGNED -> SUCCESS).
     started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
     worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
     lease_token = '', lease_expires_at = NULL, resume_requested = false, updated_at = now()
-FROM unnest($1::uuid[], $2::int[], $3::text::text[], $4::text[], $5::text::text[], $6::bigint[])
+FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :results::text[],
+            :worker_ids::text::text[], :started_us::bigint[])
      AS c(id, attempt, token, result, worker_id, started_us)
 WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
-  AND t.state = ANY($7::task_state[])
+  AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 
 -- name: release_attempts
@@ -259,8 +262,8 @@ RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 -- (attempt + 1, uncharged_attempts + 1). Fenced. A row
 -- whose cancel was requested (the pool was stopped before it could report the
 -- cancel) -> CANCELLED, step ASYNCIO: the release stopped it, and dispatching
--- it again would lose the user's cancel. $5/$6 = leased sources of
--- QUEUED/CANCELLED. Full records: a CANCELLED one is a final for the resolver.
+-- it again would lose the user's cancel. :queued_sources/:cancelled_sources =
+-- leased sources of QUEUED/CANCELLED. Full records: a CANCELLED one is a final for the resolver.
 -- A release that says "not started" (resume false: a refused dispatch, a
 -- scheduler whose send failed) never applies to a RUNNING row: the start notice
 -- proves a worker ran it, so it is an attempt for the death/lapse path to count,
@@ -277,9 +280,11 @@ SET state = CASE WHEN t.cancel_requested THEN 'CANCELLED'::task_state ELSE 'QUEU
     uncharged_attempts = CASE WHEN t.cancel_requested THEN t.uncharged_attempts
                               ELSE t.uncharged_attempts + 1 END,
     lease_token = '', lease_expires_at = NULL, updated_at = now()
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[]) AS r(id, attempt, token, resume)
+FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :resume::bool[])
+     AS r(id, attempt, token, resume)
 WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
-  AND t.state = ANY(CASE WHEN t.cancel_requested THEN $6::task_state[] ELSE $5::task_state[] END)
+  AND t.state = ANY(CASE WHEN t.cancel_requested THEN :cancelled_sources::task_state[]
+                         ELSE :queued_sources::task_state[] END)
   AND (r.resume OR t.cancel_requested OR t.state = 'ASSIGNED')
 RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt
 
@@ -288,12 +293,12 @@ RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt
 -- when the pool says so or the row is RUNNING (the start notice may still be on
 -- its way): not started -> QUEUED as a new, uncharged attempt (the body may
 -- have run within the start-notice delay); started -> a retryable failure
--- of type WorkerProcessDied: RETRYING or FAILURE, counted in tasks.rescues; the
--- death that reaches the cap ($11, 0 = none) quarantines the task (FAILURE,
--- message "quarantined: ..."), whatever its retry budget. A death the pool
--- caused to enforce a cancel request ($12 = CANCEL_STEP_KILL), or any death
--- of a task whose cancel was requested, -> CANCELLED.
--- $7/$8/$9/$13 = sources of QUEUED/RETRYING/FAILURE/CANCELLED (leased states).
+-- of type WorkerProcessDied (:message): RETRYING or FAILURE, counted in
+-- tasks.rescues; the death that reaches the cap (:max_rescues, 0 = none)
+-- quarantines the task (FAILURE, message "quarantined: ..."), whatever its retry
+-- budget. A death the pool caused to enforce a cancel request (:cancel_steps =
+-- CANCEL_STEP_KILL), or any death of a task whose cancel was requested, -> CANCELLED.
+-- :*_sources = sources of QUEUED/RETRYING/FAILURE/CANCELLED (leased states).
 WITH d AS (
   SELECT d.*, t0.attempt AS cur_attempt,
          (d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues) AS quarantine,
@@ -307,9 +312,10 @@ WITH d AS (
                 <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                         ELSE d.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target
-  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bigint[], $6::text[], $10::int[],
-              $11::int[], $12::smallint[])
-       AS d(id, attempt, token, started, delay_ms, fmsg, max_retries, max_rescues, cancel_step)
+  FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :started::bool[],
+              :delays_ms::bigint[], :max_retries::int[], :max_rescues::int[],
+              :cancel_steps::smallint[])
+       AS d(id, attempt, token, started, delay_ms, max_retries, max_rescues, cancel_step)
   JOIN tasks t0 ON t0.id = d.id
 ), upd AS (
   UPDATE tasks t
@@ -326,7 +332,7 @@ WITH d AS (
                              WHEN d.target = 'FAILURE' AND d.quarantine
                              THEN 'quarantined: its worker died ' || (t.rescues + 1)
                                   || ' times running it (TASKYARD_MAX_RESCUES = ' || d.max_rescues || ')'
-                             ELSE d.fmsg END,
+                             ELSE :message::text END,
       failure_traceback = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_traceback
                                ELSE '' END,
       failure_attempt = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_attempt
@@ -340,10 +346,10 @@ WITH d AS (
       updated_at = now()
   FROM d
   WHERE t.id = d.id AND t.attempt = d.attempt AND t.lease_token = d.token
-    AND t.state = ANY(CASE d.target WHEN 'QUEUED' THEN $7::task_state[]
-                                    WHEN 'RETRYING' THEN $8::task_state[]
-                                    WHEN 'CANCELLED' THEN $13::task_state[]
-                                    ELSE $9::task_state[] END)
+    AND t.state = ANY(CASE d.target WHEN 'QUEUED' THEN :queued_sources::task_state[]
+                                    WHEN 'RETRYING' THEN :retrying_sources::task_state[]
+                                    WHEN 'CANCELLED' THEN :cancelled_sources::task_state[]
+                                    ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, d.token AS ref_token, d.attempt AS ref_attempt, d.target::text AS target,
             t.failure_message AS fmsg
 ), failures AS (
@@ -357,16 +363,17 @@ SELECT * FROM upd
 -- name: cancel_attempts
 -- A running attempt its cancel request stopped (the pool says which step: FLAG
 -- or ASYNCIO) -> CANCELLED with that step. Fenced, and only for rows whose
--- cancel was requested. $7 = sources of CANCELLED (leased states).
+-- cancel was requested. :sources = sources of CANCELLED (leased states).
 UPDATE tasks t
 SET state = 'CANCELLED', cancel_step = c.step, finished_at = now(),
     started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
     worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
     lease_token = '', lease_expires_at = NULL, resume_requested = false, updated_at = now()
-FROM unnest($1::uuid[], $2::int[], $3::text[], $4::smallint[], $5::text[], $6::bigint[])
+FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :steps::smallint[],
+            :worker_ids::text::text[], :started_us::bigint[])
      AS c(id, attempt, token, step, worker_id, started_us)
 WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
-  AND t.cancel_requested AND t.state = ANY($7::task_state[])
+  AND t.cancel_requested AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 
 -- name: attempts_now
@@ -374,16 +381,16 @@ RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
 -- whether a cancel ended the task as not started (its attempt may have run).
 SELECT t.id::text AS id, t.attempt, t.lease_token,
        (t.state = 'CANCELLED' AND t.cancel_step = 1) AS cancelled_unstarted
-FROM tasks t WHERE t.id = ANY($1::uuid[])
+FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: note_late_reports
 -- Refused outcomes of superseded attempts, on their task's row: how many, and
 -- the last such attempt. Not a state change (final rows stay final, their
--- outcome untouched); $1/$2 = one entry per refused report.
+-- outcome untouched); :ids/:attempts = one entry per refused report.
 UPDATE tasks t
 SET late_reports = t.late_reports + l.n, late_attempt = greatest(t.late_attempt, l.attempt)
 FROM (SELECT id, count(*)::int AS n, max(attempt) AS attempt
-      FROM unnest($1::uuid[], $2::int[]) AS r(id, attempt) GROUP BY id) AS l
+      FROM unnest(:ids::uuid[], :attempts::int[]) AS r(id, attempt) GROUP BY id) AS l
 WHERE t.id = l.id
 RETURNING {{record}}
 
@@ -393,48 +400,49 @@ SELECT t.id, t.attempt, t.lease_token, (t.state = 'RUNNING') AS started
 FROM tasks t
 WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.lease_expires_at < now()
 ORDER BY t.lease_expires_at
-LIMIT $1
+LIMIT :limit
 FOR UPDATE SKIP LOCKED
 
 -- name: renew_leases
 -- Extends current leases (database clock); cancel_requested travels back so a
 -- pool that missed the cancel event still stops the attempt.
 UPDATE tasks t
-SET lease_expires_at = now() + $4::bigint * interval '1 millisecond'
-FROM unnest($1::uuid[], $2::int[], $3::text[]) AS r(id, attempt, token)
+SET lease_expires_at = now() + :lease_ms::bigint * interval '1 millisecond'
+FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text[]) AS r(id, attempt, token)
 WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
   AND t.state IN ('ASSIGNED', 'RUNNING')
 RETURNING t.id::text AS id, r.attempt AS ref_attempt, r.token AS ref_token, t.cancel_requested
 
 -- name: cancel_now
 -- Not running: CANCELLED now, stopped before it started (CANCEL_STEP_NOT_STARTED).
--- $2 = sources of CANCELLED less RUNNING.
+-- :sources = sources of CANCELLED less RUNNING.
 UPDATE tasks t
-SET state = 'CANCELLED', cancel_reason = $3::text, cancel_step = 1,
+SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(),
     lease_token = '', lease_expires_at = NULL
-WHERE t.id = ANY($1::uuid[]) AND t.state = ANY($2::task_state[])
+WHERE t.id = ANY(:ids::uuid[]) AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}
 
 -- name: cancel_flag
 -- Running: only the flag; the worker is told to stop.
 UPDATE tasks t
-SET cancel_requested = true, cancel_reason = $2::text, updated_at = now()
-WHERE t.id = ANY($1::uuid[]) AND t.state = 'RUNNING'
+SET cancel_requested = true, cancel_reason = :reason::text, updated_at = now()
+WHERE t.id = ANY(:ids::uuid[]) AND t.state = 'RUNNING'
 RETURNING {{record}}
 
 -- name: cancel_lookup
-SELECT {{record}} FROM tasks t WHERE t.id = ANY($1::uuid[])
+SELECT {{record}} FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: load_queued
 -- QUEUED refs in dispatch order, keyset-paged on (priority, created_at, id).
 SELECT t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us
 FROM tasks t
 WHERE t.state = 'QUEUED'
-  AND ($1::smallint IS NULL
-       OR (t.priority, t.created_at, t.id) > ($1::smallint, ty_ts($2::bigint), $3::uuid))
+  AND (:after_priority::smallint IS NULL
+       OR (t.priority, t.created_at, t.id)
+          > (:after_priority::smallint, ty_ts(:after_us::bigint), :after_id::uuid))
 ORDER BY t.priority, t.created_at, t.id
-LIMIT $4
+LIMIT :limit
 
 -- name: promote_due
 -- SCHEDULED/RETRYING rows whose run_at passed (database clock) -> QUEUED.
@@ -442,39 +450,42 @@ WITH due AS (
   SELECT t.id FROM tasks t
   WHERE t.state IN ('SCHEDULED', 'RETRYING') AND t.run_at <= now()
   ORDER BY t.run_at
-  LIMIT $1
+  LIMIT :limit
   FOR UPDATE SKIP LOCKED
 )
 UPDATE tasks t
 SET state = 'QUEUED', updated_at = now()
 FROM due
-WHERE t.id = due.id AND t.state = ANY($2::task_state[])
+WHERE t.id = due.id AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us,
           t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us
 
 -- name: release_orphaned_leases
 -- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED as a
--- new, uncharged attempt (the store's stream may have delivered it), for leases of the pools that answered a survey ($1) whose token none of
--- them reported holding ($2), not issued by the asking scheduler (token prefix
--- $6, '' = none of its own) and issued more than $3 ms ago by the database clock. updated_at is the issue time: the lease sets it and nothing
--- moves an ASSIGNED row's updated_at back (a later touch only makes it look
--- newer, i.e. kept). RUNNING rows are never touched (the IN list keeps the
--- lease index usable; $5 = sources of QUEUED that are ASSIGNED).
+-- new, uncharged attempt (the store's stream may have delivered it), for
+-- leases of the pools that answered a survey (:pool_ids) whose token none of
+-- them reported holding (:held_tokens), not issued by the asking scheduler
+-- (:own_prefix of the token, '' = none of its own) and issued more than
+-- :issued_before_ms ago by the database clock. updated_at is the issue time:
+-- the lease sets it and nothing moves an ASSIGNED row's updated_at back (a later
+-- touch only makes it look newer, i.e. kept). RUNNING rows are never touched
+-- (the IN list keeps the lease index usable; :sources = sources of QUEUED that
+-- are ASSIGNED).
 WITH orphan AS (
   SELECT t.id FROM tasks t
-  WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.state = ANY($5::task_state[])
-    AND t.pool_id = ANY($1::text[]) AND NOT (t.lease_token = ANY($2::text[]))
-    AND ($6::text = '' OR NOT starts_with(t.lease_token, $6::text))
-    AND t.updated_at < now() - $3::bigint * interval '1 millisecond'
+  WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.state = ANY(:sources::task_state[])
+    AND t.pool_id = ANY(:pool_ids::text[]) AND NOT (t.lease_token = ANY(:held_tokens::text[]))
+    AND (:own_prefix::text = '' OR NOT starts_with(t.lease_token, :own_prefix::text))
+    AND t.updated_at < now() - :issued_before_ms::bigint * interval '1 millisecond'
   ORDER BY t.updated_at
-  LIMIT $4
+  LIMIT :limit
   FOR UPDATE SKIP LOCKED
 )
 UPDATE tasks t
 SET state = 'QUEUED', lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
     attempt = t.attempt + 1, uncharged_attempts = t.uncharged_attempts + 1, updated_at = now()
 FROM orphan
-WHERE t.id = orphan.id AND t.state = ANY($5::task_state[])
+WHERE t.id = orphan.id AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}
 
 -- name: next_due

@@ -1,7 +1,7 @@
--- Time slice: the scheduler's due heap, every failed attempt, ExplainTask facts.
+-- Time: the scheduler's due heap, every failed attempt, ExplainTask facts.
 
 -- name: load_due
--- SCHEDULED/RETRYING rows due within $1 ms by the database clock, soonest first
+-- SCHEDULED/RETRYING rows due within :window_ms by the database clock, soonest first
 -- (the scheduler's heap is a cache of these). One row even when none is due, so
 -- the database's now() always comes back.
 SELECT ty_us(now()) AS now_us, d.id, d.run_at_us
@@ -10,9 +10,9 @@ LEFT JOIN LATERAL (
   SELECT t.id::text AS id, ty_us(t.run_at) AS run_at_us
   FROM tasks t
   WHERE t.state IN ('SCHEDULED', 'RETRYING')
-    AND t.run_at <= now() + $1::bigint * interval '1 millisecond'
+    AND t.run_at <= now() + :window_ms::bigint * interval '1 millisecond'
   ORDER BY t.run_at
-  LIMIT $2
+  LIMIT :limit
 ) AS d ON true
 
 -- name: task_failures
@@ -20,21 +20,21 @@ LEFT JOIN LATERAL (
 SELECT f.task_id::text AS task_id, f.attempt, f.type, f.message, f.traceback,
        ty_us(f.created_at) AS failed_at_us, ty_us(f.retry_at) AS retry_at_us
 FROM task_failures f
-WHERE f.task_id = ANY($1::uuid[])
+WHERE f.task_id = ANY(:task_ids::uuid[])
 ORDER BY f.task_id, f.attempt, f.id
 
 -- name: explain_facts
 -- What stands between a task and a worker: its queue's pause flag, the live
 -- pools that serve its name (capacity, attempts held), the QUEUED tasks those
 -- pools will take before it (the scheduler's order: lane, then arrival), and
--- its dependencies that have not succeeded. $2 = heartbeat age limit in ms.
+-- its dependencies that have not succeeded. :max_age_ms = heartbeat age limit.
 WITH t AS (
   SELECT t.id, t.name, t.queue, t.priority, t.created_at, t.depends_on
-  FROM tasks t WHERE t.id = $1::uuid
+  FROM tasks t WHERE t.id = :id::uuid
 ), live AS (
   SELECT w.capacity, w.running, w.task_names
   FROM workers w, t
-  WHERE w.is_running AND w.last_heartbeat > now() - $2::bigint * interval '1 millisecond'
+  WHERE w.is_running AND w.last_heartbeat > now() - :max_age_ms::bigint * interval '1 millisecond'
     AND t.name = ANY(w.task_names)
 ), served AS (
   SELECT DISTINCT n.name FROM live, unnest(live.task_names) AS n(name)

@@ -12,8 +12,10 @@ SELECT h.pool_id, h.server_name, h.max_workers, h.active_workers, h.idle_workers
        h.is_running, ARRAY(SELECT jsonb_array_elements_text(h.task_names::jsonb)), h.state,
        h.rss_bytes, h.capacity, now(), h.concurrency, h.processes::jsonb,
        ty_ts(nullif(h.last_dispatch_us, 0))
-FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::bool[],
-            $8::text[], $9::text[], $10::bigint[], $11::int[], $12::int[], $13::text[], $14::bigint[])
+FROM unnest(:pool_ids::text[], :server_names::text[], :max_workers::int[], :active_workers::int[],
+            :idle_workers::int[], :running::int[], :is_running::bool[], :task_names::text[],
+            :states::text[], :rss_bytes::bigint[], :capacities::int[], :concurrency::int[],
+            :processes::text[], :last_dispatch_us::bigint[])
      AS h(pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
           task_names, state, rss_bytes, capacity, concurrency, processes, last_dispatch_us)
 ON CONFLICT (pool_id) DO UPDATE SET
@@ -29,35 +31,30 @@ RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us
 -- name: task_names
 SELECT DISTINCT n.name
 FROM workers w, unnest(w.task_names) AS n(name)
-WHERE w.last_heartbeat > now() - $1::bigint * interval '1 millisecond' AND w.is_running
+WHERE w.last_heartbeat > now() - :max_age_ms::bigint * interval '1 millisecond' AND w.is_running
 ORDER BY n.name
 
 -- name: bump_counter
--- taskyard_counters[$1] += $2 (e.g. late_completions: outcomes fencing refused).
-INSERT INTO taskyard_counters AS c (name, value) VALUES ($1::text, $2::bigint)
+-- taskyard_counters[:name] += :delta (e.g. late_completions: outcomes fencing refused).
+INSERT INTO taskyard_counters AS c (name, value) VALUES (:name::text, :delta::bigint)
 ON CONFLICT (name) DO UPDATE SET value = c.value + EXCLUDED.value
 
--- name: late_completions
--- Completions refused by fencing (a superseded attempt finished late), ever.
-SELECT coalesce((SELECT value FROM taskyard_counters WHERE name = 'late_completions'), 0)::bigint
-       AS value
-
 -- name: counters
--- The store's counters; $1 empty = all of them.
+-- The store's counters; :names empty = all of them.
 SELECT name, value FROM taskyard_counters
-WHERE cardinality($1::text[]) = 0 OR name = ANY($1::text[])
+WHERE cardinality(:names::text[]) = 0 OR name = ANY(:names::text[])
 ORDER BY name
 
 -- name: declare_task_names
 -- The names pools declare in their heartbeats, kept for good (a name already
 -- there costs an index probe, no row version).
 INSERT INTO task_names (name)
-SELECT DISTINCT n.name FROM unnest($1::text[]) AS n(name)
+SELECT DISTINCT n.name FROM unnest(:names::text[]) AS n(name)
 ON CONFLICT (name) DO NOTHING
 
 -- name: declared_task_names
--- Which of $1 some pool has ever declared.
-SELECT name FROM task_names WHERE name = ANY($1::text[])
+-- Which of :names some pool has ever declared.
+SELECT name FROM task_names WHERE name = ANY(:names::text[])
 
 -- name: all_task_names
 -- Every name some pool has ever declared (what may be submitted).

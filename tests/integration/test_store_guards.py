@@ -1,5 +1,5 @@
 # mypy: disable-error-code="comparison-overlap,list-item,arg-type"
-"""Review fixes in the result-store and the scheduler (real PostgreSQL, in-process store)."""
+"""Guards of the result-store and the scheduler on a real PostgreSQL (in-process store)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from taskyard.bus.v1 import envelope_pb2, ops_pb2, reconcile_pb2, store_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids
+from taskyard.core import contract, ids, rpc
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState as S
 from taskyard.scheduler import pauses
@@ -33,13 +33,13 @@ class StoreRequester:
     """The scheduler's Requester, answered by the in-process store's routes."""
 
     def __init__(self, store: Any) -> None:
-        self.routes = store.routes()
+        self.routes = rpc.route_table(store.routes())
         self.kinds: list[int] = []
         self.before_reply: Any = None
 
-    async def request(self, kind: int, msg: Any, reply_type: Any) -> Any:
-        self.kinds.append(kind)
-        reply = await self.routes[kind].handler(msg, envelope_pb2.Envelope())
+    async def call(self, method: contract.Method[Any, Any], msg: Any, **_: Any) -> Any:
+        self.kinds.append(method.kind)
+        reply = await self.routes[method.kind].handler(msg, envelope_pb2.Envelope())
         if self.before_reply is not None:
             self.before_reply()
         return reply
@@ -365,8 +365,9 @@ async def test_a_lone_cancel_that_fails_midway_changes_nothing(
 async def late_count(store: Any) -> int:
     from taskyard.bus.v1 import supervision_pb2
 
-    read = store.routes()[envelope_pb2.KIND_STORE_COUNTERS]
+    read = rpc.route_table(store.routes())[envelope_pb2.KIND_STORE_COUNTERS]
     reply = await read.handler(supervision_pb2.CountersRequest(names=["late_completions"]), None)
+    assert isinstance(reply, supervision_pb2.CountersReply)
     return int(reply.values["late_completions"])
 
 

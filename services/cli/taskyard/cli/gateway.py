@@ -1,0 +1,81 @@
+"""The CLI's calls to the gateway, returning the response messages themselves.
+
+The Python client turns responses into its own dataclasses and keeps the
+messages to itself; ``--output json`` must print the messages as the gateway
+sent them, so the CLI calls the generated stubs here, on a channel made by
+``Connection`` (TLS, token), and raises the client's ``TaskyardError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import grpc
+
+from taskyard.cli.connection import Connection
+from taskyard.client import TaskyardError
+from taskyard.v1 import (
+    queue_service_pb2_grpc,
+    schedule_service_pb2_grpc,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
+
+R = TypeVar("R")
+# The deadline of one call; a gateway that does not answer in this long is not there.
+CALL_TIMEOUT = 30.0
+# The gateway waits at most this long per WaitTask call; longer waits loop.
+MAX_SERVER_WAIT = dt.timedelta(seconds=300)
+# Extra time on a WaitTask (or CancelTask with a wait) deadline beyond the wait itself.
+WAIT_SLACK = 10.0
+
+
+class Gateway:
+    """The three public services on one channel: ``gateway.tasks``, ``.queues``, ``.schedules``."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.channel = channel
+        self.tasks = task_service_pb2_grpc.TaskServiceStub(channel)
+        self.queues = queue_service_pb2_grpc.QueueServiceStub(channel)
+        self.schedules = schedule_service_pb2_grpc.ScheduleServiceStub(channel)
+
+    def call(self, method: Callable[..., R], request: Any, *, timeout: float = CALL_TIMEOUT) -> R:
+        try:
+            return method(request, timeout=timeout)
+        except grpc.RpcError as err:
+            raise TaskyardError.from_rpc_error(err) from None
+
+    def stream(self, method: Callable[..., Any], request: Any) -> Iterator[Any]:
+        """A server stream's messages; leaving early ends the call at once (it holds a gateway slot)."""
+        call = method(request)
+        try:
+            yield from call
+        except grpc.RpcError as err:
+            raise TaskyardError.from_rpc_error(err) from None
+        finally:
+            call.cancel()
+
+    def wait_task(self, task_id: str, timeout: dt.timedelta) -> task_service_pb2.WaitTaskResponse:
+        """The task once final, or as it is when ``timeout`` passed (``timed_out`` says which)."""
+        deadline = time.monotonic() + timeout.total_seconds()
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            chunk = min(dt.timedelta(seconds=remaining), MAX_SERVER_WAIT)
+            request = task_service_pb2.WaitTaskRequest(id=task_id)
+            request.timeout.FromTimedelta(chunk)
+            reply: task_service_pb2.WaitTaskResponse = self.call(
+                self.tasks.WaitTask, request, timeout=chunk.total_seconds() + WAIT_SLACK
+            )
+            if not reply.timed_out or remaining <= chunk.total_seconds():
+                return reply
+
+
+@contextlib.contextmanager
+def gateway() -> Iterator[Gateway]:
+    """The gateway of the current command (``--target``, TLS and token options, environment)."""
+    with Connection.current().channel() as channel:
+        yield Gateway(channel)

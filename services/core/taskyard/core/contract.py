@@ -1,0 +1,228 @@
+"""The internal contract: every request/reply method on the bus, declared once.
+
+A ``Method`` names its envelope kind, its request type and its reply type. Callers
+send through it (``rpc.Requester.call(contract.STORE_GET, request)`` returns a
+``GetTasksReply``, typed) and responders serve it (``rpc.serve(contract.STORE_GET,
+handler)``), so mypy rejects a caller or a handler that pairs the wrong types, and a
+responder refuses at start-up a route that does not match this table or a handler
+whose annotations disagree with it (``check_handler``).
+
+Adding a method is one line here (and its ``Kind`` in envelope.proto) plus its handler.
+The messages that are not request/reply (streams, PAIR dispatches, announcements)
+are declared in ``STREAMS``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import (
+    dispatch_pb2,
+    envelope_pb2,
+    event_pb2,
+    graph_pb2,
+    ops_pb2,
+    reconcile_pb2,
+    schedule_pb2,
+    store_pb2,
+    supervision_pb2,
+    time_pb2,
+)
+
+K = envelope_pb2
+Rq = TypeVar("Rq", bound=Message)
+Rp = TypeVar("Rp", bound=Message)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Method(Generic[Rq, Rp]):
+    """One request/reply method: served by ``service``, carried under ``kind``."""
+
+    service: str
+    name: str
+    kind: int
+    request: type[Rq]
+    reply: type[Rp]
+
+    def __str__(self) -> str:
+        return f"{self.service}.{self.name}"
+
+
+def _method(service: str, name: str, kind: int, request: type[Rq], reply: type[Rp]) -> Method[Rq, Rp]:
+    return Method(service=service, name=name, kind=kind, request=request, reply=reply)
+
+
+STORE = "result-store"
+LANE = "scheduler lane"
+REGISTRATION = "scheduler registration"
+
+# --- a scheduler's lanes (one REQ/REP port per priority) -------------------------
+SUBMIT = _method(LANE, "Submit", K.KIND_SUBMIT, dispatch_pb2.SubmitRequest, dispatch_pb2.SubmitReply)
+SCHEDULE_TRIGGER = _method(
+    LANE,
+    "TriggerSchedule",
+    K.KIND_SCHEDULE_TRIGGER,
+    schedule_pb2.FireSchedulesRequest,
+    schedule_pb2.FireSchedulesReply,
+)
+
+# --- a scheduler's registration port ------------------------------------------------
+REGISTER = _method(
+    REGISTRATION, "Register", K.KIND_REGISTER, dispatch_pb2.Register, dispatch_pb2.RegisterReply
+)
+
+# --- the result-store: tasks ----------------------------------------------------------
+STORE_INSERT = _method(
+    STORE, "InsertTasks", K.KIND_STORE_INSERT, store_pb2.InsertTasksRequest, store_pb2.InsertTasksReply
+)
+STORE_GET = _method(STORE, "GetTasks", K.KIND_STORE_GET, store_pb2.GetTasksRequest, store_pb2.GetTasksReply)
+STORE_LIST = _method(
+    STORE, "ListTasks", K.KIND_STORE_LIST, store_pb2.ListTasksRequest, store_pb2.ListTasksReply
+)
+STORE_LEASE = _method(
+    STORE, "LeaseTasks", K.KIND_STORE_LEASE, store_pb2.LeaseTasksRequest, store_pb2.LeaseTasksReply
+)
+STORE_REPORT = _method(STORE, "Report", K.KIND_STORE_REPORT, store_pb2.ReportRequest, store_pb2.ReportReply)
+STORE_RENEW = _method(
+    STORE, "RenewLeases", K.KIND_STORE_RENEW, store_pb2.RenewLeasesRequest, store_pb2.RenewLeasesReply
+)
+STORE_RESCUE = _method(STORE, "Rescue", K.KIND_STORE_RESCUE, store_pb2.RescueRequest, store_pb2.RescueReply)
+STORE_CANCEL = _method(
+    STORE, "CancelTasks", K.KIND_STORE_CANCEL, store_pb2.CancelTasksRequest, store_pb2.CancelTasksReply
+)
+STORE_LOAD_QUEUED = _method(
+    STORE, "LoadQueued", K.KIND_STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest, store_pb2.LoadQueuedReply
+)
+STORE_PROMOTE_DUE = _method(
+    STORE, "PromoteDue", K.KIND_STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest, store_pb2.PromoteDueReply
+)
+STORE_HEARTBEAT = _method(
+    STORE, "Heartbeat", K.KIND_STORE_HEARTBEAT, store_pb2.HeartbeatRequest, store_pb2.HeartbeatReply
+)
+STORE_TASK_NAMES = _method(
+    STORE, "TaskNames", K.KIND_STORE_TASK_NAMES, store_pb2.TaskNamesRequest, store_pb2.TaskNamesReply
+)
+STORE_TREE = _method(STORE, "TaskTree", K.KIND_STORE_TREE, graph_pb2.TaskTreeRequest, graph_pb2.TaskTreeReply)
+
+# --- the result-store: supervision, recovery, time --------------------------------------
+STORE_COUNTERS = _method(
+    STORE, "Counters", K.KIND_STORE_COUNTERS, supervision_pb2.CountersRequest, supervision_pb2.CountersReply
+)
+STORE_RECONCILE = _method(
+    STORE, "Reconcile", K.KIND_STORE_RECONCILE, reconcile_pb2.ReconcileRequest, reconcile_pb2.ReconcileReply
+)
+STORE_LOAD_DUE = _method(
+    STORE, "LoadDue", K.KIND_STORE_LOAD_DUE, time_pb2.LoadDueRequest, time_pb2.LoadDueReply
+)
+STORE_FAILURES = _method(
+    STORE, "GetFailures", K.KIND_STORE_FAILURES, time_pb2.GetFailuresRequest, time_pb2.GetFailuresReply
+)
+STORE_EXPLAIN = _method(
+    STORE, "ExplainFacts", K.KIND_STORE_EXPLAIN, time_pb2.ExplainFactsRequest, time_pb2.ExplainFactsReply
+)
+
+# --- the result-store: periodic schedules --------------------------------------------
+STORE_SCHEDULE_SAVE = _method(
+    STORE,
+    "SaveSchedules",
+    K.KIND_STORE_SCHEDULE_SAVE,
+    schedule_pb2.SaveSchedulesRequest,
+    schedule_pb2.SaveSchedulesReply,
+)
+STORE_SCHEDULE_READ = _method(
+    STORE,
+    "ReadSchedules",
+    K.KIND_STORE_SCHEDULE_READ,
+    schedule_pb2.ReadSchedulesRequest,
+    schedule_pb2.ReadSchedulesReply,
+)
+STORE_SCHEDULE_CHANGE = _method(
+    STORE,
+    "ChangeSchedule",
+    K.KIND_STORE_SCHEDULE_CHANGE,
+    schedule_pb2.ChangeScheduleRequest,
+    schedule_pb2.ChangeScheduleReply,
+)
+STORE_SCHEDULE_FIRE = _method(
+    STORE,
+    "FireSchedules",
+    K.KIND_STORE_SCHEDULE_FIRE,
+    schedule_pb2.FireSchedulesRequest,
+    schedule_pb2.FireSchedulesReply,
+)
+
+# --- the result-store: logs and queue operations --------------------------------------
+STORE_LOGS = _method(STORE, "WriteLogs", K.KIND_STORE_LOGS, ops_pb2.LogBatch, ops_pb2.LogBatchReply)
+STORE_GET_LOGS = _method(
+    STORE, "GetLogs", K.KIND_STORE_GET_LOGS, ops_pb2.GetLogsRequest, ops_pb2.GetLogsReply
+)
+STORE_QUEUE_OP = _method(
+    STORE, "QueueOp", K.KIND_STORE_QUEUE_OP, ops_pb2.QueueOpRequest, ops_pb2.QueueOpReply
+)
+STORE_QUEUE_STATUS = _method(
+    STORE, "QueueStatus", K.KIND_STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest, ops_pb2.QueueStatusReply
+)
+STORE_SERVERS = _method(STORE, "Servers", K.KIND_STORE_SERVERS, ops_pb2.ServersRequest, ops_pb2.ServersReply)
+
+METHODS: Mapping[int, Method[Any, Any]] = {
+    m.kind: m for m in (v for v in dict(globals()).values() if isinstance(v, Method))
+}
+
+# The messages that are not request/reply, by kind: what each carries.
+STREAMS: Mapping[int, type[Message]] = {
+    K.KIND_ANNOUNCE: dispatch_pb2.Announcement,  # BUS discovery
+    K.KIND_DISPATCH: dispatch_pb2.Dispatch,  # leased attempts, to a pool
+    K.KIND_POOL_REPORT: dispatch_pb2.PoolReport,  # a pool's slot notices
+    K.KIND_SURVEY: dispatch_pb2.Survey,  # SURVEYOR -> RESPONDENT (answered by a SurveyReply)
+    K.KIND_EVENTS: event_pb2.EventBatch,  # the store's PUB, after COMMIT
+    K.KIND_GRAPH_RELEASED: graph_pb2.ReleasedTasks,  # dependents released, on the events stream
+    K.KIND_GRAPH_RESOLVE: graph_pb2.ResolveRequest,  # the store's own writer, never on the wire
+}
+
+
+def _check_table() -> None:
+    """Every kind of the envelope has exactly one declaration."""
+    declared = list(METHODS) + list(STREAMS)
+    kinds = [v for v in K.Kind.values() if v != K.KIND_UNSPECIFIED]
+    missing = sorted(set(kinds) - set(declared))
+    if missing or len(declared) != len(set(declared)):
+        names = [K.Kind.Name(k) for k in missing]
+        raise TypeError(f"bus contract: kinds declared twice or not at all: {names}")
+
+
+_check_table()
+
+
+def check_handler(method: Method[Any, Any], handler: Callable[..., Any], *, raw: bool = False) -> None:
+    """Refuse a handler whose annotations name other types than ``method`` declares.
+
+    A handler without annotations, or annotated with a type variable or the base
+    ``Message``, passes (mypy checks those at their call site)."""
+    target = inspect.unwrap(handler)
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # unresolvable annotations: nothing to compare
+        return
+    params = [p for p in inspect.signature(target).parameters.values() if p.name != "self"]
+    if params and not raw:
+        got = hints.get(params[0].name)
+        if _concrete(got) and got is not method.request:
+            raise TypeError(
+                f"{method}: handler takes {got.__name__}, the method's request is {method.request.__name__}"
+            )
+    returned = hints.get("return")
+    if _concrete(returned) and returned is not method.reply:
+        raise TypeError(
+            f"{method}: handler returns {returned.__name__}, the method's reply is {method.reply.__name__}"
+        )
+
+
+def _concrete(annotation: object) -> typing.TypeGuard[type[Message]]:
+    """A particular message type (not the base class, a type variable or a union)."""
+    return isinstance(annotation, type) and issubclass(annotation, Message) and annotation is not Message
