@@ -66,7 +66,7 @@ def fail_with_nul() -> None:
 @task
 async def cancelled_unasked() -> None:
     """Raises Cancelled though nobody asked for a cancel: fails, never retried."""
-    from taskyard.worker_pool.worker import Cancelled
+    from taskyard.worker_pool.attempts import Cancelled
 
     raise Cancelled("gave up on my own")
 

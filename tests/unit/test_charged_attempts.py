@@ -9,7 +9,7 @@ import random
 from support.fake_scheduler import make_record
 
 from taskyard.core.retry import RetryPolicy
-from taskyard.worker_pool import context, worker
+from taskyard.worker_pool import attempts, context
 from taskyard.worker_pool.worker import Runner
 
 
@@ -20,11 +20,11 @@ class NoJitter(random.Random):
 
 def test_charged_attempt_discounts_uncharged_runs() -> None:
     rec = make_record("add", 1, 2, attempt=3)
-    assert worker.charged_attempt(rec) == 3
+    assert attempts.charged_attempt(rec) == 3
     rec.uncharged_attempts = 2
-    assert worker.charged_attempt(rec) == 1
+    assert attempts.charged_attempt(rec) == 1
     rec.uncharged_attempts = 5  # never below the first attempt
-    assert worker.charged_attempt(rec) == 1
+    assert attempts.charged_attempt(rec) == 1
 
 
 def test_backoff_follows_the_charged_attempt() -> None:

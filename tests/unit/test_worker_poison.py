@@ -17,8 +17,9 @@ from taskyard.core import contract, errors
 from taskyard.core.retry import RetryPolicy
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import poison, registry, task
+from taskyard.worker_pool.attempts import Cancelled, failure_of
 from taskyard.worker_pool.reports import ReportForwarder
-from taskyard.worker_pool.worker import Cancelled, Runner, failure_of
+from taskyard.worker_pool.worker import Runner
 
 registry.load_modules(["taskyard.examples"])
 

@@ -14,7 +14,7 @@ from support.fake_scheduler import make_record
 
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core.config import Settings
-from taskyard.worker_pool import pipe, worker
+from taskyard.worker_pool import bootstrap, pipe
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -41,7 +41,7 @@ class Proc:
         )
         parent, child = socket.socketpair()
         self.process = multiprocessing.get_context("spawn").Process(
-            target=worker.main, args=(child, self.settings, "pool-t", 0)
+            target=bootstrap.main, args=(child, self.settings, "pool-t", 0)
         )
         self.process.start()
         child.close()

@@ -12,7 +12,7 @@ import pytest
 from support.fake_scheduler import make_record
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.worker_pool import registry, task, worker
+from taskyard.worker_pool import attempts, registry, task
 from taskyard.worker_pool.worker import Runner
 
 registry.load_modules(["taskyard.examples"])
@@ -108,20 +108,20 @@ def test_a_result_nested_too_deep_fails_without_retry() -> None:
     deep: Any = 1
     for _ in range(40):
         deep = (deep,)  # tuples become JSON lists: they nest too
-    with pytest.raises(worker.ResultTooDeep):
-        worker.encode_result(deep)
+    with pytest.raises(attempts.ResultTooDeep):
+        attempts.encode_result(deep)
     for _ in range(5000):  # past Python's own encoder
         deep = [deep]
-    with pytest.raises(worker.ResultTooDeep):
-        worker.encode_result(deep)
+    with pytest.raises(attempts.ResultTooDeep):
+        attempts.encode_result(deep)
     shallow: Any = [[1]] * 1000
-    assert worker.encode_result(shallow).startswith(b"[[1],")
+    assert attempts.encode_result(shallow).startswith(b"[[1],")
 
 
 def test_encode_result_nul_detection() -> None:
-    assert worker.encode_result("a\\u0000b") == b'"a\\\\u0000b"'  # a literal backslash is fine
+    assert attempts.encode_result("a\\u0000b") == b'"a\\\\u0000b"'  # a literal backslash is fine
     with pytest.raises(TypeError):
-        worker.encode_result({"k": ["x\x00"]})
+        attempts.encode_result({"k": ["x\x00"]})
 
 
 async def test_bad_arguments_and_unknown_names() -> None:

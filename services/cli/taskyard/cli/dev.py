@@ -10,6 +10,7 @@ A child that dies on its own is reported with its exit code, and then the
 whole suite is stopped and ``taskyard dev`` exits with status 1: a crash loop
 hidden behind automatic restarts is worse than a loud stop in development.
 """
+# Length: run_dev starts the database and the four services in order, stops them in reverse.
 
 from __future__ import annotations
 

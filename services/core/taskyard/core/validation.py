@@ -11,6 +11,7 @@ Only what a record cannot express stays with the conversion from a
 ``TaskSpec`` (a malformed duration or timestamp, eta and countdown together);
 what the store alone knows (ids, initial states) stays with the store.
 """
+# Length: check_record reads each field of a record once, in order, for every task submitted (the hot path).
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ The gateway validates (the task template like a submission, the timing with
 manual trigger to a scheduler lane, which fires it through the store and
 enqueues the run's task like a submission.
 """
+# Length: _create checks a schedule's every field before saving it, in the order the API documents them.
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 """Assembly: the gRPC server (TaskService, health, reflection) and the NNG sockets behind it."""
+# Length: __init__ wires the gateway's services and bus clients, one line each.
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 """``taskyard.v1.TaskService``: validation at the edge, then the scheduler lanes and the store."""
+# Length: _wait_with_trip is WaitTask's wait with its hop stamps, which every step adds to.
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ only then publishes the drain's events.
 If a drain fails, its requests are retried one per transaction, so one bad
 request (say invalid JSON) fails alone instead of failing its neighbours.
 """
+# Length: _commit is one drain of the group-commit loop; its failure handling reads in the order it happens.
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 """The insert applier (runs inside the group-commit transaction)."""
+# Length: apply_insert is every task's insert (the hot path): a statement and its outcomes.
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ops slice's part of the store: routes and appliers for logs, queues,
+"""The store's operations: routes and appliers for logs, queues,
 servers and retention, registered by ``ResultStore`` in two lines."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ K = envelope_pb2
 
 
 def appliers(settings: Settings) -> list[tuple[int, Applier]]:
-    """The write kinds of this slice, for the group committer."""
+    """The write kinds of these operations, for the group committer."""
     return [
         (K.KIND_STORE_LOGS, logs.make_applier(settings.log_max_lines_per_task)),
         (K.KIND_STORE_QUEUE_OP, queues.make_applier(development=settings.development)),

@@ -24,7 +24,7 @@ SRC_FAILURE = _db_states(states.sources_of(S.FAILURE))
 SRC_QUEUED_LEASED = _db_states(set(states.sources_of(S.QUEUED)) & states.LEASED_STATES)
 SRC_RETRYING_LEASED = _db_states(set(states.sources_of(S.RETRYING)) & states.LEASED_STATES)
 SRC_FAILURE_LEASED = _db_states(set(states.sources_of(S.FAILURE)) & states.LEASED_STATES)
-# A running attempt stopped by its cancel request (supervision slice).
+# A running attempt stopped by its cancel request.
 SRC_CANCELLED_LEASED = _db_states(set(states.sources_of(S.CANCELLED)) & states.LEASED_STATES)
 SRC_CANCEL_NOW = _db_states(set(states.sources_of(S.CANCELLED)) - {S.RUNNING})
 SRC_PROMOTE = _db_states(set(states.sources_of(S.QUEUED)) & {S.SCHEDULED, S.RETRYING})

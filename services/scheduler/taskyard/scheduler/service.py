@@ -1,4 +1,5 @@
 """The scheduler service: lanes, registration, discovery hub, dispatch and upkeep."""
+# Length: __init__ wires the scheduler's parts and sockets, one line each.
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ to know it runs inside a worker; a task body reaches its attempt's
 """
 
 from taskyard.core.retry import Retry
+from taskyard.worker_pool.attempts import Cancelled  # a body stopping itself after ctx.cancelled
 from taskyard.worker_pool.context import TaskContext
 from taskyard.worker_pool.context import current as current_task
 from taskyard.worker_pool.registry import TaskDef, is_worker_process, task
-from taskyard.worker_pool.worker import Cancelled  # a body stopping itself after ctx.cancelled
 
 __all__ = ["Cancelled", "Retry", "TaskContext", "TaskDef", "current_task", "is_worker_process", "task"]

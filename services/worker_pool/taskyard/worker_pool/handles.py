@@ -12,7 +12,7 @@ import time
 from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import worker
+from taskyard.worker_pool import attempts
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
@@ -28,7 +28,7 @@ class Held:
     # Seconds the attempt may run (a busy worker's silence is judged by it).
     timeout: float = 0.0
     # The task's name: a death's backoff is the task's @task(retry_...) policy,
-    # taken at its charged attempt (worker.charged_attempt).
+    # taken at its charged attempt (attempts.charged_attempt).
     name: str = ""
     charged_attempt: int = 1
     # Monotonic time by which a cancelled attempt must have stopped (0 = none),
@@ -83,7 +83,7 @@ def report_exit(
     """The attempts a worker held when it exited, into ``report``: released when
     the pool stopped it or it was killed for a neighbour's missed cancel deadline
     (nothing of theirs went wrong), deaths otherwise."""
-    now = worker.now_us()
+    now = attempts.now_us()
     for h in held.values():
         ref = task_record_pb2.AttemptRef()
         ref.CopyFrom(h.ref)
@@ -97,7 +97,7 @@ def report_exit(
                     started=h.started,
                     max_retries=h.max_retries,
                     max_rescues=settings.max_rescues,
-                    retry_delay_ms=worker.death_delay_ms(h.name, h.charged_attempt, settings)
+                    retry_delay_ms=attempts.death_delay_ms(h.name, h.charged_attempt, settings)
                     if h.started
                     else 0,
                     cancel_step=task_pb2.CANCEL_STEP_KILL if h.cancel_kill else 0,  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from taskyard.bus.v1 import dispatch_pb2, store_pb2, supervision_pb2, task_recor
 from taskyard.core import hops
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool import beats, pipe, worker
+from taskyard.worker_pool import attempts, beats, bootstrap, pipe
 from taskyard.worker_pool.handles import Held, Key, WorkerHandle, log_exit, report_exit
 from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.state import Background, Outbox, PoolState
@@ -80,7 +80,7 @@ class Workers:
     async def spawn(self, index: int) -> None:
         parent_sock, child_sock = socket.socketpair()
         proc = self._mp.Process(
-            target=worker.main,
+            target=bootstrap.main,
             args=(child_sock, self._settings, self._pool.pool_id, index),
             name=f"taskyard-worker-{index}",
         )
@@ -275,29 +275,29 @@ class Workers:
                     target, fewest = w, n
             if target is None:
                 # No slot (or draining): back to the queue, no retry burned.
-                self._outbox.report.released.append(store_pb2.Release(ref=worker.ref_of(record, "")))
+                self._outbox.report.released.append(store_pb2.Release(ref=attempts.ref_of(record, "")))
                 refused += 1
                 continue
             wid = worker_ids.get(target.index)
             if wid is None:
-                wid = worker_ids[target.index] = worker.worker_id(
+                wid = worker_ids[target.index] = attempts.worker_id(
                     self._pool.pool_id, target.index, target.pid
                 )
             target.held[key] = Held(
                 task_record_pb2.AttemptRef(
                     task_id=task_id, attempt=attempt, lease_token=record.lease_token, worker_id=wid
                 ),
-                max_retries=worker.effective_max_retries(record, default_retries),
-                timeout=worker.timeout_of(record, default_timeout),
+                max_retries=attempts.effective_max_retries(record, default_retries),
+                timeout=attempts.timeout_of(record, default_timeout),
                 name=record.name,
-                charged_attempt=worker.charged_attempt(record),
+                charged_attempt=attempts.charged_attempt(record),
             )
             d = per_worker.get(target.index)
             if d is None:
                 d = per_worker[target.index] = dispatch_pb2.Dispatch()
             d.tasks.append(record)
         if per_worker:
-            self.last_dispatch_us = worker.now_us()
+            self.last_dispatch_us = attempts.now_us()
         for index, d in per_worker.items():
             self.handles[index].writer.write(pipe.pack(pipe.DISPATCH, d.SerializeToString()))
         if refused:
@@ -324,7 +324,7 @@ class Workers:
         return sum(max(0, concurrency - len(w.held)) for w in self.handles.values() if self._takes_work(w))
 
     def held_refs(self) -> list[task_record_pb2.AttemptRef]:
-        now = worker.now_us()
+        now = attempts.now_us()
         out = []
         for w in self.handles.values():
             for h in w.held.values():

@@ -3,6 +3,7 @@
 Modules named in ``Settings.task_modules`` are imported in every worker process
 (to run the functions) and in the manager (which only needs their names).
 """
+# Length: task() is the decorator's one place for every option a task declares.
 
 from __future__ import annotations
 

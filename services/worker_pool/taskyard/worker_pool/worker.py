@@ -6,6 +6,7 @@ so the loop keeps turning. The worker talks to its manager only over a socketpai
 (started refs, completions, releases) batched per loop iteration. When the
 manager's end closes, the worker exits on its own.
 """
+# Length: Runner.execute is one attempt, start to report, its timeout and cancel paths side by side.
 
 from __future__ import annotations
 
@@ -15,158 +16,32 @@ import functools
 import inspect
 import json
 import logging
-import os
 import random
-import re
-import signal
-import socket
-import sys
-import threading
-import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
-from taskyard.core import hops, lifecycle, payload, retry, seal
-from taskyard.core.config import Settings
+from taskyard.core import hops, retry
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import beats, children, context, pipe, poison, registry, tasklogs, threads
+from taskyard.worker_pool import children, context, registry, threads
+from taskyard.worker_pool.attempts import (
+    Cancelled,
+    Key,
+    ResultTooDeep,
+    ResultTooLarge,
+    cancelled_completion,
+    charged_attempt,
+    effective_max_retries,
+    encode_result,
+    failure_of,
+    key_of,
+    ref_of,
+)
 
 log = logging.getLogger(__name__)
 
-Key = tuple[str, int]
-# An encoded JSON text holding a real NUL (PostgreSQL jsonb refuses it).
-_JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-# What json.dumps(value, allow_nan=False, separators=(",", ":")) builds on every call.
-_RESULT_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
-
-
-def worker_id(pool_id: str, index: int, pid: int) -> str:
-    return f"{pool_id}/w{index}:{pid}"
-
-
-def now_us() -> int:
-    return time.time_ns() // 1000
-
-
-def key_of(record: task_record_pb2.TaskRecord) -> Key:
-    return (record.id, record.attempt)
-
-
-def ref_of(record: task_record_pb2.TaskRecord, worker: str) -> task_record_pb2.AttemptRef:
-    return task_record_pb2.AttemptRef(
-        task_id=record.id,
-        attempt=record.attempt,
-        lease_token=record.lease_token,
-        at_us=now_us(),
-        worker_id=worker,
-    )
-
-
-def failure_of(
-    exc: BaseException, attempt: int, *, type_name: str | None = None, message: str | None = None
-) -> task_pb2.TaskFailure:
-    # Task-controlled text: a NUL would make the store refuse the whole report
-    # (PostgreSQL text), a lone surrogate would fail the protobuf assignment.
-    try:
-        text = str(exc) if message is None else message
-    except Exception as err:  # a broken __str__ must not lose the failure
-        text = f"<unprintable {type(exc).__name__}: {type(err).__name__}>"
-    return task_pb2.TaskFailure(
-        type=poison.storable(type_name or type(exc).__name__),
-        message=poison.storable(text),
-        traceback=poison.storable("".join(traceback.format_exception(exc))),
-        attempt=attempt,
-    )
-
-
-def charged_attempt(record: task_record_pb2.TaskRecord) -> int:
-    """The attempt as the retry budget counts it: re-runs that spent no retry
-    (an attempt never confirmed started, drained or spared) do not move it, so
-    the backoff stays the one documented for the n-th charged attempt."""
-    return max(1, record.attempt - record.uncharged_attempts)
-
-
-def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> int:
-    """The record's own budget, else the task's @task(max_retries=...), else ``default``."""
-    if record.max_retries >= 0:
-        return record.max_retries
-    tdef = registry.get(record.name)
-    if tdef is not None and tdef.max_retries is not None:
-        return tdef.max_retries
-    return default
-
-
-def death_delay_ms(name: str, attempt: int, settings: Settings) -> int:
-    """The backoff after a started attempt whose worker died: the task's
-    @task(retry_...) over the deployment's policy, as for a failed attempt."""
-    tdef = registry.get(name)
-    options = tdef.retry if tdef is not None else None
-    return retry.delay_ms(None, attempt, options, retry.RetryPolicy.from_settings(settings))
-
-
-class Cancelled(Exception):
-    """Raised by a task body that stops because ``ctx.cancelled`` became true.
-
-    After a cancel request the attempt ends CANCELLED (step FLAG) however the
-    body ends; without one, raising it fails the attempt without retry.
-    """
-
-
 # The attempt the current asyncio task runs (set by Runner._run for _call).
 _ATTEMPT: contextvars.ContextVar[Key] = contextvars.ContextVar("taskyard_attempt")
-
-
-def timeout_of(record: task_record_pb2.TaskRecord, default: float) -> float:
-    """Seconds an attempt may run: the record's, else @task(timeout=...), else ``default``."""
-    if record.timeout_ms > 0:
-        return record.timeout_ms / 1000.0
-    tdef = registry.get(record.name)
-    if tdef is not None and tdef.timeout:
-        return tdef.timeout
-    return default
-
-
-def cancelled_completion(step: int, message: str) -> store_pb2.Completion:
-    """The outcome of an attempt a cancel request stopped (the store makes it CANCELLED)."""
-    return store_pb2.Completion(
-        success=False,
-        cancel_step=step,  # type: ignore[arg-type]
-        failure=task_pb2.TaskFailure(type="Cancelled", message=poison.storable(message)),
-        retryable=False,
-    )
-
-
-class ResultTooLarge(Exception):
-    """The result's JSON is over TASKYARD_MAX_RESULT_BYTES (not retried: it would be again)."""
-
-
-class ResultTooDeep(Exception):
-    """The result nests lists and objects deeper than ``payload.MAX_NESTING``: no
-    reader could decode it (not retried: it would be again)."""
-
-
-def encode_result(value: Any, max_bytes: int = 1024 * 1024) -> bytes:
-    """JSON text of a result; TypeError when it is not JSON-serializable."""
-    if value is None and max_bytes >= 4:  # most bodies return nothing: no encoder, nothing to check
-        return b"null"
-    try:
-        text = _RESULT_ENCODER.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"result is not JSON-serializable: {exc}") from exc
-    except RecursionError as exc:  # deeper than Python's own encoder goes
-        raise ResultTooDeep(f"result {payload.too_deep_message()}") from exc
-    if _JSON_NUL.search(text):
-        raise TypeError("result contains a NUL character (\\u0000), which JSON storage refuses")
-    data = text.encode()
-    if len(data) > max_bytes:
-        raise ResultTooLarge(
-            f"result is {len(data)} bytes of JSON, over the limit of {max_bytes} (TASKYARD_MAX_RESULT_BYTES)"
-        )
-    if payload.nests_too_deep(text):  # the text: tuples and other sequences nest too
-        raise ResultTooDeep(f"result {payload.too_deep_message()}")
-    return data
 
 
 class Runner:
@@ -494,113 +369,3 @@ class Runner:
 
 class _OwnTimeout(Exception):
     """A TimeoutError raised by the task function itself (not our deadline)."""
-
-
-# --------------------------------------------------------------------- process
-
-
-def _watch_parent(ppid: int) -> None:
-    """Exit when the manager is gone even if the loop is wedged by a CPU-bound async task."""
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != ppid:
-            os._exit(1)
-
-
-def main(sock: socket.socket, settings: Settings, pool_id: str, index: int) -> None:
-    """Entry point of a spawned worker process."""
-    registry._mark_worker_process()
-    # The manager stops workers over the pipe, not by signal: Ctrl-C on the
-    # terminal or a SIGTERM to the process group must not bypass the drain.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    lifecycle.setup_logging(f"worker-pool.w{index}", settings.log_level)
-    # Spawned: the manager's seal does not carry over, its settings do (without
-    # keys in them, the inherited environment's keys apply, as in the manager).
-    if settings.bus_keys or settings.bus_keys_file:
-        seal.install(seal.for_settings(settings))
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
-    try:
-        registry.load_modules(settings.task_modules)
-    except Exception:
-        log.exception("worker %d could not import the task modules %s", index, settings.task_modules)
-        sys.stderr.flush()
-        os._exit(2)
-    code = 0
-    try:
-        lifecycle.run(_serve(sock, settings, worker_id(pool_id, index, os.getpid())))
-    except Exception:
-        log.exception("worker %d failed", index)
-        code = 1
-    sys.stderr.flush()
-    # Never wait for abandoned task threads (timed-out sync tasks).
-    os._exit(code)
-
-
-async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
-    reader, writer = await asyncio.open_connection(sock=sock, limit=2**20)
-    loop = asyncio.get_running_loop()
-    scheduled = False
-
-    def flush() -> None:
-        nonlocal scheduled
-        scheduled = False
-        log_frames = logbuf.frames()  # a task's lines go ahead of its completion
-        if log_frames and not writer.is_closing():
-            writer.writelines(log_frames)
-        report = runner.take_report()
-        if report is not None and not writer.is_closing():
-            writer.write(pipe.pack(pipe.REPORT, report.SerializeToString()))
-        runner.notify_flushed()
-
-    def on_change() -> None:
-        nonlocal scheduled
-        if not scheduled:
-            scheduled = True
-            loop.call_soon(flush)
-
-    logbuf = tasklogs.LogBuffer.for_worker(settings, loop, on_change)
-    sink: context.Sink = logbuf
-    runner = Runner(
-        concurrency=settings.concurrency,
-        default_timeout=settings.task_timeout,
-        default_max_retries=settings.max_retries,
-        max_result_bytes=settings.max_result_bytes,
-        worker=worker,
-        on_change=on_change,
-        timeout_grace=settings.timeout_grace,
-        cancel_grace=settings.cancel_grace,
-        on_recycle=lambda reason: writer.write(pipe.pack(pipe.RECYCLE, reason.encode())),
-        sink=sink,
-    )
-    runner.retry_policy = retry.RetryPolicy.from_settings(settings)
-    children.install(settings, loop)  # ctx.submit / ctx.asubmit
-    writer.write(pipe.pack(pipe.HELLO))
-    beating = loop.create_task(beats.beat_loop(writer, runner.tasks, settings.worker_heartbeat_interval))
-    try:
-        while True:
-            frame = await pipe.read(reader, settings.max_message_bytes + 1024)
-            if frame is None:
-                log.info("manager pipe closed: exiting")
-                return  # nobody to report to; main() exits at once
-            kind, body = frame
-            if kind == pipe.DISPATCH:
-                batch = dispatch_pb2.Dispatch()
-                batch.ParseFromString(body)
-                for record in batch.tasks:
-                    runner.submit(record)
-            elif kind == pipe.CANCEL:
-                for key in beats.parse_cancel(body):
-                    runner.cancel(key)
-            elif kind == pipe.STOP:
-                beating.cancel()
-                await runner.stop(grace=max(0.5, settings.shutdown_timeout / 2))
-                flush()
-                await writer.drain()
-                writer.close()
-                return
-            else:
-                log.warning("unknown frame %r from the manager", kind)
-    finally:
-        beating.cancel()
-        runner.close()

@@ -1,4 +1,4 @@
--- Taskyard schema, ops slice: merging a running task's context updates.
+-- Taskyard schema, task context: merging a running task's context updates.
 
 -- Apply a patch, a JSON list of [path, value] pairs in order (path: a list of
 -- keys), to a context object: intermediate keys become objects as needed, so
