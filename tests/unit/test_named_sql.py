@@ -33,6 +33,7 @@ def test_casts_are_not_parameters() -> None:
         '":quoted_name"',
         "$$ :body $$",
         "$fn$ :body $ :more $fn$",
+        "$fn1$ :body with a digit in its tag $fn1$",
         "/* a :comment\n   over lines */",
         "-- a :comment to the end of the line",
     ],

@@ -344,6 +344,37 @@ async def test_closing_a_requester_ends_its_waiting_requests_as_unavailable(
     never.set()
 
 
+async def test_a_closed_requester_refuses_at_once(tmp_path: Path) -> None:
+    r = rpc.Requester(ipc(tmp_path, "nobody"), max_message_bytes=LIMIT, timeout=5)
+    r.close()
+    with pytest.raises(errors.TaskyardError) as info:
+        await asyncio.wait_for(get(r, "late"), 5)
+    assert info.value.code == errors.Code.UNAVAILABLE
+
+
+async def test_a_request_past_its_deadline_is_dropped_unanswered(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler))
+    sender = transport.open_socket(pynng.Req0, max_message_bytes=LIMIT, dial=address, recv_timeout=300)
+    try:
+        expired = transport.encode(GET, store_pb2.GetTasksRequest(ids=["stale"]), deadline_ms=1)
+        await sender.asend(expired)
+        with pytest.raises(pynng.Timeout):
+            await sender.arecv()
+        assert servers[0].calls == 0
+        live = transport.encode(GET, store_pb2.GetTasksRequest(ids=["live"]), deadline_ms=2**62)
+        await sender.asend(live)
+        reply = transport.open_message(await sender.arecv(), GET, store_pb2.GetTasksReply)
+        assert reply is not None and [t.id for t in reply.tasks] == ["live"]
+    finally:
+        sender.close()
+
+
 async def test_no_responder_is_deadline_exceeded(tmp_path: Path, requesters: list[rpc.Requester]) -> None:
     r = make_requester(requesters, ipc(tmp_path, "nobody"), timeout=0.3)
     with pytest.raises(errors.TaskyardError) as info:

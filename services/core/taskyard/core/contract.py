@@ -170,9 +170,8 @@ STORE_QUEUE_STATUS = _method(
 )
 STORE_SERVERS = _method(STORE, "Servers", K.KIND_STORE_SERVERS, ops_pb2.ServersRequest, ops_pb2.ServersReply)
 
-METHODS: Mapping[int, Method[Any, Any]] = {
-    m.kind: m for m in (v for v in dict(globals()).values() if isinstance(v, Method))
-}
+_DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]
+METHODS: Mapping[int, Method[Any, Any]] = {m.kind: m for m in _DECLARED}
 
 # The messages that are not request/reply, by kind: what each carries.
 STREAMS: Mapping[int, type[Message]] = {
@@ -188,7 +187,7 @@ STREAMS: Mapping[int, type[Message]] = {
 
 def _check_table() -> None:
     """Every kind of the envelope has exactly one declaration."""
-    declared = list(METHODS) + list(STREAMS)
+    declared = [m.kind for m in _DECLARED] + list(STREAMS)
     kinds = [v for v in K.Kind.values() if v != K.KIND_UNSPECIFIED]
     missing = sorted(set(kinds) - set(declared))
     if missing or len(declared) != len(set(declared)):

@@ -1,18 +1,15 @@
-"""Request/reply between services: NNG REQ/REP in raw mode, read on the event loop.
+"""Request/reply between services over NNG REQ/REP, typed by ``core.contract``.
 
-pynng's cooked contexts complete every send and receive on an NNG thread that must
-take the GIL and wake the loop: two thread hand-offs a message. Raw sockets hand over
-each message with its routing header instead; the loop reads when NNG's receive
-descriptor is readable and sends without blocking. What cooked REQ/REP did is done
-here (docs/internals.md, "Addresses"):
-
-- a requester numbers its requests (32 bits, top bit set: the wire format), matches
-  replies by id and drops a reply no one waits for any more;
-- when its pipe closes, every request still waiting is sent again, sealed afresh, on
-  the next pipe: a request may reach a handler twice, as with cooked REQ, and every
-  write the bus carries is guarded against applying twice;
-- a responder answers with the header its request came with (pipe, then id) and runs
-  at most ``concurrency`` handlers; beyond that it stops reading and NNG buffers the rest.
+The requester runs REQ in raw mode, read on the event loop: pynng's cooked contexts
+complete every send and receive on an NNG thread that must take the GIL and wake the
+loop (two thread hand-offs a message), while a raw socket hands each reply over with
+its request id when NNG's receive descriptor is readable. What cooked REQ did is done
+here: requests are numbered (32 bits, top bit set: the wire format), replies matched by
+id (one nobody waits for is dropped), and when the pipe closes every request still
+waiting is sent again, sealed afresh, on the next pipe (as with cooked REQ, a request
+may reach a handler twice; every write the bus carries is guarded against applying
+twice). The responder keeps cooked contexts (see ``Responder``) and drops, unanswered,
+a request already past its deadline.
 """
 
 from __future__ import annotations
@@ -98,6 +95,7 @@ class Requester:
         self._ids = itertools.count(secrets.randbits(31))
         self._reader = wire.Reader(self._sock, self._reply)
         self._resends: set[asyncio.Task[None]] = set()
+        self._closed = False
         self._sock.add_post_pipe_remove_cb(self._pipe_closed)
 
     async def call(
@@ -130,6 +128,8 @@ class Requester:
         timeout: float | None,  # noqa: ASYNC109 - a per-request RPC limit
         headers: Mapping[str, str] | None,
     ) -> envelope_pb2.Envelope:
+        if self._closed:
+            raise errors.unavailable(f"{self.address}: requester closed")
         limit = self.timeout if timeout is None else timeout
         hdrs = telemetry.inject(dict(headers) if headers else None)
         data = transport.encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
@@ -149,6 +149,7 @@ class Requester:
             raise errors.unavailable(f"{self.address}: {exc}") from exc
         finally:
             self._waiting.pop(request_id, None)
+            waiting.future.cancel()  # a resend still waiting for room gives up too
         env = transport.decode(raw)
         if env.HasField("error"):
             raise errors.TaskyardError.from_proto(env.error)
@@ -187,6 +188,7 @@ class Requester:
             send.cancel()
 
     def close(self) -> None:
+        self._closed = True
         self._reader.stop()
         for task in self._resends:
             task.cancel()
@@ -255,9 +257,14 @@ def route_table(routes: Iterable[Route[Any] | RawRoute]) -> dict[int, Route[Any]
 
 
 class Responder:
-    """Requests to one listening address, each handled by its route's handler, up
-    to ``concurrency`` at once: that is what lets the result-store group-commit
-    concurrent writes."""
+    """A REP socket listening on one address, served by ``concurrency`` contexts.
+
+    Each context handles one request at a time, so up to ``concurrency`` requests
+    are in flight at once; that is what lets the result-store group-commit
+    concurrent writes. The responder stays in NNG's cooked mode: a cooked reply
+    waits for room on its pipe, where raw REP drops replies beyond 64 queued for
+    one requester (a burst of large replies to one gateway would lose some).
+    """
 
     def __init__(
         self,
@@ -270,65 +277,45 @@ class Responder:
         self.address = address
         self._routes = route_table(routes)
         self._concurrency = concurrency
-        self._sock = transport.open_socket(
-            pynng.Rep0,
-            max_message_bytes=max_message_bytes,
-            listen=address,
-            opener=lib.nng_rep0_open_raw,
-            send_buffer_size=wire.BUFFER_MESSAGES,
-            recv_buffer_size=wire.BUFFER_MESSAGES,
-        )
-        self._reader = wire.Reader(self._sock, self._request)
-        self._handling: set[asyncio.Task[None]] = set()
-        self._stopped: asyncio.Future[None] | None = None
-        self._closed = False
+        self._sock = transport.open_socket(pynng.Rep0, max_message_bytes=max_message_bytes, listen=address)
+        self._contexts: list[asyncio.Task[None]] = []
 
     async def serve(self) -> None:
         """Serve until ``close()`` (or cancelled); handlers still running then are cancelled."""
-        loop = asyncio.get_running_loop()
-        self._stopped = loop.create_future()
-        if self._closed:
-            return
-        self._reader.start(loop)
+        async with asyncio.TaskGroup() as tg:
+            self._contexts = [tg.create_task(self._serve_context()) for _ in range(self._concurrency)]
+
+    async def _serve_context(self) -> None:
+        ctx = self._sock.new_context()
         try:
-            await self._stopped
+            while True:
+                try:
+                    raw = await ctx.arecv()
+                except pynng.Closed:
+                    return
+                reply = await self._handle(raw)
+                if reply is None:
+                    continue  # its caller gave up: no reply (the next receive drops it)
+                try:
+                    await ctx.asend(reply)
+                except pynng.Closed:
+                    return
+                except pynng.NNGException as exc:  # requester went away
+                    log.debug("reply dropped: %s", exc)
         finally:
-            self._reader.stop()
-            running = list(self._handling)
-            for task in running:
-                task.cancel()
-            if running:
-                await asyncio.gather(*running, return_exceptions=True)
+            with contextlib.suppress(pynng.NNGException):
+                ctx.close()
 
-    def _request(self, header: bytes, body: bytes) -> None:
-        loop = self._reader.loop
-        assert loop is not None
-        task = loop.create_task(self._answer(header, body))
-        self._handling.add(task)
-        task.add_done_callback(self._answered)
-        if len(self._handling) >= self._concurrency:
-            self._reader.stop()  # the rest waits in NNG until a handler finishes
-
-    def _answered(self, task: asyncio.Task[None]) -> None:
-        self._handling.discard(task)
-        loop = self._reader.loop
-        room = len(self._handling) < self._concurrency
-        if room and not self._closed and not self._reader.on and loop is not None:
-            self._reader.start(loop)
-            self._reader.poll()  # what waited meanwhile; the descriptor may not change state
-
-    async def _answer(self, header: bytes, raw: bytes) -> None:
-        reply = await self._handle(raw)
-        try:
-            await wire.send(self._sock, header, self._sock._seal.seal(reply))
-        except pynng.NNGException as exc:  # closed, or the requester went away
-            log.debug("reply dropped: %s", exc)
-
-    async def _handle(self, raw: bytes) -> bytes:
+    async def _handle(self, raw: bytes) -> bytes | None:
         try:
             env = transport.decode(raw)
         except DecodeError:
             return _error_reply("", errors.internal("malformed envelope"))
+        if env.deadline_unix_ms and env.deadline_unix_ms < time.time() * 1000:
+            # A raw requester's request stays queued after its caller timed out (a
+            # responder restarting, a backlog); running it late only delays live ones.
+            log.debug("request of kind %s past its deadline: dropped", env.kind)
+            return None
         route = self._routes.get(env.kind)
         if route is None:
             return _error_reply(env.message_id, errors.internal(f"no route for kind {env.kind}"))
@@ -351,12 +338,9 @@ class Responder:
         return transport.encode(env.kind, reply, message_id=env.message_id)
 
     def close(self) -> None:
-        self._closed = True
-        self._reader.stop()
         self._sock.close()
-        stopped = self._stopped
-        if stopped is not None and not stopped.done() and not stopped.get_loop().is_closed():
-            stopped.set_result(None)
+        for task in self._contexts:  # a handler still waiting (on a commit, a peer) ends too
+            task.cancel()
 
 
 def _error_reply(message_id: str, exc: errors.TaskyardError) -> bytes:

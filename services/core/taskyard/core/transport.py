@@ -109,6 +109,27 @@ class _Sealed(pynng.Socket):  # type: ignore[misc]
             if clear is not None:
                 return clear
 
+    def new_context(self) -> Any:
+        return _SealedContext(self)
+
+
+class _SealedContext(pynng.Context):  # type: ignore[misc]
+    """A REP context of a sealed socket. A refused request is never answered: the
+    next receive on the context discards it, and its sender times out."""
+
+    def __init__(self, sock: _Sealed) -> None:
+        super().__init__(sock)
+        self._sealed_by = sock
+
+    async def asend(self, data: bytes) -> None:
+        await super().asend(self._sealed_by._seal.seal(data))
+
+    async def arecv(self) -> bytes:
+        while True:
+            clear = self._sealed_by._open_sealed(await super().arecv())
+            if clear is not None:
+                return clear
+
 
 _SEALED: dict[type[Any], type[Any]] = {}
 

@@ -3,7 +3,7 @@
 A raw-mode socket hands over each message with its header; ``take`` and ``put``
 move one without blocking, ``send`` waits (on NNG's thread) only when NNG cannot
 take a message at once, and a ``Reader`` calls back from the loop while NNG's
-receive descriptor is readable. Used by core.rpc for REQ/REP.
+receive descriptor is readable. Used by core.rpc's requester (raw REQ).
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ import pynng
 from pynng import ffi, lib
 from pynng.exceptions import check_err
 
-# Messages NNG may hold for a socket in each direction (its maximum). A requester
-# reads replies as they come, but a responder's replies to one requester are
-# dropped by NNG once 64 wait on that pipe, so neither side should back up in
-# Python's place; these buffers keep bursts in C.
+# Messages NNG may hold for a socket in each direction (its maximum): requests sent
+# while no responder is connected wait here, and replies wait here until the loop
+# reads them, so a burst backs up in C, not in Python.
 BUFFER_MESSAGES = 8192
 
 # Messages taken in a row before letting other callbacks run: a reader that finds a
