@@ -11,17 +11,10 @@ from taskyard.cli import durations
 from taskyard.cli.output import table, when
 from taskyard.v1 import queue_service_pb2 as qs
 
-STATE_COLUMNS = (
-    "pending",
-    "queued",
-    "scheduled",
-    "assigned",
-    "running",
-    "retrying",
-    "succeeded",
-    "failed",
-    "cancelled",
-)
+# The per-state counts of a queue, in the API's field order (the int64 fields between
+# "paused" and "mean_duration"), so a state the API adds shows up here by itself.
+_INFO_FIELDS = [f.name for f in qs.QueueInfo.DESCRIPTOR.fields]
+STATE_COLUMNS = tuple(_INFO_FIELDS[_INFO_FIELDS.index("paused") + 1 : _INFO_FIELDS.index("mean_duration")])
 _MIB = 1024 * 1024
 
 

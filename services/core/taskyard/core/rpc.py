@@ -35,8 +35,6 @@ from taskyard.core import contract, errors, telemetry, transport, wire
 
 log = logging.getLogger(__name__)
 
-M = TypeVar("M", bound=Message)
-
 _REQUEST_ID = struct.Struct(">I")
 _LAST_HOP = 0x80000000  # the top bit marks the request id, the last word of a REQ header
 Req = TypeVar("Req", bound=Message)
