@@ -122,24 +122,34 @@ test-fast: $(PYTHON_READY)
 test-unit:
 	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/unit $(PYTEST_ARGS)'
 
-test-integration test-acceptance: $(PYTHON_READY)
+# The acceptance tier also needs Jaeger and Prometheus (the observability tests).
+test-integration: $(PYTHON_READY)
 	@tools/install-tools.sh grpcurl postgres
-	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/$(@:test-%=%) $(PYTEST_ARGS)'
+	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/integration $(PYTEST_ARGS)'
+
+test-acceptance: $(PYTHON_READY)
+	@tools/install-tools.sh grpcurl postgres jaeger prometheus
+	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/acceptance $(PYTEST_ARGS)'
 
 # The README's grpcurl session, rewritten from a run against a real cluster.
 readme: $(PYTHON_READY)
 	@tools/install-tools.sh grpcurl postgres
 	TASKYARD_UPDATE_README=1 $(PYTEST) tests/acceptance/test_readme_grpcurl.py
 
-# grpcurl is for the README's session against it: the suite runs without it.
+# grpcurl is for the README's session against it, Jaeger for the traces (built once,
+# about 4 minutes; JAEGER=0 skips it): the suite runs without either.
+JAEGER ?= 1
 dev: $(PYTHON_READY)
 	@tools/install-tools.sh grpcurl || echo "make dev: grpcurl not installed (needs Go); the suite runs without it" >&2
+	@if [ "$(JAEGER)" != 0 ]; then tools/install-tools.sh jaeger \
+	  || echo "make dev: Jaeger not built (needs Go); the suite runs without tracing" >&2; fi
 	@echo "make dev: for grpcurl in another shell: export PATH=\"$(TOOLS_BIN):\$$PATH\""
 	$(PYTHON) -m taskyard.cli dev
 
-# Python deps, buf (npm), grpcurl (go), PostgreSQL server binaries: each skipped when present.
+# Python deps, buf (npm), grpcurl (go), PostgreSQL server binaries, Jaeger (go, cached
+# across checkouts) and Prometheus (the observability tests): each skipped when present.
 tools:
-	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres
+	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres jaeger prometheus
 
 # Run with $(PYTHON), not their python3 shebang, which the venv would not be behind.
 bench: $(PYTHON_READY)

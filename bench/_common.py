@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.cluster import Cluster  # noqa: E402
 
+from taskyard.cli import jaeger, procs  # noqa: E402
 from taskyard.cli.procs import EmbeddedPostgres  # noqa: E402
 
 
@@ -39,6 +40,12 @@ def add_cluster_args(parser: argparse.ArgumentParser, *, workers: int = 1, concu
         help="use this (empty, or already migrated) PostgreSQL database instead of a fresh embedded one",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, pgdata) afterwards")
+    parser.add_argument(
+        "--trace-sample",
+        type=float,
+        default=None,
+        help="trace this fraction of tasks (0..1) into a Jaeger started for the run; unset: tracing off",
+    )
 
 
 def machine_facts() -> str:
@@ -67,8 +74,22 @@ def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluste
     work = Path(tempfile.mkdtemp(prefix="taskyard-bench-"))
     pg: EmbeddedPostgres | None = None
     cluster: Cluster | None = None
+    tracer: jaeger.Jaeger | None = None
     ok = False
     try:
+        if args.trace_sample is not None:
+            tracer = _start_jaeger(work)
+            overrides["env"] = {
+                **overrides.get("env", {}),
+                **tracer.otel_environment(),
+                "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                "OTEL_TRACES_SAMPLER_ARG": str(args.trace_sample),
+            }
+            print(
+                f"tracing: {args.trace_sample:.0%} of tasks sampled, exported to Jaeger ({tracer.query_url})"
+            )
+        else:
+            print("tracing: off (no OTLP endpoint)")
         url = args.database_url
         if not url:
             pg = EmbeddedPostgres(work / "pgdata", delete=not args.keep)
@@ -100,10 +121,26 @@ def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluste
             cluster.stop()
         if pg is not None:
             pg.stop()
+        if tracer is not None:
+            tracer.stop()
         if args.keep or not ok:
             print(f"(logs kept in {work})", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _start_jaeger(work: Path) -> jaeger.Jaeger:
+    binary = jaeger.find_binary()
+    if binary is None:
+        raise SystemExit("--trace-sample needs Jaeger: tools/install-tools.sh jaeger")
+    ports = jaeger.Ports(
+        otlp_grpc=procs.free_port(),
+        otlp_http=procs.free_port(),
+        query=procs.free_port(),
+        query_grpc=procs.free_port(),
+        health=procs.free_port(),
+    )
+    return jaeger.start(binary, ports, work / "jaeger")
 
 
 def percentile(sorted_values: list[float], p: float) -> float:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from support.postgres import PostgresCluster
 
 # The real-cluster fixtures (`cluster`, `journal`, the `cluster` marker).
-pytest_plugins = ["support.fixtures"]
+pytest_plugins = ["support.fixtures", "support.observability"]
 
 T = TypeVar("T")
 TESTS_DIR = Path(__file__).resolve().parent

@@ -38,6 +38,6 @@ if ! git cat-file -e "${commit}:protos" 2>/dev/null; then
   exit 0
 fi
 
-echo "breaking: buf breaking (FILE) against '$against' (${commit:0:12})"
+echo "breaking: buf breaking (FILE; the bus package by PACKAGE) against '$against' (${commit:0:12})"
 "$BUF" breaking --against ".git#ref=${commit},subdir=protos"
 echo "breaking: no breaking changes"

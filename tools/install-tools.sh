@@ -13,6 +13,10 @@
 # grpcurl   go install grpcurl into .tools/bin (the tests look there too), skipped when current
 # postgres  checks for PostgreSQL server binaries; installs the Debian package when missing
 #           (tests start their own throwaway cluster; nothing is started here)
+# jaeger    Jaeger (all-in-one: OTLP 4317/4318, query API 16686) built from its Go module
+#           into .tools/bin, kept in $TOOLS_CACHE between checkouts: the build takes about
+#           4 minutes on 2 cores, so it runs only when neither place has this version
+# prometheus  Debian's prometheus and promtool (the observability tests start their own)
 # bench     opt-in, never part of "all steps" (CI stays fast): bench/compare's peers,
 #           pip install -e '.[bench]' (pgqueuer, celery[redis]) and Debian's redis-server
 set -euo pipefail
@@ -33,6 +37,9 @@ esac
 [[ "$USE_VENV" == 0 ]] || PYTHON="$VENV/bin/python"
 TOOLS_BIN="$ROOT/.tools/bin"
 GRPCURL_VERSION="v1.9.3"
+JAEGER_VERSION="v1.76.0"
+# Built tools kept across checkouts (a fresh CI clone finds Jaeger here instead of rebuilding).
+TOOLS_CACHE="${TASKYARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taskyard/tools}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore PIP_NO_INPUT=1
 # Never download a Go toolchain: build with the one installed.
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
@@ -148,6 +155,57 @@ install_postgres() {
   log "postgres: server binaries in $dir"
 }
 
+# The binary records the module of the command it was built from, with its version.
+jaeger_is_current() {
+  go version -m "$1" 2>/dev/null \
+    | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/jaegertracing/jaeger[[:space:]]+${JAEGER_VERSION}([[:space:]]|$)"
+}
+
+install_jaeger() {
+  local bin="$TOOLS_BIN/jaeger" cached="$TOOLS_CACHE/jaeger-$JAEGER_VERSION"
+  if [[ -x "$bin" ]] && jaeger_is_current "$bin"; then
+    log "jaeger: $JAEGER_VERSION already in .tools/bin"
+    return
+  fi
+  mkdir -p "$TOOLS_BIN"
+  if [[ -x "$cached" ]] && jaeger_is_current "$cached"; then
+    cp "$cached" "$bin"
+    log "jaeger: $JAEGER_VERSION from $TOOLS_CACHE"
+    return
+  fi
+  command -v go >/dev/null || die "go is not installed (needed to build Jaeger)"
+  local started=$SECONDS work
+  work="$(mktemp -d)"
+  # `go install` of Jaeger's command refuses its module (it has replace
+  # directives), so a throwaway module depends on it and applies the one
+  # replace the build needs.
+  log "jaeger: building $JAEGER_VERSION from its Go module (about 4 minutes on 2 cores)"
+  (
+    cd "$work"
+    go mod init taskyard.local/jaeger-build >/dev/null 2>&1
+    go mod edit -replace github.com/Shopify/sarama=github.com/Shopify/sarama@v1.33.0
+    go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION"
+    go build -o "$bin" github.com/jaegertracing/jaeger/cmd/jaeger
+  ) >"$work.log" 2>&1 || { tail -n 20 "$work.log" >&2; rm -rf "$work"; die "jaeger: build failed (Go >= 1.24 needed)"; }
+  rm -f "$work.log"
+  rm -rf "$work"
+  mkdir -p "$TOOLS_CACHE" && cp "$bin" "$cached.tmp" && mv "$cached.tmp" "$cached"
+  log "jaeger: built in $((SECONDS - started))s (cached in $TOOLS_CACHE)"
+}
+
+install_prometheus() {
+  if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+    log "prometheus: $(prometheus --version 2>&1 | head -n1 | cut -d' ' -f1-3) already installed"
+    return
+  fi
+  [[ "$(id -u)" == 0 ]] || die "prometheus/promtool not found; install them (apt-get install prometheus) as root"
+  log "prometheus: not found; apt-get install prometheus (the tests start their own)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  command -v promtool >/dev/null || die "prometheus installed but promtool not on PATH"
+}
+
 install_bench() {
   [[ "$USE_VENV" == 0 ]] || venv_current || install_venv
   log "bench: pip install -e '.[bench]' (pgqueuer, celery[redis])"
@@ -172,7 +230,9 @@ for step in "${steps[@]}"; do
     npm) install_npm ;;
     grpcurl) install_grpcurl ;;
     postgres) install_postgres ;;
+    jaeger) install_jaeger ;;
+    prometheus) install_prometheus ;;
     bench) install_bench ;;
-    *) die "unknown step '$step' (python, npm, grpcurl, postgres, bench)" ;;
+    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, bench)" ;;
   esac
 done

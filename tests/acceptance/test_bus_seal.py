@@ -18,7 +18,7 @@ import pynng
 import pytest
 from support.cluster import SERVICES
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, supervision_pb2
+from taskyard.bus.v1 import counters_pb2, dispatch_pb2, envelope_pb2, leases_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, rpc, seal, transport
 from taskyard.core.priority import Priority
@@ -58,7 +58,7 @@ def send_raw(address: str, data: bytes) -> bytes | None:
 async def _counters(address: str) -> dict[str, int]:
     req = rpc.Requester(address, max_message_bytes=16 << 20, timeout=10)
     try:
-        reply = await req.call(contract.STORE_COUNTERS, supervision_pb2.CountersRequest())
+        reply = await req.call(contract.STORE_COUNTERS, counters_pb2.CountersRequest())
         return dict(reply.values)
     finally:
         req.close()
@@ -115,18 +115,18 @@ def test_forged_lease_and_report_without_the_key_are_refused_and_the_real_result
 
     lease = transport.encode(
         K.KIND_STORE_LEASE,
-        store_pb2.LeaseTasksRequest(
+        leases_pb2.LeaseTasksRequest(
             pool_id="intruder",
             lease_ms=600_000,
-            leases=[store_pb2.Lease(task_id=task_id, lease_token="tok-forged")],
+            leases=[leases_pb2.Lease(task_id=task_id, lease_token="tok-forged")],
         ),
     )
     ref = tr.AttemptRef(task_id=task_id, attempt=1, lease_token="tok-forged", worker_id="intruder/w0:1")
     report = transport.encode(
         K.KIND_STORE_REPORT,
-        store_pb2.ReportRequest(
+        leases_pb2.ReportRequest(
             completed=[
-                store_pb2.Completion(
+                leases_pb2.Completion(
                     ref=ref, success=True, result_json=FORGED_RESULT, started_at_us=int(time.time() * 1e6)
                 )
             ]
@@ -142,7 +142,7 @@ def test_forged_lease_and_report_without_the_key_are_refused_and_the_real_result
 
     # The same bytes sealed with the cluster's key are a well-formed request: the
     # refusals above are the seal's, not a malformed message's.
-    probe = transport.encode(K.KIND_STORE_COUNTERS, supervision_pb2.CountersRequest(names=["x"]))
+    probe = transport.encode(K.KIND_STORE_COUNTERS, counters_pb2.CountersRequest(names=["x"]))
     answered = send_raw(address, seal.current().seal(probe))
     assert answered is not None and not transport.decode(answered).HasField("error")
 
@@ -203,10 +203,10 @@ def test_tampered_and_replayed_reports_are_refused_and_counted(cluster: Any) -> 
     ref = tr.AttemptRef(task_id=task_id, attempt=1, lease_token="tok-real", worker_id=f"{pool_id}/w0:1")
 
     def completion(result: bytes) -> bytes:
-        c = store_pb2.Completion(
+        c = leases_pb2.Completion(
             ref=ref, success=True, result_json=result, started_at_us=int(time.time() * 1e6)
         )
-        return transport.encode(K.KIND_STORE_REPORT, store_pb2.ReportRequest(completed=[c]))
+        return transport.encode(K.KIND_STORE_REPORT, leases_pb2.ReportRequest(completed=[c]))
 
     # The pool's genuine report, sealed with the cluster key, as it crosses the network.
     genuine = seal.current().seal(completion(b'{"sum": 5}'))
@@ -218,7 +218,7 @@ def test_tampered_and_replayed_reports_are_refused_and_counted(cluster: Any) -> 
 
     answered = send_raw(address, genuine)
     assert answered is not None
-    reply = transport.unpack(transport.decode(answered), store_pb2.ReportReply)
+    reply = transport.unpack(transport.decode(answered), leases_pb2.ReportReply)
     assert list(reply.completed) == [task_id]
 
     # Captured and sent again: refused, even though it is byte for byte valid.

@@ -261,10 +261,10 @@ def cli(cluster: Any, *args: str) -> subprocess.CompletedProcess[str]:
 def test_cli_and_python_client(cluster: Any) -> None:
     client = cluster.client()
     a = client.submit("sleep", 30)
-    proc = cli(cluster, "submit", "add", "1", "2", "--depends-on", a.id, "--json")
+    proc = cli(cluster, "submit", "add", "1", "2", "--depends-on", a.id, "--output", "json")
     assert proc.returncode == 0, proc.stderr
-    b = json.loads(proc.stdout)
-    assert b["state"] == "PENDING" and b["depends_on"] == [a.id]
+    b = json.loads(proc.stdout)["task"]
+    assert b["state"] == "TASK_STATE_PENDING" and b["depends_on"] == [a.id]
     shown = cli(cluster, "get", b["id"])
     assert "after:" in shown.stdout and a.id in shown.stdout
     cancelled = cli(cluster, "cancel", b["id"], "--reason", "changed my mind")
@@ -272,9 +272,9 @@ def test_cli_and_python_client(cluster: Any) -> None:
     assert "cancel_reason:" in cancelled.stdout
     assert re.search(r"step:\s+NOT_STARTED", cancelled.stdout), cancelled.stdout
 
-    first = cli(cluster, "submit", "add", "2", "2", "--idempotency-key", "cli-k", "--json")
-    again = cli(cluster, "submit", "add", "2", "2", "--idempotency-key", "cli-k", "--json")
-    assert json.loads(first.stdout)["id"] == json.loads(again.stdout)["id"]
+    first = cli(cluster, "submit", "add", "2", "2", "--idempotency-key", "cli-k", "--output", "json")
+    again = cli(cluster, "submit", "add", "2", "2", "--idempotency-key", "cli-k", "--output", "json")
+    assert json.loads(first.stdout)["task"]["id"] == json.loads(again.stdout)["task"]["id"]
 
     child_dep = client.submit("add", 1, 1, depends_on=[a.id], idempotency_key="py-k", idempotency_window=60)
     assert child_dep.depends_on == (a.id,) and child_dep.idempotency_key == "py-k"

@@ -75,11 +75,15 @@ def test_quickstart_fails_without_a_gateway(tmp_path: Path) -> None:
 )
 def test_my_tasks_run_in_a_pool_that_loads_them(cluster: Any) -> None:
     def submit(*args: str) -> dict[str, Any]:
-        proc = run([TASKYARD_CLI, "task", "submit", *args, "--wait", "--json", "--target", cluster.target])
+        proc = run(
+            [TASKYARD_CLI, "task", "submit", *args, "--wait", "--output", "json", "--target", cluster.target]
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        result: dict[str, Any] = json.loads(proc.stdout)
-        assert result["state"] == "SUCCESS", result
-        return result
+        waited = json.loads(proc.stdout)
+        assert waited["timed_out"] is False, waited
+        task: dict[str, Any] = waited["task"]
+        assert task["state"] == "TASK_STATE_SUCCESS", task
+        return task
 
     assert submit("word_count", "a rose is a rose")["result"] == {"a": 2, "rose": 2, "is": 1}
     assert submit("shout", "hello", "--kwargs", '{"delay": 0.01}')["result"] == "HELLO!"

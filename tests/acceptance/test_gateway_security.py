@@ -5,6 +5,7 @@ cannot cancel or purge; health answers without a token; no token reaches a log."
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import subprocess
@@ -109,14 +110,14 @@ def test_tls_and_tokens_through_a_cluster(
     base = {k: v for k, v in os.environ.items() if not k.startswith("TASKYARD_")}
     where = ["--target", target, "--tls-ca", str(ca), "--token-file", str(token_file)]
     cli = subprocess.run(
-        [sys.executable, "-m", "taskyard.cli", "task", "get", task_id, *where, "--json"],
+        [sys.executable, "-m", "taskyard.cli", "task", "get", task_id, *where, "--output", "json"],
         env=base,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert cli.returncode == 0, cli.stderr
-    assert '"result": 5' in cli.stdout
+    assert json.loads(cli.stdout)["task"]["result"] == 5
 
     cluster.stop()
     log = cluster.log_text("gateway")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from support.waiting import wait_until
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import leases_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, rpc
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
@@ -21,10 +21,10 @@ pytestmark = pytest.mark.acceptance
 SLOW = 60.0  # fallback poll, rescue poll and lease: all far beyond the test
 
 
-async def _report(address: str, report: store_pb2.ReportRequest) -> store_pb2.ReportReply:
+async def _report(address: str, report: leases_pb2.ReportRequest) -> leases_pb2.ReportReply:
     req = rpc.Requester(address, max_message_bytes=16 << 20, timeout=10)
     try:
-        reply: store_pb2.ReportReply = await req.call(contract.STORE_REPORT, report)
+        reply: leases_pb2.ReportReply = await req.call(contract.STORE_REPORT, report)
         return reply
     finally:
         req.close()
@@ -58,7 +58,7 @@ def test_a_released_attempt_is_dispatched_again_at_once(cluster: Any) -> None:
     ref = tr.AttemptRef(task_id=task_id, attempt=1, lease_token="tok-r", worker_id=f"{pool_id}/w0:1")
     reply = asyncio.run(
         _report(
-            cluster.settings.store_address, store_pb2.ReportRequest(released=[store_pb2.Release(ref=ref)])
+            cluster.settings.store_address, leases_pb2.ReportRequest(released=[leases_pb2.Release(ref=ref)])
         )
     )
     assert list(reply.released) == [task_id]

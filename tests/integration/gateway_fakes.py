@@ -22,7 +22,7 @@ import grpc
 import pynng
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, task_record_pb2, time_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, pools_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, discovery, errors, ids, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.errors import FieldViolation
@@ -165,15 +165,15 @@ class FakeBackend:
         return handle
 
     # --- store -------------------------------------------------------------
-    async def _get(self, req: store_pb2.GetTasksRequest, env: Envelope) -> store_pb2.GetTasksReply:
+    async def _get(self, req: tasks_pb2.GetTasksRequest, env: Envelope) -> tasks_pb2.GetTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_GET, req))
-        return store_pb2.GetTasksReply(tasks=[self.tasks[i] for i in req.ids if i in self.tasks])
+        return tasks_pb2.GetTasksReply(tasks=[self.tasks[i] for i in req.ids if i in self.tasks])
 
-    async def _failures(self, req: time_pb2.GetFailuresRequest, env: Envelope) -> time_pb2.GetFailuresReply:
+    async def _failures(self, req: tasks_pb2.GetFailuresRequest, env: Envelope) -> tasks_pb2.GetFailuresReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_FAILURES, req))
-        return time_pb2.GetFailuresReply()
+        return tasks_pb2.GetFailuresReply()
 
-    async def _list(self, req: store_pb2.ListTasksRequest, env: Envelope) -> store_pb2.ListTasksReply:
+    async def _list(self, req: tasks_pb2.ListTasksRequest, env: Envelope) -> tasks_pb2.ListTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_LIST, req))
         rows = sorted(self.tasks.values(), key=lambda r: r.id, reverse=True)
         if req.states:
@@ -191,11 +191,11 @@ class FakeBackend:
             rows = [r for r in rows if r.id < req.cursor[2:]]
         page = rows[: req.limit]
         more = len(rows) > req.limit
-        return store_pb2.ListTasksReply(tasks=page, next_cursor=f"c:{page[-1].id}" if more else "")
+        return tasks_pb2.ListTasksReply(tasks=page, next_cursor=f"c:{page[-1].id}" if more else "")
 
-    async def _cancel(self, req: store_pb2.CancelTasksRequest, env: Envelope) -> store_pb2.CancelTasksReply:
+    async def _cancel(self, req: tasks_pb2.CancelTasksRequest, env: Envelope) -> tasks_pb2.CancelTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_CANCEL, req))
-        reply = store_pb2.CancelTasksReply()
+        reply = tasks_pb2.CancelTasksReply()
         for task_id in req.ids:
             rec = self.tasks.get(task_id)
             if rec is None:
@@ -212,9 +212,9 @@ class FakeBackend:
             reply.tasks.append(rec)
         return reply
 
-    async def _names(self, req: store_pb2.TaskNamesRequest, env: Envelope) -> store_pb2.TaskNamesReply:
+    async def _names(self, req: pools_pb2.TaskNamesRequest, env: Envelope) -> pools_pb2.TaskNamesReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_TASK_NAMES, req))
-        return store_pb2.TaskNamesReply(names=self.store_names)
+        return pools_pb2.TaskNamesReply(names=self.store_names)
 
 
 @dataclasses.dataclass

@@ -15,20 +15,13 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support.records import task
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids
 from taskyard.core.states import TaskState as S
 
 pytestmark = pytest.mark.asyncio
-
-
-def task(**kw: Any) -> tr.TaskRecord:
-    kw.setdefault("id", ids.new_task_id())
-    kw.setdefault("name", "add")
-    kw.setdefault("args_json", b"[1, 2]")
-    return tr.TaskRecord(**kw)
 
 
 def ref(t: str, attempt: int, token: str) -> tr.AttemptRef:
@@ -37,8 +30,8 @@ def ref(t: str, attempt: int, token: str) -> tr.AttemptRef:
 
 async def lease(store: Any, t: str, token: str) -> tr.TaskRecord:
     reply = await store.lease(
-        store_pb2.LeaseTasksRequest(
-            pool_id="pool-1", lease_ms=30_000, leases=[store_pb2.Lease(task_id=t, lease_token=token)]
+        leases_pb2.LeaseTasksRequest(
+            pool_id="pool-1", lease_ms=30_000, leases=[leases_pb2.Lease(task_id=t, lease_token=token)]
         )
     )
     (rec,) = reply.tasks
@@ -46,12 +39,12 @@ async def lease(store: Any, t: str, token: str) -> tr.TaskRecord:
 
 
 async def get(store: Any, t: str) -> tr.TaskRecord:
-    (rec,) = (await store.get(store_pb2.GetTasksRequest(ids=[t]))).tasks
+    (rec,) = (await store.get(tasks_pb2.GetTasksRequest(ids=[t]))).tasks
     return rec
 
 
-def failure(t: str, attempt: int, token: str) -> store_pb2.Completion:
-    return store_pb2.Completion(
+def failure(t: str, attempt: int, token: str) -> leases_pb2.Completion:
+    return leases_pb2.Completion(
         ref=ref(t, attempt, token),
         success=False,
         retryable=True,
@@ -59,8 +52,8 @@ def failure(t: str, attempt: int, token: str) -> store_pb2.Completion:
     )
 
 
-def success(t: str, attempt: int, token: str, result: bytes = b"1") -> store_pb2.Completion:
-    return store_pb2.Completion(ref=ref(t, attempt, token), success=True, result_json=result)
+def success(t: str, attempt: int, token: str, result: bytes = b"1") -> leases_pb2.Completion:
+    return leases_pb2.Completion(ref=ref(t, attempt, token), success=True, result_json=result)
 
 
 async def late_completions(database_url: str) -> int:
@@ -76,25 +69,25 @@ async def test_an_unconfirmed_attempt_is_followed_by_a_new_one_that_spends_no_re
     result_store: Any,
 ) -> None:
     a = task(max_retries=1)
-    await result_store.insert(store_pb2.InsertTasksRequest(tasks=[a]))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[a]))
     assert (await lease(result_store, a.id, "t1")).attempt == 1
     # The pool died before its start notice: the body may have run, unseen.
-    await result_store.report(store_pb2.ReportRequest(died=[store_pb2.Death(ref=ref(a.id, 1, "t1"))]))
+    await result_store.report(leases_pb2.ReportRequest(died=[leases_pb2.Death(ref=ref(a.id, 1, "t1"))]))
     second = await lease(result_store, a.id, "t2")
     assert second.attempt == 2 and second.uncharged_attempts == 1
     # Fencing stays strict: the old attempt, or the new attempt with the old token, is refused.
-    r = await result_store.report(store_pb2.ReportRequest(started=[ref(a.id, 1, "t1"), ref(a.id, 2, "t1")]))
+    r = await result_store.report(leases_pb2.ReportRequest(started=[ref(a.id, 1, "t1"), ref(a.id, 2, "t1")]))
     assert not r.started
     # One retry left: attempt 2 is the first charged one, so its failure is retried ...
-    r = await result_store.report(store_pb2.ReportRequest(completed=[failure(a.id, 2, "t2")]))
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[failure(a.id, 2, "t2")]))
     assert list(r.completed) == [a.id]
     rec = await get(result_store, a.id)
     assert rec.state == S.RETRYING and rec.attempt == 3 and rec.uncharged_attempts == 1
     # ... (no backoff asked: due at once) and attempt 3, the second charged one,
     # spends the budget.
-    await result_store.promote_due(store_pb2.PromoteDueRequest())
+    await result_store.promote_due(lanes_pb2.PromoteDueRequest())
     await lease(result_store, a.id, "t3")
-    await result_store.report(store_pb2.ReportRequest(completed=[failure(a.id, 3, "t3")]))
+    await result_store.report(leases_pb2.ReportRequest(completed=[failure(a.id, 3, "t3")]))
     rec = await get(result_store, a.id)
     assert rec.state == S.FAILURE and rec.attempt == 3 and rec.failure.attempt == 3
 
@@ -103,19 +96,19 @@ async def test_a_late_outcome_of_a_superseded_attempt_is_counted_on_the_task(
     result_store: Any, database_url: str
 ) -> None:
     a, b = task(), task()
-    await result_store.insert(store_pb2.InsertTasksRequest(tasks=[a, b]))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[a, b]))
     for t in (a, b):
         await lease(result_store, t.id, "old")
         # Lease lapsed unseen: the store saw no start, so the row goes back to QUEUED.
-        await result_store.report(store_pb2.ReportRequest(died=[store_pb2.Death(ref=ref(t.id, 1, "old"))]))
+        await result_store.report(leases_pb2.ReportRequest(died=[leases_pb2.Death(ref=ref(t.id, 1, "old"))]))
         await lease(result_store, t.id, "new")
     # a: the re-run finishes first, then the frozen pool's attempt 1 reports.
-    await result_store.report(store_pb2.ReportRequest(completed=[success(a.id, 2, "new", b"2")]))
+    await result_store.report(leases_pb2.ReportRequest(completed=[success(a.id, 2, "new", b"2")]))
     assert (await get(result_store, a.id)).state == S.SUCCESS  # cached now
-    r = await result_store.report(store_pb2.ReportRequest(completed=[success(a.id, 1, "old", b"1")]))
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[success(a.id, 1, "old", b"1")]))
     assert r.refused == 1 and not r.completed
     # b: the late outcome arrives while attempt 2 still runs; attempt 2 is untouched.
-    r = await result_store.report(store_pb2.ReportRequest(completed=[failure(b.id, 1, "old")]))
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[failure(b.id, 1, "old")]))
     assert r.refused == 1
     assert await late_completions(database_url) == 2
     ra, rb = await get(result_store, a.id), await get(result_store, b.id)
@@ -124,7 +117,7 @@ async def test_a_late_outcome_of_a_superseded_attempt_is_counted_on_the_task(
     assert rb.state == S.ASSIGNED and rb.attempt == 2 and rb.lease_token == "new"
     assert rb.late_reports == 1 and rb.late_attempt == 1
     # A re-sent copy of an outcome that committed is a duplicate, not late.
-    r = await result_store.report(store_pb2.ReportRequest(completed=[success(a.id, 2, "new", b"2")]))
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[success(a.id, 2, "new", b"2")]))
     assert r.refused == 1
     assert await late_completions(database_url) == 2
     assert (await get(result_store, a.id)).late_reports == 1
@@ -132,15 +125,16 @@ async def test_a_late_outcome_of_a_superseded_attempt_is_counted_on_the_task(
 
 async def test_drained_and_released_attempts_spend_no_retry(result_store: Any) -> None:
     drained, cancelled = task(max_retries=0), task()
-    await result_store.insert(store_pb2.InsertTasksRequest(tasks=[drained, cancelled]))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[drained, cancelled]))
     for t in (drained, cancelled):
         await lease(result_store, t.id, "t1")
-        await result_store.report(store_pb2.ReportRequest(started=[ref(t.id, 1, "t1")]))
-    await result_store.cancel(store_pb2.CancelTasksRequest(ids=[cancelled.id], reason="test"))
+        await result_store.report(leases_pb2.ReportRequest(started=[ref(t.id, 1, "t1")]))
+    await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[cancelled.id], reason="test"))
     r = await result_store.report(
-        store_pb2.ReportRequest(
+        leases_pb2.ReportRequest(
             released=[
-                store_pb2.Release(ref=ref(t.id, 1, "t1"), resume_requested=True) for t in (drained, cancelled)
+                leases_pb2.Release(ref=ref(t.id, 1, "t1"), resume_requested=True)
+                for t in (drained, cancelled)
             ]
         )
     )
@@ -151,7 +145,7 @@ async def test_drained_and_released_attempts_spend_no_retry(result_store: Any) -
     assert rc.state == S.CANCELLED and rc.attempt == 1 and rc.uncharged_attempts == 0
     # No retries at all, yet the re-run gets its one charged attempt.
     await lease(result_store, drained.id, "t2")
-    await result_store.report(store_pb2.ReportRequest(completed=[failure(drained.id, 2, "t2")]))
+    await result_store.report(leases_pb2.ReportRequest(completed=[failure(drained.id, 2, "t2")]))
     rd = await get(result_store, drained.id)
     assert rd.state == S.FAILURE and rd.attempt == 2
 
@@ -160,14 +154,14 @@ async def test_an_outcome_of_a_run_cancelled_as_not_started_is_counted(
     result_store: Any, database_url: str
 ) -> None:
     a = task()
-    await result_store.insert(store_pb2.InsertTasksRequest(tasks=[a]))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[a]))
     await lease(result_store, a.id, "t1")
     # Cancelled while the store still saw it ASSIGNED: CANCELLED at once, "not started" ...
-    await result_store.cancel(store_pb2.CancelTasksRequest(ids=[a.id], reason="test"))
+    await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[a.id], reason="test"))
     rec = await get(result_store, a.id)
     assert rec.state == S.CANCELLED and rec.attempt == 1
     # ... but its body was in the start-notice delay and finished: refused, and counted.
-    r = await result_store.report(store_pb2.ReportRequest(completed=[success(a.id, 1, "t1")]))
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[success(a.id, 1, "t1")]))
     assert r.refused == 1
     assert await late_completions(database_url) == 1
     rec = await get(result_store, a.id)

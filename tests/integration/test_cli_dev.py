@@ -10,11 +10,13 @@ import queue
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import psutil
@@ -54,7 +56,19 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(tmp_path: Path) -> None:
         "--port",
         str(port),
     ]
-    argv += ["--workers", "1", "--concurrency", "2", "--grace", "8"]
+    metrics_base = _free_port_run(4)
+    # No Jaeger here: its fixed ports are the developer's (tests/acceptance/test_task_traces.py runs one).
+    argv += [
+        "--workers",
+        "1",
+        "--concurrency",
+        "2",
+        "--grace",
+        "8",
+        "--no-jaeger",
+        "--metrics-port",
+        str(metrics_base),
+    ]
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL
     )
@@ -94,6 +108,10 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(tmp_path: Path) -> None:
         for pid in list(pids.values()):
             with contextlib.suppress(psutil.Error):
                 seen.update(c.pid for c in psutil.Process(pid).children(recursive=True))
+
+        assert any(line.strip().startswith("metrics:") for line in banner), banner
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_base}/metrics", timeout=5) as reply:
+            assert b"grpc_server_started_total" in reply.read()  # the gateway's, first of the four
 
         commands = [line.strip() for line in banner if line.strip().startswith("grpcurl ")]
         assert len(commands) == 3, banner
@@ -142,6 +160,27 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(tmp_path: Path) -> None:
     assert "stopping PostgreSQL" in text
     # Dev runs its internal bus sealed, with a key of its own (never printed).
     assert text.count("internal bus sealed (signing key dev,") >= 4, text
+
+
+def _free_port_run(count: int) -> int:
+    """The first of ``count`` consecutive free loopback ports."""
+    for _ in range(100):
+        first = free_port()
+        if first + count > 65535:
+            continue
+        probes = []
+        try:
+            for port in range(first, first + count):
+                s = socket.socket()
+                probes.append(s)
+                s.bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in probes:
+                s.close()
+    raise RuntimeError(f"no {count} consecutive free ports")
 
 
 def _alive(pid: int) -> bool:

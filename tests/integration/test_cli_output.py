@@ -299,6 +299,7 @@ def test_every_command_offers_the_three_outputs(command: str) -> None:
     assert "--output" in options, f"`taskyard {command}` has no --output"
     assert isinstance(options["--output"].type, click.Choice)
     assert list(options["--output"].type.choices) == ["table", "json", "yaml"]
+    assert "--json" not in options, f"`taskyard {command}` still takes --json: it is --output json"
     assert command in INVOCATIONS, f"add an invocation of `taskyard {command}` to this test"
 
 
@@ -365,6 +366,7 @@ def test_a_bad_request_names_each_bad_field_once(cluster: Any) -> None:
     ], unknown.stderr
 
 
-def test_a_deprecated_json_flag_and_output_do_not_mix() -> None:
-    result = run("task", "get", "x", "--json", "--output", "yaml", "--target", "127.0.0.1:1")
-    assert result.exit_code == 2 and "--output json" in result.stderr
+def test_json_is_asked_for_with_output_json_only() -> None:
+    result = run("task", "get", "x", "--json", "--target", "127.0.0.1:1")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "No such option '--json'" in result.stderr, result.stderr

@@ -74,32 +74,35 @@ def test_submit_unknown_name_prints_code_then_each_violation_once(cluster: Any) 
     assert "Traceback" not in proc.stderr
 
 
-def test_failed_task_exits_3_and_the_flat_json_of_earlier_releases(cluster: Any) -> None:
-    # --json (hidden) still prints the flat objects that scripts written for earlier releases read.
-    failed = taskyard(cluster.target, "submit", "fail", "boom", "--wait", "--wait-timeout", "60s", "--json")
+def test_failed_task_exits_3_and_cancel_and_list_print_the_api_json(cluster: Any) -> None:
+    failed = taskyard(
+        cluster.target, "submit", "fail", "boom", "--wait", "--wait-timeout", "60s", "-o", "json"
+    )
     # `fail` may be retried before it is final; either way it must not be SUCCESS.
     assert failed.returncode in (3, 4), failed.stdout + failed.stderr
-    sleeper = json.loads(taskyard(cluster.target, "submit", "sleep", "30", "--json").stdout)
-    cancelled = taskyard(cluster.target, "cancel", sleeper["id"], "--reason", "test", "--json")
+    assert json.loads(failed.stdout)["task"]["state"] != "TASK_STATE_SUCCESS", failed.stdout
+    sleeper = json.loads(taskyard(cluster.target, "submit", "sleep", "30", "-o", "json").stdout)["task"]
+    cancelled = taskyard(cluster.target, "cancel", sleeper["id"], "--reason", "test", "-o", "json")
     assert cancelled.returncode == 0, cancelled.stderr
-    body = json.loads(cancelled.stdout)
-    assert body["state"] == "CANCELLED" or body.get("cancel_requested") is True
-    listed = taskyard(cluster.target, "list", "--json", "--all")
+    body = json.loads(cancelled.stdout)["task"]
+    assert body["state"] == "TASK_STATE_CANCELLED" or body["cancel_requested"] is True
+    listed = taskyard(cluster.target, "list", "-o", "json", "--all")
     assert listed.returncode == 0, listed.stderr
-    ids = {json.loads(line)["id"] for line in listed.stdout.splitlines() if line.strip()}
+    ids = {t["id"] for t in json.loads(listed.stdout)["tasks"]}
     assert sleeper["id"] in ids
-    only_add = taskyard(cluster.target, "list", "--name", "add", "--json")
+    only_add = taskyard(cluster.target, "list", "--name", "add", "-o", "json")
     assert only_add.returncode == 0, only_add.stderr
-    assert all(json.loads(line)["name"] == "add" for line in only_add.stdout.splitlines() if line.strip())
+    assert all(t["name"] == "add" for t in json.loads(only_add.stdout)["tasks"])
 
 
 def test_submit_with_countdown_and_eta_is_scheduled_then_runs(cluster: Any) -> None:
-    proc = taskyard(cluster.target, "submit", "add", "1", "1", "--countdown", "1.5", "--json")
+    proc = taskyard(cluster.target, "submit", "add", "1", "1", "--countdown", "1.5", "-o", "json")
     assert proc.returncode == 0, proc.stderr
-    submitted = json.loads(proc.stdout)
-    assert submitted["state"] == "SCHEDULED", submitted
-    waited = json.loads(taskyard(cluster.target, "wait", submitted["id"], "--timeout", "30", "--json").stdout)
-    assert waited["state"] == "SUCCESS" and waited["result"] == 2
+    submitted = json.loads(proc.stdout)["task"]
+    assert submitted["state"] == "TASK_STATE_SCHEDULED", submitted
+    waited = taskyard(cluster.target, "wait", submitted["id"], "--timeout", "30", "-o", "json")
+    final = json.loads(waited.stdout)["task"]
+    assert final["state"] == "TASK_STATE_SUCCESS" and final["result"] == 2
     # An ETA in the past runs at once; a bad one is refused with the field named.
     ok = taskyard(cluster.target, "submit", "add", "2", "2", "--eta", "2020-01-01T00:00:00", "--wait")
     assert ok.returncode == 0, ok.stderr

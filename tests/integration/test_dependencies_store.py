@@ -9,8 +9,9 @@ import time
 from typing import Any
 
 import pytest
+from support.records import submitted_task as task
 
-from taskyard.bus.v1 import envelope_pb2, graph_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, graph_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import errors, ids
 from taskyard.core.states import TaskState as S
@@ -18,24 +19,13 @@ from taskyard.core.states import TaskState as S
 pytestmark = pytest.mark.asyncio
 
 
-def task(**kw: Any) -> tr.TaskRecord:
-    kw.setdefault("id", ids.new_task_id())
-    kw.setdefault("name", "add")
-    kw.setdefault("args_json", b"[1, 2]")
-    if kw.get("depends_on"):
-        kw.setdefault("state", S.PENDING)
-    if not kw.get("parent_id"):
-        kw.setdefault("root_id", kw["id"])
-    return tr.TaskRecord(**kw)
-
-
-async def insert(store: Any, *records: tr.TaskRecord) -> store_pb2.InsertTasksReply:
-    reply: store_pb2.InsertTasksReply = await store.insert(store_pb2.InsertTasksRequest(tasks=records))
+async def insert(store: Any, *records: tr.TaskRecord) -> tasks_pb2.InsertTasksReply:
+    reply: tasks_pb2.InsertTasksReply = await store.insert(tasks_pb2.InsertTasksRequest(tasks=records))
     return reply
 
 
 async def get(store: Any, t: str) -> tr.TaskRecord:
-    reply = await store.get(store_pb2.GetTasksRequest(ids=[t]))
+    reply = await store.get(tasks_pb2.GetTasksRequest(ids=[t]))
     rec: tr.TaskRecord = reply.tasks[0]
     return rec
 
@@ -43,17 +33,17 @@ async def get(store: Any, t: str) -> tr.TaskRecord:
 async def run_to(store: Any, t: str, *, success: bool, token: str = "tok") -> None:
     """Lease, start and complete one attempt (a failure that is not retried)."""
     leased = await store.lease(
-        store_pb2.LeaseTasksRequest(
-            pool_id="pool-1", lease_ms=30_000, leases=[store_pb2.Lease(task_id=t, lease_token=token)]
+        leases_pb2.LeaseTasksRequest(
+            pool_id="pool-1", lease_ms=30_000, leases=[leases_pb2.Lease(task_id=t, lease_token=token)]
         )
     )
     assert [r.id for r in leased.tasks] == [t]
     ref = tr.AttemptRef(task_id=t, attempt=1, lease_token=token, worker_id="w-1")
-    completion = store_pb2.Completion(ref=ref, success=success, result_json=b"3")
+    completion = leases_pb2.Completion(ref=ref, success=success, result_json=b"3")
     if not success:
         completion.failure.type = "ValueError"
         completion.retryable = False
-    await store.report(store_pb2.ReportRequest(started=[ref], completed=[completion]))
+    await store.report(leases_pb2.ReportRequest(started=[ref], completed=[completion]))
 
 
 async def until(store: Any, t: str, state: S, within: float = 5.0) -> tr.TaskRecord:
@@ -118,7 +108,7 @@ async def test_cancelled_dependency_cancels_dependent(result_store: Any) -> None
     a = task()
     b = task(depends_on=[a.id])
     await insert(result_store, a, b)
-    await result_store.cancel(store_pb2.CancelTasksRequest(ids=[a.id], reason="no"))
+    await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[a.id], reason="no"))
     rec = await until(result_store, b.id, S.CANCELLED)
     assert rec.cancel_reason == f"dependency {a.id} cancelled"
 
@@ -185,7 +175,7 @@ async def test_cancelling_a_parent_cancels_unfinished_children(result_store: Any
     g = task(parent_id=c1.id)
     await insert(result_store, g)
     await run_to(result_store, c2.id, success=True)
-    reply = await result_store.cancel(store_pb2.CancelTasksRequest(ids=[root.id], reason="stop"))
+    reply = await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[root.id], reason="stop"))
     assert reply.outcomes[0].cancelled
     assert sorted(reply.cancelled_children) == sorted([c1.id, g.id])
     for t in (c1.id, g.id):

@@ -43,7 +43,7 @@ def test_explain_over_grpc_and_the_cli(cluster: Any) -> None:
     result = runner.invoke(cli, ["task", "explain", later.id, "--target", cluster.target])
     assert result.exit_code == 0, result.output
     assert "reason" in result.output and "ETA" in result.output and "until" in result.output
-    result = runner.invoke(cli, ["task", "explain", later.id, "--json", "--target", cluster.target])
+    result = runner.invoke(cli, ["task", "explain", later.id, "--output", "json", "--target", cluster.target])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["reason"] == "WAIT_REASON_ETA"
     result = runner.invoke(cli, ["task", "explain", "nope", "--target", cluster.target])

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.records import task
 
-from taskyard.bus.v1 import store_pb2, time_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import ids
 from taskyard.core.clock import to_us
@@ -18,19 +19,14 @@ from taskyard.result_store import explain, failures, promotions
 pytestmark = pytest.mark.asyncio
 
 
-def task(**kw: Any) -> tr.TaskRecord:
-    kw.setdefault("id", ids.new_task_id())
-    kw.setdefault("name", "add")
-    kw.setdefault("args_json", b"[1, 2]")
-    return tr.TaskRecord(**kw)
-
-
 async def insert(store: Any, *records: tr.TaskRecord) -> None:
-    await store.insert(store_pb2.InsertTasksRequest(tasks=records))
+    await store.insert(tasks_pb2.InsertTasksRequest(tasks=records))
 
 
-async def facts(store: Any, task_id: str) -> time_pb2.ExplainFactsReply:
-    return await explain.explain_facts(store.pool, store.stats, time_pb2.ExplainFactsRequest(task_id=task_id))
+async def facts(store: Any, task_id: str) -> tasks_pb2.ExplainFactsReply:
+    return await explain.explain_facts(
+        store.pool, store.stats, tasks_pb2.ExplainFactsRequest(task_id=task_id)
+    )
 
 
 async def add_pool(
@@ -96,12 +92,12 @@ async def test_load_due_window(result_store: Any) -> None:
     queued = task()
     await insert(result_store, soon, later, queued)
     reply = await promotions.load_due(
-        result_store.pool, result_store.stats, time_pb2.LoadDueRequest(window_ms=60_000)
+        result_store.pool, result_store.stats, lanes_pb2.LoadDueRequest(window_ms=60_000)
     )
     assert [(t.id, t.run_at_us) for t in reply.tasks] == [(soon.id, soon.run_at_us)]
     assert abs(reply.now_us - now) < 5_000_000 and not reply.truncated
     reply = await promotions.load_due(
-        result_store.pool, result_store.stats, time_pb2.LoadDueRequest(window_ms=600_000, limit=1)
+        result_store.pool, result_store.stats, lanes_pb2.LoadDueRequest(window_ms=600_000, limit=1)
     )
     assert [t.id for t in reply.tasks] == [soon.id] and reply.truncated
 
@@ -112,22 +108,22 @@ async def test_failures_keep_each_attempt_with_its_retry_time(result_store: Any)
     for attempt, delay in ((1, 250), (2, 0)):
         token = f"tok{attempt}"
         await result_store.lease(
-            store_pb2.LeaseTasksRequest(
-                pool_id="p", lease_ms=30_000, leases=[store_pb2.Lease(task_id=t.id, lease_token=token)]
+            leases_pb2.LeaseTasksRequest(
+                pool_id="p", lease_ms=30_000, leases=[leases_pb2.Lease(task_id=t.id, lease_token=token)]
             )
         )
         if attempt == 2:  # due now: promote it first
             await result_store.pool.execute("UPDATE tasks SET run_at = now() WHERE id = $1", t.id)
-            await result_store.promote_due(store_pb2.PromoteDueRequest(limit=10))
+            await result_store.promote_due(lanes_pb2.PromoteDueRequest(limit=10))
             await result_store.lease(
-                store_pb2.LeaseTasksRequest(
-                    pool_id="p", lease_ms=30_000, leases=[store_pb2.Lease(task_id=t.id, lease_token=token)]
+                leases_pb2.LeaseTasksRequest(
+                    pool_id="p", lease_ms=30_000, leases=[leases_pb2.Lease(task_id=t.id, lease_token=token)]
                 )
             )
         await result_store.report(
-            store_pb2.ReportRequest(
+            leases_pb2.ReportRequest(
                 completed=[
-                    store_pb2.Completion(
+                    leases_pb2.Completion(
                         ref=tr.AttemptRef(task_id=t.id, attempt=attempt, lease_token=token),
                         success=False,
                         failure={"type": "RuntimeError", "message": f"boom {attempt}", "attempt": attempt},
@@ -139,7 +135,7 @@ async def test_failures_keep_each_attempt_with_its_retry_time(result_store: Any)
             )
         )
     reply = await failures.get_failures(
-        result_store.pool, result_store.stats, time_pb2.GetFailuresRequest(task_ids=[t.id, "not-a-uuid"])
+        result_store.pool, result_store.stats, tasks_pb2.GetFailuresRequest(task_ids=[t.id, "not-a-uuid"])
     )
     (item,) = reply.tasks
     first, second = item.failures

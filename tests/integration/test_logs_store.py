@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskyard.bus.v1 import ops_pb2, store_pb2
+from taskyard.bus.v1 import logs_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import errors, ids
 
@@ -20,14 +20,14 @@ pytestmark = pytest.mark.asyncio
 async def new_task(store: Any) -> str:
     tid = ids.new_task_id()
     await store.insert(
-        store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=tid, name="add", args_json=b"[]")])
+        tasks_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=tid, name="add", args_json=b"[]")])
     )
     return tid
 
 
-def lines(tid: str, start: int, n: int, attempt: int = 1) -> list[ops_pb2.LogLine]:
+def lines(tid: str, start: int, n: int, attempt: int = 1) -> list[logs_pb2.LogLine]:
     return [
-        ops_pb2.LogLine(task_id=tid, attempt=attempt, at_us=1, type="info", message=f"line {i}")
+        logs_pb2.LogLine(task_id=tid, attempt=attempt, at_us=1, type="info", message=f"line {i}")
         for i in range(start, start + n)
     ]
 
@@ -36,7 +36,7 @@ async def all_logs(store: Any, tid: str) -> list[Any]:
     out: list[Any] = []
     offset = 0
     while True:
-        page = await store.ops.read_logs(ops_pb2.GetLogsRequest(task_id=tid, from_offset=offset, limit=1000))
+        page = await store.ops.read_logs(logs_pb2.GetLogsRequest(task_id=tid, from_offset=offset, limit=1000))
         out.extend(page.logs)
         if not page.logs:
             return out
@@ -46,7 +46,7 @@ async def all_logs(store: Any, tid: str) -> list[Any]:
 async def test_concurrent_batches_get_dense_ordered_offsets(result_store: Any) -> None:
     a, b = await new_task(result_store), await new_task(result_store)
     # 20 batches racing for two tasks: each task's lines keep their order, offsets dense.
-    batches = [ops_pb2.LogBatch(lines=lines(a, i * 50, 50) + lines(b, i * 50, 50)) for i in range(20)]
+    batches = [logs_pb2.LogBatch(lines=lines(a, i * 50, 50) + lines(b, i * 50, 50)) for i in range(20)]
     replies = await asyncio.gather(*(result_store.ops.write_logs(x) for x in batches))
     assert sum(r.stored for r in replies) == 2000
     for tid in (a, b):
@@ -59,7 +59,7 @@ async def test_events_carry_the_log_seq(result_store: Any) -> None:
     tid = await new_task(result_store)
     seen: list[Any] = []
     result_store.publisher.listeners.append(lambda batch: seen.extend(batch.events))
-    await result_store.ops.write_logs(ops_pb2.LogBatch(lines=lines(tid, 0, 3)))
+    await result_store.ops.write_logs(logs_pb2.LogBatch(lines=lines(tid, 0, 3)))
     logs_events = [e for e in seen if e.type == "task.log"]
     assert [(e.task_id, e.log_seq) for e in logs_events] == [(tid, 3)]
 
@@ -73,11 +73,11 @@ async def test_cap_per_task_drops_with_one_marker(result_store: Any, store_setti
 
     async with result_store.pool.acquire() as conn:
         db = Db(conn, result_store.stats)
-        out = await apply(db, [ops_pb2.LogBatch(lines=lines(tid, 0, 3))])
+        out = await apply(db, [logs_pb2.LogBatch(lines=lines(tid, 0, 3))])
         assert out.replies[0].stored == 3
-        out = await apply(db, [ops_pb2.LogBatch(lines=lines(tid, 3, 4))])
+        out = await apply(db, [logs_pb2.LogBatch(lines=lines(tid, 3, 4))])
         assert out.replies[0].stored == 3 and out.replies[0].dropped == 2  # 2 lines + marker
-        out = await apply(db, [ops_pb2.LogBatch(lines=lines(tid, 7, 4))])
+        out = await apply(db, [logs_pb2.LogBatch(lines=lines(tid, 7, 4))])
         assert out.replies[0].stored == 0 and out.replies[0].dropped == 4
     got = await all_logs(result_store, tid)
     assert [x.offset for x in got] == list(range(6))
@@ -87,8 +87,8 @@ async def test_cap_per_task_drops_with_one_marker(result_store: Any, store_setti
 async def test_dropped_note_becomes_a_marker_line(result_store: Any) -> None:
     tid = await new_task(result_store)
     await result_store.ops.write_logs(
-        ops_pb2.LogBatch(
-            lines=lines(tid, 0, 1), dropped=[ops_pb2.DroppedLines(task_id=tid, attempt=1, count=7)]
+        logs_pb2.LogBatch(
+            lines=lines(tid, 0, 1), dropped=[logs_pb2.DroppedLines(task_id=tid, attempt=1, count=7)]
         )
     )
     got = await all_logs(result_store, tid)
@@ -98,7 +98,7 @@ async def test_dropped_note_becomes_a_marker_line(result_store: Any) -> None:
 async def test_unknown_and_malformed_task_ids_are_skipped(result_store: Any) -> None:
     tid = await new_task(result_store)
     reply = await result_store.ops.write_logs(
-        ops_pb2.LogBatch(lines=lines(ids.new_task_id(), 0, 2) + lines("nope", 0, 2) + lines(tid, 0, 1))
+        logs_pb2.LogBatch(lines=lines(ids.new_task_id(), 0, 2) + lines("nope", 0, 2) + lines(tid, 0, 1))
     )
     assert reply.stored == 1
 
@@ -106,20 +106,22 @@ async def test_unknown_and_malformed_task_ids_are_skipped(result_store: Any) -> 
 async def test_context_updates_merge_nested_keys(result_store: Any) -> None:
     tid = await new_task(result_store)
 
-    def patch(*pairs: Any) -> ops_pb2.ContextUpdate:
-        return ops_pb2.ContextUpdate(task_id=tid, attempt=1, patch_json=json.dumps(list(pairs)).encode())
+    def patch(*pairs: Any) -> logs_pb2.ContextUpdate:
+        return logs_pb2.ContextUpdate(task_id=tid, attempt=1, patch_json=json.dumps(list(pairs)).encode())
 
-    await result_store.ops.write_logs(ops_pb2.LogBatch(context=[patch([["a", "b", "c"], 1], [["x"], "y"])]))
+    await result_store.ops.write_logs(logs_pb2.LogBatch(context=[patch([["a", "b", "c"], 1], [["x"], "y"])]))
     await result_store.ops.write_logs(
-        ops_pb2.LogBatch(context=[patch([["a", "b", "d"], [1, 2]]), patch([["progress"], {"fraction": 0.5}])])
+        logs_pb2.LogBatch(
+            context=[patch([["a", "b", "d"], [1, 2]]), patch([["progress"], {"fraction": 0.5}])]
+        )
     )
     # A superseded attempt's update is ignored.
     await result_store.ops.write_logs(
-        ops_pb2.LogBatch(
-            context=[ops_pb2.ContextUpdate(task_id=tid, attempt=0, patch_json=b'[[["x"], "stale"]]')]
+        logs_pb2.LogBatch(
+            context=[logs_pb2.ContextUpdate(task_id=tid, attempt=0, patch_json=b'[[["x"], "stale"]]')]
         )
     )
-    reply = await result_store.get(store_pb2.GetTasksRequest(ids=[tid]))
+    reply = await result_store.get(tasks_pb2.GetTasksRequest(ids=[tid]))
     assert json.loads(reply.tasks[0].context_json) == {
         "a": {"b": {"c": 1, "d": [1, 2]}},
         "x": "y",
@@ -129,16 +131,16 @@ async def test_context_updates_merge_nested_keys(result_store: Any) -> None:
 
 async def test_read_logs_pages_and_reports_final(result_store: Any) -> None:
     tid = await new_task(result_store)
-    await result_store.ops.write_logs(ops_pb2.LogBatch(lines=lines(tid, 0, 5)))
-    page = await result_store.ops.read_logs(ops_pb2.GetLogsRequest(task_id=tid, from_offset=2, limit=2))
+    await result_store.ops.write_logs(logs_pb2.LogBatch(lines=lines(tid, 0, 5)))
+    page = await result_store.ops.read_logs(logs_pb2.GetLogsRequest(task_id=tid, from_offset=2, limit=2))
     assert [x.offset for x in page.logs] == [2, 3] and page.next_offset == 4
     assert page.found and not page.final and page.log_seq == 5
-    missing = await result_store.ops.read_logs(ops_pb2.GetLogsRequest(task_id=ids.new_task_id()))
+    missing = await result_store.ops.read_logs(logs_pb2.GetLogsRequest(task_id=ids.new_task_id()))
     assert not missing.found
     for bad in (
-        ops_pb2.GetLogsRequest(task_id="x"),
-        ops_pb2.GetLogsRequest(task_id=tid, limit=1001),
-        ops_pb2.GetLogsRequest(task_id=tid, from_offset=-1),
+        logs_pb2.GetLogsRequest(task_id="x"),
+        logs_pb2.GetLogsRequest(task_id=tid, limit=1001),
+        logs_pb2.GetLogsRequest(task_id=tid, from_offset=-1),
     ):
         with pytest.raises(errors.TaskyardError) as info:
             await result_store.ops.read_logs(bad)
@@ -147,7 +149,7 @@ async def test_read_logs_pages_and_reports_final(result_store: Any) -> None:
 
 async def test_logs_go_with_the_task(result_store: Any, store_settings: Any) -> None:
     tid = await new_task(result_store)
-    await result_store.ops.write_logs(ops_pb2.LogBatch(lines=lines(tid, 0, 2)))
+    await result_store.ops.write_logs(logs_pb2.LogBatch(lines=lines(tid, 0, 2)))
     conn = await asyncpg.connect(store_settings.database_url)
     try:
         await conn.execute("DELETE FROM tasks WHERE id = $1", tid)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, reconcile_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import ids
 from taskyard.core.states import TaskState as S
@@ -19,14 +19,14 @@ async def _queued(store: Any, n: int, *, queue: str = "default") -> list[str]:
     records = [
         tr.TaskRecord(id=ids.new_task_id(), name="add", args_json=b"[1, 2]", queue=queue) for _ in range(n)
     ]
-    reply = await store.insert(store_pb2.InsertTasksRequest(tasks=records))
+    reply = await store.insert(tasks_pb2.InsertTasksRequest(tasks=records))
     return [t.id for t in reply.tasks]
 
 
 async def _lease(store: Any, task_id: str, token: str, pool: str) -> None:
     reply = await store.lease(
-        store_pb2.LeaseTasksRequest(
-            pool_id=pool, lease_ms=30_000, leases=[store_pb2.Lease(task_id=task_id, lease_token=token)]
+        leases_pb2.LeaseTasksRequest(
+            pool_id=pool, lease_ms=30_000, leases=[leases_pb2.Lease(task_id=task_id, lease_token=token)]
         )
     )
     assert [t.id for t in reply.tasks] == [task_id]
@@ -41,10 +41,8 @@ async def _age(store: Any, task_ids: list[str], seconds: float) -> None:
     )
 
 
-async def _reconcile(store: Any, req: reconcile_pb2.ReconcileRequest) -> reconcile_pb2.ReconcileReply:
-    reply: reconcile_pb2.ReconcileReply = await store.committer.submit(
-        envelope_pb2.KIND_STORE_RECONCILE, req, 1
-    )
+async def _reconcile(store: Any, req: leases_pb2.ReconcileRequest) -> leases_pb2.ReconcileReply:
+    reply: leases_pb2.ReconcileReply = await store.committer.submit(envelope_pb2.KIND_STORE_RECONCILE, req, 1)
     return reply
 
 
@@ -66,7 +64,7 @@ async def test_only_unheld_old_assigned_leases_of_answering_pools_are_released(r
     await _lease(store, silent, f"tok-{silent}", "pool-2")
     # `started` is RUNNING: the pool reported its start (and then forgot it).
     r = await store.report(
-        store_pb2.ReportRequest(
+        leases_pb2.ReportRequest(
             started=[tr.AttemptRef(task_id=started, attempt=1, lease_token=f"tok-{started}", worker_id="w")]
         )
     )
@@ -76,7 +74,7 @@ async def test_only_unheld_old_assigned_leases_of_answering_pools_are_released(r
 
     reply = await _reconcile(
         store,
-        reconcile_pb2.ReconcileRequest(
+        leases_pb2.ReconcileRequest(
             pool_ids=["pool-1"],
             # `stale`: the pool holds an older token of the task, not this lease.
             held_tokens=[f"tok-{held}", "tok-older-attempt"],
@@ -112,13 +110,13 @@ async def test_no_pool_no_release_and_a_second_round_finds_nothing(result_store:
     (t,) = await _queued(store, 1)
     await _lease(store, t, "tok-1", "pool-1")
     await _age(store, [t], 10.0)
-    reply = await _reconcile(store, reconcile_pb2.ReconcileRequest(pool_ids=[], issued_before_ms_ago=0))
+    reply = await _reconcile(store, leases_pb2.ReconcileRequest(pool_ids=[], issued_before_ms_ago=0))
     assert not reply.released
     reply = await _reconcile(
-        store, reconcile_pb2.ReconcileRequest(pool_ids=["pool-1"], issued_before_ms_ago=5_000)
+        store, leases_pb2.ReconcileRequest(pool_ids=["pool-1"], issued_before_ms_ago=5_000)
     )
     assert [r.id for r in reply.released] == [t]
     reply = await _reconcile(
-        store, reconcile_pb2.ReconcileRequest(pool_ids=["pool-1"], issued_before_ms_ago=5_000)
+        store, leases_pb2.ReconcileRequest(pool_ids=["pool-1"], issued_before_ms_ago=5_000)
     )
     assert not reply.released

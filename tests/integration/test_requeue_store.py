@@ -10,7 +10,7 @@ from typing import Any
 import pynng
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import ids, transport
 
@@ -43,13 +43,13 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
             tr.TaskRecord(id=ids.new_task_id(), name="add", args_json=b"[1, 2]", queue=q)
             for q in ("default", "mail", "default")
         ]
-        reply = await store.insert(store_pb2.InsertTasksRequest(tasks=records))
+        reply = await store.insert(tasks_pb2.InsertTasksRequest(tasks=records))
         released, died, done = (t.id for t in reply.tasks)
         await store.lease(
-            store_pb2.LeaseTasksRequest(
+            leases_pb2.LeaseTasksRequest(
                 pool_id="pool-1",
                 lease_ms=30_000,
-                leases=[store_pb2.Lease(task_id=t, lease_token=f"tok-{t}") for t in (released, died, done)],
+                leases=[leases_pb2.Lease(task_id=t, lease_token=f"tok-{t}") for t in (released, died, done)],
             )
         )
         await asyncio.sleep(0.2)  # the SUB connects (PUB drops what no one hears)
@@ -58,10 +58,10 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
             return tr.AttemptRef(task_id=t, attempt=1, lease_token=f"tok-{t}", worker_id="pool-1/w0:1")
 
         r = await store.report(
-            store_pb2.ReportRequest(
-                released=[store_pb2.Release(ref=ref(released))],
-                died=[store_pb2.Death(ref=ref(died), started=False)],
-                completed=[store_pb2.Completion(ref=ref(done), success=True, result_json=b"3")],
+            leases_pb2.ReportRequest(
+                released=[leases_pb2.Release(ref=ref(released))],
+                died=[leases_pb2.Death(ref=ref(died), started=False)],
+                completed=[leases_pb2.Completion(ref=ref(done), success=True, result_json=b"3")],
             )
         )
         assert list(r.released) == [released] and list(r.died) == [died] and r.refused == 0

@@ -7,7 +7,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskyard.bus.v1 import ops_pb2, store_pb2
+from taskyard.bus.v1 import queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import ids
 from taskyard.core.clock import ManualClock
@@ -58,15 +58,15 @@ async def test_only_final_tasks_older_than_the_window_go(store_settings: Any) ->
 
 async def test_purge_through_the_store_invalidates_the_cache(result_store: Any) -> None:
     tid = ids.new_task_id()
-    await result_store.insert(store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=tid, name="add")]))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=tid, name="add")]))
     async with result_store.pool.acquire() as conn:
         await conn.execute(
             "UPDATE tasks SET state = 'CANCELLED', finished_at = now() - interval '2 hours' WHERE id = $1",
             tid,
         )
-    assert len((await result_store.get(store_pb2.GetTasksRequest(ids=[tid]))).tasks) == 1  # now cached
+    assert len((await result_store.get(tasks_pb2.GetTasksRequest(ids=[tid]))).tasks) == 1  # now cached
     reply = await result_store.ops.queue_op(
-        ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_PURGE, older_than_us=3600 * 1_000_000)
+        queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PURGE, older_than_us=3600 * 1_000_000)
     )
     assert reply.count == 1
-    assert len((await result_store.get(store_pb2.GetTasksRequest(ids=[tid]))).tasks) == 0
+    assert len((await result_store.get(tasks_pb2.GetTasksRequest(ids=[tid]))).tasks) == 0

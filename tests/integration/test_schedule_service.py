@@ -134,20 +134,20 @@ def test_cli(cluster: Any) -> None:
         result = runner.invoke(cli, ["schedule", "--target", cluster.target, *args])
         return result
 
-    r = run("create", "cli-add", "add", "1", "2", "--every", "90s", "--json")
+    r = run("create", "cli-add", "add", "1", "2", "--every", "90s", "--output", "json")
     assert r.exit_code == 0, r.output
-    made = json.loads(r.output)
-    assert made["name"] == "cli-add" and made["interval"] == 90.0
+    made = json.loads(r.output)["schedule"]
+    assert made["name"] == "cli-add" and made["interval"] == "90s"
     r = run("get", "cli-add")
     assert r.exit_code == 0 and "every 1m30s" in r.output and "times_run" in r.output
     r = run("list")
     assert r.exit_code == 0 and "cli-add" in r.output
     assert run("pause", "cli-add").exit_code == 0
     assert run("resume", "cli-add").exit_code == 0
-    r = run("trigger", "cli-add", "--json")
+    r = run("trigger", "cli-add", "--output", "json")
     assert r.exit_code == 0, r.output
-    task = json.loads(r.output)
-    assert task["name"] == "add" and task["times_run"] == 1
+    fired = json.loads(r.output)
+    assert fired["task"]["name"] == "add" and fired["schedule"]["times_run"] == "1"
     r = run("create", "bad", "noop", "--cron", "99 * * * *")
     assert r.exit_code == 1 and "schedule.cron" in r.output
     r = run("create", "bad", "noop")

@@ -19,14 +19,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest
+from support.records import task as add_task
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import clock, contract, errors, ids, rpc
 from taskyard.core.config import Settings
@@ -75,7 +77,7 @@ async def real_store(settings: Settings) -> AsyncIterator[rpc.Requester]:
         if serving.done():
             serving.result()  # a start-up failure, as it is
         try:
-            await requester.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(), timeout=0.5)
+            await requester.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(), timeout=0.5)
         except errors.TaskyardError:
             return False
         return True
@@ -103,10 +105,8 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
 
 
 # --- helpers ---------------------------------------------------------------------------------
-def task(**kw: Any) -> tr.TaskRecord:
-    kw.setdefault("id", ids.new_task_id())
-    kw.setdefault("name", "add")
-    return tr.TaskRecord(**kw)
+# No arguments unless a test gives some: what an insert leaves out reads back as its default.
+task = functools.partial(add_task, args_json=b"")
 
 
 def ref(rec: tr.TaskRecord, *, token: str = "tok", attempt: int = 1) -> tr.AttemptRef:
@@ -117,20 +117,20 @@ def us(seconds: float) -> int:
     return clock.to_us(seconds)
 
 
-async def insert(b: Backend, *records: tr.TaskRecord, **kw: Any) -> store_pb2.InsertTasksReply:
-    return await b.store.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=records, **kw))
+async def insert(b: Backend, *records: tr.TaskRecord, **kw: Any) -> tasks_pb2.InsertTasksReply:
+    return await b.store.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=records, **kw))
 
 
 async def get(b: Backend, task_id: str) -> tr.TaskRecord:
-    (rec,) = (await b.store.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=[task_id]))).tasks
+    (rec,) = (await b.store.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=[task_id]))).tasks
     return rec
 
 
 async def lease(
     b: Backend, *records: tr.TaskRecord, token: str = "tok", lease_ms: int = HOUR_MS
 ) -> list[tr.TaskRecord]:
-    leases = [store_pb2.Lease(task_id=r.id, lease_token=token) for r in records]
-    req = store_pb2.LeaseTasksRequest(pool_id=POOL, lease_ms=lease_ms, leases=leases)
+    leases = [leases_pb2.Lease(task_id=r.id, lease_token=token) for r in records]
+    req = leases_pb2.LeaseTasksRequest(pool_id=POOL, lease_ms=lease_ms, leases=leases)
     return list((await b.store.call(contract.STORE_LEASE, req)).tasks)
 
 
@@ -142,8 +142,8 @@ async def leased(b: Backend, *records: tr.TaskRecord, lease_ms: int = HOUR_MS) -
     return [got[r.id] for r in records]
 
 
-async def report(b: Backend, **kw: Any) -> store_pb2.ReportReply:
-    return await b.store.call(contract.STORE_REPORT, store_pb2.ReportRequest(**kw))
+async def report(b: Backend, **kw: Any) -> leases_pb2.ReportReply:
+    return await b.store.call(contract.STORE_REPORT, leases_pb2.ReportRequest(**kw))
 
 
 async def started(b: Backend, *records: tr.TaskRecord) -> None:
@@ -151,17 +151,17 @@ async def started(b: Backend, *records: tr.TaskRecord) -> None:
     assert sorted(r.started) == sorted(rec.id for rec in records)
 
 
-async def rescue(b: Backend, **kw: Any) -> store_pb2.RescueReply:
-    return await b.store.call(contract.STORE_RESCUE, store_pb2.RescueRequest(**kw))
+async def rescue(b: Backend, **kw: Any) -> leases_pb2.RescueReply:
+    return await b.store.call(contract.STORE_RESCUE, leases_pb2.RescueRequest(**kw))
 
 
-async def promote(b: Backend) -> store_pb2.PromoteDueReply:
-    return await b.store.call(contract.STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest())
+async def promote(b: Backend) -> lanes_pb2.PromoteDueReply:
+    return await b.store.call(contract.STORE_PROMOTE_DUE, lanes_pb2.PromoteDueRequest())
 
 
-async def cancel(b: Backend, *task_ids: str, reason: str = "") -> store_pb2.CancelTasksReply:
+async def cancel(b: Backend, *task_ids: str, reason: str = "") -> tasks_pb2.CancelTasksReply:
     return await b.store.call(
-        contract.STORE_CANCEL, store_pb2.CancelTasksRequest(ids=task_ids, reason=reason)
+        contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=task_ids, reason=reason)
     )
 
 
@@ -182,13 +182,13 @@ async def eventually(b: Backend, probe: Callable[[], Awaitable[T | None]], what:
     return found
 
 
-def success(rec: tr.TaskRecord, result: bytes = b"null", **kw: Any) -> store_pb2.Completion:
-    return store_pb2.Completion(ref=ref(rec, **kw), success=True, result_json=result)
+def success(rec: tr.TaskRecord, result: bytes = b"null", **kw: Any) -> leases_pb2.Completion:
+    return leases_pb2.Completion(ref=ref(rec, **kw), success=True, result_json=result)
 
 
-def failure(rec: tr.TaskRecord, type_: str = "ValueError", **kw: Any) -> store_pb2.Completion:
+def failure(rec: tr.TaskRecord, type_: str = "ValueError", **kw: Any) -> leases_pb2.Completion:
     attempt = kw.pop("attempt", 1)
-    completion = store_pb2.Completion(ref=ref(rec, attempt=attempt), **kw)
+    completion = leases_pb2.Completion(ref=ref(rec, attempt=attempt), **kw)
     completion.failure.CopyFrom(task_pb2.TaskFailure(type=type_, message="boom"))
     return completion
 
@@ -229,7 +229,7 @@ async def test_an_inserted_task_reads_back_as_stored(backend: Backend) -> None:
     # Unknown and malformed ids are left out; an id asked twice comes once.
     reads = await backend.store.call(
         contract.STORE_GET,
-        store_pb2.GetTasksRequest(ids=[plain.id, ids.new_task_id(), "nope", rec.id, plain.id]),
+        tasks_pb2.GetTasksRequest(ids=[plain.id, ids.new_task_id(), "nope", rec.id, plain.id]),
     )
     assert [t.id for t in reads.tasks] == [plain.id, rec.id]
 
@@ -254,7 +254,7 @@ async def test_a_resubmitted_request_id_or_live_key_returns_the_first_task(backe
     assert [(t.id, t.created) for t in reply.tasks] == [(a.id, True), (a.id, False)]
     assert [
         t.id
-        for t in (await backend.store.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=[b.id]))).tasks
+        for t in (await backend.store.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=[b.id]))).tasks
     ] == []
     # An idempotency key holds while its window lasts, and is free once it has passed.
     now = us(backend.now())
@@ -281,7 +281,7 @@ async def test_a_delayed_task_waits_scheduled_until_due(backend: Backend) -> Non
     reply = await insert(backend, later, soon)
     assert [t.state for t in reply.tasks] == [SCHEDULED, SCHEDULED]
 
-    async def promoted() -> store_pb2.PromoteDueReply | None:
+    async def promoted() -> lanes_pb2.PromoteDueReply | None:
         r = await promote(backend)
         return r if r.tasks else None
 
@@ -296,10 +296,10 @@ async def test_a_delayed_task_waits_scheduled_until_due(backend: Backend) -> Non
 async def test_a_lease_gives_attempts_with_tokens(backend: Backend) -> None:
     a, b, c = task(), task(), task()
     await insert(backend, a, b, c)
-    req = store_pb2.LeaseTasksRequest(
+    req = leases_pb2.LeaseTasksRequest(
         pool_id=POOL,
         lease_ms=HOUR_MS,
-        leases=[store_pb2.Lease(task_id=a.id, lease_token="tok-a"), store_pb2.Lease(task_id=b.id)],
+        leases=[leases_pb2.Lease(task_id=a.id, lease_token="tok-a"), leases_pb2.Lease(task_id=b.id)],
     )
     got = {r.id: r for r in (await backend.store.call(contract.STORE_LEASE, req)).tasks}
     assert set(got) == {a.id, b.id}
@@ -309,7 +309,7 @@ async def test_a_lease_gives_attempts_with_tokens(backend: Backend) -> None:
     # A leased task is not leased again.
     assert await lease(backend, a, token="tok-2") == []
     assert (await get(backend, a.id)).lease_token == "tok-a"
-    queued = await backend.store.call(contract.STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest())
+    queued = await backend.store.call(contract.STORE_LOAD_QUEUED, lanes_pb2.LoadQueuedRequest())
     assert [t.id for t in queued.tasks] == [c.id]
 
 
@@ -321,7 +321,7 @@ async def test_an_insert_may_lease_its_tasks_at_once(backend: Backend) -> None:
         slow,
         pool_id=POOL,
         lease_ms=HOUR_MS,
-        leases=[store_pb2.Lease(task_id=fast.id, lease_token="t1")],
+        leases=[leases_pb2.Lease(task_id=fast.id, lease_token="t1")],
     )
     assert [(t.id, t.state) for t in reply.tasks] == [(fast.id, ASSIGNED), (slow.id, QUEUED)]
     assert [(r.id, r.state, r.lease_token, r.pool_id) for r in reply.leased] == [
@@ -429,14 +429,14 @@ async def test_a_stale_or_late_outcome_is_refused(backend: Backend) -> None:
     rec = await get(backend, t.id)
     assert (rec.state, rec.lease_token, rec.late_reports, rec.late_attempt) == (ASSIGNED, "tok", 1, 1)
     # A superseded attempt: released (attempt 2), then attempt 1 reports.
-    assert list((await report(backend, released=[store_pb2.Release(ref=ref(t))])).released) == [t.id]
+    assert list((await report(backend, released=[leases_pb2.Release(ref=ref(t))])).released) == [t.id]
     r = await report(backend, completed=[failure(t, retryable=True)])
     assert r.refused == 1
     rec = await get(backend, t.id)
     assert (rec.state, rec.attempt, rec.late_reports, rec.late_attempt) == (QUEUED, 2, 2, 1)
     # An unknown task or a malformed id: refused, nothing noted.
     r = await report(
-        backend, completed=[success(task()), store_pb2.Completion(ref=tr.AttemptRef(task_id="x"))]
+        backend, completed=[success(task()), leases_pb2.Completion(ref=tr.AttemptRef(task_id="x"))]
     )
     assert r.refused == 2
     assert (await get(backend, other.id)).late_reports == 0
@@ -449,11 +449,11 @@ async def test_releases_and_deaths(backend: Backend) -> None:
     await started(backend, died_running, quarantined, kept)
     r = await report(
         backend,
-        released=[store_pb2.Release(ref=ref(released)), store_pb2.Release(ref=ref(kept))],
+        released=[leases_pb2.Release(ref=ref(released)), leases_pb2.Release(ref=ref(kept))],
         died=[
-            store_pb2.Death(ref=ref(died_running), started=True),
-            store_pb2.Death(ref=ref(died_unstarted), started=False),
-            store_pb2.Death(ref=ref(quarantined), started=True, max_rescues=1),
+            leases_pb2.Death(ref=ref(died_running), started=True),
+            leases_pb2.Death(ref=ref(died_unstarted), started=False),
+            leases_pb2.Death(ref=ref(quarantined), started=True, max_rescues=1),
         ],
     )
     # A release that says "not started" never applies to a task a start notice reached.
@@ -468,7 +468,7 @@ async def test_releases_and_deaths(backend: Backend) -> None:
     assert (rec.state, rec.rescues) == (FAILURE, 1)
     assert rec.failure.message.startswith("quarantined: its worker died 1 times")
     # A started attempt stopped by a shutdown goes back, resumable, spending no retry.
-    r = await report(backend, released=[store_pb2.Release(ref=ref(kept), resume_requested=True)])
+    r = await report(backend, released=[leases_pb2.Release(ref=ref(kept), resume_requested=True)])
     rec = await get(backend, kept.id)
     assert (list(r.released), rec.state, rec.attempt, rec.resume_requested) == ([kept.id], QUEUED, 2, True)
 
@@ -476,7 +476,7 @@ async def test_releases_and_deaths(backend: Backend) -> None:
 async def test_renewing_extends_a_lease(backend: Backend) -> None:
     kept, lapsing = await leased(backend, task(), task(), lease_ms=1)
     r = await backend.store.call(
-        contract.STORE_RENEW, store_pb2.RenewLeasesRequest(refs=[ref(kept)], lease_ms=HOUR_MS)
+        contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=[ref(kept)], lease_ms=HOUR_MS)
     )
     assert (list(r.lost), list(r.cancel_requested)) == ([], [])
 
@@ -487,7 +487,7 @@ async def test_renewing_extends_a_lease(backend: Backend) -> None:
     assert (await get(backend, kept.id)).state == ASSIGNED
     r = await backend.store.call(
         contract.STORE_RENEW,
-        store_pb2.RenewLeasesRequest(refs=[ref(kept, token="old"), ref(lapsing), ref(kept)]),
+        leases_pb2.RenewLeasesRequest(refs=[ref(kept, token="old"), ref(lapsing), ref(kept)]),
     )
     assert list(r.lost) == [kept.id, lapsing.id]
 
@@ -544,10 +544,10 @@ async def test_cancelling_a_running_task_flags_it_until_it_stops(backend: Backen
     assert [(o.cancelled, o.flagged) for o in r.outcomes] == [(False, True), (True, False)]
     assert [(t.state, t.cancel_requested) for t in r.tasks] == [(RUNNING, True), (CANCELLED, False)]
     renewed = await backend.store.call(
-        contract.STORE_RENEW, store_pb2.RenewLeasesRequest(refs=[ref(running)])
+        contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=[ref(running)])
     )
     assert list(renewed.cancel_requested) == [running.id]
-    stop = store_pb2.Completion(ref=ref(running), cancel_step=task_pb2.CANCEL_STEP_FLAG)
+    stop = leases_pb2.Completion(ref=ref(running), cancel_step=task_pb2.CANCEL_STEP_FLAG)
     assert list((await report(backend, completed=[stop])).completed) == [running.id]
     rec = await get(backend, running.id)
     assert (rec.state, rec.cancel_step) == (CANCELLED, task_pb2.CANCEL_STEP_FLAG)
@@ -585,7 +585,7 @@ async def test_listing_pages_newest_first(backend: Backend) -> None:
     cursor = ""
     while True:
         r = await backend.store.call(
-            contract.STORE_LIST, store_pb2.ListTasksRequest(queue="paged", limit=2, cursor=cursor)
+            contract.STORE_LIST, tasks_pb2.ListTasksRequest(queue="paged", limit=2, cursor=cursor)
         )
         pages.append([t.id for t in r.tasks])
         if not r.next_cursor:
@@ -595,12 +595,12 @@ async def test_listing_pages_newest_first(backend: Backend) -> None:
     assert pages == [newest[:2], newest[2:4], newest[4:]]
     await cancel(backend, recs[0].id)
     r = await backend.store.call(
-        contract.STORE_LIST, store_pb2.ListTasksRequest(name="echo", states=[task_pb2.TASK_STATE_CANCELLED])
+        contract.STORE_LIST, tasks_pb2.ListTasksRequest(name="echo", states=[task_pb2.TASK_STATE_CANCELLED])
     )
     assert [t.id for t in r.tasks] == [recs[0].id]
-    err = await refused(backend.store.call(contract.STORE_LIST, store_pb2.ListTasksRequest(cursor="%%%")))
+    err = await refused(backend.store.call(contract.STORE_LIST, tasks_pb2.ListTasksRequest(cursor="%%%")))
     assert (err.reason, [v.field for v in err.violations]) == ("INVALID_PAGE_TOKEN", ["page_token"])
-    err = await refused(backend.store.call(contract.STORE_LIST, store_pb2.ListTasksRequest(limit=1001)))
+    err = await refused(backend.store.call(contract.STORE_LIST, tasks_pb2.ListTasksRequest(limit=1001)))
     assert [v.field for v in err.violations] == ["page_size"]
 
 
@@ -610,10 +610,10 @@ async def test_queued_tasks_load_in_dispatch_order(backend: Backend) -> None:
     critical = task(priority=task_pb2.PRIORITY_CRITICAL, created_at_us=base + 1)
     first, second = task(created_at_us=base + 2), task(created_at_us=base + 3)
     await insert(backend, low, second, critical, first)
-    r = await backend.store.call(contract.STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest(limit=3))
+    r = await backend.store.call(contract.STORE_LOAD_QUEUED, lanes_pb2.LoadQueuedRequest(limit=3))
     assert [t.id for t in r.tasks] == [critical.id, first.id, second.id] and r.next_cursor
     rest = await backend.store.call(
-        contract.STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest(cursor=r.next_cursor)
+        contract.STORE_LOAD_QUEUED, lanes_pb2.LoadQueuedRequest(cursor=r.next_cursor)
     )
     assert ([t.id for t in rest.tasks], rest.next_cursor) == ([low.id], "")
 
@@ -621,13 +621,13 @@ async def test_queued_tasks_load_in_dispatch_order(backend: Backend) -> None:
 # --- pools ----------------------------------------------------------------------------------
 async def test_task_names_come_from_heartbeats(backend: Backend) -> None:
     async def beat(pool_id: str, names: list[str], *, running: bool) -> None:
-        req = store_pb2.HeartbeatRequest(
+        req = pools_pb2.HeartbeatRequest(
             pool_id=pool_id, is_running=running, task_names=names, state="RUNNING"
         )
         await backend.store.call(contract.STORE_HEARTBEAT, req)
 
     async def names(max_age_ms: int) -> list[str]:
-        req = store_pb2.TaskNamesRequest(max_age_ms=max_age_ms)
+        req = pools_pb2.TaskNamesRequest(max_age_ms=max_age_ms)
         return list((await backend.store.call(contract.STORE_TASK_NAMES, req)).names)
 
     await beat("pool-a", ["add", "contract.live"], running=True)
@@ -638,7 +638,7 @@ async def test_task_names_come_from_heartbeats(backend: Backend) -> None:
     # A name once declared may be submitted while no live pool serves it.
     (item,) = (await insert(backend, task(name="contract.idle"))).tasks
     assert item.created
-    err = await refused(backend.store.call(contract.STORE_HEARTBEAT, store_pb2.HeartbeatRequest()))
+    err = await refused(backend.store.call(contract.STORE_HEARTBEAT, pools_pb2.HeartbeatRequest()))
     assert [v.field for v in err.violations] == ["pool_id"]
 
     async def gone_quiet() -> bool:

@@ -8,8 +8,9 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support.records import task
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import errors, ids
 from taskyard.core.states import TaskState as S
@@ -17,24 +18,17 @@ from taskyard.core.states import TaskState as S
 pytestmark = pytest.mark.asyncio
 
 
-def task(**kw: Any) -> tr.TaskRecord:
-    kw.setdefault("id", ids.new_task_id())
-    kw.setdefault("name", "add")
-    kw.setdefault("args_json", b"[1, 2]")
-    return tr.TaskRecord(**kw)
-
-
-async def insert(store: Any, *records: tr.TaskRecord) -> store_pb2.InsertTasksReply:
-    reply: store_pb2.InsertTasksReply = await store.insert(store_pb2.InsertTasksRequest(tasks=records))
+async def insert(store: Any, *records: tr.TaskRecord) -> tasks_pb2.InsertTasksReply:
+    reply: tasks_pb2.InsertTasksReply = await store.insert(tasks_pb2.InsertTasksRequest(tasks=records))
     return reply
 
 
 async def lease(store: Any, *task_ids: str, token: str = "tok", pool: str = "pool-1") -> list[tr.TaskRecord]:
     reply = await store.lease(
-        store_pb2.LeaseTasksRequest(
+        leases_pb2.LeaseTasksRequest(
             pool_id=pool,
             lease_ms=30_000,
-            leases=[store_pb2.Lease(task_id=t, lease_token=token) for t in task_ids],
+            leases=[leases_pb2.Lease(task_id=t, lease_token=token) for t in task_ids],
         )
     )
     return list(reply.tasks)
@@ -45,19 +39,26 @@ def ref(t: str, attempt: int = 1, token: str = "tok") -> tr.AttemptRef:
 
 
 async def get(store: Any, t: str) -> tr.TaskRecord:
-    reply = await store.get(store_pb2.GetTasksRequest(ids=[t]))
+    reply = await store.get(tasks_pb2.GetTasksRequest(ids=[t]))
     assert len(reply.tasks) == 1
     rec: tr.TaskRecord = reply.tasks[0]
     return rec
 
 
 async def start(store: Any, t: str, attempt: int = 1, token: str = "tok") -> None:
-    r = await store.report(store_pb2.ReportRequest(started=[ref(t, attempt, token)]))
+    r = await store.report(leases_pb2.ReportRequest(started=[ref(t, attempt, token)]))
     assert list(r.started) == [t] and r.refused == 0
 
 
+async def running(store: Any, rec: tr.TaskRecord, token: str = "tok") -> None:
+    """Insert ``rec``, lease it under ``token`` and start its first attempt."""
+    await insert(store, rec)
+    await lease(store, rec.id, token=token)
+    await start(store, rec.id, 1, token)
+
+
 def fail(t: str, attempt: int = 1, token: str = "tok", *, retryable: bool = True, delay: int = 0) -> Any:
-    return store_pb2.Completion(
+    return leases_pb2.Completion(
         ref=ref(t, attempt, token),
         success=False,
         retryable=retryable,
@@ -146,7 +147,7 @@ async def test_a_bad_request_fails_alone_in_its_group(result_store: Any) -> None
     results = await asyncio.gather(
         *(insert(result_store, g) for g in good), insert(result_store, bad), return_exceptions=True
     )
-    assert all(isinstance(r, store_pb2.InsertTasksReply) and r.tasks[0].created for r in results[:5])
+    assert all(isinstance(r, tasks_pb2.InsertTasksReply) and r.tasks[0].created for r in results[:5])
     assert isinstance(results[5], errors.TaskyardError)
     assert results[5].code.name == "INVALID_ARGUMENT"
 
@@ -212,13 +213,13 @@ async def test_stale_token_is_refused_and_counted(result_store: Any) -> None:
     await lease(result_store, a.id, token="good")
     # A start notice is not applied with a stale token or attempt; starts are not
     # counted as refused (a start may legitimately arrive after its outcome).
-    r = await result_store.report(store_pb2.ReportRequest(started=[ref(a.id, 1, "stale")]))
+    r = await result_store.report(leases_pb2.ReportRequest(started=[ref(a.id, 1, "stale")]))
     assert r.refused == 0 and not r.started
-    r = await result_store.report(store_pb2.ReportRequest(started=[ref(a.id, 2, "good")]))
+    r = await result_store.report(leases_pb2.ReportRequest(started=[ref(a.id, 2, "good")]))
     assert r.refused == 0 and not r.started
     await start(result_store, a.id, 1, "good")
     r = await result_store.report(
-        store_pb2.ReportRequest(completed=[store_pb2.Completion(ref=ref(a.id, 1, "stale"), success=True)])
+        leases_pb2.ReportRequest(completed=[leases_pb2.Completion(ref=ref(a.id, 1, "stale"), success=True)])
     )
     assert r.refused == 1
     assert (await get(result_store, a.id)).state == S.RUNNING
@@ -227,17 +228,15 @@ async def test_stale_token_is_refused_and_counted(result_store: Any) -> None:
 
 async def test_success_is_final_and_never_overwritten(result_store: Any) -> None:
     a = task()
-    await insert(result_store, a)
-    await lease(result_store, a.id)
-    await start(result_store, a.id)
-    done = store_pb2.Completion(ref=ref(a.id), success=True, result_json=b'{"sum": 3}')
-    r = await result_store.report(store_pb2.ReportRequest(completed=[done]))
+    await running(result_store, a)
+    done = leases_pb2.Completion(ref=ref(a.id), success=True, result_json=b'{"sum": 3}')
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[done]))
     assert list(r.completed) == [a.id] and r.refused == 0
     # A duplicate completion and a late failure are refused.
-    r = await result_store.report(store_pb2.ReportRequest(completed=[done, fail(a.id)], died=[]))
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[done, fail(a.id)], died=[]))
     assert r.refused == 2
     r = await result_store.report(
-        store_pb2.ReportRequest(died=[store_pb2.Death(ref=ref(a.id), started=True)])
+        leases_pb2.ReportRequest(died=[leases_pb2.Death(ref=ref(a.id), started=True)])
     )
     assert r.refused == 1
     rec = await get(result_store, a.id)
@@ -248,27 +247,25 @@ async def test_success_is_final_and_never_overwritten(result_store: Any) -> None
 
 async def test_retry_decision(result_store: Any, database_url: str) -> None:
     a = task(max_retries=1)
-    await insert(result_store, a)
-    await lease(result_store, a.id, token="t1")
-    await start(result_store, a.id, 1, "t1")
-    r = await result_store.report(store_pb2.ReportRequest(completed=[fail(a.id, 1, "t1", delay=60_000)]))
+    await running(result_store, a, token="t1")
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[fail(a.id, 1, "t1", delay=60_000)]))
     assert list(r.completed) == [a.id]
     rec = await get(result_store, a.id)
     assert rec.state == S.RETRYING and rec.attempt == 2
     assert rec.failure.type == "ValueError" and rec.failure.attempt == 1
     assert rec.run_at_us - rec.updated_at_us >= 59_000_000
     # Not due yet.
-    p = await result_store.promote_due(store_pb2.PromoteDueRequest())
+    p = await result_store.promote_due(lanes_pb2.PromoteDueRequest())
     assert not p.tasks and p.next_due_us == rec.run_at_us
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute("UPDATE tasks SET run_at = now() - interval '1 second' WHERE id = $1::uuid", a.id)
-        p = await result_store.promote_due(store_pb2.PromoteDueRequest())
+        p = await result_store.promote_due(lanes_pb2.PromoteDueRequest())
         assert [t.id for t in p.tasks] == [a.id] and p.next_due_us == 0
         # Second attempt fails: retries spent -> FAILURE.
         await lease(result_store, a.id, token="t2")
         await start(result_store, a.id, 2, "t2")
-        await result_store.report(store_pb2.ReportRequest(completed=[fail(a.id, 2, "t2")]))
+        await result_store.report(leases_pb2.ReportRequest(completed=[fail(a.id, 2, "t2")]))
         rec = await get(result_store, a.id)
         assert rec.state == S.FAILURE and rec.attempt == 2 and rec.failure.attempt == 2
         rows = await conn.fetch(
@@ -281,21 +278,17 @@ async def test_retry_decision(result_store: Any, database_url: str) -> None:
 
 async def test_non_retryable_failure_is_final(result_store: Any) -> None:
     a = task(max_retries=5)
-    await insert(result_store, a)
-    await lease(result_store, a.id)
-    await start(result_store, a.id)
-    await result_store.report(store_pb2.ReportRequest(completed=[fail(a.id, retryable=False)]))
+    await running(result_store, a)
+    await result_store.report(leases_pb2.ReportRequest(completed=[fail(a.id, retryable=False)]))
     rec = await get(result_store, a.id)
     assert rec.state == S.FAILURE and rec.attempt == 1
 
 
 async def test_release_burns_no_retry(result_store: Any) -> None:
     a = task()
-    await insert(result_store, a)
-    await lease(result_store, a.id)
-    await start(result_store, a.id)
+    await running(result_store, a)
     r = await result_store.report(
-        store_pb2.ReportRequest(released=[store_pb2.Release(ref=ref(a.id), resume_requested=True)])
+        leases_pb2.ReportRequest(released=[leases_pb2.Release(ref=ref(a.id), resume_requested=True)])
     )
     assert list(r.released) == [a.id]
     rec = await get(result_store, a.id)
@@ -309,7 +302,7 @@ async def test_death_not_started_requeues_without_burning(result_store: Any) -> 
     await insert(result_store, a)
     await lease(result_store, a.id)
     r = await result_store.report(
-        store_pb2.ReportRequest(died=[store_pb2.Death(ref=ref(a.id), started=False)])
+        leases_pb2.ReportRequest(died=[leases_pb2.Death(ref=ref(a.id), started=False)])
     )
     assert list(r.died) == [a.id]
     rec = await get(result_store, a.id)
@@ -323,19 +316,19 @@ async def test_death_started_counts_as_a_retryable_failure(result_store: Any) ->
     await insert(result_store, a)
     await lease(result_store, a.id, token="t1")
     r = await result_store.report(
-        store_pb2.ReportRequest(
-            started=[ref(a.id, 1, "t1")], died=[store_pb2.Death(ref=ref(a.id, 1, "t1"), started=True)]
+        leases_pb2.ReportRequest(
+            started=[ref(a.id, 1, "t1")], died=[leases_pb2.Death(ref=ref(a.id, 1, "t1"), started=True)]
         )
     )
     assert list(r.started) == [a.id] and list(r.died) == [a.id]
     rec = await get(result_store, a.id)
     assert rec.state == S.RETRYING and rec.attempt == 2 and rec.failure.type == "WorkerProcessDied"
     # The last attempt dies too: FAILURE.
-    await result_store.promote_due(store_pb2.PromoteDueRequest())
+    await result_store.promote_due(lanes_pb2.PromoteDueRequest())
     await lease(result_store, a.id, token="t2")
     await result_store.report(
-        store_pb2.ReportRequest(
-            started=[ref(a.id, 2, "t2")], died=[store_pb2.Death(ref=ref(a.id, 2, "t2"), started=True)]
+        leases_pb2.ReportRequest(
+            started=[ref(a.id, 2, "t2")], died=[leases_pb2.Death(ref=ref(a.id, 2, "t2"), started=True)]
         )
     )
     rec = await get(result_store, a.id)
@@ -349,14 +342,14 @@ async def test_rescue_uses_the_database_clock(result_store: Any, database_url: s
     await start(result_store, running.id)
     await start(result_store, last.id)
     # Nothing lapsed yet.
-    r = await result_store.rescue(store_pb2.RescueRequest(limit=100))
+    r = await result_store.rescue(leases_pb2.RescueRequest(limit=100))
     assert not r.requeued and not r.failed
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute("UPDATE tasks SET lease_expires_at = now() - interval '1 second'")
     finally:
         await conn.close()
-    r = await result_store.rescue(store_pb2.RescueRequest(limit=100, retry_delay_ms=0))
+    r = await result_store.rescue(leases_pb2.RescueRequest(limit=100, retry_delay_ms=0))
     assert [t.id for t in r.requeued] == [queued.id]
     assert r.requeued[0].state == S.QUEUED and r.requeued[0].attempt == 2
     assert r.requeued[0].uncharged_attempts == 1
@@ -370,7 +363,7 @@ async def test_renew_extends_current_leases_and_reports_lost(result_store: Any, 
     await insert(result_store, a, b)
     await lease(result_store, a.id, b.id)
     r = await result_store.renew(
-        store_pb2.RenewLeasesRequest(refs=[ref(a.id), ref(b.id, token="other")], lease_ms=120_000)
+        leases_pb2.RenewLeasesRequest(refs=[ref(a.id), ref(b.id, token="other")], lease_ms=120_000)
     )
     assert list(r.lost) == [b.id]
     conn = await asyncpg.connect(database_url)
@@ -391,11 +384,11 @@ async def test_cancel_variants(result_store: Any) -> None:
     await start(result_store, running.id)
     await start(result_store, done.id)
     await result_store.report(
-        store_pb2.ReportRequest(completed=[store_pb2.Completion(ref=ref(done.id), success=True)])
+        leases_pb2.ReportRequest(completed=[leases_pb2.Completion(ref=ref(done.id), success=True)])
     )
     unknown = ids.new_task_id()
     r = await result_store.cancel(
-        store_pb2.CancelTasksRequest(
+        tasks_pb2.CancelTasksRequest(
             ids=[queued.id, assigned.id, running.id, done.id, unknown, "not-a-uuid"], reason="user"
         )
     )
@@ -408,10 +401,10 @@ async def test_cancel_variants(result_store: Any) -> None:
     rec = await get(result_store, running.id)
     assert rec.state == S.RUNNING and rec.cancel_requested
     # The cancelled ASSIGNED attempt cannot start any more (fencing by state).
-    r2 = await result_store.report(store_pb2.ReportRequest(started=[ref(assigned.id)]))
+    r2 = await result_store.report(leases_pb2.ReportRequest(started=[ref(assigned.id)]))
     assert not r2.started
     # Cancelling again: already final.
-    r3 = await result_store.cancel(store_pb2.CancelTasksRequest(ids=[queued.id]))
+    r3 = await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[queued.id]))
     assert r3.outcomes[0].already_final
 
 
@@ -423,7 +416,7 @@ async def test_list_pagination_newest_first(result_store: Any) -> None:
     cursor = ""
     pages = 0
     while True:
-        r = await result_store.list(store_pb2.ListTasksRequest(limit=10, cursor=cursor))
+        r = await result_store.list(tasks_pb2.ListTasksRequest(limit=10, cursor=cursor))
         seen.extend(t.id for t in r.tasks)
         pages += 1
         if not r.next_cursor:
@@ -431,16 +424,16 @@ async def test_list_pagination_newest_first(result_store: Any) -> None:
         cursor = r.next_cursor
     assert pages == 3
     assert seen == [r.id for r in reversed(recs)]
-    only_a = await result_store.list(store_pb2.ListTasksRequest(name="a", limit=100))
+    only_a = await result_store.list(tasks_pb2.ListTasksRequest(name="a", limit=100))
     assert len(only_a.tasks) == 12 and not only_a.next_cursor
-    queued = await result_store.list(store_pb2.ListTasksRequest(states=[int(S.QUEUED)], limit=5))
+    queued = await result_store.list(tasks_pb2.ListTasksRequest(states=[int(S.QUEUED)], limit=5))
     assert len(queued.tasks) == 5 and queued.next_cursor
 
 
 @pytest.mark.parametrize("cursor", ["garbage!!", "bDE6eHh4", "cTE6MTox"])
 async def test_list_bad_cursor(result_store: Any, cursor: str) -> None:
     with pytest.raises(errors.TaskyardError) as ei:
-        await result_store.list(store_pb2.ListTasksRequest(cursor=cursor))
+        await result_store.list(tasks_pb2.ListTasksRequest(cursor=cursor))
     assert ei.value.code.name == "INVALID_ARGUMENT"
     assert ei.value.reason == "INVALID_PAGE_TOKEN"
     assert [v.field for v in ei.value.violations] == ["page_token"]
@@ -448,8 +441,8 @@ async def test_list_bad_cursor(result_store: Any, cursor: str) -> None:
 
 async def test_list_limit_bounds(result_store: Any) -> None:
     with pytest.raises(errors.TaskyardError):
-        await result_store.list(store_pb2.ListTasksRequest(limit=1001))
-    await result_store.list(store_pb2.ListTasksRequest(limit=1000))
+        await result_store.list(tasks_pb2.ListTasksRequest(limit=1001))
+    await result_store.list(tasks_pb2.ListTasksRequest(limit=1000))
 
 
 async def test_load_queued_pages_in_dispatch_order(result_store: Any) -> None:
@@ -459,7 +452,7 @@ async def test_load_queued_pages_in_dispatch_order(result_store: Any) -> None:
     got: list[Any] = []
     cursor = ""
     while True:
-        r = await result_store.load_queued(store_pb2.LoadQueuedRequest(limit=7, cursor=cursor))
+        r = await result_store.load_queued(lanes_pb2.LoadQueuedRequest(limit=7, cursor=cursor))
         got.extend(r.tasks)
         if not r.next_cursor:
             break
@@ -474,20 +467,20 @@ async def test_scheduled_insert_and_promotion(result_store: Any, database_url: s
     a = task(state=int(S.SCHEDULED), run_at_us=1)  # long due
     reply = await insert(result_store, a)
     assert reply.tasks[0].state == S.SCHEDULED
-    p = await result_store.promote_due(store_pb2.PromoteDueRequest(limit=10))
+    p = await result_store.promote_due(lanes_pb2.PromoteDueRequest(limit=10))
     assert [t.id for t in p.tasks] == [a.id]
     assert (await get(result_store, a.id)).state == S.QUEUED
 
 
 async def test_heartbeat_and_task_names(result_store: Any, database_url: str) -> None:
     await result_store.heartbeat(
-        store_pb2.HeartbeatRequest(pool_id="p1", server_name="h", is_running=True, task_names=["add", "mul"])
+        pools_pb2.HeartbeatRequest(pool_id="p1", server_name="h", is_running=True, task_names=["add", "mul"])
     )
     await result_store.heartbeat(
-        store_pb2.HeartbeatRequest(pool_id="p2", server_name="h", is_running=True, task_names=["add", "echo"])
+        pools_pb2.HeartbeatRequest(pool_id="p2", server_name="h", is_running=True, task_names=["add", "echo"])
     )
     await result_store.heartbeat(
-        store_pb2.HeartbeatRequest(pool_id="p3", is_running=True, task_names=["old"])
+        pools_pb2.HeartbeatRequest(pool_id="p3", is_running=True, task_names=["old"])
     )
     conn = await asyncpg.connect(database_url)
     try:
@@ -496,7 +489,7 @@ async def test_heartbeat_and_task_names(result_store: Any, database_url: str) ->
         )
     finally:
         await conn.close()
-    r = await result_store.task_names(store_pb2.TaskNamesRequest(max_age_ms=30_000))
+    r = await result_store.task_names(pools_pb2.TaskNamesRequest(max_age_ms=30_000))
     assert list(r.names) == ["add", "echo", "mul"]
 
 
@@ -505,13 +498,13 @@ async def test_an_outcome_may_overtake_its_start_notice(result_store: Any) -> No
     await insert(result_store, a)
     await lease(result_store, a.id)
     started_us = 1_700_000_000_123_456
-    done = store_pb2.Completion(ref=ref(a.id), success=True, result_json=b"3", started_at_us=started_us)
-    r = await result_store.report(store_pb2.ReportRequest(completed=[done]))
+    done = leases_pb2.Completion(ref=ref(a.id), success=True, result_json=b"3", started_at_us=started_us)
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[done]))
     assert list(r.completed) == [a.id] and r.refused == 0
     rec = await get(result_store, a.id)
     assert rec.state == S.SUCCESS and rec.started_at_us == started_us
     # The late start notice changes nothing (SUCCESS is immutable) and is not "refused".
-    late = await result_store.report(store_pb2.ReportRequest(started=[ref(a.id)]))
+    late = await result_store.report(leases_pb2.ReportRequest(started=[ref(a.id)]))
     assert not late.started and late.refused == 0
     assert (await get(result_store, a.id)).state == S.SUCCESS
 
@@ -521,10 +514,10 @@ async def test_a_death_the_pool_says_started_burns_the_attempt_even_if_assigned(
     await insert(result_store, a, b)
     await lease(result_store, a.id, b.id)
     r = await result_store.report(
-        store_pb2.ReportRequest(
+        leases_pb2.ReportRequest(
             died=[
-                store_pb2.Death(ref=ref(a.id), started=True, retry_delay_ms=0),
-                store_pb2.Death(ref=ref(b.id), started=False),
+                leases_pb2.Death(ref=ref(a.id), started=True, retry_delay_ms=0),
+                leases_pb2.Death(ref=ref(b.id), started=False),
             ]
         )
     )
@@ -537,12 +530,12 @@ async def test_a_death_the_pool_says_started_burns_the_attempt_even_if_assigned(
 
 async def test_insert_can_lease_new_tasks_in_the_same_statement(result_store: Any) -> None:
     a, b = task(request_id="fast-1"), task()
-    reply: store_pb2.InsertTasksReply = await result_store.insert(
-        store_pb2.InsertTasksRequest(
+    reply: tasks_pb2.InsertTasksReply = await result_store.insert(
+        tasks_pb2.InsertTasksRequest(
             tasks=[a, b],
             pool_id="pool-9",
             lease_ms=30_000,
-            leases=[store_pb2.Lease(task_id=a.id, lease_token="tok-a")],
+            leases=[leases_pb2.Lease(task_id=a.id, lease_token="tok-a")],
         )
     )
     assert [t.created for t in reply.tasks] == [True, True]
@@ -553,12 +546,12 @@ async def test_insert_can_lease_new_tasks_in_the_same_statement(result_store: An
     assert (await get(result_store, b.id)).state == S.QUEUED
     # A duplicate (same request_id) is never leased: the first task keeps its lease.
     again = task(request_id="fast-1")
-    dup: store_pb2.InsertTasksReply = await result_store.insert(
-        store_pb2.InsertTasksRequest(
+    dup: tasks_pb2.InsertTasksReply = await result_store.insert(
+        tasks_pb2.InsertTasksRequest(
             tasks=[again],
             pool_id="pool-9",
             lease_ms=30_000,
-            leases=[store_pb2.Lease(task_id=again.id, lease_token="tok-x")],
+            leases=[leases_pb2.Lease(task_id=again.id, lease_token="tok-x")],
         )
     )
     assert not dup.tasks[0].created and dup.tasks[0].id == a.id and not dup.leased

@@ -10,21 +10,14 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support.records import task
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids
 from taskyard.core.states import TaskState as S
 from taskyard.v1 import task_pb2
 
 pytestmark = pytest.mark.asyncio
-
-
-def task(**kw: Any) -> tr.TaskRecord:
-    kw.setdefault("id", ids.new_task_id())
-    kw.setdefault("name", "add")
-    kw.setdefault("args_json", b"[1, 2]")
-    return tr.TaskRecord(**kw)
 
 
 def ref(t: str, token: str = "tok") -> tr.AttemptRef:
@@ -32,19 +25,19 @@ def ref(t: str, token: str = "tok") -> tr.AttemptRef:
 
 
 async def leased(store: Any, *tasks: tr.TaskRecord) -> None:
-    await store.insert(store_pb2.InsertTasksRequest(tasks=list(tasks)))
+    await store.insert(tasks_pb2.InsertTasksRequest(tasks=list(tasks)))
     reply = await store.lease(
-        store_pb2.LeaseTasksRequest(
+        leases_pb2.LeaseTasksRequest(
             pool_id="pool-1",
             lease_ms=30_000,
-            leases=[store_pb2.Lease(task_id=t.id, lease_token="tok") for t in tasks],
+            leases=[leases_pb2.Lease(task_id=t.id, lease_token="tok") for t in tasks],
         )
     )
     assert len(reply.tasks) == len(tasks)
 
 
 async def get(store: Any, t: str) -> tr.TaskRecord:
-    (rec,) = (await store.get(store_pb2.GetTasksRequest(ids=[t]))).tasks
+    (rec,) = (await store.get(tasks_pb2.GetTasksRequest(ids=[t]))).tasks
     return rec
 
 
@@ -65,8 +58,8 @@ async def test_one_report_of_every_kind_applies_each_to_its_task(
 ) -> None:
     started, succeeded, failed, stopped, released, died = tasks = [task(max_retries=1) for _ in range(6)]
     await leased(result_store, *tasks)
-    await result_store.report(store_pb2.ReportRequest(started=[ref(stopped.id)]))
-    assert (await result_store.cancel(store_pb2.CancelTasksRequest(ids=[stopped.id]))).outcomes[0].flagged
+    await result_store.report(leases_pb2.ReportRequest(started=[ref(stopped.id)]))
+    assert (await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[stopped.id]))).outcomes[0].flagged
     seen: dict[str, str] = {}
     all_seen = asyncio.Event()
 
@@ -81,20 +74,20 @@ async def test_one_report_of_every_kind_applies_each_to_its_task(
         return ref(t.id, token="old")
 
     r = await result_store.report(
-        store_pb2.ReportRequest(
+        leases_pb2.ReportRequest(
             started=[ref(started.id), stale(started)],
             completed=[
-                store_pb2.Completion(ref=ref(succeeded.id), success=True, result_json=b"3"),
-                store_pb2.Completion(ref=stale(succeeded), success=True),
-                store_pb2.Completion(
+                leases_pb2.Completion(ref=ref(succeeded.id), success=True, result_json=b"3"),
+                leases_pb2.Completion(ref=stale(succeeded), success=True),
+                leases_pb2.Completion(
                     ref=ref(failed.id), retryable=True, retry_delay_ms=60_000, failure={"type": "ValueError"}
                 ),
-                store_pb2.Completion(ref=stale(failed), retryable=True),
-                store_pb2.Completion(ref=ref(stopped.id), cancel_step=task_pb2.CANCEL_STEP_FLAG),
-                store_pb2.Completion(ref=stale(stopped), cancel_step=task_pb2.CANCEL_STEP_FLAG),
+                leases_pb2.Completion(ref=stale(failed), retryable=True),
+                leases_pb2.Completion(ref=ref(stopped.id), cancel_step=task_pb2.CANCEL_STEP_FLAG),
+                leases_pb2.Completion(ref=stale(stopped), cancel_step=task_pb2.CANCEL_STEP_FLAG),
             ],
-            released=[store_pb2.Release(ref=ref(released.id)), store_pb2.Release(ref=stale(released))],
-            died=[store_pb2.Death(ref=ref(died.id), started=True), store_pb2.Death(ref=stale(died))],
+            released=[leases_pb2.Release(ref=ref(released.id)), leases_pb2.Release(ref=stale(released))],
+            died=[leases_pb2.Death(ref=ref(died.id), started=True), leases_pb2.Death(ref=stale(died))],
         )
     )
     assert list(r.started) == [started.id]
@@ -131,14 +124,14 @@ async def test_a_success_is_a_success_whatever_was_requested_and_never_a_failure
     or not failures are applied in the same drain."""
     wanted, unwanted, failing = task(), task(), task(max_retries=0)
     await leased(result_store, wanted, unwanted, failing)
-    await result_store.report(store_pb2.ReportRequest(started=[ref(unwanted.id)]))
-    assert (await result_store.cancel(store_pb2.CancelTasksRequest(ids=[unwanted.id]))).outcomes[0].flagged
+    await result_store.report(leases_pb2.ReportRequest(started=[ref(unwanted.id)]))
+    assert (await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[unwanted.id]))).outcomes[0].flagged
     r = await result_store.report(
-        store_pb2.ReportRequest(
+        leases_pb2.ReportRequest(
             completed=[
-                store_pb2.Completion(ref=ref(wanted.id), success=True, result_json=b'{"a": 1}'),
-                store_pb2.Completion(ref=ref(unwanted.id), success=True, result_json=b"2"),
-                store_pb2.Completion(ref=ref(failing.id), failure={"type": "KeyError"}),
+                leases_pb2.Completion(ref=ref(wanted.id), success=True, result_json=b'{"a": 1}'),
+                leases_pb2.Completion(ref=ref(unwanted.id), success=True, result_json=b"2"),
+                leases_pb2.Completion(ref=ref(failing.id), failure={"type": "KeyError"}),
             ]
         )
     )
@@ -157,8 +150,8 @@ async def test_reports_merged_into_one_drain_each_get_their_own_reply(result_sto
     replies = await asyncio.gather(
         *(
             result_store.report(
-                store_pb2.ReportRequest(
-                    started=[ref(t.id)], completed=[store_pb2.Completion(ref=ref(t.id), success=True)]
+                leases_pb2.ReportRequest(
+                    started=[ref(t.id)], completed=[leases_pb2.Completion(ref=ref(t.id), success=True)]
                 )
             )
             for t in tasks

@@ -14,7 +14,7 @@ import asyncpg
 import pynng
 import pytest
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors, ids, rpc, transport
 from taskyard.result_store.service import serve
@@ -59,7 +59,7 @@ async def served(store_settings: Any) -> Any:
         try:
             await req.call(
                 contract.STORE_TASK_NAMES,
-                store_pb2.TaskNamesRequest(),
+                pools_pb2.TaskNamesRequest(),
                 timeout=0.5,
             )
             break
@@ -81,11 +81,11 @@ async def served(store_settings: Any) -> Any:
 async def test_insert_over_nng_publishes_events(served: Any) -> None:
     req, sub = served
     rec = tr.TaskRecord(id=ids.new_task_id(), name="add", request_id="nng-1")
-    reply = await req.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[rec]))
+    reply = await req.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[rec]))
     assert reply.tasks[0].created
     e = await sub.wait_for(lambda e: e.task_id == rec.id)
     assert e.type == "task.queued" and e.name == "add"
-    got = await req.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=[rec.id]))
+    got = await req.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=[rec.id]))
     assert got.tasks[0].id == rec.id
 
 
@@ -96,7 +96,7 @@ async def test_concurrent_requests_over_nng_are_group_committed(served: Any) -> 
         *(
             req.call(
                 contract.STORE_INSERT,
-                store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="x")]),
+                tasks_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="x")]),
             )
             for _ in range(n)
         )
@@ -107,7 +107,7 @@ async def test_concurrent_requests_over_nng_are_group_committed(served: Any) -> 
 async def test_errors_cross_the_bus(served: Any) -> None:
     req, _ = served
     with pytest.raises(errors.TaskyardError) as ei:
-        await req.call(contract.STORE_LIST, store_pb2.ListTasksRequest(cursor="%%%"))
+        await req.call(contract.STORE_LIST, tasks_pb2.ListTasksRequest(cursor="%%%"))
     assert ei.value.reason == "INVALID_PAGE_TOKEN"
     assert [v.field for v in ei.value.violations] == ["page_token"]
 
@@ -130,7 +130,7 @@ async def test_store_inserts_do_not_notify(result_store: Any) -> None:
     await asyncio.sleep(0.05)
     before = result_store.listener.notifications
     await result_store.insert(
-        store_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="quiet")])
+        tasks_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="quiet")])
     )
     await asyncio.sleep(0.3)
     assert result_store.listener.notifications == before
@@ -236,14 +236,14 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
         queued = tr.TaskRecord(id=ids.new_task_id(), name="add")
         await req.call(
             contract.STORE_INSERT,
-            store_pb2.InsertTasksRequest(
+            tasks_pb2.InsertTasksRequest(
                 tasks=[leased, queued],
                 pool_id="pool-a",
                 lease_ms=30_000,
-                leases=[store_pb2.Lease(task_id=leased.id, lease_token="tok")],
+                leases=[leases_pb2.Lease(task_id=leased.id, lease_token="tok")],
             ),
         )
-        await req.call(contract.STORE_CANCEL, store_pb2.CancelTasksRequest(ids=[queued.id]))
+        await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[queued.id]))
         got_results, got_pool, got_sched = await asyncio.gather(drain(results), drain(pools), drain(sched))
         # The gateway's topic: the final transition only, not the inserts' queued/assigned.
         assert [(e.task_id, e.type) for e in events(got_results, transport.EVENTS_TOPIC_BYTES)] == [

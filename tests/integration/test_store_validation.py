@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 from google.protobuf import json_format
 
-from taskyard.bus.v1 import envelope_pb2, schedule_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, pools_pb2, schedule_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import codec, contract, errors, ids, payload, rpc
 from taskyard.core.config import Settings
@@ -35,7 +35,7 @@ async def bus(store_settings: Any) -> Any:
     req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
     for _ in range(200):
         try:
-            await req.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(), timeout=0.5)
+            await req.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(), timeout=0.5)
             break
         except errors.TaskyardError:
             if served.done():
@@ -49,9 +49,9 @@ async def bus(store_settings: Any) -> Any:
         await asyncio.wait_for(served, 10)
 
 
-async def _insert(req: Any, *records: tr.TaskRecord) -> store_pb2.InsertTasksReply:
-    reply: store_pb2.InsertTasksReply = await req.call(
-        contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=records)
+async def _insert(req: Any, *records: tr.TaskRecord) -> tasks_pb2.InsertTasksReply:
+    reply: tasks_pb2.InsertTasksReply = await req.call(
+        contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=records)
     )
     return reply
 
@@ -64,7 +64,7 @@ async def _refused(req: Any, *records: tr.TaskRecord) -> errors.TaskyardError:
 
 
 async def _count(req: Any) -> int:
-    reply = await req.call(contract.STORE_LIST, store_pb2.ListTasksRequest(limit=1000))
+    reply = await req.call(contract.STORE_LIST, tasks_pb2.ListTasksRequest(limit=1000))
     return len(reply.tasks)
 
 
@@ -76,13 +76,13 @@ async def test_an_insert_over_the_bus_with_a_name_never_declared_is_refused(bus:
     # A pool declares it (its heartbeat): accepted from then on, even once the pool is gone.
     await bus.call(
         contract.STORE_HEARTBEAT,
-        store_pb2.HeartbeatRequest(pool_id="p-gone", is_running=False, task_names=["never_declared"]),
+        pools_pb2.HeartbeatRequest(pool_id="p-gone", is_running=False, task_names=["never_declared"]),
     )
     reply = await _insert(bus, tr.TaskRecord(id=ids.new_task_id(), name="never_declared"))
     assert reply.tasks[0].created
-    names = await bus.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest())
+    names = await bus.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest())
     assert "never_declared" in names.names
-    live = await bus.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(max_age_ms=60_000))
+    live = await bus.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(max_age_ms=60_000))
     assert "never_declared" not in live.names  # no running pool serves it
 
 
@@ -221,12 +221,12 @@ async def test_the_store_refuses_what_the_gateway_refuses(
     (rec,) = codec.build_records([_spec()], known_names={"add"}, limits=LIMITS, field="task", single=True)
     breach(rec)
     with pytest.raises(errors.TaskyardError) as store:
-        await result_store.insert(store_pb2.InsertTasksRequest(tasks=[rec]))
+        await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))
     assert store.value.code is errors.Code.INVALID_ARGUMENT
     assert [(v.field, getattr(v, "reason", "")) for v in store.value.violations] == [
         (f"tasks[0].{field}", reason)
     ]
-    page = await result_store.list(store_pb2.ListTasksRequest(limit=10))
+    page = await result_store.list(tasks_pb2.ListTasksRequest(limit=10))
     assert not page.tasks  # nothing of a refused request is written
 
 
@@ -241,7 +241,7 @@ async def test_records_the_edge_cannot_build_are_refused_too(result_store: Any) 
         tr.TaskRecord(id=ids.new_task_id(), name="add", trace_headers={"traceparent": "t\u0000"}),
     ]
     with pytest.raises(errors.TaskyardError) as info:
-        await result_store.insert(store_pb2.InsertTasksRequest(tasks=bad))
+        await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=bad))
     assert [v.field for v in info.value.violations] == [
         "tasks[0].args_json",
         "tasks[1].args_json",
@@ -253,7 +253,7 @@ async def test_records_the_edge_cannot_build_are_refused_too(result_store: Any) 
     ]
     depth = payload.MAX_NESTING
     ok = tr.TaskRecord(id=ids.new_task_id(), name="add", args_json=json.dumps(_nested(depth)).encode())
-    reply = await result_store.insert(store_pb2.InsertTasksRequest(tasks=[ok]))
+    reply = await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[ok]))
     assert reply.tasks[0].created
 
 

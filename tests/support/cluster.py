@@ -59,7 +59,7 @@ TEST_DEFAULTS: dict[str, Any] = {
 
 _FIELDS = {f.name for f in dataclasses.fields(Settings)}
 # Environment variables of the outer process that must not leak into a cluster.
-_SCRUB_PREFIXES = ("TASKYARD_", "QUEUE_", "QUEUED_TASK_")
+_SCRUB_PREFIXES = ("TASKYARD_", "QUEUE_", "QUEUED_TASK_", "OTEL_")
 
 
 class ClusterError(RuntimeError):
@@ -84,6 +84,7 @@ class Cluster:
         *,
         env: dict[str, str] | None = None,
         grace: float = 10.0,
+        metrics: bool = False,
         **overrides: Any,
     ) -> None:
         unknown = set(overrides) - _FIELDS
@@ -119,6 +120,10 @@ class Cluster:
             "PYTHONPATH": os.pathsep.join(dict.fromkeys(pythonpath)),
             **(env or {}),
         }
+        # With metrics, each service (and each extra instance, on its first
+        # start) serves /metrics on a port of its own.
+        self.metrics = metrics
+        self.metrics_ports: dict[str, int] = {}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self._logs: dict[str, IO[bytes]] = {}
         self._all_pids: set[int] = set()
@@ -173,7 +178,11 @@ class Cluster:
         log.flush()
         offset = log.tell()
         self._logs[name] = log
-        proc = procs.spawn(kind, {**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+        own: dict[str, str] = {}
+        if self.metrics:
+            port = self.metrics_ports.setdefault(name, procs.free_port())
+            own["TASKYARD_METRICS_PORT"] = str(port)
+        proc = procs.spawn(kind, {**self.env, **own, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
         self.procs[name] = proc
         self._all_pids.add(proc.pid)
         self._stopped = False

@@ -23,7 +23,7 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import contract, ids, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
@@ -66,9 +66,9 @@ class ReportLog:
         # Slot notices sent to the scheduler over the PAIR (refs and free slots only).
         self.notices: list[Report] = []
         self.started: dict[str, task_record_pb2.AttemptRef] = {}
-        self.completed: dict[str, store_pb2.Completion] = {}
-        self.released: dict[str, store_pb2.Release] = {}
-        self.died: dict[str, store_pb2.Death] = {}
+        self.completed: dict[str, leases_pb2.Completion] = {}
+        self.released: dict[str, leases_pb2.Release] = {}
+        self.died: dict[str, leases_pb2.Death] = {}
         self._changed = asyncio.Condition()
 
     @property
@@ -104,7 +104,7 @@ class ReportLog:
         except TimeoutError:
             raise AssertionError(f"condition not met within {within}s; reports: {self.reports}") from None
 
-    async def completion(self, task_id: str, within: float = 10.0) -> store_pb2.Completion:
+    async def completion(self, task_id: str, within: float = 10.0) -> leases_pb2.Completion:
         await self.wait(lambda log: task_id in log.completed, within)
         return self.completed[task_id]
 
@@ -114,7 +114,7 @@ class FakeScheduler:
         self.settings = settings
         self.scheduler_id = scheduler_id
         self.registrations: list[dispatch_pb2.Register] = []
-        self.heartbeats: list[store_pb2.HeartbeatRequest] = []
+        self.heartbeats: list[pools_pb2.HeartbeatRequest] = []
         self.log = ReportLog()
         self.registered = asyncio.Event()
         self.heartbeat_seen = asyncio.Event()
@@ -164,19 +164,19 @@ class FakeScheduler:
         )
 
     async def _on_heartbeat(
-        self, msg: store_pb2.HeartbeatRequest, _env: envelope_pb2.Envelope
-    ) -> store_pb2.HeartbeatReply:
+        self, msg: pools_pb2.HeartbeatRequest, _env: envelope_pb2.Envelope
+    ) -> pools_pb2.HeartbeatReply:
         self.heartbeats.append(msg)
         self.heartbeat_seen.set()
-        return store_pb2.HeartbeatReply()
+        return pools_pb2.HeartbeatReply()
 
     async def _on_report(
-        self, msg: store_pb2.ReportRequest, _env: envelope_pb2.Envelope
-    ) -> store_pb2.ReportReply:
+        self, msg: leases_pb2.ReportRequest, _env: envelope_pb2.Envelope
+    ) -> leases_pb2.ReportReply:
         await self.log.add(
             Report(started=msg.started, completed=msg.completed, released=msg.released, died=msg.died)
         )
-        return store_pb2.ReportReply()
+        return leases_pb2.ReportReply()
 
     def _connect_pair(self, address: str) -> None:
         if self._pair is not None:

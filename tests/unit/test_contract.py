@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mypy import api as mypy_api
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, tasks_pb2
 from taskyard.core import contract, rpc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,20 +26,20 @@ def test_every_kind_is_declared_exactly_once() -> None:
         assert method.request.DESCRIPTOR.full_name.startswith("taskyard.bus.v1.")
 
 
-async def _get(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
-    return store_pb2.GetTasksReply()
+async def _get(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
+    return tasks_pb2.GetTasksReply()
 
 
 async def _takes_the_wrong_request(
-    req: store_pb2.ListTasksRequest, env: envelope_pb2.Envelope
-) -> store_pb2.GetTasksReply:
-    return store_pb2.GetTasksReply()
+    req: tasks_pb2.ListTasksRequest, env: envelope_pb2.Envelope
+) -> tasks_pb2.GetTasksReply:
+    return tasks_pb2.GetTasksReply()
 
 
 async def _returns_the_wrong_reply(
-    req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope
-) -> store_pb2.ListTasksReply:
-    return store_pb2.ListTasksReply()
+    req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope
+) -> tasks_pb2.ListTasksReply:
+    return tasks_pb2.ListTasksReply()
 
 
 def _responder(tmp_path: Path, routes: list[rpc.Route[Any] | rpc.RawRoute]) -> rpc.Responder:
@@ -69,8 +69,8 @@ def test_a_method_not_from_the_contract_is_refused(tmp_path: Path) -> None:
         service=contract.STORE,
         name="GetTasks",
         kind=envelope_pb2.KIND_STORE_GET,
-        request=store_pb2.GetTasksRequest,
-        reply=store_pb2.ListTasksReply,
+        request=tasks_pb2.GetTasksRequest,
+        reply=tasks_pb2.ListTasksReply,
     )
     with pytest.raises(TypeError, match="not the contract's method"):
         _responder(tmp_path, [rpc.serve(forged, _returns_the_wrong_reply)])
@@ -86,13 +86,13 @@ def test_mypy_rejects_a_call_with_the_wrong_request_and_a_wrong_reply_type(tmp_p
     snippet.write_text(
         textwrap.dedent(
             """
-            from taskyard.bus.v1 import store_pb2
+            from taskyard.bus.v1 import tasks_pb2
             from taskyard.core import contract, rpc
 
             async def wrong(requester: rpc.Requester) -> None:
-                await requester.call(contract.STORE_GET, store_pb2.ListTasksRequest())
-                reply: store_pb2.ListTasksReply = await requester.call(
-                    contract.STORE_GET, store_pb2.GetTasksRequest()
+                await requester.call(contract.STORE_GET, tasks_pb2.ListTasksRequest())
+                reply: tasks_pb2.ListTasksReply = await requester.call(
+                    contract.STORE_GET, tasks_pb2.GetTasksRequest()
                 )
             """
         )

@@ -3,7 +3,7 @@ enqueued, cancelled queued tasks leave their lane."""
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, lanes_pb2
 from taskyard.core import transport
 from taskyard.core.priority import Priority
 from taskyard.scheduler import graph
@@ -15,8 +15,8 @@ def test_released_refs_are_enqueued_once() -> None:
     lanes = Lanes()
     msg = graph_pb2.ReleasedTasks(
         tasks=[
-            store_pb2.QueuedRef(id="a", name="add", priority=task_pb2.PRIORITY_HIGH),
-            store_pb2.QueuedRef(id="b", name="add"),
+            lanes_pb2.QueuedRef(id="a", name="add", priority=task_pb2.PRIORITY_HIGH),
+            lanes_pb2.QueuedRef(id="b", name="add"),
         ]
     )
     raw = transport.encode(envelope_pb2.KIND_GRAPH_RELEASED, msg)

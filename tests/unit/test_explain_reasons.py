@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from taskyard.bus.v1 import task_record_pb2, time_pb2
+from taskyard.bus.v1 import task_record_pb2, tasks_pb2
 from taskyard.core import contract
 from taskyard.core.clock import ManualClock, to_us
 from taskyard.core.states import TaskState
@@ -18,8 +18,8 @@ TID = "0190f0c2-0000-7000-8000-000000000001"
 
 
 class FakeStore:
-    def __init__(self, facts: time_pb2.ExplainFactsReply | None = None) -> None:
-        self.facts = facts or time_pb2.ExplainFactsReply(found=True)
+    def __init__(self, facts: tasks_pb2.ExplainFactsReply | None = None) -> None:
+        self.facts = facts or tasks_pb2.ExplainFactsReply(found=True)
         self.kinds: list[int] = []
 
     async def call(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> Any:
@@ -90,7 +90,7 @@ async def test_a_final_task_tells_its_uncounted_runs() -> None:
 async def test_dependencies() -> None:
     ids = [f"0190f0c2-0000-7000-8000-00000000000{i}" for i in range(2, 7)]
     out = await _explain(
-        _rec(TaskState.PENDING), FakeStore(time_pb2.ExplainFactsReply(found=True, waiting_on=ids))
+        _rec(TaskState.PENDING), FakeStore(tasks_pb2.ExplainFactsReply(found=True, waiting_on=ids))
     )
     assert out.reason == R.WAIT_REASON_DEPENDENCY
     assert list(out.waiting_on) == ids
@@ -117,7 +117,7 @@ async def test_dependencies() -> None:
     ],
 )
 async def test_queued(facts: dict[str, Any], reason: int, text: str) -> None:
-    out = await _explain(_rec(TaskState.QUEUED), FakeStore(time_pb2.ExplainFactsReply(found=True, **facts)))
+    out = await _explain(_rec(TaskState.QUEUED), FakeStore(tasks_pb2.ExplainFactsReply(found=True, **facts)))
     assert out.reason == reason
     assert text in out.message
     assert out.lane_depth_ahead == facts.get("depth_ahead", 0)

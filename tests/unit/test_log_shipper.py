@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from taskyard.bus.v1 import ops_pb2
+from taskyard.bus.v1 import leases_pb2, logs_pb2
 from taskyard.core import contract
 from taskyard.core.config import Settings
 from taskyard.worker_pool.relay import ReportRelay
@@ -21,7 +21,7 @@ class HeldStore:
     """Each request waits until the test releases it; records what was sent."""
 
     def __init__(self) -> None:
-        self.sent: list[ops_pb2.LogBatch] = []
+        self.sent: list[logs_pb2.LogBatch] = []
         self.gates: list[asyncio.Event] = []
         self.arrived = asyncio.Event()
 
@@ -46,9 +46,9 @@ async def settled(shipper: LogShipper, limit: float, keys: list[tuple[str, int]]
     return await shipper.reached(shipper.target(keys), limit)
 
 
-def lines(task_id: str, n: int, attempt: int = 1) -> ops_pb2.LogBatch:
-    return ops_pb2.LogBatch(
-        lines=[ops_pb2.LogLine(task_id=task_id, attempt=attempt, message=f"{task_id} {i}") for i in range(n)]
+def lines(task_id: str, n: int, attempt: int = 1) -> logs_pb2.LogBatch:
+    return logs_pb2.LogBatch(
+        lines=[logs_pb2.LogLine(task_id=task_id, attempt=attempt, message=f"{task_id} {i}") for i in range(n)]
     )
 
 
@@ -87,7 +87,7 @@ async def test_context_updates_wait_for_a_full_drain() -> None:
     store = HeldStore()
     shipper = LogShipper(store, batch_lines=1)  # type: ignore[arg-type]
     shipper.add(lines("x", 1))
-    shipper.add(ops_pb2.LogBatch(context=[ops_pb2.ContextUpdate(task_id="b", attempt=1)]))
+    shipper.add(logs_pb2.LogBatch(context=[logs_pb2.ContextUpdate(task_id="b", attempt=1)]))
     shipper.add(lines("y", 1))
     await asyncio.sleep(0)
     waiting = asyncio.create_task(settled(shipper, 5.0, [("b", 1)]))
@@ -130,7 +130,7 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
     """The manager gives the report loop a second to hand its last outcomes over when
     it drains; an outcome still waiting for slow log lines must go at once (a lost
     outcome runs the task again), not after the whole 2 s settle limit."""
-    from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+    from taskyard.bus.v1 import dispatch_pb2, task_record_pb2
 
     store = HeldStore()  # never answers: the log lines stay unacknowledged
     logs = LogShipper(store)  # type: ignore[arg-type]
@@ -138,7 +138,7 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
     relay, pool, outbox = relay_with(outcomes, logs)
     logs.add(lines("chatty", 2))
     ref = task_record_pb2.AttemptRef(task_id="chatty", attempt=1)
-    outbox.report.completed.append(store_pb2.Completion(ref=ref, success=True))
+    outbox.report.completed.append(leases_pb2.Completion(ref=ref, success=True))
     outbox.slots_changed()
     sender = asyncio.create_task(relay.run())
     try:
@@ -155,7 +155,7 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
 
 
 async def test_a_quiet_outcome_goes_while_a_chatty_one_waits_for_its_lines() -> None:
-    from taskyard.bus.v1 import store_pb2, task_record_pb2
+    from taskyard.bus.v1 import task_record_pb2
 
     store = HeldStore()
     logs = LogShipper(store)  # type: ignore[arg-type]
@@ -164,7 +164,7 @@ async def test_a_quiet_outcome_goes_while_a_chatty_one_waits_for_its_lines() -> 
     logs.add(lines("chatty", 2))
     for tid in ("chatty", "quiet"):
         ref = task_record_pb2.AttemptRef(task_id=tid, attempt=1)
-        outbox.report.completed.append(store_pb2.Completion(ref=ref, success=True))
+        outbox.report.completed.append(leases_pb2.Completion(ref=ref, success=True))
     outbox.slots_changed()
     sender = asyncio.create_task(relay.run())
     try:

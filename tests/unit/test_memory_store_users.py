@@ -9,9 +9,12 @@ test moves, and no database.
 
 from __future__ import annotations
 
-import pytest
+import functools
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2, supervision_pb2
+import pytest
+from support.records import task as add_task
+
+from taskyard.bus.v1 import counters_pb2, dispatch_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors, ids
 from taskyard.core.clock import ManualClock, to_us
@@ -30,8 +33,7 @@ LEASE_MS = 30_000
 RETRY_SECONDS = 5.0
 
 
-def task(**kw: object) -> tr.TaskRecord:
-    return tr.TaskRecord(id=ids.new_task_id(), name="add", **kw)  # type: ignore[arg-type]
+task = functools.partial(add_task, args_json=b"")
 
 
 async def _no_report(pool: Pool, report: dispatch_pb2.PoolReport) -> None:
@@ -54,7 +56,7 @@ def _maintenance(store: MemoryStore, lanes: Lanes) -> tuple[Maintenance, Dispatc
 
 
 async def _get(store: MemoryStore, task_id: str) -> tr.TaskRecord:
-    (rec,) = (await store.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=[task_id]))).tasks
+    (rec,) = (await store.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=[task_id]))).tasks
     return rec
 
 
@@ -64,14 +66,14 @@ async def test_maintenance_puts_lapsed_leases_and_due_retries_back_in_the_lanes(
     lanes = Lanes()
     maintenance, dispatcher = _maintenance(store, lanes)
     unstarted, running = task(), task(max_retries=-1)
-    await store.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[unstarted, running]))
-    leases = [store_pb2.Lease(task_id=t.id, lease_token="tok") for t in (unstarted, running)]
+    await store.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[unstarted, running]))
+    leases = [leases_pb2.Lease(task_id=t.id, lease_token="tok") for t in (unstarted, running)]
     await store.call(
-        contract.STORE_LEASE, store_pb2.LeaseTasksRequest(pool_id="p", lease_ms=LEASE_MS, leases=leases)
+        contract.STORE_LEASE, leases_pb2.LeaseTasksRequest(pool_id="p", lease_ms=LEASE_MS, leases=leases)
     )
     await store.call(
         contract.STORE_REPORT,
-        store_pb2.ReportRequest(started=[tr.AttemptRef(task_id=running.id, attempt=1, lease_token="tok")]),
+        leases_pb2.ReportRequest(started=[tr.AttemptRef(task_id=running.id, attempt=1, lease_token="tok")]),
     )
 
     await maintenance.rescue_and_promote()
@@ -102,7 +104,7 @@ async def test_maintenance_queues_a_task_when_its_eta_comes() -> None:
     lanes = Lanes()
     maintenance, _ = _maintenance(store, lanes)
     later = task(state=task_pb2.TASK_STATE_SCHEDULED, run_at_us=to_us(clock.now() + 60))
-    await store.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[later]))
+    await store.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[later]))
     await maintenance.rescue_and_promote()
     assert later.id not in lanes
     clock.advance(60)
@@ -129,16 +131,16 @@ async def _cancel(store: MemoryStore, task_id: str) -> task_service_pb2.CancelTa
 async def test_the_gateways_cancel_tells_each_outcome() -> None:
     store = MemoryStore(task_names=["add"])
     queued, running = task(), task()
-    await store.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[queued, running]))
+    await store.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[queued, running]))
     await store.call(
         contract.STORE_LEASE,
-        store_pb2.LeaseTasksRequest(
-            pool_id="p", leases=[store_pb2.Lease(task_id=running.id, lease_token="t")]
+        leases_pb2.LeaseTasksRequest(
+            pool_id="p", leases=[leases_pb2.Lease(task_id=running.id, lease_token="t")]
         ),
     )
     await store.call(
         contract.STORE_REPORT,
-        store_pb2.ReportRequest(started=[tr.AttemptRef(task_id=running.id, attempt=1, lease_token="t")]),
+        leases_pb2.ReportRequest(started=[tr.AttemptRef(task_id=running.id, attempt=1, lease_token="t")]),
     )
 
     done = await _cancel(store, queued.id)
@@ -164,12 +166,12 @@ async def test_the_gateways_cancel_tells_each_outcome() -> None:
 async def test_what_the_memory_store_does_not_fake_is_unimplemented() -> None:
     store = MemoryStore(task_names=["add"])
     with pytest.raises(errors.TaskyardError) as counters:
-        await store.call(contract.STORE_COUNTERS, supervision_pb2.CountersRequest())
+        await store.call(contract.STORE_COUNTERS, counters_pb2.CountersRequest())
     assert counters.value.code is errors.Code.UNIMPLEMENTED
     first = task()
-    await store.call(contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[first]))
+    await store.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[first]))
     with pytest.raises(errors.TaskyardError) as graph:
         await store.call(
-            contract.STORE_INSERT, store_pb2.InsertTasksRequest(tasks=[task(depends_on=[first.id])])
+            contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[task(depends_on=[first.id])])
         )
     assert graph.value.code is errors.Code.UNIMPLEMENTED

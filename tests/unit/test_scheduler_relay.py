@@ -13,7 +13,15 @@ from typing import Any, cast
 import pynng
 import pytest
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2, views_pb2
+from taskyard.bus.v1 import (
+    dispatch_pb2,
+    envelope_pb2,
+    lanes_pb2,
+    leases_pb2,
+    task_record_pb2,
+    tasks_pb2,
+    views_pb2,
+)
 from taskyard.core import contract, rpc, transport
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState
@@ -47,8 +55,8 @@ def _record(
     )
 
 
-def _inserted(record: task_record_pb2.TaskRecord, *, created: bool = True) -> store_pb2.InsertedTask:
-    return store_pb2.InsertedTask(
+def _inserted(record: task_record_pb2.TaskRecord, *, created: bool = True) -> tasks_pb2.InsertedTask:
+    return tasks_pb2.InsertedTask(
         id=record.id,
         state=record.state,
         created=created,
@@ -125,7 +133,7 @@ def _busy_lanes() -> Lanes:
 async def test_a_submission_goes_to_the_store_byte_for_byte() -> None:
     queued, later = _record("q1"), _record("s1", state=SCHEDULED, run_at_us=1_900_000_000_000_000)
     payload = dispatch_pb2.SubmitRequest(tasks=[queued, later]).SerializeToString()
-    reply = store_pb2.InsertTasksReply(tasks=[_inserted(queued), _inserted(later)]).SerializeToString()
+    reply = tasks_pb2.InsertTasksReply(tasks=[_inserted(queued), _inserted(later)]).SerializeToString()
     store = _Store(reply)
     lanes = _busy_lanes()
     sched, timers = _scheduler(store, lanes, [_pool()])
@@ -133,7 +141,7 @@ async def test_a_submission_goes_to_the_store_byte_for_byte() -> None:
     answer = await sched._on_submit(payload, envelope_pb2.Envelope())
 
     assert store.sent == [(envelope_pb2.KIND_STORE_INSERT, payload)]
-    assert list(store_pb2.InsertTasksRequest.FromString(store.sent[0][1]).tasks) == [queued, later]
+    assert list(tasks_pb2.InsertTasksRequest.FromString(store.sent[0][1]).tasks) == [queued, later]
     # No leased records: the store's reply is the gateway's SubmitReply as it is.
     assert answer == reply
     assert list(dispatch_pb2.SubmitReply.FromString(answer).tasks) == [_inserted(queued), _inserted(later)]
@@ -144,7 +152,7 @@ async def test_a_submission_goes_to_the_store_byte_for_byte() -> None:
 async def test_only_created_tasks_are_queued() -> None:
     fresh, repeated = _record("new"), _record("old")
     payload = dispatch_pb2.SubmitRequest(tasks=[fresh, repeated]).SerializeToString()
-    reply = store_pb2.InsertTasksReply(tasks=[_inserted(fresh), _inserted(repeated, created=False)])
+    reply = tasks_pb2.InsertTasksReply(tasks=[_inserted(fresh), _inserted(repeated, created=False)])
     lanes = _busy_lanes()
     sched, _ = _scheduler(_Store(reply.SerializeToString()), lanes, [_pool()])
     await sched._on_submit(payload, envelope_pb2.Envelope())
@@ -160,15 +168,15 @@ async def test_fast_path_fields_merge_into_the_forwarded_request(monkeypatch: py
     leased.state = ASSIGNED  # type: ignore[assignment]
     leased.lease_token = "tok"
     leased.pool_id = "pool-1"
-    inserted = [store_pb2.InsertedTask(id="mine", state=ASSIGNED, created=True, name="add"), _inserted(other)]  # type: ignore[arg-type]
-    reply = store_pb2.InsertTasksReply(tasks=inserted, leased=[leased])
+    inserted = [tasks_pb2.InsertedTask(id="mine", state=ASSIGNED, created=True, name="add"), _inserted(other)]  # type: ignore[arg-type]
+    reply = tasks_pb2.InsertTasksReply(tasks=inserted, leased=[leased])
     store = _Store(reply.SerializeToString())
     pool = _pool()
     sched, _ = _scheduler(store, Lanes(), [pool])
 
     answer = await sched._on_submit(payload, envelope_pb2.Envelope())
 
-    insert = store_pb2.InsertTasksRequest.FromString(store.sent[0][1])
+    insert = tasks_pb2.InsertTasksRequest.FromString(store.sent[0][1])
     assert list(insert.tasks) == [mine, other]
     assert insert.pool_id == "pool-1" and insert.lease_ms == 30_000
     assert [lease.task_id for lease in insert.leases] == ["mine"]
@@ -186,13 +194,13 @@ async def test_sampled_records_get_the_scheduler_stamps_and_keep_every_field() -
     sampled, plain = _record("sampled"), _record("plain")
     sampled.hops.add(hop="gateway.received", at_ns=1)
     payload = dispatch_pb2.SubmitRequest(tasks=[sampled, plain]).SerializeToString()
-    reply = store_pb2.InsertTasksReply(tasks=[_inserted(sampled), _inserted(plain)])
+    reply = tasks_pb2.InsertTasksReply(tasks=[_inserted(sampled), _inserted(plain)])
     store = _Store(reply.SerializeToString())
     sched, _ = _scheduler(store, _busy_lanes(), [_pool()])
 
     await sched._on_submit(payload, envelope_pb2.Envelope())
 
-    sent = list(store_pb2.InsertTasksRequest.FromString(store.sent[0][1]).tasks)
+    sent = list(tasks_pb2.InsertTasksRequest.FromString(store.sent[0][1]).tasks)
     assert [h.hop for h in sent[0].hops] == ["gateway.received", "scheduler.received", "scheduler.sent"]
     del sent[0].hops[1:]
     assert sent == [sampled, plain]
@@ -203,7 +211,7 @@ async def test_the_hops_tag_inside_a_payload_changes_nothing() -> None:
     record = _record("x")
     record.args_json = b'["\xba\x02"]'
     payload = dispatch_pb2.SubmitRequest(tasks=[record]).SerializeToString()
-    store = _Store(store_pb2.InsertTasksReply(tasks=[_inserted(record)]).SerializeToString())
+    store = _Store(tasks_pb2.InsertTasksReply(tasks=[_inserted(record)]).SerializeToString())
     sched, _ = _scheduler(store, _busy_lanes(), [_pool()])
     await sched._on_submit(payload, envelope_pb2.Envelope())
     assert store.sent[0][1] == payload
@@ -214,7 +222,7 @@ async def test_a_lease_reply_goes_to_the_pool_as_it_came() -> None:
     for task_id in ("a", "b", "c"):
         lanes.push(Ref(id=task_id, name="add", priority=Priority.NORMAL))
     records = [_record(i, state=ASSIGNED, lease_token=f"tok-{i}") for i in ("a", "c")]
-    raw = store_pb2.LeaseTasksReply(tasks=records).SerializeToString()
+    raw = leases_pb2.LeaseTasksReply(tasks=records).SerializeToString()
     store = _Store(raw)
     pool = _pool()
     registry = cast(Any, type("Registry", (), {})())
@@ -223,7 +231,7 @@ async def test_a_lease_reply_goes_to_the_pool_as_it_came() -> None:
     d.dispatch_once()
     await asyncio.gather(*d._inflight)
 
-    request = store_pb2.LeaseTasksRequest.FromString(store.sent[0][1])
+    request = leases_pb2.LeaseTasksRequest.FromString(store.sent[0][1])
     assert [lease.task_id for lease in request.leases] == ["a", "b", "c"]
     tokens = [lease.lease_token for lease in request.leases]
     assert len(set(tokens)) == 3 and all(t.startswith("p1-") and len(t) == 3 + 16 for t in tokens)
@@ -247,10 +255,10 @@ def test_dispatch_payload_of_heads_is_the_full_dispatch() -> None:
 
 def test_refs_take_their_priority_from_the_wire_value() -> None:
     for wire, expected in ((0, Priority.NORMAL), (1, Priority.CRITICAL), (4, Priority.LOW)):
-        ref = dispatcher_mod.ref_of(store_pb2.QueuedRef(id="x", name="n", priority=wire, queue="q"))  # type: ignore[arg-type]
+        ref = dispatcher_mod.ref_of(lanes_pb2.QueuedRef(id="x", name="n", priority=wire, queue="q"))  # type: ignore[arg-type]
         assert ref.priority is expected
     with pytest.raises(ValueError):
-        dispatcher_mod.ref_of(store_pb2.QueuedRef(id="x", priority=9))  # type: ignore[arg-type]
+        dispatcher_mod.ref_of(lanes_pb2.QueuedRef(id="x", priority=9))  # type: ignore[arg-type]
 
 
 # --- transport: raw routes and raw replies -------------------------------------
@@ -264,7 +272,7 @@ async def test_raw_route_and_raw_request(tmp_path: Path) -> None:
         seen.append(payload)
         tasks = dispatch_pb2.SubmitRequest.FromString(payload).tasks
         return dispatch_pb2.SubmitReply(
-            tasks=[store_pb2.InsertedTask(id=t.id) for t in tasks]
+            tasks=[tasks_pb2.InsertedTask(id=t.id) for t in tasks]
         ).SerializeToString()
 
     responder = rpc.Responder(
@@ -278,7 +286,7 @@ async def test_raw_route_and_raw_request(tmp_path: Path) -> None:
     try:
         request = dispatch_pb2.SubmitRequest(tasks=[_record("a")])
         data = request.SerializeToString()
-        expected = dispatch_pb2.SubmitReply(tasks=[store_pb2.InsertedTask(id="a")])
+        expected = dispatch_pb2.SubmitReply(tasks=[tasks_pb2.InsertedTask(id="a")])
         got = await asyncio.wait_for(requester.call_raw(contract.SUBMIT, request), 10)
         assert seen == [data] and got == expected.SerializeToString()
         # call() takes a serialized message as the request too.

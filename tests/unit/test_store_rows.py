@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import errors
 from taskyard.result_store import events as store_events
 from taskyard.result_store import records, reports, validation
@@ -171,7 +171,7 @@ def test_record_from_row_leaves_defaults_unset() -> None:
 
 
 def test_add_record_builds_in_place() -> None:
-    reply = store_pb2.LeaseTasksReply()
+    reply = leases_pb2.LeaseTasksReply()
     rec = records.add_record(reply.tasks, every_field_set())
     assert list(reply.tasks) == [records.record_from_row(every_field_set())]
     rec.name = "renamed"  # the record returned is the reply's own
@@ -279,7 +279,7 @@ def test_reading_by_position_is_reading_by_name(fields: Any) -> None:
     assert not records.in_record_order([])
     assert not records.in_record_order([{"state": "x", **r}])
     assert records.record_and_event(extra, ordered=True) == records.record_and_event(r)
-    a, b = store_pb2.LeaseTasksReply(), store_pb2.LeaseTasksReply()
+    a, b = leases_pb2.LeaseTasksReply(), leases_pb2.LeaseTasksReply()
     records.add_record(a.tasks, extra, ordered=True)
     records.add_record(b.tasks, r)
     assert a == b
@@ -383,7 +383,7 @@ CASES: list[dict[str, Any]] = [
 def check(tasks: list[task_record_pb2.TaskRecord], *, max_payload_bytes: int = 1 << 20) -> Any:
     try:
         return validation.validate_insert(
-            store_pb2.InsertTasksRequest(tasks=tasks),
+            tasks_pb2.InsertTasksRequest(tasks=tasks),
             known_names={"noop"},
             max_payload_bytes=max_payload_bytes,
             now_us=1_700_000_000_000_000,

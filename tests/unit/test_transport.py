@@ -12,12 +12,12 @@ from pathlib import Path
 import pynng
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import envelope_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, errors, rpc, transport
 
 LIMIT = 64 * 1024
 GET = envelope_pb2.KIND_STORE_GET
-Handler = Callable[[store_pb2.GetTasksRequest, envelope_pb2.Envelope], Awaitable[store_pb2.GetTasksReply]]
+Handler = Callable[[tasks_pb2.GetTasksRequest, envelope_pb2.Envelope], Awaitable[tasks_pb2.GetTasksReply]]
 
 
 def ipc(tmp_path: Path, name: str) -> str:
@@ -26,8 +26,8 @@ def ipc(tmp_path: Path, name: str) -> str:
     return address
 
 
-def echo_reply(request: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
-    return store_pb2.GetTasksReply(tasks=[task_record_pb2.TaskRecord(id=i) for i in request.ids])
+def echo_reply(request: tasks_pb2.GetTasksRequest) -> tasks_pb2.GetTasksReply:
+    return tasks_pb2.GetTasksReply(tasks=[task_record_pb2.TaskRecord(id=i) for i in request.ids])
 
 
 class Server:
@@ -38,8 +38,8 @@ class Server:
         self._handler = handler
 
         async def counted(
-            req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope
-        ) -> store_pb2.GetTasksReply:
+            req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope
+        ) -> tasks_pb2.GetTasksReply:
             self.calls += 1
             return await handler(req, env)
 
@@ -85,11 +85,11 @@ def make_requester(
     return r
 
 
-async def get(r: rpc.Requester, *ids: str, limit: float | None = None) -> store_pb2.GetTasksReply:
+async def get(r: rpc.Requester, *ids: str, limit: float | None = None) -> tasks_pb2.GetTasksReply:
     # The outer bound turns a hang into a test failure instead of a pytest-timeout.
     bound = (r.timeout if limit is None else limit) + 5
     return await asyncio.wait_for(
-        r.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=list(ids)), timeout=limit),
+        r.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=list(ids)), timeout=limit),
         bound,
     )
 
@@ -98,12 +98,12 @@ async def get(r: rpc.Requester, *ids: str, limit: float | None = None) -> store_
 
 
 def test_envelope_round_trip() -> None:
-    payload = store_pb2.GetTasksRequest(ids=["a", "b"])
+    payload = tasks_pb2.GetTasksRequest(ids=["a", "b"])
     raw = transport.encode(GET, payload, headers={"traceparent": "00-x"}, deadline_ms=123)
     env = transport.decode(raw)
     assert env.kind == GET and env.deadline_unix_ms == 123 and env.message_id
     assert dict(env.headers) == {"traceparent": "00-x"}
-    assert transport.unpack(env, store_pb2.GetTasksRequest) == payload
+    assert transport.unpack(env, tasks_pb2.GetTasksRequest) == payload
 
 
 def test_open_socket_sets_the_receive_limit(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_open_socket_sets_the_receive_limit(tmp_path: Path) -> None:
 async def test_request_reply(tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]) -> None:
     seen: list[envelope_pb2.Envelope] = []
 
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         seen.append(env)
         return echo_reply(req)
 
@@ -139,7 +139,7 @@ async def test_concurrent_requests_each_get_their_own_reply(
     arrived = 0
     all_in = asyncio.Event()
 
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         nonlocal arrived
         arrived += 1
         if arrived == n:
@@ -158,7 +158,7 @@ async def test_concurrent_requests_each_get_their_own_reply(
 async def test_error_reply_becomes_taskyard_error(
     tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]
 ) -> None:
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         if req.ids[0] == "bad":
             raise errors.invalid([errors.FieldViolation(field="ids[0]", description="not a uuid")])
         raise errors.not_found("task", req.ids[0])
@@ -182,7 +182,7 @@ async def test_error_reply_becomes_taskyard_error(
 async def test_handler_crash_is_internal_and_the_server_goes_on(
     tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]
 ) -> None:
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         if req.ids[0] == "boom":
             raise RuntimeError("kaput")
         return echo_reply(req)
@@ -200,7 +200,7 @@ async def test_handler_crash_is_internal_and_the_server_goes_on(
 async def test_unknown_kind_is_an_error(
     tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]
 ) -> None:
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         return echo_reply(req)
 
     address = ipc(tmp_path, "store")
@@ -208,7 +208,7 @@ async def test_unknown_kind_is_an_error(
     r = make_requester(requesters, address)
     with pytest.raises(errors.TaskyardError) as info:
         await asyncio.wait_for(
-            r.call(contract.STORE_LIST, store_pb2.ListTasksRequest()),
+            r.call(contract.STORE_LIST, tasks_pb2.ListTasksRequest()),
             10,
         )
     assert info.value.code == errors.Code.INTERNAL
@@ -220,7 +220,7 @@ async def test_no_reply_in_time_is_deadline_exceeded(
 ) -> None:
     never = asyncio.Event()
 
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         await never.wait()
         return echo_reply(req)
 
@@ -240,12 +240,12 @@ async def test_a_request_waiting_when_its_responder_restarts_is_answered_by_the_
     arrived = asyncio.Event()
     never = asyncio.Event()
 
-    async def stuck(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def stuck(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         arrived.set()
         await never.wait()
         return echo_reply(req)
 
-    async def answers(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def answers(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         return echo_reply(req)
 
     address = ipc(tmp_path, "store")
@@ -269,7 +269,7 @@ async def test_the_responder_runs_at_most_its_concurrency_and_answers_the_rest_l
     two_in = asyncio.Event()
     release = asyncio.Event()
 
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         nonlocal running, most
         running += 1
         most = max(most, running)
@@ -305,7 +305,7 @@ async def test_a_late_reply_is_dropped_and_the_next_request_gets_its_own(
 ) -> None:
     slow_done = asyncio.Event()
 
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         if req.ids[0] == "slow":
             await asyncio.sleep(0.3)
             slow_done.set()
@@ -327,7 +327,7 @@ async def test_closing_a_requester_ends_its_waiting_requests_as_unavailable(
     arrived = asyncio.Event()
     never = asyncio.Event()
 
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         arrived.set()
         await never.wait()
         return echo_reply(req)
@@ -355,21 +355,21 @@ async def test_a_closed_requester_refuses_at_once(tmp_path: Path) -> None:
 async def test_a_request_past_its_deadline_is_dropped_unanswered(
     tmp_path: Path, servers: list[Server]
 ) -> None:
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         return echo_reply(req)
 
     address = ipc(tmp_path, "store")
     servers.append(Server(address, handler))
     sender = transport.open_socket(pynng.Req0, max_message_bytes=LIMIT, dial=address, recv_timeout=300)
     try:
-        expired = transport.encode(GET, store_pb2.GetTasksRequest(ids=["stale"]), deadline_ms=1)
+        expired = transport.encode(GET, tasks_pb2.GetTasksRequest(ids=["stale"]), deadline_ms=1)
         await sender.asend(expired)
         with pytest.raises(pynng.Timeout):
             await sender.arecv()
         assert servers[0].calls == 0
-        live = transport.encode(GET, store_pb2.GetTasksRequest(ids=["live"]), deadline_ms=2**62)
+        live = transport.encode(GET, tasks_pb2.GetTasksRequest(ids=["live"]), deadline_ms=2**62)
         await sender.asend(live)
-        reply = transport.open_message(await sender.arecv(), GET, store_pb2.GetTasksReply)
+        reply = transport.open_message(await sender.arecv(), GET, tasks_pb2.GetTasksReply)
         assert reply is not None and [t.id for t in reply.tasks] == ["live"]
     finally:
         sender.close()
@@ -378,14 +378,14 @@ async def test_a_request_past_its_deadline_is_dropped_unanswered(
 async def test_no_responder_is_deadline_exceeded(tmp_path: Path, requesters: list[rpc.Requester]) -> None:
     r = make_requester(requesters, ipc(tmp_path, "nobody"), timeout=0.3)
     with pytest.raises(errors.TaskyardError) as info:
-        await asyncio.wait_for(r.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=["x"])), 2)
+        await asyncio.wait_for(r.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=["x"])), 2)
     assert info.value.code == errors.Code.DEADLINE_EXCEEDED
 
 
 async def test_oversized_request_is_dropped(
     tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]
 ) -> None:
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         return echo_reply(req)
 
     address = ipc(tmp_path, "store")
@@ -405,7 +405,7 @@ async def test_oversized_request_is_dropped(
 async def test_oversized_reply_is_dropped(
     tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]
 ) -> None:
-    async def handler(req: store_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> store_pb2.GetTasksReply:
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         return echo_reply(req)
 
     address = ipc(tmp_path, "store")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support.fake_scheduler import make_record
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core import contract, errors
 from taskyard.core.retry import RetryPolicy
 from taskyard.v1 import task_pb2
@@ -43,7 +43,7 @@ def bad_tasks() -> Iterator[None]:
         registry.unregister(f"unit.{name}")
 
 
-async def execute(name: str) -> store_pb2.Completion:
+async def execute(name: str) -> leases_pb2.Completion:
     runner = Runner(concurrency=1, default_timeout=30, worker="w")
     try:
         return await runner.execute(make_record(name))
@@ -108,11 +108,11 @@ class FakeStore:
 
     def __init__(self, transient: int = 0) -> None:
         self.transient = transient
-        self.sent: list[store_pb2.ReportRequest] = []
+        self.sent: list[leases_pb2.ReportRequest] = []
         self.stored: list[str] = []
 
-    async def call(self, method: contract.Method[Any, Any], req: Any, **_: Any) -> store_pb2.ReportReply:
-        copy = store_pb2.ReportRequest()
+    async def call(self, method: contract.Method[Any, Any], req: Any, **_: Any) -> leases_pb2.ReportReply:
+        copy = leases_pb2.ReportRequest()
         copy.CopyFrom(req)
         self.sent.append(copy)
         if self.transient:
@@ -123,7 +123,7 @@ class FakeStore:
         if "bad" in ids:
             raise errors.invalid([], "rejected by the database: invalid byte sequence")
         self.stored += ids
-        return store_pb2.ReportReply()
+        return leases_pb2.ReportReply()
 
 
 def report(**kw: Any) -> dispatch_pb2.PoolReport:
@@ -136,18 +136,18 @@ async def test_a_refused_entry_is_dropped_and_the_others_stored() -> None:
     fwd.submit(
         report(
             started=[ref("a"), ref("bad")],
-            completed=[store_pb2.Completion(ref=ref("a"), success=True, result_json=b"1")],
-            died=[store_pb2.Death(ref=ref("c"))],
+            completed=[leases_pb2.Completion(ref=ref("a"), success=True, result_json=b"1")],
+            died=[leases_pb2.Death(ref=ref("c"))],
         )
     )
-    fwd.submit(report(completed=[store_pb2.Completion(ref=ref("bad"), success=True)]))
+    fwd.submit(report(completed=[leases_pb2.Completion(ref=ref("bad"), success=True)]))
     await asyncio.wait_for(fwd.idle.wait(), 5)
     # Starts first, then completions, then deaths: the store's own order.
     assert store.stored == ["a", "a", "c"]
     assert fwd.dropped == 2
     # Later reports flow normally again, in one request.
     before = len(store.sent)
-    fwd.submit(report(completed=[store_pb2.Completion(ref=ref("d"), success=True)]))
+    fwd.submit(report(completed=[leases_pb2.Completion(ref=ref("d"), success=True)]))
     await asyncio.wait_for(fwd.idle.wait(), 5)
     assert store.stored[-1] == "d" and len(store.sent) == before + 1
 
@@ -156,7 +156,7 @@ async def test_transient_errors_are_still_retried(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_BACKOFF", (0.01,))
     store = FakeStore(transient=2)
     fwd = ReportForwarder(store, RetryPolicy())  # type: ignore[arg-type]
-    fwd.submit(report(completed=[store_pb2.Completion(ref=ref("a"), success=True)]))
+    fwd.submit(report(completed=[leases_pb2.Completion(ref=ref("a"), success=True)]))
     await asyncio.wait_for(fwd.idle.wait(), 5)
     assert store.stored == ["a"] and fwd.dropped == 0 and len(store.sent) == 3
 

@@ -58,6 +58,8 @@ def test_bad_options() -> None:
         task(timeout=0)
     with pytest.raises(ValueError):
         task(max_retries=-1)
+    with pytest.raises(TypeError, match="timout"):
+        task(timout=5)  # type: ignore[call-overload]
 
 
 def test_load_modules_and_examples(tmp_path: Path) -> None:

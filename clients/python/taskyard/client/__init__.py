@@ -12,9 +12,14 @@ It depends only on grpcio, protobuf, googleapis-common-protos and the generated
 integral result (``5.0``) comes back as ``5``. Task keyword arguments named like
 ``submit``'s own options (``priority``, ``queue``, ``timeout``…) go through
 ``submit_many([TaskRequest(name=..., kwargs={...})])``.
+
+For the generated stubs on a channel secured like the client's (TLS, token)::
+
+    channel = Endpoint("gw.example.com:50051", tls_ca="ca.pem", token=token).channel()
 """
 
 from taskyard.client._async import AsyncClient
+from taskyard.client._endpoint import DEFAULT_TARGET, Endpoint
 from taskyard.client._errors import FieldViolation, TaskyardError
 from taskyard.client._ops import LogLine, LogPage, QueueInfo, QueueStatus, ServerInfo, WorkerProcessInfo
 from taskyard.client._schedules import ScheduleInfo, SchedulePage, Triggered
@@ -34,9 +39,11 @@ from taskyard.client._types import (
 )
 
 __all__ = [
+    "DEFAULT_TARGET",
     "AsyncClient",
     "Cancellation",
     "Client",
+    "Endpoint",
     "Explanation",
     "FieldViolation",
     "LogLine",

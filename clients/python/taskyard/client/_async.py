@@ -3,74 +3,43 @@
 from __future__ import annotations
 
 import builtins
-import datetime
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
 
-from taskyard.client import _common, _credentials
-from taskyard.client._credentials import PemSource
+from taskyard.client import _common
+from taskyard.client._common import request_from
+from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
 from taskyard.client._types import (
-    JSON,
     Cancellation,
     Explanation,
-    Priority,
     Submitted,
     TaskInfo,
     TaskPage,
     TaskRequest,
-    TaskState,
     TaskTree,
     submitted_from_proto,
 )
-from taskyard.v1 import task_service_pb2_grpc
+from taskyard.v1 import task_service_pb2
 
 R = TypeVar("R")
 
 
-class AsyncClient:
-    """``async with AsyncClient("localhost:50051") as c: await c.submit("add", 1, 2)``."""
+class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
+    """``async with AsyncClient("localhost:50051") as c: await c.submit("add", 1, 2)``.
 
-    def __init__(
-        self,
-        target: str = _common.DEFAULT_TARGET,
-        *,
-        credentials: grpc.ChannelCredentials | None = None,
-        timeout: float = 30.0,
-        options: Sequence[tuple[str, Any]] = (),
-        token: str | None = None,
-        tls: bool | None = None,
-        tls_ca: PemSource | None = None,
-        tls_cert: PemSource | None = None,
-        tls_key: PemSource | None = None,
-        tls_server_name: str | None = None,
-    ) -> None:
-        self.target = target
-        self.timeout = timeout
-        # token (default: $TASKYARD_TOKEN) goes as "authorization: Bearer"; tls_* are PEM
-        # bytes or paths (tls_ca: the CA that signed the gateway's certificate).
-        creds = _credentials.channel_credentials(
-            target,
-            credentials=credentials,
-            token=token,
-            tls=tls,
-            tls_ca=tls_ca,
-            tls_cert=tls_cert,
-            tls_key=tls_key,
-        )
-        options = _credentials.channel_options(options, tls_server_name)
-        if creds is None:
-            self._channel = grpc.aio.insecure_channel(target, options=options)
-        else:
-            self._channel = grpc.aio.secure_channel(target, creds, options=options)
-        self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
+    The same options and methods as ``Client``, awaitable."""
+
+    def _open(self, endpoint: Endpoint) -> grpc.aio.Channel:
+        return endpoint.aio_channel()
+
+    def _attach(self) -> None:
         # Periodic schedules: client.schedules.create(...), .get, .list, .pause, ...
         self.schedules = AsyncSchedules(self._channel, self._call)
         # Task logs and queue operations: client.logs.follow(id), client.queues.pause(...), ...
@@ -85,41 +54,8 @@ class AsyncClient:
         except grpc.RpcError as err:
             raise TaskyardError.from_rpc_error(err) from None
 
-    async def submit(
-        self,
-        name: str,
-        *args: JSON,
-        priority: Priority | int | str | None = None,
-        queue: str = "",
-        timeout: float | datetime.timedelta | None = None,  # noqa: ASYNC109 - the task's limit
-        max_retries: int | None = None,
-        request_id: str = "",
-        parent_id: str = "",
-        labels: Mapping[str, str] | None = None,
-        depends_on: Iterable[str] = (),
-        idempotency_key: str = "",
-        idempotency_window: float | datetime.timedelta | None = None,
-        eta: datetime.datetime | None = None,
-        countdown: float | datetime.timedelta | None = None,
-        **kwargs: JSON,
-    ) -> TaskInfo:
-        req = _common.submit_request(
-            name,
-            args,
-            kwargs,
-            priority=priority,
-            queue=queue,
-            timeout=timeout,
-            max_retries=max_retries,
-            request_id=request_id,
-            parent_id=parent_id,
-            labels=labels,
-            depends_on=depends_on,
-            idempotency_key=idempotency_key,
-            idempotency_window=idempotency_window,
-            eta=eta,
-            countdown=countdown,
-        )
+    @request_from(_common.submit_request)
+    async def submit(self, req: task_service_pb2.SubmitTaskRequest) -> TaskInfo:
         return TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
 
     async def submit_many(self, tasks: Iterable[TaskRequest | Mapping[str, Any]]) -> builtins.list[Submitted]:
@@ -130,22 +66,17 @@ class AsyncClient:
         return TaskInfo.from_proto((await self._call(self._stub.GetTask, _common.get_request(task_id))).task)
 
     async def wait(self, task_id: str, timeout: float = 30.0) -> TaskInfo:  # noqa: ASYNC109
-        deadline = time.monotonic() + timeout
+        waiting = _common.Wait(task_id, timeout)
         while True:
-            remaining = deadline - time.monotonic()
-            chunk = min(max(0.0, remaining), _common.MAX_SERVER_WAIT)
-            resp = await self._call(
-                self._stub.WaitTask, _common.wait_request(task_id, chunk), deadline=chunk + _common.WAIT_SLACK
-            )
-            if not resp.timed_out or remaining <= chunk:
-                return TaskInfo.from_proto(resp.task)
+            req, deadline = waiting.next_call()
+            if (task := waiting.outcome(await self._call(self._stub.WaitTask, req, deadline))) is not None:
+                return task
 
-    async def cancel(self, task_id: str, reason: str = "", *, wait: float | None = None) -> Cancellation:
+    @request_from(_common.cancel_request)
+    async def cancel(self, req: task_service_pb2.CancelTaskRequest) -> Cancellation:
         """Cancel a task (and its unfinished children). With ``wait`` (seconds), a
         running task is waited for until it stops; ``step`` says which step stopped it."""
-        limit = None if wait is None else wait + _common.WAIT_SLACK
-        req = _common.cancel_request(task_id, reason, wait)
-        resp = await self._call(self._stub.CancelTask, req, deadline=limit)
+        resp = await self._call(self._stub.CancelTask, req, deadline=_common.cancel_deadline(req))
         return _common.cancellation(resp)
 
     async def explain(self, task_id: str) -> Explanation:
@@ -160,25 +91,15 @@ class AsyncClient:
         """The hierarchy (parent/child) of the tree ``task_id`` belongs to, from its root."""
         return TaskTree.from_proto(await self._call(self._stub.GetTaskTree, _common.tree_request(task_id)))
 
-    async def iter_tasks(
-        self,
-        *,
-        state: TaskState | str | Iterable[TaskState | str] | None = None,
-        name: str = "",
-        queue: str = "",
-        priority: Priority | int | str | None = None,
-        page_size: int = 0,
-    ) -> AsyncIterator[TaskInfo]:
-        token = ""
+    @request_from(_common.list_request)
+    async def iter_tasks(self, req: task_service_pb2.ListTasksRequest) -> AsyncIterator[TaskInfo]:
         while True:
-            page = await self.list(
-                state=state, name=name, queue=queue, priority=priority, page_size=page_size, page_token=token
-            )
+            page = _common.task_page(await self._call(self._stub.ListTasks, req))
             for t in page.tasks:
                 yield t
-            token = page.next_page_token
-            if not token:
+            if not page.next_page_token:
                 return
+            req.page_token = page.next_page_token
 
     async def close(self) -> None:
         await self._channel.close(None)
@@ -191,20 +112,6 @@ class AsyncClient:
     ) -> None:
         await self.close()
 
-    async def list(
-        self,
-        *,
-        state: TaskState | str | Iterable[TaskState | str] | None = None,
-        name: str = "",
-        queue: str = "",
-        priority: Priority | int | str | None = None,
-        page_size: int = 0,
-        page_token: str = "",
-    ) -> TaskPage:
-        req = _common.list_request(
-            state=state, name=name, queue=queue, priority=priority, page_size=page_size, page_token=page_token
-        )
-        resp = await self._call(self._stub.ListTasks, req)
-        return TaskPage(
-            tasks=tuple(TaskInfo.from_proto(t) for t in resp.tasks), next_page_token=resp.next_page_token
-        )
+    @request_from(_common.list_request)
+    async def list(self, req: task_service_pb2.ListTasksRequest) -> TaskPage:
+        return _common.task_page(await self._call(self._stub.ListTasks, req))

@@ -1,48 +1,129 @@
-"""Request building shared by the sync and async clients."""
+"""What the blocking and asyncio clients share: their construction, each call's options and
+request, and the decoding of its reply. Each client keeps only the call itself."""
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping
-from typing import Any
+import functools
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
+import grpc
 from google.protobuf import duration_pb2
 
+from taskyard.client._credentials import PemSource
+from taskyard.client._endpoint import DEFAULT_TARGET, Endpoint
 from taskyard.client._types import (
     JSON,
     Cancellation,
     Priority,
     TaskInfo,
+    TaskPage,
     TaskRequest,
     TaskState,
     _cancel_step,
 )
-from taskyard.v1 import task_service_pb2
+from taskyard.v1 import task_service_pb2, task_service_pb2_grpc
 
-DEFAULT_TARGET = "localhost:50051"
 # The server waits at most this long per WaitTask call; longer waits loop.
 MAX_SERVER_WAIT = 300.0
 # Extra time on a WaitTask call's deadline beyond the wait itself.
 WAIT_SLACK = 10.0
 
+ChannelT = TypeVar("ChannelT")
+P = ParamSpec("P")
+Receiver = TypeVar("Receiver")
+Request = TypeVar("Request")
+Reply = TypeVar("Reply")
+
+
+def request_from(
+    build: Callable[P, Request],
+) -> Callable[[Callable[[Receiver, Request], Reply]], Callable[Concatenate[Receiver, P], Reply]]:
+    """The decorated method takes ``build``'s arguments and gets the request ``build`` makes of
+    them, so a call's options are declared once for the blocking and the asyncio client."""
+
+    def decorate(call: Callable[[Receiver, Request], Reply]) -> Callable[Concatenate[Receiver, P], Reply]:
+        def method(self: Receiver, /, *args: P.args, **kwargs: P.kwargs) -> Reply:
+            return call(self, build(*args, **kwargs))
+
+        async def coroutine(self: Receiver, /, *args: P.args, **kwargs: P.kwargs) -> Any:
+            # A coroutine method stays one: bad arguments raise when awaited, as before.
+            return await cast(Awaitable[Any], call(self, build(*args, **kwargs)))
+
+        chosen = coroutine if inspect.iscoroutinefunction(call) else method
+        wrapper = cast(Callable[Concatenate[Receiver, P], Reply], functools.update_wrapper(chosen, call))
+        # help() and IDEs show the options, not the (self, req) of the decorated function.
+        own = inspect.signature(call)
+        receiver = next(iter(own.parameters.values()))
+        parameters = [receiver, *inspect.signature(build).parameters.values()]
+        wrapper.__signature__ = own.replace(parameters=parameters)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+class ClientBase(Generic[ChannelT]):
+    """The clients' options and channel; a subclass opens the channel and adds its services."""
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float = 30.0,
+        options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
+        tls: bool | None = None,
+        tls_ca: PemSource | None = None,
+        tls_cert: PemSource | None = None,
+        tls_key: PemSource | None = None,
+        tls_server_name: str | None = None,
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        # Every option but timeout is the channel's: Endpoint says what each does.
+        endpoint = Endpoint(
+            target,
+            token=token,
+            tls=tls,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            tls_server_name=tls_server_name,
+            credentials=credentials,
+            options=options,
+        )
+        self._channel = self._open(endpoint)
+        self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
+        self._attach()
+
+    def _open(self, endpoint: Endpoint) -> ChannelT:
+        raise NotImplementedError
+
+    def _attach(self) -> None:
+        """Add the service groups (``schedules``, ``logs``, ``queues``) on the open channel."""
+        raise NotImplementedError
+
 
 def submit_request(
     name: str,
-    args: tuple[JSON, ...],
-    kwargs: Mapping[str, JSON],
-    *,
-    priority: Priority | int | str | None,
-    queue: str,
-    timeout: float | datetime.timedelta | None,
-    max_retries: int | None,
-    request_id: str,
-    parent_id: str,
-    labels: Mapping[str, str] | None,
+    *args: JSON,
+    priority: Priority | int | str | None = None,
+    queue: str = "",
+    timeout: float | datetime.timedelta | None = None,
+    max_retries: int | None = None,
+    request_id: str = "",
+    parent_id: str = "",
+    labels: Mapping[str, str] | None = None,
     depends_on: Iterable[str] = (),
     idempotency_key: str = "",
     idempotency_window: float | datetime.timedelta | None = None,
     eta: datetime.datetime | None = None,
     countdown: float | datetime.timedelta | None = None,
+    **kwargs: JSON,
 ) -> task_service_pb2.SubmitTaskRequest:
     spec = TaskRequest(
         name=name,
@@ -76,14 +157,35 @@ def wait_request(task_id: str, seconds: float) -> task_service_pb2.WaitTaskReque
     return task_service_pb2.WaitTaskRequest(id=task_id, timeout=d)
 
 
+class Wait:
+    """One ``wait``, as WaitTask calls: the server waits at most MAX_SERVER_WAIT a call, so a
+    longer wait takes several, each with its own deadline."""
+
+    def __init__(self, task_id: str, timeout: float) -> None:
+        self._task_id = task_id
+        self._until = time.monotonic() + timeout
+        self._last = False
+
+    def next_call(self) -> tuple[task_service_pb2.WaitTaskRequest, float]:
+        """The next call's request and deadline (seconds)."""
+        remaining = self._until - time.monotonic()
+        chunk = min(max(0.0, remaining), MAX_SERVER_WAIT)
+        self._last = remaining <= chunk
+        return wait_request(self._task_id, chunk), chunk + WAIT_SLACK
+
+    def outcome(self, resp: task_service_pb2.WaitTaskResponse) -> TaskInfo | None:
+        """The task once final or the wait is over; None: call again."""
+        return TaskInfo.from_proto(resp.task) if self._last or not resp.timed_out else None
+
+
 def list_request(
     *,
-    state: TaskState | str | Iterable[TaskState | str] | None,
-    name: str,
-    queue: str,
-    priority: Priority | int | str | None,
-    page_size: int,
-    page_token: str,
+    state: TaskState | str | Iterable[TaskState | str] | None = None,
+    name: str = "",
+    queue: str = "",
+    priority: Priority | int | str | None = None,
+    page_size: int = 0,
+    page_token: str = "",
 ) -> task_service_pb2.ListTasksRequest:
     states: list[int] = []
     if state is not None:
@@ -102,17 +204,28 @@ def list_request(
     return req
 
 
+def task_page(resp: task_service_pb2.ListTasksResponse) -> TaskPage:
+    return TaskPage(
+        tasks=tuple(TaskInfo.from_proto(t) for t in resp.tasks), next_page_token=resp.next_page_token
+    )
+
+
 def get_request(task_id: str) -> task_service_pb2.GetTaskRequest:
     return task_service_pb2.GetTaskRequest(id=task_id)
 
 
 def cancel_request(
-    task_id: str, reason: str, wait: float | None = None
+    task_id: str, reason: str = "", *, wait: float | None = None
 ) -> task_service_pb2.CancelTaskRequest:
     req = task_service_pb2.CancelTaskRequest(id=task_id, reason=reason)
     if wait is not None:
         req.wait.FromNanoseconds(int(max(0.0, wait) * 1e9))
     return req
+
+
+def cancel_deadline(req: task_service_pb2.CancelTaskRequest) -> float | None:
+    """A cancel that waits for the task to stop gets that long, and some, as its deadline."""
+    return req.wait.ToTimedelta().total_seconds() + WAIT_SLACK if req.HasField("wait") else None
 
 
 def cancellation(resp: task_service_pb2.CancelTaskResponse) -> Cancellation:

@@ -10,22 +10,36 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
+
+if TYPE_CHECKING:
+    from taskyard.client._endpoint import Endpoint
 
 TOKEN_ENV = "TASKYARD_TOKEN"
 
 PemSource = str | os.PathLike[str] | bytes
 
 
-def _pem(value: PemSource | None) -> bytes | None:
-    """PEM bytes as given, or read from a path."""
-    if value is None or isinstance(value, bytes):
-        return value
-    return Path(value).read_bytes()
+def pem(value: PemSource | None, option: str) -> bytes | None:
+    """PEM bytes as given, or read from a path; ``option`` names the value in errors, which
+    come now rather than as a failed handshake on the first call."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        data = value
+    else:
+        try:
+            data = Path(value).read_bytes()
+        except OSError as exc:
+            # The same OSError subclass, so callers catching FileNotFoundError still do.
+            raise type(exc)(f"{option}: cannot read {os.fspath(value)!r}: {exc.strerror or exc}") from None
+    if b"-----BEGIN " not in data:
+        where = "" if isinstance(value, bytes) else f" ({os.fspath(value)!r})"
+        raise ValueError(f"{option}{where} is not PEM: no -----BEGIN line")
+    return data
 
 
 def _target_host(target: str) -> str:
@@ -52,38 +66,31 @@ def is_loopback_target(target: str) -> bool:
         return False
 
 
-def channel_credentials(
-    target: str,
-    *,
-    credentials: grpc.ChannelCredentials | None,
-    token: str | None,
-    tls: bool | None,
-    tls_ca: PemSource | None,
-    tls_cert: PemSource | None,
-    tls_key: PemSource | None,
-) -> grpc.ChannelCredentials | None:
-    """The credentials for ``target``, or None for a plaintext channel without a token."""
-    if token is None:
-        token = os.environ.get(TOKEN_ENV) or None
-    if (tls_cert is None) != (tls_key is None):
+def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
+    """The credentials for ``endpoint``, or None for a plaintext channel without a token."""
+    token = endpoint.token if endpoint.token is not None else os.environ.get(TOKEN_ENV) or None
+    if (endpoint.tls_cert is None) != (endpoint.tls_key is None):
         raise ValueError("a client certificate needs both tls_cert and tls_key")
-    if credentials is None and (tls or tls_ca is not None or tls_cert is not None):
+    credentials = endpoint.credentials
+    if credentials is None and (endpoint.tls or endpoint.tls_ca is not None or endpoint.tls_cert is not None):
         credentials = grpc.ssl_channel_credentials(
-            root_certificates=_pem(tls_ca), private_key=_pem(tls_key), certificate_chain=_pem(tls_cert)
+            root_certificates=pem(endpoint.tls_ca, "tls_ca"),
+            private_key=pem(endpoint.tls_key, "tls_key"),
+            certificate_chain=pem(endpoint.tls_cert, "tls_cert"),
         )
     if token is None:
         return credentials
     if credentials is None:
-        if not is_loopback_target(target):
+        if not is_loopback_target(endpoint.target):
             raise ValueError(
-                f"a token is sent only over TLS or to a loopback address, and {target!r} is neither: "
-                "give tls=True or tls_ca"
+                f"a token is sent only over TLS or to a loopback address, and {endpoint.target!r} is "
+                "neither: give tls=True or tls_ca"
             )
         credentials = grpc.local_channel_credentials(grpc.LocalConnectionType.LOCAL_TCP)
     return grpc.composite_channel_credentials(credentials, grpc.access_token_call_credentials(token))
 
 
-def channel_options(options: Sequence[tuple[str, Any]], tls_server_name: str | None) -> list[tuple[str, Any]]:
-    if not tls_server_name:
-        return list(options)
-    return [*options, ("grpc.ssl_target_name_override", tls_server_name)]
+def channel_options(endpoint: Endpoint) -> list[tuple[str, Any]]:
+    if not endpoint.tls_server_name:
+        return list(endpoint.options)
+    return [*endpoint.options, ("grpc.ssl_target_name_override", endpoint.tls_server_name)]

@@ -45,6 +45,8 @@ class LogLine:
     message: str
     created_at: datetime.datetime | None
     attempt: int
+    # The task's trace (W3C trace id), "" when it carries none.
+    trace_id: str = ""
 
     @classmethod
     def from_proto(cls, x: task_pb2.TaskLog) -> LogLine:
@@ -54,6 +56,7 @@ class LogLine:
             message=x.message,
             created_at=_when(x, "created_at"),
             attempt=x.attempt,
+            trace_id=x.trace_id,
         )
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import grpc
 
+from taskyard.client._common import request_from
 from taskyard.client._types import JSON, Priority, TaskInfo, TaskRequest, list_to_python, struct_to_python
 from taskyard.v1 import schedule_pb2, schedule_service_pb2, schedule_service_pb2_grpc
 
@@ -85,18 +86,17 @@ class Triggered:
 def create_request(
     name: str,
     task: str,
-    args: Sequence[JSON],
-    kwargs: Mapping[str, JSON],
-    *,
-    cron: str | None,
-    every: float | datetime.timedelta | None,
-    time_zone: str,
-    overlap: str,
-    paused: bool,
-    priority: Priority | int | str | None,
-    queue: str,
-    timeout: float | datetime.timedelta | None,
-    max_retries: int | None,
+    *args: JSON,
+    cron: str | None = None,
+    every: float | datetime.timedelta | None = None,
+    time_zone: str = "",
+    overlap: str = "skip",
+    paused: bool = False,
+    priority: Priority | int | str | None = None,
+    queue: str = "",
+    timeout: float | datetime.timedelta | None = None,
+    max_retries: int | None = None,
+    **kwargs: JSON,
 ) -> schedule_service_pb2.CreateScheduleRequest:
     if (cron is None) == (every is None):
         raise ValueError("give exactly one of cron= and every=")
@@ -146,26 +146,10 @@ class Schedules:
         self._stub = schedule_service_pb2_grpc.ScheduleServiceStub(channel)
         self._call = call
 
-    def create(
-        self,
-        name: str,
-        task: str,
-        *args: JSON,
-        cron: str | None = None,
-        every: float | datetime.timedelta | None = None,
-        time_zone: str = "",
-        overlap: str = "skip",
-        paused: bool = False,
-        priority: Priority | int | str | None = None,
-        queue: str = "",
-        timeout: float | datetime.timedelta | None = None,
-        max_retries: int | None = None,
-        **kwargs: JSON,
-    ) -> ScheduleInfo:
-        req = create_request(
-            name, task, args, kwargs, cron=cron, every=every, time_zone=time_zone, overlap=overlap,
-            paused=paused, priority=priority, queue=queue, timeout=timeout, max_retries=max_retries,
-        )  # fmt: skip
+    @request_from(create_request)
+    def create(self, req: schedule_service_pb2.CreateScheduleRequest) -> ScheduleInfo:
+        """Schedule ``task(*args, **kwargs)``: exactly one of ``cron`` (in ``time_zone``, default
+        UTC) and ``every`` (seconds or timedelta); ``overlap`` "skip" or "allow"."""
         return ScheduleInfo.from_proto(self._call(self._stub.CreateSchedule, req).schedule)
 
     def get(self, ident: str) -> ScheduleInfo:
@@ -210,26 +194,8 @@ class AsyncSchedules:
         self._stub = schedule_service_pb2_grpc.ScheduleServiceStub(channel)
         self._call = call
 
-    async def create(
-        self,
-        name: str,
-        task: str,
-        *args: JSON,
-        cron: str | None = None,
-        every: float | datetime.timedelta | None = None,
-        time_zone: str = "",
-        overlap: str = "skip",
-        paused: bool = False,
-        priority: Priority | int | str | None = None,
-        queue: str = "",
-        timeout: float | datetime.timedelta | None = None,  # noqa: ASYNC109 - the task's limit
-        max_retries: int | None = None,
-        **kwargs: JSON,
-    ) -> ScheduleInfo:
-        req = create_request(
-            name, task, args, kwargs, cron=cron, every=every, time_zone=time_zone, overlap=overlap,
-            paused=paused, priority=priority, queue=queue, timeout=timeout, max_retries=max_retries,
-        )  # fmt: skip
+    @request_from(create_request)
+    async def create(self, req: schedule_service_pb2.CreateScheduleRequest) -> ScheduleInfo:
         return ScheduleInfo.from_proto((await self._call(self._stub.CreateSchedule, req)).schedule)
 
     async def get(self, ident: str) -> ScheduleInfo:

@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 import click
 import grpc
 
+from taskyard.client import DEFAULT_TARGET, Endpoint
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEFAULT_TARGET = "localhost:50051"
 TARGET_ENVIRONMENT = "TASKYARD_TARGET"
 # An option given anywhere on the command line wins over its environment twin.
 ENVIRONMENT = {
@@ -67,24 +68,15 @@ class Connection:
         )
 
     def channel(self) -> grpc.Channel:
-        """A channel to the gateway with these credentials (gateway.py calls the stubs on it)."""
-        from taskyard.client import _credentials
-
+        """A channel to the gateway with these credentials (gateway.py calls the stubs on it),
+        made as the Python client makes its own, so the two secure a connection alike."""
+        endpoint = Endpoint(
+            self.target, token=self.token, tls_ca=self.tls_ca, tls_cert=self.tls_cert, tls_key=self.tls_key
+        )
         try:
-            creds = _credentials.channel_credentials(
-                self.target,
-                credentials=None,
-                token=self.token,
-                tls=None,
-                tls_ca=self.tls_ca,
-                tls_cert=self.tls_cert,
-                tls_key=self.tls_key,
-            )
+            return endpoint.channel()
         except (OSError, ValueError) as exc:
             raise click.UsageError(str(exc)) from None
-        if creds is None:
-            return grpc.insecure_channel(self.target)
-        return grpc.secure_channel(self.target, creds)
 
 
 def _read_token(path: str) -> str:

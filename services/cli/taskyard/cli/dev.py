@@ -10,7 +10,6 @@ A child that dies on its own is reported with its exit code, and then the
 whole suite is stopped and ``taskyard dev`` exits with status 1: a crash loop
 hidden behind automatic restarts is worse than a loud stop in development.
 """
-# Length: run_dev starts the database and the four services in order, stops them in reverse.
 
 from __future__ import annotations
 
@@ -20,14 +19,13 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 import click
 
-from taskyard.cli import procs
+from taskyard.cli import dev_observability, procs
 from taskyard.core import seal
 from taskyard.core.config import Settings
 
@@ -92,7 +90,9 @@ def _display_host(host: str) -> str:
     return "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1", "") else host
 
 
-def banner(target: str, settings: Settings, database: str, pids: dict[str, int]) -> str:
+def banner(
+    target: str, settings: Settings, database: str, pids: dict[str, int], seen: list[str] | None = None
+) -> str:
     t = target
     lines = [
         "",
@@ -104,6 +104,7 @@ def banner(target: str, settings: Settings, database: str, pids: dict[str, int])
         f"  worker pool:  {settings.workers} worker(s) x {settings.concurrency}, "
         f"tasks from {', '.join(settings.task_modules)}",
         "  processes:    " + ", ".join(f"{name}={pid}" for name, pid in pids.items()),
+        *(seen or []),
         "",
         "Try it with grpcurl:",
         f"  grpcurl -plaintext {t} list",
@@ -121,121 +122,44 @@ def banner(target: str, settings: Settings, database: str, pids: dict[str, int])
     return "\n".join(lines)
 
 
-def run_dev(
-    *,
-    data_dir: Path,
-    database_url: str | None,
-    workers: int | None,
-    concurrency: int | None,
-    tasks: tuple[str, ...],
-    port: int | None,
-    grace: float,
-    ready_timeout: float,
-    out: IO[str] | None = None,
-) -> int:
-    printer = _Printer(out or sys.stdout)
-    say: Callable[[str], None] = lambda text: printer.line("dev", text)  # noqa: E731
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DevOptions:
+    """What ``taskyard dev`` was asked for: one field per command-line option."""
 
-    stop = threading.Event()
-    received: list[int] = []
+    data_dir: Path
+    database_url: str | None
+    workers: int | None
+    concurrency: int | None
+    tasks: tuple[str, ...]
+    port: int | None
+    grace: float
+    ready_timeout: float
+    jaeger: bool = True
+    metrics_port: int = 0
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        received.append(signum)
-        stop.set()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    settings = Settings.from_env()
-    url = database_url or settings.database_url
-    pg: procs.EmbeddedPostgres | None = None
-    children: dict[str, _Child] = {}
+def run_dev(options: DevOptions, out: IO[str] | None = None) -> int:
+    suite = _Suite(options, _Printer(out or sys.stdout))
+    previous = {sig: signal.signal(sig, suite.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    base = Settings.from_env()
     status = 0
     try:
-        if not url:
-            pgdata = data_dir / "pgdata"
-            say(f"starting embedded PostgreSQL in {pgdata.resolve()}")
-            pg = procs.EmbeddedPostgres(pgdata)
-            url = pg.url
-            say(f"PostgreSQL ready (pid {pg.pid}): {url}")
-        else:
-            say("using the given database")
-        modules = tuple(dict.fromkeys((EXAMPLES_MODULE, *settings.task_modules, *tasks)))
-        changes: dict[str, object] = {"database_url": url, "task_modules": modules, "development": True}
-        if not settings.bus_keys and not settings.bus_keys_file:
-            # A fresh bus key per run, so dev runs sealed like production (docs/security.md).
-            changes["bus_keys"] = seal.generate_keys()
-        if workers is not None:
-            changes["workers"] = workers
-        if concurrency is not None:
-            changes["concurrency"] = concurrency
-        if port is not None:
-            changes["grpc_port"] = port
-        settings = dataclasses.replace(settings, **changes)  # type: ignore[arg-type]
-        if settings.transport == "ipc":
-            Path(settings.ipc_dir).mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **settings.to_env(), "PYTHONUNBUFFERED": "1"}
-
-        for service in procs.START_ORDER:
-            if stop.is_set():
-                break
-            child = _Child(service, env, printer)
-            children[service] = child
-            say(f"started {service} (pid {child.proc.pid})")
-            # Wait for its "ready" line so the listeners come up in order; services
-            # redial on their own, so a slow one only costs a warning.
-            deadline = time.monotonic() + ready_timeout
-            while not child.ready.is_set() and not stop.is_set() and time.monotonic() < deadline:
-                if child.proc.poll() is not None:
-                    raise _ChildDied(service, child.proc.returncode)
-                child.ready.wait(0.1)
-            if not child.ready.is_set() and not stop.is_set():
-                say(f"warning: {service} did not log 'ready' within {ready_timeout:.0f}s; going on")
-
-        target = f"{_display_host(settings.grpc_host)}:{settings.grpc_port}"
-        if not stop.is_set():
-            say(f"waiting for the gateway at {target} (health SERVING, a pool serving 'noop')")
-            _wait_ready_or_stop(target, ready_timeout, children, stop)
-        if not stop.is_set():
-            pids = {name: c.proc.pid for name, c in children.items()}
-            if pg is not None and pg.pid is not None:
-                pids["postgres"] = pg.pid
-            printer.block(banner(target, settings, url, pids))
-
-        while not stop.is_set():
-            for name, child in children.items():
-                if child.proc.poll() is not None:
-                    raise _ChildDied(name, child.proc.returncode)
-            stop.wait(0.25)
-        say(f"received {signal.Signals(received[0]).name}; stopping" if received else "stopping")
+        suite.run(base)
     except _ChildDied as died:
-        say(f"{died.service} exited unexpectedly with status {died.code}; stopping the suite (exit 1)")
+        suite.say(f"{died.service} exited unexpectedly with status {died.code}; stopping the suite (exit 1)")
         status = 1
     except procs.NotReady as exc:
-        say(f"the suite did not become ready: {exc}")
+        suite.say(f"the suite did not become ready: {exc}")
         status = 1
     except Exception as exc:
-        say(f"error: {type(exc).__name__}: {exc}")
+        suite.say(f"error: {type(exc).__name__}: {exc}")
         status = 1
     finally:
         # A second Ctrl-C during shutdown must not interrupt the cleanup.
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in previous:
             signal.signal(sig, signal.SIG_IGN)
-        ordered = [children[s].proc for s in procs.STOP_ORDER if s in children]
-        if ordered:
-            killed = procs.stop_processes(ordered, grace=grace)
-            for child in children.values():
-                child.join_logs()
-            if killed:
-                say(f"killed after {grace:.0f}s grace: pids {', '.join(map(str, killed))}")
-            for name, child in children.items():
-                say(f"{name} (pid {child.proc.pid}) exited with status {child.proc.returncode}")
-        if pg is not None:
-            say("stopping PostgreSQL")
-            try:
-                pg.stop()
-            except Exception as exc:
-                say(f"stopping PostgreSQL failed: {exc}")
-                status = status or 1
+        if not suite.shutdown():
+            status = status or 1
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return status
@@ -248,20 +172,141 @@ class _ChildDied(Exception):
         self.code = code
 
 
-def _wait_ready_or_stop(
-    target: str, timeout: float, children: dict[str, _Child], stop: threading.Event
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not stop.is_set():
-        for name, child in children.items():
+class _Suite:
+    """One run: the database, the services started in order, and the request to stop."""
+
+    def __init__(self, options: DevOptions, printer: _Printer) -> None:
+        self._options = options
+        self._printer = printer
+        self._stop = threading.Event()
+        self._received: list[int] = []
+        self._pg: procs.EmbeddedPostgres | None = None
+        self._children: dict[str, _Child] = {}
+        self._observed = dev_observability.DevObservability()
+
+    def say(self, text: str) -> None:
+        self._printer.line("dev", text)
+
+    def on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self._received.append(signum)
+        self._stop.set()
+
+    def run(self, base: Settings) -> None:
+        """Start everything, then watch until a signal; a child's death is raised."""
+        url = self._database(self._options.database_url or base.database_url)
+        settings = self._settings(base, url)
+        if settings.transport == "ipc":
+            Path(settings.ipc_dir).mkdir(parents=True, exist_ok=True)
+        self._options.data_dir.mkdir(parents=True, exist_ok=True)
+        self._observed = dev_observability.start(
+            want_jaeger=self._options.jaeger,
+            metrics_base=self._options.metrics_port,
+            data_dir=self._options.data_dir,
+            environ=os.environ,
+            say=self.say,
+        )
+        self._start_services({**os.environ, **settings.to_env(), "PYTHONUNBUFFERED": "1"})
+        target = f"{_display_host(settings.grpc_host)}:{settings.grpc_port}"
+        if not self._stop.is_set():
+            self.say(f"waiting for the gateway at {target} (health SERVING, a pool serving 'noop')")
+            self._wait_ready(target)
+        if not self._stop.is_set():
+            self._printer.block(banner(target, settings, url, self._pids(), self._observed.lines()))
+        while not self._stop.is_set():
+            self._check_children()
+            self._stop.wait(0.25)
+        received = self._received
+        self.say(f"received {signal.Signals(received[0]).name}; stopping" if received else "stopping")
+
+    def _database(self, url: str | None) -> str:
+        """``url``, or when none is given an embedded PostgreSQL's."""
+        if url:
+            self.say("using the given database")
+            return url
+        pgdata = self._options.data_dir / "pgdata"
+        self.say(f"starting embedded PostgreSQL in {pgdata.resolve()}")
+        self._pg = procs.EmbeddedPostgres(pgdata)
+        self.say(f"PostgreSQL ready (pid {self._pg.pid}): {self._pg.url}")
+        return self._pg.url
+
+    def _settings(self, base: Settings, url: str) -> Settings:
+        """The environment's settings with the command line's overrides and the example tasks."""
+        options = self._options
+        modules = tuple(dict.fromkeys((EXAMPLES_MODULE, *base.task_modules, *options.tasks)))
+        changes: dict[str, object] = {"database_url": url, "task_modules": modules, "development": True}
+        if not base.bus_keys and not base.bus_keys_file:
+            # A fresh bus key per run, so dev runs sealed like production (docs/security.md).
+            changes["bus_keys"] = seal.generate_keys()
+        overrides = {
+            "workers": options.workers,
+            "concurrency": options.concurrency,
+            "grpc_port": options.port,
+        }
+        changes.update((key, value) for key, value in overrides.items() if value is not None)
+        return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+    def _start_services(self, env: dict[str, str]) -> None:
+        timeout = self._options.ready_timeout
+        for service in procs.START_ORDER:
+            if self._stop.is_set():
+                return
+            child = _Child(service, {**env, **self._observed.service_env(service)}, self._printer)
+            self._children[service] = child
+            self.say(f"started {service} (pid {child.proc.pid})")
+            # Wait for its "ready" line so the listeners come up in order; services
+            # redial on their own, so a slow one only costs a warning.
+            deadline = time.monotonic() + timeout
+            while not child.ready.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
+                if child.proc.poll() is not None:
+                    raise _ChildDied(service, child.proc.returncode)
+                child.ready.wait(0.1)
+            if not child.ready.is_set() and not self._stop.is_set():
+                self.say(f"warning: {service} did not log 'ready' within {timeout:.0f}s; going on")
+
+    def _wait_ready(self, target: str) -> None:
+        deadline = time.monotonic() + self._options.ready_timeout
+        while not self._stop.is_set():
+            self._check_children()
+            try:
+                procs.wait_ready(target, deadline=min(deadline, time.monotonic() + 1.0))
+                return
+            except procs.NotReady:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def _check_children(self) -> None:
+        for name, child in self._children.items():
             if child.proc.poll() is not None:
                 raise _ChildDied(name, child.proc.returncode)
+
+    def _pids(self) -> dict[str, int]:
+        pids = {name: c.proc.pid for name, c in self._children.items()}
+        if self._pg is not None and self._pg.pid is not None:
+            pids["postgres"] = self._pg.pid
+        return pids
+
+    def shutdown(self) -> bool:
+        """Stop the services in reverse order, then PostgreSQL; False when PostgreSQL would not stop."""
+        grace = self._options.grace
+        ordered = [self._children[s].proc for s in procs.STOP_ORDER if s in self._children]
+        if ordered:
+            killed = procs.stop_processes(ordered, grace=grace)
+            for child in self._children.values():
+                child.join_logs()
+            if killed:
+                self.say(f"killed after {grace:.0f}s grace: pids {', '.join(map(str, killed))}")
+            for name, child in self._children.items():
+                self.say(f"{name} (pid {child.proc.pid}) exited with status {child.proc.returncode}")
+        self._observed.stop()
+        if self._pg is None:
+            return True
+        self.say("stopping PostgreSQL")
         try:
-            procs.wait_ready(target, deadline=min(deadline, time.monotonic() + 1.0))
-            return
-        except procs.NotReady:
-            if time.monotonic() >= deadline:
-                raise
+            self._pg.stop()
+        except Exception as exc:
+            self.say(f"stopping PostgreSQL failed: {exc}")
+            return False
+        return True
 
 
 @click.command("dev")
@@ -311,28 +356,23 @@ def _wait_ready_or_stop(
     show_default=True,
     help="Seconds to wait for the suite to become ready.",
 )
-def dev_command(
-    data_dir: Path,
-    database_url: str | None,
-    workers: int | None,
-    concurrency: int | None,
-    tasks: tuple[str, ...],
-    port: int | None,
-    grace: float,
-    ready_timeout: float,
-) -> None:
+@click.option(
+    "--jaeger/--no-jaeger",
+    default=True,
+    show_default=True,
+    help="Start a local Jaeger (when installed) and export traces to it; "
+    "an OTEL_EXPORTER_OTLP_ENDPOINT already set wins.",
+)
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(min=0, max=65532),
+    default=9464,
+    show_default=True,
+    help="First of the services' /metrics ports (gateway, scheduler, result-store, worker-pool); 0 = off.",
+)
+def dev_command(**options: Any) -> None:
     """Run the whole suite on this machine (embedded PostgreSQL, example tasks)."""
-    code = run_dev(
-        data_dir=data_dir,
-        database_url=database_url,
-        workers=workers,
-        concurrency=concurrency,
-        tasks=tasks,
-        port=port,
-        grace=grace,
-        ready_timeout=ready_timeout,
-    )
-    sys.exit(code)
+    sys.exit(run_dev(DevOptions(**options)))
 
 
-__all__ = ["banner", "dev_command", "run_dev"]
+__all__ = ["DevOptions", "banner", "dev_command", "run_dev"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import click
 from rich.console import RenderableType
 
-from taskyard.cli import flat
 from taskyard.cli.connection import target_options
 from taskyard.cli.gateway import Gateway, gateway
 from taskyard.cli.output import Output, lines, output_option, when
@@ -66,7 +65,7 @@ def logs_command(task_id: str, follow: bool, from_offset: int, limit: int | None
     with gateway() as g:
         if follow:
             request = task_service_pb2.StreamTaskLogsRequest(id=task_id, from_offset=from_offset)
-            output.emit_each(g.stream(g.tasks.StreamTaskLogs, request), _show, flat.log_lines)
+            output.emit_each(g.stream(g.tasks.StreamTaskLogs, request), _show)
             return
         reply = _pages(g, task_id, from_offset, limit)
-    output.emit(reply, _show, flat.log_lines)
+    output.emit(reply, _show)

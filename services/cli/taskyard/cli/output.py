@@ -6,10 +6,6 @@
 - ``yaml``: the same data as YAML (a stream: one document per message).
 - ``table`` (the default): the command's view of the message, drawn with rich;
   durations as people write them (durations.py), times in UTC.
-
-``--json`` is the flat JSON of earlier releases, kept hidden for the scripts
-that parse it: one compact object per task (or queue, line, schedule) as the
-Python client's dataclasses see it (flat.py).
 """
 
 from __future__ import annotations
@@ -34,12 +30,10 @@ from rich.text import Text
 M = TypeVar("M", bound=Message)
 F = TypeVar("F", bound=Callable[..., Any])
 View = Callable[[M], RenderableType]
-Flat = Callable[[M], Sequence[Any]]
 
 FORMATS = ("table", "json", "yaml")
 # Piped output is not cut to a terminal's width: rows stay whole for grep and awk.
 PIPE_WIDTH = 4096
-_FLAT_FLAG = "taskyard.flat_json"
 # Integral JSON numbers travel as doubles; below this they print as integers.
 _MAX_SAFE_INTEGER = 2**53
 
@@ -47,32 +41,28 @@ _MAX_SAFE_INTEGER = 2**53
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Output:
     format: str = "table"
-    # The hidden --json: the flat JSON of earlier releases, where the command has one.
-    flat: bool = False
 
-    def emit(self, message: M, view: View[M], flat: Flat[M] | None = None) -> None:
+    def emit(self, message: M, view: View[M]) -> None:
         """Print one response message."""
-        text = self._text(message, view, flat, streamed=False)
+        text = self._text(message, view, streamed=False)
         if text:
             click.echo(text)
 
-    def emit_each(self, messages: Iterable[M], view: View[M], flat: Flat[M] | None = None) -> None:
+    def emit_each(self, messages: Iterable[M], view: View[M]) -> None:
         """Print the messages of a stream as each arrives."""
         for message in messages:
-            text = self._text(message, view, flat, streamed=True)
+            text = self._text(message, view, streamed=True)
             if text:
                 click.echo(text)
                 sys.stdout.flush()
 
     def note(self, text: str) -> None:
         """A remark for people (a count, a hint) on stderr; programs reading json or yaml get none."""
-        if self.format == "table" and not self.flat:
+        if self.format == "table":
             click.echo(text, err=True)
 
-    def _text(self, message: M, view: View[M], flat: Flat[M] | None, *, streamed: bool) -> str:
-        if self.flat and flat is not None:
-            return "\n".join(json.dumps(item, ensure_ascii=False, sort_keys=True) for item in flat(message))
-        if self.format == "json" or self.flat:
+    def _text(self, message: M, view: View[M], *, streamed: bool) -> str:
+        if self.format == "json":
             return json.dumps(api_mapping(message), indent=None if streamed else 2, ensure_ascii=False)
         if self.format == "yaml":
             data = api_mapping(message)
@@ -88,37 +78,19 @@ def api_mapping(message: Message) -> dict[str, Any]:
     return data
 
 
-def _remember_flat(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    if value:
-        ctx.meta[_FLAT_FLAG] = True
-
-
-def _chosen(ctx: click.Context, _param: click.Parameter, value: str | None) -> Output:
-    flat = bool(ctx.meta.get(_FLAT_FLAG))
-    if flat and value is not None:
-        raise click.UsageError("--json and --output do not go together: use --output json", ctx)
-    return Output(format=(value or "table").lower(), flat=flat)
+def _chosen(_ctx: click.Context, _param: click.Parameter, value: str) -> Output:
+    return Output(format=value.lower())
 
 
 def output_option(func: F) -> F:
     """``--output/-o table|json|yaml`` as the command's ``output`` parameter (an ``Output``)."""
-    func = click.option(
-        "--json",
-        is_flag=True,
-        hidden=True,
-        is_eager=True,
-        expose_value=False,
-        callback=_remember_flat,
-        help="Deprecated: the flat JSON of earlier releases; use --output json.",
-    )(func)
     return click.option(
         "--output",
         "-o",
         "output",
         type=click.Choice(FORMATS, case_sensitive=False),
-        # None: not given (so a --json beside it can be refused); it means table.
-        default=None,
-        show_default="table",
+        default="table",
+        show_default=True,
         callback=_chosen,
         help="table for people; json (the API's JSON mapping of the response) or yaml for programs.",
     )(func)

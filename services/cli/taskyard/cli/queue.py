@@ -7,18 +7,19 @@ remove work or data and ask first (confirmation.py).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import click
+from google.protobuf.message import Message
 from rich.console import RenderableType
 from rich.text import Text
 
-from taskyard.cli import flat
 from taskyard.cli.confirmation import confirm, yes_option
 from taskyard.cli.connection import target_options
 from taskyard.cli.durations import DURATION, DurationType
 from taskyard.cli.errors import CommandGroup
-from taskyard.cli.gateway import gateway
+from taskyard.cli.gateway import Gateway, gateway
 from taskyard.cli.output import Output, lines, output_option
 from taskyard.cli.queue_view import queue_table, servers_view, stats_view, status_view
 from taskyard.v1 import queue_service_pb2 as qs
@@ -33,14 +34,19 @@ def queue_group() -> None:
     """Operate queues and the worker pools that serve them."""
 
 
+def _queue_status() -> qs.GetQueueStatusResponse:
+    """The one reply behind ``status`` and ``stats``, which only view it differently."""
+    with gateway() as g:
+        reply: qs.GetQueueStatusResponse = g.call(g.queues.GetQueueStatus, qs.GetQueueStatusRequest())
+    return reply
+
+
 @queue_group.command("status")
 @output_option
 @target_options
 def status_command(output: Output) -> None:
     """Tasks per queue and state, paused queues, servers in brief."""
-    with gateway() as g:
-        reply = g.call(g.queues.GetQueueStatus, qs.GetQueueStatusRequest())
-    output.emit(reply, status_view, flat.queue_status)
+    output.emit(_queue_status(), status_view)
 
 
 @queue_group.command("stats")
@@ -48,9 +54,7 @@ def status_command(output: Output) -> None:
 @target_options
 def stats_command(output: Output) -> None:
     """Mean run time (last hour) and failures today, per queue (GetQueueStatus)."""
-    with gateway() as g:
-        reply = g.call(g.queues.GetQueueStatus, qs.GetQueueStatusRequest())
-    output.emit(reply, stats_view, flat.queue_stats)
+    output.emit(_queue_status(), stats_view)
 
 
 @queue_group.command("servers")
@@ -66,7 +70,7 @@ def servers_command(max_age: dt.timedelta | None, output: Output) -> None:
         request.max_age.FromTimedelta(max_age)
     with gateway() as g:
         reply = g.call(g.queues.ListServers, request)
-    output.emit(reply, servers_view, flat.servers)
+    output.emit(reply, servers_view)
 
 
 def _show_queue(reply: Any) -> RenderableType:
@@ -75,26 +79,32 @@ def _show_queue(reply: Any) -> RenderableType:
     return queue_table([info])
 
 
-@queue_group.command("pause")
-@click.argument("queue", default="default")
-@output_option
-@target_options
-def pause_command(queue: str, output: Output) -> None:
-    """Stop dispatching from QUEUE (its tasks stay queued)."""
-    with gateway() as g:
-        reply = g.call(g.queues.PauseQueue, qs.PauseQueueRequest(queue=queue))
-    output.emit(reply, _show_queue, flat.queue)
+def _pause_resume_command(
+    verb: str, help_text: str, method: Callable[[Gateway], Any], request: Callable[..., Message]
+) -> click.Command:
+    """``queue pause`` and ``queue resume``: one RPC on QUEUE, answered by the queue as it now is."""
+
+    @queue_group.command(verb, help=help_text)
+    @click.argument("queue", default="default")
+    @output_option
+    @target_options
+    def command(queue: str, output: Output) -> None:
+        with gateway() as g:
+            reply = g.call(method(g), request(queue=queue))
+        output.emit(reply, _show_queue)
+
+    return command
 
 
-@queue_group.command("resume")
-@click.argument("queue", default="default")
-@output_option
-@target_options
-def resume_command(queue: str, output: Output) -> None:
-    """Dispatch from QUEUE again."""
-    with gateway() as g:
-        reply = g.call(g.queues.ResumeQueue, qs.ResumeQueueRequest(queue=queue))
-    output.emit(reply, _show_queue, flat.queue)
+pause_command = _pause_resume_command(
+    "pause",
+    "Stop dispatching from QUEUE (its tasks stay queued).",
+    lambda g: g.queues.PauseQueue,
+    qs.PauseQueueRequest,
+)
+resume_command = _pause_resume_command(
+    "resume", "Dispatch from QUEUE again.", lambda g: g.queues.ResumeQueue, qs.ResumeQueueRequest
+)
 
 
 @queue_group.command("clear")
@@ -122,7 +132,7 @@ def retry_command(ids: tuple[str, ...], queue: str, name: str, limit: int, outpu
     request = qs.RetryTasksRequest(queue=queue, name=name, ids=list(ids), limit=limit)
     with gateway() as g:
         reply = g.call(g.queues.RetryTasks, request)
-    output.emit(reply, lambda r: lines(r.ids), flat.retried)
+    output.emit(reply, lambda r: lines(r.ids))
     output.note(f"retried {len(reply.ids)} tasks")
 
 

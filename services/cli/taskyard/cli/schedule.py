@@ -8,13 +8,14 @@ what it is given. ``delete`` asks first (confirmation.py). Exit status: errors.p
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import click
+from google.protobuf.message import Message
 from rich.console import RenderableType
 from rich.text import Text
 
-from taskyard.cli import flat
 from taskyard.cli.confirmation import confirm, yes_option
 from taskyard.cli.connection import target_options
 from taskyard.cli.durations import DURATION
@@ -111,18 +112,29 @@ def create_command(
         schedule.interval.FromTimedelta(every)
     with gateway() as g:
         reply = g.call(g.schedules.CreateSchedule, ss.CreateScheduleRequest(schedule=schedule))
-    output.emit(reply, _show, flat.schedule)
+    output.emit(reply, _show)
 
 
-@schedule_group.command("get")
-@click.argument("ident", metavar=IDENT)
-@output_option
-@target_options
-def get_command(ident: str, output: Output) -> None:
-    """Show one schedule."""
-    with gateway() as g:
-        reply = g.call(g.schedules.GetSchedule, ss.GetScheduleRequest(id=ident))
-    output.emit(reply, _show, flat.schedule)
+def _by_ident_command(
+    verb: str, help_text: str, method: Callable[[Gateway], Any], request: Callable[..., Message]
+) -> click.Command:
+    """``get``, ``pause`` and ``resume``: one RPC on one schedule, answered by the schedule."""
+
+    @schedule_group.command(verb, help=help_text)
+    @click.argument("ident", metavar=IDENT)
+    @output_option
+    @target_options
+    def command(ident: str, output: Output) -> None:
+        with gateway() as g:
+            reply = g.call(method(g), request(id=ident))
+        output.emit(reply, _show)
+
+    return command
+
+
+get_command = _by_ident_command(
+    "get", "Show one schedule.", lambda g: g.schedules.GetSchedule, ss.GetScheduleRequest
+)
 
 
 def _every_page(g: Gateway, page_size: int, all_pages: bool) -> ss.ListSchedulesResponse:
@@ -145,31 +157,23 @@ def list_command(page_size: int, all_pages: bool, output: Output) -> None:
     """Schedules by name: name, id, task, timing, next run, runs."""
     with gateway() as g:
         reply = _every_page(g, page_size, all_pages)
-    output.emit(reply, lambda r: schedule_table(r.schedules), flat.schedules)
+    output.emit(reply, lambda r: schedule_table(r.schedules))
     if reply.next_page_token:
         output.note(f"(more: --all, or page token {reply.next_page_token})")
 
 
-@schedule_group.command("pause")
-@click.argument("ident", metavar=IDENT)
-@output_option
-@target_options
-def pause_command(ident: str, output: Output) -> None:
-    """Stop firing runs (a manual trigger still works)."""
-    with gateway() as g:
-        reply = g.call(g.schedules.PauseSchedule, ss.PauseScheduleRequest(id=ident))
-    output.emit(reply, _show, flat.schedule)
-
-
-@schedule_group.command("resume")
-@click.argument("ident", metavar=IDENT)
-@output_option
-@target_options
-def resume_command(ident: str, output: Output) -> None:
-    """Fire runs again, from now on (runs missed while paused are not fired)."""
-    with gateway() as g:
-        reply = g.call(g.schedules.ResumeSchedule, ss.ResumeScheduleRequest(id=ident))
-    output.emit(reply, _show, flat.schedule)
+pause_command = _by_ident_command(
+    "pause",
+    "Stop firing runs (a manual trigger still works).",
+    lambda g: g.schedules.PauseSchedule,
+    ss.PauseScheduleRequest,
+)
+resume_command = _by_ident_command(
+    "resume",
+    "Fire runs again, from now on (runs missed while paused are not fired).",
+    lambda g: g.schedules.ResumeSchedule,
+    ss.ResumeScheduleRequest,
+)
 
 
 @schedule_group.command("delete")
@@ -201,4 +205,4 @@ def trigger_command(ident: str, output: Output) -> None:
     """Fire one run now (counts in times_run; next_run_at is unchanged)."""
     with gateway() as g:
         reply = g.call(g.schedules.TriggerSchedule, ss.TriggerScheduleRequest(id=ident))
-    output.emit(reply, _show_fired, flat.triggered)
+    output.emit(reply, _show_fired)

@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 import click
 
-from taskyard.cli import flat
 from taskyard.cli.connection import target_options
 from taskyard.cli.durations import DURATION
 from taskyard.cli.gateway import gateway
@@ -75,9 +74,17 @@ class Submission:
             raise click.UsageError(str(exc)) from None
 
 
+def _stacked(func: F, *options: Callable[[Any], Any]) -> F:
+    """``func`` under ``options``, which --help lists in the order given."""
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def _spec_options(func: F) -> F:
     """What the task is and how it runs: the TaskSpec fields."""
-    options = [
+    return _stacked(
+        func,
         click.option(
             "--kwargs",
             "kwargs_json",
@@ -111,15 +118,13 @@ def _spec_options(func: F) -> F:
             callback=parse_labels,
             help="A label kept with the task (repeatable).",
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )
 
 
 def _graph_options(func: F) -> F:
     """When it may run and how resubmissions are recognised."""
-    options = [
+    return _stacked(
+        func,
         click.option("--request-id", default="", help="Idempotency key: resubmitting returns the same task."),
         click.option(
             "--depends-on",
@@ -146,14 +151,12 @@ def _graph_options(func: F) -> F:
             default=None,
             help="Run no earlier than this long from now: 90s, 5m.",
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )
 
 
 def _wait_options(func: F) -> F:
-    options = [
+    return _stacked(
+        func,
         click.option("--wait", "wait_", is_flag=True, help="Wait for the task to finish and print it."),
         click.option(
             "--wait-timeout",
@@ -169,10 +172,7 @@ def _wait_options(func: F) -> F:
             hidden=True,
             help="The old name of --wait-timeout.",
         ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    )
 
 
 def _wait_timeout(
@@ -218,6 +218,6 @@ def submit_command(
     with gateway() as g:
         reply = g.call(g.tasks.SubmitTask, task_service_pb2.SubmitTaskRequest(task=spec))
         if not wait_:
-            output.emit(reply, show_task, flat.task)
+            output.emit(reply, show_task)
             return
         wait_and_show(g, reply.task.id, patience, output)

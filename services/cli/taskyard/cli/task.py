@@ -12,7 +12,6 @@ from typing import Any
 import click
 from rich.console import RenderableType
 
-from taskyard.cli import flat
 from taskyard.cli.connection import target_options
 from taskyard.cli.durations import DURATION
 from taskyard.cli.errors import EXIT_TASK_FAILED, EXIT_TIMED_OUT, CommandGroup
@@ -39,7 +38,7 @@ def show_task(reply: Any) -> RenderableType:
 def wait_and_show(g: Gateway, task_id: str, timeout: dt.timedelta, output: Output) -> None:
     """Wait for the task, print it, and end with the status of its outcome (errors.py)."""
     reply = g.wait_task(task_id, timeout)
-    output.emit(reply, show_task, flat.task)
+    output.emit(reply, show_task)
     if reply.timed_out or reply.task.state not in FINAL_STATES:
         click.echo(f"timed out waiting: task {reply.task.id} is {state_name(reply.task)}", err=True)
         click.get_current_context().exit(EXIT_TIMED_OUT)
@@ -55,7 +54,7 @@ def get_command(task_id: str, output: Output) -> None:
     """Show one task."""
     with gateway() as g:
         reply = g.call(g.tasks.GetTask, task_service_pb2.GetTaskRequest(id=task_id))
-    output.emit(reply, show_task, flat.task)
+    output.emit(reply, show_task)
 
 
 @task_group.command("wait")
@@ -105,4 +104,4 @@ def cancel_command(task_id: str, reason: str, wait_: dt.timedelta | None, output
         deadline = wait_.total_seconds() + WAIT_SLACK
     with gateway() as g:
         reply = g.call(g.tasks.CancelTask, request, timeout=deadline)
-    output.emit(reply, _show_cancellation, flat.cancellation)
+    output.emit(reply, _show_cancellation)

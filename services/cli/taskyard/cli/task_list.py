@@ -10,7 +10,6 @@ from __future__ import annotations
 import click
 from rich.console import RenderableType
 
-from taskyard.cli import flat
 from taskyard.cli.connection import target_options
 from taskyard.cli.gateway import gateway
 from taskyard.cli.output import Output, output_option
@@ -70,7 +69,7 @@ def list_command(
             if not all_pages or not page.next_page_token:
                 break
             request.page_token = page.next_page_token
-    output.emit(reply, _show, flat.tasks)
+    output.emit(reply, _show)
     count = len(reply.tasks)
     more = " (more: --all)" if reply.next_page_token else ""
     output.note(f"({count} task{'s' if count != 1 else ''}){more}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Protocol
 
@@ -57,6 +58,20 @@ class ManualClock:
         for _, fut in due:
             if not fut.done():
                 fut.set_result(None)
+
+
+async def sleep_unless(clock: Clock, seconds: float, wake: asyncio.Event) -> None:
+    """Sleep ``seconds`` on ``clock``, cut short when ``wake`` is set."""
+    sleeper = asyncio.ensure_future(clock.sleep(seconds))
+    woken = asyncio.ensure_future(wake.wait())
+    try:
+        await asyncio.wait({sleeper, woken}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for fut in (sleeper, woken):
+            if not fut.done():
+                fut.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await fut
 
 
 def to_us(seconds: float) -> int:

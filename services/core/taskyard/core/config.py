@@ -45,7 +45,11 @@ __all__ = ["TRANSPORTS", "WILDCARD_HOSTS", "Settings", "url_host", "valid_host"]
 # unsealed child).
 _INHERITED_WHEN_UNSET = frozenset({"bus_keys_secret", "bus_keys_file"})
 # The secret fields answer to the attribute names their plain-text values keep.
-_SECRET_FIELDS = {"database_url": "database_url_secret", "bus_keys": "bus_keys_secret"}
+_SECRET_FIELDS = {
+    "database_url": "database_url_secret",
+    "bus_keys": "bus_keys_secret",
+    "metrics_token": "metrics_token_secret",
+}
 
 
 class Settings(Addresses, BaseSettings):
@@ -123,6 +127,20 @@ class Settings(Addresses, BaseSettings):
         description="Plaintext grpc.health.v1 only, for probes that cannot do TLS (the kubelet's); 0 = off.",
     )
     http_port: int = Field(default=8080, description="Reserved (nothing listens yet).")
+    # --- metrics (core/metrics.py, docs/observability.md)
+    metrics_port: Port = Field(
+        default=0,
+        description="Prometheus /metrics of this service; 0 = off. Each service of a host needs its own.",
+    )
+    metrics_host: str = Field(
+        default="127.0.0.1", description="The /metrics bind address; off loopback it needs metrics_token."
+    )
+    metrics_token_secret: Secret = Field(
+        default=SecretStr(""),
+        alias="metrics_token",
+        validation_alias="TASKYARD_METRICS_TOKEN",
+        description="The bearer token a scrape must send (Prometheus' authorization); read as metrics_token.",
+    )
     # --- gRPC edge security (gateway/auth.py, docs/security.md): file paths, not key material
     grpc_tls_cert: str = Field(
         default="", validation_alias="TASKYARD_TLS_CERT", description="The gateway's certificate file."
@@ -339,6 +357,10 @@ class Settings(Addresses, BaseSettings):
     @property
     def bus_keys(self) -> str:
         return reveal(self.bus_keys_secret)
+
+    @property
+    def metrics_token(self) -> str:
+        return reveal(self.metrics_token_secret)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

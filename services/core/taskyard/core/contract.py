@@ -23,16 +23,18 @@ from typing import Any, Generic, TypeVar
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import (
+    counters_pb2,
     dispatch_pb2,
     envelope_pb2,
     event_pb2,
     graph_pb2,
-    ops_pb2,
-    reconcile_pb2,
+    lanes_pb2,
+    leases_pb2,
+    logs_pb2,
+    pools_pb2,
+    queues_pb2,
     schedule_pb2,
-    store_pb2,
-    supervision_pb2,
-    time_pb2,
+    tasks_pb2,
 )
 
 K = envelope_pb2
@@ -79,52 +81,52 @@ REGISTER = _method(
 
 # --- the result-store: tasks ----------------------------------------------------------
 STORE_INSERT = _method(
-    STORE, "InsertTasks", K.KIND_STORE_INSERT, store_pb2.InsertTasksRequest, store_pb2.InsertTasksReply
+    STORE, "InsertTasks", K.KIND_STORE_INSERT, tasks_pb2.InsertTasksRequest, tasks_pb2.InsertTasksReply
 )
-STORE_GET = _method(STORE, "GetTasks", K.KIND_STORE_GET, store_pb2.GetTasksRequest, store_pb2.GetTasksReply)
+STORE_GET = _method(STORE, "GetTasks", K.KIND_STORE_GET, tasks_pb2.GetTasksRequest, tasks_pb2.GetTasksReply)
 STORE_LIST = _method(
-    STORE, "ListTasks", K.KIND_STORE_LIST, store_pb2.ListTasksRequest, store_pb2.ListTasksReply
+    STORE, "ListTasks", K.KIND_STORE_LIST, tasks_pb2.ListTasksRequest, tasks_pb2.ListTasksReply
 )
 STORE_LEASE = _method(
-    STORE, "LeaseTasks", K.KIND_STORE_LEASE, store_pb2.LeaseTasksRequest, store_pb2.LeaseTasksReply
+    STORE, "LeaseTasks", K.KIND_STORE_LEASE, leases_pb2.LeaseTasksRequest, leases_pb2.LeaseTasksReply
 )
-STORE_REPORT = _method(STORE, "Report", K.KIND_STORE_REPORT, store_pb2.ReportRequest, store_pb2.ReportReply)
+STORE_REPORT = _method(STORE, "Report", K.KIND_STORE_REPORT, leases_pb2.ReportRequest, leases_pb2.ReportReply)
 STORE_RENEW = _method(
-    STORE, "RenewLeases", K.KIND_STORE_RENEW, store_pb2.RenewLeasesRequest, store_pb2.RenewLeasesReply
+    STORE, "RenewLeases", K.KIND_STORE_RENEW, leases_pb2.RenewLeasesRequest, leases_pb2.RenewLeasesReply
 )
-STORE_RESCUE = _method(STORE, "Rescue", K.KIND_STORE_RESCUE, store_pb2.RescueRequest, store_pb2.RescueReply)
+STORE_RESCUE = _method(STORE, "Rescue", K.KIND_STORE_RESCUE, leases_pb2.RescueRequest, leases_pb2.RescueReply)
 STORE_CANCEL = _method(
-    STORE, "CancelTasks", K.KIND_STORE_CANCEL, store_pb2.CancelTasksRequest, store_pb2.CancelTasksReply
+    STORE, "CancelTasks", K.KIND_STORE_CANCEL, tasks_pb2.CancelTasksRequest, tasks_pb2.CancelTasksReply
 )
 STORE_LOAD_QUEUED = _method(
-    STORE, "LoadQueued", K.KIND_STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest, store_pb2.LoadQueuedReply
+    STORE, "LoadQueued", K.KIND_STORE_LOAD_QUEUED, lanes_pb2.LoadQueuedRequest, lanes_pb2.LoadQueuedReply
 )
 STORE_PROMOTE_DUE = _method(
-    STORE, "PromoteDue", K.KIND_STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest, store_pb2.PromoteDueReply
+    STORE, "PromoteDue", K.KIND_STORE_PROMOTE_DUE, lanes_pb2.PromoteDueRequest, lanes_pb2.PromoteDueReply
 )
 STORE_HEARTBEAT = _method(
-    STORE, "Heartbeat", K.KIND_STORE_HEARTBEAT, store_pb2.HeartbeatRequest, store_pb2.HeartbeatReply
+    STORE, "Heartbeat", K.KIND_STORE_HEARTBEAT, pools_pb2.HeartbeatRequest, pools_pb2.HeartbeatReply
 )
 STORE_TASK_NAMES = _method(
-    STORE, "TaskNames", K.KIND_STORE_TASK_NAMES, store_pb2.TaskNamesRequest, store_pb2.TaskNamesReply
+    STORE, "TaskNames", K.KIND_STORE_TASK_NAMES, pools_pb2.TaskNamesRequest, pools_pb2.TaskNamesReply
 )
 STORE_TREE = _method(STORE, "TaskTree", K.KIND_STORE_TREE, graph_pb2.TaskTreeRequest, graph_pb2.TaskTreeReply)
 
 # --- the result-store: supervision, recovery, time --------------------------------------
 STORE_COUNTERS = _method(
-    STORE, "Counters", K.KIND_STORE_COUNTERS, supervision_pb2.CountersRequest, supervision_pb2.CountersReply
+    STORE, "Counters", K.KIND_STORE_COUNTERS, counters_pb2.CountersRequest, counters_pb2.CountersReply
 )
 STORE_RECONCILE = _method(
-    STORE, "Reconcile", K.KIND_STORE_RECONCILE, reconcile_pb2.ReconcileRequest, reconcile_pb2.ReconcileReply
+    STORE, "Reconcile", K.KIND_STORE_RECONCILE, leases_pb2.ReconcileRequest, leases_pb2.ReconcileReply
 )
 STORE_LOAD_DUE = _method(
-    STORE, "LoadDue", K.KIND_STORE_LOAD_DUE, time_pb2.LoadDueRequest, time_pb2.LoadDueReply
+    STORE, "LoadDue", K.KIND_STORE_LOAD_DUE, lanes_pb2.LoadDueRequest, lanes_pb2.LoadDueReply
 )
 STORE_FAILURES = _method(
-    STORE, "GetFailures", K.KIND_STORE_FAILURES, time_pb2.GetFailuresRequest, time_pb2.GetFailuresReply
+    STORE, "GetFailures", K.KIND_STORE_FAILURES, tasks_pb2.GetFailuresRequest, tasks_pb2.GetFailuresReply
 )
 STORE_EXPLAIN = _method(
-    STORE, "ExplainFacts", K.KIND_STORE_EXPLAIN, time_pb2.ExplainFactsRequest, time_pb2.ExplainFactsReply
+    STORE, "ExplainFacts", K.KIND_STORE_EXPLAIN, tasks_pb2.ExplainFactsRequest, tasks_pb2.ExplainFactsReply
 )
 
 # --- the result-store: periodic schedules --------------------------------------------
@@ -158,17 +160,23 @@ STORE_SCHEDULE_FIRE = _method(
 )
 
 # --- the result-store: logs and queue operations --------------------------------------
-STORE_LOGS = _method(STORE, "WriteLogs", K.KIND_STORE_LOGS, ops_pb2.LogBatch, ops_pb2.LogBatchReply)
+STORE_LOGS = _method(STORE, "WriteLogs", K.KIND_STORE_LOGS, logs_pb2.LogBatch, logs_pb2.LogBatchReply)
 STORE_GET_LOGS = _method(
-    STORE, "GetLogs", K.KIND_STORE_GET_LOGS, ops_pb2.GetLogsRequest, ops_pb2.GetLogsReply
+    STORE, "GetLogs", K.KIND_STORE_GET_LOGS, logs_pb2.GetLogsRequest, logs_pb2.GetLogsReply
 )
 STORE_QUEUE_OP = _method(
-    STORE, "QueueOp", K.KIND_STORE_QUEUE_OP, ops_pb2.QueueOpRequest, ops_pb2.QueueOpReply
+    STORE, "QueueOp", K.KIND_STORE_QUEUE_OP, queues_pb2.QueueOpRequest, queues_pb2.QueueOpReply
 )
 STORE_QUEUE_STATUS = _method(
-    STORE, "QueueStatus", K.KIND_STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest, ops_pb2.QueueStatusReply
+    STORE,
+    "QueueStatus",
+    K.KIND_STORE_QUEUE_STATUS,
+    queues_pb2.QueueStatusRequest,
+    queues_pb2.QueueStatusReply,
 )
-STORE_SERVERS = _method(STORE, "Servers", K.KIND_STORE_SERVERS, ops_pb2.ServersRequest, ops_pb2.ServersReply)
+STORE_SERVERS = _method(
+    STORE, "Servers", K.KIND_STORE_SERVERS, pools_pb2.ServersRequest, pools_pb2.ServersReply
+)
 
 _DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]
 METHODS: Mapping[int, Method[Any, Any]] = {m.kind: m for m in _DECLARED}

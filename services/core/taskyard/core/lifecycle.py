@@ -11,6 +11,8 @@ import sys
 from collections.abc import Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
+from taskyard.core import tracing
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -25,10 +27,14 @@ LEFTOVER_TASKS_LIMIT = 5.0
 
 
 def setup_logging(service: str, level: str = "INFO") -> None:
+    """Log lines to stderr; a line logged in a span (or about a task, with
+    ``extra={"task_trace": record.trace_headers}``) ends with its trace id."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(tracing.TraceIds())
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
-        format=f"%(asctime)s {service}[%(process)d] %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+        format=f"%(asctime)s {service}[%(process)d] %(levelname)s %(name)s: %(message)s%(trace)s",
+        handlers=[handler],
     )
 
 

@@ -179,20 +179,14 @@ PAIR_BUFFER = 1024
 
 def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | None = None) -> Any:
     """A PAIR socket with send/receive buffers, so short bursts never block the sender."""
-    sock = _new_sealed(
+    return open_socket(
         pynng.Pair0,
-        listen or dial or "pair",
-        recv_max_size=max_message_bytes,
-        reconnect_time_min=RECONNECT_MIN_MS,
-        reconnect_time_max=RECONNECT_MAX_MS,
+        max_message_bytes=max_message_bytes,
+        listen=listen,
+        dial=dial,
+        send_buffer_size=PAIR_BUFFER,
+        recv_buffer_size=PAIR_BUFFER,
     )
-    sock.send_buffer_size = PAIR_BUFFER
-    sock.recv_buffer_size = PAIR_BUFFER
-    if listen:
-        sock.listen(listen)
-    if dial:
-        sock.dial(dial, block=False)
-    return sock
 
 
 # Topics of the result-store's full event stream (events_address). NNG SUB filters

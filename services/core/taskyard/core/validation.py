@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import errors, ids, payload
@@ -60,6 +60,30 @@ class Violation(errors.FieldViolation):
     """A field violation with a machine-readable reason."""
 
     reason: str = INVALID_ARGUMENT
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _MapLimits:
+    """The bounds of a string map field: its size, then each key and value."""
+
+    entries: int
+    too_many: str  # the violation past ``entries``; ``{count}`` is the size found
+    key_chars: int
+    value_chars: int
+
+
+_LABELS = _MapLimits(
+    entries=MAX_LABELS,
+    too_many=f"at most {MAX_LABELS} labels, got {{count}}",
+    key_chars=MAX_LABEL_KEY_CHARS,
+    value_chars=MAX_LABEL_VALUE_CHARS,
+)
+_TRACE_HEADERS = _MapLimits(
+    entries=MAX_TRACE_HEADERS,
+    too_many=f"at most {MAX_TRACE_HEADERS} trace headers",
+    key_chars=MAX_TRACE_HEADER_CHARS,
+    value_chars=MAX_TRACE_HEADER_CHARS,
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -269,7 +293,7 @@ def check_record(
             Violation(field=f"{path}.parent_id", description=f"must be a UUID, got {quote(rec.parent_id)}")
         )
     if rec.labels:
-        _check_labels(out, f"{path}.labels", rec)
+        _check_map(out, f"{path}.labels", rec.labels, _LABELS)
 
     accepted_us = rec.created_at_us or now_us
     if rec.run_at_us and rec.run_at_us - accepted_us > MAX_AHEAD_US:
@@ -287,20 +311,21 @@ def check_record(
                 Violation(field=f"{path}.{fields.idempotency_window}", description="must be at most 30 days")
             )
     if rec.trace_headers:
-        _check_trace_headers(out, f"{path}.trace_headers", rec)
+        _check_map(out, f"{path}.trace_headers", rec.trace_headers, _TRACE_HEADERS)
     return out
 
 
-def _check_labels(out: list[Violation], path: str, rec: task_record_pb2.TaskRecord) -> None:
-    if len(rec.labels) > MAX_LABELS:
-        out.append(Violation(field=path, description=f"at most {MAX_LABELS} labels, got {len(rec.labels)}"))
+def _check_map(out: list[Violation], path: str, entries: Mapping[str, str], limits: _MapLimits) -> None:
+    if len(entries) > limits.entries:
+        out.append(Violation(field=path, description=limits.too_many.format(count=len(entries))))
         return
-    for key, value in rec.labels.items():
-        if _fits(key, MAX_LABEL_KEY_CHARS) and _fits(value, MAX_LABEL_VALUE_CHARS):
+    key_chars, value_chars = limits.key_chars, limits.value_chars
+    for key, value in entries.items():
+        if _fits(key, key_chars) and _fits(value, value_chars):
             continue  # the common case: no path to build
         kp = payload.key_path(path, key)
-        check_text(out, kp, key, max_chars=MAX_LABEL_KEY_CHARS)
-        check_text(out, kp, value, max_chars=MAX_LABEL_VALUE_CHARS)
+        check_text(out, kp, key, max_chars=key_chars)
+        check_text(out, kp, value, max_chars=value_chars)
 
 
 def _check_dependencies(out: list[Violation], path: str, deps: Sequence[str]) -> None:
@@ -314,18 +339,6 @@ def _check_dependencies(out: list[Violation], path: str, deps: Sequence[str]) ->
             out.append(
                 Violation(field=f"{path}[{j}]", description=f"must be a task id (UUID), got {quote(raw)}")
             )
-
-
-def _check_trace_headers(out: list[Violation], path: str, rec: task_record_pb2.TaskRecord) -> None:
-    if len(rec.trace_headers) > MAX_TRACE_HEADERS:
-        out.append(Violation(field=path, description=f"at most {MAX_TRACE_HEADERS} trace headers"))
-        return
-    for key, value in rec.trace_headers.items():
-        if _fits(key, MAX_TRACE_HEADER_CHARS) and _fits(value, MAX_TRACE_HEADER_CHARS):
-            continue
-        kp = payload.key_path(path, key)
-        check_text(out, kp, key, max_chars=MAX_TRACE_HEADER_CHARS)
-        check_text(out, kp, value, max_chars=MAX_TRACE_HEADER_CHARS)
 
 
 def _fits(value: str, max_chars: int) -> bool:

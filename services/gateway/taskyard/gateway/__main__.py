@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from taskyard.core import lifecycle, seal
+from taskyard.core import lifecycle, observability, seal
 from taskyard.core.config import Settings
 from taskyard.gateway.auth import TokensFileError
 from taskyard.gateway.server import serve
@@ -15,7 +15,8 @@ from taskyard.gateway.tls import ListenRefused
 async def _main() -> None:
     settings = Settings.from_env()
     stop = lifecycle.stop_event_on_signals()
-    await serve(settings, stop)
+    with observability.observed("gateway", settings):
+        await serve(settings, stop)
 
 
 def main() -> None:

@@ -45,10 +45,20 @@ def refusing(handler: Handler, refusal: errors.TaskyardError) -> Handler:
     async def refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await status.abort(context, refusal)
 
-    return _handler_like(handler, refuse)
+    if handler.response_streaming:
+        # A streaming handler must be an async generator: an interceptor in front
+        # (the tracing one) iterates it, and a coroutine there fails as UNKNOWN.
+        async def refuse_stream(
+            request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            await status.abort(context, refusal)
+            yield  # never reached: abort raises
+
+        return handler_like(handler, refuse_stream)
+    return handler_like(handler, refuse)
 
 
-def _handler_like(handler: Handler, behavior: Callable[..., Any]) -> Handler:
+def handler_like(handler: Handler, behavior: Callable[..., Any]) -> Handler:
     args: dict[str, Any] = {
         "request_deserializer": handler.request_deserializer,
         "response_serializer": handler.response_serializer,
@@ -62,7 +72,7 @@ def _handler_like(handler: Handler, behavior: Callable[..., Any]) -> Handler:
     return grpc.unary_unary_rpc_method_handler(behavior, **args)
 
 
-def _behavior(handler: Handler) -> Callable[..., Any]:
+def behavior_of(handler: Handler) -> Callable[..., Any]:
     behavior = handler.stream_stream or handler.stream_unary or handler.unary_stream or handler.unary_unary
     assert behavior is not None
     return behavior
@@ -87,7 +97,7 @@ class Gate:
 
 def guarded(handler: Handler, gate: Gate) -> Handler:
     """``handler`` counted against ``gate``: refused when the gate is full."""
-    behavior = _behavior(handler)
+    behavior = behavior_of(handler)
 
     if inspect.isasyncgenfunction(behavior):
 
@@ -102,7 +112,7 @@ def guarded(handler: Handler, gate: Gate) -> Handler:
             finally:
                 gate.in_flight -= 1
 
-        return _handler_like(handler, stream)
+        return handler_like(handler, stream)
 
     async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         if gate.in_flight >= gate.limit:
@@ -114,7 +124,7 @@ def guarded(handler: Handler, gate: Gate) -> Handler:
         finally:
             gate.in_flight -= 1
 
-    return _handler_like(handler, call)
+    return handler_like(handler, call)
 
 
 class Admission(Interceptor):

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from google.protobuf import duration_pb2
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import task_record_pb2, tasks_pb2
 from taskyard.core import codec, contract, errors, rpc
 from taskyard.v1 import task_pb2, task_service_pb2
 
@@ -46,7 +46,7 @@ async def cancel(
     client_remaining: float | None,
 ) -> task_service_pb2.CancelTaskResponse:
     reply = await store.call(
-        contract.STORE_CANCEL, store_pb2.CancelTasksRequest(ids=[task_id], reason=request.reason)
+        contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[task_id], reason=request.reason)
     )
     outcome = next((o for o in reply.outcomes if o.id == task_id), None)
     if outcome is None or outcome.not_found:

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import task_record_pb2, time_pb2
+from taskyard.bus.v1 import task_record_pb2, tasks_pb2
 from taskyard.core import codec, contract, rpc
 from taskyard.core.clock import Clock, SystemClock, from_us
 from taskyard.core.states import TaskState
@@ -59,12 +59,12 @@ class Explainer:
 
     async def failures(self, task_id: str) -> list[task_pb2.TaskFailure]:
         reply = await self._store.call(
-            contract.STORE_FAILURES, time_pb2.GetFailuresRequest(task_ids=[task_id])
+            contract.STORE_FAILURES, tasks_pb2.GetFailuresRequest(task_ids=[task_id])
         )
         return [f for t in reply.tasks if t.task_id == task_id for f in t.failures]
 
-    async def _facts(self, task_id: str) -> time_pb2.ExplainFactsReply:
-        return await self._store.call(contract.STORE_EXPLAIN, time_pb2.ExplainFactsRequest(task_id=task_id))
+    async def _facts(self, task_id: str) -> tasks_pb2.ExplainFactsReply:
+        return await self._store.call(contract.STORE_EXPLAIN, tasks_pb2.ExplainFactsRequest(task_id=task_id))
 
     async def explain(self, rec: task_record_pb2.TaskRecord) -> task_service_pb2.ExplainTaskResponse:
         out = R.ExplainTaskResponse(task=codec.record_to_task(rec, with_payload=False))
@@ -119,7 +119,7 @@ class Explainer:
     def _queued(
         self,
         rec: task_record_pb2.TaskRecord,
-        facts: time_pb2.ExplainFactsReply,
+        facts: tasks_pb2.ExplainFactsReply,
         out: task_service_pb2.ExplainTaskResponse,
     ) -> None:
         out.lane_depth_ahead = facts.depth_ahead

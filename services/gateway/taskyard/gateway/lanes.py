@@ -13,7 +13,7 @@ import logging
 import operator
 from collections.abc import Mapping, Sequence
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core.priority import Priority
 
@@ -28,7 +28,7 @@ _KWARGS_JSON = operator.attrgetter("kwargs_json")
 class _Pending:
     records: Sequence[task_record_pb2.TaskRecord]
     size: int
-    future: asyncio.Future[list[store_pb2.InsertedTask]]
+    future: asyncio.Future[list[tasks_pb2.InsertedTask]]
 
 
 class Lane:
@@ -53,12 +53,12 @@ class Lane:
         self.requests_sent = 0
         self.records_sent = 0
 
-    async def submit(self, records: Sequence[task_record_pb2.TaskRecord]) -> list[store_pb2.InsertedTask]:
+    async def submit(self, records: Sequence[task_record_pb2.TaskRecord]) -> list[tasks_pb2.InsertedTask]:
         """Send ``records`` (with whatever else is waiting) and return their outcomes, in order."""
         loop = asyncio.get_running_loop()
         size = sum(map(len, map(_ARGS_JSON, records))) + sum(map(len, map(_KWARGS_JSON, records)))
         size += 256 * len(records)
-        fut: asyncio.Future[list[store_pb2.InsertedTask]] = loop.create_future()
+        fut: asyncio.Future[list[tasks_pb2.InsertedTask]] = loop.create_future()
         fut.add_done_callback(_consume)
         self._pending.append(_Pending(records, size, fut))
         self._kick()
@@ -130,7 +130,7 @@ class Lane:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
 
-def _consume(fut: asyncio.Future[list[store_pb2.InsertedTask]]) -> None:
+def _consume(fut: asyncio.Future[list[tasks_pb2.InsertedTask]]) -> None:
     """Mark the outcome retrieved: its caller may have gone away."""
     if not fut.cancelled():
         fut.exception()
@@ -151,7 +151,7 @@ class Lanes:
     def __getitem__(self, priority: Priority) -> Lane:
         return self._lanes[priority]
 
-    async def submit(self, records: Sequence[task_record_pb2.TaskRecord]) -> list[store_pb2.InsertedTask]:
+    async def submit(self, records: Sequence[task_record_pb2.TaskRecord]) -> list[tasks_pb2.InsertedTask]:
         """Group ``records`` by priority, one lane request each, concurrently; outcomes in input order."""
         groups: dict[int, list[int]] = {}
         for i, r in enumerate(records):
@@ -166,7 +166,7 @@ class Lanes:
             *(self._lanes[Priority(p)].submit([records[i] for i in groups[p]]) for p in prios),
             return_exceptions=True,
         )
-        out: list[store_pb2.InsertedTask | None] = [None] * len(records)
+        out: list[tasks_pb2.InsertedTask | None] = [None] * len(records)
         for p, res in zip(prios, results, strict=True):
             if isinstance(res, BaseException):
                 raise res

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import event_pb2, ops_pb2
+from taskyard.bus.v1 import event_pb2, logs_pb2
 from taskyard.core import codec, contract, errors, rpc, transport
 from taskyard.v1 import task_service_pb2
 
@@ -87,9 +87,9 @@ class TaskLogs:
         self.followers = followers
         self.page_bytes = page_bytes
 
-    async def _read(self, task_id: str, offset: int, limit: int) -> ops_pb2.GetLogsReply:
+    async def _read(self, task_id: str, offset: int, limit: int) -> logs_pb2.GetLogsReply:
         reply = await self._store.call(
-            contract.STORE_GET_LOGS, ops_pb2.GetLogsRequest(task_id=task_id, from_offset=offset, limit=limit)
+            contract.STORE_GET_LOGS, logs_pb2.GetLogsRequest(task_id=task_id, from_offset=offset, limit=limit)
         )
         return cap_page(reply, self.page_bytes)
 
@@ -142,7 +142,7 @@ class TaskLogs:
             self.followers.remove(task_id, wake)
 
 
-def cap_page(reply: ops_pb2.GetLogsReply, max_bytes: int) -> ops_pb2.GetLogsReply:
+def cap_page(reply: logs_pb2.GetLogsReply, max_bytes: int) -> logs_pb2.GetLogsReply:
     """``reply`` cut after the lines that fit in ``max_bytes`` (at least one line);
     ``next_offset`` then resumes right after the last line kept."""
     total = 0

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2
+from taskyard.bus.v1 import dispatch_pb2, pools_pb2
 from taskyard.core import contract, errors, rpc
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class KnownNames:
         self._last_refresh = time.monotonic()
         try:
             reply = await self._store.call(
-                contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS)
+                contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS)
             )
         except errors.TaskyardError as exc:
             self._last_error = exc

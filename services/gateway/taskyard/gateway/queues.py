@@ -1,7 +1,7 @@
 """QueueService: pause/resume/clear/retry/purge, queue status and the servers registry.
 
 Thin: each RPC validates its input, makes one store request
-(``KIND_STORE_QUEUE_OP`` / ``_QUEUE_STATUS`` / ``_SERVERS``, see bus ops.proto)
+(``KIND_STORE_QUEUE_OP`` / ``_QUEUE_STATUS`` / ``_SERVERS``, see bus queues.proto and pools.proto)
 and maps the reply. Errors leave as ``google.rpc.Status`` like TaskService's.
 """
 
@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import ops_pb2
-from taskyard.core import codec, contract, errors, rpc
+from taskyard.bus.v1 import pools_pb2, queues_pb2
+from taskyard.core import codec, contract, rpc
 from taskyard.gateway import status
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc
@@ -39,6 +39,16 @@ def _queue(raw: str, field: str = "queue") -> str:
     return name
 
 
+def _positive_ms(request: Message, field: str) -> int:
+    """The optional Duration ``field`` of ``request`` in milliseconds (0 when unset)."""
+    if not request.HasField(field):
+        return 0
+    ms = codec.duration_ms(getattr(request, field))
+    if ms is None or ms <= 0:
+        raise codec.invalid([codec.Violation(field=field, description="must be a positive duration")])
+    return ms
+
+
 QUEUE_SERVICE_NAME = qs.DESCRIPTOR.services_by_name["QueueService"].full_name
 
 
@@ -53,45 +63,45 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
         return service
 
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
-        try:
-            return await call()
-        except errors.TaskyardError as exc:
-            await status.abort(context, exc)
-        except Exception as exc:
-            log.exception("queue request failed")
-            await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+        return await status.guard(context, call, log, "queue request failed")
 
-    async def _op(self, req: ops_pb2.QueueOpRequest) -> ops_pb2.QueueOpReply:
+    async def _op(self, req: queues_pb2.QueueOpRequest) -> queues_pb2.QueueOpReply:
         return await self._store.call(contract.STORE_QUEUE_OP, req)
 
     async def _queue_op(
         self,
         context: Context,
-        op: ops_pb2.QueueOp,
+        op: queues_pb2.QueueOp,
         queue: str,
-        respond: Callable[[ops_pb2.QueueOpReply], R],
+        respond: Callable[[queues_pb2.QueueOpReply], R],
     ) -> R:
         """One operation on one queue (pause, resume, clear), its reply mapped by ``respond``."""
 
         async def run() -> R:
-            request = ops_pb2.QueueOpRequest(op=op, queue=_queue(queue))
+            request = queues_pb2.QueueOpRequest(op=op, queue=_queue(queue))
             return respond(await self._op(request))
 
         return await self._guard(context, run)
 
     async def PauseQueue(self, request: qs.PauseQueueRequest, context: Context) -> qs.PauseQueueResponse:
         return await self._queue_op(
-            context, ops_pb2.QUEUE_OP_PAUSE, request.queue, lambda r: qs.PauseQueueResponse(queue=r.queue)
+            context, queues_pb2.QUEUE_OP_PAUSE, request.queue, lambda r: qs.PauseQueueResponse(queue=r.queue)
         )
 
     async def ResumeQueue(self, request: qs.ResumeQueueRequest, context: Context) -> qs.ResumeQueueResponse:
         return await self._queue_op(
-            context, ops_pb2.QUEUE_OP_RESUME, request.queue, lambda r: qs.ResumeQueueResponse(queue=r.queue)
+            context,
+            queues_pb2.QUEUE_OP_RESUME,
+            request.queue,
+            lambda r: qs.ResumeQueueResponse(queue=r.queue),
         )
 
     async def ClearQueue(self, request: qs.ClearQueueRequest, context: Context) -> qs.ClearQueueResponse:
         return await self._queue_op(
-            context, ops_pb2.QUEUE_OP_CLEAR, request.queue, lambda r: qs.ClearQueueResponse(cleared=r.count)
+            context,
+            queues_pb2.QUEUE_OP_CLEAR,
+            request.queue,
+            lambda r: qs.ClearQueueResponse(cleared=r.count),
         )
 
     async def RetryTasks(self, request: qs.RetryTasksRequest, context: Context) -> qs.RetryTasksResponse:
@@ -117,8 +127,8 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
             if violations:
                 raise codec.invalid(violations)
             reply = await self._op(
-                ops_pb2.QueueOpRequest(
-                    op=ops_pb2.QUEUE_OP_RETRY,
+                queues_pb2.QueueOpRequest(
+                    op=queues_pb2.QUEUE_OP_RETRY,
                     queue=_queue(request.queue),
                     name=request.name.strip(),
                     ids=ids,
@@ -131,15 +141,10 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
 
     async def PurgeTasks(self, request: qs.PurgeTasksRequest, context: Context) -> qs.PurgeTasksResponse:
         async def run() -> qs.PurgeTasksResponse:
-            older_us = 0
-            if request.HasField("older_than"):
-                ms = codec.duration_ms(request.older_than)
-                if ms is None or ms <= 0:
-                    raise codec.invalid(
-                        [codec.Violation(field="older_than", description="must be a positive duration")]
-                    )
-                older_us = ms * 1000
-            reply = await self._op(ops_pb2.QueueOpRequest(op=ops_pb2.QUEUE_OP_PURGE, older_than_us=older_us))
+            older_us = _positive_ms(request, "older_than") * 1000
+            reply = await self._op(
+                queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PURGE, older_than_us=older_us)
+            )
             return qs.PurgeTasksResponse(purged=reply.count)
 
         return await self._guard(context, run)
@@ -148,7 +153,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
         self, request: qs.GetQueueStatusRequest, context: Context
     ) -> qs.GetQueueStatusResponse:
         async def run() -> qs.GetQueueStatusResponse:
-            reply = await self._store.call(contract.STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest())
+            reply = await self._store.call(contract.STORE_QUEUE_STATUS, queues_pb2.QueueStatusRequest())
             return qs.GetQueueStatusResponse(
                 queues=reply.queues,
                 servers=reply.servers,
@@ -161,15 +166,10 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
 
     async def ListServers(self, request: qs.ListServersRequest, context: Context) -> qs.ListServersResponse:
         async def run() -> qs.ListServersResponse:
-            age_ms = 0
-            if request.HasField("max_age"):
-                ms = codec.duration_ms(request.max_age)
-                if ms is None or ms <= 0:
-                    raise codec.invalid(
-                        [codec.Violation(field="max_age", description="must be a positive duration")]
-                    )
-                age_ms = ms
-            reply = await self._store.call(contract.STORE_SERVERS, ops_pb2.ServersRequest(max_age_ms=age_ms))
+            age_ms = _positive_ms(request, "max_age")
+            reply = await self._store.call(
+                contract.STORE_SERVERS, pools_pb2.ServersRequest(max_age_ms=age_ms)
+            )
             return qs.ListServersResponse(servers=reply.servers)
 
         return await self._guard(context, run)

@@ -91,13 +91,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
         self._limits = limits
 
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
-        try:
-            return await call()
-        except errors.TaskyardError as exc:
-            await status.abort(context, exc)
-        except Exception as exc:
-            log.exception("schedule request failed")
-            await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+        return await status.guard(context, call, log, "schedule request failed")
 
     # --- create -------------------------------------------------------------------
     async def CreateSchedule(

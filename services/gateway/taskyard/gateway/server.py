@@ -13,12 +13,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import codec, discovery, errors, ids, lifecycle, rpc
+from taskyard.core import codec, discovery, errors, ids, lifecycle, rpc, tracing
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, tls
 from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.lanes import Lane, Lanes
+from taskyard.gateway.metrics import CallMetrics
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
 from taskyard.gateway.schedules import ScheduleService
@@ -48,6 +49,17 @@ STORE_PROBE_INTERVAL_UNHEALTHY = 0.5
 # With TASKYARD_GRPC_MAX_CONNECTION_AGE set, calls in flight get this long to end
 # before the connection is closed: longer than the longest WaitTask (300 s).
 CONNECTION_AGE_GRACE = 330.0
+
+
+def server_spans() -> Interceptor:
+    """The gRPC instrumentation's server span for every call but health checks
+    and reflection (probes and tools would flood the traces); it joins the
+    caller's trace from its ``traceparent`` metadata."""
+    from opentelemetry.instrumentation.grpc import aio_server_interceptor, filters
+
+    quiet = filters.any_of(filters.health_check(), filters.service_prefix("grpc.reflection"))
+    interceptor: Interceptor = aio_server_interceptor(filter_=filters.negate(quiet))  # type: ignore[no-untyped-call]
+    return interceptor
 
 
 def _milliseconds(seconds: float) -> int:
@@ -149,7 +161,11 @@ class Gateway:
         )
         interceptors: list[Interceptor] = [self.admission]
         if self.authenticator is not None:
-            interceptors.insert(0, self.authenticator)  # a refused call is never counted
+            interceptors.insert(0, self.authenticator)  # the admission gates never count a refused call
+        if settings.metrics_port:
+            interceptors.insert(0, CallMetrics())  # every call, the refused ones too
+        if tracing.enabled():
+            interceptors.insert(0, server_spans())
         # No maximum_concurrent_rpcs: one pool for all calls is what let waits starve probes.
         self.server = grpc.aio.server(options=server_options(settings), interceptors=interceptors)
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(self.service, self.server)

@@ -12,10 +12,9 @@ from typing import TypeVar
 
 import grpc
 from google.protobuf.message import Message
-from opentelemetry import trace
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
-from taskyard.core import codec, contract, errors, graph, hops, rpc, states, telemetry
+from taskyard.bus.v1 import task_record_pb2, tasks_pb2
+from taskyard.core import codec, contract, errors, graph, hops, rpc, states, telemetry, tracing
 from taskyard.gateway import cancels, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
@@ -26,7 +25,6 @@ from taskyard.gateway.waiters import Waiters
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 log = logging.getLogger(__name__)
-tracer = telemetry.tracer("taskyard.gateway")
 
 R = TypeVar("R")
 M = TypeVar("M", bound=Message)
@@ -71,20 +69,23 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     # --- plumbing ----------------------------------------------------------
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
         # Join the caller's trace (W3C traceparent/tracestate in the gRPC metadata):
-        # the "send" span and the trace headers stored with the task descend from it.
-        carrier = {
-            k: v
-            for k, v in (context.invocation_metadata() or ())
-            if k in telemetry.W3C_KEYS and isinstance(v, str)
-        }
+        # the trace headers stored with the task descend from it. With tracing on,
+        # the server span (gateway/server.py) has joined it already.
+        carrier = (
+            {}
+            if tracing.enabled()
+            else {
+                k: v
+                for k, v in (context.invocation_metadata() or ())
+                if k in telemetry.W3C_KEYS and isinstance(v, str)
+            }
+        )
         try:
             with telemetry.attached(carrier):
                 return await call()
-        except errors.TaskyardError as exc:
-            await status.abort(context, exc)
         except Exception as exc:
-            log.exception("request failed")
-            await status.abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+            # Not status.guard: that would put one more coroutine on every submission.
+            await status.abort_failed(context, exc, log, "request failed")
 
     # --- submission ----------------------------------------------------------
     async def SubmitTask(
@@ -114,8 +115,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         if not request.HasField("task"):
             raise codec.invalid([codec.Violation(field="task", description="required")])
         spec = request.task
-        with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
-            records = await self._build([spec], field="task", single=True)
+        records = await self._build([spec], field="task", single=True)
+        with tracing.sending(records):
             if sampled_at:
                 hops.start(records[0], "gateway.received", sampled_at)
                 hops.stamp(records, "gateway.sent")
@@ -156,8 +157,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     ) -> task_service_pb2.BatchSubmitTasksResponse:
         if not request.tasks:
             return task_service_pb2.BatchSubmitTasksResponse()
-        with tracer.start_as_current_span("send", kind=trace.SpanKind.PRODUCER):
-            records = await self._build(request.tasks, field="tasks", single=False)
+        records = await self._build(request.tasks, field="tasks", single=False)
+        # Each task of a batch in a trace of its own, linked to the batch's call.
+        with tracing.sending(records, own_traces=len(records) > 1):
             losses = self._waiters.losses
             inserted = await self._lanes.submit(records)
         # One pass, each field read once, added in place (a SubmittedTask built apart
@@ -175,7 +177,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- reads ------------------------------------------------------------
     async def _get_records(self, task_ids: Sequence[str]) -> list[task_record_pb2.TaskRecord]:
-        reply = await self._store.call(contract.STORE_GET, store_pb2.GetTasksRequest(ids=task_ids))
+        reply = await self._store.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=task_ids))
         return list(reply.tasks)
 
     async def _get(self, task_id: str) -> task_record_pb2.TaskRecord:
@@ -335,7 +337,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         codec.check_text(violations, "page_token", request.page_token, max_chars=MAX_PAGE_TOKEN_CHARS)
         if violations:
             raise codec.invalid(violations)
-        query = store_pb2.ListTasksRequest(
+        query = tasks_pb2.ListTasksRequest(
             states=request.states,
             name=request.name,
             queue=request.queue,

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+import logging
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from taskyard.core import errors
+
+R = TypeVar("R")
+Context = grpc.aio.ServicerContext[object, object]
 
 # Trailing metadata is limited (8 KiB by default on the client): details above
 # this budget are dropped, and ErrorInfo.metadata says how many were left out.
@@ -42,7 +47,25 @@ def to_status(exc: errors.TaskyardError) -> status_pb2.Status:
     return status
 
 
-async def abort(context: grpc.aio.ServicerContext[object, object], exc: errors.TaskyardError) -> NoReturn:
+async def abort(context: Context, exc: errors.TaskyardError) -> NoReturn:
     status = rpc_status.to_status(to_status(exc))
     await context.abort(status.code, status.details, trailing_metadata=status.trailing_metadata)
     raise AssertionError("unreachable: abort raises")  # pragma: no cover
+
+
+async def abort_failed(context: Context, exc: Exception, log: logging.Logger, message: str) -> NoReturn:
+    """Abort with ``exc``'s status. Called while ``exc`` is being handled: anything but
+    a TaskyardError is a bug, logged with its traceback under ``message`` and answered
+    INTERNAL without its text (which may hold what a client must not see)."""
+    if isinstance(exc, errors.TaskyardError):
+        await abort(context, exc)
+    log.exception(message)
+    await abort(context, errors.internal(f"internal error ({type(exc).__name__})"))
+
+
+async def guard(context: Context, call: Callable[[], Awaitable[R]], log: logging.Logger, message: str) -> R:
+    """``call``'s answer, or the RPC aborted with its error's status (``abort_failed``)."""
+    try:
+        return await call()
+    except Exception as exc:
+        await abort_failed(context, exc, log, message)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from taskyard.core import lifecycle, seal
+from taskyard.core import lifecycle, observability, seal
 from taskyard.core.config import Settings
 
 from .service import migrate_only, serve
@@ -22,7 +22,8 @@ async def _main(argv: list[str]) -> int:
         return 2
     seal.configure_service(settings)
     stop = lifecycle.stop_event_on_signals()
-    await serve(settings, stop)
+    with observability.observed("result-store", settings):
+        await serve(settings, stop)
     return 0
 
 

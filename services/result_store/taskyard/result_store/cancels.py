@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
 from taskyard.core.states import FINAL_VALUES
 
 from .committer import Db, Outcome
@@ -12,9 +12,11 @@ from .records import event_for_record, record_from_row
 from .transitions import SRC_CANCEL_NOW
 from .validation import norm_uuid
 
+Records = dict[str, task_record_pb2.TaskRecord]
 
-async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outcome:
-    replies = [store_pb2.CancelTasksReply() for _ in reqs]
+
+async def apply_cancel(db: Db, reqs: list[tasks_pb2.CancelTasksRequest]) -> Outcome:
+    replies = [tasks_pb2.CancelTasksReply() for _ in reqs]
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
     by_reason: dict[str, list[int]] = {}
@@ -22,22 +24,12 @@ async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outc
         by_reason.setdefault(req.reason, []).append(i)
     for reason, members in by_reason.items():
         wanted = sorted({u for i in members for x in reqs[i].ids if (u := norm_uuid(x)) is not None})
-        cancelled: dict[str, task_record_pb2.TaskRecord] = {}
-        flagged: dict[str, task_record_pb2.TaskRecord] = {}
-        current: dict[str, task_record_pb2.TaskRecord] = {}
+        cancelled: Records = {}
+        flagged: Records = {}
+        current: Records = {}
         if wanted:
-            for row in await db.fetch("cancel_now", ids=wanted, sources=SRC_CANCEL_NOW, reason=reason):
-                rec = record_from_row(row)
-                cancelled[rec.id] = rec
-                events.append(event_for_record(rec, "task.cancelled"))
-                finals.append(rec)
-            rest = [t for t in wanted if t not in cancelled]
-            if rest:
-                for row in await db.fetch("cancel_flag", ids=rest, reason=reason):
-                    rec = record_from_row(row)
-                    flagged[rec.id] = rec
-                    events.append(event_for_record(rec, "task.cancel_requested"))
-                rest = [t for t in rest if t not in flagged]
+            cancelled, flagged = await _cancel_or_flag(db, wanted, reason, events, finals)
+            rest = [t for t in wanted if t not in cancelled and t not in flagged]
             if rest:
                 for row in await db.fetch("cancel_lookup", ids=rest):
                     rec = record_from_row(row)
@@ -49,10 +41,35 @@ async def apply_cancel(db: Db, reqs: list[store_pb2.CancelTasksRequest]) -> Outc
     return Outcome(replies=list(replies), events=events, finals=finals)
 
 
+async def _cancel_or_flag(
+    db: Db,
+    ids: list[str],
+    reason: str,
+    events: list[event_pb2.Event],
+    finals: list[task_record_pb2.TaskRecord],
+) -> tuple[Records, Records]:
+    """Cancel at once those of ``ids`` not running, then flag the running ones
+    among the rest; the records of each."""
+    cancelled: Records = {}
+    for row in await db.fetch("cancel_now", ids=ids, sources=SRC_CANCEL_NOW.db, reason=reason):
+        rec = record_from_row(row)
+        cancelled[rec.id] = rec
+        events.append(event_for_record(rec, "task.cancelled"))
+        finals.append(rec)
+    flagged: Records = {}
+    rest = [t for t in ids if t not in cancelled]
+    if rest:
+        for row in await db.fetch("cancel_flag", ids=rest, reason=reason):
+            rec = record_from_row(row)
+            flagged[rec.id] = rec
+            events.append(event_for_record(rec, "task.cancel_requested"))
+    return cancelled, flagged
+
+
 async def _cancel_children(
     db: Db,
-    reqs: list[store_pb2.CancelTasksRequest],
-    replies: list[store_pb2.CancelTasksReply],
+    reqs: list[tasks_pb2.CancelTasksRequest],
+    replies: list[tasks_pb2.CancelTasksReply],
     events: list[event_pb2.Event],
     finals: list[task_record_pb2.TaskRecord],
 ) -> None:
@@ -72,18 +89,8 @@ async def _cancel_children(
         by_top.setdefault(row["top"], []).append(row["id"])
     stopped: set[str] = set()
     for top, children in by_top.items():
-        reason = f"parent {top} cancelled"
-        for row in await db.fetch("cancel_now", ids=children, sources=SRC_CANCEL_NOW, reason=reason):
-            rec = record_from_row(row)
-            stopped.add(rec.id)
-            events.append(event_for_record(rec, "task.cancelled"))
-            finals.append(rec)
-        rest = [c for c in children if c not in stopped]
-        if rest:
-            for row in await db.fetch("cancel_flag", ids=rest, reason=reason):
-                rec = record_from_row(row)
-                stopped.add(rec.id)
-                events.append(event_for_record(rec, "task.cancel_requested"))
+        cancelled, flagged = await _cancel_or_flag(db, children, f"parent {top} cancelled", events, finals)
+        stopped.update(cancelled, flagged)
     for req, reply in zip(reqs, replies, strict=True):
         asked = {norm_uuid(x) for x in req.ids}
         reply.cancelled_children.extend(
@@ -92,7 +99,7 @@ async def _cancel_children(
 
 
 def answer(
-    reply: store_pb2.CancelTasksReply,
+    reply: tasks_pb2.CancelTasksReply,
     asked: Sequence[str],
     cancelled: Mapping[str, task_record_pb2.TaskRecord],
     flagged: Mapping[str, task_record_pb2.TaskRecord],

@@ -17,6 +17,7 @@ import asyncio
 import collections
 import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import errors, hops
 
+from . import metrics as store_metrics
 from .insert_row import InsertRow
 from .queries import STATEMENTS
 
@@ -184,6 +186,7 @@ class Committer:
             groups.setdefault(p.kind, []).append(p)
         results: list[tuple[list[_Pending], Outcome]] = []
         self.stats.drains += 1
+        started = time.perf_counter()
         try:
             async with self._pool.acquire() as conn:
                 await self._plan(conn)
@@ -234,16 +237,23 @@ class Committer:
                     self._on_message(kind, message)
         if finals:
             self._on_finals(finals)
+        rows = 0
         for group, out in results:
-            self.stats.rows += sum(p.rows for p in group)
+            rows += sum(p.rows for p in group)
             for p, reply in zip(group, out.replies, strict=True):
                 if not p.future.done():
                     p.future.set_result(reply)
+        self.stats.rows += rows
+        elapsed = time.perf_counter() - started
         if events:
             try:
                 await self._on_events(events)
             except Exception:  # events are wake-ups; never fail a committed write
                 log.exception("publishing events failed")
+        try:
+            store_metrics.committed(rows, elapsed, (r for _, out in results for r in out.replies), finals)
+        except Exception:  # counting must never disturb what has been committed
+            log.exception("counting a commit for the metrics failed")
 
     async def _plan(self, conn: asyncpg.Connection) -> None:
         """DISCARD PLANS on a connection whose plans are older than ``replan``."""

@@ -16,7 +16,7 @@ import contextlib
 
 import asyncpg
 
-from taskyard.bus.v1 import supervision_pb2
+from taskyard.bus.v1 import counters_pb2
 from taskyard.core import seal
 
 from .committer import Stats
@@ -24,11 +24,11 @@ from .queries import bind
 
 
 async def read_counters(
-    pool: asyncpg.Pool, stats: Stats, req: supervision_pb2.CountersRequest
-) -> supervision_pb2.CountersReply:
+    pool: asyncpg.Pool, stats: Stats, req: counters_pb2.CountersRequest
+) -> counters_pb2.CountersReply:
     stats.statements += 1
     rows = await pool.fetch(*bind("counters", names=list(req.names)))
-    reply = supervision_pb2.CountersReply()
+    reply = counters_pb2.CountersReply()
     for name in req.names:
         reply.values[name] = 0
     for row in rows:

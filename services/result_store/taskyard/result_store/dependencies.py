@@ -29,14 +29,14 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, task_record_pb2
 from taskyard.core import errors, states
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
 from .committer import Db, Outcome
 from .insert_row import NO_DEPENDENCIES, InsertRow
-from .records import event_for_record, record_from_row
+from .records import event_for_record, record_from_row, record_queued_ref
 
 log = logging.getLogger(__name__)
 
@@ -123,15 +123,7 @@ async def apply_resolve(db: Db, reqs: list[graph_pb2.ResolveRequest]) -> Outcome
     reply = graph_pb2.ResolveReply(cancelled=[r.id for r in res.cancelled])
     for rec in res.released:
         if rec.state == _QUEUED:
-            reply.queued.append(
-                store_pb2.QueuedRef(
-                    id=rec.id,
-                    name=rec.name,
-                    priority=rec.priority,
-                    queue=rec.queue,
-                    created_at_us=rec.created_at_us,
-                )
-            )
+            reply.queued.append(record_queued_ref(rec))
         else:
             reply.scheduled.append(rec.id)
     # Every request of the drain gets the same (merged) reply; only the

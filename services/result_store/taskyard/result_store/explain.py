@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asyncpg import Pool
 
-from taskyard.bus.v1 import time_pb2
+from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
@@ -18,8 +18,8 @@ DEFAULT_MAX_AGE_MS = 60_000
 
 
 async def explain_facts(
-    pool: Pool, stats: Stats, req: time_pb2.ExplainFactsRequest
-) -> time_pb2.ExplainFactsReply:
+    pool: Pool, stats: Stats, req: tasks_pb2.ExplainFactsRequest
+) -> tasks_pb2.ExplainFactsReply:
     tid = norm_uuid(req.task_id)
     if tid is None:
         raise errors.invalid([FieldViolation(field="task_id", description="must be a UUID")])
@@ -27,8 +27,8 @@ async def explain_facts(
     stats.statements += 1
     row = await pool.fetchrow(*bind("explain_facts", id=tid, max_age_ms=age))
     if row is None:
-        return time_pb2.ExplainFactsReply(found=False)
-    return time_pb2.ExplainFactsReply(
+        return tasks_pb2.ExplainFactsReply(found=False)
+    return tasks_pb2.ExplainFactsReply(
         found=True,
         queue_paused=row["queue_paused"],
         pools=row["pools"],

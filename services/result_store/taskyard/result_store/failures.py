@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asyncpg import Pool
 
-from taskyard.bus.v1 import time_pb2
+from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
@@ -17,22 +17,22 @@ MAX_TASKS = 1000
 
 
 async def get_failures(
-    pool: Pool, stats: Stats, req: time_pb2.GetFailuresRequest
-) -> time_pb2.GetFailuresReply:
+    pool: Pool, stats: Stats, req: tasks_pb2.GetFailuresRequest
+) -> tasks_pb2.GetFailuresReply:
     if len(req.task_ids) > MAX_TASKS:
         raise errors.invalid(
             [FieldViolation(field="task_ids", description=f"at most {MAX_TASKS} ids per request")]
         )
     ids = list(dict.fromkeys(t for t in (norm_uuid(raw) for raw in req.task_ids) if t is not None))
-    reply = time_pb2.GetFailuresReply()
+    reply = tasks_pb2.GetFailuresReply()
     if not ids:
         return reply
     stats.statements += 1
-    by_task: dict[str, time_pb2.TaskFailures] = {}
+    by_task: dict[str, tasks_pb2.TaskFailures] = {}
     for row in await pool.fetch(*bind("task_failures", task_ids=ids)):
         item = by_task.get(row["task_id"])
         if item is None:
-            item = by_task[row["task_id"]] = time_pb2.TaskFailures(task_id=row["task_id"])
+            item = by_task[row["task_id"]] = tasks_pb2.TaskFailures(task_id=row["task_id"])
         failure = item.failures.add(
             type=row["type"], message=row["message"], traceback=row["traceback"], attempt=row["attempt"]
         )

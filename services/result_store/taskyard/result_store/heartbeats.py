@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from taskyard.bus.v1 import event_pb2, store_pb2, supervision_pb2
+from taskyard.bus.v1 import event_pb2, pools_pb2
 
 from .committer import Db, Outcome
 from .records import event
 
 
-def _process(p: supervision_pb2.WorkerProcess) -> dict[str, object]:
+def _process(p: pools_pb2.WorkerProcess) -> dict[str, object]:
     """One worker process as stored in workers.processes (the registry's JSON shape)."""
     return {
         "index": p.index,
@@ -22,8 +22,8 @@ def _process(p: supervision_pb2.WorkerProcess) -> dict[str, object]:
     }
 
 
-async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Outcome:
-    last: dict[str, store_pb2.HeartbeatRequest] = {}
+async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Outcome:
+    last: dict[str, pools_pb2.HeartbeatRequest] = {}
     for req in reqs:
         if req.pool_id:
             last[req.pool_id] = req
@@ -53,4 +53,4 @@ async def apply_heartbeat(db: Db, reqs: list[store_pb2.HeartbeatRequest]) -> Out
         declared = sorted({n for h in hs for n in h.task_names if n})
         if declared:
             await db.fetch("declare_task_names", names=declared)
-    return Outcome(replies=[store_pb2.HeartbeatReply() for _ in reqs], events=events)
+    return Outcome(replies=[pools_pb2.HeartbeatReply() for _ in reqs], events=events)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import ids
 
 from . import dependencies
@@ -35,7 +35,7 @@ class _Lease(NamedTuple):
 _NO_LEASE = _Lease("", "", 0)
 
 
-async def apply_insert(db: Db, reqs: list[tuple[store_pb2.InsertTasksRequest, list[InsertRow]]]) -> Outcome:
+async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]]) -> Outcome:
     rows = [row for _, new_rows in reqs for row in new_rows]
     # Dependencies and parents must exist (one statement, only when named).
     await dependencies.check_refs(db, rows, [i for _, new_rows in reqs for i in range(len(new_rows))])
@@ -65,15 +65,15 @@ async def apply_insert(db: Db, reqs: list[tuple[store_pb2.InsertTasksRequest, li
     changed = {rec.id: rec for rec in resolved.released + resolved.cancelled}
     changed.update(orphans)
     claimed: set[str] = set()
-    replies: list[store_pb2.InsertTasksReply] = []
+    replies: list[tasks_pb2.InsertTasksReply] = []
     events: list[event_pb2.Event] = []
     leased: list[task_record_pb2.TaskRecord] = []
     # Sampled tasks' stamps (core/hops.py), carried onto their leased records.
     trips = {r.id: r.hops for req, _ in reqs for r in req.tasks if r.hops}
     sampled: list[task_record_pb2.TaskRecord] = []
-    dups: list[tuple[store_pb2.InsertedTask, InsertRow]] = []
+    dups: list[tuple[tasks_pb2.InsertedTask, InsertRow]] = []
     for _, new_rows in reqs:
-        reply = store_pb2.InsertTasksReply()
+        reply = tasks_pb2.InsertTasksReply()
         for new in new_rows:
             tid = new.id
             row = created_by_id.get(tid)
@@ -124,7 +124,7 @@ async def apply_insert(db: Db, reqs: list[tuple[store_pb2.InsertTasksRequest, li
     )
 
 
-async def _describe_duplicates(db: Db, dups: list[tuple[store_pb2.InsertedTask, InsertRow]]) -> None:
+async def _describe_duplicates(db: Db, dups: list[tuple[tasks_pb2.InsertedTask, InsertRow]]) -> None:
     """Fill each reply item of a row not inserted with the task that was there first."""
     found = await db.fetch(
         "lookup_duplicates",
@@ -167,12 +167,12 @@ def _with_parent(rows: list[InsertRow], created: list[Any]) -> list[str]:
 async def _cancel_orphans(db: Db, ids: list[str]) -> dict[str, task_record_pb2.TaskRecord]:
     if not ids:
         return {}
-    rows = await db.fetch("cancel_orphans", ids=ids, sources=SRC_CANCEL_NOW)
+    rows = await db.fetch("cancel_orphans", ids=ids, sources=SRC_CANCEL_NOW.db)
     return {rec.id: rec for rec in map(record_from_row, rows)}
 
 
 def _fast_path_leases(
-    reqs: list[tuple[store_pb2.InsertTasksRequest, list[InsertRow]]],
+    reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]],
 ) -> dict[str, _Lease]:
     """task id -> its lease, for the scheduler's fast path."""
     out: dict[str, _Lease] = {}

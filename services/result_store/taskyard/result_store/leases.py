@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2
 from taskyard.core import ids
 from taskyard.core.states import FINAL_VALUES, TaskState
 
@@ -17,7 +17,7 @@ S = TaskState
 RESCUE_DEFAULT_LIMIT = 1000
 
 
-async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]]) -> Outcome:
+async def apply_lease(db: Db, reqs: list[tuple[leases_pb2.LeaseTasksRequest, int]]) -> Outcome:
     t_ids: list[str] = []
     tokens: list[str] = []
     pools: list[str] = []
@@ -34,7 +34,7 @@ async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]
             tokens.append(token)
             pools.append(req.pool_id)
             lease_ms.append(ms)
-    replies = [store_pb2.LeaseTasksReply() for _ in reqs]
+    replies = [leases_pb2.LeaseTasksReply() for _ in reqs]
     events: list[event_pb2.Event] = []
     if t_ids:
         rows = await db.fetch(
@@ -43,7 +43,7 @@ async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]
             tokens=text_array(tokens),
             pool_ids=text_array(pools),
             lease_ms=lease_ms,
-            sources=SRC_ASSIGNED,
+            sources=SRC_ASSIGNED.db,
         )
         ordered = in_record_order(rows)
         for row in rows:
@@ -52,8 +52,8 @@ async def apply_lease(db: Db, reqs: list[tuple[store_pb2.LeaseTasksRequest, int]
     return Outcome(replies=list(replies), events=events)
 
 
-async def apply_renew(db: Db, reqs: list[tuple[store_pb2.RenewLeasesRequest, int]]) -> Outcome:
-    replies = [store_pb2.RenewLeasesReply() for _ in reqs]
+async def apply_renew(db: Db, reqs: list[tuple[leases_pb2.RenewLeasesRequest, int]]) -> Outcome:
+    replies = [leases_pb2.RenewLeasesReply() for _ in reqs]
     by_ms: dict[int, list[int]] = {}
     for i, (_, ms) in enumerate(reqs):
         by_ms.setdefault(ms, []).append(i)
@@ -81,12 +81,12 @@ async def apply_renew(db: Db, reqs: list[tuple[store_pb2.RenewLeasesRequest, int
     return Outcome(replies=list(replies))
 
 
-async def apply_rescue(db: Db, reqs: list[store_pb2.RescueRequest]) -> Outcome:
-    replies: list[store_pb2.RescueReply] = []
+async def apply_rescue(db: Db, reqs: list[leases_pb2.RescueRequest]) -> Outcome:
+    replies: list[leases_pb2.RescueReply] = []
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
     for req in reqs:
-        reply = store_pb2.RescueReply()
+        reply = leases_pb2.RescueReply()
         limit = req.limit if req.limit > 0 else RESCUE_DEFAULT_LIMIT
         lapsed = await db.fetch("lapsed_leases", limit=limit)
         if lapsed:

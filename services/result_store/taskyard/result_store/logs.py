@@ -14,7 +14,7 @@ import time
 import asyncpg
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from taskyard.bus.v1 import event_pb2, ops_pb2
+from taskyard.bus.v1 import event_pb2, logs_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
@@ -41,13 +41,13 @@ def truncated_line(max_lines: int) -> str:
 def make_applier(max_lines: int = DEFAULT_MAX_LINES):  # type: ignore[no-untyped-def]
     """The KIND_STORE_LOGS applier with the deployment's per-task line cap."""
 
-    async def apply_logs(db: Db, reqs: list[ops_pb2.LogBatch]) -> Outcome:
+    async def apply_logs(db: Db, reqs: list[logs_pb2.LogBatch]) -> Outcome:
         return await _apply(db, reqs, max(1, max_lines))
 
     return apply_logs
 
 
-async def _apply(db: Db, reqs: list[ops_pb2.LogBatch], max_lines: int) -> Outcome:
+async def _apply(db: Db, reqs: list[logs_pb2.LogBatch], max_lines: int) -> Outcome:
     ids: list[str] = []
     attempts: list[int] = []
     ats: list[int] = []
@@ -83,7 +83,7 @@ async def _apply(db: Db, reqs: list[ops_pb2.LogBatch], max_lines: int) -> Outcom
             types.append("warning")
             messages.append(dropped_line(d.count))
             last_req_of[tid] = i
-    replies = [ops_pb2.LogBatchReply() for _ in reqs]
+    replies = [logs_pb2.LogBatchReply() for _ in reqs]
     events: list[event_pb2.Event] = []
     if ids:
         rows = await db.fetch(
@@ -109,7 +109,7 @@ async def _apply(db: Db, reqs: list[ops_pb2.LogBatch], max_lines: int) -> Outcom
     return Outcome(replies=list(replies), events=events)
 
 
-async def _apply_context(db: Db, reqs: list[ops_pb2.LogBatch]) -> None:
+async def _apply_context(db: Db, reqs: list[logs_pb2.LogBatch]) -> None:
     # One merged patch per task (pairs in arrival order), from its latest attempt.
     merged: dict[str, tuple[int, list[object]]] = {}
     for req in reqs:
@@ -140,6 +140,12 @@ async def _apply_context(db: Db, reqs: list[ops_pb2.LogBatch]) -> None:
         )
 
 
+def trace_id_of(traceparent: str | None) -> str:
+    """The trace id of a W3C ``traceparent`` (version-traceid-spanid-flags), or ""."""
+    parts = (traceparent or "").split("-")
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else ""
+
+
 def _ts(us: int) -> Timestamp:
     ts = Timestamp()
     ts.FromMicroseconds(us)
@@ -147,8 +153,8 @@ def _ts(us: int) -> Timestamp:
 
 
 async def read_logs(
-    pool: asyncpg.Pool, req: ops_pb2.GetLogsRequest, *, max_bytes: int = 32 * 1024 * 1024
-) -> ops_pb2.GetLogsReply:
+    pool: asyncpg.Pool, req: logs_pb2.GetLogsRequest, *, max_bytes: int = 32 * 1024 * 1024
+) -> logs_pb2.GetLogsReply:
     """A page of ``req.limit`` lines at most, cut short (at least one line) once it
     holds ``max_bytes``: long lines must not make a reply over the bus's cap."""
     tid = norm_uuid(req.task_id)
@@ -164,12 +170,13 @@ async def read_logs(
         # never a "final and complete" answer that misses them.
         head = await conn.fetchrow(*bind("log_head", id=tid))
         if head is None:
-            return ops_pb2.GetLogsReply(found=False, next_offset=req.from_offset)
+            return logs_pb2.GetLogsReply(found=False, next_offset=req.from_offset)
         rows = await conn.fetch(*bind("get_logs", id=tid, from_offset=req.from_offset, limit=limit))
-    reply = ops_pb2.GetLogsReply(
+    reply = logs_pb2.GetLogsReply(
         found=True, final=head["state"] in FINAL_NAMES, log_seq=max(head["log_seq"], 0)
     )
     size = 0
+    trace_id = trace_id_of(head["traceparent"])
     for row in rows:
         line = task_pb2.TaskLog(
             offset=row["seq"],
@@ -177,6 +184,7 @@ async def read_logs(
             message=row["message"],
             created_at=_ts(row["at_us"]),
             attempt=row["attempt"],
+            trace_id=trace_id,
         )
         size += line.ByteSize() + 8  # field tag and length prefix
         if size > max_bytes and reply.logs:

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.core import contract, errors, ids
 from taskyard.core.clock import Clock, SystemClock, to_us
 from taskyard.core.config import Settings
@@ -46,7 +46,9 @@ from taskyard.core.states import TaskState
 from .memory_cancels import apply_cancel
 from .memory_inserts import apply_insert
 from .memory_reports import Death, apply_report, die
-from .memory_rows import DUE_STATES, LEASED, SRC_ASSIGNED, SRC_PROMOTE, Row, Tasks, move, queued_ref
+from .memory_rows import DUE_STATES, LEASED, Row, Tasks, move
+from .records import record_queued_ref
+from .transitions import SRC_ASSIGNED, SRC_PROMOTE
 from .validation import _int_part, _uuid_part, decode_cursor, encode_cursor, norm_uuid, validate_insert
 
 S = TaskState
@@ -75,7 +77,7 @@ def unimplemented(what: str) -> errors.TaskyardError:
 class _Beat:
     """A pool's last heartbeat, and when it came (the store's clock)."""
 
-    request: store_pb2.HeartbeatRequest
+    request: pools_pb2.HeartbeatRequest
     at_us: int
 
 
@@ -147,7 +149,7 @@ class MemoryStore:
         return {pool for pool, beat in self._pools.items() if beat.request.state in DRAINING_STATES}
 
     # --- tasks in and out --------------------------------------------------------------
-    def _insert(self, req: store_pb2.InsertTasksRequest) -> store_pb2.InsertTasksReply:
+    def _insert(self, req: tasks_pb2.InsertTasksRequest) -> tasks_pb2.InsertTasksReply:
         most = self.settings.max_batch * 10
         if len(req.tasks) > most:
             raise errors.invalid(
@@ -160,11 +162,11 @@ class MemoryStore:
         if any(row.has_dependencies or row.state == S.PENDING.name for row in rows):
             raise unimplemented("InsertTasks of a task with dependencies (PENDING)")
         if not rows:
-            return store_pb2.InsertTasksReply()
+            return tasks_pb2.InsertTasksReply()
         return apply_insert(self.tasks, req, rows, now_us=now, draining=self._draining())
 
-    def _get(self, req: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
-        reply = store_pb2.GetTasksReply()
+    def _get(self, req: tasks_pb2.GetTasksRequest) -> tasks_pb2.GetTasksReply:
+        reply = tasks_pb2.GetTasksReply()
         seen: set[str] = set()
         for raw in req.ids:
             tid = norm_uuid(raw)
@@ -174,7 +176,7 @@ class MemoryStore:
                 reply.tasks.append(row.copy())
         return reply
 
-    def _list(self, req: store_pb2.ListTasksRequest) -> store_pb2.ListTasksReply:
+    def _list(self, req: tasks_pb2.ListTasksRequest) -> tasks_pb2.ListTasksReply:
         if req.limit < 0 or req.limit > LIST_MAX_LIMIT:
             raise errors.invalid(
                 [FieldViolation(field="page_size", description=f"must be between 1 and {LIST_MAX_LIMIT}")]
@@ -201,13 +203,13 @@ class MemoryStore:
 
         newest = sorted(filter(listed, self.tasks), key=lambda r: (r.rec.created_at_us, r.id), reverse=True)
         limit = req.limit or LIST_DEFAULT_LIMIT
-        reply = store_pb2.ListTasksReply(tasks=[row.copy() for row in newest[:limit]])
+        reply = tasks_pb2.ListTasksReply(tasks=[row.copy() for row in newest[:limit]])
         if len(newest) > limit:
             last = reply.tasks[-1]
             reply.next_cursor = encode_cursor("l1", last.created_at_us, last.id)
         return reply
 
-    def _load_queued(self, req: store_pb2.LoadQueuedRequest) -> store_pb2.LoadQueuedReply:
+    def _load_queued(self, req: lanes_pb2.LoadQueuedRequest) -> lanes_pb2.LoadQueuedReply:
         limit = min(req.limit, LOAD_MAX_LIMIT) if req.limit > 0 else LOAD_DEFAULT_LIMIT
         after: tuple[int, int, str] | None = None
         if req.cursor:
@@ -220,15 +222,15 @@ class MemoryStore:
         queued = sorted(
             (r for r in self.tasks if r.state is S.QUEUED and (after is None or order(r) > after)), key=order
         )
-        reply = store_pb2.LoadQueuedReply(tasks=[queued_ref(row.rec) for row in queued[:limit]])
+        reply = lanes_pb2.LoadQueuedReply(tasks=[record_queued_ref(row.rec) for row in queued[:limit]])
         if len(queued) > limit:
             last = reply.tasks[-1]
             reply.next_cursor = encode_cursor("q1", last.priority, last.created_at_us, last.id)
         return reply
 
     # --- leases -----------------------------------------------------------------------
-    def _lease(self, req: store_pb2.LeaseTasksRequest) -> store_pb2.LeaseTasksReply:
-        reply = store_pb2.LeaseTasksReply()
+    def _lease(self, req: leases_pb2.LeaseTasksRequest) -> leases_pb2.LeaseTasksReply:
+        reply = leases_pb2.LeaseTasksReply()
         if not req.leases or req.pool_id in self._draining():
             return reply
         now = self._now_us()
@@ -245,8 +247,8 @@ class MemoryStore:
             reply.tasks.append(row.copy())
         return reply
 
-    def _renew(self, req: store_pb2.RenewLeasesRequest) -> store_pb2.RenewLeasesReply:
-        reply = store_pb2.RenewLeasesReply()
+    def _renew(self, req: leases_pb2.RenewLeasesRequest) -> leases_pb2.RenewLeasesReply:
+        reply = leases_pb2.RenewLeasesReply()
         if not req.refs:
             return reply
         expires = self._now_us() + self._lease_ms(req.lease_ms) * 1000
@@ -260,7 +262,7 @@ class MemoryStore:
                 reply.cancel_requested.append(row.id)
         return reply
 
-    def _rescue(self, req: store_pb2.RescueRequest) -> store_pb2.RescueReply:
+    def _rescue(self, req: leases_pb2.RescueRequest) -> leases_pb2.RescueReply:
         now = self._now_us()
         limit = req.limit if req.limit > 0 else RESCUE_DEFAULT_LIMIT
         max_rescues = req.max_rescues if req.max_rescues > 0 else self.settings.max_rescues
@@ -268,7 +270,7 @@ class MemoryStore:
             (r for r in self.tasks if r.state in LEASED and 0 < r.lease_expires_us < now),
             key=lambda r: r.lease_expires_us,
         )[:limit]
-        reply = store_pb2.RescueReply()
+        reply = leases_pb2.RescueReply()
         for row in lapsed:
             death = Death(
                 started=row.state is S.RUNNING,
@@ -282,44 +284,44 @@ class MemoryStore:
         return reply
 
     # --- outcomes and cancels -----------------------------------------------------------
-    def _report(self, req: store_pb2.ReportRequest) -> store_pb2.ReportReply:
+    def _report(self, req: leases_pb2.ReportRequest) -> leases_pb2.ReportReply:
         if not (req.started or req.completed or req.released or req.died):
-            return store_pb2.ReportReply()
+            return leases_pb2.ReportReply()
         return apply_report(self.tasks, req, self._now_us())
 
-    def _cancel(self, req: store_pb2.CancelTasksRequest) -> store_pb2.CancelTasksReply:
+    def _cancel(self, req: tasks_pb2.CancelTasksRequest) -> tasks_pb2.CancelTasksReply:
         if not req.ids:
-            return store_pb2.CancelTasksReply()
+            return tasks_pb2.CancelTasksReply()
         return apply_cancel(self.tasks, req, self._now_us())
 
-    def _promote_due(self, req: store_pb2.PromoteDueRequest) -> store_pb2.PromoteDueReply:
+    def _promote_due(self, req: lanes_pb2.PromoteDueRequest) -> lanes_pb2.PromoteDueReply:
         now = self._now_us()
         limit = req.limit if req.limit > 0 else PROMOTE_DEFAULT_LIMIT
         due = sorted(
             (r for r in self.tasks if r.state in DUE_STATES and 0 < r.rec.run_at_us <= now),
             key=lambda r: r.rec.run_at_us,
         )[:limit]
-        reply = store_pb2.PromoteDueReply()
+        reply = lanes_pb2.PromoteDueReply()
         for row in due:
             if row.state in SRC_PROMOTE:
                 move(row, S.QUEUED, now)
-                reply.tasks.append(queued_ref(row.rec))
+                reply.tasks.append(record_queued_ref(row.rec))
         waiting = [r.rec.run_at_us for r in self.tasks if r.state in DUE_STATES and r.rec.run_at_us]
         reply.next_due_us = min(waiting, default=0)
         return reply
 
     # --- pools ---------------------------------------------------------------------------
-    def _heartbeat(self, req: store_pb2.HeartbeatRequest) -> store_pb2.HeartbeatReply:
+    def _heartbeat(self, req: pools_pb2.HeartbeatRequest) -> pools_pb2.HeartbeatReply:
         if not req.pool_id:
             raise errors.invalid([FieldViolation(field="pool_id", description="must not be empty")])
         self._pools[req.pool_id] = _Beat(request=req, at_us=self._now_us())
         # Declared names are kept for good: submittable while no pool serves them.
         self._names.update(n for n in req.task_names if n)
-        return store_pb2.HeartbeatReply()
+        return pools_pb2.HeartbeatReply()
 
-    def _task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
+    def _task_names(self, req: pools_pb2.TaskNamesRequest) -> pools_pb2.TaskNamesReply:
         if req.max_age_ms <= 0:  # what may be submitted: every name ever declared
-            return store_pb2.TaskNamesReply(names=sorted(self._names))
+            return pools_pb2.TaskNamesReply(names=sorted(self._names))
         since = self._now_us() - req.max_age_ms * 1000
         live = {
             name
@@ -327,4 +329,4 @@ class MemoryStore:
             if beat.at_us > since and beat.request.is_running
             for name in beat.request.task_names
         }
-        return store_pb2.TaskNamesReply(names=sorted(live))
+        return pools_pb2.TaskNamesReply(names=sorted(live))

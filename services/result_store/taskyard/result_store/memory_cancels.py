@@ -5,19 +5,20 @@ descendants of either go the same way, the reason naming their ancestor."""
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import tasks_pb2
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
 from .cancels import answer
-from .memory_rows import SRC_CANCEL_NOW, Row, Tasks, move
+from .memory_rows import Row, Tasks, move
+from .transitions import SRC_CANCEL_NOW
 from .validation import norm_uuid
 
 S = TaskState
 
 
-def apply_cancel(tasks: Tasks, req: store_pb2.CancelTasksRequest, now_us: int) -> store_pb2.CancelTasksReply:
-    reply = store_pb2.CancelTasksReply()
+def apply_cancel(tasks: Tasks, req: tasks_pb2.CancelTasksRequest, now_us: int) -> tasks_pb2.CancelTasksReply:
+    reply = tasks_pb2.CancelTasksReply()
     wanted = sorted({u for x in req.ids if (u := norm_uuid(x)) is not None})
     cancelled = {row.id: row.copy() for row in _cancel_now(tasks, wanted, req.reason, now_us)}
     rest = [t for t in wanted if t not in cancelled]

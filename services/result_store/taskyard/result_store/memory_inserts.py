@@ -7,14 +7,15 @@ import dataclasses
 import json
 from collections.abc import Container
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import task_record_pb2, tasks_pb2
 from taskyard.core import errors, ids
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
 from .insert_row import InsertRow
-from .memory_rows import SRC_CANCEL_NOW, Row, Tasks, jsonb_text, move, wire_priority, wire_state
+from .memory_rows import Row, Tasks, jsonb_text, move, wire_priority, wire_state
+from .transitions import SRC_CANCEL_NOW
 from .validation import norm_uuid
 
 S = TaskState
@@ -30,20 +31,20 @@ class _Lease:
 
 def apply_insert(
     tasks: Tasks,
-    req: store_pb2.InsertTasksRequest,
+    req: tasks_pb2.InsertTasksRequest,
     rows: list[InsertRow],
     *,
     now_us: int,
     draining: Container[str],
-) -> store_pb2.InsertTasksReply:
+) -> tasks_pb2.InsertTasksReply:
     _check_parents(tasks, rows)
     tasks.free_expired_keys({row.idempotency_key for row in rows if row.idempotency_key}, now_us)
     leases = _fast_path_leases(req) if req.pool_id and req.pool_id not in draining else {}
     # A child's root is read before the batch goes in, as the statement's snapshot reads it.
     roots = {row.id: _root_of(tasks, row) for row in rows}
-    reply = store_pb2.InsertTasksReply()
+    reply = tasks_pb2.InsertTasksReply()
     created: list[Row] = []
-    dups: list[tuple[store_pb2.InsertedTask, InsertRow]] = []
+    dups: list[tuple[tasks_pb2.InsertedTask, InsertRow]] = []
     for row in rows:
         new = Row(_record(row, roots[row.id], now_us))
         lease = leases.get(row.id)
@@ -71,7 +72,7 @@ def apply_insert(
     return reply
 
 
-def _describe(item: store_pb2.InsertedTask, rec: task_record_pb2.TaskRecord) -> None:
+def _describe(item: tasks_pb2.InsertedTask, rec: task_record_pb2.TaskRecord) -> None:
     item.state = rec.state
     item.priority = rec.priority
     item.name = rec.name
@@ -145,7 +146,7 @@ def _cancel_orphans(tasks: Tasks, created: list[Row], now_us: int) -> set[str]:
     return orphans
 
 
-def _fast_path_leases(req: store_pb2.InsertTasksRequest) -> dict[str, _Lease]:
+def _fast_path_leases(req: tasks_pb2.InsertTasksRequest) -> dict[str, _Lease]:
     out: dict[str, _Lease] = {}
     for lease in req.leases:
         tid = norm_uuid(lease.task_id)

@@ -9,29 +9,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import MutableSequence
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core.states import TaskState
 
-from .memory_rows import (
-    SRC_CANCELLED_LEASED,
-    SRC_FAILURE,
-    SRC_FAILURE_LEASED,
-    SRC_QUEUED_LEASED,
-    SRC_RETRYING,
-    SRC_RETRYING_LEASED,
-    SRC_RUNNING,
-    SRC_SUCCESS,
-    Row,
-    Tasks,
-    cancel_step,
-    jsonb_text,
-    move,
-)
+from . import transitions
+from .memory_rows import Row, Tasks, cancel_step, jsonb_text, move
+from .reports import DIED_MESSAGE
 from .validation import norm_uuid
 
 S = TaskState
-# As reports.DIED_MESSAGE.
-DIED_MESSAGE = "the worker process died while running the attempt"
 # An attempt ref as fencing compares it.
 Ref = tuple[str, int, str]
 
@@ -49,24 +35,24 @@ class Death:
 
 @dataclasses.dataclass
 class _Tally:
-    reply: store_pb2.ReportReply
+    reply: leases_pb2.ReportReply
     asked: int = 0
     applied: int = 0
     outcomes_asked: set[Ref] = dataclasses.field(default_factory=set)
     outcomes_applied: set[Ref] = dataclasses.field(default_factory=set)
 
 
-def apply_report(tasks: Tasks, req: store_pb2.ReportRequest, now_us: int) -> store_pb2.ReportReply:
+def apply_report(tasks: Tasks, req: leases_pb2.ReportRequest, now_us: int) -> leases_pb2.ReportReply:
     # A result that is not JSON fails the whole request before anything changes.
     results = {
         i: jsonb_text(c.result_json.decode("utf-8", "replace") if c.result_json else "null")
         for i, c in enumerate(req.completed)
         if c.success and not c.cancel_step
     }
-    tally = _Tally(reply=store_pb2.ReportReply())
+    tally = _Tally(reply=leases_pb2.ReportReply())
     for ref in req.started:
         row = _held(tasks, ref)
-        if row is not None and row.state in SRC_RUNNING:
+        if row is not None and row.state in transitions.SRC_RUNNING:
             move(row, S.RUNNING, now_us)
             row.rec.started_at_us = now_us
             row.rec.worker_id = ref.worker_id
@@ -96,7 +82,7 @@ def apply_report(tasks: Tasks, req: store_pb2.ReportRequest, now_us: int) -> sto
     return tally.reply
 
 
-def _kind(c: store_pb2.Completion) -> str:
+def _kind(c: leases_pb2.Completion) -> str:
     if c.cancel_step:
         return "stopped"
     return "succeeded" if c.success else "failed"
@@ -117,7 +103,7 @@ def _applied(tally: _Tally, listed: MutableSequence[str], row: Row) -> None:
     listed.append(row.id)
 
 
-def _outcome(tasks: Tasks, tally: _Tally, c: store_pb2.Completion, result: str, now_us: int) -> None:
+def _outcome(tasks: Tasks, tally: _Tally, c: leases_pb2.Completion, result: str, now_us: int) -> None:
     tid = norm_uuid(c.ref.task_id)
     if tid is not None:
         tally.outcomes_asked.add((tid, c.ref.attempt, c.ref.lease_token))
@@ -130,7 +116,7 @@ def _outcome(tasks: Tasks, tally: _Tally, c: store_pb2.Completion, result: str, 
     elif kind == "failed":
         done = _fail(row, c, now_us)
     else:
-        done = row.rec.cancel_requested and row.state in SRC_CANCELLED_LEASED
+        done = row.rec.cancel_requested and row.state in transitions.SRC_CANCELLED_LEASED
         if done:
             move(row, S.CANCELLED, now_us)
             row.rec.cancel_step = cancel_step(int(c.cancel_step))
@@ -147,7 +133,7 @@ def _outcome(tasks: Tasks, tally: _Tally, c: store_pb2.Completion, result: str, 
 
 
 def _succeed(row: Row, result: str, now_us: int) -> bool:
-    if row.state not in SRC_SUCCESS:
+    if row.state not in transitions.SRC_SUCCESS:
         return False
     move(row, S.SUCCESS, now_us)
     row.rec.result_json = result.encode()
@@ -160,14 +146,14 @@ def _budget(row: Row, given: int) -> int:
     return row.rec.max_retries if row.rec.max_retries >= 0 else given
 
 
-def _fail(row: Row, c: store_pb2.Completion, now_us: int) -> bool:
+def _fail(row: Row, c: leases_pb2.Completion, now_us: int) -> bool:
     charged = c.ref.attempt - row.rec.uncharged_attempts
     if row.rec.cancel_requested:
-        target, sources = S.CANCELLED, SRC_CANCELLED_LEASED
+        target, sources = S.CANCELLED, transitions.SRC_CANCELLED_LEASED
     elif c.retryable and charged <= _budget(row, c.max_retries):
-        target, sources = S.RETRYING, SRC_RETRYING
+        target, sources = S.RETRYING, transitions.SRC_RETRYING
     else:
-        target, sources = S.FAILURE, SRC_FAILURE
+        target, sources = S.FAILURE, transitions.SRC_FAILURE
     if row.state not in sources:
         return False
     move(row, target, now_us)
@@ -209,7 +195,11 @@ def _release(row: Row, resume: bool, now_us: int) -> bool:
     """Back to QUEUED as a new attempt that spends no retry (CANCELLED when a
     cancel waits); "not started" never applies to a row a start notice reached."""
     cancel = row.rec.cancel_requested
-    target, sources = (S.CANCELLED, SRC_CANCELLED_LEASED) if cancel else (S.QUEUED, SRC_QUEUED_LEASED)
+    target, sources = (
+        (S.CANCELLED, transitions.SRC_CANCELLED_LEASED)
+        if cancel
+        else (S.QUEUED, transitions.SRC_QUEUED_LEASED)
+    )
     if row.state not in sources or not (resume or cancel or row.state is S.ASSIGNED):
         return False
     move(row, target, now_us)
@@ -241,10 +231,10 @@ def _death_target(row: Row, death: Death, attempt: int) -> TaskState:
 
 
 _DEATH_SOURCES = {
-    S.QUEUED: SRC_QUEUED_LEASED,
-    S.RETRYING: SRC_RETRYING_LEASED,
-    S.FAILURE: SRC_FAILURE_LEASED,
-    S.CANCELLED: SRC_CANCELLED_LEASED,
+    S.QUEUED: transitions.SRC_QUEUED_LEASED,
+    S.RETRYING: transitions.SRC_RETRYING_LEASED,
+    S.FAILURE: transitions.SRC_FAILURE_LEASED,
+    S.CANCELLED: transitions.SRC_CANCELLED_LEASED,
 }
 
 

@@ -3,9 +3,8 @@
 A row is the ``TaskRecord`` the real store's ``{{record}}`` columns would read
 back, plus the one column no record carries (when the lease lapses). Every
 state change goes through ``move``, which refuses what the transition table
-(``core.states``) refuses, as the database's trigger does; the allowed source
-states of each write are derived from that same table, with the formulas of
-``transitions.py``.
+(``core.states``) refuses, as the database's trigger does; each write checks
+the row against the real store's allowed source states (``transitions.py``).
 """
 
 from __future__ import annotations
@@ -16,31 +15,13 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import cast
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import errors, states
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
 S = TaskState
 LEASED = states.LEASED_STATES
-
-
-def _sources(target: TaskState, within: Iterable[TaskState] | None = None) -> frozenset[TaskState]:
-    found = frozenset(states.sources_of(target))
-    return found if within is None else found & frozenset(within)
-
-
-SRC_ASSIGNED = _sources(S.ASSIGNED)
-SRC_RUNNING = _sources(S.RUNNING)
-SRC_SUCCESS = _sources(S.SUCCESS)
-SRC_RETRYING = _sources(S.RETRYING)
-SRC_FAILURE = _sources(S.FAILURE)
-SRC_QUEUED_LEASED = _sources(S.QUEUED, LEASED)
-SRC_RETRYING_LEASED = _sources(S.RETRYING, LEASED)
-SRC_FAILURE_LEASED = _sources(S.FAILURE, LEASED)
-SRC_CANCELLED_LEASED = _sources(S.CANCELLED, LEASED)
-SRC_CANCEL_NOW = _sources(S.CANCELLED) - {S.RUNNING}
-SRC_PROMOTE = _sources(S.QUEUED, {S.SCHEDULED, S.RETRYING})
 DUE_STATES = frozenset({S.SCHEDULED, S.RETRYING})
 
 
@@ -93,12 +74,6 @@ def wire_priority(value: int) -> task_pb2.Priority:
 
 def cancel_step(value: int) -> task_pb2.CancelStep:
     return cast(task_pb2.CancelStep, value)
-
-
-def queued_ref(rec: task_record_pb2.TaskRecord) -> store_pb2.QueuedRef:
-    return store_pb2.QueuedRef(
-        id=rec.id, name=rec.name, priority=rec.priority, queue=rec.queue, created_at_us=rec.created_at_us
-    )
 
 
 class Tasks:

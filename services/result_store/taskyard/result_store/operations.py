@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from taskyard.bus.v1 import envelope_pb2, ops_pb2
+from taskyard.bus.v1 import envelope_pb2, logs_pb2, pools_pb2, queues_pb2
 from taskyard.core import contract, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
@@ -55,19 +55,19 @@ class Operations:
         ]
 
     # ------------------------------------------------------------ handlers
-    async def write_logs(self, req: ops_pb2.LogBatch) -> ops_pb2.LogBatchReply:
+    async def write_logs(self, req: logs_pb2.LogBatch) -> logs_pb2.LogBatchReply:
         n = len(req.lines) + len(req.context) + len(req.dropped)
         if n == 0:
-            return ops_pb2.LogBatchReply()
-        reply: ops_pb2.LogBatchReply = await self.store._write(K.KIND_STORE_LOGS, req, n)
+            return logs_pb2.LogBatchReply()
+        reply: logs_pb2.LogBatchReply = await self.store._write(K.KIND_STORE_LOGS, req, n)
         return reply
 
-    async def read_logs(self, req: ops_pb2.GetLogsRequest) -> ops_pb2.GetLogsReply:
+    async def read_logs(self, req: logs_pb2.GetLogsRequest) -> logs_pb2.GetLogsReply:
         max_bytes = max(1, self.settings.max_message_bytes // 2)  # the reply crosses the bus
         return await self.store._read(logs.read_logs(self.store.pool, req, max_bytes=max_bytes))
 
-    async def queue_op(self, req: ops_pb2.QueueOpRequest) -> ops_pb2.QueueOpReply:
-        if req.op == ops_pb2.QUEUE_OP_PURGE:
+    async def queue_op(self, req: queues_pb2.QueueOpRequest) -> queues_pb2.QueueOpReply:
+        if req.op == queues_pb2.QUEUE_OP_PURGE:
             if req.older_than_us < 0:
                 from taskyard.core import errors
                 from taskyard.core.errors import FieldViolation
@@ -75,23 +75,23 @@ class Operations:
                 raise errors.invalid([FieldViolation(field="older_than", description="must not be negative")])
             window = req.older_than_us or int(self.settings.retention_days * DAY_US)
             count = await self.store._read(_count(self.purger.purge(window)))
-            return ops_pb2.QueueOpReply(count=count.count)
+            return queues_pb2.QueueOpReply(count=count.count)
         queues.validate(req, development=self.settings.development)
-        reply: ops_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1)
-        if req.op == ops_pb2.QUEUE_OP_RETRY:
+        reply: queues_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1)
+        if req.op == queues_pb2.QUEUE_OP_RETRY:
             # No longer final: the cache must not answer for them. A read that
             # started before this sees the cache's epoch move and caches nothing.
             self._forget(list(reply.ids))
-        elif req.op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
+        elif req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
             # The counts are aggregates over tasks: read after the commit, on the
             # pool, never inside the single writer's transaction.
             reply = await self.store._read(queues.queue_info(self.store.pool, reply))
         return reply
 
-    async def status(self, req: ops_pb2.QueueStatusRequest) -> ops_pb2.QueueStatusReply:
+    async def status(self, req: queues_pb2.QueueStatusRequest) -> queues_pb2.QueueStatusReply:
         return await self.store._read(queues.read_status(self.store.pool, req))
 
-    async def servers(self, req: ops_pb2.ServersRequest) -> ops_pb2.ServersReply:
+    async def servers(self, req: pools_pb2.ServersRequest) -> pools_pb2.ServersReply:
         return await self.store._read(queues.read_servers(self.store.pool, req))
 
     def routes(self) -> list[rpc.Route[Any]]:
@@ -104,5 +104,5 @@ class Operations:
         ]
 
 
-async def _count(coro: Awaitable[int]) -> ops_pb2.QueueOpReply:
-    return ops_pb2.QueueOpReply(count=await coro)
+async def _count(coro: Awaitable[int]) -> queues_pb2.QueueOpReply:
+    return queues_pb2.QueueOpReply(count=await coro)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from asyncpg import Pool
 
-from taskyard.bus.v1 import event_pb2, store_pb2, time_pb2
+from taskyard.bus.v1 import event_pb2, lanes_pb2
 
 from .committer import Db, Outcome, Stats
 from .queries import bind
@@ -15,13 +15,13 @@ from .transitions import SRC_PROMOTE
 PROMOTE_DEFAULT_LIMIT = 1000
 
 
-async def apply_promote(db: Db, reqs: list[store_pb2.PromoteDueRequest]) -> Outcome:
-    replies: list[store_pb2.PromoteDueReply] = []
+async def apply_promote(db: Db, reqs: list[lanes_pb2.PromoteDueRequest]) -> Outcome:
+    replies: list[lanes_pb2.PromoteDueReply] = []
     events: list[event_pb2.Event] = []
     for req in reqs:
         limit = req.limit if req.limit > 0 else PROMOTE_DEFAULT_LIMIT
-        reply = store_pb2.PromoteDueReply()
-        for row in await db.fetch("promote_due", limit=limit, sources=SRC_PROMOTE):
+        reply = lanes_pb2.PromoteDueReply()
+        for row in await db.fetch("promote_due", limit=limit, sources=SRC_PROMOTE.db):
             reply.tasks.append(queued_ref(row))
             events.append(
                 event(
@@ -45,13 +45,13 @@ LOAD_DUE_DEFAULT_LIMIT = 10_000
 LOAD_DUE_MAX_WINDOW_MS = 24 * 3600 * 1000
 
 
-async def load_due(pool: Pool, stats: Stats, req: time_pb2.LoadDueRequest) -> time_pb2.LoadDueReply:
+async def load_due(pool: Pool, stats: Stats, req: lanes_pb2.LoadDueRequest) -> lanes_pb2.LoadDueReply:
     """SCHEDULED/RETRYING rows due within the window, soonest first."""
     limit = min(req.limit, LOAD_DUE_DEFAULT_LIMIT) if req.limit > 0 else LOAD_DUE_DEFAULT_LIMIT
     window = min(max(0, req.window_ms), LOAD_DUE_MAX_WINDOW_MS)
     stats.statements += 1
     rows = await pool.fetch(*bind("load_due", window_ms=window, limit=limit))
-    reply = time_pb2.LoadDueReply(now_us=rows[0]["now_us"] if rows else 0)
+    reply = lanes_pb2.LoadDueReply(now_us=rows[0]["now_us"] if rows else 0)
     for row in rows:
         if row["id"] is not None:
             reply.tasks.add(id=row["id"], run_at_us=row["run_at_us"])

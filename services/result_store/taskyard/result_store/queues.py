@@ -17,7 +17,7 @@ import asyncpg
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from taskyard.bus.v1 import ops_pb2
+from taskyard.bus.v1 import pools_pb2, queues_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
@@ -71,7 +71,7 @@ def failed_precondition(reason: str, message: str) -> errors.TaskyardError:
 def make_applier(*, development: bool):  # type: ignore[no-untyped-def]
     """The KIND_STORE_QUEUE_OP applier; ClearQueue only where ``development``."""
 
-    async def apply_queue_ops(db: Db, reqs: list[ops_pb2.QueueOpRequest]) -> Outcome:
+    async def apply_queue_ops(db: Db, reqs: list[queues_pb2.QueueOpRequest]) -> Outcome:
         out = Outcome(replies=[])
         for req in reqs:  # rare operations: one after the other, in one transaction
             out.replies.append(await _apply_one(db, req, out, development))
@@ -80,12 +80,12 @@ def make_applier(*, development: bool):  # type: ignore[no-untyped-def]
     return apply_queue_ops
 
 
-def validate(req: ops_pb2.QueueOpRequest, *, development: bool) -> None:
+def validate(req: queues_pb2.QueueOpRequest, *, development: bool) -> None:
     """Refuse a bad request before it joins a group commit."""
     op = req.op
-    if op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
+    if op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
         queue_name(req.queue)
-    elif op == ops_pb2.QUEUE_OP_CLEAR:
+    elif op == queues_pb2.QUEUE_OP_CLEAR:
         if not development:
             raise failed_precondition(
                 "NOT_DEVELOPMENT",
@@ -94,7 +94,7 @@ def validate(req: ops_pb2.QueueOpRequest, *, development: bool) -> None:
             )
         if req.queue:
             queue_name(req.queue)
-    elif op == ops_pb2.QUEUE_OP_RETRY:
+    elif op == queues_pb2.QUEUE_OP_RETRY:
         if req.limit < 0 or req.limit > RETRY_MAX:
             raise errors.invalid([FieldViolation(field="limit", description=f"must be 0..{RETRY_MAX}")])
         bad = [i for i, raw in enumerate(req.ids) if norm_uuid(raw) is None]
@@ -109,11 +109,11 @@ def validate(req: ops_pb2.QueueOpRequest, *, development: bool) -> None:
 
 
 async def _apply_one(
-    db: Db, req: ops_pb2.QueueOpRequest, out: Outcome, development: bool
-) -> ops_pb2.QueueOpReply:
+    db: Db, req: queues_pb2.QueueOpRequest, out: Outcome, development: bool
+) -> queues_pb2.QueueOpReply:
     now_us = time.time_ns() // 1000
-    if req.op in (ops_pb2.QUEUE_OP_PAUSE, ops_pb2.QUEUE_OP_RESUME):
-        paused = req.op == ops_pb2.QUEUE_OP_PAUSE
+    if req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
+        paused = req.op == queues_pb2.QUEUE_OP_PAUSE
         name = queue_name(req.queue)
         await db.fetch("set_queue_paused", name=name, paused=paused)
         out.events.append(event("queue.paused" if paused else "queue.resumed", name=name, at_us=now_us))
@@ -121,16 +121,16 @@ async def _apply_one(
             out.events.append(event("tasks.available", at_us=now_us))
         # Only the queues row inside the single writer's transaction: the counts
         # (aggregates over tasks) are read after the commit (queue_info).
-        return ops_pb2.QueueOpReply(queue=qs.QueueInfo(name=name, paused=paused))
-    if req.op == ops_pb2.QUEUE_OP_CLEAR:
+        return queues_pb2.QueueOpReply(queue=qs.QueueInfo(name=name, paused=paused))
+    if req.op == queues_pb2.QUEUE_OP_CLEAR:
         rows = await db.fetch(
             "clear_queue", queue=req.queue.strip(), sources=db_names(_CLEARABLE), reason="queue cleared"
         )
         recs = [record_from_row(r) for r in rows]
         out.events.extend(event_for_record(rec, "task.cancelled") for rec in recs)
         out.finals.extend(recs)
-        return ops_pb2.QueueOpReply(count=len(recs), ids=[rec.id for rec in recs])
-    if req.op == ops_pb2.QUEUE_OP_RETRY:
+        return queues_pb2.QueueOpReply(count=len(recs), ids=[rec.id for rec in recs])
+    if req.op == queues_pb2.QUEUE_OP_RETRY:
         ids = [norm_uuid(raw) for raw in req.ids]
         limit = req.limit or RETRY_DEFAULT
         rows = await db.fetch(
@@ -144,7 +144,7 @@ async def _apply_one(
         out.events.extend(event_for_row(r) for r in rows)
         if rows:
             out.events.append(event("tasks.available", at_us=now_us))
-        return ops_pb2.QueueOpReply(count=len(rows), ids=[r["id"] for r in rows])
+        return queues_pb2.QueueOpReply(count=len(rows), ids=[r["id"] for r in rows])
     raise errors.invalid([FieldViolation(field="op", description="unknown queue operation")])
 
 
@@ -183,7 +183,7 @@ async def _queue_infos(conn: Any, queue: str = "") -> list[qs.QueueInfo]:
     return [infos[k] for k in sorted(infos)]
 
 
-async def queue_info(pool: asyncpg.Pool, reply: ops_pb2.QueueOpReply) -> ops_pb2.QueueOpReply:
+async def queue_info(pool: asyncpg.Pool, reply: queues_pb2.QueueOpReply) -> queues_pb2.QueueOpReply:
     """A pause/resume reply completed with the queue's counts, on the read pool."""
     async with pool.acquire() as conn:
         infos = await _queue_infos(conn, reply.queue.name)
@@ -193,18 +193,18 @@ async def queue_info(pool: asyncpg.Pool, reply: ops_pb2.QueueOpReply) -> ops_pb2
     return reply
 
 
-async def read_status(pool: asyncpg.Pool, req: ops_pb2.QueueStatusRequest) -> ops_pb2.QueueStatusReply:
+async def read_status(pool: asyncpg.Pool, req: queues_pb2.QueueStatusRequest) -> queues_pb2.QueueStatusReply:
     if req.paused_only:  # the scheduler's reconcile, on every reload: the small queues table only
         async with pool.acquire() as conn:
             paused = [r["name"] for r in await conn.fetch(*bind("paused_queues"))]
-            return ops_pb2.QueueStatusReply(paused=paused)
+            return queues_pb2.QueueStatusReply(paused=paused)
     queue = queue_name(req.queue, default="") if req.queue else ""
     async with pool.acquire() as conn:
         infos = await _queue_infos(conn, queue)
         summary = await conn.fetchrow(*bind("servers_summary", max_age_ms=SERVERS_DEFAULT_AGE_MS))
         late = await conn.fetchval(*bind("counter_value", name="late_completions"))
         paused = [r["name"] for r in await conn.fetch(*bind("paused_queues"))]
-    return ops_pb2.QueueStatusReply(
+    return queues_pb2.QueueStatusReply(
         queues=infos,
         servers=summary["servers"],
         capacity=summary["capacity"],
@@ -237,11 +237,11 @@ def _processes(text: str) -> list[qs.WorkerProcess]:
     return out
 
 
-async def read_servers(pool: asyncpg.Pool, req: ops_pb2.ServersRequest) -> ops_pb2.ServersReply:
+async def read_servers(pool: asyncpg.Pool, req: pools_pb2.ServersRequest) -> pools_pb2.ServersReply:
     if req.max_age_ms < 0:
         raise errors.invalid([FieldViolation(field="max_age", description="must not be negative")])
     rows = await pool.fetch(*bind("list_servers", max_age_ms=req.max_age_ms or SERVERS_DEFAULT_AGE_MS))
-    reply = ops_pb2.ServersReply()
+    reply = pools_pb2.ServersReply()
     for r in rows:
         s = qs.Server(
             pool_id=r["pool_id"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import lanes_pb2, pools_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
@@ -28,7 +28,7 @@ class Reads:
         self.cache = cache
         self.stats = stats
 
-    async def get(self, req: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
+    async def get(self, req: tasks_pb2.GetTasksRequest) -> tasks_pb2.GetTasksReply:
         found: dict[str, task_record_pb2.TaskRecord] = {}
         misses: list[str] = []
         for raw in req.ids:
@@ -47,7 +47,7 @@ class Reads:
                 rec = record_from_row(row)
                 found[rec.id] = rec
                 self.cache.put_if_current(rec, epoch)
-        reply = store_pb2.GetTasksReply()
+        reply = tasks_pb2.GetTasksReply()
         seen: set[str] = set()
         for raw in req.ids:
             tid = norm_uuid(raw)
@@ -56,7 +56,7 @@ class Reads:
                 reply.tasks.append(found[tid])
         return reply
 
-    async def list(self, req: store_pb2.ListTasksRequest) -> store_pb2.ListTasksReply:
+    async def list(self, req: tasks_pb2.ListTasksRequest) -> tasks_pb2.ListTasksReply:
         if req.limit < 0 or req.limit > LIST_MAX_LIMIT:
             raise errors.invalid(
                 [FieldViolation(field="page_size", description=f"must be between 1 and {LIST_MAX_LIMIT}")]
@@ -85,7 +85,7 @@ class Reads:
                 limit=limit + 1,
             )
         )
-        reply = store_pb2.ListTasksReply()
+        reply = tasks_pb2.ListTasksReply()
         for row in rows[:limit]:
             reply.tasks.append(record_from_row(row))
         if len(rows) > limit:
@@ -93,7 +93,7 @@ class Reads:
             reply.next_cursor = encode_cursor("l1", last.created_at_us, last.id)
         return reply
 
-    async def load_queued(self, req: store_pb2.LoadQueuedRequest) -> store_pb2.LoadQueuedReply:
+    async def load_queued(self, req: lanes_pb2.LoadQueuedRequest) -> lanes_pb2.LoadQueuedReply:
         limit = min(req.limit, LOAD_MAX_LIMIT) if req.limit > 0 else LOAD_DEFAULT_LIMIT
         prio: int | None = None
         c_us: int | None = None
@@ -105,7 +105,7 @@ class Reads:
         rows = await self.pool.fetch(
             *bind("load_queued", after_priority=prio, after_us=c_us, after_id=c_id, limit=limit + 1)
         )
-        reply = store_pb2.LoadQueuedReply()
+        reply = lanes_pb2.LoadQueuedReply()
         for row in rows[:limit]:
             reply.tasks.append(queued_ref(row))
         if len(rows) > limit:
@@ -113,8 +113,8 @@ class Reads:
             reply.next_cursor = encode_cursor("q1", last.priority, last.created_at_us, last.id)
         return reply
 
-    async def task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
+    async def task_names(self, req: pools_pb2.TaskNamesRequest) -> pools_pb2.TaskNamesReply:
         age = req.max_age_ms if req.max_age_ms > 0 else TASK_NAMES_DEFAULT_AGE_MS
         self.stats.statements += 1
         rows = await self.pool.fetch(*bind("task_names", max_age_ms=age))
-        return store_pb2.TaskNamesReply(names=[r["name"] for r in rows])
+        return pools_pb2.TaskNamesReply(names=[r["name"] for r in rows])

@@ -9,26 +9,25 @@ the database clock)."""
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import event_pb2, reconcile_pb2, store_pb2
-from taskyard.core import states
+from taskyard.bus.v1 import event_pb2, leases_pb2
 from taskyard.core.states import TaskState
 
 from .committer import Db, Outcome
-from .records import event_for_record, record_from_row
+from .records import event_for_record, record_from_row, record_queued_ref
 from .requeues import released_message
-from .transitions import _db_states
+from .transitions import sources
 
 DEFAULT_LIMIT = 1000
 # Never RUNNING: a started attempt is the pool's to report (or its lease's to lapse).
-SRC_RECONCILE = _db_states(set(states.sources_of(TaskState.QUEUED)) & {TaskState.ASSIGNED})
+SRC_RECONCILE = sources(TaskState.QUEUED, {TaskState.ASSIGNED}).db
 
 
-async def apply_reconcile(db: Db, reqs: list[reconcile_pb2.ReconcileRequest]) -> Outcome:
-    replies: list[reconcile_pb2.ReconcileReply] = []
+async def apply_reconcile(db: Db, reqs: list[leases_pb2.ReconcileRequest]) -> Outcome:
+    replies: list[leases_pb2.ReconcileReply] = []
     events: list[event_pb2.Event] = []
     requeued = []
     for req in reqs:
-        reply = reconcile_pb2.ReconcileReply()
+        reply = leases_pb2.ReconcileReply()
         pools = sorted({p for p in req.pool_ids if p})
         if pools:
             limit = req.limit if req.limit > 0 else DEFAULT_LIMIT
@@ -44,15 +43,7 @@ async def apply_reconcile(db: Db, reqs: list[reconcile_pb2.ReconcileRequest]) ->
             )
             for row in rows:
                 rec = record_from_row(row)
-                reply.released.append(
-                    store_pb2.QueuedRef(
-                        id=rec.id,
-                        name=rec.name,
-                        priority=rec.priority,
-                        queue=rec.queue,
-                        created_at_us=rec.created_at_us,
-                    )
-                )
+                reply.released.append(record_queued_ref(rec))
                 events.append(event_for_record(rec))
                 requeued.append(rec)
         replies.append(reply)

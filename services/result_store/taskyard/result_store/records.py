@@ -10,7 +10,7 @@ from typing import Any
 
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
-from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, lanes_pb2, task_record_pb2
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
@@ -128,13 +128,20 @@ def _with_maps(rec: task_record_pb2.TaskRecord, row: Mapping[str, Any]) -> task_
     return rec
 
 
-def queued_ref(row: Mapping[str, Any]) -> store_pb2.QueuedRef:
-    return store_pb2.QueuedRef(
+def queued_ref(row: Mapping[str, Any]) -> lanes_pb2.QueuedRef:
+    return lanes_pb2.QueuedRef(
         id=row["id"],
         name=row["name"],
         priority=row["priority"],
         queue=row["queue"],
         created_at_us=row["created_at_us"],
+    )
+
+
+def record_queued_ref(rec: task_record_pb2.TaskRecord) -> lanes_pb2.QueuedRef:
+    """``queued_ref`` of a row already read into a record."""
+    return lanes_pb2.QueuedRef(
+        id=rec.id, name=rec.name, priority=rec.priority, queue=rec.queue, created_at_us=rec.created_at_us
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import asyncpg
 
-from taskyard.bus.v1 import event_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2
 from taskyard.core import hops
 from taskyard.core.states import FINAL_VALUES
 
@@ -52,7 +52,7 @@ class _Step:
     statement: str
     # The entries of this kind in a request, and the attempt each one names
     # (None: the entry is an AttemptRef itself).
-    entries: Callable[[store_pb2.ReportRequest], Iterable[Any]]
+    entries: Callable[[leases_pb2.ReportRequest], Iterable[Any]]
     ref: Callable[[Any], task_record_pb2.AttemptRef] | None = _REF
     # The statement's parameters besides ids, attempts and tokens: one array per
     # column, each element read from an entry; then the parameters common to all
@@ -72,12 +72,30 @@ class _Step:
     requeues: bool = False
 
 
-def _result_text(c: store_pb2.Completion) -> str:
+def _result_text(c: leases_pb2.Completion) -> str:
     return c.result_json.decode("utf-8", "replace") if c.result_json else "null"
 
 
-def _failure_type(c: store_pb2.Completion) -> str:
+def _failure_type(c: leases_pb2.Completion) -> str:
     return c.failure.type or "Error"
+
+
+def _completion_step(
+    statement: str,
+    entries: Callable[[leases_pb2.ReportRequest], Iterable[leases_pb2.Completion]],
+    columns: Mapping[str, Callable[[leases_pb2.Completion], Any]],
+    constants: Mapping[str, Any],
+) -> _Step:
+    """The step of one kind of completion: besides ``columns``, each says who ran
+    the attempt and when it started, as it may overtake its start notice."""
+    return _Step(
+        statement=statement,
+        entries=entries,
+        columns={**columns, "worker_ids": _get("ref.worker_id"), "started_us": _get("started_at_us")},
+        constants=constants,
+        reply="completed",
+        outcome=True,
+    )
 
 
 _STARTED = _Step(
@@ -85,64 +103,48 @@ _STARTED = _Step(
     entries=_get("started"),
     ref=None,
     columns={"worker_ids": _get("worker_id")},
-    constants={"sources": SRC_RUNNING},
+    constants={"sources": SRC_RUNNING.db},
     reply="started",
     notice=True,
 )
 # The hot path, a lighter statement of its own: no retry decision, no failure row.
-_SUCCEEDED = _Step(
-    statement="complete_successes",
-    entries=lambda req: (c for c in req.completed if c.success and not c.cancel_step),
-    columns={
-        "results": _result_text,
-        "worker_ids": _get("ref.worker_id"),
-        "started_us": _get("started_at_us"),
-    },
-    constants={"sources": SRC_SUCCESS},
-    reply="completed",
-    outcome=True,
+_SUCCEEDED = _completion_step(
+    "complete_successes",
+    lambda req: (c for c in req.completed if c.success and not c.cancel_step),
+    {"results": _result_text},
+    {"sources": SRC_SUCCESS.db},
 )
 # RETRYING or FAILURE (CANCELLED while a cancel is requested), decided in SQL.
-_FAILED = _Step(
-    statement="fail_attempts",
-    entries=lambda req: (c for c in req.completed if not c.success and not c.cancel_step),
-    columns={
+_FAILED = _completion_step(
+    "fail_attempts",
+    lambda req: (c for c in req.completed if not c.success and not c.cancel_step),
+    {
         "failure_types": _failure_type,
         "failure_messages": _get("failure.message"),
         "tracebacks": _get("failure.traceback"),
         "retryable": _get("retryable"),
         "delays_ms": _get("retry_delay_ms"),
-        "worker_ids": _get("ref.worker_id"),
-        "started_us": _get("started_at_us"),
         "max_retries": _get("max_retries"),
     },
-    constants={
-        "retrying_sources": SRC_RETRYING,
-        "failure_sources": SRC_FAILURE,
-        "cancelled_sources": SRC_CANCELLED_LEASED,
+    {
+        "retrying_sources": SRC_RETRYING.db,
+        "failure_sources": SRC_FAILURE.db,
+        "cancelled_sources": SRC_CANCELLED_LEASED.db,
     },
-    reply="completed",
-    outcome=True,
 )
 # Stopped by a cancel request (step FLAG or ASYNCIO): CANCELLED.
-_STOPPED = _Step(
-    statement="cancel_attempts",
-    entries=lambda req: (c for c in req.completed if c.cancel_step),
-    columns={
-        "steps": _get("cancel_step"),
-        "worker_ids": _get("ref.worker_id"),
-        "started_us": _get("started_at_us"),
-    },
-    constants={"sources": SRC_CANCELLED_LEASED},
-    reply="completed",
-    outcome=True,
+_STOPPED = _completion_step(
+    "cancel_attempts",
+    lambda req: (c for c in req.completed if c.cancel_step),
+    {"steps": _get("cancel_step")},
+    {"sources": SRC_CANCELLED_LEASED.db},
 )
 # Back to QUEUED as a new attempt that spends no retry.
 _RELEASED = _Step(
     statement="release_attempts",
     entries=_get("released"),
     columns={"resume": _get("resume_requested")},
-    constants={"queued_sources": SRC_QUEUED_LEASED, "cancelled_sources": SRC_CANCELLED_LEASED},
+    constants={"queued_sources": SRC_QUEUED_LEASED.db, "cancelled_sources": SRC_CANCELLED_LEASED.db},
     reply="released",
     requeues=True,
 )
@@ -158,10 +160,10 @@ _DIED = _Step(
     },
     constants={
         "message": DIED_MESSAGE,
-        "queued_sources": SRC_QUEUED_LEASED,
-        "retrying_sources": SRC_RETRYING_LEASED,
-        "failure_sources": SRC_FAILURE_LEASED,
-        "cancelled_sources": SRC_CANCELLED_LEASED,
+        "queued_sources": SRC_QUEUED_LEASED.db,
+        "retrying_sources": SRC_RETRYING_LEASED.db,
+        "failure_sources": SRC_FAILURE_LEASED.db,
+        "cancelled_sources": SRC_CANCELLED_LEASED.db,
     },
     reply="died",
     requeues=True,
@@ -176,7 +178,7 @@ _AFTER_LATE = (_RELEASED, _DIED)
 class _Drain:
     """What the statements of one drain applied, per request and in all."""
 
-    replies: list[store_pb2.ReportReply]
+    replies: list[leases_pb2.ReportReply]
     asked: list[int]
     applied: list[int]
     events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
@@ -189,9 +191,9 @@ class _Drain:
     outcomes: list[tuple[_Refs, list[asyncpg.Record]]] = dataclasses.field(default_factory=list)
 
 
-async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
+async def apply_report(db: Db, reqs: list[leases_pb2.ReportRequest]) -> Outcome:
     n = len(reqs)
-    drain = _Drain(replies=[store_pb2.ReportReply() for _ in reqs], asked=[0] * n, applied=[0] * n)
+    drain = _Drain(replies=[leases_pb2.ReportReply() for _ in reqs], asked=[0] * n, applied=[0] * n)
     for step in _BEFORE_LATE:
         await _apply(db, reqs, step, drain)
     await _note_late(db, drain)
@@ -211,7 +213,7 @@ async def apply_report(db: Db, reqs: list[store_pb2.ReportRequest]) -> Outcome:
     )
 
 
-async def _apply(db: Db, reqs: list[store_pb2.ReportRequest], step: _Step, drain: _Drain) -> None:
+async def _apply(db: Db, reqs: list[leases_pb2.ReportRequest], step: _Step, drain: _Drain) -> None:
     """One statement for every entry of ``step``'s kind in the drain."""
     refs = _Refs()
     kept: list[Any] = []

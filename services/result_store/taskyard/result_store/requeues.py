@@ -11,21 +11,17 @@ from collections.abc import Iterable
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, graph_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import envelope_pb2, graph_pb2, task_record_pb2
 from taskyard.core.states import TaskState
+
+from .records import record_queued_ref
 
 _QUEUED = int(TaskState.QUEUED)
 
 
 def released_message(records: Iterable[task_record_pb2.TaskRecord]) -> list[tuple[int, Message]]:
     """The post-commit message for the records that are QUEUED now (none: [])."""
-    refs = [
-        store_pb2.QueuedRef(
-            id=r.id, name=r.name, priority=r.priority, queue=r.queue, created_at_us=r.created_at_us
-        )
-        for r in records
-        if r.state == _QUEUED
-    ]
+    refs = [record_queued_ref(r) for r in records if r.state == _QUEUED]
     if not refs:
         return []
     return [(envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))]

@@ -10,7 +10,7 @@ from typing import Any
 from google.protobuf import json_format, timestamp_pb2
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import codec, errors
+from taskyard.core import codec, errors, tracing
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
@@ -152,4 +152,7 @@ def run_record(row: Mapping[str, Any], due_us: int, *, manual: bool) -> task_rec
         f"schedule:{row['id']}:manual:{rec.id}" if manual else f"schedule:{row['id']}:{timing.iso(due_us)}"
     )
     rec.schedule_id = row["id"]
-    return rec
+    # Each run starts a trace of its own (linked to the trigger's span when a
+    # person triggered it), named after its schedule.
+    with tracing.sending([rec], own_traces=True, attributes={tracing.SCHEDULE: row["name"]}):
+        return rec

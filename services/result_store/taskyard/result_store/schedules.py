@@ -22,12 +22,13 @@ from typing import Any, NamedTuple, TypeVar
 import asyncpg
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import codec, contract, errors, ids, rpc
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
 
+from . import metrics as store_metrics
 from .committer import Db, Stats, to_taskyard_error
 from .events import EventPublisher
 from .insert_row import InsertRow
@@ -111,7 +112,7 @@ class Schedules:
         """Insert parameters of the runs' records, checked like any insert (validation.py)."""
         await self.names.ensure(r.name for r in records)
         return validate_insert(
-            store_pb2.InsertTasksRequest(tasks=records),
+            tasks_pb2.InsertTasksRequest(tasks=records),
             known_names=self.names,
             max_payload_bytes=self.max_payload_bytes,
             now_us=now,
@@ -255,9 +256,9 @@ class Schedules:
                 records, claimed, reply.skipped, reply.more = await self._claim_due(db, now, limit)
             outcome = None
             if records:
-                insert = store_pb2.InsertTasksRequest(tasks=records)
+                insert = tasks_pb2.InsertTasksRequest(tasks=records)
                 outcome = await apply_insert(db, [(insert, await self._checked(records, now))])
-                inserted: store_pb2.InsertTasksReply = outcome.replies[0]  # type: ignore[assignment]
+                inserted: tasks_pb2.InsertTasksReply = outcome.replies[0]  # type: ignore[assignment]
                 by_id = {t.id: t for t in inserted.tasks if t.created}
                 runs = [rec for rec in records if rec.id in by_id]
                 await db.fetch(
@@ -269,6 +270,8 @@ class Schedules:
                     reply.records.append(rec)
             reply.next_due_us = await db.fetchval("next_schedule_due") or 0
         reply.schedules.extend(claimed)
+        if reply.tasks:
+            store_metrics.created(reply.tasks)  # committed: the transaction above is done
         if outcome is not None and outcome.events:
             await self.publisher.publish(outcome.events)
         return reply

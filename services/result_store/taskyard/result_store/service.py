@@ -11,6 +11,7 @@ from taskyard.core.config import Settings
 from taskyard.core.rpc import Responder
 
 from . import counters
+from . import metrics as store_metrics
 from .store import ResultStore
 
 log = logging.getLogger("taskyard.result_store")
@@ -24,9 +25,12 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         await asyncio.to_thread(Path(settings.ipc_dir).mkdir, parents=True, exist_ok=True)
     store = await ResultStore.open(settings)
     responder: Responder | None = None
+    depth: asyncio.Task[None] | None = None
     refusals = asyncio.create_task(
         counters.record_bus_refusals(store.pool, seal.current().refusals), name="bus-refusals"
     )
+    if settings.metrics_port:
+        depth = asyncio.create_task(store_metrics.keep_queue_depth(store.pool), name="queue-depth")
     try:
         store.start()
         responder = Responder(
@@ -55,7 +59,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         if responder is not None:
             responder.close()
         refusals.cancel()
-        await asyncio.gather(refusals, return_exceptions=True)
+        if depth is not None:
+            depth.cancel()
+        await asyncio.gather(refusals, *([depth] if depth is not None else []), return_exceptions=True)
         await store.close()
     log.info("result-store stopped")
 

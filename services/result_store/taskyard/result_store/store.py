@@ -19,12 +19,14 @@ import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import (
+    counters_pb2,
     envelope_pb2,
     graph_pb2,
-    reconcile_pb2,
-    store_pb2,
-    supervision_pb2,
+    lanes_pb2,
+    leases_pb2,
+    pools_pb2,
     task_record_pb2,
+    tasks_pb2,
 )
 from taskyard.core import contract, errors, hops, rpc
 from taskyard.core.clock import Clock, SystemClock
@@ -299,7 +301,7 @@ class ResultStore:
     def _lease_ms(self, value: int) -> int:
         return value if value > 0 else int(self.settings.lease_seconds * 1000)
 
-    async def insert(self, req: store_pb2.InsertTasksRequest) -> store_pb2.InsertTasksReply:
+    async def insert(self, req: tasks_pb2.InsertTasksRequest) -> tasks_pb2.InsertTasksReply:
         if len(req.tasks) > self.settings.max_batch * 10:
             raise errors.invalid(
                 [FieldViolationish("tasks", f"at most {self.settings.max_batch * 10} tasks per request")]
@@ -314,7 +316,7 @@ class ResultStore:
             now_us=time.time_ns() // 1000,
         )
         if not rows:
-            return store_pb2.InsertTasksReply()
+            return tasks_pb2.InsertTasksReply()
         # Missing dependencies / parent refused here, on the pool, so a bad request
         # fails alone instead of failing its whole drain in the writer (which
         # would then retry every request of the drain one by one). The applier
@@ -323,9 +325,9 @@ class ResultStore:
             await self._check_refs(rows)
         return await self._write(K.KIND_STORE_INSERT, (req, rows), len(rows))  # type: ignore[no-any-return]
 
-    async def _ensure_names(self, names: Iterable[str]) -> store_pb2.TaskNamesReply:
+    async def _ensure_names(self, names: Iterable[str]) -> pools_pb2.TaskNamesReply:
         await self.names.ensure(names)
-        return store_pb2.TaskNamesReply()
+        return pools_pb2.TaskNamesReply()
 
     async def _check_refs(self, rows: list[InsertRow]) -> None:
         from .committer import Db, to_taskyard_error
@@ -336,60 +338,60 @@ class ResultStore:
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
             raise to_taskyard_error(exc) from exc
 
-    async def get(self, req: store_pb2.GetTasksRequest) -> store_pb2.GetTasksReply:
+    async def get(self, req: tasks_pb2.GetTasksRequest) -> tasks_pb2.GetTasksReply:
         return await self._read(self.reads.get(req))
 
-    async def list(self, req: store_pb2.ListTasksRequest) -> store_pb2.ListTasksReply:
+    async def list(self, req: tasks_pb2.ListTasksRequest) -> tasks_pb2.ListTasksReply:
         return await self._read(self.reads.list(req))
 
-    async def lease(self, req: store_pb2.LeaseTasksRequest) -> store_pb2.LeaseTasksReply:
+    async def lease(self, req: leases_pb2.LeaseTasksRequest) -> leases_pb2.LeaseTasksReply:
         if not req.leases:
-            return store_pb2.LeaseTasksReply()
-        reply: store_pb2.LeaseTasksReply = await self._write(
+            return leases_pb2.LeaseTasksReply()
+        reply: leases_pb2.LeaseTasksReply = await self._write(
             K.KIND_STORE_LEASE, (req, self._lease_ms(req.lease_ms)), len(req.leases)
         )
         return reply
 
-    async def report(self, req: store_pb2.ReportRequest) -> store_pb2.ReportReply:
+    async def report(self, req: leases_pb2.ReportRequest) -> leases_pb2.ReportReply:
         n = len(req.started) + len(req.completed) + len(req.released) + len(req.died)
         if n == 0:
-            return store_pb2.ReportReply()
+            return leases_pb2.ReportReply()
         hops.stamp(req.completed, "store.received")
         return await self._write(K.KIND_STORE_REPORT, req, n)  # type: ignore[no-any-return]
 
-    async def renew(self, req: store_pb2.RenewLeasesRequest) -> store_pb2.RenewLeasesReply:
+    async def renew(self, req: leases_pb2.RenewLeasesRequest) -> leases_pb2.RenewLeasesReply:
         if not req.refs:
-            return store_pb2.RenewLeasesReply()
+            return leases_pb2.RenewLeasesReply()
         return await self._write(K.KIND_STORE_RENEW, (req, self._lease_ms(req.lease_ms)), len(req.refs))  # type: ignore[no-any-return]
 
-    async def rescue(self, req: store_pb2.RescueRequest) -> store_pb2.RescueReply:
+    async def rescue(self, req: leases_pb2.RescueRequest) -> leases_pb2.RescueReply:
         if req.max_rescues <= 0:  # the sender left the quarantine cap to the deployment
             req.max_rescues = self.settings.max_rescues
         return await self._write(K.KIND_STORE_RESCUE, req, max(1, req.limit))  # type: ignore[no-any-return]
 
-    async def cancel(self, req: store_pb2.CancelTasksRequest) -> store_pb2.CancelTasksReply:
+    async def cancel(self, req: tasks_pb2.CancelTasksRequest) -> tasks_pb2.CancelTasksReply:
         if not req.ids:
-            return store_pb2.CancelTasksReply()
+            return tasks_pb2.CancelTasksReply()
         return await self._write(K.KIND_STORE_CANCEL, req, len(req.ids))  # type: ignore[no-any-return]
 
-    async def load_queued(self, req: store_pb2.LoadQueuedRequest) -> store_pb2.LoadQueuedReply:
+    async def load_queued(self, req: lanes_pb2.LoadQueuedRequest) -> lanes_pb2.LoadQueuedReply:
         return await self._read(self.reads.load_queued(req))
 
-    async def promote_due(self, req: store_pb2.PromoteDueRequest) -> store_pb2.PromoteDueReply:
+    async def promote_due(self, req: lanes_pb2.PromoteDueRequest) -> lanes_pb2.PromoteDueReply:
         return await self._write(K.KIND_STORE_PROMOTE_DUE, req, max(1, req.limit))  # type: ignore[no-any-return]
 
-    async def heartbeat(self, req: store_pb2.HeartbeatRequest) -> store_pb2.HeartbeatReply:
+    async def heartbeat(self, req: pools_pb2.HeartbeatRequest) -> pools_pb2.HeartbeatReply:
         if not req.pool_id:
             raise errors.invalid([FieldViolationish("pool_id", "must not be empty")])
         return await self._write(K.KIND_STORE_HEARTBEAT, req, 1)  # type: ignore[no-any-return]
 
-    async def task_names(self, req: store_pb2.TaskNamesRequest) -> store_pb2.TaskNamesReply:
+    async def task_names(self, req: pools_pb2.TaskNamesRequest) -> pools_pb2.TaskNamesReply:
         if req.max_age_ms <= 0:  # what may be submitted: every name ever declared
             return await self._read(self._all_names())
         return await self._read(self.reads.task_names(req))  # what live pools serve now
 
-    async def _all_names(self) -> store_pb2.TaskNamesReply:
-        return store_pb2.TaskNamesReply(names=await self.names.all())
+    async def _all_names(self) -> pools_pb2.TaskNamesReply:
+        return pools_pb2.TaskNamesReply(names=await self.names.all())
 
     def _time_read(self, fn: Any) -> Any:
         """A timing read (due rows, failures, explain facts: ``fn(pool, stats, request)``)."""
@@ -439,13 +441,11 @@ class ResultStore:
             serve(contract.STORE_EXPLAIN, self._time_read(explain.explain_facts)),
         ]
 
-    async def _reconcile(self, req: reconcile_pb2.ReconcileRequest) -> reconcile_pb2.ReconcileReply:
-        reply: reconcile_pb2.ReconcileReply = await self._write(
-            K.KIND_STORE_RECONCILE, req, max(1, req.limit)
-        )
+    async def _reconcile(self, req: leases_pb2.ReconcileRequest) -> leases_pb2.ReconcileReply:
+        reply: leases_pb2.ReconcileReply = await self._write(K.KIND_STORE_RECONCILE, req, max(1, req.limit))
         return reply
 
-    async def _counters(self, req: supervision_pb2.CountersRequest) -> supervision_pb2.CountersReply:
+    async def _counters(self, req: counters_pb2.CountersRequest) -> counters_pb2.CountersReply:
         return await self._read(counters.read_counters(self.pool, self.stats, req))
 
 

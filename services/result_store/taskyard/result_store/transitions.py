@@ -1,7 +1,11 @@
-"""Allowed source states of each store write, as database state names."""
+"""Allowed source states of each store write, from the one transition table
+(``core.states``), for both stores: the in-memory store checks a row's state
+against the set, the real store's guarded statements take its ``db`` names as
+their ``:sources`` parameter."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from taskyard.core import states
@@ -10,23 +14,33 @@ from taskyard.core.states import TaskState
 S = TaskState
 
 
-def _db_states(items: Iterable[TaskState]) -> list[str]:
-    return states.db_names(tuple(items))
+class Sources(frozenset[TaskState]):
+    """The states a write may move a task from."""
+
+    @functools.cached_property
+    def db(self) -> list[str]:
+        """The database state names (a ``task_state[]`` parameter), sorted."""
+        return states.db_names(self)
 
 
-# Allowed source states, from the one transition table.
-SRC_ASSIGNED = _db_states(states.sources_of(S.ASSIGNED))
-SRC_RUNNING = _db_states(states.sources_of(S.RUNNING))
-SRC_SUCCESS = _db_states(states.sources_of(S.SUCCESS))
-SRC_RETRYING = _db_states(states.sources_of(S.RETRYING))
-SRC_FAILURE = _db_states(states.sources_of(S.FAILURE))
+def sources(target: TaskState, within: Iterable[TaskState] | None = None) -> Sources:
+    """The states that may move to ``target``: all of them, or those ``within``."""
+    found = frozenset(states.sources_of(target))
+    return Sources(found if within is None else found & frozenset(within))
+
+
+SRC_ASSIGNED = sources(S.ASSIGNED)
+SRC_RUNNING = sources(S.RUNNING)
+SRC_SUCCESS = sources(S.SUCCESS)
+SRC_RETRYING = sources(S.RETRYING)
+SRC_FAILURE = sources(S.FAILURE)
 # Releases and deaths only ever concern leased attempts.
-SRC_QUEUED_LEASED = _db_states(set(states.sources_of(S.QUEUED)) & states.LEASED_STATES)
-SRC_RETRYING_LEASED = _db_states(set(states.sources_of(S.RETRYING)) & states.LEASED_STATES)
-SRC_FAILURE_LEASED = _db_states(set(states.sources_of(S.FAILURE)) & states.LEASED_STATES)
+SRC_QUEUED_LEASED = sources(S.QUEUED, states.LEASED_STATES)
+SRC_RETRYING_LEASED = sources(S.RETRYING, states.LEASED_STATES)
+SRC_FAILURE_LEASED = sources(S.FAILURE, states.LEASED_STATES)
 # A running attempt stopped by its cancel request.
-SRC_CANCELLED_LEASED = _db_states(set(states.sources_of(S.CANCELLED)) & states.LEASED_STATES)
-SRC_CANCEL_NOW = _db_states(set(states.sources_of(S.CANCELLED)) - {S.RUNNING})
-SRC_PROMOTE = _db_states(set(states.sources_of(S.QUEUED)) & {S.SCHEDULED, S.RETRYING})
+SRC_CANCELLED_LEASED = sources(S.CANCELLED, states.LEASED_STATES)
+SRC_CANCEL_NOW = Sources(sources(S.CANCELLED) - {S.RUNNING})
+SRC_PROMOTE = sources(S.QUEUED, {S.SCHEDULED, S.RETRYING})
 
 _INITIAL_VALUES = frozenset(int(s) for s in states.INITIAL_STATES)

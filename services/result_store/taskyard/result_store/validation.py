@@ -10,7 +10,7 @@ import re
 import uuid
 from collections.abc import Container, Mapping
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import task_record_pb2, tasks_pb2
 from taskyard.core import errors
 from taskyard.core import validation as rules
 from taskyard.core.errors import FieldViolation
@@ -111,7 +111,7 @@ def _uuid_part(value: str, field: str) -> str:
 
 # --- validation of inserts ------------------------------------------------------
 def validate_insert(
-    req: store_pb2.InsertTasksRequest,
+    req: tasks_pb2.InsertTasksRequest,
     *,
     known_names: Container[str] | None,
     max_payload_bytes: int,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from taskyard.core import lifecycle, seal
+from taskyard.core import lifecycle, observability, seal
 from taskyard.core.config import Settings
 from taskyard.scheduler.service import Scheduler
 
 
 async def _main(settings: Settings) -> None:
     stop = lifecycle.stop_event_on_signals()
-    await Scheduler(settings).run(stop)
+    with observability.observed("scheduler", settings):
+        await Scheduler(settings).run(stop)
 
 
 def main() -> None:

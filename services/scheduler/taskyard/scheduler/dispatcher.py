@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 
-from taskyard.bus.v1 import envelope_pb2, store_pb2, task_record_pb2, views_pb2
+from taskyard.bus.v1 import envelope_pb2, lanes_pb2, leases_pb2, task_record_pb2, tasks_pb2, views_pb2
 from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
@@ -37,7 +37,7 @@ _BY_WIRE = (Priority.NORMAL, *sorted(Priority))
 _RECORDS_TAG = b"\x0a"
 
 
-def ref_of(record: store_pb2.QueuedRef | store_pb2.InsertedTask | Record) -> Ref:
+def ref_of(record: lanes_pb2.QueuedRef | tasks_pb2.InsertedTask | Record) -> Ref:
     p = record.priority
     return Ref(
         id=record.id,
@@ -117,7 +117,7 @@ class Dispatcher:
             task.add_done_callback(self._inflight.discard)
 
     async def _lease_and_send(self, pool: Pool, refs: list[Ref]) -> None:
-        request = store_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms)
+        request = leases_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms)
         add = request.leases.add
         for ref, token in zip(refs, lease_tokens(self.token_prefix, len(refs)), strict=True):
             add(task_id=ref.id, lease_token=token)
@@ -186,7 +186,7 @@ class Dispatcher:
         """Whether reserve_fast_path could lease anything (it needs to read the records)."""
         return not self.lanes and any(p.free > 0 for p in self.pools.pools.values())
 
-    def reserve_fast_path(self, tasks: Sequence[Record]) -> tuple[Pool | None, list[store_pb2.Lease]]:
+    def reserve_fast_path(self, tasks: Sequence[Record]) -> tuple[Pool | None, list[leases_pb2.Lease]]:
         """Leases to take in the same transaction as the insert, when nothing waits
         in any lane (so no task is overtaken) and a pool has free slots."""
         if self.lanes:
@@ -194,7 +194,7 @@ class Dispatcher:
         pool = max(self.pools.pools.values(), key=lambda p: p.free, default=None)
         if pool is None or pool.free <= 0:
             return None, []
-        leases: list[store_pb2.Lease] = []
+        leases: list[leases_pb2.Lease] = []
         now = time.monotonic()
         for record in tasks:
             if pool.free <= 0:
@@ -202,14 +202,14 @@ class Dispatcher:
             if record.name in pool.names and record.state == QUEUED and record.queue not in self.lanes.paused:
                 pool.inflight[record.id] = now
                 token = ids.new_lease_token(self.token_prefix)
-                leases.append(store_pb2.Lease(task_id=record.id, lease_token=token))
+                leases.append(leases_pb2.Lease(task_id=record.id, lease_token=token))
         return (pool, leases) if leases else (None, [])
 
     async def _release(self, pool: Pool, tasks: Sequence[Record]) -> None:
         """The pool could not be reached: hand the leases back at once."""
-        request = store_pb2.ReportRequest(
+        request = leases_pb2.ReportRequest(
             released=[
-                store_pb2.Release(
+                leases_pb2.Release(
                     ref=task_record_pb2.AttemptRef(task_id=t.id, attempt=t.attempt, lease_token=t.lease_token)
                 )
                 for t in tasks

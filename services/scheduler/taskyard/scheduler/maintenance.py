@@ -16,12 +16,13 @@ import time
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, lanes_pb2, leases_pb2, task_record_pb2
 from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.scheduler import pauses
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.lanes import Lanes, Ref
+from taskyard.scheduler.metrics import LEASES_RESCUED
 from taskyard.scheduler.pools import PoolRegistry
 from taskyard.scheduler.reconciler import Reconciler
 
@@ -72,7 +73,7 @@ class Maintenance:
         cursor, total = "", 0
         while True:
             reply = await self._store.call(
-                contract.STORE_LOAD_QUEUED, store_pb2.LoadQueuedRequest(limit=PAGE, cursor=cursor)
+                contract.STORE_LOAD_QUEUED, lanes_pb2.LoadQueuedRequest(limit=PAGE, cursor=cursor)
             )
             refs = [ref_of(t) for t in reply.tasks]
             total += len(refs)
@@ -84,18 +85,20 @@ class Maintenance:
     async def rescue_and_promote(self) -> None:
         rescued = await self._store.call(
             contract.STORE_RESCUE,
-            store_pb2.RescueRequest(
+            leases_pb2.RescueRequest(
                 limit=PAGE,
                 retry_delay_ms=int(self._policy.delay(1) * 1000),
                 default_max_retries=self._default_max_retries,
             ),
         )
         if rescued.requeued or rescued.failed:
+            LEASES_RESCUED.labels("requeued").inc(len(rescued.requeued))
+            LEASES_RESCUED.labels("failed").inc(len(rescued.failed))
             log.info(
                 "rescued %d lapsed leases (%d failed for good)", len(rescued.requeued), len(rescued.failed)
             )
         self._pushed([ref_of(t) for t in rescued.requeued])
-        promoted = await self._store.call(contract.STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest(limit=PAGE))
+        promoted = await self._store.call(contract.STORE_PROMOTE_DUE, lanes_pb2.PromoteDueRequest(limit=PAGE))
         self._pushed([ref_of(t) for t in promoted.tasks])
 
     async def run_polling(self, polling_interval: float, fallback_interval: float) -> None:
@@ -183,7 +186,7 @@ class Maintenance:
             self._pushed(await self.reconciler.after_survey(replies, surveyed_at))
         if refs:
             renewed = await self._store.call(
-                contract.STORE_RENEW, store_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms)
+                contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms)
             )
             if renewed.lost:
                 log.info("%d attempts held by pools are no longer current", len(renewed.lost))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from taskyard.bus.v1 import event_pb2, ops_pb2
+from taskyard.bus.v1 import event_pb2, queues_pb2
 from taskyard.core import contract, rpc
 from taskyard.scheduler.lanes import Lanes
 
@@ -29,7 +29,7 @@ async def load(store: rpc.Caller, lanes: Lanes) -> bool:
     reply, so the reply is then dropped (the next reload reconciles again).
     """
     epoch = lanes.pause_epoch
-    reply = await store.call(contract.STORE_QUEUE_STATUS, ops_pb2.QueueStatusRequest(paused_only=True))
+    reply = await store.call(contract.STORE_QUEUE_STATUS, queues_pb2.QueueStatusRequest(paused_only=True))
     if lanes.pause_epoch != epoch:
         return False
     paused = set(reply.paused)

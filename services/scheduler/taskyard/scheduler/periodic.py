@@ -17,7 +17,6 @@ Two schedulers may run this loop against one store: the claim's guard
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -26,7 +25,7 @@ from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2
 from taskyard.core import contract, errors, rpc
-from taskyard.core.clock import Clock, SystemClock, to_us
+from taskyard.core.clock import Clock, SystemClock, sleep_unless, to_us
 from taskyard.core.states import TaskState
 from taskyard.scheduler.dispatcher import ref_of
 from taskyard.scheduler.lanes import Lanes
@@ -129,14 +128,5 @@ class Periodic:
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep on the injected clock; a change event ends it early."""
-        if self.changed.is_set():
-            return
-        sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
-        changed = asyncio.ensure_future(self.changed.wait())
-        try:
-            await asyncio.wait({sleeper, changed}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for fut in (sleeper, changed):
-                fut.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await fut
+        if not self.changed.is_set():
+            await sleep_unless(self.clock, seconds, self.changed)

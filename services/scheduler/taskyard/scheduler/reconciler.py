@@ -62,7 +62,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from taskyard.bus.v1 import dispatch_pb2, reconcile_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.scheduler.dispatcher import ref_of
 from taskyard.scheduler.lanes import Ref
@@ -109,7 +109,7 @@ class Reconciler:
         fresh = [r for r in replies if r.pool_id and r.pool_id not in self.reconciled]
         if not fresh:
             return []
-        request = reconcile_pb2.ReconcileRequest(
+        request = leases_pb2.ReconcileRequest(
             pool_ids=sorted({r.pool_id for r in fresh}),
             held_tokens=sorted({ref.lease_token for r in fresh for ref in r.running if ref.lease_token}),
             own_token_prefix=self.token_prefix,

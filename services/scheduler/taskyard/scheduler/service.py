@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, store_pb2, views_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
 from taskyard.core import contract, discovery, hops, ids, lifecycle, rpc, transport
 from taskyard.core.clock import SystemClock
 from taskyard.core.config import Settings
@@ -17,6 +17,7 @@ from taskyard.core.priority import LANES
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import TaskState, WorkerState
 from taskyard.scheduler import graph, pauses, timers
+from taskyard.scheduler import metrics as sched_metrics
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.maintenance import Maintenance
@@ -136,12 +137,12 @@ class Scheduler:
                 # Known fields first, then the unknown ones: the same record.
                 insert = parsed.SerializeToString()
         pool: Pool | None = None
-        leases: list[store_pb2.Lease] = []
+        leases: list[leases_pb2.Lease] = []
         if self.dispatcher.fast_path_open():
             parsed = parsed or views_pb2.TaskRecordHeads.FromString(payload)
             pool, leases = self.dispatcher.reserve_fast_path(parsed.tasks)
         if pool is not None:
-            insert += store_pb2.InsertTasksRequest(
+            insert += tasks_pb2.InsertTasksRequest(
                 pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases
             ).SerializeToString()
         try:
@@ -251,6 +252,20 @@ class Scheduler:
                         )
 
     async def run(self, stop: asyncio.Event) -> None:
+        if not self.settings.metrics_port:
+            await self._serve(stop)
+            return
+        unregister = sched_metrics.register(
+            sched_metrics.SchedulerState(
+                self.lanes.depth, lambda: len(self.timers), lambda: len(self.pools.pools)
+            )
+        )
+        try:
+            await self._serve(stop)
+        finally:
+            unregister()
+
+    async def _serve(self, stop: asyncio.Event) -> None:
         s = self.settings
         async with asyncio.TaskGroup() as tg:
             tasks = [tg.create_task(srv.serve()) for srv in self._lane_servers]

@@ -19,15 +19,14 @@ is tried again shortly instead of being dropped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from taskyard.bus.v1 import event_pb2, store_pb2, time_pb2
+from taskyard.bus.v1 import event_pb2, lanes_pb2, tasks_pb2
 from taskyard.core import contract, rpc
-from taskyard.core.clock import Clock, from_us, to_us
+from taskyard.core.clock import Clock, from_us, sleep_unless, to_us
 from taskyard.core.states import TaskState
 from taskyard.scheduler.dispatcher import Record, ref_of
 from taskyard.scheduler.lanes import Ref
@@ -216,16 +215,7 @@ class DueTimers:
     async def _sleep(self, seconds: float) -> None:
         """Sleep on the clock, cut short by a change (an earlier entry, a reload request)."""
         self._changed.clear()
-        sleeper = asyncio.ensure_future(self._clock.sleep(seconds))
-        changed = asyncio.ensure_future(self._changed.wait())
-        try:
-            await asyncio.wait({sleeper, changed}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for fut in (sleeper, changed):
-                if not fut.done():
-                    fut.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await fut
+        await sleep_unless(self._clock, seconds, self._changed)
 
     def _drop_stale(self) -> None:
         while self._heap and self._at.get(self._heap[0][1]) != self._heap[0][0]:
@@ -245,14 +235,14 @@ class StoreDueSource:
         self._page = page
 
     async def load_due(self, window_ms: int) -> tuple[list[tuple[str, int]], bool]:
-        reply = await self._store.call(contract.STORE_LOAD_DUE, time_pb2.LoadDueRequest(window_ms=window_ms))
+        reply = await self._store.call(contract.STORE_LOAD_DUE, lanes_pb2.LoadDueRequest(window_ms=window_ms))
         return [(t.id, t.run_at_us) for t in reply.tasks], reply.truncated
 
     async def promote_due(self) -> tuple[list[Ref], int]:
         refs: list[Ref] = []
         while True:
             reply = await self._store.call(
-                contract.STORE_PROMOTE_DUE, store_pb2.PromoteDueRequest(limit=self._page)
+                contract.STORE_PROMOTE_DUE, lanes_pb2.PromoteDueRequest(limit=self._page)
             )
             refs.extend(ref_of(t) for t in reply.tasks)
             if len(reply.tasks) < self._page:
@@ -262,7 +252,7 @@ class StoreDueSource:
 def feed_inserted(
     timers: DueTimers,
     records: Sequence[Record],
-    inserted: Sequence[store_pb2.InsertedTask],
+    inserted: Sequence[tasks_pb2.InsertedTask],
 ) -> None:
     """The SCHEDULED tasks a submission created go on the heap (their run_at is in the request)."""
     created = {t.id for t in inserted if t.created and t.state == _SCHEDULED}

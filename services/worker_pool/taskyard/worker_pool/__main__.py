@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from taskyard.core import lifecycle, seal
+from taskyard.core import lifecycle, observability, seal
 from taskyard.core.config import Settings
 from taskyard.worker_pool.manager import Manager
 
@@ -13,7 +13,8 @@ from taskyard.worker_pool.manager import Manager
 async def _main(settings: Settings) -> int:
     stop = lifecycle.stop_event_on_signals()
     manager = Manager(settings, pool_id=os.environ.get("TASKYARD_POOL_ID") or None)
-    return await manager.run(stop)
+    with observability.observed("worker-pool", settings):
+        return await manager.run(stop)
 
 
 def main() -> int:

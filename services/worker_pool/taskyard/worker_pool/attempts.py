@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import Any
 
-from taskyard.bus.v1 import store_pb2, task_record_pb2
+from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core import payload, retry
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
@@ -105,9 +105,9 @@ def timeout_of(record: task_record_pb2.TaskRecord, default: float) -> float:
     return default
 
 
-def cancelled_completion(step: int, message: str) -> store_pb2.Completion:
+def cancelled_completion(step: int, message: str) -> leases_pb2.Completion:
     """The outcome of an attempt a cancel request stopped (the store makes it CANCELLED)."""
-    return store_pb2.Completion(
+    return leases_pb2.Completion(
         success=False,
         cancel_step=step,  # type: ignore[arg-type]
         failure=task_pb2.TaskFailure(type="Cancelled", message=poison.storable(message)),

@@ -15,7 +15,7 @@ import threading
 import time
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import lifecycle, retry, seal
+from taskyard.core import lifecycle, retry, seal, tracing
 from taskyard.core.config import Settings
 from taskyard.worker_pool import beats, children, context, pipe, registry, tasklogs
 from taskyard.worker_pool.attempts import worker_id
@@ -45,6 +45,8 @@ def main(sock: socket.socket, settings: Settings, pool_id: str, index: int) -> N
     if settings.bus_keys or settings.bus_keys_file:
         seal.install(seal.for_settings(settings))
     threading.Thread(target=_watch_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+    # Attempts' spans are exported from here (OTEL_* is inherited), under the pool's name.
+    tracing.configure("worker-pool")
     try:
         registry.load_modules(settings.task_modules)
     except Exception:
@@ -57,6 +59,8 @@ def main(sock: socket.socket, settings: Settings, pool_id: str, index: int) -> N
     except Exception:
         log.exception("worker %d failed", index)
         code = 1
+    # Spans still queued go out now: os._exit skips every exit hook.
+    tracing.shutdown(timeout_ms=2_000)
     sys.stderr.flush()
     # Never wait for abandoned task threads (timed-out sync tasks).
     os._exit(code)

@@ -21,8 +21,8 @@ import itertools
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2
-from taskyard.core import codec, contract, errors, rpc
+from taskyard.bus.v1 import dispatch_pb2, pools_pb2
+from taskyard.core import codec, contract, errors, rpc, telemetry, tracing
 from taskyard.core.config import Settings
 from taskyard.core.priority import Priority
 from taskyard.v1 import task_pb2
@@ -38,6 +38,22 @@ class Parent:
     attempt: int
     # The charged attempt (0 = ``attempt``): the children's request ids use it.
     charged: int = 0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Child:
+    """One ``ctx.submit``: the task a running attempt asks for."""
+
+    parent: Parent
+    name: str
+    args: Sequence[Any]
+    kwargs: Mapping[str, Any]
+    # TaskSpec fields by name (_apply_options).
+    options: Mapping[str, Any]
+    # The trace context where ctx.submit was called (the attempt's span, or a span
+    # the body opened): a sync body calls from its thread, and the submission then
+    # runs on the worker's loop, whose context is not the body's.
+    trace: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 class Children:
@@ -66,51 +82,42 @@ class Children:
         if name not in self._names:
             if self._store is None:
                 self._store = self._requester(self._settings.store_address)
-            reply = await self._store.call(contract.STORE_TASK_NAMES, store_pb2.TaskNamesRequest())
+            reply = await self._store.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest())
             self._names = frozenset(reply.names)
         return self._names
 
-    async def asubmit(
-        self,
-        parent: Parent,
-        name: str,
-        args: Sequence[Any],
-        kwargs: Mapping[str, Any],
-        options: Mapping[str, Any],
-    ) -> str:
-        spec = task_pb2.TaskSpec(name=name, parent_id=parent.task_id)
+    async def asubmit(self, child: Child) -> str:
+        parent = child.parent
+        spec = task_pb2.TaskSpec(name=child.name, parent_id=parent.task_id)
         try:
-            if args:
-                spec.args.extend(list(args))
-            if kwargs:
-                spec.kwargs.update(dict(kwargs))
+            if child.args:
+                spec.args.extend(list(child.args))
+            if child.kwargs:
+                spec.kwargs.update(dict(child.kwargs))
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"child {name!r}: arguments must be JSON values ({exc})") from exc
-        _apply_options(spec, options)
+            raise TypeError(f"child {child.name!r}: arguments must be JSON values ({exc})") from exc
+        _apply_options(spec, child.options)
         if not spec.request_id:
             seq = self._seq.setdefault((parent.task_id, parent.attempt), itertools.count())
             spec.request_id = f"child:{parent.task_id}:{parent.charged or parent.attempt}:{next(seq)}"
-        (record,) = codec.build_records(
-            [spec],
-            known_names=await self._known(name),
-            limits=codec.Limits.from_settings(self._settings),
-            field="task",
-            single=True,
-        )
-        priority = Priority.from_wire(record.priority)
-        reply = await self._lane(priority).call(contract.SUBMIT, dispatch_pb2.SubmitRequest(tasks=[record]))
+        with telemetry.attached(child.trace):
+            (record,) = codec.build_records(
+                [spec],
+                known_names=await self._known(child.name),
+                limits=codec.Limits.from_settings(self._settings),
+                field="task",
+                single=True,
+            )
+            priority = Priority.from_wire(record.priority)
+            with tracing.sending([record]):
+                reply = await self._lane(priority).call(
+                    contract.SUBMIT, dispatch_pb2.SubmitRequest(tasks=[record])
+                )
         if len(reply.tasks) != 1:
             raise errors.internal("the lane answered a child submission with no outcome")
         return reply.tasks[0].id
 
-    def submit(
-        self,
-        parent: Parent,
-        name: str,
-        args: Sequence[Any],
-        kwargs: Mapping[str, Any],
-        options: Mapping[str, Any],
-    ) -> str:
+    def submit(self, child: Child) -> str:
         """From a sync body's thread: submit through the worker's loop and wait."""
         try:
             running = asyncio.get_running_loop()
@@ -118,7 +125,7 @@ class Children:
             running = None
         if running is self._loop:
             raise RuntimeError("ctx.submit() blocks: use `await ctx.asubmit(...)` in an async task")
-        fut = asyncio.run_coroutine_threadsafe(self.asubmit(parent, name, args, kwargs, options), self._loop)
+        fut = asyncio.run_coroutine_threadsafe(self.asubmit(child), self._loop)
         return fut.result(SUBMIT_TIMEOUT)
 
     def close(self) -> None:

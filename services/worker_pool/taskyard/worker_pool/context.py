@@ -23,7 +23,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    # At run time this module needs only the standard library; children.py (the
+    # lanes' transport) is imported when a body submits a child.
+    from taskyard.worker_pool import children
 
 __all__ = [
     "NotInTaskError",
@@ -269,8 +274,7 @@ class TaskContext:
         """Submit a child task (from a sync body) and return its id."""
         from . import children
 
-        parent = children.Parent(task_id=self.task_id, attempt=self.attempt, charged=self.charged_attempt)
-        return children.installed().submit(parent, name, args, kwargs, options or {})
+        return children.installed().submit(self._child(name, args, kwargs, options))
 
     async def asubmit(
         self, name: str, *args: Any, options: Mapping[str, Any] | None = None, **kwargs: Any
@@ -278,8 +282,24 @@ class TaskContext:
         """Submit a child task (from an async body) and return its id."""
         from . import children
 
+        return await children.installed().asubmit(self._child(name, args, kwargs, options))
+
+    def _child(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], options: Mapping[str, Any] | None
+    ) -> children.Child:
+        from taskyard.core import telemetry
+
+        from . import children
+
         parent = children.Parent(task_id=self.task_id, attempt=self.attempt, charged=self.charged_attempt)
-        return await children.installed().asubmit(parent, name, args, kwargs, options or {})
+        return children.Child(
+            parent=parent,
+            name=name,
+            args=args,
+            kwargs=kwargs,
+            options=options or {},
+            trace=telemetry.inject(),
+        )
 
     # ------------------------------------------------------------- contextvar
     def _enter(self) -> contextvars.Token[TaskContext]:

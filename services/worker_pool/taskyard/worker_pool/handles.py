@@ -9,10 +9,11 @@ import logging
 import multiprocessing.process
 import time
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import attempts
+from taskyard.worker_pool import attempts, spans
+from taskyard.worker_pool import metrics as pool_metrics
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
@@ -37,6 +38,11 @@ class Held:
     cancel_kill: bool = False
     # Monotonic time of its dispatch: a worker's silence counts as "busy" from then.
     since: float = dataclasses.field(default_factory=time.monotonic)
+    # What the attempt's metrics and, when its worker dies, its span are made of:
+    # the record's head (not the record: it would keep its whole dispatch batch alive).
+    head: task_record_pb2.TaskRecord | None = None
+    # When the worker said it started (unix microseconds; 0 = not yet).
+    started_at_us: int = 0
 
 
 @dataclasses.dataclass(eq=False)
@@ -89,10 +95,13 @@ def report_exit(
         ref.CopyFrom(h.ref)
         ref.at_us = now
         if (stopping or w.spare_bystanders) and not h.cancel_kill:
-            report.released.append(store_pb2.Release(ref=ref, resume_requested=h.started))
+            report.released.append(leases_pb2.Release(ref=ref, resume_requested=h.started))
         else:
+            if h.started and h.head is not None:
+                # Its own span died with it: the manager, which saw the death, records it.
+                spans.died(h.head, ref.worker_id, h.started_at_us or now, now, _death_reason(w))
             report.died.append(
-                store_pb2.Death(
+                leases_pb2.Death(
                     ref=ref,
                     started=h.started,
                     max_retries=h.max_retries,
@@ -118,6 +127,7 @@ def log_exit(w: WorkerHandle, held: dict[Key, Held], stopping: bool) -> None:
             exitcode,
         )
     else:
+        pool_metrics.DEATHS.labels(_death_cause(w)).inc()
         spared = sum(1 for h in held.values() if not h.cancel_kill) if w.spare_bystanders else 0
         log.warning(
             "worker %d (pid %s) died%s, exit code %s, holding %d attempts (%d started%s): respawning",
@@ -129,3 +139,32 @@ def log_exit(w: WorkerHandle, held: dict[Key, Held], stopping: bool) -> None:
             sum(h.started for h in held.values()),
             f"; {spared} re-queued without spending a retry" if spared else "",
         )
+        for h in held.values():
+            if h.started and h.head is not None:
+                # One line per interrupted attempt, with its task's trace id.
+                log.warning(
+                    "attempt %d of %s %s died with worker %d",
+                    h.ref.attempt,
+                    h.name,
+                    h.ref.task_id,
+                    w.index,
+                    extra={"task_trace": h.head.trace_headers},
+                )
+
+
+def _death_cause(w: WorkerHandle) -> str:
+    """A label for the death: ``unresponsive`` or ``cancel_deadline`` (the watchdog
+    killed it), ``signal`` (killed by someone else, or the OOM killer), ``exit``."""
+    if w.killed_for:
+        return "cancel_deadline" if w.spare_bystanders else "unresponsive"
+    code = w.process.exitcode
+    return "signal" if code is not None and code < 0 else "exit"
+
+
+def _death_reason(w: WorkerHandle) -> str:
+    code = w.process.exitcode
+    if w.killed_for:
+        return f"its worker process was killed: {w.killed_for}"
+    if code is not None and code < 0:
+        return f"its worker process died of signal {-code}"
+    return f"its worker process exited with code {code}"

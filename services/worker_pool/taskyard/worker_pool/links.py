@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, store_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
@@ -92,7 +92,7 @@ class SchedulerLink:
             free_slots=self._workers.free_slots(),
             state=self._pool.state.value,
             released=report.released,
-            died=[store_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
+            died=[leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
         )
         add = notice.completed.add  # the refs only: what the scheduler reads
         for c in report.completed:
@@ -213,7 +213,7 @@ class SchedulerLink:
                 log.debug("survey reply dropped: %s", exc)
 
     # ------------------------------------------------------------ heartbeat
-    def heartbeat(self) -> store_pb2.HeartbeatRequest:
+    def heartbeat(self) -> pools_pb2.HeartbeatRequest:
         s, pool, workers = self._settings, self._pool, self._workers
         live = workers.live()
         active = sum(1 for w in live if w.held)
@@ -221,7 +221,7 @@ class SchedulerLink:
         for pid in [os.getpid(), *(w.pid for w in live)]:
             with contextlib.suppress(psutil.Error, OSError):
                 rss += psutil.Process(pid).memory_info().rss
-        return store_pb2.HeartbeatRequest(
+        return pools_pb2.HeartbeatRequest(
             pool_id=pool.pool_id,
             server_name=s.server_name,
             max_workers=max(1, s.workers),

@@ -28,11 +28,12 @@ import contextlib
 import logging
 import os
 
-from taskyard.bus.v1 import reconcile_pb2
+from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, discovery, errors, rpc
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, registry
+from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.intake import DispatchIntake
 from taskyard.worker_pool.links import SchedulerLink
 from taskyard.worker_pool.processes import Workers
@@ -70,6 +71,16 @@ class Manager:
 
     # ------------------------------------------------------------------ run
     async def run(self, stop: asyncio.Event) -> int:
+        if not self.settings.metrics_port:
+            return await self._run(stop)
+        gauges = pool_metrics.PoolGauges(self.pool.pool_id, self.workers.process_infos, self.pool.concurrency)
+        unregister = pool_metrics.register(gauges)
+        try:
+            return await self._run(stop)
+        finally:
+            unregister()
+
+    async def _run(self, stop: asyncio.Event) -> int:
         await self._start()
         workers = self.workers
         if await _first(stop, workers.all_ready, limit=READY_TIMEOUT) is stop:
@@ -200,7 +211,7 @@ class Manager:
         to lapse. Started (RUNNING) rows are never touched by this statement."""
         if self._store is None:
             return
-        req = reconcile_pb2.ReconcileRequest(pool_ids=[self.pool.pool_id])
+        req = leases_pb2.ReconcileRequest(pool_ids=[self.pool.pool_id])
         try:
             reply = await self._store.call(contract.STORE_RECONCILE, req, timeout=2.0)
         except errors.TaskyardError as exc:

@@ -11,7 +11,7 @@ request into single-entry requests so the forwarder can drop only the bad one.
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import store_pb2
+from taskyard.bus.v1 import leases_pb2
 from taskyard.core import errors
 
 # Refusals that retrying the same request cannot cure (the database refused a
@@ -35,20 +35,20 @@ def is_poison(exc: errors.TaskyardError) -> bool:
     return exc.code in POISON_CODES
 
 
-def size(req: store_pb2.ReportRequest) -> int:
+def size(req: leases_pb2.ReportRequest) -> int:
     return len(req.started) + len(req.completed) + len(req.released) + len(req.died)
 
 
-def split(req: store_pb2.ReportRequest) -> list[store_pb2.ReportRequest]:
+def split(req: leases_pb2.ReportRequest) -> list[leases_pb2.ReportRequest]:
     """One request per entry, starts first (the order the store applies them in)."""
-    out = [store_pb2.ReportRequest(started=[r]) for r in req.started]
-    out += [store_pb2.ReportRequest(completed=[c]) for c in req.completed]
-    out += [store_pb2.ReportRequest(released=[r]) for r in req.released]
-    out += [store_pb2.ReportRequest(died=[d]) for d in req.died]
+    out = [leases_pb2.ReportRequest(started=[r]) for r in req.started]
+    out += [leases_pb2.ReportRequest(completed=[c]) for c in req.completed]
+    out += [leases_pb2.ReportRequest(released=[r]) for r in req.released]
+    out += [leases_pb2.ReportRequest(died=[d]) for d in req.died]
     return out
 
 
-def describe(req: store_pb2.ReportRequest) -> str:
+def describe(req: leases_pb2.ReportRequest) -> str:
     """Which attempt a single-entry request is about, for the log."""
     refs = [*req.started, *(r.ref for r in req.released)]
     refs += [c.ref for c in req.completed] + [d.ref for d in req.died]

@@ -19,11 +19,12 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2, supervision_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import hops
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool import attempts, beats, bootstrap, pipe
+from taskyard.worker_pool import attempts, beats, bootstrap, pipe, spans
+from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.handles import Held, Key, WorkerHandle, log_exit, report_exit
 from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.state import Background, Outbox, PoolState
@@ -146,6 +147,7 @@ class Workers:
                 h = held.get((ref.task_id, ref.attempt))
                 if h is not None:
                     h.started = True
+                    h.started_at_us = ref.at_us
             p.started.extend(report.started)
         # Completed and released attempts both end here: the slot is free, and a
         # late second copy of their dispatch is recognised (``_finished``).
@@ -155,8 +157,11 @@ class Workers:
             for e in ended:
                 ref = e.ref
                 task_id, attempt = ref.task_id, ref.attempt
-                held.pop((task_id, attempt), None)
+                h = held.pop((task_id, attempt), None)
                 finished[(task_id, attempt, ref.lease_token)] = None
+                if h is not None and h.head is not None and isinstance(e, leases_pb2.Completion):
+                    head = h.head
+                    pool_metrics.attempt_ended(head.queue, head.name, spans.enqueued_us(head), e)
             into.extend(ended)  # type: ignore[arg-type]
         self._trim_finished()
         if report.completed or report.released:
@@ -275,7 +280,7 @@ class Workers:
                     target, fewest = w, n
             if target is None:
                 # No slot (or draining): back to the queue, no retry burned.
-                self._outbox.report.released.append(store_pb2.Release(ref=attempts.ref_of(record, "")))
+                self._outbox.report.released.append(leases_pb2.Release(ref=attempts.ref_of(record, "")))
                 refused += 1
                 continue
             wid = worker_ids.get(target.index)
@@ -291,6 +296,7 @@ class Workers:
                 timeout=attempts.timeout_of(record, default_timeout),
                 name=record.name,
                 charged_attempt=attempts.charged_attempt(record),
+                head=spans.head_of(record),
             )
             d = per_worker.get(target.index)
             if d is None:
@@ -337,7 +343,7 @@ class Workers:
     def worker_pids(self) -> list[int]:
         return [w.pid for _, w in sorted(self.handles.items()) if not w.gone]
 
-    def process_infos(self) -> list[supervision_pb2.WorkerProcess]:
+    def process_infos(self) -> list[pools_pb2.WorkerProcess]:
         out = []
         stopping = self._pool.stopping()
         for _, w in sorted(self.handles.items()):
@@ -352,7 +358,7 @@ class Workers:
             else:
                 state = "busy" if w.held else "idle"
             out.append(
-                supervision_pb2.WorkerProcess(
+                pools_pb2.WorkerProcess(
                     index=w.index,
                     pid=w.pid,
                     state=state,

@@ -12,7 +12,7 @@ import datetime
 import importlib
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar, overload
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from taskyard.core.retry import RetryOptions
 from taskyard.worker_pool.declarations import Declared, declared
@@ -41,43 +41,32 @@ class TaskDef:
         return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
 
+class TaskOptions(TypedDict, total=False):
+    """What ``@task(...)`` takes (see ``task``). One signature for both the overload
+    and the implementation; a key left out is None unless its comment says otherwise."""
+
+    name: str | None  # left out: the function's name
+    timeout: float | None
+    max_retries: int | None
+    retry_backoff: float | None
+    retry_backoff_max: float | None
+    retry_jitter: float | None
+    dont_retry: Iterable[type[BaseException] | str] | type[BaseException] | str  # left out: ()
+    cron: str | None
+    tz: str  # left out: "" (UTC)
+    every: float | datetime.timedelta | None
+    overlap: str  # left out: "skip"
+
+
 @overload
 def task(fn: F, /) -> F: ...
 
 
 @overload
-def task(
-    *,
-    name: str | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    retry_backoff: float | None = None,
-    retry_backoff_max: float | None = None,
-    retry_jitter: float | None = None,
-    dont_retry: Iterable[type[BaseException] | str] | type[BaseException] | str = (),
-    cron: str | None = None,
-    tz: str = "",
-    every: float | datetime.timedelta | None = None,
-    overlap: str = "skip",
-) -> Callable[[F], F]: ...
+def task(**options: Unpack[TaskOptions]) -> Callable[[F], F]: ...
 
 
-def task(
-    fn: F | None = None,
-    /,
-    *,
-    name: str | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    retry_backoff: float | None = None,
-    retry_backoff_max: float | None = None,
-    retry_jitter: float | None = None,
-    dont_retry: Iterable[type[BaseException] | str] | type[BaseException] | str = (),
-    cron: str | None = None,
-    tz: str = "",
-    every: float | datetime.timedelta | None = None,
-    overlap: str = "skip",
-) -> F | Callable[[F], F]:
+def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable[[F], F]:
     """Register a task function: ``@task`` or ``@task(name=..., timeout=..., max_retries=...)``.
 
     Retries (see ``taskyard.core.retry`` for the formula): ``retry_backoff`` is the
@@ -92,32 +81,39 @@ def task(
 
     The function is returned unchanged, so it can still be called directly.
     """
-
+    unknown = options.keys() - TaskOptions.__optional_keys__
+    if unknown:
+        # What a signature with these keywords spelled out would raise.
+        raise TypeError(f"task() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    timeout = options.get("timeout")
+    max_retries = options.get("max_retries")
     if timeout is not None and timeout <= 0:
         raise ValueError("timeout must be positive")
     if max_retries is not None and max_retries < 0:
         raise ValueError("max_retries must be >= 0")
-    retry = RetryOptions(
-        backoff=retry_backoff,
-        backoff_max=retry_backoff_max,
-        jitter=retry_jitter,
-        dont_retry=(dont_retry,) if isinstance(dont_retry, str | type) else tuple(dont_retry),
-    )
+    retry = _retry_options(options)
 
     def register(f: F) -> F:
         if not callable(f):
             raise TypeError(f"@task needs a function, got {f!r}")
-        tname = name or f.__name__
+        tname = options.get("name") or f.__name__
         if not tname:
             raise ValueError("a task needs a name")
+        schedule = declared(
+            tname,
+            cron=options.get("cron"),
+            tz=options.get("tz", ""),
+            every=options.get("every"),
+            overlap=options.get("overlap", "skip"),
+        )
         tdef = TaskDef(
             name=tname,
             fn=f,
             is_async=inspect.iscoroutinefunction(f),
             timeout=timeout,
             max_retries=max_retries,
-            retry=None if retry.is_default else retry,
-            schedule=declared(tname, cron=cron, tz=tz, every=every, overlap=overlap),
+            retry=retry,
+            schedule=schedule,
         )
         existing = _REGISTRY.get(tname)
         # Re-importing a module re-registers the same function: harmless.
@@ -129,6 +125,18 @@ def task(
     if fn is not None:
         return register(fn)
     return register
+
+
+def _retry_options(options: TaskOptions) -> RetryOptions | None:
+    """The task's own retry options, None when it sets none (the deployment's apply)."""
+    dont_retry = options.get("dont_retry", ())
+    retry = RetryOptions(
+        backoff=options.get("retry_backoff"),
+        backoff_max=options.get("retry_backoff_max"),
+        jitter=options.get("retry_jitter"),
+        dont_retry=(dont_retry,) if isinstance(dont_retry, str | type) else tuple(dont_retry),
+    )
+    return None if retry.is_default else retry
 
 
 def get(name: str) -> TaskDef | None:

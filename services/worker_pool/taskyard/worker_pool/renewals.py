@@ -16,7 +16,7 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, store_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, leases_pb2
 from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.worker_pool.processes import Workers
@@ -48,11 +48,11 @@ class Renewals:
         finally:
             req.close()
 
-    async def renew_once(self, req: rpc.Requester) -> store_pb2.RenewLeasesReply | None:
+    async def renew_once(self, req: rpc.Requester) -> leases_pb2.RenewLeasesReply | None:
         refs = self._workers.held_refs()
         if not refs:
             return None
-        msg = store_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(self._settings.lease_seconds * 1000))
+        msg = leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(self._settings.lease_seconds * 1000))
         try:
             reply = await req.call(contract.STORE_RENEW, msg)
         except errors.TaskyardError as exc:

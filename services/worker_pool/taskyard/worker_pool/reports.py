@@ -14,7 +14,7 @@ import asyncio
 import logging
 import random
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core.config import Settings
 from taskyard.core.retry import RetryPolicy
@@ -31,7 +31,7 @@ class ReportForwarder:
         self._store = store
         self._policy = policy
         self._rng = rng or random.Random()
-        self._pending: store_pb2.ReportRequest | None = None
+        self._pending: leases_pb2.ReportRequest | None = None
         self._pump: asyncio.Task[None] | None = None
         self.refused = 0
         self.dropped = 0  # entries the store refused for good (see _isolate)
@@ -44,7 +44,7 @@ class ReportForwarder:
             return
         req = self._pending
         if req is None:
-            req = self._pending = store_pb2.ReportRequest()
+            req = self._pending = leases_pb2.ReportRequest()
         req.started.extend(report.started)
         for completion in report.completed:
             # The worker chose the delay (the task's own policy, Retry(delay=...)) unless 0.
@@ -63,7 +63,7 @@ class ReportForwarder:
     def _delay_ms(self, attempt: int) -> int:
         return int(self._policy.delay(attempt, self._rng) * 1000)
 
-    def _take(self) -> store_pb2.ReportRequest | None:
+    def _take(self) -> leases_pb2.ReportRequest | None:
         req, self._pending = self._pending, None
         return req
 
@@ -97,7 +97,7 @@ class ReportForwarder:
             self._pump = None
             self.idle.set()
 
-    async def _isolate(self, req: store_pb2.ReportRequest, exc: errors.TaskyardError) -> None:
+    async def _isolate(self, req: leases_pb2.ReportRequest, exc: errors.TaskyardError) -> None:
         """The store refused ``req`` for good: send its entries one by one (in
         order, before anything newer) and drop only those refused again, so one
         bad entry never blocks the pool's other reports."""

@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from taskyard.bus.v1 import ops_pb2
+from taskyard.bus.v1 import logs_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.worker_pool import tasklogs
 
@@ -46,8 +46,8 @@ class LogShipper:
         # Also capped by size (at least one line): 5000 lines of 16 KiB would be
         # over the bus's message cap, and such a request fails on every retry.
         self.batch_bytes = max(1, batch_bytes)
-        self._lines: list[ops_pb2.LogLine] = []
-        self._context: list[ops_pb2.ContextUpdate] = []
+        self._lines: list[logs_pb2.LogLine] = []
+        self._context: list[logs_pb2.ContextUpdate] = []
         self._dropped: dict[tuple[str, int], int] = {}
         # Units (lines, context updates, drop notes) received / acknowledged or dropped.
         self._received = 0
@@ -66,11 +66,11 @@ class LogShipper:
         self.dropped = 0
 
     def add_frame(self, body: bytes) -> None:
-        batch = ops_pb2.LogBatch()
+        batch = logs_pb2.LogBatch()
         batch.ParseFromString(body)
         self.add(batch)
 
-    def add(self, batch: ops_pb2.LogBatch) -> None:
+    def add(self, batch: logs_pb2.LogBatch) -> None:
         room = self.max_pending - len(self._lines)
         lines = batch.lines
         if len(lines) > room:
@@ -147,25 +147,25 @@ class LogShipper:
             return False
         return True
 
-    def _take(self) -> tuple[ops_pb2.LogBatch, int] | None:
+    def _take(self) -> tuple[logs_pb2.LogBatch, int] | None:
         if not (self._lines or self._context or self._dropped):
             return None
         n = tasklogs.fitting(self._lines, self.batch_lines, self.batch_bytes)
         lines, self._lines = self._lines[:n], self._lines[n:]
-        batch = ops_pb2.LogBatch(lines=lines)
+        batch = logs_pb2.LogBatch(lines=lines)
         units = len(lines)
         if not self._lines:  # context and drop notes go with the last lines they follow
             batch.context.extend(self._context)
             units += len(self._context)
             self._context = []
             for (task_id, attempt), count in self._dropped.items():
-                batch.dropped.append(ops_pb2.DroppedLines(task_id=task_id, attempt=attempt, count=count))
+                batch.dropped.append(logs_pb2.DroppedLines(task_id=task_id, attempt=attempt, count=count))
             # A drop note stands for the lines it counts (one unit each was received).
             units += sum(self._dropped.values())
             self._dropped = {}
         return batch, units
 
-    def _put_back(self, batch: ops_pb2.LogBatch) -> None:
+    def _put_back(self, batch: logs_pb2.LogBatch) -> None:
         self._lines[:0] = list(batch.lines)
         self._context[:0] = list(batch.context)
         for d in batch.dropped:

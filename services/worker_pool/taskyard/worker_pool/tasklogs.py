@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from taskyard.bus.v1 import ops_pb2
+from taskyard.bus.v1 import logs_pb2
 
 TRUNCATED_MARKER = " … [truncated {n} bytes]"
 # Lines per pipe frame: a frame stays far below the pipe's size limit.
@@ -38,7 +38,7 @@ def cut_line(message: str, max_bytes: int) -> str:
     return out.replace("\x00", "\\u0000")  # PostgreSQL text refuses NUL
 
 
-def fitting(lines: list[ops_pb2.LogLine], max_lines: int, max_bytes: int) -> int:
+def fitting(lines: list[logs_pb2.LogLine], max_lines: int, max_bytes: int) -> int:
     """How many of the first ``lines`` fit in one message (at least one): at most
     ``max_lines`` lines of at most ``max_bytes`` bytes in all."""
     total = 0
@@ -71,7 +71,7 @@ class LogBuffer:
         # The event loop's thread: the one that must never block here.
         self.loop_thread = loop_thread if loop_thread is not None else threading.get_ident()
         self._cond = threading.Condition()
-        self._lines: list[ops_pb2.LogLine] = []
+        self._lines: list[logs_pb2.LogLine] = []
         self._context: dict[AttemptKey, dict[tuple[str, ...], Any]] = {}
         self._dropped: dict[AttemptKey, int] = {}
         self._wake_pending = False
@@ -87,7 +87,7 @@ class LogBuffer:
 
     # ---------------------------------------------------------------- Sink
     def add_log(self, task_id: str, attempt: int, type_: str, message: str, at_us: int) -> None:
-        line = ops_pb2.LogLine(
+        line = logs_pb2.LogLine(
             task_id=task_id,
             attempt=attempt,
             at_us=at_us,
@@ -123,7 +123,7 @@ class LogBuffer:
             self._wake()
 
     # --------------------------------------------------------------- flush
-    def take(self) -> list[ops_pb2.LogBatch]:
+    def take(self) -> list[logs_pb2.LogBatch]:
         """Everything waiting, as frames of at most LINES_PER_FRAME lines and about
         ``frame_bytes`` bytes (in order)."""
         with self._cond:
@@ -134,20 +134,22 @@ class LogBuffer:
             self._cond.notify_all()
         if not (lines or context or dropped):
             return []
-        batches: list[ops_pb2.LogBatch] = []
+        batches: list[logs_pb2.LogBatch] = []
         while lines:
             n = fitting(lines, LINES_PER_FRAME, self.frame_bytes)
-            batches.append(ops_pb2.LogBatch(lines=lines[:n]))
+            batches.append(logs_pb2.LogBatch(lines=lines[:n]))
             lines = lines[n:]
-        batches = batches or [ops_pb2.LogBatch()]
+        batches = batches or [logs_pb2.LogBatch()]
         last = batches[-1]
         for (task_id, attempt), updates in context.items():
             patch = [[list(path), value] for path, value in updates.items()]
             last.context.append(
-                ops_pb2.ContextUpdate(task_id=task_id, attempt=attempt, patch_json=json.dumps(patch).encode())
+                logs_pb2.ContextUpdate(
+                    task_id=task_id, attempt=attempt, patch_json=json.dumps(patch).encode()
+                )
             )
         for (task_id, attempt), count in dropped.items():
-            last.dropped.append(ops_pb2.DroppedLines(task_id=task_id, attempt=attempt, count=count))
+            last.dropped.append(logs_pb2.DroppedLines(task_id=task_id, attempt=attempt, count=count))
         return batches
 
     # ------------------------------------------------------------ in a worker

@@ -6,7 +6,8 @@ so the loop keeps turning. The worker talks to its manager only over a socketpai
 (started refs, completions, releases) batched per loop iteration. When the
 manager's end closes, the worker exits on its own.
 """
-# Length: Runner.execute is one attempt, start to report, its timeout and cancel paths side by side.
+# Length: Runner._run and Runner.execute are one attempt each, start to report, with its span,
+# timeout and cancel paths side by side.
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from taskyard.bus.v1 import dispatch_pb2, store_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core import hops, retry
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import children, context, registry, threads
+from taskyard.worker_pool import children, context, registry, spans, threads
 from taskyard.worker_pool.attempts import (
     Cancelled,
     Key,
@@ -129,7 +130,7 @@ class Runner:
         if key in self.tasks:
             return  # the same attempt twice: already running
         if self._stopping:
-            self.report.released.append(store_pb2.Release(ref=ref_of(record, self.worker)))
+            self.report.released.append(leases_pb2.Release(ref=ref_of(record, self.worker)))
             self._on_change()
             return
         hops.stamp((record,), "worker.received")
@@ -139,20 +140,25 @@ class Runner:
 
     async def _run(self, record: task_record_pb2.TaskRecord) -> None:
         key = key_of(record)
+        span = None
+        started_at_us = 0
         try:
             async with self._slots:
                 self.started.add(key)
                 start = ref_of(record, self.worker)
+                started_at_us = start.at_us
                 self.report.started.append(start)
                 await self._until_flushed()
                 hops.stamp((record,), "worker.started")
+                span = spans.start(record, self.worker, start.at_us)
                 ctx = self.contexts[key] = context.for_record(record, self.sink)
                 if key in self.cancels or record.cancel_requested:
                     self.cancel(key)
                 token = ctx._enter()
                 attempt_token = _ATTEMPT.set(key)
                 try:
-                    completion = await self.execute(record)
+                    with spans.current(span):  # the body's own spans nest under its attempt
+                        completion = await self.execute(record)
                 finally:
                     _ATTEMPT.reset(attempt_token)
                     ctx._exit(token)
@@ -177,19 +183,25 @@ class Runner:
                 if completion.retryable and not completion.retry_delay_ms:
                     completion.retry_delay_ms = self.retry_delay_ms_for(record)
             self.report.completed.append(completion)
+            spans.finish(span, completion)
         except asyncio.CancelledError:
             if key in self.cancels:
                 # A cancel request's second step (asyncio cancellation) stopped it, or
                 # a shutdown did after a cancel request: a Release would lose the cancel.
                 c = cancelled_completion(task_pb2.CANCEL_STEP_ASYNCIO, "stopped by asyncio cancellation")
                 c.ref.CopyFrom(ref_of(record, self.worker))
+                if started_at_us:
+                    c.started_at_us = started_at_us
                 self.report.completed.append(c)
+                spans.finish(span, c)
             else:
+                spans.released(span)
                 # Stopped by a shutdown: back to the queue without burning the attempt.
                 self.report.released.append(
-                    store_pb2.Release(ref=ref_of(record, self.worker), resume_requested=key in self.started)
+                    leases_pb2.Release(ref=ref_of(record, self.worker), resume_requested=key in self.started)
                 )
         finally:
+            spans.close(span)  # ended above unless the runner itself failed
             self.tasks.pop(key, None)
             self.contexts.pop(key, None)
             self.threads.pop(key, None)
@@ -239,13 +251,13 @@ class Runner:
             return tdef.timeout
         return self.default_timeout
 
-    async def execute(self, record: task_record_pb2.TaskRecord) -> store_pb2.Completion:
+    async def execute(self, record: task_record_pb2.TaskRecord) -> leases_pb2.Completion:
         """Run one attempt to a Completion (success or failure); only cancellation escapes."""
         attempt = record.attempt
         tdef = registry.get(record.name)
         if tdef is None:
             exc = LookupError(f"task {record.name!r} is not registered in this pool")
-            return store_pb2.Completion(
+            return leases_pb2.Completion(
                 success=False, failure=failure_of(exc, attempt, type_name="NotRegistered"), retryable=False
             )
         try:
@@ -254,7 +266,7 @@ class Runner:
             if not isinstance(args, list) or not isinstance(kwargs, dict):
                 raise TypeError("args must be a JSON list and kwargs a JSON object")
         except (ValueError, TypeError) as exc:
-            return store_pb2.Completion(
+            return leases_pb2.Completion(
                 success=False, failure=failure_of(exc, attempt, type_name="InvalidArguments"), retryable=False
             )
         timeout = self.timeout_for(record, tdef)
@@ -269,7 +281,7 @@ class Runner:
         except TimeoutError as exc:
             if not tdef.is_async:
                 await self._after_sync_timeout(key_of(record))
-            return store_pb2.Completion(
+            return leases_pb2.Completion(
                 success=False,
                 failure=failure_of(
                     exc,
@@ -281,11 +293,11 @@ class Runner:
             )
         except _OwnTimeout as own:
             inner = own.__context__ or own
-            return store_pb2.Completion(success=False, failure=failure_of(inner, attempt), retryable=True)
+            return leases_pb2.Completion(success=False, failure=failure_of(inner, attempt), retryable=True)
         except asyncio.CancelledError:
             raise
         except retry.Retry as exc:  # the task asked to be retried: counts against its budget
-            return store_pb2.Completion(
+            return leases_pb2.Completion(
                 success=False,
                 failure=failure_of(exc, attempt, type_name="Retry"),
                 retryable=True,
@@ -299,14 +311,14 @@ class Runner:
             retryable = not isinstance(exc, Cancelled) and (
                 tdef.retry is None or tdef.retry.retries(exc)  # @task(dont_retry=...)
             )
-            return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=retryable)
+            return leases_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=retryable)
         try:
             result = encode_result(value, self.max_result_bytes)
         except TypeError as exc:
-            return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=True)
+            return leases_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=True)
         except (ResultTooLarge, ResultTooDeep) as exc:
-            return store_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=False)
-        return store_pb2.Completion(success=True, result_json=result)
+            return leases_pb2.Completion(success=False, failure=failure_of(exc, attempt), retryable=False)
+        return leases_pb2.Completion(success=True, result_json=result)
 
     async def _call(self, tdef: registry.TaskDef, args: list[Any], kwargs: dict[str, Any]) -> Any:
         wanted = context.context_param(tdef.fn)

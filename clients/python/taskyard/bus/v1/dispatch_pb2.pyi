@@ -1,5 +1,6 @@
-from taskyard.bus.v1 import store_pb2 as _store_pb2
+from taskyard.bus.v1 import leases_pb2 as _leases_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
+from taskyard.bus.v1 import tasks_pb2 as _tasks_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -17,8 +18,8 @@ class SubmitRequest(_message.Message):
 class SubmitReply(_message.Message):
     __slots__ = ("tasks",)
     TASKS_FIELD_NUMBER: _ClassVar[int]
-    tasks: _containers.RepeatedCompositeFieldContainer[_store_pb2.InsertedTask]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_store_pb2.InsertedTask, _Mapping]]] = ...) -> None: ...
+    tasks: _containers.RepeatedCompositeFieldContainer[_tasks_pb2.InsertedTask]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_tasks_pb2.InsertedTask, _Mapping]]] = ...) -> None: ...
 
 class Register(_message.Message):
     __slots__ = ("pool_id", "server_name", "pair_address", "task_names", "capacity", "pid")
@@ -63,12 +64,12 @@ class PoolReport(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     started: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.AttemptRef]
-    completed: _containers.RepeatedCompositeFieldContainer[_store_pb2.Completion]
-    released: _containers.RepeatedCompositeFieldContainer[_store_pb2.Release]
-    died: _containers.RepeatedCompositeFieldContainer[_store_pb2.Death]
+    completed: _containers.RepeatedCompositeFieldContainer[_leases_pb2.Completion]
+    released: _containers.RepeatedCompositeFieldContainer[_leases_pb2.Release]
+    died: _containers.RepeatedCompositeFieldContainer[_leases_pb2.Death]
     free_slots: int
     state: str
-    def __init__(self, pool_id: _Optional[str] = ..., started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[_store_pb2.Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[_store_pb2.Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[_store_pb2.Death, _Mapping]]] = ..., free_slots: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
+    def __init__(self, pool_id: _Optional[str] = ..., started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[_leases_pb2.Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[_leases_pb2.Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[_leases_pb2.Death, _Mapping]]] = ..., free_slots: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class Survey(_message.Message):
     __slots__ = ("scheduler_id",)

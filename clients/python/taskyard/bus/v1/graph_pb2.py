@@ -22,11 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from taskyard.bus.v1 import store_pb2 as taskyard_dot_bus_dot_v1_dot_store__pb2
+from taskyard.bus.v1 import lanes_pb2 as taskyard_dot_bus_dot_v1_dot_lanes__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/graph.proto\x12\x0ftaskyard.bus.v1\x1a\x1btaskyard/bus/v1/store.proto\x1a!taskyard/bus/v1/task_record.proto\":\n\x0eResolveRequest\x12\x11\n\tfinal_ids\x18\x01 \x03(\t\x12\x15\n\rcandidate_ids\x18\x02 \x03(\t\"`\n\x0cResolveReply\x12*\n\x06queued\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x11\n\tscheduled\x18\x02 \x03(\t\x12\x11\n\tcancelled\x18\x03 \x03(\t\":\n\rReleasedTasks\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\",\n\x0fTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"V\n\x0cTaskTreeNode\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"p\n\rTaskTreeReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12,\n\x05nodes\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskTreeNode\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/graph.proto\x12\x0ftaskyard.bus.v1\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\":\n\x0eResolveRequest\x12\x11\n\tfinal_ids\x18\x01 \x03(\t\x12\x15\n\rcandidate_ids\x18\x02 \x03(\t\"`\n\x0cResolveReply\x12*\n\x06queued\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x11\n\tscheduled\x18\x02 \x03(\t\x12\x11\n\tcancelled\x18\x03 \x03(\t\":\n\rReleasedTasks\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\",\n\x0fTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"V\n\x0cTaskTreeNode\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"p\n\rTaskTreeReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12,\n\x05nodes\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskTreeNode\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)

@@ -1,4 +1,4 @@
-from taskyard.bus.v1 import store_pb2 as _store_pb2
+from taskyard.bus.v1 import lanes_pb2 as _lanes_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -21,16 +21,16 @@ class ResolveReply(_message.Message):
     QUEUED_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
-    queued: _containers.RepeatedCompositeFieldContainer[_store_pb2.QueuedRef]
+    queued: _containers.RepeatedCompositeFieldContainer[_lanes_pb2.QueuedRef]
     scheduled: _containers.RepeatedScalarFieldContainer[str]
     cancelled: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, queued: _Optional[_Iterable[_Union[_store_pb2.QueuedRef, _Mapping]]] = ..., scheduled: _Optional[_Iterable[str]] = ..., cancelled: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, queued: _Optional[_Iterable[_Union[_lanes_pb2.QueuedRef, _Mapping]]] = ..., scheduled: _Optional[_Iterable[str]] = ..., cancelled: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReleasedTasks(_message.Message):
     __slots__ = ("tasks",)
     TASKS_FIELD_NUMBER: _ClassVar[int]
-    tasks: _containers.RepeatedCompositeFieldContainer[_store_pb2.QueuedRef]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_store_pb2.QueuedRef, _Mapping]]] = ...) -> None: ...
+    tasks: _containers.RepeatedCompositeFieldContainer[_lanes_pb2.QueuedRef]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_lanes_pb2.QueuedRef, _Mapping]]] = ...) -> None: ...
 
 class TaskTreeRequest(_message.Message):
     __slots__ = ("id", "limit")

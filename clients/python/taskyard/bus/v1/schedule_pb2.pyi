@@ -1,5 +1,5 @@
-from taskyard.bus.v1 import store_pb2 as _store_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
+from taskyard.bus.v1 import tasks_pb2 as _tasks_pb2
 from taskyard.v1 import schedule_pb2 as _schedule_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -89,10 +89,10 @@ class FireSchedulesReply(_message.Message):
     NEXT_DUE_US_FIELD_NUMBER: _ClassVar[int]
     MORE_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
-    tasks: _containers.RepeatedCompositeFieldContainer[_store_pb2.InsertedTask]
+    tasks: _containers.RepeatedCompositeFieldContainer[_tasks_pb2.InsertedTask]
     schedules: _containers.RepeatedCompositeFieldContainer[_schedule_pb2.Schedule]
     skipped: int
     next_due_us: int
     more: bool
     records: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.TaskRecord]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_store_pb2.InsertedTask, _Mapping]]] = ..., schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., skipped: _Optional[int] = ..., next_due_us: _Optional[int] = ..., more: bool = ..., records: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_tasks_pb2.InsertedTask, _Mapping]]] = ..., schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., skipped: _Optional[int] = ..., next_due_us: _Optional[int] = ..., more: bool = ..., records: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...

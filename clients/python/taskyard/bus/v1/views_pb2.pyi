@@ -1,5 +1,5 @@
-from taskyard.bus.v1 import store_pb2 as _store_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
+from taskyard.bus.v1 import tasks_pb2 as _tasks_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -41,6 +41,6 @@ class InsertTasksReplyView(_message.Message):
     __slots__ = ("tasks", "leased")
     TASKS_FIELD_NUMBER: _ClassVar[int]
     LEASED_FIELD_NUMBER: _ClassVar[int]
-    tasks: _containers.RepeatedCompositeFieldContainer[_store_pb2.InsertedTask]
+    tasks: _containers.RepeatedCompositeFieldContainer[_tasks_pb2.InsertedTask]
     leased: _containers.RepeatedCompositeFieldContainer[TaskRecordHead]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_store_pb2.InsertedTask, _Mapping]]] = ..., leased: _Optional[_Iterable[_Union[TaskRecordHead, _Mapping]]] = ...) -> None: ...
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_tasks_pb2.InsertedTask, _Mapping]]] = ..., leased: _Optional[_Iterable[_Union[TaskRecordHead, _Mapping]]] = ...) -> None: ...

@@ -61,7 +61,8 @@ WHERE t.id = u.id AND t.attempt = u.attempt
 RETURNING t.id::text AS id
 
 -- name: log_head
-SELECT t.state::text AS state, t.log_seq FROM tasks t WHERE t.id = :id::uuid
+SELECT t.state::text AS state, t.log_seq, t.trace_headers->>'traceparent' AS traceparent
+FROM tasks t WHERE t.id = :id::uuid
 
 -- name: get_logs
 SELECT l.seq, l.type, l.message, ty_us(l.created_at) AS at_us, l.attempt

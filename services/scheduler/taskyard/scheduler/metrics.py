@@ -1,0 +1,55 @@
+"""The scheduler's metrics: its lanes, due timers and pools, and the leases it rescued."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+
+from prometheus_client import Counter
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import REGISTRY, Collector
+
+from taskyard.core import metrics
+from taskyard.core.priority import LANES, Priority
+
+LEASES_RESCUED = Counter(
+    "leases_rescued",
+    "Leases that lapsed (by the database's clock) and were taken back: requeued or failed for good.",
+    ["outcome"],
+    namespace=metrics.NAMESPACE,
+)
+
+
+class SchedulerState(Collector):
+    """Read at scrape time from the running scheduler (plain reads of its sizes)."""
+
+    def __init__(
+        self, lane_depth: Callable[[Priority], int], due: Callable[[], int], pools: Callable[[], int]
+    ) -> None:
+        self._lane_depth, self._due, self._pools = lane_depth, due, pools
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        lanes = GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_lane_tasks", "Tasks waiting in the scheduler's lanes.", labels=["priority"]
+        )
+        for priority in LANES:
+            lanes.add_metric(
+                [priority.name], metrics.read_live(functools.partial(self._lane_depth, priority), 0)
+            )
+        yield lanes
+        yield GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_due_tasks",
+            "Delayed and retrying tasks the scheduler's timers hold.",
+            value=metrics.read_live(self._due, 0),
+        )
+        yield GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_pools_connected",
+            "Worker pools connected to this scheduler.",
+            value=metrics.read_live(self._pools, 0),
+        )
+
+
+def register(state: SchedulerState) -> Callable[[], None]:
+    """Expose ``state``; returns what takes it away again (a scheduler's stop)."""
+    REGISTRY.register(state)
+    return lambda: REGISTRY.unregister(state)

@@ -1,0 +1,106 @@
+"""The pool's metrics: queue wait and run time of each attempt, workers, slots, deaths.
+
+Observed by the manager from what its workers report (the workers themselves
+serve nothing), so one ``/metrics`` per pool covers all of its processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client import Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import REGISTRY, Collector
+
+from taskyard.bus.v1 import leases_pb2, pools_pb2
+from taskyard.core import metrics
+
+QUEUE_WAIT = Histogram(
+    "task_queue_wait_seconds",
+    "From a task's enqueue (or its retry's due time) to its attempt's start.",
+    ["queue"],
+    buckets=metrics.TASK_SECONDS,
+    namespace=metrics.NAMESPACE,
+)
+RUN = Histogram(
+    "task_run_seconds",
+    "An attempt's run time, by how it ended.",
+    ["queue", "name", "outcome"],
+    buckets=metrics.TASK_SECONDS,
+    namespace=metrics.NAMESPACE,
+)
+DEATHS = Counter(
+    "worker_deaths",
+    "Worker processes that died (not stopped by the pool), by cause.",
+    ["reason"],
+    namespace=metrics.NAMESPACE,
+)
+# Queue names are the submitter's to choose: past this many, the rest count as "other".
+QUEUES = metrics.LabelBudget(metrics.QUEUE_LABELS)
+_STATES = ("starting", "idle", "busy", "recycling", "stopping")
+
+
+def outcome_of(completion: leases_pb2.Completion) -> str:
+    if completion.success:
+        return "success"
+    if completion.cancel_step:
+        return "cancelled"
+    return "retry" if completion.retryable else "failure"
+
+
+def attempt_ended(queue: str, name: str, enqueued_us: int, completion: leases_pb2.Completion) -> None:
+    """Observe an attempt's wait and run (nothing while metrics are not served)."""
+    if not metrics.enabled():
+        return
+    queue = QUEUES.of(queue)
+    started_us, ended_us = completion.started_at_us, completion.ref.at_us
+    if not started_us:
+        return  # never started (cancelled while waiting for a slot)
+    if enqueued_us and started_us >= enqueued_us:
+        QUEUE_WAIT.labels(queue).observe((started_us - enqueued_us) / 1e6)
+    if ended_us >= started_us:
+        RUN.labels(queue, name, outcome_of(completion)).observe((ended_us - started_us) / 1e6)
+
+
+class PoolGauges(Collector):
+    """Workers by lifecycle state, their memory and the pool's slots, read at scrape time."""
+
+    def __init__(
+        self, pool_id: str, processes: Callable[[], list[pools_pb2.WorkerProcess]], concurrency: int
+    ) -> None:
+        self._pool_id, self._processes, self._concurrency = pool_id, processes, concurrency
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        no_processes: list[pools_pb2.WorkerProcess] = []
+        processes = metrics.read_live(self._processes, no_processes)
+        workers = GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_workers", "Worker processes by lifecycle state.", labels=["state"]
+        )
+        for state in _STATES:
+            workers.add_metric([state], sum(1 for p in processes if p.state == state))
+        yield workers
+        rss = GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_worker_rss_bytes",
+            "Resident memory of each worker process, as it last reported.",
+            labels=["pool", "worker"],
+        )
+        for p in processes:
+            rss.add_metric([self._pool_id, str(p.index)], p.rss_bytes)
+        yield rss
+        live = [p for p in processes if p.state in ("idle", "busy")]
+        yield GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_pool_slots",
+            "Attempts the pool's live workers can hold at once.",
+            value=len(live) * self._concurrency,
+        )
+        yield GaugeMetricFamily(
+            f"{metrics.NAMESPACE}_pool_slots_busy",
+            "Attempts the pool's workers hold.",
+            value=sum(p.running_tasks for p in processes),
+        )
+
+
+def register(state: PoolGauges) -> Callable[[], None]:
+    """Expose ``state``; returns what takes it away again (the pool's stop)."""
+    REGISTRY.register(state)
+    return lambda: REGISTRY.unregister(state)

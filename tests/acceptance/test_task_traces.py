@@ -1,0 +1,217 @@
+"""One trace per task in a real Jaeger: the caller's span, the gateway, a send
+span per task, an attempt span per attempt, the task's own spans, and children."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Tracer
+from support.observability import (
+    is_error,
+    parent_of,
+    service_of,
+    spans_named,
+    tags,
+    tracing_env,
+    wait_for_spans,
+)
+from support.waiting import wait_until
+
+from taskyard.cli.jaeger import Jaeger
+from taskyard.client import TaskState
+from taskyard.v1 import task_service_pb2, task_service_pb2_grpc
+
+pytestmark = pytest.mark.acceptance
+
+TASKS = "taskyard.examples,support.traced_tasks"
+
+
+@pytest.fixture
+def traced(cluster_factory: Any, jaeger: Jaeger) -> Any:
+    return cluster_factory(task_modules=TASKS, env=tracing_env(jaeger))
+
+
+@pytest.fixture
+def app_tracer(jaeger: Jaeger) -> Iterator[Tracer]:
+    """The test plays an application that traces its own work and calls Taskyard in it."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "test-app"}))
+    provider.add_span_processor(
+        SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{jaeger.otlp_http_endpoint}/v1/traces"))
+    )
+    try:
+        yield provider.get_tracer("test-app")
+    finally:
+        provider.shutdown()
+
+
+def _trace_id(span: Any) -> str:
+    return f"{span.get_span_context().trace_id:032x}"
+
+
+def test_a_task_retried_twice_is_one_trace_under_the_callers_span(
+    traced: Any,
+    jaeger: Jaeger,
+    app_tracer: Tracer,
+) -> None:
+    with traced.client() as client, app_tracer.start_as_current_span("checkout") as root:
+        submitted = client.submit("fails_twice_then_succeeds")
+    trace_id = _trace_id(root)
+    with traced.client() as client:
+        done = client.wait(submitted.id, timeout=30)
+    assert done.state == TaskState.SUCCESS, done
+
+    def complete(found: dict[str, Any]) -> bool:
+        return len(spans_named(found, "process ")) == 3 and bool(spans_named(found, "own work"))
+
+    found = wait_for_spans(jaeger, trace_id, complete)
+    by_id = {s["spanID"]: s for s in found["spans"]}
+    (app,) = [s for s in found["spans"] if s["operationName"] == "checkout"]
+    assert parent_of(app) is None  # the caller's span is the trace's root
+    (server,) = [s for s in found["spans"] if s["operationName"].endswith("/SubmitTask")]
+    assert service_of(found, server) == "taskyard-gateway"
+    assert parent_of(server) == app["spanID"]
+    (send,) = spans_named(found, "send ")
+    assert parent_of(send) == server["spanID"]
+    assert tags(send)["messaging.message.id"] == submitted.id
+
+    attempts = sorted(spans_named(found, "process "), key=lambda s: tags(s)["taskyard.task.attempt"])
+    assert [tags(s)["taskyard.task.attempt"] for s in attempts] == [1, 2, 3]
+    for span in attempts:
+        assert parent_of(span) == send["spanID"]
+        assert service_of(found, span) == "taskyard-worker-pool"
+        t = tags(span)
+        assert t["messaging.message.id"] == submitted.id
+        assert t["taskyard.task.name"] == "fails_twice_then_succeeds"
+        assert t["messaging.destination.name"] == "default"
+        assert t["taskyard.worker.id"]
+    assert [is_error(s) for s in attempts] == [True, True, False]
+    assert [tags(s)["taskyard.task.outcome"] for s in attempts] == ["retry", "retry", "success"]
+    for failed in attempts[:2]:
+        (event,) = [
+            log
+            for log in failed["logs"]
+            if {"key": "event", "type": "string", "value": "exception"} in log["fields"]
+        ]
+        fields = {f["key"]: f["value"] for f in event["fields"]}
+        assert fields["exception.type"] == "RuntimeError"
+        assert "fails on purpose" in fields["exception.message"]
+    (own,) = spans_named(found, "own work")
+    assert parent_of(own) == attempts[2]["spanID"]
+    # The wait before each attempt is visible.
+    waits = spans_named(found, "queue wait")
+    assert len(waits) == 3 and all(parent_of(w) == send["spanID"] for w in waits)
+    # Every parent a span names is in the trace: nothing hangs from a span never exported.
+    assert all(parent_of(s) in by_id for s in found["spans"] if parent_of(s) is not None)
+
+    # The task's log lines carry the trace too.
+    with traced.client() as client:
+        page = client.logs.page(submitted.id)
+    assert page.lines and {line.trace_id for line in page.lines} == {trace_id}
+
+
+def test_children_join_the_parents_trace(traced: Any, jaeger: Jaeger, app_tracer: Tracer) -> None:
+    with traced.client() as client, app_tracer.start_as_current_span("order") as root:
+        parent = client.submit("submits_two_children")
+    with traced.client() as client:
+        done = client.wait(parent.id, timeout=30)
+        children = done.result
+        for child in children:
+            assert client.wait(child, timeout=30).state == TaskState.SUCCESS
+
+    def complete(found: dict[str, Any]) -> bool:
+        return len(spans_named(found, "process ")) == 3
+
+    found = wait_for_spans(jaeger, _trace_id(root), complete)
+    processed = {tags(s)["messaging.message.id"] for s in spans_named(found, "process ")}
+    assert processed == {parent.id, *children}
+    (parent_attempt,) = [
+        s for s in spans_named(found, "process ") if tags(s)["messaging.message.id"] == parent.id
+    ]
+    child_sends = [s for s in spans_named(found, "send ") if tags(s)["messaging.message.id"] in children]
+    assert len(child_sends) == 2 and all(parent_of(s) == parent_attempt["spanID"] for s in child_sends)
+    roots = [s for s in found["spans"] if parent_of(s) is None]
+    assert [s["operationName"] for s in roots] == ["order"]
+
+
+def test_an_attempt_whose_worker_was_killed_is_in_the_trace(traced: Any, jaeger: Jaeger) -> None:
+    with traced.client() as client:
+        submitted = client.submit("dies_on_first_attempt")
+        done = client.wait(submitted.id, timeout=60)
+    assert done.state == TaskState.SUCCESS, done
+    (row,) = traced.query(
+        "SELECT trace_headers->>'traceparent' AS p FROM tasks WHERE id = $1::uuid", submitted.id
+    )
+    trace_id = row["p"].split("-")[1]
+
+    def complete(found: dict[str, Any]) -> bool:
+        return len(spans_named(found, "process ")) == 2
+
+    found = wait_for_spans(jaeger, trace_id, complete)
+    attempts = sorted(spans_named(found, "process "), key=lambda s: tags(s)["taskyard.task.attempt"])
+    assert [tags(s)["taskyard.task.outcome"] for s in attempts] == ["died", "success"]
+    assert is_error(attempts[0]) and not is_error(attempts[1])
+    # The pool's log of the death names the task's trace.
+    assert re.search(rf"died.*trace_id={trace_id}", traced.log_text("worker-pool"))
+
+
+def test_a_batch_gives_each_task_its_own_trace_linked_to_the_call(traced: Any, jaeger: Jaeger) -> None:
+    with traced.client() as client:
+        batch = client.submit_many([{"name": "leaf", "args": [i]} for i in range(3)])
+        for item in batch:
+            client.wait(item.id, timeout=30)
+    rows = traced.query(
+        "SELECT trace_headers->>'traceparent' AS p FROM tasks WHERE id = ANY($1::uuid[])",
+        [t.id for t in batch],
+    )
+    trace_ids = {r["p"].split("-")[1] for r in rows}
+    assert len(trace_ids) == 3
+    for trace_id in trace_ids:
+        found = wait_for_spans(jaeger, trace_id, lambda f: bool(spans_named(f, "process ")))
+        (send,) = spans_named(found, "send ")
+        assert parent_of(send) is None
+        (link,) = [ref for ref in send["references"] if ref["refType"] == "FOLLOWS_FROM"]
+        batch_trace = wait_for_spans(jaeger, link["traceID"], lambda f: bool(f["spans"]))
+        (call,) = [s for s in batch_trace["spans"] if s["spanID"] == link["spanID"]]
+        assert call["operationName"].endswith("/BatchSubmitTasks")
+        # ...and the call links back to each task's send span.
+        assert {
+            (r["traceID"], r["spanID"]) for r in call["references"] if r["refType"] == "FOLLOWS_FROM"
+        } >= {(trace_id, send["spanID"])}
+
+
+def test_refused_calls_keep_their_status_with_tracing_on(
+    cluster_factory: Any, jaeger: Jaeger, tmp_path: Path
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{secrets.token_urlsafe(24)}  read  dashboard\n")
+    cluster = cluster_factory(
+        start=False, env={**tracing_env(jaeger), "TASKYARD_AUTH_TOKENS_FILE": str(tokens)}
+    )
+    cluster.start()  # its readiness probe has no token: health (open to all) says when it serves
+    health = health_pb2_grpc.HealthStub(cluster.channel())
+    wait_until(
+        lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1,
+        45,
+        lambda: f"health SERVING\n{cluster.logs_tail()}",
+    )
+    stub = task_service_pb2_grpc.TaskServiceStub(cluster.channel())
+    with pytest.raises(grpc.RpcError) as unary:
+        stub.GetTask(task_service_pb2.GetTaskRequest(id=str(uuid.uuid4())), timeout=10)
+    assert unary.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    # A streaming call refused before it starts: the tracing interceptor iterates it.
+    stream = stub.StreamTaskLogs(task_service_pb2.StreamTaskLogsRequest(id=str(uuid.uuid4())), timeout=10)
+    with pytest.raises(grpc.RpcError) as streamed:
+        next(iter(stream))
+    assert streamed.value.code() == grpc.StatusCode.UNAUTHENTICATED
