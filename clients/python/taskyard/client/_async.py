@@ -10,22 +10,12 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from taskyard.client import _common
+from taskyard.client import _common, _types
 from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
-from taskyard.client._types import (
-    Cancellation,
-    Explanation,
-    Submitted,
-    TaskInfo,
-    TaskPage,
-    TaskRequest,
-    TaskTree,
-    submitted_from_proto,
-)
 from taskyard.v1 import task_service_pb2
 
 R = TypeVar("R")
@@ -55,17 +45,21 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
             raise TaskyardError.from_rpc_error(err) from None
 
     @request_from(_common.submit_request)
-    async def submit(self, req: task_service_pb2.SubmitTaskRequest) -> TaskInfo:
-        return TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
+    async def submit(self, req: task_service_pb2.SubmitTaskRequest) -> _types.TaskInfo:
+        return _types.TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
 
-    async def submit_many(self, tasks: Iterable[TaskRequest | Mapping[str, Any]]) -> builtins.list[Submitted]:
+    async def submit_many(
+        self, tasks: Iterable[_types.TaskRequest | Mapping[str, Any]]
+    ) -> builtins.list[_types.Submitted]:
         resp = await self._call(self._stub.BatchSubmitTasks, _common.batch_request(tasks))
-        return [submitted_from_proto(s) for s in resp.tasks]
+        return [_types.submitted_from_proto(s) for s in resp.tasks]
 
-    async def get(self, task_id: str) -> TaskInfo:
-        return TaskInfo.from_proto((await self._call(self._stub.GetTask, _common.get_request(task_id))).task)
+    async def get(self, task_id: str) -> _types.TaskInfo:
+        return _types.TaskInfo.from_proto(
+            (await self._call(self._stub.GetTask, _common.get_request(task_id))).task
+        )
 
-    async def wait(self, task_id: str, timeout: float = 30.0) -> TaskInfo:  # noqa: ASYNC109
+    async def wait(self, task_id: str, timeout: float = 30.0) -> _types.TaskInfo:  # noqa: ASYNC109
         waiting = _common.Wait(task_id, timeout)
         while True:
             req, deadline = waiting.next_call()
@@ -73,26 +67,28 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
                 return task
 
     @request_from(_common.cancel_request)
-    async def cancel(self, req: task_service_pb2.CancelTaskRequest) -> Cancellation:
+    async def cancel(self, req: task_service_pb2.CancelTaskRequest) -> _types.Cancellation:
         """Cancel a task (and its unfinished children). With ``wait`` (seconds), a
         running task is waited for until it stops; ``step`` says which step stopped it."""
         resp = await self._call(self._stub.CancelTask, req, deadline=_common.cancel_deadline(req))
         return _common.cancellation(resp)
 
-    async def explain(self, task_id: str) -> Explanation:
+    async def explain(self, task_id: str) -> _types.Explanation:
         """Why the task is not running yet (its ETA, a dependency, a retry delay, a paused
         queue, no pool for its name, busy slots with the depth ahead of it), or that it runs
         or is final."""
-        return Explanation.from_proto(
+        return _types.Explanation.from_proto(
             await self._call(self._stub.ExplainTask, _common.explain_request(task_id))
         )
 
-    async def tree(self, task_id: str) -> TaskTree:
+    async def tree(self, task_id: str) -> _types.TaskTree:
         """The hierarchy (parent/child) of the tree ``task_id`` belongs to, from its root."""
-        return TaskTree.from_proto(await self._call(self._stub.GetTaskTree, _common.tree_request(task_id)))
+        return _types.TaskTree.from_proto(
+            await self._call(self._stub.GetTaskTree, _common.tree_request(task_id))
+        )
 
     @request_from(_common.list_request)
-    async def iter_tasks(self, req: task_service_pb2.ListTasksRequest) -> AsyncIterator[TaskInfo]:
+    async def iter_tasks(self, req: task_service_pb2.ListTasksRequest) -> AsyncIterator[_types.TaskInfo]:
         while True:
             page = _common.task_page(await self._call(self._stub.ListTasks, req))
             for t in page.tasks:
@@ -113,5 +109,5 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
         await self.close()
 
     @request_from(_common.list_request)
-    async def list(self, req: task_service_pb2.ListTasksRequest) -> TaskPage:
+    async def list(self, req: task_service_pb2.ListTasksRequest) -> _types.TaskPage:
         return _common.task_page(await self._call(self._stub.ListTasks, req))

@@ -9,22 +9,12 @@ from typing import Any, TypeVar
 
 import grpc
 
-from taskyard.client import _common
+from taskyard.client import _common, _types
 from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._ops import Logs, Queues
 from taskyard.client._schedules import Schedules
-from taskyard.client._types import (
-    Cancellation,
-    Explanation,
-    Submitted,
-    TaskInfo,
-    TaskPage,
-    TaskRequest,
-    TaskTree,
-    submitted_from_proto,
-)
 from taskyard.v1 import task_service_pb2
 
 R = TypeVar("R")
@@ -56,20 +46,22 @@ class Client(_common.ClientBase[grpc.Channel]):
             raise TaskyardError.from_rpc_error(err) from None
 
     @request_from(_common.submit_request)
-    def submit(self, req: task_service_pb2.SubmitTaskRequest) -> TaskInfo:
+    def submit(self, req: task_service_pb2.SubmitTaskRequest) -> _types.TaskInfo:
         """Submit one task; ``timeout`` is the task's execution limit. With a repeated
         ``request_id`` the task of the first submission is returned."""
-        return TaskInfo.from_proto(self._call(self._stub.SubmitTask, req).task)
+        return _types.TaskInfo.from_proto(self._call(self._stub.SubmitTask, req).task)
 
-    def submit_many(self, tasks: Iterable[TaskRequest | Mapping[str, Any]]) -> builtins.list[Submitted]:
+    def submit_many(
+        self, tasks: Iterable[_types.TaskRequest | Mapping[str, Any]]
+    ) -> builtins.list[_types.Submitted]:
         """Submit up to 1,000 tasks at once, all or none; outcomes in order."""
         resp = self._call(self._stub.BatchSubmitTasks, _common.batch_request(tasks))
-        return [submitted_from_proto(s) for s in resp.tasks]
+        return [_types.submitted_from_proto(s) for s in resp.tasks]
 
-    def get(self, task_id: str) -> TaskInfo:
-        return TaskInfo.from_proto(self._call(self._stub.GetTask, _common.get_request(task_id)).task)
+    def get(self, task_id: str) -> _types.TaskInfo:
+        return _types.TaskInfo.from_proto(self._call(self._stub.GetTask, _common.get_request(task_id)).task)
 
-    def wait(self, task_id: str, timeout: float = 30.0) -> TaskInfo:
+    def wait(self, task_id: str, timeout: float = 30.0) -> _types.TaskInfo:
         """The task once final, or as it is when ``timeout`` seconds passed (check ``is_final``)."""
         waiting = _common.Wait(task_id, timeout)
         while True:
@@ -78,24 +70,26 @@ class Client(_common.ClientBase[grpc.Channel]):
                 return task
 
     @request_from(_common.cancel_request)
-    def cancel(self, req: task_service_pb2.CancelTaskRequest) -> Cancellation:
+    def cancel(self, req: task_service_pb2.CancelTaskRequest) -> _types.Cancellation:
         """Cancel a task (and its unfinished children). With ``wait`` (seconds), a
         running task is waited for until it stops; ``step`` says which step stopped it."""
         resp = self._call(self._stub.CancelTask, req, timeout=_common.cancel_deadline(req))
         return _common.cancellation(resp)
 
-    def explain(self, task_id: str) -> Explanation:
+    def explain(self, task_id: str) -> _types.Explanation:
         """Why the task is not running yet (its ETA, a dependency, a retry delay, a paused
         queue, no pool for its name, busy slots with the depth ahead of it), or that it runs
         or is final."""
-        return Explanation.from_proto(self._call(self._stub.ExplainTask, _common.explain_request(task_id)))
+        return _types.Explanation.from_proto(
+            self._call(self._stub.ExplainTask, _common.explain_request(task_id))
+        )
 
-    def tree(self, task_id: str) -> TaskTree:
+    def tree(self, task_id: str) -> _types.TaskTree:
         """The hierarchy (parent/child) of the tree ``task_id`` belongs to, from its root."""
-        return TaskTree.from_proto(self._call(self._stub.GetTaskTree, _common.tree_request(task_id)))
+        return _types.TaskTree.from_proto(self._call(self._stub.GetTaskTree, _common.tree_request(task_id)))
 
     @request_from(_common.list_request)
-    def iter_tasks(self, req: task_service_pb2.ListTasksRequest) -> Iterator[TaskInfo]:
+    def iter_tasks(self, req: task_service_pb2.ListTasksRequest) -> Iterator[_types.TaskInfo]:
         """Every matching task, newest first, fetching pages as needed (from ``page_token``
         on, when given)."""
         while True:
@@ -117,6 +111,6 @@ class Client(_common.ClientBase[grpc.Channel]):
         self.close()
 
     @request_from(_common.list_request)
-    def list(self, req: task_service_pb2.ListTasksRequest) -> TaskPage:
+    def list(self, req: task_service_pb2.ListTasksRequest) -> _types.TaskPage:
         """One page of tasks, newest first (``page_size`` 0 means 100, at most 1000)."""
         return _common.task_page(self._call(self._stub.ListTasks, req))

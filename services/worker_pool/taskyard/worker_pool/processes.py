@@ -20,7 +20,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2, task_record_pb2
-from taskyard.core import hops
+from taskyard.core import hops, metrics, tracing
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import attempts, beats, bootstrap, pipe, spans
@@ -265,6 +265,9 @@ class Workers:
         finished = self._finished
         concurrency = self._pool.concurrency
         default_retries, default_timeout = self._settings.max_retries, self._settings.task_timeout
+        # An attempt's head is kept only for what uses it: metrics, and the span of
+        # an attempt whose worker dies (a copy a task costs the manager otherwise).
+        observed = tracing.enabled() or metrics.enabled()
         refused = 0
         hops.stamp(batch.tasks, "pool.received")
         for record in batch.tasks:
@@ -296,7 +299,7 @@ class Workers:
                 timeout=attempts.timeout_of(record, default_timeout),
                 name=record.name,
                 charged_attempt=attempts.charged_attempt(record),
-                head=spans.head_of(record),
+                head=spans.head_of(record) if observed else None,
             )
             d = per_worker.get(target.index)
             if d is None:

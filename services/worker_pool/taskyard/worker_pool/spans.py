@@ -7,8 +7,9 @@ spans (``opentelemetry.trace`` in task code) nest under ``process`` because it
 is the current span while the body runs, in its thread too (the body runs in a
 copy of the attempt's context).
 
-Nothing here runs when tracing is off (``tracing.enabled()`` is False): the hot
-path pays one boolean test per attempt.
+Nothing here runs when tracing is off (``tracing.enabled()`` is False), nor for a
+task whose ``send`` span was not sampled (it carries no trace context): the hot path
+pays one test per attempt.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def start(
     record: task_record_pb2.TaskRecord, worker_id: str, started_at_us: int, *, with_wait: bool = True
 ) -> trace.Span | None:
     """The attempt's ``process`` span (after a ``queue wait`` span up to its start), or None when off."""
-    if not tracing.enabled():
-        return None
+    if not tracing.enabled() or not record.trace_headers:
+        return None  # a task its producer did not sample (or did not trace) records nothing
     parent = tracing.context_of(record.trace_headers)
     started_ns = started_at_us * 1000
     waited_from = enqueued_us(record)
