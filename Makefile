@@ -28,7 +28,8 @@ PYTEST_TIMEOUT ?= 120
 # pytest arguments, e.g. make test-fast PYTEST_ARGS='tests/unit -k lanes -x'
 # (none: everything under tests/, the testpaths of pyproject.toml)
 PYTEST_ARGS ?=
-PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT)
+# --durations: the slowest tests at the end of every run, to keep CI short.
+PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=15
 # Hand-written Python checked by mypy --strict (tests leniently, see pyproject.toml).
 TYPECHECK_PATHS := services clients/python/taskyard/client tests \
 	$(if $(shell find bench -name '*.py' 2>/dev/null | head -n1),bench)

@@ -7,19 +7,27 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from taskyard.core import metrics, tracing
+from taskyard.core import tracing
 
 if TYPE_CHECKING:
     from taskyard.core.config import Settings
+    from taskyard.core.metrics import MetricsServer
 
 log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def observed(service: str, settings: Settings) -> Iterator[metrics.MetricsServer | None]:
+def observed(service: str, settings: Settings) -> Iterator[MetricsServer | None]:
     """Tracing and metrics for the block; spans still queued are flushed at its end."""
     tracing.configure(service)
-    server = metrics.serve(settings.metrics_host, settings.metrics_port, token=settings.metrics_token or None)
+    server = None
+    if settings.metrics_port:
+        # Imported only when served: prometheus_client costs every process ~2 MiB.
+        from taskyard.core import metrics
+
+        server = metrics.serve(
+            settings.metrics_host, settings.metrics_port, token=settings.metrics_token or None
+        )
     try:
         yield server
     finally:

@@ -19,7 +19,6 @@ from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, tls
 from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.lanes import Lane, Lanes
-from taskyard.gateway.metrics import CallMetrics
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
 from taskyard.gateway.schedules import ScheduleService
@@ -163,6 +162,8 @@ class Gateway:
         if self.authenticator is not None:
             interceptors.insert(0, self.authenticator)  # the admission gates never count a refused call
         if settings.metrics_port:
+            from taskyard.gateway.metrics import CallMetrics  # prometheus_client only when served
+
             interceptors.insert(0, CallMetrics())  # every call, the refused ones too
         if tracing.enabled():
             interceptors.insert(0, server_spans())
