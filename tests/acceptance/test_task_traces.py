@@ -39,7 +39,9 @@ TASKS = "taskyard.examples,support.traced_tasks"
 
 
 @pytest.fixture
-def traced(cluster_factory: Any, jaeger: Jaeger) -> Any:
+def traced(jaeger: Jaeger, cluster_factory: Any) -> Any:
+    # Jaeger first: fixtures end in reverse, so the services flush their last
+    # spans to a Jaeger still running instead of waiting on a closed port.
     return cluster_factory(task_modules=TASKS, env=tracing_env(jaeger))
 
 
@@ -73,7 +75,15 @@ def test_a_task_retried_twice_is_one_trace_under_the_callers_span(
     assert done.state == TaskState.SUCCESS, done
 
     def complete(found: dict[str, Any]) -> bool:
-        return len(spans_named(found, "process ")) == 3 and bool(spans_named(found, "own work"))
+        # Every process exports on its own schedule: wait for each one's spans.
+        return (
+            len(spans_named(found, "process ")) == 3
+            and len(spans_named(found, "queue wait")) == 3
+            and bool(spans_named(found, "own work"))
+            and bool(spans_named(found, "send "))
+            and any(s["operationName"].endswith("/SubmitTask") for s in found["spans"])
+            and any(s["operationName"] == "checkout" for s in found["spans"])
+        )
 
     found = wait_for_spans(jaeger, trace_id, complete)
     by_id = {s["spanID"]: s for s in found["spans"]}
@@ -131,7 +141,11 @@ def test_children_join_the_parents_trace(traced: Any, jaeger: Jaeger, app_tracer
             assert client.wait(child, timeout=30).state == TaskState.SUCCESS
 
     def complete(found: dict[str, Any]) -> bool:
-        return len(spans_named(found, "process ")) == 3
+        return (
+            len(spans_named(found, "process ")) == 3
+            and len(spans_named(found, "send ")) == 3
+            and any(s["operationName"] == "order" for s in found["spans"])
+        )
 
     found = wait_for_spans(jaeger, _trace_id(root), complete)
     processed = {tags(s)["messaging.message.id"] for s in spans_named(found, "process ")}
@@ -156,7 +170,7 @@ def test_an_attempt_whose_worker_was_killed_is_in_the_trace(traced: Any, jaeger:
     trace_id = row["p"].split("-")[1]
 
     def complete(found: dict[str, Any]) -> bool:
-        return len(spans_named(found, "process ")) == 2
+        return len(spans_named(found, "process ")) == 2 and bool(spans_named(found, "send "))
 
     found = wait_for_spans(jaeger, trace_id, complete)
     attempts = sorted(spans_named(found, "process "), key=lambda s: tags(s)["taskyard.task.attempt"])
@@ -178,7 +192,9 @@ def test_a_batch_gives_each_task_its_own_trace_linked_to_the_call(traced: Any, j
     trace_ids = {r["p"].split("-")[1] for r in rows}
     assert len(trace_ids) == 3
     for trace_id in trace_ids:
-        found = wait_for_spans(jaeger, trace_id, lambda f: bool(spans_named(f, "process ")))
+        found = wait_for_spans(
+            jaeger, trace_id, lambda f: bool(spans_named(f, "process ")) and bool(spans_named(f, "send "))
+        )
         (send,) = spans_named(found, "send ")
         assert parent_of(send) is None
         (link,) = [ref for ref in send["references"] if ref["refType"] == "FOLLOWS_FROM"]
@@ -192,7 +208,7 @@ def test_a_batch_gives_each_task_its_own_trace_linked_to_the_call(traced: Any, j
 
 
 def test_refused_calls_keep_their_status_with_tracing_on(
-    cluster_factory: Any, jaeger: Jaeger, tmp_path: Path
+    jaeger: Jaeger, cluster_factory: Any, tmp_path: Path
 ) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text(f"{secrets.token_urlsafe(24)}  read  dashboard\n")
