@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.cluster import Cluster  # noqa: E402
 
-from taskyard.cli import jaeger, procs  # noqa: E402
+from taskyard.cli import jaeger  # noqa: E402
 from taskyard.cli.procs import EmbeddedPostgres  # noqa: E402
 
 
@@ -133,13 +133,7 @@ def _start_jaeger(work: Path) -> jaeger.Jaeger:
     binary = jaeger.find_binary()
     if binary is None:
         raise SystemExit("--trace-sample needs Jaeger: tools/install-tools.sh jaeger")
-    ports = jaeger.Ports(
-        otlp_grpc=procs.free_port(),
-        otlp_http=procs.free_port(),
-        query=procs.free_port(),
-        query_grpc=procs.free_port(),
-        health=procs.free_port(),
-    )
+    ports = jaeger.Ports.free()
     return jaeger.start(binary, ports, work / "jaeger")
 
 

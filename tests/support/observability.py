@@ -29,13 +29,7 @@ def jaeger(tmp_path: Path) -> Iterator[jaeger_launcher.Jaeger]:
     binary = jaeger_launcher.find_binary()
     if binary is None:
         pytest.fail("no Jaeger binary: run `tools/install-tools.sh jaeger` (CI does)")
-    ports = jaeger_launcher.Ports(
-        otlp_grpc=procs.free_port(),
-        otlp_http=procs.free_port(),
-        query=procs.free_port(),
-        query_grpc=procs.free_port(),
-        health=procs.free_port(),
-    )
+    ports = jaeger_launcher.Ports.free()
     with open(tmp_path / "jaeger.log", "wb") as log:
         running = jaeger_launcher.start(binary, ports, tmp_path / "jaeger", log=log)
         try:

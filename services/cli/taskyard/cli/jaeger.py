@@ -32,6 +32,19 @@ class Ports:
     query_grpc: int = 16685
     health: int = 13133
 
+    @classmethod
+    def free(cls) -> Ports:
+        """Free loopback ports for each listener (a run beside the default Jaeger, tests)."""
+        from taskyard.cli import procs
+
+        return cls(
+            otlp_grpc=procs.free_port(),
+            otlp_http=procs.free_port(),
+            query=procs.free_port(),
+            query_grpc=procs.free_port(),
+            health=procs.free_port(),
+        )
+
 
 def find_binary() -> Path | None:
     """``$TASKYARD_JAEGER``, then the checkout's .tools/bin, then ``jaeger`` on PATH."""
