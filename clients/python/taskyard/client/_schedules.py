@@ -102,15 +102,10 @@ def create_request(
         raise ValueError("give exactly one of cron= and every=")
     if overlap not in OVERLAPS:
         raise ValueError(f"overlap must be one of {OVERLAPS}")
-    spec = TaskRequest(
-        name=task,
-        args=args,
-        kwargs=kwargs,
-        priority=priority,
-        queue=queue,
-        timeout=timeout,
-        max_retries=max_retries,
-    ).to_proto()
+    # The mapping form of a TaskRequest: forwarding to submit_request would read a task
+    # kwarg named like one of its options (labels=, eta=) as that option.
+    template = {"priority": priority, "queue": queue, "timeout": timeout, "max_retries": max_retries}
+    spec = TaskRequest.coerce({"name": task, "args": args, "kwargs": kwargs, **template}).to_proto()
     s = schedule_pb2.Schedule(
         name=name,
         task=spec,

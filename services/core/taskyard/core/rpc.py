@@ -24,7 +24,7 @@ import struct
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypedDict, TypeVar, Unpack
 
 import pynng
 from google.protobuf.message import DecodeError, Message
@@ -48,6 +48,13 @@ class _Waiting:
     data: bytes  # the envelope, unsealed: a resend is sealed afresh
 
 
+class CallOptions(TypedDict, total=False):
+    """A call's keyword options, the same for every ``Caller`` method."""
+
+    timeout: float | None  # seconds; None: the requester's default
+    headers: Mapping[str, str] | None
+
+
 class Caller(Protocol):
     """What a component needs to call a bus method (a Requester, or a fake in tests)."""
 
@@ -55,9 +62,7 @@ class Caller(Protocol):
         self,
         method: contract.Method[Rq, Rp],
         request: Rq | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None = None,
+        **options: Unpack[CallOptions],
     ) -> Rp: ...
 
 
@@ -68,9 +73,7 @@ class RawCaller(Caller, Protocol):
         self,
         method: contract.Method[Rq, Any],
         request: Rq | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None = None,
+        **options: Unpack[CallOptions],
     ) -> bytes: ...
 
 
@@ -100,24 +103,23 @@ class Requester:
         self,
         method: contract.Method[Rq, Rp],
         request: Rq | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None = None,
+        **options: Unpack[CallOptions],
     ) -> Rp:
         """``request`` may be serialized already (bytes passed on as they are)."""
-        return transport.unpack(await self._call(method.kind, request, timeout, headers), method.reply)
+        reply = await self._call(method.kind, request, options.get("timeout"), options.get("headers"))
+        return transport.unpack(reply, method.reply)
 
     async def call_raw(
         self,
         method: contract.Method[Rq, Any],
         request: Rq | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request RPC limit
-        headers: Mapping[str, str] | None = None,
+        **options: Unpack[CallOptions],
     ) -> bytes:
         """The reply's payload unparsed: for a caller that passes it on, or parses
         only a view of it."""
-        return (await self._call(method.kind, request, timeout, headers)).payload
+        return (
+            await self._call(method.kind, request, options.get("timeout"), options.get("headers"))
+        ).payload
 
     async def _call(
         self,

@@ -31,13 +31,13 @@ Hop stamps of sampled tasks are not kept.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, Unpack
 
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
-from taskyard.core import contract, errors, ids
+from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.clock import Clock, SystemClock, to_us
 from taskyard.core.config import Settings
 from taskyard.core.errors import FieldViolation
@@ -116,9 +116,7 @@ class MemoryStore:
         self,
         method: contract.Method[Rq, Any],
         request: Rq | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - the rpc.Caller signature
-        headers: Mapping[str, str] | None = None,
+        **options: Unpack[rpc.CallOptions],
     ) -> bytes:
         reply: Message = await self.call(method, request)
         return reply.SerializeToString()
@@ -127,9 +125,7 @@ class MemoryStore:
         self,
         method: contract.Method[Rq, Rp],
         request: Rq | bytes,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - the rpc.Caller signature
-        headers: Mapping[str, str] | None = None,
+        **options: Unpack[rpc.CallOptions],
     ) -> Rp:
         handler = self._handlers.get(method.kind)
         if handler is None or contract.METHODS.get(method.kind) is not method:
