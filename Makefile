@@ -2,6 +2,7 @@
 #
 #   make install     Python deps (editable, with [dev]) into .venv/ + buf from npm
 #   make gen         regenerate clients/ from protos/
+#   make clients     build the Go, TypeScript and Java clients (and run their unit tests)
 #   make test        every check, then the whole test suite (what CI runs)
 #   make test-fast   the test suite only
 #
@@ -28,20 +29,27 @@ PYTEST_TIMEOUT ?= 120
 # pytest arguments, e.g. make test-fast PYTEST_ARGS='tests/unit -k lanes -x'
 # (none: everything under tests/, the testpaths of pyproject.toml)
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): every test has its own database, ports and temp dirs, so
+# they run side by side; loadgroup keeps a module marked xdist_group on one process (the
+# client conformance module shares one live suite). PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 # --durations: the slowest tests at the end of every run, to keep CI short.
-PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=15
+PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=15 \
+	-n $(PYTEST_WORKERS) --dist loadgroup
 # Hand-written Python checked by mypy --strict (tests leniently, see pyproject.toml).
 TYPECHECK_PATHS := services clients/python/taskyard/client tests \
 	$(if $(shell find bench -name '*.py' 2>/dev/null | head -n1),bench)
 BENCH_SCRIPTS := bench/throughput bench/latency bench/rss
 
 .PHONY: help install gen gen-check lint lint-py lint-proto format typecheck breaking \
-	test test-fast test-unit test-integration test-acceptance readme dev bench clean tools
+	test test-fast test-unit test-integration test-acceptance readme dev bench clean tools \
+	codegen clients clients-go clients-typescript clients-java
 
 help:
 	@echo "make install    pip install -e '.[dev]' into .venv/ and npm ci (buf)"
 	@echo "make gen        regenerate clients/ from protos/"
 	@echo "make gen-check  fail when committed generated code is stale"
+	@echo "make clients    build the Go, TypeScript and Java clients, run their unit tests"
 	@echo "make lint       ruff (Python) + buf lint (protos)"
 	@echo "make format     ruff format + ruff check --fix"
 	@echo "make typecheck  mypy --strict on hand-written code"
@@ -66,11 +74,31 @@ $(VENV_STAMP): pyproject.toml
 $(BUF):
 	npm ci --no-audit --no-fund
 
-gen: $(PYTHON_READY)
+gen: $(PYTHON_READY) codegen
 	PYTHON=$(PYTHON) tools/gen.sh
 
-gen-check: $(PYTHON_READY)
+gen-check: $(PYTHON_READY) codegen
 	PYTHON=$(PYTHON) tools/gen-check.sh
+
+# The generators of buf.gen.yaml (pinned; quick when present).
+codegen:
+	@tools/install-tools.sh npm codegen
+
+# The other languages' clients, as `make test` and tests/acceptance/test_client_conformance.py
+# need them: the Go runner and example in clients/go/bin, TypeScript's dist/, Java's jar and
+# classpath file. In parallel (make -j3 clients): each is one toolchain's build.
+clients: clients-go clients-typescript clients-java
+
+clients-go:
+	cd clients/go && test -z "$$(gofmt -l .)" || { gofmt -l . >&2; echo "gofmt: files above not formatted" >&2; exit 1; }
+	cd clients/go && go vet ./... && go test ./... && go build -o bin/conformance ./cmd/conformance
+	cd clients/go/examples && go vet ./... && go build -o ../bin/add ./add
+
+clients-typescript:
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test
+
+clients-java:
+	cd clients/java && mvn -q -B package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 
 lint: lint-py lint-proto
 
@@ -101,12 +129,12 @@ breaking: $(BUF)
 # Installs what is missing first (quick when everything is there), so it works on a fresh clone.
 test: tools
 	@failed=""; \
-	for check in lint typecheck gen-check breaking; do \
+	for check in lint typecheck gen-check breaking "-j3 clients"; do \
 	  echo "=== make $$check"; \
 	  if ! $(MAKE) --no-print-directory $$check; then failed="$$failed $$check"; fi; \
 	done; \
 	if [ -n "$$failed" ]; then echo "=== checks FAILED:$$failed (running the tests anyway)"; \
-	else echo "=== checks passed: lint typecheck gen-check breaking"; fi; \
+	else echo "=== checks passed: lint typecheck gen-check breaking clients"; fi; \
 	echo "=== make test-fast"; \
 	rc=0; $(MAKE) --no-print-directory test-fast || rc=$$?; \
 	if [ -n "$$failed" ] && [ $$rc -eq 0 ]; then rc=1; fi; \
@@ -123,13 +151,15 @@ test-fast: $(PYTHON_READY)
 test-unit:
 	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/unit $(PYTEST_ARGS)'
 
-# The acceptance tier also needs Jaeger and Prometheus (the observability tests).
+# The acceptance tier also needs Jaeger and Prometheus (the observability tests) and the
+# clients built (the conformance scenarios).
 test-integration: $(PYTHON_READY)
 	@tools/install-tools.sh grpcurl postgres
 	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/integration $(PYTEST_ARGS)'
 
 test-acceptance: $(PYTHON_READY)
-	@tools/install-tools.sh grpcurl postgres jaeger prometheus
+	@tools/install-tools.sh grpcurl postgres jaeger prometheus clients
+	@$(MAKE) --no-print-directory -j3 clients
 	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/acceptance $(PYTEST_ARGS)'
 
 # The README's grpcurl session, rewritten from a run against a real cluster.
@@ -148,9 +178,10 @@ dev: $(PYTHON_READY)
 	$(PYTHON) -m taskyard.cli dev
 
 # Python deps, buf (npm), grpcurl (go), PostgreSQL server binaries, Jaeger (go, cached
-# across checkouts) and Prometheus (the observability tests): each skipped when present.
+# across checkouts), Prometheus (the observability tests), the code generators and the
+# clients' dependencies (Go modules, npm, Maven): each skipped when present.
 tools:
-	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres jaeger prometheus
+	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres jaeger prometheus codegen clients
 
 # Run with $(PYTHON), not their python3 shebang, which the venv would not be behind.
 bench: $(PYTHON_READY)

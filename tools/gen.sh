@@ -4,8 +4,9 @@
 #   tools/gen.sh            regenerate in place (what `make gen` runs)
 #   tools/gen.sh OUT_ROOT   write clients/ under OUT_ROOT instead (gen-check uses a temp copy)
 #
-# One function per language; `main` runs them in order. Adding Go, TypeScript
-# or Java later is one more `gen_<lang>` function and one more line in `main`.
+# Python comes from grpc_tools.protoc (gen_python); Go, TypeScript and Java from
+# buf with the local plugins of buf.gen.yaml (gen_buf), installed by
+# `tools/install-tools.sh codegen npm`.
 # Output is deterministic: the same protos and the same pinned generator
 # versions give byte-identical files, so the committed code can be checked.
 set -euo pipefail
@@ -72,10 +73,50 @@ PY
   rm -rf "$scratch"
 }
 
+# --- Go, TypeScript, Java: buf generate with buf.gen.yaml ---------------------
+# Each client's generated folder is wholly generated: it is replaced, so the stubs
+# of a deleted proto go too. The TypeScript client also gets google.rpc's error
+# details (BadRequest, ErrorInfo), which Go and Java take from their ecosystems'
+# packages; their .proto comes from googleapis-common-protos (the Python deps).
+GENERATED_DIRS=(clients/go/gen clients/typescript/src/gen clients/java/src/main/java/dev/taskyard/v1)
+
+gen_buf() {
+  local buf="$ROOT/node_modules/.bin/buf" tool
+  [[ -x "$buf" ]] || die "buf not installed (tools/install-tools.sh npm)"
+  for tool in protoc-gen-go protoc-gen-go-grpc protoc protoc-gen-grpc-java; do
+    [[ -x "$ROOT/.tools/bin/$tool" ]] || die "$tool not in .tools/bin (tools/install-tools.sh codegen)"
+  done
+  local rpc
+  rpc="$("$PYTHON" -c 'import google.rpc.error_details_pb2 as m, os; print(os.path.dirname(m.__file__))')"
+  [[ -f "$rpc/error_details.proto" ]] || die "google/rpc/error_details.proto not found (pip install googleapis-common-protos)"
+
+  local scratch
+  scratch="$(mktemp -d)"
+  mkdir -p "$scratch/rpc/google/rpc"
+  cp "$rpc/error_details.proto" "$scratch/rpc/google/rpc/"
+  log "go, typescript, java: buf generate -> ${GENERATED_DIRS[*]}"
+  (
+    cd "$ROOT"
+    export PATH="$ROOT/.tools/bin:$ROOT/node_modules/.bin:$PATH"
+    "$buf" generate -o "$scratch/out" &&
+      "$buf" generate "$scratch/rpc" -o "$scratch/out" --template \
+        '{"version":"v2","plugins":[{"local":"protoc-gen-es","out":"clients/typescript/src/gen","opt":["target=ts","import_extension=js"]}]}'
+  ) || { rm -rf "$scratch"; die "buf generate failed; committed code left as it was"; }
+
+  local dir
+  for dir in "${GENERATED_DIRS[@]}"; do
+    [[ -d "$scratch/out/$dir" ]] || { rm -rf "$scratch"; die "buf generated nothing into $dir"; }
+    rm -rf "${OUT_ROOT:?}/$dir"
+    mkdir -p "$(dirname "$OUT_ROOT/$dir")"
+    cp -r "$scratch/out/$dir" "$OUT_ROOT/$dir"
+  done
+  rm -rf "$scratch"
+}
+
 main() {
   [[ -d "$PROTO_DIR" ]] || die "no protos/ in $ROOT"
   gen_python
-  # Later: gen_go, gen_typescript, gen_java (buf generate with buf.gen.yaml).
+  gen_buf
 }
 
 main

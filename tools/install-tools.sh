@@ -9,7 +9,8 @@
 #           pip install -e '.[dev]' into it, skipped while its stamp is newer than
 #           pyproject.toml; with PYTHON=/some/python, into that one instead (always: it
 #           points the editable install at THIS checkout)
-# npm       npm ci (buf, pinned in package.json / package-lock.json), skipped when current
+# npm       npm ci (buf and protoc-gen-es, pinned in package.json / package-lock.json), skipped
+#           when current
 # grpcurl   go install grpcurl into .tools/bin (the tests look there too), skipped when current
 # postgres  checks for PostgreSQL server binaries; installs the Debian package when missing
 #           (tests start their own throwaway cluster; nothing is started here)
@@ -17,6 +18,11 @@
 #           into .tools/bin, kept in $TOOLS_CACHE between checkouts: the build takes about
 #           4 minutes on 2 cores, so it runs only when neither place has this version
 # prometheus  Debian's prometheus and promtool (the observability tests start their own)
+# codegen   the generators of the Go and Java clients, into .tools/bin: protoc-gen-go and
+#           protoc-gen-go-grpc (go install), protoc and protoc-gen-grpc-java (from Maven
+#           Central, checked against pinned SHA-256 sums); TypeScript's protoc-gen-es is npm's
+# clients   the toolchains the Go, TypeScript and Java clients build with: Go modules,
+#           npm ci in clients/typescript, Maven's dependencies (all cached by their tools)
 # bench     opt-in, never part of "all steps" (CI stays fast): bench/compare's peers,
 #           pip install -e '.[bench]' (pgqueuer, celery[redis]) and Debian's redis-server
 set -euo pipefail
@@ -38,6 +44,15 @@ esac
 TOOLS_BIN="$ROOT/.tools/bin"
 GRPCURL_VERSION="v1.9.3"
 JAEGER_VERSION="v1.76.0"
+# Code generators (tools/gen.sh); a new version changes the committed clients (make gen).
+PROTOC_GEN_GO_VERSION="v1.36.12"
+PROTOC_GEN_GO_GRPC_VERSION="v1.6.2"
+PROTOC_VERSION="4.36.2"
+PROTOC_SHA256="f6ee22d65361338459208da8bff801c9ca689741cba9187b34990dd45198f864"
+# 1.84 and 1.85 publish no linux-x86_64 executable; the generated code runs on grpc-java 1.85.
+GRPC_JAVA_PLUGIN_VERSION="1.83.1"
+GRPC_JAVA_PLUGIN_SHA256="db4044e78391d5a23439143c8147f07ba5877675587b4d48f3b68fbee3893589"
+MAVEN_CENTRAL="https://repo.maven.apache.org/maven2"
 # Built tools kept across checkouts (a fresh CI clone finds Jaeger here instead of rebuilding).
 TOOLS_CACHE="${TASKYARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taskyard/tools}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore PIP_NO_INPUT=1
@@ -92,16 +107,21 @@ check_editable() {
 }
 
 install_npm() {
-  local want have=""
+  local want have="" want_es have_es=""
   want="$(node -p "require('./package-lock.json').packages['node_modules/@bufbuild/buf'].version")"
+  want_es="$(node -p "require('./package-lock.json').packages['node_modules/@bufbuild/protoc-gen-es'].version")"
   if [[ -x node_modules/.bin/buf ]]; then have="$(node_modules/.bin/buf --version 2>/dev/null || true)"; fi
-  if [[ "$have" == "$want" ]]; then
-    log "npm: buf $have already installed"
+  if [[ -f node_modules/@bufbuild/protoc-gen-es/package.json ]]; then
+    have_es="$(node -p "require('./node_modules/@bufbuild/protoc-gen-es/package.json').version")"
+  fi
+  if [[ "$have" == "$want" && "$have_es" == "$want_es" ]]; then
+    log "npm: buf $have and protoc-gen-es $have_es already installed"
     return
   fi
-  log "npm: npm ci (buf $want)"
+  log "npm: npm ci (buf $want, protoc-gen-es $want_es)"
   npm ci --no-audit --no-fund --loglevel=error
   [[ "$(node_modules/.bin/buf --version)" == "$want" ]] || die "buf $want did not install"
+  [[ -x node_modules/.bin/protoc-gen-es ]] || die "protoc-gen-es $want_es did not install"
 }
 
 install_grpcurl() {
@@ -119,6 +139,57 @@ install_grpcurl() {
     *":$bin:"*) ;;
     *) log "grpcurl: for the README's session, export PATH=\"$bin:\$PATH\"" ;;
   esac
+}
+
+# go install PACKAGE@VERSION into .tools/bin unless the binary there was built from it.
+go_tool() {
+  local pkg="$1" version="$2" module="$3" name
+  name="$(basename "$pkg")"
+  if [[ -x "$TOOLS_BIN/$name" ]] && go version -m "$TOOLS_BIN/$name" 2>/dev/null \
+      | grep -Eq "^[[:space:]]+mod[[:space:]]+$module[[:space:]]+$version([[:space:]]|$)"; then
+    return
+  fi
+  log "codegen: go install $pkg@$version -> .tools/bin"
+  GOBIN="$TOOLS_BIN" go install "$pkg@$version"
+}
+
+# An executable from Maven Central into .tools/bin, verified by its pinned SHA-256.
+maven_exe() {
+  local path="$1" name="$2" sha="$3" tmp
+  if [[ -x "$TOOLS_BIN/$name" ]] && echo "$sha  $TOOLS_BIN/$name" | sha256sum -c --status; then
+    return
+  fi
+  log "codegen: $name from Maven Central"
+  mkdir -p "$TOOLS_BIN"
+  tmp="$(mktemp "$TOOLS_BIN/.$name.XXXXXX")"
+  curl -fsSL --retry 3 -o "$tmp" "$MAVEN_CENTRAL/$path" || { rm -f "$tmp"; die "$name: download failed"; }
+  echo "$sha  $tmp" | sha256sum -c --status || { rm -f "$tmp"; die "$name: SHA-256 does not match the pin"; }
+  chmod +x "$tmp"
+  mv "$tmp" "$TOOLS_BIN/$name"
+}
+
+install_codegen() {
+  command -v go >/dev/null || die "go is not installed (needed for the Go generators)"
+  go_tool google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" google.golang.org/protobuf
+  go_tool google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" google.golang.org/grpc/cmd/protoc-gen-go-grpc
+  maven_exe "com/google/protobuf/protoc/$PROTOC_VERSION/protoc-$PROTOC_VERSION-linux-x86_64.exe" \
+    protoc "$PROTOC_SHA256"
+  maven_exe "io/grpc/protoc-gen-grpc-java/$GRPC_JAVA_PLUGIN_VERSION/protoc-gen-grpc-java-$GRPC_JAVA_PLUGIN_VERSION-linux-x86_64.exe" \
+    protoc-gen-grpc-java "$GRPC_JAVA_PLUGIN_SHA256"
+  log "codegen: protoc-gen-go $PROTOC_GEN_GO_VERSION, protoc-gen-go-grpc $PROTOC_GEN_GO_GRPC_VERSION, protoc $PROTOC_VERSION, protoc-gen-grpc-java $GRPC_JAVA_PLUGIN_VERSION"
+}
+
+install_clients() {
+  local started=$SECONDS
+  command -v go >/dev/null || die "go is not installed (the Go client)"
+  command -v mvn >/dev/null || die "mvn is not installed (the Java client)"
+  log "clients: go mod download"
+  (cd clients/go && go mod download)
+  log "clients: npm ci in clients/typescript"
+  (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error)
+  log "clients: Maven dependencies of clients/java"
+  (cd clients/java && mvn -q -B dependency:go-offline >/dev/null) || die "clients/java: Maven could not resolve its dependencies"
+  log "clients: ready in $((SECONDS - started))s"
 }
 
 pg_bindir() {
@@ -232,7 +303,9 @@ for step in "${steps[@]}"; do
     postgres) install_postgres ;;
     jaeger) install_jaeger ;;
     prometheus) install_prometheus ;;
+    codegen) install_codegen ;;
+    clients) install_clients ;;
     bench) install_bench ;;
-    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, bench)" ;;
+    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, codegen, clients, bench)" ;;
   esac
 done

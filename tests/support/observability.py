@@ -7,6 +7,7 @@ free loopback ports, stopped by PID at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -24,18 +25,25 @@ from taskyard.cli import jaeger as jaeger_launcher
 from taskyard.cli import procs
 
 
-@pytest.fixture
-def jaeger(tmp_path: Path) -> Iterator[jaeger_launcher.Jaeger]:
+@contextlib.contextmanager
+def running_jaeger(workdir: Path) -> Iterator[jaeger_launcher.Jaeger]:
+    """A Jaeger on free ports, its data and log in ``workdir``, stopped at the end."""
     binary = jaeger_launcher.find_binary()
     if binary is None:
         pytest.fail("no Jaeger binary: run `tools/install-tools.sh jaeger` (CI does)")
     ports = jaeger_launcher.Ports.free()
-    with open(tmp_path / "jaeger.log", "wb") as log:
-        running = jaeger_launcher.start(binary, ports, tmp_path / "jaeger", log=log)
+    with open(workdir / "jaeger.log", "wb") as log:
+        running = jaeger_launcher.start(binary, ports, workdir / "jaeger", log=log)
         try:
             yield running
         finally:
             running.stop()
+
+
+@pytest.fixture
+def jaeger(tmp_path: Path) -> Iterator[jaeger_launcher.Jaeger]:
+    with running_jaeger(tmp_path) as running:
+        yield running
 
 
 def tracing_env(running: jaeger_launcher.Jaeger) -> dict[str, str]:

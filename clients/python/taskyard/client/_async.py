@@ -59,11 +59,17 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
             (await self._call(self._stub.GetTask, _common.get_request(task_id))).task
         )
 
-    async def wait(self, task_id: str, timeout: float = 30.0) -> _types.TaskInfo:  # noqa: ASYNC109
-        waiting = _common.Wait(task_id, timeout)
+    async def wait(
+        self,
+        task_id: str,
+        timeout: float = 30.0,  # noqa: ASYNC109 - the wait's length (not an error), as in Client.wait
+        *,
+        deadline: float | None = None,
+    ) -> _types.TaskInfo:
+        waiting = _common.Wait(task_id, timeout, deadline)
         while True:
-            req, deadline = waiting.next_call()
-            if (task := waiting.outcome(await self._call(self._stub.WaitTask, req, deadline))) is not None:
+            req, limit = waiting.next_call()
+            if (task := waiting.outcome(await self._call(self._stub.WaitTask, req, limit))) is not None:
                 return task
 
     @request_from(_common.cancel_request)

@@ -7,6 +7,7 @@ import datetime
 import functools
 import inspect
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
@@ -133,7 +134,9 @@ def submit_request(
         queue=queue,
         timeout=timeout,
         max_retries=max_retries,
-        request_id=request_id,
+        # One made here when none is given: gRPC's retry of an UNAVAILABLE call resends
+        # these bytes, and the gateway answers a repeated request_id with the first task.
+        request_id=request_id or str(uuid.uuid4()),
         parent_id=parent_id,
         labels=labels or {},
         depends_on=tuple(depends_on),
@@ -148,7 +151,10 @@ def submit_request(
 def batch_request(
     items: Iterable[TaskRequest | Mapping[str, Any]],
 ) -> task_service_pb2.BatchSubmitTasksRequest:
-    return task_service_pb2.BatchSubmitTasksRequest(tasks=[TaskRequest.coerce(i).to_proto() for i in items])
+    specs = [TaskRequest.coerce(i).to_proto() for i in items]
+    for spec in specs:  # as submit_request: a resent batch is answered with its first tasks
+        spec.request_id = spec.request_id or str(uuid.uuid4())
+    return task_service_pb2.BatchSubmitTasksRequest(tasks=specs)
 
 
 def wait_request(task_id: str, seconds: float) -> task_service_pb2.WaitTaskRequest:
@@ -159,19 +165,30 @@ def wait_request(task_id: str, seconds: float) -> task_service_pb2.WaitTaskReque
 
 class Wait:
     """One ``wait``, as WaitTask calls: the server waits at most MAX_SERVER_WAIT a call, so a
-    longer wait takes several, each with its own deadline."""
+    longer wait takes several, each with its own deadline. ``deadline`` (seconds) bounds the
+    whole of it: a wait it cuts short fails DEADLINE_EXCEEDED (the gateway answers each call
+    just before its deadline, not final, and the next call has no time left)."""
 
-    def __init__(self, task_id: str, timeout: float) -> None:
+    def __init__(self, task_id: str, timeout: float, deadline: float | None = None) -> None:
         self._task_id = task_id
-        self._until = time.monotonic() + timeout
+        now = time.monotonic()
+        self._until = now + timeout
+        self._deadline = None if deadline is None else now + deadline
         self._last = False
 
     def next_call(self) -> tuple[task_service_pb2.WaitTaskRequest, float]:
         """The next call's request and deadline (seconds)."""
-        remaining = self._until - time.monotonic()
+        now = time.monotonic()
+        remaining = self._until - now
         chunk = min(max(0.0, remaining), MAX_SERVER_WAIT)
-        self._last = remaining <= chunk
-        return wait_request(self._task_id, chunk), chunk + WAIT_SLACK
+        limit = chunk + WAIT_SLACK
+        if self._deadline is not None and self._deadline - now < limit:
+            limit = max(0.0, self._deadline - now)
+            # The deadline ends this call before the wait is over: an early answer is not the last.
+            self._last = remaining <= chunk and self._until <= self._deadline
+        else:
+            self._last = remaining <= chunk
+        return wait_request(self._task_id, chunk), limit
 
     def outcome(self, resp: task_service_pb2.WaitTaskResponse) -> TaskInfo | None:
         """The task once final or the wait is over; None: call again."""

@@ -9,6 +9,7 @@ So a token is never sent in clear over a network.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,7 +79,7 @@ def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
             private_key=pem(endpoint.tls_key, "tls_key"),
             certificate_chain=pem(endpoint.tls_cert, "tls_cert"),
         )
-    if token is None:
+    if not token:  # token="" sends none, whatever $TASKYARD_TOKEN says
         return credentials
     if credentials is None:
         if not is_loopback_target(endpoint.target):
@@ -90,7 +91,39 @@ def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
     return grpc.composite_channel_credentials(credentials, grpc.access_token_call_credentials(token))
 
 
+# gRPC retries these calls itself when they fail UNAVAILABLE (no connection yet, a gateway
+# restarting), resending the same bytes: a submit carries its request_id, so a resent one
+# is answered with the first task; the others only read, or cancel (which is idempotent).
+# Writes that are not idempotent (TriggerSchedule, CreateSchedule, ClearQueue) are left out.
+_RETRIED = [
+    {"service": "taskyard.v1.TaskService"},
+    {"service": "taskyard.v1.QueueService", "method": "GetQueueStatus"},
+    {"service": "taskyard.v1.QueueService", "method": "ListServers"},
+    {"service": "taskyard.v1.ScheduleService", "method": "GetSchedule"},
+    {"service": "taskyard.v1.ScheduleService", "method": "ListSchedules"},
+]
+SERVICE_CONFIG = json.dumps(
+    {
+        "methodConfig": [
+            {
+                "name": _RETRIED,
+                "retryPolicy": {
+                    "maxAttempts": 4,
+                    "initialBackoff": "0.1s",
+                    "maxBackoff": "2s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
+)
+
+
 def channel_options(endpoint: Endpoint) -> list[tuple[str, Any]]:
-    if not endpoint.tls_server_name:
-        return list(endpoint.options)
-    return [*endpoint.options, ("grpc.ssl_target_name_override", endpoint.tls_server_name)]
+    options = list(endpoint.options)
+    if not any(name == "grpc.service_config" for name, _ in options):  # the caller's own wins
+        options.append(("grpc.service_config", SERVICE_CONFIG))
+    if endpoint.tls_server_name:
+        options.append(("grpc.ssl_target_name_override", endpoint.tls_server_name))
+    return options

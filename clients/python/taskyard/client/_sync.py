@@ -61,12 +61,13 @@ class Client(_common.ClientBase[grpc.Channel]):
     def get(self, task_id: str) -> _types.TaskInfo:
         return _types.TaskInfo.from_proto(self._call(self._stub.GetTask, _common.get_request(task_id)).task)
 
-    def wait(self, task_id: str, timeout: float = 30.0) -> _types.TaskInfo:
-        """The task once final, or as it is when ``timeout`` seconds passed (check ``is_final``)."""
-        waiting = _common.Wait(task_id, timeout)
+    def wait(self, task_id: str, timeout: float = 30.0, *, deadline: float | None = None) -> _types.TaskInfo:
+        """The task once final, or as it is when ``timeout`` seconds passed (check ``is_final``).
+        ``deadline`` (seconds) bounds the call: past it, TaskyardError DEADLINE_EXCEEDED."""
+        waiting = _common.Wait(task_id, timeout, deadline)
         while True:
-            req, deadline = waiting.next_call()
-            if (task := waiting.outcome(self._call(self._stub.WaitTask, req, timeout=deadline))) is not None:
+            req, limit = waiting.next_call()
+            if (task := waiting.outcome(self._call(self._stub.WaitTask, req, timeout=limit))) is not None:
                 return task
 
     @request_from(_common.cancel_request)

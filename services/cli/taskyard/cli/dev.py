@@ -208,8 +208,7 @@ class _Suite:
         self._start_services({**os.environ, **settings.to_env(), "PYTHONUNBUFFERED": "1"})
         target = f"{_display_host(settings.grpc_host)}:{settings.grpc_port}"
         if not self._stop.is_set():
-            self.say(f"waiting for the gateway at {target} (health SERVING, a pool serving 'noop')")
-            self._wait_ready(target)
+            self._wait_ready(target, settings)
         if not self._stop.is_set():
             self._printer.block(banner(target, settings, url, self._pids(), self._observed.lines()))
         while not self._stop.is_set():
@@ -263,12 +262,26 @@ class _Suite:
             if not child.ready.is_set() and not self._stop.is_set():
                 self.say(f"warning: {service} did not log 'ready' within {timeout:.0f}s; going on")
 
-    def _wait_ready(self, target: str) -> None:
+    def _wait_ready(self, target: str, settings: Settings) -> None:
+        # With a tokens file the probe needs a token: the user's own ($TASKYARD_TOKEN, as the
+        # CLI and the Python client read it); without one, only the gateway's health is known.
+        token = os.environ.get("TASKYARD_TOKEN") or None
+        probe: str | None = procs.READY_PROBE_NAME
+        if settings.grpc_tokens_file and token is None:
+            probe = None
+            self.say(
+                f"waiting for the gateway at {target} (health SERVING; "
+                "set TASKYARD_TOKEN to wait for a pool too)"
+            )
+        else:
+            self.say(f"waiting for the gateway at {target} (health SERVING, a pool serving {probe!r})")
         deadline = time.monotonic() + self._options.ready_timeout
         while not self._stop.is_set():
             self._check_children()
             try:
-                procs.wait_ready(target, deadline=min(deadline, time.monotonic() + 1.0))
+                procs.wait_ready(
+                    target, deadline=min(deadline, time.monotonic() + 1.0), probe_name=probe, token=token
+                )
                 return
             except procs.NotReady:
                 if time.monotonic() >= deadline:

@@ -208,7 +208,13 @@ class NotReady(RuntimeError):
     pass
 
 
-def probe_submit(target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0) -> None:
+def _auth(token: str | None) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token}")] if token else []
+
+
+def probe_submit(
+    target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0, token: str | None = None
+) -> None:
     """Is a pool serving ``name`` known to the gateway? Uses a BatchSubmitTasks of
     ``[name, <empty name>]``: a batch is all-or-nothing, so the invalid second entry
     guarantees nothing is inserted, and the first entry is accepted exactly when no
@@ -219,7 +225,7 @@ def probe_submit(target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0
     with grpc.insecure_channel(target) as channel:
         stub = task_service_pb2_grpc.TaskServiceStub(channel)
         try:
-            stub.BatchSubmitTasks(request, timeout=timeout)
+            stub.BatchSubmitTasks(request, timeout=timeout, metadata=_auth(token))
         except grpc.RpcError as exc:
             code = exc.code()
             if code != grpc.StatusCode.INVALID_ARGUMENT:
@@ -235,13 +241,17 @@ def probe_submit(target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0
         return
 
 
-def probe_serving(target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0) -> None:
+def probe_serving(
+    target: str, name: str = READY_PROBE_NAME, timeout: float = 2.0, token: str | None = None
+) -> None:
     """Does a running pool serve ``name``? A name some pool once declared is accepted
     while no pool serves it (the task waits), so acceptance alone says less."""
     with grpc.insecure_channel(target) as channel:
         stub = queue_service_pb2_grpc.QueueServiceStub(channel)
         try:
-            reply = stub.ListServers(queue_service_pb2.ListServersRequest(), timeout=timeout)
+            reply = stub.ListServers(
+                queue_service_pb2.ListServersRequest(), timeout=timeout, metadata=_auth(token)
+            )
         except grpc.RpcError as exc:
             raise NotReady(f"ListServers: {exc.code().name}") from exc
     if not any(s.is_running and name in s.task_names for s in reply.servers):
@@ -274,10 +284,12 @@ def wait_ready(
     deadline: float,
     probe_name: str | None = READY_PROBE_NAME,
     alive: Sequence[subprocess.Popen[bytes]] = (),
+    token: str | None = None,
 ) -> None:
     """Block until the gateway's health is SERVING and (unless ``probe_name`` is None)
     a pool serving ``probe_name`` is accepted. ``deadline`` is a ``time.monotonic()``
-    value. Raises ``NotReady`` with the last reason, or if a process in ``alive`` exits."""
+    value; ``token`` (scopes submit and read) is sent when the gateway asks for tokens.
+    Raises ``NotReady`` with the last reason, or if a process in ``alive`` exits."""
     last = "not tried"
     while time.monotonic() < deadline:
         for proc in alive:
@@ -290,8 +302,8 @@ def wait_ready(
             elif probe_name is None:
                 return
             else:
-                probe_submit(target, probe_name)
-                probe_serving(target, probe_name)
+                probe_submit(target, probe_name, token=token)
+                probe_serving(target, probe_name, token=token)
                 return
         except NotReady as exc:
             last = str(exc)

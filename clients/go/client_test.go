@@ -1,0 +1,144 @@
+package taskyard
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	taskyardv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/v1"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+)
+
+// fakeTasks records what reaches the server; its first failSubmits
+// SubmitTask calls answer UNAVAILABLE.
+type fakeTasks struct {
+	taskyardv1.UnimplementedTaskServiceServer
+	mu          sync.Mutex
+	failSubmits int
+	requestIDs  []string
+	md          []metadata.MD
+	waits       []time.Duration
+}
+
+func (f *fakeTasks) SubmitTask(ctx context.Context, req *taskyardv1.SubmitTaskRequest) (*taskyardv1.SubmitTaskResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.md = append(f.md, md)
+	f.requestIDs = append(f.requestIDs, req.GetTask().GetRequestId())
+	if f.failSubmits > 0 {
+		f.failSubmits--
+		return nil, status.Error(codes.Unavailable, "restarting")
+	}
+	return &taskyardv1.SubmitTaskResponse{Task: &taskyardv1.Task{Id: "t1", Name: req.GetTask().GetName(), RequestId: req.GetTask().GetRequestId()}, Created: true}, nil
+}
+
+func (f *fakeTasks) WaitTask(_ context.Context, req *taskyardv1.WaitTaskRequest) (*taskyardv1.WaitTaskResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waits = append(f.waits, req.GetTimeout().AsDuration())
+	return &taskyardv1.WaitTaskResponse{Task: &taskyardv1.Task{Id: req.GetId(), State: taskyardv1.TaskState_TASK_STATE_RUNNING}, TimedOut: true}, nil
+}
+
+func startFake(t *testing.T, f *fakeTasks, opts ...Option) *Client {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	taskyardv1.RegisterTaskServiceServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	dialer := grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) })
+	c, err := New("127.0.0.1:1", append([]Option{WithInsecure(), WithDialOptions(dialer)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestSubmitSendsTokenAndTraceContext(t *testing.T) {
+	f := &fakeTasks{}
+	c := startFake(t, f, WithToken("tok-123"))
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		SpanID:     trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8},
+		TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(context.Background(), sc)
+	s, err := c.Submit(ctx, Spec{Name: "add", Args: []any{2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Created || s.ID != "t1" || s.RequestID == "" {
+		t.Errorf("submission %+v", s)
+	}
+	md := f.md[0]
+	if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer tok-123" {
+		t.Errorf("authorization %v", got)
+	}
+	want := "00-0102030405060708090a0b0c0d0e0f10-0102030405060708-01"
+	if got := md.Get("traceparent"); len(got) != 1 || got[0] != want {
+		t.Errorf("traceparent %v, want %s", got, want)
+	}
+	if _, err := c.Submit(context.Background(), Spec{Name: "add"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.md[1].Get("traceparent"); len(got) != 0 {
+		t.Errorf("traceparent sent without a span: %v", got)
+	}
+}
+
+func TestSubmitRetriesUnavailableWithTheSameRequestID(t *testing.T) {
+	f := &fakeTasks{failSubmits: 2}
+	c := startFake(t, f)
+	s, err := c.Submit(context.Background(), Spec{Name: "add"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.requestIDs) != 3 {
+		t.Fatalf("%d attempts, want 3", len(f.requestIDs))
+	}
+	for _, id := range f.requestIDs {
+		if id != s.RequestID || id == "" {
+			t.Fatalf("request ids %v, want all %q", f.requestIDs, s.RequestID)
+		}
+	}
+}
+
+func TestWaitTimesOutWithoutError(t *testing.T) {
+	f := &fakeTasks{}
+	c := startFake(t, f)
+	task, timedOut, err := c.Wait(context.Background(), "t1", 50*time.Millisecond)
+	if err != nil || !timedOut || task.State != StateRunning || task.Final() {
+		t.Fatalf("Wait = %+v, %v, %v", task, timedOut, err)
+	}
+	if f.waits[0] <= 0 || f.waits[0] > 50*time.Millisecond {
+		t.Errorf("wait timeout sent %v", f.waits[0])
+	}
+}
+
+func TestBatchGivesEachSpecARequestID(t *testing.T) {
+	p0, _ := Spec{Name: "a"}.proto("tasks[0]")
+	p1, _ := Spec{Name: "a", RequestID: "mine"}.proto("tasks[1]")
+	if p0.GetRequestId() == "" || p1.GetRequestId() != "mine" {
+		t.Fatalf("request ids %q, %q", p0.GetRequestId(), p1.GetRequestId())
+	}
+	if id := newRequestID(); len(id) != 36 || id[14] != '4' {
+		t.Fatalf("not a v4 UUID: %s", id)
+	}
+	zero := 0
+	p, err := Spec{Name: "a", MaxRetries: &zero, Timeout: time.Second}.proto("task")
+	if err != nil || p.MaxRetries == nil || *p.MaxRetries != 0 || p.GetTimeout().AsDuration() != time.Second {
+		t.Fatalf("spec %v, %v", p, err)
+	}
+	if _, err := (&Client{}).SubmitBatch(context.Background(), make([]Spec, MaxBatch+1)); err == nil {
+		t.Fatal("a batch over MaxBatch must be refused before sending")
+	}
+}

@@ -1,0 +1,82 @@
+package taskyard
+
+import (
+	"context"
+	"iter"
+
+	taskyardv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/v1"
+)
+
+// ListOptions filter a listing; the zero value lists every task.
+type ListOptions struct {
+	States   []State // any of these; empty: all
+	Name     string
+	Queue    string
+	Priority Priority
+	PageSize int // 1..1000; zero: 100
+	// Where to start: a previous Page's NextPageToken; empty: the first page.
+	PageToken string
+}
+
+// A Page is one page of a listing, newest task first.
+type Page struct {
+	Tasks []*Task
+	// Pass it as ListOptions.PageToken for the next page; empty on the last.
+	NextPageToken string
+}
+
+// List returns one page of the tasks that match opts.
+func (c *Client) List(ctx context.Context, opts ListOptions) (*Page, error) {
+	req := &taskyardv1.ListTasksRequest{
+		Name:      opts.Name,
+		Queue:     opts.Queue,
+		Priority:  taskyardv1.Priority(opts.Priority),
+		PageSize:  int32(opts.PageSize),
+		PageToken: opts.PageToken,
+	}
+	for _, s := range opts.States {
+		req.States = append(req.States, taskyardv1.TaskState(s))
+	}
+	ctx, cancel := c.callContext(ctx, 0)
+	defer cancel()
+	resp, err := c.tasks.ListTasks(ctx, req)
+	if err != nil {
+		return nil, callError(err)
+	}
+	page := &Page{Tasks: make([]*Task, len(resp.GetTasks())), NextPageToken: resp.GetNextPageToken()}
+	for i, t := range resp.GetTasks() {
+		page.Tasks[i] = taskFromProto(t)
+	}
+	return page, nil
+}
+
+// Tasks iterates over every task that matches opts, fetching pages of
+// opts.PageSize as the loop needs them. A failed page ends the iteration
+// with its error:
+//
+//	for task, err := range c.Tasks(ctx, taskyard.ListOptions{Name: "add"}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(task.ID, task.State)
+//	}
+func (c *Client) Tasks(ctx context.Context, opts ListOptions) iter.Seq2[*Task, error] {
+	return func(yield func(*Task, error) bool) {
+		for {
+			page, err := c.List(ctx, opts)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, t := range page.Tasks {
+				if !yield(t, nil) {
+					return
+				}
+			}
+			if page.NextPageToken == "" {
+				return
+			}
+			opts.PageToken = page.NextPageToken
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package taskyard
+
+import (
+	"time"
+
+	taskyardv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/v1"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// A Task as the gateway stores it. Times are zero when unset.
+type Task struct {
+	ID       string
+	Name     string
+	Args     []any
+	Kwargs   map[string]any
+	Priority Priority
+	Queue    string
+	// Per-attempt limit; zero: the task's declared one, else the deployment's.
+	Timeout time.Duration
+	// Retries after the first attempt; -1: the task's declared budget.
+	MaxRetries      int
+	RequestID       string
+	IdempotencyKey  string
+	ParentID        string
+	RootID          string
+	DependsOn       []string
+	Labels          map[string]string
+	State           State
+	Attempt         int
+	Result          any
+	Failure         *Failure
+	Failures        []Failure // every failed attempt, oldest first (Get only)
+	WorkerID        string
+	CancelRequested bool
+	CancelReason    string
+	CancelStep      CancelStep
+	ScheduleID      string
+	Context         map[string]any
+	// Payload fields left out of this view, each with why.
+	Omitted    map[string]string
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	UpdatedAt  time.Time
+	RunAt      time.Time // when a SCHEDULED or RETRYING task becomes due
+
+	result *structpb.Value
+}
+
+// Final reports whether the task has ended (SUCCESS, FAILURE or CANCELLED).
+func (t *Task) Final() bool { return t.State.Final() }
+
+// DecodeResult unmarshals the result into out as json.Unmarshal would, for
+// a typed result instead of Result's float64, []any and map[string]any:
+//
+//	var sum int
+//	err := task.DecodeResult(&sum)
+func (t *Task) DecodeResult(out any) error { return decodeValue(t.result, out) }
+
+// A Failure is why an attempt failed.
+type Failure struct {
+	Type      string // exception type, e.g. "ValueError"
+	Message   string
+	Traceback string
+	Attempt   int
+	FailedAt  time.Time
+	RetryAt   time.Time // when the next attempt is due; zero after the last
+}
+
+func taskFromProto(p *taskyardv1.Task) *Task {
+	if p == nil {
+		return nil
+	}
+	t := &Task{
+		ID:              p.GetId(),
+		Name:            p.GetName(),
+		Args:            fromList(p.GetArgs()),
+		Kwargs:          fromStruct(p.GetKwargs()),
+		Priority:        Priority(p.GetPriority()),
+		Queue:           p.GetQueue(),
+		Timeout:         duration(p.GetTimeout()),
+		MaxRetries:      int(p.GetMaxRetries()),
+		RequestID:       p.GetRequestId(),
+		IdempotencyKey:  p.GetIdempotencyKey(),
+		ParentID:        p.GetParentId(),
+		RootID:          p.GetRootId(),
+		DependsOn:       p.GetDependsOn(),
+		Labels:          p.GetLabels(),
+		State:           State(p.GetState()),
+		Attempt:         int(p.GetAttempt()),
+		Result:          fromValue(p.GetResult()),
+		Failure:         failureFromProto(p.GetFailure()),
+		WorkerID:        p.GetWorkerId(),
+		CancelRequested: p.GetCancelRequested(),
+		CancelReason:    p.GetCancelReason(),
+		CancelStep:      CancelStep(p.GetCancelStep()),
+		ScheduleID:      p.GetScheduleId(),
+		Context:         fromStruct(p.GetContext()),
+		Omitted:         p.GetOmitted(),
+		CreatedAt:       timestamp(p.GetCreatedAt()),
+		StartedAt:       timestamp(p.GetStartedAt()),
+		FinishedAt:      timestamp(p.GetFinishedAt()),
+		UpdatedAt:       timestamp(p.GetUpdatedAt()),
+		RunAt:           timestamp(p.GetRunAt()),
+		result:          p.GetResult(),
+	}
+	for _, f := range p.GetFailures() {
+		t.Failures = append(t.Failures, *failureFromProto(f))
+	}
+	return t
+}
+
+func failureFromProto(p *taskyardv1.TaskFailure) *Failure {
+	if p == nil {
+		return nil
+	}
+	return &Failure{
+		Type:      p.GetType(),
+		Message:   p.GetMessage(),
+		Traceback: p.GetTraceback(),
+		Attempt:   int(p.GetAttempt()),
+		FailedAt:  timestamp(p.GetFailedAt()),
+		RetryAt:   timestamp(p.GetRetryAt()),
+	}
+}
+
+func timestamp(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+func duration(d *durationpb.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.AsDuration()
+}

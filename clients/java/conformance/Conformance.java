@@ -1,0 +1,350 @@
+// The client conformance scenarios (clients/conformance/README.md) for the Java client.
+// Run after the build: clients/java/run conformance/Conformance.java (or clients/java/run-conformance).
+
+import dev.taskyard.client.BatchEntry;
+import dev.taskyard.client.CancelResult;
+import dev.taskyard.client.FieldViolation;
+import dev.taskyard.client.Priority;
+import dev.taskyard.client.Submission;
+import dev.taskyard.client.TaskInfo;
+import dev.taskyard.client.TaskPage;
+import dev.taskyard.client.TaskQuery;
+import dev.taskyard.client.TaskSpec;
+import dev.taskyard.client.TaskState;
+import dev.taskyard.client.TaskyardClient;
+import dev.taskyard.client.TaskyardException;
+import dev.taskyard.client.WaitResult;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+public class Conformance {
+  static final String TARGET = env("TASKYARD_TARGET");
+  static final String TOKEN = env("TASKYARD_TOKEN");
+  static final String READ_TOKEN = env("TASKYARD_READ_TOKEN");
+  static final String CLOSED_TARGET = env("TASKYARD_CLOSED_TARGET");
+  static final Duration WAIT = Duration.ofSeconds(30);
+
+  interface Scenario {
+    void run(TaskyardClient client) throws Exception;
+  }
+
+  /** A scenario's expectation that did not hold. */
+  static final class Mismatch extends RuntimeException {
+    Mismatch(String what) {
+      super(what);
+    }
+  }
+
+  public static void main(String[] args) {
+    Map<String, Scenario> scenarios = new LinkedHashMap<>();
+    scenarios.put("submit_and_wait", Conformance::submitAndWait);
+    scenarios.put("submit_options", Conformance::submitOptions);
+    scenarios.put("batch", Conformance::batch);
+    scenarios.put("get", Conformance::get);
+    scenarios.put("wait_timeout", Conformance::waitTimeout);
+    scenarios.put("list_pages", Conformance::listPages);
+    scenarios.put("cancel_queued", Conformance::cancelQueued);
+    scenarios.put("cancel_running", Conformance::cancelRunning);
+    scenarios.put("idempotent_resubmit", Conformance::idempotentResubmit);
+    scenarios.put("error_invalid_argument", Conformance::errorInvalidArgument);
+    scenarios.put("error_unknown_task", Conformance::errorUnknownTask);
+    scenarios.put("error_not_found", Conformance::errorNotFound);
+    scenarios.put("error_already_final", Conformance::errorAlreadyFinal);
+    scenarios.put("error_unauthenticated", Conformance::errorUnauthenticated);
+    scenarios.put("error_permission_denied", Conformance::errorPermissionDenied);
+    scenarios.put("error_resource_exhausted", Conformance::errorResourceExhausted);
+    scenarios.put("error_deadline", Conformance::errorDeadline);
+    scenarios.put("error_unavailable", Conformance::errorUnavailable);
+    scenarios.put("task_failure", Conformance::taskFailure);
+
+    int passed = 0;
+    try (TaskyardClient client = client(TARGET, TOKEN)) {
+      for (Map.Entry<String, Scenario> s : scenarios.entrySet()) {
+        try {
+          s.getValue().run(client);
+          System.out.println("PASS " + s.getKey());
+          passed++;
+        } catch (Mismatch m) {
+          System.out.println("FAIL " + s.getKey() + ": " + m.getMessage());
+        } catch (Throwable t) {
+          System.out.println("FAIL " + s.getKey() + ": " + t.getClass().getSimpleName() + ": " + t.getMessage());
+        }
+        System.out.flush();
+      }
+    }
+    System.out.println("java conformance: " + passed + "/" + scenarios.size() + " passed");
+    System.exit(passed == scenarios.size() ? 0 : 1);
+  }
+
+  // --- scenarios --------------------------------------------------------------------------
+
+  static void submitAndWait(TaskyardClient c) {
+    Submission s = c.submit("add", 2, 3);
+    check(!s.task().id().isEmpty(), "empty id");
+    check(s.created(), "created is false");
+    WaitResult done = c.await(s.task().id(), WAIT);
+    expectEqual(TaskState.SUCCESS, done.task().state(), "state");
+    expectEqual(5L, done.task().result(), "result");
+  }
+
+  static void submitOptions(TaskyardClient c) {
+    TaskSpec spec = TaskSpec.builder("echo")
+        .args("x")
+        .priority(Priority.HIGH)
+        .queue("default")
+        .label("suite", "conformance")
+        .maxRetries(0)
+        .timeout(Duration.ofSeconds(30))
+        .build();
+    TaskInfo t = c.get(c.submit(spec).task().id());
+    expectEqual("echo", t.name(), "name");
+    expectEqual(Priority.HIGH, t.priority(), "priority");
+    expectEqual("default", t.queue(), "queue");
+    expectEqual("conformance", t.labels().get("suite"), "label suite");
+    expectEqual(0, t.maxRetries(), "max_retries");
+    expectEqual(java.util.Optional.of(Duration.ofSeconds(30)), t.timeout(), "timeout");
+  }
+
+  static void batch(TaskyardClient c) {
+    List<TaskSpec> specs = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      specs.add(TaskSpec.of("add", i, i));
+    }
+    List<BatchEntry> entries = c.submitBatch(specs);
+    expectEqual(5, entries.size(), "replies");
+    Set<String> ids = new HashSet<>();
+    List<Object> results = new ArrayList<>();
+    for (BatchEntry e : entries) {
+      check(e.created(), "not created: " + e.id());
+      ids.add(e.id());
+    }
+    expectEqual(5, ids.size(), "distinct ids");
+    for (BatchEntry e : entries) {
+      results.add(c.await(e.id(), WAIT).task().result());
+    }
+    expectEqual(List.of(0L, 2L, 4L, 6L, 8L), results, "results");
+  }
+
+  static void get(TaskyardClient c) {
+    String id = c.submit("add", 2, 3).task().id();
+    TaskInfo t = c.get(id);
+    expectEqual(id, t.id(), "id");
+    expectEqual("add", t.name(), "name");
+    expectEqual(List.of(2L, 3L), t.args(), "args");
+  }
+
+  static void waitTimeout(TaskyardClient c) {
+    String id = c.submit("sleep", 30).task().id();
+    try {
+      WaitResult w = c.await(id, Duration.ofMillis(300));
+      check(w.timedOut(), "timed-out flag not set");
+      check(!w.task().isFinal(), "task is final: " + w.task().state());
+    } catch (RuntimeException e) {
+      cancelQuietly(c, id);
+      throw e;
+    }
+    c.cancel(id, "conformance", Duration.ofSeconds(15));
+  }
+
+  static void listPages(TaskyardClient c) {
+    String marker = "conformance-" + UUID.randomUUID();
+    Set<String> mine = new HashSet<>();
+    for (int i = 0; i < 5; i++) {
+      mine.add(c.submit("echo", marker).task().id());
+    }
+    for (String id : mine) {
+      expectEqual(TaskState.SUCCESS, c.await(id, WAIT).task().state(), "state of " + id);
+    }
+    TaskQuery query = TaskQuery.builder().name("echo").states(TaskState.SUCCESS).pageSize(2).build();
+    TaskPage page = c.list(query);
+    expectEqual(2, page.tasks().size(), "tasks on the first page");
+    check(page.hasNextPage(), "no next-page token");
+    Set<String> seen = new HashSet<>();
+    for (TaskInfo t : c.iterate(query)) {
+      check(seen.add(t.id()), "id twice: " + t.id());
+    }
+    check(seen.containsAll(mine), "the iteration missed some of the five tasks");
+  }
+
+  static void cancelQueued(TaskyardClient c) {
+    Submission s = c.submit(TaskSpec.builder("add").args(1, 1).countdown(Duration.ofHours(1)).build());
+    expectEqual(TaskState.SCHEDULED, s.task().state(), "state at submission");
+    CancelResult r = c.cancel(s.task().id());
+    check(r.cancelled(), "not reported cancelled");
+    expectEqual(TaskState.CANCELLED, r.task().state(), "state after cancel");
+    expectEqual(TaskState.CANCELLED, c.get(s.task().id()).state(), "state on get");
+  }
+
+  static void cancelRunning(TaskyardClient c) throws InterruptedException {
+    String id = c.submit("sleep", 30).task().id();
+    try {
+      long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+      TaskState state = c.get(id).state();
+      while (state != TaskState.RUNNING && System.nanoTime() < until) {
+        Thread.sleep(50);
+        state = c.get(id).state();
+      }
+      expectEqual(TaskState.RUNNING, state, "state before cancel");
+      CancelResult r = c.cancel(id, "conformance", Duration.ofSeconds(15));
+      expectEqual(TaskState.CANCELLED, r.task().state(), "state after cancel");
+      check(r.cancelled(), "not reported cancelled");
+    } catch (RuntimeException e) {
+      cancelQuietly(c, id);
+      throw e;
+    }
+  }
+
+  static void idempotentResubmit(TaskyardClient c) {
+    String requestId = UUID.randomUUID().toString();
+    TaskSpec spec = TaskSpec.builder("add").args(4, 4).requestId(requestId).build();
+    Submission first = c.submit(spec);
+    Submission second = c.submit(spec);
+    expectEqual(first.task().id(), second.task().id(), "task id of the resubmit");
+    check(first.created(), "first submit not created");
+    check(!second.created(), "second submit created");
+    String id = c.submit("add", 5, 5).task().id();
+    check(!c.get(id).requestId().isEmpty(), "no request_id made by the client");
+  }
+
+  static void errorInvalidArgument(TaskyardClient c) {
+    TaskyardException e = expectError(Status.Code.INVALID_ARGUMENT, () -> c.submit(TaskSpec.of("")));
+    expectEqual("taskyard.dev", e.domain(), "domain");
+    check(hasViolation(e, "task.name"), "no violation on task.name: " + e.violations());
+    String requestId = UUID.randomUUID().toString();
+    TaskSpec good = TaskSpec.builder("add").args(1, 2).requestId(requestId).build();
+    TaskyardException b = expectError(Status.Code.INVALID_ARGUMENT, () -> c.submitBatch(List.of(good, TaskSpec.of(""))));
+    check(hasViolation(b, "tasks[1].name"), "no violation on tasks[1].name: " + b.violations());
+    // Its valid entry was not written: its request id is still unused.
+    check(c.submit(good).created(), "the batch's valid task was created");
+  }
+
+  static void errorUnknownTask(TaskyardClient c) {
+    TaskyardException e = expectError(Status.Code.INVALID_ARGUMENT, () -> c.submit("no_such_task_conformance"));
+    expectEqual("UNKNOWN_TASK_NAME", e.reason(), "reason");
+  }
+
+  static void errorNotFound(TaskyardClient c) {
+    TaskyardException e = expectError(Status.Code.NOT_FOUND, () -> c.get(UUID.randomUUID().toString()));
+    expectEqual("TASK_NOT_FOUND", e.reason(), "reason");
+  }
+
+  static void errorAlreadyFinal(TaskyardClient c) {
+    String id = c.submit("add", 1, 1).task().id();
+    expectEqual(TaskState.SUCCESS, c.await(id, WAIT).task().state(), "state");
+    TaskyardException e = expectError(Status.Code.FAILED_PRECONDITION, () -> c.cancel(id));
+    expectEqual("TASK_ALREADY_FINAL", e.reason(), "reason");
+  }
+
+  static void errorUnauthenticated(TaskyardClient c) {
+    String id = UUID.randomUUID().toString();
+    try (TaskyardClient none = client(TARGET, null)) {
+      TaskyardException e = expectError(Status.Code.UNAUTHENTICATED, () -> none.get(id));
+      expectEqual("TOKEN_MISSING", e.reason(), "reason without a token");
+    }
+    try (TaskyardClient bad = client(TARGET, "not-a-valid-token-0000")) {
+      TaskyardException e = expectError(Status.Code.UNAUTHENTICATED, () -> bad.get(id));
+      expectEqual("TOKEN_INVALID", e.reason(), "reason with a bad token");
+    }
+  }
+
+  static void errorPermissionDenied(TaskyardClient c) {
+    String id = c.submit("add", 1, 1).task().id();
+    try (TaskyardClient reader = client(TARGET, READ_TOKEN)) {
+      TaskyardException e = expectError(Status.Code.PERMISSION_DENIED, () -> reader.submit("add", 1, 1));
+      expectEqual("SCOPE_MISSING", e.reason(), "reason");
+      expectEqual(id, reader.get(id).id(), "id read with the read token");
+    }
+  }
+
+  static void errorResourceExhausted(TaskyardClient c) {
+    String big = "x".repeat(5 * 1024 * 1024);
+    expectError(Status.Code.RESOURCE_EXHAUSTED, () -> c.submit("echo", big));
+  }
+
+  static void errorDeadline(TaskyardClient c) {
+    String id = c.submit("sleep", 30).task().id();
+    try {
+      expectError(
+          Status.Code.DEADLINE_EXCEEDED, () -> c.withDeadline(Duration.ofMillis(300)).await(id, Duration.ofSeconds(10)));
+    } catch (RuntimeException e) {
+      cancelQuietly(c, id);
+      throw e;
+    }
+    c.cancel(id, "conformance", Duration.ofSeconds(15));
+  }
+
+  static void errorUnavailable(TaskyardClient c) {
+    long start = System.nanoTime();
+    try (TaskyardClient closed = client(CLOSED_TARGET, TOKEN)) {
+      expectError(Status.Code.UNAVAILABLE, () -> closed.get(UUID.randomUUID().toString()));
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    check(took.compareTo(Duration.ofSeconds(10)) <= 0, "UNAVAILABLE took " + took);
+  }
+
+  static void taskFailure(TaskyardClient c) {
+    String id = c.submit(TaskSpec.builder("fail").args("boom-conformance").maxRetries(0).build()).task().id();
+    TaskInfo t = c.await(id, WAIT).task();
+    expectEqual(TaskState.FAILURE, t.state(), "state");
+    String message = t.failure().map(f -> f.message()).orElse("");
+    check(message.contains("boom-conformance"), "failure message: " + message);
+  }
+
+  // --- helpers ----------------------------------------------------------------------------
+
+  static TaskyardClient client(String target, String token) {
+    return TaskyardClient.builder(target).plaintext().token(token).timeout(Duration.ofSeconds(10)).build();
+  }
+
+  static TaskyardException expectError(Status.Code code, Runnable call) {
+    try {
+      call.run();
+    } catch (TaskyardException e) {
+      if (e.code() != code) {
+        throw new Mismatch("expected " + code + ", got " + e.getMessage() + " (reason " + e.reason() + ")");
+      }
+      return e;
+    }
+    throw new Mismatch("expected " + code + ", the call succeeded");
+  }
+
+  static boolean hasViolation(TaskyardException e, String field) {
+    return e.violations().stream().map(FieldViolation::field).anyMatch(field::equals);
+  }
+
+  static void cancelQuietly(TaskyardClient c, String id) {
+    try {
+      c.cancel(id, "conformance", Duration.ofSeconds(15));
+    } catch (TaskyardException ignored) {
+      // Already final: nothing left to stop.
+    }
+  }
+
+  static void check(boolean ok, String what) {
+    if (!ok) {
+      throw new Mismatch(what);
+    }
+  }
+
+  static void expectEqual(Object expected, Object actual, String what) {
+    if (!java.util.Objects.equals(expected, actual)) {
+      throw new Mismatch(what + ": expected " + expected + ", got " + actual);
+    }
+  }
+
+  static String env(String name) {
+    String value = System.getenv(name);
+    if (value == null || value.isEmpty()) {
+      System.err.println("conformance: set " + name + " (clients/conformance/README.md)");
+      System.exit(2);
+    }
+    return value;
+  }
+}

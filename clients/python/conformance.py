@@ -1,0 +1,246 @@
+"""The client conformance scenarios (clients/conformance/README.md), run with the Python client.
+
+    TASKYARD_TARGET=127.0.0.1:50051 TASKYARD_TOKEN=... TASKYARD_READ_TOKEN=... \\
+    TASKYARD_CLOSED_TARGET=127.0.0.1:1 python clients/python/conformance.py
+
+Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/19 passed``;
+exits 0 only when every scenario passed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+
+from taskyard.client import Client, TaskInfo, TaskState, TaskyardError
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "conformance" / "scenarios.txt"
+DOMAIN = "taskyard.dev"
+
+
+class Failed(Exception):
+    pass
+
+
+def check(ok: object, what: str) -> None:
+    if not ok:
+        raise Failed(what)
+
+
+@contextmanager
+def refused(code: grpc.StatusCode, reason: str | None = None) -> Iterator[list[TaskyardError]]:
+    """The block must fail with ``code`` (and ``reason``, when given); the error is kept."""
+    caught: list[TaskyardError] = []
+    try:
+        yield caught
+    except TaskyardError as err:
+        check(err.code == code, f"expected {code.name}, got {err.code.name}: {err.message}")
+        check(reason is None or err.reason == reason, f"expected reason {reason}, got {err.reason!r}")
+        caught.append(err)
+        return
+    raise Failed(f"expected {code.name}, the call succeeded")
+
+
+class Scenarios:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.target = env["TASKYARD_TARGET"]
+        self.token = env["TASKYARD_TOKEN"]
+        self.read_token = env["TASKYARD_READ_TOKEN"]
+        self.closed = env["TASKYARD_CLOSED_TARGET"]
+        self.client = Client(self.target, token=self.token, tls=False)
+        self.done_id = ""  # a task that succeeded, for error_already_final
+
+    def close(self) -> None:
+        self.client.close()
+
+    def finished(self, task_id: str) -> TaskInfo:
+        task = self.client.wait(task_id, timeout=30)
+        check(task.is_final, f"{task_id} not final after 30 s: {task.state.name}")
+        return task
+
+    def submit_and_wait(self) -> None:
+        task = self.client.submit("add", 2, 3)
+        check(task.id, "no id")
+        done = self.finished(task.id)
+        check(done.state == TaskState.SUCCESS, f"state {done.state.name}")
+        check(done.result == 5, f"result {done.result!r}")
+        self.done_id = task.id
+
+    def submit_options(self) -> None:
+        task = self.client.submit(
+            "echo",
+            "x",
+            priority="HIGH",
+            queue="default",
+            labels={"suite": "conformance"},
+            max_retries=0,
+            timeout=30,
+        )
+        got = self.client.get(task.id)
+        check(got.name == "echo", f"name {got.name}")
+        check(got.priority.name == "HIGH", f"priority {got.priority.name}")
+        check(got.queue == "default", f"queue {got.queue}")
+        check(got.labels.get("suite") == "conformance", f"labels {dict(got.labels)}")
+        check(got.max_retries == 0, f"max_retries {got.max_retries}")
+        check(got.timeout is not None and got.timeout.total_seconds() == 30, f"timeout {got.timeout}")
+
+    def batch(self) -> None:
+        submitted = self.client.submit_many([{"name": "add", "args": [i, i]} for i in range(5)])
+        check(len(submitted) == 5, f"{len(submitted)} replies")
+        check(len({s.id for s in submitted}) == 5, "ids not distinct")
+        check(all(s.created for s in submitted), "not all created")
+        results = [self.finished(s.id).result for s in submitted]
+        check(results == [0, 2, 4, 6, 8], f"results {results}")
+
+    def get(self) -> None:
+        task = self.client.submit("add", 2, 3)
+        got = self.client.get(task.id)
+        check(got.id == task.id and got.name == "add", f"got {got.id} {got.name}")
+        check(list(got.args) == [2, 3], f"args {got.args}")
+
+    def wait_timeout(self) -> None:
+        task = self.client.submit("sleep", 30)
+        try:
+            got = self.client.wait(task.id, timeout=0.3)
+            check(not got.is_final, f"final after 0.3 s: {got.state.name}")
+        finally:
+            self.client.cancel(task.id)
+
+    def list_pages(self) -> None:
+        marker = f"conformance-{uuid.uuid4()}"
+        ids = {self.client.submit("echo", marker).id for _ in range(5)}
+        for task_id in ids:
+            self.finished(task_id)
+        page = self.client.list(name="echo", state="SUCCESS", page_size=2)
+        check(len(page.tasks) == 2 and page.next_page_token, f"first page {len(page.tasks)} tasks")
+        seen: list[str] = [t.id for t in self.client.iter_tasks(name="echo", state="SUCCESS", page_size=2)]
+        check(len(seen) == len(set(seen)), "an id came twice")
+        check(ids <= set(seen), f"missing {ids - set(seen)}")
+
+    def cancel_queued(self) -> None:
+        task = self.client.submit("add", 1, 1, countdown=3600)
+        check(task.state == TaskState.SCHEDULED, f"state {task.state.name}")
+        outcome = self.client.cancel(task.id)
+        check(outcome.cancelled and outcome.task.state == TaskState.CANCELLED, f"{outcome}")
+        check(self.client.get(task.id).state == TaskState.CANCELLED, "get does not show CANCELLED")
+
+    def cancel_running(self) -> None:
+        task = self.client.submit("sleep", 30)
+        until = time.monotonic() + 15
+        while self.client.get(task.id).state != TaskState.RUNNING:
+            check(time.monotonic() < until, "not RUNNING within 15 s")
+            time.sleep(0.05)
+        outcome = self.client.cancel(task.id, wait=15)
+        check(outcome.task.state == TaskState.CANCELLED, f"state {outcome.task.state.name}")
+        check(outcome.cancelled, "not reported cancelled")
+
+    def idempotent_resubmit(self) -> None:
+        request_id = str(uuid.uuid4())
+        first = self.client.submit_many([{"name": "add", "args": [4, 4], "request_id": request_id}])[0]
+        again = self.client.submit_many([{"name": "add", "args": [4, 4], "request_id": request_id}])[0]
+        check(first.id == again.id, "a second task for the same request id")
+        check(first.created and not again.created, f"created {first.created} then {again.created}")
+        made = self.client.submit("add", 5, 5)
+        check(self.client.get(made.id).request_id, "no request id made by the client")
+
+    def error_invalid_argument(self) -> None:
+        with refused(grpc.StatusCode.INVALID_ARGUMENT) as caught:
+            self.client.submit("")
+        err = caught[0]
+        check(err.domain == DOMAIN, f"domain {err.domain!r}")
+        check(any(v.field == "task.name" for v in err.violations), f"violations {err.violations}")
+        with refused(grpc.StatusCode.INVALID_ARGUMENT) as caught:
+            self.client.submit_many([{"name": "add", "args": [1, 2]}, {"name": ""}])
+        check(
+            any(v.field == "tasks[1].name" for v in caught[0].violations),
+            f"violations {caught[0].violations}",
+        )
+
+    def error_unknown_task(self) -> None:
+        with refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_TASK_NAME"):
+            self.client.submit("no_such_task_conformance")
+
+    def error_not_found(self) -> None:
+        with refused(grpc.StatusCode.NOT_FOUND, "TASK_NOT_FOUND"):
+            self.client.get(str(uuid.uuid4()))
+
+    def error_already_final(self) -> None:
+        check(self.done_id, "no finished task (submit_and_wait failed)")
+        with refused(grpc.StatusCode.FAILED_PRECONDITION, "TASK_ALREADY_FINAL"):
+            self.client.cancel(self.done_id)
+
+    def error_unauthenticated(self) -> None:
+        for token, reason in (("", "TOKEN_MISSING"), ("not-a-valid-token-0000", "TOKEN_INVALID")):
+            with (
+                Client(self.target, token=token, tls=False) as anonymous,
+                refused(grpc.StatusCode.UNAUTHENTICATED, reason),
+            ):
+                anonymous.get(str(uuid.uuid4()))
+
+    def error_permission_denied(self) -> None:
+        with Client(self.target, token=self.read_token, tls=False) as reader:
+            with refused(grpc.StatusCode.PERMISSION_DENIED, "SCOPE_MISSING"):
+                reader.submit("add", 1, 1)
+            check(reader.get(self.done_id or self.client.submit("add", 1, 1).id).id, "the reader cannot get")
+
+    def error_resource_exhausted(self) -> None:
+        with refused(grpc.StatusCode.RESOURCE_EXHAUSTED):
+            self.client.submit("echo", "x" * (5 << 20))
+
+    def error_deadline(self) -> None:
+        task = self.client.submit("sleep", 30)
+        try:
+            with refused(grpc.StatusCode.DEADLINE_EXCEEDED):
+                self.client.wait(task.id, timeout=10, deadline=0.3)
+        finally:
+            self.client.cancel(task.id)
+
+    def error_unavailable(self) -> None:
+        with (
+            Client(self.closed, token=self.token, tls=False, timeout=10) as nowhere,
+            refused(grpc.StatusCode.UNAVAILABLE),
+        ):
+            nowhere.get(str(uuid.uuid4()))
+
+    def task_failure(self) -> None:
+        task = self.client.submit("fail", "boom-conformance", max_retries=0)
+        done = self.finished(task.id)
+        check(done.state == TaskState.FAILURE, f"state {done.state.name}")
+        check(
+            done.failure is not None and "boom-conformance" in done.failure.message, f"failure {done.failure}"
+        )
+
+
+def main() -> int:
+    ids = SCENARIOS.read_text().split()
+    scenarios = Scenarios(dict(os.environ))
+    passed = 0
+    try:
+        for scenario in ids:
+            run: Callable[[], None] = getattr(scenarios, scenario)
+            try:
+                run()
+            except Exception as exc:  # a scenario's failure, whatever it is, is reported and the run goes on
+                why = (
+                    str(exc) if isinstance(exc, Failed) else traceback.format_exception_only(exc)[-1].strip()
+                )
+                print(f"FAIL {scenario}: {why}", flush=True)
+            else:
+                passed += 1
+                print(f"PASS {scenario}", flush=True)
+    finally:
+        scenarios.close()
+    print(f"python conformance: {passed}/{len(ids)} passed", flush=True)
+    return 0 if passed == len(ids) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+// The client conformance scenarios (clients/conformance/README.md) against a live suite,
+// through the package's public API only.
+import { randomUUID } from "node:crypto";
+import { TaskyardClient, TaskyardError } from "@taskyard/client";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set (see clients/conformance/README.md)`);
+  return value;
+};
+const target = env("TASKYARD_TARGET");
+const dial = (t, token) => new TaskyardClient(t, { tls: false, token, timeoutMs: 30_000 });
+const client = dial(target, env("TASKYARD_TOKEN"));
+
+class Mismatch extends Error {}
+function check(ok, what) {
+  if (!ok) throw new Mismatch(what);
+}
+const eq = (got, want, what) => check(got === want, `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+
+/** The error `promise` rejects with, checked to be a TaskyardError of `code` (and `reason`). */
+async function refused(promise, code, reason) {
+  try {
+    await promise;
+  } catch (err) {
+    check(err instanceof TaskyardError, `want a TaskyardError, got ${err}`);
+    eq(err.code, code, `code (${err.message})`);
+    if (reason !== undefined) eq(err.reason, reason, "reason");
+    return err;
+  }
+  throw new Mismatch(`succeeded, want ${code}`);
+}
+
+async function finished(id) {
+  const { task } = await client.wait(id, { waitMs: 30_000 });
+  check(task.isFinal, `task ${id} not final after 30 s (${task.state})`);
+  return task;
+}
+
+/** Runs `body` with a `sleep(30)` task, cancelled at the end whatever happens. */
+async function withSleeper(body) {
+  const { task } = await client.submit("sleep", [30]);
+  try {
+    await body(task);
+  } finally {
+    await client.cancel(task.id).catch(() => {});
+  }
+}
+
+const scenarios = {
+  async submit_and_wait() {
+    const { task, created } = await client.submit("add", [2, 3]);
+    check(task.id !== "", "empty id");
+    eq(created, true, "created");
+    const done = await finished(task.id);
+    eq(done.state, "SUCCESS", "state");
+    eq(done.result, 5, "result");
+  },
+
+  async submit_options() {
+    const { task } = await client.submit("echo", ["x"], {
+      priority: "HIGH",
+      queue: "default",
+      labels: { suite: "conformance" },
+      maxRetries: 0,
+      taskTimeoutMs: 30_000,
+    });
+    const got = await client.get(task.id);
+    eq(got.name, "echo", "name");
+    eq(got.priority, "HIGH", "priority");
+    eq(got.queue, "default", "queue");
+    eq(got.labels.suite, "conformance", "label suite");
+    eq(got.maxRetries, 0, "maxRetries");
+    eq(got.taskTimeoutMs, 30_000, "taskTimeoutMs");
+  },
+
+  async batch() {
+    const outcomes = await client.submitBatch([0, 1, 2, 3, 4].map((i) => ({ name: "add", args: [i, i] })));
+    eq(outcomes.length, 5, "replies");
+    eq(new Set(outcomes.map((o) => o.id)).size, 5, "distinct ids");
+    check(outcomes.every((o) => o.created), "not all created");
+    const results = [];
+    for (const o of outcomes) results.push((await finished(o.id)).result);
+    eq(JSON.stringify(results), JSON.stringify([0, 2, 4, 6, 8]), "results");
+  },
+
+  async get() {
+    const { task } = await client.submit("add", [2, 3]);
+    const got = await client.get(task.id);
+    eq(got.id, task.id, "id");
+    eq(got.name, "add", "name");
+    eq(JSON.stringify(got.args), "[2,3]", "args");
+  },
+
+  async wait_timeout() {
+    await withSleeper(async (task) => {
+      const { task: now, timedOut } = await client.wait(task.id, { waitMs: 300 });
+      eq(timedOut, true, "timedOut");
+      eq(now.isFinal, false, "isFinal");
+    });
+  },
+
+  async list_pages() {
+    const marker = `conformance-${randomUUID()}`;
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push((await client.submit("echo", [marker])).task.id);
+    for (const id of ids) eq((await finished(id)).state, "SUCCESS", `state of ${id}`);
+    const filter = { name: "echo", states: ["SUCCESS"], pageSize: 2 };
+    const page = await client.list(filter);
+    eq(page.tasks.length, 2, "tasks on one page");
+    check(page.nextPageToken !== "", "no next page token");
+    const seen = new Set();
+    for await (const t of client.tasks(filter)) {
+      check(!seen.has(t.id), `id ${t.id} yielded twice`);
+      seen.add(t.id);
+    }
+    check(ids.every((id) => seen.has(id)), "the iteration missed some of the five tasks");
+  },
+
+  async cancel_queued() {
+    const { task } = await client.submit("add", [1, 1], { countdownMs: 3_600_000 });
+    eq(task.state, "SCHEDULED", "state before");
+    const outcome = await client.cancel(task.id);
+    eq(outcome.cancelled, true, "cancelled");
+    eq(outcome.task.state, "CANCELLED", "state after");
+    eq((await client.get(task.id)).state, "CANCELLED", "state read back");
+  },
+
+  async cancel_running() {
+    await withSleeper(async (task) => {
+      const until = Date.now() + 15_000;
+      let state = task.state;
+      while (state !== "RUNNING" && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        state = (await client.get(task.id)).state;
+      }
+      eq(state, "RUNNING", "state before the cancel");
+      const outcome = await client.cancel(task.id, { reason: "conformance", waitMs: 15_000 });
+      eq(outcome.task.state, "CANCELLED", "state");
+      eq(outcome.cancelled, true, "cancelled");
+    });
+  },
+
+  async idempotent_resubmit() {
+    const requestId = randomUUID();
+    const first = await client.submit("add", [4, 4], { requestId });
+    const again = await client.submit("add", [4, 4], { requestId });
+    eq(again.task.id, first.task.id, "task id of the repeat");
+    eq(first.created, true, "first created");
+    eq(again.created, false, "repeat created");
+    const { task } = await client.submit("add", [5, 5]);
+    check((await client.get(task.id)).requestId !== "", "no request id made by the client");
+  },
+
+  async error_invalid_argument() {
+    const one = await refused(client.submit(""), "INVALID_ARGUMENT");
+    eq(one.domain, "taskyard.dev", "domain");
+    check(one.violations.some((v) => v.field === "task.name"), "no violation on task.name");
+    const requestId = randomUUID();
+    const batch = await refused(
+      client.submitBatch([{ name: "add", args: [1, 2], requestId }, { name: "" }]),
+      "INVALID_ARGUMENT",
+    );
+    check(batch.violations.some((v) => v.field === "tasks[1].name"), "no violation on tasks[1].name");
+    // Were the first spec written, its request id would now return it with created false.
+    const after = await client.submit("add", [1, 2], { requestId });
+    eq(after.created, true, "the refused batch's first task was created");
+  },
+
+  async error_unknown_task() {
+    await refused(client.submit("no_such_task_conformance"), "INVALID_ARGUMENT", "UNKNOWN_TASK_NAME");
+  },
+
+  async error_not_found() {
+    await refused(client.get(randomUUID()), "NOT_FOUND", "TASK_NOT_FOUND");
+  },
+
+  async error_already_final() {
+    const { task } = await client.submit("add", [2, 3]);
+    eq((await finished(task.id)).state, "SUCCESS", "state");
+    await refused(client.cancel(task.id), "FAILED_PRECONDITION", "TASK_ALREADY_FINAL");
+  },
+
+  async error_unauthenticated() {
+    for (const [token, reason] of [
+      [undefined, "TOKEN_MISSING"],
+      ["not-a-valid-token-0000", "TOKEN_INVALID"],
+    ]) {
+      const other = dial(target, token);
+      try {
+        await refused(other.get(randomUUID()), "UNAUTHENTICATED", reason);
+      } finally {
+        other.close();
+      }
+    }
+  },
+
+  async error_permission_denied() {
+    const reader = dial(target, env("TASKYARD_READ_TOKEN"));
+    try {
+      await refused(reader.submit("add", [1, 2]), "PERMISSION_DENIED", "SCOPE_MISSING");
+      const { task } = await client.submit("add", [1, 2]);
+      eq((await reader.get(task.id)).id, task.id, "id read with the read-only token");
+    } finally {
+      reader.close();
+    }
+  },
+
+  async error_resource_exhausted() {
+    await refused(client.submit("echo", ["x".repeat(5 * 1024 * 1024)]), "RESOURCE_EXHAUSTED");
+  },
+
+  async error_deadline() {
+    await withSleeper(async (task) => {
+      await refused(client.wait(task.id, { waitMs: 10_000, timeoutMs: 300 }), "DEADLINE_EXCEEDED");
+    });
+  },
+
+  async error_unavailable() {
+    const closed = dial(env("TASKYARD_CLOSED_TARGET"));
+    const started = Date.now();
+    try {
+      await refused(closed.get(randomUUID(), { timeoutMs: 10_000 }), "UNAVAILABLE");
+    } finally {
+      closed.close();
+    }
+    check(Date.now() - started < 10_000, "UNAVAILABLE took 10 s or more");
+  },
+
+  async task_failure() {
+    const { task } = await client.submit("fail", ["boom-conformance"], { maxRetries: 0 });
+    const done = await finished(task.id);
+    eq(done.state, "FAILURE", "state");
+    check(done.failure?.message.includes("boom-conformance"), `failure ${JSON.stringify(done.failure)}`);
+  },
+};
+
+let passed = 0;
+const total = Object.keys(scenarios).length;
+for (const [id, run] of Object.entries(scenarios)) {
+  try {
+    await run();
+    passed++;
+    console.log(`PASS ${id}`);
+  } catch (err) {
+    const what = err instanceof Mismatch ? err.message : `${err?.name ?? "Error"}: ${err?.message ?? err}`;
+    console.log(`FAIL ${id}: ${what.replace(/\s+/g, " ")}`);
+  }
+}
+client.close();
+console.log(`typescript conformance: ${passed}/${total} passed`);
+process.exitCode = passed === total ? 0 : 1;

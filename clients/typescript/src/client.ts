@@ -1,0 +1,210 @@
+/** TaskyardClient: submit, inspect and cancel tasks through a Taskyard gateway. */
+import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
+import { cancelStepName, priorityValue, stateName, stateValue, toSpec, toTaskInfo } from "./convert.js";
+import { TaskyardError } from "./errors.js";
+import { bearerToken, retryUnavailable } from "./interceptors.js";
+import type { JsonValue } from "./json.js";
+import {
+  baseUrl,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_TIMEOUT_MS,
+  isLoopback,
+  type CallOptions,
+  type ClientOptions,
+} from "./options.js";
+import { traceContext } from "./trace.js";
+import type {
+  CancelResult,
+  ListFilter,
+  SubmitResult,
+  SubmittedTask,
+  TaskInfo,
+  TaskOptions,
+  TaskPage,
+  TaskRequest,
+  WaitResult,
+} from "./types.js";
+
+export interface SubmitOptions extends TaskOptions, CallOptions {
+  /** Keyword arguments of the task, a JSON object. */
+  kwargs?: TaskRequest["kwargs"];
+}
+
+export interface WaitOptions extends CallOptions {
+  /** How long to wait for the task to be final; default 30 000 ms. Longer waits are split. */
+  waitMs?: number;
+}
+
+export interface ListOptions extends ListFilter, CallOptions {
+  /** A previous page's nextPageToken. */
+  pageToken?: string;
+}
+
+export interface CancelOptions extends CallOptions {
+  reason?: string;
+  /** For a running task: how long to wait for it to stop. Default: return once flagged. */
+  waitMs?: number;
+}
+
+/** The gateway caps one WaitTask at 300 s. */
+const MAX_WAIT_CHUNK_MS = 300_000;
+/** Room above a server-side wait for the answer to arrive before the call's deadline. */
+const WAIT_SLACK_MS = 10_000;
+
+export class TaskyardClient {
+  readonly target: string;
+  readonly #rpc: Client<typeof TaskService>;
+  #session: Http2SessionManager | undefined;
+  readonly #timeoutMs: number;
+  #closed = false;
+
+  /**
+   * @param target `host:port` of the gateway.
+   * @param options TLS (system roots by default; `tls: false` for a loopback dev gateway),
+   *   `token`, default per-call `timeoutMs`.
+   */
+  constructor(target: string, options: ClientOptions = {}) {
+    this.target = target;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (options.transport) {
+      this.#rpc = createClient(TaskService, options.transport);
+      return;
+    }
+    const tls = options.tls === false ? undefined : (options.tls ?? {});
+    const url = baseUrl(target, tls !== undefined);
+    if (options.token && !tls && !isLoopback(url.hostname)) {
+      throw new TypeError(
+        `refusing to send a token in clear to ${target}: use TLS, or plaintext only on loopback`,
+      );
+    }
+    this.#session = new Http2SessionManager(
+      url,
+      {},
+      tls ? { ca: tls.ca === undefined ? undefined : Buffer.from(tls.ca), servername: tls.serverName } : {},
+    );
+    const interceptors: Interceptor[] = [retryUnavailable(options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)];
+    if (options.token) interceptors.push(bearerToken(options.token));
+    interceptors.push(traceContext);
+    const transport = createGrpcTransport({
+      baseUrl: url.origin,
+      sessionManager: this.#session,
+      interceptors,
+    });
+    this.#rpc = createClient(TaskService, transport);
+  }
+
+  /**
+   * Submits `name(...args, **kwargs)`. Without `requestId` the client makes a random
+   * UUID, so that resending after a lost answer returns the same task.
+   */
+  async submit(name: string, args: readonly JsonValue[] = [], options: SubmitOptions = {}): Promise<SubmitResult> {
+    const task = toSpec({ ...options, name, args }, "task");
+    const res = await this.#call(options, (call) => this.#rpc.submitTask({ task }, call));
+    return { task: toTaskInfo(res.task), created: res.created };
+  }
+
+  /** Submits up to 1,000 tasks in one call: all accepted or none. Outcomes come in request order. */
+  async submitBatch(requests: readonly TaskRequest[], options: CallOptions = {}): Promise<SubmittedTask[]> {
+    const tasks = requests.map((r, i) => toSpec(r, `tasks[${i}]`));
+    const res = await this.#call(options, (call) => this.#rpc.batchSubmitTasks({ tasks }, call));
+    return res.tasks.map((t) => ({ id: t.id, state: stateName(t.state), created: t.created }));
+  }
+
+  async get(id: string, options: CallOptions = {}): Promise<TaskInfo> {
+    const res = await this.#call(options, (call) => this.#rpc.getTask({ id }, call));
+    return toTaskInfo(res.task);
+  }
+
+  /**
+   * Resolves once the task is final or `waitMs` has passed. A wait that runs out is not
+   * an error: `timedOut` is true and `task` is as it was then.
+   */
+  async wait(id: string, options: WaitOptions = {}): Promise<WaitResult> {
+    const waitUntil = Date.now() + (options.waitMs ?? 30_000);
+    const given = options.timeoutMs;
+    const callUntil = given !== undefined && given > 0 ? Date.now() + given : undefined;
+    for (;;) {
+      const chunk = Math.max(0, Math.min(waitUntil - Date.now(), MAX_WAIT_CHUNK_MS));
+      let timeoutMs = given === undefined ? Math.max(this.#timeoutMs, chunk + WAIT_SLACK_MS) : 0;
+      if (callUntil !== undefined) {
+        timeoutMs = callUntil - Date.now();
+        // Connect reads a timeout of 0 or less as none at all.
+        if (timeoutMs <= 0) throw new TaskyardError(Code.DeadlineExceeded, "the operation timed out");
+      }
+      const res = await this.#call({ signal: options.signal, timeoutMs }, (call) =>
+        this.#rpc.waitTask({ id, timeout: durationFromMs(chunk) }, call),
+      );
+      const task = toTaskInfo(res.task);
+      // The gateway may end a wait early (its 300 s cap, or short of the call's deadline):
+      // asking again keeps the caller's wait, and a deadline that passes stays an error.
+      if (!res.timedOut || task.isFinal || Date.now() >= waitUntil) {
+        return { task, timedOut: res.timedOut && !task.isFinal };
+      }
+    }
+  }
+
+  /** One page of tasks, newest first. */
+  async list(options: ListOptions = {}): Promise<TaskPage> {
+    const res = await this.#call(options, (call) =>
+      this.#rpc.listTasks(
+        {
+          states: (options.states ?? []).map(stateValue),
+          name: options.name ?? "",
+          queue: options.queue ?? "",
+          priority: options.priority === undefined ? undefined : priorityValue(options.priority),
+          pageSize: options.pageSize ?? 0,
+          pageToken: options.pageToken ?? "",
+        },
+        call,
+      ),
+    );
+    return { tasks: res.tasks.map(toTaskInfo), nextPageToken: res.nextPageToken };
+  }
+
+  /** Every task matching the filter, page after page as the loop asks for them. */
+  async *tasks(options: Omit<ListOptions, "pageToken"> = {}): AsyncGenerator<TaskInfo, void, undefined> {
+    let pageToken = "";
+    do {
+      const page = await this.list({ ...options, pageToken });
+      yield* page.tasks;
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+
+  /**
+   * Cancels a task. One not started is CANCELLED at once; a running one is flagged and
+   * stopped in steps; with `waitMs` the call waits that long for it to stop.
+   */
+  async cancel(id: string, options: CancelOptions = {}): Promise<CancelResult> {
+    const wait = options.waitMs === undefined ? undefined : durationFromMs(options.waitMs);
+    const timeoutMs = options.timeoutMs ?? Math.max(this.#timeoutMs, (options.waitMs ?? 0) + WAIT_SLACK_MS);
+    const res = await this.#call({ signal: options.signal, timeoutMs }, (call) =>
+      this.#rpc.cancelTask({ id, reason: options.reason ?? "", wait }, call),
+    );
+    return {
+      task: toTaskInfo(res.task),
+      cancelled: res.cancelled,
+      step: cancelStepName(res.step),
+      cancelledChildren: [...res.cancelledChildren],
+    };
+  }
+
+  /** Closes the connection; calls still running fail with CANCELLED. */
+  close(): void {
+    this.#closed = true;
+    this.#session?.abort();
+    this.#session = undefined;
+  }
+
+  async #call<T>(options: CallOptions, fn: (call: CallOptions) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new Error("TaskyardClient is closed");
+    try {
+      return await fn({ signal: options.signal, timeoutMs: options.timeoutMs ?? this.#timeoutMs });
+    } catch (err) {
+      throw TaskyardError.from(err);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/** Options of a {@link TaskyardClient}, and the per-call options every method takes. */
+import type { Transport } from "@connectrpc/connect";
+
+/** TLS settings. `ca` replaces the system roots: the PEM of the CA that signed the gateway's certificate. */
+export interface TlsOptions {
+  /** PEM text or bytes of the CA to trust instead of the system roots. */
+  ca?: string | Uint8Array;
+  /** The name to check the gateway's certificate against, when it differs from the target's host. */
+  serverName?: string;
+}
+
+export interface ClientOptions {
+  /** Sent as `authorization: Bearer <token>` on every call. */
+  token?: string;
+  /**
+   * TLS with the system roots by default. `false` is plaintext, meant for a loopback
+   * `taskyard dev`: a token is never sent in clear to any other host.
+   */
+  tls?: TlsOptions | false;
+  /** Deadline of each call unless the call gives its own; default 30 000 ms; 0: none. */
+  timeoutMs?: number;
+  /** Attempts of a call refused with UNAVAILABLE, the first included; default 4. 1 disables retries. */
+  maxAttempts?: number;
+  /**
+   * Calls go through this Connect transport as it is (an in-memory router in tests, a
+   * custom stack): `tls`, `token` and `maxAttempts` are then the transport's business.
+   */
+  transport?: Transport;
+}
+
+/** What every method accepts last. */
+export interface CallOptions {
+  /** Aborting it cancels the call (the method rejects with code CANCELED). */
+  signal?: AbortSignal;
+  /** This call's deadline; rejects with DEADLINE_EXCEEDED when it passes. 0: none. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_ATTEMPTS = 4;
+
+/** `host:port` -> the URL Connect dials, checking the form early rather than at the first call. */
+export function baseUrl(target: string, tls: boolean): URL {
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^:/\s[\]]+):\d{1,5}$/.test(target)) {
+    throw new TypeError(`target must be "host:port" (or "[ipv6]:port"), got ${JSON.stringify(target)}`);
+  }
+  return new URL(`${tls ? "https" : "http"}://${target}`);
+}
+
+/** Loopback as the gateway defines it: 127.0.0.0/8, ::1 and the name localhost (no DNS). */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}

@@ -1,0 +1,162 @@
+/** The client's view of tasks: plain objects with JSON values, Dates and milliseconds. */
+import type { JsonObject, JsonValue } from "./json.js";
+
+export type TaskState =
+  | "UNSPECIFIED"
+  | "PENDING"
+  | "QUEUED"
+  | "SCHEDULED"
+  | "ASSIGNED"
+  | "RUNNING"
+  | "SUCCESS"
+  | "FAILURE"
+  | "RETRYING"
+  | "CANCELLED";
+
+/** Priority lanes; a CRITICAL task never waits behind lower-priority work not yet started. */
+export type Priority = "CRITICAL" | "HIGH" | "NORMAL" | "LOW";
+
+/** How a cancellation took effect: at once, through the task's flag, asyncio, or a worker kill. */
+export type CancelStep = "UNSPECIFIED" | "NOT_STARTED" | "FLAG" | "ASYNCIO" | "KILL";
+
+/** SUCCESS, FAILURE and CANCELLED: nothing more will happen to the task by itself. */
+export const FINAL_STATES: ReadonlySet<TaskState> = new Set(["SUCCESS", "FAILURE", "CANCELLED"]);
+
+/** What is optional when asking for a task to run; the gateway's defaults apply to the rest. */
+export interface TaskOptions {
+  /** Default NORMAL. */
+  priority?: Priority;
+  /** Default "default". */
+  queue?: string;
+  labels?: Record<string, string>;
+  /** Retries after the first attempt; default: the task's declared budget, else the deployment's. */
+  maxRetries?: number;
+  /** Limit of each attempt; default: the task's declared timeout, else the deployment's. */
+  taskTimeoutMs?: number;
+  /** Run no earlier than this long after acceptance (state SCHEDULED until then). */
+  countdownMs?: number;
+  /** Run no earlier than this instant; exclusive with countdownMs. */
+  eta?: Date;
+  /**
+   * A repeat with the same id returns the first submission's task. When absent the client
+   * makes a random UUID, so that its own retries cannot run the task twice.
+   */
+  requestId?: string;
+  /** A repeat with the same key within the window returns the first task. */
+  idempotencyKey?: string;
+  /** Default 24 h, at most 30 days. */
+  idempotencyWindowMs?: number;
+  /** Ids of tasks that must all succeed first (state PENDING until then). */
+  dependsOn?: readonly string[];
+  /** The task that submitted this one. */
+  parentId?: string;
+}
+
+/** One task to submit, as `submitBatch` takes it. */
+export interface TaskRequest extends TaskOptions {
+  name: string;
+  args?: readonly JsonValue[];
+  kwargs?: JsonObject;
+}
+
+/** Why an attempt failed. */
+export interface TaskFailure {
+  /** Exception type, e.g. "RuntimeError". */
+  type: string;
+  message: string;
+  traceback: string;
+  attempt: number;
+  failedAt?: Date;
+  retryAt?: Date;
+}
+
+/** A task as the gateway stores it. */
+export interface TaskInfo {
+  id: string;
+  name: string;
+  args: JsonValue[];
+  kwargs: JsonObject;
+  state: TaskState;
+  /** SUCCESS, FAILURE or CANCELLED. */
+  isFinal: boolean;
+  priority: Priority;
+  queue: string;
+  labels: Record<string, string>;
+  /** -1: the task's declared budget, else the deployment default. */
+  maxRetries: number;
+  /** Undefined: the task's declared timeout, else the deployment default. */
+  taskTimeoutMs?: number;
+  attempt: number;
+  /** The return value once SUCCESS; null before. */
+  result: JsonValue;
+  /** The last failed attempt's failure, if any. */
+  failure?: TaskFailure;
+  /** Every failed attempt, oldest first (`get` fills it; lists leave it empty). */
+  failures: TaskFailure[];
+  requestId: string;
+  idempotencyKey: string;
+  parentId: string;
+  rootId: string;
+  dependsOn: string[];
+  workerId: string;
+  cancelRequested: boolean;
+  cancelReason: string;
+  cancelStep: CancelStep;
+  scheduleId: string;
+  /** What the task code set with ctx.set_context (progress among it). */
+  context: JsonObject;
+  createdAt?: Date;
+  startedAt?: Date;
+  finishedAt?: Date;
+  updatedAt?: Date;
+  /** When a SCHEDULED or RETRYING task becomes due. */
+  runAt?: Date;
+  /** Payload fields the gateway left out of this view, each with why. */
+  omitted: Record<string, string>;
+}
+
+export interface SubmitResult {
+  task: TaskInfo;
+  /** False when the request id (or idempotency key) matched an earlier submission. */
+  created: boolean;
+}
+
+/** One outcome of a batch, in request order. */
+export interface SubmittedTask {
+  id: string;
+  state: TaskState;
+  created: boolean;
+}
+
+export interface WaitResult {
+  task: TaskInfo;
+  /** True when the wait ended before the task was final: not an error. */
+  timedOut: boolean;
+}
+
+export interface TaskPage {
+  /** Newest first. */
+  tasks: TaskInfo[];
+  /** "" on the last page. */
+  nextPageToken: string;
+}
+
+export interface CancelResult {
+  task: TaskInfo;
+  /** True when the task is CANCELLED; false while only a running task's cancel flag is set. */
+  cancelled: boolean;
+  step: CancelStep;
+  /** Unfinished children cancelled with it. */
+  cancelledChildren: string[];
+}
+
+/** The filter of `list` and `tasks`. */
+export interface ListFilter {
+  /** Any of these states; default all. */
+  states?: readonly TaskState[];
+  name?: string;
+  queue?: string;
+  priority?: Priority;
+  /** 1..1000; default 100. */
+  pageSize?: number;
+}

@@ -1,0 +1,206 @@
+"""The four clients against one live `taskyard dev`: the conformance scenarios
+(clients/conformance/README.md) in Python, Go, TypeScript and Java, each client's
+`add(2, 3)` example, and a trace begun in the Go example's OpenTelemetry span that
+continues through the task.
+
+The Go, TypeScript and Java programs are built by `make clients` (CI runs it first); a
+missing build fails here with that instruction rather than skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.observability import running_jaeger, service_of, tracing_env, wait_for_spans
+
+from taskyard.cli import jaeger as jaeger_launcher
+from taskyard.cli.procs import free_port, stop_processes
+
+# One live suite for the module (and so one test process under xdist).
+pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(300), pytest.mark.xdist_group("client-conformance")]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = (ROOT / "clients/conformance/scenarios.txt").read_text().split()
+TOKEN = "conformance-token-0123456789"
+READ_TOKEN = "reader-token-0123456789"
+READY = "Taskyard is ready"
+
+# What `make clients` builds, and how each language runs its runner and its example.
+RUNNERS: dict[str, list[str]] = {
+    "python": [sys.executable, "clients/python/conformance.py"],
+    "go": ["clients/go/bin/conformance"],
+    "typescript": ["node", "clients/typescript/conformance/run.mjs"],
+    "java": ["clients/java/run-conformance"],
+}
+
+
+def _readme_examples() -> dict[str, str]:
+    """The example column of the README's "Clients" table: the commands run as shown."""
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("## Clients") :].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("| ")][1:]
+    examples = {}
+    for language, _install, example, _guide in rows:
+        examples[language.split()[0].lower()] = example.strip().strip("`")
+    return examples
+
+
+EXAMPLES = _readme_examples()
+BUILT: dict[str, Path] = {
+    "go": ROOT / "clients/go/bin/conformance",
+    "typescript": ROOT / "clients/typescript/dist/index.js",
+    "java": ROOT / "clients/java/target/classpath.txt",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suite:
+    target: str
+    jaeger: jaeger_launcher.Jaeger
+
+    def client_env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
+        env.update(
+            TASKYARD_TARGET=self.target,
+            TASKYARD_TOKEN=TOKEN,
+            TASKYARD_READ_TOKEN=READ_TOKEN,
+            TASKYARD_CLOSED_TARGET=f"127.0.0.1:{free_port()}",
+            **extra,
+        )
+        return env
+
+
+def _until_ready(proc: subprocess.Popen[str], log: list[str], timeout: float) -> None:
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"taskyard dev not ready in {timeout} s:\n{''.join(log[-40:])}")
+        if line is None:
+            pytest.fail(f"taskyard dev exited with {proc.wait()}:\n{''.join(log[-40:])}")
+        if READY in line:
+            return
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
+    work = tmp_path_factory.mktemp("conformance")
+    tokens = work / "tokens"
+    tokens.write_text(f"{TOKEN} submit,read conformance\n{READ_TOKEN} read reader\n")
+    port = free_port()
+    with running_jaeger(work) as jaeger:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
+        env.update(
+            tracing_env(jaeger),
+            TASKYARD_TRANSPORT="ipc",
+            TASKYARD_IPC_DIR=str(work / "ipc"),
+            TASKYARD_AUTH_TOKENS_FILE=str(tokens),
+            TASKYARD_TOKEN=TOKEN,  # dev's readiness probe: a pool serving tasks
+            PYTHONUNBUFFERED="1",
+        )
+        argv = [sys.executable, "-m", "taskyard.cli", "dev", "--data-dir", str(work / "data")]
+        argv += ["--port", str(port), "--no-jaeger", "--metrics-port", "0", "--workers", "1"]
+        argv += ["--concurrency", "4", "--grace", "5"]
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        log: list[str] = []
+        try:
+            _until_ready(proc, log, timeout=120)
+            yield Suite(target=f"127.0.0.1:{port}", jaeger=jaeger)
+        finally:
+            stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
+
+
+def _require_built(language: str) -> None:
+    built = BUILT.get(language)
+    if built is not None and not built.exists():
+        pytest.fail(
+            f"the {language} client is not built ({built.relative_to(ROOT)} missing): run `make clients`"
+        )
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.mark.parametrize("language", list(RUNNERS))
+def test_conformance_scenarios(suite: Suite, language: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _require_built(language)
+    done = _run(RUNNERS[language], suite.client_env(), timeout=180)
+    out = done.stdout.splitlines()
+    reported = [m.group(2) for line in out if (m := re.match(r"(PASS|FAIL) (\w+)", line))]
+    failed = [line for line in out if line.startswith("FAIL ")]
+    summary = out[-1] if out else ""
+    with capsys.disabled():  # the pass count of every language in the run's log
+        print(f"\n{summary}")
+    transcript = f"{done.stdout}\n{done.stderr[-4000:]}"
+    assert reported == SCENARIOS, f"scenarios reported out of order or missing:\n{transcript}"
+    assert not failed and done.returncode == 0, transcript
+    assert summary == f"{language} conformance: {len(SCENARIOS)}/{len(SCENARIOS)} passed", transcript
+
+
+def _example(language: str) -> list[str]:
+    command = EXAMPLES[language]
+    if command.startswith("python "):  # this interpreter, the one with taskyard installed
+        command = f"{sys.executable} {command.removeprefix('python ')}"
+    return ["bash", "-c", command]
+
+
+def test_readme_lists_every_client() -> None:
+    assert sorted(EXAMPLES) == sorted(RUNNERS)
+
+
+@pytest.mark.parametrize("language", list(RUNNERS))
+def test_add_example_prints_five(suite: Suite, language: str) -> None:
+    _require_built(language)
+    done = _run(_example(language), suite.client_env(), timeout=120)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert done.stdout.split() == ["5"], done.stdout
+
+
+def test_trace_from_the_go_example_continues_through_the_task(suite: Suite) -> None:
+    _require_built("go")
+    env = suite.client_env(**suite.jaeger.otel_environment(), OTEL_SERVICE_NAME="add-example")
+    done = _run(_example("go"), env, timeout=120)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    found = re.search(r"trace_id=([0-9a-f]{32})", done.stderr)
+    assert found, f"the example printed no trace id:\n{done.stderr}"
+
+    def complete(trace: dict[str, object]) -> bool:
+        spans = trace["spans"]
+        assert isinstance(spans, list)
+        services = {service_of(trace, s) for s in spans}
+        return {"add-example", "taskyard-gateway", "taskyard-worker-pool"} <= services
+
+    trace = wait_for_spans(suite.jaeger, found.group(1), complete)
+    spans = trace["spans"]
+    roots = [s for s in spans if not s.get("references")]
+    assert [s["operationName"] for s in roots] == ["add-example"], [s["operationName"] for s in spans]
+    assert "process default" in {s["operationName"] for s in spans}, [s["operationName"] for s in spans]
