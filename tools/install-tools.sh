@@ -23,6 +23,8 @@
 #           Central, checked against pinned SHA-256 sums); TypeScript's protoc-gen-es is npm's
 # clients   the toolchains the Go, TypeScript and Java clients build with: Go modules,
 #           npm ci in clients/typescript, Maven's dependencies (all cached by their tools)
+# browser   Debian's chromium for the dashboard's browser tests (Playwright drives it; its own
+#           browser download is never used)
 # bench     opt-in, never part of "all steps" (CI stays fast): bench/compare's peers,
 #           pip install -e '.[bench]' (pgqueuer, celery[redis]) and Debian's redis-server
 set -euo pipefail
@@ -170,6 +172,9 @@ maven_exe() {
 
 install_codegen() {
   command -v go >/dev/null || die "go is not installed (needed for the Go generators)"
+  # protoc and protoc-gen-grpc-java are native executables, pinned by checksum for this platform.
+  [[ "$(uname -sm)" == "Linux x86_64" ]] \
+    || die "codegen: pinned protoc and protoc-gen-grpc-java are for Linux x86_64, not $(uname -sm)"
   go_tool google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" google.golang.org/protobuf
   go_tool google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" google.golang.org/grpc/cmd/protoc-gen-go-grpc
   maven_exe "com/google/protobuf/protoc/$PROTOC_VERSION/protoc-$PROTOC_VERSION-linux-x86_64.exe" \
@@ -184,7 +189,7 @@ install_clients() {
   command -v go >/dev/null || die "go is not installed (the Go client)"
   command -v mvn >/dev/null || die "mvn is not installed (the Java client)"
   log "clients: go mod download"
-  (cd clients/go && go mod download)
+  (cd clients/go && go mod download) && (cd clients/go/examples && go mod download)
   log "clients: npm ci in clients/typescript"
   (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error)
   log "clients: Maven dependencies of clients/java"
@@ -277,6 +282,19 @@ install_prometheus() {
   command -v promtool >/dev/null || die "prometheus installed but promtool not on PATH"
 }
 
+install_browser() {
+  if [[ -x /usr/bin/chromium ]]; then
+    log "browser: $(/usr/bin/chromium --version 2>/dev/null | head -n1) already installed"
+    return
+  fi
+  [[ "$(id -u)" == 0 ]] || die "chromium not found; install it (apt-get install chromium) as root"
+  log "browser: apt-get install chromium (the dashboard tests drive it with Playwright)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  [[ -x /usr/bin/chromium ]] || die "chromium installed but /usr/bin/chromium is missing"
+}
+
 install_bench() {
   [[ "$USE_VENV" == 0 ]] || venv_current || install_venv
   log "bench: pip install -e '.[bench]' (pgqueuer, celery[redis])"
@@ -304,8 +322,9 @@ for step in "${steps[@]}"; do
     jaeger) install_jaeger ;;
     prometheus) install_prometheus ;;
     codegen) install_codegen ;;
+    browser) install_browser ;;
     clients) install_clients ;;
     bench) install_bench ;;
-    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, codegen, clients, bench)" ;;
+    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, codegen, clients, browser, bench)" ;;
   esac
 done

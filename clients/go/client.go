@@ -59,7 +59,8 @@ func New(target string, opts ...Option) (*Client, error) {
 		dial = append(dial, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
 	}
 	if cfg.token != "" {
-		dial = append(dial, grpc.WithPerRPCCredentials(bearer{header: "Bearer " + cfg.token}))
+		tok := bearer{header: "Bearer " + cfg.token, plaintextOK: cfg.insecure}
+		dial = append(dial, grpc.WithPerRPCCredentials(tok))
 	}
 	conn, err := grpc.NewClient(target, append(dial, cfg.dial...)...)
 	if err != nil {
@@ -71,8 +72,9 @@ func New(target string, opts ...Option) (*Client, error) {
 // Close closes the connection; calls in flight fail with Canceled.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Conn is the client's connection, with its token, TLS, retries and trace
-// propagation, for the services this package does not wrap:
+// Conn is the client's connection, with its token, TLS and trace
+// propagation, for the services this package does not wrap. UNAVAILABLE is
+// retried on it for reads and submits only (see serviceConfig):
 //
 //	queues := taskyardv1.NewQueueServiceClient(c.Conn())
 func (c *Client) Conn() grpc.ClientConnInterface { return c.conn }

@@ -2,7 +2,11 @@ package taskyard
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +26,8 @@ type fakeTasks struct {
 	taskyardv1.UnimplementedTaskServiceServer
 	mu          sync.Mutex
 	failSubmits int
+	failCancels int
+	cancels     int
 	requestIDs  []string
 	md          []metadata.MD
 	waits       []time.Duration
@@ -40,11 +46,34 @@ func (f *fakeTasks) SubmitTask(ctx context.Context, req *taskyardv1.SubmitTaskRe
 	return &taskyardv1.SubmitTaskResponse{Task: &taskyardv1.Task{Id: "t1", Name: req.GetTask().GetName(), RequestId: req.GetTask().GetRequestId()}, Created: true}, nil
 }
 
-func (f *fakeTasks) WaitTask(_ context.Context, req *taskyardv1.WaitTaskRequest) (*taskyardv1.WaitTaskResponse, error) {
+// WaitTask holds the call as the gateway does: for the wait asked, but no
+// later than 100 ms before the caller's deadline.
+func (f *fakeTasks) WaitTask(ctx context.Context, req *taskyardv1.WaitTaskRequest) (*taskyardv1.WaitTaskResponse, error) {
+	hold := req.GetTimeout().AsDuration()
+	if dl, ok := ctx.Deadline(); ok {
+		hold = max(0, min(hold, time.Until(dl)-100*time.Millisecond))
+	}
+	time.Sleep(hold)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.waits = append(f.waits, req.GetTimeout().AsDuration())
 	return &taskyardv1.WaitTaskResponse{Task: &taskyardv1.Task{Id: req.GetId(), State: taskyardv1.TaskState_TASK_STATE_RUNNING}, TimedOut: true}, nil
+}
+
+func (f *fakeTasks) CancelTask(_ context.Context, req *taskyardv1.CancelTaskRequest) (*taskyardv1.CancelTaskResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancels++
+	if f.failCancels > 0 {
+		f.failCancels--
+		return nil, status.Error(codes.Unavailable, "connection lost after commit")
+	}
+	return &taskyardv1.CancelTaskResponse{Task: &taskyardv1.Task{Id: req.GetId(), State: taskyardv1.TaskState_TASK_STATE_CANCELLED}, Cancelled: true}, nil
+}
+
+// ListTasks answers token "stuck" with itself, any other with "stuck".
+func (f *fakeTasks) ListTasks(_ context.Context, req *taskyardv1.ListTasksRequest) (*taskyardv1.ListTasksResponse, error) {
+	return &taskyardv1.ListTasksResponse{Tasks: []*taskyardv1.Task{{Id: "t-" + req.GetPageToken()}}, NextPageToken: "stuck"}, nil
 }
 
 func startFake(t *testing.T, f *fakeTasks, opts ...Option) *Client {
@@ -140,5 +169,91 @@ func TestBatchGivesEachSpecARequestID(t *testing.T) {
 	}
 	if _, err := (&Client{}).SubmitBatch(context.Background(), make([]Spec, MaxBatch+1)); err == nil {
 		t.Fatal("a batch over MaxBatch must be refused before sending")
+	}
+}
+
+func TestWaitStopsAtTheCallersDeadline(t *testing.T) {
+	f := &fakeTasks{}
+	c := startFake(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, _, err := c.Wait(ctx, "t1", 10*time.Second)
+	var terr *Error
+	if !errors.As(err, &terr) || terr.Code != codes.DeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait = %v, want DEADLINE_EXCEEDED", err)
+	}
+	f.mu.Lock()
+	calls := len(f.waits)
+	f.mu.Unlock()
+	// One call held until 100 ms before the deadline; a second at most if the
+	// first came back late, never a burst of calls answered at once.
+	if calls < 1 || calls > 2 {
+		t.Errorf("%d WaitTask calls, want 1 or 2", calls)
+	}
+}
+
+func TestCancelIsNotRetried(t *testing.T) {
+	f := &fakeTasks{failCancels: 1}
+	c := startFake(t, f)
+	_, err := c.Cancel(context.Background(), "t1", CancelOptions{})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("Cancel = %v, want UNAVAILABLE", err)
+	}
+	if f.cancels != 1 {
+		t.Fatalf("%d CancelTask attempts, want 1", f.cancels)
+	}
+}
+
+func TestRetriedMethods(t *testing.T) {
+	var cfg struct {
+		MethodConfig []struct {
+			Name []struct{ Service, Method string }
+		}
+	}
+	if err := json.Unmarshal([]byte(serviceConfig), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, mc := range cfg.MethodConfig {
+		for _, n := range mc.Name {
+			got = append(got, strings.TrimPrefix(n.Service, "taskyard.v1.")+"/"+n.Method)
+		}
+	}
+	want := []string{
+		"TaskService/SubmitTask", "TaskService/BatchSubmitTasks", "TaskService/GetTask",
+		"TaskService/WaitTask", "TaskService/ListTasks", "TaskService/GetTaskTree",
+		"TaskService/ExplainTask", "TaskService/GetTaskLogs", "TaskService/StreamTaskLogs",
+		"QueueService/GetQueueStatus", "QueueService/ListServers",
+		"ScheduleService/GetSchedule", "ScheduleService/ListSchedules",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("retried %v, want %v", got, want)
+	}
+}
+
+func TestTasksStopsOnARepeatedPageToken(t *testing.T) {
+	c := startFake(t, &fakeTasks{})
+	var ids []string
+	var last error
+	for task, err := range c.Tasks(context.Background(), ListOptions{}) {
+		if err != nil {
+			last = err
+			break
+		}
+		ids = append(ids, task.ID)
+	}
+	if last == nil || !slices.Equal(ids, []string{"t-", "t-stuck"}) {
+		t.Fatalf("tasks %v, error %v; want two tasks then an error", ids, last)
+	}
+}
+
+func TestListRefusesPageSizeOutOfRange(t *testing.T) {
+	c := startFake(t, &fakeTasks{})
+	for _, size := range []int{-1, MaxPageSize + 1, 1 << 40} {
+		_, err := c.List(context.Background(), ListOptions{PageSize: size})
+		var terr *Error
+		if !errors.As(err, &terr) || terr.Code != codes.InvalidArgument {
+			t.Errorf("List(PageSize %d) = %v, want INVALID_ARGUMENT", size, err)
+		}
 	}
 }

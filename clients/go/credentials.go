@@ -6,16 +6,20 @@ import (
 	"strings"
 )
 
-// bearer sends the token on every call. New decides whether the channel may
-// carry it, so that a plaintext loopback channel (a development gateway with
-// tokens) can, which gRPC's own RequireTransportSecurity would forbid.
-type bearer struct{ header string }
+// bearer sends the token on every call, and only over TLS unless New let
+// plaintext through (WithInsecure to a loopback target: a development gateway
+// with tokens). gRPC checks the connection actually made, so credentials
+// swapped in by WithDialOptions cannot carry the token in clear.
+type bearer struct {
+	header      string
+	plaintextOK bool
+}
 
 func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
 	return map[string]string{"authorization": b.header}, nil
 }
 
-func (bearer) RequireTransportSecurity() bool { return false }
+func (b bearer) RequireTransportSecurity() bool { return !b.plaintextOK }
 
 // isLoopback reports whether target (host:port, [v6]:port or dns:///host:port)
 // names this machine; host names other than localhost are not resolved, since

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -60,6 +61,10 @@ func toValue(v any, path string) (*structpb.Value, error) {
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return intValue(i, path)
 		}
+		if isDigits(strings.TrimPrefix(string(x), "-")) {
+			// ParseFloat would take it, rounded; it is beyond int64, so beyond 2^53.
+			return nil, errorf(path, "integer %s is beyond 2^53: it would not come back exact", string(x))
+		}
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
 			return nil, errorf(path, "%q is not a number", string(x))
@@ -81,6 +86,15 @@ func toValue(v any, path string) (*structpb.Value, error) {
 		return x, nil
 	}
 	return viaJSON(v, path)
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func intValue(i int64, path string) (*structpb.Value, error) {

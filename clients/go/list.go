@@ -2,6 +2,7 @@ package taskyard
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	taskyardv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/v1"
@@ -18,6 +19,9 @@ type ListOptions struct {
 	PageToken string
 }
 
+// MaxPageSize is the largest page the gateway serves.
+const MaxPageSize = 1000
+
 // A Page is one page of a listing, newest task first.
 type Page struct {
 	Tasks []*Task
@@ -27,6 +31,9 @@ type Page struct {
 
 // List returns one page of the tasks that match opts.
 func (c *Client) List(ctx context.Context, opts ListOptions) (*Page, error) {
+	if opts.PageSize < 0 || opts.PageSize > MaxPageSize {
+		return nil, errorf("page_size", "must be 0..%d, not %d", MaxPageSize, opts.PageSize)
+	}
 	req := &taskyardv1.ListTasksRequest{
 		Name:      opts.Name,
 		Queue:     opts.Queue,
@@ -52,7 +59,8 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*Page, error) {
 
 // Tasks iterates over every task that matches opts, fetching pages of
 // opts.PageSize as the loop needs them. A failed page ends the iteration
-// with its error:
+// with its error, and so does a page pointing back at itself (the same
+// next page token as the one sent), which would otherwise loop for ever:
 //
 //	for task, err := range c.Tasks(ctx, taskyard.ListOptions{Name: "add"}) {
 //		if err != nil {
@@ -74,6 +82,10 @@ func (c *Client) Tasks(ctx context.Context, opts ListOptions) iter.Seq2[*Task, e
 				}
 			}
 			if page.NextPageToken == "" {
+				return
+			}
+			if page.NextPageToken == opts.PageToken {
+				yield(nil, fmt.Errorf("taskyard: the gateway answered page token %q with itself", opts.PageToken))
 				return
 			}
 			opts.PageToken = page.NextPageToken

@@ -76,7 +76,9 @@ func WithTimeout(d time.Duration) Option {
 	return func(c *config) { c.timeout = d }
 }
 
-// WithDialOptions adds gRPC dial options, after the client's own.
+// WithDialOptions adds gRPC dial options, after the client's own. Transport
+// credentials given here do not change where the token may go: over anything
+// but TLS it is refused, unless [WithInsecure] to a loopback target allowed it.
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *config) { c.dial = append(c.dial, opts...) }
 }

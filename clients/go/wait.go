@@ -5,12 +5,18 @@ import (
 	"time"
 
 	taskyardv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // MaxWaitCall is the longest wait the gateway holds one call for; Wait
 // splits longer waits into several calls.
 const MaxWaitCall = 300 * time.Second
+
+// deadlineMargin is how close to ctx's deadline Wait stops calling again. The
+// gateway answers a wait about 100 ms before the caller's deadline, and at
+// once when less is left, so another call that close would only spin.
+const deadlineMargin = 150 * time.Millisecond
 
 // Wait returns the task once it is final, or as it is when timeout has
 // passed, with timedOut set: a timed-out wait is not an error. A timeout of
@@ -42,6 +48,9 @@ func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (ta
 		}
 		if !end.IsZero() && !time.Now().Before(end) {
 			return task, true, nil
+		}
+		if dl, ok := ctx.Deadline(); ok && !task.Final() && time.Until(dl) < deadlineMargin {
+			return nil, false, callError(status.FromContextError(context.DeadlineExceeded).Err())
 		}
 	}
 }

@@ -67,6 +67,7 @@ class Scenarios:
         return task
 
     def submit_and_wait(self) -> None:
+        # submit returns the task itself (created is checked through submit_many below).
         task = self.client.submit("add", 2, 3)
         check(task.id, "no id")
         done = self.finished(task.id)
@@ -144,10 +145,12 @@ class Scenarios:
 
     def idempotent_resubmit(self) -> None:
         request_id = str(uuid.uuid4())
-        first = self.client.submit_many([{"name": "add", "args": [4, 4], "request_id": request_id}])[0]
-        again = self.client.submit_many([{"name": "add", "args": [4, 4], "request_id": request_id}])[0]
+        first = self.client.submit("add", 4, 4, request_id=request_id)
+        again = self.client.submit("add", 4, 4, request_id=request_id)
         check(first.id == again.id, "a second task for the same request id")
-        check(first.created and not again.created, f"created {first.created} then {again.created}")
+        # submit returns the task itself; the batch reply says whether it was created.
+        third = self.client.submit_many([{"name": "add", "args": [4, 4], "request_id": request_id}])[0]
+        check(third.id == first.id and not third.created, f"a repeat created={third.created}")
         made = self.client.submit("add", 5, 5)
         check(self.client.get(made.id).request_id, "no request id made by the client")
 
@@ -157,12 +160,14 @@ class Scenarios:
         err = caught[0]
         check(err.domain == DOMAIN, f"domain {err.domain!r}")
         check(any(v.field == "task.name" for v in err.violations), f"violations {err.violations}")
+        valid = {"name": "add", "args": [1, 2], "request_id": str(uuid.uuid4())}
         with refused(grpc.StatusCode.INVALID_ARGUMENT) as caught:
-            self.client.submit_many([{"name": "add", "args": [1, 2]}, {"name": ""}])
+            self.client.submit_many([valid, {"name": ""}])
         check(
             any(v.field == "tasks[1].name" for v in caught[0].violations),
             f"violations {caught[0].violations}",
         )
+        check(self.client.submit_many([valid])[0].created, "the refused batch created its valid task")
 
     def error_unknown_task(self) -> None:
         with refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_TASK_NAME"):

@@ -9,9 +9,12 @@ missing build fails here with that instruction rather than skipping.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +29,15 @@ from taskyard.cli import jaeger as jaeger_launcher
 from taskyard.cli.procs import free_port, stop_processes
 
 # One live suite for the module (and so one test process under xdist).
-pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(300), pytest.mark.xdist_group("client-conformance")]
+# The first test also waits for the module's suite (up to READY_TIMEOUT) before its runner
+# (up to RUN_TIMEOUT): the per-test limit covers both with room to fail cleanly.
+READY_TIMEOUT = 120
+RUN_TIMEOUT = 150
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.timeout(READY_TIMEOUT + RUN_TIMEOUT + 60),
+    pytest.mark.xdist_group("client-conformance"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = (ROOT / "clients/conformance/scenarios.txt").read_text().split()
@@ -66,6 +77,9 @@ BUILT: dict[str, Path] = {
 class Suite:
     target: str
     jaeger: jaeger_launcher.Jaeger
+    # A port this module holds bound but not listening: nobody else can take it, and a
+    # connect to it is refused (a port only chosen free could be taken by another test).
+    closed_port: int
 
     def client_env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
@@ -73,7 +87,7 @@ class Suite:
             TASKYARD_TARGET=self.target,
             TASKYARD_TOKEN=TOKEN,
             TASKYARD_READ_TOKEN=READ_TOKEN,
-            TASKYARD_CLOSED_TARGET=f"127.0.0.1:{free_port()}",
+            TASKYARD_CLOSED_TARGET=f"127.0.0.1:{self.closed_port}",
             **extra,
         )
         return env
@@ -107,7 +121,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     tokens = work / "tokens"
     tokens.write_text(f"{TOKEN} submit,read conformance\n{READ_TOKEN} read reader\n")
     port = free_port()
-    with running_jaeger(work) as jaeger:
+    with running_jaeger(work) as jaeger, socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
         env.update(
             tracing_env(jaeger),
@@ -130,8 +145,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         )
         log: list[str] = []
         try:
-            _until_ready(proc, log, timeout=120)
-            yield Suite(target=f"127.0.0.1:{port}", jaeger=jaeger)
+            _until_ready(proc, log, timeout=READY_TIMEOUT)
+            yield Suite(target=f"127.0.0.1:{port}", jaeger=jaeger, closed_port=closed.getsockname()[1])
         finally:
             stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
 
@@ -144,16 +159,34 @@ def _require_built(language: str) -> None:
         )
 
 
-def _run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+def _run(
+    argv: list[str], env: dict[str, str], timeout: float = RUN_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """Run a client program in a session of its own: on timeout the whole group goes (a
+    `go run` leaves the program it built), and what it printed is in the failure."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{' '.join(argv)} did not finish in {timeout} s:\n{out}\n{err[-4000:]}")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 @pytest.mark.parametrize("language", list(RUNNERS))
 def test_conformance_scenarios(suite: Suite, language: str, capsys: pytest.CaptureFixture[str]) -> None:
     _require_built(language)
-    done = _run(RUNNERS[language], suite.client_env(), timeout=180)
+    done = _run(RUNNERS[language], suite.client_env())
     out = done.stdout.splitlines()
     reported = [m.group(2) for line in out if (m := re.match(r"(PASS|FAIL) (\w+)", line))]
     failed = [line for line in out if line.startswith("FAIL ")]
@@ -180,7 +213,7 @@ def test_readme_lists_every_client() -> None:
 @pytest.mark.parametrize("language", list(RUNNERS))
 def test_add_example_prints_five(suite: Suite, language: str) -> None:
     _require_built(language)
-    done = _run(_example(language), suite.client_env(), timeout=120)
+    done = _run(_example(language), suite.client_env())
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert done.stdout.split() == ["5"], done.stdout
 
@@ -188,7 +221,7 @@ def test_add_example_prints_five(suite: Suite, language: str) -> None:
 def test_trace_from_the_go_example_continues_through_the_task(suite: Suite) -> None:
     _require_built("go")
     env = suite.client_env(**suite.jaeger.otel_environment(), OTEL_SERVICE_NAME="add-example")
-    done = _run(_example("go"), env, timeout=120)
+    done = _run(_example("go"), env)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     found = re.search(r"trace_id=([0-9a-f]{32})", done.stderr)
     assert found, f"the example printed no trace id:\n{done.stderr}"

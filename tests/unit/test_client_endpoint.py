@@ -13,7 +13,7 @@ import pytest
 from support import certs
 
 from taskyard.cli.connection import Connection
-from taskyard.client import DEFAULT_TARGET, AsyncClient, Client, Endpoint
+from taskyard.client import DEFAULT_TARGET, AsyncClient, Client, Endpoint, TaskyardError
 from taskyard.client._common import Wait
 from taskyard.v1 import task_pb2, task_service_pb2
 
@@ -113,3 +113,56 @@ def test_a_long_wait_is_split_into_server_waits(monkeypatch: pytest.MonkeyPatch)
     assert (req.timeout.seconds, deadline) == (100, 110.0)
     last = waiting.outcome(task_service_pb2.WaitTaskResponse(task=pending, timed_out=True))
     assert last is not None and last.id == "t1"
+
+
+def test_a_deadline_shorter_than_the_wait_bounds_each_call_then_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr("taskyard.client._common.time.monotonic", lambda: now[0])
+    waiting = Wait("t1", 10.0, deadline=2.0)
+    pending = task_pb2.Task(id="t1", state=task_pb2.TASK_STATE_RUNNING)
+    req, limit = waiting.next_call()
+    assert (req.timeout.seconds, limit) == (10, 2.0)
+    # The gateway answers 0.1 s before the deadline: too little is left for another call.
+    now[0] += 1.9
+    with pytest.raises(TaskyardError) as refused:
+        waiting.outcome(task_service_pb2.WaitTaskResponse(task=pending, timed_out=True))
+    assert refused.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+def test_a_wait_shorter_than_its_deadline_returns_the_task_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr("taskyard.client._common.time.monotonic", lambda: now[0])
+    waiting = Wait("t1", 1.0, deadline=30.0)
+    pending = task_pb2.Task(id="t1", state=task_pb2.TASK_STATE_RUNNING)
+    req, limit = waiting.next_call()
+    assert (req.timeout.seconds, limit) == (1, 11.0)
+    now[0] += 1.0
+    task = waiting.outcome(task_service_pb2.WaitTaskResponse(task=pending, timed_out=True))
+    assert task is not None and not task.is_final
+
+
+def test_submits_carry_a_request_id_so_a_resent_call_is_idempotent() -> None:
+    from taskyard.client._common import batch_request, submit_request
+
+    made = submit_request("add", 1, 2).task.request_id
+    assert made and made != submit_request("add", 1, 2).task.request_id
+    assert submit_request("add", request_id="mine").task.request_id == "mine"
+    batch = batch_request([{"name": "add"}, {"name": "add", "request_id": "mine"}])
+    assert batch.tasks[0].request_id and batch.tasks[1].request_id == "mine"
+
+
+def test_gRPC_retries_unavailable_reads_and_submits_but_not_cancels() -> None:
+    import json
+
+    from taskyard.client._credentials import channel_options
+
+    options = dict(channel_options(Endpoint("localhost:1")))
+    config = json.loads(options["grpc.service_config"])["methodConfig"][0]
+    retried = {(n["service"].rsplit(".", 1)[1], n["method"]) for n in config["name"]}
+    assert ("TaskService", "SubmitTask") in retried and ("TaskService", "WaitTask") in retried
+    assert ("TaskService", "CancelTask") not in retried
+    assert config["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
+    own = dict(channel_options(Endpoint("localhost:1", options=[("grpc.service_config", "{}")])))
+    assert own["grpc.service_config"] == "{}"

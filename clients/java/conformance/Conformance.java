@@ -1,4 +1,5 @@
 // The client conformance scenarios (clients/conformance/README.md) for the Java client.
+// One file: Java 17's source launcher runs a single source file, so the scenarios cannot be split.
 // Run after the build: clients/java/run conformance/Conformance.java (or clients/java/run-conformance).
 
 import dev.taskyard.client.BatchEntry;

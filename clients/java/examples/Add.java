@@ -4,6 +4,7 @@
 // one is reached in plaintext (taskyard dev), any other with TLS and the system's CAs.
 
 import dev.taskyard.client.Submission;
+import dev.taskyard.client.TaskState;
 import dev.taskyard.client.TaskyardClient;
 import dev.taskyard.client.TaskyardClientBuilder;
 import dev.taskyard.client.WaitResult;
@@ -20,6 +21,10 @@ public class Add {
     try (TaskyardClient client = builder.build()) {
       Submission submitted = client.submit("add", 2, 3);
       WaitResult done = client.await(submitted.task().id(), Duration.ofSeconds(30));
+      if (done.task().state() != TaskState.SUCCESS) {
+        System.err.println("add(2, 3) ended " + done.task().state() + (done.timedOut() ? " (wait timed out)" : ""));
+        System.exit(1);
+      }
       System.out.println(done.task().result());
     }
   }

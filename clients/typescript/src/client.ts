@@ -1,9 +1,17 @@
 /** TaskyardClient: submit, inspect and cancel tasks through a Taskyard gateway. */
 import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
-import { cancelStepName, priorityValue, stateName, stateValue, toSpec, toTaskInfo } from "./convert.js";
+import {
+  cancelStepName,
+  checkMs,
+  durationFromMs,
+  priorityValue,
+  stateName,
+  stateValue,
+  toSpec,
+  toTaskInfo,
+} from "./convert.js";
 import { TaskyardError } from "./errors.js";
 import { bearerToken, retryUnavailable } from "./interceptors.js";
 import type { JsonValue } from "./json.js";
@@ -53,6 +61,11 @@ export interface CancelOptions extends CallOptions {
 const MAX_WAIT_CHUNK_MS = 300_000;
 /** Room above a server-side wait for the answer to arrive before the call's deadline. */
 const WAIT_SLACK_MS = 10_000;
+/**
+ * The gateway answers a wait about 100 ms before the call's deadline, and at once when
+ * less is left: closer than this, asking again would only spin until the deadline.
+ */
+const DEADLINE_MARGIN_MS = 150;
 
 export class TaskyardClient {
   readonly target: string;
@@ -68,7 +81,7 @@ export class TaskyardClient {
    */
   constructor(target: string, options: ClientOptions = {}) {
     this.target = target;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#timeoutMs = checkMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
     if (options.transport) {
       this.#rpc = createClient(TaskService, options.transport);
       return;
@@ -123,8 +136,9 @@ export class TaskyardClient {
    * an error: `timedOut` is true and `task` is as it was then.
    */
   async wait(id: string, options: WaitOptions = {}): Promise<WaitResult> {
-    const waitUntil = Date.now() + (options.waitMs ?? 30_000);
-    const given = options.timeoutMs;
+    this.#open();
+    const waitUntil = Date.now() + checkMs(options.waitMs ?? 30_000, "waitMs");
+    const given = options.timeoutMs === undefined ? undefined : checkMs(options.timeoutMs, "timeoutMs");
     const callUntil = given !== undefined && given > 0 ? Date.now() + given : undefined;
     for (;;) {
       const chunk = Math.max(0, Math.min(waitUntil - Date.now(), MAX_WAIT_CHUNK_MS));
@@ -135,13 +149,16 @@ export class TaskyardClient {
         if (timeoutMs <= 0) throw new TaskyardError(Code.DeadlineExceeded, "the operation timed out");
       }
       const res = await this.#call({ signal: options.signal, timeoutMs }, (call) =>
-        this.#rpc.waitTask({ id, timeout: durationFromMs(chunk) }, call),
+        this.#rpc.waitTask({ id, timeout: durationFromMs(chunk, "waitMs") }, call),
       );
       const task = toTaskInfo(res.task);
       // The gateway may end a wait early (its 300 s cap, or short of the call's deadline):
       // asking again keeps the caller's wait, and a deadline that passes stays an error.
       if (!res.timedOut || task.isFinal || Date.now() >= waitUntil) {
         return { task, timedOut: res.timedOut && !task.isFinal };
+      }
+      if (callUntil !== undefined && callUntil - Date.now() < DEADLINE_MARGIN_MS) {
+        throw new TaskyardError(Code.DeadlineExceeded, "the operation timed out");
       }
     }
   }
@@ -170,6 +187,10 @@ export class TaskyardClient {
     do {
       const page = await this.list({ ...options, pageToken });
       yield* page.tasks;
+      // A page pointing back at itself would loop for ever.
+      if (page.nextPageToken && page.nextPageToken === pageToken) {
+        throw new Error(`the gateway answered page token ${JSON.stringify(pageToken)} with itself`);
+      }
       pageToken = page.nextPageToken;
     } while (pageToken);
   }
@@ -179,7 +200,7 @@ export class TaskyardClient {
    * stopped in steps; with `waitMs` the call waits that long for it to stop.
    */
   async cancel(id: string, options: CancelOptions = {}): Promise<CancelResult> {
-    const wait = options.waitMs === undefined ? undefined : durationFromMs(options.waitMs);
+    const wait = options.waitMs === undefined ? undefined : durationFromMs(options.waitMs, "waitMs");
     const timeoutMs = options.timeoutMs ?? Math.max(this.#timeoutMs, (options.waitMs ?? 0) + WAIT_SLACK_MS);
     const res = await this.#call({ signal: options.signal, timeoutMs }, (call) =>
       this.#rpc.cancelTask({ id, reason: options.reason ?? "", wait }, call),
@@ -199,10 +220,17 @@ export class TaskyardClient {
     this.#session = undefined;
   }
 
+  #open(): void {
+    if (this.#closed) throw new TaskyardError(Code.Canceled, "the client is closed");
+  }
+
   async #call<T>(options: CallOptions, fn: (call: CallOptions) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new Error("TaskyardClient is closed");
+    this.#open();
+    // Connect writes grpc-timeout from this as it is: a fraction of a millisecond would
+    // make the header invalid.
+    const timeoutMs = Math.ceil(checkMs(options.timeoutMs ?? this.#timeoutMs, "timeoutMs"));
     try {
-      return await fn({ signal: options.signal, timeoutMs: options.timeoutMs ?? this.#timeoutMs });
+      return await fn({ signal: options.signal, timeoutMs });
     } catch (err) {
       throw TaskyardError.from(err);
     }

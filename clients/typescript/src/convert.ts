@@ -1,7 +1,7 @@
 /** Between the wire messages and the client's plain objects. */
 import { create } from "@bufbuild/protobuf";
-import { durationFromMs, durationMs, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { DurationSchema, durationMs, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { randomUUID } from "node:crypto";
 import {
   CancelStep as PbCancelStep,
@@ -22,6 +22,26 @@ import {
   type TaskRequest,
   type TaskState,
 } from "./types.js";
+
+/** A count of milliseconds, checked: JavaScript callers are not held to the type. */
+export function checkMs(ms: number, what: string): number {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
+    throw new TypeError(`${what} must be a finite number of milliseconds >= 0, got ${String(ms)}`);
+  }
+  return ms;
+}
+
+/** Milliseconds as a Duration, rounded to whole nanoseconds (a fraction there is not valid protobuf). */
+export function durationFromMs(ms: number, what: string): Duration {
+  checkMs(ms, what);
+  let seconds = Math.floor(ms / 1000);
+  let nanos = Math.round((ms - seconds * 1000) * 1e6);
+  if (nanos >= 1e9) {
+    seconds += 1;
+    nanos -= 1e9;
+  }
+  return create(DurationSchema, { seconds: BigInt(seconds), nanos });
+}
 
 export function stateName(state: PbTaskState): TaskState {
   return (PbTaskState[state] as TaskState | undefined) ?? "UNSPECIFIED";
@@ -59,13 +79,15 @@ export function toSpec(req: TaskRequest, path: string): TaskSpec {
     queue: req.queue ?? "",
     labels: { ...req.labels },
     maxRetries: req.maxRetries,
-    timeout: req.taskTimeoutMs === undefined ? undefined : durationFromMs(req.taskTimeoutMs),
-    countdown: req.countdownMs === undefined ? undefined : durationFromMs(req.countdownMs),
+    timeout: req.taskTimeoutMs === undefined ? undefined : durationFromMs(req.taskTimeoutMs, `${path}.taskTimeoutMs`),
+    countdown: req.countdownMs === undefined ? undefined : durationFromMs(req.countdownMs, `${path}.countdownMs`),
     eta: req.eta === undefined ? undefined : timestampFromDate(req.eta),
     requestId: req.requestId || randomUUID(),
     idempotencyKey: req.idempotencyKey ?? "",
     idempotencyWindow:
-      req.idempotencyWindowMs === undefined ? undefined : durationFromMs(req.idempotencyWindowMs),
+      req.idempotencyWindowMs === undefined
+        ? undefined
+        : durationFromMs(req.idempotencyWindowMs, `${path}.idempotencyWindowMs`),
     dependsOn: [...(req.dependsOn ?? [])],
     parentId: req.parentId ?? "",
   });

@@ -28,12 +28,46 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
+ * The methods a repeat cannot change the outcome of: reads, and submits (the request id
+ * makes a repeat return the first task). CancelTask is not one: a repeat of a cancel
+ * that took effect answers TASK_ALREADY_FINAL. The same list in every Taskyard client.
+ */
+export const RETRIED_METHODS: ReadonlySet<string> = new Set([
+  "taskyard.v1.TaskService/SubmitTask",
+  "taskyard.v1.TaskService/BatchSubmitTasks",
+  "taskyard.v1.TaskService/GetTask",
+  "taskyard.v1.TaskService/WaitTask",
+  "taskyard.v1.TaskService/ListTasks",
+  "taskyard.v1.TaskService/GetTaskTree",
+  "taskyard.v1.TaskService/ExplainTask",
+  "taskyard.v1.TaskService/GetTaskLogs",
+  "taskyard.v1.TaskService/StreamTaskLogs",
+  "taskyard.v1.QueueService/GetQueueStatus",
+  "taskyard.v1.QueueService/ListServers",
+  "taskyard.v1.ScheduleService/GetSchedule",
+  "taskyard.v1.ScheduleService/ListSchedules",
+]);
+
+const TIMEOUT_HEADER = "grpc-timeout";
+const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 1e-3, n: 1e-6 };
+
+/** When the call's deadline passes, read from the grpc-timeout Connect set just before the interceptors. */
+function deadlineOf(header: Headers): number | undefined {
+  const m = /^(\d{1,8})([HMSmun])$/.exec(header.get(TIMEOUT_HEADER) ?? "");
+  return m ? Date.now() + Number(m[1]) * (TIMEOUT_UNIT_MS[m[2]] ?? 1) : undefined;
+}
+
+/**
  * Resends the same unary request (so the same request_id: a submit stays exactly-once)
- * while the gateway is UNAVAILABLE, within the call's own deadline and signal.
+ * while the gateway is UNAVAILABLE, within the call's own deadline and signal, for the
+ * methods of {@link RETRIED_METHODS}. A stream's request is consumed as it is sent, so
+ * streams are never resent (the client opens none).
  */
 export function retryUnavailable(maxAttempts: number): Interceptor {
   return (next) => async (req) => {
-    if (req.stream || maxAttempts <= 1) return next(req);
+    const name = `${req.service.typeName}/${req.method.name}`;
+    if (req.stream || maxAttempts <= 1 || !RETRIED_METHODS.has(name)) return next(req);
+    const deadline = deadlineOf(req.header);
     for (let attempt = 1; ; attempt++) {
       try {
         return await next(req);
@@ -41,7 +75,14 @@ export function retryUnavailable(maxAttempts: number): Interceptor {
         const code = err instanceof ConnectError ? err.code : undefined;
         if (code !== Code.Unavailable || attempt >= maxAttempts || req.signal.aborted) throw err;
         await sleep(backoffMs(attempt), req.signal);
-        if (req.signal.aborted) throw err;
+        // The deadline (or the caller's signal) is what ended the call now, not the refusal.
+        if (req.signal.aborted) throw ConnectError.from(req.signal.reason, Code.Canceled);
+        if (deadline !== undefined) {
+          const left = Math.floor(deadline - Date.now());
+          if (left <= 0) throw new ConnectError("the operation timed out", Code.DeadlineExceeded);
+          // Connect wrote the header once, for the first attempt; the gateway must see what is left.
+          req.header.set(TIMEOUT_HEADER, `${left}m`);
+        }
       }
     }
   };

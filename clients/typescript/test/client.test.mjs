@@ -137,7 +137,63 @@ test("tasks() follows page tokens", async () => {
 test("a closed client refuses calls", async () => {
   const client = fakeGateway({});
   client.close();
-  await assert.rejects(client.get("x"), /closed/);
+  const err = await client.get("x").catch((e) => e);
+  assert.ok(err instanceof TaskyardError);
+  assert.equal(err.code, "CANCELLED");
+  assert.match(err.message, /closed/);
+  await assert.rejects(client.wait("x"), (e) => e instanceof TaskyardError && e.code === "CANCELLED");
+});
+
+test("a wait stops when the call's deadline is too close to ask again", async () => {
+  let calls = 0;
+  const client = fakeGateway({
+    // As the gateway does: hold the wait, but answer 100 ms before the caller's deadline.
+    async waitTask(req, ctx) {
+      calls++;
+      const hold = Math.max(0, Math.min(Number(req.timeout.seconds) * 1000, (ctx.timeoutMs() ?? Infinity) - 100));
+      await new Promise((r) => setTimeout(r, hold));
+      return { task: create(TaskSchema, { id: req.id, state: TaskState.RUNNING }), timedOut: true };
+    },
+  });
+  const err = await client.wait("t", { waitMs: 10_000, timeoutMs: 300 }).catch((e) => e);
+  assert.ok(err instanceof TaskyardError);
+  assert.equal(err.code, "DEADLINE_EXCEEDED");
+  assert.ok(calls >= 1 && calls <= 2, `${calls} WaitTask calls`);
+});
+
+test("tasks() stops on a page token that points back at itself", async () => {
+  const client = fakeGateway({
+    listTasks(req) {
+      return { tasks: [create(TaskSchema, { id: `t-${req.pageToken}` })], nextPageToken: "stuck" };
+    },
+  });
+  const ids = [];
+  await assert.rejects(async () => {
+    for await (const t of client.tasks()) ids.push(t.id);
+  }, /stuck/);
+  assert.deepEqual(ids, ["t-", "t-stuck"]);
+});
+
+test("durations are whole nanoseconds, and bad ones are refused before sending", async () => {
+  const seen = [];
+  const client = fakeGateway({
+    submitTask(req) {
+      seen.push(req.task);
+      return { task: stored(req.task), created: true };
+    },
+  });
+  await client.submit("echo", [], { taskTimeoutMs: 1.0000004, countdownMs: 999.9999999 });
+  assert.equal(seen[0].timeout.seconds, 0n);
+  assert.equal(seen[0].timeout.nanos, 1_000_000);
+  assert.equal(seen[0].countdown.seconds, 1n);
+  assert.equal(seen[0].countdown.nanos, 0);
+  for (const bad of [Number.NaN, -1, Infinity]) {
+    await assert.rejects(client.submit("echo", [], { taskTimeoutMs: bad }), TypeError);
+    await assert.rejects(client.wait("t", { waitMs: bad }), TypeError);
+    await assert.rejects(client.cancel("t", { waitMs: bad }), TypeError);
+    await assert.rejects(client.get("t", { timeoutMs: bad }), TypeError);
+  }
+  assert.equal(seen.length, 1);
 });
 
 test("a token is not sent in clear off loopback", () => {

@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import * as otel from "@opentelemetry/api";
 import { TaskService } from "../dist/gen/taskyard/v1/task_service_pb.js";
 import { TaskSchema } from "../dist/gen/taskyard/v1/task_pb.js";
-import { bearerToken, retryUnavailable } from "../dist/interceptors.js";
+import { bearerToken, RETRIED_METHODS, retryUnavailable } from "../dist/interceptors.js";
 import { traceContext } from "../dist/trace.js";
 
 function rpc(impl, interceptors) {
@@ -60,6 +60,81 @@ test("retries stop after maxAttempts and never touch other codes", async () => {
   calls = 0;
   await assert.rejects(client.getTask({ id: "gone" }), (e) => e.code === Code.NotFound);
   assert.equal(calls, 1);
+});
+
+test("CancelTask is not retried: a repeat of a committed cancel would fail", async () => {
+  let calls = 0;
+  const client = rpc(
+    {
+      cancelTask() {
+        calls++;
+        throw new ConnectError("lost", Code.Unavailable);
+      },
+    },
+    [retryUnavailable(4)],
+  );
+  await assert.rejects(client.cancelTask({ id: "t" }), (e) => e.code === Code.Unavailable);
+  assert.equal(calls, 1);
+});
+
+test("the retried methods are the reads and the submits", () => {
+  assert.deepEqual(
+    [...RETRIED_METHODS].map((m) => m.replace("taskyard.v1.", "")),
+    [
+      "TaskService/SubmitTask",
+      "TaskService/BatchSubmitTasks",
+      "TaskService/GetTask",
+      "TaskService/WaitTask",
+      "TaskService/ListTasks",
+      "TaskService/GetTaskTree",
+      "TaskService/ExplainTask",
+      "TaskService/GetTaskLogs",
+      "TaskService/StreamTaskLogs",
+      "QueueService/GetQueueStatus",
+      "QueueService/ListServers",
+      "ScheduleService/GetSchedule",
+      "ScheduleService/ListSchedules",
+    ],
+  );
+});
+
+/** The interceptor alone, with the request Connect's gRPC transport would hand it. */
+function unaryRequest(grpcTimeout, signal = new AbortController().signal) {
+  return {
+    stream: false,
+    service: { typeName: "taskyard.v1.TaskService" },
+    method: { name: "GetTask" },
+    header: new Headers({ "grpc-timeout": grpcTimeout }),
+    signal,
+    message: {},
+  };
+}
+
+test("a retry sends the time left as grpc-timeout", async () => {
+  const timeouts = [];
+  const next = async (req) => {
+    timeouts.push(req.header.get("grpc-timeout"));
+    if (timeouts.length < 2) throw new ConnectError("down", Code.Unavailable);
+    return { stream: false, message: {} };
+  };
+  await retryUnavailable(4)(next)(unaryRequest("5000m"));
+  assert.equal(timeouts[0], "5000m");
+  const left = Number(/^(\d+)m$/.exec(timeouts[1])[1]);
+  assert.ok(left < 4960 && left > 4000, `second attempt sent ${timeouts[1]}`);
+});
+
+test("a deadline that passes during the backoff is DEADLINE_EXCEEDED", async () => {
+  const next = async () => {
+    throw new ConnectError("down", Code.Unavailable);
+  };
+  await assert.rejects(retryUnavailable(4)(next)(unaryRequest("1m")), (e) => e.code === Code.DeadlineExceeded);
+  // Connect's own deadline signal, firing while the interceptor sleeps.
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), 20);
+  await assert.rejects(
+    retryUnavailable(4)(next)(unaryRequest("20m", ac.signal)),
+    (e) => e.code === Code.DeadlineExceeded,
+  );
 });
 
 class TestContextManager {

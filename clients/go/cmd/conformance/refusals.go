@@ -139,7 +139,8 @@ func errorUnavailable(ctx context.Context, e *env) error {
 	return nil
 }
 
-// newUUID is a random version 4 UUID.
+// newUUID is a random version 4 UUID. It repeats the client's unexported
+// newRequestID rather than make a UUID helper part of the package's API.
 func newUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -16,6 +16,7 @@ from google.protobuf import duration_pb2
 
 from taskyard.client._credentials import PemSource
 from taskyard.client._endpoint import DEFAULT_TARGET, Endpoint
+from taskyard.client._errors import TaskyardError
 from taskyard.client._types import (
     JSON,
     Cancellation,
@@ -32,6 +33,9 @@ from taskyard.v1 import task_service_pb2, task_service_pb2_grpc
 MAX_SERVER_WAIT = 300.0
 # Extra time on a WaitTask call's deadline beyond the wait itself.
 WAIT_SLACK = 10.0
+# The gateway answers a wait 0.1 s before the call's deadline: with less than this left after
+# a timed-out answer, another call could only come back at once, timed out again.
+DEADLINE_MARGIN = 0.15
 
 ChannelT = TypeVar("ChannelT")
 P = ParamSpec("P")
@@ -166,8 +170,9 @@ def wait_request(task_id: str, seconds: float) -> task_service_pb2.WaitTaskReque
 class Wait:
     """One ``wait``, as WaitTask calls: the server waits at most MAX_SERVER_WAIT a call, so a
     longer wait takes several, each with its own deadline. ``deadline`` (seconds) bounds the
-    whole of it: a wait it cuts short fails DEADLINE_EXCEEDED (the gateway answers each call
-    just before its deadline, not final, and the next call has no time left)."""
+    whole of it: a wait it cuts short fails DEADLINE_EXCEEDED. The gateway answers a call
+    just before its deadline, not final; so when an answer leaves too little of the deadline
+    for another call, the wait fails then, instead of calling again and again."""
 
     def __init__(self, task_id: str, timeout: float, deadline: float | None = None) -> None:
         self._task_id = task_id
@@ -192,7 +197,14 @@ class Wait:
 
     def outcome(self, resp: task_service_pb2.WaitTaskResponse) -> TaskInfo | None:
         """The task once final or the wait is over; None: call again."""
-        return TaskInfo.from_proto(resp.task) if self._last or not resp.timed_out else None
+        if self._last or not resp.timed_out:
+            return TaskInfo.from_proto(resp.task)
+        if self._deadline is not None and self._deadline - time.monotonic() < DEADLINE_MARGIN:
+            raise TaskyardError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"the call's deadline passes before task {self._task_id} is final",
+            )
+        return None
 
 
 def list_request(

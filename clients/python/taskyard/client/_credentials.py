@@ -93,10 +93,24 @@ def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
 
 # gRPC retries these calls itself when they fail UNAVAILABLE (no connection yet, a gateway
 # restarting), resending the same bytes: a submit carries its request_id, so a resent one
-# is answered with the first task; the others only read, or cancel (which is idempotent).
-# Writes that are not idempotent (TriggerSchedule, CreateSchedule, ClearQueue) are left out.
+# is answered with the first task; the others only read. Not CancelTask: a resent cancel
+# whose first try committed answers FAILED_PRECONDITION (already final), nor the schedule
+# and queue writes. The Go, TypeScript and Java clients retry the same list.
 _RETRIED = [
-    {"service": "taskyard.v1.TaskService"},
+    *(
+        {"service": "taskyard.v1.TaskService", "method": method}
+        for method in (
+            "SubmitTask",
+            "BatchSubmitTasks",
+            "GetTask",
+            "WaitTask",
+            "ListTasks",
+            "GetTaskTree",
+            "ExplainTask",
+            "GetTaskLogs",
+            "StreamTaskLogs",
+        )
+    ),
     {"service": "taskyard.v1.QueueService", "method": "GetQueueStatus"},
     {"service": "taskyard.v1.QueueService", "method": "ListServers"},
     {"service": "taskyard.v1.ScheduleService", "method": "GetSchedule"},

@@ -11,6 +11,9 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Task arguments and results are JSON; this converts between plain Java values and protobuf's
@@ -28,6 +31,8 @@ import java.util.Map;
 public final class JsonValues {
   /** The largest integer a double holds exactly. */
   private static final long MAX_SAFE_INTEGER = (1L << 53);
+
+  private static final BigDecimal MAX_SAFE_DECIMAL = BigDecimal.valueOf(MAX_SAFE_INTEGER);
 
   private JsonValues() {}
 
@@ -152,24 +157,47 @@ public final class JsonValues {
   }
 
   private static double toDouble(Number n) {
-    if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte) {
+    if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte
+        || n instanceof AtomicInteger || n instanceof AtomicLong || n instanceof LongAdder) {
+      // Not Math.abs: that of Long.MIN_VALUE is negative, and would pass.
       long l = n.longValue();
-      if (Math.abs(l) > MAX_SAFE_INTEGER) {
-        throw new IllegalArgumentException(l + " is beyond 2^53: JSON numbers travel as doubles");
+      if (l > MAX_SAFE_INTEGER || l < -MAX_SAFE_INTEGER) {
+        throw beyondSafe(n);
       }
       return l;
     }
-    if (n instanceof BigInteger big) {
-      if (big.abs().compareTo(BigInteger.valueOf(MAX_SAFE_INTEGER)) > 0) {
-        throw new IllegalArgumentException(big + " is beyond 2^53: JSON numbers travel as doubles");
-      }
-      return big.doubleValue();
+    if (n instanceof Double || n instanceof Float) {
+      return finite(n.doubleValue(), n);
     }
-    double d = n instanceof BigDecimal dec ? dec.doubleValue() : n.doubleValue();
+    BigDecimal exact;
+    if (n instanceof BigDecimal dec) {
+      exact = dec;
+    } else if (n instanceof BigInteger big) {
+      exact = new BigDecimal(big);
+    } else {
+      // Any other Number (an accumulator, a library's own type): its decimal form, when it has one.
+      try {
+        exact = new BigDecimal(n.toString());
+      } catch (NumberFormatException e) {
+        return finite(n.doubleValue(), n);
+      }
+    }
+    boolean integral = exact.signum() == 0 || exact.stripTrailingZeros().scale() <= 0;
+    if (integral && exact.abs().compareTo(MAX_SAFE_DECIMAL) > 0) {
+      throw beyondSafe(n);
+    }
+    return finite(exact.doubleValue(), n);
+  }
+
+  private static double finite(double d, Number n) {
     if (Double.isNaN(d) || Double.isInfinite(d)) {
       throw new IllegalArgumentException(n + " is not a JSON number");
     }
     return d;
+  }
+
+  private static IllegalArgumentException beyondSafe(Number n) {
+    return new IllegalArgumentException(n + " is beyond 2^53: JSON numbers travel as doubles");
   }
 
   private static Object fromDouble(double d) {

@@ -10,6 +10,8 @@ final class TaskPager implements Iterator<TaskInfo> {
   private final Function<TaskQuery, TaskPage> fetch;
   private TaskQuery next;
   private Iterator<TaskInfo> current = Collections.emptyIterator();
+  /** A next-page token equal to the one sent: the pages would repeat for ever. */
+  private String repeatedToken;
 
   TaskPager(TaskQuery first, Function<TaskQuery, TaskPage> fetch) {
     this.next = first;
@@ -22,7 +24,15 @@ final class TaskPager implements Iterator<TaskInfo> {
     while (!current.hasNext() && next != null) {
       TaskPage page = fetch.apply(next);
       current = page.tasks().iterator();
+      String sent = next.toProto().getPageToken();
       next = page.hasNextPage() ? next.withPageToken(page.nextPageToken()) : null;
+      if (page.hasNextPage() && page.nextPageToken().equals(sent)) {
+        repeatedToken = sent;
+        next = null;
+      }
+    }
+    if (!current.hasNext() && repeatedToken != null) {
+      throw new IllegalStateException("the gateway answered page token \"" + repeatedToken + "\" with itself");
     }
     return current.hasNext();
   }

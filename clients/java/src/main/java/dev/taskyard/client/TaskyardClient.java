@@ -14,6 +14,7 @@ import dev.taskyard.v1.WaitTaskResponse;
 import io.grpc.Channel;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.List;
@@ -37,8 +38,9 @@ import java.util.stream.StreamSupport;
  *
  * <p>Thread-safe; one client per gateway is enough for a whole application. Every call has a
  * deadline: the builder's timeout (30 s by default), or the one of a {@link #withDeadline} view.
- * A failed call throws {@link TaskyardException}. Calls refused with UNAVAILABLE are retried a few
- * times with backoff; a submit is retried with the same request id, so it is accepted once.
+ * A failed call throws {@link TaskyardException}. Submits and reads refused with UNAVAILABLE are
+ * retried a few times with backoff (a cancel is not); a submit is retried with the same request id,
+ * so it is accepted once.
  */
 public final class TaskyardClient implements AutoCloseable {
   /** This library's version, sent in the user agent. */
@@ -51,6 +53,11 @@ public final class TaskyardClient implements AutoCloseable {
   private static final Duration WAIT_SLACK = Duration.ofSeconds(10);
   /** A wait answered this close to its end is over (clocks and rounding differ a little). */
   private static final Duration WAIT_TOLERANCE = Duration.ofMillis(20);
+  /**
+   * The gateway answers a wait about 100 ms before the call's deadline, and at once when less is
+   * left: closer than this, asking again would only spin until the deadline.
+   */
+  private static final long DEADLINE_MARGIN_MS = 150;
 
   private final ManagedChannel channel;
   private final TaskServiceBlockingStub stub;
@@ -151,6 +158,12 @@ public final class TaskyardClient implements AutoCloseable {
       if (!resp.getTimedOut() || until - System.nanoTime() <= WAIT_TOLERANCE.toNanos()) {
         return new WaitResult(TaskInfo.fromProto(resp.getTask()), resp.getTimedOut());
       }
+      if (callDeadline != null
+          && !TaskState.fromProto(resp.getTask().getState()).isFinal()
+          && callDeadline.timeRemaining(TimeUnit.MILLISECONDS) < DEADLINE_MARGIN_MS) {
+        throw TaskyardException.fromGrpc(
+            Status.DEADLINE_EXCEEDED.withDescription("the call's deadline came before the wait's end").asRuntimeException());
+      }
     }
   }
 
@@ -192,10 +205,14 @@ public final class TaskyardClient implements AutoCloseable {
    * running one gets its cancel flag and is stopped in steps: with a {@code wait}, the call waits
    * up to that long for it to stop ({@link CancelResult#step()} says how); with {@code null} it
    * returns at once with {@code cancelled} false. A final task fails the call with {@code
-   * FAILED_PRECONDITION}, reason {@code TASK_ALREADY_FINAL}.
+   * FAILED_PRECONDITION}, reason {@code TASK_ALREADY_FINAL}. A {@code null} reason is none.
+   *
+   * <p>A cancel refused with UNAVAILABLE is not retried (a repeat of one that took effect would
+   * fail TASK_ALREADY_FINAL): {@link #get} the task to see where it stands.
    */
   public CancelResult cancel(String id, String reason, Duration wait) {
-    CancelTaskRequest.Builder req = CancelTaskRequest.newBuilder().setId(id).setReason(reason);
+    CancelTaskRequest.Builder req =
+        CancelTaskRequest.newBuilder().setId(id).setReason(reason == null ? "" : reason);
     Deadline d = deadline(timeout);
     if (wait != null) {
       req.setWait(Protos.duration(wait));

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.google.protobuf.Value;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 
 class JsonValuesTest {
@@ -45,6 +49,29 @@ class JsonValuesTest {
     assertThrows(IllegalArgumentException.class, () -> JsonValues.toValue((1L << 53) + 1));
     assertThrows(IllegalArgumentException.class, () -> JsonValues.toValue(new Object()));
     assertThrows(IllegalArgumentException.class, () -> JsonValues.toValue(Map.of(1, "a")));
+  }
+
+  @Test
+  void refusesEveryIntegerBeyondTwoToThe53() {
+    LongAdder adder = new LongAdder();
+    adder.add((1L << 53) + 1);
+    for (Number n : List.<Number>of(
+        Long.MIN_VALUE,
+        Long.MAX_VALUE,
+        -(1L << 53) - 1,
+        new BigDecimal("9007199254740993"),
+        new BigDecimal("1E+400"),
+        new BigDecimal("-9007199254740993.000"),
+        BigInteger.ONE.shiftLeft(64),
+        new AtomicLong(Long.MIN_VALUE),
+        adder)) {
+      assertThrows(IllegalArgumentException.class, () -> JsonValues.toValue(n), n::toString);
+    }
+    assertEquals(-9007199254740992.0, JsonValues.toValue(-(1L << 53)).getNumberValue());
+    assertEquals(0.25, JsonValues.toValue(new BigDecimal("0.25")).getNumberValue());
+    assertEquals(42.0, JsonValues.toValue(new AtomicLong(42)).getNumberValue());
+    assertEquals(7.0, JsonValues.toValue(new BigDecimal("7.000")).getNumberValue());
+    assertThrows(IllegalArgumentException.class, () -> JsonValues.toValue(new BigDecimal("1e400").add(new BigDecimal("0.5"))));
   }
 
   @Test
