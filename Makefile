@@ -42,7 +42,7 @@ TYPECHECK_PATHS := services clients/python/taskyard/client tests \
 BENCH_SCRIPTS := bench/throughput bench/latency bench/rss
 
 .PHONY: help install gen gen-check lint lint-py lint-proto format typecheck breaking \
-	test test-fast test-unit test-integration test-acceptance readme dev bench clean tools \
+	test test-fast test-unit test-integration test-acceptance readme screenshots dev bench clean tools \
 	codegen clients clients-go clients-typescript clients-java
 
 help:
@@ -58,6 +58,7 @@ help:
 	@echo "make test-fast  pytest only (PYTEST_ARGS=... to narrow)"
 	@echo "make test-unit | test-integration | test-acceptance   one tier of tests"
 	@echo "make readme     rewrite the README's grpcurl session from a live run"
+	@echo "make screenshots rewrite docs/images/dashboard-*.png from the dashboard's browser tests"
 	@echo "make dev        run the whole suite locally (taskyard dev), grpcurl in .tools/bin"
 	@echo "make bench      throughput and latency benchmarks"
 
@@ -158,7 +159,7 @@ test-integration: $(PYTHON_READY)
 	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/integration $(PYTEST_ARGS)'
 
 test-acceptance: $(PYTHON_READY)
-	@tools/install-tools.sh grpcurl postgres jaeger prometheus clients
+	@tools/install-tools.sh grpcurl postgres jaeger prometheus clients browser
 	@$(MAKE) --no-print-directory -j3 clients
 	@$(MAKE) --no-print-directory test-fast PYTEST_ARGS='tests/acceptance $(PYTEST_ARGS)'
 
@@ -166,6 +167,11 @@ test-acceptance: $(PYTHON_READY)
 readme: $(PYTHON_READY)
 	@tools/install-tools.sh grpcurl postgres
 	TASKYARD_UPDATE_README=1 $(PYTEST) tests/acceptance/test_readme_grpcurl.py
+
+# Debian's chromium drives them (Playwright's own browser download is never used).
+screenshots: $(PYTHON_READY)
+	@tools/install-tools.sh postgres browser
+	TASKYARD_UPDATE_SCREENSHOTS=1 $(PYTEST) tests/acceptance/test_dashboard.py
 
 # grpcurl is for the README's session against it, Jaeger for the traces (built once,
 # about 4 minutes; JAEGER=0 skips it): the suite runs without either.
@@ -181,7 +187,7 @@ dev: $(PYTHON_READY)
 # across checkouts), Prometheus (the observability tests), the code generators and the
 # clients' dependencies (Go modules, npm, Maven): each skipped when present.
 tools:
-	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres jaeger prometheus codegen clients
+	@PYTHON=$(PYTHON) tools/install-tools.sh python npm grpcurl postgres jaeger prometheus codegen clients browser
 
 # Run with $(PYTHON), not their python3 shebang, which the venv would not be behind.
 bench: $(PYTHON_READY)

@@ -81,7 +81,7 @@ def test_empty_environment_gives_the_defaults() -> None:
     s = Settings.from_env({})
     assert s == Settings()
     assert (s.host, s.base_port, s.discovery_port, s.transport) == ("127.0.0.1", 5555, 5550, "tcp")
-    assert (s.grpc_port, s.http_port) == (50051, 8080)
+    assert (s.grpc_port, s.http_port) == (50051, 0)
     assert s.max_retries == 3 and s.task_timeout == 300.0 and s.workers == 1
     assert s.use_notify is True and s.notify_channel == "queue_new_task"
     assert (s.polling_interval, s.fallback_polling_interval) == (2.0, 30.0)

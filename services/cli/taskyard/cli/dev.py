@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -31,6 +32,7 @@ from taskyard.core.config import Settings
 
 EXAMPLES_MODULE = "taskyard.examples"
 SUBMIT_JSON = '{"task":{"name":"add","args":[2,3]}}'
+DASHBOARD_PORT = 8080
 
 
 _COLORS = {
@@ -90,6 +92,23 @@ def _display_host(host: str) -> str:
     return "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1", "") else host
 
 
+def dashboard_url(settings: Settings) -> str:
+    if not settings.http_port:
+        return "off (--http-port)"
+    scheme = "https" if settings.grpc_tls_cert else "http"
+    return f"{scheme}://{_display_host(settings.grpc_host)}:{settings.http_port}/"
+
+
+def dashboard_port(wanted: int | None, environ: Mapping[str, str]) -> int:
+    """``--http-port``, else TASKYARD_HTTP_PORT, else the usual 8080 or, when that
+    is taken, a free port (0 = off)."""
+    if wanted is None and environ.get("TASKYARD_HTTP_PORT"):
+        wanted = int(environ["TASKYARD_HTTP_PORT"])
+    if wanted is not None:
+        return wanted
+    return DASHBOARD_PORT if not dev_observability.taken(DASHBOARD_PORT) else procs.free_port()
+
+
 def banner(
     target: str, settings: Settings, database: str, pids: dict[str, int], seen: list[str] | None = None
 ) -> str:
@@ -104,6 +123,7 @@ def banner(
         f"  worker pool:  {settings.workers} worker(s) x {settings.concurrency}, "
         f"tasks from {', '.join(settings.task_modules)}",
         "  processes:    " + ", ".join(f"{name}={pid}" for name, pid in pids.items()),
+        f"  dashboard:    {dashboard_url(settings)}",
         *(seen or []),
         "",
         "Try it with grpcurl:",
@@ -136,6 +156,7 @@ class DevOptions:
     ready_timeout: float
     jaeger: bool = True
     metrics_port: int = 0
+    http_port: int | None = None
 
 
 def run_dev(options: DevOptions, out: IO[str] | None = None) -> int:
@@ -205,6 +226,10 @@ class _Suite:
             environ=os.environ,
             say=self.say,
         )
+        if self._observed.local_jaeger is not None and not settings.dashboard_trace_url:
+            # This Jaeger has no UI: a task's trace links to its query API (JSON).
+            trace_url = f"{self._observed.local_jaeger.query_url}/api/traces/{{trace_id}}"
+            settings = dataclasses.replace(settings, dashboard_trace_url=trace_url)
         self._start_services({**os.environ, **settings.to_env(), "PYTHONUNBUFFERED": "1"})
         target = f"{_display_host(settings.grpc_host)}:{settings.grpc_port}"
         if not self._stop.is_set():
@@ -240,6 +265,7 @@ class _Suite:
             "workers": options.workers,
             "concurrency": options.concurrency,
             "grpc_port": options.port,
+            "http_port": dashboard_port(options.http_port, os.environ),
         }
         changes.update((key, value) for key, value in overrides.items() if value is not None)
         return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
@@ -382,6 +408,13 @@ class _Suite:
     default=9464,
     show_default=True,
     help="First of the services' /metrics ports (gateway, scheduler, result-store, worker-pool); 0 = off.",
+)
+@click.option(
+    "--http-port",
+    type=click.IntRange(min=0, max=65535),
+    default=None,
+    help="The web dashboard's port (default TASKYARD_HTTP_PORT, else 8080, or a free one when taken; "
+    "0 = off).",
 )
 def dev_command(**options: Any) -> None:
     """Run the whole suite on this machine (embedded PostgreSQL, example tasks)."""

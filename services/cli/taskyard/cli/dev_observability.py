@@ -42,7 +42,7 @@ class DevObservability:
             self.local_jaeger = None
 
 
-def _taken(port: int) -> bool:
+def taken(port: int) -> bool:
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
@@ -61,7 +61,7 @@ def start(
 ) -> DevObservability:
     """Tracing to ``$OTEL_EXPORTER_OTLP_ENDPOINT`` when set, else to a local Jaeger
     (when wanted and installed), else off; a dev run never fails for want of it."""
-    busy = [p for p in range(metrics_base, metrics_base + len(METRICS_ORDER)) if metrics_base and _taken(p)]
+    busy = [p for p in range(metrics_base, metrics_base + len(METRICS_ORDER)) if metrics_base and taken(p)]
     if busy:
         say(f"metrics off: port(s) {', '.join(map(str, busy))} in use (--metrics-port picks others)")
         metrics_base = 0

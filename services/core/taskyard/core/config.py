@@ -126,7 +126,15 @@ class Settings(Addresses, BaseSettings):
         default=0,
         description="Plaintext grpc.health.v1 only, for probes that cannot do TLS (the kubelet's); 0 = off.",
     )
-    http_port: int = Field(default=8080, description="Reserved (nothing listens yet).")
+    http_port: Port = Field(
+        default=0,
+        description="The web dashboard (HTTP + SSE) on the gRPC host; 0 = off (taskyard dev turns it on).",
+    )
+    dashboard_trace_url: str = Field(
+        default="",
+        description="A task's trace in the tracing UI: a URL with {trace_id} (else /trace/<id> is appended); "
+        "empty = no link.",
+    )
     # --- metrics (core/metrics.py, docs/observability.md)
     metrics_port: Port = Field(
         default=0,
@@ -282,6 +290,26 @@ class Settings(Addresses, BaseSettings):
         description="Final tasks are deleted (with their logs) this many days after they finished.",
     )
     purge_interval: float = Field(default=3600.0, description="Seconds between retention purges.")
+    # --- the event log (WatchEvents, docs/events.md)
+    event_retention: float = Field(
+        default=86_400.0, description="Seconds the store keeps events; an older cursor is CURSOR_EXPIRED."
+    )
+    event_ring_size: int = Field(
+        default=50_000,
+        description="Recent events a gateway holds for its WatchEvents streams; a stream that falls "
+        "further behind while it sends is cut off (CONSUMER_TOO_SLOW).",
+    )
+    event_page_size: int = Field(
+        default=1000, description="Events per read of the store's log (the tail's and each replay's)."
+    )
+    event_poll_interval: float = Field(
+        default=0.2,
+        description="Seconds between a gateway's reads of the log while streams are open (committed "
+        "batches wake it sooner); none while no stream is open.",
+    )
+    event_idle_interval: float = Field(
+        default=10.0, description="An idle WatchEvents stream sends an empty response this often (s)."
+    )
     result_ttl: float = Field(default=3600.0, description="Seconds a final record stays in the result cache.")
     # --- time (ETA/countdown, retries, explain)
     retry_jitter: float = Field(

@@ -26,6 +26,7 @@ from taskyard.bus.v1 import (
     counters_pb2,
     dispatch_pb2,
     envelope_pb2,
+    event_log_pb2,
     event_pb2,
     graph_pb2,
     lanes_pb2,
@@ -176,6 +177,15 @@ STORE_QUEUE_STATUS = _method(
 )
 STORE_SERVERS = _method(
     STORE, "Servers", K.KIND_STORE_SERVERS, pools_pb2.ServersRequest, pools_pb2.ServersReply
+)
+
+# --- the result-store: the durable event log (WatchEvents) ---------------------------------
+STORE_READ_EVENTS = _method(
+    STORE,
+    "ReadEvents",
+    K.KIND_STORE_READ_EVENTS,
+    event_log_pb2.ReadEventsRequest,
+    event_log_pb2.ReadEventsReply,
 )
 
 _DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]

@@ -195,6 +195,7 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
         for m in ("CreateSchedule", "PauseSchedule", "ResumeSchedule", "DeleteSchedule", "TriggerSchedule")
     },
     **{_QUEUES + m: Scope.READ for m in ("GetQueueStatus", "ListServers")},
+    "/taskyard.v1.EventService/WatchEvents": Scope.READ,
     **{
         _QUEUES + m: Scope.ADMIN
         for m in ("PauseQueue", "ResumeQueue", "ClearQueue", "RetryTasks", "PurgeTasks")

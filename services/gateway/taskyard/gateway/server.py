@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -18,6 +19,7 @@ from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, tls
 from taskyard.gateway.admission import Admission, Interceptor
+from taskyard.gateway.event_service import EVENT_SERVICE_NAME, EventService
 from taskyard.gateway.lanes import Lane, Lanes
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
@@ -31,6 +33,9 @@ from taskyard.v1 import (
     task_service_pb2_grpc,
 )
 
+if TYPE_CHECKING:
+    from taskyard.gateway.dashboard.site import Dashboard
+
 log = logging.getLogger(__name__)
 
 TASK_SERVICE_NAME = task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name
@@ -39,6 +44,7 @@ SERVICE_NAMES = (
     TASK_SERVICE_NAME,
     SCHEDULE_SERVICE_NAME,
     QUEUE_SERVICE_NAME,
+    EVENT_SERVICE_NAME,
     health.SERVICE_NAME,
     reflection.SERVICE_NAME,
 )
@@ -180,6 +186,10 @@ class Gateway:
             self.server,
         )
         QueueService.register(self.store, self.server)
+        # WatchEvents: one tail of the store's event log, woken by every committed batch.
+        self.event_service = EventService(store=self.store, settings=settings)
+        self.event_service.register(self.server)
+        self.waiters.taps.append(self.event_service.tail.nudge)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         # The same health answers, plaintext and nothing else, for probes that cannot
         # do TLS or send a token (the kubelet's gRPC probe): the edge keeps both.
@@ -192,6 +202,12 @@ class Gateway:
         self.serving = False
         self.port = 0
         self.health_port = 0
+        self.dashboard: Dashboard | None = None
+        if settings.http_port:
+            # aiohttp only when served: an idle gateway's memory is budgeted.
+            from taskyard.gateway.dashboard.site import Dashboard
+
+            self.dashboard = Dashboard(settings, self.server, tokens=self.tokens is not None)
 
     def _announcement(self) -> dispatch_pb2.Announcement:
         return dispatch_pb2.Announcement(service="gateway", instance_id=self.instance_id)
@@ -208,8 +224,11 @@ class Gateway:
         await self.server.start()
         if self.health_server is not None:
             await self.health_server.start()
+        if self.dashboard is not None:
+            await self.dashboard.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self.events.run(), name="gateway-events"))
+        self._tasks.append(loop.create_task(self.event_service.run(), name="gateway-event-tail"))
         if self.peer is not None:
             self._tasks.append(loop.create_task(self.peer.run(), name="gateway-discovery"))
         self._tasks.append(loop.create_task(self._probe_store(), name="gateway-store-probe"))
@@ -254,6 +273,8 @@ class Gateway:
     async def stop(self, grace: float = 5.0) -> None:
         """Stop accepting, let calls in flight finish within ``grace``, close the sockets."""
         await self.health.enter_graceful_shutdown()
+        if self.dashboard is not None:
+            await self.dashboard.stop()  # its streams would hold the gRPC server's grace
         self.waiters.close()  # WaitTask calls answer now with what the store says
         await self.server.stop(grace)
         if self.health_server is not None:

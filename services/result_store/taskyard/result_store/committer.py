@@ -27,8 +27,8 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
 from taskyard.core import errors, hops
 
+from . import event_log
 from . import metrics as store_metrics
-from .insert_row import InsertRow
 from .queries import STATEMENTS
 
 log = logging.getLogger(__name__)
@@ -192,14 +192,18 @@ class Committer:
                 await self._plan(conn)
                 db = Db(conn, self.stats)
                 if len(drain) == 1 and not _needs_transaction(drain[0]):
-                    # A lone request (the common case at low load) skips the BEGIN and
-                    # COMMIT round trips: each of its statements is a guarded write that
-                    # stands on its own and is durable when it returns, and a retry of
-                    # a half-applied request is refused by the same guards.
+                    # A lone request (the common case at low load) of a kind that logs
+                    # no events skips the BEGIN and COMMIT round trips: each of its
+                    # statements is a guarded write that stands on its own and is
+                    # durable when it returns, and a retry of a half-applied request is
+                    # refused by the same guards. The others need the transaction: their
+                    # events are committed with the change or not at all.
                     await self._apply(db, groups, results)
                 else:
                     async with conn.transaction():
                         await self._apply(db, groups, results)
+                        # The drain's user-facing events, committed with it (event_log.py).
+                        await event_log.write(db, [ev for _, out in results for ev in out.events])
             self.stats.transactions += 1
         except asyncio.CancelledError:
             for p in drain:
@@ -266,19 +270,17 @@ class Committer:
         self._planned[pid] = self._plans
 
 
+# Kinds whose writes log no events (lease renewals, log lines) and whose
+# statements each stand alone: a lone one needs no transaction.
+_UNLOGGED_KINDS = frozenset({envelope_pb2.KIND_STORE_RENEW, envelope_pb2.KIND_STORE_LOGS})
+
+
 def _needs_transaction(p: _Pending) -> bool:
-    """A lone request whose statements must stand or fall together: a cancel
-    (the task, then its descendants: a failure in between would leave children
-    running while a retry sees the parent already final), and an insert that
-    names parents or dependencies (the rows, then the cancel of orphans and the
-    dependency resolution). A plain insert stays on the one-statement path."""
-    if p.kind == envelope_pb2.KIND_STORE_CANCEL:
-        return True
-    if p.kind == envelope_pb2.KIND_STORE_INSERT and isinstance(p.request, tuple):
-        rows: list[InsertRow]
-        _, rows = p.request
-        return any(row.parent_id or row.has_dependencies for row in rows)
-    return False
+    """Whether a lone request needs BEGIN and COMMIT: every kind that may log
+    events (they commit with their change, event_log.py). Among them a cancel
+    (the task, then its descendants) and an insert that names parents or
+    dependencies also need their statements to stand or fall together."""
+    return p.kind not in _UNLOGGED_KINDS
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -48,6 +48,8 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
             last_dispatch_us=[h.last_dispatch_at_us for h in hs],
         )
         for row in rows:
+            if row["registered"]:  # its first heartbeat: the row was inserted, not updated
+                events.append(event("pool.registered", worker_id=row["pool_id"], at_us=row["at_us"]))
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
         # Declared names are kept for good (names.py): submittable while no pool serves them.
         declared = sorted({n for h in hs for n in h.task_names if n})

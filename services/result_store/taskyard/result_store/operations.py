@@ -38,6 +38,7 @@ class Operations:
             store.pool,
             clock or SystemClock(),
             retention_days=self.settings.retention_days,
+            event_retention_seconds=self.settings.event_retention,
             on_purged=self._forget,
         )
 

@@ -1,4 +1,5 @@
-"""Retention: final tasks older than the window are deleted, logs and failures with them.
+"""Retention: final tasks older than the window are deleted, logs and failures with them;
+events older than their own window (TASKYARD_EVENT_RETENTION) too.
 
 Chunks of ``CHUNK`` rows, each its own short statement (``SKIP LOCKED``), outside
 the group committer so a large purge never holds up the hot path. Only final
@@ -31,12 +32,14 @@ class Purger:
         clock: Clock,
         *,
         retention_days: float,
+        event_retention_seconds: float = 86_400.0,
         on_purged: Callable[[list[str]], None] | None = None,
         chunk: int = CHUNK,
     ) -> None:
         self.pool = pool
         self.clock = clock
         self.retention_us = int(retention_days * DAY_US)
+        self.event_retention_us = int(event_retention_seconds * 1_000_000)
         self.chunk = max(1, chunk)
         self._on_purged = on_purged or (lambda ids: None)
         self.purged_total = 0
@@ -61,11 +64,38 @@ class Purger:
             log.info("retention: purged %d final tasks finished before the cutoff", total)
         return total
 
+    async def purge_events(self, older_than_us: int | None = None) -> int:
+        """Delete the events committed more than ``older_than_us`` ago (default: the
+        event window), oldest first, and move the event horizon past them."""
+        window = self.event_retention_us if older_than_us is None else older_than_us
+        before_us = int(self.clock.now() * 1_000_000) - max(0, window)
+        total = 0
+        async with self._lock:
+            bound = await self.pool.fetchrow(*bind("event_purge_bound", before_us=before_us))
+            bound_xid, bound_id = (bound["xid"], bound["id"]) if bound is not None else (None, 0)
+            while True:
+                purged = await self.pool.fetchval(
+                    *bind(
+                        "purge_events",
+                        bound_xid=bound_xid,
+                        bound_id=bound_id,
+                        limit=self.chunk,
+                    )
+                )
+                total += purged or 0
+                if (purged or 0) < self.chunk:
+                    break
+                await asyncio.sleep(0)
+        if total:
+            log.info("retention: purged %d events committed before the cutoff", total)
+        return total
+
     async def run(self, interval: float) -> None:
         """Purge every ``interval`` seconds until cancelled (the first one right away)."""
         while True:
             try:
                 await self.purge()
+                await self.purge_events()
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 log.warning("retention purge failed: %s (next in %.0fs)", exc, interval)
             except Exception:  # anything else must not end the hourly purge silently

@@ -28,6 +28,7 @@ from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
 
+from . import event_log
 from . import metrics as store_metrics
 from .committer import Db, Stats, to_taskyard_error
 from .events import EventPublisher
@@ -56,6 +57,12 @@ Rp = TypeVar("Rp", bound=Message)
 
 K = envelope_pb2
 A = schedule_pb2.ScheduleAction
+# The event each change logs (event_log.py).
+_CHANGE_EVENTS = {
+    A.SCHEDULE_ACTION_PAUSE: "schedule.paused",
+    A.SCHEDULE_ACTION_RESUME: "schedule.resumed",
+    A.SCHEDULE_ACTION_DELETE: "schedule.deleted",
+}
 FINAL_STATES = frozenset({"SUCCESS", "FAILURE", "CANCELLED"})
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000
@@ -144,21 +151,25 @@ class Schedules:
         sid = ids.new_task_id()
         next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
         self.stats.statements += 1
-        row = await self.pool.fetchrow(
-            *bind(
-                "insert_schedule",
-                id=sid,
-                name=s.name,
-                task=template_json(s),
-                interval_ms=spec.interval_ms,
-                cron=spec.cron,
-                time_zone=s.time_zone,
-                paused=s.paused,
-                overlap=overlap(s),
-                next_us=next_us,
-                now_us=now,
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(
+                *bind(
+                    "insert_schedule",
+                    id=sid,
+                    name=s.name,
+                    task=template_json(s),
+                    interval_ms=spec.interval_ms,
+                    cron=spec.cron,
+                    time_zone=s.time_zone,
+                    paused=s.paused,
+                    overlap=overlap(s),
+                    next_us=next_us,
+                    now_us=now,
+                )
             )
-        )
+            if row is not None:
+                created = event_log.Entry(type="schedule.created", schedule_id=sid, schedule_name=s.name)
+                await event_log.write(Db(conn, self.stats), (), [created])
         if row is None:
             raise already_exists(s.name)
         await self._changed(next_us)
@@ -238,6 +249,10 @@ class Schedules:
                 (row,) = await db.fetch("resume_schedule", id=sid, next_us=next_us, now_us=now)
             else:
                 (row,) = await db.fetch("delete_schedule", id=sid)
+            change = event_log.Entry(
+                type=_CHANGE_EVENTS[req.action], schedule_id=str(sid), schedule_name=row["name"]
+            )
+            await event_log.write(db, (), [change])
         await self._changed(row["next_run_at_us"])
         return schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
 
@@ -268,6 +283,20 @@ class Schedules:
                     rec.state = by_id[rec.id].state
                     reply.tasks.append(by_id[rec.id])
                     reply.records.append(rec)
+                names = {s.id: s.name for s in claimed}
+                fired = [
+                    event_log.Entry(
+                        type="schedule.fired",
+                        task_id=r.id,
+                        task_name=r.name,
+                        queue=r.queue,
+                        schedule_id=r.schedule_id,
+                        schedule_name=names.get(r.schedule_id, ""),
+                        attributes={"manual": "true"} if req.trigger else {},
+                    )
+                    for r in runs
+                ]
+                await event_log.write(db, outcome.events, fired)
             reply.next_due_us = await db.fetchval("next_schedule_due") or 0
         reply.schedules.extend(claimed)
         if reply.tasks:

@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import (
     counters_pb2,
     envelope_pb2,
+    event_log_pb2,
     graph_pb2,
     lanes_pb2,
     leases_pb2,
@@ -36,6 +37,7 @@ from . import (
     cancels,
     counters,
     dependencies,
+    event_log,
     explain,
     failures,
     heartbeats,
@@ -433,6 +435,7 @@ class ResultStore:
             serve(contract.STORE_TASK_NAMES, self.task_names),
             serve(contract.STORE_TREE, self._task_tree),
             serve(contract.STORE_COUNTERS, self._counters),
+            serve(contract.STORE_READ_EVENTS, self._read_events),
             *self.schedules.routes(),
             *self.ops.routes(),
             # The scheduler's due heap, failures of each attempt, explain facts.
@@ -444,6 +447,10 @@ class ResultStore:
     async def _reconcile(self, req: leases_pb2.ReconcileRequest) -> leases_pb2.ReconcileReply:
         reply: leases_pb2.ReconcileReply = await self._write(K.KIND_STORE_RECONCILE, req, max(1, req.limit))
         return reply
+
+    async def _read_events(self, req: event_log_pb2.ReadEventsRequest) -> event_log_pb2.ReadEventsReply:
+        page = self.settings.event_page_size
+        return await self._read(event_log.read(self.pool, req, page=page))
 
     async def _counters(self, req: counters_pb2.CountersRequest) -> counters_pb2.CountersReply:
         return await self._read(counters.read_counters(self.pool, self.stats, req))

@@ -26,7 +26,7 @@ ON CONFLICT (pool_id) DO UPDATE SET
   capacity = EXCLUDED.capacity, last_heartbeat = now(), concurrency = EXCLUDED.concurrency,
   processes = EXCLUDED.processes,
   last_dispatch_at = coalesce(EXCLUDED.last_dispatch_at, w.last_dispatch_at)
-RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us
+RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us, (w.xmax = 0) AS registered
 
 -- name: task_names
 SELECT DISTINCT n.name

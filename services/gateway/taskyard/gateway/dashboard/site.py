@@ -1,0 +1,166 @@
+"""The dashboard's HTTP side: static pages, the JSON API, the SSE endpoints, and
+the rules every request passes (headers, Host, JSON-only writes)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+from aiohttp import web
+from google.protobuf import json_format
+
+from taskyard.core.config import Settings
+from taskyard.gateway import tls
+from taskyard.gateway.dashboard import calls
+from taskyard.gateway.dashboard.streams import Streams
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+# A write's JSON body (a cancel reason, a list of ids to retry).
+MAX_BODY_BYTES = 64 * 1024
+# Seconds SSE connections get to end when the gateway stops.
+SHUTDOWN_TIMEOUT = 2.0
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _host_name(host_header: str) -> str:
+    if host_header.startswith("["):
+        return host_header.split("]", 1)[0] + "]"
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
+def _refuse(status: int, code: str, text: str) -> web.Response:
+    return web.json_response({"code": code, "message": text}, status=status)
+
+
+def guard(loopback_only: bool) -> Any:
+    """Security headers on every answer; on loopback, only loopback Host names (a
+    page of another site cannot reach it by DNS rebinding); writes only as JSON
+    from this origin (a form of another site cannot post one)."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if loopback_only and _host_name(request.host).lower() not in LOOPBACK_NAMES:
+            return _refuse(421, "MISDIRECTED", "this dashboard answers to localhost only")
+        if request.method == "POST":
+            origin = request.headers.get("Origin")
+            if request.content_type != "application/json":
+                return _refuse(415, "INVALID_ARGUMENT", "send JSON (Content-Type: application/json)")
+            if origin is not None and origin.split("://", 1)[-1] != request.host:
+                return _refuse(403, "PERMISSION_DENIED", "cross-origin writes are refused")
+        response = await handler(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    return middleware
+
+
+class Api:
+    """``POST /api/{service}/{method}``: one unary call of the public API, its
+    request and answer in the API's JSON mapping."""
+
+    def __init__(self, loopback: calls.Loopback) -> None:
+        self._loopback = loopback
+
+    async def call(self, request: web.Request) -> web.Response:
+        try:
+            method = calls.method(request.match_info["service"], request.match_info["method"])
+        except calls.UnknownMethod as exc:
+            return _refuse(404, "NOT_FOUND", f"no unary method {exc}")
+        if method.streaming:
+            return _refuse(404, "NOT_FOUND", f"{method.path} streams: see docs/dashboard.md")
+        try:
+            body = await request.json() if request.can_read_body else {}
+            rpc_request = calls.parse(method, body if isinstance(body, dict) else {})
+        except (json.JSONDecodeError, json_format.ParseError) as exc:
+            return _refuse(400, "INVALID_ARGUMENT", f"not a {method.request_type.__name__}: {exc}")
+        try:
+            reply = await self._loopback.unary(method)(
+                rpc_request,
+                metadata=calls.metadata(request.headers.get("Authorization")),
+                timeout=calls.CALL_TIMEOUT,
+            )
+        except grpc.aio.AioRpcError as exc:
+            status, error = calls.error_body(exc)
+            return web.json_response(error, status=status)
+        return web.json_response(calls.to_json(reply))
+
+
+def _ssl_context(settings: Settings) -> ssl.SSLContext | None:
+    """The gRPC edge's certificate, and its client CA when it demands client certificates."""
+    if not (settings.grpc_tls_cert and settings.grpc_tls_key):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(settings.grpc_tls_cert, settings.grpc_tls_key)
+    if settings.grpc_tls_client_ca:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(settings.grpc_tls_client_ca)
+    return context
+
+
+class Dashboard:
+    """Built before the gRPC server starts (it adds the loopback socket to it)."""
+
+    def __init__(self, settings: Settings, server: grpc.aio.Server, *, tokens: bool) -> None:
+        self.settings = settings
+        self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
+        self.streams = Streams(self.loopback)
+        self.ssl = _ssl_context(settings)
+        config = {"auth": tokens, "traceUrl": settings.dashboard_trace_url}
+        self.app = web.Application(
+            middlewares=[guard(tls.is_loopback(settings.grpc_host))], client_max_size=MAX_BODY_BYTES
+        )
+        index = (STATIC_DIR / "index.html").read_bytes()
+
+        async def page(_request: web.Request) -> web.Response:
+            return web.Response(body=index, content_type="text/html", charset="utf-8")
+
+        async def settings_json(_request: web.Request) -> web.Response:
+            return web.json_response(config)
+
+        self.app.router.add_get("/", page)
+        self.app.router.add_static("/static", STATIC_DIR)
+        self.app.router.add_get("/api/config", settings_json)
+        self.app.router.add_get("/api/events", self.streams.events)
+        self.app.router.add_get("/api/tasks/{id}/logs", self.streams.logs)
+        self.app.router.add_post("/api/{service}/{method}", Api(self.loopback).call)
+        # Handlers are cancelled when the browser goes: that ends their gRPC stream.
+        self.runner = web.AppRunner(
+            self.app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
+        )
+        self.url = ""
+
+    async def start(self) -> str:
+        s = self.settings
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, s.grpc_host, s.http_port, ssl_context=self.ssl, reuse_port=False)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.runner.cleanup()
+            raise tls.ListenRefused(
+                f"cannot serve the dashboard on {s.grpc_host}:{s.http_port} ({exc.strerror}); "
+                "set TASKYARD_HTTP_PORT (0 = off)"
+            ) from None
+        scheme = "https" if self.ssl is not None else "http"
+        host = f"[{s.grpc_host}]" if ":" in s.grpc_host else s.grpc_host
+        self.url = f"{scheme}://{host}:{s.http_port}/"
+        log.info("dashboard on %s", self.url)
+        return self.url
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+        await self.loopback.close()

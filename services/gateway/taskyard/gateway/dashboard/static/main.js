@@ -1,0 +1,79 @@
+// The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules),
+// the token form, the live indicator and the notice line every view reports to.
+
+import { config, setToken, token } from "./api.js";
+import { replace } from "./dom.js";
+import * as overview from "./views/overview.js";
+import * as schedules from "./views/schedules.js";
+import * as task from "./views/task.js";
+import * as tasks from "./views/tasks.js";
+
+const main = document.getElementById("main");
+const notice = document.getElementById("notice");
+const live = document.getElementById("live");
+let cleanup = null;
+
+export const page = {
+  notify(text, kind = "error") {
+    notice.hidden = !text;
+    notice.className = `notice ${kind}`;
+    notice.textContent = text || "";
+  },
+  // An API error as one line: its gRPC code, then what the gateway said.
+  fail(err) {
+    const text = `${err.code || "ERROR"}: ${err.message}`;
+    page.notify(text);
+    if (err.code === "UNAUTHENTICATED") document.getElementById("token").focus();
+    return text;
+  },
+  live(text) {
+    live.textContent = text;
+    live.dataset.state = text;
+  },
+};
+
+async function route() {
+  const hash = location.hash.replace(/^#\/?/, "") || "overview";
+  const [path, query = ""] = hash.split("?");
+  const parts = path.split("/").map(decodeURIComponent);
+  const params = new URLSearchParams(query);
+  if (cleanup) cleanup();
+  cleanup = null;
+  page.notify("");
+  replace(main);
+  let view = overview;
+  let arg = params;
+  if (parts[0] === "tasks" && parts[1]) [view, arg] = [task, parts[1]];
+  else if (parts[0] === "tasks") view = tasks;
+  else if (parts[0] === "schedules") view = schedules;
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.dataset.page === (view === task ? "tasks" : parts[0] || "overview")) {
+      link.setAttribute("aria-current", "page");
+    } else link.removeAttribute("aria-current");
+  }
+  const { auth } = await config().catch(() => ({ auth: false }));
+  if (auth && !token()) {
+    // Every call would be refused: ask for the token first.
+    page.notify("This gateway needs a bearer token: type it in the Token field (it stays in this tab only).");
+    document.getElementById("token").focus();
+    return;
+  }
+  cleanup = view.render(main, arg, page) || null;
+}
+
+document.getElementById("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const input = document.getElementById("token");
+  setToken(input.value.trim());
+  input.value = "";
+  input.placeholder = token() ? "token set" : "bearer token";
+  route();
+});
+document.getElementById("token-forget").addEventListener("click", () => {
+  setToken("");
+  document.getElementById("token").placeholder = "bearer token";
+  route();
+});
+document.getElementById("token").placeholder = token() ? "token set" : "bearer token";
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,154 @@
+// One task: its record (args, result, attempts and failures with tracebacks,
+// progress and context), why it waits, its tree, its live log, a trace link,
+// and the cancel and retry actions. Its events reload it as they come.
+
+import { call, config } from "../api.js";
+import { badge, enumName, FINAL, h, json, replace, section, stateName, taskLink, time } from "../dom.js";
+import { open } from "../sse.js";
+import { actionButton, cancelTask, retryTasks } from "./actions.js";
+
+// Log lines kept on the page (the oldest go first).
+const MAX_LOG_LINES = 5000;
+
+function facts(task) {
+  const rows = [
+    ["id", h("span", { class: "mono" }, task.id)],
+    ["queue", task.queue || "default"],
+    ["priority", enumName(task.priority, "PRIORITY_")],
+    ["attempt", `${task.attempt || 0} (max retries ${task.maxRetries >= 0 ? task.maxRetries : "as declared"})`],
+    ["worker", task.workerId || "-"],
+    ["created", time(task.createdAt)],
+    ["started", time(task.startedAt)],
+    ["finished", time(task.finishedAt)],
+    ["parent", task.parentId ? taskLink(task.parentId) : "-"],
+    ["schedule", task.scheduleId || "-"],
+  ];
+  if (task.cancelRequested || task.cancelStep) {
+    rows.push(["cancel", `${enumName(task.cancelStep, "CANCEL_STEP_")}${task.cancelReason ? ` (${task.cancelReason})` : ""}`]);
+  }
+  if (task.labels) rows.push(["labels", Object.entries(task.labels).map(([k, v]) => `${k}=${v}`).join(", ")]);
+  return h("dl", { class: "facts", id: "task-facts" },
+    rows.map(([k, v]) => [h("dt", {}, k), h("dd", { "data-fact": k }, v)]));
+}
+
+function attempts(task) {
+  const failures = [...(task.failures || [])];
+  if (task.failure && !failures.some((f) => f.attempt === task.failure.attempt)) failures.push(task.failure);
+  const rows = failures.map((f) => h("li", { class: "failure" },
+    h("p", {}, h("strong", {}, `attempt ${f.attempt || "?"}: ${f.type || "failure"}`), ` ${f.message || ""} `, time(f.failedAt),
+      f.retryAt ? [" · retry at ", time(f.retryAt)] : ""),
+    f.traceback ? h("details", {}, h("summary", {}, "traceback"), h("pre", { class: "traceback" }, f.traceback)) : ""));
+  const last = h("li", {}, h("p", {}, h("strong", {}, `attempt ${task.attempt || 0}: `), badge(task.state)));
+  return h("ol", { class: "attempts", id: "attempts" }, rows, FINAL.has(stateName(task.state)) && failures.length ? "" : last);
+}
+
+function progress(task) {
+  const ctx = task.context || {};
+  const p = ctx.progress;
+  return [
+    p ? h("p", {}, h("progress", { max: 1, value: p.fraction, "aria-label": "progress" }), ` ${Math.round(p.fraction * 100)}% ${p.message || ""}`) : "",
+    Object.keys(ctx).length ? json(ctx) : h("p", {}, "no context"),
+  ];
+}
+
+function tree(reply, id) {
+  const nodes = reply.nodes || [];
+  if (nodes.length <= 1) return h("p", {}, "no parent, children or dependencies");
+  return h("ul", { class: "tree" }, nodes.map((n) => h("li", { style: `margin-left:${(n.depth || 0) * 1.25}rem` },
+    n.task.id === id ? h("strong", { "aria-current": "true" }, n.task.name) : taskLink(n.task.id, n.task.name), " ", badge(n.task.state))),
+  reply.truncated ? h("li", {}, "… (more than 10,000 tasks)") : "");
+}
+
+function logLine(line) {
+  return h("div", { class: `log ${line.type || ""}`, "data-offset": line.offset || 0 },
+    h("span", { class: "when" }, line.createdAt ? new Date(line.createdAt).toLocaleTimeString() : ""), " ",
+    h("span", { class: "type" }, line.type || "log"), " ", line.message || "");
+}
+
+function traceLink(template, traceId) {
+  const url = template.includes("{trace_id}") ? template.replace("{trace_id}", traceId)
+    : `${template.replace(/\/$/, "")}/trace/${traceId}`;
+  return h("a", { href: url, target: "_blank", rel: "noopener noreferrer", id: "trace-link" }, `trace ${traceId.slice(0, 8)}…`);
+}
+
+export function render(main, id, page) {
+  const title = h("h1", {}, "Task");
+  const actions = h("div", { class: "toolbar" });
+  const box = {
+    facts: h("div", {}, "loading"), explain: h("p", { id: "explain" }), args: h("div", {}),
+    result: h("div", { id: "result" }), attempts: h("div", {}), progress: h("div", { id: "progress" }),
+    tree: h("div", { id: "tree" }), trace: h("span", {}),
+  };
+  const logs = h("div", { class: "logs", id: "logs", tabindex: 0, role: "log", "aria-label": "task log" });
+  const logState = h("span", { class: "meta" });
+  replace(main, h("p", {}, h("a", { href: "#/tasks" }, "← Tasks")), title, actions, box.explain,
+    h("div", { class: "columns" },
+      section("Record", box.facts, box.trace),
+      section("Progress and context", box.progress)),
+    section("Log", logState, logs),
+    h("div", { class: "columns" }, section("Result", box.result), section("Arguments", box.args)),
+    section("Attempts and failures", box.attempts),
+    section("Tree", box.tree));
+
+  let traceUrl = "";
+  let traceId = "";
+  const showTrace = () => {
+    if (traceUrl && traceId && !box.trace.firstChild) replace(box.trace, traceLink(traceUrl, traceId));
+  };
+  config().then((c) => { traceUrl = c.traceUrl || ""; showTrace(); }).catch(() => {});
+
+  async function load() {
+    try {
+      const { task } = await call("TaskService", "GetTask", { id });
+      replace(title, `${task.name} `, badge(task.state));
+      const final = FINAL.has(stateName(task.state));
+      replace(actions,
+        final ? "" : actionButton("Cancel task", page, () => cancelTask(id),
+          { done: (r) => (r.cancelled ? `cancelled (${enumName(r.step, "CANCEL_STEP_")})` : "cancel requested"), after: load }),
+        ["FAILURE", "CANCELLED"].includes(stateName(task.state))
+          ? actionButton("Retry task", page, () => retryTasks({ ids: [id] }),
+            { done: (r) => `${(r.ids || []).length} task(s) retried`, after: load }) : "");
+      replace(box.facts, facts(task));
+      replace(box.args, h("h3", {}, "args"), json(task.args || []), h("h3", {}, "kwargs"), json(task.kwargs || {}));
+      replace(box.result, stateName(task.state) === "SUCCESS" ? json(task.result ?? null) : h("p", {}, "no result yet"));
+      replace(box.attempts, attempts(task));
+      replace(box.progress, progress(task));
+      const [explained, family] = await Promise.all([
+        final ? {} : call("TaskService", "ExplainTask", { id }), call("TaskService", "GetTaskTree", { id })]);
+      replace(box.explain, explained.message || "");
+      replace(box.tree, tree(family, id));
+    } catch (err) {
+      replace(box.facts, page.fail(err));
+    }
+  }
+
+  let pending = null;
+  const soon = () => { pending ||= setTimeout(() => { pending = null; load(); }, 150); };
+  const events = open(`/api/events?kinds=EVENT_KIND_TASK&task_ids=${encodeURIComponent(id)}`, {
+    onState: page.live,
+    onError: (err) => page.fail(err),
+    onMessage: (kind) => kind === "event" && soon(),
+  });
+  const logStream = open(`/api/tasks/${encodeURIComponent(id)}/logs`, {
+    onState: (s) => replace(logState, s === "ended" ? "complete" : s),
+    onError: (err) => replace(logState, `${err.code}: ${err.message}`),
+    onEnd: soon,
+    onMessage(kind, data) {
+      if (kind !== "logs") return;
+      const follow = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
+      for (const line of data.logs || []) {
+        logs.append(logLine(line));
+        traceId ||= line.traceId || "";
+      }
+      showTrace();
+      while (logs.childElementCount > MAX_LOG_LINES) logs.firstElementChild.remove();
+      if (follow) logs.scrollTop = logs.scrollHeight;
+    },
+  });
+  load();
+  return () => {
+    events.close();
+    logStream.close();
+    clearTimeout(pending);
+  };
+}

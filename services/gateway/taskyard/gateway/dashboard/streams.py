@@ -1,0 +1,151 @@
+"""Server-sent events: one gRPC stream per browser connection, relayed as SSE.
+
+Each message carries an ``id:`` a reconnect sends back as ``Last-Event-ID``:
+an event's cursor (``WatchEvents`` resumes after it), or a log line's offset
+(``StreamTaskLogs`` resumes at the next one). A gRPC error ends the stream with
+an ``error`` message holding the same JSON as the API's error answers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import grpc
+from aiohttp import web
+from google.protobuf import json_format, message
+
+from taskyard.gateway.dashboard import calls
+from taskyard.v1 import event_service_pb2, task_service_pb2
+
+# Open SSE connections per gateway (each holds one gRPC stream); more get 503.
+MAX_STREAMS = 64
+WATCH = calls.method("taskyard.v1.EventService", "WatchEvents")
+LOGS = calls.method("taskyard.v1.TaskService", "StreamTaskLogs")
+# One SSE message: (event type, id or None, data).
+Message = tuple[str, str | None, Mapping[str, Any]]
+
+
+class TooManyStreams(Exception):
+    pass
+
+
+def query_request(method: calls.Method, query: Mapping[str, str], getall: Any) -> dict[str, Any]:
+    """A request's JSON from query parameters named like its fields (proto or JSON
+    names); a repeated field takes the parameter as often as it is given."""
+    body: dict[str, Any] = {}
+    fields = method.request_type.DESCRIPTOR.fields
+    for field in fields:
+        for key in (field.name, field.json_name):
+            if key not in query:
+                continue
+            if field.is_repeated:
+                body[field.name] = [v for v in getall(key) if v]
+            else:
+                body[field.name] = query[key]
+    return body
+
+
+def watch_messages(response: event_service_pb2.WatchEventsResponse) -> Iterable[Message]:
+    last = ""
+    for event in response.events:
+        last = event.cursor
+        yield "event", event.cursor, calls.to_json(event)
+    if response.cursor and response.cursor != last:
+        # Read past filtered-out events (or idle): a reconnect skips them too.
+        yield "cursor", response.cursor, {}
+
+
+def log_messages(response: task_service_pb2.StreamTaskLogsResponse) -> Iterable[Message]:
+    if response.logs:
+        yield "logs", str(response.logs[-1].offset), calls.to_json(response)
+
+
+def encode(kind: str, ident: str | None, data: Mapping[str, Any]) -> bytes:
+    lines = [f"event: {kind}"]
+    if ident is not None:
+        lines.append(f"id: {ident}")
+    lines.append("data: " + json.dumps(data, separators=(",", ":")))
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+class Streams:
+    """The SSE endpoints and the count of open ones."""
+
+    def __init__(self, loopback: calls.Loopback) -> None:
+        self._loopback = loopback
+        self.open = 0
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/events?kinds=...&queues=...&start=...``: WatchEvents as SSE."""
+        body = query_request(WATCH, request.query, request.query.getall)
+        resume = request.headers.get("Last-Event-ID")
+        if resume:
+            body["after"] = resume
+        return await self._relay(request, WATCH, body, watch_messages)
+
+    async def logs(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/tasks/{id}/logs``: StreamTaskLogs as SSE, then an ``end`` message."""
+        body: dict[str, Any] = {"id": request.match_info["id"]}
+        resume = request.headers.get("Last-Event-ID", "")
+        if resume.isdigit():
+            body["from_offset"] = int(resume) + 1
+        return await self._relay(request, LOGS, body, log_messages, end=True)
+
+    async def _relay(
+        self,
+        request: web.Request,
+        method: calls.Method,
+        body: dict[str, Any],
+        messages: Any,
+        *,
+        end: bool = False,
+    ) -> web.StreamResponse:
+        try:
+            rpc_request = calls.parse(method, body)
+        except json_format.ParseError as exc:
+            return web.json_response({"code": "INVALID_ARGUMENT", "message": str(exc)}, status=400)
+        if self.open >= MAX_STREAMS:
+            return web.json_response(
+                {"code": "RESOURCE_EXHAUSTED", "message": f"at most {MAX_STREAMS} live views per gateway"},
+                status=503,
+            )
+        self.open += 1
+        try:
+            return await self._pump(request, method, rpc_request, messages, end=end)
+        finally:
+            self.open -= 1
+
+    async def _pump(
+        self,
+        request: web.Request,
+        method: calls.Method,
+        rpc_request: message.Message,
+        messages: Any,
+        *,
+        end: bool,
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        await response.write(b": open\n\n")
+        call = self._loopback.stream(method)(
+            rpc_request, metadata=calls.metadata(request.headers.get("Authorization"))
+        )
+        try:
+            async for reply in call:
+                for kind, ident, data in messages(reply):
+                    await response.write(encode(kind, ident, data))
+            if end:
+                await response.write(encode("end", None, {}))
+        except grpc.aio.AioRpcError as exc:
+            await response.write(encode("error", None, calls.error_body(exc)[1]))
+        finally:
+            call.cancel()
+        return response

@@ -1,0 +1,74 @@
+-- The durable event log (events, event_horizon; migrations/0010_events.sql).
+
+-- name: insert_events
+-- One row per event of a drain, in order, in the writer's transaction. Task
+-- events take their queue, root and name from the task row (the bus events do
+-- not carry them); a root task is its own root.
+INSERT INTO events (kind, type, task_id, task_name, queue, state, attempt, root_id, priority,
+                    worker_id, pool_id, schedule_id, schedule_name, attributes)
+SELECT e.kind, e.type, t.id, coalesce(t.name, nullif(e.task_name, '')),
+       coalesce(t.queue, nullif(e.queue, '')), nullif(e.state, 0), nullif(e.attempt, 0),
+       coalesce(t.root_id, t.id), nullif(e.priority, 0), nullif(e.worker_id, ''),
+       nullif(e.pool_id, ''), nullif(e.schedule_id, '')::uuid, nullif(e.schedule_name, ''),
+       nullif(e.attributes, '')::jsonb
+FROM unnest(:kinds::smallint[], :types::text[], :task_ids::text[], :task_names::text[],
+            :queues::text[], :states::smallint[], :attempts::int[], :priorities::smallint[],
+            :worker_ids::text[], :pool_ids::text[], :schedule_ids::text[], :schedule_names::text[],
+            :attributes::text[])
+     WITH ORDINALITY AS e(kind, type, task_id, task_name, queue, state, attempt, priority,
+                          worker_id, pool_id, schedule_id, schedule_name, attributes, n)
+LEFT JOIN tasks t ON t.id = nullif(e.task_id, '')::uuid
+ORDER BY e.n
+
+-- name: event_watermark
+-- Every event below :xmin is final (no transaction that could still write
+-- one below it is running), and where the retention purge has reached.
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, h.xid::text AS horizon_xid,
+       h.id AS horizon_id
+FROM event_horizon h
+
+-- name: read_events
+-- A page of final events after (:after_xid, :after_id), below :xmin, in order.
+SELECT e.xid::text AS xid, e.id, ty_us(e.at) AS at_us, e.kind, e.type,
+       coalesce(e.task_id::text, '') AS task_id, coalesce(e.task_name, '') AS task_name,
+       coalesce(e.queue, '') AS queue, coalesce(e.state, 0) AS state,
+       coalesce(e.attempt, 0) AS attempt, coalesce(e.root_id::text, '') AS root_id,
+       coalesce(e.priority, 0) AS priority, coalesce(e.worker_id, '') AS worker_id,
+       coalesce(e.pool_id, '') AS pool_id, coalesce(e.schedule_id::text, '') AS schedule_id,
+       coalesce(e.schedule_name, '') AS schedule_name, e.attributes::text AS attributes
+FROM events e
+WHERE (e.xid, e.id) > (:after_xid::text::xid8, :after_id::bigint)
+  AND e.xid < :xmin::text::xid8
+ORDER BY e.xid, e.id
+LIMIT :limit::int
+
+-- name: event_purge_bound
+-- The first event to keep: the oldest (in log order) committed at or after
+-- :before_us. Everything before it goes (a few rows of slightly later
+-- transactions with smaller xids may go with them).
+SELECT e.xid::text AS xid, e.id FROM events e
+WHERE e.at >= ty_ts(:before_us::bigint)
+ORDER BY e.xid, e.id
+LIMIT 1
+
+-- name: purge_events
+-- Delete up to :limit final events before (:bound_xid, :bound_id) (all of
+-- them when :bound_xid is NULL) and move the horizon to the last one deleted.
+-- Only final ones: a running transaction may still add events below a newer one.
+WITH gone AS (
+  DELETE FROM events d
+  WHERE (d.xid, d.id) IN (
+    SELECT o.xid, o.id FROM events o
+    WHERE (:bound_xid::text IS NULL OR (o.xid, o.id) < (:bound_xid::text::xid8, :bound_id::bigint))
+      AND o.xid < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY o.xid, o.id
+    LIMIT :limit::int
+  )
+  RETURNING d.xid, d.id
+), last AS (
+  SELECT g.xid, g.id FROM gone g ORDER BY g.xid DESC, g.id DESC LIMIT 1
+)
+UPDATE event_horizon h SET xid = l.xid, id = l.id
+FROM last l
+WHERE (l.xid, l.id) > (h.xid, h.id)
+RETURNING (SELECT count(*) FROM gone) AS purged

@@ -1,0 +1,102 @@
+"""The durable event log in the store (real PostgreSQL): written with each
+change, read in commit order below the watermark, purged by retention."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+from support.records import submitted_task
+
+from taskyard.bus.v1 import event_log_pb2, queues_pb2, tasks_pb2
+from taskyard.core import errors, event_cursor
+from taskyard.core.clock import ManualClock
+from taskyard.result_store.retention import Purger
+from taskyard.v1 import event_service_pb2 as pub
+from taskyard.v1 import task_pb2
+
+pytestmark = pytest.mark.asyncio
+Read = event_log_pb2.ReadEventsRequest
+
+
+async def read_all(store: Any, after: str = "", *, oldest: bool = False) -> tuple[list[pub.Event], str]:
+    events: list[pub.Event] = []
+    req = Read(after=after, oldest=oldest, limit=2)  # small pages: the paging is read too
+    while True:
+        reply = await store._read_events(req)
+        events.extend(reply.events)
+        if not reply.events:
+            return events, reply.cursor
+        req = Read(after=reply.cursor, limit=2)
+
+
+async def test_a_change_and_its_events_commit_together_in_order(result_store: Any) -> None:
+    start = await result_store._read_events(Read())  # a stream that begins now
+    assert not start.events and start.cursor
+    rec = submitted_task(queue="q1", priority=task_pb2.PRIORITY_HIGH)
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))
+    await result_store.ops.queue_op(queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue="q1"))
+    events, cursor = await read_all(result_store, start.cursor)
+    assert [e.type for e in events] == ["task.queued", "queue.paused"]
+    queued, paused = events
+    assert (queued.kind, queued.task_id, queued.task_name, queued.queue) == (
+        pub.EVENT_KIND_TASK,
+        rec.id,
+        "add",
+        "q1",
+    )
+    assert queued.state == task_pb2.TASK_STATE_QUEUED and queued.root_id == rec.id
+    assert queued.priority == task_pb2.PRIORITY_HIGH and queued.time.seconds > 0
+    assert (paused.kind, paused.queue, paused.task_id) == (pub.EVENT_KIND_QUEUE, "q1", "")
+    cursors = [e.cursor for e in events]
+    assert cursors == sorted(cursors) and cursor >= cursors[-1]
+    # From the oldest: the same events; after the last: nothing.
+    assert [e.cursor for e in (await read_all(result_store, oldest=True))[0]] == cursors
+    assert (await read_all(result_store, cursors[-1]))[0] == []
+
+
+async def test_the_watermark_hides_a_running_transaction_until_it_commits(
+    result_store: Any, store_settings: Any
+) -> None:
+    start = (await result_store._read_events(Read())).cursor
+    held = await asyncpg.connect(store_settings.database_url)
+    try:
+        tx = held.transaction()
+        await tx.start()
+        # An older transaction's event, not committed yet.
+        await held.execute("INSERT INTO events (kind, type, queue) VALUES (4, 'queue.paused', 'held')")
+        rec = submitted_task()
+        await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))  # commits after it started
+        hidden, cursor = await read_all(result_store, start)
+        assert hidden == []  # the newer commit waits behind the running transaction
+        assert cursor <= event_cursor.encode(int(await held.fetchval("SELECT pg_current_xact_id()::text")), 0)
+        await tx.commit()
+        events, _ = await read_all(result_store, cursor)
+        assert [(e.type, e.task_id or e.queue) for e in events] == [
+            ("queue.paused", "held"),
+            ("task.queued", rec.id),
+        ]
+    finally:
+        await held.close()
+
+
+async def test_retention_expires_old_cursors(result_store: Any) -> None:
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[submitted_task(), submitted_task()]))
+    events, _ = await read_all(result_store, oldest=True)
+    assert len(events) == 2
+    purger = Purger(result_store.pool, ManualClock(4e9), retention_days=30, chunk=1)
+    assert await purger.purge_events() == 2
+    with pytest.raises(errors.TaskyardError) as refused:
+        await result_store._read_events(Read(after=event_cursor.ORIGIN_CURSOR))
+    assert (refused.value.code, refused.value.reason) == (errors.Code.OUT_OF_RANGE, "CURSOR_EXPIRED")
+    # The last purged cursor is still good, and so is starting from the oldest kept.
+    assert (await read_all(result_store, events[-1].cursor))[0] == []
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[submitted_task()]))
+    assert len((await read_all(result_store, oldest=True))[0]) == 1
+
+
+async def test_a_malformed_cursor_is_invalid(result_store: Any) -> None:
+    with pytest.raises(errors.TaskyardError) as refused:
+        await result_store._read_events(Read(after="nope"))
+    assert refused.value.code is errors.Code.INVALID_ARGUMENT
