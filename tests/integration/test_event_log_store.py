@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 from support.records import submitted_task
 
-from taskyard.bus.v1 import event_log_pb2, queues_pb2, tasks_pb2
+from taskyard.bus.v1 import event_log_pb2, pools_pb2, queues_pb2, tasks_pb2
 from taskyard.core import errors, event_cursor
 from taskyard.core.clock import ManualClock
 from taskyard.result_store.retention import Purger
@@ -100,3 +100,40 @@ async def test_a_malformed_cursor_is_invalid(result_store: Any) -> None:
     with pytest.raises(errors.TaskyardError) as refused:
         await result_store._read_events(Read(after="nope"))
     assert refused.value.code is errors.Code.INVALID_ARGUMENT
+
+
+async def test_heartbeats_log_the_lifecycle_of_worker_processes_and_the_pool(result_store: Any) -> None:
+    start = await result_store._read_events(Read())
+
+    def beat(state: str, *procs: tuple[int, int, str]) -> pools_pb2.HeartbeatRequest:
+        return pools_pb2.HeartbeatRequest(
+            pool_id="pool-life",
+            server_name="s",
+            state=state,
+            is_running=state == "RUNNING",
+            processes=[pools_pb2.WorkerProcess(index=i, pid=pid, state=st) for i, pid, st in procs],
+        )
+
+    await result_store.heartbeat(beat("RUNNING", (0, 10, "idle"), (1, 11, "idle")))
+    await result_store.heartbeat(beat("RUNNING", (0, 10, "busy"), (1, 11, "idle")))  # nothing new
+    await result_store.heartbeat(beat("RUNNING", (0, 10, "recycling"), (1, 12, "starting")))  # 11 died
+    await result_store.heartbeat(beat("RUNNING", (0, 13, "idle"), (1, 12, "idle")))  # 10 recycled
+    await result_store.heartbeat(beat("STOPPING", (0, 13, "stopping"), (1, 12, "stopping")))
+    await result_store.heartbeat(beat("STOPPED"))
+    await result_store.heartbeat(beat("STOPPED"))  # the pool stops once
+    events, _ = await read_all(result_store, start.cursor)
+    got = [(e.type, e.worker_id or e.pool_id) for e in events]
+    assert got == [
+        ("pool.registered", "pool-life"),
+        ("worker.started", "pool-life/w0:10"),
+        ("worker.started", "pool-life/w1:11"),
+        ("worker.started", "pool-life/w1:12"),
+        ("worker.died", "pool-life/w1:11"),
+        ("worker.started", "pool-life/w0:13"),
+        ("worker.stopped", "pool-life/w0:10"),
+        ("worker.stopped", "pool-life/w0:13"),
+        ("worker.stopped", "pool-life/w1:12"),
+        ("pool.stopped", "pool-life"),
+    ]
+    assert {e.kind for e in events if e.type.startswith("worker.")} == {pub.EVENT_KIND_WORKER}
+    assert all(e.pool_id == "pool-life" for e in events)

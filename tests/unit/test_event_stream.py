@@ -4,6 +4,7 @@ ring, and streams over a fake store log (injected clock)."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,7 +14,7 @@ from taskyard.core import errors, event_cursor
 from taskyard.core.clock import ManualClock
 from taskyard.gateway import event_wire
 from taskyard.gateway.event_filter import EventFilter
-from taskyard.gateway.event_ring import Ring
+from taskyard.gateway.event_ring import Ring, Segment
 from taskyard.gateway.event_stream import EventStream, StreamLimits, TooSlow
 from taskyard.v1 import event_service_pb2 as pub
 from taskyard.v1 import task_pb2
@@ -47,6 +48,63 @@ def test_filters_need_every_set_filter_and_any_value_of_one() -> None:
     assert not EventFilter.of(pub.WatchEventsRequest(kinds=[pub.EVENT_KIND_POOL])).matches(done)
     assert EventFilter.of(pub.WatchEventsRequest(root_ids=["r"], task_names=["add"])).matches(done)
     assert not EventFilter.of(pub.WatchEventsRequest(task_ids=["other"])).matches(done)
+
+
+def segment_of(events: list[pub.Event]) -> Segment:
+    return Segment(events, [e.cursor for e in events], event_cursor.encode(1, 0), events[-1].cursor)
+
+
+def test_a_segments_index_picks_what_the_filter_matches() -> None:
+    rng = random.Random(7)
+    kinds = [pub.EVENT_KIND_TASK, pub.EVENT_KIND_QUEUE, pub.EVENT_KIND_POOL]
+    states = [task_pb2.TASK_STATE_QUEUED, task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE]
+    events = [
+        ev(
+            i,
+            kind=rng.choice(kinds),
+            queue=rng.choice(["", "a", "b"]),
+            task_name=rng.choice(["", "add", "noop"]),
+            state=rng.choice(states),
+            task_id=f"t{rng.randrange(8)}",
+            root_id=f"t{rng.randrange(3)}",
+        )
+        for i in range(1, 301)
+    ]
+    seg = segment_of(events)
+    requests = [
+        pub.WatchEventsRequest(queues=["a"]),
+        pub.WatchEventsRequest(queues=["a", "b"], states=[task_pb2.TASK_STATE_SUCCESS]),
+        pub.WatchEventsRequest(kinds=[pub.EVENT_KIND_QUEUE], queues=["b"]),
+        pub.WatchEventsRequest(states=[task_pb2.TASK_STATE_FAILURE], root_ids=["t1", "t2"]),
+        pub.WatchEventsRequest(task_ids=["t3"], task_names=["add"]),
+        pub.WatchEventsRequest(queues=["nobody"]),
+    ]
+    for req in requests:
+        f = EventFilter.of(req)
+        assert seg.picks(f) == [i for i, e in enumerate(events) if f.matches(e)], req
+        middle = events[149].cursor
+        data = seg.response_for(f, middle)
+        want = [e for e in events[150:] if f.matches(e)]
+        if want:
+            assert data is not None
+            assert pub.WatchEventsResponse.FromString(data) == pub.WatchEventsResponse(
+                events=want, cursor=seg.end
+            )
+        else:
+            assert data is None
+
+
+def test_streams_with_the_same_filter_share_a_segments_response() -> None:
+    seg = segment_of([ev(i, queue="even" if i % 2 == 0 else "odd") for i in range(1, 6)])
+    one = EventFilter.of(pub.WatchEventsRequest(queues=["even"]))
+    other = EventFilter.of(pub.WatchEventsRequest(queues=["even"]))
+    first = seg.response_for(one, seg.start)
+    assert first is not None and seg.response_for(other, seg.start) is first
+    assert [e.cursor for e in pub.WatchEventsResponse.FromString(first).events] == [
+        event_cursor.encode(1, 2),
+        event_cursor.encode(1, 4),
+    ]
+    assert seg.response_for(EventFilter.of(pub.WatchEventsRequest(queues=["none"])), seg.start) is None
 
 
 def test_hand_written_responses_parse_as_the_message() -> None:

@@ -308,7 +308,11 @@ class Settings(Addresses, BaseSettings):
         "batches wake it sooner); none while no stream is open.",
     )
     event_idle_interval: float = Field(
-        default=10.0, description="An idle WatchEvents stream sends an empty response this often (s)."
+        default=10.0,
+        gt=0,
+        le=15,
+        description="An idle WatchEvents stream sends an empty response this often (s); "
+        "at most 15, as the API promises.",
     )
     result_ttl: float = Field(default=3600.0, description="Seconds a final record stays in the result cache.")
     # --- time (ETA/countdown, retries, explain)

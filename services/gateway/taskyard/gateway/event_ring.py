@@ -16,9 +16,34 @@ import asyncio
 import bisect
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from taskyard.gateway import event_wire as wire
+from taskyard.gateway.event_filter import EventFilter
 from taskyard.v1 import event_service_pb2 as pub
+
+# The events of a segment by the values a filter tests: (field, value) -> the
+# positions of the events that have it, ascending.
+Index = dict[tuple[str, object], list[int]]
+
+
+def index_of(events: Sequence[pub.Event]) -> Index:
+    """Where each filterable value occurs among ``events``. A state is indexed
+    for task events only (a state filter passes task events only)."""
+    index: Index = {}
+    for i, e in enumerate(events):
+        kind = e.kind
+        keys = [("kind", kind), ("queue", e.queue), ("task_name", e.task_name)]
+        keys += [("task_id", e.task_id), ("root_id", e.root_id)]
+        if kind == pub.EVENT_KIND_TASK:
+            keys.append(("state", e.state))
+        for key in keys:
+            at = index.get(key)
+            if at is None:
+                index[key] = [i]
+            else:
+                at.append(i)
+    return index
 
 
 @dataclasses.dataclass(eq=False, slots=True)
@@ -34,6 +59,11 @@ class Segment:
     # segment as one response: made once, for every stream that sends them.
     _entries: list[bytes] | None = None
     _whole: bytes | None = None
+    # Made at the first filtered stream's look, then shared by all of them: the
+    # index, and per filter the positions it picks and its response from ``start``.
+    _index: Index | None = None
+    _picks: dict[EventFilter, list[int]] = dataclasses.field(default_factory=dict)
+    _picked: dict[EventFilter, bytes | None] = dataclasses.field(default_factory=dict)
 
     def entries(self) -> list[bytes]:
         if self._entries is None:
@@ -45,9 +75,71 @@ class Segment:
             self._whole = wire.response(self.entries(), self.end)
         return self._whole
 
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = index_of(self.events)
+        return self._index
+
+    def picks(self, f: EventFilter) -> list[int]:
+        """The positions of the events ``f`` passes, ascending: found in the
+        index, at a cost that grows with the filter's values and its matches,
+        not with the segment."""
+        found = self._picks.get(f)
+        if found is None:
+            found = self._picks[f] = _pick(self.index(), f, len(self.events))
+        return found
+
+    def response_for(self, f: EventFilter, after: str) -> bytes | None:
+        """The response of what ``f`` passes after ``after`` (None: nothing);
+        from ``start`` it is made once for every stream with the same filter."""
+        if after == self.start and f in self._picked:
+            return self._picked[f]
+        first = self.index_after(after)
+        picks = self.picks(f)
+        if first:
+            picks = picks[bisect.bisect_left(picks, first) :]
+        if picks:
+            entries = self.entries() if self._entries is not None else None
+            data: bytes | None = wire.response(
+                [entries[i] if entries else wire.entry(self.events[i]) for i in picks], self.end
+            )
+        else:
+            data = None
+        if after == self.start:
+            self._picked[f] = data
+        return data
+
     def index_after(self, cursor: str) -> int:
         """The index of its first event after ``cursor``."""
         return bisect.bisect_right(self.cursors, cursor)
+
+
+def _pick(index: Index, f: EventFilter, n: int) -> list[int]:
+    """The positions among ``n`` events that every set filter of ``f`` matches:
+    the union of its values' positions per filter, intersected across filters,
+    the smallest first."""
+    wanted: tuple[tuple[str, frozenset[Any]], ...] = (
+        ("task_id", f.task_ids),
+        ("root_id", f.root_ids),
+        ("task_name", f.task_names),
+        ("queue", f.queues),
+        ("state", f.states),
+        ("kind", f.kinds),
+    )
+    sets: list[set[int]] = []
+    for field, values in wanted:
+        if not values:
+            continue
+        at: set[int] = set()
+        for v in values:
+            at.update(index.get((field, v), ()))
+        if not at:
+            return []
+        sets.append(at)
+    if not sets:  # no filter: everything
+        return list(range(n))
+    sets.sort(key=len)
+    return sorted(sets[0].intersection(*sets[1:]))
 
 
 class Ring:

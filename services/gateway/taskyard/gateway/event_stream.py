@@ -127,10 +127,8 @@ class EventStream:
                 data: bytes | None = seg.whole()
             elif f.everything:  # the rest of a segment it had begun (a resumed stream)
                 data = wire.response(seg.entries()[seg.index_after(self._pos) :], seg.end)
-            else:
-                events = seg.events[seg.index_after(self._pos) :]
-                picked = [wire.entry(e) for e in events if f.matches(e)]
-                data = wire.response(picked, seg.end) if picked else None
+            else:  # found in the segment's index, shared with the streams of the same filter
+                data = seg.response_for(f, self._pos)
             self._pos = seg.end
             if data is not None:
                 yield self._sent(data)

@@ -207,7 +207,7 @@ class Gateway:
             # aiohttp only when served: an idle gateway's memory is budgeted.
             from taskyard.gateway.dashboard.site import Dashboard
 
-            self.dashboard = Dashboard(settings, self.server, tokens=self.tokens is not None)
+            self.dashboard = Dashboard(settings, self.server, authenticator=self.authenticator)
 
     def _announcement(self) -> dispatch_pb2.Announcement:
         return dispatch_pb2.Announcement(service="gateway", instance_id=self.instance_id)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from taskyard.bus.v1 import event_pb2, pools_pb2
+from taskyard.core.states import WorkerState
 
 from .committer import Db, Outcome
 from .records import event
@@ -20,6 +23,42 @@ def _process(p: pools_pb2.WorkerProcess) -> dict[str, object]:
         "running_tasks": p.running_tasks,
         "last_beat_us": p.last_beat_us,
     }
+
+
+# Worker process states that end on purpose (the pool stops or recycles it).
+_LEAVING = frozenset({"stopping", "recycling"})
+_POOL_STOPPED = WorkerState.STOPPED.value
+_POOL_LEAVING = frozenset(s.value for s in (WorkerState.DRAINING, WorkerState.STOPPING, WorkerState.STOPPED))
+
+
+def lifecycle(hb: pools_pb2.HeartbeatRequest, row: Mapping[str, Any]) -> list[event_pb2.Event]:
+    """What changed since the pool's previous heartbeat: worker processes that
+    appeared (worker.started) or went, on purpose (worker.stopped: it was
+    stopping or recycling, or the pool is stopping) or not (worker.died); the
+    pool's stop."""
+    pool, at_us = hb.pool_id, row["at_us"]
+    now = {(p.index, p.pid) for p in hb.processes}
+    before: dict[tuple[int, int], str] = {}
+    if row["prev_processes"]:
+        for p in json.loads(row["prev_processes"]):
+            before[(p["index"], p["pid"])] = p["state"]
+    out = [
+        event("worker.started", worker_id=worker_id(pool, index, pid), at_us=at_us)
+        for index, pid in sorted(now - before.keys())
+    ]
+    pool_leaving = hb.state in _POOL_LEAVING
+    for (index, pid), state in sorted(before.items()):
+        if (index, pid) not in now:
+            gone = "worker.stopped" if pool_leaving or state in _LEAVING else "worker.died"
+            out.append(event(gone, worker_id=worker_id(pool, index, pid), at_us=at_us))
+    if hb.state == _POOL_STOPPED and row["prev_state"] != _POOL_STOPPED:
+        out.append(event("pool.stopped", worker_id=pool, at_us=at_us))
+    return out
+
+
+def worker_id(pool_id: str, index: int, pid: int) -> str:
+    """The id a pool gives a worker process (worker_pool/attempts.py)."""
+    return f"{pool_id}/w{index}:{pid}"
 
 
 async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Outcome:
@@ -50,6 +89,7 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
         for row in rows:
             if row["registered"]:  # its first heartbeat: the row was inserted, not updated
                 events.append(event("pool.registered", worker_id=row["pool_id"], at_us=row["at_us"]))
+            events.extend(lifecycle(last[row["pool_id"]], row))
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
         # Declared names are kept for good (names.py): submittable while no pool serves them.
         declared = sorted({n for h in hs for n in h.task_names if n})

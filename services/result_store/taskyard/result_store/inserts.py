@@ -98,6 +98,8 @@ async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, li
                         name=row["name"],
                         at_us=row["created_at_us"],
                         priority=row["priority"],
+                        queue=row["queue"],
+                        root_id=row["root_id"],
                     )
                 )
                 if tid in orphans:

@@ -33,6 +33,8 @@ async def apply_promote(db: Db, reqs: list[lanes_pb2.PromoteDueRequest]) -> Outc
                     at_us=row["at_us"],
                     worker_id=row["worker_id"],
                     priority=row["priority"],
+                    queue=row["queue"],
+                    root_id=row["root_id"],
                 )
             )
         reply.next_due_us = int(await db.fetchval("next_due") or 0)

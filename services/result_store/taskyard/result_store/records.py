@@ -169,6 +169,8 @@ def event(
     at_us: int = 0,
     worker_id: str = "",
     priority: int = 0,
+    queue: str = "",
+    root_id: str = "",
 ) -> event_pb2.Event:
     # Unset values stay out of the constructor (each keyword costs, even a default).
     kw: dict[str, Any] = {"type": type_}
@@ -186,6 +188,10 @@ def event(
         kw["worker_id"] = worker_id
     if priority:
         kw["priority"] = priority
+    if queue:
+        kw["queue"] = queue
+    if root_id:
+        kw["root_id"] = root_id
     return event_pb2.Event(**kw)
 
 
@@ -205,7 +211,10 @@ def event_for_record(rec: task_record_pb2.TaskRecord, type_: str | None = None) 
         "attempt": rec.attempt,
         "name": rec.name,
         "at_us": rec.updated_at_us,
+        "queue": rec.queue,
     }
+    if root_id := rec.root_id:
+        kw["root_id"] = root_id
     if worker_id := rec.worker_id:
         kw["worker_id"] = worker_id
     if priority := rec.priority:
@@ -256,7 +265,14 @@ def record_and_event(
 
 
 def _event_fields(row: Mapping[str, Any], state: int, type_: str | None) -> dict[str, Any]:
-    kw: dict[str, Any] = {"type": type_ or _EVENT_BY_VALUE[state], "task_id": row["id"], "state": state}
+    kw: dict[str, Any] = {
+        "type": type_ or _EVENT_BY_VALUE[state],
+        "task_id": row["id"],
+        "state": state,
+        "queue": row["queue"],
+    }
+    if v := row["root_id"]:
+        kw["root_id"] = v
     if v := row["attempt"]:
         kw["attempt"] = v
     if v := row["name"]:
@@ -283,7 +299,8 @@ def _fits_event(row: Mapping[str, Any]) -> bool:
 
 
 def event_for_row(row: Mapping[str, Any]) -> event_pb2.Event:
-    """An event from a short RETURNING row (id, state, attempt, name, priority, worker_id, at_us)."""
+    """An event from a short RETURNING row (id, state, attempt, name, priority,
+    worker_id, at_us, queue, root_id)."""
     return event(
         EVENT_BY_STATE[row["state"]],
         task_id=row["id"],
@@ -293,4 +310,6 @@ def event_for_row(row: Mapping[str, Any]) -> event_pb2.Event:
         at_us=row["at_us"],
         worker_id=row["worker_id"],
         priority=row["priority"],
+        queue=row["queue"],
+        root_id=row["root_id"],
     )

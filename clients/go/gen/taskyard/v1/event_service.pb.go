@@ -27,7 +27,8 @@ type WatchStart int32
 const (
 	// Treated as NOW.
 	WatchStart_WATCH_START_UNSPECIFIED WatchStart = 0
-	// Only events committed after the call began.
+	// From the log's current end: events of transactions that end after the
+	// call began (and of any still running then).
 	WatchStart_WATCH_START_NOW WatchStart = 1
 	// From the oldest event the store still keeps (TASKYARD_EVENT_RETENTION).
 	WatchStart_WATCH_START_OLDEST WatchStart = 2
@@ -250,7 +251,7 @@ type Event struct {
 	Kind   EventKind `protobuf:"varint,2,opt,name=kind,proto3,enum=taskyard.v1.EventKind" json:"kind,omitempty"`
 	// What happened, as "<subject>.<verb>": "task.succeeded", "queue.paused", ...
 	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
-	// When the store committed it.
+	// When the transaction that wrote it began (PostgreSQL's now()).
 	Time *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=time,proto3" json:"time,omitempty"`
 	// Task events: the task and the state it entered.
 	TaskId   string    `protobuf:"bytes,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`

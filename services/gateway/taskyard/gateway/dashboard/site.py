@@ -14,9 +14,11 @@ import grpc
 from aiohttp import web
 from google.protobuf import json_format
 
+from taskyard.core import errors
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
-from taskyard.gateway.dashboard import calls
+from taskyard.gateway.auth import Authenticator
+from taskyard.gateway.dashboard import calls, hub
 from taskyard.gateway.dashboard.streams import Streams
 
 log = logging.getLogger(__name__)
@@ -28,7 +30,11 @@ MAX_BODY_BYTES = 64 * 1024
 SHUTDOWN_TIMEOUT = 2.0
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    # form-action 'none': the token form is never submitted natively (a press of Enter
+    # before the script runs would otherwise put the token in a URL).
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'none'"
+    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
@@ -111,15 +117,30 @@ def _ssl_context(settings: Settings) -> ssl.SSLContext | None:
     return context
 
 
+def _watch_authorizer(authenticator: Authenticator | None) -> hub.Authorize | None:
+    """A page's token judged in-process as the gRPC edge judges a WatchEvents call:
+    its pulses come from a stream opened once, not from a call of its own."""
+    if authenticator is None:
+        return None
+
+    def authorize(authorization: str | None) -> errors.TaskyardError | None:
+        return authenticator.check(hub.WATCH_PATH, calls.metadata(authorization))
+
+    return authorize
+
+
 class Dashboard:
     """Built before the gRPC server starts (it adds the loopback socket to it)."""
 
-    def __init__(self, settings: Settings, server: grpc.aio.Server, *, tokens: bool) -> None:
+    def __init__(
+        self, settings: Settings, server: grpc.aio.Server, *, authenticator: Authenticator | None
+    ) -> None:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
-        self.streams = Streams(self.loopback)
+        self.hub = hub.PulseHub(self.loopback, authorize=_watch_authorizer(authenticator))
+        self.streams = Streams(self.loopback, self.hub)
         self.ssl = _ssl_context(settings)
-        config = {"auth": tokens, "traceUrl": settings.dashboard_trace_url}
+        config = {"auth": authenticator is not None, "traceUrl": settings.dashboard_trace_url}
         self.app = web.Application(
             middlewares=[guard(tls.is_loopback(settings.grpc_host))], client_max_size=MAX_BODY_BYTES
         )
@@ -134,6 +155,7 @@ class Dashboard:
         self.app.router.add_get("/", page)
         self.app.router.add_static("/static", STATIC_DIR)
         self.app.router.add_get("/api/config", settings_json)
+        self.app.router.add_get("/api/pulse", self.streams.pulse)
         self.app.router.add_get("/api/events", self.streams.events)
         self.app.router.add_get("/api/tasks/{id}/logs", self.streams.logs)
         self.app.router.add_post("/api/{service}/{method}", Api(self.loopback).call)
@@ -162,5 +184,6 @@ class Dashboard:
         return self.url
 
     async def stop(self) -> None:
+        await self.hub.close()
         await self.runner.cleanup()
         await self.loopback.close()

@@ -1,4 +1,6 @@
-"""Server-sent events: one gRPC stream per browser connection, relayed as SSE.
+"""Server-sent events: ``/api/pulse`` (the whole suite, one stream per gateway:
+hub.py) and, one gRPC stream per connection, a few tasks' events and one task's
+log, relayed as SSE.
 
 Each message carries an ``id:`` a reconnect sends back as ``Last-Event-ID``:
 an event's cursor (``WatchEvents`` resumes after it), or a log line's offset
@@ -17,10 +19,13 @@ from aiohttp import web
 from google.protobuf import json_format, message
 
 from taskyard.gateway.dashboard import calls
+from taskyard.gateway.dashboard.hub import PulseHub
 from taskyard.v1 import event_service_pb2, task_service_pb2
 
-# Open SSE connections per gateway (each holds one gRPC stream); more get 503.
+# Open SSE connections per gateway (pulses included); more get 503.
 MAX_STREAMS = 64
+# The filters that make /api/events follow given tasks: one of them is required.
+TASK_FILTERS = ("task_ids", "root_ids")
 WATCH = calls.method("taskyard.v1.EventService", "WatchEvents")
 LOGS = calls.method("taskyard.v1.TaskService", "StreamTaskLogs")
 # One SSE message: (event type, id or None, data).
@@ -73,13 +78,44 @@ def encode(kind: str, ident: str | None, data: Mapping[str, Any]) -> bytes:
 class Streams:
     """The SSE endpoints and the count of open ones."""
 
-    def __init__(self, loopback: calls.Loopback) -> None:
+    def __init__(self, loopback: calls.Loopback, hub: PulseHub) -> None:
         self._loopback = loopback
+        self._hub = hub
         self.open = 0
 
+    def _full(self) -> web.Response | None:
+        if self.open < MAX_STREAMS:
+            return None
+        return web.json_response(
+            {"code": "RESOURCE_EXHAUSTED", "message": f"at most {MAX_STREAMS} live views per gateway"},
+            status=503,
+        )
+
+    async def pulse(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/pulse``: the suite's summary every half second (hub.py)."""
+        refused = self._full()
+        if refused is not None:
+            return refused
+        self.open += 1
+        try:
+            return await self._hub.serve(request)
+        finally:
+            self.open -= 1
+
     async def events(self, request: web.Request) -> web.StreamResponse:
-        """``GET /api/events?kinds=...&queues=...&start=...``: WatchEvents as SSE."""
+        """``GET /api/events?task_ids=...`` (or ``root_ids``): those tasks' events as SSE.
+
+        The suite's events as a whole are /api/pulse's summaries (or WatchEvents
+        itself): a stream per page of every event would cost the suite."""
         body = query_request(WATCH, request.query, request.query.getall)
+        if not any(body.get(f) for f in TASK_FILTERS):
+            return web.json_response(
+                {
+                    "code": "INVALID_ARGUMENT",
+                    "message": "give task_ids or root_ids; the whole suite is /api/pulse",
+                },
+                status=400,
+            )
         resume = request.headers.get("Last-Event-ID")
         if resume:
             body["after"] = resume
@@ -106,11 +142,9 @@ class Streams:
             rpc_request = calls.parse(method, body)
         except json_format.ParseError as exc:
             return web.json_response({"code": "INVALID_ARGUMENT", "message": str(exc)}, status=400)
-        if self.open >= MAX_STREAMS:
-            return web.json_response(
-                {"code": "RESOURCE_EXHAUSTED", "message": f"at most {MAX_STREAMS} live views per gateway"},
-                status=503,
-            )
+        refused = self._full()
+        if refused is not None:
+            return refused
         self.open += 1
         try:
             return await self._pump(request, method, rpc_request, messages, end=end)

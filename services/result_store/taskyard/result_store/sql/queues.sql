@@ -37,7 +37,7 @@ WHERE t.id IN (
   FOR UPDATE SKIP LOCKED
 ) AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
-          t.worker_id, ty_us(t.updated_at) AS at_us
+          t.worker_id, ty_us(t.updated_at) AS at_us, t.queue, coalesce(t.root_id::text, '') AS root_id
 
 -- name: queue_counts
 SELECT t.queue, t.state::text AS state, count(*) AS n

@@ -55,7 +55,7 @@ FROM unnest(:id::uuid[], :name::text::text[], :args::text[], :kwargs::text[],
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
-          ty_us(t.created_at) AS created_at_us
+          ty_us(t.created_at) AS created_at_us, coalesce(t.root_id::text, '') AS root_id
 
 -- name: insert_tasks_leasing
 -- insert_tasks with the scheduler's fast path: a QUEUED row given a lease token
@@ -183,7 +183,8 @@ FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :worker_ids::
 WHERE t.id = s.id AND t.attempt = s.attempt AND t.lease_token = s.token
   AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
-          t.worker_id, ty_us(t.updated_at) AS at_us, s.token AS ref_token
+          t.worker_id, ty_us(t.updated_at) AS at_us, t.queue,
+          coalesce(t.root_id::text, '') AS root_id, s.token AS ref_token
 
 -- name: fail_attempts
 -- Failed attempts -> RETRYING (attempt + 1, run_at = now() + delay) when
@@ -458,7 +459,7 @@ SET state = 'QUEUED', updated_at = now()
 FROM due
 WHERE t.id = due.id AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us,
-          t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us
+          t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us, coalesce(t.root_id::text, '') AS root_id
 
 -- name: release_orphaned_leases
 -- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED as a

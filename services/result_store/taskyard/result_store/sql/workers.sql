@@ -3,7 +3,12 @@
 -- name: upsert_workers
 -- processes: a JSON array of {"index", "pid", "state", "rss_bytes",
 -- "running_tasks", "last_beat_us"}, one per worker process (state "starting",
--- "idle", "busy", "recycling" or "stopping").
+-- "idle", "busy", "recycling" or "stopping"). Returns the pool's previous
+-- state and processes (NULL on its first heartbeat) for its lifecycle events.
+WITH prev AS (
+  SELECT p.pool_id, p.state, p.processes::text AS processes
+  FROM workers p WHERE p.pool_id = ANY(:pool_ids::text[])
+)
 INSERT INTO workers AS w (
   pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
   task_names, state, rss_bytes, capacity, last_heartbeat, concurrency, processes, last_dispatch_at
@@ -26,7 +31,9 @@ ON CONFLICT (pool_id) DO UPDATE SET
   capacity = EXCLUDED.capacity, last_heartbeat = now(), concurrency = EXCLUDED.concurrency,
   processes = EXCLUDED.processes,
   last_dispatch_at = coalesce(EXCLUDED.last_dispatch_at, w.last_dispatch_at)
-RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us, (w.xmax = 0) AS registered
+RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us, (w.xmax = 0) AS registered,
+          (SELECT p.state FROM prev p WHERE p.pool_id = w.pool_id) AS prev_state,
+          (SELECT p.processes FROM prev p WHERE p.pool_id = w.pool_id) AS prev_processes
 
 -- name: task_names
 SELECT DISTINCT n.name

@@ -103,7 +103,7 @@ export type Event = Message<"taskyard.v1.Event"> & {
   type: string;
 
   /**
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    *
    * @generated from field: google.protobuf.Timestamp time = 4;
    */
@@ -225,7 +225,8 @@ export enum WatchStart {
   UNSPECIFIED = 0,
 
   /**
-   * Only events committed after the call began.
+   * From the log's current end: events of transactions that end after the
+   * call began (and of any still running then).
    *
    * @generated from enum value: WATCH_START_NOW = 1;
    */
@@ -303,8 +304,11 @@ export const EventKindSchema: GenEnum<EventKind> = /*@__PURE__*/
  */
 export const EventService: GenService<{
   /**
-   * Events in the order the store committed them: task state changes, worker
-   * and pool lifecycle, queue pauses, schedule runs. Each carries a cursor;
+   * Events in log order: task state changes, worker and pool lifecycle,
+   * queue pauses, schedule runs. Log order is by the transaction that wrote an
+   * event (transaction id, given when it began writing), then the order within
+   * it; an event is delivered once every transaction that began before its own
+   * has ended, so nothing can later appear before it. Each carries a cursor;
    * a call with `after` set to the last cursor received continues exactly
    * after it, with nothing missed and nothing repeated (what the live stream
    * no longer holds is replayed from the store). A consumer that falls too far

@@ -7,6 +7,8 @@ export function h(tag, attrs = {}, ...children) {
     if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
     else if (key === "class") el.className = value;
     else if (key === "dataset") Object.assign(el.dataset, value);
+    // Through the CSSOM: the CSP (style-src 'self') refuses style attributes.
+    else if (key === "style" && typeof value === "object") Object.assign(el.style, value);
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   append(el, children);

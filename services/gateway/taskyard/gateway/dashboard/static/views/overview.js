@@ -1,17 +1,13 @@
-// Overview: queue depth by state, throughput and latency from the live events,
-// and the pools with their worker processes.
+// Overview: queue depth by state, throughput and latency from the pulse (the
+// gateway's summary of the live events), and the pools with their worker processes.
 
 import { call } from "../api.js";
 import { chart } from "../chart.js";
-import { ago, bytes, duration, FINAL, h, replace, section, seconds, stateName } from "../dom.js";
-import { open } from "../sse.js";
+import { ago, bytes, duration, h, replace, section, seconds } from "../dom.js";
+import { coalesce, follow } from "../pulse.js";
 import { actionButton, pauseQueue, resumeQueue, retryTasks } from "./actions.js";
 
-const BUCKET_SECONDS = 10;
-const BUCKETS = 30; // five minutes
 const REFRESH_MS = 5000;
-// Tasks whose first event was seen, for the latency of their final one (bounded).
-const MAX_TRACKED = 10000;
 
 const COUNTS = ["pending", "queued", "scheduled", "assigned", "running", "retrying", "succeeded",
   "failed", "cancelled"];
@@ -79,71 +75,55 @@ export function render(main, _params, page) {
   const legend = h("p", { class: "meta" }, h("span", { class: "key bar" }), " tasks finished per second  ",
     h("span", { class: "key line" }), " latency (first event seen to final, median)");
   replace(main, h("h1", {}, "Overview"),
-    section("Queues", queues, queueForm(page, () => refresh())),
+    section("Queues", queues, queueForm(page, () => refreshQueues())),
     section("Throughput and latency", chartBox, legend),
     section("Pools and workers", pools));
 
-  const buckets = [];
-  const firstSeen = new Map();
-  function bucketAt(ms) {
-    const start = Math.floor(ms / 1000 / BUCKET_SECONDS) * BUCKET_SECONDS;
-    let b = buckets.find((x) => x.start === start);
-    if (!b) {
-      b = { start, count: 0, latencies: [] };
-      buckets.push(b);
-      buckets.sort((x, y) => x.start - y.start);
-    }
-    return b;
-  }
+  // The chart as the last pulse sent it, and how far the page's clock is ahead of the gateway's.
+  let shape = { bucketSeconds: 10, buckets: 30, points: [] };
+  let skew = 0;
   function draw() {
-    const now = Math.floor(Date.now() / 1000 / BUCKET_SECONDS) * BUCKET_SECONDS;
+    const { bucketSeconds, buckets, points } = shape;
+    const last = Math.floor((Date.now() / 1000 - skew) / bucketSeconds) * bucketSeconds;
+    const byStart = new Map(points.map(([start, count, ms]) => [start, { count, latency: ms == null ? null : ms / 1000 }]));
     const shown = [];
-    for (let i = BUCKETS - 1; i >= 0; i--) {
-      const b = buckets.find((x) => x.start === now - i * BUCKET_SECONDS);
-      const sorted = b ? [...b.latencies].sort((x, y) => x - y) : [];
-      shown.push({ count: b ? b.count : 0, latency: sorted.length ? sorted[Math.floor(sorted.length / 2)] : null });
-    }
-    while (buckets.length && buckets[0].start < now - BUCKETS * BUCKET_SECONDS) buckets.shift();
-    replace(chartBox, chart(shown, { bucketSeconds: BUCKET_SECONDS }));
+    for (let i = buckets - 1; i >= 0; i--) shown.push(byStart.get(last - i * bucketSeconds) || { count: 0, latency: null });
+    replace(chartBox, chart(shown, { bucketSeconds }));
   }
 
-  let pending = null;
-  async function refresh() {
-    pending = null;
+  const refreshQueues = coalesce(async () => {
     try {
-      const [status, servers] = await Promise.all([
-        call("QueueService", "GetQueueStatus"), call("QueueService", "ListServers")]);
-      replace(queues, queueTable(status, page, refresh));
-      replace(pools, serverTable(servers.servers || []));
+      replace(queues, queueTable(await call("QueueService", "GetQueueStatus"), page, refreshQueues));
     } catch (err) {
       replace(queues, page.fail(err));
     }
-  }
-  const soon = () => { pending ||= setTimeout(refresh, 1000); };
+  });
+  const refreshPools = coalesce(async () => {
+    try {
+      replace(pools, serverTable((await call("QueueService", "ListServers")).servers || []));
+    } catch (err) {
+      replace(pools, page.fail(err));
+    }
+  });
+  const refresh = () => Promise.all([refreshQueues(), refreshPools()]);
 
-  const stream = open("/api/events", {
-    onState: page.live,
-    onError: (err) => page.fail(err),
-    onMessage(kind, event) {
-      if (kind !== "event") return;
-      soon();
-      if (event.kind !== "EVENT_KIND_TASK") return;
-      const at = new Date(event.time).getTime();
-      if (!firstSeen.has(event.taskId) && firstSeen.size < MAX_TRACKED) firstSeen.set(event.taskId, at);
-      if (FINAL.has(stateName(event.state))) {
-        const b = bucketAt(at);
-        b.count += 1;
-        if (firstSeen.has(event.taskId)) b.latencies.push((at - firstSeen.get(event.taskId)) / 1000);
-        firstSeen.delete(event.taskId);
-      }
+  const stream = follow(page, {
+    onResync: refresh,
+    onPulse(pulse) {
+      shape = pulse.chart;
+      skew = Date.now() / 1000 - pulse.at;
+      if (pulse.first) draw();
+      if (!pulse.changed) return;
+      if (pulse.changed.queues) refreshQueues();
+      if (pulse.changed.pools) refreshPools();
     },
   });
   refresh();
   draw();
+  // Heartbeats, slots and RSS change without an event.
   const timers = [setInterval(refresh, REFRESH_MS), setInterval(draw, 1000)];
   return () => {
     stream.close();
     timers.forEach(clearInterval);
-    clearTimeout(pending);
   };
 }

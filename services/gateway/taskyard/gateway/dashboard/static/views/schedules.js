@@ -1,9 +1,9 @@
-// Schedules: next and last run, times run; pause, resume, trigger. Reloaded on
-// schedule events and every few seconds (next-run times move on their own).
+// Schedules: next and last run, times run; pause, resume, trigger. Reloaded when
+// a pulse says schedules changed, and every few seconds (next-run times move on their own).
 
 import { call } from "../api.js";
 import { ago, duration, h, replace, seconds, taskLink } from "../dom.js";
-import { open } from "../sse.js";
+import { coalesce, follow } from "../pulse.js";
 import { actionButton } from "./actions.js";
 
 const PAGE_SIZE = 100;
@@ -51,13 +51,13 @@ export function render(main, _params, page) {
       replace(body, h("tr", {}, h("td", { colspan: 8 }, page.fail(err))));
     }
   }
-  const stream = open("/api/events?kinds=EVENT_KIND_SCHEDULE", {
-    onState: page.live,
-    onError: (err) => page.fail(err),
-    onMessage: (kind) => kind === "event" && load(),
+  const reload = coalesce(load);
+  const stream = follow(page, {
+    onResync: reload,
+    onPulse: (pulse) => pulse.changed && pulse.changed.schedules && reload(),
   });
-  load();
-  const timer = setInterval(load, REFRESH_MS);
+  reload();
+  const timer = setInterval(reload, REFRESH_MS);
   return () => {
     stream.close();
     clearInterval(timer);

@@ -54,7 +54,7 @@ function progress(task) {
 function tree(reply, id) {
   const nodes = reply.nodes || [];
   if (nodes.length <= 1) return h("p", {}, "no parent, children or dependencies");
-  return h("ul", { class: "tree" }, nodes.map((n) => h("li", { style: `margin-left:${(n.depth || 0) * 1.25}rem` },
+  return h("ul", { class: "tree" }, nodes.map((n) => h("li", { style: { marginLeft: `${(n.depth || 0) * 1.25}rem` } },
     n.task.id === id ? h("strong", { "aria-current": "true" }, n.task.name) : taskLink(n.task.id, n.task.name), " ", badge(n.task.state))),
   reply.truncated ? h("li", {}, "… (more than 10,000 tasks)") : "");
 }

@@ -1,9 +1,9 @@
-// Tasks: ListTasks with filters and paging; new tasks and state changes appear
-// live from the event stream (filtered by the page's queue and name).
+// Tasks: ListTasks with filters and paging; the page is fetched again when a
+// pulse names one of its tasks, or (on the first page) a task its filters match.
 
 import { call } from "../api.js";
-import { ago, badge, h, replace, STATES, stateName, taskLink } from "../dom.js";
-import { open } from "../sse.js";
+import { ago, badge, h, replace, STATES, taskLink } from "../dom.js";
+import { coalesce, follow } from "../pulse.js";
 import { actionButton, retryTasks } from "./actions.js";
 
 const PAGE_SIZE = 50;
@@ -51,7 +51,7 @@ export function render(main, params, page) {
   const pager = h("nav", { class: "pager", "aria-label": "Pages of tasks" });
   const retry = state === "FAILURE"
     ? actionButton("Retry these failed tasks", page, () => retryTasks({ queue, name }),
-      { done: (r) => `${(r.ids || []).length} task(s) retried`, after: () => load() })
+      { done: (r) => `${(r.ids || []).length} task(s) retried`, after: () => reload() })
     : "";
   replace(main, h("h1", {}, "Tasks"), filterForm(params), retry,
     h("table", { class: "grid", id: "tasks" },
@@ -80,33 +80,20 @@ export function render(main, params, page) {
     }
   }
 
-  function onEvent(event) {
-    const current = body.querySelector(`tr[data-task-id="${CSS.escape(event.taskId)}"]`);
-    const task = { id: event.taskId, name: event.taskName, queue: event.queue, state: event.state,
-      attempt: event.attempt, createdAt: event.time };
-    if (current) {
-      replace(current.querySelector('[data-cell="state"]'), badge(event.state));
-      replace(current.querySelector('[data-cell="attempt"]'), event.attempt || 0);
-      if (["SUCCESS", "FAILURE", "CANCELLED"].includes(stateName(event.state))) {
-        replace(current.querySelector('[data-cell="finished"]'), ago(event.time));
-      }
-      return;
-    }
-    if (pageToken || (state && stateName(event.state) !== state)) return;
-    const empty = body.querySelector("td[colspan]");
-    if (empty) empty.parentElement.remove();
-    body.prepend(row(task));
+  const reload = coalesce(load);
+  const matches = ([q, n, st]) => (!queue || q === queue) && (!name || n === name) && (!state || st === state);
+  // A pulse touches this page when it names a task shown, or, on the first page, a
+  // task of its queue and name entering a state it lists (a new one among them).
+  function touches(tasks) {
+    if (tasks.more) return true;
+    if (tasks.ids.some((id) => body.querySelector(`tr[data-task-id="${CSS.escape(id)}"]`))) return true;
+    return !pageToken && tasks.entered.some(matches);
   }
-
-  const filters = new URLSearchParams({ kinds: "EVENT_KIND_TASK" });
-  if (queue) filters.append("queues", queue);
-  if (name) filters.append("task_names", name);
-  const stream = open(`/api/events?${filters}`, {
-    onState: page.live,
-    onError: (err) => page.fail(err),
-    onMessage: (kind, event) => kind === "event" && onEvent(event),
+  const stream = follow(page, {
+    onResync: reload,
+    onPulse: (pulse) => pulse.tasks && touches(pulse.tasks) && reload(),
   });
-  load();
+  reload();
   return () => stream.close();
 }
 

@@ -190,7 +190,7 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Timestamp time_;
   /**
    * <pre>
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -202,7 +202,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -214,7 +214,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1650,7 +1650,7 @@ java.lang.String defaultValue) {
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> timeBuilder_;
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1661,7 +1661,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1676,7 +1676,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1694,7 +1694,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1712,7 +1712,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1737,7 +1737,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1754,7 +1754,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1766,7 +1766,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -1781,7 +1781,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When the store committed it.
+     * When the transaction that wrote it began (PostgreSQL's now()).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>

@@ -63,7 +63,7 @@ public interface EventOrBuilder extends
 
   /**
    * <pre>
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -72,7 +72,7 @@ public interface EventOrBuilder extends
   boolean hasTime();
   /**
    * <pre>
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>
@@ -81,7 +81,7 @@ public interface EventOrBuilder extends
   com.google.protobuf.Timestamp getTime();
   /**
    * <pre>
-   * When the store committed it.
+   * When the transaction that wrote it began (PostgreSQL's now()).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp time = 4 [json_name = "time"];</code>

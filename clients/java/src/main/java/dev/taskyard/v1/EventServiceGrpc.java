@@ -114,8 +114,11 @@ public final class EventServiceGrpc {
 
     /**
      * <pre>
-     * Events in the order the store committed them: task state changes, worker
-     * and pool lifecycle, queue pauses, schedule runs. Each carries a cursor;
+     * Events in log order: task state changes, worker and pool lifecycle,
+     * queue pauses, schedule runs. Log order is by the transaction that wrote an
+     * event (transaction id, given when it began writing), then the order within
+     * it; an event is delivered once every transaction that began before its own
+     * has ended, so nothing can later appear before it. Each carries a cursor;
      * a call with `after` set to the last cursor received continues exactly
      * after it, with nothing missed and nothing repeated (what the live stream
      * no longer holds is replayed from the store). A consumer that falls too far
@@ -166,8 +169,11 @@ public final class EventServiceGrpc {
 
     /**
      * <pre>
-     * Events in the order the store committed them: task state changes, worker
-     * and pool lifecycle, queue pauses, schedule runs. Each carries a cursor;
+     * Events in log order: task state changes, worker and pool lifecycle,
+     * queue pauses, schedule runs. Log order is by the transaction that wrote an
+     * event (transaction id, given when it began writing), then the order within
+     * it; an event is delivered once every transaction that began before its own
+     * has ended, so nothing can later appear before it. Each carries a cursor;
      * a call with `after` set to the last cursor received continues exactly
      * after it, with nothing missed and nothing repeated (what the live stream
      * no longer holds is replayed from the store). A consumer that falls too far
@@ -205,8 +211,11 @@ public final class EventServiceGrpc {
 
     /**
      * <pre>
-     * Events in the order the store committed them: task state changes, worker
-     * and pool lifecycle, queue pauses, schedule runs. Each carries a cursor;
+     * Events in log order: task state changes, worker and pool lifecycle,
+     * queue pauses, schedule runs. Log order is by the transaction that wrote an
+     * event (transaction id, given when it began writing), then the order within
+     * it; an event is delivered once every transaction that began before its own
+     * has ended, so nothing can later appear before it. Each carries a cursor;
      * a call with `after` set to the last cursor received continues exactly
      * after it, with nothing missed and nothing repeated (what the live stream
      * no longer holds is replayed from the store). A consumer that falls too far
@@ -245,8 +254,11 @@ public final class EventServiceGrpc {
 
     /**
      * <pre>
-     * Events in the order the store committed them: task state changes, worker
-     * and pool lifecycle, queue pauses, schedule runs. Each carries a cursor;
+     * Events in log order: task state changes, worker and pool lifecycle,
+     * queue pauses, schedule runs. Log order is by the transaction that wrote an
+     * event (transaction id, given when it began writing), then the order within
+     * it; an event is delivered once every transaction that began before its own
+     * has ended, so nothing can later appear before it. Each carries a cursor;
      * a call with `after` set to the last cursor received continues exactly
      * after it, with nothing missed and nothing repeated (what the live stream
      * no longer holds is replayed from the store). A consumer that falls too far

@@ -21,7 +21,8 @@ public enum WatchStart
   WATCH_START_UNSPECIFIED(0),
   /**
    * <pre>
-   * Only events committed after the call began.
+   * From the log's current end: events of transactions that end after the
+   * call began (and of any still running then).
    * </pre>
    *
    * <code>WATCH_START_NOW = 1;</code>
@@ -57,7 +58,8 @@ public enum WatchStart
   public static final int WATCH_START_UNSPECIFIED_VALUE = 0;
   /**
    * <pre>
-   * Only events committed after the call began.
+   * From the log's current end: events of transactions that end after the
+   * call began (and of any still running then).
    * </pre>
    *
    * <code>WATCH_START_NOW = 1;</code>
