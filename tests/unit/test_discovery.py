@@ -57,7 +57,8 @@ class Running:
             close()
         for task in self.tasks:
             task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        # Bounded: a hub or peer that does not end when closed is a failure, not a hang.
+        await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), WAIT)
 
 
 @pytest.fixture

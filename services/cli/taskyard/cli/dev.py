@@ -10,6 +10,8 @@ A child that dies on its own is reported with its exit code, and then the
 whole suite is stopped and ``taskyard dev`` exits with status 1: a crash loop
 hidden behind automatic restarts is worse than a loud stop in development.
 """
+# Length: one supervisor (start, wait until ready, watch, stop) and its banner, in start order;
+# the Jaeger and metrics parts are in dev_observability.py.
 
 from __future__ import annotations
 

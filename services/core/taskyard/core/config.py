@@ -11,6 +11,8 @@ secret) supplies what the environment does not.
 reads it. Settings are immutable; ``settings.replace(...)`` (or
 ``dataclasses.replace``) makes a changed, validated copy.
 """
+# Length: one declaration per setting (about 90), each with its variable, bounds and description:
+# the single table docs/operations.md mirrors.
 
 from __future__ import annotations
 

@@ -37,10 +37,13 @@ class Hub:
         while True:
             try:
                 msg = await self._sock.arecv()
-                await self._sock.asend(msg)
+                # Not asend: pynng's asend is not reliably cancellable, and a relay caught
+                # in one when the hub closes would never end. A BUS send does not wait for
+                # peers anyway; a full buffer drops this announcement (the next one comes).
+                self._sock.send(msg, block=False)
             except pynng.Closed:
                 return
-            except pynng.NNGException as exc:
+            except pynng.NNGException as exc:  # TryAgain (buffer full) included
                 log.debug("hub relay: %s", exc)
 
     def close(self) -> None:
@@ -83,7 +86,9 @@ class Peer:
         ann = self._announcement()
         ann.sent_at_ms = int(time.time() * 1000)
         try:
-            await self._sock.asend(transport.encode(envelope_pb2.KIND_ANNOUNCE, ann))
+            # Non-blocking, as the hub's relay: a periodic announcement is dropped, not
+            # awaited, when the socket cannot take it now.
+            self._sock.send(transport.encode(envelope_pb2.KIND_ANNOUNCE, ann), block=False)
         except pynng.NNGException as exc:
             log.debug("announce: %s", exc)
 
