@@ -322,3 +322,14 @@ class Inbox:
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+def varint(n: int) -> bytes:
+    """``n`` as a protobuf varint: the length prefix of a field written by hand (a
+    repeated field made of messages serialized once and shared)."""
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)

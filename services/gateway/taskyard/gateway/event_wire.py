@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from taskyard.core.transport import varint
 from taskyard.v1 import event_service_pb2 as pub
 
 # WatchEventsResponse.events (1) and .cursor (2), both length-delimited.
@@ -13,22 +14,13 @@ _EVENTS_TAG = bytes(((pub.WatchEventsResponse.EVENTS_FIELD_NUMBER << 3) | 2,))
 _CURSOR_TAG = bytes(((pub.WatchEventsResponse.CURSOR_FIELD_NUMBER << 3) | 2,))
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def entry(event: pub.Event) -> bytes:
     """``event`` as one element of WatchEventsResponse.events."""
     data = event.SerializeToString()
-    return _EVENTS_TAG + _varint(len(data)) + data
+    return _EVENTS_TAG + varint(len(data)) + data
 
 
 def response(entries: Iterable[bytes], cursor: str) -> bytes:
     """A WatchEventsResponse of ``entries`` (from ``entry``) and ``cursor``."""
     tail = cursor.encode()
-    return b"".join(entries) + _CURSOR_TAG + _varint(len(tail)) + tail
+    return b"".join(entries) + _CURSOR_TAG + varint(len(tail)) + tail

@@ -9,7 +9,7 @@ from taskyard.bus.v1 import event_pb2, lanes_pb2
 
 from .committer import Db, Outcome, Stats
 from .queries import bind
-from .records import event, queued_ref
+from .records import event_for_row, queued_ref
 from .transitions import SRC_PROMOTE
 
 PROMOTE_DEFAULT_LIMIT = 1000
@@ -23,20 +23,7 @@ async def apply_promote(db: Db, reqs: list[lanes_pb2.PromoteDueRequest]) -> Outc
         reply = lanes_pb2.PromoteDueReply()
         for row in await db.fetch("promote_due", limit=limit, sources=SRC_PROMOTE.db):
             reply.tasks.append(queued_ref(row))
-            events.append(
-                event(
-                    "task.queued",
-                    task_id=row["id"],
-                    state="QUEUED",
-                    attempt=row["attempt"],
-                    name=row["name"],
-                    at_us=row["at_us"],
-                    worker_id=row["worker_id"],
-                    priority=row["priority"],
-                    queue=row["queue"],
-                    root_id=row["root_id"],
-                )
-            )
+            events.append(event_for_row(row, "QUEUED"))
         reply.next_due_us = int(await db.fetchval("next_due") or 0)
         replies.append(reply)
     return Outcome(replies=list(replies), events=events)

@@ -298,13 +298,14 @@ def _fits_event(row: Mapping[str, Any]) -> bool:
     return size <= EVENT_RECORD_LIMIT
 
 
-def event_for_row(row: Mapping[str, Any]) -> event_pb2.Event:
+def event_for_row(row: Mapping[str, Any], state: str | None = None) -> event_pb2.Event:
     """An event from a short RETURNING row (id, state, attempt, name, priority,
-    worker_id, at_us, queue, root_id)."""
+    worker_id, at_us, queue, root_id); ``state`` for a row that does not return its own."""
+    state = state or row["state"]
     return event(
-        EVENT_BY_STATE[row["state"]],
+        EVENT_BY_STATE[state],
         task_id=row["id"],
-        state=row["state"],
+        state=state,
         attempt=row["attempt"],
         name=row["name"],
         at_us=row["at_us"],

@@ -16,6 +16,7 @@ from taskyard.bus.v1 import envelope_pb2, lanes_pb2, leases_pb2, task_record_pb2
 from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
+from taskyard.core.transport import varint
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool, PoolRegistry
 
@@ -60,17 +61,8 @@ def dispatch_payload(records: Sequence[Record]) -> bytes:
     parts: list[bytes] = []
     for record in records:
         data = record.SerializeToString()
-        parts.append(_RECORDS_TAG + _varint(len(data)) + data)
+        parts.append(_RECORDS_TAG + varint(len(data)) + data)
     return b"".join(parts)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 class Dispatcher:
