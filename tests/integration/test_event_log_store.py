@@ -9,7 +9,8 @@ import asyncpg
 import pytest
 from support.records import submitted_task
 
-from taskyard.bus.v1 import event_log_pb2, pools_pb2, queues_pb2, tasks_pb2
+from taskyard.bus.v1 import event_log_pb2, leases_pb2, pools_pb2, queues_pb2, tasks_pb2
+from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import errors, event_cursor
 from taskyard.core.clock import ManualClock
 from taskyard.result_store.retention import Purger
@@ -137,3 +138,78 @@ async def test_heartbeats_log_the_lifecycle_of_worker_processes_and_the_pool(res
     ]
     assert {e.kind for e in events if e.type.startswith("worker.")} == {pub.EVENT_KIND_WORKER}
     assert all(e.pool_id == "pool-life" for e in events)
+
+
+Summarize = event_log_pb2.SummarizeEventsRequest
+
+
+async def test_a_summary_counts_the_events_after_its_cursor_in_the_database(result_store: Any) -> None:
+    start = await result_store._summarize_events(Summarize())  # a pulse that begins now
+    assert start.caught_up and start.events == 0 and start.cursor
+    done, failed, waiting = (submitted_task(queue="q1") for _ in range(3))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[done, failed, waiting]))
+    await result_store.lease(
+        leases_pb2.LeaseTasksRequest(
+            pool_id="pool",
+            lease_ms=60_000,
+            leases=[leases_pb2.Lease(task_id=t.id, lease_token="tok") for t in (done, failed)],
+        )
+    )
+
+    def ref(rec: tr.TaskRecord) -> tr.AttemptRef:
+        return tr.AttemptRef(task_id=rec.id, attempt=1, lease_token="tok", worker_id="w1")
+
+    await result_store.report(
+        leases_pb2.ReportRequest(
+            completed=[
+                leases_pb2.Completion(ref=ref(done), success=True, result_json=b"5"),
+                leases_pb2.Completion(
+                    ref=ref(failed), failure=task_pb2.TaskFailure(type="ValueError", message="no")
+                ),
+            ]
+        )
+    )
+    await result_store.ops.queue_op(queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue="q1"))
+    events, log_cursor = await read_all(result_store, start.cursor)
+
+    summary = await result_store._summarize_events(
+        Summarize(after=start.cursor, max_task_ids=10, max_entered=10)
+    )
+    # The same window as a read of the log: the same events, up to the same cursor.
+    assert summary.caught_up and summary.events == len(events) and summary.cursor == log_cursor
+    assert sorted(summary.task_ids) == sorted({done.id, failed.id, waiting.id})
+    assert {(e.queue, e.task_name, e.state) for e in summary.entered} == {
+        ("q1", "add", e.state) for e in events if e.kind == pub.EVENT_KIND_TASK
+    }
+    assert not summary.more
+    assert set(summary.kinds) == {pub.EVENT_KIND_TASK, pub.EVENT_KIND_QUEUE}
+    finals = sorted(zip(summary.finished_states, summary.finished_at_us, summary.latency_us, strict=True))
+    assert [s for s, _, _ in finals] == [task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE]
+    final_events = sorted(
+        (e.state, e.time.seconds * 1_000_000 + e.time.nanos // 1000) for e in events if e.state in (6, 7)
+    )
+    assert [(s, at) for s, at, _ in finals] == final_events
+    assert all(0 <= latency < 60_000_000 for _, _, latency in finals)
+
+    # Caps: past them the lists stop and the summary says so.
+    capped = await result_store._summarize_events(
+        Summarize(after=start.cursor, max_task_ids=2, max_entered=1)
+    )
+    assert len(capped.task_ids) == 2 and len(capped.entered) == 1 and capped.more
+    # A limit: the cursor stops at the last event summarized, and the rest follows.
+    first = await result_store._summarize_events(Summarize(after=start.cursor, limit=2, max_task_ids=10))
+    assert not first.caught_up and first.events == 2 and first.cursor == events[1].cursor
+    rest = await result_store._summarize_events(Summarize(after=first.cursor, max_task_ids=10))
+    assert rest.caught_up and rest.events == len(events) - 2
+    # Nothing new: an empty summary that keeps its place.
+    idle = await result_store._summarize_events(Summarize(after=summary.cursor))
+    assert idle.caught_up and idle.events == 0 and idle.cursor >= summary.cursor and not idle.kinds
+
+
+async def test_a_summary_refuses_an_expired_cursor(result_store: Any) -> None:
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[submitted_task()]))
+    purger = Purger(result_store.pool, ManualClock(4e9), retention_days=30, chunk=10)
+    assert await purger.purge_events() == 1
+    with pytest.raises(errors.TaskyardError) as refused:
+        await result_store._summarize_events(Summarize(after=event_cursor.ORIGIN_CURSOR))
+    assert (refused.value.code, refused.value.reason) == (errors.Code.OUT_OF_RANGE, "CURSOR_EXPIRED")

@@ -1,6 +1,8 @@
-"""The dashboard's pulse without a gateway: the aggregator's summaries on an
-injected clock, a slow page skipping to the latest pulse, one encoding for every
-page, and /api/events refusing to follow the whole suite."""
+"""The dashboard's pulse without a gateway: the aggregator's pulses from the
+store's summaries (made here as the store makes them; the store's own is
+tests/integration/test_event_log_store.py) on an injected clock, a slow page
+skipping to the latest pulse, one encoding for every page, tokens judged at each
+pulse, and /api/events refusing to follow the whole suite."""
 
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from google.protobuf import timestamp_pb2
+from support.waiting import wait_until_async
 
+from taskyard.bus.v1 import event_log_pb2
+from taskyard.core import errors
 from taskyard.gateway import auth
 from taskyard.gateway.dashboard import hub, pulse, site, streams
 from taskyard.v1 import event_service_pb2 as pub
@@ -50,8 +55,38 @@ def task_event(
     )
 
 
-def response(*events: pub.Event, cursor: str = "") -> pub.WatchEventsResponse:
-    return pub.WatchEventsResponse(events=list(events), cursor=cursor)
+FINAL = (S.TASK_STATE_SUCCESS, S.TASK_STATE_FAILURE, S.TASK_STATE_CANCELLED)
+
+
+def response(
+    *events: pub.Event, cursor: str = "", created: dict[str, float] | None = None
+) -> event_log_pb2.SummarizeEventsReply:
+    """What the store's summary of ``events`` is; a task's creation time from
+    ``created`` (else its first event here; none: its row is gone)."""
+    created = dict(created or {})
+    for e in events:
+        created.setdefault(e.task_id, e.time.seconds + e.time.nanos / 1e9)
+    ids = list(dict.fromkeys(e.task_id for e in events if e.kind == pub.EVENT_KIND_TASK))
+    entered = list(
+        dict.fromkeys((e.queue, e.task_name, e.state) for e in events if e.kind == pub.EVENT_KIND_TASK)
+    )
+    finals = [e for e in events if e.kind == pub.EVENT_KIND_TASK and e.state in FINAL]
+    at_us = [e.time.seconds * 1_000_000 + e.time.nanos // 1000 for e in finals]
+    return event_log_pb2.SummarizeEventsReply(
+        cursor=cursor or (events[-1].cursor if events else ""),
+        caught_up=True,
+        events=len(events),
+        task_ids=ids,
+        entered=[event_log_pb2.EnteredState(queue=q, task_name=n, state=st) for q, n, st in entered],
+        kinds=sorted({e.kind for e in events}),
+        schedule_made_task=any(e.kind == pub.EVENT_KIND_SCHEDULE and e.task_id for e in events),
+        finished_states=[e.state for e in finals],
+        finished_at_us=at_us,
+        latency_us=[
+            at - round(created[e.task_id] * 1e6) if e.task_id in created else -1
+            for e, at in zip(finals, at_us, strict=True)
+        ],
+    )
 
 
 def test_a_pulse_counts_finished_tasks_names_the_changed_ones_and_starts_afresh() -> None:
@@ -122,16 +157,23 @@ def test_past_its_caps_a_pulse_says_more() -> None:
     assert len(tasks["entered"]) == 2 and tasks["more"]
 
 
-def test_the_chart_keeps_five_minutes_and_tracks_a_bounded_number_of_tasks() -> None:
+def test_the_chart_keeps_five_minutes_and_times_tasks_from_their_creation() -> None:
     clock = Clock()
-    agg = pulse.Aggregator(clock=clock, max_tracked=2)
-    agg.add(response(*(task_event(t, S.TASK_STATE_QUEUED, T0) for t in "abc")))  # "a" is forgotten
-    agg.add(response(*(task_event(t, S.TASK_STATE_SUCCESS, T0 + 2.0) for t in "abc")))
+    agg = pulse.Aggregator(clock=clock)
+    agg.add(
+        response(
+            *(task_event(t, S.TASK_STATE_SUCCESS, T0 + 2.0) for t in "abc"),
+            created={"a": T0 - 100.0, "b": T0, "c": T0},
+        )
+    )
     [[_, count, median_ms]] = agg.take()["chart"]["points"]
-    assert count == 3 and median_ms is not None and 1800 <= median_ms <= 2200  # timed: b and c
-    agg.add(response(task_event("d", S.TASK_STATE_CANCELLED, T0 + 60.0)))
+    assert count == 3 and median_ms is not None and 1800 <= median_ms <= 2200  # b and c: 2 s
+    gone = response(task_event("d", S.TASK_STATE_CANCELLED, T0 + 60.0))
+    del gone.latency_us[:]
+    gone.latency_us.append(-1)  # its row was purged: counted, not timed
+    agg.add(gone)
     points = agg.take()["chart"]["points"]
-    assert [p[:2] for p in points] == [[T0, 3], [T0 + 60, 1]] and points[1][2] is None  # d: no start
+    assert [p[:2] for p in points] == [[T0, 3], [T0 + 60, 1]] and points[1][2] is None
     clock.now = T0 + pulse.CHART_BUCKETS * pulse.CHART_BUCKET_SECONDS + 5  # T0's bucket is out
     assert [p[0] for p in agg.take()["chart"]["points"]] == [T0 + 60]
     snap = agg.snapshot()
@@ -162,14 +204,7 @@ async def test_a_slow_page_gets_the_latest_pulse_and_is_told_it_skipped() -> Non
 
 
 async def test_a_pulse_is_encoded_once_for_every_page() -> None:
-    class Channel:
-        def unary_stream(self, *_args: Any, **_kwargs: Any) -> Any:
-            return None
-
-    class Loopback:
-        channel = Channel()
-
-    pulses = hub.PulseHub(Loopback(), aggregator=pulse.Aggregator(clock=Clock()))  # type: ignore[arg-type]
+    pulses = hub.PulseHub(FakeStore(), aggregator=pulse.Aggregator(clock=Clock()))
     pages = [hub.Listener(None) for _ in range(3)]
     pulses.listeners.update(pages)
     pulses.aggregator.add(response(task_event("a", S.TASK_STATE_QUEUED, T0), cursor="c1"))
@@ -200,66 +235,89 @@ def test_a_pages_token_is_judged_as_a_watch_events_call_would_be(tmp_path: Path)
     assert scope is not None and hub.refusal_answer(scope).status == 403
 
 
-class FakeWatch:
-    """The loopback channel's WatchEvents: each call yields the given responses, as
-    bytes, then stays open until cancelled."""
+class FakeStore:
+    """The store's SummarizeEvents: each call answers the next summary given
+    (then empty ones at the last cursor), or raises an error given in its place."""
 
-    def __init__(self, *responses: pub.WatchEventsResponse) -> None:
-        self.responses = responses
-        self.calls: list[Any] = []
+    def __init__(self, *answers: event_log_pb2.SummarizeEventsReply | errors.TaskyardError) -> None:
+        self.answers = list(answers)
+        self.requests: list[event_log_pb2.SummarizeEventsRequest] = []
+        self.cursor = "c0"
+        self.asked = asyncio.Event()
 
-    def unary_stream(self, *_args: Any, **_kwargs: Any) -> Any:
-        return self
-
-    def __call__(self, request: pub.WatchEventsRequest, metadata: Any = ()) -> Any:
-        watch = self
-
-        class Call:
-            cancelled = False
-
-            def cancel(self) -> None:
-                self.cancelled = True
-
-            async def __aiter__(self) -> Any:
-                for r in watch.responses:
-                    yield r.SerializeToString()
-                await asyncio.Event().wait()
-
-        call = Call()
-        self.calls.append((request, metadata, call))
-        return call
+    async def __call__(
+        self, request: event_log_pb2.SummarizeEventsRequest
+    ) -> event_log_pb2.SummarizeEventsReply:
+        self.requests.append(request)
+        self.asked.set()
+        if not self.answers:
+            return event_log_pb2.SummarizeEventsReply(cursor=self.cursor, caught_up=True)
+        answer = self.answers.pop(0)
+        if isinstance(answer, errors.TaskyardError):
+            raise answer
+        self.cursor = answer.cursor or self.cursor
+        return answer
 
 
-async def test_one_stream_for_all_pages_opened_with_the_first_and_closed_after_the_last(
+async def test_one_polling_for_all_pages_started_with_the_first_and_stopped_after_the_last(
     monkeypatch: Any,
 ) -> None:
     monkeypatch.setattr(hub, "PULSE_LINGER", 0.05)
-    watch = FakeWatch(response(task_event("a", S.TASK_STATE_QUEUED, T0), cursor="c1"))
-
-    class Loopback:
-        channel = watch
-
-    pulses = hub.PulseHub(Loopback(), interval=0.01)  # type: ignore[arg-type]
+    start = event_log_pb2.SummarizeEventsReply(cursor="c0", caught_up=True)
+    partial = response(task_event("a", S.TASK_STATE_QUEUED, T0), cursor="c1")
+    partial.caught_up = False  # more is waiting: asked again at once
+    rest = response(task_event("b", S.TASK_STATE_QUEUED, T0), cursor="c2")
+    store = FakeStore(start, partial, rest)
+    pulses = hub.PulseHub(store, interval=0.01)
     first, second = hub.Listener("Bearer one"), hub.Listener("Bearer two")
     pulses._join(first)
     pulses._join(second)
-    assert pulses.streams_opened == 1
+    assert pulses.polls_started == 1
     for page in (first, second):
         snapshot = await page.next()
         assert snapshot is not None and b'"first":true' in snapshot
     data = await asyncio.wait_for(first.next(), 2)
-    assert data is not None and data.startswith(b"event: pulse\nid: c1\n") and b'"ids":["a"]' in data
-    [(request, metadata, call)] = watch.calls
-    # From now (no cursor), with the token of a page listening.
-    assert request.after == "" and metadata in (
-        (("authorization", "Bearer one"),),
-        (("authorization", "Bearer two"),),
-    )
+    assert data is not None and data.startswith(b"event: pulse\nid: c2\n") and b'"ids":["a","b"]' in data
+    # From now (no cursor), then on from each cursor.
+    assert [r.after for r in store.requests[:3]] == ["", "c0", "c1"]
+    assert store.requests[1].max_task_ids == pulse.MAX_CHANGED_IDS
     pulses._leave(first)
     pulses._leave(second)
     assert pulses.following  # lingers a moment: a page switching views comes back
     await asyncio.sleep(0.2)
-    assert not pulses.following and call.cancelled
+    assert not pulses.following
+    asked = len(store.requests)
+    await asyncio.sleep(0.05)
+    assert len(store.requests) == asked  # polling stopped
     pulses._join(hub.Listener(None))
-    assert pulses.streams_opened == 2
+    assert pulses.polls_started == 2
+    await pulses.close()
+
+
+async def test_an_expired_cursor_starts_afresh_and_a_revoked_token_ends_its_pages(monkeypatch: Any) -> None:
+    expired = errors.TaskyardError(errors.Code.OUT_OF_RANGE, "CURSOR_EXPIRED", "gone")
+    store = FakeStore(
+        event_log_pb2.SummarizeEventsReply(cursor="c0", caught_up=True),
+        expired,
+        event_log_pb2.SummarizeEventsReply(cursor="c5", caught_up=True),
+    )
+    monkeypatch.setattr(hub, "RETRY_FIRST", 0.01)
+    revoked: set[str] = set()
+
+    def authorize(authorization: str | None) -> errors.TaskyardError | None:
+        if authorization in revoked:
+            return errors.TaskyardError(errors.Code.UNAUTHENTICATED, "TOKEN_INVALID", "no longer")
+        return None
+
+    pulses = hub.PulseHub(store, authorize=authorize, interval=0.01)
+    kept, dropped = hub.Listener("Bearer kept"), hub.Listener("Bearer dropped")
+    pulses._join(kept)
+    pulses._join(dropped)
+    await wait_until_async(lambda: len(store.requests) >= 4, 5, "four summaries asked")
+    assert [r.after for r in store.requests[:4]] == ["", "c0", "", "c5"]
+    revoked.add("Bearer dropped")
+    await wait_until_async(lambda: dropped not in pulses.listeners, 5, "the revoked page to end")
+    frames = [await dropped.next(), await dropped.next(), await dropped.next()]
+    assert frames[-1] is None and any(f and f.startswith(b"event: error") for f in frames)
+    assert kept in pulses.listeners
     await pulses.close()

@@ -187,6 +187,13 @@ STORE_READ_EVENTS = _method(
     event_log_pb2.ReadEventsRequest,
     event_log_pb2.ReadEventsReply,
 )
+STORE_SUMMARIZE_EVENTS = _method(
+    STORE,
+    "SummarizeEvents",
+    K.KIND_STORE_SUMMARIZE_EVENTS,
+    event_log_pb2.SummarizeEventsRequest,
+    event_log_pb2.SummarizeEventsReply,
+)
 
 _DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]
 METHODS: Mapping[int, Method[Any, Any]] = {m.kind: m for m in _DECLARED}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import codec, discovery, errors, ids, lifecycle, rpc, tracing
+from taskyard.core import codec, contract, discovery, errors, ids, lifecycle, rpc, tracing
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, tls
@@ -207,7 +208,12 @@ class Gateway:
             # aiohttp only when served: an idle gateway's memory is budgeted.
             from taskyard.gateway.dashboard.site import Dashboard
 
-            self.dashboard = Dashboard(settings, self.server, authenticator=self.authenticator)
+            self.dashboard = Dashboard(
+                settings,
+                self.server,
+                authenticator=self.authenticator,
+                summarize=functools.partial(self.store.call, contract.STORE_SUMMARIZE_EVENTS),
+            )
 
     def _announcement(self) -> dispatch_pb2.Announcement:
         return dispatch_pb2.Announcement(service="gateway", instance_id=self.instance_id)

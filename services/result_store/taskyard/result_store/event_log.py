@@ -209,12 +209,21 @@ async def read(
         return await _read(conn, req, page=page)
 
 
-async def _read(
-    conn: asyncpg.Connection, req: event_log_pb2.ReadEventsRequest, *, page: int
-) -> event_log_pb2.ReadEventsReply:
-    if req.after and not req.oldest:
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Position:
+    """Where a read of the log starts and how far it may go, in one snapshot."""
+
+    # None for a reader that begins now (no cursor, not from the oldest).
+    after: tuple[int, int] | None
+    # Every event below (xmin, 0) is final.
+    watermark: tuple[int, int]
+
+
+async def position(conn: asyncpg.Connection, after_cursor: str, *, oldest: bool = False) -> Position:
+    """The read's start and the watermark; refuses a malformed or expired cursor."""
+    if after_cursor and not oldest:
         try:
-            after = event_cursor.decode(req.after)
+            after = event_cursor.decode(after_cursor)
         except ValueError:
             raise errors.invalid(
                 [errors.FieldViolation(field="after", description="not an event cursor")]
@@ -223,18 +232,27 @@ async def _read(
         after = event_cursor.ORIGIN
     mark = await conn.fetchrow(*bind("event_watermark"))
     assert mark is not None  # event_horizon has its one row from the migration on
-    xmin = int(mark["xmin"])
+    watermark = (int(mark["xmin"]), 0)
     horizon = (int(mark["horizon_xid"]), mark["horizon_id"])
-    watermark = (xmin, 0)
-    if not req.after and not req.oldest:  # a stream that begins now
-        return event_log_pb2.ReadEventsReply(cursor=event_cursor.encode(*watermark))
-    if req.oldest:
+    if not after_cursor and not oldest:
+        return Position(after=None, watermark=watermark)
+    if oldest:
         after = horizon
     elif refusal := expired(after, horizon):
         raise refusal
+    return Position(after=after, watermark=watermark)
+
+
+async def _read(
+    conn: asyncpg.Connection, req: event_log_pb2.ReadEventsRequest, *, page: int
+) -> event_log_pb2.ReadEventsReply:
+    at = await position(conn, req.after, oldest=req.oldest)
+    after, watermark = at.after, at.watermark
+    if after is None:  # a stream that begins now
+        return event_log_pb2.ReadEventsReply(cursor=event_cursor.encode(*watermark))
     limit = min(req.limit or page, MAX_PAGE)
     rows = await conn.fetch(
-        *bind("read_events", after_xid=str(after[0]), after_id=after[1], xmin=str(xmin), limit=limit)
+        *bind("read_events", after_xid=str(after[0]), after_id=after[1], xmin=str(watermark[0]), limit=limit)
     )
     reply = event_log_pb2.ReadEventsReply(events=[_event(r) for r in rows])
     if len(rows) == limit:

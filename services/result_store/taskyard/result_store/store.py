@@ -38,6 +38,7 @@ from . import (
     counters,
     dependencies,
     event_log,
+    event_summary,
     explain,
     failures,
     heartbeats,
@@ -436,6 +437,7 @@ class ResultStore:
             serve(contract.STORE_TREE, self._task_tree),
             serve(contract.STORE_COUNTERS, self._counters),
             serve(contract.STORE_READ_EVENTS, self._read_events),
+            serve(contract.STORE_SUMMARIZE_EVENTS, self._summarize_events),
             *self.schedules.routes(),
             *self.ops.routes(),
             # The scheduler's due heap, failures of each attempt, explain facts.
@@ -451,6 +453,11 @@ class ResultStore:
     async def _read_events(self, req: event_log_pb2.ReadEventsRequest) -> event_log_pb2.ReadEventsReply:
         page = self.settings.event_page_size
         return await self._read(event_log.read(self.pool, req, page=page))
+
+    async def _summarize_events(
+        self, req: event_log_pb2.SummarizeEventsRequest
+    ) -> event_log_pb2.SummarizeEventsReply:
+        return await self._read(event_summary.summarize(self.pool, req))
 
     async def _counters(self, req: counters_pb2.CountersRequest) -> counters_pb2.CountersReply:
         return await self._read(counters.read_counters(self.pool, self.stats, req))

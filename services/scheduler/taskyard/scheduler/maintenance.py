@@ -169,6 +169,8 @@ class Maintenance:
                 capacity=reply.capacity,
                 state=reply.state,
             )
+            if pool is None:  # its link dropped: a reply sent before it died
+                continue
             answered.add(reply.pool_id)
             held = {r.task_id for r in reply.running}
             # Dispatches the pool never received (a message lost on the way) free

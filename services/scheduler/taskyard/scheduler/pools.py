@@ -22,6 +22,11 @@ log = logging.getLogger(__name__)
 
 ReportHandler = Callable[["Pool", dispatch_pb2.PoolReport], Awaitable[None]]
 
+# Seconds a pool whose PAIR link dropped is known as gone: a survey reply or an
+# announcement it sent before it died may still arrive, and must not bring it back
+# (dispatches would wait for their lease). A pool still alive registers again.
+LINK_LOST_MEMORY = 300.0
+
 
 @dataclasses.dataclass(eq=False)
 class Pool:
@@ -63,11 +68,30 @@ class PoolRegistry:
         self._on_report = on_report
         self._on_change = on_change
         self.pools: dict[str, Pool] = {}
+        # pool id -> monotonic time its link dropped (see LINK_LOST_MEMORY).
+        self._lost: dict[str, float] = {}
 
     def upsert(
-        self, *, pool_id: str, pair_address: str, names: list[str], capacity: int, state: str = ""
-    ) -> Pool:
-        """Learn about a pool from a registration, an announcement or a survey reply."""
+        self,
+        *,
+        pool_id: str,
+        pair_address: str,
+        names: list[str],
+        capacity: int,
+        state: str = "",
+        registered: bool = False,
+    ) -> Pool | None:
+        """Learn about a pool from a registration, an announcement or a survey reply.
+
+        None when the pool's link dropped and only its own registration (``registered``)
+        may bring it back."""
+        now = time.monotonic()
+        if registered:
+            self._lost.pop(pool_id, None)
+        elif pool_id in self._lost:
+            if now - self._lost[pool_id] < LINK_LOST_MEMORY:
+                return None
+            del self._lost[pool_id]
         pool = self.pools.get(pool_id)
         if pool is not None and pool.pair_address != pair_address and pair_address:
             self.remove(pool_id)
@@ -95,7 +119,7 @@ class PoolRegistry:
             pool.capacity = max(0, capacity) or pool.capacity
         if state:
             pool.state = state
-        pool.last_seen = time.monotonic()
+        pool.last_seen = now
         pool.missed_surveys = 0
         self._on_change()
         return pool
@@ -105,6 +129,9 @@ class PoolRegistry:
         if pool is not None and pool.socket is sock:
             log.info("pool %s: PAIR link lost", pool_id)
             self.remove(pool_id)
+            now = time.monotonic()
+            self._lost = {p: t for p, t in self._lost.items() if now - t < LINK_LOST_MEMORY}
+            self._lost[pool_id] = now
 
     def remove(self, pool_id: str) -> None:
         pool = self.pools.pop(pool_id, None)

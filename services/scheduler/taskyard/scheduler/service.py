@@ -188,6 +188,7 @@ class Scheduler:
             pair_address=request.pair_address,
             names=list(request.task_names),
             capacity=request.capacity,
+            registered=True,
         )
         # The survey address pools dial (scheduler host), not the one we listen on.
         return dispatch_pb2.RegisterReply(

@@ -1,13 +1,15 @@
-"""``GET /api/pulse``: one ``WatchEvents`` stream per gateway, summed up by the
-``Aggregator`` and sent to every page as one summary every ``PULSE_INTERVAL``.
+"""``GET /api/pulse``: the suite's event log, summed up once per gateway and
+sent to every page as one summary every ``PULSE_INTERVAL``.
 
-However many pages are open, the gateway reads the suite's events once: the
-stream (over the dashboard's private socket, read as bytes and parsed once per
-response) is opened when the first page connects and closed ``PULSE_LINGER``
-seconds after the last one went. Each summary is encoded once and the same bytes
-go to every connection. A connection holds at most one summary not yet written:
-a browser that reads slower than pulses come skips to the latest, and is told
-so (``event: lagged``) so that its page fetches afresh.
+However many pages are open, the gateway asks the store once per interval what
+the log's events since its cursor add up to (``SummarizeEvents``: the database
+counts, so the pages cost the same at ten events a second or ten thousand).
+Polling starts when the first page connects and stops ``PULSE_LINGER`` seconds
+after the last one went. Each summary is encoded once and the same bytes go to
+every connection. A connection holds at most one summary not yet written: a
+browser that reads slower than pulses come skips to the latest, and is told so
+(``event: lagged``) so that its page fetches afresh. Every page's token is
+judged again at each pulse: a token revoked since ends its pages.
 """
 
 from __future__ import annotations
@@ -16,30 +18,33 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 from aiohttp import web
 
+from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import errors
 from taskyard.gateway.dashboard import calls, pulse
-from taskyard.v1 import event_service_pb2
 
 log = logging.getLogger(__name__)
 
-# Seconds the stream stays open after the last page went (a page switching views).
+# Seconds the polling goes on after the last page went (a page switching views).
 PULSE_LINGER = 2.0
 # A pulse goes out at least this often (seconds), even when nothing changed.
 PULSE_IDLE = 5.0
-# Reopening the stream after it failed: the first wait, doubled up to the last.
+# Asking the store again after it failed: the first wait, doubled up to the last.
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
+# Pages follow the suite's events: a token that may watch them may watch the pulse.
 WATCH_PATH = "/taskyard.v1.EventService/WatchEvents"
 LAGGED = b"event: lagged\ndata: {}\n\n"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 # The browser's Authorization header -> None when it may watch events, else why not.
 Authorize = Callable[[str | None], errors.TaskyardError | None]
+# The store's SummarizeEvents.
+Summarize = Callable[[event_log_pb2.SummarizeEventsRequest], Awaitable[event_log_pb2.SummarizeEventsReply]]
 
 
 def frame(kind: str, cursor: str, data: dict[str, Any]) -> bytes:
@@ -91,42 +96,39 @@ class Listener:
                 return last
 
 
+def refusal_body(refusal: errors.TaskyardError) -> dict[str, str]:
+    return {"code": refusal.code.name, "message": refusal.message, "reason": refusal.reason}
+
+
 def refusal_answer(refusal: errors.TaskyardError) -> web.Response:
     status = calls.HTTP_STATUS.get(grpc.StatusCode[refusal.code.name], 500)
-    body = {"code": refusal.code.name, "message": refusal.message, "reason": refusal.reason}
-    return web.json_response(body, status=status)
+    return web.json_response(refusal_body(refusal), status=status)
 
 
 class PulseHub:
-    """The pages listening, the one stream feeding them, and the beat."""
+    """The pages listening, the polling of the store feeding them, and the beat."""
 
     def __init__(
         self,
-        loopback: calls.Loopback,
+        summarize: Summarize,
         *,
         authorize: Authorize | None = None,
         aggregator: pulse.Aggregator | None = None,
         interval: float = pulse.PULSE_INTERVAL,
     ) -> None:
-        # Raw bytes (no response deserializer): ``_follow`` parses each one once.
-        self._watch = loopback.channel.unary_stream(
-            WATCH_PATH,
-            request_serializer=event_service_pb2.WatchEventsRequest.SerializeToString,
-            response_deserializer=None,
-        )
+        self._summarize = summarize
         self._authorize = authorize
         self.aggregator = aggregator or pulse.Aggregator()
         self._interval = interval
         self.listeners: set[Listener] = set()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._task: asyncio.Task[None] | None = None
         self._linger: asyncio.TimerHandle | None = None
-        self._dirty = asyncio.Event()
-        self.streams_opened = 0
+        self.polls_started = 0
 
     @property
     def following(self) -> bool:
-        """Whether the stream is wanted (a page listens, or one left less than PULSE_LINGER ago)."""
-        return bool(self._tasks)
+        """Whether the log is followed (a page listens, or one left less than PULSE_LINGER ago)."""
+        return self._task is not None
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
         authorization = request.headers.get("Authorization")
@@ -151,27 +153,20 @@ class PulseHub:
             self._linger = None
         self.listeners.add(listener)
         listener.offer(frame("pulse", self.aggregator.cursor, self.aggregator.snapshot()))
-        if not self._tasks:
-            self.streams_opened += 1
-            self._tasks = [
-                asyncio.create_task(self._follow(), name="dashboard-pulse-stream"),
-                asyncio.create_task(self._beat(), name="dashboard-pulse-beat"),
-            ]
+        if self._task is None:
+            self.polls_started += 1
+            self._task = asyncio.create_task(self._poll(), name="dashboard-pulse")
 
     def _leave(self, listener: Listener) -> None:
         self.listeners.discard(listener)
-        if not self.listeners and self._tasks and self._linger is None:
+        if not self.listeners and self._task is not None and self._linger is None:
             self._linger = asyncio.get_running_loop().call_later(PULSE_LINGER, self._stop_if_unused)
 
     def _stop_if_unused(self) -> None:
         self._linger = None
-        if not self.listeners:
-            self._stop()
-
-    def _stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        self._tasks = []
+        if not self.listeners and self._task is not None:
+            self._task.cancel()
+            self._task = None
 
     async def close(self) -> None:
         """The gateway stops: every page's stream ends."""
@@ -180,68 +175,63 @@ class PulseHub:
             self._linger = None
         for listener in list(self.listeners):
             listener.end()
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
+        task, self._task = self._task, None
+        if task is not None:
             task.cancel()
-        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    def _credential(self) -> str | None:
-        """The stream is opened with the token of a page listening (each was checked)."""
-        return next(iter(self.listeners)).authorization if self.listeners else None
-
-    async def _follow(self) -> None:
-        resume = ""  # a stream opened afresh starts now, not where the last one ended
-        delay = RETRY_FIRST
-        while True:
-            if not self.listeners:  # lingering, and the stream failed: nobody to open it for
-                await asyncio.sleep(RETRY_FIRST)
-                continue
-            credential = self._credential()
-            request = event_service_pb2.WatchEventsRequest(after=resume)
-            call = self._watch(request, metadata=calls.metadata(credential))
-            try:
-                async for data in call:
-                    response = event_service_pb2.WatchEventsResponse.FromString(data)
-                    if self.aggregator.add(response):
-                        self._dirty.set()
-                    resume = self.aggregator.cursor
-                    delay = RETRY_FIRST
-            except grpc.aio.AioRpcError as exc:
-                resume = self._after_error(exc, credential, resume)
-            finally:
-                call.cancel()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX)
-
-    def _after_error(self, exc: grpc.aio.AioRpcError, credential: str | None, resume: str) -> str:
-        """Where to resume after the stream failed; pages whose token it refused are ended."""
-        body = calls.error_body(exc)[1]
-        if exc.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-            # That token changed since its page was let in: end the pages using it.
-            error = frame("error", "", body)
-            for listener in [x for x in self.listeners if x.authorization == credential]:
-                self.listeners.discard(listener)
-                listener.end(error)
-            return resume
-        if body.get("reason") == "CURSOR_EXPIRED":
-            resume = ""
-        log.warning("dashboard pulse stream ended (%s: %s); reopening", body["code"], body["message"])
-        return resume
-
-    async def _beat(self) -> None:
+    async def _poll(self) -> None:
+        """Summaries of the log, one pulse per interval when something happened
+        (and at least every ``PULSE_IDLE`` seconds)."""
         loop = asyncio.get_running_loop()
-        last = 0.0
+        after = ""  # polling started afresh begins now, not where the last one ended
+        delay = RETRY_FIRST
+        last = loop.time()
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), PULSE_IDLE)
-            wait = last + self._interval - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)  # at most one pulse per interval
-            self._dirty.clear()
-            self.broadcast(self.aggregator.take())
-            last = loop.time()
+            started = loop.time()
+            try:
+                after, changed = await self._catch_up(after)
+            except errors.TaskyardError as exc:
+                if exc.reason == "CURSOR_EXPIRED":
+                    after = ""
+                log.warning("dashboard pulse: the store's summary failed (%s); asking again", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+                continue
+            delay = RETRY_FIRST
+            self._judge_tokens()
+            if changed or started - last >= PULSE_IDLE:
+                self.broadcast(self.aggregator.take())
+                last = started
+            await asyncio.sleep(max(0.0, started + self._interval - loop.time()))
+
+    async def _catch_up(self, after: str) -> tuple[str, bool]:
+        """Every summary after ``after`` until caught up: the new cursor, and whether any held events."""
+        agg = self.aggregator
+        changed = False
+        while True:
+            request = event_log_pb2.SummarizeEventsRequest(
+                after=after, max_task_ids=agg.max_ids, max_entered=agg.max_entered
+            )
+            reply = await self._summarize(request)
+            changed |= agg.add(reply)
+            after = reply.cursor
+            if reply.caught_up:
+                return after, changed
+
+    def _judge_tokens(self) -> None:
+        """Pages whose token no longer may watch events are ended, told why."""
+        if self._authorize is None:
+            return
+        verdicts: dict[str | None, errors.TaskyardError | None] = {}
+        for listener in list(self.listeners):
+            if listener.authorization not in verdicts:
+                verdicts[listener.authorization] = self._authorize(listener.authorization)
+            refusal = verdicts[listener.authorization]
+            if refusal is not None:
+                self.listeners.discard(listener)
+                listener.end(frame("error", "", refusal_body(refusal)))
 
     def broadcast(self, summary: dict[str, Any]) -> bytes:
         """One summary, encoded once, offered to every page."""

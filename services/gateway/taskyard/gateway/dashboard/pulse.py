@@ -1,11 +1,10 @@
-"""The dashboard's pulse: every event of the suite in, one compact summary out
-per interval, for every page at once.
+"""The dashboard's pulse: what the suite did, one compact summary out per
+interval, for every page at once.
 
 Pure arithmetic (no I/O; the clock is injected): ``PulseHub`` feeds it the
-responses of its one ``WatchEvents`` stream and takes a summary every
-``PULSE_INTERVAL``. Per event it touches only a few scalar fields of the
-generated message: at thousands of events a second nothing is converted to JSON
-but the summary.
+store's summaries of the event log (``SummarizeEventsReply``: counted in the
+database, so nothing per event reaches the gateway) and takes a summary every
+``PULSE_INTERVAL``.
 """
 
 from __future__ import annotations
@@ -13,9 +12,10 @@ from __future__ import annotations
 import collections
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from taskyard.bus.v1 import event_log_pb2
 from taskyard.v1 import event_service_pb2, task_pb2
 
 # Seconds between two pulses: a page learns of a change at most this late.
@@ -27,9 +27,6 @@ CHART_BUCKETS = 30
 MAX_CHANGED_IDS = 200
 # Distinct (queue, task name, state) a pulse lists; past this it says ``more``.
 MAX_ENTERED = 100
-# Tasks whose first event was seen and whose final one was not, for their latency
-# (the oldest is forgotten first).
-MAX_TRACKED = 10_000
 # Latencies are counted in bins a quarter of a doubling wide (a median is within
 # about 9 % of the true one) from 1 ms up to about 36 hours.
 LATENCY_FLOOR = 0.001
@@ -39,7 +36,7 @@ LATENCY_BINS = 1 + 27 * LATENCY_BINS_PER_DOUBLING
 _TASK = event_service_pb2.EVENT_KIND_TASK
 _SCHEDULE = event_service_pb2.EVENT_KIND_SCHEDULE
 _QUEUE = event_service_pb2.EVENT_KIND_QUEUE
-_FINAL = frozenset({task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED})
+_POOLS = frozenset({event_service_pb2.EVENT_KIND_POOL, event_service_pb2.EVENT_KIND_WORKER})
 # State numbers -> the short names a pulse uses ("SUCCESS").
 _STATE_NAMES = {v: n.removeprefix("TASK_STATE_") for n, v in task_pb2.TaskState.items()}
 
@@ -80,8 +77,18 @@ class Bucket:
         return None  # pragma: no cover - the counts add up to ``timed``
 
 
+def _fill(into: set[Any], items: Iterable[Any], cap: int) -> bool:
+    """``items`` added to ``into`` up to ``cap``; True when one did not fit."""
+    for item in items:
+        if item not in into:
+            if len(into) >= cap:
+                return True
+            into.add(item)
+    return False
+
+
 class Aggregator:
-    """Events in (``add``), one summary per interval out (``take``)."""
+    """Summaries of the log in (``add``), one pulse per interval out (``take``)."""
 
     def __init__(
         self,
@@ -89,17 +96,13 @@ class Aggregator:
         clock: Callable[[], float] = time.time,
         max_ids: int = MAX_CHANGED_IDS,
         max_entered: int = MAX_ENTERED,
-        max_tracked: int = MAX_TRACKED,
     ) -> None:
         self._clock = clock
-        self._max_ids = max_ids
-        self._max_entered = max_entered
-        self._max_tracked = max_tracked
+        self.max_ids = max_ids
+        self.max_entered = max_entered
         self.cursor = ""
         self._taken = clock()
         self._buckets: dict[int, Bucket] = {}
-        # task id -> time of its first event seen, oldest first.
-        self._first_seen: collections.OrderedDict[str, float] = collections.OrderedDict()
         self._reset()
 
     def _reset(self) -> None:
@@ -109,71 +112,35 @@ class Aggregator:
         self._more = False
         self._queues = self._pools = self._schedules = False
 
-    def add(self, response: event_service_pb2.WatchEventsResponse) -> bool:
-        """Count one response of the stream; True when it held events.
-
-        The hot path: thousands of events a second, a few field reads each."""
-        events = response.events
-        if response.cursor:
-            self.cursor = response.cursor
-        elif events:
-            self.cursor = events[-1].cursor
-        ids, entered, finished = self._ids, self._entered, self._finished
-        first_seen = self._first_seen
-        max_ids, max_entered, max_tracked = self._max_ids, self._max_entered, self._max_tracked
-        more = self._more
-        tasks = False
-        for event in events:
-            if event.kind != _TASK:
-                self._other(event)
-                continue
-            tasks = True
-            task_id = event.task_id
-            state = event.state
-            if not more:  # past a cap a page fetches anyway: the lists stop growing
-                if task_id not in ids:
-                    if len(ids) < max_ids:
-                        ids.add(task_id)
-                    else:
-                        more = True
-                key = (event.queue, event.task_name, state)
-                if key not in entered:
-                    if len(entered) < max_entered:
-                        entered.add(key)
-                    else:
-                        more = True
-            if state in _FINAL:
-                finished[state] = finished.get(state, 0) + 1
-                stamp = event.time
-                self._finish(task_id, stamp.seconds + stamp.nanos * 1e-9)
-            elif task_id not in first_seen:
-                stamp = event.time
-                first_seen[task_id] = stamp.seconds + stamp.nanos * 1e-9
-                if len(first_seen) > max_tracked:
-                    first_seen.popitem(last=False)
-        self._more = more
-        if tasks:
+    def add(self, summary: event_log_pb2.SummarizeEventsReply) -> bool:
+        """Count one summary of the log; True when it held events."""
+        if summary.cursor:
+            self.cursor = summary.cursor
+        if not summary.events:
+            return False
+        if not self._more:  # past a cap a page fetches anyway: the lists stop growing
+            self._more = summary.more
+            self._more |= _fill(self._ids, summary.task_ids, self.max_ids)
+            triples = ((e.queue, e.task_name, e.state) for e in summary.entered)
+            self._more |= _fill(self._entered, triples, self.max_entered)
+        kinds = set(summary.kinds)
+        if _TASK in kinds or _QUEUE in kinds or summary.schedule_made_task:
             self._queues = True  # every task event moves a queue's depth
-        return bool(events)
-
-    def _other(self, event: event_service_pb2.Event) -> None:
-        kind = event.kind
-        if kind == _SCHEDULE:
+        if _SCHEDULE in kinds:
             self._schedules = True
-            if event.task_id:
-                self._queues = True  # a run made a task
-        elif kind == _QUEUE:
-            self._queues = True
-        else:
+        if not _POOLS.isdisjoint(kinds):
             self._pools = True
-
-    def _finish(self, task_id: str, at: float) -> None:
-        bucket = self._bucket(at)
-        bucket.count += 1
-        started = self._first_seen.pop(task_id, None)
-        if started is not None:
-            bucket.timed += 1
-            bucket.latencies[latency_bin(max(0.0, at - started))] += 1
+        finished = self._finished
+        for state, at_us, latency_us in zip(
+            summary.finished_states, summary.finished_at_us, summary.latency_us, strict=True
+        ):
+            finished[state] = finished.get(state, 0) + 1
+            bucket = self._bucket(at_us / 1e6)
+            bucket.count += 1
+            if latency_us >= 0:
+                bucket.timed += 1
+                bucket.latencies[latency_bin(latency_us / 1e6)] += 1
+        return True
 
     def _bucket(self, at: float) -> Bucket:
         start = int(at // CHART_BUCKET_SECONDS) * CHART_BUCKET_SECONDS

@@ -119,7 +119,7 @@ def _ssl_context(settings: Settings) -> ssl.SSLContext | None:
 
 def _watch_authorizer(authenticator: Authenticator | None) -> hub.Authorize | None:
     """A page's token judged in-process as the gRPC edge judges a WatchEvents call:
-    its pulses come from a stream opened once, not from a call of its own."""
+    its pulses come from the gateway's own summaries of the log, not from a call of its own."""
     if authenticator is None:
         return None
 
@@ -133,11 +133,16 @@ class Dashboard:
     """Built before the gRPC server starts (it adds the loopback socket to it)."""
 
     def __init__(
-        self, settings: Settings, server: grpc.aio.Server, *, authenticator: Authenticator | None
+        self,
+        settings: Settings,
+        server: grpc.aio.Server,
+        *,
+        authenticator: Authenticator | None,
+        summarize: hub.Summarize,
     ) -> None:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
-        self.hub = hub.PulseHub(self.loopback, authorize=_watch_authorizer(authenticator))
+        self.hub = hub.PulseHub(summarize, authorize=_watch_authorizer(authenticator))
         self.streams = Streams(self.loopback, self.hub)
         self.ssl = _ssl_context(settings)
         config = {"auth": authenticator is not None, "traceUrl": settings.dashboard_trace_url}

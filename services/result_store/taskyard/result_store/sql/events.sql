@@ -52,3 +52,46 @@ UPDATE event_horizon h SET xid = l.xid, id = l.id
 FROM last l
 WHERE (l.xid, l.id) > (h.xid, h.id)
 RETURNING (SELECT count(*) FROM gone) AS purged
+
+-- name: summarize_events
+-- What up to :limit final events after (:after_xid, :after_id), below :xmin, add
+-- up to (SummarizeEventsReply): one row, whatever the number of events. Kinds
+-- and states by their proto numbers: task 1, schedule 5; SUCCESS 6, FAILURE 7,
+-- CANCELLED 9. The distinct lists take one more than their cap, so that the
+-- caller can tell a cap was reached.
+WITH w AS (
+  SELECT e.xid, e.id, e.kind, e.task_id, e.queue, e.task_name, e.state, e.at
+  FROM events e
+  WHERE (e.xid, e.id) > (:after_xid::text::xid8, :after_id::bigint)
+    AND e.xid < :xmin::text::xid8
+  ORDER BY e.xid, e.id
+  LIMIT :limit::int
+), last AS (
+  SELECT w.xid, w.id FROM w ORDER BY w.xid DESC, w.id DESC LIMIT 1
+), ids AS (
+  SELECT DISTINCT w.task_id FROM w WHERE w.kind = 1 LIMIT :max_task_ids::int + 1
+), entered AS (
+  SELECT DISTINCT coalesce(w.queue, '') AS queue, coalesce(w.task_name, '') AS task_name,
+         coalesce(w.state, 0) AS state
+  FROM w WHERE w.kind = 1 LIMIT :max_entered::int + 1
+), finished AS (
+  SELECT w.state, ty_us(w.at) AS at_us, coalesce(ty_us(w.at) - ty_us(t.created_at), -1) AS latency_us
+  FROM w LEFT JOIN tasks t ON t.id = w.task_id
+  WHERE w.kind = 1 AND w.state IN (6, 7, 9)
+)
+SELECT (SELECT l.xid::text FROM last l) AS last_xid, (SELECT l.id FROM last l) AS last_id,
+       c.events, c.kinds, c.schedule_made_task,
+       i.task_ids, en.queues, en.task_names, en.states,
+       f.states AS finished_states, f.at_us AS finished_at_us, f.latency_us
+FROM (SELECT count(*) AS events, coalesce(array_agg(DISTINCT w.kind), '{}') AS kinds,
+             coalesce(bool_or(w.kind = 5 AND w.task_id IS NOT NULL), false) AS schedule_made_task
+      FROM w) c,
+     (SELECT coalesce(array_agg(ids.task_id::text), '{}') AS task_ids FROM ids) i,
+     (SELECT coalesce(array_agg(entered.queue), '{}') AS queues,
+             coalesce(array_agg(entered.task_name), '{}') AS task_names,
+             coalesce(array_agg(entered.state), '{}') AS states
+      FROM entered) en,
+     (SELECT coalesce(array_agg(finished.state), '{}') AS states,
+             coalesce(array_agg(finished.at_us), '{}') AS at_us,
+             coalesce(array_agg(finished.latency_us), '{}') AS latency_us
+      FROM finished) f
