@@ -18,6 +18,8 @@
 #           into .tools/bin, kept in $TOOLS_CACHE between checkouts: the build takes about
 #           4 minutes on 2 cores, so it runs only when neither place has this version
 # prometheus  Debian's prometheus and promtool (the observability tests start their own)
+# helm      Helm 3 (go install, about 5 minutes on 2 cores) into .tools/bin, kept in
+#           $TOOLS_CACHE between checkouts like Jaeger; make helm-check uses it
 # codegen   the generators of the Go and Java clients, into .tools/bin: protoc-gen-go and
 #           protoc-gen-go-grpc (go install), protoc and protoc-gen-grpc-java (from Maven
 #           Central, checked against pinned SHA-256 sums); TypeScript's protoc-gen-es is npm's
@@ -46,6 +48,7 @@ esac
 TOOLS_BIN="$ROOT/.tools/bin"
 GRPCURL_VERSION="v1.9.3"
 JAEGER_VERSION="v1.76.0"
+HELM_VERSION="v3.22.0"
 # Code generators (tools/gen.sh); a new version changes the committed clients (make gen).
 PROTOC_GEN_GO_VERSION="v1.36.12"
 PROTOC_GEN_GO_GRPC_VERSION="v1.6.2"
@@ -269,6 +272,32 @@ install_jaeger() {
   log "jaeger: built in $((SECONDS - started))s (cached in $TOOLS_CACHE)"
 }
 
+# Helm for make helm-check: go install into .tools/bin unless the binary there (or the
+# copy kept in $TOOLS_CACHE, which a fresh clone reuses) was built from this version.
+install_helm() {
+  local bin="$TOOLS_BIN/helm" cached="$TOOLS_CACHE/helm-$HELM_VERSION" started=$SECONDS
+  if helm_is_current "$bin"; then
+    log "helm: $HELM_VERSION already in .tools/bin"
+    return
+  fi
+  mkdir -p "$TOOLS_BIN"
+  if helm_is_current "$cached"; then
+    cp "$cached" "$bin"
+    log "helm: $HELM_VERSION from $TOOLS_CACHE"
+    return
+  fi
+  command -v go >/dev/null || die "go is not installed (needed to build Helm)"
+  log "helm: go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION -> .tools/bin (about 5 minutes on 2 cores)"
+  GOBIN="$TOOLS_BIN" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  mkdir -p "$TOOLS_CACHE" && cp "$bin" "$cached.tmp" && mv "$cached.tmp" "$cached"
+  log "helm: installed in $((SECONDS - started))s (cached in $TOOLS_CACHE)"
+}
+
+helm_is_current() {
+  [[ -x "$1" ]] && go version -m "$1" 2>/dev/null \
+    | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${HELM_VERSION}([[:space:]]|$)"
+}
+
 install_prometheus() {
   if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
     log "prometheus: $(prometheus --version 2>&1 | head -n1 | cut -d' ' -f1-3) already installed"
@@ -321,10 +350,11 @@ for step in "${steps[@]}"; do
     postgres) install_postgres ;;
     jaeger) install_jaeger ;;
     prometheus) install_prometheus ;;
+    helm) install_helm ;;
     codegen) install_codegen ;;
     browser) install_browser ;;
     clients) install_clients ;;
     bench) install_bench ;;
-    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, codegen, clients, browser, bench)" ;;
+    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, helm, codegen, clients, browser, bench)" ;;
   esac
 done

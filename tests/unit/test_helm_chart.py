@@ -1,0 +1,545 @@
+"""The Helm chart (deploy/helm/taskyard) as Kubernetes would run it, rendered by `helm template`
+with the default and the production values, and the plain manifests generated from it
+(deploy/k8s/taskyard.yaml): probes, resources, security contexts, drains, disruption
+budgets, the autoscaler, the settings each container's environment gives, and which
+(source, port) pairs the NetworkPolicies let through."""
+# Length: the chart's checks and the small NetworkPolicy evaluator they need (selectors,
+# peers, ports), kept with the one picture of the rendered chart they share.
+
+from __future__ import annotations
+
+import base64
+import inspect
+import ipaddress
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from taskyard.core import variables
+from taskyard.core.config import Settings
+from taskyard.core.priority import LANES
+from taskyard.gateway import server as gateway_server
+from taskyard.worker_pool import manager as pool_manager
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "deploy/helm/taskyard"
+PRODUCTION = ROOT / "deploy/helm/examples/values-production.yaml"
+K8S_MANIFESTS = ROOT / "deploy/k8s/taskyard.yaml"
+KUBE_VERSION = "1.31.0"
+NAMESPACE = "taskyard"
+COMPONENTS = ("gateway", "scheduler", "result-store", "worker-pool")
+# Who dials which named port of whom (docs/operations.md, "Hosts": who talks to whom).
+DIALS: dict[str, dict[str, set[str]]] = {
+    "gateway": {
+        "scheduler": {"lane-critical", "lane-high", "lane-normal", "lane-low", "discovery"},
+        "result-store": {"store", "events"},
+    },
+    "scheduler": {
+        "scheduler": {"discovery"},
+        "result-store": {"store", "sched-stream"},
+        "worker-pool": {"pair"},
+    },
+    "worker-pool": {
+        "scheduler": {
+            "lane-critical",
+            "lane-high",
+            "lane-normal",
+            "lane-low",
+            "registration",
+            "survey",
+            "discovery",
+        },
+        "result-store": {"store", "pool-stream"},
+    },
+    "result-store": {},
+}
+POD_IP = "10.244.1.7"
+POD_NAME = "taskyard-worker-pool-7d9f8-x2x4q"
+SECRET_VALUES = {
+    "TASKYARD_BUS_KEYS": "k1:" + base64.b64encode(bytes(range(32))).decode(),
+    "TASKYARD_DATABASE_URL": "postgresql://taskyard:secret@db.internal:5432/taskyard",
+    "TASKYARD_METRICS_TOKEN": "m" * 32,
+}
+
+
+def _helm() -> str:
+    found = ROOT / ".tools/bin/helm"
+    if found.exists():
+        return str(found)
+    on_path = shutil.which("helm")
+    if on_path:
+        return on_path
+    if os.environ.get("CI") == "true":
+        pytest.fail("helm is not installed (tools/install-tools.sh helm); CI must render the chart")
+    pytest.skip("helm is not installed: tools/install-tools.sh helm")
+
+
+def _render(*args: str) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [_helm(), "template", "taskyard", str(CHART), "--kube-version", KUBE_VERSION, "-n", NAMESPACE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [d for d in yaml.safe_load_all(done.stdout) if d]
+
+
+RENDERS = {
+    "default": (),
+    "production": ("-f", str(PRODUCTION)),
+    "queue-depth": ("-f", str(PRODUCTION), "--set", "workerPool.autoscaling.queueDepth.enabled=true"),
+}
+
+
+@pytest.fixture(scope="module", params=[*RENDERS, "k8s-manifests"])
+def docs(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    if request.param == "k8s-manifests":
+        return [d for d in yaml.safe_load_all(K8S_MANIFESTS.read_text()) if d]
+    return _render(*RENDERS[request.param])
+
+
+def _of(docs: Iterable[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def _component(obj: dict[str, Any]) -> str:
+    return str(obj["metadata"]["labels"]["app.kubernetes.io/component"])
+
+
+def _deployments(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    found = {_component(d): d for d in _of(docs, "Deployment")}
+    assert sorted(found) == sorted(COMPONENTS)
+    return found
+
+
+def _container(deployment: dict[str, Any]) -> dict[str, Any]:
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def _ports(deployment: dict[str, Any]) -> dict[str, int]:
+    return {p["name"]: p["containerPort"] for p in _container(deployment)["ports"]}
+
+
+def _matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """A LabelSelector (matchLabels and matchExpressions) against labels."""
+    selector = selector or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e["key"], e["operator"], e.get("values") or []
+        held = {"In": key in labels and labels[key] in values, "NotIn": labels.get(key) not in values}
+        held |= {"Exists": key in labels, "DoesNotExist": key not in labels}
+        if not held[op]:
+            return False
+    return True
+
+
+def test_every_deployment_has_probes_resources_and_a_locked_down_context(docs: list[dict[str, Any]]) -> None:
+    for name, deployment in _deployments(docs).items():
+        pod = deployment["spec"]["template"]["spec"]
+        container = _container(deployment)
+        ports = _ports(deployment)
+        for kind in ("readinessProbe", "livenessProbe"):
+            probe = container[kind]
+            target = probe.get("grpc") or probe.get("tcpSocket")
+            assert target, (name, kind)
+            port = target["port"]
+            assert (ports[port] if isinstance(port, str) else port) in ports.values(), (name, kind)
+        requests, limits = container["resources"]["requests"], container["resources"]["limits"]
+        assert {"cpu", "memory"} <= requests.keys() and "memory" in limits, name
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] == 10001  # the Dockerfile's user
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        ctx = container["securityContext"]
+        assert ctx["allowPrivilegeEscalation"] is False and ctx["readOnlyRootFilesystem"] is True
+        assert ctx["capabilities"]["drop"] == ["ALL"]
+        tmp = next(m for m in container["volumeMounts"] if m["mountPath"] == "/tmp")
+        assert "emptyDir" in next(v for v in pod["volumes"] if v["name"] == tmp["name"])
+        # Service links would add <SERVICE>_PORT variables to an environment read by prefix.
+        assert pod["enableServiceLinks"] is False and pod["automountServiceAccountToken"] is False
+    gateway = _container(_deployments(docs)["gateway"])
+    health = _ports(_deployments(docs)["gateway"])["health"]
+    assert gateway["readinessProbe"]["grpc"] == gateway["livenessProbe"]["grpc"] == {"port": health}
+
+
+def test_one_scheduler_and_one_store_never_two_even_during_an_upgrade(docs: list[dict[str, Any]]) -> None:
+    deployments = _deployments(docs)
+    for name in ("scheduler", "result-store"):
+        assert deployments[name]["spec"]["replicas"] == 1
+        assert deployments[name]["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_termination_grace_covers_each_drain(docs: list[dict[str, Any]]) -> None:
+    deployments = _deployments(docs)
+    pool = deployments["worker-pool"]
+    settings = Settings.from_env(_environment(docs, pool))
+    # Manager._shutdown: the draining beat (2 s), the workers' shutdown timeout, the last
+    # sends (1 s), the report flush, the lease hand-back (2 s), the last beat (1 s), its loops.
+    drain = settings.shutdown_timeout + 2 + 1 + pool_manager.REPORT_FLUSH_TIMEOUT + 2 + 1
+    drain += pool_manager.TASKS_END_TIMEOUT
+    assert pool["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= drain
+    # Gateway.stop: calls in flight, the lanes' drain and its loops, each within the grace.
+    gateway = deployments["gateway"]
+    grace = inspect.signature(gateway_server.serve).parameters["grace"].default
+    pre_stop = _container(gateway).get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
+    waited = int(pre_stop[-1]) if pre_stop else 0
+    assert gateway["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= waited + 3 * grace
+
+
+def test_a_disruption_budget_for_each_service(docs: list[dict[str, Any]]) -> None:
+    deployments = _deployments(docs)
+    budgets = _of(docs, "PodDisruptionBudget")
+    for name, deployment in deployments.items():
+        pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+        covering = [b for b in budgets if _matches(b["spec"]["selector"], pod_labels)]
+        assert len(covering) == 1, name
+        others = [d for n, d in deployments.items() if n != name]
+        assert not any(
+            _matches(covering[0]["spec"]["selector"], d["spec"]["template"]["metadata"]["labels"])
+            for d in others
+        )
+
+
+def test_the_autoscaler_scales_the_pools_only_when_asked() -> None:
+    assert not _of(_render(), "HorizontalPodAutoscaler")
+    docs = _render(*RENDERS["queue-depth"])
+    (hpa,) = _of(docs, "HorizontalPodAutoscaler")
+    pool = _deployments(docs)["worker-pool"]
+    target = hpa["spec"]["scaleTargetRef"]
+    assert (target["apiVersion"], target["kind"], target["name"]) == (
+        "apps/v1",
+        "Deployment",
+        pool["metadata"]["name"],
+    )
+    assert "replicas" not in pool["spec"]  # the autoscaler owns it
+    assert hpa["spec"]["minReplicas"] == 3
+    kinds = {m["type"]: m for m in hpa["spec"]["metrics"]}
+    assert kinds["Resource"]["resource"]["name"] == "cpu"
+    assert kinds["External"]["external"]["metric"]["name"] == "taskyard_queue_tasks"
+    assert kinds["External"]["external"]["metric"]["selector"]["matchLabels"] == {"state": "QUEUED"}
+
+
+def test_services_route_to_the_ports_their_pods_declare(docs: list[dict[str, Any]]) -> None:
+    deployments = _deployments(docs)
+    listeners = {
+        "scheduler": {
+            "lane-critical",
+            "lane-high",
+            "lane-normal",
+            "lane-low",
+            "registration",
+            "survey",
+            "discovery",
+        },
+        "result-store": {"store", "events", "pool-stream", "sched-stream"},
+    }
+    for service in _of(docs, "Service"):
+        (name,) = [
+            n
+            for n, d in deployments.items()
+            if _matches(
+                {"matchLabels": service["spec"]["selector"]}, d["spec"]["template"]["metadata"]["labels"]
+            )
+        ]
+        ports = _ports(deployments[name])
+        for port in service["spec"]["ports"]:
+            assert port["targetPort"] in ports, (name, port)
+        if name in listeners:  # exactly what the service listens on, each on its own number
+            assert {p["targetPort"] for p in service["spec"]["ports"]} == listeners[name]
+            assert all(p["port"] == ports[p["targetPort"]] for p in service["spec"]["ports"])
+
+
+# --- the environment each container gets, read by Settings.from_env
+
+
+def _environment(docs: list[dict[str, Any]], deployment: dict[str, Any]) -> dict[str, str]:
+    """ConfigMap, then env (which wins), with the downward API and Secrets filled in."""
+    container = _container(deployment)
+    maps = {m["metadata"]["name"]: m["data"] for m in _of(docs, "ConfigMap")}
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        env.update(maps[source["configMapRef"]["name"]])
+    for var in container.get("env", []):
+        if "value" in var:
+            env[var["name"]] = str(var["value"])
+        elif "fieldRef" in var["valueFrom"]:
+            env[var["name"]] = {"status.podIP": POD_IP, "metadata.name": POD_NAME}[
+                var["valueFrom"]["fieldRef"]["fieldPath"]
+            ]
+        else:
+            assert "secretKeyRef" in var["valueFrom"], var
+            env[var["name"]] = SECRET_VALUES[var["name"]]
+    return env
+
+
+def _address(url: str) -> tuple[str, int]:
+    assert url.startswith("tcp://"), url
+    host, port = url.removeprefix("tcp://").rsplit(":", 1)
+    return host, int(port)
+
+
+def _dials(settings: Settings, name: str) -> dict[str, str]:
+    """The addresses a service dials, by the named port it means to reach."""
+    lanes = {f"lane-{p.name.lower()}": settings.lane_address(p) for p in LANES}
+    every = {
+        **lanes,
+        "discovery": settings.discovery_address,
+        "registration": settings.registration_address,
+        "survey": settings.survey_address,  # the scheduler hands it to the pools
+        "store": settings.store_address,
+        "events": settings.events_address,
+        "pool-stream": settings.pool_stream_address,
+        "sched-stream": settings.scheduler_stream_address,
+    }
+    wanted = set().union(*DIALS[name].values()) - {"pair"}
+    return {port: every[port] for port in wanted | ({"survey"} if name == "scheduler" else set())}
+
+
+def test_each_containers_environment_gives_listeners_and_dials_that_meet(docs: list[dict[str, Any]]) -> None:
+    deployments = _deployments(docs)
+    services = {s["metadata"]["name"]: s for s in _of(docs, "Service")}
+    known = {n for f in Settings.model_fields.values() for n in variables.names(f)}
+    for name, deployment in deployments.items():
+        env = _environment(docs, deployment)
+        assert {v for v in env if v.startswith("TASKYARD_")} <= known, name
+        settings = Settings.from_env(env)
+        ports = _ports(deployment)
+        assert settings.transport == "tcp" and settings.bus_keys, name
+        assert bool(settings.database_url) == (name == "result-store")
+        listening = {
+            "scheduler": {
+                **{f"lane-{p.name.lower()}": settings.lane_listen_address(p) for p in LANES},
+                "registration": settings.registration_listen_address,
+                "survey": settings.survey_listen_address,
+                "discovery": settings.discovery_listen_address,
+            },
+            "result-store": {
+                "store": settings.store_listen_address,
+                "events": settings.events_listen_address,
+                "pool-stream": settings.pool_stream_listen_address,
+                "sched-stream": settings.scheduler_stream_listen_address,
+            },
+            "worker-pool": {"pair": settings.pool_pair_listen_address("p1")},
+            "gateway": {},
+        }[name]
+        for port_name, url in listening.items():
+            assert _address(url) == ("0.0.0.0", ports[port_name]), (name, port_name)
+        for port_name, url in _dials(settings, name).items():
+            host, port = _address(url)
+            service = services[host]  # a Service of the chart, by name
+            (entry,) = [p for p in service["spec"]["ports"] if p["port"] == port]
+            assert entry["targetPort"] == port_name, (name, url)
+        if settings.metrics_port:
+            assert (settings.metrics_host, settings.metrics_port) == ("0.0.0.0", ports["metrics"])
+            assert settings.metrics_token
+    pool = Settings.from_env(_environment(docs, deployments["worker-pool"]))
+    pair = _ports(deployments["worker-pool"])["pair"]
+    assert pool.advertised_pair_address(f"tcp://0.0.0.0:{pair}") == f"tcp://{POD_IP}:{pair}"
+    gateway = deployments["gateway"]
+    edge = Settings.from_env(_environment(docs, gateway))
+    ports = _ports(gateway)
+    assert (edge.grpc_host, edge.grpc_port, edge.grpc_health_port) == (
+        "0.0.0.0",
+        ports["grpc"],
+        ports["health"],
+    )
+    assert edge.http_port == ports.get("http", 0)
+    mounts = {m["mountPath"]: m["name"] for m in _container(gateway)["volumeMounts"]}
+    volumes = {v["name"]: v for v in gateway["spec"]["template"]["spec"]["volumes"]}
+    for path in (edge.grpc_tls_cert, edge.grpc_tls_key, edge.grpc_tokens_file):
+        assert "secret" in volumes[mounts[str(Path(path).parent)]], path
+    assert not edge.grpc_allow_insecure
+
+
+# --- NetworkPolicies: which (source, port) pairs get through
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A traffic source or destination: a pod (with its namespace) or an outside address."""
+
+    name: str
+    ip: str
+    namespace: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False)
+    ports: Mapping[str, int] = field(default_factory=dict, hash=False)
+
+
+def _in_namespace(peer: Peer, selector: Mapping[str, Any]) -> bool:
+    return peer.namespace is not None and _matches(selector, {"kubernetes.io/metadata.name": peer.namespace})
+
+
+def _peer_matches(rule: Mapping[str, Any], peer: Peer) -> bool:
+    if "ipBlock" in rule:
+        ip = ipaddress.ip_address(peer.ip)
+        block = rule["ipBlock"]
+        return ip in ipaddress.ip_network(block["cidr"]) and not any(
+            ip in ipaddress.ip_network(e) for e in block.get("except", [])
+        )
+    if peer.namespace is None:
+        return False
+    if "namespaceSelector" in rule and not _in_namespace(peer, rule["namespaceSelector"]):
+        return False
+    if "namespaceSelector" not in rule and peer.namespace != NAMESPACE:
+        return False
+    return "podSelector" not in rule or _matches(rule["podSelector"], peer.labels)
+
+
+def _port_matches(
+    rules: list[dict[str, Any]] | None, port: int, protocol: str, named: Mapping[str, int]
+) -> bool:
+    if not rules:
+        return True
+    for rule in rules:
+        wanted = rule.get("port")
+        number = named.get(wanted) if isinstance(wanted, str) else wanted
+        if rule.get("protocol", "TCP") == protocol and (
+            wanted is None or (number is not None and number <= port <= rule.get("endPort", number))
+        ):
+            return True
+    return False
+
+
+def _allowed(
+    policies: list[dict[str, Any]], direction: str, pod: Peer, other: Peer, port: int, protocol: str
+) -> bool:
+    """Whether the policies selecting ``pod`` let ``other`` in (Ingress) or let ``pod``
+    reach ``other`` (Egress) on ``port``; a pod no policy selects is not isolated."""
+    key, peers = ("ingress", "from") if direction == "Ingress" else ("egress", "to")
+    named = pod.ports if direction == "Ingress" else other.ports
+    selecting = [
+        p
+        for p in policies
+        if pod.namespace == NAMESPACE
+        and _matches(p["spec"]["podSelector"], pod.labels)
+        and direction in p["spec"].get("policyTypes", ["Ingress"])
+    ]
+    if not selecting:
+        return True
+    return any(
+        _port_matches(rule.get("ports"), port, protocol, named)
+        and (not rule.get(peers) or any(_peer_matches(r, other) for r in rule[peers]))
+        for policy in selecting
+        for rule in policy["spec"].get(key) or []
+    )
+
+
+def _suite(docs: list[dict[str, Any]]) -> dict[str, Peer]:
+    return {
+        name: Peer(name, f"10.244.0.{n}", NAMESPACE, d["spec"]["template"]["metadata"]["labels"], _ports(d))
+        for n, (name, d) in enumerate(sorted(_deployments(docs).items()), 10)
+    }
+
+
+OUTSIDERS = [
+    Peer("a pod of another app", "10.244.0.50", NAMESPACE, {"app": "other"}),
+    Peer("another namespace", "10.244.0.51", "elsewhere", {"app": "other"}),
+    Peer("ingress controller", "10.244.0.52", "ingress-nginx", {"app.kubernetes.io/name": "ingress-nginx"}),
+    Peer("prometheus", "10.244.0.53", "monitoring", {"app.kubernetes.io/name": "prometheus"}),
+    Peer("office", "203.0.113.7"),
+    Peer("internet", "198.51.100.9"),
+]
+
+
+def _reachable(docs: list[dict[str, Any]]) -> Iterator[tuple[str, str, str]]:
+    """Every (source, destination, port name) the policies let through to the suite's pods."""
+    policies = _of(docs, "NetworkPolicy")
+    suite = _suite(docs)
+    for dest in suite.values():
+        for port_name, port in dest.ports.items():
+            for source in [*suite.values(), *OUTSIDERS]:
+                egress = source.name not in suite or _allowed(policies, "Egress", source, dest, port, "TCP")
+                if egress and _allowed(policies, "Ingress", dest, source, port, "TCP"):
+                    yield source.name, dest.name, port_name
+
+
+@pytest.mark.parametrize("render", ["default", "production"])
+def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_configured_clients(
+    render: str,
+) -> None:
+    docs = _render(*RENDERS[render])
+    allowed = set(_reachable(docs))
+    internal = {
+        (src, dst, port) for src, targets in DIALS.items() for dst, ports in targets.items() for port in ports
+    }
+    if render == "default":  # gateway.from empty: any client; the suite's own pods never call it
+        edge = {(o.name, "gateway", "grpc") for o in OUTSIDERS}
+    else:
+        edge = {("ingress controller", "gateway", "grpc"), ("office", "gateway", "grpc")}
+        edge |= {("ingress controller", "gateway", "http")}
+        edge |= {("prometheus", dst, "metrics") for dst in COMPONENTS}
+    assert allowed == internal | edge
+    # The brief's rule, plainly: the NNG ports are reached by the suite's own pods alone.
+    assert all(src in COMPONENTS for src, _, port in allowed if port not in {"grpc", "http", "metrics"})
+
+
+def _outside(render: str) -> list[tuple[Peer, int, str]]:
+    dns = Peer("dns", "10.96.0.10", "kube-system", {"k8s-app": "kube-dns"})
+    collector = Peer("collector", "10.244.9.9", "observability", {"app.kubernetes.io/name": "otel-collector"})
+    database = Peer("database", "10.20.0.10" if render == "production" else "172.20.0.5")
+    return [
+        (dns, 53, "UDP"),
+        (dns, 53, "TCP"),
+        (dns, 9153, "TCP"),  # DNS's pods, but not DNS
+        (database, 5432, "TCP"),
+        (collector, 4317, "TCP"),
+        (Peer("internet", "198.51.100.9"), 443, "TCP"),
+        (Peer("internet", "198.51.100.9"), 5432, "TCP"),
+        (Peer("a pod of another app", "10.244.0.50", NAMESPACE, {"app": "other"}), 8080, "TCP"),
+    ]
+
+
+@pytest.mark.parametrize("render", ["default", "production"])
+def test_the_suites_pods_reach_out_only_to_dns_postgres_and_the_collector(render: str) -> None:
+    docs = _render(*RENDERS[render])
+    policies = _of(docs, "NetworkPolicy")
+    allowed = {
+        (pod.name, dest.name, port, protocol)
+        for pod in _suite(docs).values()
+        for dest, port, protocol in _outside(render)
+        if _allowed(policies, "Egress", pod, dest, port, protocol)
+    }
+    expected = {(c, "dns", 53, p) for c in COMPONENTS for p in ("UDP", "TCP")}
+    expected.add(("result-store", "database", 5432, "TCP"))
+    if render == "default":  # no database peers configured: PostgreSQL's port, anywhere
+        expected.add(("result-store", "internet", 5432, "TCP"))
+    else:
+        expected |= {(c, "collector", 4317, "TCP") for c in COMPONENTS}
+        expected.add(("worker-pool", "internet", 443, "TCP"))  # workerPool.extraEgress
+    assert allowed == expected
+
+
+def _leaves(values: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            yield from _leaves(value, f"{prefix}{key}.")
+        else:
+            yield prefix + key
+
+
+def test_the_charts_readme_documents_every_value() -> None:
+    rows = set(re.findall(r"^\| `([A-Za-z0-9_.]+)` \|", (CHART / "README.md").read_text(), re.MULTILINE))
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    missing = [v for v in _leaves(values) if not any(v == r or v.startswith(r + ".") for r in rows)]
+    assert not missing
+
+
+def test_every_pod_of_the_suite_is_isolated_by_the_default_deny() -> None:
+    docs = _render()
+    (deny,) = [
+        p for p in _of(docs, "NetworkPolicy") if not p["spec"].get("ingress") and not p["spec"].get("egress")
+    ]
+    assert sorted(deny["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    for peer in _suite(docs).values():
+        assert _matches(deny["spec"]["podSelector"], peer.labels), peer.name
