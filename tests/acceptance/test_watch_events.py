@@ -1,11 +1,13 @@
 """WatchEvents on a real cluster: a client that disconnects and resumes from its
 last cursor gets every event exactly once, in order; a consumer too slow for the
-gateway's ring is cut off with a cursor it can resume from."""
+gateway's ring is cut off with a cursor it can resume from; the Python client's
+watch resumes by itself across a gateway restart."""
 
 from __future__ import annotations
 
 import json
 import random
+import signal
 import threading
 from typing import Any
 
@@ -29,7 +31,11 @@ def submit(cluster: Any, n: int) -> list[str]:
     ids: list[str] = []
     for start in range(0, n, 1000):
         specs = [task_pb2.TaskSpec(name="noop") for _ in range(min(1000, n - start))]
-        reply = stub.BatchSubmitTasks(task_service_pb2.BatchSubmitTasksRequest(tasks=specs), timeout=60)
+        # wait_for_ready: a gateway just restarted may find the process's shared
+        # connection to it still backing off from its downtime.
+        reply = stub.BatchSubmitTasks(
+            task_service_pb2.BatchSubmitTasksRequest(tasks=specs), timeout=60, wait_for_ready=True
+        )
         ids.extend(t.id for t in reply.tasks)
     return ids
 
@@ -182,3 +188,54 @@ def test_the_grpcurl_example_of_the_docs_streams_events(cluster: Any) -> None:
     events = [e for doc in grpcurl.parse_stream(proc.stdout) for e in doc.get("events", [])]
     assert [e["type"] for e in events if e["task_id"] == tid][-1] == "task.succeeded"
     assert all(e["cursor"] for e in events)
+
+
+@pytest.mark.cluster(workers=1, concurrency=32)
+def test_the_clients_watch_resumes_across_a_gateway_restart_with_every_event_once(cluster: Any) -> None:
+    """client.events.watch: the gateway stops (its streams end UNAVAILABLE with their
+    cursor) and starts again; the watch resumes by itself. What it read is the
+    events table's task events, in log order, each once."""
+    client = cluster.client()
+    watch = client.events.watch(kinds=["task"])
+    seen: list[Any] = []
+    failed: list[BaseException] = []
+    ids: list[str] = []
+
+    def read() -> None:
+        try:
+            for event in watch:
+                seen.append(event)
+        except BaseException as exc:  # reported by the test
+            failed.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: watch.cursor, 10, "the watch to begin")
+        ids += submit(cluster, 500)
+        wait_until(lambda: len(seen) >= 100 or failed, 30, "the first events")
+        cluster.kill("gateway", signal.SIGTERM)  # a graceful stop, as a rolling restart does
+        cluster.start_service("gateway")
+        ids += submit(cluster, 500)
+        wanted = set(ids)
+
+        def all_final() -> bool:
+            done = {e.task_id for e in seen if e.state == "SUCCESS"}
+            return wanted <= done or bool(failed)
+
+        wait_until(all_final, 60, lambda: f"every task's end through the watch ({len(seen)} events)")
+        assert not failed, failed
+        assert watch.resumed >= 1
+    finally:
+        watch.close()
+        client.close()
+    rows = cluster.query(
+        "SELECT task_id::text AS task_id, type FROM events WHERE kind = 1 AND task_id::text = ANY($1) "
+        "ORDER BY xid, id",
+        ids,
+    )
+    logged = [(r["task_id"], r["type"]) for r in rows]
+    watched = [(e.task_id, e.type) for e in seen if e.task_id in wanted]
+    assert watched == logged[: len(watched)] and len(watched) == len(logged)
+    cursors = [e.cursor for e in seen]
+    assert cursors == sorted(set(cursors))

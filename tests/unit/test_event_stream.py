@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import errors, event_cursor
@@ -15,7 +16,8 @@ from taskyard.core.clock import ManualClock
 from taskyard.gateway import event_wire
 from taskyard.gateway.event_filter import EventFilter
 from taskyard.gateway.event_ring import Ring, Segment
-from taskyard.gateway.event_stream import EventStream, StreamLimits, TooSlow
+from taskyard.gateway.event_stream import EventStream, Interrupted, LogHealth, StreamLimits, TooSlow
+from taskyard.gateway.event_tail import EventTail
 from taskyard.v1 import event_service_pb2 as pub
 from taskyard.v1 import task_pb2
 
@@ -223,3 +225,73 @@ async def test_a_bad_cursor_is_invalid() -> None:
     with pytest.raises(errors.TaskyardError) as bad:
         await stream.responses().__anext__()
     assert bad.value.code is errors.Code.INVALID_ARGUMENT
+
+
+@pytest.mark.asyncio
+async def test_a_waiting_stream_ends_with_its_cursor_when_the_gateway_stops() -> None:
+    log, ring, clock, health = Log(), Ring(100), ManualClock(), LogHealth()
+    ring.reset(log.end)
+    stream = EventStream(
+        pub.WatchEventsRequest(), ring=ring, read_store=log.read, clock=clock, limits=LIMITS, health=health
+    )
+    it = stream.responses()
+    await take(it, 1)
+    log.add(2, ring)
+    (got,) = await take(it, 1)
+    pending = asyncio.ensure_future(it.__anext__())  # waiting for events
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not pending.done()
+    health.closing = True
+    ring.interrupt()
+    with pytest.raises(Interrupted) as ended:
+        await asyncio.wait_for(pending, 5)
+    assert ended.value.error.reason == "GATEWAY_STOPPING" and ended.value.cursor == got.cursor
+
+
+async def ticks(clock: ManualClock, done: Callable[[], bool], step: float = 0.05) -> None:
+    """The clock advanced a step at a time, the loop run between steps, until ``done``."""
+    for _ in range(1000):
+        if done():
+            return
+        clock.advance(step)
+        for _ in range(3):
+            await asyncio.sleep(0)
+    raise AssertionError("not done after 1000 steps of the clock")
+
+
+@pytest.mark.asyncio
+async def test_a_log_unreadable_past_the_outage_limit_ends_the_streams_with_their_cursor() -> None:
+    log, ring, clock, health = Log(), Ring(100), ManualClock(), LogHealth()
+    down = False
+
+    async def read(req: event_log_pb2.ReadEventsRequest) -> event_log_pb2.ReadEventsReply:
+        if down:
+            raise errors.TaskyardError(errors.Code.UNAVAILABLE, "STORE_UNAVAILABLE", "no store")
+        return await log.read(req)
+
+    tail = EventTail(ring, read, page=3, poll_interval=0.2, clock=clock, health=health, outage=LIMITS.outage)
+    stream = EventStream(
+        pub.WatchEventsRequest(), ring=ring, read_store=read, clock=clock, limits=LIMITS, health=health
+    )
+    with tail.watching():
+        tailing = asyncio.ensure_future(tail.run())
+        try:
+            await wait_until_async(lambda: ring.ready, 5, "the tail to start the ring")
+            it = stream.responses()
+            (start,) = await take(it, 1)
+            pending = asyncio.ensure_future(it.__anext__())
+            down = True
+            await ticks(clock, lambda: health.failing_since is not None)  # the outage begins
+            assert not pending.done()  # a short outage is not the clients' business
+            began = clock.monotonic()
+            await ticks(clock, pending.done)  # the tail keeps polling, and failing
+            assert clock.monotonic() - began >= LIMITS.outage - 0.5
+            with pytest.raises(Interrupted) as ended:
+                await pending
+            assert ended.value.error.reason == "EVENT_LOG_UNAVAILABLE"
+            assert ended.value.error.code is errors.Code.UNAVAILABLE and ended.value.cursor == start.cursor
+            down = False
+            await ticks(clock, lambda: health.failing_since is None)  # readable again
+        finally:
+            tailing.cancel()

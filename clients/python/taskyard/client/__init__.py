@@ -21,6 +21,7 @@ For the generated stubs on a channel secured like the client's (TLS, token)::
 from taskyard.client._async import AsyncClient
 from taskyard.client._endpoint import DEFAULT_TARGET, Endpoint
 from taskyard.client._errors import FieldViolation, TaskyardError
+from taskyard.client._events import AsyncEventWatch, Event, EventWatch
 from taskyard.client._ops import LogLine, LogPage, QueueInfo, QueueStatus, ServerInfo, WorkerProcessInfo
 from taskyard.client._schedules import ScheduleInfo, SchedulePage, Triggered
 from taskyard.client._sync import Client
@@ -41,9 +42,12 @@ from taskyard.client._types import (
 __all__ = [
     "DEFAULT_TARGET",
     "AsyncClient",
+    "AsyncEventWatch",
     "Cancellation",
     "Client",
     "Endpoint",
+    "Event",
+    "EventWatch",
     "Explanation",
     "FieldViolation",
     "LogLine",

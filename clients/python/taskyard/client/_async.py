@@ -14,6 +14,7 @@ from taskyard.client import _common, _types
 from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
+from taskyard.client._events import AsyncEventWatch, Events
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
 from taskyard.v1 import task_service_pb2
@@ -34,6 +35,8 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
         self.schedules = AsyncSchedules(self._channel, self._call)
         # Task logs and queue operations: client.logs.follow(id), client.queues.pause(...), ...
         self.logs = AsyncLogs(self._stub, self._call)
+        # The suite's events as they happen: async for e in client.events.watch(queues=[...]): ...
+        self.events = Events(self._channel, AsyncEventWatch)
         self.queues = AsyncQueues(self._channel, self._call)
 
     async def _call(

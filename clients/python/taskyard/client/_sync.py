@@ -13,6 +13,7 @@ from taskyard.client import _common, _types
 from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
+from taskyard.client._events import Events, EventWatch
 from taskyard.client._ops import Logs, Queues
 from taskyard.client._schedules import Schedules
 from taskyard.v1 import task_service_pb2
@@ -37,6 +38,8 @@ class Client(_common.ClientBase[grpc.Channel]):
         self.schedules = Schedules(self._channel, self._call)
         # Task logs and queue operations: client.logs.follow(id), client.queues.pause(...), ...
         self.logs = Logs(self._stub, self._call)
+        # The suite's events as they happen: for e in client.events.watch(queues=[...]): ...
+        self.events = Events(self._channel, EventWatch)
         self.queues = Queues(self._channel, self._call)
 
     def _call(self, method: Callable[..., R], request: Any, timeout: float | None = None) -> R:

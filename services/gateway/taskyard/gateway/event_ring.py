@@ -203,6 +203,11 @@ class Ring:
         """Set at the next append (take it before reading, wait on it after)."""
         return self._changed
 
+    def interrupt(self) -> None:
+        """Wake every stream waiting for events, with none new: something else
+        changed (the gateway stops, the log cannot be read)."""
+        self._wake()
+
     def _wake(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()

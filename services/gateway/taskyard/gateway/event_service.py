@@ -21,13 +21,17 @@ from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 from taskyard.gateway import status
 from taskyard.gateway.event_ring import Ring
-from taskyard.gateway.event_stream import EventStream, StreamLimits, TooSlow
+from taskyard.gateway.event_stream import EventStream, Interrupted, LogHealth, StreamLimits, TooSlow
 from taskyard.gateway.event_tail import EventTail
 from taskyard.v1 import event_service_pb2 as pub
 
 log = logging.getLogger(__name__)
 
 EVENT_SERVICE_NAME = pub.DESCRIPTOR.services_by_name["EventService"].full_name
+# Seconds the store's log may go unread before the streams end with UNAVAILABLE and
+# their cursor: a client told of the outage retries, where an idle stream would look
+# like a quiet suite.
+LOG_OUTAGE_SECONDS = 5.0
 
 
 def too_slow(cursor: str) -> errors.TaskyardError:
@@ -64,13 +68,17 @@ class EventService:
             page=settings.event_page_size,
             idle_interval=settings.event_idle_interval,
             poll_interval=settings.event_poll_interval,
+            outage=LOG_OUTAGE_SECONDS,
         )
+        self.health = LogHealth()
         self.tail = EventTail(
             self.ring,
             self.read_store,
             page=settings.event_page_size,
             poll_interval=settings.event_poll_interval,
             clock=self._clock,
+            health=self.health,
+            outage=LOG_OUTAGE_SECONDS,
         )
         self.cut_off = 0
 
@@ -90,10 +98,21 @@ class EventService:
     async def run(self) -> None:
         await self.tail.run()
 
+    def close(self) -> None:
+        """The gateway stops: every stream not blocked in a send ends now, with its
+        cursor (UNAVAILABLE ``GATEWAY_STOPPING``), so its client continues elsewhere."""
+        self.health.closing = True
+        self.ring.interrupt()
+
     async def watch_events(self, request: pub.WatchEventsRequest, context: Any) -> AsyncIterator[bytes]:
         with self.tail.watching():
             stream = EventStream(
-                request, ring=self.ring, read_store=self.read_store, clock=self._clock, limits=self.limits
+                request,
+                ring=self.ring,
+                read_store=self.read_store,
+                clock=self._clock,
+                limits=self.limits,
+                health=self.health,
             )
             try:
                 async for data in stream.responses():
@@ -101,5 +120,9 @@ class EventService:
             except TooSlow as slow:
                 self.cut_off += 1
                 await abort_with_cursor(context, too_slow(slow.cursor), slow.cursor)
+            except Interrupted as ended:
+                await abort_with_cursor(context, ended.error, ended.cursor)
             except errors.TaskyardError as exc:
+                if exc.code is errors.Code.UNAVAILABLE and stream.cursor:
+                    await abort_with_cursor(context, exc, stream.cursor)  # a replay's read failed
                 await status.abort(context, exc)

@@ -6,7 +6,10 @@ the store, page by page, until it reaches the ring. Each response carries the
 cursor the stream has reached, filtered-out events included; an idle stream
 sends an empty one every ``idle_interval``. A stream whose position falls out
 of the ring while it was sending (the client reads slower than events come)
-is cut off (``TooSlow``) with the last cursor it delivered.
+is cut off (``TooSlow``) with the last cursor it delivered. A stream also
+ends, with its cursor, when the gateway stops or the log has not been readable
+for ``StreamLimits.outage`` seconds (``Interrupted``): its client continues
+elsewhere, or later, instead of taking an outage for a quiet suite.
 """
 
 from __future__ import annotations
@@ -33,11 +36,47 @@ class TooSlow(Exception):
         self.cursor = cursor
 
 
+class Interrupted(Exception):
+    """The stream ends for a reason of the gateway's (``error``) at ``cursor``."""
+
+    def __init__(self, error: errors.TaskyardError, cursor: str) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.cursor = cursor
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class StreamLimits:
     page: int
     idle_interval: float
     poll_interval: float
+    # Seconds the log may go unread (the store unreachable) before the streams end.
+    outage: float = 5.0
+
+
+@dataclasses.dataclass(kw_only=True)
+class LogHealth:
+    """What every stream of a gateway checks before waiting: whether the gateway
+    stops, and since when (monotonic) reading the log fails."""
+
+    closing: bool = False
+    failing_since: float | None = None
+
+
+GATEWAY_STOPPING = errors.TaskyardError(
+    errors.Code.UNAVAILABLE,
+    "GATEWAY_STOPPING",
+    "this gateway is stopping; continue (at another one) with after = the cursor in this error's metadata",
+)
+
+
+def log_unavailable(seconds: float) -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.UNAVAILABLE,
+        "EVENT_LOG_UNAVAILABLE",
+        f"the event log has not been readable for {seconds:g} s; "
+        "continue later with after = the cursor in this error's metadata",
+    )
 
 
 def start_of(req: pub.WatchEventsRequest) -> tuple[str, bool]:
@@ -62,8 +101,10 @@ class EventStream:
         read_store: ReadStore,
         clock: Clock,
         limits: StreamLimits,
+        health: LogHealth | None = None,
     ) -> None:
         self._ring = ring
+        self._health = health or LogHealth()
         self._read_store = read_store
         self._clock = clock
         self._limits = limits
@@ -83,6 +124,7 @@ class EventStream:
             self._pos = (await self._read_store(event_log_pb2.ReadEventsRequest())).cursor
             yield self._sent(wire.response((), self._pos))
         while True:
+            self._check()
             if self._oldest or not self._ring.holds(self._pos):
                 async for data in self._replay():
                     yield data
@@ -98,6 +140,15 @@ class EventStream:
             if not self._ring.segments_after(self._pos):
                 wait = self._limits.idle_interval - (self._clock.monotonic() - self._last_sent)
                 await sleep_unless(self._clock, wait, changed)
+
+    def _check(self) -> None:
+        """Raises ``Interrupted`` when the stream must end for the gateway's sake."""
+        health = self._health
+        if health.closing:
+            raise Interrupted(GATEWAY_STOPPING, self._pos)
+        since = health.failing_since
+        if since is not None and self._clock.monotonic() - since >= self._limits.outage:
+            raise Interrupted(log_unavailable(self._limits.outage), self._pos)
 
     def _sent(self, data: bytes) -> bytes:
         self._last_sent = self._clock.monotonic()

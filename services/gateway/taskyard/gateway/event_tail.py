@@ -21,7 +21,7 @@ from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import errors
 from taskyard.core.clock import Clock, sleep_unless
 from taskyard.gateway.event_ring import Ring
-from taskyard.gateway.event_stream import ReadStore
+from taskyard.gateway.event_stream import LogHealth, ReadStore
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +32,19 @@ MIN_READ_GAP = 0.02
 
 class EventTail:
     def __init__(
-        self, ring: Ring, read_store: ReadStore, *, page: int, poll_interval: float, clock: Clock
+        self,
+        ring: Ring,
+        read_store: ReadStore,
+        *,
+        page: int,
+        poll_interval: float,
+        clock: Clock,
+        health: LogHealth,
+        outage: float,
     ) -> None:
         self.ring = ring
+        self.health = health
+        self._outage = outage
         self._read_store = read_store
         self._page = page
         self._poll = poll_interval
@@ -62,6 +72,13 @@ class EventTail:
                 # until the tail has started the ring over.
                 self.ring.ready = False
 
+    def _failed(self) -> None:
+        now = self._clock.monotonic()
+        if self.health.failing_since is None:
+            self.health.failing_since = now
+        elif now - self.health.failing_since >= self._outage:
+            self.ring.interrupt()  # the streams waiting for events end now, with their cursor
+
     async def run(self) -> None:
         while True:
             if self.streams == 0:
@@ -70,17 +87,21 @@ class EventTail:
             try:
                 if not self.ring.ready:
                     self.ring.reset((await self._read_store(event_log_pb2.ReadEventsRequest())).cursor)
+                    self.health.failing_since = None
                 else:
                     req = event_log_pb2.ReadEventsRequest(after=self.ring.head, limit=self._page)
                     reply = await self._read_store(req)
                     self.reads += 1
                     self.ring.append(reply.events, reply.cursor)
+                    self.health.failing_since = None
                     if len(reply.events) >= self._page:
                         continue  # more is waiting
             except errors.TaskyardError as exc:
                 log.debug("reading the event log failed: %s", exc)
                 if exc.code is errors.Code.OUT_OF_RANGE:  # the head was purged: start over
                     self.ring.ready = False
+                else:
+                    self._failed()
             self._wake.clear()
             await sleep_unless(self._clock, self._poll, self._wake)
             await self._clock.sleep(MIN_READ_GAP)

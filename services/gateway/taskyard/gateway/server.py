@@ -282,6 +282,7 @@ class Gateway:
         if self.dashboard is not None:
             await self.dashboard.stop()  # its streams would hold the gRPC server's grace
         self.waiters.close()  # WaitTask calls answer now with what the store says
+        self.event_service.close()  # WatchEvents streams end with their cursor
         await self.server.stop(grace)
         if self.health_server is not None:
             await self.health_server.stop(0)
