@@ -124,8 +124,15 @@ export function render(main, id, page) {
 
   let pending = null;
   const soon = () => { pending ||= setTimeout(() => { pending = null; load(); }, 150); };
+  let wasLive = false;
   const events = open(`/api/events?kinds=EVENT_KIND_TASK&task_ids=${encodeURIComponent(id)}`, {
-    onState: page.live,
+    // Live again after a break: the record is read afresh, whatever the stream replays
+    // (nothing, when its cursor had expired).
+    onState(s) {
+      page.live(s);
+      if (s === "live" && wasLive) soon();
+      wasLive ||= s === "live";
+    },
     onError: (err) => page.fail(err),
     onMessage: (kind) => kind === "event" && soon(),
   });
