@@ -21,6 +21,10 @@ LATENESS = 1.0
 # is not left to lapse: the restarted scheduler hands it back at the pool's first
 # survey answer (scheduler/reconciler.py), so no task may wait for this.
 LEASE = 3.0
+# The leadership a restarted scheduler waits for (its killed predecessor's lapses
+# first: scheduler/election.py): short here, so the restart's own start-up is what
+# the ETAs wait for, as with one scheduler; a failover's bound is test_scheduler_failover's.
+LEADER_TTL = 0.5
 
 
 def _stub(cluster: Any) -> task_service_pb2_grpc.TaskServiceStub:
@@ -37,7 +41,9 @@ def _timings(cluster: Any, ids: list[str]) -> list[dict[str, Any]]:
     )
 
 
-@pytest.mark.cluster(workers=2, concurrency=16, lease_seconds=LEASE, renew_interval=0.5)
+@pytest.mark.cluster(
+    workers=2, concurrency=16, lease_seconds=LEASE, renew_interval=0.5, leader_ttl=LEADER_TTL
+)
 def test_1000_etas_over_10s_survive_a_scheduler_kill(cluster: Any) -> None:
     stub = _stub(cluster)
     base = time.time() + 3.0  # time to submit them all before the first is due

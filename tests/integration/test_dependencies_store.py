@@ -253,16 +253,23 @@ async def test_request_id_wins_over_the_key(result_store: Any) -> None:
     assert not reply.tasks[0].created and reply.tasks[0].id == a.id
 
 
-async def test_resolver_is_idle_without_pending_tasks_until_one_is_inserted(result_store: Any) -> None:
-    a = task()
-    await insert(result_store, a)
-    await result_store.resolver.sweep(result_store._pending_page)
-    assert result_store.resolver.idle
+async def test_only_finals_something_depends_on_get_a_look(result_store: Any) -> None:
+    a, lone = task(), task()
+    await insert(result_store, a, lone)
     b = task(depends_on=[a.id])
     await insert(result_store, b)
-    assert not result_store.resolver.idle
+    looked: list[list[str]] = []
+    resolve = result_store.resolver.resolve
+
+    async def spy(req: graph_pb2.ResolveRequest) -> graph_pb2.ResolveReply:
+        looked.append(list(req.final_ids))
+        return await resolve(req)
+
+    result_store.resolver.resolve = spy
+    await run_to(result_store, lone.id, success=True)  # nothing depends on it: no look
     await run_to(result_store, a.id, success=True)
     await until(result_store, b.id, S.QUEUED)
+    assert looked == [[a.id]]
 
 
 async def test_a_dependency_finishing_during_the_insert_strands_nothing(result_store: Any) -> None:

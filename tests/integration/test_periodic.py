@@ -303,3 +303,45 @@ async def test_loop_wakes_at_the_due_time_and_on_changes(store: DirectStore, dat
         loop.cancel()
         with pytest.raises(asyncio.CancelledError):
             await loop
+
+
+class RecordingStore:
+    """The store's handlers, with each FireSchedulesRequest kept as sent."""
+
+    def __init__(self, store: DirectStore) -> None:
+        self.store = store
+        self.fired: list[schedule_pb2.FireSchedulesRequest] = []
+
+    async def call(self, method: contract.Method[Any, M], request: Any, **kw: Any) -> M:
+        if isinstance(request, schedule_pb2.FireSchedulesRequest):
+            self.fired.append(schedule_pb2.FireSchedulesRequest.FromString(request.SerializeToString()))
+        return await self.store.call(method, request, **kw)
+
+
+async def test_without_an_injected_clock_runs_fire_by_the_database_clock(
+    store: DirectStore, database_url: str
+) -> None:
+    """What a leading scheduler does: it sends no time, the store fires by now() and
+    says so, and the wait for the next run is measured from the database's time."""
+
+    async def database_now_us() -> int:
+        conn = await asyncpg.connect(database_url)
+        try:
+            return int(await conn.fetchval("SELECT ty_us(now())"))
+        finally:
+            await conn.close()
+
+    before = await database_now_us()
+    s = await create(store, cron("db-clock", "* * * * *"), before - 5 * MINUTE)  # due long ago
+    later = await create(store, cron("db-clock-later", "0 0 1 1 *"), before)  # not due for months
+    recording = RecordingStore(store)
+    p = Periodic(recording, lanes=Lanes(), wake=lambda: None, refresh_interval=3600)
+    assert await p.fire_due() == 1  # one run for the missed ones (catch-up fires once)
+    after = await database_now_us()
+    assert [r.now_us for r in recording.fired] == [0]
+    assert len(await runs_of(database_url, s.id)) == 1 and not await runs_of(database_url, later.id)
+    fired_by = p._fired_at_us
+    assert before <= fired_by <= after
+    # The next run: the minute after the database's time, waited for from that time.
+    assert p.next_due_us == (fired_by // MINUTE + 1) * MINUTE
+    assert p._delay() == pytest.approx((p.next_due_us - fired_by) / 1e6)

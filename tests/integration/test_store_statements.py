@@ -33,6 +33,7 @@ async def test_every_statement_prepares_with_its_named_parameters(database_url: 
             "pool_ids": "text",
             "lease_ms": "int8[]",
             "sources": "task_state[]",
+            "term": "int8",
         }
     finally:
         await conn.close()

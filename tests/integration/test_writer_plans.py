@@ -60,10 +60,12 @@ async def test_the_writer_plans_again_when_asked(database_url: str) -> None:
     conn = await asyncpg.connect(database_url, server_settings=WRITER_SERVER_SETTINGS)
     try:
         await committer._plan(conn)  # a new connection: nothing to discard
-        await conn.execute("PREPARE lease(uuid[], text, text, bigint[], task_state[]) AS " + Q["lease_tasks"])
+        await conn.execute(
+            "PREPARE lease(uuid[], text, text, bigint[], task_state[], bigint) AS " + Q["lease_tasks"]
+        )
         explain = (
             "EXPLAIN (FORMAT JSON) EXECUTE lease('{00000000-0000-4000-8000-000000000001}', "
-            "'{t}', '{p}', '{1000}', '{QUEUED}')"
+            "'{t}', '{p}', '{1000}', '{QUEUED}', 0)"
         )
         assert scans(json.loads(await conn.fetchval(explain))) == {"Seq Scan"}
         await fill_to(conn, 4 * PLAN_MIN_PAGES)

@@ -15,6 +15,15 @@ Overrides are ``Settings`` field names (``workers``, ``concurrency``,
 ``fallback_polling_interval``, ``task_modules``, ...) plus ``env={...}`` for raw
 environment variables applied last. Each service logs to
 ``<tmp_path>/logs/<service>.log``; ``logs_tail()`` formats their tails.
+
+Several instances of a role, each with an environment of its own (over tcp, each
+listening on its own loopback address: ipc names one socket file per role)::
+
+    hosts = ("127.0.0.2", "127.0.0.3")
+    c = Cluster(database_url, tmp_path, transport="tcp", base_port=..., store_hosts=hosts)
+    stores = c.start_instances("result-store", [{"TASKYARD_BIND_HOST": h} for h in hosts])
+    ...
+    c.kill(stores[0])   # pid, kill, is_running, process, log_text take an instance's name too
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -125,6 +135,9 @@ class Cluster:
         self.metrics = metrics
         self.metrics_ports: dict[str, int] = {}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        # Each instance's role, and the environment of its own it (re)starts with.
+        self.kinds: dict[str, str] = {}
+        self._own_env: dict[str, dict[str, str]] = {}
         self._logs: dict[str, IO[bytes]] = {}
         self._all_pids: set[int] = set()
         self._stopped = False
@@ -163,9 +176,14 @@ class Cluster:
     ) -> int:
         """Start (or restart) one service; waits for its "ready" log line unless
         ``wait_log`` is None. Returns its PID. ``instance`` names an extra copy
-        (e.g. a second worker pool) and ``env`` overrides its environment."""
+        (e.g. a second worker pool) and ``env`` overrides its environment (a
+        restart without ``env`` keeps the one it had)."""
         kind = procs.canonical(service)
         name = instance or kind
+        if env is None:
+            env = self._own_env.get(name)
+        self.kinds[name] = kind
+        self._own_env[name] = dict(env or {})
         old = self.procs.get(name)
         if old is not None and old.poll() is None:
             raise ClusterError(f"{name} is still running (pid {old.pid})")
@@ -189,6 +207,44 @@ class Cluster:
         if wait_log:
             self._wait_log(name, wait_log, offset, timeout)
         return proc.pid
+
+    def start_instances(
+        self,
+        service: str,
+        envs: Sequence[Mapping[str, str]],
+        *,
+        wait_log: str | None = "ready",
+        timeout: float = 30.0,
+    ) -> list[str]:
+        """Start one more instance of ``service`` per entry of ``envs`` (each over the
+        cluster's environment), one after the other, and return their names: the
+        role's own name for its first instance, then ``<role>-2``, ``<role>-3``, ..."""
+        kind = procs.canonical(service)
+        names: list[str] = []
+        for env in envs:
+            name = kind
+            number = 1
+            while name in self.procs:
+                number += 1
+                name = f"{kind}-{number}"
+            self.start_service(kind, instance=name, env=dict(env), wait_log=wait_log, timeout=timeout)
+            names.append(name)
+        return names
+
+    def instances(self, service: str) -> list[str]:
+        """The names of the instances of a role started so far, in start order."""
+        kind = procs.canonical(service)
+        return [name for name, k in self.kinds.items() if k == kind]
+
+    def gateway_target(self, name: str = "gateway") -> str:
+        """The gRPC target of one gateway instance (its own TASKYARD_GRPC_HOST/PORT, if set)."""
+        own = self._own_env.get(self._name(name), {})
+        host = own.get("TASKYARD_GRPC_HOST", self.settings.grpc_host)
+        return f"{host}:{own.get('TASKYARD_GRPC_PORT', self.settings.grpc_port)}"
+
+    def _name(self, service: str) -> str:
+        """An instance's name as given, else the role's canonical name."""
+        return service if service in self.procs else procs.canonical(service)
 
     def _wait_log(self, service: str, needle: str, offset: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -227,9 +283,7 @@ class Cluster:
             channel.close()
         if self._stopped:
             return
-        ordered = [self.procs[s] for s in procs.STOP_ORDER if s in self.procs]
-        # Extra instances (a second pool) stop right after the gateway.
-        ordered[1:1] = [p for name, p in self.procs.items() if name not in procs.STOP_ORDER]
+        ordered = [self.procs[name] for name in self._stop_order()]
         extra = set(self._all_pids)
         for p in ordered:
             extra.update(d.pid for d in procs.descendants(p.pid))
@@ -242,6 +296,20 @@ class Cluster:
             self._logs.clear()
             shutil.rmtree(self.ipc_dir, ignore_errors=True)
             self._stopped = True
+
+    def _stop_order(self) -> list[str]:
+        """Role by role (gateways first), each role's instances in start order; a
+        process of no known role (a subclass's) right after the gateways."""
+        by_kind: dict[str, list[str]] = {kind: [] for kind in procs.STOP_ORDER}
+        unknown: list[str] = []
+        for name in self.procs:
+            kind = self.kinds.get(name, name)
+            if kind in by_kind:
+                by_kind[kind].append(name)
+            else:
+                unknown.append(name)
+        first, *rest = procs.STOP_ORDER
+        return [*by_kind[first], *unknown, *(name for kind in rest for name in by_kind[kind])]
 
     def __enter__(self) -> Cluster:
         try:
@@ -256,21 +324,22 @@ class Cluster:
         self.stop()
 
     # --- processes ------------------------------------------------------------
+    # Each takes a role ("result-store": its first instance) or an instance's name.
     def pid(self, service: str) -> int:
-        return self.procs[procs.canonical(service)].pid
+        return self.procs[self._name(service)].pid
 
     def process(self, service: str) -> subprocess.Popen[bytes]:
-        return self.procs[procs.canonical(service)]
+        return self.procs[self._name(service)]
 
     def is_running(self, service: str) -> bool:
-        p = self.procs.get(procs.canonical(service))
+        p = self.procs.get(self._name(service))
         return p is not None and p.poll() is None
 
     def kill(
         self, service: str, sig: int = signal.SIGKILL, *, wait: bool = True, timeout: float = 30.0
     ) -> int | None:
         """Send ``sig`` to one service by PID; with ``wait`` return its exit status."""
-        proc = self.procs[procs.canonical(service)]
+        proc = self.procs[self._name(service)]
         self._all_pids.update(d.pid for d in procs.descendants(proc.pid))
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, sig)
@@ -289,10 +358,10 @@ class Cluster:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
 
-    def worker_pids(self) -> list[int]:
-        """PIDs of the pool manager's worker processes (its direct children, minus
-        multiprocessing helpers)."""
-        proc = self.procs.get("worker-pool")
+    def worker_pids(self, pool: str = "worker-pool") -> list[int]:
+        """PIDs of a pool manager's worker processes (its direct children, minus
+        multiprocessing helpers); ``pool`` names another instance."""
+        proc = self.procs.get(self._name(pool))
         if proc is None or proc.poll() is not None:
             return []
         pids: list[int] = []
@@ -385,7 +454,7 @@ class Cluster:
 
     def logs_tail(self, lines: int = 40) -> str:
         parts: list[str] = []
-        for service in SERVICES:
+        for service in [*SERVICES, *(name for name in self.procs if name not in SERVICES)]:
             path = self.log_path(service)
             if not path.exists():
                 continue

@@ -1,8 +1,9 @@
 """The Helm chart (deploy/helm/taskyard) as Kubernetes would run it, rendered by `helm template`
 with the default and the production values, and the plain manifests generated from it
 (deploy/k8s/taskyard.yaml): probes, resources, security contexts, drains, disruption
-budgets, the autoscaler, the settings each container's environment gives, and which
-(source, port) pairs the NetworkPolicies let through."""
+budgets, the autoscaler, the schedulers' and stores' StatefulSets, the settings each
+pod's environment gives (every scheduler and store dialed by its pod's DNS name), and
+which (source, port) pairs the NetworkPolicies let through from pod to pod."""
 # Length: the chart's checks and the small NetworkPolicy evaluator they need (selectors,
 # peers, ports), kept with the one picture of the rendered chart they share.
 
@@ -27,6 +28,7 @@ from taskyard.core import variables
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.gateway import server as gateway_server
+from taskyard.scheduler import service as scheduler_service
 from taskyard.worker_pool import manager as pool_manager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +38,10 @@ K8S_MANIFESTS = ROOT / "deploy/k8s/taskyard.yaml"
 KUBE_VERSION = "1.31.0"
 NAMESPACE = "taskyard"
 COMPONENTS = ("gateway", "scheduler", "result-store", "worker-pool")
-# Who dials which named port of whom (docs/operations.md, "Hosts": who talks to whom).
+# Run as StatefulSets: each pod has a name the others dial it by.
+STATEFUL = ("scheduler", "result-store")
+# Who dials which named port of whom (docs/operations.md, "Hosts": who talks to whom), on
+# every pod of it: the lists name every scheduler and every store.
 DIALS: dict[str, dict[str, set[str]]] = {
     "gateway": {
         "scheduler": {"lane-critical", "lane-high", "lane-normal", "lane-low", "discovery"},
@@ -62,7 +67,6 @@ DIALS: dict[str, dict[str, set[str]]] = {
     "result-store": {},
 }
 POD_IP = "10.244.1.7"
-POD_NAME = "taskyard-worker-pool-7d9f8-x2x4q"
 SECRET_VALUES = {
     "TASKYARD_BUS_KEYS": "k1:" + base64.b64encode(bytes(range(32))).decode(),
     "TASKYARD_DATABASE_URL": "postgresql://taskyard:secret@db.internal:5432/taskyard",
@@ -82,9 +86,9 @@ def _helm() -> str:
     pytest.skip("helm is not installed: tools/install-tools.sh helm")
 
 
-def _render(*args: str) -> list[dict[str, Any]]:
+def _render(*args: str, release: str = "taskyard") -> list[dict[str, Any]]:
     done = subprocess.run(
-        [_helm(), "template", "taskyard", str(CHART), "--kube-version", KUBE_VERSION, "-n", NAMESPACE, *args],
+        [_helm(), "template", release, str(CHART), "--kube-version", KUBE_VERSION, "-n", NAMESPACE, *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -101,11 +105,34 @@ RENDERS = {
 }
 
 
+# What each render's pod names end with after <pod>.<headless Service> (podDns): the
+# namespace by default, the cluster domain too in production, neither in the plain
+# manifests (applied to any namespace, completed by the pods' DNS search path).
+POD_DOMAINS = {
+    "default": f".{NAMESPACE}.svc",
+    "production": f".{NAMESPACE}.svc.cluster.local",
+    "queue-depth": f".{NAMESPACE}.svc.cluster.local",
+    "k8s-manifests": "",
+}
+# Replicas by render: gateway, scheduler, result-store, worker-pool (None: autoscaled).
+REPLICAS: dict[str, dict[str, int | None]] = {
+    "default": {"gateway": 2, "scheduler": 2, "result-store": 2, "worker-pool": 2},
+    "production": {"gateway": 2, "scheduler": 2, "result-store": 2, "worker-pool": None},
+    "queue-depth": {"gateway": 2, "scheduler": 2, "result-store": 2, "worker-pool": None},
+    "k8s-manifests": {"gateway": 2, "scheduler": 2, "result-store": 2, "worker-pool": 2},
+}
+
+
 @pytest.fixture(scope="module", params=[*RENDERS, "k8s-manifests"])
-def docs(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
-    if request.param == "k8s-manifests":
+def render_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def docs(render_name: str) -> list[dict[str, Any]]:
+    if render_name == "k8s-manifests":
         return [d for d in yaml.safe_load_all(K8S_MANIFESTS.read_text()) if d]
-    return _render(*RENDERS[request.param])
+    return _render(*RENDERS[render_name])
 
 
 def _of(docs: Iterable[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -116,19 +143,44 @@ def _component(obj: dict[str, Any]) -> str:
     return str(obj["metadata"]["labels"]["app.kubernetes.io/component"])
 
 
-def _deployments(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    found = {_component(d): d for d in _of(docs, "Deployment")}
+def _workloads(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each service's Deployment or StatefulSet, by component."""
+    found = {_component(d): d for d in _of(docs, "Deployment") + _of(docs, "StatefulSet")}
     assert sorted(found) == sorted(COMPONENTS)
+    for name, workload in found.items():
+        assert workload["kind"] == ("StatefulSet" if name in STATEFUL else "Deployment"), name
     return found
 
 
-def _container(deployment: dict[str, Any]) -> dict[str, Any]:
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+def _container(workload: dict[str, Any]) -> dict[str, Any]:
+    (container,) = workload["spec"]["template"]["spec"]["containers"]
     return container
 
 
-def _ports(deployment: dict[str, Any]) -> dict[str, int]:
-    return {p["name"]: p["containerPort"] for p in _container(deployment)["ports"]}
+def _ports(workload: dict[str, Any]) -> dict[str, int]:
+    return {p["name"]: p["containerPort"] for p in _container(workload)["ports"]}
+
+
+def _pod_names(workload: dict[str, Any]) -> list[str]:
+    """The names of a workload's pods: <name>-<ordinal> for a StatefulSet, made-up ones
+    (as a ReplicaSet makes them) for a Deployment; two when an autoscaler decides."""
+    name = workload["metadata"]["name"]
+    count = workload["spec"].get("replicas", 2)
+    if workload["kind"] == "StatefulSet":
+        return [f"{name}-{i}" for i in range(count)]
+    return [f"{name}-7d9f8-x{i}q4z" for i in range(count)]
+
+
+def _pod_labels(workload: dict[str, Any], pod: str) -> dict[str, str]:
+    """A pod's labels as its controller sets them: the template's, plus the controller's own."""
+    labels = dict(workload["spec"]["template"]["metadata"]["labels"])
+    if workload["kind"] == "StatefulSet":
+        ordinal = pod.rsplit("-", 1)[1]
+        labels |= {"statefulset.kubernetes.io/pod-name": pod, "apps.kubernetes.io/pod-index": ordinal}
+        labels["controller-revision-hash"] = f"{workload['metadata']['name']}-6b8c9d5f7"
+    else:
+        labels["pod-template-hash"] = "7d9f8"
+    return labels
 
 
 def _matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -145,17 +197,25 @@ def _matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> b
     return True
 
 
-def test_every_deployment_has_probes_resources_and_a_locked_down_context(docs: list[dict[str, Any]]) -> None:
-    for name, deployment in _deployments(docs).items():
-        pod = deployment["spec"]["template"]["spec"]
-        container = _container(deployment)
-        ports = _ports(deployment)
+def test_every_workload_has_probes_resources_and_a_locked_down_context(docs: list[dict[str, Any]]) -> None:
+    workloads = _workloads(docs)
+    for name, workload in workloads.items():
+        pod = workload["spec"]["template"]["spec"]
+        container = _container(workload)
+        ports = _ports(workload)
         for kind in ("readinessProbe", "livenessProbe"):
+            if name == "scheduler" and "metrics" not in ports:
+                # Nothing to probe: a standby listens on nothing, and there is no /metrics.
+                assert kind not in container, kind
+                continue
             probe = container[kind]
             target = probe.get("grpc") or probe.get("tcpSocket")
             assert target, (name, kind)
             port = target["port"]
             assert (ports[port] if isinstance(port, str) else port) in ports.values(), (name, kind)
+            if name == "scheduler":
+                # /metrics, which a standby serves too: never an NNG port, which only the leader opens.
+                assert target == {"port": "metrics"}, kind
         requests, limits = container["resources"]["requests"], container["resources"]["limits"]
         assert {"cpu", "memory"} <= requests.keys() and "memory" in limits, name
         assert pod["securityContext"]["runAsNonRoot"] is True
@@ -168,54 +228,88 @@ def test_every_deployment_has_probes_resources_and_a_locked_down_context(docs: l
         assert "emptyDir" in next(v for v in pod["volumes"] if v["name"] == tmp["name"])
         # Service links would add <SERVICE>_PORT variables to an environment read by prefix.
         assert pod["enableServiceLinks"] is False and pod["automountServiceAccountToken"] is False
-    gateway = _container(_deployments(docs)["gateway"])
-    health = _ports(_deployments(docs)["gateway"])["health"]
+    gateway = _container(workloads["gateway"])
+    health = _ports(workloads["gateway"])["health"]
     assert gateway["readinessProbe"]["grpc"] == gateway["livenessProbe"]["grpc"] == {"port": health}
 
 
-def test_one_scheduler_and_one_store_never_two_even_during_an_upgrade(docs: list[dict[str, Any]]) -> None:
-    deployments = _deployments(docs)
-    for name in ("scheduler", "result-store"):
-        assert deployments[name]["spec"]["replicas"] == 1
-        assert deployments[name]["spec"]["strategy"] == {"type": "Recreate"}
+def test_several_of_every_service_schedulers_and_stores_as_stateful_sets(
+    docs: list[dict[str, Any]], render_name: str
+) -> None:
+    workloads = _workloads(docs)
+    assert {n: w["spec"].get("replicas") for n, w in workloads.items()} == REPLICAS[render_name]
+    services = {s["metadata"]["name"]: s for s in _of(docs, "Service")}
+    for name in STATEFUL:
+        spec = workloads[name]["spec"]
+        # Any scheduler may lead and any store may start first (migrations lock in the
+        # database); upgrades replace one pod at a time, the others serving.
+        assert spec["podManagementPolicy"] == "Parallel"
+        assert spec["updateStrategy"] == {"type": "RollingUpdate"}
+        headless = services[spec["serviceName"]]["spec"]
+        assert headless["clusterIP"] == "None"
+        assert _matches({"matchLabels": headless["selector"]}, spec["template"]["metadata"]["labels"])
+        # Every pod's name resolves, ready or not: a standby scheduler listens on nothing.
+        assert headless["publishNotReadyAddresses"] is True
+    # Without a readiness signal (no /metrics) a new scheduler runs a while before the next
+    # is replaced, so a leader replaced in an upgrade has a standby to hand over to.
+    scheduler = workloads["scheduler"]
+    if "readinessProbe" not in _container(scheduler):
+        assert scheduler["spec"]["minReadySeconds"] >= 5
 
 
 def test_termination_grace_covers_each_drain(docs: list[dict[str, Any]]) -> None:
-    deployments = _deployments(docs)
-    pool = deployments["worker-pool"]
-    settings = Settings.from_env(_environment(docs, pool))
+    workloads = _workloads(docs)
+    pool = workloads["worker-pool"]
+    settings = Settings.from_env(_environment(docs, pool, _pod_names(pool)[0]))
     # Manager._shutdown: the draining beat (2 s), the workers' shutdown timeout, the last
     # sends (1 s), the report flush, the lease hand-back (2 s), the last beat (1 s), its loops.
     drain = settings.shutdown_timeout + 2 + 1 + pool_manager.REPORT_FLUSH_TIMEOUT + 2 + 1
     drain += pool_manager.TASKS_END_TIMEOUT
     assert pool["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= drain
     # Gateway.stop: calls in flight, the lanes' drain and its loops, each within the grace.
-    gateway = deployments["gateway"]
+    gateway = workloads["gateway"]
     grace = inspect.signature(gateway_server.serve).parameters["grace"].default
     pre_stop = _container(gateway).get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
     waited = int(pre_stop[-1]) if pre_stop else 0
     assert gateway["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= waited + 3 * grace
+    # A leading scheduler: its loops end, then it releases the leadership (a request given
+    # up after half the TTL), so a standby takes over at once rather than after the TTL.
+    scheduler = workloads["scheduler"]
+    ttl = Settings.from_env(_environment(docs, scheduler, _pod_names(scheduler)[0])).leader_ttl
+    handover = scheduler_service.TASKS_END_TIMEOUT + ttl / 2  # Election._timeout: ttl / 2
+    assert scheduler["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= handover
 
 
 def test_a_disruption_budget_for_each_service(docs: list[dict[str, Any]]) -> None:
-    deployments = _deployments(docs)
+    workloads = _workloads(docs)
     budgets = _of(docs, "PodDisruptionBudget")
-    for name, deployment in deployments.items():
-        pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
-        covering = [b for b in budgets if _matches(b["spec"]["selector"], pod_labels)]
+    for name, workload in workloads.items():
+        pods = _pod_names(workload)
+        covering = [
+            b for b in budgets if all(_matches(b["spec"]["selector"], _pod_labels(workload, p)) for p in pods)
+        ]
         assert len(covering) == 1, name
-        others = [d for n, d in deployments.items() if n != name]
+        others = [w for n, w in workloads.items() if n != name]
         assert not any(
-            _matches(covering[0]["spec"]["selector"], d["spec"]["template"]["metadata"]["labels"])
-            for d in others
+            _matches(covering[0]["spec"]["selector"], _pod_labels(w, p))
+            for w in others
+            for p in _pod_names(w)
         )
+        # A drain may evict one at a time and never every one: of 2 schedulers one is
+        # left to lead (maxUnavailable 1 is minAvailable 1 then), of 2 stores one answers.
+        budget = covering[0]["spec"]
+        if "minAvailable" in budget:
+            evictable = len(pods) - int(budget["minAvailable"])
+        else:
+            evictable = int(budget["maxUnavailable"])
+        assert 1 <= evictable < len(pods), name
 
 
 def test_the_autoscaler_scales_the_pools_only_when_asked() -> None:
     assert not _of(_render(), "HorizontalPodAutoscaler")
     docs = _render(*RENDERS["queue-depth"])
     (hpa,) = _of(docs, "HorizontalPodAutoscaler")
-    pool = _deployments(docs)["worker-pool"]
+    pool = _workloads(docs)["worker-pool"]
     target = hpa["spec"]["scaleTargetRef"]
     assert (target["apiVersion"], target["kind"], target["name"]) == (
         "apps/v1",
@@ -231,7 +325,7 @@ def test_the_autoscaler_scales_the_pools_only_when_asked() -> None:
 
 
 def test_services_route_to_the_ports_their_pods_declare(docs: list[dict[str, Any]]) -> None:
-    deployments = _deployments(docs)
+    workloads = _workloads(docs)
     listeners = {
         "scheduler": {
             "lane-critical",
@@ -247,12 +341,12 @@ def test_services_route_to_the_ports_their_pods_declare(docs: list[dict[str, Any
     for service in _of(docs, "Service"):
         (name,) = [
             n
-            for n, d in deployments.items()
+            for n, d in workloads.items()
             if _matches(
                 {"matchLabels": service["spec"]["selector"]}, d["spec"]["template"]["metadata"]["labels"]
             )
         ]
-        ports = _ports(deployments[name])
+        ports = _ports(workloads[name])
         for port in service["spec"]["ports"]:
             assert port["targetPort"] in ports, (name, port)
         if name in listeners:  # exactly what the service listens on, each on its own number
@@ -263,18 +357,29 @@ def test_services_route_to_the_ports_their_pods_declare(docs: list[dict[str, Any
 # --- the environment each container gets, read by Settings.from_env
 
 
-def _environment(docs: list[dict[str, Any]], deployment: dict[str, Any]) -> dict[str, str]:
-    """ConfigMap, then env (which wins), with the downward API and Secrets filled in."""
-    container = _container(deployment)
+def _expand(value: str, env: Mapping[str, str]) -> str:
+    """Kubernetes' $(VAR) expansion of an env value: variables defined before it are
+    replaced, $$ is a literal $, anything else stays as written."""
+    return re.sub(
+        r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+        lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)),
+        value,
+    )
+
+
+def _environment(docs: list[dict[str, Any]], workload: dict[str, Any], pod: str) -> dict[str, str]:
+    """Pod ``pod``'s: ConfigMap, then env (which wins), with the downward API, Secrets and
+    $(VAR) references filled in."""
+    container = _container(workload)
     maps = {m["metadata"]["name"]: m["data"] for m in _of(docs, "ConfigMap")}
     env: dict[str, str] = {}
     for source in container.get("envFrom", []):
         env.update(maps[source["configMapRef"]["name"]])
     for var in container.get("env", []):
         if "value" in var:
-            env[var["name"]] = str(var["value"])
+            env[var["name"]] = _expand(str(var["value"]), env)
         elif "fieldRef" in var["valueFrom"]:
-            env[var["name"]] = {"status.podIP": POD_IP, "metadata.name": POD_NAME}[
+            env[var["name"]] = {"status.podIP": POD_IP, "metadata.name": pod}[
                 var["valueFrom"]["fieldRef"]["fieldPath"]
             ]
         else:
@@ -289,65 +394,107 @@ def _address(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _dials(settings: Settings, name: str) -> dict[str, str]:
-    """The addresses a service dials, by the named port it means to reach."""
-    lanes = {f"lane-{p.name.lower()}": settings.lane_address(p) for p in LANES}
+def _dials(settings: Settings, name: str) -> dict[str, tuple[str, ...]]:
+    """Every address a service dials, by the named port it means to reach."""
+    lanes = {f"lane-{p.name.lower()}": settings.lane_addresses(p) for p in LANES}
     every = {
         **lanes,
-        "discovery": settings.discovery_address,
-        "registration": settings.registration_address,
-        "survey": settings.survey_address,  # the scheduler hands it to the pools
-        "store": settings.store_address,
-        "events": settings.events_address,
-        "pool-stream": settings.pool_stream_address,
-        "sched-stream": settings.scheduler_stream_address,
+        "discovery": settings.discovery_addresses,
+        "registration": settings.registration_addresses,
+        "survey": settings.survey_addresses,
+        "store": settings.store_addresses,
+        "events": settings.events_addresses,
+        "pool-stream": settings.pool_stream_addresses,
+        "sched-stream": settings.scheduler_stream_addresses,
     }
     wanted = set().union(*DIALS[name].values()) - {"pair"}
-    return {port: every[port] for port in wanted | ({"survey"} if name == "scheduler" else set())}
+    return {port: every[port] for port in wanted}
 
 
-def test_each_containers_environment_gives_listeners_and_dials_that_meet(docs: list[dict[str, Any]]) -> None:
-    deployments = _deployments(docs)
+def _pod_hosts(docs: list[dict[str, Any]], render_name: str) -> dict[str, tuple[str, ...]]:
+    """Each StatefulSet's pods by their DNS names: <pod>.<headless Service>[.<ns>.svc...]."""
+    workloads = _workloads(docs)
+    return {
+        name: tuple(
+            f"{pod}.{workloads[name]['spec']['serviceName']}{POD_DOMAINS[render_name]}"
+            for pod in _pod_names(workloads[name])
+        )
+        for name in STATEFUL
+    }
+
+
+def test_each_pods_environment_gives_listeners_and_dials_to_every_scheduler_and_store_pod(
+    docs: list[dict[str, Any]], render_name: str
+) -> None:
+    workloads = _workloads(docs)
     services = {s["metadata"]["name"]: s for s in _of(docs, "Service")}
+    hosts = _pod_hosts(docs, render_name)
+    # The named ports of the pods behind each DNS name, as the headless Service lists them.
+    by_host = {
+        host: (
+            name,
+            {
+                p["port"]: p["targetPort"]
+                for p in services[workloads[name]["spec"]["serviceName"]]["spec"]["ports"]
+            },
+        )
+        for name in STATEFUL
+        for host in hosts[name]
+    }
     known = {n for f in Settings.model_fields.values() for n in variables.names(f)}
-    for name, deployment in deployments.items():
-        env = _environment(docs, deployment)
-        assert {v for v in env if v.startswith("TASKYARD_")} <= known, name
-        settings = Settings.from_env(env)
-        ports = _ports(deployment)
-        assert settings.transport == "tcp" and settings.bus_keys, name
-        assert bool(settings.database_url) == (name == "result-store")
-        listening = {
-            "scheduler": {
-                **{f"lane-{p.name.lower()}": settings.lane_listen_address(p) for p in LANES},
-                "registration": settings.registration_listen_address,
-                "survey": settings.survey_listen_address,
-                "discovery": settings.discovery_listen_address,
-            },
-            "result-store": {
-                "store": settings.store_listen_address,
-                "events": settings.events_listen_address,
-                "pool-stream": settings.pool_stream_listen_address,
-                "sched-stream": settings.scheduler_stream_listen_address,
-            },
-            "worker-pool": {"pair": settings.pool_pair_listen_address("p1")},
-            "gateway": {},
-        }[name]
-        for port_name, url in listening.items():
-            assert _address(url) == ("0.0.0.0", ports[port_name]), (name, port_name)
-        for port_name, url in _dials(settings, name).items():
-            host, port = _address(url)
-            service = services[host]  # a Service of the chart, by name
-            (entry,) = [p for p in service["spec"]["ports"] if p["port"] == port]
-            assert entry["targetPort"] == port_name, (name, url)
-        if settings.metrics_port:
-            assert (settings.metrics_host, settings.metrics_port) == ("0.0.0.0", ports["metrics"])
-            assert settings.metrics_token
-    pool = Settings.from_env(_environment(docs, deployments["worker-pool"]))
-    pair = _ports(deployments["worker-pool"])["pair"]
-    assert pool.advertised_pair_address(f"tcp://0.0.0.0:{pair}") == f"tcp://{POD_IP}:{pair}"
-    gateway = deployments["gateway"]
-    edge = Settings.from_env(_environment(docs, gateway))
+    for name, workload in workloads.items():
+        for pod in _pod_names(workload):
+            env = _environment(docs, workload, pod)
+            assert {v for v in env if v.startswith("TASKYARD_")} <= known, name
+            settings = Settings.from_env(env)
+            ports = _ports(workload)
+            assert settings.transport == "tcp" and settings.bus_keys, name
+            assert bool(settings.database_url) == (name == "result-store")
+            # Every scheduler and every store, by the names of their pods, in every pod.
+            assert settings.effective_scheduler_hosts == hosts["scheduler"], pod
+            assert settings.effective_store_hosts == hosts["result-store"], pod
+            listening = {
+                "scheduler": {
+                    **{f"lane-{p.name.lower()}": settings.lane_listen_address(p) for p in LANES},
+                    "registration": settings.registration_listen_address,
+                    "survey": settings.survey_listen_address,
+                    "discovery": settings.discovery_listen_address,
+                },
+                "result-store": {
+                    "store": settings.store_listen_address,
+                    "events": settings.events_listen_address,
+                    "pool-stream": settings.pool_stream_listen_address,
+                    "sched-stream": settings.scheduler_stream_listen_address,
+                },
+                "worker-pool": {"pair": settings.pool_pair_listen_address("p1")},
+                "gateway": {},
+            }[name]
+            for port_name, url in listening.items():
+                assert _address(url) == ("0.0.0.0", ports[port_name]), (name, port_name)
+            for port_name, urls in _dials(settings, name).items():
+                (target,) = [t for t, named in DIALS[name].items() if port_name in named]
+                reached = set()
+                for url in urls:
+                    host, port = _address(url)
+                    owner, named_ports = by_host[host]  # a pod of the chart's, by name
+                    assert (owner, named_ports.get(port)) == (target, port_name), (pod, url)
+                    reached.add(host)
+                assert reached == set(hosts[target]), (pod, port_name)  # each of them
+            if name == "scheduler":
+                # Pools dial the survey address a leader hands them: its own pod, by name.
+                host, port = _address(settings.advertised_survey_address)
+                assert host == next(h for h in hosts["scheduler"] if h.startswith(f"{pod}."))
+                owner, named_ports = by_host[host]
+                assert (owner, named_ports.get(port)) == ("scheduler", "survey")
+            if settings.metrics_port:
+                assert (settings.metrics_host, settings.metrics_port) == ("0.0.0.0", ports["metrics"])
+                assert settings.metrics_token
+    pool = workloads["worker-pool"]
+    pool_settings = Settings.from_env(_environment(docs, pool, _pod_names(pool)[0]))
+    pair = _ports(pool)["pair"]
+    assert pool_settings.advertised_pair_address(f"tcp://0.0.0.0:{pair}") == f"tcp://{POD_IP}:{pair}"
+    gateway = workloads["gateway"]
+    edge = Settings.from_env(_environment(docs, gateway, _pod_names(gateway)[0]))
     ports = _ports(gateway)
     assert (edge.grpc_host, edge.grpc_port, edge.grpc_health_port) == (
         "0.0.0.0",
@@ -362,18 +509,49 @@ def test_each_containers_environment_gives_listeners_and_dials_that_meet(docs: l
     assert not edge.grpc_allow_insecure
 
 
+@pytest.mark.parametrize(("schedulers", "stores", "listed"), [(3, 1, (3, 1)), (1, 4, (1, 4)), (0, 0, (1, 1))])
+def test_the_dial_lists_follow_the_replicas(schedulers: int, stores: int, listed: tuple[int, int]) -> None:
+    docs = _render("--set", f"scheduler.replicas={schedulers},resultStore.replicas={stores}")
+    (config,) = _of(docs, "ConfigMap")
+    lists = [config["data"][v].split(",") for v in ("TASKYARD_SCHEDULER_HOSTS", "TASKYARD_STORE_HOSTS")]
+    # With none running, the first pod's name: where it comes back (scaling 0 <-> 1
+    # changes no other pod's environment, so restarts none).
+    assert (len(lists[0]), len(lists[1])) == listed
+    assert lists[0][-1] == f"taskyard-scheduler-{listed[0] - 1}.taskyard-scheduler.{NAMESPACE}.svc"
+    assert lists[1][-1] == f"taskyard-result-store-{listed[1] - 1}.taskyard-result-store.{NAMESPACE}.svc"
+
+
+def test_a_long_release_name_still_gives_valid_names() -> None:
+    docs = _render(release="r" * 53)  # the longest Helm allows
+    for workload in _workloads(docs).values():
+        name = workload["metadata"]["name"]
+        if workload["kind"] == "StatefulSet":
+            # Its pods' controller-revision-hash label is the name plus 11 characters.
+            assert len(name) <= 52, name
+            assert all(len(p) <= 63 for p in _pod_names(workload))  # DNS labels
+        assert len(name) <= 63, name
+    assert all(len(s["metadata"]["name"]) <= 63 for s in _of(docs, "Service"))
+
+
 # --- NetworkPolicies: which (source, port) pairs get through
 
 
 @dataclass(frozen=True)
 class Peer:
-    """A traffic source or destination: a pod (with its namespace) or an outside address."""
+    """A traffic source or destination: a pod (with its namespace) or an outside address;
+    ``service`` is the suite's service a pod belongs to (empty for the others)."""
 
     name: str
     ip: str
     namespace: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict, hash=False)
     ports: Mapping[str, int] = field(default_factory=dict, hash=False)
+    service: str = ""
+
+    @property
+    def role(self) -> str:
+        """What the expectations name it by: its service, or its own name."""
+        return self.service or self.name
 
 
 def _in_namespace(peer: Peer, selector: Mapping[str, Any]) -> bool:
@@ -435,11 +613,18 @@ def _allowed(
     )
 
 
-def _suite(docs: list[dict[str, Any]]) -> dict[str, Peer]:
-    return {
-        name: Peer(name, f"10.244.0.{n}", NAMESPACE, d["spec"]["template"]["metadata"]["labels"], _ports(d))
-        for n, (name, d) in enumerate(sorted(_deployments(docs).items()), 10)
-    }
+def _suite(docs: list[dict[str, Any]]) -> list[Peer]:
+    """Every pod of the suite (each scheduler, leader or standby, alike), with the labels
+    its controller gives it."""
+    pods = [
+        (name, workload, pod)
+        for name, workload in sorted(_workloads(docs).items())
+        for pod in _pod_names(workload)
+    ]
+    return [
+        Peer(pod, f"10.244.0.{n}", NAMESPACE, _pod_labels(w, pod), _ports(w), service=name)
+        for n, (name, w, pod) in enumerate(pods, 10)
+    ]
 
 
 OUTSIDERS = [
@@ -452,16 +637,16 @@ OUTSIDERS = [
 ]
 
 
-def _reachable(docs: list[dict[str, Any]]) -> Iterator[tuple[str, str, str]]:
-    """Every (source, destination, port name) the policies let through to the suite's pods."""
+def _reachable(docs: list[dict[str, Any]]) -> Iterator[tuple[Peer, Peer, str]]:
+    """Every (source, destination pod, port name) the policies let through to the suite's pods."""
     policies = _of(docs, "NetworkPolicy")
     suite = _suite(docs)
-    for dest in suite.values():
+    for dest in suite:
         for port_name, port in dest.ports.items():
-            for source in [*suite.values(), *OUTSIDERS]:
-                egress = source.name not in suite or _allowed(policies, "Egress", source, dest, port, "TCP")
+            for source in [*suite, *OUTSIDERS]:
+                egress = not source.service or _allowed(policies, "Egress", source, dest, port, "TCP")
                 if egress and _allowed(policies, "Ingress", dest, source, port, "TCP"):
-                    yield source.name, dest.name, port_name
+                    yield source, dest, port_name
 
 
 @pytest.mark.parametrize("render", ["default", "production"])
@@ -469,7 +654,8 @@ def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_con
     render: str,
 ) -> None:
     docs = _render(*RENDERS[render])
-    allowed = set(_reachable(docs))
+    reached = list(_reachable(docs))
+    allowed = {(src.role, dst.role, port) for src, dst, port in reached}
     internal = {
         (src, dst, port) for src, targets in DIALS.items() for dst, ports in targets.items() for port in ports
     }
@@ -482,6 +668,16 @@ def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_con
     assert allowed == internal | edge
     # The brief's rule, plainly: the NNG ports are reached by the suite's own pods alone.
     assert all(src in COMPONENTS for src, _, port in allowed if port not in {"grpc", "http", "metrics"})
+    # Pod by pod: whatever reaches one pod of a service reaches each of them, so every
+    # standby scheduler is reached as the leader is (it may lead next), every store alike.
+    pairs = {(src.name, dst.name, port) for src, dst, port in reached}
+    suite = _suite(docs)
+    for src in [*suite, *OUTSIDERS]:
+        for dst in suite:
+            for port in dst.ports:
+                expected = (src.role, dst.role, port) in allowed
+                assert ((src.name, dst.name, port) in pairs) == expected, (src.name, dst.name, port)
+    assert sum(p.service == "scheduler" for p in suite) == 2
 
 
 def _outside(render: str) -> list[tuple[Peer, int, str]]:
@@ -505,8 +701,8 @@ def test_the_suites_pods_reach_out_only_to_dns_postgres_and_the_collector(render
     docs = _render(*RENDERS[render])
     policies = _of(docs, "NetworkPolicy")
     allowed = {
-        (pod.name, dest.name, port, protocol)
-        for pod in _suite(docs).values()
+        (pod.service, dest.name, port, protocol)
+        for pod in _suite(docs)
         for dest, port, protocol in _outside(render)
         if _allowed(policies, "Egress", pod, dest, port, protocol)
     }
@@ -541,5 +737,5 @@ def test_every_pod_of_the_suite_is_isolated_by_the_default_deny() -> None:
         p for p in _of(docs, "NetworkPolicy") if not p["spec"].get("ingress") and not p["spec"].get("egress")
     ]
     assert sorted(deny["spec"]["policyTypes"]) == ["Egress", "Ingress"]
-    for peer in _suite(docs).values():
+    for peer in _suite(docs):
         assert _matches(deny["spec"]["podSelector"], peer.labels), peer.name

@@ -94,4 +94,4 @@ def test_the_insert_statements_take_the_insert_row_fields() -> None:
 
     assert set(STATEMENTS["insert_tasks"].params) == set(InsertRow._fields)
     extra = set(STATEMENTS["insert_tasks_leasing"].params) - set(InsertRow._fields)
-    assert extra == {"lease_token", "pool_id", "lease_ms"}
+    assert extra == {"lease_token", "pool_id", "lease_ms", "lease_term"}

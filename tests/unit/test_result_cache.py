@@ -21,14 +21,14 @@ def test_defaults() -> None:
     assert (c.max_entries, c.ttl, c.sweep_interval) == (10_000, 3600.0, 60.0)
 
 
-def test_only_final_records_are_cached() -> None:
+def test_only_records_that_never_change_are_cached() -> None:
     c = ResultCache(clock=ManualClock())
     assert c.put(rec(1, TaskState.SUCCESS))
-    assert c.put(rec(2, TaskState.FAILURE))
+    assert not c.put(rec(2, TaskState.FAILURE))  # final until a manual retry, through any store
     assert c.put(rec(3, TaskState.CANCELLED))
     assert not c.put(rec(4, TaskState.RUNNING))
-    assert c.get("t4") is None
-    assert len(c) == 3
+    assert c.get("t2") is None and c.get("t4") is None
+    assert len(c) == 2
 
 
 def test_lru_eviction_keeps_recently_used() -> None:

@@ -4,16 +4,18 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* The prefix of every resource; the services' names add at most 13 characters. */}}
+{{/* The prefix of every resource; the services' names add at most 13 characters, and a
+     StatefulSet's name must stay within 52 (its pods' controller-revision-hash label is
+     the name plus 11 characters, and a label value holds 63). */}}
 {{- define "taskyard.fullname" -}}
 {{- if .Values.fullnameOverride -}}
-{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- .Values.fullnameOverride | trunc 39 | trimSuffix "-" -}}
 {{- else -}}
 {{- $name := default .Chart.Name .Values.nameOverride -}}
 {{- if contains $name .Release.Name -}}
-{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- .Release.Name | trunc 39 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 39 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -57,6 +59,33 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "taskyard.serviceName" -}}
 {{- printf "%s-%s" (include "taskyard.fullname" .root) .component -}}
+{{- end -}}
+
+{{/* --- The pods of a StatefulSet (scheduler, result-store) by name: <pod>.<domain>, the
+     domain being its headless Service (the StatefulSet's name too), qualified by the
+     namespace (and the cluster domain) unless podDns.namespaced is false. */}}
+{{- define "taskyard.podDomain" -}}
+{{- $domain := include "taskyard.serviceName" . -}}
+{{- $dns := .root.Values.podDns -}}
+{{- if $dns.namespaced -}}
+{{- $domain = printf "%s.%s.svc" $domain .root.Release.Namespace -}}
+{{- with $dns.clusterDomain }}{{ $domain = printf "%s.%s" $domain . }}{{ end -}}
+{{- end -}}
+{{- $domain -}}
+{{- end -}}
+
+{{/* Every pod of the StatefulSet, comma-separated, as the dialers list them
+     (TASKYARD_SCHEDULER_HOSTS, TASKYARD_STORE_HOSTS). With 0 replicas the first pod is
+     still listed: where it comes back, so scaling 0 <-> 1 changes no other pod. */}}
+{{- define "taskyard.podHosts" -}}
+{{- $values := index .root.Values (include "taskyard.valuesKey" .component) -}}
+{{- $name := include "taskyard.serviceName" . -}}
+{{- $domain := include "taskyard.podDomain" . -}}
+{{- $hosts := list -}}
+{{- range $i := until (int (max 1 (int $values.replicas))) -}}
+{{- $hosts = append $hosts (printf "%s-%d.%s" $name $i $domain) -}}
+{{- end -}}
+{{- join "," $hosts -}}
 {{- end -}}
 
 {{- define "taskyard.serviceAccountName" -}}
@@ -139,8 +168,11 @@ worker-pool: [pair]
 gateway: []
 {{- end -}}
 
-{{/* The NNG ports each service dials (docs/operations.md: who talks to whom); the
-     NetworkPolicies allow exactly these. */}}
+{{/* The NNG ports each service dials (docs/operations.md: who talks to whom), on every
+     pod of the service dialed: the lists name each scheduler and each store, and only the
+     leading scheduler listens (the leader's discovery peer dials every scheduler's hub,
+     its own included). The NetworkPolicies allow exactly these, to and from every pod of
+     a service alike, so a standby that takes over is reached at once. */}}
 {{- define "taskyard.dials" -}}
 gateway:
   scheduler: [lane-critical, lane-high, lane-normal, lane-low, discovery]

@@ -1,9 +1,10 @@
 """NNG addresses: where each service listens and where the others dial it, from the
 host, port and transport settings (``taskyard.core.config.Settings`` has them all).
 
-``X_listen_address`` is where the owning service listens (bind host); ``X_address``
-is where the others dial it (scheduler or store host). With ipc both are the same
-socket file.
+``X_listen_address`` is where the owning service listens (bind host); ``X_addresses``
+are where the others dial it: one address per scheduler or store host, all dialed on
+one socket (``X_address`` is the first, for what needs only one). With ipc there is
+one socket file per role, the same for listening and dialing.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class Addresses:
         bind_host: str
         scheduler_host: str
         store_host: str
+        scheduler_hosts: tuple[str, ...]
+        store_hosts: tuple[str, ...]
         advertise_host: str
         base_port: int
         discovery_port: int
@@ -61,12 +64,22 @@ class Addresses:
         return self.bind_host or self.host
 
     @property
+    def effective_scheduler_hosts(self) -> tuple[str, ...]:
+        """Every scheduler's host: the list when set, else the one host."""
+        return self.scheduler_hosts or (self.scheduler_host or self.host,)
+
+    @property
+    def effective_store_hosts(self) -> tuple[str, ...]:
+        """Every result-store's host: the list when set, else the one host."""
+        return self.store_hosts or (self.store_host or self.host,)
+
+    @property
     def effective_scheduler_host(self) -> str:
-        return self.scheduler_host or self.host
+        return self.effective_scheduler_hosts[0]
 
     @property
     def effective_store_host(self) -> str:
-        return self.store_host or self.host
+        return self.effective_store_hosts[0]
 
     @property
     def effective_advertise_host(self) -> str:
@@ -83,62 +96,110 @@ class Addresses:
             return f"ipc://{Path(self.ipc_dir) / name}.sock"
         return f"tcp://{url_host(host)}:{port}"
 
-    def _lane(self, priority: Priority, host: str) -> str:
-        return self._address(f"lane-{priority.name.lower()}", self.base_port + priority.lane_offset, host)
+    def _addresses(self, name: str, port: int, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        # ipc names a socket file per role: one machine, one instance of each.
+        if self.transport == "ipc":
+            return (self._address(name, port, ""),)
+        return tuple(self._address(name, port, host) for host in hosts)
+
+    def _scheduler(self, name: str, port: int) -> tuple[str, ...]:
+        return self._addresses(name, port, self.effective_scheduler_hosts)
+
+    def _store(self, name: str, port: int) -> tuple[str, ...]:
+        return self._addresses(name, port, self.effective_store_hosts)
+
+    @staticmethod
+    def _lane_name(priority: Priority) -> str:
+        return f"lane-{priority.name.lower()}"
+
+    def lane_addresses(self, priority: Priority) -> tuple[str, ...]:
+        return self._scheduler(self._lane_name(priority), self.base_port + priority.lane_offset)
 
     def lane_address(self, priority: Priority) -> str:
-        return self._lane(priority, self.effective_scheduler_host)
+        return self.lane_addresses(priority)[0]
 
     def lane_listen_address(self, priority: Priority) -> str:
-        return self._lane(priority, self.effective_bind_host)
+        return self._address(
+            self._lane_name(priority), self.base_port + priority.lane_offset, self.effective_bind_host
+        )
+
+    @property
+    def store_addresses(self) -> tuple[str, ...]:
+        return self._store("store", self.base_port + RESULT_QUERY_OFFSET)
 
     @property
     def store_address(self) -> str:
-        return self._address("store", self.base_port + RESULT_QUERY_OFFSET, self.effective_store_host)
+        return self.store_addresses[0]
 
     @property
     def store_listen_address(self) -> str:
         return self._address("store", self.base_port + RESULT_QUERY_OFFSET, self.effective_bind_host)
 
     @property
+    def registration_addresses(self) -> tuple[str, ...]:
+        return self._scheduler("registration", self.base_port + REGISTRATION_OFFSET)
+
+    @property
     def registration_address(self) -> str:
-        return self._address(
-            "registration", self.base_port + REGISTRATION_OFFSET, self.effective_scheduler_host
-        )
+        return self.registration_addresses[0]
 
     @property
     def registration_listen_address(self) -> str:
         return self._address("registration", self.base_port + REGISTRATION_OFFSET, self.effective_bind_host)
 
     @property
+    def survey_addresses(self) -> tuple[str, ...]:
+        return self._scheduler("survey", self.base_port + SURVEY_OFFSET)
+
+    @property
     def survey_address(self) -> str:
-        return self._address("survey", self.base_port + SURVEY_OFFSET, self.effective_scheduler_host)
+        return self.survey_addresses[0]
 
     @property
     def survey_listen_address(self) -> str:
         return self._address("survey", self.base_port + SURVEY_OFFSET, self.effective_bind_host)
 
     @property
+    def advertised_survey_address(self) -> str:
+        """The survey address a scheduler hands the pools that register with it: its
+        own. With one scheduler host that host names it (pools dial it under that
+        name), unless TASKYARD_ADVERTISE_HOST says otherwise; with several, the first
+        may be another scheduler, so it is the advertise host (as a pool's PAIR address)."""
+        one = len(self.effective_scheduler_hosts) == 1 and not self.advertise_host
+        host = self.effective_scheduler_host if one else self.effective_advertise_host
+        return self._address("survey", self.base_port + SURVEY_OFFSET, host)
+
+    @property
+    def events_addresses(self) -> tuple[str, ...]:
+        return self._store("events", self.base_port + EVENTS_OFFSET)
+
+    @property
     def events_address(self) -> str:
-        return self._address("events", self.base_port + EVENTS_OFFSET, self.effective_store_host)
+        return self.events_addresses[0]
 
     @property
     def events_listen_address(self) -> str:
         return self._address("events", self.base_port + EVENTS_OFFSET, self.effective_bind_host)
 
     @property
+    def pool_stream_addresses(self) -> tuple[str, ...]:
+        return self._store("events-pools", self.base_port + POOL_STREAM_OFFSET)
+
+    @property
     def pool_stream_address(self) -> str:
-        return self._address("events-pools", self.base_port + POOL_STREAM_OFFSET, self.effective_store_host)
+        return self.pool_stream_addresses[0]
 
     @property
     def pool_stream_listen_address(self) -> str:
         return self._address("events-pools", self.base_port + POOL_STREAM_OFFSET, self.effective_bind_host)
 
     @property
+    def scheduler_stream_addresses(self) -> tuple[str, ...]:
+        return self._store("events-scheduler", self.base_port + SCHEDULER_STREAM_OFFSET)
+
+    @property
     def scheduler_stream_address(self) -> str:
-        return self._address(
-            "events-scheduler", self.base_port + SCHEDULER_STREAM_OFFSET, self.effective_store_host
-        )
+        return self.scheduler_stream_addresses[0]
 
     @property
     def scheduler_stream_listen_address(self) -> str:
@@ -147,8 +208,12 @@ class Addresses:
         )
 
     @property
+    def discovery_addresses(self) -> tuple[str, ...]:
+        return self._scheduler("discovery", self.discovery_port)
+
+    @property
     def discovery_address(self) -> str:
-        return self._address("discovery", self.discovery_port, self.effective_scheduler_host)
+        return self.discovery_addresses[0]
 
     @property
     def discovery_listen_address(self) -> str:

@@ -31,6 +31,7 @@ from taskyard.core.variables import (
     TRANSPORTS,
     Flag,
     Host,
+    Hosts,
     Modules,
     Port,
     Secret,
@@ -86,9 +87,20 @@ class Settings(Addresses, BaseSettings):
         default="", description="Where the scheduler is dialed: lanes, registration, survey, discovery hub."
     )
     store_host: Host = Field(default="", description="Where the result-store is dialed: queries and events.")
+    scheduler_hosts: Hosts = Field(
+        default=(),
+        description="Every scheduler's host (comma-separated), all dialed on one socket: only the "
+        "leader listens, so requests reach it. Set, it wins over scheduler_host (its one-element form).",
+    )
+    store_hosts: Hosts = Field(
+        default=(),
+        description="Every result-store's host (comma-separated): requests spread over those "
+        "connected, events come from all. Set, it wins over store_host (its one-element form).",
+    )
     advertise_host: Host = Field(
         default="",
-        description="The host a worker-pool puts in the PAIR address it registers and announces. "
+        description="The host a worker-pool puts in the PAIR address it registers and announces, and "
+        "a scheduler in the survey address it hands pools (unset with one scheduler host: that host). "
         "Unset: the bind host, or socket.gethostname() when that is a wildcard.",
     )
     base_port: int = Field(default=5555, description="The first lane port; the others are offsets.")
@@ -342,6 +354,11 @@ class Settings(Addresses, BaseSettings):
         description="A restarted scheduler hands back, at a pool's first survey answer, the leases of its "
         "predecessor the pool does not hold that were issued more than this many seconds before the "
         "survey was sent (a dispatch committed just before may still be on its way).",
+    )
+    leader_ttl: Timeout = Field(
+        default=2.0,
+        description="Seconds a scheduler's leadership lasts unrenewed (the leader renews every quarter of "
+        "it): a standby takes over at most this long after the leader died, plus ~0.25 s.",
     )
     # --- internal bus authentication (core.seal, docs/security.md "The internal bus")
     bus_keys_secret: Secret = Field(

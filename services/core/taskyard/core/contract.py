@@ -30,6 +30,7 @@ from taskyard.bus.v1 import (
     event_pb2,
     graph_pb2,
     lanes_pb2,
+    leader_pb2,
     leases_pb2,
     logs_pb2,
     pools_pb2,
@@ -128,6 +129,14 @@ STORE_FAILURES = _method(
 )
 STORE_EXPLAIN = _method(
     STORE, "ExplainFacts", K.KIND_STORE_EXPLAIN, tasks_pb2.ExplainFactsRequest, tasks_pb2.ExplainFactsReply
+)
+# The schedulers' election: acquire, renew or release the leader's row (leader.proto).
+STORE_LEADERSHIP = _method(
+    STORE,
+    "Leadership",
+    K.KIND_STORE_LEADERSHIP,
+    leader_pb2.LeadershipRequest,
+    leader_pb2.LeadershipReply,
 )
 
 # --- the result-store: periodic schedules --------------------------------------------

@@ -12,12 +12,12 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import transport
+from taskyard.core import dialer, transport
 
 log = logging.getLogger(__name__)
 
@@ -57,30 +57,36 @@ class Member:
 
 
 class Peer:
-    """Dials the hub, announces itself every ``interval`` seconds and records
-    what others announce."""
+    """Dials the hub (at every scheduler's address: the one running it answers),
+    announces itself every ``interval`` seconds and records what others announce."""
 
     def __init__(
         self,
-        address: str,
+        address: str | Sequence[str],
         announcement: Callable[[], dispatch_pb2.Announcement],
         *,
         interval: float = 2.0,
         listen_only: bool = False,
     ) -> None:
-        self.address = address
+        self.addresses = dialer.address_list(address)
+        self.address = self.addresses[0]
         self.interval = interval
         self._announcement = announcement
         self._listen_only = listen_only
-        self._sock = transport.open_socket(pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, dial=address)
+        self._sock = dialer.open_dialer(pynng.Bus0, self.addresses, max_message_bytes=MAX_ANNOUNCEMENT_BYTES)
         self.members: dict[str, Member] = {}
         self.changed = asyncio.Event()
 
     async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            tg.create_task(self._receive())
-            if not self._listen_only:
-                tg.create_task(self._announce())
+        # The receive loop runs in this task itself, not in a TaskGroup's child: a
+        # TaskGroup passes only the first cancel on to its children, and pynng's
+        # receive may swallow that one (lifecycle.end_tasks cancels again for this).
+        announcing = None if self._listen_only else asyncio.create_task(self._announce())
+        try:
+            await self._receive()
+        finally:
+            if announcing is not None:
+                announcing.cancel()
 
     async def announce_now(self) -> None:
         ann = self._announcement()

@@ -5,11 +5,23 @@ complete every send and receive on an NNG thread that must take the GIL and wake
 loop (two thread hand-offs a message), while a raw socket hands each reply over with
 its request id when NNG's receive descriptor is readable. What cooked REQ did is done
 here: requests are numbered (32 bits, top bit set: the wire format), replies matched by
-id (one nobody waits for is dropped), and when the pipe closes every request still
-waiting is sent again, sealed afresh, on the next pipe (as with cooked REQ, a request
-may reach a handler twice; every write the bus carries is guarded against applying
-twice). The responder keeps cooked contexts (see ``Responder``) and drops, unanswered,
-a request already past its deadline.
+id (one nobody waits for is dropped), and a request that went down with a pipe is sent
+again, sealed afresh, on another (as with cooked REQ, a request may reach a handler
+twice; every write the bus carries is guarded against applying twice). The responder
+keeps cooked contexts (see ``Responder``) and drops, unanswered, a request already
+past its deadline.
+
+A requester may dial several responders (every result-store; every scheduler, of which
+only the leader listens) on its one socket: NNG hands each request to whichever
+connected pipe takes it first from the socket's send queue. Which one, it never says
+(raw REQ tags a reply with its pipe, not a request), so when a pipe closes the
+requester cannot tell which waiting requests it carried. Cooked REQ's answer, sending
+every one again, would double the load on the surviving responders each time one
+restarts. So a request is sent again only once it has waited ``RESEND_AFTER`` since it
+was handed over: at once when the pipe closes if it is that old already (a responder
+answers sooner, so it was most likely lost), else when it reaches that age still
+unanswered. The cost: a request still being handled elsewhere after that long may run
+twice (harmless, as above); a request lost with the pipe waits up to ``RESEND_AFTER``.
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ import secrets
 import struct
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypedDict, TypeVar, Unpack
 
 import pynng
@@ -31,7 +43,7 @@ from google.protobuf.message import DecodeError, Message
 from pynng import lib
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import contract, errors, telemetry, transport, wire
+from taskyard.core import contract, dialer, errors, telemetry, transport, wire
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +52,18 @@ _LAST_HOP = 0x80000000  # the top bit marks the request id, the last word of a R
 Req = TypeVar("Req", bound=Message)
 Rq = TypeVar("Rq", bound=Message)
 Rp = TypeVar("Rp", bound=Message)
+# Seconds a request waits, unanswered, after a pipe of its requester closed before it
+# is sent again (see the module's docstring): longer than a responder takes to answer
+# when it is well, as short as a lost request can bear; the reconnect of a restarted
+# responder takes as long (transport.RECONNECT_MAX_MS).
+RESEND_AFTER = 0.25
 
 
 @dataclasses.dataclass(slots=True)
 class _Waiting:
     future: asyncio.Future[bytes]
     data: bytes  # the envelope, unsealed: a resend is sealed afresh
+    sent_at: float  # loop time it was last handed to NNG
 
 
 class CallOptions(TypedDict, total=False):
@@ -78,16 +96,26 @@ class RawCaller(Caller, Protocol):
 
 
 class Requester:
-    """Requests to the responder at one address; any number may wait at once, each
-    for its own reply."""
+    """Requests to the responders at one address or several (each request to one of
+    those connected); any number may wait at once, each for its own reply."""
 
-    def __init__(self, address: str, *, max_message_bytes: int, timeout: float) -> None:
-        self.address = address
+    def __init__(
+        self,
+        address: str | Sequence[str],
+        *,
+        max_message_bytes: int,
+        timeout: float,
+        resend_after: float = RESEND_AFTER,
+    ) -> None:
+        self.addresses = dialer.address_list(address)
+        self.address = self.addresses[0]
         self.timeout = timeout
-        self._sock = transport.open_socket(
+        self._resend_after = resend_after
+        self._peers = ", ".join(self.addresses)  # for errors
+        self._sock = dialer.open_dialer(
             pynng.Req0,
+            self.addresses,
             max_message_bytes=max_message_bytes,
-            dial=address,
             opener=lib.nng_req0_open_raw,
             send_buffer_size=wire.BUFFER_MESSAGES,
             recv_buffer_size=wire.BUFFER_MESSAGES,
@@ -129,14 +157,14 @@ class Requester:
         headers: Mapping[str, str] | None,
     ) -> envelope_pb2.Envelope:
         if self._closed:
-            raise errors.unavailable(f"{self.address}: requester closed")
+            raise errors.unavailable(f"{self._peers}: requester closed")
         limit = self.timeout if timeout is None else timeout
         hdrs = telemetry.inject(dict(headers) if headers else None)
         data = transport.encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
         loop = asyncio.get_running_loop()
         self._reader.start(loop)
         request_id = _REQUEST_ID.pack((next(self._ids) & 0x7FFFFFFF) | _LAST_HOP)
-        waiting = _Waiting(loop.create_future(), data)
+        waiting = _Waiting(loop.create_future(), data, loop.time())
         self._waiting[request_id] = waiting
         try:
             # The send waits for a connected peer, so it is inside the limit too.
@@ -144,9 +172,9 @@ class Requester:
                 await wire.send(self._sock, request_id, self._sock._seal.seal(data))
                 raw = await waiting.future
         except (TimeoutError, pynng.Timeout) as exc:
-            raise errors.deadline(f"no reply from {self.address} within {limit:.1f}s") from exc
+            raise errors.deadline(f"no reply from {self._peers} within {limit:.1f}s") from exc
         except pynng.NNGException as exc:
-            raise errors.unavailable(f"{self.address}: {exc}") from exc
+            raise errors.unavailable(f"{self._peers}: {exc}") from exc
         finally:
             self._waiting.pop(request_id, None)
             waiting.future.cancel()  # a resend still waiting for room gives up too
@@ -163,12 +191,26 @@ class Requester:
     def _pipe_closed(self, _pipe: Any) -> None:
         loop = self._reader.loop
         if loop is not None:
-            transport.call_from_nng_thread(loop, self._resend)
+            transport.call_from_nng_thread(loop, self._pipe_lost)
 
-    def _resend(self) -> None:
+    def _pipe_lost(self) -> None:
+        # Which requests the pipe carried is unknown (module docstring): those old
+        # enough go again now, the younger ones once they are, if still unanswered.
+        loop = asyncio.get_running_loop()
+        closed_at = loop.time()
+        self._resend(closed_at - self._resend_after)
+        loop.call_later(self._resend_after, self._resend, closed_at)
+
+    def _resend(self, handed_over_before: float) -> None:
+        """Send again every request still waiting that was last handed to NNG before
+        ``handed_over_before`` (loop time)."""
+        if self._closed:
+            return
+        now = asyncio.get_running_loop().time()
         for request_id, waiting in list(self._waiting.items()):
-            if waiting.future.done():
+            if waiting.future.done() or waiting.sent_at >= handed_over_before:
                 continue
+            waiting.sent_at = now
             try:
                 if wire.put(self._sock, request_id, self._sock._seal.seal(waiting.data)):
                     continue

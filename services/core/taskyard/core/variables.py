@@ -33,9 +33,11 @@ def variable(name: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Expect:
-    """What a variable must hold, as the error about a bad value says it."""
+    """What a variable must hold, as the error about a bad value says it. With
+    ``detail``, the error also says what was wrong (which entry of a list)."""
 
     text: str
+    detail: bool = False
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -84,6 +86,20 @@ def _host(value: str) -> str:
     return host
 
 
+def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
+    for host in value:
+        if not valid_host(host):
+            raise ValueError(f"{host!r} is not a host")
+    # Listed twice, one instance would be dialed twice: every event it publishes
+    # would then reach each subscriber twice.
+    seen: set[str] = set()
+    for host in value:
+        if host.lower() in seen:
+            raise ValueError(f"{host!r} is listed twice")
+        seen.add(host.lower())
+    return value
+
+
 TRANSPORTS = ("tcp", "ipc")
 
 
@@ -101,6 +117,14 @@ def _comma_list(value: object) -> object:
 
 Flag = Annotated[bool, BeforeValidator(_flag), Expect("one of true/false/1/0/yes/no/on/off")]
 Host = Annotated[str, AfterValidator(_host), Expect("a host name or IP address (no scheme, no port)")]
+# "10.0.0.1, store-b": the instances of one role, split here, never read as JSON.
+Hosts = Annotated[
+    tuple[str, ...],
+    NoDecode,
+    BeforeValidator(_comma_list),
+    AfterValidator(_hosts),
+    Expect("a comma-separated list of host names or IP addresses (no scheme, no port)", detail=True),
+]
 Port = Annotated[int, Field(ge=0, le=65535), Expect("a port number from 0 to 65535")]
 Timeout = Annotated[
     float, AfterValidator(_positive), Expect("a positive number of seconds (there is no 'no timeout')")
@@ -166,13 +190,28 @@ def read(settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> dict[s
     return values
 
 
-def _expectation(field: FieldInfo) -> str:
+def _expect(field: FieldInfo) -> Expect | None:
     for item in field.metadata:
         if isinstance(item, Expect):
-            return item.text
+            return item
+    return None
+
+
+def _expectation(field: FieldInfo) -> str:
+    expect = _expect(field)
+    if expect is not None:
+        return expect.text
     if field.annotation is int:
         return "an integer"
     return "a number" if field.annotation is float else "valid"
+
+
+def _detail(field: FieldInfo, error: Any) -> str:
+    """What a validator of a detailed field said was wrong ("" when nothing to add)."""
+    expect = _expect(field)
+    if expect is None or not expect.detail or error.get("type") != "value_error":
+        return ""
+    return str(error.get("ctx", {}).get("error", ""))
 
 
 def _origin(field: FieldInfo, environ: Mapping[str, str]) -> str:
@@ -208,6 +247,9 @@ def describe(
             lines[f"{key}: {error['msg']}"] = None
             continue
         line = f"{_origin(field, environ)} must be {_expectation(field)}"
+        detail = _detail(field, error)
+        if detail:
+            line += f" ({detail})"
         if field.annotation is not SecretStr:
             line += f", got {values.get(key)!r}"
         lines[line] = None

@@ -144,19 +144,20 @@ class Gateway:
         self.instance_id = ids.new_instance_id("gateway")
         timeout = settings.request_timeout
         mmb = settings.max_message_bytes
-        self.store = rpc.Requester(settings.store_address, max_message_bytes=mmb, timeout=timeout)
+        self.store = rpc.Requester(settings.store_addresses, max_message_bytes=mmb, timeout=timeout)
         self._lane_requesters = {
-            p: rpc.Requester(settings.lane_address(p), max_message_bytes=mmb, timeout=timeout) for p in LANES
+            p: rpc.Requester(settings.lane_addresses(p), max_message_bytes=mmb, timeout=timeout)
+            for p in LANES
         }
         self.lanes = Lanes({p: Lane(r, max_bytes=max(1, mmb // 2)) for p, r in self._lane_requesters.items()})
         self.peer: discovery.Peer | None = None
         if discovery_enabled:
             self.peer = discovery.Peer(
-                settings.discovery_address, self._announcement, interval=settings.announce_interval
+                settings.discovery_addresses, self._announcement, interval=settings.announce_interval
             )
         self.names = KnownNames(self.store, self.peer, announce_interval=settings.announce_interval)
         self.waiters = Waiters()
-        self.events = EventSubscriber(settings.events_address, self.waiters, max_message_bytes=mmb)
+        self.events = EventSubscriber(settings.events_addresses, self.waiters, max_message_bytes=mmb)
         self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
         self.service = TaskService(
             limits=codec.Limits.from_settings(settings),

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pynng
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import states, transport
+from taskyard.core import dialer, states, transport
 
 log = logging.getLogger(__name__)
 
@@ -202,12 +202,13 @@ class Waiters:
 
 
 class EventSubscriber:
-    """A SUB socket dialing the store's full event stream, subscribed to its results."""
+    """A SUB socket dialing every store's full event stream (each publishes only what
+    it committed), subscribed to their results."""
 
-    def __init__(self, address: str, waiters: Waiters, *, max_message_bytes: int) -> None:
+    def __init__(self, address: str | Sequence[str], waiters: Waiters, *, max_message_bytes: int) -> None:
         self.address = address
         self._waiters = waiters
-        self._sock: Any = transport.open_socket(pynng.Sub0, max_message_bytes=max_message_bytes, dial=address)
+        self._sock: Any = dialer.open_dialer(pynng.Sub0, address, max_message_bytes=max_message_bytes)
         # The result's last hop (store -> gateway): taken on the loop (transport.Inbox).
         self._inbox = transport.Inbox(self._sock)
         # SUB drops what does not fit its buffer: make room for bursts.

@@ -3,6 +3,18 @@
 Bounded (10,000 entries by default), entries expire after a TTL (1 h), and a
 sweeper removes expired ones every 60 s. Time comes from an injected clock.
 Only the store writes to it, when it finalizes tasks (or reads final ones).
+
+It holds SUCCESS and CANCELLED records only: no transition leaves those
+(core.states.TRANSITIONS, which the database enforces), so a record cached by
+one store stays true whatever the other stores sharing the database commit. A
+FAILURE is final only until a manual retry (FAILURE -> QUEUED), which may be
+committed by any store, and no store hears of another's: failures are read
+from the database each time. What may still change on a kept row is beside
+its outcome, and another store's copy shows it only once it expires: a note
+of a late report (this store's own notes replace its copy), a context update
+of the last attempt that came after its outcome, its idempotency key freed
+once its window passed, and the row's removal by the retention purge (the
+purging store forgets it at once).
 """
 
 from __future__ import annotations
@@ -12,9 +24,12 @@ import logging
 
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core.clock import Clock, SystemClock
-from taskyard.core.states import FINAL_VALUES
+from taskyard.core.states import IMMUTABLE_STATES
 
 log = logging.getLogger(__name__)
+
+# The states of the records kept, as records carry them.
+KEPT_STATES = frozenset(int(s) for s in IMMUTABLE_STATES)
 
 
 class ResultCache:
@@ -49,8 +64,8 @@ class ResultCache:
         return task_id in self._items
 
     def put(self, record: task_record_pb2.TaskRecord) -> bool:
-        """Cache a record if it is final; returns whether it was cached."""
-        if record.state not in FINAL_VALUES:
+        """Cache a record if it is SUCCESS or CANCELLED; returns whether it was cached."""
+        if record.state not in KEPT_STATES:
             self._items.pop(record.id, None)
             return False
         expires = self.clock.monotonic() + self.ttl

@@ -75,22 +75,36 @@ async def _cancel_children(
 ) -> None:
     """Unfinished descendants of the tasks this drain cancelled or flagged: the
     ones not started are CANCELLED now, running ones get the flag; the reason
-    names the cancelled ancestor. One recursive statement finds them all."""
+    names the cancelled ancestor. One recursive statement finds them all.
+
+    Then it looks again under the ones it just stopped, until it finds no new
+    one: a child that another store inserted meanwhile held its parent's row
+    (FOR SHARE, dependencies.check_refs), so this cancel waited for that insert
+    to commit before it could stop the parent, and only a later statement sees
+    the child. (A child inserted after this commits sees its parent cancelled:
+    cancel_orphans.) Usually the second look finds nothing."""
     tops = sorted(
         {t for r in replies for o in r.outcomes if (o.cancelled or o.flagged) and (t := norm_uuid(o.id))}
     )
-    if not tops:
-        return
-    rows = await db.fetch("graph_descendants", ids=tops)
-    if not rows:
-        return
+    # The ancestor asked for that each task found descends from.
+    ancestor: dict[str, str] = {t: t for t in tops}
     by_top: dict[str, list[str]] = {}
-    for row in rows:
-        by_top.setdefault(row["top"], []).append(row["id"])
     stopped: set[str] = set()
-    for top, children in by_top.items():
-        cancelled, flagged = await _cancel_or_flag(db, children, f"parent {top} cancelled", events, finals)
-        stopped.update(cancelled, flagged)
+    while tops:
+        found: dict[str, list[str]] = {}
+        for row in await db.fetch("graph_descendants", ids=tops):
+            if row["id"] not in ancestor:
+                top = ancestor[row["id"]] = ancestor[row["top"]]
+                found.setdefault(top, []).append(row["id"])
+        now: set[str] = set()
+        for top, children in found.items():
+            children.sort()  # rows are locked in id order (deadlocks between stores)
+            reason = f"parent {top} cancelled"
+            cancelled, flagged = await _cancel_or_flag(db, children, reason, events, finals)
+            now.update(cancelled, flagged)
+            by_top.setdefault(top, []).extend(children)
+        stopped |= now
+        tops = sorted(now)
     for req, reply in zip(reqs, replies, strict=True):
         asked = {norm_uuid(x) for x in req.ids}
         reply.cancelled_children.extend(

@@ -7,7 +7,11 @@ caches final records, resolves each request's future with its own reply, and
 only then publishes the drain's events.
 
 If a drain fails, its requests are retried one per transaction, so one bad
-request (say invalid JSON) fails alone instead of failing its neighbours.
+request (say invalid JSON) fails alone instead of failing its neighbours. A
+drain that lost to a concurrent transaction (a deadlock, a serialization
+failure, a lock not available: several stores share the database) was rolled
+back whole and runs again as it is, after a short jittered pause; if it still
+loses, its requests fail UNAVAILABLE, which callers retry.
 """
 # Length: _commit is one drain of the group-commit loop; its failure handling reads in the order it happens.
 
@@ -17,8 +21,9 @@ import asyncio
 import collections
 import dataclasses
 import logging
+import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import asyncpg
@@ -45,26 +50,51 @@ class Stats:
     rows: int = 0
     refused: int = 0
     failed_drains: int = 0
+    # Drains run again after losing to a concurrent transaction (CONFLICTS).
+    conflicts: int = 0
 
 
 class Db:
     """A connection that runs named statements, their parameters given by
-    name (``queries.py``), and counts them."""
+    name (``queries.py``), and counts them.
+
+    It also gathers, in ``waited_on``, the ids of the rows a statement returned
+    with a true ``waited_on`` column: the statements that make tasks final
+    return ``has_dependents`` so (dependencies.py)."""
 
     def __init__(self, conn: asyncpg.Connection, stats: Stats) -> None:
         self.conn = conn
         self.stats = stats
+        self.ran = 0
+        self.waited_on: set[str] = set()
 
     async def fetch(self, query: str, /, **values: Any) -> list[asyncpg.Record]:
         self.stats.statements += 1
+        self.ran += 1
         statement = STATEMENTS[query]
         rows: list[asyncpg.Record] = await self.conn.fetch(statement.sql, *statement.args(values))
+        if rows and rows[0].get(WAITED_ON) is not None:
+            self.waited_on.update(r["id"] for r in rows if r[WAITED_ON])
         return rows
 
     async def fetchval(self, query: str, /, **values: Any) -> Any:
         self.stats.statements += 1
+        self.ran += 1
         statement = STATEMENTS[query]
         return await self.conn.fetchval(statement.sql, *statement.args(values))
+
+
+# The column by which a statement's rows say some task depends on them.
+WAITED_ON = "waited_on"
+
+
+class Finals(list[task_record_pb2.TaskRecord]):
+    """The final records of one commit (``Committer``'s ``on_finals``), and the
+    ids of those some task depends on: their rows said so (``Db.waited_on``)."""
+
+    def __init__(self, records: Iterable[task_record_pb2.TaskRecord], waited_on: frozenset[str]) -> None:
+        super().__init__(records)
+        self.waited_on = waited_on
 
 
 @dataclasses.dataclass
@@ -92,6 +122,10 @@ class _Pending:
     request: Any
     rows: int
     future: asyncio.Future[Message]
+
+
+# Each applied group of a drain, with its outcome.
+_Results = list[tuple[list[_Pending], Outcome]]
 
 
 class Committer:
@@ -177,21 +211,15 @@ class Committer:
                 raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
             results.append((group, out))
 
-    async def _commit(self, drain: list[_Pending], *, retry_alone: bool) -> None:
-        drain = [p for p in drain if not p.future.done()]
-        if not drain:
-            return
-        groups: dict[int, list[_Pending]] = {}
-        for p in drain:
-            groups.setdefault(p.kind, []).append(p)
-        results: list[tuple[list[_Pending], Outcome]] = []
-        self.stats.drains += 1
-        started = time.perf_counter()
-        try:
-            async with self._pool.acquire() as conn:
-                await self._plan(conn)
-                db = Db(conn, self.stats)
-                if len(drain) == 1 and not _needs_transaction(drain[0]):
+    async def _run(self, drain: list[_Pending], groups: dict[int, list[_Pending]], results: _Results) -> Db:
+        """One run of a drain's appliers, in one transaction unless it needs none.
+        Raises ``_Lost`` when a concurrent transaction won (``CONFLICTS``)."""
+        async with self._pool.acquire() as conn:
+            await self._plan(conn)
+            db = Db(conn, self.stats)
+            alone = len(drain) == 1 and not _needs_transaction(drain[0])
+            try:
+                if alone:
                     # A lone request (the common case at low load) of a kind that logs
                     # no events skips the BEGIN and COMMIT round trips: each of its
                     # statements is a guarded write that stands on its own and is
@@ -204,6 +232,42 @@ class Committer:
                         await self._apply(db, groups, results)
                         # The drain's user-facing events, committed with it (event_log.py).
                         await event_log.write(db, [ev for _, out in results for ev in out.events])
+            except asyncpg.PostgresError as exc:
+                if is_conflict(exc):
+                    # Rolled back whole, unless a statement before the one that lost
+                    # stood alone (and committed): then a second run would repeat it.
+                    raise _Lost(exc, rerun=not alone or db.ran == 1) from exc
+                raise
+        return db
+
+    async def _runs(self, drain: list[_Pending], groups: dict[int, list[_Pending]], results: _Results) -> Db:
+        """``_run``, again after a short pause each time it lost to a concurrent
+        transaction (``CONFLICT_RUNS`` times at most); then the conflict is raised."""
+        again = 0
+        while True:
+            try:
+                return await self._run(drain, groups, results)
+            except _Lost as lost:
+                if not lost.rerun or again == CONFLICT_RUNS:
+                    raise lost.error from None
+                again += 1
+                self.stats.conflicts += 1
+                log.info("a drain of %d requests lost to a concurrent transaction: %s", len(drain), lost)
+                results.clear()
+                await asyncio.sleep(conflict_pause(again))
+
+    async def _commit(self, drain: list[_Pending], *, retry_alone: bool) -> None:
+        drain = [p for p in drain if not p.future.done()]
+        if not drain:
+            return
+        groups: dict[int, list[_Pending]] = {}
+        for p in drain:
+            groups.setdefault(p.kind, []).append(p)
+        results: _Results = []
+        self.stats.drains += 1
+        started = time.perf_counter()
+        try:
+            db = await self._runs(drain, groups, results)
             self.stats.transactions += 1
         except asyncio.CancelledError:
             for p in drain:
@@ -212,12 +276,13 @@ class Committer:
             raise
         except Exception as exc:
             self.stats.failed_drains += 1
-            if retry_alone and len(drain) > 1 and not _is_connection_error(exc):
+            # A conflict is no request's fault: no use retrying them one by one.
+            if retry_alone and len(drain) > 1 and not _is_connection_error(exc) and not is_conflict(exc):
                 log.warning("group commit of %d requests failed (%s); retrying one by one", len(drain), exc)
                 for p in drain:
                     await self._commit([p], retry_alone=False)
                 return
-            err = to_taskyard_error(exc)
+            err = to_taskyard_error(exc)  # a conflict: UNAVAILABLE, which its callers retry
             if err.code.name == "INTERNAL":
                 log.error("write failed: %r", exc)
             for p in drain:
@@ -240,7 +305,7 @@ class Committer:
                 for kind, message in out.messages:
                     self._on_message(kind, message)
         if finals:
-            self._on_finals(finals)
+            self._on_finals(Finals(finals, frozenset(db.waited_on)))
         rows = 0
         for group, out in results:
             rows += sum(p.rows for p in group)
@@ -268,6 +333,37 @@ class Committer:
         if made is not None:  # a new connection has no plans yet
             await conn.execute("DISCARD PLANS")
         self._planned[pid] = self._plans
+
+
+# SQLSTATEs of a transaction that lost to a concurrent one (deadlock_detected,
+# serialization_failure, lock_not_available): PostgreSQL rolled it back, and
+# nothing was wrong with the requests. Between stores sharing the database
+# (each of its multi-row statements takes its rows in id order, so deadlocks
+# are rare) and with maintenance sessions.
+CONFLICTS = frozenset({"40P01", "40001", "55P03"})
+# Runs of a drain after the first that lost, and the pause before the first of
+# them (doubled each time, jittered so that two stores do not meet again):
+# about 2 + 4 + 8 ms in all, while the writer loop waits.
+CONFLICT_RUNS = 3
+CONFLICT_PAUSE = 0.002
+
+
+def is_conflict(exc: BaseException) -> bool:
+    return getattr(exc, "sqlstate", None) in CONFLICTS
+
+
+def conflict_pause(run: int) -> float:
+    """Seconds to wait before the ``run``-th run again of a drain (1, 2, ...)."""
+    return CONFLICT_PAUSE * 2.0 ** (run - 1) * random.uniform(0.5, 1.5)
+
+
+class _Lost(Exception):
+    """A run of a drain lost to a concurrent transaction; ``rerun``: it may run again."""
+
+    def __init__(self, error: asyncpg.PostgresError, *, rerun: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.rerun = rerun
 
 
 # Kinds whose writes log no events (lease renewals, log lines) and whose
@@ -302,6 +398,8 @@ def to_taskyard_error(exc: BaseException) -> errors.TaskyardError:
         return exc
     if _is_connection_error(exc):
         return errors.unavailable(f"database unavailable: {exc}")
+    if is_conflict(exc):  # the same request may well succeed at once: a retryable status
+        return errors.unavailable(f"lost to a concurrent transaction, try again: {exc}")
     if isinstance(exc, asyncpg.exceptions.DataError | asyncpg.exceptions.IntegrityConstraintViolationError):
         return errors.invalid([], f"rejected by the database: {exc}")
     if isinstance(exc, asyncpg.exceptions.QueryCanceledError):

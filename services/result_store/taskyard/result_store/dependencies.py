@@ -12,12 +12,27 @@ statement) and releases the ones whose dependencies all succeeded (QUEUED, or
 SCHEDULED while an ETA is ahead). Released QUEUED tasks are published to the
 scheduler as a ``KIND_GRAPH_RELEASED`` message on the events topic.
 
-Races: a dependency finishing while its dependent is inserted cannot strand it,
-because the insert applier resolves its new PENDING rows in the same
-transaction (``resolve_inserted``) and every store write is serialised by the
-one writer loop. A crash between a commit and its resolve step is repaired by
-the sweep (``Resolver.run_sweep``), which re-resolves every PENDING task at
-start-up and then periodically.
+Which finals get a look: only those some task depends on. A task's row says so
+(``has_dependents``, migration 0012): the insert of a dependent sets it on each
+unfinished dependency, and every statement that makes a task final returns it
+(``waited_on``; ``Db`` gathers them, ``Finals.waited_on``). A drain of finals
+nothing depends on (the common case: no dependencies at all) costs no
+statement, and the look needs no knowledge of the inserts of other stores.
+
+Races, with several stores on one database: a dependency finishing while its
+dependent is inserted (through another store, or this one) cannot strand it.
+The insert's transaction holds each dependency before its rows go in
+(``check_refs(hold=True)``, graph_hold_refs: the has_dependents update, or FOR
+SHARE once set), and every final transition is an UPDATE of the row: the two
+conflict, so the second waits until the first commits.
+- The final first: the insert's own resolve (``resolve_inserted``, later
+  statements of its transaction, so later snapshots) sees the dependency
+  final and releases or cancels the new rows at once.
+- The insert first: the final's UPDATE reads the row as the insert left it,
+  has_dependents set, and its store resolves the dependents after its commit,
+  which comes after the insert's.
+So the sweep (``Resolver.run_sweep``, at start-up and then periodically) is
+only what repairs a crash between a commit and its resolve step.
 """
 
 from __future__ import annotations
@@ -34,7 +49,7 @@ from taskyard.core import errors, states
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
-from .committer import Db, Outcome
+from .committer import Db, Finals, Outcome
 from .insert_row import NO_DEPENDENCIES, InsertRow
 from .records import event_for_record, record_from_row, record_queued_ref
 
@@ -48,6 +63,8 @@ SRC_RELEASE = states.db_names(
 )
 _QUEUED = int(S.QUEUED)
 SWEEP_PAGE = 1000
+# Seconds before a look for dependents that failed UNAVAILABLE is made again.
+RESOLVE_PAUSE = 0.2
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -60,22 +77,37 @@ class Resolution:
         return [event_for_record(r) for r in self.cancelled + self.released]
 
 
-async def check_refs(db: Db, rows: Sequence[InsertRow], base: Sequence[int]) -> None:
+async def check_refs(
+    db: Db, rows: Sequence[InsertRow], base: Sequence[int], *, hold: bool = False
+) -> list[str]:
     """Refuse records whose dependencies or parent do not exist (one statement).
 
-    ``base[i]`` is the index of ``rows[i]`` inside its own request, for the path."""
+    ``base[i]`` is the index of ``rows[i]`` inside its own request, for the path.
+    ``hold``: inside the insert's transaction, before its rows: the parents and
+    dependencies are held until COMMIT (graph_hold_refs, see the module's doc).
+    Returns the dependencies that are tasks of the same batch, for
+    ``hold_batch_refs`` once the rows are in."""
     wanted: set[str] = set()
+    depended: set[str] = set()
     for row in rows:
         if row.parent_id:
             wanted.add(row.parent_id)
         if row.depends_on != NO_DEPENDENCIES:  # every insert passes here: most rows have none
-            wanted.update(row.dependencies())
-    wanted.difference_update(row.id for row in rows)  # earlier tasks of the same batch
+            depended.update(row.dependencies())
+    if not wanted and not depended:
+        return []
+    wanted |= depended
+    wanted.difference_update(row.id for row in rows)  # tasks of the same batch
+    in_batch = sorted(depended - wanted)
     if not wanted:
-        return
-    missing = {r["id"] for r in await db.fetch("graph_missing_refs", ids=sorted(wanted))}
+        return in_batch
+    if hold:
+        found = await db.fetch("graph_hold_refs", ids=sorted(wanted), dependencies=sorted(depended & wanted))
+    else:
+        found = await db.fetch("graph_missing_refs", ids=sorted(wanted))
+    missing = {r["id"] for r in found}
     if not missing:
-        return
+        return in_batch
     violations: list[FieldViolation] = []
     for row, i in zip(rows, base, strict=True):
         if row.parent_id in missing:
@@ -100,16 +132,18 @@ async def resolve(db: Db, candidates: Sequence[str]) -> Resolution:
     return Resolution(released=released, cancelled=cancelled)
 
 
-# Bumped whenever PENDING rows are inserted: a resolver that saw none (its
-# sweep found the table without PENDING rows) looks again after any change.
-_pending_generation = [0]
+async def hold_batch_refs(db: Db, ids: Sequence[str]) -> None:
+    """``check_refs(hold=True)`` for the dependencies that are tasks of the insert's
+    own batch, once its rows are in: new ones (marked has_dependents), or one
+    that was there already under its id. Only when a batch holds a task and its
+    dependent; one that no row has is not refused here (it never was)."""
+    if ids:
+        await db.fetch("graph_hold_refs", ids=ids, dependencies=ids)
 
 
 async def resolve_inserted(db: Db, ids: Sequence[str]) -> Resolution:
     """New PENDING rows, checked in the insert's own transaction: a dependency
     that is already final decides at once (SUCCESS met, FAILURE/CANCELLED cancels)."""
-    if ids:
-        _pending_generation[0] += 1
     return await resolve(db, ids)
 
 
@@ -137,8 +171,8 @@ Publish = Callable[[int, Any], None]
 
 
 class Resolver:
-    """Collects final ids after each commit and resolves their dependents in
-    the background, one committer write at a time."""
+    """Collects the final ids some task depends on after each commit and
+    resolves their dependents in the background, one committer write at a time."""
 
     def __init__(self, submit: Submit, publish: Publish, *, sweep_interval: float) -> None:
         self._submit = submit
@@ -146,45 +180,26 @@ class Resolver:
         self.sweep_interval = sweep_interval
         self._pending: set[str] = set()
         self._wake = asyncio.Event()
-        # Ids this resolver just cancelled: their dependents were cascaded already.
-        self._own: set[str] = set()
         self.resolved = 0
-        # The generation at which a sweep found no PENDING task at all: until the
-        # next insert of one, finals need no look (the hot path stays one statement).
-        self._idle_at: int | None = None
-
-    @property
-    def idle(self) -> bool:
-        return self._idle_at is not None and self._idle_at == _pending_generation[0]
 
     def finals(self, records: Sequence[task_record_pb2.TaskRecord]) -> None:
-        """Called after COMMIT with the drain's final records (never blocks)."""
-        if self.idle:
-            return
-        for rec in records:
-            if rec.id in self._own:
-                self._own.discard(rec.id)
-                continue
-            self._pending.add(rec.id)
+        """Called after COMMIT with the drain's final records (never blocks).
+
+        Only those some task depends on get a look (``Finals.waited_on``; see the
+        module's doc for why no dependent, of this store or another, is missed).
+        Records that do not say (a plain sequence) all get one. Those this
+        resolver cascaded itself get one too: a dependent another store inserted
+        while the cascade waited for its dependency's row is not in the cascade."""
+        waited = records.waited_on if isinstance(records, Finals) else None
+        if waited is not None and not waited:
+            return  # the hot path: nothing depends on any of them
+        self._pending.update(r.id for r in records if waited is None or r.id in waited)
         if self._pending:
             self._wake.set()
 
     async def apply(self, db: Db, reqs: list[graph_pb2.ResolveRequest]) -> Outcome:
-        """``apply_resolve``, remembering what it cascaded: those come back through
-        ``finals`` right after COMMIT and need no second look (their PENDING
-        dependents were cancelled by the same recursive statement)."""
-        if not any(r.final_ids or r.candidate_ids for r in reqs):
-            # The probe runs in the writer loop, between drains: no insert of a
-            # PENDING row can be half-committed now, so "none" is the truth.
-            generation = _pending_generation[0]
-            found = await db.fetchval("graph_any_pending")
-            self._idle_at = None if found else generation
-            return Outcome(replies=[graph_pb2.ResolveReply() for _ in reqs])
-        out = await apply_resolve(db, reqs)
-        if len(self._own) > 100_000:  # bounded: a stale id only delays one resolve to the sweep
-            self._own.clear()
-        self._own.update(r.id for r in out.finals)
-        return out
+        """The KIND_GRAPH_RESOLVE applier (``apply_resolve``)."""
+        return await apply_resolve(db, reqs)
 
     async def run(self) -> None:
         while True:
@@ -197,6 +212,16 @@ class Resolver:
                 await self.resolve(graph_pb2.ResolveRequest(final_ids=batch))
             except asyncio.CancelledError:
                 raise
+            except errors.TaskyardError as exc:
+                if exc.code is not errors.Code.UNAVAILABLE:  # the sweep repairs what is missed here
+                    log.warning("resolving dependents of %d tasks failed: %s", len(batch), exc)
+                    continue
+                # The database is away, or the write kept losing to other stores'
+                # (committer.CONFLICTS): the same look again, after a pause.
+                log.info("resolving dependents of %d tasks: %s; again", len(batch), exc)
+                self._pending.update(batch)
+                await asyncio.sleep(RESOLVE_PAUSE)
+                self._wake.set()
             except Exception as exc:  # the sweep repairs what is missed here
                 log.warning("resolving dependents of %d tasks failed: %s", len(batch), exc)
 
@@ -212,8 +237,6 @@ class Resolver:
         """Re-resolve every PENDING task, a page at a time; returns how many changed."""
         cursor: tuple[int, str] | None = None
         changed = 0
-        # An empty request is the probe (see apply): is any task PENDING at all?
-        await self._submit(envelope_pb2.KIND_GRAPH_RESOLVE, graph_pb2.ResolveRequest(), 1)
         while True:
             rows = await read_page(cursor[0] if cursor else None, cursor[1] if cursor else "", SWEEP_PAGE)
             if not rows:

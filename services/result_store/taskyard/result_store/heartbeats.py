@@ -68,7 +68,7 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
             last[req.pool_id] = req
     events: list[event_pb2.Event] = []
     if last:
-        hs = list(last.values())
+        hs = [last[pool] for pool in sorted(last)]  # rows are locked in key order (deadlocks between stores)
         rows = await db.fetch(
             "upsert_workers",
             pool_ids=[h.pool_id for h in hs],

@@ -30,6 +30,7 @@ class _Lease(NamedTuple):
     token: str
     pool_id: str
     lease_ms: int
+    term: int = 0  # the leading scheduler's, fenced in SQL (0 = unfenced)
 
 
 _NO_LEASE = _Lease("", "", 0)
@@ -37,8 +38,12 @@ _NO_LEASE = _Lease("", "", 0)
 
 async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]]) -> Outcome:
     rows = [row for _, new_rows in reqs for row in new_rows]
-    # Dependencies and parents must exist (one statement, only when named).
-    await dependencies.check_refs(db, rows, [i for _, new_rows in reqs for i in range(len(new_rows))])
+    # Dependencies and parents must exist, and are held until COMMIT: a cancel
+    # or a final committed meanwhile by another store is seen by the statements
+    # below, or sees these rows (dependencies.py). One statement, only when named.
+    in_batch = await dependencies.check_refs(
+        db, rows, [i for _, new_rows in reqs for i in range(len(new_rows))], hold=True
+    )
     leases = _fast_path_leases(reqs)
     if rows and leases:
         plan = [leases.get(row.id, _NO_LEASE) for row in rows]
@@ -48,12 +53,14 @@ async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, li
             lease_token=text_array([p.token for p in plan]),
             pool_id=text_array([p.pool_id for p in plan]),
             lease_ms=[p.lease_ms for p in plan],
+            lease_term=[p.term for p in plan],
         )
     elif rows:
         created = await db.fetch("insert_tasks", **_columns(rows))
     else:
         created = []
     created_by_id = {r["id"]: r for r in created}
+    await dependencies.hold_batch_refs(db, in_batch)
     # Children of a parent already cancelled (or being cancelled) are cancelled
     # at once; one statement, only when the batch names parents.
     with_parent = _with_parent(rows, created) if any(row.parent_id is not None for row in rows) else []
@@ -163,7 +170,7 @@ def _columns(rows: list[InsertRow]) -> dict[str, Any]:
 def _with_parent(rows: list[InsertRow], created: list[Any]) -> list[str]:
     """The created rows whose record named a parent."""
     has_parent = {row.id: row.parent_id is not None for row in rows}
-    return [r["id"] for r in created if has_parent.get(r["id"], False)]
+    return sorted(r["id"] for r in created if has_parent.get(r["id"], False))
 
 
 async def _cancel_orphans(db: Db, ids: list[str]) -> dict[str, task_record_pb2.TaskRecord]:
@@ -184,5 +191,6 @@ def _fast_path_leases(
         for lease in req.leases:
             tid = norm_uuid(lease.task_id)
             if tid is not None and tid not in out:
-                out[tid] = _Lease(lease.lease_token or ids.new_lease_token(), req.pool_id, req.lease_ms)
+                token = lease.lease_token or ids.new_lease_token()
+                out[tid] = _Lease(token, req.pool_id, req.lease_ms, req.lease_term)
     return out

@@ -18,25 +18,34 @@ RESCUE_DEFAULT_LIMIT = 1000
 
 
 async def apply_lease(db: Db, reqs: list[tuple[leases_pb2.LeaseTasksRequest, int]]) -> Outcome:
-    t_ids: list[str] = []
-    tokens: list[str] = []
-    pools: list[str] = []
-    lease_ms: list[int] = []
-    owner: dict[tuple[str, str], int] = {}
-    for i, (req, ms) in enumerate(reqs):
-        for lease in req.leases:
-            tid = norm_uuid(lease.task_id)
-            if tid is None:
-                continue
-            token = lease.lease_token or ids.new_lease_token()
-            owner.setdefault((tid, token), i)
-            t_ids.append(tid)
-            tokens.append(token)
-            pools.append(req.pool_id)
-            lease_ms.append(ms)
     replies = [leases_pb2.LeaseTasksReply() for _ in reqs]
     events: list[event_pb2.Event] = []
-    if t_ids:
+    # One statement per scheduler's term (fenced in SQL; 0 = unfenced): in practice
+    # one, the leader's. The term gates the whole statement, so the planner's
+    # estimates, and with them the plan, stay those of the leases alone.
+    by_term: dict[int, list[int]] = {}
+    for i, (req, _) in enumerate(reqs):
+        by_term.setdefault(req.term, []).append(i)
+    for term, members in by_term.items():
+        t_ids: list[str] = []
+        tokens: list[str] = []
+        pools: list[str] = []
+        lease_ms: list[int] = []
+        owner: dict[tuple[str, str], int] = {}
+        for i in members:
+            req, ms = reqs[i]
+            for lease in req.leases:
+                tid = norm_uuid(lease.task_id)
+                if tid is None:
+                    continue
+                token = lease.lease_token or ids.new_lease_token()
+                owner.setdefault((tid, token), i)
+                t_ids.append(tid)
+                tokens.append(token)
+                pools.append(req.pool_id)
+                lease_ms.append(ms)
+        if not t_ids:
+            continue
         rows = await db.fetch(
             "lease_tasks",
             ids=t_ids,
@@ -44,6 +53,7 @@ async def apply_lease(db: Db, reqs: list[tuple[leases_pb2.LeaseTasksRequest, int
             pool_ids=text_array(pools),
             lease_ms=lease_ms,
             sources=SRC_ASSIGNED.db,
+            term=term,
         )
         ordered = in_record_order(rows)
         for row in rows:
@@ -65,6 +75,7 @@ async def apply_renew(db: Db, reqs: list[tuple[leases_pb2.RenewLeasesRequest, in
                     replies[i].lost.append(ref.task_id)
         kept: set[tuple[int, str, int, str]] = set()
         if refs.ids:
+            refs.in_id_order()
             rows = await db.fetch(
                 "renew_leases", ids=refs.ids, attempts=refs.attempts, tokens=refs.tokens, lease_ms=ms
             )

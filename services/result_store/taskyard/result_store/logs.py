@@ -132,11 +132,12 @@ async def _apply_context(db: Db, reqs: list[logs_pb2.LogBatch]) -> None:
             acc.extend(p for p in pairs if isinstance(p, list) and len(p) == 2 and isinstance(p[0], list))
             merged[tid] = (attempt, acc)
     if merged:
+        tids = sorted(merged)  # rows are locked in id order (deadlocks between stores)
         await db.fetch(
             "apply_context",
-            ids=list(merged),
-            attempts=[a for a, _ in merged.values()],
-            patches=[json.dumps(p) for _, p in merged.values()],
+            ids=tids,
+            attempts=[merged[t][0] for t in tids],
+            patches=[json.dumps(merged[t][1]) for t in tids],
         )
 
 

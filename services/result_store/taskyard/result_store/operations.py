@@ -79,11 +79,9 @@ class Operations:
             return queues_pb2.QueueOpReply(count=count.count)
         queues.validate(req, development=self.settings.development)
         reply: queues_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1)
-        if req.op == queues_pb2.QUEUE_OP_RETRY:
-            # No longer final: the cache must not answer for them. A read that
-            # started before this sees the cache's epoch move and caches nothing.
-            self._forget(list(reply.ids))
-        elif req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
+        # A retry (FAILURE -> QUEUED) has nothing to forget: no store caches a
+        # FAILURE record (cache.py), so none answers for a retried task from memory.
+        if req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
             # The counts are aggregates over tasks: read after the commit, on the
             # pool, never inside the single writer's transaction.
             reply = await self.store._read(queues.queue_info(self.store.pool, reply))

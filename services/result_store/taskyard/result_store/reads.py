@@ -42,7 +42,7 @@ class Reads:
                 misses.append(tid)
         if misses:
             self.stats.statements += 1
-            epoch = self.cache.epoch  # an invalidation meanwhile (a retry) makes these rows suspect
+            epoch = self.cache.epoch  # an invalidation meanwhile (a purge) makes these rows suspect
             for row in await self.pool.fetch(*bind("get_tasks", ids=misses)):
                 rec = record_from_row(row)
                 found[rec.id] = rec

@@ -5,7 +5,8 @@ taskyard/scheduler/reconciler.py; here only the guards matter: the row must
 still be ASSIGNED (a started row is never touched), held by one of the pools
 named (a silent or unknown pool keeps its leases), under a token none of them
 reported and not the asking scheduler's own, and leased before the cutoff (by
-the database clock)."""
+the database clock). A scheduler's request carries its term: nothing is
+released unless it is the leading one, and then only leases of earlier terms."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ async def apply_reconcile(db: Db, reqs: list[leases_pb2.ReconcileRequest]) -> Ou
                 limit=limit,
                 sources=SRC_RECONCILE,
                 own_prefix=req.own_token_prefix,
+                term=req.term,
             )
             for row in rows:
                 rec = record_from_row(row)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 from taskyard.bus.v1 import task_record_pb2
 
 from .validation import norm_uuid
+
+T = TypeVar("T")
 
 
 class _Refs:
@@ -26,6 +31,18 @@ class _Refs:
         self.attempts.append(attempt)
         self.tokens.append(token)
         return True
+
+    def in_id_order(self, entries: Sequence[T] = ()) -> list[T]:
+        """Put the refs in task id order, and ``entries`` (one per ref, if given)
+        with them. A statement locks its rows in the order of its input: two
+        stores that lock in one order do not deadlock."""
+        if len(self.ids) < 2:
+            return list(entries)
+        order = sorted(range(len(self.ids)), key=self.ids.__getitem__)
+        self.ids = [self.ids[i] for i in order]
+        self.attempts = [self.attempts[i] for i in order]
+        self.tokens = [self.tokens[i] for i in order]
+        return [entries[i] for i in order] if entries else []
 
     def claim(self, tid: str, attempt: int, token: str) -> int | None:
         """The request an applied row belongs to (the first that asked)."""

@@ -230,6 +230,7 @@ async def _apply(db: Db, reqs: list[leases_pb2.ReportRequest], step: _Step, drai
                 keep(entry)
     if not kept:
         return
+    kept = refs.in_id_order(kept)
     rows = await _run(db, step, refs, {c: list(map(read, kept)) for c, read in step.columns.items()})
     if outcome:
         drain.outcomes.append((refs, rows))

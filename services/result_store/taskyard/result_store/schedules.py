@@ -259,12 +259,15 @@ class Schedules:
     # --- firing ------------------------------------------------------------------------
     async def fire(self, req: schedule_pb2.FireSchedulesRequest) -> schedule_pb2.FireSchedulesReply:
         now = req.now_us
-        if now <= 0:
-            raise errors.invalid([FieldViolation(field="now_us", description="must be set")])
+        if now < 0:
+            raise errors.invalid([FieldViolation(field="now_us", description="must not be negative")])
         limit = min(req.limit or DEFAULT_FIRE_LIMIT, 10 * DEFAULT_FIRE_LIMIT)
         reply = schedule_pb2.FireSchedulesReply()
         async with self.pool.acquire() as conn, conn.transaction():
             db = Db(conn, self.stats)
+            if now == 0:  # the database's clock: schedulers' own clocks may disagree
+                now = int(await db.fetchval("schedule_clock"))
+            reply.now_us = now
             if req.trigger:
                 records, claimed = await self._trigger(db, req.trigger, now)
             else:

@@ -43,6 +43,7 @@ from . import (
     failures,
     heartbeats,
     inserts,
+    leadership,
     leases,
     promotions,
     reconciliation,
@@ -444,6 +445,7 @@ class ResultStore:
             serve(contract.STORE_LOAD_DUE, self._time_read(promotions.load_due)),
             serve(contract.STORE_FAILURES, self._time_read(failures.get_failures)),
             serve(contract.STORE_EXPLAIN, self._time_read(explain.explain_facts)),
+            serve(contract.STORE_LEADERSHIP, self._time_read(leadership.lead)),  # the schedulers' election
         ]
 
     async def _reconcile(self, req: leases_pb2.ReconcileRequest) -> leases_pb2.ReconcileReply:

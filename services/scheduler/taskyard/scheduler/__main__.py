@@ -1,16 +1,17 @@
-"""``python -m taskyard.scheduler``: run the scheduler until SIGTERM/SIGINT."""
+"""``python -m taskyard.scheduler``: run the scheduler until SIGTERM/SIGINT (on
+standby until it leads: service.serve)."""
 
 from __future__ import annotations
 
 from taskyard.core import lifecycle, observability, seal
 from taskyard.core.config import Settings
-from taskyard.scheduler.service import Scheduler
+from taskyard.scheduler import service
 
 
 async def _main(settings: Settings) -> None:
     stop = lifecycle.stop_event_on_signals()
     with observability.observed("scheduler", settings):
-        await Scheduler(settings).run(stop)
+        await service.serve(settings, stop)
 
 
 def main() -> None:

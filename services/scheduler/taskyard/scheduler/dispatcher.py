@@ -74,9 +74,13 @@ class Dispatcher:
         *,
         lease_ms: int,
         token_prefix: str = "",
+        term: int = 0,
     ) -> None:
         # Marks the lease tokens of this scheduler instance (see reconciler.py).
         self.token_prefix = token_prefix
+        # The leadership's term (election.py) every lease carries: the store leases
+        # nothing for a term that is over (0: unfenced, outside an election).
+        self.term = term
         self.lanes = lanes
         self.pools = pools
         self._store = store
@@ -109,7 +113,7 @@ class Dispatcher:
             task.add_done_callback(self._inflight.discard)
 
     async def _lease_and_send(self, pool: Pool, refs: list[Ref]) -> None:
-        request = leases_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms)
+        request = leases_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms, term=self.term)
         add = request.leases.add
         for ref, token in zip(refs, lease_tokens(self.token_prefix, len(refs)), strict=True):
             add(task_id=ref.id, lease_token=token)

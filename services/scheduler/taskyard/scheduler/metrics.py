@@ -1,11 +1,12 @@
-"""The scheduler's metrics: its lanes, due timers and pools, and the leases it rescued."""
+"""The scheduler's metrics: its lanes, due timers and pools, the leases it rescued
+and the term it leads."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
 
@@ -16,6 +17,11 @@ LEASES_RESCUED = Counter(
     "leases_rescued",
     "Leases that lapsed (by the database's clock) and were taken back: requeued or failed for good.",
     ["outcome"],
+    namespace=metrics.NAMESPACE,
+)
+LEADER_TERM = Gauge(
+    "scheduler_term",
+    "The election term this scheduler leads; 0 while it stands by (docs/scaling.md).",
     namespace=metrics.NAMESPACE,
 )
 

@@ -2,10 +2,13 @@
 
 The table ``schedules`` is the truth; the scheduler caches only the earliest
 ``next_run_at`` of an unpaused schedule (the top of the due heap, which the
-table's partial index keeps sorted). The loop sleeps until then on the
-injected clock, asks the store to claim and fire everything due by that clock
-(one transaction per request: guarded claim + insert of the runs' tasks), puts
-the new tasks in the lanes, and sleeps again. It wakes early on a
+table's partial index keeps sorted). The loop sleeps until then, asks the store
+to claim and fire everything due (one transaction per request: guarded claim +
+insert of the runs' tasks), puts the new tasks in the lanes, and sleeps again.
+Due by the database's clock: every scheduler that may lead shares it, where
+their own clocks may disagree (each reply says the time it fired by, and the
+next wait is measured from it). A test injects a clock, whose time is sent
+instead. It wakes early on a
 ``schedule.changed`` event (create, resume, declaration) and re-reads the
 table every ``refresh_interval`` whatever happens, so a lost event only
 delays a run by that much.
@@ -55,7 +58,11 @@ class Periodic:
         self._store = store
         self._lanes = lanes
         self._wake = wake
-        self.clock: Clock = clock or SystemClock()
+        # None: the database's clock decides what is due; this one only sleeps.
+        self.clock = clock
+        self._sleeper: Clock = clock or SystemClock()
+        # The time the last firing was by (Unix us), from the store's reply.
+        self._fired_at_us = 0
         self.refresh_interval = refresh_interval
         self.limit = limit
         self.changed = asyncio.Event()
@@ -86,7 +93,7 @@ class Periodic:
         if not request.trigger:
             raise errors.invalid([errors.FieldViolation(field="trigger", description="must name a schedule")])
         if request.now_us <= 0:
-            request.now_us = to_us(self.clock.now())
+            request.now_us = self._now_us()
         reply = await self._store.call(contract.STORE_SCHEDULE_FIRE, request)
         self._enqueue(reply)
         self.runs_fired += len(reply.tasks)
@@ -98,8 +105,9 @@ class Periodic:
         while True:
             reply = await self._store.call(
                 contract.STORE_SCHEDULE_FIRE,
-                schedule_pb2.FireSchedulesRequest(now_us=to_us(self.clock.now()), limit=self.limit),
+                schedule_pb2.FireSchedulesRequest(now_us=self._now_us(), limit=self.limit),
             )
+            self._fired_at_us = reply.now_us
             self._enqueue(reply)
             fired += len(reply.tasks)
             self.runs_fired += len(reply.tasks)
@@ -108,11 +116,18 @@ class Periodic:
             if not reply.more:
                 return fired
 
+    def _now_us(self) -> int:
+        """The time a firing is by: the injected clock's, or 0 (the database's)."""
+        return to_us(self.clock.now()) if self.clock is not None else 0
+
     def _delay(self) -> float:
-        """Seconds until the cached earliest run, bounded by the refresh interval."""
+        """Seconds until the cached earliest run, bounded by the refresh interval:
+        measured from the time the last firing was by (a store that answers
+        without it, from the clock here)."""
         if not self.next_due_us:
             return self.refresh_interval
-        delay = (self.next_due_us - to_us(self.clock.now())) / 1_000_000
+        now_us = self._fired_at_us or to_us((self.clock or SystemClock()).now())
+        delay = (self.next_due_us - now_us) / 1_000_000
         return min(self.refresh_interval, max(delay, RETRY_SOON))
 
     async def run(self) -> None:
@@ -129,4 +144,4 @@ class Periodic:
     async def _sleep(self, seconds: float) -> None:
         """Sleep on the injected clock; a change event ends it early."""
         if not self.changed.is_set():
-            await sleep_unless(self.clock, seconds, self.changed)
+            await sleep_unless(self._sleeper, seconds, self.changed)

@@ -10,8 +10,10 @@ attempt burned, guarded on state and lease token, by the database clock) every
 ASSIGNED lease of that pool that
 
 - the pool did not report holding (by lease token),
-- this scheduler did not issue (its tokens carry ``token_prefix``, a random
-  per-instance prefix: so every lease issued before it started, and none since),
+- was issued in an earlier term of the leadership (election.py): a leader's
+  tokens start with ``t<term>.`` (``token_prefix``), so every lease issued
+  before this leadership began, and none since (outside an election, term 0:
+  a random per-instance prefix, and every lease without it),
 - was issued more than ``reconcile_margin`` before the survey was sent
   (``updated_at`` of an ASSIGNED row is its lease time; nothing moves it back).
 
@@ -20,9 +22,9 @@ The released tasks go straight back into the lanes.
 The races, and why each is safe:
 
 - **A dispatch of ours in flight** (leased, not yet received by the pool when
-  it answered): its token has our prefix, it is never released. Same for a
+  it answered): its token has our term, it is never released. Same for a
   fast-path lease the store committed for us and publishes to the pool right
-  after commit (``publish_leased``) while our PAIR copy follows. The prefix, not
+  after commit (``publish_leased``) while our PAIR copy follows. The term, not
   a timestamp, is what tells ours apart: a timestamp cut-off would race with the
   request's own transit and the group commit's queue.
 - **A predecessor's dispatch in flight**: it sent the lease before it died
@@ -44,8 +46,12 @@ The races, and why each is safe:
   or its lease's to lapse (then a started death: a retry, not a free release).
 - **Lease token, not task id**: a pool that holds an older attempt of a task
   does not protect a newer lease.
-- **One scheduler**: the leases of another live scheduler that shares the pools
-  would look like a predecessor's; Taskyard runs one scheduler per cluster.
+- **Several schedulers**: only the leader reconciles, and the request carries
+  its term: the store releases nothing for a term that is over (a deposed leader
+  that has not noticed yet), and only leases of earlier terms. Those were all
+  committed before this term began, since the store refuses a lease of a term
+  that is over (the statement that raced the election's commit lands within the
+  margin, as a predecessor's in-flight dispatch does).
 
 The residual race: an attempt a pool finished *and* whose outcome has not been
 committed by the time of the reconcile (the pool builds its reply, then we wait
@@ -79,6 +85,7 @@ class Reconciler:
         *,
         margin: float,
         horizon: float,
+        term: int = 0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
@@ -86,8 +93,10 @@ class Reconciler:
         self._horizon = horizon
         self._clock = clock
         self._started = clock()
-        # Every lease token this instance issues starts with it (Dispatcher).
-        self.token_prefix = os.urandom(4).hex() + "."
+        self.term = term
+        # Every lease token this instance issues starts with it (Dispatcher); the
+        # store reads the term back out of it (sql/tasks.sql release_orphaned_leases).
+        self.token_prefix = f"t{term}." if term else os.urandom(4).hex() + "."
         # Pools reconciled since this scheduler started (each once).
         self.reconciled: set[str] = set()
         self.released = 0
@@ -114,6 +123,7 @@ class Reconciler:
             held_tokens=sorted({ref.lease_token for r in fresh for ref in r.running if ref.lease_token}),
             own_token_prefix=self.token_prefix,
             limit=PAGE,
+            term=self.term,
         )
         refs: list[Ref] = []
         try:

@@ -1,17 +1,23 @@
-"""The scheduler service: lanes, registration, discovery hub, dispatch and upkeep."""
+"""The scheduler service: lanes, registration, discovery hub, dispatch and upkeep.
+
+A process stands by until it wins the election (election.py), then leads: a
+``Scheduler`` is one term of leadership, its listeners open from its start to its
+end. ``serve`` runs the process: a new ``Scheduler`` each term it wins.
+"""
 # Length: __init__ wires the scheduler's parts and sockets, one line each.
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
-from taskyard.core import contract, discovery, hops, ids, lifecycle, rpc, transport
-from taskyard.core.clock import SystemClock
+from taskyard.core import contract, dialer, discovery, hops, ids, lifecycle, rpc, transport
+from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.core.retry import RetryPolicy
@@ -19,6 +25,7 @@ from taskyard.core.states import TaskState, WorkerState
 from taskyard.scheduler import graph, pauses, timers
 from taskyard.scheduler import metrics as sched_metrics
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
+from taskyard.scheduler.election import Election
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.maintenance import Maintenance
 from taskyard.scheduler.periodic import Periodic
@@ -36,17 +43,24 @@ _QUEUED = TaskState.QUEUED.value
 _SCHEDULED = TaskState.SCHEDULED.value
 # How long the scheduler's loops get to end once cancelled at stop.
 TASKS_END_TIMEOUT = 5.0
+# Seconds between attempts to listen on addresses a predecessor still holds.
+LISTEN_RETRY = 0.25
 
 
 class Scheduler:
-    def __init__(self, settings: Settings, *, run_hub: bool = True) -> None:
+    """One term of leadership (``term``, 0 outside an election): its writes that
+    only a leader may make carry the term, and the store refuses them once it is over."""
+
+    def __init__(
+        self, settings: Settings, store: rpc.Requester, *, term: int = 0, run_hub: bool = True
+    ) -> None:
         self.settings = settings
         self.id = ids.new_instance_id("scheduler")
+        self.term = term
         self._lease_ms = int(settings.lease_seconds * 1000)
         mx = settings.max_message_bytes
-        self.store = rpc.Requester(
-            settings.store_address, max_message_bytes=mx, timeout=settings.request_timeout
-        )
+        # The process's, shared by its terms and its election (serve).
+        self.store = store
         self.policy = RetryPolicy(
             base_seconds=settings.retry_base_seconds, cap_seconds=settings.retry_cap_seconds
         )
@@ -54,7 +68,7 @@ class Scheduler:
         self.pools = PoolRegistry(max_message_bytes=mx, on_report=self._on_report, on_change=self._wake)
         # Restart reconciliation: a predecessor's leases no pool holds (reconciler.py).
         self.reconciler = Reconciler(
-            self.store, margin=settings.reconcile_margin, horizon=settings.lease_seconds
+            self.store, margin=settings.reconcile_margin, horizon=settings.lease_seconds, term=term
         )
         self.dispatcher = Dispatcher(
             self.lanes,
@@ -62,6 +76,7 @@ class Scheduler:
             self.store,
             lease_ms=self._lease_ms,
             token_prefix=self.reconciler.token_prefix,
+            term=term,
         )
         self.maintenance = Maintenance(
             lanes=self.lanes,
@@ -85,33 +100,45 @@ class Scheduler:
         self.periodic = Periodic(
             self.store, lanes=self.lanes, wake=self._wake, refresh_interval=settings.schedule_refresh_interval
         )
-        self._lane_servers = [
-            rpc.Responder(
-                settings.lane_listen_address(p),
-                [rpc.serve_raw(contract.SUBMIT, self._on_submit), *self.periodic.routes()],
+        # What is open is closed again if a later listener cannot bind (a deposed
+        # leader on its way out may still hold the address: serve tries again).
+        with contextlib.ExitStack() as opened:
+            self._lane_servers: list[rpc.Responder] = []
+            for p in LANES:
+                lane = rpc.Responder(
+                    settings.lane_listen_address(p),
+                    [rpc.serve_raw(contract.SUBMIT, self._on_submit), *self.periodic.routes()],
+                    max_message_bytes=mx,
+                )
+                opened.callback(lane.close)
+                self._lane_servers.append(lane)
+            self._registration = rpc.Responder(
+                settings.registration_listen_address,
+                [rpc.serve(contract.REGISTER, self._on_register)],
                 max_message_bytes=mx,
+                concurrency=8,
             )
-            for p in LANES
-        ]
-        self._registration = rpc.Responder(
-            settings.registration_listen_address,
-            [rpc.serve(contract.REGISTER, self._on_register)],
-            max_message_bytes=mx,
-            concurrency=8,
-        )
-        self._surveyor = transport.open_socket(
-            pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_listen_address
-        )
-        self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
-        self._events = transport.open_socket(
-            pynng.Sub0, max_message_bytes=mx, dial=settings.scheduler_stream_address
-        )
-        # Only the event types it reads (transport.SCHEDULER_EVENT_TYPES), not every task's.
-        self._events.subscribe(transport.SCHEDULER_TOPIC)
-        self._hub = discovery.Hub(settings.discovery_listen_address) if run_hub else None
-        self._peer = discovery.Peer(
-            settings.discovery_address, self._announcement, interval=settings.announce_interval
-        )
+            opened.callback(self._registration.close)
+            self._surveyor = transport.open_socket(
+                pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_listen_address
+            )
+            opened.callback(self._surveyor.close)
+            self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
+            # Every store's share: each publishes only what it committed.
+            self._events = dialer.open_dialer(
+                pynng.Sub0, settings.scheduler_stream_addresses, max_message_bytes=mx
+            )
+            opened.callback(self._events.close)
+            # Only the event types it reads (transport.SCHEDULER_EVENT_TYPES), not every task's.
+            self._events.subscribe(transport.SCHEDULER_TOPIC)
+            # Only the leader relays announcements: a standby runs no hub.
+            self._hub = discovery.Hub(settings.discovery_listen_address) if run_hub else None
+            if self._hub is not None:
+                opened.callback(self._hub.close)
+            self._peer = discovery.Peer(
+                settings.discovery_addresses, self._announcement, interval=settings.announce_interval
+            )
+            opened.pop_all()
 
     def _announcement(self) -> dispatch_pb2.Announcement:
         return dispatch_pb2.Announcement(service="scheduler", instance_id=self.id)
@@ -143,7 +170,7 @@ class Scheduler:
             pool, leases = self.dispatcher.reserve_fast_path(parsed.tasks)
         if pool is not None:
             insert += tasks_pb2.InsertTasksRequest(
-                pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases
+                pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases, lease_term=self.dispatcher.term
             ).SerializeToString()
         try:
             raw = await self.store.call_raw(contract.STORE_INSERT, insert)
@@ -190,9 +217,11 @@ class Scheduler:
             capacity=request.capacity,
             registered=True,
         )
-        # The survey address pools dial (scheduler host), not the one we listen on.
+        # This scheduler's own survey address as pools dial it (not the one we listen on).
         return dispatch_pb2.RegisterReply(
-            scheduler_id=self.id, survey_address=self.settings.survey_address, lease_ms=self._lease_ms
+            scheduler_id=self.id,
+            survey_address=self.settings.advertised_survey_address,
+            lease_ms=self._lease_ms,
         )
 
     async def _on_report(self, pool: Pool, report: dispatch_pb2.PoolReport) -> None:
@@ -278,7 +307,7 @@ class Scheduler:
             tasks.append(tg.create_task(self._watch_announcements()))
             tasks.append(tg.create_task(self.dispatcher.run()))
             loaded = await self._initial_load(stop)
-            log.info("scheduler ready (%d queued tasks loaded)", loaded)
+            log.info("scheduler ready (term %d, %d queued tasks loaded)", self.term, loaded)
             tasks.append(
                 tg.create_task(self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval))
             )
@@ -288,7 +317,7 @@ class Scheduler:
             tasks.append(tg.create_task(self.periodic.run()))
             tasks.append(tg.create_task(self.timers.run()))
             await stop.wait()
-            log.info("scheduler stopping")
+            log.info("leadership ending (term %d)", self.term)
             # Repeated cancels: the hub and peer receive loops can swallow one (end_tasks).
             await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
         self.close()
@@ -316,4 +345,50 @@ class Scheduler:
         self._peer.close()
         if self._hub is not None:
             self._hub.close()
-        self.store.close()
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    """Run one scheduler process until ``stop``: on standby (no listener open) until
+    it wins the election, then leading (a ``Scheduler`` for the term) until it stops
+    or is deposed, then on standby again."""
+    mx = settings.max_message_bytes
+    store = rpc.Requester(settings.store_addresses, max_message_bytes=mx, timeout=settings.request_timeout)
+    election = Election(store, holder=ids.new_instance_id("scheduler"), ttl=settings.leader_ttl)
+
+    async def lead(term: int, over: asyncio.Event) -> None:
+        scheduler = await _listening(settings, store, term, over)
+        if scheduler is None:
+            return
+        sched_metrics.LEADER_TERM.set(term)
+        try:
+            await scheduler.run(over)
+        finally:
+            sched_metrics.LEADER_TERM.set(0)
+
+    async def stopping() -> None:
+        await stop.wait()
+        log.info("scheduler stopping")
+
+    said = asyncio.create_task(stopping())
+    try:
+        await election.run(stop, lead)
+    finally:
+        said.cancel()
+        store.close()
+
+
+async def _listening(
+    settings: Settings, store: rpc.Requester, term: int, over: asyncio.Event
+) -> Scheduler | None:
+    """The term's Scheduler, its listeners open; None if the term is over first. An
+    address still held (a deposed leader closing on the same host) is tried again."""
+    held = False
+    while not over.is_set():
+        try:
+            return Scheduler(settings, store, term=term)
+        except pynng.AddressInUse as exc:
+            if not held:
+                log.warning("waiting to listen: %s", exc)
+            held = True
+            await sleep_unless(SystemClock(), LISTEN_RETRY, over)
+    return None

@@ -69,19 +69,19 @@ class Children:
         """The attempt ended: its child counter goes (one per attempt would pile up)."""
         self._seq.pop((task_id, attempt), None)
 
-    def _requester(self, address: str) -> rpc.Requester:
+    def _requester(self, addresses: tuple[str, ...]) -> rpc.Requester:
         s = self._settings
-        return rpc.Requester(address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout)
+        return rpc.Requester(addresses, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout)
 
     def _lane(self, priority: Priority) -> rpc.Requester:
         if priority not in self._lanes:
-            self._lanes[priority] = self._requester(self._settings.lane_address(priority))
+            self._lanes[priority] = self._requester(self._settings.lane_addresses(priority))
         return self._lanes[priority]
 
     async def _known(self, name: str) -> Container[str]:
         if name not in self._names:
             if self._store is None:
-                self._store = self._requester(self._settings.store_address)
+                self._store = self._requester(self._settings.store_addresses)
             reply = await self._store.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest())
             self._names = frozenset(reply.names)
         return self._names

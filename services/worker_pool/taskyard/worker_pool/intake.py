@@ -15,7 +15,7 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import transport
+from taskyard.core import dialer, transport
 from taskyard.core.config import Settings
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import PoolState
@@ -38,9 +38,8 @@ class DispatchIntake:
     def open_leased_stream(self) -> None:
         s = self._settings
         self._leased_stream = transport.Inbox(
-            transport.open_socket(
-                pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.pool_stream_address
-            )
+            # Every store's stream: each publishes only the leases it committed.
+            dialer.open_dialer(pynng.Sub0, s.pool_stream_addresses, max_message_bytes=s.max_message_bytes)
         )
 
     async def receive_leased_stream(self) -> None:

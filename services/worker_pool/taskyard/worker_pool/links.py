@@ -17,7 +17,7 @@ import psutil
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
-from taskyard.core import contract, errors, rpc, transport
+from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool.processes import Workers
@@ -38,7 +38,8 @@ class SchedulerLink:
         self.scheduler_id = ""
         self.registered = asyncio.Event()
         self._register_wanted = asyncio.Event()
-        self._survey_address = settings.survey_address
+        # Every scheduler's until one answers a registration with its own.
+        self._survey_addresses = settings.survey_addresses
         self._pair: Any = None
         self._pair_peers = 0
         self._respondent: Any = None
@@ -128,8 +129,9 @@ class SchedulerLink:
 
     async def run_registration(self) -> None:
         s, pool = self._settings, self._pool
+        # Every scheduler's: only the leader listens, so it is the one that answers.
         req = rpc.Requester(
-            s.registration_address, max_message_bytes=s.max_message_bytes, timeout=REGISTER_TIMEOUT
+            s.registration_addresses, max_message_bytes=s.max_message_bytes, timeout=REGISTER_TIMEOUT
         )
         delay, failures = 0.1, 0
         try:
@@ -151,7 +153,10 @@ class SchedulerLink:
                 except errors.TaskyardError as exc:
                     failures += 1
                     (log.warning if failures in (1, 10) or failures % 100 == 0 else log.debug)(
-                        "registration with %s failed (%d): %s", s.registration_address, failures, exc.message
+                        "registration with %s failed (%d): %s",
+                        ", ".join(s.registration_addresses),
+                        failures,
+                        exc.message,
                     )
                     self._register_wanted.set()
                     await asyncio.sleep(delay)
@@ -166,20 +171,20 @@ class SchedulerLink:
         if reply.scheduler_id != self.scheduler_id:
             log.info("registered with scheduler %s", reply.scheduler_id or "?")
         self.scheduler_id = reply.scheduler_id
-        if reply.survey_address and reply.survey_address != self._survey_address:
-            self._survey_address = reply.survey_address
-            old, self._respondent = self._respondent, self._open_respondent(reply.survey_address)
+        if reply.survey_address and (reply.survey_address,) != self._survey_addresses:
+            self._survey_addresses = (reply.survey_address,)
+            old, self._respondent = self._respondent, self._open_respondent(self._survey_addresses)
             if old is not None:
                 old.close()
         self.registered.set()
         self._outbox.slots_changed()
 
     def open_surveys(self) -> None:
-        self._respondent = self._open_respondent(self._survey_address)
+        self._respondent = self._open_respondent(self._survey_addresses)
 
-    def _open_respondent(self, address: str) -> Any:
-        return transport.open_socket(
-            pynng.Respondent0, max_message_bytes=self._settings.max_message_bytes, dial=address
+    def _open_respondent(self, addresses: tuple[str, ...]) -> Any:
+        return dialer.open_dialer(
+            pynng.Respondent0, addresses, max_message_bytes=self._settings.max_message_bytes
         )
 
     async def answer_surveys(self) -> None:
@@ -245,12 +250,12 @@ class SchedulerLink:
         except errors.TaskyardError as exc:
             self._heartbeat_failures += 1
             (log.warning if self._heartbeat_failures in (1, 10) else log.debug)(
-                "heartbeat to %s failed: %s", self._settings.store_address, exc.message
+                "heartbeat to %s failed: %s", ", ".join(self._settings.store_addresses), exc.message
             )
 
     async def run_heartbeat(self) -> None:
         s = self._settings
-        req = rpc.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
+        req = rpc.Requester(s.store_addresses, max_message_bytes=s.max_message_bytes, timeout=4.0)
         try:
             while True:
                 await self.beat(req, 4.0)

@@ -112,7 +112,7 @@ class Manager:
             os.makedirs(s.ipc_dir, exist_ok=True)
         pair = self.link.open_pair()
         self._store = rpc.Requester(
-            s.store_address, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
+            s.store_addresses, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
         )
         self.outlets.open(self._store)
         log.info(
@@ -142,7 +142,9 @@ class Manager:
         self.outbox.slots_changed()
         # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
         spawn(declarations.declare_registered(store, pool.task_names), "schedules")
-        self._peer = discovery.Peer(s.discovery_address, self.link.announcement, interval=s.announce_interval)
+        self._peer = discovery.Peer(
+            s.discovery_addresses, self.link.announcement, interval=s.announce_interval
+        )
         spawn(self._peer.run(), "discovery")
         spawn(self.link.run_heartbeat(), "heartbeat")
         spawn(self.renewals.run(), "renewals")
@@ -176,7 +178,7 @@ class Manager:
         await self._hand_back_leases()
         pool.state = WorkerState.STOPPED
         if self.link.registered.is_set():
-            req = rpc.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=1.0)
+            req = rpc.Requester(s.store_addresses, max_message_bytes=s.max_message_bytes, timeout=1.0)
             await self.link.beat(req, 1.0)
             req.close()
         # The receiving sockets close before the tasks are awaited: a closed socket ends

@@ -17,7 +17,7 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, leases_pb2
-from taskyard.core import contract, errors, rpc, transport
+from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import PoolState
@@ -40,7 +40,7 @@ class Renewals:
 
     async def run(self) -> None:
         s = self._settings
-        req = rpc.Requester(s.store_address, max_message_bytes=s.max_message_bytes, timeout=4.0)
+        req = rpc.Requester(s.store_addresses, max_message_bytes=s.max_message_bytes, timeout=4.0)
         try:
             while True:
                 await asyncio.sleep(s.renew_interval)
@@ -69,8 +69,9 @@ class Renewals:
     async def receive_cancels(self) -> None:
         s = self._settings
         topic = transport.cancel_topic(self._pool.pool_id)
-        self._cancel_stream = transport.open_socket(
-            pynng.Sub0, max_message_bytes=s.max_message_bytes, dial=s.pool_stream_address
+        # Every store's stream: each publishes only the cancels it committed.
+        self._cancel_stream = dialer.open_dialer(
+            pynng.Sub0, s.pool_stream_addresses, max_message_bytes=s.max_message_bytes
         )
         self._cancel_stream.subscribe(topic)
         while True:

@@ -49,6 +49,7 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_STORE_SERVERS: _ClassVar[Kind]
     KIND_STORE_READ_EVENTS: _ClassVar[Kind]
     KIND_STORE_SUMMARIZE_EVENTS: _ClassVar[Kind]
+    KIND_STORE_LEADERSHIP: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -89,6 +90,7 @@ KIND_STORE_QUEUE_STATUS: Kind
 KIND_STORE_SERVERS: Kind
 KIND_STORE_READ_EVENTS: Kind
 KIND_STORE_SUMMARIZE_EVENTS: Kind
+KIND_STORE_LEADERSHIP: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error")

@@ -10,14 +10,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LeaseTasksRequest(_message.Message):
-    __slots__ = ("pool_id", "lease_ms", "leases")
+    __slots__ = ("pool_id", "lease_ms", "leases", "term")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     LEASES_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     lease_ms: int
     leases: _containers.RepeatedCompositeFieldContainer[Lease]
-    def __init__(self, pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ...) -> None: ...
+    term: int
+    def __init__(self, pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., term: _Optional[int] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ("task_id", "lease_token")
@@ -144,18 +146,20 @@ class RescueReply(_message.Message):
     def __init__(self, requeued: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
 
 class ReconcileRequest(_message.Message):
-    __slots__ = ("pool_ids", "held_tokens", "issued_before_ms_ago", "limit", "own_token_prefix")
+    __slots__ = ("pool_ids", "held_tokens", "issued_before_ms_ago", "limit", "own_token_prefix", "term")
     POOL_IDS_FIELD_NUMBER: _ClassVar[int]
     HELD_TOKENS_FIELD_NUMBER: _ClassVar[int]
     ISSUED_BEFORE_MS_AGO_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OWN_TOKEN_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
     pool_ids: _containers.RepeatedScalarFieldContainer[str]
     held_tokens: _containers.RepeatedScalarFieldContainer[str]
     issued_before_ms_ago: int
     limit: int
     own_token_prefix: str
-    def __init__(self, pool_ids: _Optional[_Iterable[str]] = ..., held_tokens: _Optional[_Iterable[str]] = ..., issued_before_ms_ago: _Optional[int] = ..., limit: _Optional[int] = ..., own_token_prefix: _Optional[str] = ...) -> None: ...
+    term: int
+    def __init__(self, pool_ids: _Optional[_Iterable[str]] = ..., held_tokens: _Optional[_Iterable[str]] = ..., issued_before_ms_ago: _Optional[int] = ..., limit: _Optional[int] = ..., own_token_prefix: _Optional[str] = ..., term: _Optional[int] = ...) -> None: ...
 
 class ReconcileReply(_message.Message):
     __slots__ = ("released",)

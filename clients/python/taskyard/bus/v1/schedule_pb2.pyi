@@ -82,17 +82,19 @@ class FireSchedulesRequest(_message.Message):
     def __init__(self, now_us: _Optional[int] = ..., limit: _Optional[int] = ..., trigger: _Optional[str] = ...) -> None: ...
 
 class FireSchedulesReply(_message.Message):
-    __slots__ = ("tasks", "schedules", "skipped", "next_due_us", "more", "records")
+    __slots__ = ("tasks", "schedules", "skipped", "next_due_us", "more", "records", "now_us")
     TASKS_FIELD_NUMBER: _ClassVar[int]
     SCHEDULES_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
     NEXT_DUE_US_FIELD_NUMBER: _ClassVar[int]
     MORE_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    NOW_US_FIELD_NUMBER: _ClassVar[int]
     tasks: _containers.RepeatedCompositeFieldContainer[_tasks_pb2.InsertedTask]
     schedules: _containers.RepeatedCompositeFieldContainer[_schedule_pb2.Schedule]
     skipped: int
     next_due_us: int
     more: bool
     records: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.TaskRecord]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_tasks_pb2.InsertedTask, _Mapping]]] = ..., schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., skipped: _Optional[int] = ..., next_due_us: _Optional[int] = ..., more: bool = ..., records: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
+    now_us: int
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_tasks_pb2.InsertedTask, _Mapping]]] = ..., schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., skipped: _Optional[int] = ..., next_due_us: _Optional[int] = ..., more: bool = ..., records: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., now_us: _Optional[int] = ...) -> None: ...

@@ -10,16 +10,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class InsertTasksRequest(_message.Message):
-    __slots__ = ("tasks", "pool_id", "lease_ms", "leases")
+    __slots__ = ("tasks", "pool_id", "lease_ms", "leases", "lease_term")
     TASKS_FIELD_NUMBER: _ClassVar[int]
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     LEASES_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TERM_FIELD_NUMBER: _ClassVar[int]
     tasks: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.TaskRecord]
     pool_id: str
     lease_ms: int
     leases: _containers.RepeatedCompositeFieldContainer[_leases_pb2.Lease]
-    def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[_leases_pb2.Lease, _Mapping]]] = ...) -> None: ...
+    lease_term: int
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[_leases_pb2.Lease, _Mapping]]] = ..., lease_term: _Optional[int] = ...) -> None: ...
 
 class InsertedTask(_message.Message):
     __slots__ = ("id", "state", "created", "priority", "name", "queue")

@@ -7,13 +7,40 @@ SELECT d.id::text AS id
 FROM unnest(:ids::uuid[]) AS d(id)
 WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = d.id)
 
+-- name: graph_hold_refs
+-- graph_missing_refs inside an insert's transaction, before its rows: the
+-- parents and dependencies its new tasks name (:ids) are held until COMMIT. Each
+-- unfinished one of :dependencies is marked has_dependents (once: it is never
+-- cleared), every other row is locked FOR SHARE, in id order. Both conflict
+-- with the updates that cancel a task or make it final (FOR NO KEY UPDATE; FOR
+-- KEY SHARE would not), so of such an update and this insert, made by two
+-- stores, the second waits until the first commits, and then sees it
+-- (dependencies.py): the insert's later statements see the parent cancelled
+-- (cancel_orphans) or the dependency final (graph_cascade, graph_release); or
+-- the cancel's next look for descendants sees the child, and the final's own
+-- statement returns has_dependents (waited_on), so its store looks for dependents.
+WITH flagged AS (
+  UPDATE tasks t SET has_dependents = true
+  WHERE t.id = ANY(:dependencies::uuid[]) AND NOT t.has_dependents
+    AND t.state NOT IN ('SUCCESS', 'FAILURE', 'CANCELLED')
+  RETURNING t.id
+), held AS MATERIALIZED (
+  SELECT t.id FROM tasks t
+  WHERE t.id = ANY(:ids::uuid[]) AND t.id NOT IN (SELECT f.id FROM flagged f)
+  ORDER BY t.id
+  FOR SHARE
+)
+-- Joins read every row of held, so every one of them is locked.
+SELECT d.id::text AS id
+FROM unnest(:ids::uuid[]) AS d(id)
+LEFT JOIN flagged f ON f.id = d.id
+LEFT JOIN held h ON h.id = d.id
+WHERE f.id IS NULL AND h.id IS NULL
+
 -- name: graph_dependents
 -- PENDING tasks waiting on any of :ids (the GIN index tasks_depends_on_idx).
 SELECT t.id::text AS id FROM tasks t
 WHERE t.depends_on && :ids::uuid[] AND t.state = 'PENDING'
-
--- name: graph_any_pending
-SELECT EXISTS (SELECT 1 FROM tasks t WHERE t.state = 'PENDING')
 
 -- name: graph_pending_page
 -- The sweep: PENDING tasks in (created_at, id) order after the cursor.
@@ -56,7 +83,7 @@ SET state = 'CANCELLED', cancel_step = 1,
     finished_at = now(), updated_at = now()
 FROM pick p
 WHERE t.id = p.id AND t.state = ANY(:sources::task_state[])
-RETURNING {{record}}
+RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: graph_release
 -- Candidates (:ids, PENDING) whose dependencies all ended SUCCESS: QUEUED, or

@@ -17,7 +17,7 @@ UPDATE tasks t
 SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(), lease_token = '', lease_expires_at = NULL
 WHERE (:queue::text = '' OR t.queue = :queue::text) AND t.state = ANY(:sources::task_state[])
-RETURNING {{record}}
+RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: retry_failed
 -- FAILURE -> QUEUED as a new attempt (:sources = sources of QUEUED, checked against

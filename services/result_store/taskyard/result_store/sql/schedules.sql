@@ -112,6 +112,10 @@ RETURNING {{schedule}}
 -- name: next_schedule_due
 SELECT ty_us(min(s.next_run_at)) FROM schedules s WHERE NOT s.paused
 
+-- name: schedule_clock
+-- A firing that names no time fires by the database's clock (one for every scheduler).
+SELECT ty_us(now())
+
 -- name: mark_schedule_runs
 -- The runs' tasks name their schedule (the insert statements do not know it).
 UPDATE tasks t SET schedule_id = r.schedule_id

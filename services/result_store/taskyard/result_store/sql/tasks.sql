@@ -86,8 +86,10 @@ FROM (
   SELECT r.*,
          -- Never leased at birth in a paused queue (the scheduler's view of
          -- pauses may lag): such a row is inserted QUEUED and waits; nor to a
-         -- draining pool (see lease_tasks).
+         -- draining pool (see lease_tasks); nor for a scheduler's term that is
+         -- over (fencing, as lease_tasks; 0 = unfenced).
          r.token <> '' AND r.state = 'QUEUED'
+         AND (r.lease_term = 0 OR r.lease_term = (SELECT s.term FROM scheduler_leader s))
          AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = r.queue AND q.paused)
          AND NOT EXISTS (SELECT 1 FROM workers w
                          WHERE w.pool_id = r.pool_id AND w.state IN ('DRAINING', 'STOPPING')) AS lease
@@ -97,10 +99,11 @@ FROM (
               :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
               :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
               :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[],
-              :lease_token::text::text[], :pool_id::text::text[], :lease_ms::bigint[])
+              :lease_token::text::text[], :pool_id::text::text[], :lease_ms::bigint[],
+              :lease_term::bigint[])
        AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
             parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-            deps, ikey, ikey_us, token, pool_id, lease_ms)
+            deps, ikey, ikey_us, token, pool_id, lease_ms, lease_term)
   -- A fence: without it the planner pulls the subquery up and copies the
   -- lease test (and its subplans) into each CASE that reads it.
   OFFSET 0
@@ -165,6 +168,10 @@ SET state = 'ASSIGNED', lease_token = l.token, pool_id = l.pool_id, worker_id = 
 FROM unnest(:ids::uuid[], :tokens::text::text[], :pool_ids::text::text[], :lease_ms::bigint[])
      AS l(id, token, pool_id, lease_ms)
 WHERE t.id = l.id AND t.state = ANY(:sources::task_state[])
+  -- Fencing: only the leading scheduler's :term leases (a deposed leader that has
+  -- not noticed yet leases nothing); 0 is unfenced (no election: tests, tools).
+  -- It names no row, so it gates the whole statement once.
+  AND (:term::bigint = 0 OR :term::bigint = (SELECT s.term FROM scheduler_leader s))
   -- A paused queue's tasks stay QUEUED (a dispatch that raced the pause).
   AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue AND q.paused)
   -- A draining pool beats its state before it stops its workers: no lease
@@ -230,7 +237,7 @@ WITH c AS (
                                     WHEN 'CANCELLED' THEN :cancelled_sources::task_state[]
                                     ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt,
-            c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker
+            c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker, t.has_dependents AS waited_on
 ), failures AS (
   INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at)
   SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
@@ -255,7 +262,7 @@ FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :results::tex
      AS c(id, attempt, token, result, worker_id, started_us)
 WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
   AND t.state = ANY(:sources::task_state[])
-RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
+RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, t.has_dependents AS waited_on
 
 -- name: release_attempts
 -- ASSIGNED/RUNNING -> QUEUED, no retry burned: the attempt may have run its body
@@ -287,7 +294,7 @@ WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
   AND t.state = ANY(CASE WHEN t.cancel_requested THEN :cancelled_sources::task_state[]
                          ELSE :queued_sources::task_state[] END)
   AND (r.resume OR t.cancel_requested OR t.state = 'ASSIGNED')
-RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt
+RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt, t.has_dependents AS waited_on
 
 -- name: die_attempts
 -- The worker died holding the attempt (or its lease lapsed). It had started
@@ -352,7 +359,7 @@ WITH d AS (
                                     WHEN 'CANCELLED' THEN :cancelled_sources::task_state[]
                                     ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, d.token AS ref_token, d.attempt AS ref_attempt, d.target::text AS target,
-            t.failure_message AS fmsg
+            t.failure_message AS fmsg, t.has_dependents AS waited_on
 ), failures AS (
   INSERT INTO task_failures (task_id, attempt, type, message, worker_id, retry_at)
   SELECT u.id::uuid, u.ref_attempt, 'WorkerProcessDied', u.fmsg, u.worker_id,
@@ -375,7 +382,7 @@ FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :steps::small
      AS c(id, attempt, token, step, worker_id, started_us)
 WHERE t.id = c.id AND t.attempt = c.attempt AND t.lease_token = c.token
   AND t.cancel_requested AND t.state = ANY(:sources::task_state[])
-RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt
+RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, t.has_dependents AS waited_on
 
 -- name: attempts_now
 -- The current attempt and lease of refused completions (late_completions), and
@@ -391,7 +398,7 @@ FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 UPDATE tasks t
 SET late_reports = t.late_reports + l.n, late_attempt = greatest(t.late_attempt, l.attempt)
 FROM (SELECT id, count(*)::int AS n, max(attempt) AS attempt
-      FROM unnest(:ids::uuid[], :attempts::int[]) AS r(id, attempt) GROUP BY id) AS l
+      FROM unnest(:ids::uuid[], :attempts::int[]) AS r(id, attempt) GROUP BY id ORDER BY id) AS l
 WHERE t.id = l.id
 RETURNING {{record}}
 
@@ -422,7 +429,7 @@ SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(),
     lease_token = '', lease_expires_at = NULL
 WHERE t.id = ANY(:ids::uuid[]) AND t.state = ANY(:sources::task_state[])
-RETURNING {{record}}
+RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: cancel_flag
 -- Running: only the flag; the worker is told to stop.
@@ -471,12 +478,17 @@ RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS 
 -- the lease sets it and nothing moves an ASSIGNED row's updated_at back (a later
 -- touch only makes it look newer, i.e. kept). RUNNING rows are never touched
 -- (the IN list keeps the lease index usable; :sources = sources of QUEUED that
--- are ASSIGNED).
+-- are ASSIGNED). Fencing: a scheduler's :term (0 = unfenced) must be the
+-- leading one, and then only leases of earlier terms go back (a token issued in
+-- a term starts "t<term>.", one without is of term 0).
 WITH orphan AS (
   SELECT t.id FROM tasks t
   WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.state = ANY(:sources::task_state[])
     AND t.pool_id = ANY(:pool_ids::text[]) AND NOT (t.lease_token = ANY(:held_tokens::text[]))
     AND (:own_prefix::text = '' OR NOT starts_with(t.lease_token, :own_prefix::text))
+    AND (:term::bigint = 0
+         OR (:term::bigint = (SELECT s.term FROM scheduler_leader s)
+             AND coalesce(substring(t.lease_token FROM '^t([0-9]{1,18})[.]')::bigint, 0) < :term::bigint))
     AND t.updated_at < now() - :issued_before_ms::bigint * interval '1 millisecond'
   ORDER BY t.updated_at
   LIMIT :limit

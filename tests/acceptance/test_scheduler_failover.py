@@ -1,0 +1,194 @@
+"""Two schedulers, one leading: each on its own loopback address (the same ports),
+every other service dialing both (TASKYARD_SCHEDULER_HOSTS). The standby opens no
+listener. SIGKILLed under a stream of tasks, the leader is replaced within the
+bound (docs/scaling.md: the leadership's ttl, a standby's wait, the pools' redial),
+and every task completes, once; SIGTERMed, it hands the leadership over at once.
+
+Failover is measured in the database: from the kill to the first lease committed
+in the new leader's term (a trigger records each lease's token, which starts with
+its term, as it is written)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from support.cluster import Cluster
+from support.ports import BLOCK, free_port_block, listening
+from support.waiting import wait_until
+
+from taskyard.client import TaskyardError
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(240)]
+
+SCHEDULER_HOSTS = ("127.0.0.2", "127.0.0.3")
+BOUND = 5.0
+# Submissions of the stream, one after the other.
+STREAM_GAP = 0.02
+
+LEASE_HISTORY = """
+CREATE TABLE test_leases (task_id uuid NOT NULL, token text NOT NULL, at timestamptz NOT NULL);
+CREATE FUNCTION test_record_lease() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.state = 'ASSIGNED' AND NEW.lease_token <> ''
+     AND (TG_OP = 'INSERT' OR OLD.lease_token IS DISTINCT FROM NEW.lease_token) THEN
+    INSERT INTO test_leases VALUES (NEW.id, NEW.lease_token, clock_timestamp());
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER test_record_lease AFTER INSERT OR UPDATE ON tasks
+  FOR EACH ROW EXECUTE FUNCTION test_record_lease();
+"""
+
+
+def install_lease_history(database_url: str) -> None:
+    async def run() -> None:
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.execute(LEASE_HISTORY)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+def two_schedulers(cluster_factory: Callable[..., Cluster], journal: Path, **overrides: Any) -> Cluster:
+    """A cluster over tcp whose first scheduler leads and whose second stands by."""
+    start = free_port_block(BLOCK + 1)
+    cluster = cluster_factory(
+        start=False,
+        transport="tcp",
+        base_port=start + 1,
+        discovery_port=start,
+        scheduler_hosts=SCHEDULER_HOSTS,
+        concurrency=8,
+        task_modules=("taskyard.examples", "support.tasks"),
+        env={"TASKYARD_TEST_JOURNAL": str(journal)},
+        **overrides,
+    )
+    install_lease_history(cluster.database_url)
+    cluster.start_service("result-store")
+    (leader,) = cluster.start_instances("scheduler", [{"TASKYARD_BIND_HOST": SCHEDULER_HOSTS[0]}])
+    (standby,) = cluster.start_instances(
+        "scheduler", [{"TASKYARD_BIND_HOST": SCHEDULER_HOSTS[1]}], wait_log="standing by"
+    )
+    assert (leader, standby) == ("scheduler", "scheduler-2")
+    for service in ("worker-pool", "gateway"):
+        cluster.start_service(service)
+    cluster.wait_ready()
+    base = cluster.settings.base_port
+    lanes = {(SCHEDULER_HOSTS[0], base + offset) for offset in (0, 1, 2, 3, 5, 6)}
+    assert lanes | {(SCHEDULER_HOSTS[0], cluster.settings.discovery_port)} <= listening(cluster.pid(leader))
+    assert listening(cluster.pid(standby)) == set(), "a standby opens no listener"
+    return cluster
+
+
+def leader_row(cluster: Cluster) -> dict[str, Any]:
+    return cluster.query("SELECT term, holder FROM scheduler_leader")[0]
+
+
+class Stream:
+    """Submits a journal task every STREAM_GAP on a thread, each retried with its
+    request id until accepted (through a failover, a submission waits or fails)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.ids: list[str] = []
+        self.keys: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="task stream", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            key, request_id = f"s{n}", str(uuid.uuid4())
+            while True:
+                try:
+                    task = self.client.submit("journal", key, 0.02, request_id=request_id)
+                    break
+                except TaskyardError:  # no leader to take it yet: again, the same request id
+                    time.sleep(STREAM_GAP)
+            self.ids.append(task.id)
+            self.keys.append(key)
+            n += 1
+            time.sleep(STREAM_GAP)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(60)
+        assert not self._thread.is_alive()
+
+
+def runs(journal: Path) -> collections.Counter[str]:
+    return collections.Counter(
+        line.split()[1] for line in journal.read_text().splitlines() if line.startswith("done ")
+    )
+
+
+def test_a_killed_leader_is_replaced_within_the_bound_and_every_task_completes_once(
+    cluster_factory: Callable[..., Cluster], journal: Path
+) -> None:
+    cluster = two_schedulers(cluster_factory, journal)
+    assert leader_row(cluster)["term"] == 1
+    client: Any = cluster.client()
+    stream = Stream(client)
+    try:
+        wait_until(lambda: len(stream.ids) >= 50, 30, "50 tasks submitted to the first leader")
+        killed_at = time.time()
+        cluster.kill("scheduler", signal.SIGKILL)
+        wait_until(
+            lambda: leader_row(cluster)["term"] == 2, 3 * BOUND, lambda: f"a new term\n{cluster.logs_tail()}"
+        )
+        submitted = len(stream.ids)
+        wait_until(lambda: len(stream.ids) >= submitted + 50, 30, "50 more tasks submitted to the new leader")
+    finally:
+        stream.stop()
+    for task_id in stream.ids:
+        assert client.wait(task_id, timeout=60).state.name == "SUCCESS", task_id
+
+    first = cluster.query(
+        "SELECT extract(epoch FROM min(at))::float8 AS at FROM test_leases WHERE starts_with(token, 't2.')"
+    )[0]["at"]
+    assert first is not None, "the new leader leased nothing"
+    failover = first - killed_at
+    print(f"\nscheduler failover (SIGKILL to the new leader's first dispatch): {failover:.3f} s")
+    assert 0 < failover < BOUND, f"failover took {failover:.2f}s\n{cluster.logs_tail()}"
+    assert "elected leader (term 2)" in cluster.log_text("scheduler-2")
+
+    done = runs(journal)
+    assert set(done) == set(stream.keys)
+    twice = [k for k, n in done.items() if n > 1]
+    assert not twice, f"ran more than once: {twice[:10]}"
+    assert cluster.count_tasks(states=("QUEUED", "ASSIGNED", "RUNNING")) == 0
+
+
+def test_a_stopped_leader_hands_over_at_once(cluster_factory: Callable[..., Cluster], journal: Path) -> None:
+    ttl = 30.0  # a standby that had to wait for the row to expire would wait this long
+    cluster = two_schedulers(cluster_factory, journal, leader_ttl=ttl)
+    client: Any = cluster.client()
+    assert client.wait(client.submit("journal", "before", 0.0).id, timeout=30).state.name == "SUCCESS"
+
+    stopped_at = time.monotonic()
+    assert cluster.kill("scheduler", signal.SIGTERM) == 0
+    row = wait_until(
+        lambda: (r := leader_row(cluster))["term"] == 2 and r,
+        10,
+        lambda: f"a new term\n{cluster.logs_tail()}",
+        0.01,
+    )
+    handover = time.monotonic() - stopped_at
+    print(f"\nscheduler handover after SIGTERM: {handover:.3f} s")
+    assert handover < ttl / 5
+    assert row["holder"].startswith("scheduler-")
+    assert "released the leadership (term 1)" in cluster.log_text("scheduler")
+    assert client.wait(client.submit("journal", "after", 0.0).id, timeout=30).state.name == "SUCCESS"
