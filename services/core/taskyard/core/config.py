@@ -157,6 +157,12 @@ class Settings(Addresses, BaseSettings):
     metrics_host: str = Field(
         default="127.0.0.1", description="The /metrics bind address; off loopback it needs metrics_token."
     )
+    # --- probes (core/health.py): the services without a gRPC server
+    health_port: Port = Field(
+        default=0,
+        description="HTTP /livez and /readyz of the scheduler, result-store or worker-pool, on the bind "
+        "host (no token: they say only up or down); 0 = off. The gateway has TASKYARD_GRPC_HEALTH_PORT.",
+    )
     metrics_token_secret: Secret = Field(
         default=SecretStr(""),
         alias="metrics_token",

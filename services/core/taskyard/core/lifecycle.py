@@ -11,7 +11,7 @@ import sys
 from collections.abc import Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
-from taskyard.core import tracing
+from taskyard.core import health, tracing
 
 T = TypeVar("T")
 
@@ -110,8 +110,10 @@ def run(main: Coroutine[Any, Any, T]) -> T:
 async def _then_end_tasks(main: Coroutine[Any, Any, T]) -> T:
     """``main``, then the tasks it left running ended by ``end_tasks``: the runner
     cancels them only once and waits for them without a limit."""
+    health.attach_loop(asyncio.get_running_loop())  # the probes' liveness is this loop's
     try:
         return await main
     finally:
+        health.attach_loop(None)
         if left := asyncio.all_tasks() - {asyncio.current_task()}:
             await end_tasks(left, LEFTOVER_TASKS_LIMIT)

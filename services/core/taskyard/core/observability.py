@@ -1,4 +1,5 @@
-"""What every service turns on at start: span export (OTEL_*) and ``/metrics``."""
+"""What every service turns on at start: span export (OTEL_*), ``/metrics`` and the
+probes' ``/livez`` and ``/readyz``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from taskyard.core import tracing
+from taskyard.core import health, tracing
 
 if TYPE_CHECKING:
     from taskyard.core.config import Settings
@@ -28,9 +29,14 @@ def observed(service: str, settings: Settings) -> Iterator[MetricsServer | None]
         server = metrics.serve(
             settings.metrics_host, settings.metrics_port, token=settings.metrics_token or None
         )
+    probes = None
+    if settings.health_port:
+        probes = health.HealthServer(settings.effective_bind_host, settings.health_port)
     try:
         yield server
     finally:
+        if probes is not None:
+            probes.close()
         if server is not None:
             server.close()
         tracing.shutdown()

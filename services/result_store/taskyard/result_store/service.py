@@ -6,7 +6,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from taskyard.core import seal
+from taskyard.core import health, seal
 from taskyard.core.config import Settings
 from taskyard.core.rpc import Responder
 
@@ -40,6 +40,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             concurrency=CONCURRENCY,
         )
         serving = asyncio.create_task(responder.serve(), name="store-responder")
+        health.mark_ready()
         log.info(
             "result-store ready on %s (events %s, notify %s)",
             settings.store_listen_address,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
-from taskyard.core import contract, dialer, discovery, hops, ids, lifecycle, rpc, transport
+from taskyard.core import contract, dialer, discovery, health, hops, ids, lifecycle, rpc, transport
 from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -370,6 +370,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         log.info("scheduler stopping")
 
     said = asyncio.create_task(stopping())
+    health.mark_ready()  # leading or standing by, a scheduler is what it should be
     try:
         await election.run(stop, lead)
     finally:

@@ -29,7 +29,7 @@ import logging
 import os
 
 from taskyard.bus.v1 import leases_pb2
-from taskyard.core import contract, discovery, errors, rpc
+from taskyard.core import contract, discovery, errors, health, rpc
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, registry
@@ -148,6 +148,7 @@ class Manager:
         spawn(self._peer.run(), "discovery")
         spawn(self.link.run_heartbeat(), "heartbeat")
         spawn(self.renewals.run(), "renewals")
+        health.mark_ready()
         log.info(
             "worker-pool ready: pool %s registered with scheduler %s, capacity %d, worker pids %s",
             pool.pool_id,

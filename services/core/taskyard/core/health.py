@@ -1,0 +1,102 @@
+"""``/livez`` and ``/readyz`` over HTTP for the services without a gRPC server (the
+scheduler, the result-store, the worker-pool), for probes such as the kubelet's.
+
+Served from a thread of its own, so a busy event loop still gets its answer: live
+means the process's event loop ran a callback within ``LIVENESS_TIMEOUT`` seconds
+(a wedged loop, stuck in a blocking call, is not live: restart it); ready means
+live and the service has said so (``mark_ready``, when it logs that it is ready; a
+standby scheduler is ready: it is the spare). No token: the answers say only up or
+down, and a probe cannot send one without writing it into the pod spec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Seconds the event loop has to run a no-op callback before the process is not live.
+LIVENESS_TIMEOUT = 5.0
+
+_loop: asyncio.AbstractEventLoop | None = None
+_ready = threading.Event()
+
+
+def attach_loop(loop: asyncio.AbstractEventLoop | None) -> None:
+    """The event loop whose responsiveness is liveness (lifecycle.run attaches it)."""
+    global _loop
+    _loop = loop
+
+
+def mark_ready(ready: bool = True) -> None:
+    if ready:
+        _ready.set()
+    else:
+        _ready.clear()
+
+
+def live(timeout: float | None = None) -> bool:
+    """Whether the attached event loop runs a callback within ``timeout`` seconds
+    (``LIVENESS_TIMEOUT`` unless given)."""
+    timeout = LIVENESS_TIMEOUT if timeout is None else timeout
+    loop = _loop
+    if loop is None or loop.is_closed():
+        return False
+    ran = threading.Event()
+    try:
+        loop.call_soon_threadsafe(ran.set)
+    except RuntimeError:  # the loop closed meanwhile
+        return False
+    return ran.wait(timeout)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path == "/livez":
+            ok = live()
+        elif self.path == "/readyz":
+            ok = _ready.is_set() and live()
+        else:
+            self.send_error(404)
+            return
+        body = b"ok\n" if ok else b"not ok\n"
+        self.send_response(200 if ok else 503)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # probes every few seconds would flood the log
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class HealthServer:
+    """``/livez`` and ``/readyz`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one."""
+
+    def __init__(self, host: str, port: int) -> None:
+        server_class = _Server
+        if ":" in host:
+            import socket
+
+            class _V6(_Server):
+                address_family = socket.AF_INET6
+
+            server_class = _V6
+        self._server = server_class((host.strip("[]"), port), _Handler)
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
+        self._thread.start()
+        log.info("health: http://%s:%d/livez and /readyz", host, self.port)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
