@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from taskyard.core import variables
+from taskyard.core import health, variables
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.gateway import server as gateway_server
@@ -40,6 +40,8 @@ NAMESPACE = "taskyard"
 COMPONENTS = ("gateway", "scheduler", "result-store", "worker-pool")
 # Run as StatefulSets: each pod has a name the others dial it by.
 STATEFUL = ("scheduler", "result-store")
+# Probed over HTTP, /livez and /readyz on their "health" port (the gateway: grpc.health.v1).
+HTTP_PROBED = ("scheduler", "result-store", "worker-pool")
 # Who dials which named port of whom (docs/operations.md, "Hosts": who talks to whom), on
 # every pod of it: the lists name every scheduler and every store.
 DIALS: dict[str, dict[str, set[str]]] = {
@@ -203,19 +205,8 @@ def test_every_workload_has_probes_resources_and_a_locked_down_context(docs: lis
         pod = workload["spec"]["template"]["spec"]
         container = _container(workload)
         ports = _ports(workload)
-        for kind in ("readinessProbe", "livenessProbe"):
-            if name == "scheduler" and "metrics" not in ports:
-                # Nothing to probe: a standby listens on nothing, and there is no /metrics.
-                assert kind not in container, kind
-                continue
-            probe = container[kind]
-            target = probe.get("grpc") or probe.get("tcpSocket")
-            assert target, (name, kind)
-            port = target["port"]
-            assert (ports[port] if isinstance(port, str) else port) in ports.values(), (name, kind)
-            if name == "scheduler":
-                # /metrics, which a standby serves too: never an NNG port, which only the leader opens.
-                assert target == {"port": "metrics"}, kind
+        assert len(set(ports.values())) == len(ports), name  # no two listeners on one port
+        assert {"readinessProbe", "livenessProbe"} <= container.keys(), name
         requests, limits = container["resources"]["requests"], container["resources"]["limits"]
         assert {"cpu", "memory"} <= requests.keys() and "memory" in limits, name
         assert pod["securityContext"]["runAsNonRoot"] is True
@@ -229,8 +220,36 @@ def test_every_workload_has_probes_resources_and_a_locked_down_context(docs: lis
         # Service links would add <SERVICE>_PORT variables to an environment read by prefix.
         assert pod["enableServiceLinks"] is False and pod["automountServiceAccountToken"] is False
     gateway = _container(workloads["gateway"])
-    health = _ports(workloads["gateway"])["health"]
-    assert gateway["readinessProbe"]["grpc"] == gateway["livenessProbe"]["grpc"] == {"port": health}
+    grpc_health = _ports(workloads["gateway"])["health"]
+    assert gateway["readinessProbe"]["grpc"] == gateway["livenessProbe"]["grpc"] == {"port": grpc_health}
+
+
+def test_the_scheduler_store_and_pools_are_probed_on_livez_and_readyz(docs: list[dict[str, Any]]) -> None:
+    workloads = _workloads(docs)
+    for name in HTTP_PROBED:
+        workload = workloads[name]
+        container = _container(workload)
+        served = _ports(workload)["health"]
+        for pod in _pod_names(workload):
+            # The port the probes name is the one the service serves them on, on every
+            # interface (a standby scheduler too: it opens no NNG listener, but this one).
+            settings = Settings.from_env(_environment(docs, workload, pod))
+            assert (settings.effective_bind_host, settings.health_port) == ("0.0.0.0", served), pod
+        paths = {"livenessProbe": "/livez", "readinessProbe": "/readyz"}
+        if name == "result-store":
+            paths["startupProbe"] = "/livez"  # a budget of its own for the start and migrations
+        assert {k for k in container if k.endswith("Probe")} == paths.keys(), name
+        for kind, path in paths.items():
+            probe = container[kind]
+            assert probe["httpGet"] == {"path": path, "port": "health"}, (name, kind)
+            # The endpoints give the event loop LIVENESS_TIMEOUT to answer: a kubelet that
+            # gave up sooner would count a merely busy service dead.
+            assert probe["timeoutSeconds"] > health.LIVENESS_TIMEOUT, (name, kind)
+    startup = _container(workloads["result-store"])["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 600  # the 10 minutes the docs give
+    # The gateway's probes are gRPC: no HTTP health port there.
+    gateway = workloads["gateway"]
+    assert Settings.from_env(_environment(docs, gateway, _pod_names(gateway)[0])).health_port == 0
 
 
 def test_several_of_every_service_schedulers_and_stores_as_stateful_sets(
@@ -250,11 +269,6 @@ def test_several_of_every_service_schedulers_and_stores_as_stateful_sets(
         assert _matches({"matchLabels": headless["selector"]}, spec["template"]["metadata"]["labels"])
         # Every pod's name resolves, ready or not: a standby scheduler listens on nothing.
         assert headless["publishNotReadyAddresses"] is True
-    # Without a readiness signal (no /metrics) a new scheduler runs a while before the next
-    # is replaced, so a leader replaced in an upgrade has a standby to hand over to.
-    scheduler = workloads["scheduler"]
-    if "readinessProbe" not in _container(scheduler):
-        assert scheduler["spec"]["minReadySeconds"] >= 5
 
 
 def test_termination_grace_covers_each_drain(docs: list[dict[str, Any]]) -> None:
@@ -634,7 +648,15 @@ OUTSIDERS = [
     Peer("prometheus", "10.244.0.53", "monitoring", {"app.kubernetes.io/name": "prometheus"}),
     Peer("office", "203.0.113.7"),
     Peer("internet", "198.51.100.9"),
+    Peer("kubelet", "10.0.0.5"),  # a node, whose kubelet probes the pods
 ]
+# The renders whose policies are evaluated; "probe-sources" lists the nodes in
+# networkPolicy.probeFrom, as on a network plugin that applies policies to the kubelet's probes.
+POLICY_RENDERS = {
+    "default": RENDERS["default"],
+    "production": RENDERS["production"],
+    "probe-sources": (*RENDERS["production"], "--set", "networkPolicy.probeFrom[0].ipBlock.cidr=10.0.0.0/16"),
+}
 
 
 def _reachable(docs: list[dict[str, Any]]) -> Iterator[tuple[Peer, Peer, str]]:
@@ -649,11 +671,11 @@ def _reachable(docs: list[dict[str, Any]]) -> Iterator[tuple[Peer, Peer, str]]:
                     yield source, dest, port_name
 
 
-@pytest.mark.parametrize("render", ["default", "production"])
+@pytest.mark.parametrize("render", POLICY_RENDERS)
 def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_configured_clients(
     render: str,
 ) -> None:
-    docs = _render(*RENDERS[render])
+    docs = _render(*POLICY_RENDERS[render])
     reached = list(_reachable(docs))
     allowed = {(src.role, dst.role, port) for src, dst, port in reached}
     internal = {
@@ -665,9 +687,14 @@ def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_con
         edge = {("ingress controller", "gateway", "grpc"), ("office", "gateway", "grpc")}
         edge |= {("ingress controller", "gateway", "http")}
         edge |= {("prometheus", dst, "metrics") for dst in COMPONENTS}
+    if render == "probe-sources":  # every service's health port, gRPC or HTTP
+        edge |= {("kubelet", dst, "health") for dst in COMPONENTS}
     assert allowed == internal | edge
-    # The brief's rule, plainly: the NNG ports are reached by the suite's own pods alone.
-    assert all(src in COMPONENTS for src, _, port in allowed if port not in {"grpc", "http", "metrics"})
+    # The brief's rule, plainly: the NNG ports are reached by the suite's own pods alone,
+    # the health ports by the probes' sources alone.
+    outer = {"grpc", "http", "metrics", "health"}
+    assert all(src in COMPONENTS for src, _, port in allowed if port not in outer)
+    assert all(src == "kubelet" for src, _, port in allowed if port == "health")
     # Pod by pod: whatever reaches one pod of a service reaches each of them, so every
     # standby scheduler is reached as the leader is (it may lead next), every store alike.
     pairs = {(src.name, dst.name, port) for src, dst, port in reached}

@@ -160,6 +160,15 @@ http: {{ int .Values.gateway.dashboard.port }}
 metrics: {{ int .Values.metrics.port }}
 {{- end -}}
 
+{{/* One service's ports by name: the suite's, but "health" is what its probes ask, the
+     gateway's grpc.health.v1 (gateway.healthPort) or the others' HTTP /livez and /readyz
+     (health.port). Call with (dict "root" $ "component" "scheduler"). */}}
+{{- define "taskyard.servicePorts" -}}
+{{- $ports := include "taskyard.ports" .root | fromYaml -}}
+{{- if ne .component "gateway" }}{{ $_ := set $ports "health" (int .root.Values.health.port) }}{{ end -}}
+{{- toYaml $ports -}}
+{{- end -}}
+
 {{/* The NNG ports each service listens on, by name. */}}
 {{- define "taskyard.listeners" -}}
 scheduler: [lane-critical, lane-high, lane-normal, lane-low, registration, survey, discovery]
@@ -256,7 +265,8 @@ checksum/tls: {{ print $v.gateway.tls.cert $v.gateway.tls.key | sha256sum }}
 {{- end -}}
 
 {{/* The environment every container gets besides the ConfigMap: the bus keys, the
-     metrics token, OTEL_SERVICE_NAME, then the service's own extraEnv. */}}
+     metrics token, the probes' HTTP port (not the gateway's: its probes are gRPC, so it
+     is not in the ConfigMap), OTEL_SERVICE_NAME. */}}
 {{- define "taskyard.commonEnv" -}}
 - name: TASKYARD_BUS_KEYS
   valueFrom:
@@ -269,6 +279,10 @@ checksum/tls: {{ print $v.gateway.tls.cert $v.gateway.tls.key | sha256sum }}
     secretKeyRef:
       name: {{ include "taskyard.metricsSecret" .root }}
       key: {{ include "taskyard.metricsKey" .root }}
+{{- end }}
+{{- if ne .component "gateway" }}
+- name: TASKYARD_HEALTH_PORT
+  value: {{ (include "taskyard.servicePorts" . | fromYaml).health | quote }}
 {{- end }}
 {{- if .root.Values.otel.endpoint }}
 - name: OTEL_SERVICE_NAME
@@ -288,9 +302,28 @@ checksum/tls: {{ print $v.gateway.tls.cert $v.gateway.tls.key | sha256sum }}
 {{- toYaml (merge (deepCopy .handler) (.timings | default dict)) -}}
 {{- end -}}
 
-{{/* containerPort entries for the named ports of a service. */}}
+{{/* The probes of the scheduler, the result-store and the worker-pool, on their HTTP
+     health port (core/health.py, answered from a thread of its own): liveness asks
+     /livez (the event loop runs a callback within 5 s, so a busy service passes and a
+     wedged one does not), readiness /readyz (live, and the service said it is ready);
+     a start-up probe, where the values give one, asks /livez too. */}}
+{{- define "taskyard.httpProbes" -}}
+{{- $values := index .root.Values (include "taskyard.valuesKey" .component) -}}
+{{- $livez := dict "httpGet" (dict "path" "/livez" "port" "health") -}}
+{{- with $values.startupProbe }}
+startupProbe:
+  {{- include "taskyard.probe" (dict "handler" $livez "timings" .) | nindent 2 }}
+{{- end }}
+readinessProbe:
+  {{- include "taskyard.probe" (dict "handler" (dict "httpGet" (dict "path" "/readyz" "port" "health")) "timings" $values.readinessProbe) | nindent 2 }}
+livenessProbe:
+  {{- include "taskyard.probe" (dict "handler" $livez "timings" $values.livenessProbe) | nindent 2 }}
+{{- end -}}
+
+{{/* containerPort entries for the named ports of a service: call with (dict "root" $
+     "component" "scheduler" "names" (list ...)). */}}
 {{- define "taskyard.containerPorts" -}}
-{{- $ports := include "taskyard.ports" .root | fromYaml -}}
+{{- $ports := include "taskyard.servicePorts" . | fromYaml -}}
 {{- range .names }}
 - name: {{ . }}
   containerPort: {{ index $ports . }}
