@@ -190,6 +190,6 @@ class Maintenance:
             renewed = await self._store.call(
                 contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms)
             )
-            if renewed.lost:
-                log.info("%d attempts held by pools are no longer current", len(renewed.lost))
+            if renewed.lost:  # mostly finished while the survey was answered
+                log.debug("%d attempts held by pools no longer current at renewal", len(renewed.lost))
         self._dispatcher.wake.set()

@@ -59,9 +59,9 @@ class Renewals:
             log.debug("lease renewal failed: %s", exc.message)
             return None
         if reply.lost:
-            log.info(
-                "%d held attempts are no longer current (their outcome will be refused)", len(reply.lost)
-            )
+            # Mostly attempts whose outcome the store accepted while this renewal was on
+            # its way; an attempt truly superseded has its outcome refused when it reports.
+            log.debug("%d held attempts no longer current at renewal", len(reply.lost))
         if reply.cancel_requested:
             self._watchdog.cancel_attempts(reply.cancel_requested)
         return reply
