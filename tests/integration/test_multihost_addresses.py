@@ -10,50 +10,17 @@ dial site uses its own role's host."""
 
 from __future__ import annotations
 
-import random
 import re
-import socket
 from collections.abc import Callable
 from typing import Any
 
-import psutil
 import pytest
 from support.cluster import Cluster
+from support.ports import BLOCK, free_port_block, listening
 
 from taskyard.core.priority import Priority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
-
-# Lanes, store, registration, survey, the three event streams: base + 0..9.
-BLOCK = 10
-
-
-def _free_on_all_interfaces(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("0.0.0.0", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port_block(size: int) -> int:
-    """The first port of ``size`` consecutive ports free on 0.0.0.0, below the
-    ephemeral range (32768+) so outgoing connections do not take them meanwhile."""
-    rng = random.Random()
-    for _ in range(200):
-        start = rng.randrange(20000, 32000 - size)
-        if all(_free_on_all_interfaces(p) for p in range(start, start + size)):
-            return start
-    raise RuntimeError(f"no block of {size} free ports found")
-
-
-def listening(pid: int) -> set[tuple[str, int]]:
-    return {
-        (c.laddr.ip, c.laddr.port)
-        for c in psutil.Process(pid).net_connections(kind="tcp")
-        if c.status == psutil.CONN_LISTEN
-    }
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "192.0.2.1"], ids=["host-loopback", "host-unroutable"])

@@ -1,11 +1,13 @@
 """TCP ports for clusters over tcp: a block of consecutive free ports (a cluster's
 base port and its offsets, the same on every loopback address its instances
-listen on), and what a process listens on."""
+listen on), what a process listens on, and what an HTTP port answers."""
 
 from __future__ import annotations
 
 import random
 import socket
+import urllib.error
+import urllib.request
 
 import psutil
 
@@ -41,3 +43,14 @@ def listening(pid: int) -> set[tuple[str, int]]:
         for c in psutil.Process(pid).net_connections(kind="tcp")
         if c.status == psutil.CONN_LISTEN
     }
+
+
+def http_status(port: int, path: str) -> int:
+    """The status of ``GET http://127.0.0.1:<port><path>``; 0 when nothing listens."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return 0

@@ -46,7 +46,9 @@ class Running:
         self.tasks.append(asyncio.create_task(hub.run()))
         return hub
 
-    def peer(self, address: str, ann: Callable[[], dispatch_pb2.Announcement], **kw: bool) -> discovery.Peer:
+    def peer(
+        self, address: str | list[str], ann: Callable[[], dispatch_pb2.Announcement], **kw: bool
+    ) -> discovery.Peer:
         peer = discovery.Peer(address, ann, interval=INTERVAL, **kw)
         self.closers.append(peer.close)
         self.tasks.append(asyncio.create_task(peer.run()))
@@ -146,3 +148,17 @@ async def test_malformed_announcement_does_not_stop_discovery(tmp_path: Path, ru
     good = dispatch_pb2.Announcement(service="gateway", instance_id="gw-late", sent_at_ms=1)
     await noisy.asend(transport.encode(envelope_pb2.KIND_ANNOUNCE, good))
     assert (await until_member(watcher, "gw-late")).service == "gateway"
+
+
+@pytest.mark.parametrize("leader", [0, 1], ids=["hub-first", "hub-second"])
+async def test_peers_dialing_every_scheduler_meet_through_the_hub_wherever_it_runs(
+    tmp_path: Path, running: Running, leader: int
+) -> None:
+    # TASKYARD_SCHEDULER_HOSTS: only the leader runs the hub; nobody listens at the other address.
+    addresses = [ipc(tmp_path, "sched-a"), ipc(tmp_path, "sched-b")]
+    running.hub(addresses[leader])
+    first = running.peer(addresses, announcement("worker_pool", "pool-1"))
+    second = running.peer(addresses, announcement("worker_pool", "pool-2"))
+    assert first.addresses == tuple(addresses)
+    await until_member(first, "pool-2")
+    await until_member(second, "pool-1")

@@ -6,21 +6,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from support.ports import http_status
 
 from taskyard.core import health
-
-
-def status(port: int, path: str) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as reply:
-            return int(reply.status)
-    except urllib.error.HTTPError as err:
-        return err.code
 
 
 @pytest.fixture
@@ -44,10 +35,10 @@ def test_live_while_the_loop_runs_not_while_it_is_stuck(
     monkeypatch.setattr(health, "LIVENESS_TIMEOUT", 0.3)
     server = health.HealthServer("127.0.0.1", 0)
     try:
-        assert status(server.port, "/livez") == 200
-        assert status(server.port, "/readyz") == 503  # not said ready yet
+        assert http_status(server.port, "/livez") == 200
+        assert http_status(server.port, "/readyz") == 503  # not said ready yet
         health.mark_ready()
-        assert status(server.port, "/readyz") == 200
+        assert http_status(server.port, "/readyz") == 200
         stuck = threading.Event()
 
         def blocking_call() -> None:
@@ -56,9 +47,9 @@ def test_live_while_the_loop_runs_not_while_it_is_stuck(
 
         loop.call_soon_threadsafe(blocking_call)
         assert stuck.wait(5)
-        assert status(server.port, "/livez") == 503
-        assert status(server.port, "/readyz") == 503
-        assert status(server.port, "/metrics") == 404
+        assert http_status(server.port, "/livez") == 503
+        assert http_status(server.port, "/readyz") == 503
+        assert http_status(server.port, "/metrics") == 404
     finally:
         server.close()
 

@@ -4,11 +4,10 @@ processes: a worker-pool and a scheduler of a running suite answer both once rea
 from __future__ import annotations
 
 import signal
-import urllib.error
-import urllib.request
 from typing import Any
 
 import pytest
+from support.ports import http_status
 from support.waiting import wait_until
 
 from taskyard.cli import procs
@@ -16,30 +15,20 @@ from taskyard.cli import procs
 pytestmark = pytest.mark.acceptance
 
 
-def status(port: int, path: str) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as reply:
-            return int(reply.status)
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError:
-        return 0  # not listening (yet)
-
-
 def test_a_pool_and_a_scheduler_answer_their_probes(cluster: Any) -> None:
     pool_port, scheduler_port = procs.free_port(), procs.free_port()
     (pool,) = cluster.start_instances("worker-pool", [{"TASKYARD_HEALTH_PORT": str(pool_port)}])
-    assert status(pool_port, "/livez") == 200
-    wait_until(lambda: status(pool_port, "/readyz") == 200, 10, "the pool ready")
-    assert status(pool_port, "/nothing") == 404
+    assert http_status(pool_port, "/livez") == 200
+    wait_until(lambda: http_status(pool_port, "/readyz") == 200, 10, "the pool ready")
+    assert http_status(pool_port, "/nothing") == 404
 
     cluster.kill("scheduler", signal.SIGTERM)
     cluster.start_service("scheduler", env={"TASKYARD_HEALTH_PORT": str(scheduler_port)})
-    wait_until(lambda: status(scheduler_port, "/readyz") == 200, 10, "the scheduler ready")
-    assert status(scheduler_port, "/livez") == 200
+    wait_until(lambda: http_status(scheduler_port, "/readyz") == 200, 10, "the scheduler ready")
+    assert http_status(scheduler_port, "/livez") == 200
     client = cluster.client()
     task = client.submit("add", 2, 3)
     assert client.wait(task.id, timeout=30).result == 5
     client.close()
     cluster.kill(pool, signal.SIGTERM)
-    assert status(pool_port, "/livez") == 0  # gone with its process
+    assert http_status(pool_port, "/livez") == 0  # gone with its process
