@@ -14,6 +14,7 @@ import pytest
 from taskyard.bus.v1 import leader_pb2
 from taskyard.core import contract, errors
 from taskyard.core.clock import ManualClock
+from taskyard.scheduler import election
 from taskyard.scheduler.election import JITTER, RETRY, Election
 
 TTL = 2.0
@@ -176,19 +177,29 @@ async def test_a_refused_renewal_ends_the_term_and_the_scheduler_stands_by_again
     await finish(a)
 
 
-async def test_a_leader_that_cannot_reach_the_store_keeps_leading() -> None:
+async def test_a_leader_keeps_leading_through_a_short_store_outage_and_steps_down_after_a_long_one() -> None:
     clock = ManualClock()
     store = FakeStore(clock)
     a = Candidate(store, clock, "a")
     await run_until(clock, a.leading.is_set, 1.0, "a to lead")
     store.reachable = False
     failed = store.count("renew")
-    await run_until(clock, lambda: store.count("renew") >= failed + 12, 4 * TTL, "renewals to fail")
-    assert a.leading.is_set() and a.election.term == 1
+    # Short of STEP_DOWN_AFTER ttls: renewals fail, a leads on.
+    await run_until(clock, lambda: store.count("renew") >= failed + 5, 1.5 * TTL, "renewals to fail")
+    assert a.leading.is_set() and not a.ended.is_set() and a.election.term == 1
     store.reachable = True  # the row expired meanwhile, but nobody took it: still a's
     kept = store.count("renew")
     await run_until(clock, lambda: store.count("renew") > kept, TTL, "a renewal")
     assert a.leading.is_set() and store.expires > clock.monotonic() and store.term == 1
+
+    store.reachable = False  # for good, this time
+    began = clock.monotonic()
+    await run_until(clock, a.ended.is_set, 4 * TTL, "a to step down")
+    took = clock.monotonic() - began
+    assert election.STEP_DOWN_AFTER * TTL <= took <= election.STEP_DOWN_AFTER * TTL + TTL / 4 + STEP
+    assert a.election.term == 0 and not a.task.done()  # standing by, not stopped
+    store.reachable = True
+    await run_until(clock, lambda: a.terms == [1, 2], 2 * TTL, "a to lead again, in a new term")
     await finish(a)
 
 

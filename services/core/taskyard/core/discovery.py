@@ -56,6 +56,11 @@ class Member:
     seen_at: float
 
 
+def _report_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("discovery: announcing stopped", exc_info=exc)
+
+
 class Peer:
     """Dials the hub (at every scheduler's address: the one running it answers),
     announces itself every ``interval`` seconds and records what others announce."""
@@ -82,6 +87,8 @@ class Peer:
         # TaskGroup passes only the first cancel on to its children, and pynng's
         # receive may swallow that one (lifecycle.end_tasks cancels again for this).
         announcing = None if self._listen_only else asyncio.create_task(self._announce())
+        if announcing is not None:
+            announcing.add_done_callback(_report_failure)
         try:
             await self._receive()
         finally:

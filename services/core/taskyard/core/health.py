@@ -55,6 +55,8 @@ def live(timeout: float | None = None) -> bool:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    timeout = 10  # seconds: a connection that sends nothing does not hold a thread
+
     def do_GET(self) -> None:
         if self.path == "/livez":
             ok = live()

@@ -69,8 +69,9 @@ class EventTail:
             self.streams -= 1
             if self.streams == 0:
                 # Not followed from now on: the next stream replays from the store
-                # until the tail has started the ring over.
+                # until the tail has started the ring over, and an outage is its to find.
                 self.ring.ready = False
+                self.health.failing_since = None
 
     def _failed(self) -> None:
         now = self._clock.monotonic()

@@ -21,14 +21,16 @@ the database's clock, the one clock all schedulers share:
   ``taskyard dev`` nor a test cluster restarts a service that exits): its term
   ends as a stop does (listeners closed, lanes, pools and timers dropped with
   the term's ``Scheduler``) and it stands by again.
-- The store out of reach: the leader keeps leading. A standby cannot take the
-  row without a store either; and if one can reach a store and takes the
-  expired row, every write that only a leader may make (leases at dispatch and
-  at submission, restart reconciliation) carries the term and is refused in
-  SQL once the term is over (fencing), so the old leader can do no harm until
-  its next renewal that reaches a store tells it. Stepping down by itself
-  would turn every restart of the store into a failover, and a lost renewal
-  into a reload of every lane.
+- The store out of reach: the leader keeps leading for ``STEP_DOWN_AFTER``
+  times the ttl, then steps down by itself. Meanwhile a standby that reaches a
+  store may take the expired row; every write that only a leader may make
+  (leases at dispatch and at submission, restart reconciliation) carries the
+  term and is refused in SQL once the term is over (fencing), so the old leader
+  does no harm. But it would still hold the pools' PAIR links (a pool's PAIR
+  takes one peer) and half the gateways' lane requests: cut off from the store
+  for good, it would stall the suite behind a healthy standby. Stepping down at
+  once instead would turn every short restart of the store into a failover and
+  a reload of every lane.
 - A graceful stop (SIGTERM) releases the row after the term's listeners are
   closed: a standby takes over within one ``RETRY``, and can bind the same
   addresses.
@@ -57,6 +59,9 @@ log = logging.getLogger(__name__)
 
 # Seconds between a standby's requests for the row, on average.
 RETRY = 0.25
+# A leader with no renewal answered for this many ttls steps down (the row has
+# expired for a ttl already: a standby may lead).
+STEP_DOWN_AFTER = 2.0
 # Each wait is RETRY times a random factor in [1 - JITTER, 1 + JITTER].
 JITTER = 0.5
 
@@ -168,15 +173,28 @@ class Election:
         return 0
 
     async def hold(self) -> None:
-        """Renew every ``renew_interval`` until deposed (returns; ``term`` is then 0).
-        Runs until cancelled otherwise: through a stop too, until the term's
-        listeners are closed and the row can be released."""
+        """Renew every ``renew_interval`` until deposed, or unanswered for
+        ``STEP_DOWN_AFTER`` ttls (returns; ``term`` is then 0). Runs until cancelled
+        otherwise: through a stop too, until the term's listeners are closed and the
+        row can be released."""
         interval = self.renew_interval
-        due = self._clock.monotonic()
+        due = answered = self._clock.monotonic()
         while True:
             due += interval
             await self._clock.sleep(max(0.0, due - self._clock.monotonic()))
-            if await self.renew() is False:
+            kept = await self.renew()
+            if kept is False:
+                return
+            now = self._clock.monotonic()
+            if kept:
+                answered = now
+            elif now - answered >= STEP_DOWN_AFTER * self.ttl:
+                log.warning(
+                    "no renewal answered for %.1f s: stepping down (term %d); standing by",
+                    now - answered,
+                    self.term,
+                )
+                self.term = 0
                 return
             # A renewal that took longer than the interval: the next one at once, then on time.
             due = max(due, self._clock.monotonic() - interval)

@@ -45,6 +45,8 @@ _SCHEDULED = TaskState.SCHEDULED.value
 TASKS_END_TIMEOUT = 5.0
 # Seconds between attempts to listen on addresses a predecessor still holds.
 LISTEN_RETRY = 0.25
+# Seconds a leader waits for its addresses to be free before it gives up its term.
+LISTEN_GIVE_UP = 10.0
 
 
 class Scheduler:
@@ -382,14 +384,21 @@ async def _listening(
     settings: Settings, store: rpc.Requester, term: int, over: asyncio.Event
 ) -> Scheduler | None:
     """The term's Scheduler, its listeners open; None if the term is over first. An
-    address still held (a deposed leader closing on the same host) is tried again."""
-    held = False
+    address still held (a deposed leader closing on the same host) is tried again,
+    for ``LISTEN_GIVE_UP`` seconds: held longer (another process has the port), the
+    term is given up, so that a standby that can listen leads instead."""
+    clock = SystemClock()
+    began: float | None = None
     while not over.is_set():
         try:
             return Scheduler(settings, store, term=term)
         except pynng.AddressInUse as exc:
-            if not held:
+            now = clock.monotonic()
+            if began is None:
+                began = now
                 log.warning("waiting to listen: %s", exc)
-            held = True
-            await sleep_unless(SystemClock(), LISTEN_RETRY, over)
+            elif now - began >= LISTEN_GIVE_UP:
+                log.error("cannot listen (%s) for %.0f s: giving up term %d", exc, now - began, term)
+                return None
+            await sleep_unless(clock, LISTEN_RETRY, over)
     return None

@@ -193,8 +193,8 @@ class PulseHub:
             try:
                 after, changed = await self._catch_up(after)
             except errors.TaskyardError as exc:
-                if exc.reason == "CURSOR_EXPIRED":
-                    after = ""
+                # On from what was counted: summaries added before the failure are not counted twice.
+                after = "" if exc.reason == "CURSOR_EXPIRED" else self.aggregator.cursor
                 log.warning("dashboard pulse: the store's summary failed (%s); asking again", exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)

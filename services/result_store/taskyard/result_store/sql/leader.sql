@@ -3,7 +3,9 @@
 -- with the row as it is afterwards: its term and holder, whether the asker
 -- holds it, and the milliseconds left of the holder's lease. (When the UPDATE
 -- matched nothing, the row read is the statement's snapshot of it: a change
--- committed meanwhile, say by another standby that won, may not show yet.)
+-- committed meanwhile, say by another standby that won, may not show yet. So
+-- whether the asker holds the row is whether its UPDATE took it, never read
+-- from that row.)
 
 -- name: acquire_leadership
 -- A standby takes the row once it expired (or was released): a new term. Still
@@ -17,7 +19,7 @@ WITH taken AS (
   WHERE l.expires_at <= now() OR l.holder = :holder
   RETURNING l.term, l.holder, l.expires_at
 )
-SELECT r.term, r.holder, r.holder = :holder AND r.expires_at > now() AS leader,
+SELECT r.term, r.holder, EXISTS (SELECT 1 FROM taken) AS leader,
        greatest(0, ceil(extract(epoch FROM r.expires_at - now()) * 1000))::bigint AS expires_in_ms
 FROM (SELECT * FROM taken
       UNION ALL
@@ -34,7 +36,7 @@ WITH kept AS (
   WHERE l.holder = :holder AND l.term = :term::bigint
   RETURNING l.term, l.holder, l.expires_at
 )
-SELECT r.term, r.holder, r.holder = :holder AND r.term = :term::bigint AS leader,
+SELECT r.term, r.holder, EXISTS (SELECT 1 FROM kept) AS leader,
        greatest(0, ceil(extract(epoch FROM r.expires_at - now()) * 1000))::bigint AS expires_in_ms
 FROM (SELECT * FROM kept
       UNION ALL
