@@ -73,7 +73,7 @@ export function render(main, _params, page) {
   const pools = h("div", {}, "loading");
   const chartBox = h("div", { class: "chart-box" });
   const legend = h("p", { class: "meta" }, h("span", { class: "key bar" }), " tasks finished per second  ",
-    h("span", { class: "key line" }), " latency (first event seen to final, median)");
+    h("span", { class: "key line" }), " latency (creation to final, median)");
   replace(main, h("h1", {}, "Overview"),
     section("Queues", queues, queueForm(page, () => refreshQueues())),
     section("Throughput and latency", chartBox, legend),
