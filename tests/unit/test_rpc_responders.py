@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import pynng
 import pytest
 
 from taskyard.bus.v1 import envelope_pb2, task_record_pb2, tasks_pb2
@@ -81,12 +79,17 @@ class Responder:
         self._closed = False
 
     async def close(self) -> None:
+        """The responder dies: its socket closes and what its handlers hold is dropped
+        (a context held in a handler would not see the close until released)."""
         if self._closed:
             return
         self._closed = True
         self._responder.close()
-        with contextlib.suppress(asyncio.CancelledError, pynng.NNGException):
-            await asyncio.wait_for(self._task, 5)
+        self._task.cancel()
+        done, _ = await asyncio.wait({self._task}, timeout=5)
+        assert done, "the responder did not end within 5 s of its close"
+        if not self._task.cancelled():
+            self._task.exception()  # retrieved: how it ended does not matter here
 
 
 class Pipes:
