@@ -81,3 +81,5 @@ def test_a_resumed_stream_asks_for_what_follows_its_cursor_with_the_same_filters
     assert again.after == "c5" and list(again.queues) == ["q"] and list(again.states) == list(request.states)
     with pytest.raises(ValueError):
         _events.watch_request(start="tomorrow")
+    with pytest.raises(TypeError, match="queue"):
+        _events.watch_request(queue=["q"])  # type: ignore[call-arg]

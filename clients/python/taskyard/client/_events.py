@@ -23,7 +23,7 @@ import datetime
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypedDict, TypeVar, Unpack, cast
 
 import grpc
 
@@ -79,28 +79,39 @@ class Event:
         )
 
 
-def watch_request(
-    *,
-    after: str = "",
-    start: str = "now",
-    kinds: Sequence[str] = (),
-    queues: Sequence[str] = (),
-    task_names: Sequence[str] = (),
-    states: Sequence[str] = (),
-    task_ids: Sequence[str] = (),
-    root_ids: Sequence[str] = (),
-) -> pub.WatchEventsRequest:
+class WatchFilters(TypedDict, total=False):
+    """Where a watch begins and what it keeps (WatchEventsRequest): ``after`` a cursor,
+    else ``start`` "now" (the default) or "oldest"; each filter given must match, by
+    any of its values (kinds "task", "worker", "pool", "queue", "schedule"; states
+    "SUCCESS", ...)."""
+
+    after: str
+    start: str
+    kinds: Sequence[str]
+    queues: Sequence[str]
+    task_names: Sequence[str]
+    states: Sequence[str]
+    task_ids: Sequence[str]
+    root_ids: Sequence[str]
+
+
+def watch_request(**filters: Unpack[WatchFilters]) -> pub.WatchEventsRequest:
+    if unknown := set(filters) - set(WatchFilters.__annotations__):
+        raise TypeError(f"watch() got unknown filters {sorted(unknown)}")
+    start = filters.get("start", "now")
     if start not in _STARTS:
         raise ValueError(f"start must be 'now' or 'oldest', not {start!r}")
     return pub.WatchEventsRequest(
-        after=after,
+        after=filters.get("after", ""),
         start=_STARTS[start],
-        kinds=[cast(Any, pub.EventKind.Value("EVENT_KIND_" + k.upper())) for k in kinds],
-        queues=list(queues),
-        task_names=list(task_names),
-        states=[cast(Any, task_pb2.TaskState.Value("TASK_STATE_" + s.upper())) for s in states],
-        task_ids=list(task_ids),
-        root_ids=list(root_ids),
+        kinds=[cast(Any, pub.EventKind.Value("EVENT_KIND_" + k.upper())) for k in filters.get("kinds", ())],
+        queues=list(filters.get("queues", ())),
+        task_names=list(filters.get("task_names", ())),
+        states=[
+            cast(Any, task_pb2.TaskState.Value("TASK_STATE_" + x.upper())) for x in filters.get("states", ())
+        ],
+        task_ids=list(filters.get("task_ids", ())),
+        root_ids=list(filters.get("root_ids", ())),
     )
 
 
@@ -250,31 +261,8 @@ class Events(Generic[W]):
         self._stub = event_service_pb2_grpc.EventServiceStub(channel)
         self._watch_type: type[W] = watch_type
 
-    def watch(
-        self,
-        *,
-        after: str = "",
-        start: str = "now",
-        kinds: Sequence[str] = (),
-        queues: Sequence[str] = (),
-        task_names: Sequence[str] = (),
-        states: Sequence[str] = (),
-        task_ids: Sequence[str] = (),
-        root_ids: Sequence[str] = (),
-        resume: bool = True,
-    ) -> W:
-        """Events from ``after`` (a cursor), else from ``start`` ("now" or "oldest"),
-        filtered: each filter given must match, by any of its values (kinds "task",
-        "worker", "pool", "queue", "schedule"; states "SUCCESS", ...). Runs until
+    def watch(self, *, resume: bool = True, **filters: Unpack[WatchFilters]) -> W:
+        """Events from ``after``, else from ``start``, filtered (``WatchFilters``), until
         closed; ``resume=False``: an interrupted stream raises instead of resuming."""
-        req = watch_request(
-            after=after,
-            start=start,
-            kinds=kinds,
-            queues=queues,
-            task_names=task_names,
-            states=states,
-            task_ids=task_ids,
-            root_ids=root_ids,
-        )
+        req = watch_request(**filters)
         return self._watch_type(self._stub.WatchEvents, _Progress(req, resume))
