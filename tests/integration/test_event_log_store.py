@@ -8,6 +8,7 @@ from typing import Any
 import asyncpg
 import pytest
 from support.records import submitted_task
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import event_log_pb2, leases_pb2, pools_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -21,7 +22,26 @@ pytestmark = pytest.mark.asyncio
 Read = event_log_pb2.ReadEventsRequest
 
 
-async def read_all(store: Any, after: str = "", *, oldest: bool = False) -> tuple[list[pub.Event], str]:
+async def settled(store: Any) -> None:
+    """Wait until every transaction committed so far is below the watermark.
+
+    The watermark is the cluster's oldest running transaction, and the other
+    tests' databases share the cluster: a clone or a held transaction there
+    hides this test's events for a moment."""
+    mark = int(await store.pool.fetchval("SELECT pg_current_xact_id()::text"))
+
+    async def passed() -> bool:
+        xmin = await store.pool.fetchval("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+        return int(xmin) > mark
+
+    await wait_until_async(passed, 30, "the watermark to pass this test's transactions")
+
+
+async def read_all(
+    store: Any, after: str = "", *, oldest: bool = False, settle: bool = True
+) -> tuple[list[pub.Event], str]:
+    if settle:
+        await settled(store)
     events: list[pub.Event] = []
     req = Read(after=after, oldest=oldest, limit=2)  # small pages: the paging is read too
     while True:
@@ -69,7 +89,7 @@ async def test_the_watermark_hides_a_running_transaction_until_it_commits(
         await held.execute("INSERT INTO events (kind, type, queue) VALUES (4, 'queue.paused', 'held')")
         rec = submitted_task()
         await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))  # commits after it started
-        hidden, cursor = await read_all(result_store, start)
+        hidden, cursor = await read_all(result_store, start, settle=False)
         assert hidden == []  # the newer commit waits behind the running transaction
         assert cursor <= event_cursor.encode(int(await held.fetchval("SELECT pg_current_xact_id()::text")), 0)
         await tx.commit()
@@ -208,6 +228,7 @@ async def test_a_summary_counts_the_events_after_its_cursor_in_the_database(resu
 
 async def test_a_summary_refuses_an_expired_cursor(result_store: Any) -> None:
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[submitted_task()]))
+    await settled(result_store)  # retention keeps what a running transaction may still precede
     purger = Purger(result_store.pool, ManualClock(4e9), retention_days=30, chunk=10)
     assert await purger.purge_events() == 1
     with pytest.raises(errors.TaskyardError) as refused:
