@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.bus_events import Subscriber
 
 from taskyard.bus.v1 import envelope_pb2, leader_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -147,6 +148,32 @@ async def test_a_deposed_terms_fast_path_inserts_the_tasks_unleased(result_store
         by_term[1]: S.QUEUED.name,
         by_term[2]: S.ASSIGNED.name,
     }
+
+
+async def test_a_deposed_terms_submission_tells_the_leader_to_load_it(
+    result_store: Any, store_settings: Any
+) -> None:
+    store = result_store
+    assert (await ask(store, "a")).term == 1
+    await expire(store)
+    assert (await ask(store, "b")).term == 2
+    sub = Subscriber(store_settings.events_address)
+    try:
+        await sub.connected()
+        # The leader's own submission: its lanes have it, no wake-up. (The store's
+        # LISTEN publishes one of its own when it connects: hence by commit.)
+        current = tr.TaskRecord(id=ids.new_task_id(), name="add")
+        await store.insert(tasks_pb2.InsertTasksRequest(tasks=[current], lease_term=2))
+        await sub.wait_for(lambda e: e.task_id == current.id)
+        assert sub.batch_of(lambda e: e.task_id == current.id) == ["task.queued"]
+        # Through "a", deposed without knowing: inserted, and the leader is told with it.
+        stale = tr.TaskRecord(id=ids.new_task_id(), name="add")
+        reply = await store.insert(tasks_pb2.InsertTasksRequest(tasks=[stale], lease_term=1))
+        assert [t.created for t in reply.tasks] == [True]
+        await sub.wait_for(lambda e: e.task_id == stale.id)
+        assert sub.batch_of(lambda e: e.task_id == stale.id) == ["task.queued", "tasks.available"]
+    finally:
+        sub.close()
 
 
 async def test_reconciliation_is_fenced_and_hands_back_only_earlier_terms_leases(result_store: Any) -> None:

@@ -13,40 +13,16 @@ from typing import Any
 import asyncpg
 import pynng
 import pytest
+from support.bus_events import Subscriber
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import contract, errors, ids, rpc, transport
+from taskyard.core import contract, errors, health, ids, rpc, transport
 from taskyard.result_store.service import serve
 
 pytestmark = pytest.mark.asyncio
 K = envelope_pb2
-
-
-class Subscriber:
-    def __init__(self, address: str) -> None:
-        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=100)
-        self.sock.subscribe(transport.EVENTS_TOPIC)
-        self.sock.dial(address, block=False)
-        self.events: list[event_pb2.Event] = []
-
-    async def wait_for(self, pred: Any, within: float = 5.0) -> event_pb2.Event:
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            for e in self.events:
-                if pred(e):
-                    return e
-            try:
-                raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
-            except (TimeoutError, pynng.Timeout):
-                continue
-            env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
-            assert env.kind == K.KIND_EVENTS
-            self.events.extend(transport.unpack(env, event_pb2.EventBatch).events)
-        raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture
@@ -68,7 +44,7 @@ async def served(store_settings: Any) -> Any:
                 task.result()
             await asyncio.sleep(0.05)
     sub = Subscriber(store_settings.events_address)
-    await asyncio.sleep(0.2)  # let the SUB connect
+    await sub.connected()
     try:
         yield req, sub
     finally:
@@ -256,7 +232,9 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
         )
         assert [(t.id, t.lease_token) for t in dispatch.tasks] == [(leased.id, "tok")]
         # The scheduler's: the cancel (it drops the task from its lane), nothing per insert.
-        assert [(e.task_id, e.type) for e in events(got_sched, len(transport.SCHEDULER_TOPIC))] == [
+        # (The store's LISTEN publishes a tasks.available of its own when it connects.)
+        heard = events(got_sched, len(transport.SCHEDULER_TOPIC))
+        assert [(e.task_id, e.type) for e in heard if e.type != "tasks.available"] == [
             (queued.id, "task.cancelled")
         ]
     finally:
@@ -272,3 +250,27 @@ async def test_the_writer_plans_once_and_reads_plan_per_call(result_store: Any) 
         assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
     async with result_store.pool.acquire() as conn:
         assert await conn.fetchval("SHOW plan_cache_mode") == "auto"
+
+
+async def test_the_store_is_ready_while_its_database_answers(
+    store_settings: Any, pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health, "FOLLOW_INTERVAL", 0.1)
+    health.mark_ready(False)
+    name = store_settings.database_url.rsplit("/", 1)[1]
+    admin = await asyncpg.connect(pg_cluster.dsn("postgres"))
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(store_settings, stop))
+    try:
+        await wait_until_async(lambda: health.ready() or task.done(), 15, "the store ready")
+        await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+        await wait_until_async(lambda: not health.ready(), 15, "unready without its database")
+        await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        await wait_until_async(health.ready, 15, "ready again once the database answers")
+    finally:
+        await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        await admin.close()
+        stop.set()
+        await asyncio.wait_for(task, 15)
+    assert not health.ready()  # a stopped store is not

@@ -62,3 +62,59 @@ async def test_no_copy_when_everything_finished(monkeypatch: pytest.MonkeyPatch)
     await asyncio.wait_for(later.wait(), 5)
     await asyncio.sleep(0)  # a send it started would have run by now
     assert sock.sent == []
+
+
+class _Store:
+    """Leases hang until the test lets them answer; releases are recorded."""
+
+    def __init__(self) -> None:
+        self.leasing = asyncio.Event()
+        self.released: list[Any] = []
+
+    async def call_raw(self, method: Any, request: Any, **_: Any) -> bytes:
+        self.leasing.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def call(self, method: Any, request: Any, **_: Any) -> Any:
+        self.released.append(request)
+
+
+async def test_a_closed_dispatcher_sends_no_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dispatcher_mod, "BACKUP_DELAY", 0.01)
+    sock = _Socket()
+    pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
+    store = _Store()
+    d = Dispatcher(Lanes(), Any, store, lease_ms=30_000)  # type: ignore[arg-type]
+    rec = _record("a")
+    pool.inflight[rec.id] = 1.0
+    d.send_backup(pool, [rec])
+    d.close()  # the term ended while the pool may be running it
+    later = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.02, later.set)
+    await asyncio.wait_for(later.wait(), 5)
+    await asyncio.sleep(0)
+    assert sock.sent == [] and store.released == []
+    d.send_backup(pool, [rec])  # nor one asked for afterwards
+    d.send_soon(pool, [rec])
+    assert not d._backups and not d._inflight
+
+
+async def test_closing_cancels_the_leases_in_flight() -> None:
+    sock = _Socket()
+    pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
+    store = _Store()
+    registry = type("Registry", (), {"pools": {"p": pool}})()
+    lanes = Lanes()
+    d = Dispatcher(lanes, registry, store, lease_ms=30_000)
+    lanes.push_all([dispatcher_mod.ref_of(_record("a"))])
+    d.dispatch_once()
+    await asyncio.wait_for(store.leasing.wait(), 5)
+    (inflight,) = d._inflight
+    d.close()
+    with pytest.raises(asyncio.CancelledError):
+        await inflight
+    assert sock.sent == [] and store.released == []
+    lanes.push_all([dispatcher_mod.ref_of(_record("b"))])
+    d.dispatch_once()  # a closed dispatcher leases nothing more
+    assert not d._inflight

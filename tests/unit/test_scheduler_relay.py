@@ -109,15 +109,17 @@ def _pool(capacity: int = 8) -> Pool:
     )
 
 
-def _scheduler(store: _Store, lanes: Lanes, pools: list[Pool]) -> tuple[Scheduler, _Timers]:
+def _scheduler(store: _Store, lanes: Lanes, pools: list[Pool], term: int = 0) -> tuple[Scheduler, _Timers]:
     """A Scheduler with only what _on_submit uses (no sockets)."""
     sched = Scheduler.__new__(Scheduler)
+    sched.term = term
+    sched._term_field = tasks_pb2.InsertTasksRequest(lease_term=term).SerializeToString()
     registry = cast(Any, type("Registry", (), {})())
     registry.pools = {p.pool_id: p for p in pools}
     sched.lanes = lanes
     sched.store = cast(Any, store)
     sched._lease_ms = 30_000
-    sched.dispatcher = Dispatcher(lanes, registry, cast(Any, store), lease_ms=30_000)
+    sched.dispatcher = Dispatcher(lanes, registry, cast(Any, store), lease_ms=30_000, term=term)
     timers = _Timers()
     sched.timers = cast(Any, timers)
     return sched, timers
@@ -147,6 +149,16 @@ async def test_a_submission_goes_to_the_store_byte_for_byte() -> None:
     assert list(dispatch_pb2.SubmitReply.FromString(answer).tasks) == [_inserted(queued), _inserted(later)]
     assert "q1" in lanes and "s1" not in lanes
     assert timers.added == [("s1", later.run_at_us)]
+
+
+async def test_every_insert_names_the_term_it_was_submitted_in() -> None:
+    queued = _record("q1")
+    payload = dispatch_pb2.SubmitRequest(tasks=[queued]).SerializeToString()
+    store = _Store(tasks_pb2.InsertTasksReply(tasks=[_inserted(queued)]).SerializeToString())
+    sched, _ = _scheduler(store, _busy_lanes(), [_pool()], term=3)  # no fast path: no lease asked
+    await sched._on_submit(payload, envelope_pb2.Envelope())
+    insert = tasks_pb2.InsertTasksRequest.FromString(store.sent[0][1])
+    assert list(insert.tasks) == [queued] and insert.lease_term == 3 and not insert.leases
 
 
 async def test_only_created_tasks_are_queued() -> None:

@@ -5,15 +5,20 @@ Served from a thread of its own, so a busy event loop still gets its answer: liv
 means the process's event loop ran a callback within ``LIVENESS_TIMEOUT`` seconds
 (a wedged loop, stuck in a blocking call, is not live: restart it); ready means
 live and the service has said so (``mark_ready``, when it logs that it is ready; a
-standby scheduler is ready: it is the spare). No token: the answers say only up or
-down, and a probe cannot send one without writing it into the pod spec.
+standby scheduler is ready: it is the spare; ``follow`` for one whose readiness
+tracks a dependency, the result-store's database). A stop signal withdraws
+readiness at once (lifecycle.py): a draining service takes no new work. No token:
+the answers say only up or down, and a probe cannot send one without writing it
+into the pod spec.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +26,10 @@ log = logging.getLogger(__name__)
 
 # Seconds the event loop has to run a no-op callback before the process is not live.
 LIVENESS_TIMEOUT = 5.0
+# ``follow``: seconds between checks of the dependency, and how many failures in
+# a row make the service unready (one slow answer is not an outage).
+FOLLOW_INTERVAL = 2.0
+FOLLOW_FAILURES = 2
 
 _loop: asyncio.AbstractEventLoop | None = None
 _ready = threading.Event()
@@ -37,6 +46,41 @@ def mark_ready(ready: bool = True) -> None:
         _ready.set()
     else:
         _ready.clear()
+
+
+def ready() -> bool:
+    return _ready.is_set()
+
+
+async def follow(
+    check: Callable[[], Awaitable[object]],
+    what: str,
+    stop: asyncio.Event,
+    *,
+    interval: float | None = None,
+    failures: int | None = None,
+) -> None:
+    """Ready while ``check`` answers (within ``interval``), until ``stop``: unready
+    after ``failures`` in a row, ready again at the next answer. The service marks
+    itself ready first; this only keeps it honest."""
+    interval = FOLLOW_INTERVAL if interval is None else interval
+    failures = FOLLOW_FAILURES if failures is None else failures
+    failed = 0
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(check(), interval)
+        except Exception as exc:  # any failure of the dependency is the same: not ready
+            failed += 1
+            if failed == failures and not stop.is_set():
+                log.warning("not ready: %s does not answer (%s)", what, str(exc) or type(exc).__name__)
+                mark_ready(False)
+        else:
+            if failed >= failures and not stop.is_set():
+                log.info("ready again: %s answers", what)
+                mark_ready()
+            failed = 0
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), interval)
 
 
 def live(timeout: float | None = None) -> bool:

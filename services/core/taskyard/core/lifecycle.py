@@ -52,15 +52,21 @@ def stop_signals_held() -> Iterator[None]:
 
 
 def stop_event_on_signals(*signals: signal.Signals) -> asyncio.Event:
-    """An event set by SIGTERM/SIGINT (or the given signals) in the running loop.
+    """An event set by SIGTERM/SIGINT (or the given signals) in the running loop,
+    which withdraws the process's readiness (health.py) too.
 
     Unblocks them afterwards: a launcher (``stop_signals_held``) may have started us
     with them blocked, and one that arrived meanwhile is delivered now, to the handler."""
     loop = asyncio.get_running_loop()
     event = asyncio.Event()
     wanted = signals or STOP_SIGNALS
+
+    def stopping() -> None:
+        health.mark_ready(False)  # draining: the probes say so at once
+        event.set()
+
     for sig in wanted:
-        loop.add_signal_handler(sig, event.set)
+        loop.add_signal_handler(sig, stopping)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, wanted)
     return event
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, NamedTuple
 
 from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
@@ -122,6 +123,12 @@ async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, li
                 dups.append((reply.tasks.add(id=tid, created=False), new))
         replies.append(reply)
     events.extend(resolved.events)
+    if created and _from_an_ended_term(reqs, created[0]["leader_term"]):
+        # Its scheduler was deposed and has not noticed yet: the tasks it keeps in
+        # its lanes it will never lease (fenced), and the leader loaded its lanes
+        # before they were here. The leader reloads on this wake-up instead of at
+        # its next fallback poll.
+        events.append(event("tasks.available", at_us=time.time_ns() // 1000))
     if dups:
         await _describe_duplicates(db, dups)
     return Outcome(
@@ -178,6 +185,12 @@ async def _cancel_orphans(db: Db, ids: list[str]) -> dict[str, task_record_pb2.T
         return {}
     rows = await db.fetch("cancel_orphans", ids=ids, sources=SRC_CANCEL_NOW.db)
     return {rec.id: rec for rec in map(record_from_row, rows)}
+
+
+def _from_an_ended_term(reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]], term: int) -> bool:
+    """Whether a request of the drain came from a scheduler whose term is over
+    (``term`` is the current one; a request's 0 is unfenced)."""
+    return any(req.lease_term and req.lease_term != term for req, _ in reqs)
 
 
 def _fast_path_leases(

@@ -26,6 +26,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     store = await ResultStore.open(settings)
     responder: Responder | None = None
     depth: asyncio.Task[None] | None = None
+    ready: asyncio.Task[None] | None = None
     refusals = asyncio.create_task(
         counters.record_bus_refusals(store.pool, seal.current().refusals), name="bus-refusals"
     )
@@ -41,6 +42,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         )
         serving = asyncio.create_task(responder.serve(), name="store-responder")
         health.mark_ready()
+        ready = asyncio.create_task(
+            health.follow(store.reachable, "the database", stop), name="store-readiness"
+        )
         log.info(
             "result-store ready on %s (events %s, notify %s)",
             settings.store_listen_address,
@@ -52,6 +56,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         if serving in done:
             serving.result()  # surface a crash
         log.info("result-store stopping")
+        health.mark_ready(False)
         responder.close()
         serving.cancel()
         stopper.cancel()
@@ -59,10 +64,10 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     finally:
         if responder is not None:
             responder.close()
-        refusals.cancel()
-        if depth is not None:
-            depth.cancel()
-        await asyncio.gather(refusals, *([depth] if depth is not None else []), return_exceptions=True)
+        helpers = [t for t in (refusals, depth, ready) if t is not None]
+        for t in helpers:
+            t.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
         await store.close()
     log.info("result-store stopped")
 

@@ -248,6 +248,12 @@ class ResultStore:
             self._tasks.append(asyncio.create_task(self.cache.run_sweeper(), name="store-cache-sweeper"))
             self._tasks.extend(self.ops.start())  # the hourly retention purge
 
+    async def reachable(self) -> None:
+        """Returns once the database answers (the readiness probe's check). On the
+        writer's pool: its second connection is free but for a reconnect, where the
+        readers' pool may be taken by a burst of reads."""
+        await (self.writer_pool or self.pool).fetchval("SELECT 1")
+
     async def close(self) -> None:
         for t in self._tasks:
             t.cancel()

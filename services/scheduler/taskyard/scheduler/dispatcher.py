@@ -87,6 +87,8 @@ class Dispatcher:
         self._lease_ms = lease_ms
         self.wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
+        self._backups: set[asyncio.TimerHandle] = set()
+        self.closed = False
         self.dispatched = 0
 
     async def run(self) -> None:
@@ -95,8 +97,21 @@ class Dispatcher:
             self.wake.clear()
             self.dispatch_once()
 
+    def close(self) -> None:
+        """The term is over: nothing more goes out. The leases and sends in flight are
+        cancelled, and no PAIR copy follows a fast-path lease: the pool may be running
+        that attempt already (the store's stream delivered it), and a copy that failed
+        on the closed link would hand its lease back while it runs. A lease taken but
+        not sent lapses, or the next leader's reconciliation releases it."""
+        self.closed = True
+        for handle in self._backups:
+            handle.cancel()
+        self._backups.clear()
+        for task in self._inflight:
+            task.cancel()
+
     def dispatch_once(self) -> None:
-        if not self.lanes:
+        if self.closed or not self.lanes:
             return
         for pool in list(self.pools.pools.values()):
             free = pool.free
@@ -157,6 +172,8 @@ class Dispatcher:
         await self._release(pool, records)
 
     def send_soon(self, pool: Pool, records: Sequence[Record]) -> None:
+        if self.closed:
+            return
         task = asyncio.get_running_loop().create_task(self.send(pool, records))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
@@ -166,17 +183,19 @@ class Dispatcher:
         the pool right after COMMIT: sent only if, BACKUP_DELAY later, the pool has
         not reported the attempt done, so a lost stream message costs that delay
         (not a lease lapse) and a short task costs no second message (latency)."""
-        if not records:
+        if not records or self.closed:
             return
         stamps = {r.id: pool.inflight.get(r.id) for r in records}
 
         def due() -> None:
+            self._backups.discard(handle)
             # The same dispatch still in flight (not done, not re-dispatched since).
             still = [r for r in records if r.id in pool.inflight and pool.inflight[r.id] == stamps[r.id]]
             if still:
                 self.send_soon(pool, still)
 
-        asyncio.get_running_loop().call_later(BACKUP_DELAY, due)
+        handle = asyncio.get_running_loop().call_later(BACKUP_DELAY, due)
+        self._backups.add(handle)
 
     def fast_path_open(self) -> bool:
         """Whether reserve_fast_path could lease anything (it needs to read the records)."""

@@ -59,6 +59,9 @@ class Scheduler:
         self.settings = settings
         self.id = ids.new_instance_id("scheduler")
         self.term = term
+        # Every insert names the term it was submitted in: the store tells the
+        # leader to load what a deposed leader inserted (result_store/inserts.py).
+        self._term_field = tasks_pb2.InsertTasksRequest(lease_term=term).SerializeToString()
         self._lease_ms = int(settings.lease_seconds * 1000)
         mx = settings.max_message_bytes
         # The process's, shared by its terms and its election (serve).
@@ -172,8 +175,10 @@ class Scheduler:
             pool, leases = self.dispatcher.reserve_fast_path(parsed.tasks)
         if pool is not None:
             insert += tasks_pb2.InsertTasksRequest(
-                pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases, lease_term=self.dispatcher.term
+                pool_id=pool.pool_id, lease_ms=self._lease_ms, leases=leases, lease_term=self.term
             ).SerializeToString()
+        else:
+            insert += self._term_field
         try:
             raw = await self.store.call_raw(contract.STORE_INSERT, insert)
             reply = views_pb2.InsertTasksReplyView.FromString(raw)
@@ -338,6 +343,7 @@ class Scheduler:
         return 0
 
     def close(self) -> None:
+        self.dispatcher.close()  # first: a send failing on a closed link would release its lease
         for srv in self._lane_servers:
             srv.close()
         self._registration.close()

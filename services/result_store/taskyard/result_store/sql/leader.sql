@@ -58,3 +58,9 @@ FROM (SELECT * FROM released
       UNION ALL
       SELECT l.term, l.holder, l.expires_at FROM scheduler_leader l WHERE NOT EXISTS (SELECT 1 FROM released)
      ) AS r
+
+-- name: leader_term
+-- (A column of the inserts.) The current term, read once by the statement: a
+-- submission made through a scheduler whose term is over is inserted all the
+-- same, and inserts.py tells the leader to load it.
+(SELECT s.term FROM scheduler_leader s) AS leader_term

@@ -55,7 +55,8 @@ FROM unnest(:id::uuid[], :name::text::text[], :args::text[], :kwargs::text[],
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
-          ty_us(t.created_at) AS created_at_us, coalesce(t.root_id::text, '') AS root_id
+          ty_us(t.created_at) AS created_at_us, coalesce(t.root_id::text, '') AS root_id,
+          {{leader_term}}
 
 -- name: insert_tasks_leasing
 -- insert_tasks with the scheduler's fast path: a QUEUED row given a lease token
@@ -110,7 +111,7 @@ FROM (
 ) AS r
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
-RETURNING {{record}}
+RETURNING {{record}}, {{leader_term}}
 
 -- name: cancel_orphans
 -- New children (:ids) whose parent is CANCELLED or has a cancel requested: the

@@ -1,0 +1,53 @@
+"""A subscriber to a result-store's events PUB, for tests that read what it publishes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pynng
+
+from support.waiting import wait_until_async
+from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.core import transport
+
+
+class Subscriber:
+    """The store's events (EVENTS_TOPIC), decoded; ``connected`` before the first
+    publish awaited, since a PUB drops what no connected SUB hears."""
+
+    def __init__(self, address: str) -> None:
+        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=100)
+        self.sock.subscribe(transport.EVENTS_TOPIC)
+        self.sock.dial(address, block=False)
+        self.events: list[event_pb2.Event] = []
+        # As published: one batch per commit.
+        self.batches: list[list[event_pb2.Event]] = []
+
+    async def connected(self, within: float = 5.0) -> None:
+        await wait_until_async(lambda: len(self.sock.pipes) > 0, within, "the SUB to connect")
+
+    async def wait_for(self, pred: Callable[[event_pb2.Event], bool], within: float = 5.0) -> event_pb2.Event:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            for e in self.events:
+                if pred(e):
+                    return e
+            try:
+                raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
+            except (TimeoutError, pynng.Timeout):
+                continue
+            env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
+            assert env.kind == envelope_pb2.KIND_EVENTS
+            batch = list(transport.unpack(env, event_pb2.EventBatch).events)
+            self.batches.append(batch)
+            self.events.extend(batch)
+        raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")
+
+    def batch_of(self, pred: Callable[[event_pb2.Event], bool]) -> list[str]:
+        """The types of the first batch with a matching event."""
+        return next([e.type for e in batch] for batch in self.batches if any(pred(e) for e in batch))
+
+    def close(self) -> None:
+        self.sock.close()
