@@ -350,6 +350,13 @@ class Settings(Addresses, BaseSettings):
         description="The scheduler re-reads the earliest next run of the schedules at least this often "
         "(a lost schedule.changed event delays a run by at most this).",
     )
+    pool_lost_after: float = Field(
+        default=30.0,
+        gt=0,
+        description="A pool whose heartbeats stopped this long ago is declared lost: STOPPED, with a "
+        "pool.lost event (a store that itself just started or reconnected waits as long). Pools beat "
+        "every 5 s (or worker_heartbeat_interval, if shorter): keep it several beats longer.",
+    )
     graph_sweep_interval: float = Field(
         default=30.0,
         description="The store re-resolves every PENDING task this often (and at start-up): a crash "

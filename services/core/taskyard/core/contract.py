@@ -216,6 +216,7 @@ STREAMS: Mapping[int, type[Message]] = {
     K.KIND_EVENTS: event_pb2.EventBatch,  # the store's PUB, after COMMIT
     K.KIND_GRAPH_RELEASED: graph_pb2.ReleasedTasks,  # dependents released, on the events stream
     K.KIND_GRAPH_RESOLVE: graph_pb2.ResolveRequest,  # the store's own writer, never on the wire
+    K.KIND_STORE_LOSE_POOLS: pools_pb2.LosePoolsRequest,  # the store's own sweep, never on the wire
 }
 
 

@@ -43,6 +43,7 @@ LOGGED_TYPES = frozenset(
         "queue.resumed",
         "pool.registered",
         "pool.stopped",
+        "pool.lost",
         "worker.started",
         "worker.stopped",
         "worker.died",

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from google.protobuf.message import Message
+
 from taskyard.bus.v1 import event_pb2, pools_pb2
 from taskyard.core.states import WorkerState
 
@@ -87,12 +89,27 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
             last_dispatch_us=[h.last_dispatch_at_us for h in hs],
         )
         for row in rows:
-            if row["registered"]:  # its first heartbeat: the row was inserted, not updated
+            hb = last[row["pool_id"]]
+            # Its first heartbeat (the row was inserted, not updated), or the first
+            # after it stopped or was lost (its id configured, or it was only cut off).
+            if row["registered"] or (row["prev_state"] == _POOL_STOPPED and hb.state != _POOL_STOPPED):
                 events.append(event("pool.registered", worker_id=row["pool_id"], at_us=row["at_us"]))
-            events.extend(lifecycle(last[row["pool_id"]], row))
+            events.extend(lifecycle(hb, row))
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
         # Declared names are kept for good (names.py): submittable while no pool serves them.
         declared = sorted({n for h in hs for n in h.task_names if n})
         if declared:
             await db.fetch("declare_task_names", names=declared)
     return Outcome(replies=[pools_pb2.HeartbeatReply() for _ in reqs], events=events)
+
+
+async def apply_lose_pools(db: Db, reqs: list[pools_pb2.LosePoolsRequest]) -> Outcome:
+    """Pools silent for longer than asked: STOPPED, and pool.lost each. Their worker
+    processes get no event: gone with the pool, or only out of reach."""
+    events: list[event_pb2.Event] = []
+    replies: list[Message] = []
+    for req in reqs:
+        rows = await db.fetch("lose_silent_pools", silent_ms=req.silent_ms, limit=max(1, req.limit))
+        replies.append(pools_pb2.LosePoolsReply(pool_ids=[row["pool_id"] for row in rows]))
+        events.extend(event("pool.lost", worker_id=row["pool_id"], at_us=row["at_us"]) for row in rows)
+    return Outcome(replies=replies, events=events)

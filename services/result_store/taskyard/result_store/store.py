@@ -62,6 +62,7 @@ from .operations import appliers as ops_appliers
 from .queries import bind
 from .reads import Reads
 from .schedules import Schedules
+from .silent_pools import SilentPools
 from .validation import validate_insert
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,7 @@ class ResultStore:
                 (K.KIND_STORE_RESCUE, leases.apply_rescue),
                 (K.KIND_STORE_PROMOTE_DUE, promotions.apply_promote),
                 (K.KIND_STORE_HEARTBEAT, heartbeats.apply_heartbeat),
+                (K.KIND_STORE_LOSE_POOLS, heartbeats.apply_lose_pools),
                 *ops_appliers(settings),  # logs, queue operations
                 (K.KIND_GRAPH_RESOLVE, self.resolver.apply),
                 # scheduler restart: leases no answering pool holds (reconciliation.py).
@@ -161,6 +163,11 @@ class ResultStore:
         self.names = DeclaredNames(pool, self.committer.stats)
         # Logs, queues, servers, retention (see operations.py).
         self.ops = Operations(self, cache.clock)
+        self.silent_pools = SilentPools(
+            lambda kind, req, rows: self.committer.submit(kind, req, rows),
+            lost_after=settings.pool_lost_after,
+            clock=cache.clock,
+        )
         # Periodic schedules: their own routes, see schedules.py.
         self.schedules = Schedules(
             pool,
@@ -247,6 +254,7 @@ class ResultStore:
         if sweep:
             self._tasks.append(asyncio.create_task(self.cache.run_sweeper(), name="store-cache-sweeper"))
             self._tasks.extend(self.ops.start())  # the hourly retention purge
+            self._tasks.append(asyncio.create_task(self.silent_pools.run(), name="store-silent-pools"))
 
     async def reachable(self) -> None:
         """Returns once the database answers (the readiness probe's check). On the

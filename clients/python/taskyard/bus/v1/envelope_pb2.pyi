@@ -50,6 +50,7 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_STORE_READ_EVENTS: _ClassVar[Kind]
     KIND_STORE_SUMMARIZE_EVENTS: _ClassVar[Kind]
     KIND_STORE_LEADERSHIP: _ClassVar[Kind]
+    KIND_STORE_LOSE_POOLS: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -91,6 +92,7 @@ KIND_STORE_SERVERS: Kind
 KIND_STORE_READ_EVENTS: Kind
 KIND_STORE_SUMMARIZE_EVENTS: Kind
 KIND_STORE_LEADERSHIP: Kind
+KIND_STORE_LOSE_POOLS: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error")

@@ -82,3 +82,17 @@ class TaskNamesReply(_message.Message):
     NAMES_FIELD_NUMBER: _ClassVar[int]
     names: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LosePoolsRequest(_message.Message):
+    __slots__ = ("silent_ms", "limit")
+    SILENT_MS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    silent_ms: int
+    limit: int
+    def __init__(self, silent_ms: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class LosePoolsReply(_message.Message):
+    __slots__ = ("pool_ids",)
+    POOL_IDS_FIELD_NUMBER: _ClassVar[int]
+    pool_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pool_ids: _Optional[_Iterable[str]] = ...) -> None: ...

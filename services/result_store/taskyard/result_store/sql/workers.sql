@@ -66,3 +66,21 @@ SELECT name FROM task_names WHERE name = ANY(:names::text[])
 -- name: all_task_names
 -- Every name some pool has ever declared (what may be submitted).
 SELECT name FROM task_names ORDER BY name
+
+-- name: lose_silent_pools
+-- Pools not stopped whose last heartbeat is older than :silent_ms: marked
+-- STOPPED, oldest first. Each goes once, whichever store sweeps first (a row
+-- another store holds is left to it; a heartbeat committed meanwhile takes it
+-- out of the sweep). Its next heartbeat, if it was only cut off, registers it again.
+WITH silent AS (
+  SELECT w.pool_id FROM workers w
+  WHERE w.state <> 'STOPPED'
+    AND w.last_heartbeat < now() - :silent_ms::bigint * interval '1 millisecond'
+  ORDER BY w.last_heartbeat
+  LIMIT :limit::int
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE workers w SET state = 'STOPPED', is_running = false
+FROM silent s
+WHERE w.pool_id = s.pool_id
+RETURNING w.pool_id, ty_us(now()) AS at_us
