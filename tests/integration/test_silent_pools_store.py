@@ -3,10 +3,15 @@ real PostgreSQL, the store's real committer and event log."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
+import asyncpg
 import pytest
+from support.waiting import wait_until_async
 
+from taskyard.bus.v1 import envelope_pb2 as K
 from taskyard.bus.v1 import pools_pb2
 from taskyard.core import errors
 from taskyard.core.clock import ManualClock
@@ -62,16 +67,68 @@ async def test_a_silent_pool_is_lost_once_and_registers_again_when_it_beats(resu
     clock.advance(LOST_AFTER)
     assert await sweep.sweep() == ["killed"]
     assert await sweep.sweep() == []  # once
-    state = await store.pool.fetchrow("SELECT state, is_running FROM workers WHERE pool_id = 'killed'")
-    assert (state["state"], state["is_running"]) == ("STOPPED", False)
-    # It was only cut off: its next heartbeat registers it again.
+    row = await store.pool.fetchrow(
+        "SELECT state, is_running, running, active_workers, processes::text "
+        "FROM workers WHERE pool_id = 'killed'"
+    )
+    assert tuple(row) == ("STOPPED", False, 0, 0, "[]")  # nothing of it counts any more
+    # It was only cut off: its next heartbeat registers it again, its process anew.
     await store.heartbeat(beat("killed"))
     assert [e for e in await pool_events(store) if e[1] == "killed"] == [
         ("pool.registered", "killed"),
         ("pool.lost", "killed"),
         ("pool.registered", "killed"),
     ]
+    started = await store.pool.fetchval(
+        "SELECT count(*) FROM events WHERE type = 'worker.started' AND pool_id = 'killed'"
+    )
+    assert started == 2
     assert ("pool.lost", "alive") not in await pool_events(store)
+    # A beat sent while a pool drained that arrives after its last one is no return.
+    await store.heartbeat(beat("stopped", "STOPPING"))
+    assert [e for e in await pool_events(store) if e[1] == "stopped"] == [
+        ("pool.registered", "stopped"),
+        ("pool.stopped", "stopped"),
+    ]
+
+
+async def test_a_sweep_that_waited_too_long_declares_nothing(result_store: Any) -> None:
+    """Held up by the database past its interval, the sweep would find the pools
+    whose heartbeats failed meanwhile: it is not applied, and the wait starts again."""
+    store = result_store
+    await store.heartbeat(beat("waited"))
+    await silence(store, "waited", LOST_AFTER + 5)
+    late = pools_pb2.LosePoolsRequest(
+        silent_ms=int(LOST_AFTER * 1000),
+        limit=10,
+        requested_at_us=time.time_ns() // 1000 - 10_000_000,
+        valid_for_us=5_000_000,
+    )
+    reply = await store.committer.submit(K.KIND_STORE_LOSE_POOLS, late, 10)
+    assert reply.late and not reply.pool_ids
+    clock = ManualClock()
+    sweep = sweeper(store, clock)
+    clock.advance(LOST_AFTER)
+
+    async def held_up(kind: int, req: pools_pb2.LosePoolsRequest, rows: int) -> Any:
+        return await store.committer.submit(
+            kind,
+            pools_pb2.LosePoolsRequest(
+                silent_ms=req.silent_ms,
+                limit=req.limit,
+                requested_at_us=req.requested_at_us - 10_000_000,
+                valid_for_us=req.valid_for_us,
+            ),
+            rows,
+        )
+
+    sweep._submit = held_up
+    assert await sweep.sweep() == []
+    sweep._submit = lambda kind, req, rows: store.committer.submit(kind, req, rows)
+    clock.advance(LOST_AFTER - 1)
+    assert await sweep.sweep() == []  # the wait started again
+    clock.advance(1)
+    assert await sweep.sweep() == ["waited"]
 
 
 async def test_a_store_not_in_touch_for_as_long_declares_nothing(result_store: Any) -> None:
@@ -96,3 +153,34 @@ async def test_a_store_not_in_touch_for_as_long_declares_nothing(result_store: A
     assert await sweep.sweep() == []
     clock.advance(1)
     assert await sweep.sweep() == ["quiet"]
+
+
+async def test_a_heartbeat_waiting_on_a_sweep_sees_the_pool_lost(
+    result_store: Any, store_settings: Any
+) -> None:
+    """Another store's sweep holds the row as the heartbeat arrives: the heartbeat
+    waits, then reads the row as committed (STOPPED), so the pool registers again."""
+    store = result_store
+    await store.heartbeat(beat("racing"))
+    other = await asyncpg.connect(store_settings.database_url)
+    try:
+        sweeping = other.transaction()
+        await sweeping.start()
+        await other.execute("UPDATE workers SET state = 'STOPPED', processes = '[]' WHERE pool_id = 'racing'")
+        beating = asyncio.create_task(store.heartbeat(beat("racing")))
+        await wait_until_async(
+            lambda: other.fetchval(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ),
+            10,
+            "the heartbeat to wait for the sweep",
+        )
+        await sweeping.commit()
+        await asyncio.wait_for(beating, 10)
+    finally:
+        await other.close()
+    assert [e for e in await pool_events(store) if e[1] == "racing"] == [
+        ("pool.registered", "racing"),
+        ("pool.registered", "racing"),
+    ]

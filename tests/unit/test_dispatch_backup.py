@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pynng
 import pytest
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, task_record_pb2
@@ -96,8 +97,42 @@ async def test_a_closed_dispatcher_sends_no_copy(monkeypatch: pytest.MonkeyPatch
     await asyncio.sleep(0)
     assert sock.sent == [] and store.released == []
     d.send_backup(pool, [rec])  # nor one asked for afterwards
-    d.send_soon(pool, [rec])
+    d._send_copy(pool, [rec])
     assert not d._backups and not d._inflight
+
+
+async def test_a_send_that_fails_on_the_closed_link_hands_nothing_back() -> None:
+    """A real PAIR socket that never connected: the send waits in pynng, which a
+    cancel does not stop; closing the socket at the term's end fails it. The lease
+    stays (the pool may have the attempt): it lapses, or the next leader hands it back."""
+    sock = pynng.Pair0(send_timeout=60_000)
+    sock.dial("ipc:///tmp/ty-nowhere-dispatch.sock", block=False)
+    pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
+    store = _Store()
+    d = Dispatcher(Lanes(), Any, store, lease_ms=30_000)  # type: ignore[arg-type]
+    rec = _record("a")
+    pool.inflight[rec.id] = 1.0
+    sending = asyncio.create_task(d.send(pool, [rec]))  # a dispatch's send, after its lease
+    await asyncio.sleep(0.05)  # the send has begun
+    d.close()
+    sock.close()
+    await asyncio.gather(sending, return_exceptions=True)
+    assert store.released == []
+
+
+async def test_a_failed_copy_mid_term_hands_nothing_back() -> None:
+    sock = pynng.Pair0(send_timeout=50)
+    sock.dial("ipc:///tmp/ty-nowhere-dispatch.sock", block=False)
+    pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
+    store = _Store()
+    d = Dispatcher(Lanes(), Any, store, lease_ms=30_000)  # type: ignore[arg-type]
+    try:
+        await d.send(pool, [_record("copy")], release=False)
+        assert store.released == []
+        await d.send(pool, [_record("first")])  # a first send, unreachable: handed back
+        assert len(store.released) == 1
+    finally:
+        sock.close()
 
 
 async def test_closing_cancels_the_leases_in_flight() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,7 +93,8 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
             hb = last[row["pool_id"]]
             # Its first heartbeat (the row was inserted, not updated), or the first
             # after it stopped or was lost (its id configured, or it was only cut off).
-            if row["registered"] or (row["prev_state"] == _POOL_STOPPED and hb.state != _POOL_STOPPED):
+            # (A beat sent while it drained may arrive after its last one: not a return.)
+            if row["registered"] or (row["prev_state"] == _POOL_STOPPED and hb.state not in _POOL_LEAVING):
                 events.append(event("pool.registered", worker_id=row["pool_id"], at_us=row["at_us"]))
             events.extend(lifecycle(hb, row))
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
@@ -109,6 +111,9 @@ async def apply_lose_pools(db: Db, reqs: list[pools_pb2.LosePoolsRequest]) -> Ou
     events: list[event_pb2.Event] = []
     replies: list[Message] = []
     for req in reqs:
+        if time.time_ns() // 1000 - req.requested_at_us > req.valid_for_us:
+            replies.append(pools_pb2.LosePoolsReply(late=True))
+            continue
         rows = await db.fetch("lose_silent_pools", silent_ms=req.silent_ms, limit=max(1, req.limit))
         replies.append(pools_pb2.LosePoolsReply(pool_ids=[row["pool_id"] for row in rows]))
         events.extend(event("pool.lost", worker_id=row["pool_id"], at_us=row["at_us"]) for row in rows)

@@ -10,6 +10,7 @@ sweep: heartbeats sent to it while it was away failed, and their pools are not l
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from google.protobuf.message import Message
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 # pools declared per sweep, at most.
 SWEEP_INTERVAL = 5.0
 SWEEP_LIMIT = 100
+# Seconds between a pool's heartbeats unless it is told otherwise (worker_pool/links.py).
+DEFAULT_HEARTBEAT = 5.0
 
 # The committer's submit: (kind, request, rows) -> the applier's reply.
 Submit = Callable[[int, pools_pb2.LosePoolsRequest, int], Awaitable[Message]]
@@ -37,19 +40,35 @@ class SilentPools:
         self._clock = clock
         # Since when this store has been in touch with the database (monotonic).
         self._in_touch_since = clock.monotonic()
+        if lost_after < 3 * DEFAULT_HEARTBEAT:
+            log.warning(
+                "pools are declared lost after %.1f s of silence: unless their heartbeats are "
+                "several times as frequent (every %.0f s by default), live pools will be",
+                lost_after,
+                DEFAULT_HEARTBEAT,
+            )
 
     async def sweep(self) -> list[str]:
         """Declare the pools silent for ``lost_after``; their ids. Nothing while
         this store has not been in touch for as long itself."""
         if self._clock.monotonic() - self._in_touch_since < self.lost_after:
             return []
-        request = pools_pb2.LosePoolsRequest(silent_ms=int(self.lost_after * 1000), limit=SWEEP_LIMIT)
+        request = pools_pb2.LosePoolsRequest(
+            silent_ms=int(self.lost_after * 1000),
+            limit=SWEEP_LIMIT,
+            # The wall clock, as the applier's (the injected clock measures the waits).
+            requested_at_us=time.time_ns() // 1000,
+            valid_for_us=int(self.interval * 1_000_000),
+        )
         try:
             reply = await self._submit(K.KIND_STORE_LOSE_POOLS, request, SWEEP_LIMIT)
         except errors.TaskyardError:
             self._in_touch_since = self._clock.monotonic()
             raise
         assert isinstance(reply, pools_pb2.LosePoolsReply)
+        if reply.late:  # out of touch while it waited: the wait starts again
+            self._in_touch_since = self._clock.monotonic()
+            return []
         if reply.pool_ids:
             log.warning(
                 "declared %d pools lost (no heartbeat for %.0f s): %s",
@@ -59,9 +78,13 @@ class SilentPools:
             )
         return list(reply.pool_ids)
 
+    @property
+    def interval(self) -> float:
+        return min(SWEEP_INTERVAL, self.lost_after / 4)
+
     async def run(self) -> None:
         while True:
-            await self._clock.sleep(min(SWEEP_INTERVAL, self.lost_after / 4))
+            await self._clock.sleep(self.interval)
             try:
                 await self.sweep()
             except errors.TaskyardError as exc:

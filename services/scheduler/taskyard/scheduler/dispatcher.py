@@ -160,21 +160,30 @@ class Dispatcher:
             self.wake.set()
         await self.send(pool, leased, raw)
 
-    async def send(self, pool: Pool, records: Sequence[Record], payload: bytes | None = None) -> None:
-        """Send leased attempts to their pool; hand the leases back if it is unreachable.
-        ``payload``: the records already serialized as a Dispatch, when the caller has it."""
+    async def send(
+        self, pool: Pool, records: Sequence[Record], payload: bytes | None = None, *, release: bool = True
+    ) -> None:
+        """Send leased attempts to their pool; hand the leases back if it is unreachable
+        (unless ``release`` is False, or the term ended meanwhile: then they lapse, or
+        the next leader's reconciliation hands them back). ``payload``: the records
+        already serialized as a Dispatch, when the caller has it."""
         if not records:
             return
         data = dispatch_payload(records) if payload is None else payload
         if await pool.send(envelope_pb2.KIND_DISPATCH, data):
             self.dispatched += len(records)
             return
-        await self._release(pool, records)
+        # A cancel does not stop a send that pynng has begun: it fails when close()
+        # closes the link, and the term is over by then.
+        if release and not self.closed:
+            await self._release(pool, records)
 
-    def send_soon(self, pool: Pool, records: Sequence[Record]) -> None:
+    def _send_copy(self, pool: Pool, records: Sequence[Record]) -> None:
+        """The PAIR copy of attempts the store's stream has most likely delivered
+        already: never a release when it fails, since the pool may be running them."""
         if self.closed:
             return
-        task = asyncio.get_running_loop().create_task(self.send(pool, records))
+        task = asyncio.get_running_loop().create_task(self.send(pool, records, release=False))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
 
@@ -192,7 +201,7 @@ class Dispatcher:
             # The same dispatch still in flight (not done, not re-dispatched since).
             still = [r for r in records if r.id in pool.inflight and pool.inflight[r.id] == stamps[r.id]]
             if still:
-                self.send_soon(pool, still)
+                self._send_copy(pool, still)
 
         handle = asyncio.get_running_loop().call_later(BACKUP_DELAY, due)
         self._backups.add(handle)

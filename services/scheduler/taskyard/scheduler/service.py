@@ -304,30 +304,43 @@ class Scheduler:
 
     async def _serve(self, stop: asyncio.Event) -> None:
         s = self.settings
-        async with asyncio.TaskGroup() as tg:
-            tasks = [tg.create_task(srv.serve()) for srv in self._lane_servers]
-            tasks.append(tg.create_task(self._registration.serve()))
-            if self._hub is not None:
-                tasks.append(tg.create_task(self._hub.run()))
-            tasks.append(tg.create_task(self._peer.run()))
-            tasks.append(tg.create_task(self._watch_events()))
-            tasks.append(tg.create_task(self._watch_announcements()))
-            tasks.append(tg.create_task(self.dispatcher.run()))
-            loaded = await self._initial_load(stop)
-            log.info("scheduler ready (term %d, %d queued tasks loaded)", self.term, loaded)
-            tasks.append(
-                tg.create_task(self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval))
-            )
-            tasks.append(
-                tg.create_task(self.maintenance.run_survey(self._surveyor, self.id, s.renew_interval))
-            )
-            tasks.append(tg.create_task(self.periodic.run()))
-            tasks.append(tg.create_task(self.timers.run()))
-            await stop.wait()
-            log.info("leadership ending (term %d)", self.term)
-            # Repeated cancels: the hub and peer receive loops can swallow one (end_tasks).
-            await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
-        self.close()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tasks = [tg.create_task(srv.serve()) for srv in self._lane_servers]
+                tasks.append(tg.create_task(self._registration.serve()))
+                if self._hub is not None:
+                    tasks.append(tg.create_task(self._hub.run()))
+                tasks.append(tg.create_task(self._peer.run()))
+                tasks.append(tg.create_task(self._watch_events()))
+                tasks.append(tg.create_task(self._watch_announcements()))
+                tasks.append(tg.create_task(self.dispatcher.run()))
+                loaded = await self._initial_load(stop)
+                log.info("scheduler ready (term %d, %d queued tasks loaded)", self.term, loaded)
+                polling = self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval)
+                tasks.append(tg.create_task(polling))
+                tasks.append(
+                    tg.create_task(self.maintenance.run_survey(self._surveyor, self.id, s.renew_interval))
+                )
+                tasks.append(tg.create_task(self.periodic.run()))
+                tasks.append(tg.create_task(self.timers.run()))
+                tasks.append(tg.create_task(self._reload_after(s.leader_ttl)))
+                await stop.wait()
+                log.info("leadership ending (term %d)", self.term)
+                self.dispatcher.close()  # nothing more goes out while the rest ends
+                # Repeated cancels: the hub and peer receive loops can swallow one (end_tasks).
+                await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
+                # Before the group waits for a task that ignored every cancel: the
+                # listeners are free for the next leader even then.
+                self.close()
+        finally:
+            self.close()  # a task that failed ended the group without the line above
+
+    async def _reload_after(self, delay: float) -> None:
+        """Load the lanes once more a ttl after the first load: an insert made through
+        the deposed leader that was already running when this term began reads the
+        old term (no wake-up from the store), and may commit after the first load."""
+        await asyncio.sleep(delay)
+        self.maintenance.reload_requested.set()
 
     async def _initial_load(self, stop: asyncio.Event) -> int:
         """Rebuild the lanes from the store; wait for the store if it is not up yet."""

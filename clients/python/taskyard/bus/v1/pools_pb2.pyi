@@ -84,15 +84,21 @@ class TaskNamesReply(_message.Message):
     def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LosePoolsRequest(_message.Message):
-    __slots__ = ("silent_ms", "limit")
+    __slots__ = ("silent_ms", "limit", "requested_at_us", "valid_for_us")
     SILENT_MS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_AT_US_FIELD_NUMBER: _ClassVar[int]
+    VALID_FOR_US_FIELD_NUMBER: _ClassVar[int]
     silent_ms: int
     limit: int
-    def __init__(self, silent_ms: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+    requested_at_us: int
+    valid_for_us: int
+    def __init__(self, silent_ms: _Optional[int] = ..., limit: _Optional[int] = ..., requested_at_us: _Optional[int] = ..., valid_for_us: _Optional[int] = ...) -> None: ...
 
 class LosePoolsReply(_message.Message):
-    __slots__ = ("pool_ids",)
+    __slots__ = ("pool_ids", "late")
     POOL_IDS_FIELD_NUMBER: _ClassVar[int]
+    LATE_FIELD_NUMBER: _ClassVar[int]
     pool_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, pool_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    late: bool
+    def __init__(self, pool_ids: _Optional[_Iterable[str]] = ..., late: bool = ...) -> None: ...

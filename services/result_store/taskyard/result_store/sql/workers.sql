@@ -4,10 +4,14 @@
 -- processes: a JSON array of {"index", "pid", "state", "rss_bytes",
 -- "running_tasks", "last_beat_us"}, one per worker process (state "starting",
 -- "idle", "busy", "recycling" or "stopping"). Returns the pool's previous
--- state and processes (NULL on its first heartbeat) for its lifecycle events.
+-- state and processes (NULL on its first heartbeat) for its lifecycle events:
+-- locked and read as last committed, so a sweep that declared it lost meanwhile
+-- (lose_silent_pools, another store) is seen.
 WITH prev AS (
   SELECT p.pool_id, p.state, p.processes::text AS processes
   FROM workers p WHERE p.pool_id = ANY(:pool_ids::text[])
+  ORDER BY p.pool_id
+  FOR UPDATE
 )
 INSERT INTO workers AS w (
   pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
@@ -23,6 +27,9 @@ FROM unnest(:pool_ids::text[], :server_names::text[], :max_workers::int[], :acti
             :processes::text[], :last_dispatch_us::bigint[])
      AS h(pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
           task_names, state, rss_bytes, capacity, concurrency, processes, last_dispatch_us)
+-- Reads prev before the first row goes in: read after, it would find the rows
+-- this statement updated, and a locking read skips those.
+WHERE (SELECT count(*) FROM prev) >= 0
 ON CONFLICT (pool_id) DO UPDATE SET
   server_name = EXCLUDED.server_name, max_workers = EXCLUDED.max_workers,
   active_workers = EXCLUDED.active_workers, idle_workers = EXCLUDED.idle_workers,
@@ -31,7 +38,10 @@ ON CONFLICT (pool_id) DO UPDATE SET
   capacity = EXCLUDED.capacity, last_heartbeat = now(), concurrency = EXCLUDED.concurrency,
   processes = EXCLUDED.processes,
   last_dispatch_at = coalesce(EXCLUDED.last_dispatch_at, w.last_dispatch_at)
-RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us, (w.xmax = 0) AS registered,
+-- registered: the row was inserted (xmax = 0 tells an insert from an update, but
+-- not for a row prev locked: its update has xmax 0 too; hence prev has no row too).
+RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us,
+          (w.xmax = 0 AND NOT EXISTS (SELECT 1 FROM prev p WHERE p.pool_id = w.pool_id)) AS registered,
           (SELECT p.state FROM prev p WHERE p.pool_id = w.pool_id) AS prev_state,
           (SELECT p.processes FROM prev p WHERE p.pool_id = w.pool_id) AS prev_processes
 
@@ -71,7 +81,8 @@ SELECT name FROM task_names ORDER BY name
 -- Pools not stopped whose last heartbeat is older than :silent_ms: marked
 -- STOPPED, oldest first. Each goes once, whichever store sweeps first (a row
 -- another store holds is left to it; a heartbeat committed meanwhile takes it
--- out of the sweep). Its next heartbeat, if it was only cut off, registers it again.
+-- out of the sweep). Its counts and processes go with it: its next heartbeat, if
+-- it was only cut off, registers it again with its processes as new ones.
 WITH silent AS (
   SELECT w.pool_id FROM workers w
   WHERE w.state <> 'STOPPED'
@@ -80,7 +91,8 @@ WITH silent AS (
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
 )
-UPDATE workers w SET state = 'STOPPED', is_running = false
+UPDATE workers w SET state = 'STOPPED', is_running = false, running = 0, active_workers = 0,
+                     idle_workers = 0, processes = '[]'
 FROM silent s
 WHERE w.pool_id = s.pool_id
 RETURNING w.pool_id, ty_us(now()) AS at_us
