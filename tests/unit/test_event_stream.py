@@ -15,7 +15,7 @@ from taskyard.core import errors, event_cursor
 from taskyard.core.clock import ManualClock
 from taskyard.gateway import event_wire
 from taskyard.gateway.event_filter import EventFilter
-from taskyard.gateway.event_ring import Ring, Segment
+from taskyard.gateway.event_ring import CACHED_FILTERS, Ring, Segment
 from taskyard.gateway.event_stream import EventStream, Interrupted, LogHealth, StreamLimits, TooSlow
 from taskyard.gateway.event_tail import EventTail
 from taskyard.v1 import event_service_pb2 as pub
@@ -107,6 +107,20 @@ def test_streams_with_the_same_filter_share_a_segments_response() -> None:
         event_cursor.encode(1, 4),
     ]
     assert seg.response_for(EventFilter.of(pub.WatchEventsRequest(queues=["none"])), seg.start) is None
+
+
+def test_a_segment_keeps_the_picks_of_a_bounded_number_of_filters() -> None:
+    """Streams with filters of their own (a task id each): past CACHED_FILTERS, a
+    segment answers them all the same without keeping anything for them."""
+    seg = segment_of([ev(i, task_id=f"t{i % 50}") for i in range(1, 101)])
+    filters = [EventFilter.of(pub.WatchEventsRequest(task_ids=[f"t{n}"])) for n in range(50)]
+    for n, f in enumerate(filters):
+        data = seg.response_for(f, seg.start)
+        assert data is not None
+        got = [e.task_id for e in pub.WatchEventsResponse.FromString(data).events]
+        assert got == [f"t{n}", f"t{n}"]
+        assert seg.picks(f) == [i - 1 for i in range(1, 101) if i % 50 == n]
+    assert len(seg._picks) == len(seg._picked) == CACHED_FILTERS
 
 
 def test_hand_written_responses_parse_as_the_message() -> None:

@@ -25,6 +25,12 @@ from taskyard.v1 import event_service_pb2 as pub
 # The events of a segment by the values a filter tests: (field, value) -> the
 # positions of the events that have it, ascending.
 Index = dict[tuple[str, object], list[int]]
+# Filters whose picks and response a segment keeps, at most: streams with equal
+# filters share them, but a gateway's many streams with filters of their own
+# (one task id each) would otherwise keep an entry per filter in every segment
+# of the ring. Past it, a filter's picks are found again at each look (an index
+# lookup: cheap).
+CACHED_FILTERS = 32
 
 
 def index_of(events: Sequence[pub.Event]) -> Index:
@@ -86,7 +92,9 @@ class Segment:
         not with the segment."""
         found = self._picks.get(f)
         if found is None:
-            found = self._picks[f] = _pick(self.index(), f, len(self.events))
+            found = _pick(self.index(), f, len(self.events))
+            if len(self._picks) < CACHED_FILTERS:
+                self._picks[f] = found
         return found
 
     def response_for(self, f: EventFilter, after: str) -> bytes | None:
@@ -105,7 +113,7 @@ class Segment:
             )
         else:
             data = None
-        if after == self.start:
+        if after == self.start and len(self._picked) < CACHED_FILTERS:
             self._picked[f] = data
         return data
 
