@@ -48,6 +48,18 @@ async def pool_events(store: Any) -> list[tuple[str, str]]:
     return [(r["type"], r["pool_id"]) for r in rows]
 
 
+async def waiting_for(holder: asyncpg.Connection) -> None:
+    """Until some session waits for ``holder``'s locks."""
+    pid = holder.get_server_pid()
+    await wait_until_async(
+        lambda: holder.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", pid
+        ),
+        10,
+        "a session to wait for the held row",
+    )
+
+
 def sweeper(store: Any, clock: ManualClock) -> SilentPools:
     return SilentPools(
         lambda kind, req, rows: store.committer.submit(kind, req, rows), lost_after=LOST_AFTER, clock=clock
@@ -84,12 +96,14 @@ async def test_a_silent_pool_is_lost_once_and_registers_again_when_it_beats(resu
     )
     assert started == 2
     assert ("pool.lost", "alive") not in await pool_events(store)
-    # A beat sent while a pool drained that arrives after its last one is no return.
+    # A beat sent while a pool drained that arrives after its last one changes nothing.
     await store.heartbeat(beat("stopped", "STOPPING"))
     assert [e for e in await pool_events(store) if e[1] == "stopped"] == [
         ("pool.registered", "stopped"),
         ("pool.stopped", "stopped"),
     ]
+    assert await store.pool.fetchval("SELECT state FROM workers WHERE pool_id = 'stopped'") == "STOPPED"
+    assert await sweep.sweep() == []  # nor is it lost later: it stopped
 
 
 async def test_a_sweep_that_waited_too_long_declares_nothing(result_store: Any) -> None:
@@ -101,7 +115,7 @@ async def test_a_sweep_that_waited_too_long_declares_nothing(result_store: Any) 
     late = pools_pb2.LosePoolsRequest(
         silent_ms=int(LOST_AFTER * 1000),
         limit=10,
-        requested_at_us=time.time_ns() // 1000 - 10_000_000,
+        requested_at_us=time.monotonic_ns() // 1000 - 10_000_000,
         valid_for_us=5_000_000,
     )
     reply = await store.committer.submit(K.KIND_STORE_LOSE_POOLS, late, 10)
@@ -168,14 +182,7 @@ async def test_a_heartbeat_waiting_on_a_sweep_sees_the_pool_lost(
         await sweeping.start()
         await other.execute("UPDATE workers SET state = 'STOPPED', processes = '[]' WHERE pool_id = 'racing'")
         beating = asyncio.create_task(store.heartbeat(beat("racing")))
-        await wait_until_async(
-            lambda: other.fetchval(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ),
-            10,
-            "the heartbeat to wait for the sweep",
-        )
+        await waiting_for(other)
         await sweeping.commit()
         await asyncio.wait_for(beating, 10)
     finally:
@@ -184,3 +191,32 @@ async def test_a_heartbeat_waiting_on_a_sweep_sees_the_pool_lost(
         ("pool.registered", "racing"),
         ("pool.registered", "racing"),
     ]
+
+
+async def test_a_first_heartbeat_racing_another_stores_sees_its_row(
+    result_store: Any, store_settings: Any
+) -> None:
+    """Another store inserts the pool's row as this one's first heartbeat arrives:
+    this one waits, then beats the row it finds (no second registration, and only
+    the process the other did not list is new)."""
+    store = result_store
+    other = await asyncpg.connect(store_settings.database_url)
+    try:
+        inserting = other.transaction()
+        await inserting.start()
+        await other.execute(
+            "INSERT INTO workers (pool_id, server_name, state, is_running, processes) "
+            "VALUES ('twice', 's', 'RUNNING', true, '[{\"index\": 0, \"pid\": 10, \"state\": \"idle\"}]')"
+        )
+        both = beat("twice")
+        both.processes.add(index=1, pid=11, state="idle")
+        beating = asyncio.create_task(store.heartbeat(both))
+        await waiting_for(other)
+        await inserting.commit()
+        await asyncio.wait_for(beating, 10)
+    finally:
+        await other.close()
+    rows = await store.pool.fetch(
+        "SELECT type, worker_id FROM events WHERE pool_id = 'twice' ORDER BY xid, id"
+    )
+    assert [(r["type"], r["worker_id"]) for r in rows] == [("worker.started", "twice/w1:11")]

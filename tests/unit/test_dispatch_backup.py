@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pynng
@@ -101,12 +102,12 @@ async def test_a_closed_dispatcher_sends_no_copy(monkeypatch: pytest.MonkeyPatch
     assert not d._backups and not d._inflight
 
 
-async def test_a_send_that_fails_on_the_closed_link_hands_nothing_back() -> None:
+async def test_a_send_that_fails_on_the_closed_link_hands_nothing_back(tmp_path: Path) -> None:
     """A real PAIR socket that never connected: the send waits in pynng, which a
     cancel does not stop; closing the socket at the term's end fails it. The lease
     stays (the pool may have the attempt): it lapses, or the next leader hands it back."""
     sock = pynng.Pair0(send_timeout=60_000)
-    sock.dial("ipc:///tmp/ty-nowhere-dispatch.sock", block=False)
+    sock.dial(f"ipc://{tmp_path}/nowhere.sock", block=False)
     pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
     store = _Store()
     d = Dispatcher(Lanes(), Any, store, lease_ms=30_000)  # type: ignore[arg-type]
@@ -120,14 +121,16 @@ async def test_a_send_that_fails_on_the_closed_link_hands_nothing_back() -> None
     assert store.released == []
 
 
-async def test_a_failed_copy_mid_term_hands_nothing_back() -> None:
+async def test_a_failed_copy_mid_term_hands_nothing_back(tmp_path: Path) -> None:
     sock = pynng.Pair0(send_timeout=50)
-    sock.dial("ipc:///tmp/ty-nowhere-dispatch.sock", block=False)
+    sock.dial(f"ipc://{tmp_path}/nowhere.sock", block=False)
     pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
     store = _Store()
     d = Dispatcher(Lanes(), Any, store, lease_ms=30_000)  # type: ignore[arg-type]
     try:
-        await d.send(pool, [_record("copy")], release=False)
+        d._send_copy(pool, [_record("copy")])
+        (copy,) = d._inflight
+        await copy
         assert store.released == []
         await d.send(pool, [_record("first")])  # a first send, unreachable: handed back
         assert len(store.released) == 1

@@ -111,7 +111,7 @@ def test_streams_with_the_same_filter_share_a_segments_response() -> None:
 
 def test_a_segment_keeps_the_picks_of_a_bounded_number_of_filters() -> None:
     """Streams with filters of their own (a task id each): past CACHED_FILTERS, a
-    segment answers them all the same without keeping anything for them."""
+    segment answers them all the same, keeping only the most recently used."""
     seg = segment_of([ev(i, task_id=f"t{i % 50}") for i in range(1, 101)])
     filters = [EventFilter.of(pub.WatchEventsRequest(task_ids=[f"t{n}"])) for n in range(50)]
     for n, f in enumerate(filters):
@@ -121,6 +121,12 @@ def test_a_segment_keeps_the_picks_of_a_bounded_number_of_filters() -> None:
         assert got == [f"t{n}", f"t{n}"]
         assert seg.picks(f) == [i - 1 for i in range(1, 101) if i % 50 == n]
     assert len(seg._picks) == len(seg._picked) == CACHED_FILTERS
+    # The most recently used are kept: a filter many streams share stays.
+    shared = filters[0]
+    for f in filters[1:]:
+        seg.response_for(shared, seg.start)
+        seg.response_for(f, seg.start)
+    assert shared in seg._picked  # its response, made once, serves every stream
 
 
 def test_hand_written_responses_parse_as_the_message() -> None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import bisect
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from taskyard.gateway import event_wire as wire
 from taskyard.gateway.event_filter import EventFilter
@@ -25,11 +26,12 @@ from taskyard.v1 import event_service_pb2 as pub
 # The events of a segment by the values a filter tests: (field, value) -> the
 # positions of the events that have it, ascending.
 Index = dict[tuple[str, object], list[int]]
-# Filters whose picks and response a segment keeps, at most: streams with equal
-# filters share them, but a gateway's many streams with filters of their own
-# (one task id each) would otherwise keep an entry per filter in every segment
-# of the ring. Past it, a filter's picks are found again at each look (an index
-# lookup: cheap).
+T = TypeVar("T")
+
+# Filters whose picks and response a segment keeps, the most recently used: streams
+# with equal filters share them, but a gateway's many streams with filters of their
+# own (one task id each) would otherwise keep an entry per filter in every segment
+# of the ring. A filter let go is found again at its next look (an index lookup).
 CACHED_FILTERS = 32
 
 
@@ -52,6 +54,13 @@ def index_of(events: Sequence[pub.Event]) -> Index:
     return index
 
 
+def _keep(cache: OrderedDict[EventFilter, T], f: EventFilter, value: T) -> None:
+    """``cache[f] = value``, the least recently used filter let go past CACHED_FILTERS."""
+    cache[f] = value
+    if len(cache) > CACHED_FILTERS:
+        cache.popitem(last=False)
+
+
 @dataclasses.dataclass(eq=False, slots=True)
 class Segment:
     """Events of one read, in order, and the cursor the read reached (``end``)."""
@@ -68,8 +77,8 @@ class Segment:
     # Made at the first filtered stream's look, then shared by all of them: the
     # index, and per filter the positions it picks and its response from ``start``.
     _index: Index | None = None
-    _picks: dict[EventFilter, list[int]] = dataclasses.field(default_factory=dict)
-    _picked: dict[EventFilter, bytes | None] = dataclasses.field(default_factory=dict)
+    _picks: OrderedDict[EventFilter, list[int]] = dataclasses.field(default_factory=OrderedDict)
+    _picked: OrderedDict[EventFilter, bytes | None] = dataclasses.field(default_factory=OrderedDict)
 
     def entries(self) -> list[bytes]:
         if self._entries is None:
@@ -93,14 +102,16 @@ class Segment:
         found = self._picks.get(f)
         if found is None:
             found = _pick(self.index(), f, len(self.events))
-            if len(self._picks) < CACHED_FILTERS:
-                self._picks[f] = found
+            _keep(self._picks, f, found)
+        else:
+            self._picks.move_to_end(f)
         return found
 
     def response_for(self, f: EventFilter, after: str) -> bytes | None:
         """The response of what ``f`` passes after ``after`` (None: nothing);
         from ``start`` it is made once for every stream with the same filter."""
         if after == self.start and f in self._picked:
+            self._picked.move_to_end(f)
             return self._picked[f]
         first = self.index_after(after)
         picks = self.picks(f)
@@ -113,8 +124,8 @@ class Segment:
             )
         else:
             data = None
-        if after == self.start and len(self._picked) < CACHED_FILTERS:
-            self._picked[f] = data
+        if after == self.start:
+            _keep(self._picked, f, data)
         return data
 
     def index_after(self, cursor: str) -> int:

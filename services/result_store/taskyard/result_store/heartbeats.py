@@ -72,8 +72,7 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
     events: list[event_pb2.Event] = []
     if last:
         hs = [last[pool] for pool in sorted(last)]  # rows are locked in key order (deadlocks between stores)
-        rows = await db.fetch(
-            "upsert_workers",
+        columns = dict(
             pool_ids=[h.pool_id for h in hs],
             server_names=[h.server_name for h in hs],
             max_workers=[h.max_workers for h in hs],
@@ -89,12 +88,21 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
             processes=[json.dumps([_process(p) for p in h.processes]) for h in hs],
             last_dispatch_us=[h.last_dispatch_at_us for h in hs],
         )
-        for row in rows:
+        first = await db.fetch("register_workers", **columns)
+        for row in first:
             hb = last[row["pool_id"]]
-            # Its first heartbeat (the row was inserted, not updated), or the first
-            # after it stopped or was lost (its id configured, or it was only cut off).
-            # (A beat sent while it drained may arrive after its last one: not a return.)
-            if row["registered"] or (row["prev_state"] == _POOL_STOPPED and hb.state not in _POOL_LEAVING):
+            events.append(event("pool.registered", worker_id=row["pool_id"], at_us=row["at_us"]))
+            events.extend(lifecycle(hb, {"at_us": row["at_us"], "prev_state": None, "prev_processes": None}))
+            events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
+        registered = sorted(row["pool_id"] for row in first)
+        again = (
+            await db.fetch("beat_workers", registered=registered, **columns) if len(first) < len(hs) else []
+        )
+        for row in again:
+            hb = last[row["pool_id"]]
+            # The first beat after it stopped or was lost (its id configured, or it
+            # was only cut off) registers it again.
+            if row["prev_state"] == _POOL_STOPPED:
                 events.append(event("pool.registered", worker_id=row["pool_id"], at_us=row["at_us"]))
             events.extend(lifecycle(hb, row))
             events.append(event("worker.heartbeat", worker_id=row["pool_id"], at_us=row["at_us"]))
@@ -111,7 +119,7 @@ async def apply_lose_pools(db: Db, reqs: list[pools_pb2.LosePoolsRequest]) -> Ou
     events: list[event_pb2.Event] = []
     replies: list[Message] = []
     for req in reqs:
-        if time.time_ns() // 1000 - req.requested_at_us > req.valid_for_us:
+        if time.monotonic_ns() // 1000 - req.requested_at_us > req.valid_for_us:
             replies.append(pools_pb2.LosePoolsReply(late=True))
             continue
         rows = await db.fetch("lose_silent_pools", silent_ms=req.silent_ms, limit=max(1, req.limit))

@@ -56,8 +56,9 @@ class SilentPools:
         request = pools_pb2.LosePoolsRequest(
             silent_ms=int(self.lost_after * 1000),
             limit=SWEEP_LIMIT,
-            # The wall clock, as the applier's (the injected clock measures the waits).
-            requested_at_us=time.time_ns() // 1000,
+            # The process's monotonic clock, as the applier's (the injected clock
+            # measures the waits for the in-touch time).
+            requested_at_us=time.monotonic_ns() // 1000,
             valid_for_us=int(self.interval * 1_000_000),
         )
         try:

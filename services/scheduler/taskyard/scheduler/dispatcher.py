@@ -173,8 +173,8 @@ class Dispatcher:
         if await pool.send(envelope_pb2.KIND_DISPATCH, data):
             self.dispatched += len(records)
             return
-        # A cancel does not stop a send that pynng has begun: it fails when close()
-        # closes the link, and the term is over by then.
+        # A send still waiting when the term ends fails as its link closes: the
+        # lease stays for the next leader (the pool may have the attempt).
         if release and not self.closed:
             await self._release(pool, records)
 

@@ -304,9 +304,10 @@ class Scheduler:
 
     async def _serve(self, stop: asyncio.Event) -> None:
         s = self.settings
-        try:
-            async with asyncio.TaskGroup() as tg:
-                tasks = [tg.create_task(srv.serve()) for srv in self._lane_servers]
+        tasks: list[asyncio.Task[None]] = []
+        async with asyncio.TaskGroup() as tg:
+            try:
+                tasks += [tg.create_task(srv.serve()) for srv in self._lane_servers]
                 tasks.append(tg.create_task(self._registration.serve()))
                 if self._hub is not None:
                     tasks.append(tg.create_task(self._hub.run()))
@@ -323,22 +324,24 @@ class Scheduler:
                 )
                 tasks.append(tg.create_task(self.periodic.run()))
                 tasks.append(tg.create_task(self.timers.run()))
-                tasks.append(tg.create_task(self._reload_after(s.leader_ttl)))
+                tasks.append(tg.create_task(self._reload_after(max(s.leader_ttl, s.request_timeout))))
                 await stop.wait()
                 log.info("leadership ending (term %d)", self.term)
-                self.dispatcher.close()  # nothing more goes out while the rest ends
-                # Repeated cancels: the hub and peer receive loops can swallow one (end_tasks).
+            finally:
+                # Stopped, deposed, or a task failed (the group cancelled this body
+                # once): nothing more goes out, every task is cancelled until it ends
+                # (the hub and peer receive loops can swallow one cancel: end_tasks),
+                # and the listeners are closed before the group waits for what is left,
+                # so the next leader can bind even if a task never ends.
+                self.dispatcher.close()
                 await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
-                # Before the group waits for a task that ignored every cancel: the
-                # listeners are free for the next leader even then.
                 self.close()
-        finally:
-            self.close()  # a task that failed ended the group without the line above
 
     async def _reload_after(self, delay: float) -> None:
-        """Load the lanes once more a ttl after the first load: an insert made through
-        the deposed leader that was already running when this term began reads the
-        old term (no wake-up from the store), and may commit after the first load."""
+        """Load the lanes once more ``delay`` after the first load: an insert made
+        through the deposed leader that was already running when this term began
+        reads the old term (no wake-up from the store), and may commit after the
+        first load, within a request's timeout."""
         await asyncio.sleep(delay)
         self.maintenance.reload_requested.set()
 

@@ -1,18 +1,19 @@
 -- The servers registry.
 
--- name: upsert_workers
--- processes: a JSON array of {"index", "pid", "state", "rss_bytes",
--- "running_tasks", "last_beat_us"}, one per worker process (state "starting",
--- "idle", "busy", "recycling" or "stopping"). Returns the pool's previous
--- state and processes (NULL on its first heartbeat) for its lifecycle events:
--- locked and read as last committed, so a sweep that declared it lost meanwhile
--- (lose_silent_pools, another store) is seen.
-WITH prev AS (
-  SELECT p.pool_id, p.state, p.processes::text AS processes
-  FROM workers p WHERE p.pool_id = ANY(:pool_ids::text[])
-  ORDER BY p.pool_id
-  FOR UPDATE
-)
+-- name: heartbeat_rows
+-- (The rows of the heartbeat statements.) processes: a JSON array of {"index",
+-- "pid", "state", "rss_bytes", "running_tasks", "last_beat_us"}, one per worker
+-- process (state "starting", "idle", "busy", "recycling" or "stopping").
+unnest(:pool_ids::text[], :server_names::text[], :max_workers::int[], :active_workers::int[],
+       :idle_workers::int[], :running::int[], :is_running::bool[], :task_names::text[],
+       :states::text[], :rss_bytes::bigint[], :capacities::int[], :concurrency::int[],
+       :processes::text[], :last_dispatch_us::bigint[])
+  AS h(pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
+       task_names, state, rss_bytes, capacity, concurrency, processes, last_dispatch_us)
+
+-- name: register_workers
+-- The pools beating for the first time: inserted, in key order. A pool whose
+-- row exists, or is being inserted by another store, is left to beat_workers.
 INSERT INTO workers AS w (
   pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
   task_names, state, rss_bytes, capacity, last_heartbeat, concurrency, processes, last_dispatch_at
@@ -21,29 +22,38 @@ SELECT h.pool_id, h.server_name, h.max_workers, h.active_workers, h.idle_workers
        h.is_running, ARRAY(SELECT jsonb_array_elements_text(h.task_names::jsonb)), h.state,
        h.rss_bytes, h.capacity, now(), h.concurrency, h.processes::jsonb,
        ty_ts(nullif(h.last_dispatch_us, 0))
-FROM unnest(:pool_ids::text[], :server_names::text[], :max_workers::int[], :active_workers::int[],
-            :idle_workers::int[], :running::int[], :is_running::bool[], :task_names::text[],
-            :states::text[], :rss_bytes::bigint[], :capacities::int[], :concurrency::int[],
-            :processes::text[], :last_dispatch_us::bigint[])
-     AS h(pool_id, server_name, max_workers, active_workers, idle_workers, running, is_running,
-          task_names, state, rss_bytes, capacity, concurrency, processes, last_dispatch_us)
--- Reads prev before the first row goes in: read after, it would find the rows
--- this statement updated, and a locking read skips those.
-WHERE (SELECT count(*) FROM prev) >= 0
-ON CONFLICT (pool_id) DO UPDATE SET
-  server_name = EXCLUDED.server_name, max_workers = EXCLUDED.max_workers,
-  active_workers = EXCLUDED.active_workers, idle_workers = EXCLUDED.idle_workers,
-  running = EXCLUDED.running, is_running = EXCLUDED.is_running,
-  task_names = EXCLUDED.task_names, state = EXCLUDED.state, rss_bytes = EXCLUDED.rss_bytes,
-  capacity = EXCLUDED.capacity, last_heartbeat = now(), concurrency = EXCLUDED.concurrency,
-  processes = EXCLUDED.processes,
-  last_dispatch_at = coalesce(EXCLUDED.last_dispatch_at, w.last_dispatch_at)
--- registered: the row was inserted (xmax = 0 tells an insert from an update, but
--- not for a row prev locked: its update has xmax 0 too; hence prev has no row too).
-RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us,
-          (w.xmax = 0 AND NOT EXISTS (SELECT 1 FROM prev p WHERE p.pool_id = w.pool_id)) AS registered,
-          (SELECT p.state FROM prev p WHERE p.pool_id = w.pool_id) AS prev_state,
-          (SELECT p.processes FROM prev p WHERE p.pool_id = w.pool_id) AS prev_processes
+FROM {{heartbeat_rows}}
+ORDER BY h.pool_id
+ON CONFLICT (pool_id) DO NOTHING
+RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us
+
+-- name: beat_workers
+-- The other pools' heartbeats (:pool_ids less :registered). Each row is locked,
+-- in key order, and read as last committed (a statement of its own: its snapshot
+-- sees a row another store inserted meanwhile), so the previous state and
+-- processes returned for the lifecycle events are the ones this beat replaces,
+-- a sweep that declared the pool lost meanwhile included. A beat sent while the
+-- pool drained that arrives after it stopped (or was lost) changes nothing.
+WITH prev AS (
+  SELECT p.pool_id, p.state, p.processes::text AS processes
+  FROM workers p
+  WHERE p.pool_id = ANY(:pool_ids::text[]) AND p.pool_id <> ALL(:registered::text[])
+  ORDER BY p.pool_id
+  FOR UPDATE
+)
+UPDATE workers w SET
+  server_name = h.server_name, max_workers = h.max_workers,
+  active_workers = h.active_workers, idle_workers = h.idle_workers,
+  running = h.running, is_running = h.is_running,
+  task_names = ARRAY(SELECT jsonb_array_elements_text(h.task_names::jsonb)), state = h.state,
+  rss_bytes = h.rss_bytes, capacity = h.capacity, last_heartbeat = now(), concurrency = h.concurrency,
+  processes = h.processes::jsonb,
+  last_dispatch_at = coalesce(ty_ts(nullif(h.last_dispatch_us, 0)), w.last_dispatch_at)
+FROM prev p, {{heartbeat_rows}}
+WHERE w.pool_id = p.pool_id AND h.pool_id = p.pool_id
+  AND NOT (p.state = 'STOPPED' AND h.state IN ('DRAINING', 'STOPPING', 'STOPPED'))
+RETURNING w.pool_id, ty_us(w.last_heartbeat) AS at_us, p.state AS prev_state,
+          p.processes AS prev_processes
 
 -- name: task_names
 SELECT DISTINCT n.name
