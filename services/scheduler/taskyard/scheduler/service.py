@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
-from taskyard.core import contract, dialer, discovery, health, hops, ids, lifecycle, rpc, transport
+from taskyard.core import contract, dialer, discovery, errors, health, hops, ids, lifecycle, rpc, transport
 from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -324,7 +324,8 @@ class Scheduler:
                 )
                 tasks.append(tg.create_task(self.periodic.run()))
                 tasks.append(tg.create_task(self.timers.run()))
-                tasks.append(tg.create_task(self._reload_after(max(s.leader_ttl, s.request_timeout))))
+                if self.term > 1:  # a predecessor, which may still have inserted meanwhile
+                    tasks.append(tg.create_task(self._reload_after(max(s.leader_ttl, s.request_timeout))))
                 await stop.wait()
                 log.info("leadership ending (term %d)", self.term)
             finally:
@@ -343,7 +344,13 @@ class Scheduler:
         reads the old term (no wake-up from the store), and may commit after the
         first load, within a request's timeout."""
         await asyncio.sleep(delay)
-        self.maintenance.reload_requested.set()
+        try:
+            loaded = await self.maintenance.reload()
+        except errors.TaskyardError as exc:
+            log.warning("loading the lanes again after the takeover failed: %s", exc)
+            self.maintenance.reload_requested.set()  # the maintenance loop's next poll
+            return
+        log.info("lanes loaded again after the takeover (term %d, %d queued tasks)", self.term, loaded)
 
     async def _initial_load(self, stop: asyncio.Event) -> int:
         """Rebuild the lanes from the store; wait for the store if it is not up yet."""
