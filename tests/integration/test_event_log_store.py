@@ -14,6 +14,7 @@ from taskyard.bus.v1 import event_log_pb2, leases_pb2, pools_pb2, queues_pb2, ta
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import errors, event_cursor
 from taskyard.core.clock import ManualClock
+from taskyard.result_store.queries import bind
 from taskyard.result_store.retention import Purger
 from taskyard.v1 import event_service_pb2 as pub
 from taskyard.v1 import task_pb2
@@ -115,6 +116,20 @@ async def test_retention_expires_old_cursors(result_store: Any) -> None:
     assert (await read_all(result_store, events[-1].cursor))[0] == []
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[submitted_task()]))
     assert len((await read_all(result_store, oldest=True))[0]) == 1
+
+
+async def test_an_event_committed_after_the_purge_looked_is_kept(result_store: Any) -> None:
+    """The purge reads its bound, then deletes below it: with no event recent
+    enough to bound it, its bound is the watermark, so what commits in between
+    stays (all of the log went, once: the store's first purge ran as it started)."""
+    bound = await result_store.pool.fetchrow(*bind("event_purge_bound", before_us=4_000_000_000_000_000))
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[submitted_task()]))
+    await settled(result_store)
+    purged = await result_store.pool.fetchval(
+        *bind("purge_events", bound_xid=bound["xid"], bound_id=bound["id"], limit=10)
+    )
+    assert purged is None  # nothing deleted, the horizon unmoved
+    assert await result_store.pool.fetchval("SELECT count(*) FROM events") == 1
 
 
 async def test_a_malformed_cursor_is_invalid(result_store: Any) -> None:

@@ -92,7 +92,8 @@ async def test_a_deposed_leader_closes_its_listeners_and_leads_a_new_term_later(
         await wait_until_async(lambda: listened(lane), 10, "the lanes of its next term")
         again = await row(database_url)
         assert again["term"] == 3 and again["holder"] == first["holder"]
-        assert "scheduler ready (term 3" in caplog.text
+        # Listening comes first, then the lanes are loaded and it says it is ready.
+        await wait_until_async(lambda: "scheduler ready (term 3" in caplog.text, 10, "term 3 ready")
     finally:
         stop.set()
         with contextlib.suppress(asyncio.CancelledError):

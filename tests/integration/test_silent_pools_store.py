@@ -15,6 +15,8 @@ from taskyard.bus.v1 import envelope_pb2 as K
 from taskyard.bus.v1 import pools_pb2
 from taskyard.core import errors
 from taskyard.core.clock import ManualClock
+from taskyard.result_store.heartbeats import heartbeat_columns
+from taskyard.result_store.queries import bind
 from taskyard.result_store.silent_pools import SilentPools
 
 pytestmark = pytest.mark.asyncio
@@ -172,25 +174,32 @@ async def test_a_store_not_in_touch_for_as_long_declares_nothing(result_store: A
 async def test_a_heartbeat_waiting_on_a_sweep_sees_the_pool_lost(
     result_store: Any, store_settings: Any
 ) -> None:
-    """Another store's sweep holds the row as the heartbeat arrives: the heartbeat
-    waits, then reads the row as committed (STOPPED), so the pool registers again."""
+    """Another store's sweep holds the row as the heartbeat's statements run (the
+    committer's two, in one transaction of their own connection): they wait, then
+    read the row as committed (STOPPED), so the pool registers again."""
     store = result_store
     await store.heartbeat(beat("racing"))
+    columns = heartbeat_columns(beat("racing"))
     other = await asyncpg.connect(store_settings.database_url)
+    beater = await asyncpg.connect(store_settings.database_url)
     try:
         sweeping = other.transaction()
         await sweeping.start()
         await other.execute("UPDATE workers SET state = 'STOPPED', processes = '[]' WHERE pool_id = 'racing'")
-        beating = asyncio.create_task(store.heartbeat(beat("racing")))
+
+        async def beat_once() -> list[asyncpg.Record]:
+            async with beater.transaction():
+                assert await beater.fetch(*bind("register_workers", **columns)) == []
+                return await beater.fetch(*bind("beat_workers", registered=[], **columns))
+
+        beating = asyncio.create_task(beat_once())
         await waiting_for(other)
         await sweeping.commit()
-        await asyncio.wait_for(beating, 10)
+        (row,) = await asyncio.wait_for(beating, 10)
     finally:
         await other.close()
-    assert [e for e in await pool_events(store) if e[1] == "racing"] == [
-        ("pool.registered", "racing"),
-        ("pool.registered", "racing"),
-    ]
+        await beater.close()
+    assert (row["prev_state"], row["prev_processes"]) == ("STOPPED", "[]")
 
 
 async def test_a_first_heartbeat_racing_another_stores_sees_its_row(

@@ -64,6 +64,26 @@ def worker_id(pool_id: str, index: int, pid: int) -> str:
     return f"{pool_id}/w{index}:{pid}"
 
 
+def heartbeat_columns(*hs: pools_pb2.HeartbeatRequest) -> dict[str, list[Any]]:
+    """The parameters of the heartbeat statements (sql/workers.sql heartbeat_rows)."""
+    return dict(
+        pool_ids=[h.pool_id for h in hs],
+        server_names=[h.server_name for h in hs],
+        max_workers=[h.max_workers for h in hs],
+        active_workers=[h.active_workers for h in hs],
+        idle_workers=[h.idle_workers for h in hs],
+        running=[h.running_tasks for h in hs],
+        is_running=[h.is_running for h in hs],
+        task_names=[json.dumps(list(h.task_names)) for h in hs],
+        states=[h.state for h in hs],
+        rss_bytes=[h.rss_bytes for h in hs],
+        capacities=[h.capacity for h in hs],
+        concurrency=[h.concurrency for h in hs],
+        processes=[json.dumps([_process(p) for p in h.processes]) for h in hs],
+        last_dispatch_us=[h.last_dispatch_at_us for h in hs],
+    )
+
+
 async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Outcome:
     last: dict[str, pools_pb2.HeartbeatRequest] = {}
     for req in reqs:
@@ -72,22 +92,7 @@ async def apply_heartbeat(db: Db, reqs: list[pools_pb2.HeartbeatRequest]) -> Out
     events: list[event_pb2.Event] = []
     if last:
         hs = [last[pool] for pool in sorted(last)]  # rows are locked in key order (deadlocks between stores)
-        columns = dict(
-            pool_ids=[h.pool_id for h in hs],
-            server_names=[h.server_name for h in hs],
-            max_workers=[h.max_workers for h in hs],
-            active_workers=[h.active_workers for h in hs],
-            idle_workers=[h.idle_workers for h in hs],
-            running=[h.running_tasks for h in hs],
-            is_running=[h.is_running for h in hs],
-            task_names=[json.dumps(list(h.task_names)) for h in hs],
-            states=[h.state for h in hs],
-            rss_bytes=[h.rss_bytes for h in hs],
-            capacities=[h.capacity for h in hs],
-            concurrency=[h.concurrency for h in hs],
-            processes=[json.dumps([_process(p) for p in h.processes]) for h in hs],
-            last_dispatch_us=[h.last_dispatch_at_us for h in hs],
-        )
+        columns = heartbeat_columns(*hs)
         first = await db.fetch("register_workers", **columns)
         for row in first:
             hb = last[row["pool_id"]]

@@ -72,7 +72,8 @@ class Purger:
         total = 0
         async with self._lock:
             bound = await self.pool.fetchrow(*bind("event_purge_bound", before_us=before_us))
-            bound_xid, bound_id = (bound["xid"], bound["id"]) if bound is not None else (None, 0)
+            assert bound is not None  # the watermark when no event is recent
+            bound_xid, bound_id = bound["xid"], bound["id"]
             while True:
                 purged = await self.pool.fetchval(
                     *bind(

@@ -25,21 +25,28 @@ LIMIT :limit::int
 -- name: event_purge_bound
 -- The first event to keep: the oldest (in log order) committed at or after
 -- :before_us. Everything before it goes (a few rows of slightly later
--- transactions with smaller xids may go with them).
-SELECT e.xid::text AS xid, e.id FROM events e
-WHERE e.at >= ty_ts(:before_us::bigint)
-ORDER BY e.xid, e.id
+-- transactions with smaller xids may go with them). When there is none, the
+-- watermark: what this snapshot sees is all older than :before_us, but an event
+-- committed after it is not, and must not go with them.
+SELECT b.xid::text AS xid, b.id
+FROM ((SELECT e.xid, e.id FROM events e
+       WHERE e.at >= ty_ts(:before_us::bigint)
+       ORDER BY e.xid, e.id
+       LIMIT 1)
+      UNION ALL
+      SELECT pg_snapshot_xmin(pg_current_snapshot()), 0) AS b
+ORDER BY b.xid, b.id
 LIMIT 1
 
 -- name: purge_events
--- Delete up to :limit final events before (:bound_xid, :bound_id) (all of
--- them when :bound_xid is NULL) and move the horizon to the last one deleted.
+-- Delete up to :limit final events before (:bound_xid, :bound_id) and move the
+-- horizon to the last one deleted.
 -- Only final ones: a running transaction may still add events below a newer one.
 WITH gone AS (
   DELETE FROM events d
   WHERE (d.xid, d.id) IN (
     SELECT o.xid, o.id FROM events o
-    WHERE (:bound_xid::text IS NULL OR (o.xid, o.id) < (:bound_xid::text::xid8, :bound_id::bigint))
+    WHERE (o.xid, o.id) < (:bound_xid::text::xid8, :bound_id::bigint)
       AND o.xid < pg_snapshot_xmin(pg_current_snapshot())
     ORDER BY o.xid, o.id
     LIMIT :limit::int
