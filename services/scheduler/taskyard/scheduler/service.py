@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
-from taskyard.core import contract, dialer, discovery, errors, health, hops, ids, lifecycle, rpc, transport
+from taskyard.core import contract, dialer, discovery, health, hops, ids, lifecycle, rpc, transport
 from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -335,8 +335,10 @@ class Scheduler:
                 # and the listeners are closed before the group waits for what is left,
                 # so the next leader can bind even if a task never ends.
                 self.dispatcher.close()
-                await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
-                self.close()
+                try:
+                    await lifecycle.end_tasks(tasks, TASKS_END_TIMEOUT)
+                finally:
+                    self.close()
 
     async def _reload_after(self, delay: float) -> None:
         """Load the lanes once more ``delay`` after the first load: an insert made
@@ -346,7 +348,7 @@ class Scheduler:
         await asyncio.sleep(delay)
         try:
             loaded = await self.maintenance.reload()
-        except errors.TaskyardError as exc:
+        except Exception as exc:  # an extra load that fails must not end the term
             log.warning("loading the lanes again after the takeover failed: %s", exc)
             self.maintenance.reload_requested.set()  # the maintenance loop's next poll
             return
