@@ -21,6 +21,7 @@ import pynng
 import pytest
 from support.cluster import Cluster
 from support.ports import BLOCK, free_port_block, listening
+from support.waiting import wait_until
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2
 from taskyard.core import states, transport
@@ -88,8 +89,14 @@ def run_sleepers(client: Any, taps: list[FinalsTap]) -> dict[str, float]:
     late: dict[str, float] = {}
     for task_id, (final, answered_at) in zip(ids, outcomes, strict=True):
         assert final.state.name == "SUCCESS", final
-        published = [tap.seen[task_id] for tap in taps if task_id in tap.seen]
-        assert published, f"no store published the result of {task_id}"
+        # The taps read on threads of their own: one may take its copy a moment
+        # after the gateway answered from its own (the time it records is then
+        # later, which only makes the wait look more prompt).
+        published = wait_until(
+            lambda tid=task_id: [tap.seen[tid] for tap in taps if tid in tap.seen],
+            5,
+            f"a store to publish the result of {task_id}",
+        )
         late[task_id] = answered_at - min(published)
     return late
 
