@@ -162,6 +162,20 @@ async def test_of_two_one_leads_and_the_other_takes_over_once_the_row_expired() 
     await finish(b)
 
 
+async def test_a_standby_asks_again_just_after_the_holders_lease_ends() -> None:
+    """Told the row expires before its next ask, a standby asks just after it
+    expires instead of at its next poll: a restarted single scheduler waiting for
+    its dead predecessor's row, or a failover, is not delayed by the polling."""
+    clock = RecordingClock()
+    store = FakeStore(clock)
+    store.take("dead", seconds=0.1)
+    b = Candidate(store, clock, "b", seed=4)
+    took = await run_until(clock, b.leading.is_set, 1.0, "b to lead")
+    assert took <= 0.1 + election.EXPIRY_MARGIN + 2 * STEP
+    assert clock.slept[0] == pytest.approx(0.1 + election.EXPIRY_MARGIN, abs=STEP)
+    await finish(b)
+
+
 async def test_a_refused_renewal_ends_the_term_and_the_scheduler_stands_by_again() -> None:
     clock = ManualClock()
     store = FakeStore(clock)

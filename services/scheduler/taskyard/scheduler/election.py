@@ -12,8 +12,9 @@ through the store (a scheduler holds no database connection), every expiry by
 the database's clock, the one clock all schedulers share:
 
 - A standby asks for the row every ~``RETRY`` seconds (jittered, so standbys
-  that started together do not ask in step). It is granted once expired or
-  released; a new holder starts the next term.
+  that started together do not ask in step), or sooner, just after the
+  holder's lease ends when the answer says it ends first. It is granted once
+  expired or released; a new holder starts the next term.
 - The leader renews every ``ttl / 4``: three renewals in a row may be lost
   before the row expires.
 - A renewal refused (the row has another holder or term): the leader was
@@ -37,7 +38,9 @@ the database's clock, the one clock all schedulers share:
 
 Failover after a leader dies: its row was renewed at most ``ttl / 4`` (and one
 renewal's trip) before, so it expires at most ``ttl`` after the death, and a
-standby asks within ``1.5 * RETRY`` of that; then it opens its listeners and
+standby asks ``EXPIRY_MARGIN`` after that (it was told when the lease ends; at
+worst, its last answer predates the last renewal, within ``1.5 * RETRY``); then
+it opens its listeners and
 loads the lanes while the pools' redials (at most 0.25 s apart) reach it and
 they register. With the default ``ttl`` of 2 s: about 2.5 s to the first
 dispatch (docs/scaling.md).
@@ -64,6 +67,9 @@ RETRY = 0.25
 STEP_DOWN_AFTER = 2.0
 # Each wait is RETRY times a random factor in [1 - JITTER, 1 + JITTER].
 JITTER = 0.5
+# A standby told the row expires sooner than its next ask asks then, this much
+# after (the answer's own trip): failover is not delayed by the polling.
+EXPIRY_MARGIN = 0.02
 
 # What leads for one term: returns once ``over`` is set (stop or deposed),
 # its listeners closed.
@@ -100,6 +106,8 @@ class Election:
         # A request that waits longer than this is given up (the next one follows).
         self._timeout = ttl / 2
         self._unreachable = False
+        # Seconds left of the holder's lease, as last answered (None: no answer).
+        self._expires_in: float | None = None
 
     @property
     def renew_interval(self) -> float:
@@ -119,10 +127,12 @@ class Election:
             log.info("election: the store answers again")
         self._unreachable = False
         self.leader = reply.holder
+        self._expires_in = reply.expires_in_ms / 1000
         return reply
 
     async def acquire(self) -> bool:
         """Take the row if it is free; True when this scheduler now leads (``term``)."""
+        self._expires_in = None
         reply = await self._ask(leader_pb2.LeadershipRequest(holder=self.holder, ttl_ms=self._ttl_ms))
         if reply is None or not reply.leader:
             return False
@@ -168,8 +178,10 @@ class Election:
             if self.leader and self.leader != seen:  # an answer, naming a new holder
                 seen = self.leader
                 log.info("standing by: %s leads", self.leader)
-            factor = 1 + JITTER * (2 * self._rng.random() - 1)
-            await sleep_unless(self._clock, self._retry * factor, stop)
+            wait = self._retry * (1 + JITTER * (2 * self._rng.random() - 1))
+            if self._expires_in and self._expires_in + EXPIRY_MARGIN < wait:
+                wait = self._expires_in + EXPIRY_MARGIN  # the holder's lease ends first
+            await sleep_unless(self._clock, wait, stop)
         return 0
 
     async def hold(self) -> None:
