@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -105,18 +104,6 @@ class Api:
         return web.json_response(calls.to_json(reply))
 
 
-def _ssl_context(settings: Settings) -> ssl.SSLContext | None:
-    """The gRPC edge's certificate, and its client CA when it demands client certificates."""
-    if not (settings.grpc_tls_cert and settings.grpc_tls_key):
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(settings.grpc_tls_cert, settings.grpc_tls_key)
-    if settings.grpc_tls_client_ca:
-        context.verify_mode = ssl.CERT_REQUIRED
-        context.load_verify_locations(settings.grpc_tls_client_ca)
-    return context
-
-
 def _watch_authorizer(authenticator: Authenticator | None) -> hub.Authorize | None:
     """A page's token judged in-process as the gRPC edge judges a WatchEvents call:
     its pulses come from the gateway's own summaries of the log, not from a call of its own."""
@@ -144,7 +131,8 @@ class Dashboard:
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
         self.hub = hub.PulseHub(summarize, authorize=_watch_authorizer(authenticator))
         self.streams = Streams(self.loopback, self.hub)
-        self.ssl = _ssl_context(settings)
+        # The gRPC edge's certificate files, read again when they change (tls.http_context).
+        self.ssl = tls.http_context(settings)
         config = {"auth": authenticator is not None, "traceUrl": settings.dashboard_trace_url}
         self.app = web.Application(
             middlewares=[guard(tls.is_loopback(settings.grpc_host))], client_max_size=MAX_BODY_BYTES
