@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -51,9 +52,26 @@ def extra_tasks() -> Iterator[threading.Event]:
     def thread_name() -> str:
         return threading.current_thread().name
 
+    @task(name="unit.body_type_error")
+    def body_type_error(x: int) -> None:
+        raise TypeError("raised by the body")
+
+    def logged(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @task(name="unit.wrapped")
+    @logged
+    def wrapped(x: int) -> None:
+        raise TypeError("raised by the body")
+
     yield release
     release.set()
-    for name in ("unserializable", "nan", "nul", "raises_timeout", "sys_exit", "blocked", "thread_name"):
+    names = ("unserializable", "nan", "nul", "raises_timeout", "sys_exit", "blocked", "thread_name")
+    for name in (*names, "body_type_error", "wrapped"):
         registry.unregister(f"unit.{name}")
 
 
@@ -133,10 +151,36 @@ async def test_bad_arguments_and_unknown_names() -> None:
     rec.args_json = b'{"a": 1}'
     c = await run_one(rec)
     assert c.failure.type == "InvalidArguments"
-    c = await run_one(make_record("add", 1))  # missing argument: the function's own TypeError
-    assert c.failure.type == "TypeError" and c.retryable
     c = await run_one(make_record("missing"))
     assert c.failure.type == "NotRegistered" and not c.retryable
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs", "refusal"),
+    [
+        ("add", [1], {}, "missing a required argument: 'b'"),
+        ("async_add", [1, 2, 3], {}, "too many positional arguments"),
+        ("add", [1, 2], {"c": 3}, "got an unexpected keyword argument 'c'"),
+    ],
+)
+async def test_arguments_that_do_not_fit_the_signature_fail_at_once(
+    name: str, args: list[Any], kwargs: dict[str, Any], refusal: str
+) -> None:
+    c = await run_one(make_record(name, *args, **kwargs))
+    assert not c.success and not c.retryable
+    assert c.failure.type == "TypeError"
+    assert c.failure.message == f"arguments do not fit {name}(a, b): {refusal}"
+
+
+async def test_a_type_error_raised_by_the_body_is_still_retried(extra_tasks: threading.Event) -> None:
+    c = await run_one(make_record("unit.body_type_error", 1))
+    assert not c.success and c.retryable
+    assert (c.failure.type, c.failure.message) == ("TypeError", "raised by the body")
+    # A decorated task's body is the function it wraps: its own TypeError is retried too.
+    c = await run_one(make_record("unit.wrapped", 1))
+    assert c.retryable and c.failure.message == "raised by the body"
+    c = await run_one(make_record("unit.wrapped"))
+    assert not c.retryable and "missing a required argument: 'x'" in c.failure.message
 
 
 async def test_async_timeout_uses_record_then_default() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core import hops, retry
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import children, context, registry, spans, threads
+from taskyard.worker_pool import arguments, children, context, registry, spans, threads
 from taskyard.worker_pool.attempts import (
     Cancelled,
     Key,
@@ -79,6 +79,8 @@ class Runner:
         self.report = dispatch_pb2.PoolReport()
         self.tasks: dict[Key, asyncio.Task[None]] = {}
         self.started: set[Key] = set()
+        # Attempts whose body has begun: a cancel before that means it never runs.
+        self.bodies: set[Key] = set()
         self._on_change = on_change or (lambda: None)
         # With a flusher, an attempt's body runs only once its "started" is on the
         # pipe: a body that kills the process must count as a started attempt.
@@ -144,11 +146,16 @@ class Runner:
         started_at_us = 0
         try:
             async with self._slots:
+                if key in self.cancels or record.cancel_requested:
+                    raise asyncio.CancelledError  # cancelled while it waited: never started
                 self.started.add(key)
                 start = ref_of(record, self.worker)
                 started_at_us = start.at_us
                 self.report.started.append(start)
                 await self._until_flushed()
+                if key in self.cancels:
+                    raise asyncio.CancelledError  # cancelled while its start notice went out
+                self.bodies.add(key)
                 hops.stamp((record,), "worker.started")
                 span = spans.start(record, self.worker, start.at_us)
                 ctx = self.contexts[key] = context.for_record(record, self.sink)
@@ -188,7 +195,14 @@ class Runner:
             if key in self.cancels:
                 # A cancel request's second step (asyncio cancellation) stopped it, or
                 # a shutdown did after a cancel request: a Release would lose the cancel.
-                c = cancelled_completion(task_pb2.CANCEL_STEP_ASYNCIO, "stopped by asyncio cancellation")
+                # One whose body never started says so: the user may rely on it.
+                c = (
+                    cancelled_completion(task_pb2.CANCEL_STEP_ASYNCIO, "stopped by asyncio cancellation")
+                    if key in self.bodies
+                    else cancelled_completion(
+                        task_pb2.CANCEL_STEP_NOT_STARTED, "cancelled before its body started"
+                    )
+                )
                 c.ref.CopyFrom(ref_of(record, self.worker))
                 if started_at_us:
                     c.started_at_us = started_at_us
@@ -207,6 +221,7 @@ class Runner:
             self.threads.pop(key, None)
             self.cancels.pop(key, None)
             self.started.discard(key)
+            self.bodies.discard(key)
             children.forget(*key)
             self._on_change()
 
@@ -218,6 +233,11 @@ class Runner:
             return
         first = key not in self.cancels
         self.cancels.setdefault(key, False)
+        if key not in self.bodies:
+            # Its body has not started (it waits for a slot or for its start notice to
+            # go out): it never will, and its report says so (NOT_STARTED).
+            self.tasks[key].cancel()
+            return
         ctx = self.contexts.get(key)
         if ctx is not None:
             ctx._request_cancel()
@@ -296,6 +316,10 @@ class Runner:
             return leases_pb2.Completion(success=False, failure=failure_of(inner, attempt), retryable=True)
         except asyncio.CancelledError:
             raise
+        except arguments.ArgumentsMismatch as exc:  # the same arguments would be refused again
+            return leases_pb2.Completion(
+                success=False, failure=failure_of(exc, attempt, type_name="TypeError"), retryable=False
+            )
         except retry.Retry as exc:  # the task asked to be retried: counts against its budget
             return leases_pb2.Completion(
                 success=False,
@@ -324,6 +348,14 @@ class Runner:
         wanted = context.context_param(tdef.fn)
         if wanted is not None and wanted not in kwargs and (ctx := context.current_or_none()) is not None:
             kwargs = {**kwargs, wanted: ctx}
+        try:
+            return await self._invoke(tdef, args, kwargs)
+        except TypeError as exc:
+            if (mismatch := arguments.misfit(tdef.name, tdef.fn, args, kwargs, exc)) is not None:
+                raise mismatch from exc
+            raise
+
+    async def _invoke(self, tdef: registry.TaskDef, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if tdef.is_async:
             return await tdef.fn(*args, **kwargs)
         cvars = contextvars.copy_context()
