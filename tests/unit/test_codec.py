@@ -154,6 +154,24 @@ def test_record_to_task() -> None:
     assert task.failure.type == "ValueError" and not task.HasField("started_at")
 
 
+def test_record_to_task_names_the_trace_of_its_traceparent() -> None:
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    rec = task_record_pb2.TaskRecord(
+        id="i", trace_headers={"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01", "tracestate": "v=1"}
+    )
+    task = codec.record_to_task(rec, with_payload=False)
+    assert task.trace_id == trace_id
+    # Not traced, or a context no tracing backend could hold: no trace id at all.
+    for headers in (
+        {},
+        {"traceparent": "garbage"},
+        {"traceparent": f"00-{trace_id.upper()}-00f067aa0ba902b7-01"},
+        {"traceparent": f"00-{'0' * 32}-00f067aa0ba902b7-01"},
+        {"tracestate": "v=1"},
+    ):
+        assert codec.record_to_task(task_record_pb2.TaskRecord(id="i", trace_headers=headers)).trace_id == ""
+
+
 def test_record_to_task_leaves_out_what_does_not_decode() -> None:
     task = codec.record_to_task(task_record_pb2.TaskRecord(id="i", args_json=b"[1,", result_json=b"5"))
     assert not task.args.values and task.result.number_value == 5

@@ -133,6 +133,9 @@ class TaskInfo:
     # Payload fields ("result", "args", ...) the gateway left out of this view, each
     # with why (stored JSON nested deeper than readers can decode); the row is intact.
     omitted: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # The task's trace (W3C trace id, 32 lowercase hex digits) in the tracing
+    # backend; "" when it carries no trace context (tracing off, or not sampled).
+    trace_id: str = ""
 
     @property
     def is_final(self) -> bool:
@@ -177,6 +180,7 @@ class TaskInfo:
             late_reports=t.late_reports,
             late_attempt=t.late_attempt,
             omitted=dict(t.omitted),
+            trace_id=t.trace_id,
         )
 
 

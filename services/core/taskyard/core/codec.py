@@ -255,7 +255,8 @@ def _payload(
 
 
 def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True) -> task_pb2.Task:
-    """The public view of a stored record (no lease token, pool id or trace headers)."""
+    """The public view of a stored record: no lease token, pool id or trace headers,
+    only the trace id of the headers' ``traceparent`` (where its spans are)."""
     task = task_pb2.Task(
         id=rec.id,
         name=rec.name,
@@ -282,6 +283,8 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
     )
     if rec.labels:
         task.labels.update(rec.labels)
+    if rec.trace_headers:
+        task.trace_id = telemetry.trace_id_in(rec.trace_headers)
     if rec.timeout_ms:
         task.timeout.FromMilliseconds(rec.timeout_ms)
     if with_payload:

@@ -14,6 +14,26 @@ from opentelemetry import propagate, trace
 
 TRACEPARENT = "traceparent"
 W3C_KEYS = frozenset({"traceparent", "tracestate"})
+_HEX = frozenset("0123456789abcdef")
+_NO_TRACE = "0" * 32
+
+
+def trace_id_of(traceparent: str | None) -> str:
+    """The trace id of a W3C ``traceparent`` (version-traceid-spanid-flags): 32
+    lowercase hex digits, or "" for a missing or malformed one (an all-zero id is
+    invalid in the spec), so no reader is ever sent to a trace that cannot exist."""
+    parts = (traceparent or "").split("-")
+    if len(parts) != 4:
+        return ""
+    trace_id = parts[1]
+    if len(trace_id) != 32 or trace_id == _NO_TRACE or not _HEX.issuperset(trace_id):
+        return ""
+    return trace_id
+
+
+def trace_id_in(headers: Mapping[str, str]) -> str:
+    """``trace_id_of`` the ``traceparent`` among a task's stored trace headers."""
+    return trace_id_of(headers.get(TRACEPARENT)) if headers else ""
 
 
 def inject(carrier: MutableMapping[str, str] | None = None) -> dict[str, str]:

@@ -28,6 +28,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from taskyard.core import telemetry
+
 if TYPE_CHECKING:
     from taskyard.bus.v1 import task_record_pb2
 
@@ -164,10 +166,8 @@ class TraceIds(logging.Filter):
             record.trace = f" trace_id={span_context.trace_id:032x} span_id={span_context.span_id:016x}"
             return True
         headers = getattr(record, "task_trace", None)
-        parent = headers.get("traceparent", "") if isinstance(headers, Mapping) else ""
-        # traceparent: version-traceid-spanid-flags (W3C Trace Context).
-        parts = parent.split("-")
-        record.trace = f" trace_id={parts[1]}" if len(parts) == 4 and len(parts[1]) == 32 else ""
+        trace_id = telemetry.trace_id_in(headers) if isinstance(headers, Mapping) else ""
+        record.trace = f" trace_id={trace_id}" if trace_id else ""
         return True
 
 

@@ -15,7 +15,7 @@ import asyncpg
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskyard.bus.v1 import event_pb2, logs_pb2
-from taskyard.core import errors
+from taskyard.core import errors, telemetry
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
@@ -141,12 +141,6 @@ async def _apply_context(db: Db, reqs: list[logs_pb2.LogBatch]) -> None:
         )
 
 
-def trace_id_of(traceparent: str | None) -> str:
-    """The trace id of a W3C ``traceparent`` (version-traceid-spanid-flags), or ""."""
-    parts = (traceparent or "").split("-")
-    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else ""
-
-
 def _ts(us: int) -> Timestamp:
     ts = Timestamp()
     ts.FromMicroseconds(us)
@@ -177,7 +171,7 @@ async def read_logs(
         found=True, final=head["state"] in FINAL_NAMES, log_seq=max(head["log_seq"], 0)
     )
     size = 0
-    trace_id = trace_id_of(head["traceparent"])
+    trace_id = telemetry.trace_id_of(head["traceparent"])
     for row in rows:
         line = task_pb2.TaskLog(
             offset=row["seq"],

@@ -553,7 +553,11 @@ type Task struct {
 	// Payload fields ("args", "kwargs", "result", "context") left out of this view,
 	// each with why: their stored JSON cannot be carried here (nested deeper than
 	// protobuf decoders accept, or not decodable). The stored row is unchanged.
-	Omitted       map[string]string `protobuf:"bytes,36,rep,name=omitted,proto3" json:"omitted,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Omitted map[string]string `protobuf:"bytes,36,rep,name=omitted,proto3" json:"omitted,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+	// in a tracing backend; empty when the task carries no trace context (tracing
+	// off, or its trace was not sampled). Every attempt of a task shares it.
+	TraceId       string `protobuf:"bytes,37,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -840,6 +844,13 @@ func (x *Task) GetOmitted() map[string]string {
 	return nil
 }
 
+func (x *Task) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
 // One line a task logged (ctx.log / ctx.logger), in order.
 type TaskLog struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -965,7 +976,7 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\ttraceback\x18\x03 \x01(\tR\ttraceback\x12\x18\n" +
 	"\aattempt\x18\x04 \x01(\x05R\aattempt\x127\n" +
 	"\tfailed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x125\n" +
-	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\"\xe7\f\n" +
+	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\"\x82\r\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
@@ -1012,7 +1023,8 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\x12uncharged_attempts\x18! \x01(\x05R\x11unchargedAttempts\x12!\n" +
 	"\flate_reports\x18\" \x01(\x05R\vlateReports\x12!\n" +
 	"\flate_attempt\x18# \x01(\x05R\vlateAttempt\x128\n" +
-	"\aomitted\x18$ \x03(\v2\x1e.taskyard.v1.Task.OmittedEntryR\aomitted\x1a9\n" +
+	"\aomitted\x18$ \x03(\v2\x1e.taskyard.v1.Task.OmittedEntryR\aomitted\x12\x19\n" +
+	"\btrace_id\x18% \x01(\tR\atraceId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +

@@ -48,6 +48,7 @@ private static final long serialVersionUID = 0L;
     cancelStep_ = 0;
     failures_ = java.util.Collections.emptyList();
     scheduleId_ = "";
+    traceId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -1312,6 +1313,57 @@ java.lang.String defaultValue) {
     return map.get(key);
   }
 
+  public static final int TRACE_ID_FIELD_NUMBER = 37;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object traceId_ = "";
+  /**
+   * <pre>
+   * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+   * in a tracing backend; empty when the task carries no trace context (tracing
+   * off, or its trace was not sampled). Every attempt of a task shares it.
+   * </pre>
+   *
+   * <code>string trace_id = 37 [json_name = "traceId"];</code>
+   * @return The traceId.
+   */
+  @java.lang.Override
+  public java.lang.String getTraceId() {
+    java.lang.Object ref = traceId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      traceId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+   * in a tracing backend; empty when the task carries no trace context (tracing
+   * off, or its trace was not sampled). Every attempt of a task shares it.
+   * </pre>
+   *
+   * <code>string trace_id = 37 [json_name = "traceId"];</code>
+   * @return The bytes for traceId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTraceIdBytes() {
+    java.lang.Object ref = traceId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      traceId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1440,6 +1492,9 @@ java.lang.String defaultValue) {
         internalGetOmitted(),
         OmittedDefaultEntryHolder.defaultEntry,
         36);
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 37, traceId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -1603,6 +1658,9 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(36, omitted__);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(37, traceId_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1730,6 +1788,8 @@ java.lang.String defaultValue) {
         != other.getLateAttempt()) return false;
     if (!internalGetOmitted().equals(
         other.internalGetOmitted())) return false;
+    if (!getTraceId()
+        .equals(other.getTraceId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1845,6 +1905,8 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + OMITTED_FIELD_NUMBER;
       hash = (53 * hash) + internalGetOmitted().hashCode();
     }
+    hash = (37 * hash) + TRACE_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getTraceId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -2111,6 +2173,7 @@ java.lang.String defaultValue) {
       lateReports_ = 0;
       lateAttempt_ = 0;
       internalGetMutableOmitted().clear();
+      traceId_ = "";
       return this;
     }
 
@@ -2305,6 +2368,9 @@ java.lang.String defaultValue) {
         result.omitted_ = internalGetOmitted();
         result.omitted_.makeImmutable();
       }
+      if (((from_bitField1_ & 0x00000010) != 0)) {
+        result.traceId_ = traceId_;
+      }
     }
 
     @java.lang.Override
@@ -2477,6 +2543,11 @@ java.lang.String defaultValue) {
       internalGetMutableOmitted().mergeFrom(
           other.internalGetOmitted());
       bitField1_ |= 0x00000008;
+      if (!other.getTraceId().isEmpty()) {
+        traceId_ = other.traceId_;
+        bitField1_ |= 0x00000010;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -2719,6 +2790,11 @@ java.lang.String defaultValue) {
               bitField1_ |= 0x00000008;
               break;
             } // case 290
+            case 298: {
+              traceId_ = input.readStringRequireUtf8();
+              bitField1_ |= 0x00000010;
+              break;
+            } // case 298
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -6264,6 +6340,108 @@ java.lang.String defaultValue) {
       internalGetMutableOmitted().getMutableMap()
           .putAll(values);
       bitField1_ |= 0x00000008;
+      return this;
+    }
+
+    private java.lang.Object traceId_ = "";
+    /**
+     * <pre>
+     * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+     * in a tracing backend; empty when the task carries no trace context (tracing
+     * off, or its trace was not sampled). Every attempt of a task shares it.
+     * </pre>
+     *
+     * <code>string trace_id = 37 [json_name = "traceId"];</code>
+     * @return The traceId.
+     */
+    public java.lang.String getTraceId() {
+      java.lang.Object ref = traceId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        traceId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+     * in a tracing backend; empty when the task carries no trace context (tracing
+     * off, or its trace was not sampled). Every attempt of a task shares it.
+     * </pre>
+     *
+     * <code>string trace_id = 37 [json_name = "traceId"];</code>
+     * @return The bytes for traceId.
+     */
+    public com.google.protobuf.ByteString
+        getTraceIdBytes() {
+      java.lang.Object ref = traceId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        traceId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+     * in a tracing backend; empty when the task carries no trace context (tracing
+     * off, or its trace was not sampled). Every attempt of a task shares it.
+     * </pre>
+     *
+     * <code>string trace_id = 37 [json_name = "traceId"];</code>
+     * @param value The traceId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceId(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      traceId_ = value;
+      bitField1_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+     * in a tracing backend; empty when the task carries no trace context (tracing
+     * off, or its trace was not sampled). Every attempt of a task shares it.
+     * </pre>
+     *
+     * <code>string trace_id = 37 [json_name = "traceId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTraceId() {
+      traceId_ = getDefaultInstance().getTraceId();
+      bitField1_ = (bitField1_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+     * in a tracing backend; empty when the task carries no trace context (tracing
+     * off, or its trace was not sampled). Every attempt of a task shares it.
+     * </pre>
+     *
+     * <code>string trace_id = 37 [json_name = "traceId"];</code>
+     * @param value The bytes for traceId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceIdBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      traceId_ = value;
+      bitField1_ |= 0x00000010;
+      onChanged();
       return this;
     }
 

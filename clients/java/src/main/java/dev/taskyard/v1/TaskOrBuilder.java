@@ -673,4 +673,28 @@ java.lang.String defaultValue);
    */
   java.lang.String getOmittedOrThrow(
       java.lang.String key);
+
+  /**
+   * <pre>
+   * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+   * in a tracing backend; empty when the task carries no trace context (tracing
+   * off, or its trace was not sampled). Every attempt of a task shares it.
+   * </pre>
+   *
+   * <code>string trace_id = 37 [json_name = "traceId"];</code>
+   * @return The traceId.
+   */
+  java.lang.String getTraceId();
+  /**
+   * <pre>
+   * The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
+   * in a tracing backend; empty when the task carries no trace context (tracing
+   * off, or its trace was not sampled). Every attempt of a task shares it.
+   * </pre>
+   *
+   * <code>string trace_id = 37 [json_name = "traceId"];</code>
+   * @return The bytes for traceId.
+   */
+  com.google.protobuf.ByteString
+      getTraceIdBytes();
 }

@@ -97,7 +97,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "k\022\030\n\007attempt\030\004 \001(\005R\007attempt\0227\n\tfailed_at" +
       "\030\005 \001(\0132\032.google.protobuf.TimestampR\010fail" +
       "edAt\0225\n\010retry_at\030\006 \001(\0132\032.google.protobuf" +
-      ".TimestampR\007retryAt\"\347\014\n\004Task\022\016\n\002id\030\001 \001(\t" +
+      ".TimestampR\007retryAt\"\202\r\n\004Task\022\016\n\002id\030\001 \001(\t" +
       "R\002id\022\022\n\004name\030\002 \001(\tR\004name\022.\n\004args\030\003 \001(\0132\032" +
       ".google.protobuf.ListValueR\004args\022/\n\006kwar" +
       "gs\030\004 \001(\0132\027.google.protobuf.StructR\006kwarg" +
@@ -135,33 +135,33 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "hargedAttempts\022!\n\014late_reports\030\" \001(\005R\013la" +
       "teReports\022!\n\014late_attempt\030# \001(\005R\013lateAtt" +
       "empt\0228\n\007omitted\030$ \003(\0132\036.taskyard.v1.Task" +
-      ".OmittedEntryR\007omitted\0329\n\013LabelsEntry\022\020\n" +
-      "\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028" +
-      "\001\032:\n\014OmittedEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005v" +
-      "alue\030\002 \001(\tR\005value:\0028\001\"\277\001\n\007TaskLog\022\026\n\006off" +
-      "set\030\001 \001(\003R\006offset\022\022\n\004type\030\002 \001(\tR\004type\022\030\n" +
-      "\007message\030\003 \001(\tR\007message\0229\n\ncreated_at\030\004 " +
-      "\001(\0132\032.google.protobuf.TimestampR\tcreated" +
-      "At\022\030\n\007attempt\030\005 \001(\005R\007attempt\022\031\n\010trace_id" +
-      "\030\006 \001(\tR\007traceId*\204\002\n\tTaskState\022\032\n\026TASK_ST" +
-      "ATE_UNSPECIFIED\020\000\022\026\n\022TASK_STATE_PENDING\020" +
-      "\001\022\025\n\021TASK_STATE_QUEUED\020\002\022\030\n\024TASK_STATE_S" +
-      "CHEDULED\020\003\022\027\n\023TASK_STATE_ASSIGNED\020\004\022\026\n\022T" +
-      "ASK_STATE_RUNNING\020\005\022\026\n\022TASK_STATE_SUCCES" +
-      "S\020\006\022\026\n\022TASK_STATE_FAILURE\020\007\022\027\n\023TASK_STAT" +
-      "E_RETRYING\020\010\022\030\n\024TASK_STATE_CANCELLED\020\t*u" +
-      "\n\010Priority\022\030\n\024PRIORITY_UNSPECIFIED\020\000\022\025\n\021" +
-      "PRIORITY_CRITICAL\020\001\022\021\n\rPRIORITY_HIGH\020\002\022\023" +
-      "\n\017PRIORITY_NORMAL\020\003\022\020\n\014PRIORITY_LOW\020\004*\213\001" +
-      "\n\nCancelStep\022\033\n\027CANCEL_STEP_UNSPECIFIED\020" +
-      "\000\022\033\n\027CANCEL_STEP_NOT_STARTED\020\001\022\024\n\020CANCEL" +
-      "_STEP_FLAG\020\002\022\027\n\023CANCEL_STEP_ASYNCIO\020\003\022\024\n" +
-      "\020CANCEL_STEP_KILL\020\004B\255\001\n\017dev.taskyard.v1B" +
-      "\tTaskProtoP\001ZBgithub.com/taskyard/taskya" +
-      "rd/clients/go/gen/taskyard/v1;taskyardv1" +
-      "\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027Tas" +
-      "kyard\\V1\\GPBMetadata\352\002\014Taskyard::V1b\006pro" +
-      "to3"
+      ".OmittedEntryR\007omitted\022\031\n\010trace_id\030% \001(\t" +
+      "R\007traceId\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003k" +
+      "ey\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\032:\n\014OmittedE" +
+      "ntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005v" +
+      "alue:\0028\001\"\277\001\n\007TaskLog\022\026\n\006offset\030\001 \001(\003R\006of" +
+      "fset\022\022\n\004type\030\002 \001(\tR\004type\022\030\n\007message\030\003 \001(" +
+      "\tR\007message\0229\n\ncreated_at\030\004 \001(\0132\032.google." +
+      "protobuf.TimestampR\tcreatedAt\022\030\n\007attempt" +
+      "\030\005 \001(\005R\007attempt\022\031\n\010trace_id\030\006 \001(\tR\007trace" +
+      "Id*\204\002\n\tTaskState\022\032\n\026TASK_STATE_UNSPECIFI" +
+      "ED\020\000\022\026\n\022TASK_STATE_PENDING\020\001\022\025\n\021TASK_STA" +
+      "TE_QUEUED\020\002\022\030\n\024TASK_STATE_SCHEDULED\020\003\022\027\n" +
+      "\023TASK_STATE_ASSIGNED\020\004\022\026\n\022TASK_STATE_RUN" +
+      "NING\020\005\022\026\n\022TASK_STATE_SUCCESS\020\006\022\026\n\022TASK_S" +
+      "TATE_FAILURE\020\007\022\027\n\023TASK_STATE_RETRYING\020\010\022" +
+      "\030\n\024TASK_STATE_CANCELLED\020\t*u\n\010Priority\022\030\n" +
+      "\024PRIORITY_UNSPECIFIED\020\000\022\025\n\021PRIORITY_CRIT" +
+      "ICAL\020\001\022\021\n\rPRIORITY_HIGH\020\002\022\023\n\017PRIORITY_NO" +
+      "RMAL\020\003\022\020\n\014PRIORITY_LOW\020\004*\213\001\n\nCancelStep\022" +
+      "\033\n\027CANCEL_STEP_UNSPECIFIED\020\000\022\033\n\027CANCEL_S" +
+      "TEP_NOT_STARTED\020\001\022\024\n\020CANCEL_STEP_FLAG\020\002\022" +
+      "\027\n\023CANCEL_STEP_ASYNCIO\020\003\022\024\n\020CANCEL_STEP_" +
+      "KILL\020\004B\255\001\n\017dev.taskyard.v1B\tTaskProtoP\001Z" +
+      "Bgithub.com/taskyard/taskyard/clients/go" +
+      "/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Task" +
+      "yard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBM" +
+      "etadata\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -193,7 +193,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_Task_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Task_descriptor,
-        new java.lang.String[] { "Id", "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "RootId", "Labels", "State", "Attempt", "Result", "Failure", "CreatedAt", "StartedAt", "FinishedAt", "UpdatedAt", "WorkerId", "CancelRequested", "RunAt", "DependsOn", "IdempotencyKey", "Context", "CancelReason", "CancelStep", "ResumeRequested", "Failures", "ScheduleId", "Rescues", "UnchargedAttempts", "LateReports", "LateAttempt", "Omitted", });
+        new java.lang.String[] { "Id", "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "RootId", "Labels", "State", "Attempt", "Result", "Failure", "CreatedAt", "StartedAt", "FinishedAt", "UpdatedAt", "WorkerId", "CancelRequested", "RunAt", "DependsOn", "IdempotencyKey", "Context", "CancelReason", "CancelStep", "ResumeRequested", "Failures", "ScheduleId", "Rescues", "UnchargedAttempts", "LateReports", "LateAttempt", "Omitted", "TraceId", });
     internal_static_taskyard_v1_Task_LabelsEntry_descriptor =
       internal_static_taskyard_v1_Task_descriptor.getNestedType(0);
     internal_static_taskyard_v1_Task_LabelsEntry_fieldAccessorTable = new
