@@ -104,6 +104,9 @@ class Outcome:
     replies: list[Message]
     events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
     finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Final records this write changed without a transition (a refused late outcome
+    # noted on the row): cached like finals, never counted as another finish.
+    refreshed: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Attempts leased by this write that their pool may start at once (fast path).
     leased: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Other envelopes for the events topic after COMMIT, as (kind, message): e.g.
@@ -291,9 +294,11 @@ class Committer:
             return
         events: list[event_pb2.Event] = []
         finals: list[task_record_pb2.TaskRecord] = []
+        refreshed: list[task_record_pb2.TaskRecord] = []
         leased: list[task_record_pb2.TaskRecord] = []
         for _, out in results:
             finals.extend(out.finals)
+            refreshed.extend(out.refreshed)
             events.extend(out.events)
             leased.extend(out.leased)
             if out.sampled:
@@ -304,8 +309,8 @@ class Committer:
             for _, out in results:
                 for kind, message in out.messages:
                     self._on_message(kind, message)
-        if finals:
-            self._on_finals(Finals(finals, frozenset(db.waited_on)))
+        if finals or refreshed:
+            self._on_finals(Finals(finals + refreshed, frozenset(db.waited_on)))
         rows = 0
         for group, out in results:
             rows += sum(p.rows for p in group)

@@ -183,6 +183,8 @@ class _Drain:
     applied: list[int]
     events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
     finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Final rows that only had a late outcome noted (Outcome.refreshed).
+    refreshed: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Released or died rows (the QUEUED ones are published after COMMIT).
     requeued: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # A sampled task's stamps, for its final event.
@@ -208,6 +210,7 @@ async def apply_report(db: Db, reqs: list[leases_pb2.ReportRequest]) -> Outcome:
         replies=list(drain.replies),
         events=drain.events,
         finals=drain.finals,
+        refreshed=drain.refreshed,
         messages=released_message(drain.requeued),
         sampled=_carry_trips(drain.events, drain.trips) if drain.trips else [],
     )
@@ -312,8 +315,8 @@ async def _note_late(db: Db, drain: _Drain) -> None:
         return
     await db.fetch("bump_counter", name="late_completions", delta=len(late))
     noted = await db.fetch("note_late_reports", ids=[t for t, _ in late], attempts=[a for _, a in late])
-    # A final row's cached record must show the note too.
-    drain.finals.extend(r for r in map(record_from_row, noted) if r.state in FINAL_VALUES)
+    # A final row's cached record must show the note too; the task did not finish again.
+    drain.refreshed.extend(r for r in map(record_from_row, noted) if r.state in FINAL_VALUES)
 
 
 def _carry_trips(
