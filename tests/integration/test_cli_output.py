@@ -101,6 +101,16 @@ def _cancel(cluster: Any) -> Invocation:
     )
 
 
+@invocation("task retry")
+def _task_retry(cluster: Any) -> Invocation:
+    with cluster.client() as client:
+        failed = client.submit("fail", max_retries=0)
+        client.wait(failed.id, timeout=30)
+    return Invocation(
+        args=[failed.id], reply=qs.RetryTasksResponse, check=lambda data: data["ids"] == [failed.id]
+    )
+
+
 @invocation("task list")
 def _list(cluster: Any) -> Invocation:
     task_id = finished_add(cluster)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import click
 import yaml
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from rich.console import Console, RenderableType
 from rich.table import Table
@@ -71,11 +72,45 @@ class Output:
 
 
 def api_mapping(message: Message) -> dict[str, Any]:
-    """The proto3 JSON mapping of ``message``, every field present (a script need not guess defaults)."""
+    """The proto3 JSON mapping of ``message``, every field present (a script need not guess defaults).
+
+    Payloads (``Struct``/``Value``/``ListValue``: args, kwargs, result, context)
+    carry every number as a double; an integral one prints as the integer it
+    was (``2``, not ``2.0``), as the JSON a client sent had it."""
     data: dict[str, Any] = json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+    descriptor: Descriptor = message.DESCRIPTOR  # type: ignore[assignment]  # upb and python descriptors alike
+    return _payload_numbers(descriptor, data)
+
+
+_PAYLOAD_TYPES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
+
+
+def _payload_numbers(descriptor: Descriptor, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (the mapping of a message of ``descriptor``) with its payloads' integral numbers as ints."""
+    for field in descriptor.fields:
+        kind = field.message_type
+        if kind is None or field.name not in data:
+            continue
+        value = data[field.name]
+        if kind.GetOptions().map_entry:
+            inner = kind.fields_by_name["value"].message_type
+            if inner is not None and isinstance(value, dict):
+                data[field.name] = {k: _message_numbers(inner, v) for k, v in value.items()}
+        elif field.is_repeated and isinstance(value, list):
+            data[field.name] = [_message_numbers(kind, v) for v in value]
+        else:
+            data[field.name] = _message_numbers(kind, value)
     return data
+
+
+def _message_numbers(descriptor: Descriptor, value: Any) -> Any:
+    if descriptor.full_name in _PAYLOAD_TYPES:
+        return _integral(value)
+    if isinstance(value, dict) and not descriptor.full_name.startswith("google.protobuf."):
+        return _payload_numbers(descriptor, value)
+    return value  # a well-known type printed as a string (Timestamp, Duration, ...)
 
 
 def _chosen(_ctx: click.Context, _param: click.Parameter, value: str) -> Output:

@@ -15,13 +15,15 @@ from taskyard.v1 import queue_service_pb2 as qs
 # "paused" and "mean_duration"), so a state the API adds shows up here by itself.
 _INFO_FIELDS = [f.name for f in qs.QueueInfo.DESCRIPTOR.fields]
 STATE_COLUMNS = tuple(_INFO_FIELDS[_INFO_FIELDS.index("paused") + 1 : _INFO_FIELDS.index("mean_duration")])
+# A column is headed by the state it counts, as tasks show it (SUCCESS, not SUCCEEDED).
+_STATE_HEADERS = {"succeeded": "success", "failed": "failure"}
 _MIB = 1024 * 1024
 
 
 def queue_table(queues: Iterable[qs.QueueInfo]) -> RenderableType:
     """Tasks per queue and state, and whether the queue is paused."""
     return table(
-        ("queue", *STATE_COLUMNS, "paused"),
+        ("queue", *(_STATE_HEADERS.get(c, c) for c in STATE_COLUMNS), "paused"),
         ([q.name, *(str(getattr(q, c)) for c in STATE_COLUMNS), "yes" if q.paused else ""] for q in queues),
     )
 

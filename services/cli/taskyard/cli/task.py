@@ -1,4 +1,4 @@
-"""``taskyard task ...``: the task group, with ``get``, ``wait`` and ``cancel``.
+"""``taskyard task ...``: the task group, with ``get``, ``wait``, ``cancel`` and ``retry``.
 
 ``submit`` (submit.py), ``list`` (task_list.py), ``logs``, ``tree`` and
 ``explain`` register themselves on the group. Exit status: errors.py.
@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import Any
 
 import click
@@ -14,19 +15,21 @@ from rich.console import RenderableType
 
 from taskyard.cli.connection import target_options
 from taskyard.cli.durations import DURATION
-from taskyard.cli.errors import EXIT_TASK_FAILED, EXIT_TIMED_OUT, CommandGroup
+from taskyard.cli.errors import EXIT_TASK_FAILED, EXIT_TIMED_OUT, CommandGroup, fail
 from taskyard.cli.gateway import CALL_TIMEOUT, WAIT_SLACK, Gateway, gateway
-from taskyard.cli.output import Output, output_option
+from taskyard.cli.output import Output, lines, output_option
 from taskyard.cli.task_view import cancel_step_name, state_name, task_detail
-from taskyard.v1 import task_pb2, task_service_pb2
+from taskyard.v1 import queue_service_pb2, task_pb2, task_service_pb2
 
+# RetryTasksRequest.limit at most.
+MAX_RETRY_IDS = 10_000
 FINAL_STATES = (task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED)
 
 
 @click.group("task", cls=CommandGroup)
 @target_options
 def task_group() -> None:
-    """Submit, inspect, wait for and cancel tasks."""
+    """Submit, inspect, wait for, cancel and retry tasks."""
 
 
 def show_task(reply: Any) -> RenderableType:
@@ -73,8 +76,17 @@ def wait_command(task_id: str, timeout: dt.timedelta, output: Output) -> None:
         wait_and_show(g, task_id, timeout, output)
 
 
+def cancel_outcome(reply: task_service_pb2.CancelTaskResponse) -> str:
+    """What the cancel did, in words: an accepted request is not a refusal."""
+    if reply.cancelled:
+        return "cancelled"
+    if reply.task.state in FINAL_STATES:  # it ended on its own while the cancel waited
+        return f"not cancelled: it ended {state_name(reply.task)} first"
+    return f"requested: the {state_name(reply.task)} task is being stopped in steps (--wait shows which)"
+
+
 def _show_cancellation(reply: task_service_pb2.CancelTaskResponse) -> RenderableType:
-    extra: list[tuple[str, RenderableType]] = [("cancelled", "yes" if reply.cancelled else "no")]
+    extra: list[tuple[str, RenderableType]] = [("outcome", cancel_outcome(reply))]
     if reply.step:
         extra.append(("step", cancel_step_name(reply.step)))
     if reply.cancelled_children:
@@ -105,3 +117,32 @@ def cancel_command(task_id: str, reason: str, wait_: dt.timedelta | None, output
     with gateway() as g:
         reply = g.call(g.tasks.CancelTask, request, timeout=deadline)
     output.emit(reply, _show_cancellation)
+
+
+def _same_id(raw: str) -> str:
+    """An id as the gateway answers it (lower-case UUID); unchanged when it is not one."""
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        return raw
+
+
+@task_group.command("retry")
+@click.argument("task_ids", metavar="ID...", nargs=-1, required=True)
+@output_option
+@target_options
+def retry_command(task_ids: tuple[str, ...], output: Output) -> None:
+    """Run FAILURE tasks again, each as a new attempt (RetryTasks).
+
+    Prints the ids retried. Exit status 1 when one of them was not retried (it
+    is not FAILURE, or there is no such task). ``queue retry`` retries by filter."""
+    # Every id given (the API's limit otherwise defaults to 1,000; past its 10,000 it names the ids).
+    request = queue_service_pb2.RetryTasksRequest(ids=list(task_ids), limit=min(len(task_ids), MAX_RETRY_IDS))
+    with gateway() as g:
+        reply = g.call(g.queues.RetryTasks, request)
+    output.emit(reply, lambda r: lines(r.ids))
+    output.note(f"retried {len(reply.ids)} of {len(task_ids)} tasks")
+    retried = set(reply.ids)
+    left = [raw for raw in task_ids if _same_id(raw) not in retried]
+    if left:
+        fail(f"not retried (not FAILURE, or no such task): {', '.join(left)}")
