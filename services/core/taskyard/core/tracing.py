@@ -50,6 +50,7 @@ WORKER_ID = "taskyard.worker.id"
 OUTCOME = "taskyard.task.outcome"
 SCHEDULE = "taskyard.schedule.name"
 QUEUE_WAIT_MS = "taskyard.task.queue_wait_ms"
+ERROR_TYPE = "error.type"
 
 _TRUE = {"true", "1", "yes", "on"}
 _lock = threading.Lock()
@@ -207,6 +208,7 @@ def sending(
     except BaseException as exc:
         for span in spans:
             span.record_exception(exc)
+            span.set_attribute(ERROR_TYPE, type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
         raise
     finally:
@@ -254,19 +256,23 @@ def _open_sends(
 
 
 def fail(span: trace.Span, kind: str, message: str, traceback: str = "") -> None:
-    """Mark a span failed the way the messaging conventions expect: error status
-    and an exception event with the task's own type, message and traceback."""
-    attributes = {"exception.type": kind or "Error", "exception.message": message}
+    """Mark a span failed the way the conventions expect: error status, ``error.type``
+    (the exception's type, which the semantic conventions ask of every failed
+    span), and an exception event with the task's own type, message and traceback."""
+    kind = kind or "Error"
+    attributes = {"exception.type": kind, "exception.message": message}
     if traceback:
         attributes["exception.stacktrace"] = traceback
+    span.set_attribute(ERROR_TYPE, kind)
     span.add_event("exception", attributes)
-    span.set_status(Status(StatusCode.ERROR, f"{kind}: {message}" if kind else message))
+    span.set_status(Status(StatusCode.ERROR, f"{kind}: {message}"))
 
 
 __all__ = [
     "ATTEMPT",
     "BATCH_COUNT",
     "DESTINATION",
+    "ERROR_TYPE",
     "MESSAGE_ID",
     "OPERATION_NAME",
     "OPERATION_TYPE",

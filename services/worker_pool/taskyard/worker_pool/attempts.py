@@ -69,6 +69,18 @@ def charged_attempt(record: task_record_pb2.TaskRecord) -> int:
     return max(1, record.attempt - record.uncharged_attempts)
 
 
+def outcome_of(completion: leases_pb2.Completion, charged: int) -> str:
+    """How an attempt ended, as its span and run-time metric name it: ``retry`` only
+    when another attempt follows, so the last failing one is a ``failure``. The
+    store decides with the same rule (sql/tasks.sql fail_attempts): retryable, and
+    the ``charged`` attempt within the budget the completion carries."""
+    if completion.success:
+        return "success"
+    if completion.cancel_step:
+        return "cancelled"
+    return "retry" if completion.retryable and charged <= completion.max_retries else "failure"
+
+
 def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> int:
     """The record's own budget, else the task's @task(max_retries=...), else ``default``."""
     if record.max_retries >= 0:

@@ -14,6 +14,7 @@ from prometheus_client.registry import REGISTRY, Collector
 
 from taskyard.bus.v1 import leases_pb2, pools_pb2
 from taskyard.core import metrics
+from taskyard.worker_pool.attempts import outcome_of
 
 QUEUE_WAIT = Histogram(
     "task_queue_wait_seconds",
@@ -40,16 +41,11 @@ QUEUES = metrics.LabelBudget(metrics.QUEUE_LABELS)
 _STATES = ("starting", "idle", "busy", "recycling", "stopping")
 
 
-def outcome_of(completion: leases_pb2.Completion) -> str:
-    if completion.success:
-        return "success"
-    if completion.cancel_step:
-        return "cancelled"
-    return "retry" if completion.retryable else "failure"
-
-
-def attempt_ended(queue: str, name: str, enqueued_us: int, completion: leases_pb2.Completion) -> None:
-    """Observe an attempt's wait and run (nothing while metrics are not served)."""
+def attempt_ended(
+    queue: str, name: str, enqueued_us: int, completion: leases_pb2.Completion, charged: int
+) -> None:
+    """Observe an attempt's wait and run (nothing while metrics are not served);
+    ``charged``: the attempt as the retry budget counts it (``attempts.outcome_of``)."""
     if not metrics.enabled():
         return
     queue = QUEUES.of(queue)
@@ -59,7 +55,7 @@ def attempt_ended(queue: str, name: str, enqueued_us: int, completion: leases_pb
     if enqueued_us and started_us >= enqueued_us:
         QUEUE_WAIT.labels(queue).observe((started_us - enqueued_us) / 1e6)
     if ended_us >= started_us:
-        RUN.labels(queue, name, outcome_of(completion)).observe((ended_us - started_us) / 1e6)
+        RUN.labels(queue, name, outcome_of(completion, charged)).observe((ended_us - started_us) / 1e6)
 
 
 class PoolGauges(Collector):

@@ -161,7 +161,9 @@ class Workers:
                 finished[(task_id, attempt, ref.lease_token)] = None
                 if h is not None and h.head is not None and isinstance(e, leases_pb2.Completion):
                     head = h.head
-                    pool_metrics.attempt_ended(head.queue, head.name, spans.enqueued_us(head), e)
+                    pool_metrics.attempt_ended(
+                        head.queue, head.name, spans.enqueued_us(head), e, h.charged_attempt
+                    )
             into.extend(ended)  # type: ignore[arg-type]
         self._trim_finished()
         if report.completed or report.released:

@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind
 from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core import tracing
 from taskyard.v1 import task_pb2
+from taskyard.worker_pool.attempts import outcome_of
 
 _tracer = trace.get_tracer("taskyard.worker_pool")
 
@@ -103,20 +104,20 @@ def _attributes(
     }
 
 
-def finish(span: trace.Span | None, completion: leases_pb2.Completion) -> None:
-    """End the span with the attempt's outcome: ok, or error status with the failure as an exception event."""
+def finish(span: trace.Span | None, completion: leases_pb2.Completion, charged: int) -> None:
+    """End the span with the attempt's outcome (``attempts.outcome_of``; ``charged``:
+    the attempt as the retry budget counts it): ok, or error status with the failure
+    as an exception event and its type as ``error.type``."""
     if span is None:
         return
-    if completion.success:
-        span.set_attribute(tracing.OUTCOME, "success")
-    elif completion.cancel_step:
-        span.set_attribute(tracing.OUTCOME, "cancelled")
+    outcome = outcome_of(completion, charged)
+    span.set_attribute(tracing.OUTCOME, outcome)
+    if outcome == "cancelled":
         span.add_event(
             "cancelled", {"taskyard.cancel.step": task_pb2.CancelStep.Name(completion.cancel_step)}
         )
-    else:
+    elif outcome != "success":
         failure = completion.failure
-        span.set_attribute(tracing.OUTCOME, "retry" if completion.retryable else "failure")
         tracing.fail(span, failure.type, failure.message, failure.traceback)
     span.end()
 

@@ -190,7 +190,7 @@ class Runner:
                 if completion.retryable and not completion.retry_delay_ms:
                     completion.retry_delay_ms = self.retry_delay_ms_for(record)
             self.report.completed.append(completion)
-            spans.finish(span, completion)
+            spans.finish(span, completion, charged_attempt(record))
         except asyncio.CancelledError:
             if key in self.cancels:
                 # A cancel request's second step (asyncio cancellation) stopped it, or
@@ -207,7 +207,7 @@ class Runner:
                 if started_at_us:
                     c.started_at_us = started_at_us
                 self.report.completed.append(c)
-                spans.finish(span, c)
+                spans.finish(span, c, charged_attempt(record))
             else:
                 spans.released(span)
                 # Stopped by a shutdown: back to the queue without burning the attempt.
