@@ -149,8 +149,11 @@ class BusRefusals(Collector):
             "Internal bus messages refused, by reason.",
             labels=["reason"],
         )
-        for reason, count in sorted(seal.current().refusals.counts().items()):
-            family.add_metric([reason], count)
+        counts = seal.current().refusals.counts()
+        # Every reason, 0 until one happens: a healthy bus refuses nothing, and a
+        # family without samples leaves its dashboard query empty, not 0.
+        for reason in sorted(set(seal.REASONS) | set(counts)):
+            family.add_metric([reason], counts.get(reason, 0))
         yield family
 
 

@@ -13,12 +13,18 @@ from prometheus_client.registry import REGISTRY, Collector
 from taskyard.core import metrics
 from taskyard.core.priority import LANES, Priority
 
+# How a rescued lease ended (maintenance.py): the task queued again, or failed for good.
+RESCUE_OUTCOMES = ("requeued", "failed")
 LEASES_RESCUED = Counter(
     "leases_rescued",
     "Leases that lapsed (by the database's clock) and were taken back: requeued or failed for good.",
     ["outcome"],
     namespace=metrics.NAMESPACE,
 )
+# Every outcome from the start, at 0: a healthy system rescues nothing, and a
+# series that never appeared leaves its dashboard query empty, not 0.
+for _outcome in RESCUE_OUTCOMES:
+    LEASES_RESCUED.labels(_outcome)
 LEADER_TERM = Gauge(
     "scheduler_term",
     "The election term this scheduler leads; 0 while it stands by (docs/scaling.md).",

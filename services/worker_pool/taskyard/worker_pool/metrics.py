@@ -30,12 +30,18 @@ RUN = Histogram(
     buckets=metrics.TASK_SECONDS,
     namespace=metrics.NAMESPACE,
 )
+# Why a worker died (handles.py _death_cause): the watchdog killed it (unresponsive,
+# or past a cancel's deadline), a signal, or it exited.
+DEATH_CAUSES = ("unresponsive", "cancel_deadline", "signal", "exit")
 DEATHS = Counter(
     "worker_deaths",
     "Worker processes that died (not stopped by the pool), by cause.",
     ["reason"],
     namespace=metrics.NAMESPACE,
 )
+# Every cause from the start, at 0 (a series that never appeared reads as no data).
+for _cause in DEATH_CAUSES:
+    DEATHS.labels(_cause)
 # Queue names are the submitter's to choose: past this many, the rest count as "other".
 QUEUES = metrics.LabelBudget(metrics.QUEUE_LABELS)
 _STATES = ("starting", "idle", "busy", "recycling", "stopping")
