@@ -161,6 +161,15 @@ async def test_health_is_open_and_reflection_needs_a_token(secured: Secured) -> 
         assert refused.returncode != 0 and "Unauthenticated" in refused.stderr
         listed = grpcurl.run_raw(["-cacert", ca, *header, secured.target, "list"]).stdout.split()
         assert "taskyard.v1.TaskService" in listed and "grpc.health.v1.Health" in listed
+        # Both versions of reflection are reflection: a read token may ask either.
+        for version in ("v1", "v1alpha"):
+            method = f"grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"
+            reply = grpcurl.call(
+                secured.target, method, {"list_services": ""}, plaintext=False, extra=["-cacert", ca, *header]
+            )
+            # v1 names its fields in JSON as protoc does; v1alpha's descriptor leaves that out.
+            listing = reply.get("listServicesResponse") or reply["list_services_response"]
+            assert {"name": "taskyard.v1.TaskService"} in listing["service"], reply
 
     await asyncio.to_thread(grpcurl_checks)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -28,8 +29,8 @@ from typing import IO, Any
 
 import click
 
-from taskyard.cli import dev_observability, procs
-from taskyard.core import seal
+from taskyard.cli import bus_key, dev_observability, procs
+from taskyard.cli.stop_request import StopRequest
 from taskyard.core.config import Settings
 
 EXAMPLES_MODULE = "taskyard.examples"
@@ -112,7 +113,13 @@ def dashboard_port(wanted: int | None, environ: Mapping[str, str]) -> int:
 
 
 def banner(
-    target: str, settings: Settings, database: str, pids: dict[str, int], seen: list[str] | None = None
+    target: str,
+    settings: Settings,
+    database: str,
+    pids: dict[str, int],
+    seen: list[str] | None = None,
+    *,
+    pool: str = "",
 ) -> str:
     t = target
     lines = [
@@ -137,11 +144,47 @@ def banner(
         "Or with the CLI:",
         f"  taskyard task submit add 2 3 --wait --target {t}",
         "",
+        *(
+            [
+                "Another worker pool, for your own tasks (in another shell, from this directory):",
+                f"  {pool}",
+                "",
+            ]
+            if pool
+            else []
+        ),
         "Ctrl-C stops everything.",
         "=" * 78,
         "",
     ]
     return "\n".join(lines)
+
+
+# What a pool started elsewhere must share with the suite to reach it, beyond the key.
+_POOL_ADDRESSING = (
+    "TASKYARD_TRANSPORT",
+    "TASKYARD_IPC_DIR",
+    "TASKYARD_HOST",
+    "TASKYARD_SCHEDULER_HOST",
+    "TASKYARD_STORE_HOST",
+    "TASKYARD_SCHEDULER_HOSTS",
+    "TASKYARD_STORE_HOSTS",
+    "TASKYARD_BASE_PORT",
+    "TASKYARD_DISCOVERY_PORT",
+)
+
+
+def pool_command(settings: Settings, key: bus_key.DevKey | None, cwd: Path) -> str:
+    """``taskyard serve worker-pool`` with what differs from the defaults: the addresses,
+    and the key file when it is not the one the command finds in ``cwd`` by itself."""
+    env, defaults = settings.to_env(), Settings().to_env()
+    prefix = [f"{name}={shlex.quote(env[name])}" for name in _POOL_ADDRESSING if env[name] != defaults[name]]
+    if key is not None and key.path != (cwd / bus_key.key_file(bus_key.DEFAULT_DATA_DIR)).resolve():
+        prefix.append(f"{bus_key.KEYS_FILE_VARIABLE}={shlex.quote(str(key.path))}")
+    command = " ".join(["PYTHONPATH=.", *prefix, "taskyard serve worker-pool --tasks MODULE"])
+    if key is None:
+        command += f"   # with this suite's {bus_key.KEYS_VARIABLE} or {bus_key.KEYS_FILE_VARIABLE}"
+    return command
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -185,6 +228,7 @@ def run_dev(options: DevOptions, out: IO[str] | None = None) -> int:
             status = status or 1
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        suite.close()
     return status
 
 
@@ -201,8 +245,9 @@ class _Suite:
     def __init__(self, options: DevOptions, printer: _Printer) -> None:
         self._options = options
         self._printer = printer
-        self._stop = threading.Event()
-        self._received: list[int] = []
+        # Set by signals: no lock is taken in the handler, so any number of them is safe.
+        self._stop = StopRequest()
+        self._key: bus_key.DevKey | None = None
         self._pg: procs.EmbeddedPostgres | None = None
         self._children: dict[str, _Child] = {}
         self._observed = dev_observability.DevObservability()
@@ -210,9 +255,11 @@ class _Suite:
     def say(self, text: str) -> None:
         self._printer.line("dev", text)
 
-    def on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        self._received.append(signum)
-        self._stop.set()
+    def close(self) -> None:
+        self._stop.close()
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self._stop.on_signal(signum, frame)
 
     def run(self, base: Settings) -> None:
         """Start everything, then watch until a signal; a child's death is raised."""
@@ -237,12 +284,15 @@ class _Suite:
         if not self._stop.is_set():
             self._wait_ready(target, settings)
         if not self._stop.is_set():
-            self._printer.block(banner(target, settings, url, self._pids(), self._observed.lines()))
+            extra = [*self._observed.lines()]
+            self._printer.block(
+                banner(target, settings, url, self._pids(), extra, pool=self._pool_command(settings))
+            )
         while not self._stop.is_set():
             self._check_children()
             self._stop.wait(0.25)
-        received = self._received
-        self.say(f"received {signal.Signals(received[0]).name}; stopping" if received else "stopping")
+        received = self._stop.first_signal()
+        self.say(f"received {received.name}; stopping" if received else "stopping")
 
     def _database(self, url: str | None) -> str:
         """``url``, or when none is given an embedded PostgreSQL's."""
@@ -252,6 +302,8 @@ class _Suite:
         pgdata = self._options.data_dir / "pgdata"
         self.say(f"starting embedded PostgreSQL in {pgdata.resolve()}")
         self._pg = procs.EmbeddedPostgres(pgdata)
+        if self._pg.stale_handles:
+            self.say(f"forgot dead PostgreSQL holders {self._pg.stale_handles} (an earlier run killed)")
         self.say(f"PostgreSQL ready (pid {self._pg.pid}): {self._pg.url}")
         return self._pg.url
 
@@ -261,8 +313,14 @@ class _Suite:
         modules = tuple(dict.fromkeys((EXAMPLES_MODULE, *base.task_modules, *options.tasks)))
         changes: dict[str, object] = {"database_url": url, "task_modules": modules, "development": True}
         if not base.bus_keys and not base.bus_keys_file:
-            # A fresh bus key per run, so dev runs sealed like production (docs/security.md).
-            changes["bus_keys"] = seal.generate_keys()
+            # Sealed like production (docs/security.md), with a key kept in the data dir so
+            # that another pool started from this directory can join (bus_key.py).
+            self._key = bus_key.dev_key(options.data_dir)
+            changes["bus_keys"] = self._key.keys
+            self.say(
+                f"bus key {'written to' if self._key.created else 'read from'} {self._key.path} "
+                "(0600); taskyard serve / taskyard queue start run from this directory use it"
+            )
         overrides = {
             "workers": options.workers,
             "concurrency": options.concurrency,
@@ -315,6 +373,10 @@ class _Suite:
                 if time.monotonic() >= deadline:
                     raise
 
+    def _pool_command(self, settings: Settings) -> str:
+        """The command that starts another pool joining this suite, from this directory."""
+        return pool_command(settings, self._key, Path.cwd())
+
     def _check_children(self) -> None:
         for name, child in self._children.items():
             if child.proc.poll() is not None:
@@ -341,12 +403,16 @@ class _Suite:
         self._observed.stop()
         if self._pg is None:
             return True
-        self.say("stopping PostgreSQL")
+        self.say(f"stopping PostgreSQL (pid {self._pg.pid})")
         try:
-            self._pg.stop()
+            holders = self._pg.stop()
         except Exception as exc:
             self.say(f"stopping PostgreSQL failed: {exc}")
             return False
+        if holders:
+            self.say(f"PostgreSQL left running: other processes still use it (pids {holders})")
+        else:
+            self.say("PostgreSQL stopped")
         return True
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import signal
 import socket
@@ -332,6 +333,8 @@ class EmbeddedPostgres:
         pgdata = pgdata.expanduser().resolve()
         pgdata.parent.mkdir(parents=True, exist_ok=True)
         self.pgdata = pgdata
+        with pgserver.PostgresServer._lock:
+            self.stale_handles = forget_dead_handles(pgdata)
         self._server = pgserver.get_server(pgdata, cleanup_mode="delete" if delete else "stop")
         exists = self._server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")
         if "(1 row)" not in exists:
@@ -343,5 +346,57 @@ class EmbeddedPostgres:
         pid = self._server.get_pid()
         return int(pid) if pid is not None else None
 
-    def stop(self) -> None:
+    def stop(self) -> list[int]:
+        """Stop the server unless another live process still holds it; those holders' pids
+        (empty when it stopped)."""
         self._server.cleanup()
+        holders = [pid for pid in _handle_pids(self.pgdata) if _alive(pid)]
+        return holders if self._server_running() else []
+
+    def _server_running(self) -> bool:
+        pid = self.pid_file_pid()
+        return pid is not None and _alive(pid)
+
+    def pid_file_pid(self) -> int | None:
+        """The postmaster's pid from ``postmaster.pid`` (None when there is none)."""
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            return int((self.pgdata / "postmaster.pid").read_text().splitlines()[0])
+        return None
+
+
+# pgserver's list of the processes that hold a server: the last one to let go stops
+# it. A holder killed (SIGKILL) stays in it, and then no later holder is ever last.
+HANDLE_PIDS_FILE = ".handle_pids.json"
+
+
+def _handle_pids(pgdata: Path) -> list[int]:
+    try:
+        pids = json.loads((pgdata / HANDLE_PIDS_FILE).read_text())
+    except (OSError, ValueError):
+        return []
+    return [pid for pid in pids if isinstance(pid, int)] if isinstance(pids, list) else []
+
+
+def _holder_alive(pid: int, written: float) -> bool:
+    """Alive, and not a later process that was given a dead holder's pid: a holder
+    started before the list was last written."""
+    try:
+        p = psutil.Process(pid)
+        return p.status() != psutil.STATUS_ZOMBIE and p.create_time() <= written + 1.0
+    except psutil.Error:
+        return False
+
+
+def forget_dead_handles(pgdata: Path) -> list[int]:
+    """Drop from pgserver's holder list every pid that is no longer alive (call it with
+    pgserver's lock held); the pids dropped."""
+    path = pgdata / HANDLE_PIDS_FILE
+    pids = _handle_pids(pgdata)
+    try:
+        written = path.stat().st_mtime
+    except OSError:
+        return []
+    dead = [pid for pid in pids if pid != os.getpid() and not _holder_alive(pid, written)]
+    if dead:
+        path.write_text(json.dumps([pid for pid in pids if pid not in dead]))
+    return dead

@@ -27,10 +27,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import grpc
 from grpc_health.v1 import health
-from grpc_reflection.v1alpha import reflection
 
 from taskyard.core import errors
-from taskyard.gateway import admission
+from taskyard.gateway import admission, reflection
 
 log = logging.getLogger(__name__)
 
@@ -200,8 +199,8 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
         _QUEUES + m: Scope.ADMIN
         for m in ("PauseQueue", "ResumeQueue", "ClearQueue", "RetryTasks", "PurgeTasks")
     },
-    # Reflection describes the API: any valid token.
-    f"/{reflection.SERVICE_NAME}/ServerReflectionInfo": None,
+    # Reflection describes the API: any valid token (both versions, reflection.py).
+    **{f"/{name}/{reflection.METHOD}": None for name in reflection.SERVICE_NAMES},
 }
 # Probes carry no token.
 OPEN_METHODS = frozenset(f"/{health.SERVICE_NAME}/{m}" for m in ("Check", "Watch"))

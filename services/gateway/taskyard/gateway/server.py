@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import codec, contract, discovery, errors, ids, lifecycle, rpc, tracing
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
-from taskyard.gateway import auth, tls
+from taskyard.gateway import auth, reflection, tls
 from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.event_service import EVENT_SERVICE_NAME, EventService
 from taskyard.gateway.lanes import Lane, Lanes
@@ -47,7 +46,6 @@ SERVICE_NAMES = (
     QUEUE_SERVICE_NAME,
     EVENT_SERVICE_NAME,
     health.SERVICE_NAME,
-    reflection.SERVICE_NAME,
 )
 # How often the store is probed (health + task names) once it answered.
 STORE_PROBE_INTERVAL = 5.0
@@ -199,7 +197,7 @@ class Gateway:
         if settings.grpc_health_port:
             self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
             health_pb2_grpc.add_HealthServicer_to_server(self.health, self.health_server)
-        reflection.enable_server_reflection(SERVICE_NAMES, self.server)
+        reflection.enable(SERVICE_NAMES, self.server)  # v1 and v1alpha, which list themselves
         self._tasks: list[asyncio.Task[None]] = []
         self.serving = False
         self.port = 0
