@@ -11,19 +11,33 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 from support import grpcurl
+from support.dev_run import (
+    Terminal,
+    alive,
+    banner_pids,
+    kill_all,
+    left_behind,
+    processes_of,
+    scratch_dir,
+    user_env,
+)
 
+from taskyard.cli import procs
 from taskyard.cli.procs import free_port, session_members
+from taskyard.core import seal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -35,7 +49,8 @@ def _reader(stream: object, lines: queue.Queue[str | None], log: list[str]) -> N
     lines.put(None)
 
 
-def test_dev_starts_serves_grpcurl_and_stops_cleanly(tmp_path: Path) -> None:
+def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
+    tmp_path = scratch
     grpcurl_bin = grpcurl.require()
     port = free_port()
     ipc_dir = tempfile.mkdtemp(prefix="ty-dev-", dir="/tmp")
@@ -188,3 +203,159 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+# --- a second pool, a refused key, a stop by many signals -----------------------------
+
+# A task module the second pool loads from the project directory (PYTHONPATH=.), with a
+# name the suite's own pool does not serve.
+SECOND_POOL_TASKS = """
+from taskyard.worker_pool import task
+
+
+@task
+def reverse_words(text: str) -> str:
+    return " ".join(reversed(text.split()))
+"""
+REFUSED = "the suite refuses this pool's messages: "
+
+
+def _dev_in(project: Path, *extra: str) -> Terminal:
+    """``taskyard dev`` with its defaults (data in ./.taskyard), run from ``project``.
+    The NNG bus goes over ipc in a directory of its own and the gRPC, dashboard and
+    metrics ports are free ones or off: the defaults (5550-5564, 50051, 8080, 9464) may
+    be another run's. Jaeger's fixed ports too (--no-jaeger)."""
+    ipc_dir = tempfile.mkdtemp(prefix="ty-dev-", dir="/tmp")
+    env = user_env(dict(TASKYARD_TRANSPORT="ipc", TASKYARD_IPC_DIR=ipc_dir))
+    argv = [sys.executable, "-m", "taskyard.cli", "dev", "--port", str(free_port())]
+    argv += ["--http-port", str(free_port()), "--metrics-port", "0", "--no-jaeger", "--workers", "1", *extra]
+    return Terminal(argv, cwd=project, env=env)
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    with scratch_dir("ty-dev-test-") as path:
+        yield path
+
+
+def test_a_second_pool_joins_from_the_project_directory_and_a_wrong_key_is_named(scratch: Path) -> None:
+    tmp_path = scratch
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "my_pool_tasks.py").write_text(SECOND_POOL_TASKS)
+    dev = _dev_in(project, "--grace", "8")
+    terminals: list[Terminal] = []
+    pids: dict[str, int] = {}
+    seen: set[int] = set()
+    try:
+        dev.wait_for("Taskyard is ready", timeout=90)
+        banner = dev.lines_until("Ctrl-C", timeout=10)
+        pids = banner_pids(banner)
+        seen = processes_of(pids)
+        target = f"127.0.0.1:{dev.argv[dev.argv.index('--port') + 1]}"
+        key_file = project / ".taskyard" / "bus.keys"
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        assert f"bus key written to {key_file.resolve()} (0600)" in dev.text
+        assert key_file.read_text().split("\n")[1].split(":")[1] not in dev.text  # the key itself: never
+
+        # The command dev prints, run as printed from the project directory in another
+        # shell (which has its own copy of the ipc variables in it: the command names them).
+        at = banner.index("Another worker pool, for your own tasks (in another shell, from this directory):")
+        command = banner[at + 1].strip().replace("MODULE", "my_pool_tasks")
+        assert command.startswith("PYTHONPATH=. ") and " taskyard serve worker-pool --tasks " in command
+        second = Terminal([command], cwd=project, env=user_env(), shell=True)
+        terminals.append(second)
+        second.wait_for(f"taskyard: bus key from {key_file.resolve()} (taskyard dev's", timeout=30)
+        second.wait_for("worker-pool ready", timeout=60)
+        procs.wait_ready(target, deadline=time.monotonic() + 60, probe_name="reverse_words")
+        cli = ["taskyard", "task", "submit", "reverse_words", "a rose is", "--wait", "-o", "json"]
+        submitted = subprocess.run(
+            [*cli, "--target", target],
+            cwd=project,
+            env=user_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        task = json.loads(submitted.stdout)["task"]
+        assert task["state"] == "TASK_STATE_SUCCESS" and task["result"] == "is rose a", task
+        assert REFUSED not in second.text
+
+        # A pool with another key, and one without any (started elsewhere): each says
+        # in one line why the suite does not answer it.
+        ipc = {k: v for k, v in (part.split("=", 1) for part in command.split() if "=" in part)}
+        ipc.pop("PYTHONPATH")
+        wrong = Terminal(
+            ["taskyard", "serve", "worker-pool", "--tasks", "taskyard.examples"],
+            cwd=project,
+            env=user_env({**ipc, "TASKYARD_BUS_KEYS": seal.generate_keys("mine")}),
+        )
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        keyless = Terminal(
+            ["taskyard", "queue", "start", "--tasks", "taskyard.examples"], cwd=elsewhere, env=user_env(ipc)
+        )
+        terminals += [wrong, keyless]
+        wrong.wait_for("taskyard: bus key from TASKYARD_BUS_KEYS", timeout=30)
+        line = wrong.wait_for(REFUSED, timeout=60)
+        assert "the suite signs with key id 'dev', this pool holds 'mine'" in line, line
+        keyless.wait_for("taskyard: no bus key", timeout=30)
+        line = keyless.wait_for(REFUSED, timeout=60)
+        assert "(key id 'dev') and this pool has no bus key" in line, line
+        for terminal in terminals:
+            assert terminal.text.count(REFUSED) <= 1, terminal.text
+            assert terminal.stop(grace=45) == 0, terminal.text
+
+        # Five SIGTERMs at once (make forwards the one the whole group got, and more
+        # come): the suite stops, PostgreSQL with it.
+        seen |= processes_of(pids)
+        dev.signal(signal.SIGTERM, times=5)
+        assert dev.proc.wait(timeout=90) == 0, dev.text
+        assert "PostgreSQL stopped" in dev.text, dev.text
+    finally:
+        for terminal in [*terminals, dev]:
+            terminal.stop(grace=5)
+        leftover = left_behind(seen, [*pids.values(), *(t.pid for t in terminals)])
+        kill_all(leftover)
+    assert not leftover, f"processes left behind: {leftover}\n{dev.text}"
+    assert not alive(pids["postgres"])
+
+
+# A process holding the embedded PostgreSQL as dev does, until it is killed.
+HOLDER = """
+import sys, time
+from pathlib import Path
+from taskyard.cli.procs import EmbeddedPostgres
+pg = EmbeddedPostgres(Path(sys.argv[1]))
+print("postgres pid", pg.pid, flush=True)
+time.sleep(3600)
+"""
+
+
+def test_a_killed_holder_no_longer_keeps_the_embedded_postgresql_running(scratch: Path) -> None:
+    tmp_path = scratch
+    # A dev supervisor SIGKILLed (it hung on a stop signal) leaves its pid in pgserver's
+    # list of holders, and PostgreSQL running: the last holder stops it, and with a dead
+    # one in the list no later run was ever the last.
+    pgdata = tmp_path / "pgdata"
+    holder = Terminal([sys.executable, "-c", HOLDER, str(pgdata)], cwd=tmp_path, env=user_env())
+    postmaster = 0
+    try:
+        postmaster = int(holder.wait_for("postgres pid", timeout=120).split()[-1])
+        holder.signal(signal.SIGKILL)
+        holder.proc.wait(timeout=30)
+        assert holder.pid in json.loads((pgdata / procs.HANDLE_PIDS_FILE).read_text())
+        assert alive(postmaster)
+
+        pg = procs.EmbeddedPostgres(pgdata)
+        assert pg.stale_handles == [holder.pid]
+        assert pg.pid == postmaster  # the same server, found running
+        assert pg.stop() == []
+        assert left_behind({postmaster}, []) == []
+        assert json.loads((pgdata / procs.HANDLE_PIDS_FILE).read_text()) == []
+    finally:
+        holder.stop(grace=5)
+        if postmaster and alive(postmaster):
+            kill_all([postmaster])

@@ -324,3 +324,61 @@ async def test_sealed_pub_sub_filters_topics_and_drops_forgeries(
     finally:
         inbox.close()
         pub.close()
+
+
+# --- a key that differs from the suite's ---------------------------------------------
+
+
+def _mismatch_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "the suite refuses" in r.getMessage()]
+
+
+@pytest.mark.parametrize(
+    ("own", "suite_key", "reason", "why"),
+    [
+        (KEY_A, KEY_B, "unknown_key", "the suite signs with key id 'b', this pool holds 'a'"),
+        (KEY_A, KEY_A_OTHER_SECRET, "bad_mac", "same key id 'a', another secret"),
+        ("", KEY_A, "sealed", "the suite seals its internal bus (key id 'a') and this pool has no bus key"),
+    ],
+)
+def test_a_pool_refused_for_its_key_says_so_in_one_line(
+    caplog: pytest.LogCaptureFixture, own: str, suite_key: str, reason: str, why: str
+) -> None:
+    clock = Clock()
+    pool = seal.Seal(seal.Keyring.parse(own), clock=clock, owner="pool")
+    suite = make(suite_key, clock)
+    with caplog.at_level(logging.WARNING, logger="taskyard.core.seal"):
+        for n in range(3):  # e.g. the scheduler's surveys
+            assert pool.open(suite.seal(TOPIC + b"survey %d" % n), seal.ReplayGuard()) is None
+    assert refused(pool) == {reason: 3}
+    lines = _mismatch_lines(caplog)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("the suite refuses this pool's messages: "), lines
+    assert why in lines[0] and "TASKYARD_BUS_KEYS" in lines[0] and ".taskyard/bus.keys" in lines[0]
+    assert "survey" not in lines[0]  # never the message's content
+
+
+def test_no_line_once_the_suite_was_heard(caplog: pytest.LogCaptureFixture) -> None:
+    # A verified message says the keys agree: a forged one later is only counted.
+    clock = Clock()
+    pool = seal.Seal(seal.Keyring.parse(KEY_A), clock=clock, owner="pool")
+    with caplog.at_level(logging.WARNING, logger="taskyard.core.seal"):
+        assert pool.open(make(KEY_A, clock).seal(b"hello"), None) == b"hello"
+        assert pool.open(make(KEY_B, clock).seal(b"forged"), None) is None
+    assert _mismatch_lines(caplog) == []
+    assert refused(pool) == {"unknown_key": 1}
+
+
+def test_an_unsealed_process_takes_plain_messages_as_they_are(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    unsealed = seal.Seal(seal.Keyring(), clock=clock)
+    # A protobuf ending like a trailer's tail (version 1 after a short printable "key id")
+    # but without a send time near now is not taken for a sealed message.
+    plain = envelope_pb2.Envelope(message_id="x" * 60).SerializeToString()
+    looks_like = plain[:-2] + b"\x00" * 40 + b"abc\x03\x01" + b"\x00" * 32
+    with caplog.at_level(logging.WARNING, logger="taskyard.core.seal"):
+        assert unsealed.open(looks_like, None) == looks_like
+        assert unsealed.open(plain, None) == plain
+    assert not caplog.records and unsealed.refusals.total == 0
+    assert seal.looks_sealed(make(KEY_A, clock).seal(b"x"), int(clock.now * 1000), 30_000)
+    assert not seal.looks_sealed(make(KEY_A, clock).seal(b"x"), int(clock.now * 1000) + 31_000, 30_000)

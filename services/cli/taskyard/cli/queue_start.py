@@ -2,7 +2,8 @@
 
 Runs a worker pool in the foreground (exec of ``python -m taskyard.worker_pool``)
 with N worker processes of C tasks each; everything else comes from the
-environment (TASKYARD_* or the seed's QUEUED_TASK_* / QUEUE_* names).
+environment (TASKYARD_* or the seed's QUEUED_TASK_* / QUEUE_* names); run from the
+directory of ``taskyard dev``, it uses dev's bus key (bus_key.py) unless one is set.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 
 import click
 
-from taskyard.cli.serve import exec_service, pool_env
+from taskyard.cli.serve import exec_service, pool_env, project_env
 
 
 @click.command("start")
@@ -38,4 +39,7 @@ from taskyard.cli.serve import exec_service, pool_env
 )
 def queue_start_command(workers: int | None, concurrency: int | None, tasks: tuple[str, ...]) -> None:
     """Run a worker pool: N worker processes x C tasks each (SIGTERM drains it)."""
-    exec_service("worker-pool", pool_env(os.environ, workers=workers, concurrency=concurrency, tasks=tasks))
+    exec_service(
+        "worker-pool",
+        pool_env(project_env(os.environ), workers=workers, concurrency=concurrency, tasks=tasks),
+    )

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 from collections.abc import Mapping
 
 import click
 
-from taskyard.cli import procs
+from taskyard.cli import bus_key, procs
+from taskyard.cli.stop_request import StopRequest
 from taskyard.core import lifecycle
 
 
@@ -41,6 +41,14 @@ def pool_env(
     return env
 
 
+def project_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` with the dev project's bus key when none is configured (bus_key.py),
+    and one line on stderr saying which key the service will use."""
+    choice = bus_key.project_env(environ)
+    click.echo(f"taskyard: {choice.line}", err=True)
+    return choice.env
+
+
 def exec_service(name: str, env: Mapping[str, str]) -> None:
     argv = procs.service_argv(name)
     sys.stdout.flush()
@@ -52,14 +60,11 @@ def exec_service(name: str, env: Mapping[str, str]) -> None:
 
 def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> int:
     """Run services as children sharing our stdout; stop all when one ends or on a signal."""
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stop.set()
-
+    # No lock in the handler: a second signal while the first is handled is safe.
+    stop = StopRequest()
     # Before the children exist: a signal while they start must still stop them.
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+        signal.signal(sig, stop.on_signal)
     children = {n: procs.spawn(n, env, stdout=None, stderr=None, die_with_parent=True) for n in names}
     while not stop.is_set() and all(c.poll() is None for c in children.values()):
         stop.wait(0.2)
@@ -127,7 +132,7 @@ def serve_command(
     taskyard serve --workers 3 --no-http   only the worker pool
 
     Every other setting comes from the TASKYARD_* environment variables."""
-    env = dict(os.environ)
+    env = project_env(os.environ)
     pool_flags = {"--workers": workers, "--concurrency": concurrency, "--tasks": tasks or None}
     if port is not None:
         env["TASKYARD_GRPC_PORT"] = str(port)

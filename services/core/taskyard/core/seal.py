@@ -18,6 +18,13 @@ what lets keys rotate without a flag day (docs/security.md, "The internal bus").
 
 With no key configured the seal is absent: messages go out as they are and are not
 checked. That is only allowed when every listener is on loopback (``require_safe``).
+
+A process whose key differs from its peers' (or that has none while they seal) is
+refused by all of them, and its requests only time out. It learns why from what it
+receives anyway (a survey, a relayed announcement): sealed messages it cannot verify,
+while it has verified none. It then says so in one line (``Seal.owner`` names it). A
+peer never answers a refused message, so a process without the key learns nothing
+from the bus it could not read in the trailers it already receives.
 """
 
 from __future__ import annotations
@@ -59,7 +66,14 @@ REPLAY_CACHE_ENTRIES = 1 << 17
 # Refusals are logged at most this often per process (the first one at once).
 LOG_INTERVAL_SECONDS = 10.0
 
-REASONS = ("unsigned", "unknown_key", "bad_mac", "stale", "replayed")
+# "sealed": a sealed message reached a process that has no key to check it.
+REASONS = ("unsigned", "unknown_key", "bad_mac", "stale", "replayed", "sealed")
+# Refusals that say the sender seals with a key this process does not hold.
+KEY_MISMATCH = frozenset({"unknown_key", "bad_mac", "sealed"})
+KEYS_HINT = (
+    "set TASKYARD_BUS_KEYS or TASKYARD_BUS_KEYS_FILE to the suite's key, or start it from the "
+    "directory where `taskyard dev` runs (its key is in .taskyard/bus.keys)"
+)
 
 _STAMP = struct.Struct(">Q")
 
@@ -213,8 +227,15 @@ class Seal:
         window: float = 30.0,
         clock: Callable[[], float] = time.time,
         refusals: Refusals | None = None,
+        owner: str = "process",
     ) -> None:
         self.keyring = keyring
+        # What this process is, for the line about a key that differs from the suite's.
+        self.owner = owner
+        # Until a message is verified (or, unsealed, taken), sealed ones this process
+        # cannot verify mean the suite refuses it too.
+        self._accepted = False
+        self._mismatch_said = False
         self.window_ms = int(window * 1000)
         self._clock = clock
         self.refusals = refusals if refusals is not None else Refusals()
@@ -250,13 +271,40 @@ class Seal:
     def open(self, raw: bytes, guard: ReplayGuard | None, where: str = "") -> bytes | None:
         """The clear part of a sealed message, or None (refused and counted)."""
         if self._signer_mac is None:
+            if not self._accepted:
+                if looks_sealed(raw, int(self._clock() * 1000), self.window_ms):
+                    self._refuse("sealed", raw, where)
+                    return None
+                self._accepted = True
             return raw
         reason = self._check(raw, guard)
         if reason:
-            self.refusals.add(reason, where)
+            self._refuse(reason, raw, where)
             return None
+        self._accepted = True
         kid_len = raw[-MAC_BYTES - 2]
         return raw[: -(FIXED_TRAILER_BYTES + kid_len)]
+
+    def _refuse(self, reason: str, raw: bytes, where: str) -> None:
+        self.refusals.add(reason, where)
+        if reason in KEY_MISMATCH and not self._accepted and not self._mismatch_said:
+            self._mismatch_said = True
+            log.error("%s", self.mismatch_line(reason, _trailer_kid(raw)))
+
+    def mismatch_line(self, reason: str, peer_kid: str) -> str:
+        """The one line saying that the suite refuses this process, and why."""
+        who = f"this {self.owner}"
+        if reason == "sealed":
+            why = f"the suite seals its internal bus (key id {peer_kid!r}) and {who} has no bus key"
+        elif reason == "bad_mac":
+            why = f"{who}'s bus key differs from the suite's (same key id {peer_kid!r}, another secret)"
+        else:
+            held = ", ".join(repr(kid) for kid, _ in self.keyring.keys)
+            why = (
+                f"{who}'s bus key differs from the suite's (the suite signs with key id {peer_kid!r}, "
+                f"{who} holds {held})"
+            )
+        return f"the suite refuses {who}'s messages: {why}; {KEYS_HINT}"
 
     def _check(self, raw: bytes, guard: ReplayGuard | None) -> str:
         size = len(raw)
@@ -283,6 +331,33 @@ class Seal:
             if not guard.admit(nonce, sent_at_ms, now_ms - self.window_ms):
                 return "replayed"
         return ""
+
+
+def looks_sealed(raw: bytes, now_ms: int, window_ms: int) -> bool:
+    """Whether ``raw`` ends with a seal's trailer sent within the window of ``now_ms``
+    (its MAC unchecked): what a process without a key tells a peer's sealed message by.
+    A plain protobuf message almost never ends with a version byte, a printable key id
+    and its length behind a send time within seconds of now."""
+    size = len(raw)
+    if size < FIXED_TRAILER_BYTES + 1 or raw[-MAC_BYTES - 1] != VERSION:
+        return False
+    kid_len = raw[-MAC_BYTES - 2]
+    if not 0 < kid_len <= MAX_KID_BYTES or size < FIXED_TRAILER_BYTES + kid_len:
+        return False
+    kid = raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2]
+    if not all(0x20 <= byte < 0x7F for byte in kid):
+        return False
+    sent_at_ms: int = _STAMP.unpack_from(raw, size - FIXED_TRAILER_BYTES - kid_len)[0]
+    return abs(now_ms - sent_at_ms) <= window_ms
+
+
+def _trailer_kid(raw: bytes) -> str:
+    """The key id a sealed message names (printable ASCII, or "?")."""
+    if len(raw) < FIXED_TRAILER_BYTES + 1:
+        return "?"
+    kid_len = raw[-MAC_BYTES - 2]
+    kid = raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2] if 0 < kid_len <= MAX_KID_BYTES else b""
+    return kid.decode("ascii") if kid and all(0x20 <= b < 0x7F for b in kid) else "?"
 
 
 # --- the process's seal --------------------------------------------------------
@@ -326,11 +401,12 @@ class _BusSettings(Protocol):
     def bus_replay_window(self) -> float: ...
 
 
-def for_settings(settings: _BusSettings) -> Seal:
+def for_settings(settings: _BusSettings, *, owner: str = "process") -> Seal:
     return Seal(
         Keyring.load(keys=settings.bus_keys, keys_file=settings.bus_keys_file),
         window=settings.bus_replay_window,
         refusals=_current.refusals if _current is not None else None,
+        owner=owner,
     )
 
 
@@ -366,9 +442,10 @@ def require_safe(settings: _BindSettings, seal: Seal) -> None:
     )
 
 
-def configure(settings: _BindSettings) -> Seal:
-    """A service's start: the seal its settings configure, checked and installed."""
-    seal = for_settings(settings)
+def configure(settings: _BindSettings, *, owner: str = "process") -> Seal:
+    """A service's start: the seal its settings configure, checked and installed;
+    ``owner`` names the process in the line about a refused key ("pool")."""
+    seal = for_settings(settings, owner=owner)
     require_safe(settings, seal)
     install(seal)
     if seal.enabled:
@@ -380,9 +457,9 @@ def configure(settings: _BindSettings) -> Seal:
     return seal
 
 
-def configure_service(settings: _BindSettings) -> Seal:
+def configure_service(settings: _BindSettings, *, owner: str = "process") -> Seal:
     """``configure`` for a service's entry point: a refusal ends the process with its reason."""
     try:
-        return configure(settings)
+        return configure(settings, owner=owner)
     except BusKeyError as exc:
         raise SystemExit(f"taskyard: {exc}") from None

@@ -1,0 +1,101 @@
+"""The dev project's bus key: written by ``taskyard dev`` (0600), found by ``taskyard
+serve`` and ``taskyard queue start`` run from the same directory, never over a key
+configured explicitly; and the command dev prints to start another pool."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from taskyard.cli import bus_key
+from taskyard.cli.dev import pool_command
+from taskyard.core import seal
+from taskyard.core.config import Settings
+
+OTHER = seal.generate_keys("ops")
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_dev_writes_its_key_owner_only_and_keeps_it(tmp_path: Path) -> None:
+    first = bus_key.dev_key(tmp_path / ".taskyard")
+    assert first.created and first.path == (tmp_path / ".taskyard" / "bus.keys").resolve()
+    assert mode(first.path) == 0o600
+    assert seal.Keyring.parse(first.path.read_text()).signer == "dev"
+    again = bus_key.dev_key(tmp_path / ".taskyard")
+    assert not again.created and again.keys == first.keys
+
+
+def test_dev_tightens_a_loose_key_file_and_replaces_a_broken_one(tmp_path: Path) -> None:
+    path = bus_key.dev_key(tmp_path).path
+    path.chmod(0o644)
+    assert not bus_key.dev_key(tmp_path).created
+    assert mode(path) == 0o600
+    path.write_text("not a key\n")
+    fresh = bus_key.dev_key(tmp_path)
+    assert fresh.created and seal.Keyring.parse(fresh.keys).signer == "dev"
+    assert mode(path) == 0o600
+
+
+def test_a_command_in_the_project_directory_takes_devs_key(tmp_path: Path) -> None:
+    key = bus_key.dev_key(tmp_path / ".taskyard")
+    choice = bus_key.project_env({"PATH": "/bin"}, cwd=tmp_path)
+    assert choice.env == {"PATH": "/bin", "TASKYARD_BUS_KEYS_FILE": str(key.path)}
+    assert str(key.path) in choice.line and "taskyard dev" in choice.line
+    # ... and the services read it as their keyring.
+    assert Settings.from_env(choice.env).bus_keys_file == str(key.path)
+
+
+@pytest.mark.parametrize(
+    ("env", "source"),
+    [
+        ({"TASKYARD_BUS_KEYS": OTHER}, "TASKYARD_BUS_KEYS"),
+        (
+            {"TASKYARD_BUS_KEYS_FILE": "/etc/taskyard/bus.keys"},
+            "TASKYARD_BUS_KEYS_FILE (/etc/taskyard/bus.keys)",
+        ),
+    ],
+)
+def test_a_key_set_explicitly_wins(tmp_path: Path, env: dict[str, str], source: str) -> None:
+    bus_key.dev_key(tmp_path / ".taskyard")
+    choice = bus_key.project_env(env, cwd=tmp_path)
+    assert choice.env == env
+    assert choice.line == f"bus key from {source}"
+    assert OTHER not in choice.line  # never the secret
+
+
+def test_a_key_from_the_secrets_directory_wins(tmp_path: Path) -> None:
+    bus_key.dev_key(tmp_path / ".taskyard")
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "TASKYARD_BUS_KEYS").write_text(OTHER)
+    env = {"TASKYARD_SECRETS_DIR": str(secrets)}
+    choice = bus_key.project_env(env, cwd=tmp_path)
+    assert choice.env == env and "secrets directory" in choice.line
+
+
+def test_elsewhere_no_key_is_said_plainly(tmp_path: Path) -> None:
+    choice = bus_key.project_env({}, cwd=tmp_path)
+    assert choice.env == {}
+    assert choice.line.startswith("no bus key") and "unsealed" in choice.line
+
+
+def test_the_printed_pool_command(tmp_path: Path) -> None:
+    key = bus_key.dev_key(tmp_path / ".taskyard")
+    default = Settings()
+    # From the project directory with the default addresses: nothing to add.
+    assert pool_command(default, key, tmp_path) == "PYTHONPATH=. taskyard serve worker-pool --tasks MODULE"
+    # Another data dir, another transport: the command carries them.
+    ipc = default.replace(transport="ipc", ipc_dir="/tmp/ty dev")
+    command = pool_command(ipc, key, tmp_path / "elsewhere")
+    assert command == (
+        "PYTHONPATH=. TASKYARD_TRANSPORT=ipc TASKYARD_IPC_DIR='/tmp/ty dev' "
+        f"TASKYARD_BUS_KEYS_FILE={key.path} taskyard serve worker-pool --tasks MODULE"
+    )
+    # A key the user configured: the command says to bring it, without showing it.
+    mine = pool_command(default.replace(bus_keys=OTHER), None, tmp_path)
+    assert "TASKYARD_BUS_KEYS" in mine and OTHER.split(":")[1] not in mine
