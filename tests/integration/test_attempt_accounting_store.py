@@ -20,6 +20,7 @@ from support.records import task
 from taskyard.bus.v1 import lanes_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core.states import TaskState as S
+from taskyard.v1 import task_pb2
 
 pytestmark = pytest.mark.asyncio
 
@@ -156,11 +157,16 @@ async def test_an_outcome_of_a_run_cancelled_as_not_started_is_counted(
     a = task()
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[a]))
     await lease(result_store, a.id, "t1")
-    # Cancelled while the store still saw it ASSIGNED: CANCELLED at once, "not started" ...
+    # Cancelled while the store still saw it ASSIGNED: only the flag ...
     await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[a.id], reason="test"))
     rec = await get(result_store, a.id)
-    assert rec.state == S.CANCELLED and rec.attempt == 1
-    # ... but its body was in the start-notice delay and finished: refused, and counted.
+    assert (rec.state, rec.cancel_requested) == (S.ASSIGNED, True)
+    # ... and its pool says it never started it: CANCELLED, "not started" ...
+    unstarted = leases_pb2.Completion(ref=ref(a.id, 1, "t1"), cancel_step=task_pb2.CANCEL_STEP_NOT_STARTED)
+    await result_store.report(leases_pb2.ReportRequest(completed=[unstarted]))
+    rec = await get(result_store, a.id)
+    assert (rec.state, rec.attempt, rec.cancel_step) == (S.CANCELLED, 1, task_pb2.CANCEL_STEP_NOT_STARTED)
+    # ... so an outcome of that attempt, were one to come, is refused, and counted.
     r = await result_store.report(leases_pb2.ReportRequest(completed=[success(a.id, 1, "t1")]))
     assert r.refused == 1
     assert await late_completions(database_url) == 1

@@ -537,24 +537,82 @@ async def test_cancelling_a_queued_task(backend: Backend) -> None:
     assert await lease(backend, t) == []
 
 
-async def test_cancelling_a_running_task_flags_it_until_it_stops(backend: Backend) -> None:
+async def test_cancelling_a_leased_task_flags_it_until_its_pool_says_how_it_stopped(
+    backend: Backend,
+) -> None:
     running, assigned = await leased(backend, task(), task())
     await started(backend, running)
     r = await cancel(backend, running.id, assigned.id)
-    assert [(o.cancelled, o.flagged) for o in r.outcomes] == [(False, True), (True, False)]
-    assert [(t.state, t.cancel_requested) for t in r.tasks] == [(RUNNING, True), (CANCELLED, False)]
+    # A dispatched attempt is never "not started" on the store's word: its worker
+    # may be starting the body while the start notice is on its way.
+    assert [(o.cancelled, o.flagged) for o in r.outcomes] == [(False, True), (False, True)]
+    assert [(t.state, t.cancel_requested) for t in r.tasks] == [(RUNNING, True), (ASSIGNED, True)]
     renewed = await backend.store.call(
-        contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=[ref(running)])
+        contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=[ref(running), ref(assigned)])
     )
-    assert list(renewed.cancel_requested) == [running.id]
+    assert sorted(renewed.cancel_requested) == sorted([running.id, assigned.id])
     stop = leases_pb2.Completion(ref=ref(running), cancel_step=task_pb2.CANCEL_STEP_FLAG)
     assert list((await report(backend, completed=[stop])).completed) == [running.id]
     rec = await get(backend, running.id)
     assert (rec.state, rec.cancel_step) == (CANCELLED, task_pb2.CANCEL_STEP_FLAG)
-    # The assigned one was cancelled before it started: its outcome is late, its body ran.
-    assert (await report(backend, completed=[success(assigned)])).refused == 1
+    # The pool never started the assigned one's body, and says so.
+    skipped = leases_pb2.Completion(ref=ref(assigned), cancel_step=task_pb2.CANCEL_STEP_NOT_STARTED)
+    assert list((await report(backend, completed=[skipped])).completed) == [assigned.id]
     rec = await get(backend, assigned.id)
-    assert (rec.state, rec.late_reports) == (CANCELLED, 1)
+    assert (rec.state, rec.cancel_step, rec.started_at_us, rec.lease_token) == (
+        CANCELLED,
+        task_pb2.CANCEL_STEP_NOT_STARTED,
+        0,
+        "",
+    )
+    assert (await report(backend, completed=[success(assigned)])).refused == 1
+
+
+async def test_a_flagged_attempt_whose_body_started_ends_with_the_step_that_stopped_it(
+    backend: Backend,
+) -> None:
+    """The start notice of a flagged dispatched attempt is accepted (the body began
+    before the pool heard of the cancel); the flag stays for the pool to act on."""
+    (t,) = await leased(backend, task())
+    await cancel(backend, t.id)
+    await started(backend, t)
+    rec = await get(backend, t.id)
+    assert (rec.state, rec.cancel_requested) == (RUNNING, True)
+    stop = leases_pb2.Completion(ref=ref(t), cancel_step=task_pb2.CANCEL_STEP_ASYNCIO)
+    assert list((await report(backend, completed=[stop])).completed) == [t.id]
+    rec = await get(backend, t.id)
+    assert (rec.state, rec.cancel_step, rec.late_reports) == (CANCELLED, task_pb2.CANCEL_STEP_ASYNCIO, 0)
+    assert rec.started_at_us > 0
+
+
+async def test_a_flagged_dispatched_attempt_handed_back_or_lost_ends_cancelled(backend: Backend) -> None:
+    """Handed back unstarted, or its worker died before starting it: NOT_STARTED on
+    the pool's word. Its lease lapsed (the pool is gone and said nothing): KILL,
+    never "not started". Handed back after a drain stopped it: ASYNCIO."""
+    released, resumed, died, lapsed = await leased(backend, task(), task(), task(), task(), lease_ms=200)
+    await started(backend, resumed)
+    await cancel(backend, released.id, resumed.id, died.id, lapsed.id)
+    r = await report(
+        backend,
+        released=[
+            leases_pb2.Release(ref=ref(released)),
+            leases_pb2.Release(ref=ref(resumed), resume_requested=True),
+        ],
+        died=[leases_pb2.Death(ref=ref(died), started=False)],
+    )
+    assert sorted(r.released) == sorted([released.id, resumed.id]) and list(r.died) == [died.id]
+
+    async def lapse_rescued() -> bool:
+        return bool((await rescue(backend, retry_delay_ms=0)).failed)
+
+    await eventually(backend, lapse_rescued, "the lapsed lease to be rescued")
+    steps = {t.id: (await get(backend, t.id)) for t in (released, resumed, died, lapsed)}
+    assert {tid: (rec.state, rec.cancel_step) for tid, rec in steps.items()} == {
+        released.id: (CANCELLED, task_pb2.CANCEL_STEP_NOT_STARTED),
+        resumed.id: (CANCELLED, task_pb2.CANCEL_STEP_ASYNCIO),
+        died.id: (CANCELLED, task_pb2.CANCEL_STEP_NOT_STARTED),
+        lapsed.id: (CANCELLED, task_pb2.CANCEL_STEP_KILL),
+    }
 
 
 async def test_cancelling_a_parent_cancels_its_descendants(backend: Backend) -> None:

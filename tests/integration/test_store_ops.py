@@ -393,16 +393,16 @@ async def test_cancel_variants(result_store: Any) -> None:
         )
     )
     o = r.outcomes
-    assert o[0].cancelled and o[1].cancelled
+    assert o[0].cancelled
+    # Leased (dispatched or running): only the flag; the pool reports how it stopped.
+    assert o[1].flagged and not o[1].cancelled
     assert o[2].flagged and not o[2].cancelled
     assert o[3].already_final
     assert o[4].not_found and o[5].not_found
     assert (await get(result_store, queued.id)).state == S.CANCELLED
-    rec = await get(result_store, running.id)
-    assert rec.state == S.RUNNING and rec.cancel_requested
-    # The cancelled ASSIGNED attempt cannot start any more (fencing by state).
-    r2 = await result_store.report(leases_pb2.ReportRequest(started=[ref(assigned.id)]))
-    assert not r2.started
+    for leased_id, state in ((assigned.id, S.ASSIGNED), (running.id, S.RUNNING)):
+        rec = await get(result_store, leased_id)
+        assert rec.state == state and rec.cancel_requested
     # Cancelling again: already final.
     r3 = await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[queued.id]))
     assert r3.outcomes[0].already_final

@@ -1,11 +1,17 @@
-"""The cancel applier (runs inside the group-commit transaction)."""
+"""The cancel applier (runs inside the group-commit transaction).
+
+A task no pool holds is CANCELLED at once (step NOT_STARTED: guaranteed, no
+pool was handed the attempt). A leased one (ASSIGNED: dispatched, maybe not
+started; RUNNING) only gets the flag; its pool is told and reports the step:
+NOT_STARTED if it never started the body, else FLAG, ASYNCIO or KILL."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
 from taskyard.core.states import FINAL_VALUES
+from taskyard.v1 import task_pb2
 
 from .committer import Db, Outcome
 from .records import event_for_record, record_from_row
@@ -19,6 +25,7 @@ async def apply_cancel(db: Db, reqs: list[tasks_pb2.CancelTasksRequest]) -> Outc
     replies = [tasks_pb2.CancelTasksReply() for _ in reqs]
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
+    flagged_all: list[task_record_pb2.TaskRecord] = []
     by_reason: dict[str, list[int]] = {}
     for i, req in enumerate(reqs):
         by_reason.setdefault(req.reason, []).append(i)
@@ -29,6 +36,7 @@ async def apply_cancel(db: Db, reqs: list[tasks_pb2.CancelTasksRequest]) -> Outc
         current: Records = {}
         if wanted:
             cancelled, flagged = await _cancel_or_flag(db, wanted, reason, events, finals)
+            flagged_all.extend(flagged.values())
             rest = [t for t in wanted if t not in cancelled and t not in flagged]
             if rest:
                 for row in await db.fetch("cancel_lookup", ids=rest):
@@ -37,8 +45,19 @@ async def apply_cancel(db: Db, reqs: list[tasks_pb2.CancelTasksRequest]) -> Outc
         reported: set[str] = set()
         for i in members:
             answer(replies[i], reqs[i].ids, cancelled, flagged, current, reported)
-    await _cancel_children(db, reqs, replies, events, finals)
-    return Outcome(replies=list(replies), events=events, finals=finals)
+    flagged_all.extend(await _cancel_children(db, reqs, replies, events, finals))
+    return Outcome(replies=list(replies), events=events, finals=finals, leased=dispatched(flagged_all))
+
+
+def dispatched(flagged: Iterable[task_record_pb2.TaskRecord]) -> list[task_record_pb2.TaskRecord]:
+    """The flagged attempts that were dispatched but not started (ASSIGNED), to
+    go to their pool again with the flag set, on the stream a lease at insert
+    takes (``Outcome.leased``): the pool holds no worker id for them yet, so
+    the pool's cancel topic cannot name it, and a pool that has not started the
+    body must hear of the cancel before it does. The pool answers with the step
+    (NOT_STARTED when it never started the body), and drops the copy as a second
+    dispatch of an attempt it holds or has ended. Shared with the in-memory store."""
+    return [rec for rec in flagged if rec.state == task_pb2.TASK_STATE_ASSIGNED and rec.pool_id]
 
 
 async def _cancel_or_flag(
@@ -72,7 +91,7 @@ async def _cancel_children(
     replies: list[tasks_pb2.CancelTasksReply],
     events: list[event_pb2.Event],
     finals: list[task_record_pb2.TaskRecord],
-) -> None:
+) -> list[task_record_pb2.TaskRecord]:
     """Unfinished descendants of the tasks this drain cancelled or flagged: the
     ones not started are CANCELLED now, running ones get the flag; the reason
     names the cancelled ancestor. One recursive statement finds them all.
@@ -82,7 +101,9 @@ async def _cancel_children(
     (FOR SHARE, dependencies.check_refs), so this cancel waited for that insert
     to commit before it could stop the parent, and only a later statement sees
     the child. (A child inserted after this commits sees its parent cancelled:
-    cancel_orphans.) Usually the second look finds nothing."""
+    cancel_orphans.) Usually the second look finds nothing. Returns the
+    records of the ones flagged."""
+    flagged_all: list[task_record_pb2.TaskRecord] = []
     tops = sorted(
         {t for r in replies for o in r.outcomes if (o.cancelled or o.flagged) and (t := norm_uuid(o.id))}
     )
@@ -101,6 +122,7 @@ async def _cancel_children(
             children.sort()  # rows are locked in id order (deadlocks between stores)
             reason = f"parent {top} cancelled"
             cancelled, flagged = await _cancel_or_flag(db, children, reason, events, finals)
+            flagged_all.extend(flagged.values())
             now.update(cancelled, flagged)
             by_top.setdefault(top, []).extend(children)
         stopped |= now
@@ -110,6 +132,7 @@ async def _cancel_children(
         reply.cancelled_children.extend(
             sorted(c for top, children in by_top.items() if top in asked for c in children if c in stopped)
         )
+    return flagged_all
 
 
 def answer(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2
 from taskyard.core import ids
 from taskyard.core.states import FINAL_VALUES, TaskState
+from taskyard.v1 import task_pb2
 
 from .committer import Db, Outcome
 from .records import add_record, event_for_record, event_for_record_row, in_record_order, record_from_row
@@ -114,7 +115,9 @@ async def apply_rescue(db: Db, reqs: list[leases_pb2.RescueRequest]) -> Outcome:
                 delays_ms=[max(0, req.retry_delay_ms)] * n,
                 max_retries=[req.default_max_retries] * n,
                 max_rescues=[req.max_rescues] * n,
-                cancel_steps=[0] * n,
+                # A cancelled lease that lapsed: its pool is gone and never said
+                # whether the body started, so never "not started" (KILL).
+                cancel_steps=[task_pb2.CANCEL_STEP_KILL] * n,
             )
             for rec in map(record_from_row, rows):
                 (reply.requeued if rec.state == int(S.QUEUED) else reply.failed).append(rec)

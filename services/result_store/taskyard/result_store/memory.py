@@ -42,6 +42,7 @@ from taskyard.core.clock import Clock, SystemClock, to_us
 from taskyard.core.config import Settings
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
+from taskyard.v1 import task_pb2
 
 from .memory_cancels import apply_cancel
 from .memory_inserts import apply_insert
@@ -273,7 +274,8 @@ class MemoryStore:
                 delay_ms=max(0, req.retry_delay_ms),
                 max_retries=req.default_max_retries,
                 max_rescues=max_rescues,
-                cancel_step=0,
+                # As the store's rescue: a lapsed pool never said it had not started.
+                cancel_step=task_pb2.CANCEL_STEP_KILL,
             )
             if die(row, death, now):
                 (reply.requeued if row.state is S.QUEUED else reply.failed).append(row.copy())

@@ -1,12 +1,13 @@
 """CancelTasks of the in-memory store, as ``cancels.apply_cancel`` does it: a
-task not running is CANCELLED at once (step NOT_STARTED), a running one only
-gets the flag (its pool stops it and reports the step), and the unfinished
+task no pool holds is CANCELLED at once (step NOT_STARTED), a leased one
+(ASSIGNED or RUNNING) only gets the flag (its pool stops it, or never starts
+it, and reports the step), and the unfinished
 descendants of either go the same way, the reason naming their ancestor."""
 
 from __future__ import annotations
 
 from taskyard.bus.v1 import tasks_pb2
-from taskyard.core.states import TaskState
+from taskyard.core.states import LEASED_STATES, TaskState
 from taskyard.v1 import task_pb2
 
 from .cancels import answer
@@ -52,7 +53,7 @@ def _flag(tasks: Tasks, ids: list[str], reason: str, now_us: int) -> list[Row]:
     flagged: list[Row] = []
     for tid in ids:
         row = tasks.get(tid)
-        if row is None or row.state is not S.RUNNING:
+        if row is None or row.state not in LEASED_STATES:
             continue
         row.rec.cancel_requested = True
         row.rec.cancel_reason = reason

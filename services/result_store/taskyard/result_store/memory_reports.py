@@ -11,6 +11,7 @@ from collections.abc import MutableSequence
 
 from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core.states import TaskState
+from taskyard.v1 import task_pb2
 
 from . import transitions
 from .memory_rows import Row, Tasks, cancel_step, jsonb_text, move
@@ -123,8 +124,12 @@ def _outcome(tasks: Tasks, tally: _Tally, c: leases_pb2.Completion, result: str,
             row.rec.finished_at_us = now_us
     if not done:
         return
-    # What every outcome sets: the start it may have overtaken, who ran it, no lease.
-    row.rec.started_at_us = row.rec.started_at_us or c.started_at_us or now_us
+    # What every outcome sets: the start it may have overtaken (a body that never
+    # ran has none), who ran it, no lease.
+    if c.cancel_step == task_pb2.CANCEL_STEP_NOT_STARTED:
+        row.rec.started_at_us = 0
+    else:
+        row.rec.started_at_us = row.rec.started_at_us or c.started_at_us or now_us
     row.rec.worker_id = c.ref.worker_id or row.rec.worker_id
     row.rec.resume_requested = False
     row.clear_lease()
@@ -205,7 +210,9 @@ def _release(row: Row, resume: bool, now_us: int) -> bool:
     move(row, target, now_us)
     rec = row.rec
     if cancel:
-        rec.cancel_step = cancel_step(3)  # CANCEL_STEP_ASYNCIO: the release stopped it
+        # CANCEL_STEP_ASYNCIO: the release stopped a started attempt; NOT_STARTED:
+        # the pool hands back one it never started.
+        rec.cancel_step = cancel_step(3 if resume else 1)
         rec.finished_at_us = now_us
     else:
         rec.pool_id = ""
@@ -248,6 +255,7 @@ def die(row: Row, death: Death, now_us: int) -> bool:
         return False
     quarantine = death.max_rescues > 0 and rec.rescues + 1 >= death.max_rescues
     failed_attempt = rec.attempt
+    row_was_assigned = row.state is S.ASSIGNED
     move(row, target, now_us)
     if target in (S.RETRYING, S.QUEUED):
         rec.attempt += 1
@@ -256,7 +264,10 @@ def die(row: Row, death: Death, now_us: int) -> bool:
         rec.pool_id = ""
         rec.worker_id = ""
     if target is S.CANCELLED:
-        rec.cancel_step = cancel_step(death.cancel_step or 4)  # CANCEL_STEP_KILL unless told
+        # As the pool says; else NOT_STARTED for an attempt it never started and no
+        # start notice reached; else CANCEL_STEP_KILL.
+        unstarted = row_was_assigned and not death.started
+        rec.cancel_step = cancel_step(death.cancel_step or (1 if unstarted else 4))
     if target in (S.RETRYING, S.FAILURE):
         message = DIED_MESSAGE
         if target is S.FAILURE and quarantine:

@@ -40,7 +40,9 @@ SRC_RETRYING_LEASED = sources(S.RETRYING, states.LEASED_STATES)
 SRC_FAILURE_LEASED = sources(S.FAILURE, states.LEASED_STATES)
 # A running attempt stopped by its cancel request.
 SRC_CANCELLED_LEASED = sources(S.CANCELLED, states.LEASED_STATES)
-SRC_CANCEL_NOW = Sources(sources(S.CANCELLED) - {S.RUNNING})
+# A cancel ends at once only a task no pool holds: a leased one (ASSIGNED,
+# RUNNING) gets the flag, and its pool says whether it had started.
+SRC_CANCEL_NOW = Sources(sources(S.CANCELLED) - states.LEASED_STATES)
 SRC_PROMOTE = sources(S.QUEUED, {S.SCHEDULED, S.RETRYING})
 
 _INITIAL_VALUES = frozenset(int(s) for s in states.INITIAL_STATES)

@@ -23,6 +23,7 @@ from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import hops, metrics, tracing
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
+from taskyard.v1 import task_pb2
 from taskyard.worker_pool import attempts, beats, bootstrap, pipe, spans
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.handles import Held, Key, WorkerHandle, log_exit, report_exit
@@ -171,6 +172,17 @@ class Workers:
         else:
             outbox.news.set()  # starts only: the store's news, not the scheduler's
 
+    def _not_started(self, record: task_record_pb2.TaskRecord) -> None:
+        """Report ``record``'s attempt cancelled before its body started."""
+        done = attempts.cancelled_completion(
+            task_pb2.CANCEL_STEP_NOT_STARTED, "cancelled before its pool started it"
+        )
+        done.ref.CopyFrom(attempts.ref_of(record, ""))
+        self._outbox.report.completed.append(done)
+        self._finished[(record.id, record.attempt, record.lease_token)] = None
+        self._trim_finished()
+        self._outbox.slots_changed()
+
     def _trim_finished(self) -> None:
         finished = self._finished
         while len(finished) > FINISHED_REMEMBERED:
@@ -277,6 +289,12 @@ class Workers:
             key = (task_id, attempt)
             if (task_id, attempt, record.lease_token) in finished or _held_by_any(workers, key):
                 continue  # held or just ended here: the second copy of one dispatch
+            if record.cancel_requested:
+                # Cancelled before this pool started it (the store sends a dispatched
+                # attempt's cancel as a flagged copy, which may overtake the dispatch):
+                # never started, and the dispatch arriving later is a second copy.
+                self._not_started(record)
+                continue
             target = None
             fewest = concurrency
             for w in takers:

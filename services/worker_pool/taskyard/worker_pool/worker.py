@@ -79,7 +79,9 @@ class Runner:
         self.report = dispatch_pb2.PoolReport()
         self.tasks: dict[Key, asyncio.Task[None]] = {}
         self.started: set[Key] = set()
-        # Attempts whose body has begun: a cancel before that means it never runs.
+        # Attempts waiting to begin (for a slot, for their start notice to go out),
+        # and those whose body has begun: a cancel before that means it never runs.
+        self.waiting: set[Key] = set()
         self.bodies: set[Key] = set()
         self._on_change = on_change or (lambda: None)
         # With a flusher, an attempt's body runs only once its "started" is on the
@@ -144,10 +146,15 @@ class Runner:
         key = key_of(record)
         span = None
         started_at_us = 0
+        self.waiting.add(key)
         try:
             async with self._slots:
-                if key in self.cancels or record.cancel_requested:
-                    raise asyncio.CancelledError  # cancelled while it waited: never started
+                if record.cancel_requested:
+                    self.cancels.setdefault(key, False)
+                if key in self.cancels:
+                    # Cancelled while it waited for a slot: it never starts (the
+                    # handler below reports NOT_STARTED, and no start notice goes out).
+                    raise asyncio.CancelledError
                 self.started.add(key)
                 start = ref_of(record, self.worker)
                 started_at_us = start.at_us
@@ -155,12 +162,11 @@ class Runner:
                 await self._until_flushed()
                 if key in self.cancels:
                     raise asyncio.CancelledError  # cancelled while its start notice went out
+                self.waiting.discard(key)
                 self.bodies.add(key)
                 hops.stamp((record,), "worker.started")
                 span = spans.start(record, self.worker, start.at_us)
                 ctx = self.contexts[key] = context.for_record(record, self.sink)
-                if key in self.cancels or record.cancel_requested:
-                    self.cancel(key)
                 token = ctx._enter()
                 attempt_token = _ATTEMPT.set(key)
                 try:
@@ -222,6 +228,7 @@ class Runner:
             self.cancels.pop(key, None)
             self.started.discard(key)
             self.bodies.discard(key)
+            self.waiting.discard(key)
             children.forget(*key)
             self._on_change()
 
@@ -234,9 +241,12 @@ class Runner:
         first = key not in self.cancels
         self.cancels.setdefault(key, False)
         if key not in self.bodies:
-            # Its body has not started (it waits for a slot or for its start notice to
-            # go out): it never will, and its report says so (NOT_STARTED).
-            self.tasks[key].cancel()
+            # Its body has not started: it never will, and its report says so
+            # (NOT_STARTED). One waiting (for a slot, or for its start notice to go
+            # out) is woken; one whose coroutine has not run yet sees the flag first
+            # thing (cancelling it then would end it before it could report).
+            if key in self.waiting:
+                self.tasks[key].cancel()
             return
         ctx = self.contexts.get(key)
         if ctx is not None:

@@ -270,7 +270,8 @@ RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, t.has_depe
 -- (a drain stops started ones), so the next run is a new, uncharged attempt
 -- (attempt + 1, uncharged_attempts + 1). Fenced. A row
 -- whose cancel was requested (the pool was stopped before it could report the
--- cancel) -> CANCELLED, step ASYNCIO: the release stopped it, and dispatching
+-- cancel) -> CANCELLED, step ASYNCIO for a started attempt (resume: the release
+-- stopped it), NOT_STARTED for one the pool hands back unstarted; dispatching
 -- it again would lose the user's cancel. :queued_sources/:cancelled_sources =
 -- leased sources of QUEUED/CANCELLED. Full records: a CANCELLED one is a final for the resolver.
 -- A release that says "not started" (resume false: a refused dispatch, a
@@ -280,7 +281,8 @@ RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt, t.has_depe
 -- the scheduler's own copy fails).
 UPDATE tasks t
 SET state = CASE WHEN t.cancel_requested THEN 'CANCELLED'::task_state ELSE 'QUEUED'::task_state END,
-    cancel_step = CASE WHEN t.cancel_requested THEN 3 ELSE t.cancel_step END,
+    cancel_step = CASE WHEN NOT t.cancel_requested THEN t.cancel_step
+                       WHEN r.resume THEN 3 ELSE 1 END,
     finished_at = CASE WHEN t.cancel_requested THEN now() ELSE t.finished_at END,
     pool_id = CASE WHEN t.cancel_requested THEN t.pool_id ELSE '' END,
     worker_id = CASE WHEN t.cancel_requested THEN t.worker_id ELSE '' END,
@@ -312,8 +314,10 @@ WITH d AS (
   SELECT d.*, t0.attempt AS cur_attempt,
          (d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues) AS quarantine,
          CASE
-           -- A cancel was requested (only ever on a RUNNING row): the death ends
-           -- it as CANCELLED, never a retry; step KILL unless the pool says which.
+           -- A cancel was requested (on a leased row): the death ends it as
+           -- CANCELLED, never a retry; the step as the pool says (KILL: it killed
+           -- the worker to enforce the cancel), else NOT_STARTED when the pool
+           -- says it had not started it and no start notice came, else KILL.
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            WHEN t0.state <> 'RUNNING' AND NOT d.started THEN 'QUEUED'::task_state
            WHEN d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues THEN 'FAILURE'::task_state
@@ -333,7 +337,10 @@ WITH d AS (
       uncharged_attempts = CASE WHEN d.target = 'QUEUED' THEN t.uncharged_attempts + 1
                                 ELSE t.uncharged_attempts END,
       rescues = CASE WHEN d.target IN ('RETRYING', 'FAILURE') THEN t.rescues + 1 ELSE t.rescues END,
-      cancel_step = CASE WHEN d.target = 'CANCELLED' THEN coalesce(nullif(d.cancel_step, 0), 4)::smallint
+      cancel_step = CASE WHEN d.target = 'CANCELLED'
+                         THEN coalesce(nullif(d.cancel_step, 0),
+                                       CASE WHEN t.state = 'ASSIGNED' AND NOT d.started THEN 1
+                                            ELSE 4 END)::smallint
                          ELSE t.cancel_step END,
       failure_type = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_type
                           ELSE 'WorkerProcessDied' END,
@@ -370,12 +377,15 @@ WITH d AS (
 SELECT * FROM upd
 
 -- name: cancel_attempts
--- A running attempt its cancel request stopped (the pool says which step: FLAG
--- or ASYNCIO) -> CANCELLED with that step. Fenced, and only for rows whose
--- cancel was requested. :sources = sources of CANCELLED (leased states).
+-- A leased attempt its cancel request stopped (the pool says which step:
+-- NOT_STARTED when the pool never started its body, else FLAG or ASYNCIO) ->
+-- CANCELLED with that step. Fenced, and only for rows whose cancel was
+-- requested. :sources = sources of CANCELLED (leased states).
 UPDATE tasks t
 SET state = 'CANCELLED', cancel_step = c.step, finished_at = now(),
-    started_at = coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()),
+    -- A body that never ran has no start time (even if a start notice set one).
+    started_at = CASE WHEN c.step = 1 THEN NULL
+                      ELSE coalesce(t.started_at, ty_ts(nullif(c.started_us, 0)), now()) END,
     worker_id = CASE WHEN c.worker_id <> '' THEN c.worker_id ELSE t.worker_id END,
     lease_token = '', lease_expires_at = NULL, resume_requested = false, updated_at = now()
 FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :steps::smallint[],
@@ -423,8 +433,10 @@ WHERE t.id = r.id AND t.attempt = r.attempt AND t.lease_token = r.token
 RETURNING t.id::text AS id, r.attempt AS ref_attempt, r.token AS ref_token, t.cancel_requested
 
 -- name: cancel_now
--- Not running: CANCELLED now, stopped before it started (CANCEL_STEP_NOT_STARTED).
--- :sources = sources of CANCELLED less RUNNING.
+-- Not handed to a pool (no lease): CANCELLED now, stopped before it started
+-- (CANCEL_STEP_NOT_STARTED), which no pool can contradict: a pool only ever
+-- runs an attempt it was leased. :sources = sources of CANCELLED less the
+-- leased states (ASSIGNED, RUNNING): those get the flag (cancel_flag).
 UPDATE tasks t
 SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(),
@@ -433,10 +445,14 @@ WHERE t.id = ANY(:ids::uuid[]) AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: cancel_flag
--- Running: only the flag; the worker is told to stop.
+-- Leased (ASSIGNED: dispatched, maybe not started yet; RUNNING): only the flag.
+-- Its pool is told and says how the attempt stopped: NOT_STARTED when it had
+-- not started the body, else the step that stopped it (FLAG, ASYNCIO, KILL).
+-- An ASSIGNED row is never CANCELLED here: its worker may be starting the body
+-- while the start notice is on its way, and "not started" would be a guess.
 UPDATE tasks t
 SET cancel_requested = true, cancel_reason = :reason::text, updated_at = now()
-WHERE t.id = ANY(:ids::uuid[]) AND t.state = 'RUNNING'
+WHERE t.id = ANY(:ids::uuid[]) AND t.state IN ('ASSIGNED', 'RUNNING')
 RETURNING {{record}}
 
 -- name: cancel_lookup
