@@ -1,13 +1,15 @@
 # Taskyard developer entry points. See docs/development.md.
 #
 #   make install     Python deps (editable, with [dev]) into .venv/ + buf from npm
+#   make dev         the whole suite on this machine (installs only .[embedded] first)
 #   make gen         regenerate clients/ from protos/
 #   make clients     build the Go, TypeScript and Java clients (and run their unit tests)
 #   make test        every check, then the whole test suite (what CI runs)
 #   make test-fast   the test suite only
 #
 # Python runs from the project virtualenv .venv/, made and kept current (re-installed
-# when pyproject.toml is newer than its install stamp) by tools/install-tools.sh.
+# when pyproject.toml is newer than its install stamp) by tools/install-tools.sh:
+# with .[dev] for every target but dev, which needs only .[embedded] (pyproject.toml).
 # PYTHON=python3 make ... runs another interpreter instead, as it is.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -15,10 +17,13 @@ SHELL := /bin/bash
 
 VENV_PYTHON := $(CURDIR)/.venv/bin/python
 VENV_STAMP := .venv/.taskyard-installed
+# make dev's lighter install (.[embedded]); an install of .[dev] writes it too.
+VENV_STAMP_EMBEDDED := .venv/.taskyard-installed-embedded
 # Absolute: tools/gen.sh runs it from another directory.
 PYTHON ?= $(VENV_PYTHON)
 # What a target that runs $(PYTHON) needs first: the venv, when PYTHON is the venv's.
 PYTHON_READY := $(if $(filter $(VENV_PYTHON),$(PYTHON)),$(VENV_STAMP))
+PYTHON_READY_EMBEDDED := $(if $(filter $(VENV_PYTHON),$(PYTHON)),$(VENV_STAMP_EMBEDDED))
 # grpcurl (tools/install-tools.sh grpcurl) and, as in an activated venv, the venv's
 # commands (taskyard) come first on PATH for everything make runs.
 TOOLS_BIN := $(CURDIR)/.tools/bin
@@ -61,7 +66,7 @@ help:
 	@echo "make test-unit | test-integration | test-acceptance   one tier of tests"
 	@echo "make readme     rewrite the README's grpcurl session from a live run"
 	@echo "make screenshots rewrite docs/images/dashboard-*.png from the dashboard's browser tests"
-	@echo "make dev        run the whole suite locally (taskyard dev), grpcurl in .tools/bin"
+	@echo "make dev        run the whole suite locally (taskyard dev; installs only .[embedded]), grpcurl in .tools/bin"
 	@echo "make bench      throughput and latency benchmarks"
 
 # Always re-installs (the stamp goes first); otherwise the venv is made only when missing.
@@ -73,6 +78,11 @@ install:
 # Made, or re-installed, when missing or older than pyproject.toml.
 $(VENV_STAMP): pyproject.toml
 	@PYTHON=$(PYTHON) tools/install-tools.sh python
+
+# make dev's: the services, the CLI and the embedded PostgreSQL only (a venv that has
+# .[dev] keeps it: the script re-installs .[dev] there).
+$(VENV_STAMP_EMBEDDED): pyproject.toml
+	@PYTHON=$(PYTHON) tools/install-tools.sh python-embedded
 
 $(BUF):
 	npm ci --no-audit --no-fund
@@ -223,7 +233,7 @@ screenshots: $(PYTHON_READY)
 # grpcurl is for the README's session against it, Jaeger for the traces (built once,
 # about 4 minutes; JAEGER=0 skips it): the suite runs without either.
 JAEGER ?= 1
-dev: $(PYTHON_READY)
+dev: $(PYTHON_READY_EMBEDDED)
 	@tools/install-tools.sh grpcurl || echo "make dev: grpcurl not installed (needs Go); the suite runs without it" >&2
 	@if [ "$(JAEGER)" != 0 ]; then tools/install-tools.sh jaeger \
 	  || echo "make dev: Jaeger not built (needs Go); the suite runs without tracing" >&2; fi

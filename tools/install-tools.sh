@@ -3,12 +3,17 @@
 #
 #   tools/install-tools.sh            all steps
 #   tools/install-tools.sh python npm only some: python npm grpcurl postgres
+#   tools/install-tools.sh python-embedded   only what `taskyard dev` needs (make dev)
 #   tools/install-tools.sh bench      bench/compare's peers (opt-in, see below)
 #
 # python    the project virtualenv .venv/ (made with $BASE_PYTHON, python3 unless set) and
 #           pip install -e '.[dev]' into it, skipped while its stamp is newer than
 #           pyproject.toml; with PYTHON=/some/python, into that one instead (always: it
 #           points the editable install at THIS checkout)
+# python-embedded  the same with pip install -e '.[embedded]': the services, the CLI and
+#           the embedded PostgreSQL, no test or lint tools (make dev). Skipped while either
+#           stamp is current ([dev] includes [embedded]); a venv that ever had [dev] is
+#           re-installed with [dev], never narrowed
 # npm       npm ci (buf and protoc-gen-es, pinned in package.json / package-lock.json), skipped
 #           when current
 # grpcurl   go install grpcurl into .tools/bin (the tests look there too), skipped when current
@@ -36,7 +41,10 @@ cd "$ROOT"
 VENV="$ROOT/.venv"
 # Written after a complete install: holds the checkout it was made for (a moved
 # checkout needs a new venv: its scripts name their interpreter by full path).
+# One stamp per level of extras: .[dev] (every make target but dev) and .[embedded]
+# (make dev); an install of .[dev] writes both.
 VENV_STAMP="$VENV/.taskyard-installed"
+VENV_STAMP_EMBEDDED="$VENV/.taskyard-installed-embedded"
 BASE_PYTHON="${BASE_PYTHON:-python3}"
 # Unset, or this checkout's venv python (the Makefile's default): the venv is managed here.
 USE_VENV=0
@@ -67,40 +75,65 @@ export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 log() { printf '::: %s\n' "$*"; }
 die() { printf 'install-tools: error: %s\n' "$*" >&2; exit 1; }
 
+# The stamp of an install of .[LEVEL] (dev or embedded).
+venv_stamp() {
+  if [[ "$1" == dev ]]; then echo "$VENV_STAMP"; else echo "$VENV_STAMP_EMBEDDED"; fi
+}
+
+# Whether STAMP records an install into this checkout's venv no older than pyproject.toml.
+stamp_current() {
+  [[ -f "$1" && "$(cat "$1")" == "$ROOT" && ! pyproject.toml -nt "$1" ]]
+}
+
+# Whether .venv has .[LEVEL] installed and current: for embedded, [dev] counts too.
 venv_current() {
-  [[ -x "$VENV/bin/python" && -f "$VENV_STAMP" ]] || return 1
-  [[ "$(cat "$VENV_STAMP")" == "$ROOT" ]] || return 1
-  [[ ! pyproject.toml -nt "$VENV_STAMP" ]] || return 1
+  local level="$1"
+  [[ -x "$VENV/bin/python" ]] || return 1
+  stamp_current "$VENV_STAMP" || { [[ "$level" == embedded ]] && stamp_current "$VENV_STAMP_EMBEDDED"; } || return 1
   "$VENV/bin/python" -c '' 2>/dev/null
 }
 
+# A stamp made for another checkout (this one was moved or copied).
+venv_foreign() {
+  local stamp
+  for stamp in "$VENV_STAMP" "$VENV_STAMP_EMBEDDED"; do
+    [[ -f "$stamp" && "$(cat "$stamp")" != "$ROOT" ]] && return 0
+  done
+  return 1
+}
+
 install_venv() {
-  if venv_current; then
-    log "python: .venv already installed ($("$PYTHON" --version 2>&1); pyproject.toml unchanged since)"
+  local level="$1"
+  if venv_current "$level"; then
+    log "python: .venv already installed with [$level] ($("$PYTHON" --version 2>&1); pyproject.toml unchanged since)"
     return
   fi
+  # A developer's venv stays whole: make dev after a pyproject.toml change re-installs [dev].
+  if [[ "$level" == embedded && -f "$VENV_STAMP" ]] && ! venv_foreign; then level=dev; fi
   local started=$SECONDS
-  if [[ ! -x "$VENV/bin/python" ]] || ! "$VENV/bin/python" -c '' 2>/dev/null \
-      || [[ -f "$VENV_STAMP" && "$(cat "$VENV_STAMP")" != "$ROOT" ]]; then
+  if [[ ! -x "$VENV/bin/python" ]] || ! "$VENV/bin/python" -c '' 2>/dev/null || venv_foreign; then
     log "python: creating .venv with $BASE_PYTHON ($("$BASE_PYTHON" --version 2>&1))"
     rm -rf "$VENV"
     "$BASE_PYTHON" -m venv "$VENV"
   fi
-  rm -f "$VENV_STAMP"
-  log "python: pip install -e '.[dev]' into .venv"
-  "$PYTHON" -m pip install --quiet -e '.[dev]'
+  rm -f "$VENV_STAMP" "$VENV_STAMP_EMBEDDED"
+  log "python: pip install -e '.[$level]' into .venv"
+  "$PYTHON" -m pip install --quiet -e ".[$level]"
   check_editable
-  echo "$ROOT" >"$VENV_STAMP"
-  log "python: .venv ready in $((SECONDS - started))s"
+  # [dev] includes [embedded]: both stamps.
+  echo "$ROOT" >"$(venv_stamp "$level")"
+  [[ "$level" == embedded ]] || echo "$ROOT" >"$VENV_STAMP_EMBEDDED"
+  log "python: .venv ready with [$level] in $((SECONDS - started))s"
 }
 
 install_python() {
+  local level="$1"
   if [[ "$USE_VENV" == 1 ]]; then
-    install_venv
+    install_venv "$level"
     return
   fi
-  log "python: pip install -e '.[dev]' ($("$PYTHON" --version 2>&1))"
-  "$PYTHON" -m pip install --quiet -e '.[dev]'
+  log "python: pip install -e '.[$level]' ($("$PYTHON" --version 2>&1))"
+  "$PYTHON" -m pip install --quiet -e ".[$level]"
   check_editable
 }
 
@@ -325,7 +358,7 @@ install_browser() {
 }
 
 install_bench() {
-  [[ "$USE_VENV" == 0 ]] || venv_current || install_venv
+  [[ "$USE_VENV" == 0 ]] || venv_current dev || install_venv dev
   log "bench: pip install -e '.[bench]' (pgqueuer, celery[redis])"
   "$PYTHON" -m pip install --quiet -e '.[bench]'
   if command -v redis-server >/dev/null; then
@@ -344,7 +377,8 @@ steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(python npm grpcurl postgres)
 for step in "${steps[@]}"; do
   case "$step" in
-    python) install_python ;;
+    python) install_python dev ;;
+    python-embedded) install_python embedded ;;
     npm) install_npm ;;
     grpcurl) install_grpcurl ;;
     postgres) install_postgres ;;
@@ -355,6 +389,6 @@ for step in "${steps[@]}"; do
     browser) install_browser ;;
     clients) install_clients ;;
     bench) install_bench ;;
-    *) die "unknown step '$step' (python, npm, grpcurl, postgres, jaeger, prometheus, helm, codegen, clients, browser, bench)" ;;
+    *) die "unknown step '$step' (python, python-embedded, npm, grpcurl, postgres, jaeger, prometheus, helm, codegen, clients, browser, bench)" ;;
   esac
 done

@@ -317,6 +317,17 @@ def wait_ready(
 # --- embedded PostgreSQL ----------------------------------------------------
 
 
+class EmbeddedPostgresMissing(RuntimeError):
+    """The embedded PostgreSQL is an extra of the package: the base install (an image) has none."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no embedded PostgreSQL: the pgserver package is not installed. Install the extra "
+            "(in a checkout: make dev, or pip install -e '.[embedded]'; elsewhere: "
+            "pip install 'taskyard[embedded]'), or give a database with --database-url"
+        )
+
+
 class EmbeddedPostgres:
     """A PostgreSQL server run by ``pgserver`` on ``pgdata`` (kept between runs).
 
@@ -328,7 +339,10 @@ class EmbeddedPostgres:
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI): harmless.
             warnings.simplefilter("ignore")
-            import pgserver
+            try:
+                import pgserver
+            except ImportError as exc:
+                raise EmbeddedPostgresMissing() from exc
 
         pgdata = pgdata.expanduser().resolve()
         pgdata.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,92 @@
+"""tools/install-tools.sh's two levels of the project virtualenv: `python` installs .[dev]
+(make test, make install, .ci/run), `python-embedded` only .[embedded] (make dev), each with
+its own stamp, and a venv that has .[dev] is never narrowed to .[embedded].
+
+The script runs from a copy in a scratch checkout whose .venv/bin/python is a stand-in that
+records each pip call instead of installing, so only the script's decisions are under test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# Records pip's arguments; answers the script's other questions as an installed venv would.
+checkout="$(cd "$(dirname "$0")/../.." && pwd)"
+case "$1" in
+  -m) echo "$*" >>"$checkout/pip-calls" ;;
+  --version) echo "Python 3.11.0" ;;
+  -c) [[ -z "$2" ]] || echo "$checkout/services/core/taskyard/core" ;;
+esac
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    (root / "tools").mkdir(parents=True)
+    shutil.copy2(ROOT / "tools" / "install-tools.sh", root / "tools" / "install-tools.sh")
+    (root / "pyproject.toml").write_text("[project]\nname = 'taskyard'\n")
+    python = root / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    return root
+
+
+def install(checkout: Path, step: str) -> list[str]:
+    """Run one python step; the pip calls it made."""
+    calls = checkout / "pip-calls"
+    calls.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "VIRTUAL_ENV")}
+    done = subprocess.run(
+        ["bash", "tools/install-tools.sh", step], cwd=checkout, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def stamps(checkout: Path) -> set[str]:
+    return {p.name for p in (checkout / ".venv").glob(".taskyard-installed*")}
+
+
+def newer_pyproject(checkout: Path) -> None:
+    """pyproject.toml changed since the last install."""
+    later = max(p.stat().st_mtime for p in (checkout / ".venv").glob(".taskyard-installed*")) + 10
+    os.utime(checkout / "pyproject.toml", (later, later))
+
+
+def test_embedded_installs_only_the_embedded_extra(checkout: Path) -> None:
+    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
+    assert stamps(checkout) == {".taskyard-installed-embedded"}
+    assert install(checkout, "python-embedded") == []
+
+
+def test_dev_after_embedded_installs_dev_and_stamps_both(checkout: Path) -> None:
+    install(checkout, "python-embedded")
+    assert install(checkout, "python") == ["-m pip install --quiet -e .[dev]"]
+    assert stamps(checkout) == {".taskyard-installed", ".taskyard-installed-embedded"}
+    # [dev] includes [embedded]: make dev has nothing to do, nor has make test.
+    assert install(checkout, "python-embedded") == []
+    assert install(checkout, "python") == []
+
+
+def test_a_dev_venv_is_never_narrowed(checkout: Path) -> None:
+    install(checkout, "python")
+    newer_pyproject(checkout)
+    # make dev after a pyproject.toml change keeps the developer's [dev].
+    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[dev]"]
+    assert stamps(checkout) == {".taskyard-installed", ".taskyard-installed-embedded"}
+
+
+def test_an_embedded_venv_is_installed_again_when_pyproject_changes(checkout: Path) -> None:
+    install(checkout, "python-embedded")
+    newer_pyproject(checkout)
+    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
