@@ -24,7 +24,10 @@
 #           4 minutes on 2 cores, so it runs only when neither place has this version
 # prometheus  Debian's prometheus and promtool (the observability tests start their own)
 # helm      Helm 3 (go install, about 5 minutes on 2 cores) into .tools/bin, kept in
-#           $TOOLS_CACHE between checkouts like Jaeger; make helm-check uses it
+#           $TOOLS_CACHE between checkouts like Jaeger; make helm-check uses it. Linked
+#           as Helm's release build is: its default Kubernetes version is its client-go's
+#           (1.37 for v3.22.0), not the 1.20 a plain go install leaves, so `helm template`
+#           without --kube-version renders the chart (kubeVersion >=1.27)
 # codegen   the generators of the Go and Java clients, into .tools/bin: protoc-gen-go and
 #           protoc-gen-go-grpc (go install), protoc and protoc-gen-grpc-java (from Maven
 #           Central, checked against pinned SHA-256 sums); TypeScript's protoc-gen-es is npm's
@@ -306,29 +309,52 @@ install_jaeger() {
 }
 
 # Helm for make helm-check: go install into .tools/bin unless the binary there (or the
-# copy kept in $TOOLS_CACHE, which a fresh clone reuses) was built from this version.
+# copy kept in $TOOLS_CACHE, which a fresh clone reuses) was built from this version,
+# linked with the default Kubernetes version of Helm's own Makefile (one above client-go's
+# major, its minor): unset, Helm says 1.20 and refuses every chart that needs more.
 install_helm() {
-  local bin="$TOOLS_BIN/helm" cached="$TOOLS_CACHE/helm-$HELM_VERSION" started=$SECONDS
-  if helm_is_current "$bin"; then
-    log "helm: $HELM_VERSION already in .tools/bin"
+  command -v go >/dev/null || die "go is not installed (needed to build Helm)"
+  local kube bin="$TOOLS_BIN/helm" started=$SECONDS
+  kube="$(helm_kube_version)" || die "helm: cannot read the client-go version of helm.sh/helm/v3@$HELM_VERSION"
+  local cached="$TOOLS_CACHE/helm-$HELM_VERSION-kube$kube"
+  if helm_is_current "$bin" "$kube"; then
+    log "helm: $HELM_VERSION already in .tools/bin (default Kubernetes $kube)"
     return
   fi
   mkdir -p "$TOOLS_BIN"
-  if helm_is_current "$cached"; then
+  if helm_is_current "$cached" "$kube"; then
     cp "$cached" "$bin"
     log "helm: $HELM_VERSION from $TOOLS_CACHE"
     return
   fi
-  command -v go >/dev/null || die "go is not installed (needed to build Helm)"
-  log "helm: go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION -> .tools/bin (about 5 minutes on 2 cores)"
-  GOBIN="$TOOLS_BIN" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  local major="${kube%%.*}" minor="${kube#*.}" flags="" pkg
+  for pkg in pkg/chartutil pkg/lint/rules; do
+    flags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=$major -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"
+  done
+  flags+=" -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  log "helm: go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION -> .tools/bin, default Kubernetes $kube (about 5 minutes on 2 cores)"
+  GOBIN="$TOOLS_BIN" go install -ldflags "${flags# }" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   mkdir -p "$TOOLS_CACHE" && cp "$bin" "$cached.tmp" && mv "$cached.tmp" "$cached"
   log "helm: installed in $((SECONDS - started))s (cached in $TOOLS_CACHE)"
 }
 
+# The Kubernetes version Helm's release build defaults to, from its go.mod's client-go:
+# v0.37.0 -> 1.37.
+helm_kube_version() {
+  local gomod client_go
+  gomod="$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  [[ -f "$gomod" ]] || return 1
+  client_go="$(sed -n 's/^[[:space:]]*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")"
+  [[ -n "$client_go" ]] || return 1
+  echo "1.$client_go"
+}
+
 helm_is_current() {
-  [[ -x "$1" ]] && go version -m "$1" 2>/dev/null \
-    | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${HELM_VERSION}([[:space:]]|$)"
+  local info
+  [[ -x "$1" ]] || return 1
+  info="$(go version -m "$1" 2>/dev/null)" || return 1
+  grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${HELM_VERSION}([[:space:]]|$)" <<<"$info" \
+    && grep -q "chartutil.k8sVersionMinor=${2#*.}" <<<"$info"
 }
 
 install_prometheus() {

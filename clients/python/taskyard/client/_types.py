@@ -232,7 +232,8 @@ class Submitted:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Cancellation:
     task: TaskInfo
-    # True when the task became CANCELLED now; False when only a running task's cancel flag was set.
+    # True when the task became CANCELLED now; False when only the cancel flag of a dispatched
+    # (ASSIGNED) or running task was set: its pool ends it and says how (cancel(wait=...)).
     cancelled: bool
     # The step that stopped it ("NOT_STARTED", "FLAG", "ASYNCIO", "KILL"), once stopped.
     step: str = ""

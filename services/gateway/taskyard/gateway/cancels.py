@@ -1,6 +1,8 @@
-"""CancelTask: cancel in the store (children with it), then, for a running
-task and a ``wait``, wait until it stops so the answer can say which step
-stopped it (flag, asyncio cancellation or kill; see docs/dependencies.md)."""
+"""CancelTask: cancel in the store (children with it), then, for a leased task
+(dispatched or running: the store only flags it) and a ``wait``, wait until it
+stops so the answer can say which step stopped it (not started, flag, asyncio
+cancellation or kill; see docs/dependencies.md). The answer says NOT_STARTED
+only when that is sure: the store's for a task no pool holds, else the pool's."""
 
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ async def cancel(
         rec = await get(task_id)
     task = codec.record_to_task(rec)
     if outcome.flagged and request.HasField("wait") and codec.duration_ms(request.wait):
-        # Running: the pool stops it in steps and reports the step; wait for the end.
+        # Leased: the pool never starts it or stops it in steps, and reports the step.
         waited = await wait(
             task_service_pb2.WaitTaskRequest(
                 id=task_id,
