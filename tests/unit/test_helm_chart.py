@@ -12,10 +12,7 @@ from __future__ import annotations
 import base64
 import inspect
 import ipaddress
-import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support import helm
 
 from taskyard.core import health, variables
 from taskyard.core.config import Settings
@@ -31,12 +29,11 @@ from taskyard.gateway import server as gateway_server
 from taskyard.scheduler import service as scheduler_service
 from taskyard.worker_pool import manager as pool_manager
 
-ROOT = Path(__file__).resolve().parents[2]
-CHART = ROOT / "deploy/helm/taskyard"
-PRODUCTION = ROOT / "deploy/helm/examples/values-production.yaml"
+ROOT = helm.ROOT
+CHART = helm.CHART
+PRODUCTION = helm.EXAMPLES / "values-production.yaml"
 K8S_MANIFESTS = ROOT / "deploy/k8s/taskyard.yaml"
-KUBE_VERSION = "1.31.0"
-NAMESPACE = "taskyard"
+NAMESPACE = helm.NAMESPACE
 COMPONENTS = ("gateway", "scheduler", "result-store", "worker-pool")
 # Run as StatefulSets: each pod has a name the others dial it by.
 STATEFUL = ("scheduler", "result-store")
@@ -76,28 +73,8 @@ SECRET_VALUES = {
 }
 
 
-def _helm() -> str:
-    found = ROOT / ".tools/bin/helm"
-    if found.exists():
-        return str(found)
-    on_path = shutil.which("helm")
-    if on_path:
-        return on_path
-    if os.environ.get("CI") == "true":
-        pytest.fail("helm is not installed (tools/install-tools.sh helm); CI must render the chart")
-    pytest.skip("helm is not installed: tools/install-tools.sh helm")
-
-
 def _render(*args: str, release: str = "taskyard") -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [_helm(), "template", release, str(CHART), "--kube-version", KUBE_VERSION, "-n", NAMESPACE, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
+    return helm.render(*args, release=release)
 
 
 RENDERS = {
@@ -353,13 +330,21 @@ def test_services_route_to_the_ports_their_pods_declare(docs: list[dict[str, Any
         "result-store": {"store", "events", "pool-stream", "sched-stream"},
     }
     for service in _of(docs, "Service"):
-        (name,) = [
+        selected = [
             n
             for n, d in workloads.items()
             if _matches(
                 {"matchLabels": service["spec"]["selector"]}, d["spec"]["template"]["metadata"]["labels"]
             )
         ]
+        if service["metadata"]["name"].endswith("-metrics"):  # metrics.serviceMonitor: every pod
+            assert sorted(selected) == sorted(COMPONENTS)
+            assert [p["targetPort"] for p in service["spec"]["ports"]] == ["metrics"]
+            assert all(
+                _ports(w)["metrics"] == service["spec"]["ports"][0]["port"] for w in workloads.values()
+            )
+            continue
+        (name,) = selected
         ports = _ports(workloads[name])
         for port in service["spec"]["ports"]:
             assert port["targetPort"] in ports, (name, port)
@@ -681,8 +666,11 @@ def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_con
     internal = {
         (src, dst, port) for src, targets in DIALS.items() for dst, ports in targets.items() for port in ports
     }
-    if render == "default":  # gateway.from empty: any client; the suite's own pods never call it
+    if render == "default":  # gateway.from empty: any client
         edge = {(o.name, "gateway", "grpc") for o in OUTSIDERS}
+        # The pools reach anywhere (workerPool.egressAnywhere): a task may call the API. No
+        # other pod of the suite calls it, and a pool reaches no other port of the suite's.
+        edge.add(("worker-pool", "gateway", "grpc"))
     else:
         edge = {("ingress controller", "gateway", "grpc"), ("office", "gateway", "grpc")}
         edge |= {("ingress controller", "gateway", "http")}
@@ -723,23 +711,35 @@ def _outside(render: str) -> list[tuple[Peer, int, str]]:
     ]
 
 
-@pytest.mark.parametrize("render", ["default", "production"])
-def test_the_suites_pods_reach_out_only_to_dns_postgres_and_the_collector(render: str) -> None:
-    docs = _render(*RENDERS[render])
+EGRESS_RENDERS = {
+    "default": RENDERS["default"],
+    "production": RENDERS["production"],  # egressAnywhere false, HTTPS outside the private ranges
+    "restricted": ("--set", "workerPool.egressAnywhere=false"),
+}
+
+
+@pytest.mark.parametrize("render", EGRESS_RENDERS)
+def test_pools_reach_anywhere_by_default_the_other_services_only_dns_postgres_and_the_collector(
+    render: str,
+) -> None:
+    docs = _render(*EGRESS_RENDERS[render])
     policies = _of(docs, "NetworkPolicy")
+    outside = _outside(render)
     allowed = {
         (pod.service, dest.name, port, protocol)
         for pod in _suite(docs)
-        for dest, port, protocol in _outside(render)
+        for dest, port, protocol in outside
         if _allowed(policies, "Egress", pod, dest, port, protocol)
     }
     expected = {(c, "dns", 53, p) for c in COMPONENTS for p in ("UDP", "TCP")}
     expected.add(("result-store", "database", 5432, "TCP"))
-    if render == "default":  # no database peers configured: PostgreSQL's port, anywhere
-        expected.add(("result-store", "internet", 5432, "TCP"))
-    else:
+    if render == "production":
         expected |= {(c, "collector", 4317, "TCP") for c in COMPONENTS}
         expected.add(("worker-pool", "internet", 443, "TCP"))  # workerPool.extraEgress
+    else:  # no database peers configured: PostgreSQL's port, anywhere
+        expected.add(("result-store", "internet", 5432, "TCP"))
+    if render == "default":  # the tasks call APIs: every destination, every port
+        expected |= {("worker-pool", dest.name, port, protocol) for dest, port, protocol in outside}
     assert allowed == expected
 
 

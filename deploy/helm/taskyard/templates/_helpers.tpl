@@ -237,7 +237,8 @@ topologySpreadConstraints:
 {{- end -}}
 
 {{/* Pod annotations: checksums roll a service's pods when the configuration or a secret
-     the chart made for it changes (not the tokens file: the gateway reloads that). */}}
+     the chart made for it changes (not the tokens file nor the TLS certificate: the
+     gateway reloads them). */}}
 {{- define "taskyard.podAnnotations" -}}
 {{- $v := .root.Values -}}
 {{- $values := index $v (include "taskyard.valuesKey" .component) -}}
@@ -250,9 +251,6 @@ checksum/metrics-token: {{ $v.metrics.token | sha256sum }}
 {{- end }}
 {{- if and (eq .component "result-store") $v.database.url }}
 checksum/database: {{ $v.database.url | sha256sum }}
-{{- end }}
-{{- if and (eq .component "gateway") $v.gateway.tls.enabled $v.gateway.tls.cert }}
-checksum/tls: {{ print $v.gateway.tls.cert $v.gateway.tls.key | sha256sum }}
 {{- end }}
 {{- with $values.podAnnotations }}
 {{ toYaml . }}
