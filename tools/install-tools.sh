@@ -19,9 +19,12 @@
 # grpcurl   go install grpcurl into .tools/bin (the tests look there too), skipped when current
 # postgres  checks for PostgreSQL server binaries; installs the Debian package when missing
 #           (tests start their own throwaway cluster; nothing is started here)
-# jaeger    Jaeger (all-in-one: OTLP 4317/4318, query API 16686) built from its Go module
-#           into .tools/bin, kept in $TOOLS_CACHE between checkouts: the build takes about
-#           4 minutes on 2 cores, so it runs only when neither place has this version
+# jaeger    Jaeger (all-in-one: OTLP 4317/4318, query API and web UI 16686) built from its
+#           Go module into .tools/bin, kept in $TOOLS_CACHE between checkouts: the build takes
+#           about 4 minutes on 2 cores, so it runs only when neither place has this version.
+#           Its web UI's built assets (a binary built from the module has none) come from a Go
+#           module through the Go module proxy, checked against pinned hashes, into
+#           .tools/share/jaeger-ui (kept in $TOOLS_CACHE too; fetched only when neither has them)
 # prometheus  Debian's prometheus and promtool (the observability tests start their own)
 # helm      Helm 3 (go install, about 5 minutes on 2 cores) into .tools/bin, kept in
 #           $TOOLS_CACHE between checkouts like Jaeger; make helm-check uses it. Linked
@@ -59,6 +62,14 @@ esac
 TOOLS_BIN="$ROOT/.tools/bin"
 GRPCURL_VERSION="v1.9.3"
 JAEGER_VERSION="v1.76.0"
+# Jaeger UI v1.68.0, built: the public/ directory of this third-party Go module, each file
+# gzip-compressed under its own name. Pinned by the module's go.sum hash (checked on fetch)
+# and by a SHA-256 of the unpacked files (jaeger_ui_digest; checked on every copy).
+JAEGER_UI_VERSION="v1.68.0"
+JAEGER_UI_MODULE="github.com/tonistiigi/jaeger-ui-rest"
+JAEGER_UI_MODULE_VERSION="v0.0.0-20250408171107-3dd17559e117"
+JAEGER_UI_MODULE_SUM="h1:XFwyh2JZwR5aiKLXHX2C1n0v5F11dCJpyGL1W/Cpl3U="
+JAEGER_UI_SHA256="9b9d4206cdd98b1ff946f21d196086f9aad6595e76770955b8d16eaf210c0917"
 HELM_VERSION="v3.22.0"
 # Code generators (tools/gen.sh); a new version changes the committed clients (make gen).
 PROTOC_GEN_GO_VERSION="v1.36.12"
@@ -308,6 +319,64 @@ install_jaeger() {
   log "jaeger: built in $((SECONDS - started))s (cached in $TOOLS_CACHE)"
 }
 
+# One SHA-256 over the sha256sum lines of every file under $1, in byte order of their paths.
+jaeger_ui_digest() {
+  (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+jaeger_ui_is_current() {
+  [[ -f "$1/index.html" && "$(jaeger_ui_digest "$1")" == "$JAEGER_UI_SHA256" ]]
+}
+
+# The UI's assets from the Go module proxy into $1 (a new directory), checked against both pins.
+fetch_jaeger_ui() {
+  local into="$1" work json dir sum file
+  command -v go >/dev/null || die "go is not installed (needed to fetch the Jaeger UI)"
+  work="$(mktemp -d)"
+  # Outside any module: `go mod download` then fetches just this one, verified by the checksum database.
+  json="$(cd "$work" && go mod download -json "$JAEGER_UI_MODULE@$JAEGER_UI_MODULE_VERSION")" \
+    || { rm -rf "$work"; die "jaeger: fetching the UI ($JAEGER_UI_MODULE@$JAEGER_UI_MODULE_VERSION) failed: $json"; }
+  rm -rf "$work"
+  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")"
+  sum="$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")"
+  [[ "$sum" == "$JAEGER_UI_MODULE_SUM" ]] \
+    || die "jaeger: the UI module's hash is ${sum:-missing}, not the pinned $JAEGER_UI_MODULE_SUM"
+  [[ -f "$dir/public/index.html" ]] || die "jaeger: no public/index.html in $dir"
+  mkdir -p "$into"
+  cp -R "$dir/public/." "$into/"
+  chmod -R u+w "$into"
+  while IFS= read -r -d '' file; do
+    gzip -dc "$file" >"$file.unpacked" && mv "$file.unpacked" "$file" || die "jaeger: cannot unpack $file"
+  done < <(find "$into" -type f -print0)
+  jaeger_ui_is_current "$into" \
+    || die "jaeger: the unpacked UI's SHA-256 is $(jaeger_ui_digest "$into"), not the pinned $JAEGER_UI_SHA256"
+}
+
+# .tools/share/jaeger-ui, where taskyard.cli.jaeger looks (beside .tools/bin/jaeger).
+install_jaeger_ui() {
+  local dest="$ROOT/.tools/share/jaeger-ui" cached="$TOOLS_CACHE/jaeger-ui-$JAEGER_UI_VERSION"
+  if jaeger_ui_is_current "$dest"; then
+    log "jaeger: UI $JAEGER_UI_VERSION already in .tools/share/jaeger-ui"
+    return
+  fi
+  if jaeger_ui_is_current "$cached"; then
+    log "jaeger: UI $JAEGER_UI_VERSION from $TOOLS_CACHE"
+  else
+    log "jaeger: fetching UI $JAEGER_UI_VERSION ($JAEGER_UI_MODULE@$JAEGER_UI_MODULE_VERSION) through the Go module proxy"
+    mkdir -p "$TOOLS_CACHE"
+    rm -rf "$cached.tmp"
+    fetch_jaeger_ui "$cached.tmp"
+    rm -rf "$cached"
+    mv "$cached.tmp" "$cached"
+    log "jaeger: UI $JAEGER_UI_VERSION fetched and checked (cached in $TOOLS_CACHE)"
+  fi
+  mkdir -p "$(dirname "$dest")"
+  rm -rf "$dest" "$dest.tmp"
+  cp -R "$cached" "$dest.tmp"
+  mv "$dest.tmp" "$dest"
+  jaeger_ui_is_current "$dest" || die "jaeger: the UI copied to $dest does not match its pin"
+}
+
 # Helm for make helm-check: go install into .tools/bin unless the binary there (or the
 # copy kept in $TOOLS_CACHE, which a fresh clone reuses) was built from this version,
 # linked with the default Kubernetes version of Helm's own Makefile (one above client-go's
@@ -408,7 +477,7 @@ for step in "${steps[@]}"; do
     npm) install_npm ;;
     grpcurl) install_grpcurl ;;
     postgres) install_postgres ;;
-    jaeger) install_jaeger ;;
+    jaeger) install_jaeger; install_jaeger_ui ;;
     prometheus) install_prometheus ;;
     helm) install_helm ;;
     codegen) install_codegen ;;

@@ -27,17 +27,23 @@ from taskyard.cli import procs
 
 @contextlib.contextmanager
 def running_jaeger(workdir: Path) -> Iterator[jaeger_launcher.Jaeger]:
-    """A Jaeger on free ports, its data and log in ``workdir``, stopped at the end."""
+    """A Jaeger on free ports, serving the built UI when installed, its data and log in
+    ``workdir``, stopped at the end."""
     binary = jaeger_launcher.find_binary()
     if binary is None:
         pytest.fail("no Jaeger binary: run `tools/install-tools.sh jaeger` (CI does)")
     ports = jaeger_launcher.Ports.free()
-    with open(workdir / "jaeger.log", "wb") as log:
-        running = jaeger_launcher.start(binary, ports, workdir / "jaeger", log=log)
-        try:
-            yield running
-        finally:
-            running.stop()
+    running = jaeger_launcher.start(
+        binary,
+        ports,
+        workdir / "jaeger",
+        log=workdir / "jaeger.log",
+        ui_assets=jaeger_launcher.find_ui(binary),
+    )
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 @pytest.fixture

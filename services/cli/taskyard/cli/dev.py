@@ -275,10 +275,9 @@ class _Suite:
             environ=os.environ,
             say=self.say,
         )
-        if self._observed.local_jaeger is not None and not settings.dashboard_trace_url:
-            # This Jaeger has no UI: a task's trace links to its query API (JSON).
-            trace_url = f"{self._observed.local_jaeger.query_url}/api/traces/{{trace_id}}"
-            settings = dataclasses.replace(settings, dashboard_trace_url=trace_url)
+        if self._observed.trace_url and not settings.dashboard_trace_url:
+            # The local Jaeger's UI page for the trace (its query API's JSON when no UI is installed).
+            settings = dataclasses.replace(settings, dashboard_trace_url=self._observed.trace_url)
         self._start_services({**os.environ, **settings.to_env(), "PYTHONUNBUFFERED": "1"})
         target = f"{_display_host(settings.grpc_host)}:{settings.grpc_port}"
         if not self._stop.is_set():

@@ -1,5 +1,6 @@
-"""``taskyard dev``'s traces and metrics: a local Jaeger when one is installed, and
-a /metrics port per service, all on loopback."""
+"""``taskyard dev``'s traces and metrics: a local Jaeger (with its web UI when the
+UI's assets are installed) when one is installed, and a /metrics port per service,
+all on loopback."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ class DevObservability:
     tracing_line: str = "tracing: off"
     metrics_base: int = 0
     local_jaeger: jaeger.Jaeger | None = None
+    # Where the dashboard links a task's trace ({trace_id} to fill in); empty: no link.
+    trace_url: str = ""
 
     def service_env(self, service: str) -> dict[str, str]:
         env = dict(self.tracing_env)
@@ -43,7 +46,11 @@ class DevObservability:
 
 
 def taken(port: int) -> bool:
+    """Whether a server could not listen on ``port`` now. Probed as servers bind, with
+    SO_REUSEADDR: a port whose last connections linger in TIME_WAIT (for a minute after a
+    Prometheus scrape) is free to them, so it is free here too."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
@@ -58,6 +65,7 @@ def start(
     data_dir: Path,
     environ: Mapping[str, str],
     say: Callable[[str], None],
+    jaeger_ports: jaeger.Ports | None = None,
 ) -> DevObservability:
     """Tracing to ``$OTEL_EXPORTER_OTLP_ENDPOINT`` when set, else to a local Jaeger
     (when wanted and installed), else off; a dev run never fails for want of it."""
@@ -76,21 +84,30 @@ def start(
     if binary is None:
         say("no Jaeger installed (make dev builds one: tools/install-tools.sh jaeger); tracing off")
         return found
+    # Absolute before anything is started: Jaeger runs inside its work directory.
+    log = (data_dir / "jaeger.log").resolve()
+    ui = jaeger.find_ui(binary)
     try:
-        with open(data_dir / "jaeger.log", "ab") as log:
-            running = jaeger.start(binary, jaeger.Ports(), data_dir / "jaeger", log=log)
+        running = jaeger.start(
+            binary, jaeger_ports or jaeger.Ports(), data_dir.resolve() / "jaeger", log=log, ui_assets=ui
+        )
     except (OSError, RuntimeError) as exc:
-        say(f"Jaeger did not start ({exc}; see {data_dir / 'jaeger.log'}); tracing off")
+        say(f"Jaeger did not start; tracing off: {exc}")
         return found
     say(
         f"Jaeger ready (pid {running.process.pid}): OTLP {running.otlp_http_endpoint}, "
         f"query {running.query_url}"
     )
     found.local_jaeger = running
+    found.trace_url = running.trace_url_template
     # Spans within half a second of their end (the SDK's default waits 5 s).
     found.tracing_env = {"OTEL_BSP_SCHEDULE_DELAY": "500", **running.otel_environment()}
-    found.tracing_line = (
-        f"tracing:      Jaeger at {running.query_url} "
-        f"(curl '{running.query_url}/api/traces?service=taskyard-gateway&limit=5')"
-    )
+    if running.ui_url:
+        found.tracing_line = f"tracing:      Jaeger UI at {running.ui_url}"
+    else:
+        api = f"{running.query_url}/api/traces?service=taskyard-gateway&limit=5"
+        found.tracing_line = (
+            f"tracing:      Jaeger at {running.query_url}, no UI installed "
+            f"(tools/install-tools.sh jaeger installs it; curl '{api}')"
+        )
     return found

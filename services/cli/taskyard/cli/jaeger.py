@@ -2,14 +2,20 @@
 
 Jaeger (v1.76, the OpenTelemetry-collector-based binary) takes its whole setup
 from one YAML file; ours keeps traces in memory and listens on loopback only:
-OTLP over gRPC and HTTP, the query API (``/api/traces``) and a health check.
-No UI assets ship with a binary built from the Go module, so the query API is
-what there is to look at (and what Grafana's Jaeger data source reads).
+OTLP over gRPC and HTTP, the query API (``/api/traces``), the web UI and a
+health check. A binary built from the Go module carries only a placeholder page
+("This is not the Jaeger UI"), so the built UI (Jaeger UI v1.68.0) comes
+separately: ``tools/install-tools.sh jaeger`` fetches it through the Go module
+proxy, checks it against pinned hashes and puts it in ``.tools/share/jaeger-ui``
+beside ``.tools/bin/jaeger``; Jaeger serves it from there (``ui.assets_path``).
+Without those assets the query API is what there is to look at (and what
+Grafana's Jaeger data source reads).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -17,11 +23,16 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO
 
 VERSION = "v1.76.0"
-# Where tools/install-tools.sh jaeger puts it, relative to a checkout.
-CHECKOUT_BIN = Path(__file__).resolve().parents[4] / ".tools" / "bin" / "jaeger"
+UI_VERSION = "v1.68.0"
+# Where tools/install-tools.sh jaeger puts them, relative to a checkout.
+CHECKOUT_TOOLS = Path(__file__).resolve().parents[4] / ".tools"
+CHECKOUT_BIN = CHECKOUT_TOOLS / "bin" / "jaeger"
+CHECKOUT_UI = CHECKOUT_TOOLS / "share" / "jaeger-ui"
+# How much of Jaeger's own log a failed start quotes: its last lines, each cut to a length.
+LOG_TAIL_LINES = 8
+LOG_TAIL_CHARS = 600
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -50,15 +61,32 @@ def find_binary() -> Path | None:
     """``$TASKYARD_JAEGER``, then the checkout's .tools/bin, then ``jaeger`` on PATH."""
     given = os.environ.get("TASKYARD_JAEGER")
     if given:
-        return Path(given) if Path(given).is_file() else None
+        return Path(given).resolve() if Path(given).is_file() else None
     if CHECKOUT_BIN.is_file():
         return CHECKOUT_BIN
     found = shutil.which("jaeger")
-    return Path(found) if found else None
+    return Path(found).resolve() if found else None
 
 
-def config(ports: Ports, *, max_traces: int = 100_000) -> str:
-    """Jaeger's configuration: memory storage, loopback listeners, no own telemetry port."""
+def _is_ui(directory: Path) -> bool:
+    return (directory / "index.html").is_file()
+
+
+def find_ui(binary: Path | None = None) -> Path | None:
+    """The built UI's directory: ``$TASKYARD_JAEGER_UI``, then ``share/jaeger-ui`` beside
+    the binary's ``bin/`` (how install-tools.sh lays them out), then the checkout's."""
+    given = os.environ.get("TASKYARD_JAEGER_UI")
+    if given:
+        return Path(given).resolve() if _is_ui(Path(given)) else None
+    places = [binary.resolve().parent.parent / "share" / "jaeger-ui"] if binary else []
+    return next((p for p in (*places, CHECKOUT_UI) if _is_ui(p)), None)
+
+
+def config(ports: Ports, *, max_traces: int = 100_000, ui_assets: Path | None = None) -> str:
+    """Jaeger's configuration: memory storage, loopback listeners, no own telemetry port,
+    and the web UI served from ``ui_assets`` when given (else Jaeger's placeholder page)."""
+    # JSON strings are YAML strings: a path with spaces or colons stays one value.
+    ui = f"\n    ui:\n      assets_path: {json.dumps(str(ui_assets.resolve()))}" if ui_assets else ""
     return f"""\
 service:
   extensions: [jaeger_storage, jaeger_query, healthcheckv2]
@@ -79,7 +107,7 @@ extensions:
       endpoint: 127.0.0.1:{ports.health}
   jaeger_query:
     storage:
-      traces: memstore
+      traces: memstore{ui}
     http:
       endpoint: 127.0.0.1:{ports.query}
     grpc:
@@ -111,6 +139,8 @@ class Jaeger:
 
     process: subprocess.Popen[bytes]
     ports: Ports
+    log: Path
+    ui_assets: Path | None = None
 
     @property
     def otlp_http_endpoint(self) -> str:
@@ -119,6 +149,18 @@ class Jaeger:
     @property
     def query_url(self) -> str:
         return f"http://127.0.0.1:{self.ports.query}"
+
+    @property
+    def ui_url(self) -> str | None:
+        """The web UI's address, when this Jaeger serves the built UI."""
+        return self.query_url if self.ui_assets else None
+
+    @property
+    def trace_url_template(self) -> str:
+        """Where one trace is shown (``{trace_id}`` to fill in): the UI's page, else the API's JSON."""
+        if self.ui_url:
+            return f"{self.ui_url}/trace/{{trace_id}}"
+        return f"{self.query_url}/api/traces/{{trace_id}}"
 
     def otel_environment(self) -> dict[str, str]:
         """What the services need to export here (OTLP over HTTP)."""
@@ -137,31 +179,62 @@ class Jaeger:
                 self.process.wait()
 
 
+def log_tail(log: Path, since: int = 0) -> str:
+    """The last lines Jaeger wrote to ``log`` after byte ``since`` (what it says went wrong)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+    except OSError as exc:
+        return f"  (its log {log} cannot be read: {exc})"
+    lines = [f"  {line.strip()[:LOG_TAIL_CHARS]}" for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-LOG_TAIL_LINES:]) or "  (its log is empty)"
+
+
 def start(
-    binary: Path, ports: Ports, workdir: Path, *, log: IO[bytes] | None = None, timeout: float = 30.0
+    binary: Path,
+    ports: Ports,
+    workdir: Path,
+    *,
+    log: Path | None = None,
+    ui_assets: Path | None = None,
+    timeout: float = 30.0,
 ) -> Jaeger:
-    """Start Jaeger with ``config(ports)`` and wait until its query API answers."""
+    """Start Jaeger with ``config(ports)`` and wait until its query API answers.
+
+    ``workdir`` holds its config (``jaeger.log`` in it too unless ``log`` names a file,
+    appended to); every path is made absolute first, so a relative one means the same
+    to Jaeger (started in ``workdir``) as to the caller. A Jaeger that exits or never
+    answers raises ``RuntimeError`` quoting the end of its log."""
+    workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
+    log = (log or workdir / "jaeger.log").resolve()
     config_path = workdir / "jaeger.yaml"
-    config_path.write_text(config(ports))
+    config_path.write_text(config(ports, ui_assets=ui_assets))
     # Jaeger traces itself with the OTel SDK's defaults (localhost:4317): point
     # that at itself, sampling nothing, instead of a port it does not own.
     own = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{ports.otlp_grpc}",
         "OTEL_TRACES_SAMPLER": "always_off",
     }
-    process = subprocess.Popen(
-        [str(binary), "--config", f"file:{config_path}"],
-        env={**os.environ, **own},
-        stdout=log or subprocess.DEVNULL,
-        stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
-        cwd=workdir,
-    )
-    jaeger = Jaeger(process=process, ports=ports)
+    with open(log, "ab") as out:
+        since = out.tell()
+        process = subprocess.Popen(
+            [str(binary), "--config", f"file:{config_path}"],
+            env={**os.environ, **own},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=workdir,
+        )
+    jaeger = Jaeger(process=process, ports=ports, log=log, ui_assets=ui_assets)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"jaeger exited with {process.returncode} at start (ports in use?)")
+            raise RuntimeError(
+                f"jaeger exited with {process.returncode} at start; its log ({log}) ends:\n"
+                f"{log_tail(log, since)}"
+            )
         try:
             with urllib.request.urlopen(f"{jaeger.query_url}/api/services", timeout=1) as reply:
                 if reply.status == 200:
@@ -170,4 +243,7 @@ def start(
             pass
         time.sleep(0.1)
     jaeger.stop()
-    raise RuntimeError(f"jaeger did not answer on {jaeger.query_url} within {timeout:.0f}s")
+    raise RuntimeError(
+        f"jaeger did not answer on {jaeger.query_url} within {timeout:.0f}s; its log ({log}) ends:\n"
+        f"{log_tail(log, since)}"
+    )
