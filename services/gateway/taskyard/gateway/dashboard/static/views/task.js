@@ -100,6 +100,9 @@ export function render(main, id, page) {
   async function load() {
     try {
       const { task } = await call("TaskService", "GetTask", { id });
+      // The record names its trace: every traced task links to it, logged or not.
+      traceId ||= task.traceId || "";
+      showTrace();
       replace(title, `${task.name} `, badge(task.state));
       const final = FINAL.has(stateName(task.state));
       replace(actions,
@@ -143,11 +146,7 @@ export function render(main, id, page) {
     onMessage(kind, data) {
       if (kind !== "logs") return;
       const follow = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
-      for (const line of data.logs || []) {
-        logs.append(logLine(line));
-        traceId ||= line.traceId || "";
-      }
-      showTrace();
+      for (const line of data.logs || []) logs.append(logLine(line));
       while (logs.childElementCount > MAX_LOG_LINES) logs.firstElementChild.remove();
       if (follow) logs.scrollTop = logs.scrollHeight;
     },
