@@ -7,9 +7,12 @@ With TASKYARD_UPDATE_SCREENSHOTS=1 the run rewrites docs/images/dashboard-*.png
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import datetime as dt
 import hashlib
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -146,6 +149,13 @@ class Browser:
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Browser]:
+    with chromium(tmp_path) as opened:
+        yield opened
+
+
+@contextlib.contextmanager
+def chromium(tmp_path: Path, **options: Any) -> Iterator[Browser]:
+    """A page in Debian's chromium; ``options`` for its context (timezone_id, locale)."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is not installed (tools/install-tools.sh browser)")
     with sync_playwright() as p:
@@ -154,6 +164,7 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
             executable_path=CHROMIUM,
             args=CHROMIUM_ARGS,
             viewport=VIEWPORT,  # type: ignore[arg-type]
+            **options,
         )
         page = context.new_page()
         errors: list[str] = []
@@ -299,3 +310,65 @@ def test_cancel_and_pause_from_the_page_and_a_read_only_token_cannot(
     assert {d.task(t).state for t in held} == {S.TASK_STATE_QUEUED}
     # The refusals are answers (403), which chromium logs as failed loads: nothing else.
     assert [e for e in browser.errors if "status of 403" not in e] == []
+
+
+def test_without_auth_a_first_look_shows_the_last_minutes_failures_and_utc_times(
+    cluster_factory: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    port = procs.free_port()
+    cluster = cluster_factory(start=False, http_port=port, workers=1, concurrency=2)
+    cluster.start()
+    url = f"http://127.0.0.1:{port}/"
+    channel = grpc.insecure_channel(cluster.target)
+    tasks = task_service_pb2_grpc.TaskServiceStub(channel)
+
+    def submitted(name: str, *args: Any, **spec: Any) -> str | None:
+        task = task_pb2.TaskSpec(name=name, **spec)
+        task.args.extend(args)
+        try:
+            reply = tasks.SubmitTask(task_service_pb2.SubmitTaskRequest(task=task), timeout=10)
+        except grpc.RpcError as exc:
+            if exc.code() not in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAVAILABLE):
+                raise
+            return None
+        return str(reply.task.id)
+
+    done = wait_until(
+        lambda: submitted("chatty", 2), 45, lambda: f"a pool serving 'chatty'\n{cluster.logs_tail()}"
+    )
+    failed = submitted("fail", "on purpose", max_retries=0)
+    assert failed is not None
+    final = {
+        t: tasks.WaitTask(
+            task_service_pb2.WaitTaskRequest(id=t, timeout=duration_pb2.Duration(seconds=30)), timeout=40
+        ).task
+        for t in (done, failed)
+    }
+    channel.close()
+    assert final[done].state == S.TASK_STATE_SUCCESS and final[failed].state == S.TASK_STATE_FAILURE
+    record = final[failed]
+    # A browser whose own clock is 12-hour and far from UTC: the page must not use it.
+    with chromium(tmp_path, timezone_id="Pacific/Honolulu", locale="en-US") as browser:
+        page = browser.page
+        # The first page this gateway serves: nothing finishes from here on, and the
+        # chart shows the tasks that finished before it opened.
+        browser.go(url + "#/overview")
+        expect(page.locator(".chart .bar.filled").first).to_be_attached()
+        # No tokens on this gateway: no token box.
+        expect(page.locator("#token-form")).to_be_hidden()
+
+        browser.go(f"{url}#/tasks/{failed}")
+        result = page.locator("#result")
+        expect(result).to_contain_text("failed: ValueError on purpose")
+        expect(result).not_to_contain_text("no result yet")
+        created = record.created_at.ToDatetime(tzinfo=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        expect(page.locator('[data-fact="created"]')).to_have_text(created)
+        expect(page.locator('[data-fact="finished"]')).to_have_text(
+            re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+        )
+
+        browser.go(f"{url}#/tasks/{done}")
+        expect(page.locator("#result")).to_contain_text("2")
+        when = page.locator("#logs .log .when").first
+        expect(when).to_have_text(re.compile(r"^\d\d:\d\d:\d\d\.\d{3} UTC$"))
+        assert browser.errors == []

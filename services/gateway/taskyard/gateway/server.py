@@ -212,6 +212,7 @@ class Gateway:
                 self.server,
                 authenticator=self.authenticator,
                 summarize=functools.partial(self.store.call, contract.STORE_SUMMARIZE_EVENTS),
+                read=functools.partial(self.store.call, contract.STORE_READ_EVENTS),
             )
 
     def _announcement(self) -> dispatch_pb2.Announcement:

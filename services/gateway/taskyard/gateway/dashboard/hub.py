@@ -10,6 +10,11 @@ every connection. A connection holds at most one summary not yet written: a
 browser that reads slower than pulses come skips to the latest, and is told so
 (``event: lagged``) so that its page fetches afresh. Every page's token is
 judged again at each pulse: a token revoked since ends its pages.
+
+Polling that starts afresh first counts the chart's window of the log (the
+last five minutes, found by ``history``), so the first page opened on a quiet
+suite shows what it did, not an empty chart; past ``HISTORY_CALLS`` summaries
+of it (a suite too busy for that to be cheap) the chart starts empty instead.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from aiohttp import web
 
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import errors
-from taskyard.gateway.dashboard import calls, pulse
+from taskyard.gateway.dashboard import calls, history, pulse
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,9 @@ PULSE_IDLE = 5.0
 # Asking the store again after it failed: the first wait, doubled up to the last.
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
+# Summaries of the chart's window read before the first pulse, at most (each up to
+# the store's 50,000 events).
+HISTORY_CALLS = 4
 # Pages follow the suite's events: a token that may watch them may watch the pulse.
 WATCH_PATH = "/taskyard.v1.EventService/WatchEvents"
 LAGGED = b"event: lagged\ndata: {}\n\n"
@@ -112,11 +120,13 @@ class PulseHub:
         self,
         summarize: Summarize,
         *,
+        read: history.Read | None = None,
         authorize: Authorize | None = None,
         aggregator: pulse.Aggregator | None = None,
         interval: float = pulse.PULSE_INTERVAL,
     ) -> None:
         self._summarize = summarize
+        self._read = read
         self._authorize = authorize
         self.aggregator = aggregator or pulse.Aggregator()
         self._interval = interval
@@ -185,7 +195,8 @@ class PulseHub:
         """Summaries of the log, one pulse per interval when something happened
         (and at least every ``PULSE_IDLE`` seconds)."""
         loop = asyncio.get_running_loop()
-        after = ""  # polling started afresh begins now, not where the last one ended
+        # Polling started afresh begins now, not where the last one ended (with the chart's window counted).
+        after = await self._history()
         delay = RETRY_FIRST
         last = loop.time()
         while True:
@@ -205,6 +216,27 @@ class PulseHub:
                 self.broadcast(self.aggregator.take())
                 last = started
             await asyncio.sleep(max(0.0, started + self._interval - loop.time()))
+
+    async def _history(self) -> str:
+        """The chart's window of the log, counted into the chart and sent as a pulse;
+        the cursor polling goes on after ("": from now, with an empty chart)."""
+        if self._read is None:
+            return ""
+        agg = self.aggregator
+        agg.forget_chart()  # what an earlier polling counted may have gaps since
+        try:
+            after = await history.start_after(self._read, agg.window_start())
+            for _ in range(HISTORY_CALLS if after else 0):
+                reply = await self._summarize(event_log_pb2.SummarizeEventsRequest(after=after))
+                agg.add_history(reply)
+                after = reply.cursor
+                if reply.caught_up:
+                    self.broadcast(agg.take())
+                    return after
+        except errors.TaskyardError as exc:
+            log.warning("dashboard pulse: the chart's last minutes could not be read (%s)", exc)
+        agg.forget_chart()
+        return ""
 
     async def _catch_up(self, after: str) -> tuple[str, bool]:
         """Every summary after ``after`` until caught up: the new cursor, and whether any held events."""

@@ -131,16 +131,32 @@ class Aggregator:
         if not _POOLS.isdisjoint(kinds):
             self._pools = True
         finished = self._finished
-        for state, at_us, latency_us in zip(
-            summary.finished_states, summary.finished_at_us, summary.latency_us, strict=True
-        ):
+        for state in summary.finished_states:
             finished[state] = finished.get(state, 0) + 1
+        self._chart_add(summary)
+        return True
+
+    def add_history(self, summary: event_log_pb2.SummarizeEventsReply) -> None:
+        """Count a summary of the log from before the first pulse into the chart only:
+        no page has to fetch anything for what happened before it opened."""
+        if summary.cursor:
+            self.cursor = summary.cursor
+        self._chart_add(summary)
+
+    def forget_chart(self) -> None:
+        self._buckets.clear()
+
+    def window_start(self) -> float:
+        """Where the chart's oldest bucket begins now (seconds since the epoch)."""
+        return float(self._oldest(self._clock()))
+
+    def _chart_add(self, summary: event_log_pb2.SummarizeEventsReply) -> None:
+        for at_us, latency_us in zip(summary.finished_at_us, summary.latency_us, strict=True):
             bucket = self._bucket(at_us / 1e6)
             bucket.count += 1
             if latency_us >= 0:
                 bucket.timed += 1
                 bucket.latencies[latency_bin(latency_us / 1e6)] += 1
-        return True
 
     def _bucket(self, at: float) -> Bucket:
         start = int(at // CHART_BUCKET_SECONDS) * CHART_BUCKET_SECONDS
@@ -149,8 +165,12 @@ class Aggregator:
             bucket = self._buckets[start] = Bucket()
         return bucket
 
+    @staticmethod
+    def _oldest(now: float) -> int:
+        return (int(now // CHART_BUCKET_SECONDS) - CHART_BUCKETS + 1) * CHART_BUCKET_SECONDS
+
     def _chart(self, now: float) -> dict[str, Any]:
-        oldest = (int(now // CHART_BUCKET_SECONDS) - CHART_BUCKETS + 1) * CHART_BUCKET_SECONDS
+        oldest = self._oldest(now)
         for start in [s for s in self._buckets if s < oldest]:
             del self._buckets[start]
         points = [[s, b.count, b.median_ms()] for s, b in sorted(self._buckets.items())]

@@ -17,7 +17,7 @@ from taskyard.core import errors
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
 from taskyard.gateway.auth import Authenticator
-from taskyard.gateway.dashboard import calls, hub
+from taskyard.gateway.dashboard import calls, history, hub
 from taskyard.gateway.dashboard.streams import Streams
 
 log = logging.getLogger(__name__)
@@ -126,10 +126,11 @@ class Dashboard:
         *,
         authenticator: Authenticator | None,
         summarize: hub.Summarize,
+        read: history.Read | None = None,
     ) -> None:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
-        self.hub = hub.PulseHub(summarize, authorize=_watch_authorizer(authenticator))
+        self.hub = hub.PulseHub(summarize, read=read, authorize=_watch_authorizer(authenticator))
         self.streams = Streams(self.loopback, self.hub)
         # The gRPC edge's certificate files, read again when they change (tls.http_context).
         self.ssl = tls.http_context(settings)

@@ -45,17 +45,32 @@ export function enumName(value, prefix) {
   return String(value || "").replace(prefix, "").toLowerCase() || "-";
 }
 
+// Times in UTC, 24-hour, the zone said ("2026-12-01 10:42:57 UTC"), as the CLI prints
+// them: a browser's locale clock would say AM/PM in a zone nobody sees.
+export function utc(value) {
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  const iso = d.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}
+
+// The time of day only, to the millisecond ("10:42:57.283 UTC"), for log lines.
+export function clock(value) {
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  return `${d.toISOString().slice(11, 23)} UTC`;
+}
+
 export function time(value) {
   if (!value) return "-";
-  const d = new Date(value);
-  return h("time", { datetime: value, title: d.toISOString() }, d.toLocaleString());
+  return h("time", { datetime: value, title: value }, utc(value));
 }
 
 export function ago(value) {
   if (!value) return "-";
   const seconds = (Date.now() - new Date(value).getTime()) / 1000;
   const text = seconds < 0 ? `in ${duration(-seconds)}` : `${duration(seconds)} ago`;
-  return h("time", { datetime: value, title: new Date(value).toLocaleString() }, text);
+  return h("time", { datetime: value, title: utc(value) }, text);
 }
 
 export function duration(seconds) {

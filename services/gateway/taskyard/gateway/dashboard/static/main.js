@@ -1,5 +1,6 @@
 // The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules),
-// the token form, the live indicator and the notice line every view reports to.
+// the token form (shown only when the gateway asks for tokens), the live indicator
+// and the notice line every view reports to.
 
 import { config, setToken, token } from "./api.js";
 import { replace } from "./dom.js";
@@ -52,6 +53,7 @@ async function route() {
     } else link.removeAttribute("aria-current");
   }
   const { auth } = await config().catch(() => ({ auth: false }));
+  document.getElementById("token-form").hidden = !auth;
   if (auth && !token()) {
     // Every call would be refused: ask for the token first.
     page.notify("This gateway needs a bearer token: type it in the Token field (it stays in this tab only).");

@@ -112,7 +112,8 @@ export function render(main, _params, page) {
     onPulse(pulse) {
       shape = pulse.chart;
       skew = Date.now() / 1000 - pulse.at;
-      if (pulse.first) draw();
+      // At once, not at the next tick: the first pulses bring the last minutes.
+      draw();
       if (!pulse.changed) return;
       if (pulse.changed.queues) refreshQueues();
       if (pulse.changed.pools) refreshPools();

@@ -3,7 +3,7 @@
 // and the cancel and retry actions. Its events reload it as they come.
 
 import { call, config } from "../api.js";
-import { badge, enumName, FINAL, h, json, replace, section, stateName, taskLink, time } from "../dom.js";
+import { badge, clock, enumName, FINAL, h, json, replace, section, stateName, taskLink, time } from "../dom.js";
 import { open } from "../sse.js";
 import { actionButton, cancelTask, retryTasks } from "./actions.js";
 
@@ -42,6 +42,22 @@ function attempts(task) {
   return h("ol", { class: "attempts", id: "attempts" }, rows, FINAL.has(stateName(task.state)) && failures.length ? "" : last);
 }
 
+// The Result box: the result, or why there is none (a failure says what it was).
+function outcome(task) {
+  const state = stateName(task.state);
+  if (state === "SUCCESS") return json(task.result ?? null);
+  if (state === "FAILURE") {
+    const f = task.failure || {};
+    return h("p", { class: "failure", "data-outcome": "failure" },
+      h("strong", {}, `failed: ${f.type || "failure"}`), f.message ? ` ${f.message}` : "",
+      ` (attempt ${f.attempt || task.attempt || "?"}; its traceback is under Attempts and failures)`);
+  }
+  if (state === "CANCELLED") {
+    return h("p", { "data-outcome": "cancelled" }, `cancelled${task.cancelReason ? `: ${task.cancelReason}` : ""}: no result`);
+  }
+  return h("p", { "data-outcome": "pending" }, "no result yet");
+}
+
 function progress(task) {
   const ctx = task.context || {};
   const p = ctx.progress;
@@ -61,7 +77,7 @@ function tree(reply, id) {
 
 function logLine(line) {
   return h("div", { class: `log ${line.type || ""}`, "data-offset": line.offset || 0 },
-    h("span", { class: "when" }, line.createdAt ? new Date(line.createdAt).toLocaleTimeString() : ""), " ",
+    h("span", { class: "when" }, line.createdAt ? clock(line.createdAt) : ""), " ",
     h("span", { class: "type" }, line.type || "log"), " ", line.message || "");
 }
 
@@ -113,7 +129,7 @@ export function render(main, id, page) {
             { done: (r) => `${(r.ids || []).length} task(s) retried`, after: load }) : "");
       replace(box.facts, facts(task));
       replace(box.args, h("h3", {}, "args"), json(task.args || []), h("h3", {}, "kwargs"), json(task.kwargs || {}));
-      replace(box.result, stateName(task.state) === "SUCCESS" ? json(task.result ?? null) : h("p", {}, "no result yet"));
+      replace(box.result, outcome(task));
       replace(box.attempts, attempts(task));
       replace(box.progress, progress(task));
       const [explained, family] = await Promise.all([
