@@ -105,3 +105,17 @@ def test_task_asks_for_its_own_retry_within_its_budget(cluster_factory: Any, sta
     final = client.wait(spent.id, timeout=30)
     assert final.state.name == "FAILURE" and final.attempt == 3
     assert final.failure is not None and final.failure.type == "Retry"
+
+
+def test_arguments_that_do_not_fit_fail_at_once_with_the_signature(
+    cluster_factory: Any, state_dir: Path
+) -> None:
+    cluster = _cluster(cluster_factory, state_dir)
+    client = cluster.client()
+    wrong = client.submit("add", 1)  # add(a, b): one argument short
+    final = client.wait(wrong.id, timeout=30)
+    assert final.state.name == "FAILURE" and final.attempt == 1
+    assert final.failure is not None and final.failure.type == "TypeError"
+    assert final.failure.message == "arguments do not fit add(a, b): missing a required argument: 'b'"
+    (f,) = _get(_stub(cluster), wrong.id).failures
+    assert not f.HasField("retry_at")
