@@ -242,6 +242,58 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
             s.close()
 
 
+async def test_a_dispatched_attempts_cancel_reaches_its_pool_as_a_flagged_copy(
+    served: Any, store_settings: Any
+) -> None:
+    """A pool holds no worker id for an attempt it has not started, so the cancel
+    of an ASSIGNED task goes to its pool on the lease stream: the dispatch again,
+    flagged, for the pool to answer NOT_STARTED or stop the body it began."""
+    req, _ = served
+    topic = transport.dispatch_topic("pool-c")
+    pool: pynng.Sub0 = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20)
+    pool.subscribe(topic)
+    pool.dial(store_settings.pool_stream_address, block=False)
+
+    def dispatched(raw: bytes) -> list[tr.TaskRecord]:
+        env = transport.decode(raw[len(topic) :])
+        return list(transport.unpack(env, dispatch_pb2.Dispatch).tasks)
+
+    async def lease_at_insert() -> str:
+        t = tr.TaskRecord(id=ids.new_task_id(), name="add")
+        await req.call(
+            contract.STORE_INSERT,
+            tasks_pb2.InsertTasksRequest(
+                tasks=[t],
+                pool_id="pool-c",
+                lease_ms=30_000,
+                leases=[leases_pb2.Lease(task_id=t.id, lease_token="tok")],
+            ),
+        )
+        return t.id
+
+    try:
+        # PUB drops what no subscriber hears yet: lease until the pool hears a dispatch.
+        while True:
+            await lease_at_insert()
+            try:
+                raw = await asyncio.wait_for(pool.arecv(), 0.2)
+                break
+            except TimeoutError:
+                continue
+        (heard,) = dispatched(raw)
+        assert not heard.cancel_requested
+        reply = await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[heard.id]))
+        assert [(o.flagged, o.cancelled) for o in reply.outcomes] == [(True, False)]
+        while True:  # past any other probe's dispatch still on its way
+            copies = [t for t in dispatched(await asyncio.wait_for(pool.arecv(), 10)) if t.id == heard.id]
+            if copies:
+                break
+        (copy,) = copies
+        assert (copy.cancel_requested, copy.attempt, copy.lease_token) == (True, heard.attempt, "tok")
+    finally:
+        pool.close()
+
+
 async def test_the_writer_plans_once_and_reads_plan_per_call(result_store: Any) -> None:
     """The committer's connections use generic plans (re-planning the insert on every
     execution cost more than running it); the read pool keeps PostgreSQL's choice."""
