@@ -3,6 +3,7 @@ span per task, an attempt span per attempt, the task's own spans, and children."
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import uuid
@@ -24,6 +25,7 @@ from support.observability import (
     service_of,
     spans_named,
     tags,
+    trace_by_id,
     tracing_env,
     wait_for_spans,
 )
@@ -31,7 +33,7 @@ from support.waiting import wait_until
 
 from taskyard.cli.jaeger import Jaeger
 from taskyard.client import TaskState
-from taskyard.v1 import task_service_pb2, task_service_pb2_grpc
+from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 pytestmark = pytest.mark.acceptance
 
@@ -109,6 +111,7 @@ def test_a_task_retried_twice_is_one_trace_under_the_callers_span(
     assert [is_error(s) for s in attempts] == [True, True, False]
     assert [tags(s)["taskyard.task.outcome"] for s in attempts] == ["retry", "retry", "success"]
     for failed in attempts[:2]:
+        assert tags(failed)["error.type"] == "RuntimeError"
         (event,) = [
             log
             for log in failed["logs"]
@@ -129,6 +132,109 @@ def test_a_task_retried_twice_is_one_trace_under_the_callers_span(
     with traced.client() as client:
         page = client.logs.page(submitted.id)
     assert page.lines and {line.trace_id for line in page.lines} == {trace_id}
+
+
+def test_one_tasks_trace_shows_the_gateway_scheduler_store_and_worker(traced: Any, jaeger: Jaeger) -> None:
+    with traced.client() as client:
+        # The pool is busy with the first: the second waits in a lane, so it is
+        # leased by the scheduler's dispatcher (the first, leased at its insert).
+        tasks = [client.submit("fails_twice_then_succeeds") for _ in range(2)]
+        done = [client.wait(t.id, timeout=30) for t in tasks]
+    assert [t.state for t in done] == [TaskState.SUCCESS] * 2
+    for task in done:
+        assert task.trace_id
+
+        def complete(found: dict[str, Any]) -> bool:
+            return (
+                len(spans_named(found, "process ")) == 3
+                and len(spans_named(found, "dispatch ")) == 3
+                and len(spans_named(found, "commit report")) >= 3
+                and bool(spans_named(found, "commit insert"))
+            )
+
+        found = wait_for_spans(jaeger, task.trace_id, complete)
+        by_service: dict[str, list[str]] = {}
+        for span in found["spans"]:
+            by_service.setdefault(service_of(found, span), []).append(span["operationName"])
+        assert {
+            "taskyard-gateway",
+            "taskyard-scheduler",
+            "taskyard-result-store",
+            "taskyard-worker-pool",
+        } <= set(by_service), by_service
+        (send,) = spans_named(found, "send ")
+        # Every attempt was dispatched, each in the task's trace under its send span.
+        dispatches = sorted(spans_named(found, "dispatch "), key=lambda s: tags(s)["taskyard.task.attempt"])
+        assert [tags(s)["taskyard.task.attempt"] for s in dispatches] == [1, 2, 3]
+        for span in dispatches:
+            assert service_of(found, span) == "taskyard-scheduler"
+            assert parent_of(span) == send["spanID"]
+            assert tags(span)["messaging.message.id"] == task.id
+            assert tags(span)["taskyard.dispatch.path"] in ("lanes", "insert")
+        commits = [s for s in found["spans"] if s["operationName"].startswith("commit ")]
+        for span in commits:
+            assert service_of(found, span) == "taskyard-result-store"
+            assert parent_of(span) == send["spanID"]
+            assert tags(span)["messaging.message.id"] == task.id
+        # Its outcomes, as the store committed them: two retries, then the success.
+        reported = sorted(
+            (tags(s)["taskyard.task.attempt"], tags(s)["taskyard.task.state"])
+            for s in spans_named(found, "commit report")
+        )
+        assert [r for r in reported if r[1] in ("RETRYING", "SUCCESS")] == [
+            (1, "RETRYING"),
+            (2, "RETRYING"),
+            (3, "SUCCESS"),
+        ]
+    paths = {
+        tags(s)["taskyard.dispatch.path"]
+        for task in done
+        for s in spans_named(trace_by_id(jaeger, task.trace_id) or {"spans": []}, "dispatch ")
+    }
+    assert "lanes" in paths
+    # The lanes path leases in a write of its own: its commit is in the trace too.
+    assert any(
+        spans_named(trace_by_id(jaeger, task.trace_id) or {"spans": []}, "commit lease") for task in done
+    )
+
+
+def test_the_last_failing_attempt_ends_as_a_failure(traced: Any, jaeger: Jaeger) -> None:
+    with traced.client() as client:
+        submitted = client.submit("fail", "for good", max_retries=1)
+        done = client.wait(submitted.id, timeout=30)
+    assert done.state == TaskState.FAILURE
+    found = wait_for_spans(jaeger, done.trace_id, lambda f: len(spans_named(f, "process ")) == 2)
+    attempts = sorted(spans_named(found, "process "), key=lambda s: tags(s)["taskyard.task.attempt"])
+    assert [tags(s)["taskyard.task.outcome"] for s in attempts] == ["retry", "failure"]
+    assert all(is_error(s) and tags(s)["error.type"] == "ValueError" for s in attempts)
+
+
+def test_a_task_not_sampled_gets_no_span_anywhere(traced: Any, jaeger: Jaeger) -> None:
+    stub = task_service_pb2_grpc.TaskServiceStub(traced.channel())
+    unsampled = os.urandom(16).hex()
+    spec = task_pb2.TaskSpec(name="leaf")
+    spec.args.append(1)
+    reply = stub.SubmitTask(
+        task_service_pb2.SubmitTaskRequest(task=spec),
+        # The caller did not sample its trace (flags 00): nor does any service.
+        metadata=(("traceparent", f"00-{unsampled}-{os.urandom(8).hex()}-00"),),
+    )
+    assert reply.task.trace_id == ""  # no trace context stored: nothing to look at
+    with traced.client() as client:
+        assert client.wait(reply.task.id, timeout=30).state == TaskState.SUCCESS
+        # A sampled task after it: once its spans from every service are in, the
+        # first task's would be too (each process exports its spans in order).
+        sampled = client.submit("leaf", 2)
+        client.wait(sampled.id, timeout=30)
+    wait_for_spans(
+        jaeger,
+        sampled.trace_id,
+        lambda f: (
+            {service_of(f, s) for s in f["spans"]}
+            >= {"taskyard-gateway", "taskyard-scheduler", "taskyard-result-store", "taskyard-worker-pool"}
+        ),
+    )
+    assert trace_by_id(jaeger, unsampled) is None
 
 
 def test_children_join_the_parents_trace(traced: Any, jaeger: Jaeger, app_tracer: Tracer) -> None:

@@ -30,10 +30,11 @@ import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import errors, hops
+from taskyard.core import errors, hops, tracing
 
 from . import event_log
 from . import metrics as store_metrics
+from . import spans as store_spans
 from .queries import STATEMENTS
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,10 @@ class Outcome:
     messages: list[tuple[int, Message]] = dataclasses.field(default_factory=list)
     # Records of sampled tasks (core/hops.py) among the above: stamped after COMMIT.
     sampled: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Records this write changed that carry a trace context, for their commit spans
+    # (spans.py), from the appliers that do not reply with the records (reports):
+    # filled only while tracing is on.
+    traced: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
 
 
 Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
@@ -269,8 +274,11 @@ class Committer:
         results: _Results = []
         self.stats.drains += 1
         started = time.perf_counter()
+        traced = tracing.enabled()
+        started_ns = time.time_ns() if traced else 0
         try:
             db = await self._runs(drain, groups, results)
+            committed_ns = time.time_ns() if traced else 0
             self.stats.transactions += 1
         except asyncio.CancelledError:
             for p in drain:
@@ -328,6 +336,16 @@ class Committer:
             store_metrics.committed(rows, elapsed, (r for _, out in results for r in out.replies), finals)
         except Exception:  # counting must never disturb what has been committed
             log.exception("counting a commit for the metrics failed")
+        if traced:
+            try:
+                store_spans.committed(
+                    [(group[0].kind, [p.request for p in group], out) for group, out in results],
+                    started_ns=started_ns,
+                    committed_ns=committed_ns,
+                    rows=rows,
+                )
+            except Exception:  # nor must tracing it
+                log.exception("recording a commit's spans failed")
 
     async def _plan(self, conn: asyncpg.Connection) -> None:
         """DISCARD PLANS on a connection whose plans are older than ``replan``."""

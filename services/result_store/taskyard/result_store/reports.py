@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 
 from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2
-from taskyard.core import hops
+from taskyard.core import hops, tracing
 from taskyard.core.states import FINAL_VALUES
 
 from .committer import Db, Outcome
@@ -185,6 +185,8 @@ class _Drain:
     finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Final rows that only had a late outcome noted (Outcome.refreshed).
     refreshed: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
+    # Applied rows of tasks that carry a trace context (Outcome.traced), while tracing is on.
+    traced: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Released or died rows (the QUEUED ones are published after COMMIT).
     requeued: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # A sampled task's stamps, for its final event.
@@ -211,6 +213,7 @@ async def apply_report(db: Db, reqs: list[leases_pb2.ReportRequest]) -> Outcome:
         events=drain.events,
         finals=drain.finals,
         refreshed=drain.refreshed,
+        traced=drain.traced,
         messages=released_message(drain.requeued),
         sampled=_carry_trips(drain.events, drain.trips) if drain.trips else [],
     )
@@ -259,6 +262,7 @@ def _land_records(rows: list[asyncpg.Record], refs: _Refs, step: _Step, drain: _
     claim, field, replies, applied = refs.claim, step.reply, drain.replies, drain.applied
     events, finals = drain.events, drain.finals
     requeued = drain.requeued if step.requeues else None
+    traced = drain.traced if tracing.enabled() else None
     ordered = in_record_order(rows)
     for row in rows:
         j = claim(row["id"], row["ref_attempt"], row["ref_token"])
@@ -270,6 +274,8 @@ def _land_records(rows: list[asyncpg.Record], refs: _Refs, step: _Step, drain: _
         events.append(ev)
         if requeued is not None:
             requeued.append(rec)
+        if traced is not None and rec.trace_headers:
+            traced.append(rec)
         if rec.state in FINAL_VALUES:  # for a release: a cancel requested before it
             finals.append(rec)
 

@@ -17,6 +17,7 @@ from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
 from taskyard.core.transport import varint
+from taskyard.scheduler import spans
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool, PoolRegistry
 
@@ -128,6 +129,7 @@ class Dispatcher:
             task.add_done_callback(self._inflight.discard)
 
     async def _lease_and_send(self, pool: Pool, refs: list[Ref]) -> None:
+        began = spans.now_ns()
         request = leases_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms, term=self.term)
         add = request.leases.add
         for ref, token in zip(refs, lease_tokens(self.token_prefix, len(refs)), strict=True):
@@ -159,6 +161,7 @@ class Dispatcher:
                 self.lanes.push_all(refused)
             self.wake.set()
         await self.send(pool, leased, raw)
+        spans.dispatched(leased, pool_id=pool.pool_id, path="lanes", started_ns=began)
 
     async def send(
         self, pool: Pool, records: Sequence[Record], payload: bytes | None = None, *, release: bool = True

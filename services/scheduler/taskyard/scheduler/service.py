@@ -22,7 +22,7 @@ from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import TaskState, WorkerState
-from taskyard.scheduler import graph, pauses, timers
+from taskyard.scheduler import graph, pauses, spans, timers
 from taskyard.scheduler import metrics as sched_metrics
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.election import Election
@@ -170,7 +170,9 @@ class Scheduler:
                 insert = parsed.SerializeToString()
         pool: Pool | None = None
         leases: list[leases_pb2.Lease] = []
+        began = 0
         if self.dispatcher.fast_path_open():
+            began = spans.now_ns()
             parsed = parsed or views_pb2.TaskRecordHeads.FromString(payload)
             pool, leases = self.dispatcher.reserve_fast_path(parsed.tasks)
         if pool is not None:
@@ -193,6 +195,7 @@ class Scheduler:
                 if lease.task_id not in leased:
                     pool.inflight.pop(lease.task_id, None)
             self.dispatcher.send_backup(pool, reply.leased)
+            spans.dispatched(reply.leased, pool_id=pool.pool_id, path="insert", started_ns=began)
         refs: list[Ref] = []
         scheduled = False
         for t in reply.tasks:
