@@ -382,20 +382,19 @@ install_jaeger_ui() {
 # linked with the default Kubernetes version of Helm's own Makefile (one above client-go's
 # major, its minor): unset, Helm says 1.20 and refuses every chart that needs more.
 install_helm() {
-  command -v go >/dev/null || die "go is not installed (needed to build Helm)"
-  local kube bin="$TOOLS_BIN/helm" started=$SECONDS
-  kube="$(helm_kube_version)" || die "helm: cannot read the client-go version of helm.sh/helm/v3@$HELM_VERSION"
-  local cached="$TOOLS_CACHE/helm-$HELM_VERSION-kube$kube"
-  if helm_is_current "$bin" "$kube"; then
-    log "helm: $HELM_VERSION already in .tools/bin (default Kubernetes $kube)"
+  local bin="$TOOLS_BIN/helm" cached="$TOOLS_CACHE/helm-$HELM_VERSION" started=$SECONDS kube
+  if helm_is_current "$bin"; then
+    log "helm: $HELM_VERSION already in .tools/bin"
     return
   fi
   mkdir -p "$TOOLS_BIN"
-  if helm_is_current "$cached" "$kube"; then
+  if helm_is_current "$cached"; then
     cp "$cached" "$bin"
     log "helm: $HELM_VERSION from $TOOLS_CACHE"
     return
   fi
+  command -v go >/dev/null || die "go is not installed (needed to build Helm)"
+  kube="$(helm_kube_version)" || die "helm: cannot read the client-go version of helm.sh/helm/v3@$HELM_VERSION"
   local major="${kube%%.*}" minor="${kube#*.}" flags="" pkg
   for pkg in pkg/chartutil pkg/lint/rules; do
     flags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=$major -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"
@@ -418,12 +417,15 @@ helm_kube_version() {
   echo "1.$client_go"
 }
 
+# Built from this version, and linked with its client-go's minor as the default Kubernetes
+# version (both read from the binary's own build information: no download).
 helm_is_current() {
-  local info
+  local info minor
   [[ -x "$1" ]] || return 1
   info="$(go version -m "$1" 2>/dev/null)" || return 1
-  grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${HELM_VERSION}([[:space:]]|$)" <<<"$info" \
-    && grep -q "chartutil.k8sVersionMinor=${2#*.}" <<<"$info"
+  grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${HELM_VERSION}([[:space:]]|$)" <<<"$info" || return 1
+  minor="$(sed -n 's/^[[:space:]]*dep[[:space:]]*k8s.io\/client-go[[:space:]]*v0\.\([0-9]*\)\..*/\1/p' <<<"$info")"
+  [[ -n "$minor" ]] && grep -q "chartutil.k8sVersionMinor=$minor " <<<"$info"
 }
 
 install_prometheus() {
