@@ -14,7 +14,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from support.jaeger_ui import chromium_page, services_shown_on, spans_shown_on
-from support.observability import service_of, spans_named, trace_by_id, tracing_env, wait_for_spans
+from support.observability import get_json, service_of, spans_named, trace_by_id, tracing_env, wait_for_spans
 
 from taskyard.cli import jaeger as jaeger_launcher
 from taskyard.cli.jaeger import Jaeger
@@ -101,6 +101,9 @@ def test_a_tasks_trace_shows_in_the_ui(jaeger: Jaeger, cluster_factory: Any) -> 
 
     found = wait_for_spans(jaeger, trace_id, complete)
     in_api = {s["operationName"] for s in found["spans"]}
+    # docs/observability.md's query (on this Jaeger's port) finds it too.
+    listed = get_json(f"{jaeger.query_url}/api/traces?service=taskyard-worker-pool&limit=5")
+    assert trace_id in {t["traceID"] for t in listed["data"]}
     with chromium_page() as page:
         shown = spans_shown_on(page, ui_url, trace_id, expect=in_api)
         services = set(services_shown_on(page))
