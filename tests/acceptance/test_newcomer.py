@@ -135,6 +135,8 @@ def test_the_first_hour(clone: Path) -> None:
         banner = dev.lines_until("Ctrl-C", timeout=30)
         pids = banner_pids(banner)
         jaeger = re.search(r"Jaeger ready \(pid (\d+)\)", dev.text)
+        # (Its ports are Jaeger's defaults, 4317, 4318 and 16686: a `make dev` running on
+        # this machine meanwhile holds them.)
         assert jaeger, f"make dev started no Jaeger:\n{dev.text}"
         pids["jaeger"] = int(jaeger.group(1))
         seen = processes_of(pids)
