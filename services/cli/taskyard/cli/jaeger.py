@@ -191,6 +191,14 @@ def log_tail(log: Path, since: int = 0) -> str:
     return "\n".join(lines[-LOG_TAIL_LINES:]) or "  (its log is empty)"
 
 
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as reply:
+            return bool(reply.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
 def start(
     binary: Path,
     ports: Ports,
@@ -200,7 +208,9 @@ def start(
     ui_assets: Path | None = None,
     timeout: float = 30.0,
 ) -> Jaeger:
-    """Start Jaeger with ``config(ports)`` and wait until its query API answers.
+    """Start Jaeger with ``config(ports)`` and wait until it is up: its health check says
+    every component started (the query API answers before the OTLP receivers bind, and a
+    receiver that cannot bind ends Jaeger) and its query API answers.
 
     ``workdir`` holds its config (``jaeger.log`` in it too unless ``log`` names a file,
     appended to); every path is made absolute first, so a relative one means the same
@@ -235,12 +245,10 @@ def start(
                 f"jaeger exited with {process.returncode} at start; its log ({log}) ends:\n"
                 f"{log_tail(log, since)}"
             )
-        try:
-            with urllib.request.urlopen(f"{jaeger.query_url}/api/services", timeout=1) as reply:
-                if reply.status == 200:
-                    return jaeger
-        except (urllib.error.URLError, OSError):
-            pass
+        if _answers(f"http://127.0.0.1:{ports.health}/status") and _answers(
+            f"{jaeger.query_url}/api/services"
+        ):
+            return jaeger
         time.sleep(0.1)
     jaeger.stop()
     raise RuntimeError(
