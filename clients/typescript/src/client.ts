@@ -1,6 +1,5 @@
 /** TaskyardClient: submit, inspect and cancel tasks through a Taskyard gateway. */
-import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
 import {
   cancelStepName,
@@ -13,17 +12,9 @@ import {
   toTaskInfo,
 } from "./convert.js";
 import { TaskyardError } from "./errors.js";
-import { bearerToken, retryUnavailable } from "./interceptors.js";
 import type { JsonValue } from "./json.js";
-import {
-  baseUrl,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_TIMEOUT_MS,
-  isLoopback,
-  type CallOptions,
-  type ClientOptions,
-} from "./options.js";
-import { traceContext } from "./trace.js";
+import { DEFAULT_TIMEOUT_MS, type CallOptions, type ClientOptions } from "./options.js";
+import { createTaskyardTransport, type TaskyardTransport } from "./transport.js";
 import type {
   CancelResult,
   ListFilter,
@@ -69,44 +60,29 @@ const DEADLINE_MARGIN_MS = 150;
 
 export class TaskyardClient {
   readonly target: string;
+  /**
+   * The Connect transport the client's calls go through: the one given in the options,
+   * or the one it made. `createClient(QueueService, client.transport)` calls another
+   * Taskyard service over the same connection, TLS, token and default deadline.
+   */
+  readonly transport: Transport;
   readonly #rpc: Client<typeof TaskService>;
-  #session: Http2SessionManager | undefined;
+  /** The transport the client made, and so closes; undefined for one given in the options. */
+  readonly #own: TaskyardTransport | undefined;
+  readonly #closing = new AbortController();
   readonly #timeoutMs: number;
-  #closed = false;
 
   /**
    * @param target `host:port` of the gateway.
    * @param options TLS (system roots by default; `tls: false` for a loopback dev gateway),
-   *   `token`, default per-call `timeoutMs`.
+   *   `token`, default per-call `timeoutMs`, or a `transport` to use as it is.
    */
   constructor(target: string, options: ClientOptions = {}) {
     this.target = target;
     this.#timeoutMs = checkMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
-    if (options.transport) {
-      this.#rpc = createClient(TaskService, options.transport);
-      return;
-    }
-    const tls = options.tls === false ? undefined : (options.tls ?? {});
-    const url = baseUrl(target, tls !== undefined);
-    if (options.token && !tls && !isLoopback(url.hostname)) {
-      throw new TypeError(
-        `refusing to send a token in clear to ${target}: use TLS, or plaintext only on loopback`,
-      );
-    }
-    this.#session = new Http2SessionManager(
-      url,
-      {},
-      tls ? { ca: tls.ca === undefined ? undefined : Buffer.from(tls.ca), servername: tls.serverName } : {},
-    );
-    const interceptors: Interceptor[] = [retryUnavailable(options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)];
-    if (options.token) interceptors.push(bearerToken(options.token));
-    interceptors.push(traceContext);
-    const transport = createGrpcTransport({
-      baseUrl: url.origin,
-      sessionManager: this.#session,
-      interceptors,
-    });
-    this.#rpc = createClient(TaskService, transport);
+    this.#own = options.transport ? undefined : createTaskyardTransport(target, options);
+    this.transport = options.transport ?? (this.#own as TaskyardTransport);
+    this.#rpc = createClient(TaskService, this.transport);
   }
 
   /**
@@ -213,15 +189,18 @@ export class TaskyardClient {
     };
   }
 
-  /** Closes the connection; calls still running fail with CANCELLED. */
-  close(): void {
-    this.#closed = true;
-    this.#session?.abort();
-    this.#session = undefined;
+  /**
+   * Closes the connection (one given in the options stays open: it is the caller's to
+   * close); calls still running, and any later call, fail with CANCELLED. The connection
+   * ends gracefully (GOAWAY with NO_ERROR); the promise resolves once it is closed.
+   */
+  close(): Promise<void> {
+    this.#closing.abort(new ConnectError("the client is closed", Code.Canceled));
+    return this.#own?.close() ?? Promise.resolve();
   }
 
   #open(): void {
-    if (this.#closed) throw new TaskyardError(Code.Canceled, "the client is closed");
+    if (this.#closing.signal.aborted) throw new TaskyardError(Code.Canceled, "the client is closed");
   }
 
   async #call<T>(options: CallOptions, fn: (call: CallOptions) => Promise<T>): Promise<T> {
@@ -229,10 +208,20 @@ export class TaskyardClient {
     // Connect writes grpc-timeout from this as it is: a fraction of a millisecond would
     // make the header invalid.
     const timeoutMs = Math.ceil(checkMs(options.timeoutMs ?? this.#timeoutMs, "timeoutMs"));
+    // A call ends with the client: close() cancels the calls still running.
+    const call = new AbortController();
+    const given = options.signal;
+    const forward = (): void => call.abort(given?.aborted ? given.reason : this.#closing.signal.reason);
+    if (given?.aborted) forward();
+    given?.addEventListener("abort", forward, { once: true });
+    this.#closing.signal.addEventListener("abort", forward, { once: true });
     try {
-      return await fn({ signal: options.signal, timeoutMs });
+      return await fn({ signal: call.signal, timeoutMs });
     } catch (err) {
       throw TaskyardError.from(err);
+    } finally {
+      given?.removeEventListener("abort", forward);
+      this.#closing.signal.removeEventListener("abort", forward);
     }
   }
 }

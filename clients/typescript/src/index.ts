@@ -4,7 +4,17 @@ export { TaskyardError } from "./errors.js";
 export type { FieldViolation, StatusCodeName } from "./errors.js";
 export type { JsonObject, JsonValue } from "./json.js";
 export { isLoopback } from "./options.js";
-export type { CallOptions, ClientOptions, TlsOptions } from "./options.js";
+export type { CallOptions, ClientOptions, ConnectionOptions, TlsOptions } from "./options.js";
+export { createTaskyardTransport } from "./transport.js";
+export type { TaskyardTransport } from "./transport.js";
+// The gateway's services, for createClient(Service, transport); their messages and enums
+// are at "@taskyard/client/gen/taskyard/v1/<file>_pb".
+export { createClient } from "@connectrpc/connect";
+export type { Client, Transport } from "@connectrpc/connect";
+export { EventService } from "./gen/taskyard/v1/event_service_pb.js";
+export { QueueService } from "./gen/taskyard/v1/queue_service_pb.js";
+export { ScheduleService } from "./gen/taskyard/v1/schedule_service_pb.js";
+export { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
 export { FINAL_STATES } from "./types.js";
 export type {
   CancelResult,

@@ -1,4 +1,4 @@
-/** Options of a {@link TaskyardClient}, and the per-call options every method takes. */
+/** Options of a transport and of a {@link TaskyardClient}, and the per-call options every method takes. */
 import type { Transport } from "@connectrpc/connect";
 
 /** TLS settings. `ca` replaces the system roots: the PEM of the CA that signed the gateway's certificate. */
@@ -9,7 +9,8 @@ export interface TlsOptions {
   serverName?: string;
 }
 
-export interface ClientOptions {
+/** How to reach a gateway: what {@link createTaskyardTransport} and a {@link TaskyardClient} take. */
+export interface ConnectionOptions {
   /** Sent as `authorization: Bearer <token>` on every call. */
   token?: string;
   /**
@@ -21,9 +22,14 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Attempts of a call refused with UNAVAILABLE, the first included; default 4. 1 disables retries. */
   maxAttempts?: number;
+}
+
+export interface ClientOptions extends ConnectionOptions {
   /**
-   * Calls go through this Connect transport as it is (an in-memory router in tests, a
-   * custom stack): `tls`, `token` and `maxAttempts` are then the transport's business.
+   * Calls go through this Connect transport as it is (one from createTaskyardTransport
+   * shared with other services, an in-memory router in tests, a custom stack): `tls`,
+   * `token` and `maxAttempts` are then the transport's business, and closing it is the
+   * caller's (the client's `close()` only ends its own calls).
    */
   transport?: Transport;
 }
