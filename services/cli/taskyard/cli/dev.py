@@ -10,14 +10,13 @@ A child that dies on its own is reported with its exit code, and then the
 whole suite is stopped and ``taskyard dev`` exits with status 1: a crash loop
 hidden behind automatic restarts is worse than a loud stop in development.
 """
-# Length: one supervisor (start, wait until ready, watch, stop) and its banner, in start order;
-# the Jaeger and metrics parts are in dev_observability.py.
+# Length: one supervisor (start, wait until ready, watch, stop), in start order; its banner is
+# in dev_banner.py, the Jaeger and metrics parts in dev_observability.py.
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -30,11 +29,11 @@ from typing import IO, Any
 import click
 
 from taskyard.cli import bus_key, dev_observability, procs
+from taskyard.cli.dev_banner import banner, display_host, pool_command
 from taskyard.cli.stop_request import StopRequest
 from taskyard.core.config import Settings
 
 EXAMPLES_MODULE = "taskyard.examples"
-SUBMIT_JSON = '{"task":{"name":"add","args":[2,3]}}'
 DASHBOARD_PORT = 8080
 
 
@@ -91,17 +90,6 @@ class _Child:
         self._thread.join(timeout)
 
 
-def _display_host(host: str) -> str:
-    return "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1", "") else host
-
-
-def dashboard_url(settings: Settings) -> str:
-    if not settings.http_port:
-        return "off (--http-port)"
-    scheme = "https" if settings.grpc_tls_cert else "http"
-    return f"{scheme}://{_display_host(settings.grpc_host)}:{settings.http_port}/"
-
-
 def dashboard_port(wanted: int | None, environ: Mapping[str, str]) -> int:
     """``--http-port``, else TASKYARD_HTTP_PORT, else the usual 8080 or, when that
     is taken, a free port (0 = off)."""
@@ -110,81 +98,6 @@ def dashboard_port(wanted: int | None, environ: Mapping[str, str]) -> int:
     if wanted is not None:
         return wanted
     return DASHBOARD_PORT if not dev_observability.taken(DASHBOARD_PORT) else procs.free_port()
-
-
-def banner(
-    target: str,
-    settings: Settings,
-    database: str,
-    pids: dict[str, int],
-    seen: list[str] | None = None,
-    *,
-    pool: str = "",
-) -> str:
-    t = target
-    lines = [
-        "",
-        "=" * 78,
-        f"Taskyard is ready: gRPC taskyard.v1.TaskService on {t}",
-        f"  database:     {database}",
-        f"  transport:    {settings.transport}"
-        + (f" ({settings.ipc_dir})" if settings.transport == "ipc" else f" (base port {settings.base_port})"),
-        f"  worker pool:  {settings.workers} worker(s) x {settings.concurrency}, "
-        f"tasks from {', '.join(settings.task_modules)}",
-        "  processes:    " + ", ".join(f"{name}={pid}" for name, pid in pids.items()),
-        f"  dashboard:    {dashboard_url(settings)}",
-        *(seen or []),
-        "",
-        "Try it with grpcurl:",
-        f"  grpcurl -plaintext {t} list",
-        f"  grpcurl -plaintext -d '{SUBMIT_JSON}' {t} taskyard.v1.TaskService/SubmitTask",
-        f'  grpcurl -plaintext -d \'{{"id":"TASK_ID"}}\' {t} taskyard.v1.TaskService/WaitTask',
-        "(replace TASK_ID with the task.id returned by SubmitTask)",
-        "",
-        "Or with the CLI:",
-        f"  taskyard task submit add 2 3 --wait --target {t}",
-        "",
-        *(
-            [
-                "Another worker pool, for your own tasks (in another shell, from this directory):",
-                f"  {pool}",
-                "",
-            ]
-            if pool
-            else []
-        ),
-        "Ctrl-C stops everything.",
-        "=" * 78,
-        "",
-    ]
-    return "\n".join(lines)
-
-
-# What a pool started elsewhere must share with the suite to reach it, beyond the key.
-_POOL_ADDRESSING = (
-    "TASKYARD_TRANSPORT",
-    "TASKYARD_IPC_DIR",
-    "TASKYARD_HOST",
-    "TASKYARD_SCHEDULER_HOST",
-    "TASKYARD_STORE_HOST",
-    "TASKYARD_SCHEDULER_HOSTS",
-    "TASKYARD_STORE_HOSTS",
-    "TASKYARD_BASE_PORT",
-    "TASKYARD_DISCOVERY_PORT",
-)
-
-
-def pool_command(settings: Settings, key: bus_key.DevKey | None, cwd: Path) -> str:
-    """``taskyard serve worker-pool`` with what differs from the defaults: the addresses,
-    and the key file when it is not the one the command finds in ``cwd`` by itself."""
-    env, defaults = settings.to_env(), Settings().to_env()
-    prefix = [f"{name}={shlex.quote(env[name])}" for name in _POOL_ADDRESSING if env[name] != defaults[name]]
-    if key is not None and key.path != (cwd / bus_key.key_file(bus_key.DEFAULT_DATA_DIR)).resolve():
-        prefix.append(f"{bus_key.KEYS_FILE_VARIABLE}={shlex.quote(str(key.path))}")
-    command = " ".join(["PYTHONPATH=.", *prefix, "taskyard serve worker-pool --tasks MODULE"])
-    if key is None:
-        command += f"   # with this suite's {bus_key.KEYS_VARIABLE} or {bus_key.KEYS_FILE_VARIABLE}"
-    return command
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -279,7 +192,7 @@ class _Suite:
             # The local Jaeger's UI page for the trace (its query API's JSON when no UI is installed).
             settings = dataclasses.replace(settings, dashboard_trace_url=self._observed.trace_url)
         self._start_services({**os.environ, **settings.to_env(), "PYTHONUNBUFFERED": "1"})
-        target = f"{_display_host(settings.grpc_host)}:{settings.grpc_port}"
+        target = f"{display_host(settings.grpc_host)}:{settings.grpc_port}"
         if not self._stop.is_set():
             self._wait_ready(target, settings)
         if not self._stop.is_set():
@@ -488,4 +401,4 @@ def dev_command(**options: Any) -> None:
     sys.exit(run_dev(DevOptions(**options)))
 
 
-__all__ = ["DevOptions", "banner", "dev_command", "run_dev"]
+__all__ = ["DevOptions", "banner", "dev_command", "pool_command", "run_dev"]

@@ -4,6 +4,8 @@ Used by ``taskyard dev``, ``taskyard serve``, the test cluster harness and the
 benchmarks, so that all of them start the suite the same way. Services are
 launched as ``python -m taskyard.<module>``; nothing here imports a service.
 """
+# Length: the suite's processes from launch to stop, the embedded PostgreSQL among them
+# (its holders and its stop go with the services' stop, which dev runs right before).
 
 from __future__ import annotations
 

@@ -21,11 +21,14 @@ checked. That is only allowed when every listener is on loopback (``require_safe
 
 A process whose key differs from its peers' (or that has none while they seal) is
 refused by all of them, and its requests only time out. It learns why from what it
-receives anyway (a survey, a relayed announcement): sealed messages it cannot verify,
-while it has verified none. It then says so in one line (``Seal.owner`` names it). A
-peer never answers a refused message, so a process without the key learns nothing
-from the bus it could not read in the trailers it already receives.
+receives anyway (the scheduler's surveys reach every pool that dials it): sealed
+messages it cannot verify, while it has verified none. It then says so in one line
+(``Seal.owner`` names it). A peer never answers a refused message, so a process
+without the key learns nothing from the bus it could not read in the trailers it
+already receives.
 """
+# Length: the trailer's layout is shared by the keyring, the checks, the reading of a
+# peer's seal without a key and the process's seal; split, each would restate it.
 
 from __future__ import annotations
 
