@@ -166,7 +166,8 @@ type CancelStep int32
 
 const (
 	CancelStep_CANCEL_STEP_UNSPECIFIED CancelStep = 0
-	// It had not started: CANCELLED at once.
+	// Its body never ran: CANCELLED at once when no pool held it, else on the
+	// word of the pool that never started it.
 	CancelStep_CANCEL_STEP_NOT_STARTED CancelStep = 1
 	// The task saw its cancel flag (ctx.cancelled) and stopped itself.
 	CancelStep_CANCEL_STEP_FLAG CancelStep = 2
@@ -518,7 +519,7 @@ type Task struct {
 	UpdatedAt  *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// The worker that ran (or runs) the current attempt.
 	WorkerId string `protobuf:"bytes,21,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	// A cancel was requested while the task was running.
+	// A cancel was requested while the task was leased (dispatched or running).
 	CancelRequested bool `protobuf:"varint,22,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
 	// When a SCHEDULED or RETRYING task becomes due.
 	RunAt          *timestamppb.Timestamp `protobuf:"bytes,23,opt,name=run_at,json=runAt,proto3" json:"run_at,omitempty"`
@@ -545,8 +546,8 @@ type Task struct {
 	// cancel kill) though its body may have run, so the next run got a new number.
 	UnchargedAttempts int32 `protobuf:"varint,33,opt,name=uncharged_attempts,json=unchargedAttempts,proto3" json:"uncharged_attempts,omitempty"`
 	// Outcomes that came back late and were refused, of bodies that did run: a
-	// superseded attempt's, or a run's that a cancel ended as not started (also
-	// counted in GetQueueStatusResponse.late_completions).
+	// superseded attempt's, or one of an attempt its pool reported not started
+	// (also counted in GetQueueStatusResponse.late_completions).
 	LateReports int32 `protobuf:"varint,34,opt,name=late_reports,json=lateReports,proto3" json:"late_reports,omitempty"`
 	// The last attempt whose late outcome was refused (0 = none).
 	LateAttempt int32 `protobuf:"varint,35,opt,name=late_attempt,json=lateAttempt,proto3" json:"late_attempt,omitempty"`

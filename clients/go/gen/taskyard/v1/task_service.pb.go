@@ -751,7 +751,7 @@ type CancelTaskResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Task  *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// True when the task is CANCELLED (now or by the end of the wait); false
-	// when only the cancel flag of a running task is set so far.
+	// when only the cancel flag of a dispatched or running task is set so far.
 	Cancelled bool `protobuf:"varint,2,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	// The step that stopped it (task.cancel_step), when it is stopped.
 	Step CancelStep `protobuf:"varint,3,opt,name=step,proto3,enum=taskyard.v1.CancelStep" json:"step,omitempty"`

@@ -48,8 +48,10 @@ type TaskServiceClient interface {
 	// Return when the task is final or the wait times out (not an error).
 	WaitTask(ctx context.Context, in *WaitTaskRequest, opts ...grpc.CallOption) (*WaitTaskResponse, error)
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
-	// Cancel a task. One that has not started (queued, scheduled, retrying,
-	// pending) is CANCELLED at once; a running one is stopped in steps (flag,
+	// Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+	// CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+	// (assigned) or running one gets the cancel flag; its pool never starts a
+	// body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
 	// asyncio cancellation, worker kill at the deadline). Unfinished children
 	// are cancelled too.
 	CancelTask(ctx context.Context, in *CancelTaskRequest, opts ...grpc.CallOption) (*CancelTaskResponse, error)
@@ -197,8 +199,10 @@ type TaskServiceServer interface {
 	// Return when the task is final or the wait times out (not an error).
 	WaitTask(context.Context, *WaitTaskRequest) (*WaitTaskResponse, error)
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
-	// Cancel a task. One that has not started (queued, scheduled, retrying,
-	// pending) is CANCELLED at once; a running one is stopped in steps (flag,
+	// Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+	// CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+	// (assigned) or running one gets the cancel flag; its pool never starts a
+	// body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
 	// asyncio cancellation, worker kill at the deadline). Unfinished children
 	// are cancelled too.
 	CancelTask(context.Context, *CancelTaskRequest) (*CancelTaskResponse, error)

@@ -314,7 +314,7 @@ export type Task = Message<"taskyard.v1.Task"> & {
   workerId: string;
 
   /**
-   * A cancel was requested while the task was running.
+   * A cancel was requested while the task was leased (dispatched or running).
    *
    * @generated from field: bool cancel_requested = 22;
    */
@@ -399,8 +399,8 @@ export type Task = Message<"taskyard.v1.Task"> & {
 
   /**
    * Outcomes that came back late and were refused, of bodies that did run: a
-   * superseded attempt's, or a run's that a cancel ended as not started (also
-   * counted in GetQueueStatusResponse.late_completions).
+   * superseded attempt's, or one of an attempt its pool reported not started
+   * (also counted in GetQueueStatusResponse.late_completions).
    *
    * @generated from field: int32 late_reports = 34;
    */
@@ -621,7 +621,8 @@ export enum CancelStep {
   UNSPECIFIED = 0,
 
   /**
-   * It had not started: CANCELLED at once.
+   * Its body never ran: CANCELLED at once when no pool held it, else on the
+   * word of the pool that never started it.
    *
    * @generated from enum value: CANCEL_STEP_NOT_STARTED = 1;
    */

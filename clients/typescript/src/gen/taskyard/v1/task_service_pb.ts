@@ -317,7 +317,7 @@ export type CancelTaskResponse = Message<"taskyard.v1.CancelTaskResponse"> & {
 
   /**
    * True when the task is CANCELLED (now or by the end of the wait); false
-   * when only the cancel flag of a running task is set so far.
+   * when only the cancel flag of a dispatched or running task is set so far.
    *
    * @generated from field: bool cancelled = 2;
    */
@@ -736,8 +736,10 @@ export const TaskService: GenService<{
     output: typeof ListTasksResponseSchema;
   },
   /**
-   * Cancel a task. One that has not started (queued, scheduled, retrying,
-   * pending) is CANCELLED at once; a running one is stopped in steps (flag,
+   * Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+   * CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+   * (assigned) or running one gets the cancel flag; its pool never starts a
+   * body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
    * asyncio cancellation, worker kill at the deadline). Unfinished children
    * are cancelled too.
    *

@@ -22,7 +22,8 @@ public enum CancelStep
   CANCEL_STEP_UNSPECIFIED(0),
   /**
    * <pre>
-   * It had not started: CANCELLED at once.
+   * Its body never ran: CANCELLED at once when no pool held it, else on the
+   * word of the pool that never started it.
    * </pre>
    *
    * <code>CANCEL_STEP_NOT_STARTED = 1;</code>
@@ -70,7 +71,8 @@ public enum CancelStep
   public static final int CANCEL_STEP_UNSPECIFIED_VALUE = 0;
   /**
    * <pre>
-   * It had not started: CANCELLED at once.
+   * Its body never ran: CANCELLED at once when no pool held it, else on the
+   * word of the pool that never started it.
    * </pre>
    *
    * <code>CANCEL_STEP_NOT_STARTED = 1;</code>

@@ -83,7 +83,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * True when the task is CANCELLED (now or by the end of the wait); false
-   * when only the cancel flag of a running task is set so far.
+   * when only the cancel flag of a dispatched or running task is set so far.
    * </pre>
    *
    * <code>bool cancelled = 2 [json_name = "cancelled"];</code>
@@ -697,7 +697,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * True when the task is CANCELLED (now or by the end of the wait); false
-     * when only the cancel flag of a running task is set so far.
+     * when only the cancel flag of a dispatched or running task is set so far.
      * </pre>
      *
      * <code>bool cancelled = 2 [json_name = "cancelled"];</code>
@@ -710,7 +710,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * True when the task is CANCELLED (now or by the end of the wait); false
-     * when only the cancel flag of a running task is set so far.
+     * when only the cancel flag of a dispatched or running task is set so far.
      * </pre>
      *
      * <code>bool cancelled = 2 [json_name = "cancelled"];</code>
@@ -727,7 +727,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * True when the task is CANCELLED (now or by the end of the wait); false
-     * when only the cancel flag of a running task is set so far.
+     * when only the cancel flag of a dispatched or running task is set so far.
      * </pre>
      *
      * <code>bool cancelled = 2 [json_name = "cancelled"];</code>

@@ -28,7 +28,7 @@ public interface CancelTaskResponseOrBuilder extends
   /**
    * <pre>
    * True when the task is CANCELLED (now or by the end of the wait); false
-   * when only the cancel flag of a running task is set so far.
+   * when only the cancel flag of a dispatched or running task is set so far.
    * </pre>
    *
    * <code>bool cancelled = 2 [json_name = "cancelled"];</code>

@@ -784,7 +784,7 @@ java.lang.String defaultValue) {
   private boolean cancelRequested_ = false;
   /**
    * <pre>
-   * A cancel was requested while the task was running.
+   * A cancel was requested while the task was leased (dispatched or running).
    * </pre>
    *
    * <code>bool cancel_requested = 22 [json_name = "cancelRequested"];</code>
@@ -1183,8 +1183,8 @@ java.lang.String defaultValue) {
   /**
    * <pre>
    * Outcomes that came back late and were refused, of bodies that did run: a
-   * superseded attempt's, or a run's that a cancel ended as not started (also
-   * counted in GetQueueStatusResponse.late_completions).
+   * superseded attempt's, or one of an attempt its pool reported not started
+   * (also counted in GetQueueStatusResponse.late_completions).
    * </pre>
    *
    * <code>int32 late_reports = 34 [json_name = "lateReports"];</code>
@@ -4838,7 +4838,7 @@ java.lang.String defaultValue) {
     private boolean cancelRequested_ ;
     /**
      * <pre>
-     * A cancel was requested while the task was running.
+     * A cancel was requested while the task was leased (dispatched or running).
      * </pre>
      *
      * <code>bool cancel_requested = 22 [json_name = "cancelRequested"];</code>
@@ -4850,7 +4850,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * A cancel was requested while the task was running.
+     * A cancel was requested while the task was leased (dispatched or running).
      * </pre>
      *
      * <code>bool cancel_requested = 22 [json_name = "cancelRequested"];</code>
@@ -4866,7 +4866,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * A cancel was requested while the task was running.
+     * A cancel was requested while the task was leased (dispatched or running).
      * </pre>
      *
      * <code>bool cancel_requested = 22 [json_name = "cancelRequested"];</code>
@@ -6084,8 +6084,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * Outcomes that came back late and were refused, of bodies that did run: a
-     * superseded attempt's, or a run's that a cancel ended as not started (also
-     * counted in GetQueueStatusResponse.late_completions).
+     * superseded attempt's, or one of an attempt its pool reported not started
+     * (also counted in GetQueueStatusResponse.late_completions).
      * </pre>
      *
      * <code>int32 late_reports = 34 [json_name = "lateReports"];</code>
@@ -6098,8 +6098,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * Outcomes that came back late and were refused, of bodies that did run: a
-     * superseded attempt's, or a run's that a cancel ended as not started (also
-     * counted in GetQueueStatusResponse.late_completions).
+     * superseded attempt's, or one of an attempt its pool reported not started
+     * (also counted in GetQueueStatusResponse.late_completions).
      * </pre>
      *
      * <code>int32 late_reports = 34 [json_name = "lateReports"];</code>
@@ -6116,8 +6116,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * Outcomes that came back late and were refused, of bodies that did run: a
-     * superseded attempt's, or a run's that a cancel ended as not started (also
-     * counted in GetQueueStatusResponse.late_completions).
+     * superseded attempt's, or one of an attempt its pool reported not started
+     * (also counted in GetQueueStatusResponse.late_completions).
      * </pre>
      *
      * <code>int32 late_reports = 34 [json_name = "lateReports"];</code>

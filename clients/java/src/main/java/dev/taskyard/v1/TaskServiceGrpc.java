@@ -441,8 +441,10 @@ public final class TaskServiceGrpc {
 
     /**
      * <pre>
-     * Cancel a task. One that has not started (queued, scheduled, retrying,
-     * pending) is CANCELLED at once; a running one is stopped in steps (flag,
+     * Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+     * CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+     * (assigned) or running one gets the cancel flag; its pool never starts a
+     * body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
      * asyncio cancellation, worker kill at the deadline). Unfinished children
      * are cancelled too.
      * </pre>
@@ -581,8 +583,10 @@ public final class TaskServiceGrpc {
 
     /**
      * <pre>
-     * Cancel a task. One that has not started (queued, scheduled, retrying,
-     * pending) is CANCELLED at once; a running one is stopped in steps (flag,
+     * Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+     * CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+     * (assigned) or running one gets the cancel flag; its pool never starts a
+     * body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
      * asyncio cancellation, worker kill at the deadline). Unfinished children
      * are cancelled too.
      * </pre>
@@ -705,8 +709,10 @@ public final class TaskServiceGrpc {
 
     /**
      * <pre>
-     * Cancel a task. One that has not started (queued, scheduled, retrying,
-     * pending) is CANCELLED at once; a running one is stopped in steps (flag,
+     * Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+     * CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+     * (assigned) or running one gets the cancel flag; its pool never starts a
+     * body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
      * asyncio cancellation, worker kill at the deadline). Unfinished children
      * are cancelled too.
      * </pre>
@@ -826,8 +832,10 @@ public final class TaskServiceGrpc {
 
     /**
      * <pre>
-     * Cancel a task. One that has not started (queued, scheduled, retrying,
-     * pending) is CANCELLED at once; a running one is stopped in steps (flag,
+     * Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+     * CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+     * (assigned) or running one gets the cancel flag; its pool never starts a
+     * body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
      * asyncio cancellation, worker kill at the deadline). Unfinished children
      * are cancelled too.
      * </pre>
@@ -951,8 +959,10 @@ public final class TaskServiceGrpc {
 
     /**
      * <pre>
-     * Cancel a task. One that has not started (queued, scheduled, retrying,
-     * pending) is CANCELLED at once; a running one is stopped in steps (flag,
+     * Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
+     * CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
+     * (assigned) or running one gets the cancel flag; its pool never starts a
+     * body whose cancel came first (NOT_STARTED), else stops it in steps (flag,
      * asyncio cancellation, worker kill at the deadline). Unfinished children
      * are cancelled too.
      * </pre>
