@@ -42,6 +42,9 @@ from taskyard.core import seal
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
+GIVEN_KEY = seal.generate_keys("given")
+
+
 def _reader(stream: object, lines: queue.Queue[str | None], log: list[str]) -> None:
     for line in iter(stream.readline, ""):  # type: ignore[attr-defined]
         log.append(line)
@@ -59,6 +62,8 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
         TASKYARD_TRANSPORT="ipc",
         TASKYARD_IPC_DIR=ipc_dir,
         TASKYARD_HTTP_PORT=str(free_port()),
+        # A key of the user's: dev runs with it, and keeps none of its own.
+        TASKYARD_BUS_KEYS=GIVEN_KEY,
         PYTHONUNBUFFERED="1",
     )
     argv = [
@@ -173,8 +178,12 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
     assert not leftover, f"processes left behind: {leftover}\n{''.join(log)}"
     text = "".join(log)
     assert "stopping PostgreSQL" in text
-    # Dev runs its internal bus sealed, with a key of its own (never printed).
-    assert text.count("internal bus sealed (signing key dev,") >= 4, text
+    # Dev runs its internal bus sealed with the key it was given (never printed).
+    assert text.count("internal bus sealed (signing key given,") >= 4, text
+    assert "bus key from TASKYARD_BUS_KEYS" in text
+    assert GIVEN_KEY.split(":")[1] not in text
+    assert not (tmp_path / "data" / "bus.keys").exists()
+    assert "taskyard serve worker-pool --tasks MODULE   # with this suite's TASKYARD_BUS_KEYS" in text
 
 
 def _free_port_run(count: int) -> int:

@@ -233,6 +233,8 @@ class _Suite:
                 f"bus key {'written to' if self._key.created else 'read from'} {self._key.path} "
                 "(0600); taskyard serve / taskyard queue start run from this directory use it"
             )
+        else:
+            self.say(f"bus key from {bus_key.explicit_source(os.environ) or 'the settings'}")
         overrides = {
             "workers": options.workers,
             "concurrency": options.concurrency,
