@@ -14,5 +14,5 @@ try {
   if (done.state !== "SUCCESS") throw new Error(`add ended ${done.state}: ${done.failure?.message}`);
   console.log(done.result);
 } finally {
-  client.close();
+  await client.close();
 }
