@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from taskyard.worker_pool import task
+from taskyard.worker_pool import current_task, task
 
 
 def _journal(line: str) -> None:
@@ -96,3 +96,11 @@ def nested_result(depth: int) -> object:
     for _ in range(depth):
         value = [value]
     return value
+
+
+@task(max_retries=0)
+def fail_first_attempt(message: str) -> str:
+    """Fails its first attempt; a later one (a manual retry) returns ``message``."""
+    if current_task().attempt == 1:
+        raise ValueError(message)
+    return message

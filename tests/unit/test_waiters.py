@@ -96,3 +96,47 @@ def test_a_malformed_batch_is_dropped_when_read() -> None:
     waiters.feed(b"\xff not an envelope")
     waiters.feed(finals("a"))
     assert waiters.recent_final("a") is not None
+
+
+def failure(task_id: str, attempt: int) -> bytes:
+    failed = task_pb2.TASK_STATE_FAILURE
+    ev = event_pb2.Event(
+        task_id=task_id,
+        state=failed,
+        attempt=attempt,
+        type="task.failed",
+        record=task_record_pb2.TaskRecord(id=task_id, state=failed, attempt=attempt),
+    )
+    return transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=[ev]))
+
+
+def test_a_failure_is_not_remembered_as_an_outcome() -> None:
+    """A retry (FAILURE -> QUEUED, attempt + 1) may be committed by any store for
+    any gateway, and its event is not on the result stream: a wait reads the row."""
+    waiters = Waiters()
+    waiters.feed(finals("a"))
+    waiters.feed(failure("b", 1))
+    assert waiters.recent_final("a") is not None
+    assert waiters.recent_final("b") is None
+
+
+def test_a_waiter_that_saw_the_row_retried_takes_no_earlier_attempts_outcome() -> None:
+    waiters = Waiters()
+    w = waiters.register("t")
+    waiters.feed(failure("t", 1))  # the retried failure's event, decoded late
+    assert w.event.is_set() and w.unconfirmed_failure()
+    w.expect(2)  # the store's row: QUEUED, attempt 2
+    assert not w.event.is_set() and w.record is None
+    waiters.feed(failure("t", 1))  # and once more (another store's copy)
+    assert not w.event.is_set()
+    waiters.feed(failure("t", 2))
+    assert w.event.is_set() and w.attempt == 2 and not w.unconfirmed_failure()
+
+
+def test_a_closing_registry_still_wakes_a_waiter_that_saw_the_row_retried() -> None:
+    waiters = Waiters()
+    w = waiters.register("t")
+    waiters.feed(failure("t", 1))
+    waiters.close()
+    w.expect(2)
+    assert w.event.is_set() and not w.unconfirmed_failure()

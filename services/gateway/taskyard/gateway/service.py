@@ -285,6 +285,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 if rec.state in states.FINAL_VALUES:
                     task = codec.record_to_task(rec)
                     return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
+                # A retried task: the failure it had (its event late, or still in the
+                # backlog this registration decoded) is no answer to this wait.
+                waiter.expect(rec.attempt)
             deadline = time.monotonic() + limit
             while True:
                 remaining = deadline - time.monotonic()
@@ -293,6 +296,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(waiter.event.wait(), min(remaining, recheck))
                 recheck = WAIT_RECHECK
+                if waiter.event.is_set() and waiter.unconfirmed_failure():
+                    rec = await self._read_waited(task_id)
+                    if rec.state in states.FINAL_VALUES:
+                        task = codec.record_to_task(rec)
+                        return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
+                    waiter.expect(rec.attempt)
+                    if not waiter.event.is_set():
+                        continue  # retried since: wait for the new attempt's outcome
                 if waiter.event.is_set():
                     break
                 rec = await self._read_waited(task_id)

@@ -2,7 +2,12 @@
 registry of waiters keyed by task id.
 
 A waiter is registered *before* the task is read from the store, so an event
-committed between the read and the wait is not lost. While nobody waits, batches
+committed between the read and the wait is not lost. A FAILURE is final only
+until a manual retry (RetryTasks: FAILURE -> QUEUED as attempt + 1), which any
+gateway may have asked of any store, and whose QUEUED event is not on the result
+stream: so no failure is remembered as an outcome, and a waiter that has seen the
+task's row at an attempt ignores the outcomes of earlier attempts (a failure's
+event may come late, or wait undecoded in the backlog). While nobody waits, batches
 are kept undecoded (a bounded backlog) and decoded only when a wait asks what the
 stream has shown: at full load almost no batch is ever decoded.
 """
@@ -22,6 +27,10 @@ from taskyard.core import dialer, states, transport
 
 log = logging.getLogger(__name__)
 
+_FAILURE = int(states.TaskState.FAILURE)
+# Outcomes no transition leaves (a retry turns a FAILURE into a new attempt).
+_IMMUTABLE = frozenset(int(s) for s in states.IMMUTABLE_STATES)
+
 # Event batches the SUB socket may queue (NNG counts messages).
 SUB_BUFFER = 8192
 
@@ -29,14 +38,36 @@ SUB_BUFFER = 8192
 class Waiter:
     """Set when an event shows the task final (or the registry closes)."""
 
-    __slots__ = ("event", "record", "state", "task_id")
+    __slots__ = ("attempt", "closed", "event", "record", "since", "state", "task_id")
 
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
         self.event = asyncio.Event()
         self.state = 0
+        # The attempt whose outcome ``state`` is.
+        self.attempt = 0
         # The final record, when the event carried it (saves a store read).
         self.record: task_record_pb2.TaskRecord | None = None
+        # The attempt the store's row was at, not final (0: not read): outcomes of
+        # earlier attempts are failures a retry has re-queued since.
+        self.since = 0
+        self.closed = False
+
+    def expect(self, attempt: int) -> None:
+        """The store's row is at ``attempt`` and not final: forget an outcome of an
+        earlier attempt already seen, and take none from now on."""
+        self.since = max(self.since, attempt)
+        if self.state and self.attempt < self.since and not self.closed:
+            self.event.clear()
+            self.state = 0
+            self.attempt = 0
+            self.record = None
+
+    def unconfirmed_failure(self) -> bool:
+        """Whether the outcome is a failure of an attempt the wait has not seen in the
+        store's row: a retry may have re-queued the task since (its event is not on
+        the result stream), so only a read can tell."""
+        return self.state == _FAILURE and self.attempt != self.since and not self.closed
 
 
 # Outcomes remembered, and tasks submitted here still awaiting theirs (bounded FIFOs).
@@ -52,9 +83,10 @@ BACKLOG_BYTES = 256 * 1024
 
 class Waiters:
     """Waiters by task id, plus what the event stream has shown since it connected:
-    the latest final outcomes, and which tasks submitted through this gateway have
-    not finished yet. With those, a WaitTask for a task submitted here needs no
-    store read before it waits (the read would only say "not final yet")."""
+    the latest outcomes no retry can change (SUCCESS, CANCELLED), and which tasks
+    submitted through this gateway have not finished yet. With those, a WaitTask
+    for a task submitted here needs no store read before it waits (the read would
+    only say "not final yet")."""
 
     def __init__(
         self,
@@ -101,6 +133,8 @@ class Waiters:
         return task_id in self._unfinished
 
     def recent_final(self, task_id: str) -> event_pb2.Event | None:
+        """The task's SUCCESS or CANCELLED event, if the stream has shown it lately.
+        Never a FAILURE: a retry committed since may have made it a new attempt."""
         self._catch_up()
         return self._finals.get(task_id)
 
@@ -118,6 +152,7 @@ class Waiters:
     def register(self, task_id: str) -> Waiter:
         w = Waiter(task_id)
         if self.closed:
+            w.closed = True
             w.event.set()
         self._by_id.setdefault(task_id, set()).add(w)
         return w
@@ -151,10 +186,9 @@ class Waiters:
 
     def _drop_oldest(self) -> None:
         """Drop the oldest undecoded batch. What it said is lost, so forget all it
-        could have changed, as after a gap: the remembered outcomes (a failed task
-        may have been retried and ended again) and which tasks are unfinished (it
-        may hold their finals, and a submission answered after it is not remembered
-        either: ``losses``). Their waits read the store first, as for any other task."""
+        could have changed, as after a gap: the remembered outcomes and which tasks
+        are unfinished (it may hold their finals, and a submission answered after it
+        is not remembered either: ``losses``). Their waits read the store first, as for any other task."""
         self._backlog_bytes -= len(self._backlog.popleft())
         self.losses += 1
         self._finals.clear()
@@ -176,7 +210,9 @@ class Waiters:
             if ev.state not in states.FINAL_VALUES:
                 continue
             self._unfinished.pop(ev.task_id, None)
-            if ev.HasField("record") and ev.record.ByteSize() > RECENT_RECORD_BYTES:
+            if ev.state not in _IMMUTABLE:
+                self._finals.pop(ev.task_id, None)
+            elif ev.HasField("record") and ev.record.ByteSize() > RECENT_RECORD_BYTES:
                 kept = event_pb2.Event()
                 kept.CopyFrom(ev)
                 kept.ClearField("record")
@@ -189,7 +225,10 @@ class Waiters:
             if group is not None:
                 record = ev.record if ev.HasField("record") else None
                 for w in group:
+                    if ev.attempt < w.since:
+                        continue  # a failure re-queued since (see Waiter.since)
                     w.state = ev.state
+                    w.attempt = ev.attempt
                     w.record = record
                     w.event.set()
 
@@ -198,6 +237,7 @@ class Waiters:
         self.closed = True
         for group in self._by_id.values():
             for w in group:
+                w.closed = True
                 w.event.set()
 
 
