@@ -90,6 +90,18 @@ class Terminal:
             if test(line):
                 return line
 
+    def read_to_end(self, timeout: float) -> str:
+        """All it printed, once its output is closed (it exited)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"{self.argv} still printing after {timeout} s:\n{self.text}") from None
+            if line is None:
+                self._lines.put(None)
+                return self.text
+
     def lines_until(self, last: str, timeout: float) -> list[str]:
         """The lines up to and including the first one that starts with ``last``."""
         taken: list[str] = []
