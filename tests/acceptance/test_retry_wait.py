@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import grpc
 import pytest
 from google.protobuf import duration_pb2
 from support.waiting import wait_until
 
+from taskyard.cli import procs
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc, task_pb2, task_service_pb2, task_service_pb2_grpc
 
@@ -55,3 +57,21 @@ def test_a_wait_after_a_retry_answers_the_new_attempt(cluster: Any) -> None:
         assert not done.timed_out, task_id
         assert (done.task.state, done.task.attempt) == (task_pb2.TASK_STATE_SUCCESS, 2), task_id
         assert done.task.result.string_value == message
+
+
+def test_a_retry_through_one_gateway_is_waited_for_through_another(cluster: Any) -> None:
+    """Both gateways saw the failure on their event streams; the retry goes through
+    one of them, and the other hears nothing of it (a QUEUED event is not a result)."""
+    (other,) = cluster.start_instances("gateway", [{"TASKYARD_GRPC_PORT": str(procs.free_port())}])
+    first = task_service_pb2_grpc.TaskServiceStub(cluster.channel())
+    with grpc.insecure_channel(cluster.gateway_target(other)) as ch:
+        second = task_service_pb2_grpc.TaskServiceStub(ch)
+        task_id = _submit(first, "elsewhere")
+        for tasks in (first, second):
+            failed = _wait(tasks, task_id)
+            assert (failed.task.state, failed.task.attempt) == (task_pb2.TASK_STATE_FAILURE, 1)
+        queues = queue_service_pb2_grpc.QueueServiceStub(cluster.channel())
+        assert list(queues.RetryTasks(qs.RetryTasksRequest(ids=[task_id])).ids) == [task_id]
+        done = _wait(second, task_id)
+        assert (done.task.state, done.task.attempt) == (task_pb2.TASK_STATE_SUCCESS, 2)
+        assert done.task.result.string_value == "elsewhere"
