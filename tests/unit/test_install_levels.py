@@ -3,7 +3,8 @@
 its own stamp, and a venv that has .[dev] is never narrowed to .[embedded].
 
 The script runs from a copy in a scratch checkout whose .venv/bin/python is a stand-in that
-records each pip call instead of installing, so only the script's decisions are under test.
+records each pip call instead of installing, so only the script's decisions are under test;
+likewise a copy of the Makefile with stand-in tools shows which level each target asks for.
 """
 
 from __future__ import annotations
@@ -90,3 +91,45 @@ def test_an_embedded_venv_is_installed_again_when_pyproject_changes(checkout: Pa
     install(checkout, "python-embedded")
     newer_pyproject(checkout)
     assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
+
+
+FAKE_INSTALL_TOOLS = """#!/usr/bin/env bash
+echo "install-tools $*" >>"$(dirname "$0")/../calls"
+"""
+FAKE_VENV_PYTHON = """#!/usr/bin/env bash
+echo "python $*" >>"$(dirname "$0")/../../calls"
+"""
+
+
+def make_calls(tmp_path: Path, target: str) -> list[str]:
+    """What `make TARGET` runs, in a copy of the Makefile whose tools only record their calls."""
+    root = tmp_path / "checkout"
+    (root / "tools").mkdir(parents=True)
+    shutil.copy2(ROOT / "Makefile", root / "Makefile")
+    (root / "pyproject.toml").write_text("[project]\nname = 'taskyard'\n")
+    for path, text in (
+        (root / "tools" / "install-tools.sh", FAKE_INSTALL_TOOLS),
+        (root / ".venv" / "bin" / "python", FAKE_VENV_PYTHON),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "MAKEFLAGS", "MAKELEVEL")}
+    done = subprocess.run(
+        ["make", "--no-print-directory", target], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (root / "calls").read_text().splitlines()
+
+
+def test_make_dev_installs_the_embedded_level(tmp_path: Path) -> None:
+    calls = make_calls(tmp_path, "dev")
+    assert calls[0] == "install-tools python-embedded", calls
+    assert "install-tools python" not in calls
+    assert calls[-1] == "python -m taskyard.cli dev", calls
+
+
+def test_make_test_fast_installs_the_dev_level(tmp_path: Path) -> None:
+    calls = make_calls(tmp_path, "test-fast")
+    assert calls[0] == "install-tools python", calls
+    assert calls[1].startswith("python -m pytest"), calls
