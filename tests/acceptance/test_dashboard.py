@@ -372,3 +372,41 @@ def test_without_auth_a_first_look_shows_the_last_minutes_failures_and_utc_times
         when = page.locator("#logs .log .when").first
         expect(when).to_have_text(re.compile(r"^\d\d:\d\d:\d\d\.\d{3} UTC$"))
         assert browser.errors == []
+
+
+def test_retry_is_offered_for_failures_only_and_an_answer_of_nothing_retried_is_said(
+    dashboard: Dashboard, browser: Browser
+) -> None:
+    """RetryTasks retries FAILURE tasks only (a cancelled task never runs again): the
+    page offers it for those alone, and says so when the gateway retried nothing."""
+    d, page = dashboard, browser.page
+    spec = task_pb2.TaskSpec(name="fail", max_retries=0)
+    failed = str(d.tasks.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec), metadata=d.auth()).task.id)
+    d.queues.PauseQueue(queue_service_pb2.PauseQueueRequest(queue="held"), metadata=d.auth())
+    held = d.submit("noop", queue="held")
+    d.tasks.CancelTask(task_service_pb2.CancelTaskRequest(id=held), metadata=d.auth())
+    d.wait_state(held, S.TASK_STATE_CANCELLED)
+    d.wait_state(failed, S.TASK_STATE_FAILURE)
+
+    browser.go(f"{d.url}#/tasks/{held}")
+    browser.use_token(d.admin)
+    # The title and the actions are drawn together: once the badge shows, so would a button.
+    expect(page.locator('h1 [data-state="CANCELLED"]')).to_be_visible()
+    expect(page.get_by_role("button", name="Cancel task")).to_have_count(0)
+    expect(page.get_by_role("button", name="Retry task")).to_have_count(0)
+
+    page.goto(f"{d.url}#/tasks/{failed}")
+    expect(page.locator('h1 [data-state="FAILURE"]')).to_be_visible()
+    page.get_by_role("button", name="Retry task").click()
+    expect(page.locator("#notice.ok")).to_contain_text("1 task(s) retried")
+    wait_until(
+        lambda: (t := d.task(failed)).attempt == 2 and t.state == S.TASK_STATE_FAILURE,
+        30,
+        "the retried task to fail again",
+    )
+
+    page.goto(f"{d.url}#/tasks?state=FAILURE&queue=held")
+    page.get_by_role("button", name="Retry these failed tasks").click()
+    expect(page.locator("#notice.warn")).to_contain_text("not retried: no failed task matches these filters")
+    assert d.task(held).state == S.TASK_STATE_CANCELLED
+    assert browser.errors == []

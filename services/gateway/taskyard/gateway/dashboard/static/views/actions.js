@@ -11,7 +11,10 @@ export function actionButton(label, page, run, { done, after, confirmText, ...at
     button.disabled = true;
     try {
       const result = await run();
-      page.notify(typeof done === "function" ? done(result) : done || `${label}: done`, "ok");
+      // A string is a success; { text, kind } an answer that changed nothing.
+      const said = typeof done === "function" ? done(result) : done || `${label}: done`;
+      if (typeof said === "string") page.notify(said, "ok");
+      else page.notify(said.text, said.kind);
       if (after) after(result);
     } catch (err) {
       page.fail(err);
@@ -32,6 +35,13 @@ export function resumeQueue(queue) {
 
 export function retryTasks(filter) {
   return call("QueueService", "RetryTasks", filter);
+}
+
+// RetryTasks' answer: the ids it retried. It retries FAILURE tasks only (SUCCESS and
+// CANCELLED never run again), so an empty answer is said, with ``nothing`` as why.
+export function retried(reply, nothing, of = "") {
+  const n = (reply.ids || []).length;
+  return n ? `${n} task(s)${of} retried` : { text: `not retried: ${nothing}`, kind: "warn" };
 }
 
 export function cancelTask(id, reason = "cancelled from the dashboard") {

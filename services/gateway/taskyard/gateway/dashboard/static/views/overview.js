@@ -5,7 +5,7 @@ import { call } from "../api.js";
 import { chart } from "../chart.js";
 import { ago, bytes, duration, h, replace, section, seconds } from "../dom.js";
 import { coalesce, follow } from "../pulse.js";
-import { actionButton, pauseQueue, resumeQueue, retryTasks } from "./actions.js";
+import { actionButton, pauseQueue, resumeQueue, retried, retryTasks } from "./actions.js";
 
 const REFRESH_MS = 5000;
 
@@ -23,7 +23,7 @@ function queueTable(status, page, refresh) {
         : actionButton("Pause", page, () => pauseQueue(q.name), { done: `queue ${q.name} paused`, after: refresh, "aria-label": `Pause queue ${q.name}` }),
       Number(q.failed || 0) > 0
         ? actionButton("Retry failed", page, () => retryTasks({ queue: q.name }),
-          { done: (r) => `${(r.ids || []).length} task(s) of ${q.name} retried`, after: refresh, "aria-label": `Retry the failed tasks of ${q.name}` })
+          { done: (r) => retried(r, `no failed task in ${q.name}`, ` of ${q.name}`), after: refresh, "aria-label": `Retry the failed tasks of ${q.name}` })
         : ""),
   ));
   return h("table", { class: "grid", id: "queues" },

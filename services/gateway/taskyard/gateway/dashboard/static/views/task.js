@@ -5,7 +5,7 @@
 import { call, config } from "../api.js";
 import { badge, clock, enumName, FINAL, h, json, replace, section, stateName, taskLink, time } from "../dom.js";
 import { open } from "../sse.js";
-import { actionButton, cancelTask, retryTasks } from "./actions.js";
+import { actionButton, cancelTask, retried, retryTasks } from "./actions.js";
 
 // Log lines kept on the page (the oldest go first).
 const MAX_LOG_LINES = 5000;
@@ -124,9 +124,11 @@ export function render(main, id, page) {
       replace(actions,
         final ? "" : actionButton("Cancel task", page, () => cancelTask(id),
           { done: (r) => (r.cancelled ? `cancelled (${enumName(r.step, "CANCEL_STEP_")})` : "cancel requested"), after: load }),
-        ["FAILURE", "CANCELLED"].includes(stateName(task.state))
+        // RetryTasks retries failures only: a cancelled task never runs again.
+        stateName(task.state) === "FAILURE"
           ? actionButton("Retry task", page, () => retryTasks({ ids: [id] }),
-            { done: (r) => `${(r.ids || []).length} task(s) retried`, after: load }) : "");
+            { done: (r) => retried(r, "the task is no longer FAILURE (only failed tasks are retried)"), after: load })
+          : "");
       replace(box.facts, facts(task));
       replace(box.args, h("h3", {}, "args"), json(task.args || []), h("h3", {}, "kwargs"), json(task.kwargs || {}));
       replace(box.result, outcome(task));

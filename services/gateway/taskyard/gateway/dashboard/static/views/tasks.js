@@ -4,7 +4,7 @@
 import { call } from "../api.js";
 import { ago, badge, h, replace, STATES, taskLink } from "../dom.js";
 import { coalesce, follow } from "../pulse.js";
-import { actionButton, retryTasks } from "./actions.js";
+import { actionButton, retried, retryTasks } from "./actions.js";
 
 const PAGE_SIZE = 50;
 const SINCE = [["", "any time"], ["5", "last 5 min"], ["60", "last hour"], ["1440", "last 24 h"]];
@@ -51,7 +51,7 @@ export function render(main, params, page) {
   const pager = h("nav", { class: "pager", "aria-label": "Pages of tasks" });
   const retry = state === "FAILURE"
     ? actionButton("Retry these failed tasks", page, () => retryTasks({ queue, name }),
-      { done: (r) => `${(r.ids || []).length} task(s) retried`, after: () => reload() })
+      { done: (r) => retried(r, "no failed task matches these filters"), after: () => reload() })
     : "";
   replace(main, h("h1", {}, "Tasks"), filterForm(params), retry,
     h("table", { class: "grid", id: "tasks" },
