@@ -177,6 +177,36 @@ async def test_an_outcome_that_came_before_the_wait_is_not_missed(gw: GatewayEnv
     assert _store_gets(gw) == before
 
 
+async def test_a_late_failure_of_a_retried_task_is_checked_against_the_row(gw: GatewayEnv) -> None:
+    """A task submitted here failed and was retried (through another gateway) before
+    this one's stream showed the failure: that failure reaches a wait which read
+    nothing, and answers only if the row still says so."""
+    task_id = await _submit(gw)
+    row = gw.backend.tasks[task_id]
+    row.state, row.attempt = task_pb2.TASK_STATE_QUEUED, 2
+    before = _store_gets(gw)
+    waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 20)))
+    await _until_waiting(gw)
+    failed = task_pb2.TASK_STATE_FAILURE
+    await gw.backend.publish(
+        event_pb2.Event(
+            type="task.failed",
+            task_id=task_id,
+            state=failed,
+            attempt=1,
+            record=task_record_pb2.TaskRecord(id=task_id, name="add", state=failed, attempt=1),
+        )
+    )
+    await wait_until_async(lambda: _store_gets(gw) > before, 5, "the wait to read the row")
+    gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS, result_json=b"5")
+    final = _final(task_id)
+    final.attempt = final.record.attempt = 2
+    await gw.backend.publish(final)
+    resp = await asyncio.wait_for(waiting, 5)
+    assert (resp.task.state, resp.task.attempt) == (task_pb2.TASK_STATE_SUCCESS, 2)
+    assert not resp.timed_out
+
+
 def test_a_gap_in_the_event_stream_forgets_what_was_unfinished() -> None:
     waiters = Waiters()
     waiters.submitted(["a", "b"], losses=waiters.losses)

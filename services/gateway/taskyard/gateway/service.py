@@ -298,12 +298,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 recheck = WAIT_RECHECK
                 if waiter.event.is_set() and waiter.unconfirmed_failure():
                     rec = await self._read_waited(task_id)
-                    if rec.state in states.FINAL_VALUES:
+                    if rec.state not in states.FINAL_VALUES:
+                        waiter.expect(rec.attempt)
+                        if not waiter.event.is_set():
+                            continue  # retried since: wait for the new attempt's outcome
+                    elif rec.attempt != waiter.attempt:  # retried and ended again since
                         task = codec.record_to_task(rec)
                         return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
-                    waiter.expect(rec.attempt)
-                    if not waiter.event.is_set():
-                        continue  # retried since: wait for the new attempt's outcome
                 if waiter.event.is_set():
                     break
                 rec = await self._read_waited(task_id)
