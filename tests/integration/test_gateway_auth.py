@@ -392,3 +392,36 @@ async def test_health_port_answers_probes_in_plaintext_and_serves_nothing_else(t
                     task_service_pb2.GetTaskRequest(id="01a229f2-dfc2-783f-8f45-709532fd3560"), timeout=5
                 )
             assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_a_method_nobody_serves_needs_a_token_before_unimplemented(secured: Secured) -> None:
+    """Without a token, a name the gateway does not serve is refused like any other: so
+    probing names says nothing about the API. With any valid token it is UNIMPLEMENTED."""
+    creds = grpc.ssl_channel_credentials(root_certificates=secured.secrets.certs.ca.read_bytes())
+    async with grpc.aio.secure_channel(secured.target, creds) as channel:
+
+        async def code(method: str, token: str | None, *, streaming: bool = False) -> grpc.StatusCode:
+            metadata = () if token is None else (("authorization", f"Bearer {token}"),)
+            if streaming:
+                stream = channel.stream_stream(
+                    method, request_serializer=lambda b: b, response_deserializer=lambda b: b
+                )
+                call = stream(iter([b"\x0a\x01x"]), metadata=metadata, timeout=5)
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    async for _ in call:
+                        pass
+            else:
+                unary = channel.unary_unary(
+                    method, request_serializer=lambda b: b, response_deserializer=lambda b: b
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await unary(b"", metadata=metadata, timeout=5)
+            return info.value.code()
+
+        for method in ("/taskyard.v1.TaskService/NoSuchMethod", "/no.such.Service/Call"):
+            assert await code(method, None) == grpc.StatusCode.UNAUTHENTICATED, method
+            assert await code(method, "x" * 40) == grpc.StatusCode.UNAUTHENTICATED, method
+            assert await code(method, None, streaming=True) == grpc.StatusCode.UNAUTHENTICATED, method
+            # A read token holds no admin scope: what a name nobody serves needs is a token alone.
+            assert await code(method, secured.secrets.reader) == grpc.StatusCode.UNIMPLEMENTED, method
+            assert await code(method, secured.secrets.admin, streaming=True) == grpc.StatusCode.UNIMPLEMENTED

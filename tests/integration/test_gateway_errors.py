@@ -135,10 +135,35 @@ async def test_malformed_protobuf_body(gw: GatewayEnv) -> None:
     )
     with pytest.raises(grpc.aio.AioRpcError) as exc:
         await call(b"\xff\xff\xff\xff\x0f garbage")
-    # grpc.aio fails to deserialize the body before our handler runs and answers
-    # UNKNOWN ("Exception deserializing request!"), without status details.
-    assert exc.value.code() == grpc.StatusCode.UNKNOWN
+    # The client's mistake, said so with details (grpc.aio alone answers UNKNOWN, no details).
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info, _ = details(exc.value)
+    assert info.reason == "MALFORMED_REQUEST"
+    assert "taskyard.v1.SubmitTaskRequest" in (exc.value.details() or "")
     assert gw.backend.lane_requests() == 0
+
+
+async def test_malformed_body_of_every_call_shape(gw: GatewayEnv) -> None:
+    """Unary with a streamed answer (WatchEvents) and a streamed request (reflection) too;
+    a well-formed call on the same channel is still served."""
+    raw = {"request_serializer": lambda b: b, "response_deserializer": lambda b: b}
+    junk = b"\x0a\xff\xff\xff\xff\xff\xff"  # field 1, a length past the end
+    watch = gw.channel.unary_stream("/taskyard.v1.EventService/WatchEvents", **raw)
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in watch(junk, timeout=5):
+            pass
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert details(exc.value)[0].reason == "MALFORMED_REQUEST"
+    reflect = gw.channel.stream_stream("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", **raw)
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        async for _ in reflect(iter([junk]), timeout=5):
+            pass
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    get = gw.channel.unary_unary("/taskyard.v1.TaskService/GetTask", **raw)
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await get(task_service_pb2.GetTaskRequest(id="nope").SerializeToString(), timeout=5)
+    assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in details(exc.value)[1]] == ["id"]
 
 
 async def test_message_over_the_grpc_limit(gw: GatewayEnv) -> None:

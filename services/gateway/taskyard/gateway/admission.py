@@ -58,6 +58,20 @@ def refusing(handler: Handler, refusal: errors.TaskyardError) -> Handler:
     return handler_like(handler, refuse)
 
 
+def refusing_any(refusal: errors.TaskyardError) -> Handler:
+    """A handler that answers a call of any shape with ``refusal``, reading nothing:
+    for a method no servicer serves (so its shape is unknown). Every gRPC call is a
+    stream on the wire, so a streaming handler fits them all."""
+
+    async def refuse(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        await status.abort(context, refusal)
+        yield b""  # never reached: abort raises
+
+    return grpc.stream_stream_rpc_method_handler(refuse)
+
+
 def handler_like(handler: Handler, behavior: Callable[..., Any]) -> Handler:
     args: dict[str, Any] = {
         "request_deserializer": handler.request_deserializer,

@@ -236,8 +236,14 @@ class Authenticator(admission.Interceptor):
         self.refused = 0
 
     def check(
-        self, method: str, metadata: Sequence[tuple[str, str | bytes]] | None
+        self,
+        method: str,
+        metadata: Sequence[tuple[str, str | bytes]] | None,
+        *,
+        scope_checked: bool = True,
     ) -> errors.TaskyardError | None:
+        """The refusal of a call to ``method``, or None. Without ``scope_checked``
+        only the token is checked (a method nobody serves needs no scope)."""
         if method in OPEN_METHODS:
             return None
         presented = bearer(metadata)
@@ -255,7 +261,7 @@ class Authenticator(admission.Interceptor):
                 "the token is not valid here (header 'authorization: Bearer <token>')",
             )
         scope = required_scope(method)
-        if not token.allows(scope):
+        if scope_checked and not token.allows(scope):
             assert scope is not None
             return _refusal(
                 errors.Code.PERMISSION_DENIED,
@@ -273,9 +279,19 @@ class Authenticator(admission.Interceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> admission.Handler:
         method = handler_call_details.method
-        refusal = self.check(method, handler_call_details.invocation_metadata)
         handler = await continuation(handler_call_details)
-        if refusal is None or handler is None:
+        if handler is None:
+            # A method this gateway does not serve: the caller learns that it does
+            # not (UNIMPLEMENTED) only with a valid token, so the API cannot be
+            # mapped by probing names without one.
+            refusal = self.check(method, handler_call_details.invocation_metadata, scope_checked=False)
+            if refusal is None:
+                return None
+            self.refused += 1
+            log.info("refused %s (not served): %s", method[:200], refusal.reason)
+            return admission.refusing_any(refusal)
+        refusal = self.check(method, handler_call_details.invocation_metadata)
+        if refusal is None:
             return handler
         self.refused += 1
         log.info("refused %s: %s", method, refusal.reason)

@@ -19,6 +19,7 @@ from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, reflection, tls
 from taskyard.gateway.admission import Admission, Interceptor
+from taskyard.gateway.bodies import Decoder
 from taskyard.gateway.event_service import EVENT_SERVICE_NAME, EventService
 from taskyard.gateway.lanes import Lane, Lanes
 from taskyard.gateway.names import KnownNames
@@ -164,7 +165,8 @@ class Gateway:
             names=self.names,
             waiters=self.waiters,
         )
-        interceptors: list[Interceptor] = [self.admission]
+        # Innermost, the decoding of request bodies: a bad one is INVALID_ARGUMENT, not UNKNOWN.
+        interceptors: list[Interceptor] = [self.admission, Decoder()]
         if self.authenticator is not None:
             interceptors.insert(0, self.authenticator)  # the admission gates never count a refused call
         if settings.metrics_port:
