@@ -105,27 +105,51 @@ function closedError(): ConnectError {
   return new ConnectError("the client is closed", Code.Canceled);
 }
 
-/** Every call also ends when the transport closes, so that close never waits on a long call. */
+/**
+ * Every call also ends when the transport closes, so that close never waits on a long
+ * call. A stream keeps listening until its last message has been read.
+ */
 function endsOnClose(closing: AbortSignal): Interceptor {
-  return (next) => (req) => {
+  return (next) => async (req) => {
     if (closing.aborted) throw closedError();
-    const controller = new AbortController();
-    const forward = (): void => controller.abort(req.signal.aborted ? req.signal.reason : closing.reason);
+    const call = new AbortController();
+    const forward = (): void => call.abort(req.signal.aborted ? req.signal.reason : closing.reason);
+    const release = (): void => {
+      req.signal.removeEventListener("abort", forward);
+      closing.removeEventListener("abort", forward);
+    };
     if (req.signal.aborted) forward();
     req.signal.addEventListener("abort", forward, { once: true });
     closing.addEventListener("abort", forward, { once: true });
-    return next({ ...req, signal: controller.signal }).finally(() => {
-      req.signal.removeEventListener("abort", forward);
-      closing.removeEventListener("abort", forward);
-    });
+    let res;
+    try {
+      res = await next({ ...req, signal: call.signal });
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (!res.stream) {
+      release();
+      return res;
+    }
+    return { ...res, message: releasing(res.message, release) };
   };
+}
+
+async function* releasing<T>(messages: AsyncIterable<T>, release: () => void): AsyncGenerator<T> {
+  try {
+    yield* messages;
+  } finally {
+    release();
+  }
 }
 
 /**
  * A transport to the gateway at `target` (`host:port`), with what {@link ConnectionOptions}
  * says: TLS (system roots by default; `tls: false` only for a loopback gateway when a
  * token is given), the bearer token, resending of UNAVAILABLE reads and submits, the
- * default deadline of each call, and W3C trace context when OpenTelemetry is present.
+ * default deadline of each unary call (`timeoutMs`; a stream has none unless given), and
+ * W3C trace context when OpenTelemetry is present.
  *
  * Give it to `createClient(QueueService, transport)` (Connect) to call any Taskyard
  * service, and to `new TaskyardClient(target, { transport })` to share the connection.
@@ -148,12 +172,15 @@ export function createTaskyardTransport(target: string, options: ConnectionOptio
     baseUrl: url.origin,
     sessionManager: sessions,
     interceptors,
-    // Connect reads 0 as "no deadline", as the client does.
-    defaultTimeoutMs: timeoutMs === 0 ? undefined : Math.ceil(timeoutMs),
   });
+  // The default deadline is for unary calls (Connect reads 0 as none, as the client does).
+  // A stream (WatchEvents) runs until its signal, its own timeoutMs or close ends it.
+  const defaultMs = timeoutMs === 0 ? 0 : Math.ceil(timeoutMs);
   return {
-    unary: (...args) => transport.unary(...args),
-    stream: (...args) => transport.stream(...args),
+    unary: (method, signal, ms, header, input, values) =>
+      transport.unary(method, signal, ms ?? defaultMs, header, input, values),
+    stream: (method, signal, ms, header, input, values) =>
+      transport.stream(method, signal, ms, header, input, values),
     close: () => sessions.close(),
   };
 }

@@ -5,10 +5,12 @@ import * as http2 from "node:http2";
 import { once } from "node:events";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   createClient,
   createTaskyardTransport,
+  EventService,
   QueueService,
   TaskService,
   TaskyardClient,
@@ -100,6 +102,33 @@ test("close cancels a call still running, then closes gracefully", async (t) => 
   assert.equal(err.code, "CANCELLED");
   await gw.sessionClosed;
   assertGracefulGoaways(gw.goaways);
+});
+
+test("close ends a watch still streaming; a stream gets no default deadline", async (t) => {
+  const gw = await localGateway((router) =>
+    router.service(EventService, {
+      async *watchEvents(_req, ctx) {
+        yield { cursor: "c-1", events: [{ cursor: "c-1", type: "task.queued" }] };
+        await once(ctx.signal, "abort");
+      },
+    }),
+  );
+  t.after(gw.stop);
+  const client = new TaskyardClient(gw.target, { tls: false, timeoutMs: 5_000 });
+  const events = createClient(EventService, client.transport);
+  const seen = [];
+  const watching = (async () => {
+    for await (const res of events.watchEvents({})) {
+      seen.push(res.cursor);
+      if (seen.length === 1) await client.close();
+    }
+  })().catch((e) => e);
+  const err = await watching;
+  assert.deepEqual(seen, ["c-1"]);
+  assert.equal(err.code, Code.Canceled);
+  await gw.sessionClosed;
+  assertGracefulGoaways(gw.goaways);
+  assert.equal(gw.headers[0]["grpc-timeout"], undefined);
 });
 
 test("a transport of one's own is shared, and closing the client leaves it open", async (t) => {
