@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import grpc
@@ -229,3 +230,35 @@ async def test_backend_errors_keep_their_code(gw: GatewayEnv) -> None:
         await gw.stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="add")))
     assert exc.value.code() == grpc.StatusCode.UNAVAILABLE
     assert details(exc.value)[0].reason == "DATABASE_DOWN"
+
+
+async def test_server_text_of_backend_errors_stays_in_the_gateway_log(
+    gw: GatewayEnv, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error written for the suite's logs (an address, a path, an exception's text) keeps
+    its code and reason; its text is logged by the gateway, and the client reads a fixed one."""
+    leaky = {
+        errors.unavailable("tcp://10.0.0.7:5557: Connection refused"): grpc.StatusCode.UNAVAILABLE,
+        errors.deadline("no reply from ipc:///run/taskyard/lane-1.sock within 5.0s"): (
+            grpc.StatusCode.DEADLINE_EXCEEDED
+        ),
+        errors.internal('OSError: could not open "/var/lib/taskyard/x"'): grpc.StatusCode.INTERNAL,
+        errors.TaskyardError(errors.Code.DATA_LOSS, "ODD", "page 12 of /srv/pg/base/1 is torn"): (
+            grpc.StatusCode.DATA_LOSS
+        ),
+    }
+    for error, code in leaky.items():
+        gw.backend.fail_lane = error
+        with (
+            caplog.at_level(logging.INFO, logger="taskyard.gateway.status"),
+            pytest.raises(grpc.aio.AioRpcError) as exc,
+        ):
+            await gw.stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="add")))
+        assert exc.value.code() == code
+        assert details(exc.value)[0].reason == error.reason
+        status = rpc_status.from_call(exc.value)  # type: ignore[arg-type]
+        assert status is not None
+        seen = status.SerializeToString() + (exc.value.details() or "").encode()
+        for server_text in ("10.0.0.7", "ipc://", "/run/", "/var/lib", "/srv/", "OSError"):
+            assert server_text.encode() not in seen, (server_text, exc.value.details())
+        assert error.message in caplog.text

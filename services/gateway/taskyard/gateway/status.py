@@ -20,9 +20,33 @@ Context = grpc.aio.ServicerContext[object, object]
 DETAILS_BUDGET_BYTES = 4096
 
 
+log = logging.getLogger(__name__)
+
+# The reasons of errors.unavailable/deadline/internal: their messages are written for
+# the suite's logs (an NNG address, an exception's text, a server path) and
+# may come from any service behind the gateway. A client gets a fixed message for
+# them, by code; the reason stays in ErrorInfo and the text goes to the gateway's log.
+SERVER_TEXT_REASONS = frozenset({"BACKEND_UNAVAILABLE", "BACKEND_TIMEOUT", "INTERNAL"})
+# Codes that only a failure on the server's side produces, whatever their reason.
+SERVER_FAULT_CODES = frozenset({errors.Code.UNKNOWN, errors.Code.INTERNAL, errors.Code.DATA_LOSS})
+PUBLIC_MESSAGES = {
+    errors.Code.UNAVAILABLE: "the service is unavailable for now; retry with backoff",
+    errors.Code.DEADLINE_EXCEEDED: "no answer in time from the services behind; retry with backoff",
+}
+INTERNAL_MESSAGE = "internal error; the server's log has the details"
+
+
+def public_message(exc: errors.TaskyardError) -> str:
+    """What a client may read of ``exc``: its own message unless it is server text (above)."""
+    if exc.reason not in SERVER_TEXT_REASONS and exc.code not in SERVER_FAULT_CODES:
+        return exc.message if len(exc.message) <= 1024 else exc.message[:1021] + "..."
+    log.info("answered %s (%s) for: %s", exc.code.name, exc.reason, exc.message[:2000])
+    return PUBLIC_MESSAGES.get(exc.code, INTERNAL_MESSAGE)
+
+
 def to_status(exc: errors.TaskyardError) -> status_pb2.Status:
     """A ``google.rpc.Status`` for ``exc`` with an ErrorInfo and, if any, a BadRequest."""
-    message = exc.message if len(exc.message) <= 1024 else exc.message[:1021] + "..."
+    message = public_message(exc)
     status = status_pb2.Status(code=exc.code.value[0], message=message)
     info = error_details_pb2.ErrorInfo(reason=exc.reason or exc.code.name, domain=errors.ERROR_DOMAIN)
     violations = exc.violations

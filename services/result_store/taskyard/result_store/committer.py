@@ -35,6 +35,7 @@ from taskyard.core import errors, hops, tracing
 from . import event_log
 from . import metrics as store_metrics
 from . import spans as store_spans
+from .database_errors import database_error, sqlstate
 from .queries import STATEMENTS
 
 log = logging.getLogger(__name__)
@@ -417,14 +418,14 @@ def _is_connection_error(exc: BaseException) -> bool:
 
 def to_taskyard_error(exc: BaseException) -> errors.TaskyardError:
     """Map a database (or other) exception to an error that can cross the bus."""
+    # The exception's text names the server's files, schema or address: the log has it,
+    # the reply does not (database_errors.py).
     if isinstance(exc, errors.TaskyardError):
         return exc
     if _is_connection_error(exc):
-        return errors.unavailable(f"database unavailable: {exc}")
+        log.info("database unavailable: %r", exc)
+        return errors.unavailable("the database is unavailable; retry with backoff")
     if is_conflict(exc):  # the same request may well succeed at once: a retryable status
-        return errors.unavailable(f"lost to a concurrent transaction, try again: {exc}")
-    if isinstance(exc, asyncpg.exceptions.DataError | asyncpg.exceptions.IntegrityConstraintViolationError):
-        return errors.invalid([], f"rejected by the database: {exc}")
-    if isinstance(exc, asyncpg.exceptions.QueryCanceledError):
-        return errors.deadline(f"database statement timed out: {exc}")
-    return errors.internal(f"{type(exc).__name__}: {exc}")
+        state = sqlstate(exc)
+        return errors.unavailable(f"lost to a concurrent transaction (SQLSTATE {state}); try again")
+    return database_error(exc)
