@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 TEST_SETTINGS: dict[str, str] = {
     "fsync": "off",
     "synchronous_commit": "off",
@@ -144,6 +146,40 @@ class PostgresCluster:
         proc = self._pg_ctl_start()
         if proc.returncode != 0:
             raise RuntimeError(f"PostgreSQL did not restart:\n{proc.stdout}{proc.stderr}{self._log_tail()}")
+        self.pid = self._read_pid()
+
+    def processes(self) -> list[psutil.Process]:
+        """The postmaster and every server process it started (walwriter, backends, ...)."""
+        assert self.pid is not None, "the server is not running"
+        try:
+            postmaster = psutil.Process(self.pid)
+            return [postmaster, *postmaster.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def process(self, role: str) -> psutil.Process:
+        """One server process by the role in its title, e.g. "walwriter"."""
+        for proc in self.processes()[1:]:
+            with contextlib.suppress(psutil.Error):
+                if role in " ".join(proc.cmdline()):
+                    return proc
+        raise RuntimeError(f"no PostgreSQL {role} process under pid {self.pid}")
+
+    def kill_and_restart(self) -> None:
+        """SIGKILL the postmaster and every server process at once (what the kernel's OOM
+        killer or a power cut leaves: WAL still in shared memory is gone, even from a
+        stopped process) and start again on the same port, recovering from the WAL."""
+        assert self._bindir is not None, "needs PostgreSQL server binaries"
+        victims = self.processes()
+        for victim in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                victim.kill()
+        psutil.wait_procs(victims, timeout=30)
+        started = self._pg_ctl_start()
+        if started.returncode != 0:
+            raise RuntimeError(
+                f"PostgreSQL did not restart:\n{started.stdout}{started.stderr}{self._log_tail()}"
+            )
         self.pid = self._read_pid()
 
     def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,174 @@
+"""PostgreSQL with ``synchronous_commit=off`` crashed mid-run: what it loses, and what holds.
+
+An asynchronous commit is acknowledged before its WAL is on disk, so a crash loses the
+commits of the last moments (docs/reliability.md, "Asynchronous commits"). This test
+says exactly which: a commit made durable (here, a synchronous commit by the test: it
+flushes every WAL record before it, the WAL writer's periodic flush does the same) keeps
+everything acknowledged before it; after it, the WAL is kept as a prefix, so what is lost
+is a tail in commit order. With the WAL writer stopped the tail is sure to be lost.
+
+What still holds after the crash, asserted here:
+- every submit acknowledged before the flush survives, and every outcome seen before it;
+- what is lost is a tail: a batch sent after a batch that lost a task lost all of its own;
+- no task is stuck (every surviving row ends final, without a hand), and no final row is
+  ever rewritten (the recorded history, itself in the same WAL);
+- resending every acknowledged submit with its request id answers a survivor with its
+  own task and recreates a lost one, once; so a client that resends what it sent in the
+  last moments loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncpg
+import grpc
+import pytest
+from support import history
+from support.cluster import Cluster
+from support.postgres import PostgresCluster, server_bindir
+from support.waiting import wait_until
+
+from taskyard.client import TaskyardError
+from taskyard.result_store.migrate import migrate_dsn
+
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(server_bindir() is None, reason="needs PostgreSQL server binaries to crash"),
+]
+
+T = TypeVar("T")
+BATCH = 40
+BATCHES_BEFORE_FLUSH = 3
+BATCHES_AFTER_FLUSH = 3
+
+
+def through_outage(call: Callable[[], T], timeout: float = 60.0) -> T:
+    """Retry a call that fails with UNAVAILABLE while the database is coming back."""
+
+    def answered() -> tuple[T] | None:
+        try:
+            return (call(),)
+        except TaskyardError as exc:
+            if exc.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise
+            return None
+
+    (value,) = wait_until(answered, timeout, "an answer other than UNAVAILABLE", interval=0.2)
+    return value
+
+
+async def _execute(dsn: str, *statements: str) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        for sql in statements:
+            await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def asynchronous_pg() -> Iterator[PostgresCluster]:
+    """A server of the test's own (it is crashed) whose commits do not wait for the WAL."""
+    pg = PostgresCluster(settings={"synchronous_commit": "off", "fsync": "on"}).start()
+    try:
+        asyncio.run(migrate_dsn(pg.dsn("postgres")))
+        history.install(pg.dsn("postgres"))
+        yield pg
+    finally:
+        pg.stop()
+
+
+def test_a_crash_with_asynchronous_commits_loses_only_a_tail_and_leaves_nothing_stuck(
+    asynchronous_pg: PostgresCluster, tmp_path: Path
+) -> None:
+    pg = asynchronous_pg
+    dsn = pg.dsn("postgres")
+    with Cluster(dsn, tmp_path, concurrency=8, lease_seconds=2.0, request_timeout=3.0) as cluster:
+        client: Any = cluster.client()
+        batches: list[list[dict[str, Any]]] = []
+        acked: dict[str, str] = {}  # request id -> task id, as acknowledged
+
+        def send_batch(tag: str) -> list[str]:
+            items: list[dict[str, Any]] = [
+                {"name": "sleep", "args": [0.01], "request_id": f"{tag}-{len(batches)}-{i}"}
+                for i in range(BATCH)
+            ]
+            batches.append(items)
+            tasks = client.submit_many(items)
+            for item, task in zip(items, tasks, strict=True):
+                acked[item["request_id"]] = task.id
+            return [t.id for t in tasks]
+
+        for _ in range(BATCHES_BEFORE_FLUSH):
+            send_batch("durable")
+        seen_final = {
+            t.id: t.state.name for t in (client.wait(acked[i["request_id"]], timeout=30) for i in batches[0])
+        }
+        durable = dict(acked)
+        # A synchronous commit flushes the WAL up to itself: all of the above is on disk now.
+        asyncio.run(_execute(dsn, "SET synchronous_commit = on", "SELECT txid_current()"))
+
+        walwriter = pg.process("walwriter")
+        walwriter.send_signal(signal.SIGSTOP)
+        for _ in range(BATCHES_AFTER_FLUSH):
+            send_batch("tail")
+        # Outcomes acknowledged to a client after the flush may be lost too.
+        tail_seen = {
+            t.id: t.state.name
+            for t in (client.wait(acked[i["request_id"]], timeout=30) for i in batches[-1][:5])
+        }
+        pg.kill_and_restart()
+
+        ids = list(acked.values())
+        surviving = {
+            r["id"]: r["state"]
+            for r in through_outage(
+                functools.partial(
+                    cluster.query,
+                    "SELECT id::text AS id, state::text AS state FROM tasks WHERE id = ANY($1::uuid[])",
+                    ids,
+                )
+            )
+        }
+        assert set(durable.values()) <= set(surviving), "a submit acknowledged before the flush was lost"
+        for task_id, state in seen_final.items():
+            assert surviving[task_id] == state, f"an outcome seen before the flush changed: {task_id}"
+
+        # The loss is a tail: after a batch that lost a task, no later batch kept one.
+        lost_in = [sum(acked[i["request_id"]] not in surviving for i in batch) for batch in batches]
+        first_loss = next((n for n, lost in enumerate(lost_in) if lost), len(batches))
+        for later in range(first_loss + 1, len(batches)):
+            assert lost_in[later] == BATCH, (
+                f"batch {later} kept a task after batch {first_loss} lost one: {lost_in}"
+            )
+        lost = sum(lost_in)
+        forgotten = [t for t in tail_seen if surviving.get(t) not in history.FINAL]
+        print(
+            f"\nasynchronous commits: {lost} of {len(acked)} acknowledged submits lost"
+            f" (per batch {lost_in}); {len(forgotten)} of {len(tail_seen)} outcomes seen"
+            " after the flush lost (with their task or rewound)"
+        )
+        assert lost > 0, "the WAL writer was stopped: the last batch cannot have reached the disk"
+
+        # Every acknowledged submit resent with its request id: a survivor answers with its own
+        # task, a lost one is created again, once.
+        resent = through_outage(functools.partial(client.submit_many, [i for b in batches for i in b]))
+        again = {i["request_id"]: t.id for i, t in zip((i for b in batches for i in b), resent, strict=True)}
+        for request_id, task_id in acked.items():
+            if task_id in surviving:
+                assert again[request_id] == task_id, f"a surviving submit {request_id} was answered anew"
+            else:
+                assert again[request_id] != task_id
+        assert cluster.count_tasks() == len(acked), "a resent submit was accepted twice"
+
+        finals = [through_outage(functools.partial(client.wait, t, timeout=60)) for t in again.values()]
+        assert {t.state.name for t in finals} == {"SUCCESS"}
+        assert cluster.count_tasks(states=("QUEUED", "ASSIGNED", "RUNNING", "RETRYING", "SCHEDULED")) == 0
+        history.check(cluster, list(again.values()))
