@@ -22,6 +22,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support import history
 from support.cluster import Cluster
 from support.ports import BLOCK, free_port_block, listening
 from support.waiting import wait_until
@@ -192,3 +193,91 @@ def test_a_stopped_leader_hands_over_at_once(cluster_factory: Callable[..., Clus
     assert row["holder"].startswith("scheduler-")
     assert "released the leadership (term 1)" in cluster.log_text("scheduler")
     assert client.wait(client.submit("journal", "after", 0.0).id, timeout=30).state.name == "SUCCESS"
+
+
+class Load:
+    """Batches of ``journal_attempt`` tasks sent back to back on a thread, each batch
+    resent with its request ids until a gateway takes it: a steady load with work
+    QUEUED, ASSIGNED and RUNNING at any moment."""
+
+    def __init__(self, client: Any, batch: int = 40, seconds: float = 0.05) -> None:
+        self.client = client
+        self.batch = batch
+        self.seconds = seconds
+        self.acked: dict[str, str] = {}  # key -> task id
+        self.resent = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="load", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            items: list[dict[str, Any]] = [
+                {
+                    "name": "journal_attempt",
+                    "args": [f"k{n}-{i}", self.seconds],
+                    "request_id": str(uuid.uuid4()),
+                }
+                for i in range(self.batch)
+            ]
+            while True:
+                try:
+                    tasks = self.client.submit_many(items)
+                    break
+                except TaskyardError:  # no leader to take it yet: again, the same request ids
+                    self.resent += 1
+                    self._stop.wait(STREAM_GAP)
+            for item, t in zip(items, tasks, strict=True):
+                self.acked[item["args"][0]] = t.id
+            n += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(60)
+        assert not self._thread.is_alive()
+
+
+def test_a_leader_killed_under_load_loses_nothing_and_runs_no_attempt_twice(
+    cluster_factory: Callable[..., Cluster], journal: Path, database_url: str
+) -> None:
+    history.install(database_url)
+    cluster = two_schedulers(cluster_factory, journal, workers=2, lease_seconds=3.0)
+    client: Any = cluster.client()
+    load = Load(client)
+    try:
+        in_flight = wait_until(
+            lambda: (n := cluster.count_tasks(states=("ASSIGNED", "RUNNING"))) >= 8 and n,
+            30,
+            "work in flight under the first leader",
+        )
+        queued = cluster.count_tasks(states=("QUEUED",))
+        holder = leader_row(cluster)["holder"]
+        cluster.kill("scheduler", signal.SIGKILL)
+        wait_until(
+            lambda: leader_row(cluster)["term"] == 2, 3 * BOUND, lambda: f"a new term\n{cluster.logs_tail()}"
+        )
+        taken = len(load.acked)
+        wait_until(lambda: len(load.acked) >= taken + 200, 60, "200 more tasks taken by the new leader")
+    finally:
+        load.stop()
+    print(f"\nleader {holder} killed with {in_flight} tasks in flight and {queued} queued")
+    ids = list(load.acked.values())
+    finals = [client.wait(task_id, timeout=60) for task_id in ids]
+    assert {t.state.name for t in finals} == {"SUCCESS"}
+    assert cluster.count_tasks() == len(ids), "a resent batch was taken twice"
+    assert cluster.count_tasks(states=("QUEUED", "ASSIGNED", "RUNNING", "RETRYING", "SCHEDULED")) == 0
+    history.check(cluster, ids)
+
+    starts = collections.Counter(
+        tuple(line.split()[1:3]) for line in journal.read_text().splitlines() if line.startswith("start ")
+    )
+    twice = [key for key, n in starts.items() if n > 1]
+    assert not twice, f"the same attempt ran twice: {twice[:10]}"
+    done = {line.split()[1] for line in journal.read_text().splitlines() if line.startswith("done ")}
+    assert done >= set(load.acked), "an acknowledged task never ran to its end"
+    attempts = {r["id"]: r["attempt"] for r in cluster.query("SELECT id::text AS id, attempt FROM tasks")}
+    for (key, attempt), _ in starts.items():
+        assert int(attempt) <= attempts[load.acked[key]], f"{key} ran attempt {attempt} the row does not show"
+    rerun = sum(1 for key in load.acked if attempts[load.acked[key]] > 1)
+    print(f"{len(ids)} tasks, {rerun} run again as a new attempt, {load.resent} batches resent")

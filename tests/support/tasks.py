@@ -39,6 +39,18 @@ async def journal(key: str, seconds: float = 0.0, first_run_only: bool = False) 
     return key
 
 
+@task
+async def journal_attempt(key: str, seconds: float = 0.0) -> str:
+    """As ``journal``, with the attempt number on each line: a body run twice under one
+    attempt number is what the task record cannot show."""
+    attempt = current_task().attempt
+    _journal(f"start {key} {attempt} {os.getpid()}")
+    if seconds:
+        await asyncio.sleep(seconds)
+    _journal(f"done {key} {attempt} {os.getpid()}")
+    return key
+
+
 @task(max_retries=0)
 def fail_without_retry(message: str) -> None:
     """Declares its own retry budget: none."""
