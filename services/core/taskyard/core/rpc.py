@@ -315,11 +315,14 @@ class Responder:
         *,
         max_message_bytes: int,
         concurrency: int = 64,
+        limits: Mapping[int, int] | None = None,
     ) -> None:
         self.address = address
         self._routes = route_table(routes)
         self._concurrency = concurrency
-        self._sock = transport.open_socket(pynng.Rep0, max_message_bytes=max_message_bytes, listen=address)
+        self._sock = transport.open_socket(
+            pynng.Rep0, max_message_bytes=max_message_bytes, listen=address, limits=limits
+        )
         self._contexts: list[asyncio.Task[None]] = []
 
     async def serve(self) -> None:

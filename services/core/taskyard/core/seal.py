@@ -288,6 +288,25 @@ class Seal:
         kid_len = raw[-MAC_BYTES - 2]
         return raw[: -(FIXED_TRAILER_BYTES + kid_len)]
 
+    def screen(self, raw: bytes | memoryview) -> str:
+        """The refusal reason the trailer alone gives (layout, a key id this process
+        holds, a send time within the window), or "": decided before any MAC, so junk
+        costs no hashing (core.gate). "" without a key (``open`` decides then)."""
+        if self._signer_mac is None:
+            return ""
+        size = len(raw)
+        if size < FIXED_TRAILER_BYTES + 1 or raw[-MAC_BYTES - 1] != VERSION:
+            return "unsigned"
+        kid_len = raw[-MAC_BYTES - 2]
+        if not 0 < kid_len <= MAX_KID_BYTES or size < FIXED_TRAILER_BYTES + kid_len:
+            return "unsigned"
+        if bytes(raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2]) not in self._macs:
+            return "unknown_key"
+        (sent_at_ms,) = _STAMP.unpack_from(raw, size - FIXED_TRAILER_BYTES - kid_len)
+        if abs(int(self._clock() * 1000) - sent_at_ms) > self.window_ms:
+            return "stale"
+        return ""
+
     def _refuse(self, reason: str, raw: bytes, where: str) -> None:
         self.refusals.add(reason, where)
         if reason in KEY_MISMATCH and not self._accepted and not self._mismatch_said:

@@ -24,7 +24,7 @@ import pynng
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import seal, states
+from taskyard.core import gate, seal, states
 
 Kind = envelope_pb2.Kind
 M = TypeVar("M", bound=Message)
@@ -78,18 +78,20 @@ RECONNECT_MAX_MS = 250
 
 
 class _Sealed(pynng.Socket):  # type: ignore[misc]
-    """Seals what a socket sends and opens what it receives (core.seal).
+    """Seals what a socket sends and opens what it receives (core.seal), through
+    its gate (core.gate: cheap refusals first, large MACs off the loop, a refusal
+    budget per peer pipe).
 
     Mixed in front of a pynng socket class (``sealed``). The seal is taken when the
     socket opens; each socket has its own replay guard, since one process may
     legitimately receive the same message on two sockets (a hub and its own peer)."""
 
     _seal: seal.Seal
-    _guard: seal.ReplayGuard
-    _where: str
+    _gate: gate.Gate
 
     def _open_sealed(self, raw: bytes) -> bytes | None:
-        return self._seal.open(raw, self._guard, self._where)
+        """For a message taken without its pipe (core.wire's raw requester)."""
+        return self._gate.open_bytes(raw)
 
     def send(self, data: bytes, block: bool = True) -> None:
         super().send(self._seal.seal(data), block)
@@ -99,13 +101,13 @@ class _Sealed(pynng.Socket):  # type: ignore[misc]
 
     def recv(self, block: bool = True) -> bytes:
         while True:
-            clear = self._open_sealed(super().recv(block))
+            clear = self._gate.open_now(super().recv_msg(block))
             if clear is not None:
                 return clear
 
     async def arecv(self) -> bytes:
         while True:
-            clear = self._open_sealed(await super().arecv())
+            clear = await self._gate.open(await super().arecv_msg())
             if clear is not None:
                 return clear
 
@@ -126,7 +128,7 @@ class _SealedContext(pynng.Context):  # type: ignore[misc]
 
     async def arecv(self) -> bytes:
         while True:
-            clear = self._sealed_by._open_sealed(await super().arecv())
+            clear = await self._sealed_by._gate.open(await super().arecv_msg())
             if clear is not None:
                 return clear
 
@@ -144,11 +146,14 @@ def sealed(cls: type[Any]) -> type[Any]:
     return found
 
 
-def _new_sealed(cls: type[Any], where: str, **options: Any) -> Any:
+def _new_sealed(
+    cls: type[Any], where: str, *, limits: Mapping[int, int] | None, police: bool, **options: Any
+) -> Any:
     sock = sealed(cls)(**options)
     sock._seal = seal.current()
-    sock._guard = seal.ReplayGuard()
-    sock._where = where
+    sock._gate = gate.Gate(sock._seal, seal.ReplayGuard(), where, limits=limits, police=police)
+    # What the gate keeps per pipe goes with the pipe (NNG runs this on its thread).
+    sock.add_post_pipe_remove_cb(sock._gate.forget)
     return sock
 
 
@@ -158,13 +163,25 @@ def open_socket(
     max_message_bytes: int,
     listen: str | None = None,
     dial: str | None = None,
+    limits: Mapping[int, int] | None = None,
     **options: Any,
 ) -> Any:
-    """Create a sealed pynng socket with an explicit receive limit."""
+    """Create a sealed pynng socket with an explicit receive limit: the largest
+    message its role may legitimately receive (NNG refuses a larger one from its
+    length prefix, before reading it). ``limits``: smaller bounds by envelope kind
+    (core.gate). A listener's gate closes peer pipes that spend their refusal
+    budget; a dialer's peers are the addresses it was given."""
     if dial:
         options.setdefault("reconnect_time_min", RECONNECT_MIN_MS)
         options.setdefault("reconnect_time_max", RECONNECT_MAX_MS)
-    sock = _new_sealed(cls, listen or dial or cls.__name__, recv_max_size=max_message_bytes, **options)
+    sock = _new_sealed(
+        cls,
+        listen or dial or cls.__name__,
+        limits=limits,
+        police=bool(listen),
+        recv_max_size=max_message_bytes,
+        **options,
+    )
     if listen:
         sock.listen(listen)
     if dial:
@@ -177,13 +194,20 @@ def open_socket(
 PAIR_BUFFER = 1024
 
 
-def open_pair(*, max_message_bytes: int, listen: str | None = None, dial: str | None = None) -> Any:
-    """A PAIR socket with send/receive buffers, so short bursts never block the sender."""
+def open_pair(
+    *, max_message_bytes: int, listen: str | None = None, dial: str | None = None, several: bool = False
+) -> Any:
+    """A PAIR socket with send/receive buffers, so short bursts never block the sender.
+
+    pair1, so that a listener may take ``several`` peers at once (a pool's: a peer
+    that holds its port without the key must not keep the scheduler out, see
+    worker_pool/peers.py); such a socket sends to one pipe at a time."""
     return open_socket(
-        pynng.Pair0,
+        pynng.Pair1,
         max_message_bytes=max_message_bytes,
         listen=listen,
         dial=dial,
+        polyamorous=several,
         send_buffer_size=PAIR_BUFFER,
         recv_buffer_size=PAIR_BUFFER,
     )

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from taskyard.core import health, seal
+from taskyard.core import gate, health, seal
 from taskyard.core.config import Settings
 from taskyard.core.rpc import Responder
 
@@ -37,8 +37,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         responder = Responder(
             settings.store_listen_address,
             store.routes(),
+            # Writes are batches up to max_message_bytes; reads are bounded by the
+            # gRPC request they answer, so a larger one is refused before its MAC.
             max_message_bytes=settings.max_message_bytes,
             concurrency=CONCURRENCY,
+            limits=gate.store_request_limits(settings.grpc_max_message_bytes),
         )
         serving = asyncio.create_task(responder.serve(), name="store-responder")
         health.mark_ready()

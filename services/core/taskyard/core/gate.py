@@ -1,0 +1,305 @@
+"""The receive side of a sealed socket, against peers that do not hold the key.
+
+Anyone who reaches an NNG port can send it messages up to the socket's receive
+limit, and NNG delivers them whole. The MAC is the only proof a message comes from
+the suite, and hashing a large body costs time. So a gate decides what it can
+before any MAC, from what is cheap to read:
+
+- the trailer (``Seal.screen``): its layout, a key id this process holds, a send
+  time within the window. Junk that fails here is never hashed, nor even copied
+  out of NNG's buffer;
+- the size a message's kind may legitimately have (``limits``): the envelope's
+  kind is read from its first bytes, and a kind that only ever carries one gRPC
+  request's worth is refused when it is larger.
+
+What passes is hashed: a small body on the event loop (it costs less than a
+thread hand-off), a large one in a thread, so a flood of large bodies never stops
+the loop (hashlib releases the GIL). A pipe that has not yet delivered a verified
+message (a peer not yet proven to hold the key) gets one large body hashed at a
+time; a second one meanwhile is refused ("busy") rather than held, so what a
+stranger makes this process hold is bounded by about two messages per pipe.
+
+Every refusal is charged to its peer pipe (``Budget``): a pipe may cause
+``REFUSAL_BURST`` refusals, refilled at ``REFUSAL_RATE`` per second; past that the
+gate closes the pipe (pynng ``Pipe.close``), and what it already delivered is
+dropped unhashed. A legitimate peer never pays: its messages verify. One whose
+key or clock is wrong is refused anyway; a closed pipe only makes it redial.
+
+What a gate does not do is documented in docs/security.md ("Floods on the bus").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from taskyard.core import contract
+from taskyard.core import seal as seal_mod
+
+# A body at least this large is hashed in a thread (HMAC-SHA256 runs at ~1 GB/s:
+# 256 KiB is ~0.25 ms of the loop, about a thread hand-off's cost).
+LARGE_BODY_BYTES = 256 * 1024
+# Refusals a pipe may cause in a burst, and the rate they are forgiven at.
+REFUSAL_BURST = 4
+REFUSAL_RATE = 1.0
+# The envelope's bytes besides a request's payload (ids, trace headers, deadline).
+ENVELOPE_SLACK_BYTES = 64 * 1024
+# The envelope's kind is read in at most this many leading bytes (message id first).
+KIND_SCAN_BYTES = 128
+
+# Refusal reasons a gate adds to the seal's (seal.REASONS).
+OVERSIZE = "oversize"  # larger than its kind can be
+BUSY = "busy"  # a second large body from an unproven pipe while one is hashed
+CLOSED_PIPE = "closed_pipe"  # delivered by a pipe the gate had closed
+
+
+def store_request_limits(grpc_max_message_bytes: int) -> dict[int, int]:
+    """The result-store port's bounds by kind: a read (or a small admin request)
+    carries at most what one gRPC request carried to a gateway, so it is bounded by
+    the gRPC message limit; writes (inserts, reports, logs, renewals) are batches
+    and keep the socket's limit (Settings.max_message_bytes)."""
+    cap = grpc_max_message_bytes + ENVELOPE_SLACK_BYTES
+    reads = (
+        contract.STORE_GET,
+        contract.STORE_LIST,
+        contract.STORE_GET_LOGS,
+        contract.STORE_TREE,
+        contract.STORE_COUNTERS,
+        contract.STORE_EXPLAIN,
+        contract.STORE_QUEUE_STATUS,
+        contract.STORE_SERVERS,
+        contract.STORE_READ_EVENTS,
+        contract.STORE_SUMMARIZE_EVENTS,
+        contract.STORE_FAILURES,
+        contract.STORE_SCHEDULE_READ,
+        contract.STORE_TASK_NAMES,
+        contract.STORE_QUEUE_OP,
+        contract.STORE_CANCEL,
+    )
+    return {method.kind: cap for method in reads}
+
+
+class Budget:
+    """One pipe's refusals: a token bucket of ``burst`` tokens refilled at ``rate``/s."""
+
+    __slots__ = ("_at", "_rate", "_tokens", "burst")
+
+    def __init__(self, now: float, *, burst: int = REFUSAL_BURST, rate: float = REFUSAL_RATE) -> None:
+        self.burst = burst
+        self._rate = rate
+        self._tokens = float(burst)
+        self._at = now
+
+    def charge(self, now: float) -> bool:
+        """Charge one refusal; False once the burst is spent."""
+        self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self._rate)
+        self._at = now
+        self._tokens -= 1.0
+        return self._tokens >= 0.0
+
+
+class Gate:
+    """Screens, verifies and budgets what one socket receives (see the module's doc).
+
+    ``limits`` maps an envelope kind to the largest message of that kind (trailer
+    excluded); kinds not in it are bounded by the socket's receive limit alone.
+    ``police`` closes pipes that spend their refusal budget (listening sockets:
+    a dialer's peers are the addresses it was configured with)."""
+
+    def __init__(
+        self,
+        sealer: seal_mod.Seal,
+        guard: seal_mod.ReplayGuard,
+        where: str,
+        *,
+        limits: Mapping[int, int] | None = None,
+        police: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seal = sealer
+        self.guard = guard
+        self.where = where
+        self.limits: Mapping[int, int] = limits or {}
+        self.police = police
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._budgets: dict[int, Budget] = {}
+        self._proven: set[int] = set()
+        self._hashing: set[int] = set()
+        self._closed: set[int] = set()
+        # Counted for tests and metrics: messages handed to the MAC, pipes closed.
+        self.macs = 0
+        self.pipes_closed = 0
+
+    # --- pipe events (NNG threads)
+
+    def forget(self, pipe: Any) -> None:
+        """A pipe is gone: drop what the gate kept about it (bounded memory)."""
+        pid = pipe.id
+        with self._lock:
+            self._budgets.pop(pid, None)
+            self._proven.discard(pid)
+            self._hashing.discard(pid)
+            self._closed.discard(pid)
+
+    # --- receiving
+
+    def screen(self, pid: int, body: Any) -> str:
+        """The reason to refuse ``body`` before any MAC, or ""."""
+        with self._lock:
+            if pid in self._closed:
+                return CLOSED_PIPE
+        reason = self.seal.screen(body)
+        if reason or not self.limits or not self.seal.enabled:
+            return reason
+        kind = envelope_kind(body)
+        limit = self.limits.get(kind) if kind is not None else None
+        if limit is not None and len(body) > limit + seal_mod.FIXED_TRAILER_BYTES + seal_mod.MAX_KID_BYTES:
+            return OVERSIZE
+        return ""
+
+    def open_bytes(self, raw: bytes) -> bytes | None:
+        """The clear part of ``raw``, received without its pipe (nothing to charge)."""
+        reason = self.seal.screen(raw)
+        if reason:
+            self.seal.refusals.add(reason, self.where)
+            return None
+        return self._open(raw)
+
+    def open_now(self, msg: Any) -> bytes | None:
+        """The clear bytes of ``msg``, verified on the calling thread (dialers, sync receives)."""
+        pid, body = _pipe_id(msg), _body(msg)
+        reason = self.screen(pid, body)
+        if reason:
+            self._refused(msg, pid, reason)
+            return None
+        raw = bytes(body)
+        del body
+        return self._verified(msg, pid, raw, self._open(raw))
+
+    async def open(self, msg: Any) -> bytes | None:
+        """The clear bytes of ``msg``; a large body is hashed in a thread."""
+        pid, body = _pipe_id(msg), _body(msg)
+        reason = self.screen(pid, body)
+        if reason:
+            self._refused(msg, pid, reason)
+            return None
+        size = len(body)
+        if size < LARGE_BODY_BYTES:
+            raw = bytes(body)
+            del body
+            return self._verified(msg, pid, raw, self._open(raw))
+        with self._lock:
+            unproven = pid not in self._proven
+            if unproven and pid in self._hashing:
+                reason = BUSY
+            elif unproven:
+                self._hashing.add(pid)
+        if reason:
+            self._refused(msg, pid, reason)
+            return None
+        try:
+            raw = bytes(body)
+            del body
+            msg = _Held(msg)  # NNG's copy is not needed while the thread hashes
+            clear = await asyncio.to_thread(self._open, raw)
+        finally:
+            if unproven:
+                with self._lock:
+                    self._hashing.discard(pid)
+        return self._verified(msg, pid, raw, clear)
+
+    def _open(self, raw: bytes) -> bytes | None:
+        with self._lock:
+            self.macs += 1
+        return self.seal.open(raw, self.guard, self.where)
+
+    def _verified(self, msg: Any, pid: int, raw: bytes, clear: bytes | None) -> bytes | None:
+        if clear is None:  # the seal counted its reason
+            self._charge(msg, pid)
+            return None
+        if self.seal.enabled:
+            with self._lock:
+                self._proven.add(pid)
+        return clear
+
+    def _refused(self, msg: Any, pid: int, reason: str) -> None:
+        self.seal.refusals.add(reason, self.where)
+        if reason != CLOSED_PIPE:
+            self._charge(msg, pid)
+
+    def _charge(self, msg: Any, pid: int) -> None:
+        if not self.police or not pid:
+            return
+        now = self._clock()
+        with self._lock:
+            if pid in self._proven or pid in self._closed:
+                return
+            budget = self._budgets.get(pid)
+            if budget is None:
+                budget = self._budgets[pid] = Budget(now)
+            if budget.charge(now):
+                return
+            self._closed.add(pid)
+            self.pipes_closed += 1
+        pipe = msg.pipe
+        if pipe is not None:
+            pipe.close()
+
+
+class _Held:
+    """A received message whose NNG buffer was released: its pipe only."""
+
+    __slots__ = ("pipe",)
+
+    def __init__(self, msg: Any) -> None:
+        self.pipe = msg.pipe
+
+
+def _body(msg: Any) -> memoryview:
+    """The message's bytes in NNG's buffer, uncopied (pynng's ``Message._buffer``:
+    ``Message.bytes`` would copy every message, junk included)."""
+    return memoryview(msg._buffer)
+
+
+def _pipe_id(msg: Any) -> int:
+    pipe = msg.pipe
+    return int(pipe.id) if pipe is not None else 0
+
+
+def envelope_kind(body: Any) -> int | None:
+    """The ``kind`` of the envelope ``body`` starts with, read from its first bytes
+    (the serializer writes fields in number order: message_id, then kind), or None
+    when not found there. Unauthenticated: only ever used to refuse."""
+    end = min(len(body), KIND_SCAN_BYTES)
+    i = 0
+    while i < end:
+        tag, i = _varint(body, i, end)
+        if tag is None:
+            return None
+        field, wire = tag >> 3, tag & 7
+        value, i = _varint(body, i, end) if wire in (0, 2) else (None, end)
+        if value is None:
+            return None
+        if field == 2 and wire == 0:
+            return value
+        if field > 2:
+            return 0  # proto3 leaves the default kind out
+        if wire == 2:
+            i += value
+    return None
+
+
+def _varint(body: Any, i: int, end: int) -> tuple[int | None, int]:
+    value = shift = 0
+    while i < end and shift < 64:
+        byte = body[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, i
+        shift += 7
+    return None, end

@@ -1,0 +1,31 @@
+"""The gate's cheap parts: a kind's bound, the kind read off an envelope's first
+bytes, a pipe's refusal budget (the flood itself: tests/integration/test_store_flood.py)."""
+
+from __future__ import annotations
+
+from taskyard.bus.v1 import envelope_pb2
+from taskyard.core import contract, gate, transport
+
+
+def test_a_read_is_bounded_by_the_grpc_limit_and_a_write_by_the_socket() -> None:
+    limits = gate.store_request_limits(4 << 20)
+    assert limits[contract.STORE_GET.kind] == (4 << 20) + gate.ENVELOPE_SLACK_BYTES
+    assert contract.STORE_REPORT.kind not in limits
+    assert contract.STORE_INSERT.kind not in limits
+    assert contract.STORE_LOGS.kind not in limits
+
+
+def test_the_kind_is_read_from_the_first_bytes() -> None:
+    raw = transport.encode(contract.STORE_GET.kind, b"x" * 100_000, headers={"traceparent": "00-ab"})
+    assert gate.envelope_kind(memoryview(raw)) == contract.STORE_GET.kind
+    # proto3 leaves kind 0 out: the next field says so.
+    assert gate.envelope_kind(envelope_pb2.Envelope(payload=b"x").SerializeToString()) == 0
+    assert gate.envelope_kind(b"\xff" * 64) is None
+    assert gate.envelope_kind(b"") is None
+
+
+def test_a_pipe_spends_its_burst_then_is_forgiven_at_the_rate() -> None:
+    budget = gate.Budget(0.0, burst=3, rate=1.0)
+    assert [budget.charge(0.0) for _ in range(3)] == [True, True, True]
+    assert not budget.charge(0.0)
+    assert budget.charge(2.0)  # two seconds forgive two refusals
