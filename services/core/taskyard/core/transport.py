@@ -244,6 +244,8 @@ SCHEDULER_EVENT_TYPES = frozenset(
         "schedule.changed",  # periodic schedules
         "queue.paused",  # ops: paused queues
         "queue.resumed",
+        "pool.lost",  # no dispatch to a pool no store hears (scheduler/pools.py)
+        "pool.registered",  # heard again
     }
 )
 

@@ -63,8 +63,9 @@ LOAD_DEFAULT_LIMIT = 1000
 LOAD_MAX_LIMIT = 10_000
 RESCUE_DEFAULT_LIMIT = 1000
 PROMOTE_DEFAULT_LIMIT = 1000
-# A pool in these states gets no new lease (it may stop listening before the dispatch arrives).
-DRAINING_STATES = frozenset({"DRAINING", "STOPPING"})
+# A pool in these states gets no new lease (it may stop listening before the dispatch
+# arrives; STOPPED: it stopped, or was declared lost and not heard from since).
+DRAINING_STATES = frozenset({"DRAINING", "STOPPING", "STOPPED"})
 
 
 def unimplemented(what: str) -> errors.TaskyardError:

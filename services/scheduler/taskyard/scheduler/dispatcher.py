@@ -154,10 +154,11 @@ class Dispatcher:
             refused = [ref for ref in refs if ref.id not in got]
             for ref in refused:  # cancelled or taken meanwhile, or the pool drains
                 pool.inflight.pop(ref.id, None)
-            if refused and pool.state != WorkerState.RUNNING.value:
-                # The store refuses leases to a draining pool: these are still QUEUED
-                # and belong in the lanes for the other pools (a cancelled one is
-                # refused again by lease_tasks and dropped by its event).
+            if refused and (pool.state != WorkerState.RUNNING.value or pool.benched):
+                # The store refuses leases to a draining pool, and to one it declared
+                # lost: these are still QUEUED and belong in the lanes for the other
+                # pools (a cancelled one is refused again by lease_tasks and dropped
+                # by its event).
                 self.lanes.push_all(refused)
             self.wake.set()
         await self.send(pool, leased, raw)

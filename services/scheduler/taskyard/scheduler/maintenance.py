@@ -16,7 +16,7 @@ import time
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, lanes_pb2, leases_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, lanes_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.scheduler import pauses
@@ -34,6 +34,11 @@ MAX_MISSED_SURVEYS = 3
 # Seconds between survey rounds while a restarted scheduler waits for a pool to answer.
 QUICK_RESURVEY = 0.1
 QUICK_WINDOW_MS = 100
+# Seconds between reads of the stores' pool registry: a pool.lost or pool.registered
+# event lost on the way costs at most this (pools.py, PoolRegistry.learn_states).
+POOL_STATES_INTERVAL = 2.0
+# Pools whose last heartbeat is older than this are left out of that read.
+POOL_STATES_AGE_MS = 24 * 3600 * 1000
 
 
 class Maintenance:
@@ -101,12 +106,33 @@ class Maintenance:
         promoted = await self._store.call(contract.STORE_PROMOTE_DUE, lanes_pb2.PromoteDueRequest(limit=PAGE))
         self._pushed([ref_of(t) for t in promoted.tasks])
 
+    async def learn_pool_states(self) -> None:
+        """Which pools a store declared lost, and which it heard from since: one read
+        of the registry, whatever the number of tasks. A pool newly lost may have had
+        leases refused (the store leases nothing to a lost pool) whose tasks left the
+        lanes: they are loaded again."""
+        reply = await self._store.call(
+            contract.STORE_SERVERS, pools_pb2.ServersRequest(max_age_ms=POOL_STATES_AGE_MS)
+        )
+        if self._pools.learn_states({s.pool_id: s.state for s in reply.servers}):
+            self.reload_requested.set()
+
+    async def _learn_pool_states_once(self) -> None:
+        try:
+            await self.learn_pool_states()
+        except errors.TaskyardError as exc:  # the rescue and the reload go on regardless
+            log.debug("reading the pool registry failed: %s", exc)
+
     async def run_polling(self, polling_interval: float, fallback_interval: float) -> None:
         last_reload = time.monotonic()
+        last_states = 0.0
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.reload_requested.wait(), polling_interval)
             try:
+                if time.monotonic() - last_states >= POOL_STATES_INTERVAL:
+                    last_states = time.monotonic()
+                    await self._learn_pool_states_once()
                 if self.reload_requested.is_set() or time.monotonic() - last_reload >= fallback_interval:
                     self.reload_requested.clear()
                     last_reload = time.monotonic()
@@ -168,6 +194,7 @@ class Maintenance:
                 names=list(reply.task_names),
                 capacity=reply.capacity,
                 state=reply.state,
+                cut_off=reply.cut_off,
             )
             if pool is None:  # its link dropped: a reply sent before it died
                 continue
@@ -178,7 +205,10 @@ class Maintenance:
             for task_id, sent_at in list(pool.inflight.items()):
                 if task_id not in held and now - sent_at > grace:
                     del pool.inflight[task_id]
-            refs.extend(reply.running)
+            if not pool.lost:
+                # A lost pool's leases are left to lapse: its tasks go to the
+                # pools a store hears from (what it runs could not be reported).
+                refs.extend(reply.running)
         for pool_id, pool in list(self._pools.pools.items()):
             if pool_id not in answered and count_misses:
                 pool.missed_surveys += 1

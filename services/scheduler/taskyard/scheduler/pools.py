@@ -2,6 +2,13 @@
 
 Free capacity is the scheduler's own account (capacity minus attempts it
 dispatched and has not heard back about); a pool's survey replies correct it.
+
+A pool the scheduler reaches is not always one whose work counts: its starts,
+outcomes and renewals go to the result-store by a route of their own. Such a
+pool gets nothing new (``free`` is 0) while it says it is cut off from every
+store (``cut_off``, worker_pool/contact.py), or while a store has declared it
+lost and no store has heard from it since (``lost``: pool.lost, until its
+heartbeat reaches a store again, pool.registered).
 """
 
 from __future__ import annotations
@@ -40,14 +47,23 @@ class Pool:
     inflight: dict[str, float] = dataclasses.field(default_factory=dict)
     last_seen: float = dataclasses.field(default_factory=time.monotonic)
     missed_surveys: int = 0
+    # It says its requests reach no store (its last survey answer or slot notice).
+    cut_off: bool = False
+    # A store declared it lost, and no store has heard from it since.
+    lost: bool = False
     receiver: asyncio.Task[None] | None = None
     # What the pool reports (slot notices, one per finished task), taken on the
     # loop; closing it closes ``socket``.
     inbox: transport.Inbox | None = None
 
     @property
+    def benched(self) -> bool:
+        """Nothing new goes to it: what it would run could not be reported."""
+        return self.cut_off or self.lost
+
+    @property
     def free(self) -> int:
-        if self.state != WorkerState.RUNNING.value:
+        if self.state != WorkerState.RUNNING.value or self.benched:
             return 0
         return max(0, self.capacity - len(self.inflight))
 
@@ -70,6 +86,9 @@ class PoolRegistry:
         self.pools: dict[str, Pool] = {}
         # pool id -> monotonic time its link dropped (see LINK_LOST_MEMORY).
         self._lost: dict[str, float] = {}
+        # Pools a store declared lost that no store has heard from since: kept by
+        # id, so a pool that registers again (a new ``Pool``) is still benched.
+        self.unheard: set[str] = set()
 
     def upsert(
         self,
@@ -80,6 +99,7 @@ class PoolRegistry:
         capacity: int,
         state: str = "",
         registered: bool = False,
+        cut_off: bool | None = None,
     ) -> Pool | None:
         """Learn about a pool from a registration, an announcement or a survey reply.
 
@@ -109,6 +129,7 @@ class PoolRegistry:
             pool = Pool(
                 pool_id, pair_address, frozenset(names), max(0, capacity), sock, inbox=transport.Inbox(sock)
             )
+            pool.lost = pool_id in self.unheard
             pool.receiver = asyncio.get_running_loop().create_task(self._receive(pool))
             self.pools[pool_id] = pool
             log.info(
@@ -119,10 +140,50 @@ class PoolRegistry:
             pool.capacity = max(0, capacity) or pool.capacity
         if state:
             pool.state = state
+        if cut_off is not None:
+            pool.cut_off = cut_off
         pool.last_seen = now
         pool.missed_surveys = 0
         self._on_change()
         return pool
+
+    def declare_lost(self, pool_id: str) -> bool:
+        """A store declared the pool lost: nothing new goes to it until a store hears
+        from it again. Whether that is news."""
+        if pool_id in self.unheard:
+            return False
+        self.unheard.add(pool_id)
+        pool = self.pools.get(pool_id)
+        if pool is not None:
+            pool.lost = True
+        log.warning("pool %s declared lost by a result-store: no dispatch to it until it is heard", pool_id)
+        return True
+
+    def heard(self, pool_id: str) -> bool:
+        """A store heard from the pool (its heartbeat): it may be given work again.
+        Whether that is news."""
+        if pool_id not in self.unheard:
+            return False
+        self.unheard.discard(pool_id)
+        pool = self.pools.get(pool_id)
+        if pool is not None:
+            pool.lost = False
+        log.info("pool %s heard by a result-store again: dispatching to it", pool_id)
+        self._on_change()
+        return True
+
+    def learn_states(self, states: dict[str, str]) -> bool:
+        """The stores' registry as read (pool id -> state): STOPPED is lost, any other
+        state heard; a pool the registry lacks is left as it is. Whether a pool was
+        newly declared lost."""
+        news = False
+        for pool_id in set(self.pools) | self.unheard:
+            state = states.get(pool_id)
+            if state == WorkerState.STOPPED.value:
+                news = self.declare_lost(pool_id) or news
+            elif state:
+                self.heard(pool_id)
+        return news
 
     def _link_lost(self, pool_id: str, sock: pynng.Pair0) -> None:
         pool = self.pools.get(pool_id)

@@ -242,6 +242,7 @@ class Scheduler:
             # (STARTING is ignored: a registered pool is dispatched to, and a
             # lost notice must not leave it looking unready until the next survey.)
             pool.state = report.state
+        pool.cut_off = report.cut_off  # every notice says whether its reports reach a store
         for refs in (report.completed, report.released, report.died):
             for item in refs:
                 pool.inflight.pop(item.ref.task_id, None)
@@ -267,6 +268,7 @@ class Scheduler:
                     self.dispatcher.wake.set()
                 continue
             graph.drop_cancelled(batch.events, self.lanes)
+            self._pool_news(batch.events)
             if batch is not None:
                 self.periodic.on_events(batch)
                 timers.feed_events(self.timers, batch.events)
@@ -274,6 +276,15 @@ class Scheduler:
                     self.dispatcher.wake.set()
             if batch is not None and any(e.type == "tasks.available" for e in batch.events):
                 self.maintenance.reload_requested.set()
+
+    def _pool_news(self, events: Sequence[event_pb2.Event]) -> None:
+        """A store declared a pool lost (bench it; its refused leases' tasks are loaded
+        again), or heard from one again (it may be given work)."""
+        for e in events:
+            if e.type == "pool.lost" and self.pools.declare_lost(e.worker_id):
+                self.maintenance.reload_requested.set()
+            elif e.type == "pool.registered":
+                self.pools.heard(e.worker_id)
 
     async def _watch_announcements(self) -> None:
         seen: dict[str, str] = {}

@@ -51,12 +51,14 @@ class SchedulerLink:
         return dispatch_pb2.SurveyReply(
             pool_id=pool.pool_id,
             running=workers.held_refs(),
-            free_slots=workers.free_slots(),
+            # Cut off from every store: no slot to offer (contact.py).
+            free_slots=0 if pool.contact.cut_off else workers.free_slots(),
             capacity=pool.capacity,
             task_names=pool.task_names,
             pair_address=pool.pair_address,
             state=pool.state.value,
             worker_pids=workers.worker_pids(),
+            cut_off=pool.contact.cut_off,
         )
 
     def announcement(self) -> dispatch_pb2.Announcement:
@@ -90,8 +92,9 @@ class SchedulerLink:
         does not arrive (no scheduler connected) is corrected by the next survey."""
         notice = dispatch_pb2.PoolReport(
             pool_id=self._pool.pool_id,
-            free_slots=self._workers.free_slots(),
+            free_slots=0 if self._pool.contact.cut_off else self._workers.free_slots(),
             state=self._pool.state.value,
+            cut_off=self._pool.contact.cut_off,
             released=report.released,
             died=[leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
         )
@@ -247,8 +250,10 @@ class SchedulerLink:
         try:
             await req.call(contract.STORE_HEARTBEAT, self.heartbeat(), timeout=limit)
             self._heartbeat_failures = 0
+            self._pool.contact.heard()
         except errors.TaskyardError as exc:
             self._heartbeat_failures += 1
+            self._pool.contact.failed("heartbeat", exc.message)
             (log.warning if self._heartbeat_failures in (1, 10) else log.debug)(
                 "heartbeat to %s failed: %s", ", ".join(self._settings.store_addresses), exc.message
             )

@@ -57,6 +57,8 @@ class Manager:
         self.settings = settings
         self.pool = PoolState(settings, pool_id)
         self.outbox = Outbox()
+        # Cut off from the stores, or heard again: the scheduler is told at once.
+        self.pool.contact.watch(self.outbox.slots_changed)
         self.background = Background()
         self.outlets = StoreOutlets(settings)
         self.workers = Workers(settings, self.pool, self.outbox, self.background, self.outlets)
@@ -114,7 +116,7 @@ class Manager:
         self._store = rpc.Requester(
             s.store_addresses, max_message_bytes=s.max_message_bytes, timeout=s.request_timeout
         )
-        self.outlets.open(self._store)
+        self.outlets.open(self._store, self.pool.contact)
         log.info(
             "pool %s starting: %d workers x %d, pair %s, %d task names",
             pool.pool_id,

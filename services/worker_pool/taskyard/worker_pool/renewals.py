@@ -57,6 +57,7 @@ class Renewals:
             reply = await req.call(contract.STORE_RENEW, msg)
         except errors.TaskyardError as exc:
             log.debug("lease renewal failed: %s", exc.message)
+            self._pool.contact.failed("lease renewal", exc.message)
             return None
         if reply.lost:
             # Mostly attempts whose outcome the store accepted while this renewal was on

@@ -19,6 +19,7 @@ from taskyard.core import contract, errors, rpc
 from taskyard.core.config import Settings
 from taskyard.core.retry import RetryPolicy
 from taskyard.worker_pool import poison
+from taskyard.worker_pool.contact import StoreContact
 from taskyard.worker_pool.shipper import LogShipper
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,15 @@ RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
 
 
 class ReportForwarder:
-    def __init__(self, store: rpc.Requester, policy: RetryPolicy, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        store: rpc.Requester,
+        policy: RetryPolicy,
+        rng: random.Random | None = None,
+        contact: StoreContact | None = None,
+    ) -> None:
         self._store = store
+        self._contact = contact
         self._policy = policy
         self._rng = rng or random.Random()
         self._pending: leases_pb2.ReportRequest | None = None
@@ -86,6 +94,8 @@ class ReportForwarder:
                     self._pending = req
                     delay = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
                     failures += 1
+                    if self._contact is not None:
+                        self._contact.failed("report", exc.message)
                     log.warning("report to the store failed (%s); retrying in %.2fs", exc, delay)
                     await asyncio.sleep(delay)
                     continue
@@ -140,11 +150,11 @@ class StoreOutlets:
         self.starts: ReportForwarder | None = None
         self.logs: LogShipper | None = None
 
-    def open(self, store: rpc.Requester) -> None:
+    def open(self, store: rpc.Requester, contact: StoreContact | None = None) -> None:
         s = self._settings
         policy = RetryPolicy.from_settings(s)  # with TASKYARD_RETRY_JITTER, as the workers use
-        self.starts = ReportForwarder(store, policy)
-        self.outcomes = ReportForwarder(store, policy)
+        self.starts = ReportForwarder(store, policy, contact=contact)
+        self.outcomes = ReportForwarder(store, policy, contact=contact)
         self.logs = LogShipper(
             store, max_pending=s.log_buffer_lines, batch_bytes=max(1, s.max_message_bytes // 2)
         )

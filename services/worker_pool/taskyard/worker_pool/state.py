@@ -18,6 +18,7 @@ from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import ids, lifecycle
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
+from taskyard.worker_pool.contact import StoreContact
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
@@ -36,6 +37,8 @@ class PoolState:
         # The last reports are being handed over: no worker is respawned any more,
         # and the report loop ends once nothing is left to send.
         self.closing = False
+        # Whether its requests reach a result-store (contact.py): no new work while not.
+        self.contact = StoreContact()
 
     def accepting(self) -> bool:
         # STARTING too: a scheduler may dispatch as soon as it dials our PAIR,

@@ -54,7 +54,7 @@ class Dispatch(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
 
 class PoolReport(_message.Message):
-    __slots__ = ("pool_id", "started", "completed", "released", "died", "free_slots", "state")
+    __slots__ = ("pool_id", "started", "completed", "released", "died", "free_slots", "state", "cut_off")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +62,7 @@ class PoolReport(_message.Message):
     DIED_FIELD_NUMBER: _ClassVar[int]
     FREE_SLOTS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    CUT_OFF_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     started: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.AttemptRef]
     completed: _containers.RepeatedCompositeFieldContainer[_leases_pb2.Completion]
@@ -69,7 +70,8 @@ class PoolReport(_message.Message):
     died: _containers.RepeatedCompositeFieldContainer[_leases_pb2.Death]
     free_slots: int
     state: str
-    def __init__(self, pool_id: _Optional[str] = ..., started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[_leases_pb2.Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[_leases_pb2.Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[_leases_pb2.Death, _Mapping]]] = ..., free_slots: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
+    cut_off: bool
+    def __init__(self, pool_id: _Optional[str] = ..., started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[_leases_pb2.Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[_leases_pb2.Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[_leases_pb2.Death, _Mapping]]] = ..., free_slots: _Optional[int] = ..., state: _Optional[str] = ..., cut_off: bool = ...) -> None: ...
 
 class Survey(_message.Message):
     __slots__ = ("scheduler_id",)
@@ -78,7 +80,7 @@ class Survey(_message.Message):
     def __init__(self, scheduler_id: _Optional[str] = ...) -> None: ...
 
 class SurveyReply(_message.Message):
-    __slots__ = ("pool_id", "running", "free_slots", "capacity", "task_names", "pair_address", "state", "worker_pids")
+    __slots__ = ("pool_id", "running", "free_slots", "capacity", "task_names", "pair_address", "state", "worker_pids", "cut_off")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
     FREE_SLOTS_FIELD_NUMBER: _ClassVar[int]
@@ -87,6 +89,7 @@ class SurveyReply(_message.Message):
     PAIR_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     WORKER_PIDS_FIELD_NUMBER: _ClassVar[int]
+    CUT_OFF_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     running: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.AttemptRef]
     free_slots: int
@@ -95,7 +98,8 @@ class SurveyReply(_message.Message):
     pair_address: str
     state: str
     worker_pids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, pool_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., free_slots: _Optional[int] = ..., capacity: _Optional[int] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., state: _Optional[str] = ..., worker_pids: _Optional[_Iterable[int]] = ...) -> None: ...
+    cut_off: bool
+    def __init__(self, pool_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., free_slots: _Optional[int] = ..., capacity: _Optional[int] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., state: _Optional[str] = ..., worker_pids: _Optional[_Iterable[int]] = ..., cut_off: bool = ...) -> None: ...
 
 class Announcement(_message.Message):
     __slots__ = ("service", "instance_id", "task_names", "pair_address", "capacity", "sent_at_ms")

@@ -178,8 +178,11 @@ WHERE t.id = l.id AND t.state = ANY(:sources::task_state[])
   -- A draining pool beats its state before it stops its workers: no lease
   -- committed after that goes to it (it may stop listening before the dispatch
   -- arrives); the ones committed before are released by its final hand-back.
+  -- Nor to a pool declared lost (STOPPED: no store has heard it for
+  -- pool_lost_after) until its heartbeat reaches a store again: what it ran
+  -- could not be reported, whatever a scheduler that still reaches it thinks.
   AND NOT EXISTS (SELECT 1 FROM workers w
-                  WHERE w.pool_id = l.pool_id AND w.state IN ('DRAINING', 'STOPPING'))
+                  WHERE w.pool_id = l.pool_id AND w.state IN ('DRAINING', 'STOPPING', 'STOPPED'))
 RETURNING {{record}}
 
 -- name: start_attempts
