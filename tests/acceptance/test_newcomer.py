@@ -15,8 +15,8 @@ What differs from a newcomer's machine, and why:
   gateway takes a free port (TASKYARD_GRPC_PORT: the default is 50051, and
   TASKYARD_TARGET tells the CLI), all set in the environment of every shell, as a user
   would export them. The dashboard moves to a
-  free port by itself when 8080 is taken; the metrics ports and Jaeger's are dev's
-  defaults.
+  free port by itself when 8080 is taken, and Jaeger to free ports when its defaults
+  are; the metrics ports are dev's defaults.
 """
 
 from __future__ import annotations
@@ -135,8 +135,8 @@ def test_the_first_hour(clone: Path) -> None:
         banner = dev.lines_until("Ctrl-C", timeout=30)
         pids = banner_pids(banner)
         jaeger = re.search(r"Jaeger ready \(pid (\d+)\)", dev.text)
-        # (Its ports are Jaeger's defaults, 4317, 4318 and 16686: a `make dev` running on
-        # this machine meanwhile holds them.)
+        # (Its ports are Jaeger's defaults, 4317, 4318 and 16686, or free ones when a `make dev`
+        # running on this machine meanwhile holds those: the banner names the UI either way.)
         assert jaeger, f"make dev started no Jaeger:\n{dev.text}"
         pids["jaeger"] = int(jaeger.group(1))
         seen = processes_of(pids)
@@ -173,6 +173,10 @@ def test_the_first_hour(clone: Path) -> None:
         assert counted["result"] == {"a": 2, "rose": 2, "is": 1}, counted
         assert "the suite refuses" not in pool.text
         assert pool.stop(grace=60) == 0, pool.text
+
+        # dev's own Jaeger is still the one running (not one that answered its checks for it
+        # while another held its ports, and exited).
+        assert alive(pids["jaeger"]), f"dev's Jaeger (pid {pids['jaeger']}) has exited:\n{dev.text}"
 
         # Stop as make is stopped: SIGTERM to its process group, twice (make forwards each
         # one to taskyard dev, which also gets them itself).

@@ -68,7 +68,9 @@ def start(
     jaeger_ports: jaeger.Ports | None = None,
 ) -> DevObservability:
     """Tracing to ``$OTEL_EXPORTER_OTLP_ENDPOINT`` when set, else to a local Jaeger
-    (when wanted and installed), else off; a dev run never fails for want of it."""
+    (when wanted and installed), else off; a dev run never fails for want of it.
+    The local Jaeger listens on its default ports, or on free ones when another process
+    holds any of those (``jaeger_ports`` fixes them: no fallback then)."""
     busy = [p for p in range(metrics_base, metrics_base + len(METRICS_ORDER)) if metrics_base and taken(p)]
     if busy:
         say(f"metrics off: port(s) {', '.join(map(str, busy))} in use (--metrics-port picks others)")
@@ -87,10 +89,16 @@ def start(
     # Absolute before anything is started: Jaeger runs inside its work directory.
     log = (data_dir / "jaeger.log").resolve()
     ui = jaeger.find_ui(binary)
+    ports = jaeger_ports or jaeger.Ports()
+    held_defaults = ports.taken() if jaeger_ports is None else {}
+    if held_defaults:
+        # Another Jaeger (another project's dev, say) holds the defaults: this run's own
+        # Jaeger takes free ports, and the banner's tracing line names its UI.
+        held = ", ".join(map(str, held_defaults.values()))
+        ports = jaeger.Ports.free()
+        say(f"Jaeger's default port(s) {held} in use; starting it on free ports (UI at :{ports.query})")
     try:
-        running = jaeger.start(
-            binary, jaeger_ports or jaeger.Ports(), data_dir.resolve() / "jaeger", log=log, ui_assets=ui
-        )
+        running = jaeger.start(binary, ports, data_dir.resolve() / "jaeger", log=log, ui_assets=ui)
     except (OSError, RuntimeError) as exc:
         say(f"Jaeger did not start; tracing off: {exc}")
         return found

@@ -56,6 +56,22 @@ class Ports:
             health=procs.free_port(),
         )
 
+    def named(self) -> dict[str, int]:
+        """Each listener's port by its name in Jaeger's configuration."""
+        return {
+            "OTLP gRPC receiver": self.otlp_grpc,
+            "OTLP HTTP receiver": self.otlp_http,
+            "query HTTP (UI and API)": self.query,
+            "query gRPC": self.query_grpc,
+            "health check": self.health,
+        }
+
+    def taken(self) -> dict[str, int]:
+        """The listeners whose port another process holds now (probed as servers bind)."""
+        from taskyard.cli import dev_observability
+
+        return {name: port for name, port in self.named().items() if dev_observability.taken(port)}
+
 
 def find_binary() -> Path | None:
     """``$TASKYARD_JAEGER``, then the checkout's .tools/bin, then ``jaeger`` on PATH."""
@@ -131,6 +147,14 @@ exporters:
   jaeger_storage_exporter:
     trace_storage: memstore
 """
+
+
+class PortsTaken(RuntimeError):
+    """Jaeger's ports (some of them) are held by another process; ``ports`` names them."""
+
+    def __init__(self, message: str, ports: dict[str, int]) -> None:
+        super().__init__(message)
+        self.ports = ports
 
 
 @dataclasses.dataclass
@@ -215,7 +239,14 @@ def start(
     ``workdir`` holds its config (``jaeger.log`` in it too unless ``log`` names a file,
     appended to); every path is made absolute first, so a relative one means the same
     to Jaeger (started in ``workdir``) as to the caller. A Jaeger that exits or never
-    answers raises ``RuntimeError`` quoting the end of its log."""
+    answers raises ``RuntimeError`` quoting the end of its log.
+
+    A port another process holds fails the start before Jaeger runs, naming it: that
+    process (another Jaeger, say) would answer the health and query checks for it."""
+    busy = ports.taken()
+    if busy:
+        held = ", ".join(f"127.0.0.1:{port} ({name})" for name, port in busy.items())
+        raise PortsTaken(f"jaeger cannot listen: {held} already in use by another process", busy)
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     log = (log or workdir / "jaeger.log").resolve()
@@ -248,7 +279,11 @@ def start(
         if _answers(f"http://127.0.0.1:{ports.health}/status") and _answers(
             f"{jaeger.query_url}/api/services"
         ):
-            return jaeger
+            # Healthy means every component started, the OTLP receivers bound; a
+            # Jaeger that lost a port in a race since the probe has exited by now.
+            if process.poll() is None:
+                return jaeger
+            continue
         time.sleep(0.1)
     jaeger.stop()
     raise RuntimeError(
