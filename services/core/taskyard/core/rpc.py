@@ -43,7 +43,7 @@ from google.protobuf.message import DecodeError, Message
 from pynng import lib
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import contract, dialer, errors, telemetry, transport, wire
+from taskyard.core import contract, dialer, errors, seal, telemetry, transport, wire
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,10 @@ class CallOptions(TypedDict, total=False):
 
     timeout: float | None  # seconds; None: the requester's default
     headers: Mapping[str, str] | None
+    # The envelope's message id; empty: a new one. A relay passes on the id of the
+    # request it serves, so that the store carries the request out once, however
+    # many copies of it reach relays (result_store/bus_requests.py).
+    message_id: str
 
 
 class Caller(Protocol):
@@ -134,7 +138,13 @@ class Requester:
         **options: Unpack[CallOptions],
     ) -> Rp:
         """``request`` may be serialized already (bytes passed on as they are)."""
-        reply = await self._call(method.kind, request, options.get("timeout"), options.get("headers"))
+        reply = await self._call(
+            method.kind,
+            request,
+            options.get("timeout"),
+            options.get("headers"),
+            options.get("message_id", ""),
+        )
         return transport.unpack(reply, method.reply)
 
     async def call_raw(
@@ -146,7 +156,13 @@ class Requester:
         """The reply's payload unparsed: for a caller that passes it on, or parses
         only a view of it."""
         return (
-            await self._call(method.kind, request, options.get("timeout"), options.get("headers"))
+            await self._call(
+                method.kind,
+                request,
+                options.get("timeout"),
+                options.get("headers"),
+                options.get("message_id", ""),
+            )
         ).payload
 
     async def _call(
@@ -155,12 +171,15 @@ class Requester:
         payload: Message | bytes,
         timeout: float | None,  # noqa: ASYNC109 - a per-request RPC limit
         headers: Mapping[str, str] | None,
+        message_id: str = "",
     ) -> envelope_pb2.Envelope:
         if self._closed:
             raise errors.unavailable(f"{self._peers}: requester closed")
         limit = self.timeout if timeout is None else timeout
         hdrs = telemetry.inject(dict(headers) if headers else None)
-        data = transport.encode(kind, payload, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000))
+        data = transport.encode(
+            kind, payload, message_id=message_id, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000)
+        )
         loop = asyncio.get_running_loop()
         self._reader.start(loop)
         request_id = _REQUEST_ID.pack((next(self._ids) & 0x7FFFFFFF) | _LAST_HOP)
@@ -375,6 +394,11 @@ class Responder:
                     reply = await route.handler(request, env)
         except errors.TaskyardError as exc:
             return _error_reply(env.message_id, exc)
+        except seal.Replayed:
+            # Carried out already (its id is on record): refused as the seal refuses a
+            # replay, unanswered, so a copy of a request says nothing to whoever sent it.
+            self._sock._seal.refusals.add("replayed", self.address)
+            return None
         except DecodeError:
             return _error_reply(env.message_id, errors.internal("malformed payload"))
         except Exception as exc:  # a handler bug must not stop the responder

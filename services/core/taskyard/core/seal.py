@@ -13,8 +13,11 @@ prefix and a counter: unique without a system call per message.
 A receiver refuses (drops and counts) a message that is unsigned, names a key it
 does not hold, fails its MAC (tampered, or signed with another key under the same
 id), was sent outside the clock window, or was already seen by the same socket
-(``ReplayGuard``). The first key of the keyring signs; every key verifies, which is
-what lets keys rotate without a flag day (docs/security.md, "The internal bus").
+(``ReplayGuard``). That guard is one socket's memory; a receiver whose requests
+change state keeps what outlives it (a request's id in the database, so another
+instance or a restart refuses it too: ``Replayed``). The first key of the keyring
+signs; every key verifies, which is what lets keys rotate without a flag day
+(docs/security.md, "The internal bus").
 
 With no key configured the seal is absent: messages go out as they are and are not
 checked. That is only allowed when every listener is on loopback (``require_safe``).
@@ -83,6 +86,17 @@ _STAMP = struct.Struct(">Q")
 
 class BusKeyError(ValueError):
     """The bus key configuration is unusable (or missing where it is required)."""
+
+
+class Replayed(Exception):
+    """A request that was carried out already, found so after the seal let it through:
+    its message id is recorded by a receiver that outlives one socket's replay guard
+    (the result-store's database, ``result_store/bus_requests.py``). A responder
+    refuses it like a replayed message: counted as ``replayed``, never answered."""
+
+    def __init__(self, kind: int) -> None:
+        super().__init__(f"a request of kind {kind} was carried out already")
+        self.kind = kind
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

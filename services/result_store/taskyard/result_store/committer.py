@@ -30,9 +30,9 @@ import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import errors, hops, tracing
+from taskyard.core import errors, hops, seal, tracing
 
-from . import event_log
+from . import bus_requests, event_log
 from . import metrics as store_metrics
 from . import spans as store_spans
 from .database_errors import database_error, sqlstate
@@ -131,6 +131,9 @@ class _Pending:
     request: Any
     rows: int
     future: asyncio.Future[Message]
+    # The envelope's message id of a request carried out once per database
+    # (bus_requests.py); empty for the others.
+    request_id: str = ""
 
 
 # Each applied group of a drain, with its outcome.
@@ -149,8 +152,10 @@ class Committer:
         on_message: Callable[[int, Message], None] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
+        keep_requests_s: float = bus_requests.MIN_KEEP_SECONDS,
     ) -> None:
         self._pool = pool
+        self._keep_requests_s = keep_requests_s
         self._order = [kind for kind, _ in appliers]
         self._appliers = dict(appliers)
         self._on_events = on_events
@@ -171,12 +176,14 @@ class Committer:
         """Have every writer connection plan its statements again before its next drain."""
         self._plans += 1
 
-    async def submit(self, kind: int, request: Any, rows: int = 1) -> Message:
-        """Queue one write; returns its reply after COMMIT."""
+    async def submit(self, kind: int, request: Any, rows: int = 1, request_id: str = "") -> Message:
+        """Queue one write; returns its reply after COMMIT. With ``request_id`` (a bus
+        request's message id) the write is carried out once per database: a request
+        whose id is on record already raises ``seal.Replayed`` (bus_requests.py)."""
         if kind not in self._appliers:
             raise errors.internal(f"no applier for kind {kind}")
         fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(kind, request, max(1, rows), fut))
+        self._queue.append(_Pending(kind, request, max(1, rows), fut, request_id))
         self.stats.requests += 1
         self._wake.set()
         return await fut
@@ -238,7 +245,7 @@ class Committer:
                     await self._apply(db, groups, results)
                 else:
                     async with conn.transaction():
-                        await self._apply(db, groups, results)
+                        await self._apply(db, await self._record(db, groups), results)
                         # The drain's user-facing events, committed with it (event_log.py).
                         await event_log.write(db, [ev for _, out in results for ev in out.events])
             except asyncpg.PostgresError as exc:
@@ -248,6 +255,25 @@ class Committer:
                     raise _Lost(exc, rerun=not alone or db.ran == 1) from exc
                 raise
         return db
+
+    async def _record(self, db: Db, groups: dict[int, list[_Pending]]) -> dict[int, list[_Pending]]:
+        """Record the drain's request ids in its transaction (one statement, only for a
+        drain that has some); the groups without the requests carried out before,
+        whose futures get ``seal.Replayed``."""
+        named = [p for group in groups.values() for p in group if p.request_id and not p.future.done()]
+        if not named:
+            return groups
+        db.stats.statements += 1
+        db.ran += 1
+        fresh = await bus_requests.record(
+            db.conn, [p.request_id for p in named], [p.kind for p in named], keep_s=self._keep_requests_s
+        )
+        for p in named:
+            if p.request_id in fresh:
+                fresh.discard(p.request_id)  # a second copy in the same drain is a replay too
+            else:
+                p.future.set_exception(seal.Replayed(p.kind))
+        return {kind: [p for p in group if not p.future.done()] for kind, group in groups.items()}
 
     async def _runs(self, drain: list[_Pending], groups: dict[int, list[_Pending]], results: _Results) -> Db:
         """``_run``, again after a short pause each time it lost to a concurrent
@@ -400,7 +426,7 @@ def _needs_transaction(p: _Pending) -> bool:
     events (they commit with their change, event_log.py). Among them a cancel
     (the task, then its descendants) and an insert that names parents or
     dependencies also need their statements to stand or fall together."""
-    return p.kind not in _UNLOGGED_KINDS
+    return p.kind not in _UNLOGGED_KINDS or bool(p.request_id)
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -12,7 +12,7 @@ from taskyard.core import contract, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
-from . import logs, queues
+from . import bus_requests, logs, queues
 from .committer import Applier
 from .retention import DAY_US, Purger
 
@@ -39,6 +39,7 @@ class Operations:
             clock or SystemClock(),
             retention_days=self.settings.retention_days,
             event_retention_seconds=self.settings.event_retention,
+            keep_requests_s=bus_requests.keep_seconds(self.settings.bus_replay_window),
             on_purged=self._forget,
         )
 
@@ -67,7 +68,9 @@ class Operations:
         max_bytes = max(1, self.settings.max_message_bytes // 2)  # the reply crosses the bus
         return await self.store._read(logs.read_logs(self.store.pool, req, max_bytes=max_bytes))
 
-    async def queue_op(self, req: queues_pb2.QueueOpRequest) -> queues_pb2.QueueOpReply:
+    async def queue_op(self, req: queues_pb2.QueueOpRequest, request_id: str = "") -> queues_pb2.QueueOpReply:
+        """``request_id``: the bus request's message id; a request is carried out once per
+        database, whichever store a copy of it reaches (bus_requests.py)."""
         if req.op == queues_pb2.QUEUE_OP_PURGE:
             if req.older_than_us < 0:
                 from taskyard.core import errors
@@ -75,10 +78,10 @@ class Operations:
 
                 raise errors.invalid([FieldViolation(field="older_than", description="must not be negative")])
             window = req.older_than_us or int(self.settings.retention_days * DAY_US)
-            count = await self.store._read(_count(self.purger.purge(window)))
+            count = await self.store._read(_count(self.purger.purge(window, request_id=request_id)))
             return queues_pb2.QueueOpReply(count=count.count)
         queues.validate(req, development=self.settings.development)
-        reply: queues_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1)
+        reply: queues_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1, request_id)
         # A retry (FAILURE -> QUEUED) has nothing to forget: no store caches a
         # FAILURE record (cache.py), so none answers for a retried task from memory.
         if req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
@@ -97,7 +100,7 @@ class Operations:
         return [
             rpc.serve_call(contract.STORE_LOGS, self.write_logs),
             rpc.serve_call(contract.STORE_GET_LOGS, self.read_logs),
-            rpc.serve_call(contract.STORE_QUEUE_OP, self.queue_op),
+            rpc.serve(contract.STORE_QUEUE_OP, bus_requests.once(self.queue_op)),
             rpc.serve_call(contract.STORE_QUEUE_STATUS, self.status),
             rpc.serve_call(contract.STORE_SERVERS, self.servers),
         ]

@@ -15,8 +15,10 @@ from collections.abc import Callable
 
 import asyncpg
 
+from taskyard.bus.v1 import envelope_pb2
 from taskyard.core.clock import Clock
 
+from . import bus_requests
 from .queries import bind
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ class Purger:
         event_retention_seconds: float = 86_400.0,
         on_purged: Callable[[list[str]], None] | None = None,
         chunk: int = CHUNK,
+        keep_requests_s: float = bus_requests.MIN_KEEP_SECONDS,
     ) -> None:
         self.pool = pool
         self.clock = clock
@@ -44,15 +47,24 @@ class Purger:
         self._on_purged = on_purged or (lambda ids: None)
         self.purged_total = 0
         self._lock = asyncio.Lock()
+        self._keep_requests_s = keep_requests_s
 
-    async def purge(self, older_than_us: int | None = None) -> int:
-        """Delete final tasks finished more than ``older_than_us`` ago (default: the window)."""
+    async def purge(self, older_than_us: int | None = None, *, request_id: str = "") -> int:
+        """Delete final tasks finished more than ``older_than_us`` ago (default: the window).
+
+        ``request_id``: a PurgeTasks request's message id, recorded with the first chunk
+        (bus_requests.py), so a copy of the request deletes nothing, on any store."""
         window = self.retention_us if older_than_us is None else older_than_us
         cutoff_us = int(self.clock.now() * 1_000_000) - max(0, window)
         total = 0
         async with self._lock:  # one purge at a time (the hourly one and PurgeTasks)
+            first = True
             while True:
-                rows = await self.pool.fetch(*bind("purge_final", before_us=cutoff_us, limit=self.chunk))
+                if first and request_id:
+                    rows = await self._first_chunk(cutoff_us, request_id)
+                else:
+                    rows = await self.pool.fetch(*bind("purge_final", before_us=cutoff_us, limit=self.chunk))
+                first = False
                 if rows:
                     self._on_purged([r["id"] for r in rows])
                 total += len(rows)
@@ -63,6 +75,16 @@ class Purger:
         if total:
             log.info("retention: purged %d final tasks finished before the cutoff", total)
         return total
+
+    async def _first_chunk(self, cutoff_us: int, request_id: str) -> list[asyncpg.Record]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await bus_requests.record_one(
+                conn, request_id, envelope_pb2.KIND_STORE_QUEUE_OP, keep_s=self._keep_requests_s
+            )
+            rows: list[asyncpg.Record] = await conn.fetch(
+                *bind("purge_final", before_us=cutoff_us, limit=self.chunk)
+            )
+            return rows
 
     async def purge_events(self, older_than_us: int | None = None) -> int:
         """Delete the events committed more than ``older_than_us`` ago (default: the

@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import asyncpg
 from google.protobuf.message import Message
@@ -28,7 +28,7 @@ from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
 
-from . import event_log
+from . import bus_requests, event_log
 from . import metrics as store_metrics
 from .committer import Db, Stats, to_taskyard_error
 from .events import EventPublisher
@@ -52,7 +52,7 @@ from .validation import validate_insert
 
 log = logging.getLogger(__name__)
 
-Rq = TypeVar("Rq", bound=Message)
+P = ParamSpec("P")
 Rp = TypeVar("Rp", bound=Message)
 
 K = envelope_pb2
@@ -91,12 +91,14 @@ class Schedules:
         *,
         names: DeclaredNames,
         max_payload_bytes: int,
+        keep_requests_s: float = bus_requests.MIN_KEEP_SECONDS,
     ) -> None:
         self.pool = pool
         self.publisher = publisher
         self.stats = stats
         self.names = names
         self.max_payload_bytes = max_payload_bytes
+        self.keep_requests_s = keep_requests_s
 
     async def _check_template(self, s: pub.Schedule, field: str, *, declared: bool) -> None:
         """A schedule's task meets the rules of a submission (core/validation.py).
@@ -127,17 +129,28 @@ class Schedules:
 
     def routes(self) -> list[rpc.Route[Any]]:
         return [
-            rpc.serve_call(contract.STORE_SCHEDULE_SAVE, _as_bus_errors(self.save)),
+            # The writes are carried out once per database, whichever store a copy
+            # of the request reaches (bus_requests.py).
+            rpc.serve(contract.STORE_SCHEDULE_SAVE, bus_requests.once(_as_bus_errors(self.save))),
             rpc.serve_call(contract.STORE_SCHEDULE_READ, _as_bus_errors(self.read)),
-            rpc.serve_call(contract.STORE_SCHEDULE_CHANGE, _as_bus_errors(self.change)),
-            rpc.serve_call(contract.STORE_SCHEDULE_FIRE, _as_bus_errors(self.fire)),
+            rpc.serve(contract.STORE_SCHEDULE_CHANGE, bus_requests.once(_as_bus_errors(self.change))),
+            rpc.serve(contract.STORE_SCHEDULE_FIRE, bus_requests.once(_as_bus_errors(self.fire))),
         ]
+
+    async def _record(self, conn: asyncpg.Connection, request_id: str, kind: int) -> None:
+        if request_id:
+            self.stats.statements += 1
+            await bus_requests.record_one(conn, request_id, kind, keep_s=self.keep_requests_s)
 
     async def _changed(self, at_us: int) -> None:
         await self.publisher.publish([event_pb2.Event(type=CHANGED, at_us=at_us)])
 
     # --- create / declare ---------------------------------------------------------
-    async def save(self, req: schedule_pb2.SaveSchedulesRequest) -> schedule_pb2.SaveSchedulesReply:
+    async def save(
+        self, req: schedule_pb2.SaveSchedulesRequest, request_id: str = ""
+    ) -> schedule_pb2.SaveSchedulesReply:
+        """``request_id``: the bus request's message id, recorded with a created schedule
+        (a pool's declaration is an upsert: a copy of it changes nothing)."""
         now = req.now_us
         if req.declared:
             return await self._declare(req.schedules, now)
@@ -152,6 +165,7 @@ class Schedules:
         next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
         self.stats.statements += 1
         async with self.pool.acquire() as conn, conn.transaction():
+            await self._record(conn, request_id, K.KIND_STORE_SCHEDULE_SAVE)
             row = await conn.fetchrow(
                 *bind(
                     "insert_schedule",
@@ -230,11 +244,14 @@ class Schedules:
         return reply
 
     # --- pause / resume / delete ------------------------------------------------------
-    async def change(self, req: schedule_pb2.ChangeScheduleRequest) -> schedule_pb2.ChangeScheduleReply:
+    async def change(
+        self, req: schedule_pb2.ChangeScheduleRequest, request_id: str = ""
+    ) -> schedule_pb2.ChangeScheduleReply:
         if req.action not in (A.SCHEDULE_ACTION_PAUSE, A.SCHEDULE_ACTION_RESUME, A.SCHEDULE_ACTION_DELETE):
             raise errors.invalid([FieldViolation(field="action", description="unknown action")])
         now = req.now_us
         async with self.pool.acquire() as conn, conn.transaction():
+            await self._record(conn, request_id, K.KIND_STORE_SCHEDULE_CHANGE)
             db = Db(conn, self.stats)
             found = await db.fetch("lock_schedule", **id_and_name(req.id))
             if not found:
@@ -257,13 +274,19 @@ class Schedules:
         return schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
 
     # --- firing ------------------------------------------------------------------------
-    async def fire(self, req: schedule_pb2.FireSchedulesRequest) -> schedule_pb2.FireSchedulesReply:
+    async def fire(
+        self, req: schedule_pb2.FireSchedulesRequest, request_id: str = ""
+    ) -> schedule_pb2.FireSchedulesReply:
+        """``request_id``: recorded with a manual run (a trigger); the due runs' claims
+        move each schedule's next run, so a copy of that request finds nothing due."""
         now = req.now_us
         if now < 0:
             raise errors.invalid([FieldViolation(field="now_us", description="must not be negative")])
         limit = min(req.limit or DEFAULT_FIRE_LIMIT, 10 * DEFAULT_FIRE_LIMIT)
         reply = schedule_pb2.FireSchedulesReply()
         async with self.pool.acquire() as conn, conn.transaction():
+            if req.trigger:
+                await self._record(conn, request_id, K.KIND_STORE_SCHEDULE_FIRE)
             db = Db(conn, self.stats)
             if now == 0:  # the database's clock: schedulers' own clocks may disagree
                 now = int(await db.fetchval("schedule_clock"))
@@ -377,13 +400,13 @@ class Schedules:
         )
 
 
-def _as_bus_errors(fn: Callable[[Rq], Awaitable[Rp]]) -> Callable[[Rq], Awaitable[Rp]]:
+def _as_bus_errors(fn: Callable[P, Awaitable[Rp]]) -> Callable[P, Awaitable[Rp]]:
     """``fn`` with database errors turned into the bus's errors (retryable where they are)."""
 
     @functools.wraps(fn)
-    async def handler(request: Rq) -> Rp:
+    async def handler(*args: P.args, **kwargs: P.kwargs) -> Rp:
         try:
-            return await fn(request)
+            return await fn(*args, **kwargs)
         except errors.TaskyardError:
             raise
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:

@@ -34,6 +34,7 @@ from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
 from . import (
+    bus_requests,
     cancels,
     counters,
     dependencies,
@@ -157,6 +158,7 @@ class ResultStore:
             on_leased=publisher.publish_leased,
             on_message=publisher.publish_message,
             max_rows=max(1000, settings.max_batch * 20),
+            keep_requests_s=bus_requests.keep_seconds(settings.bus_replay_window),
         )
         self.reads = Reads(pool, cache, self.committer.stats)
         # Task names ever declared: the name rule of every insert (validation.py).
@@ -175,6 +177,7 @@ class ResultStore:
             self.committer.stats,
             names=self.names,
             max_payload_bytes=settings.max_payload_bytes,
+            keep_requests_s=bus_requests.keep_seconds(settings.bus_replay_window),
         )
         self.listener: NotifyListener | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -387,10 +390,13 @@ class ResultStore:
             req.max_rescues = self.settings.max_rescues
         return await self._write(K.KIND_STORE_RESCUE, req, max(1, req.limit))  # type: ignore[no-any-return]
 
-    async def cancel(self, req: tasks_pb2.CancelTasksRequest) -> tasks_pb2.CancelTasksReply:
+    async def cancel(
+        self, req: tasks_pb2.CancelTasksRequest, request_id: str = ""
+    ) -> tasks_pb2.CancelTasksReply:
+        """``request_id``: the bus request's message id, carried out once (bus_requests.py)."""
         if not req.ids:
             return tasks_pb2.CancelTasksReply()
-        return await self._write(K.KIND_STORE_CANCEL, req, len(req.ids))  # type: ignore[no-any-return]
+        return await self._write(K.KIND_STORE_CANCEL, req, len(req.ids), request_id)  # type: ignore[no-any-return]
 
     async def load_queued(self, req: lanes_pb2.LoadQueuedRequest) -> lanes_pb2.LoadQueuedReply:
         return await self._read(self.reads.load_queued(req))
@@ -419,8 +425,8 @@ class ResultStore:
 
         return read
 
-    async def _write(self, kind: int, request: Any, rows: int) -> Any:
-        return await self.committer.submit(kind, request, rows)
+    async def _write(self, kind: int, request: Any, rows: int, request_id: str = "") -> Any:
+        return await self.committer.submit(kind, request, rows, request_id)
 
     async def _read(self, coro: Awaitable[M]) -> M:
         from .committer import to_taskyard_error
@@ -443,8 +449,9 @@ class ResultStore:
             serve(contract.STORE_REPORT, self.report),
             serve(contract.STORE_RENEW, self.renew),
             serve(contract.STORE_RESCUE, self.rescue),
-            serve(contract.STORE_RECONCILE, self._reconcile),
-            serve(contract.STORE_CANCEL, self.cancel),
+            # Carried out once per database, whichever store a copy reaches (bus_requests.py).
+            rpc.serve(contract.STORE_RECONCILE, bus_requests.once(self._reconcile)),
+            rpc.serve(contract.STORE_CANCEL, bus_requests.once(self.cancel)),
             serve(contract.STORE_LOAD_QUEUED, self.load_queued),
             serve(contract.STORE_PROMOTE_DUE, self.promote_due),
             serve(contract.STORE_HEARTBEAT, self.heartbeat),
@@ -462,8 +469,12 @@ class ResultStore:
             serve(contract.STORE_LEADERSHIP, self._time_read(leadership.lead)),  # the schedulers' election
         ]
 
-    async def _reconcile(self, req: leases_pb2.ReconcileRequest) -> leases_pb2.ReconcileReply:
-        reply: leases_pb2.ReconcileReply = await self._write(K.KIND_STORE_RECONCILE, req, max(1, req.limit))
+    async def _reconcile(
+        self, req: leases_pb2.ReconcileRequest, request_id: str = ""
+    ) -> leases_pb2.ReconcileReply:
+        reply: leases_pb2.ReconcileReply = await self._write(
+            K.KIND_STORE_RECONCILE, req, max(1, req.limit), request_id
+        )
         return reply
 
     async def _read_events(self, req: event_log_pb2.ReadEventsRequest) -> event_log_pb2.ReadEventsReply:

@@ -94,7 +94,8 @@ class Periodic:
             raise errors.invalid([errors.FieldViolation(field="trigger", description="must name a schedule")])
         if request.now_us <= 0:
             request.now_us = self._now_us()
-        reply = await self._store.call(contract.STORE_SCHEDULE_FIRE, request)
+        # The trigger's own id: the store fires it once, whichever scheduler a copy reaches.
+        reply = await self._store.call(contract.STORE_SCHEDULE_FIRE, request, message_id=env.message_id)
         self._enqueue(reply)
         self.runs_fired += len(reply.tasks)
         return reply

@@ -1,0 +1,311 @@
+"""A sealed request captured from the bus is carried out once per database
+(docs/security.md, "Replays across stores and restarts").
+
+The bus is sealed but not encrypted, so anyone on its network can copy a request
+and send it again within the seal's window. Each receiving socket refuses a copy
+it has seen; these tests send the copy where no socket has: to a second store on
+the same database, and to the same store after a restart. Real stores (the
+service's own ``serve``, REP socket included), real PostgreSQL, real NNG sockets;
+the copy is the bytes a real requester put on the wire, sent again by a plain
+(unsealed) REQ socket as an eavesdropper would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncpg
+import pynng
+import pytest
+from google.protobuf.message import Message
+from support.records import submitted_task
+from support.waiting import wait_until_async
+
+from taskyard.bus.v1 import queues_pb2, schedule_pb2, tasks_pb2
+from taskyard.core import contract, rpc, seal
+from taskyard.core.config import Settings
+from taskyard.result_store import service
+from taskyard.result_store.store import ResultStore
+from taskyard.scheduler.lanes import Lanes
+from taskyard.scheduler.periodic import Periodic
+from taskyard.v1 import schedule_pb2 as pub
+from taskyard.v1 import task_pb2
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
+
+M = TypeVar("M", bound=Message)
+QUEUE = "reports"
+WAIT = 30.0
+
+
+class Capturing:
+    """A requester's seal that keeps a copy of every message it seals: what an
+    eavesdropper on the bus reads."""
+
+    def __init__(self, inner: seal.Seal) -> None:
+        self._inner = inner
+        self.sent: list[bytes] = []
+
+    def seal(self, data: bytes) -> bytes:
+        sealed = self._inner.seal(data)
+        self.sent.append(sealed)
+        return sealed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextlib.asynccontextmanager
+async def serving(settings: Settings) -> AsyncIterator[None]:
+    """A result-store process's service (migrations, REP socket, PUB) in this process."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.serve(settings, stop), name="store")
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
+def address_of(settings: Settings | str) -> str:
+    return settings if isinstance(settings, str) else settings.store_address
+
+
+@contextlib.asynccontextmanager
+async def requester(settings: Settings | str) -> AsyncIterator[rpc.Requester]:
+    req = rpc.Requester(address_of(settings), max_message_bytes=1 << 20, timeout=WAIT)
+    try:
+        yield req
+    finally:
+        req.close()
+
+
+@pytest.fixture
+def other_ipc_dir() -> Iterator[Path]:
+    """Where the second store listens (ipc socket paths must stay short)."""
+    d = Path(tempfile.mkdtemp(prefix="ty-", dir="/tmp"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def second(store_settings: Settings, other_ipc_dir: Path) -> Settings:
+    """A second result-store on the same database."""
+    return dataclasses.replace(store_settings, ipc_dir=str(other_ipc_dir))
+
+
+async def capture(settings: Settings | str, method: contract.Method[Any, M], request: Any) -> tuple[bytes, M]:
+    """Send ``request`` as the gateway does; the sealed bytes that crossed the bus, and the reply."""
+    async with requester(settings) as req:
+        tap = Capturing(req._sock._seal)
+        req._sock._seal = tap
+        reply = await req.call(method, request)
+    assert len(tap.sent) == 1
+    return tap.sent[0], reply
+
+
+def replayed() -> int:
+    return seal.current().refusals.counts().get("replayed", 0)
+
+
+async def replay(settings: Settings | str, raw: bytes) -> None:
+    """Send the captured bytes to the store of ``settings`` (or to an address) from a
+    socket without the key; returns once a store has refused them, fails if they are answered."""
+    before = replayed()
+    with pynng.Req0(dial=address_of(settings), block_on_dial=False) as sock:
+        await sock.asend(raw)
+        answer = asyncio.ensure_future(sock.arecv())
+        try:
+            await wait_until_async(
+                lambda: replayed() > before or answer.done() or None,
+                WAIT,
+                "the store to refuse the replayed request, or to answer it",
+            )
+            assert not answer.done(), "the store carried out the replayed request (and answered it)"
+        finally:
+            answer.cancel()
+
+
+async def paused(database_url: str) -> bool:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return bool(await conn.fetchval("SELECT paused FROM queues WHERE name = $1", QUEUE))
+    finally:
+        await conn.close()
+
+
+async def task_ids(database_url: str) -> set[str]:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return {str(r["id"]) for r in await conn.fetch("SELECT id FROM tasks")}
+    finally:
+        await conn.close()
+
+
+async def finished_task(settings: Settings) -> str:
+    """A task made final (CANCELLED while it waits), so a purge may delete it."""
+    record = submitted_task()
+    async with requester(settings) as req:
+        await req.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[record]))
+        reply = await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[record.id]))
+    assert reply.outcomes[0].cancelled
+    return record.id
+
+
+PAUSE = queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue=QUEUE)
+RESUME = queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_RESUME, queue=QUEUE)
+
+
+async def test_a_replayed_pause_is_refused_by_a_second_store_and_after_a_restart(
+    store_settings: Settings, second: Settings, database_url: str
+) -> None:
+    async with serving(store_settings):
+        captured, reply = await capture(store_settings, contract.STORE_QUEUE_OP, PAUSE)
+        assert reply.queue.paused
+        async with requester(store_settings) as admin:  # the admin resumes it
+            assert not (await admin.call(contract.STORE_QUEUE_OP, RESUME)).queue.paused
+        async with serving(second):
+            await replay(second, captured)
+        assert not await paused(database_url), "a second store re-paused the queue the admin resumed"
+    async with serving(store_settings):  # the same store, restarted
+        await replay(store_settings, captured)
+        assert not await paused(database_url), "the restarted store re-paused the queue the admin resumed"
+        # A new pause (a new request) is still carried out.
+        async with requester(store_settings) as admin:
+            assert (await admin.call(contract.STORE_QUEUE_OP, PAUSE)).queue.paused
+
+
+async def test_a_replayed_purge_deletes_nothing_on_a_second_store_or_after_a_restart(
+    store_settings: Settings, second: Settings, database_url: str
+) -> None:
+    purge = queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PURGE, older_than_us=1)
+    async with serving(store_settings):
+        old = await finished_task(store_settings)
+        captured, reply = await capture(store_settings, contract.STORE_QUEUE_OP, purge)
+        assert reply.count == 1
+        assert old not in await task_ids(database_url)
+        later = await finished_task(store_settings)  # finished after the admin's purge
+        async with serving(second):
+            await replay(second, captured)
+        assert later in await task_ids(database_url), "a second store purged a task finished after the purge"
+    async with serving(store_settings):
+        await replay(store_settings, captured)
+        assert later in await task_ids(database_url), (
+            "the restarted store purged a task finished after the purge"
+        )
+
+
+@contextlib.asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[ResultStore]:
+    store = await ResultStore.open(settings)
+    store.start()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def test_two_copies_racing_on_two_stores_are_carried_out_once(
+    store_settings: Settings, second: Settings, database_url: str
+) -> None:
+    later = queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue=QUEUE)
+    async with open_store(store_settings) as a, open_store(second) as b:
+        answers = await asyncio.gather(
+            a.ops.queue_op(later, "copied-id"), b.ops.queue_op(later, "copied-id"), return_exceptions=True
+        )
+        refused = [x for x in answers if isinstance(x, seal.Replayed)]
+        carried = [x for x in answers if isinstance(x, queues_pb2.QueueOpReply)]
+        assert (len(refused), len(carried)) == (1, 1), answers
+        # Two copies at once on one store (one group commit, as a rule): the first only.
+        cancel = tasks_pb2.CancelTasksRequest(ids=[submitted_task().id])
+        cancels = await asyncio.gather(
+            a.cancel(cancel, "cancel-id"), a.cancel(cancel, "cancel-id"), return_exceptions=True
+        )
+        assert sorted(type(x).__name__ for x in cancels) == ["CancelTasksReply", "Replayed"], cancels
+        # A request that does not come off the bus (no id) is never refused.
+        await a.ops.queue_op(later)
+        await b.ops.queue_op(later)
+
+
+async def schedule_row(database_url: str, name: str) -> tuple[bool, int]:
+    """A schedule's paused flag, and its runs in the tasks table."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        row = await conn.fetchrow(
+            "SELECT s.paused, (SELECT count(*) FROM tasks t WHERE t.schedule_id = s.id) AS runs"
+            " FROM schedules s WHERE s.name = $1",
+            name,
+        )
+        assert row is not None
+        return bool(row["paused"]), int(row["runs"])
+    finally:
+        await conn.close()
+
+
+async def new_schedule(settings: Settings, name: str) -> str:
+    schedule = pub.Schedule(name=name, cron="0 3 * * *", task=task_pb2.TaskSpec(name="noop"))
+    async with requester(settings) as store:
+        reply = await store.call(
+            contract.STORE_SCHEDULE_SAVE,
+            schedule_pb2.SaveSchedulesRequest(schedules=[schedule], now_us=time.time_ns() // 1000),
+        )
+    return str(reply.schedules[0].id)
+
+
+async def test_a_replayed_schedule_pause_is_refused_by_a_second_store(
+    store_settings: Settings, second: Settings, database_url: str
+) -> None:
+    def change(action: int) -> schedule_pb2.ChangeScheduleRequest:
+        return schedule_pb2.ChangeScheduleRequest(id="nightly", action=action, now_us=time.time_ns() // 1000)  # type: ignore[arg-type]
+
+    async with serving(store_settings):
+        await new_schedule(store_settings, "nightly")
+        captured, reply = await capture(
+            store_settings, contract.STORE_SCHEDULE_CHANGE, change(schedule_pb2.SCHEDULE_ACTION_PAUSE)
+        )
+        assert reply.schedule.paused
+        async with requester(store_settings) as admin:
+            await admin.call(contract.STORE_SCHEDULE_CHANGE, change(schedule_pb2.SCHEDULE_ACTION_RESUME))
+        async with serving(second):
+            await replay(second, captured)
+        assert await schedule_row(database_url, "nightly") == (False, 0)
+
+
+@contextlib.asynccontextmanager
+async def scheduler(store_settings: Settings, address: str) -> AsyncIterator[None]:
+    """A scheduler's trigger route (what TriggerSchedule reaches), on a REP socket of its own."""
+    async with requester(store_settings) as store:
+        periodic = Periodic(store, lanes=Lanes(), wake=lambda: None)
+        responder = rpc.Responder(address, periodic.routes(), max_message_bytes=1 << 20)
+        serving_task = asyncio.create_task(responder.serve())
+        try:
+            yield
+        finally:
+            responder.close()
+            await asyncio.gather(serving_task, return_exceptions=True)
+
+
+async def test_a_replayed_trigger_fires_one_run_whichever_scheduler_it_reaches(
+    store_settings: Settings, other_ipc_dir: Path, database_url: str
+) -> None:
+    first, other = (f"ipc://{other_ipc_dir}/scheduler-{n}.ipc" for n in ("a", "b"))
+    async with serving(store_settings):
+        sid = await new_schedule(store_settings, "hourly-report")
+        async with scheduler(store_settings, first):
+            trigger = schedule_pb2.FireSchedulesRequest(trigger=sid)
+            captured, reply = await capture(first, contract.SCHEDULE_TRIGGER, trigger)
+            assert len(reply.tasks) == 1
+        # Another scheduler passes the copy on to the store, which has fired it already.
+        async with scheduler(store_settings, other):
+            await replay(other, captured)
+        assert await schedule_row(database_url, "hourly-report") == (False, 1)
