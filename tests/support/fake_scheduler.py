@@ -26,6 +26,7 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import contract, ids, rpc, transport
 from taskyard.core.config import Settings
+from taskyard.scheduler import pools
 from taskyard.v1 import task_pb2
 
 Report = dispatch_pb2.PoolReport
@@ -182,11 +183,10 @@ class FakeScheduler:
         if self._pair is not None:
             self._pair.close()
         self.pair_connected.clear()
-        loop = asyncio.get_running_loop()
-        # Through transport: the pool it talks to seals its messages.
-        sock = transport.open_socket(pynng.Pair0, max_message_bytes=self.settings.max_message_bytes)
-        sock.add_post_pipe_connect_cb(lambda _p: loop.call_soon_threadsafe(self.pair_connected.set))
-        sock.dial(address, block=False)
+        # The scheduler's own link: sealed, with the hello a pool admits it by.
+        sock = pools.open_link(
+            address, max_message_bytes=self.settings.max_message_bytes, on_connect=self.pair_connected.set
+        )
         self._pair, self._pair_address = sock, address
         self._tasks.append(asyncio.create_task(self._read_pair(sock)))
 

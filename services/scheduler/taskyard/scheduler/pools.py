@@ -14,10 +14,12 @@ heartbeat reaches a store again, pool.registered).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pynng
 
@@ -28,6 +30,30 @@ from taskyard.core.states import WorkerState
 log = logging.getLogger(__name__)
 
 ReportHandler = Callable[["Pool", dispatch_pb2.PoolReport], Awaitable[None]]
+
+# A link's first message, sent on every pipe as it connects: an empty dispatch,
+# sealed. A pool admits a pipe by it and drops one that sends nothing it can verify
+# (worker_pool/peers.py), so a peer without the key cannot hold the pool's port.
+HELLO = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch())
+
+
+def open_link(address: str, *, max_message_bytes: int, on_connect: Callable[[], None] | None = None) -> Any:
+    """A PAIR link dialing a pool at ``address`` that says hello on every connect
+    (then calls ``on_connect``, on the loop)."""
+    sock = transport.open_pair(max_message_bytes=max_message_bytes, dial=address)
+    loop = asyncio.get_running_loop()
+
+    def connected() -> None:
+        with contextlib.suppress(pynng.NNGException):
+            sock.send(HELLO, block=False)
+        if on_connect is not None:
+            on_connect()
+
+    sock.add_post_pipe_connect_cb(lambda _pipe: transport.call_from_nng_thread(loop, connected))
+    if sock.pipes:  # connected before the callback was set (twice is harmless)
+        loop.call_soon(connected)
+    return sock
+
 
 # Seconds a pool whose PAIR link dropped is known as gone: a survey reply or an
 # announcement it sent before it died may still arrive, and must not bring it back
@@ -41,7 +67,7 @@ class Pool:
     pair_address: str
     names: frozenset[str]
     capacity: int
-    socket: pynng.Pair0
+    socket: pynng.Pair1
     state: str = WorkerState.RUNNING.value
     # task id -> monotonic time it was dispatched
     inflight: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -117,7 +143,7 @@ class PoolRegistry:
             self.remove(pool_id)
             pool = None
         if pool is None:
-            sock = transport.open_pair(max_message_bytes=self._max, dial=pair_address)
+            sock = open_link(pair_address, max_message_bytes=self._max)
             loop = asyncio.get_running_loop()
             # A pool whose link drops is forgotten at once (no dispatch into the void);
             # a pool that is still alive registers again when it notices.
@@ -185,7 +211,7 @@ class PoolRegistry:
                 self.heard(pool_id)
         return news
 
-    def _link_lost(self, pool_id: str, sock: pynng.Pair0) -> None:
+    def _link_lost(self, pool_id: str, sock: pynng.Pair1) -> None:
         pool = self.pools.get(pool_id)
         if pool is not None and pool.socket is sock:
             log.info("pool %s: PAIR link lost", pool_id)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
 from taskyard.core import dialer, transport
 from taskyard.core.config import Settings
+from taskyard.worker_pool.peers import SchedulerPeers
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import PoolState
 from taskyard.worker_pool.watchdog import Watchdog
@@ -32,7 +32,7 @@ class DispatchIntake:
         self._watchdog = watchdog
         self._leased_stream: transport.Inbox | None = None
 
-    async def receive_pair(self, pair: Any) -> None:
+    async def receive_pair(self, pair: SchedulerPeers) -> None:
         await self._receive(pair.arecv, b"", "the PAIR socket")
 
     def open_leased_stream(self) -> None:
@@ -67,6 +67,8 @@ class DispatchIntake:
             if batch is None:
                 log.warning("a message that is not a dispatch dropped on %s", where)
                 continue
+            if not batch.tasks:
+                continue  # a scheduler's hello (peers.py)
             route(batch)
             cancel_flagged(batch)
 

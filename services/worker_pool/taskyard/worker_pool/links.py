@@ -1,6 +1,7 @@
 """The manager's side facing the scheduler, and its presence in the registry.
 
-The PAIR socket the scheduler dials (Dispatch in, slot notices out), registration
+The PAIR socket the scheduler dials (Dispatch in, slot notices out; which of its
+peers is the scheduler is peers.py's to tell), registration
 with the scheduler, survey answers, discovery announcements and the heartbeat to
 the result-store. What it tells them comes from the pool's state and its workers.
 """
@@ -20,6 +21,7 @@ from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
+from taskyard.worker_pool.peers import SchedulerPeers
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import Outbox, PoolState
 
@@ -40,8 +42,7 @@ class SchedulerLink:
         self._register_wanted = asyncio.Event()
         # Every scheduler's until one answers a registration with its own.
         self._survey_addresses = settings.survey_addresses
-        self._pair: Any = None
-        self._pair_peers = 0
+        self._pair: SchedulerPeers | None = None
         self._respondent: Any = None
         self._heartbeat_failures = 0
 
@@ -72,19 +73,20 @@ class SchedulerLink:
         )
 
     # ------------------------------------------------------------ PAIR
-    def open_pair(self) -> Any:
-        """Listen for the scheduler; the bound address becomes the pool's pair address."""
+    def open_pair(self) -> SchedulerPeers:
+        """Listen for the scheduler; the bound address becomes the pool's pair address.
+        Several peers may connect: only those the seal admits are heard (peers.py)."""
         s = self._settings
-        pair = self._pair = transport.open_pair(
-            max_message_bytes=s.max_message_bytes, listen=s.pool_pair_listen_address(self._pool.pool_id)
+        sock = transport.open_pair(
+            max_message_bytes=s.max_message_bytes,
+            listen=s.pool_pair_listen_address(self._pool.pool_id),
+            several=True,
         )
         # What we register and announce: the bound port on the advertise host (not 0.0.0.0).
-        self._pool.pair_address = s.advertised_pair_address(transport.listen_address(pair))
-        loop = asyncio.get_running_loop()
-        pair.add_post_pipe_connect_cb(
-            lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_connected)
-        )
-        pair.add_post_pipe_remove_cb(lambda _pipe: transport.call_from_nng_thread(loop, self._on_pair_lost))
+        bound = transport.listen_address(sock)
+        self._pool.pair_address = s.advertised_pair_address(bound)
+        pair = self._pair = SchedulerPeers(sock, where=bound, on_lost=self._on_pair_lost)
+        pair.attach(asyncio.get_running_loop())
         return pair
 
     def notify_scheduler(self, report: dispatch_pb2.PoolReport) -> None:
@@ -101,18 +103,10 @@ class SchedulerLink:
         add = notice.completed.add  # the refs only: what the scheduler reads
         for c in report.completed:
             add().ref.CopyFrom(c.ref)
-        try:
-            self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice), block=False)
-        except pynng.TryAgain:
+        if self._pair is None or not self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice)):
             log.debug("slot notice dropped: no scheduler connected")
-        except pynng.NNGException as exc:
-            log.debug("slot notice not sent: %s", exc)
-
-    def _on_pair_connected(self) -> None:
-        self._pair_peers += 1
 
     def _on_pair_lost(self) -> None:
-        self._pair_peers = max(0, self._pair_peers - 1)
         if self._pool.state in (WorkerState.STARTING, WorkerState.RUNNING) and self.registered.is_set():
             log.info("scheduler PAIR peer went away: registering again")
             self._register_wanted.set()

@@ -1,0 +1,170 @@
+"""The peers of a pool's PAIR listener, and which of them is a scheduler.
+
+Anyone who reaches the pool's PAIR port can connect to it, key or not. A pair0
+listener takes one peer: a process without the key that connected first (across a
+scheduler restart, say) kept the scheduler out for as long as it stayed, and the
+pool's tasks waited. So the listener takes several pipes (pair1, polyamorous) and
+admits a pipe by its first message, which must pass the seal and be a dispatch
+(a scheduler's first message on a link is an empty one, its hello, sent as soon as
+it connects: scheduler/pools.py). A pipe whose message fails the seal is closed at
+once; one that sends nothing within ``HELLO_TIMEOUT`` is closed then. Slot notices
+go to admitted pipes only, so an unadmitted peer never delays or receives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pynng
+from google.protobuf.message import DecodeError
+
+from taskyard.bus.v1 import envelope_pb2
+from taskyard.core import seal, transport
+
+log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
+
+# Seconds a new pipe has to send its sealed hello. The scheduler sends it as soon
+# as its pipe connects (one round trip); a peer that says nothing is dropped then.
+HELLO_TIMEOUT = 2.0
+# At most one line per this many seconds about dropped peers (a peer that redials
+# in a loop must not flood the log); the count in between is in the next line.
+LOG_INTERVAL = 10.0
+
+
+def _is_dispatch(clear: bytes) -> bool:
+    try:
+        return transport.decode(clear).kind == envelope_pb2.KIND_DISPATCH
+    except DecodeError:
+        return False
+
+
+class SchedulerPeers:
+    """The PAIR listener ``sock`` (``transport.open_pair(..., several=True)``), as
+    what the scheduler sends (``arecv``) and where slot notices go (``send``).
+    ``on_lost`` runs on the loop when an admitted pipe goes away."""
+
+    def __init__(
+        self,
+        sock: Any,
+        *,
+        where: str,
+        on_lost: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.sock = sock
+        self._where = where
+        self._on_lost = on_lost
+        self._clock = clock
+        self._seal = seal.current()
+        self._guard = seal.ReplayGuard()
+        self._admitted: dict[int, Any] = {}  # pipe id -> pynng.Pipe
+        self._waiting: dict[int, asyncio.TimerHandle] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.dropped = 0
+        self._logged_at = float("-inf")
+        self._unlogged = 0
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Follow the listener's pipes on ``loop`` (NNG runs pipe callbacks on its threads)."""
+        self._loop = loop
+        self.sock.add_post_pipe_connect_cb(
+            lambda pipe: transport.call_from_nng_thread(loop, self._connected, pipe)
+        )
+        self.sock.add_post_pipe_remove_cb(
+            lambda pipe: transport.call_from_nng_thread(loop, self._removed, pipe.id)
+        )
+
+    @property
+    def admitted(self) -> int:
+        return len(self._admitted)
+
+    # ------------------------------------------------------------ pipes
+    def _connected(self, pipe: Any) -> None:
+        # NNG calls a pipe's connect callback before its remove callback, and both
+        # reach the loop in that order; its first message may come first (admitted).
+        if pipe.id in self._admitted or pipe.id in self._waiting or self._loop is None:
+            return
+        self._waiting[pipe.id] = self._loop.call_later(
+            HELLO_TIMEOUT, self._drop, pipe, f"no sealed hello within {HELLO_TIMEOUT:g} s"
+        )
+
+    def _removed(self, pipe_id: int) -> None:
+        handle = self._waiting.pop(pipe_id, None)
+        if handle is not None:
+            handle.cancel()
+        elif self._admitted.pop(pipe_id, None) is not None:
+            self._on_lost()
+
+    def _drop(self, pipe: Any, reason: str) -> None:
+        self._waiting.pop(pipe.id, None)
+        if self._admitted.pop(pipe.id, None) is not None:
+            self._on_lost()
+        with contextlib.suppress(pynng.NNGException):
+            pipe.close()
+        self.dropped += 1
+        self._unlogged += 1
+        now = self._clock()
+        if now - self._logged_at >= LOG_INTERVAL:
+            log.warning(
+                "PAIR peer dropped on %s: %s (%d dropped since the last such line, %d in all)",
+                self._where,
+                reason,
+                self._unlogged,
+                self.dropped,
+            )
+            self._logged_at, self._unlogged = now, 0
+
+    def _admit(self, pipe: Any) -> None:
+        handle = self._waiting.pop(pipe.id, None)
+        if handle is not None:
+            handle.cancel()
+        self._admitted[pipe.id] = pipe
+
+    # ------------------------------------------------------------ messages
+    async def arecv(self) -> bytes:
+        """The next message from an admitted pipe, seal removed; what fails the seal
+        closes its pipe, whether it was admitted or not."""
+        while True:
+            msg = await self.sock.arecv_msg()
+            pipe = msg.pipe
+            clear = self._seal.open(msg.bytes, self._guard, self._where)
+            if pipe is None:  # gone meanwhile: nothing to answer, nothing to close
+                continue
+            if pipe.id in self._admitted:
+                if clear is not None:
+                    return clear
+                self._drop(pipe, "a message that fails the seal")
+            elif clear is None:
+                self._drop(pipe, "a first message that fails the seal")
+            elif not _is_dispatch(clear):
+                self._drop(pipe, "a first message that is not a dispatch")
+            else:
+                self._admit(pipe)
+                return clear
+
+    def send(self, data: bytes) -> int:
+        """Seal ``data`` and send it to every admitted pipe without blocking (a full
+        queue drops it); returns how many took it."""
+        if not self._admitted:
+            return 0
+        sealed = self._seal.seal(data)
+        sent = 0
+        for pipe in list(self._admitted.values()):
+            try:
+                self.sock.send_msg(pynng.Message(sealed, pipe=pipe), block=False)
+            except pynng.NNGException as exc:
+                log.debug("slot notice not sent to a scheduler pipe: %s", exc)
+            else:
+                sent += 1
+        return sent
+
+    def close(self) -> None:
+        for handle in self._waiting.values():
+            handle.cancel()
+        self._waiting.clear()
+        self.sock.close()

@@ -1,0 +1,118 @@
+"""A pool's PAIR listener on real NNG sockets: several peers may connect, a sealed
+hello admits one, what fails the seal closes its pipe, and slot notices go to the
+admitted peers only (worker_pool/peers.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pynng
+import pytest
+from support.waiting import wait_until_async
+
+from taskyard.bus.v1 import envelope_pb2
+from taskyard.core import transport
+from taskyard.scheduler import pools
+from taskyard.worker_pool import peers as peers_mod
+from taskyard.worker_pool.peers import SchedulerPeers
+
+pytestmark = pytest.mark.asyncio
+
+MAX_BYTES = 1 << 20
+
+
+class _Raw:
+    """A keyless peer: a plain pynng PAIR socket that records its pipes' lives."""
+
+    def __init__(self, address: str) -> None:
+        self.sock = pynng.Pair1(recv_timeout=200)
+        self.connected = 0
+        self.closed = 0
+        self.sock.add_post_pipe_connect_cb(self._up)
+        self.sock.add_post_pipe_remove_cb(self._down)
+        self.sock.dial(address, block=False)
+        self._ids: set[int] = set()
+
+    def _up(self, pipe: Any) -> None:
+        self._ids.add(pipe.id)
+        self.connected += 1
+
+    def _down(self, pipe: Any) -> None:
+        if pipe.id in self._ids:
+            self.closed += 1
+
+
+async def _listener(address: str) -> tuple[SchedulerPeers, list[str]]:
+    lost: list[str] = []
+    sock = transport.open_pair(max_message_bytes=MAX_BYTES, listen=address, several=True)
+    peers = SchedulerPeers(sock, where=address, on_lost=lambda: lost.append("lost"))
+    peers.attach(asyncio.get_running_loop())
+    return peers, lost
+
+
+async def test_a_squatter_neither_keeps_the_scheduler_out_nor_hears_slot_notices(tmp_path: Path) -> None:
+    address = f"ipc://{tmp_path}/pool.pair"
+    peers, lost = await _listener(address)
+    squatter = _Raw(address)
+    scheduler: Any = None
+    try:
+        await wait_until_async(lambda: squatter.connected == 1, 5, "the squatter to connect first")
+        scheduler = pools.open_link(address, max_message_bytes=MAX_BYTES)
+        first = await asyncio.wait_for(peers.arecv(), 5)  # the scheduler's hello, admitted
+        assert transport.decode(first).kind == envelope_pb2.KIND_DISPATCH
+        assert peers.admitted == 1
+
+        notice = transport.encode(envelope_pb2.KIND_POOL_REPORT, b"")
+        assert peers.send(notice) == 1
+        assert transport.decode(await asyncio.wait_for(scheduler.arecv(), 5)).kind == (
+            envelope_pb2.KIND_POOL_REPORT
+        )
+        with pytest.raises(pynng.Timeout):
+            await squatter.sock.arecv()  # nothing reaches the unadmitted peer
+
+        # It said nothing: dropped once its time for a hello is over.
+        await wait_until_async(
+            lambda: squatter.closed >= 1, peers_mod.HELLO_TIMEOUT + 5, "the squatter's drop"
+        )
+        assert peers.dropped >= 1 and peers.admitted == 1 and lost == []
+    finally:
+        squatter.sock.close()
+        if scheduler is not None:
+            scheduler.close()
+        peers.close()
+
+
+async def test_an_unsealed_message_closes_its_pipe_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    address = f"ipc://{tmp_path}/pool.pair"
+    peers, lost = await _listener(address)
+    squatter = _Raw(address)
+    receiving = asyncio.ensure_future(peers.arecv())
+    try:
+        await wait_until_async(lambda: squatter.connected == 1, 5, "the squatter to connect")
+        await squatter.sock.asend(transport.encode(envelope_pb2.KIND_DISPATCH, b""))  # no seal
+        await wait_until_async(lambda: peers.dropped == 1, 10, "its drop")
+        # For what it sent, not for its silence.
+        assert "a first message that fails the seal" in caplog.text
+        assert "no sealed hello" not in caplog.text
+        assert not receiving.done() and peers.admitted == 0 and lost == []
+    finally:
+        receiving.cancel()
+        squatter.sock.close()
+        peers.close()
+
+
+async def test_an_admitted_peer_that_goes_away_is_reported_lost(tmp_path: Path) -> None:
+    address = f"ipc://{tmp_path}/pool.pair"
+    peers, lost = await _listener(address)
+    scheduler = pools.open_link(address, max_message_bytes=MAX_BYTES)
+    try:
+        await asyncio.wait_for(peers.arecv(), 5)
+        scheduler.close()
+        await wait_until_async(lambda: lost == ["lost"], 5, "the scheduler's pipe to go")
+        assert peers.admitted == 0
+    finally:
+        peers.close()
