@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from taskyard.cli.stop_request import StopRequest
 
 # A process whose main thread waits on the stop request in a loop while SIGALRM
@@ -33,6 +35,50 @@ def test_a_storm_of_signals_never_hangs_the_handler() -> None:
     # The timeout only keeps a hang from holding the run: it is not a speed bound.
     done = subprocess.run(
         [sys.executable, "-c", STORM], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("stopped after"), done.stdout + done.stderr
+
+
+# The same storm against the handler each command installs for SIGTERM (moved to
+# SIGALRM, which the timer sends), waited on as each command waits.
+INSTALLED = {
+    "taskyard dev": """
+import io
+from pathlib import Path
+from taskyard.cli import dev
+options = dev.DevOptions(
+    data_dir=Path("."), database_url=None, workers=None, concurrency=None, tasks=(),
+    port=None, grace=1.0, ready_timeout=1.0,
+)
+suite = dev._Suite(options, dev._Printer(io.StringIO()))
+dev.stop_on_signals(suite)
+stop = suite.stop_request
+""",
+    "taskyard serve": """
+from taskyard.cli import serve
+stop = serve.stop_on_signals()
+""",
+}
+INSTALLED_STORM = """
+import signal
+signal.signal(signal.SIGALRM, signal.getsignal(signal.SIGTERM))
+signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+while len(stop.received) < 5000:
+    stop.wait(0.0001)
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+print("stopped after", len(stop.received), "signals", flush=True)
+"""
+
+
+@pytest.mark.parametrize("command", sorted(INSTALLED))
+def test_a_storm_of_signals_never_hangs_the_installed_handler(command: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", INSTALLED[command] + INSTALLED_STORM],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("stopped after"), done.stdout + done.stderr

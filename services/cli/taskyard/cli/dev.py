@@ -117,9 +117,18 @@ class DevOptions:
     http_port: int | None = None
 
 
+# What stops a dev run (make forwards its SIGTERM, and the process group gets one too).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def stop_on_signals(suite: _Suite) -> dict[signal.Signals, signal._HANDLER]:
+    """Install the suite's stop handler for ``STOP_SIGNALS``; the handlers it replaced."""
+    return {sig: signal.signal(sig, suite.on_signal) for sig in STOP_SIGNALS}
+
+
 def run_dev(options: DevOptions, out: IO[str] | None = None) -> int:
     suite = _Suite(options, _Printer(out or sys.stdout))
-    previous = {sig: signal.signal(sig, suite.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = stop_on_signals(suite)
     base = Settings.from_env()
     status = 0
     try:
@@ -173,6 +182,11 @@ class _Suite:
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
         self._stop.on_signal(signum, frame)
+
+    @property
+    def stop_request(self) -> StopRequest:
+        """What ``on_signal`` sets and the run waits on."""
+        return self._stop
 
     def run(self, base: Settings) -> None:
         """Start everything, then watch until a signal; a child's death is raised."""

@@ -58,13 +58,19 @@ def exec_service(name: str, env: Mapping[str, str]) -> None:
         os.execve(argv[0], argv, dict(env))
 
 
-def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> int:
-    """Run services as children sharing our stdout; stop all when one ends or on a signal."""
+def stop_on_signals() -> StopRequest:
+    """A stop request set by SIGTERM and SIGINT, its handler installed."""
     # No lock in the handler: a second signal while the first is handled is safe.
     stop = StopRequest()
-    # Before the children exist: a signal while they start must still stop them.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, stop.on_signal)
+    return stop
+
+
+def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> int:
+    """Run services as children sharing our stdout; stop all when one ends or on a signal."""
+    # Before the children exist: a signal while they start must still stop them.
+    stop = stop_on_signals()
     children = {n: procs.spawn(n, env, stdout=None, stderr=None, die_with_parent=True) for n in names}
     while not stop.is_set() and all(c.poll() is None for c in children.values()):
         stop.wait(0.2)
