@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -262,3 +263,55 @@ async def test_server_text_of_backend_errors_stays_in_the_gateway_log(
         for server_text in ("10.0.0.7", "ipc://", "/run/", "/var/lib", "/srv/", "OSError"):
             assert server_text.encode() not in seen, (server_text, exc.value.details())
         assert error.message in caplog.text
+
+
+async def test_queue_and_schedule_names_have_one_charset_and_length(gw: GatewayEnv) -> None:
+    """Submit, the queue operations, ListTasks' filter and schedules take the same names
+    (core/names.py: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT
+    with the field it came in, and reaches neither a lane nor the store."""
+    from taskyard.v1 import queue_service_pb2 as qs
+    from taskyard.v1 import (
+        queue_service_pb2_grpc,
+        schedule_pb2,
+        schedule_service_pb2,
+        schedule_service_pb2_grpc,
+    )
+
+    queues = queue_service_pb2_grpc.QueueServiceStub(gw.channel)
+    schedules = schedule_service_pb2_grpc.ScheduleServiceStub(gw.channel)
+    bad = (" reports", "reports\n", "r\u00e9ports", "a/b", "-x", ".hidden", "x" * 129, "two words", "q\x00")
+    stored_before = len(gw.backend.store_requests)
+
+    async def field_of(call: Any) -> tuple[str, str]:
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await call
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        _, fvs = details(exc.value)
+        assert len(fvs) == 1
+        return fvs[0].field, fvs[0].description
+
+    for name in bad:
+        spec = task_pb2.TaskSpec(name="add", queue=name)
+        field, description = await field_of(gw.stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec)))
+        assert field == "task.queue", name
+        if "\x00" not in name and len(name) <= 128:
+            assert "[A-Za-z0-9][A-Za-z0-9._:-]{0,127}" in description
+        for call in (
+            queues.PauseQueue(qs.PauseQueueRequest(queue=name)),
+            queues.ResumeQueue(qs.ResumeQueueRequest(queue=name)),
+            queues.ClearQueue(qs.ClearQueueRequest(queue=name)),
+            queues.RetryTasks(qs.RetryTasksRequest(queue=name)),
+            gw.stub.ListTasks(task_service_pb2.ListTasksRequest(queue=name)),
+        ):
+            assert (await field_of(call))[0] == "queue", name
+        schedule = schedule_pb2.Schedule(name=name, task=task_pb2.TaskSpec(name="add"))
+        schedule.interval.FromSeconds(60)
+        create = schedules.CreateSchedule(schedule_service_pb2.CreateScheduleRequest(schedule=schedule))
+        assert (await field_of(create))[0] == "schedule.name", name
+    assert gw.backend.lane_requests() == 0
+    assert len(gw.backend.store_requests) == stored_before
+
+    for name in ("default", "reports.nightly", "tenant-a:emails_2", "Q" + "x" * 127):
+        spec = task_pb2.TaskSpec(name="add", queue=name)
+        reply = await gw.stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec))
+        assert reply.task.queue == name

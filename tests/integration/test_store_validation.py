@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 from google.protobuf import json_format
 
-from taskyard.bus.v1 import envelope_pb2, pools_pb2, schedule_pb2, tasks_pb2
+from taskyard.bus.v1 import envelope_pb2, pools_pb2, queues_pb2, schedule_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import codec, contract, errors, ids, payload, rpc
 from taskyard.core.config import Settings
@@ -295,3 +295,46 @@ async def test_a_schedule_run_the_edge_would_refuse_is_not_stored(bus: Any, data
         )
     assert info.value.code is errors.Code.INVALID_ARGUMENT and info.value.reason == "PAYLOAD_TOO_DEEP"
     assert await _count(bus) == 1
+
+
+BAD_NAMES = ("", " reports", "reports ", "r\u00e9ports", "a/b", "-lead", "x" * 129, "tab\there", "q\x00")
+
+
+async def test_queue_and_schedule_names_outside_the_charset_are_refused_by_the_store(bus: Any) -> None:
+    """Whoever writes over the bus (a lane, a pool declaring schedules, an admin tool):
+    the same names as at the gateway (core/names.py), the same field violations."""
+    for queue in BAD_NAMES[1:]:
+        rec = tr.TaskRecord(id=ids.new_task_id(), name="add", queue=queue)
+        refused = await _refused(bus, rec)
+        assert [v.field for v in refused.violations] == ["tasks[0].queue"], queue
+        with pytest.raises(errors.TaskyardError) as info:
+            await bus.call(
+                contract.STORE_QUEUE_OP, queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue=queue)
+            )
+        assert info.value.code is errors.Code.INVALID_ARGUMENT, queue
+        assert [v.field for v in info.value.violations] == ["queue"], queue
+    for name in BAD_NAMES:
+        schedule = pub.Schedule(name=name, task=task_pb2.TaskSpec(name="add"))
+        schedule.interval.FromSeconds(60)
+        for declared in (False, True):
+            with pytest.raises(errors.TaskyardError) as info:
+                await bus.call(
+                    contract.STORE_SCHEDULE_SAVE,
+                    schedule_pb2.SaveSchedulesRequest(
+                        schedules=[schedule], declared=declared, now_us=time.time_ns() // 1000
+                    ),
+                )
+            assert info.value.code is errors.Code.INVALID_ARGUMENT, name
+            assert [v.field for v in info.value.violations] == [
+                "schedules[0].name" if declared else "schedule.name"
+            ], name
+    assert await _count(bus) == 0
+    # The longest name, and every character the charset has, are stored.
+    longest = "Q" + "x" * 127
+    fine = tr.TaskRecord(id=ids.new_task_id(), name="add", queue=longest)
+    assert (await _insert(bus, fine)).tasks[0].created
+    for queue in ("default", "reports.nightly", "tenant-a:emails_2", longest):
+        reply = await bus.call(
+            contract.STORE_QUEUE_OP, queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue=queue)
+        )
+        assert reply.queue.name == queue

@@ -55,3 +55,23 @@ def test_bad_declarations_fail_at_import(kwargs: dict[str, object], text: str) -
         def bad() -> None: ...
 
     assert registry.get("decl_bad") is None
+
+
+@pytest.mark.parametrize("name", ["send mail", "reports/nightly", "-lead", "n" * 129])
+def test_a_schedule_named_after_a_task_outside_the_name_charset_fails_at_import(name: str) -> None:
+    """A declared schedule takes its task's name, and schedule names have a charset
+    (core/names.py): such a task may run, but not on a schedule."""
+    with pytest.raises(ValueError, match="the schedule's name must be"):
+
+        @task(name=name, every=60)
+        def bad() -> None: ...
+
+    assert registry.get(name) is None
+
+    @task(name=name)
+    def unscheduled() -> None: ...
+
+    try:
+        assert registry.get(name) is not None
+    finally:
+        registry.unregister(name)

@@ -21,12 +21,12 @@ import uuid
 from collections.abc import Container, Mapping, Sequence
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import errors, ids, payload
+from taskyard.core import errors, ids, names, payload
 from taskyard.v1 import task_pb2
 
 # Limits that are not deployment settings (README, "Limits").
 MAX_NAME_CHARS = 255
-MAX_QUEUE_CHARS = 255
+MAX_QUEUE_CHARS = names.MAX_CHARS  # and its charset: core/names.py
 MAX_REQUEST_ID_CHARS = 255
 MAX_LABELS = 64
 MAX_LABEL_KEY_CHARS = 63
@@ -196,6 +196,24 @@ def check_name(out: list[Violation], path: str, name: str, known_names: Containe
         )
 
 
+def chosen_name_violations(path: str, name: str, *, required: bool) -> list[Violation]:
+    """A queue's or a schedule's name (core/names.py): empty passes unless ``required``."""
+    found = names.problem(name, required=required)
+    return [] if found is None else [Violation(field=path, description=found[0], reason=found[1])]
+
+
+def check_chosen_name(out: list[Violation], path: str, name: str, *, required: bool) -> None:
+    out.extend(chosen_name_violations(path, name, required=required))
+
+
+def chosen_name(name: str, path: str, *, required: bool) -> str:
+    """``name`` if it is a valid queue or schedule name, else INVALID_ARGUMENT (one violation)."""
+    out = chosen_name_violations(path, name, required=required)
+    if out:
+        raise invalid(out)
+    return name
+
+
 def check_value(
     out: list[Violation], path: str, text: bytes, *, value: payload.JSON = _UNPARSED, kind: type | None = None
 ) -> None:
@@ -272,8 +290,8 @@ def check_record(
     if priority and priority not in PRIORITIES:
         out.append(Violation(field=f"{path}.priority", description=f"unknown priority {int(priority)}"))
     queue = rec.queue
-    if len(queue) > MAX_QUEUE_CHARS or "\x00" in queue:
-        check_text(out, f"{path}.queue", queue, max_chars=MAX_QUEUE_CHARS)
+    if queue and not names.fits(queue):
+        check_chosen_name(out, f"{path}.queue", queue, required=False)
     if rec.timeout_ms < 0:  # 0: the task's own timeout, else the deployment default
         out.append(Violation(field=f"{path}.{fields.timeout}", description="must be positive"))
     elif rec.timeout_ms > MAX_TIMEOUT_MS:

@@ -15,7 +15,7 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import pools_pb2, queues_pb2
-from taskyard.core import codec, contract, rpc
+from taskyard.core import codec, contract, rpc, validation
 from taskyard.gateway import status
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc
@@ -25,18 +25,14 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=Message)
 R = TypeVar("R")
 Context = grpc.aio.ServicerContext[Any, Any]
-MAX_QUEUE_NAME = 200
 RETRY_MAX = 10_000
 MAX_IDS = 10_000
 
 
 def _queue(raw: str, field: str = "queue") -> str:
-    name = raw.strip()
-    if len(name) > MAX_QUEUE_NAME or "\x00" in name:
-        raise codec.invalid(
-            [codec.Violation(field=field, description=f"at most {MAX_QUEUE_NAME} characters, no NUL")]
-        )
-    return name
+    """A queue's name as given (core/names.py's rules; empty: the default queue, or
+    every queue where the call says so)."""
+    return validation.chosen_name(raw, field, required=False)
 
 
 def _positive_ms(request: Message, field: str) -> int:

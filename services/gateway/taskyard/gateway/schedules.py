@@ -18,7 +18,7 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, schedule_pb2
-from taskyard.core import codec, contract, errors, rpc
+from taskyard.core import codec, contract, errors, rpc, validation
 from taskyard.core import schedule as timing
 from taskyard.gateway import status
 from taskyard.gateway.names import KnownNames
@@ -34,7 +34,6 @@ Context = grpc.aio.ServicerContext[object, object]
 K = envelope_pb2
 A = schedule_pb2.ScheduleAction
 
-MAX_NAME_CHARS = 200
 MAX_ID_CHARS = 255
 MAX_PAGE_SIZE = 1000
 MAX_PAGE_TOKEN_CHARS = 1024
@@ -105,7 +104,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
         s = pub.Schedule()
         s.CopyFrom(request.schedule)
         violations: list[codec.Violation] = []
-        codec.check_text(violations, "schedule.name", s.name, max_chars=MAX_NAME_CHARS, required=True)
+        validation.check_chosen_name(violations, "schedule.name", s.name, required=True)
         if s.overlap not in _OVERLAPS:
             violations.append(
                 codec.Violation(

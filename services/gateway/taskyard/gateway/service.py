@@ -14,7 +14,7 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import codec, contract, errors, graph, hops, rpc, states, telemetry, tracing
+from taskyard.core import codec, contract, errors, graph, hops, rpc, states, telemetry, tracing, validation
 from taskyard.gateway import cancels, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
@@ -345,7 +345,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 codec.Violation(field="priority", description=f"unknown priority {int(request.priority)}")
             )
         codec.check_text(violations, "name", request.name, max_chars=codec.MAX_NAME_CHARS)
-        codec.check_text(violations, "queue", request.queue, max_chars=codec.MAX_QUEUE_CHARS)
+        validation.check_chosen_name(violations, "queue", request.queue, required=False)
         codec.check_text(violations, "page_token", request.page_token, max_chars=MAX_PAGE_TOKEN_CHARS)
         if violations:
             raise codec.invalid(violations)

@@ -18,7 +18,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskyard.bus.v1 import pools_pb2, queues_pb2
-from taskyard.core import errors
+from taskyard.core import errors, validation
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import queue_service_pb2 as qs
@@ -32,7 +32,6 @@ DEFAULT_QUEUE = "default"
 RETRY_DEFAULT = 1000
 RETRY_MAX = 10_000
 SERVERS_DEFAULT_AGE_MS = 60_000
-MAX_QUEUE_NAME = 200
 # What ClearQueue cancels: tasks waiting to run (a leased or running one is left alone).
 _CLEARABLE = tuple(
     s
@@ -55,12 +54,8 @@ assert TaskState.FAILURE in sources_of(TaskState.QUEUED)
 
 
 def queue_name(raw: str, *, field: str = "queue", default: str = DEFAULT_QUEUE) -> str:
-    name = raw.strip() or default
-    if len(name) > MAX_QUEUE_NAME or "\x00" in name:
-        raise errors.invalid(
-            [FieldViolation(field=field, description=f"at most {MAX_QUEUE_NAME} characters")]
-        )
-    return name
+    """``raw`` (or ``default`` when empty) if it is a valid queue name (core/names.py)."""
+    return validation.chosen_name(raw, field, required=False) or default
 
 
 def failed_precondition(reason: str, message: str) -> errors.TaskyardError:

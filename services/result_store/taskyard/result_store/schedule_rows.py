@@ -10,7 +10,7 @@ from typing import Any
 from google.protobuf import json_format, timestamp_pb2
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import codec, errors, tracing
+from taskyard.core import codec, errors, names, tracing, validation
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
@@ -18,7 +18,6 @@ from taskyard.v1 import task_pb2
 
 from .validation import norm_uuid
 
-MAX_NAME_CHARS = 200
 _TOKEN_TAG = "schedules:"
 
 
@@ -78,12 +77,8 @@ def spec_of(s: pub.Schedule | Mapping[str, Any], anchor_us: int = 0) -> timing.S
 def check(s: pub.Schedule, field: str = "schedule") -> timing.Spec:
     """What the store itself insists on (the gateway checks the rest first)."""
     violations: list[FieldViolation] = []
-    if not s.name or len(s.name) > MAX_NAME_CHARS or "\x00" in s.name:
-        violations.append(
-            FieldViolation(
-                field=f"{field}.name", description=f"must be 1 to {MAX_NAME_CHARS} characters, no NUL"
-            )
-        )
+    if not names.fits(s.name):
+        violations += validation.chosen_name_violations(f"{field}.name", s.name, required=True)
     if not s.task.name:
         violations.append(FieldViolation(field=f"{field}.task.name", description="must not be empty"))
     spec = spec_of(s)

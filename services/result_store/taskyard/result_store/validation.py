@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Container, Mapping
 
 from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import errors
+from taskyard.core import errors, names
 from taskyard.core import validation as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import Priority
@@ -261,7 +261,7 @@ def _plain_params(
         or priority is None
         or not 0 <= timeout_ms <= rules.MAX_TIMEOUT_MS
         or not -1 <= max_retries <= rules.MAX_RETRIES_LIMIT
-        or not _fits(queue, rules.MAX_QUEUE_CHARS)
+        or (queue and not names.fits(queue))
         or not _fits(request_id, rules.MAX_REQUEST_ID_CHARS)
     ):
         return None

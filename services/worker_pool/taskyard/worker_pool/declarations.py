@@ -22,7 +22,7 @@ from typing import TypeVar
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import schedule_pb2
-from taskyard.core import contract, errors, rpc
+from taskyard.core import contract, errors, names, rpc
 from taskyard.core import schedule as timing
 from taskyard.v1 import schedule_pb2 as pub
 from taskyard.v1 import task_pb2
@@ -69,6 +69,9 @@ def declared(
         raise ValueError("@task takes cron= or every=, not both")
     if every is not None and tz:
         raise ValueError("@task(tz=...) applies to cron=, not every=")
+    bad_name = names.problem(task_name, required=True)
+    if bad_name is not None:  # the schedule is named after the task: the store would refuse it
+        raise ValueError(f"@task({task_name!r}) with a schedule: the schedule's name {bad_name[0]}")
     seconds = every.total_seconds() if isinstance(every, datetime.timedelta) else every
     decl = Declared(
         name=task_name,
