@@ -121,3 +121,30 @@ def test_bad_eta_and_countdown_are_refused(cluster: Any) -> None:
     assert "tasks[1].countdown" in details and "365 days" in details
     assert "negative" in details
     assert cluster.count_tasks() == 0
+
+
+def test_an_eta_already_passed_runs_at_once_and_says_so(cluster: Any) -> None:
+    """Documented (docs/scheduling.md, TaskSpec.eta): not an error, queued at once; the task
+    keeps the ETA it was given as its run_at, and ExplainTask says it had passed."""
+    stub = _stub(cluster)
+    asked = int(time.time()) - 3600
+    spec = task_pb2.TaskSpec(name="add")
+    spec.args.extend([2, 3])
+    spec.eta.FromSeconds(asked)
+    task = stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec), timeout=10).task
+    assert task.state != task_pb2.TASK_STATE_SCHEDULED
+    assert task.run_at.seconds == asked and task.run_at.ToMicroseconds() <= task.created_at.ToMicroseconds()
+    final = cluster.client().wait(task.id, timeout=10)
+    assert final.state.name == "SUCCESS" and final.result == 5
+    got = stub.GetTask(task_service_pb2.GetTaskRequest(id=task.id), timeout=10).task
+    assert got.run_at.seconds == asked
+    explained = stub.ExplainTask(task_service_pb2.ExplainTaskRequest(id=task.id), timeout=10)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(asked))
+    assert f"its ETA ({stamp}) had passed at submission: it was queued at once" in explained.message
+    # A countdown of zero is the same: due at acceptance.
+    now = task_pb2.TaskSpec(name="add")
+    now.args.extend([1, 1])
+    now.countdown.FromSeconds(0)
+    at_once = stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=now), timeout=10).task
+    assert at_once.state != task_pb2.TASK_STATE_SCHEDULED
+    assert cluster.client().wait(at_once.id, timeout=10).state.name == "SUCCESS"

@@ -158,6 +158,9 @@ def build_records(
         if when.run_at_us:
             rec.run_at_us = when.run_at_us
             rec.state = task_pb2.TASK_STATE_SCHEDULED
+        elif when.passed_us:
+            # Queued at once; run_at keeps the time asked for, so reads show it passed.
+            rec.run_at_us = when.passed_us
         # depends_on (PENDING wins over an ETA's SCHEDULED: the store schedules it
         # on release) and the idempotency key, whose window needs created_at.
         graph.apply_spec(spec, rec, path, found)

@@ -2,7 +2,9 @@
 
 A task whose time is in the future is inserted SCHEDULED with ``run_at`` and
 becomes QUEUED when it is due (the scheduler's heap, ``scheduler/timers.py``);
-one whose ETA has already passed is queued at once, as Celery does.
+one whose ETA has already passed is queued at once, as Celery does (and most
+queues): it keeps that ETA as its ``run_at``, in the past, so GetTask and
+ExplainTask show that it was queued at once rather than scheduled.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ _MAX_SECONDS = 253_402_300_799
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Due:
-    """``run_at_us`` 0 = now; ``field`` says which one set it; ``errors`` are (field
-    suffix, description) pairs."""
+    """``run_at_us`` 0 = now; ``passed_us`` the time asked for when it had already
+    passed at acceptance (else 0); ``field`` says which one set it; ``errors`` are
+    (field suffix, description) pairs."""
 
     run_at_us: int = 0
+    passed_us: int = 0
     field: str = "eta"
     errors: tuple[tuple[str, str], ...] = ()
 
@@ -66,4 +70,6 @@ def due(spec: task_pb2.TaskSpec, now_us: int) -> Due:
         if delta < 0:
             return Due(errors=(("countdown", "must not be negative"),))
         us, field = now_us + delta, "countdown"
-    return Due(run_at_us=us if us > now_us else 0, field=field)
+    if us > now_us:
+        return Due(run_at_us=us, field=field)
+    return Due(passed_us=us, field=field)

@@ -11,6 +11,7 @@ Also GetTask's list of failed attempts (``GetFailuresRequest``).
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -96,6 +97,10 @@ class Explainer:
                 out.message = "its dependencies have succeeded; it is about to be queued"
         else:
             self._queued(rec, await self._facts(rec.id), out)
+        if state not in (S.SCHEDULED, S.RETRYING) and eta_had_passed(rec):
+            out.message += (
+                f"; its ETA ({_instant(rec.run_at_us)}) had passed at submission: it was queued at once"
+            )
         return out
 
     def _timed(
@@ -154,6 +159,20 @@ def _executions(rec: task_record_pb2.TaskRecord) -> str:
             f"{_plural(rec.late_reports, 'late outcome')} refused, the last of attempt {rec.late_attempt}"
         )
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def eta_had_passed(rec: task_record_pb2.TaskRecord) -> bool:
+    """Whether ``rec`` was submitted with an ETA (or countdown) already passed: its
+    run_at is that time, no later than its acceptance (core/eta.py)."""
+    return rec.run_at_us != 0 and rec.created_at_us != 0 and rec.run_at_us <= rec.created_at_us
+
+
+def _instant(us: int) -> str:
+    seconds = us // 1_000_000
+    try:
+        return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds} s since 1970"
 
 
 def _final_message(rec: task_record_pb2.TaskRecord) -> str:
