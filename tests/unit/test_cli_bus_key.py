@@ -4,13 +4,14 @@ configured explicitly; and the command dev prints to start another pool."""
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from taskyard.cli import bus_key
-from taskyard.cli.dev import pool_command
+from taskyard.cli.dev import key_origin, pool_command
 from taskyard.core import seal
 from taskyard.core.config import Settings
 
@@ -30,15 +31,66 @@ def test_dev_writes_its_key_owner_only_and_keeps_it(tmp_path: Path) -> None:
     assert not again.created and again.keys == first.keys
 
 
-def test_dev_tightens_a_loose_key_file_and_replaces_a_broken_one(tmp_path: Path) -> None:
+def test_dev_replaces_a_broken_key_file(tmp_path: Path) -> None:
     path = bus_key.dev_key(tmp_path).path
-    path.chmod(0o644)
-    assert not bus_key.dev_key(tmp_path).created
-    assert mode(path) == 0o600
     path.write_text("not a key\n")
     fresh = bus_key.dev_key(tmp_path)
     assert fresh.created and seal.Keyring.parse(fresh.keys).signer == "dev"
     assert mode(path) == 0o600
+
+
+def _replaced(tmp_path: Path, old: bus_key.DevKey, because: str) -> None:
+    """A new key, in a new 0600 regular file of this user's, saying why the old one went."""
+    fresh = bus_key.dev_key(tmp_path)
+    assert fresh.created and fresh.keys != old.keys, fresh
+    assert because in fresh.distrusted, fresh.distrusted
+    info = fresh.path.lstat()
+    assert stat.S_ISREG(info.st_mode) and mode(fresh.path) == 0o600 and info.st_uid == os.getuid()
+    assert seal.Keyring.parse(fresh.path.read_text()).signer == "dev"
+    # Trusted from then on.
+    again = bus_key.dev_key(tmp_path)
+    assert not again.created and again.keys == fresh.keys and not again.distrusted
+    assert not list(tmp_path.glob(".bus.keys.*"))  # no temporary file left
+
+
+@pytest.mark.parametrize("loose", [0o644, 0o640, 0o604, 0o660, 0o700])
+def test_a_key_file_others_could_read_or_write_is_not_used(tmp_path: Path, loose: int) -> None:
+    old = bus_key.dev_key(tmp_path)
+    old.path.chmod(loose)
+    _replaced(tmp_path, old, f"has mode {loose:04o}, wider than 0600")
+
+
+def test_a_narrower_key_file_is_used(tmp_path: Path) -> None:
+    old = bus_key.dev_key(tmp_path)
+    old.path.chmod(0o400)
+    again = bus_key.dev_key(tmp_path)
+    assert not again.created and again.keys == old.keys and not again.distrusted
+
+
+def test_a_key_file_of_another_user_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old = bus_key.dev_key(tmp_path)
+    if os.geteuid() == 0:
+        os.chown(old.path, 4242, -1)
+    else:  # only root gives a file away: this user is someone else instead
+        me = os.getuid()
+        monkeypatch.setattr(os, "getuid", lambda: me + 1)
+    _replaced(tmp_path, old, "belongs to uid")
+
+
+def test_a_symbolic_link_in_place_of_the_key_file_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    planted = bus_key.dev_key(elsewhere)  # a valid key file, 0600, somewhere else
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "bus.keys").symlink_to(planted.path)
+    fresh = bus_key.dev_key(project)
+    assert fresh.created and fresh.keys != planted.keys and fresh.distrusted == "is a symbolic link"
+    assert not (project / "bus.keys").is_symlink()
+    assert key_origin(fresh) == (
+        f"written to {fresh.path} (0600) in place of a file that is a symbolic link, not used"
+    )
+    # The link was replaced, its target left as it was.
+    assert planted.path.read_text().strip().endswith(planted.keys)
 
 
 def test_a_command_in_the_project_directory_takes_devs_key(tmp_path: Path) -> None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import errno
 import os
+import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +31,8 @@ KEY_FILE_NAME = "bus.keys"
 KEYS_VARIABLE = "TASKYARD_BUS_KEYS"
 KEYS_FILE_VARIABLE = "TASKYARD_BUS_KEYS_FILE"
 OWNER_ONLY = 0o600
+# A key file is a few lines; more than this is not one.
+MAX_KEY_FILE = 64 * 1024
 
 
 def key_file(data_dir: Path) -> Path:
@@ -42,35 +46,76 @@ class DevKey:
     keys: str
     path: Path
     created: bool
+    # Why the file found there was not used ("" when there was none, or it was).
+    distrusted: str = ""
+
+
+def _read_trusted(path: Path) -> tuple[str | None, str]:
+    """The key file's text and "", or None and why it must not be used (None and ""
+    when there is none). Trusted: a regular file, not a symbolic link, owned by this
+    user, readable and writable by nobody else. Checked on the opened file itself."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "is a symbolic link"
+        return None, f"cannot be read ({exc.strerror})"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, "is not a regular file"
+        if info.st_uid != os.getuid():
+            return None, f"belongs to uid {info.st_uid}, not this user ({os.getuid()})"
+        if stat.S_IMODE(info.st_mode) & ~OWNER_ONLY:
+            return None, f"has mode {stat.S_IMODE(info.st_mode):04o}, wider than {OWNER_ONLY:04o}"
+        try:
+            return f.read(MAX_KEY_FILE).decode(), ""
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, f"cannot be read ({exc})"
+
+
+def _write_new(path: Path, keys: str) -> None:
+    """``keys`` into ``path``, replacing whatever is there (a symbolic link itself, never
+    its target): written whole under a new name in the same directory, created 0600
+    and exclusively (no file or link of that name is followed), then renamed, so the
+    key is never readable by others and a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{KEY_FILE_NAME}.{secrets.token_hex(8)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, OWNER_ONLY)
+    try:
+        try:
+            os.fchmod(fd, OWNER_ONLY)  # whatever the umask did
+            os.write(fd, f"# taskyard dev's internal bus key (TASKYARD_BUS_KEYS format)\n{keys}\n".encode())
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def dev_key(data_dir: Path) -> DevKey:
     """The key in ``<data_dir>/bus.keys``, made (0600) when there is no usable one.
 
     Kept between runs, so a pool started from the project survives a restart of dev;
-    delete the file for a new key."""
-    path = key_file(data_dir).resolve()
-    with contextlib.suppress(OSError, seal.BusKeyError):
-        keyring = seal.Keyring.parse(path.read_text(), source=str(path))
-        if keyring.keys:
-            if stat.S_IMODE(path.stat().st_mode) != OWNER_ONLY:
-                path.chmod(OWNER_ONLY)
+    delete the file for a new key. A file another user could have written or read (a
+    mode wider than 0600, another owner, a symbolic link) is not used: a new key
+    replaces it, and ``distrusted`` says why."""
+    # The directory resolved, the file itself not: a link in its place is not followed.
+    path = data_dir.resolve() / KEY_FILE_NAME
+    text, distrusted = _read_trusted(path)
+    with contextlib.suppress(seal.BusKeyError):
+        keyring = seal.Keyring.parse(text, source=str(path)) if text is not None else None
+        if keyring is not None and keyring.keys:
             # As TASKYARD_BUS_KEYS (the file may hold comments), for the services' environment.
             keys = ",".join(f"{kid}:{base64.b64encode(key).decode()}" for kid, key in keyring.keys)
             return DevKey(keys=keys, path=path, created=False)
     keys = seal.generate_keys()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Written whole under a temporary name created 0600, then renamed: the key is
-    # never readable by others, and a reader never sees half a file.
-    temporary = path.with_name(f".{KEY_FILE_NAME}.{os.getpid()}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, OWNER_ONLY)
-    try:
-        os.write(fd, f"# taskyard dev's internal bus key (TASKYARD_BUS_KEYS format)\n{keys}\n".encode())
-    finally:
-        os.close(fd)
-    os.chmod(temporary, OWNER_ONLY)  # whatever the umask did
-    os.replace(temporary, path)
-    return DevKey(keys=keys, path=path, created=True)
+    _write_new(path, keys)
+    return DevKey(keys=keys, path=path, created=True, distrusted=distrusted)
 
 
 def explicit_source(env: Mapping[str, str]) -> str:

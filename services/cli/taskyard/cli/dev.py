@@ -117,6 +117,13 @@ class DevOptions:
     http_port: int | None = None
 
 
+def key_origin(key: bus_key.DevKey) -> str:
+    """Where dev's bus key came from, and why a file found in its place was not used."""
+    if key.distrusted:
+        return f"written to {key.path} (0600) in place of a file that {key.distrusted}, not used"
+    return f"{'written to' if key.created else 'read from'} {key.path} (0600)"
+
+
 # What stops a dev run (make forwards its SIGTERM, and the process group gets one too).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -244,8 +251,8 @@ class _Suite:
             self._key = bus_key.dev_key(options.data_dir)
             changes["bus_keys"] = self._key.keys
             self.say(
-                f"bus key {'written to' if self._key.created else 'read from'} {self._key.path} "
-                "(0600); taskyard serve / taskyard queue start run from this directory use it"
+                f"bus key {key_origin(self._key)}; "
+                "taskyard serve / taskyard queue start run from this directory use it"
             )
         else:
             self.say(f"bus key from {bus_key.explicit_source(os.environ) or 'the settings'}")
