@@ -167,7 +167,8 @@ func (x *QueueInfo) GetFailedToday() int64 {
 
 type PauseQueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Empty means "default".
+	// Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+	// [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
 	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -81,7 +81,8 @@ type Schedule struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Server-assigned.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Unique, human-chosen, e.g. "nightly-report".
+	// Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+	// charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The task to submit at each run (request_id, eta, countdown, depends_on and
 	// idempotency_key are not allowed here).

@@ -232,7 +232,9 @@ type TaskSpec struct {
 	// Keyword arguments as a JSON object.
 	Kwargs   *structpb.Struct `protobuf:"bytes,3,opt,name=kwargs,proto3" json:"kwargs,omitempty"`
 	Priority Priority         `protobuf:"varint,4,opt,name=priority,proto3,enum=taskyard.v1.Priority" json:"priority,omitempty"`
-	// Logical queue name; empty means "default".
+	// Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+	// letter or digit, then letters, digits, '.', '_', ':' or '-'
+	// ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
 	Queue string `protobuf:"bytes,5,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Per-attempt execution limit; unset means the task's declared timeout
 	// (@task(timeout=...)), else the deployment default (QUEUE_TASK_TIMEOUT).
@@ -247,7 +249,9 @@ type TaskSpec struct {
 	ParentId string `protobuf:"bytes,9,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Free-form labels, returned as given.
 	Labels map[string]string `protobuf:"bytes,10,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Run no earlier than this instant (state SCHEDULED until then).
+	// Run no earlier than this instant (state SCHEDULED until then), at most 365
+	// days ahead. An instant already passed is not an error: the task is queued
+	// at once and keeps it as its run_at (ExplainTask says it had passed).
 	Eta *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=eta,proto3" json:"eta,omitempty"`
 	// Run no earlier than this long after acceptance; exclusive with eta.
 	Countdown *durationpb.Duration `protobuf:"bytes,12,opt,name=countdown,proto3" json:"countdown,omitempty"`
@@ -521,7 +525,8 @@ type Task struct {
 	WorkerId string `protobuf:"bytes,21,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// A cancel was requested while the task was leased (dispatched or running).
 	CancelRequested bool `protobuf:"varint,22,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
-	// When a SCHEDULED or RETRYING task becomes due.
+	// When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+	// an ETA already passed, that ETA (it was queued at once).
 	RunAt          *timestamppb.Timestamp `protobuf:"bytes,23,opt,name=run_at,json=runAt,proto3" json:"run_at,omitempty"`
 	DependsOn      []string               `protobuf:"bytes,24,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
 	IdempotencyKey string                 `protobuf:"bytes,25,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`

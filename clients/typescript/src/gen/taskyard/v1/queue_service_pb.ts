@@ -100,7 +100,8 @@ export const QueueInfoSchema: GenMessage<QueueInfo> = /*@__PURE__*/
  */
 export type PauseQueueRequest = Message<"taskyard.v1.PauseQueueRequest"> & {
   /**
-   * Empty means "default".
+   * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+   * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
    *
    * @generated from field: string queue = 1;
    */

@@ -30,7 +30,8 @@ export type Schedule = Message<"taskyard.v1.Schedule"> & {
   id: string;
 
   /**
-   * Unique, human-chosen, e.g. "nightly-report".
+   * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+   * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
    *
    * @generated from field: string name = 2;
    */

@@ -47,7 +47,9 @@ export type TaskSpec = Message<"taskyard.v1.TaskSpec"> & {
   priority: Priority;
 
   /**
-   * Logical queue name; empty means "default".
+   * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+   * letter or digit, then letters, digits, '.', '_', ':' or '-'
+   * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
    *
    * @generated from field: string queue = 5;
    */
@@ -92,7 +94,9 @@ export type TaskSpec = Message<"taskyard.v1.TaskSpec"> & {
   labels: { [key: string]: string };
 
   /**
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    *
    * @generated from field: google.protobuf.Timestamp eta = 11;
    */
@@ -321,7 +325,8 @@ export type Task = Message<"taskyard.v1.Task"> & {
   cancelRequested: boolean;
 
   /**
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    *
    * @generated from field: google.protobuf.Timestamp run_at = 23;
    */

@@ -54,7 +54,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object queue_ = "";
   /**
    * <pre>
-   * Empty means "default".
+   * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+   * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -75,7 +76,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Empty means "default".
+   * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+   * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -395,7 +397,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object queue_ = "";
     /**
      * <pre>
-     * Empty means "default".
+     * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+     * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -415,7 +418,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Empty means "default".
+     * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+     * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -436,7 +440,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Empty means "default".
+     * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+     * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -453,7 +458,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Empty means "default".
+     * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+     * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -467,7 +473,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Empty means "default".
+     * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+     * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>

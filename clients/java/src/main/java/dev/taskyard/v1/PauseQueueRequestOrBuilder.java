@@ -12,7 +12,8 @@ public interface PauseQueueRequestOrBuilder extends
 
   /**
    * <pre>
-   * Empty means "default".
+   * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+   * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -21,7 +22,8 @@ public interface PauseQueueRequestOrBuilder extends
   java.lang.String getQueue();
   /**
    * <pre>
-   * Empty means "default".
+   * Empty means "default". A queue name as in TaskSpec.queue (1 to 128 of
+   * [A-Za-z0-9._:-], starting with a letter or digit), in every call here.
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>

@@ -152,7 +152,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object name_ = "";
   /**
    * <pre>
-   * Unique, human-chosen, e.g. "nightly-report".
+   * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+   * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -173,7 +174,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Unique, human-chosen, e.g. "nightly-report".
+   * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+   * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -1493,7 +1495,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object name_ = "";
     /**
      * <pre>
-     * Unique, human-chosen, e.g. "nightly-report".
+     * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+     * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -1513,7 +1516,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Unique, human-chosen, e.g. "nightly-report".
+     * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+     * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -1534,7 +1538,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Unique, human-chosen, e.g. "nightly-report".
+     * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+     * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -1551,7 +1556,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Unique, human-chosen, e.g. "nightly-report".
+     * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+     * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -1565,7 +1571,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Unique, human-chosen, e.g. "nightly-report".
+     * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+     * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>

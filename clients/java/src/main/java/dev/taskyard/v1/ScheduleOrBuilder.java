@@ -32,7 +32,8 @@ public interface ScheduleOrBuilder extends
 
   /**
    * <pre>
-   * Unique, human-chosen, e.g. "nightly-report".
+   * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+   * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -41,7 +42,8 @@ public interface ScheduleOrBuilder extends
   java.lang.String getName();
   /**
    * <pre>
-   * Unique, human-chosen, e.g. "nightly-report".
+   * Unique, human-chosen, e.g. "nightly-report": 1 to 128 characters, the
+   * charset of a queue name ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>

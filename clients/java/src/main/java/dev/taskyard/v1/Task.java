@@ -799,7 +799,8 @@ java.lang.String defaultValue) {
   private com.google.protobuf.Timestamp runAt_;
   /**
    * <pre>
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -811,7 +812,8 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -823,7 +825,8 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4884,7 +4887,8 @@ java.lang.String defaultValue) {
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> runAtBuilder_;
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4895,7 +4899,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4910,7 +4915,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4928,7 +4934,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4946,7 +4953,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4971,7 +4979,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -4988,7 +4997,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -5000,7 +5010,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -5015,7 +5026,8 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * When a SCHEDULED or RETRYING task becomes due.
+     * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+     * an ETA already passed, that ETA (it was queued at once).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>

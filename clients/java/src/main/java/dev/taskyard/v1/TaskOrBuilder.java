@@ -361,7 +361,8 @@ java.lang.String defaultValue);
 
   /**
    * <pre>
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -370,7 +371,8 @@ java.lang.String defaultValue);
   boolean hasRunAt();
   /**
    * <pre>
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>
@@ -379,7 +381,8 @@ java.lang.String defaultValue);
   com.google.protobuf.Timestamp getRunAt();
   /**
    * <pre>
-   * When a SCHEDULED or RETRYING task becomes due.
+   * When a SCHEDULED or RETRYING task becomes due; for a task submitted with
+   * an ETA already passed, that ETA (it was queued at once).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp run_at = 23 [json_name = "runAt"];</code>

@@ -219,7 +219,9 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object queue_ = "";
   /**
    * <pre>
-   * Logical queue name; empty means "default".
+   * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+   * letter or digit, then letters, digits, '.', '_', ':' or '-'
+   * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string queue = 5 [json_name = "queue"];</code>
@@ -240,7 +242,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Logical queue name; empty means "default".
+   * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+   * letter or digit, then letters, digits, '.', '_', ':' or '-'
+   * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string queue = 5 [json_name = "queue"];</code>
@@ -526,7 +530,9 @@ java.lang.String defaultValue) {
   private com.google.protobuf.Timestamp eta_;
   /**
    * <pre>
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -538,7 +544,9 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -550,7 +558,9 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -1986,7 +1996,9 @@ java.lang.String defaultValue) {
     private java.lang.Object queue_ = "";
     /**
      * <pre>
-     * Logical queue name; empty means "default".
+     * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+     * letter or digit, then letters, digits, '.', '_', ':' or '-'
+     * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string queue = 5 [json_name = "queue"];</code>
@@ -2006,7 +2018,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Logical queue name; empty means "default".
+     * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+     * letter or digit, then letters, digits, '.', '_', ':' or '-'
+     * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string queue = 5 [json_name = "queue"];</code>
@@ -2027,7 +2041,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Logical queue name; empty means "default".
+     * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+     * letter or digit, then letters, digits, '.', '_', ':' or '-'
+     * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string queue = 5 [json_name = "queue"];</code>
@@ -2044,7 +2060,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Logical queue name; empty means "default".
+     * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+     * letter or digit, then letters, digits, '.', '_', ':' or '-'
+     * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string queue = 5 [json_name = "queue"];</code>
@@ -2058,7 +2076,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Logical queue name; empty means "default".
+     * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+     * letter or digit, then letters, digits, '.', '_', ':' or '-'
+     * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string queue = 5 [json_name = "queue"];</code>
@@ -2648,7 +2668,9 @@ java.lang.String defaultValue) {
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> etaBuilder_;
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2659,7 +2681,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2674,7 +2698,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2692,7 +2718,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2710,7 +2738,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2735,7 +2765,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2752,7 +2784,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2764,7 +2798,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -2779,7 +2815,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Run no earlier than this instant (state SCHEDULED until then).
+     * Run no earlier than this instant (state SCHEDULED until then), at most 365
+     * days ahead. An instant already passed is not an error: the task is queued
+     * at once and keeps it as its run_at (ExplainTask says it had passed).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>

@@ -97,7 +97,9 @@ public interface TaskSpecOrBuilder extends
 
   /**
    * <pre>
-   * Logical queue name; empty means "default".
+   * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+   * letter or digit, then letters, digits, '.', '_', ':' or '-'
+   * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string queue = 5 [json_name = "queue"];</code>
@@ -106,7 +108,9 @@ public interface TaskSpecOrBuilder extends
   java.lang.String getQueue();
   /**
    * <pre>
-   * Logical queue name; empty means "default".
+   * Logical queue name; empty means "default". 1 to 128 characters: an ASCII
+   * letter or digit, then letters, digits, '.', '_', ':' or '-'
+   * ([A-Za-z0-9][A-Za-z0-9._:-]{0,127}); anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string queue = 5 [json_name = "queue"];</code>
@@ -264,7 +268,9 @@ java.lang.String defaultValue);
 
   /**
    * <pre>
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -273,7 +279,9 @@ java.lang.String defaultValue);
   boolean hasEta();
   /**
    * <pre>
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
@@ -282,7 +290,9 @@ java.lang.String defaultValue);
   com.google.protobuf.Timestamp getEta();
   /**
    * <pre>
-   * Run no earlier than this instant (state SCHEDULED until then).
+   * Run no earlier than this instant (state SCHEDULED until then), at most 365
+   * days ahead. An instant already passed is not an error: the task is queued
+   * at once and keeps it as its run_at (ExplainTask says it had passed).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp eta = 11 [json_name = "eta"];</code>
