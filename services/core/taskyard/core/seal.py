@@ -53,6 +53,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from taskyard.core import seal_refusals
+
 log = logging.getLogger(__name__)
 
 VERSION = 1
@@ -74,12 +76,8 @@ LOG_INTERVAL_SECONDS = 10.0
 
 # "sealed": a sealed message reached a process that has no key to check it.
 REASONS = ("unsigned", "unknown_key", "bad_mac", "stale", "replayed", "sealed")
-# Refusals that say the sender seals with a key this process does not hold.
-KEY_MISMATCH = frozenset({"unknown_key", "bad_mac", "sealed"})
-KEYS_HINT = (
-    "set TASKYARD_BUS_KEYS or TASKYARD_BUS_KEYS_FILE to the suite's key, or start it from the "
-    "directory where `taskyard dev` runs (its key is in .taskyard/bus.keys)"
-)
+# Refusals that say the sender seals differently from this process (seal_refusals).
+KEY_MISMATCH = seal_refusals.KEY_MISMATCH
 
 _STAMP = struct.Struct(">Q")
 
@@ -308,6 +306,12 @@ class Seal:
         costs no hashing (core.gate). "" without a key (``open`` decides then)."""
         if self._signer_mac is None:
             return ""
+        reason = self._screen(raw)
+        if reason in KEY_MISMATCH and not self._accepted and not self._mismatch_said:
+            self._say_mismatch(reason, bytes(raw[-(FIXED_TRAILER_BYTES + MAX_KID_BYTES) :]))
+        return reason
+
+    def _screen(self, raw: bytes | memoryview) -> str:
         size = len(raw)
         if size < FIXED_TRAILER_BYTES + 1 or raw[-MAC_BYTES - 1] != VERSION:
             return "unsigned"
@@ -324,23 +328,16 @@ class Seal:
     def _refuse(self, reason: str, raw: bytes, where: str) -> None:
         self.refusals.add(reason, where)
         if reason in KEY_MISMATCH and not self._accepted and not self._mismatch_said:
-            self._mismatch_said = True
-            log.error("%s", self.mismatch_line(reason, _trailer_kid(raw)))
+            self._say_mismatch(reason, raw)
+
+    def _say_mismatch(self, reason: str, raw: bytes) -> None:
+        self._mismatch_said = True
+        log.error("%s", self.mismatch_line(reason, _trailer_kid(raw)))
 
     def mismatch_line(self, reason: str, peer_kid: str) -> str:
-        """The one line saying that the suite refuses this process, and why."""
-        who = f"this {self.owner}"
-        if reason == "sealed":
-            why = f"the suite seals its internal bus (key id {peer_kid!r}) and {who} has no bus key"
-        elif reason == "bad_mac":
-            why = f"{who}'s bus key differs from the suite's (same key id {peer_kid!r}, another secret)"
-        else:
-            held = ", ".join(repr(kid) for kid, _ in self.keyring.keys)
-            why = (
-                f"{who}'s bus key differs from the suite's (the suite signs with key id {peer_kid!r}, "
-                f"{who} holds {held})"
-            )
-        return f"the suite refuses {who}'s messages: {why}; {KEYS_HINT}"
+        """The one line about refused keys (seal_refusals says who it blames)."""
+        held = [kid for kid, _ in self.keyring.keys]
+        return seal_refusals.line(owner=self.owner, reason=reason, peer_kid=peer_kid, held=held)
 
     def _check(self, raw: bytes, guard: ReplayGuard | None) -> str:
         size = len(raw)
