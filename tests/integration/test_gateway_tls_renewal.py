@@ -143,3 +143,43 @@ def test_a_key_that_does_not_match_the_certificate_refuses_the_start(tmp_path: P
         tls.server_credentials(
             Settings(grpc_tls_cert=str(one.server_cert), grpc_tls_key=str(tmp_path / "no"))
         )
+
+
+def _a_pair(cert_pem: bytes, key_pem: bytes) -> bool:
+    from cryptography.hazmat.primitives import serialization
+
+    public = x509.load_pem_x509_certificate(cert_pem).public_key()
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    encoding, form = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    return public.public_bytes(encoding, form) == key.public_key().public_bytes(encoding, form)
+
+
+def test_grpc_is_given_the_bytes_that_were_checked_as_a_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A renewal lands between the reading of the certificate and that of the key: the
+    # bytes read are the old certificate and the new key, no pair. Checked from the
+    # paths again (the new pair by then), they passed, and gRPC got the bytes.
+    served, renewed = certs.make(tmp_path / "served"), certs.make(tmp_path / "renewed")
+    read = tls._read
+
+    def renewed_after_the_certificate_is_read(path: str, variable: str) -> bytes:
+        data = read(path, variable)
+        if variable == "TASKYARD_TLS_CERT":
+            _renew(served, renewed)
+        return data
+
+    monkeypatch.setattr(tls, "_read", renewed_after_the_certificate_is_read)
+    with pytest.raises(tls.ListenRefused, match="are not a PEM certificate chain and its private key"):
+        tls.serving_files(
+            Settings(grpc_tls_cert=str(served.server_cert), grpc_tls_key=str(served.server_key))
+        )
+    # Read as a whole, the files (the renewed pair now) are served as one pair.
+    monkeypatch.setattr(tls, "_read", read)
+    files = tls.serving_files(
+        Settings(grpc_tls_cert=str(served.server_cert), grpc_tls_key=str(served.server_key))
+    )
+    assert files is not None
+    material = files.current()
+    assert _a_pair(material.cert_chain, material.private_key)
+    assert x509.load_pem_x509_certificate(material.cert_chain) == _certificate(renewed.server_cert)

@@ -21,6 +21,7 @@ import ipaddress
 import logging
 import os
 import ssl
+import tempfile
 import threading
 
 import grpc
@@ -61,7 +62,7 @@ def _stamp(path: str) -> _Stamp:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Material:
     """One consistent reading of the files: the PEM bytes gRPC is given, and the same
-    files loaded (and so checked: the key matches the certificate) into the context
+    bytes loaded (and so checked: the key matches the certificate) into the context
     the dashboard serves."""
 
     cert_chain: bytes
@@ -85,6 +86,23 @@ def _read(path: str, variable: str) -> bytes:
         raise ListenRefused(f"{variable}: cannot read {path}: {exc.strerror}") from None
 
 
+def _load_pair(context: ssl.SSLContext, cert: bytes, key: bytes) -> None:
+    """``context.load_cert_chain`` from these bytes, not the paths again: gRPC is given
+    the same bytes, so it serves exactly the pair checked here (read twice, a renewal
+    between the reads could hand gRPC a certificate and a key that are no pair). ssl
+    loads only from files: they are written to a private temporary directory (0700,
+    each file 0600) and removed at once."""
+    with tempfile.TemporaryDirectory(prefix="taskyard-tls-") as directory:
+        names = []
+        for name, data in (("cert.pem", cert), ("key.pem", key)):
+            path = os.path.join(directory, name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            names.append(path)
+        context.load_cert_chain(names[0], names[1])
+
+
 def _load(paths: _Paths) -> Material:
     """Read the files and load them into an SSL context; ListenRefused says what is wrong."""
     cert = _read(paths.cert, "TASKYARD_TLS_CERT")
@@ -92,7 +110,7 @@ def _load(paths: _Paths) -> Material:
     client_ca = _read(paths.client_ca, "TASKYARD_TLS_CLIENT_CA") if paths.client_ca else None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
-        context.load_cert_chain(paths.cert, paths.key)
+        _load_pair(context, cert, key)
     except (ssl.SSLError, OSError) as exc:
         raise ListenRefused(
             f"TASKYARD_TLS_CERT / TASKYARD_TLS_KEY: {paths.cert} and {paths.key} are not a "
