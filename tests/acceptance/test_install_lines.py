@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+# Each test's limit is above the sum of the limits of what it runs (a block's
+# BLOCK_TIMEOUT, a virtualenv's 120 s), so that with cold caches the step that is slow
+# says so itself; the suite's default --timeout (Makefile) would cut it first.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -147,6 +150,7 @@ def test_wrapper_without_a_virtualenv_says_what_to_run(tmp_path: Path) -> None:
 # --- the clients, each into a new project from a clone --------------------------------
 
 
+@pytest.mark.timeout(700)  # 120 s venv + 2 runs of BLOCK_TIMEOUT
 def test_readme_python_line_installs_the_client_into_a_new_virtualenv(tmp_path: Path) -> None:
     match = PYTHON_ROW.search((ROOT / "README.md").read_text())
     assert match, "README.md's clients table has no Python row with an install line"
@@ -157,6 +161,7 @@ def test_readme_python_line_installs_the_client_into_a_new_virtualenv(tmp_path: 
     assert imported_from(env, tmp_path).is_relative_to(venv)
 
 
+@pytest.mark.timeout(700)  # 120 s venv + 2 runs of BLOCK_TIMEOUT
 def test_python_client_readme_lines(tmp_path: Path) -> None:
     clone = clone_clients(tmp_path / "clone")
     project = tmp_path / "project"
@@ -169,6 +174,7 @@ def test_python_client_readme_lines(tmp_path: Path) -> None:
     assert imported_from(env, project).is_relative_to(venv)
 
 
+@pytest.mark.timeout(600)  # 2 runs of BLOCK_TIMEOUT
 def test_typescript_client_readme_lines(tmp_path: Path) -> None:
     require_tool("npm")
     clone = clone_clients(tmp_path / "clone")
@@ -197,6 +203,7 @@ func main() {
 """
 
 
+@pytest.mark.timeout(900)  # 3 runs of BLOCK_TIMEOUT
 def test_go_client_readme_lines(tmp_path: Path) -> None:
     require_tool("go")
     clone = clone_clients(tmp_path / "clone")
@@ -255,6 +262,7 @@ def java_project(dependency: str) -> str:
 """
 
 
+@pytest.mark.timeout(600)  # 2 runs of BLOCK_TIMEOUT
 def test_java_client_readme_lines(tmp_path: Path) -> None:
     """`mvn install` puts the clone's client into the local repository (~/.m2, as for a
     user), and a new Maven project with the README's dependency compiles against it offline."""

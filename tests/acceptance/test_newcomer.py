@@ -47,7 +47,8 @@ from support.jaeger_ui import spans_shown
 
 from taskyard.cli import procs
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(900)]
+# Above the clone (300 s) and make dev's READY_TIMEOUT together, with the rest of the hour.
+pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 # The source roots pyproject.toml maps the taskyard packages from.

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
-pytestmark = pytest.mark.slow
+# Above its steps' own limits (a virtualenv's 120 s, PIP_TIMEOUT), so that with cold caches
+# pip's limit says so first; the suite's default --timeout (Makefile) would cut it.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(450)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy/Dockerfile"

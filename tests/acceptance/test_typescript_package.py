@@ -20,7 +20,9 @@ import pytest
 from support.cluster import Cluster
 from support.waiting import wait_until
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(240)]
+# The first test also sets up the module's project (npm init, pack, install: three
+# runs of NODE_TIMEOUT) before its own node run: above those limits together.
+pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients/typescript"
