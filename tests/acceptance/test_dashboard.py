@@ -22,6 +22,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
+from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from support.cluster import Cluster
 from support.waiting import wait_until
 
@@ -39,17 +40,6 @@ from taskyard.v1 import (
 
 pytestmark = pytest.mark.timeout(180)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1280, "height": 800}
 DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 S = task_pb2.TaskState
@@ -156,8 +146,7 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
 @contextlib.contextmanager
 def chromium(tmp_path: Path, **options: Any) -> Iterator[Browser]:
     """A page in Debian's chromium; ``options`` for its context (timezone_id, locale)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (tools/install-tools.sh browser)")
+    require_chromium()
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"),

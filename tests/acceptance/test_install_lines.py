@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.tools import require_tool
 
 # Each test's limit is above the sum of the limits of what it runs (a block's
 # BLOCK_TIMEOUT, a virtualenv's 120 s), so that with cold caches the step that is slow
@@ -47,16 +48,6 @@ def block(doc: str, name: str) -> str:
     blocks = marked_blocks(ROOT / doc)
     assert name in blocks, f"{doc} has no block marked <!-- install-lines: {name} --> (has {sorted(blocks)})"
     return blocks[name]
-
-
-def require_tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is not None:
-        return path
-    message = f"{name} is not installed (tools/install-tools.sh clients)"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
 
 
 def clean_env(**extra: str) -> dict[str, str]:

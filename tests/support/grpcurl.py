@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
+from support.tools import missing
 
 INSTALL_HINT = "tools/install-tools.sh grpcurl"
 TOOLS_BIN = Path(__file__).resolve().parents[2] / ".tools" / "bin"
@@ -45,10 +45,7 @@ def require() -> str:
     path = find()
     if path is not None:
         return path
-    message = f"grpcurl not found in .tools/bin, on PATH or in Go's bin directories: {INSTALL_HINT}"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    missing(f"grpcurl not found in .tools/bin, on PATH or in Go's bin directories: {INSTALL_HINT}")
 
 
 class GrpcurlError(AssertionError):

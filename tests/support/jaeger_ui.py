@@ -10,7 +10,6 @@ returns the span names the page shows::
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 import time
 from collections.abc import Collection, Iterator
@@ -20,17 +19,8 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+
 # Tall enough that the timeline (a virtualised list) draws a few dozen span rows at once.
 VIEWPORT = {"width": 1400, "height": 2000}
 # A trace page's span rows: the service, then the operation (jaeger-ui's SpanBarRow).
@@ -45,8 +35,7 @@ DRAW_TIMEOUT_MS = 15_000
 @contextlib.contextmanager
 def chromium_page(profile_dir: Path | None = None) -> Iterator[Page]:
     """A page in headless chromium, closed at the end."""
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is not installed: run `tools/install-tools.sh browser` (CI does)")
+    require_chromium()
     with contextlib.ExitStack() as stack:
         if profile_dir is None:
             profile_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ty-chromium-")))
