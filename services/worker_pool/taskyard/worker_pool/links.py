@@ -28,6 +28,7 @@ from taskyard.worker_pool.state import Outbox, PoolState
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
 HEARTBEAT_INTERVAL = 5.0
+MIN_BEAT_GAP = 0.1
 REGISTER_TIMEOUT = 3.0
 
 
@@ -256,8 +257,16 @@ class SchedulerLink:
         s = self._settings
         req = rpc.Requester(s.store_addresses, max_message_bytes=s.max_message_bytes, timeout=4.0)
         try:
+            contact = self._pool.contact
             while True:
+                contact.beat_now.clear()
                 await self.beat(req, 4.0)
-                await asyncio.sleep(min(HEARTBEAT_INTERVAL, s.worker_heartbeat_interval))
+                # Cut off: beat again at once (a slow store answers and ends it), at
+                # most every MIN_BEAT_GAP (a route that fails fast must not spin).
+                await asyncio.sleep(MIN_BEAT_GAP)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        contact.beat_now.wait(), min(HEARTBEAT_INTERVAL, s.worker_heartbeat_interval)
+                    )
         finally:
             req.close()

@@ -53,12 +53,15 @@ class Renewals:
         if not refs:
             return None
         msg = leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(self._settings.lease_seconds * 1000))
+        watch = self._pool.contact.watch_request("lease renewal")
         try:
             reply = await req.call(contract.STORE_RENEW, msg)
         except errors.TaskyardError as exc:
             log.debug("lease renewal failed: %s", exc.message)
             self._pool.contact.failed("lease renewal", exc.message)
             return None
+        finally:
+            watch.cancel()
         if reply.lost:
             # Mostly attempts whose outcome the store accepted while this renewal was on
             # its way; an attempt truly superseded has its outcome refused when it reports.

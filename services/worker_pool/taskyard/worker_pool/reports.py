@@ -80,7 +80,7 @@ class ReportForwarder:
         try:
             while (req := self._take()) is not None:
                 try:
-                    reply = await self._store.call(contract.STORE_REPORT, req)
+                    reply = await self._call(req)
                 except errors.TaskyardError as exc:
                     if poison.is_poison(exc):  # retrying as is would fail forever
                         await self._isolate(req, exc)
@@ -106,6 +106,15 @@ class ReportForwarder:
         finally:
             self._pump = None
             self.idle.set()
+
+    async def _call(self, req: leases_pb2.ReportRequest) -> leases_pb2.ReportReply:
+        """The store's answer to ``req``; one left unanswered too long cuts the pool off."""
+        watch = self._contact.watch_request("report") if self._contact is not None else None
+        try:
+            return await self._store.call(contract.STORE_REPORT, req)
+        finally:
+            if watch is not None:
+                watch.cancel()
 
     async def _isolate(self, req: leases_pb2.ReportRequest, exc: errors.TaskyardError) -> None:
         """The store refused ``req`` for good: send its entries one by one (in

@@ -38,7 +38,7 @@ class PoolState:
         # and the report loop ends once nothing is left to send.
         self.closing = False
         # Whether its requests reach a result-store (contact.py): no new work while not.
-        self.contact = StoreContact()
+        self.contact = StoreContact(patience=settings.lease_seconds / 4)
 
     def accepting(self) -> bool:
         # STARTING too: a scheduler may dispatch as soon as it dials our PAIR,
