@@ -23,6 +23,8 @@ from taskyard.result_store.service import serve
 
 pytestmark = pytest.mark.asyncio
 K = envelope_pb2
+# How long a dispatch may take to reach a subscribed pool (a loaded machine): a bound, not a speed.
+HEARD_WITHIN = 30.0
 
 
 @pytest.fixture
@@ -273,21 +275,39 @@ async def test_a_dispatched_attempts_cancel_reaches_its_pool_as_a_flagged_copy(
 
     try:
         # PUB drops what no subscriber hears yet: lease until the pool hears a dispatch.
+        deadline = asyncio.get_running_loop().time() + HEARD_WITHIN
+        probes = 0
         while True:
             await lease_at_insert()
+            probes += 1
             try:
                 raw = await asyncio.wait_for(pool.arecv(), 0.2)
                 break
             except TimeoutError:
-                continue
+                if asyncio.get_running_loop().time() > deadline:
+                    raise AssertionError(
+                        f"the pool's SUB heard none of {probes} dispatches within {HEARD_WITHIN:g}s"
+                    ) from None
         (heard,) = dispatched(raw)
         assert not heard.cancel_requested
         reply = await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[heard.id]))
         assert [(o.flagged, o.cancelled) for o in reply.outcomes] == [(True, False)]
-        while True:  # past any other probe's dispatch still on its way
-            copies = [t for t in dispatched(await asyncio.wait_for(pool.arecv(), 10)) if t.id == heard.id]
+        # Past any other probe's dispatch still on its way, to the flagged copy of this one.
+        deadline = asyncio.get_running_loop().time() + HEARD_WITHIN
+        other: list[str] = []
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                batch = dispatched(await asyncio.wait_for(pool.arecv(), max(0.0, left)))
+            except TimeoutError:
+                raise AssertionError(
+                    f"no flagged copy of {heard.id}'s dispatch within {HEARD_WITHIN:g}s "
+                    f"(heard only other probes': {other})"
+                ) from None
+            copies = [t for t in batch if t.id == heard.id]
             if copies:
                 break
+            other += [t.id for t in batch]
         (copy,) = copies
         assert (copy.cancel_requested, copy.attempt, copy.lease_token) == (True, heard.attempt, "tok")
     finally:

@@ -10,8 +10,10 @@ returns the span names the page shows::
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
-import time
+import urllib.error
+import urllib.request
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
 from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from support.waiting import wait_until
 
 # Tall enough that the timeline (a virtualised list) draws a few dozen span rows at once.
 VIEWPORT = {"width": 1400, "height": 2000}
@@ -58,28 +61,54 @@ def _shown(page: Page) -> list[str]:
     return [text.strip() for text in page.locator(SPAN_ROW_OPERATION).all_inner_texts()]
 
 
+def _operations_in_api(ui_url: str, trace_id: str) -> set[str]:
+    """The operation names Jaeger's query API holds for the trace (none while it has none)."""
+    try:
+        with urllib.request.urlopen(f"{ui_url.rstrip('/')}/api/traces/{trace_id}", timeout=5) as reply:
+            found = json.load(reply).get("data") or []
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return set()
+        raise
+    return {span["operationName"] for trace in found for span in trace.get("spans", [])}
+
+
 def spans_shown_on(
     page: Page, ui_url: str, trace_id: str, *, expect: Collection[str] = (), timeout: float = 30.0
 ) -> list[str]:
     """Open the trace's page on ``page`` and return the operation names of the span rows it
     draws, once it draws at least one row and every name in ``expect``. Spans reach Jaeger
-    in batches from several processes, so a page missing some is loaded again until
-    ``timeout``; a page that never shows them fails the test with what it did show."""
+    in batches from several processes: the page is opened once the query API (which the
+    UI reads) holds them all, within ``timeout``; a page that then does not draw them
+    fails the test with what it did show."""
     url = trace_page_url(ui_url, trace_id)
-    deadline = time.monotonic() + timeout
-    shown: list[str] = []
-    while True:
-        page.goto(url)
-        with contextlib.suppress(PlaywrightError):
-            page.locator(f"{SPAN_ROW_OPERATION}, {NOT_FOUND}").first.wait_for(timeout=DRAW_TIMEOUT_MS)
-        shown = _shown(page)
-        if shown and set(expect) <= set(shown):
-            return shown
-        if time.monotonic() >= deadline:
-            body = page.locator("body").inner_text()[:1000]
-            pytest.fail(f"{url} shows spans {shown}, not all of {sorted(expect)}; the page reads:\n{body}")
-        # Not there yet: Jaeger's batch of a moment ago may still be on its way.
-        page.wait_for_timeout(250)
+    wanted = set(expect)
+
+    def all_held() -> set[str] | None:
+        found = _operations_in_api(ui_url, trace_id)
+        return found if found and wanted <= found else None
+
+    held = wait_until(
+        all_held,
+        timeout,
+        f"trace {trace_id} with spans {sorted(wanted)} in Jaeger's query API ({ui_url})",
+        interval=0.2,
+    )
+    page.goto(url)
+    try:
+        page.locator(SPAN_ROW_OPERATION).first.wait_for(timeout=DRAW_TIMEOUT_MS)
+        for name in wanted:
+            page.locator(SPAN_ROW_OPERATION, has_text=name).first.wait_for(timeout=DRAW_TIMEOUT_MS)
+    except PlaywrightError:
+        pass  # reported below with what the page does show
+    shown = _shown(page)
+    if not shown or not wanted <= set(shown):
+        body = page.locator("body").inner_text()[:1000]
+        pytest.fail(
+            f"{url} shows spans {shown}, not all of {sorted(wanted)} (the query API holds "
+            f"{sorted(held)}); the page reads:\n{body}"
+        )
+    return shown
 
 
 def spans_shown(
