@@ -11,8 +11,9 @@ import (
 // CancelOptions tune Cancel; the zero value cancels at once with no reason.
 type CancelOptions struct {
 	Reason string
-	// For a running task: how long to wait for it to stop, so the outcome can
-	// say how it stopped. Zero: return once its cancel flag is set.
+	// For a task already handed to a pool (ASSIGNED or RUNNING): how long to wait
+	// for it to stop, so the outcome can say how it stopped. Zero: return once
+	// its cancel flag is set.
 	Wait time.Duration
 }
 
@@ -20,16 +21,18 @@ type CancelOptions struct {
 type Cancellation struct {
 	Task *Task
 	// True when the task is CANCELLED (at once, or by the end of the wait);
-	// false when a running task only has its cancel flag set so far.
+	// false when a task already handed to a pool (ASSIGNED or RUNNING) only
+	// has its cancel flag set so far.
 	Cancelled bool
 	Step      CancelStep // how it was stopped, once it is
 	// Unfinished children cancelled with it.
 	CancelledChildren []string
 }
 
-// Cancel cancels a task and its unfinished children. A task that has not
-// started is CANCELLED at once; a running one is stopped in steps by its
-// pool. A task already final is an *Error with FAILED_PRECONDITION and
+// Cancel cancels a task and its unfinished children. A task no pool holds
+// is CANCELLED at once. A task already handed to a pool (ASSIGNED or RUNNING)
+// gets the cancel flag: its pool never starts a body whose cancel came first,
+// and stops a running one in steps. A task already final is an *Error with FAILED_PRECONDITION and
 // reason TASK_ALREADY_FINAL ([ErrTaskAlreadyFinal]).
 func (c *Client) Cancel(ctx context.Context, id string, opts CancelOptions) (*Cancellation, error) {
 	req := &taskyardv1.CancelTaskRequest{Id: id, Reason: opts.Reason}

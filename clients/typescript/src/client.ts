@@ -172,8 +172,9 @@ export class TaskyardClient {
   }
 
   /**
-   * Cancels a task. One not started is CANCELLED at once; a running one is flagged and
-   * stopped in steps; with `waitMs` the call waits that long for it to stop.
+   * Cancels a task. One no pool holds is CANCELLED at once; one already handed to a pool
+   * (ASSIGNED or RUNNING) gets the cancel flag: its pool never starts a body whose cancel came
+   * first, and stops a running one in steps. With `waitMs` the call waits that long for it to stop.
    */
   async cancel(id: string, options: CancelOptions = {}): Promise<CancelResult> {
     const wait = options.waitMs === undefined ? undefined : durationFromMs(options.waitMs, "waitMs");

@@ -143,7 +143,10 @@ export interface TaskPage {
 
 export interface CancelResult {
   task: TaskInfo;
-  /** True when the task is CANCELLED; false while only a running task's cancel flag is set. */
+  /**
+   * True when the task is CANCELLED; false while only the cancel flag of a task already handed
+   * to a pool (ASSIGNED or RUNNING) is set: its pool never starts a body whose cancel came first.
+   */
   cancelled: boolean;
   step: CancelStep;
   /** Unfinished children cancelled with it. */

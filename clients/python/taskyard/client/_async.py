@@ -77,8 +77,9 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
 
     @request_from(_common.cancel_request)
     async def cancel(self, req: task_service_pb2.CancelTaskRequest) -> _types.Cancellation:
-        """Cancel a task (and its unfinished children). With ``wait`` (seconds), a
-        running task is waited for until it stops; ``step`` says which step stopped it."""
+        """Cancel a task (and its unfinished children). With ``wait`` (seconds), a task
+        already handed to a pool (ASSIGNED or RUNNING) is waited for until it stops; ``step``
+        says which step stopped it (NOT_STARTED: its pool never started the body)."""
         resp = await self._call(self._stub.CancelTask, req, deadline=_common.cancel_deadline(req))
         return _common.cancellation(resp)
 

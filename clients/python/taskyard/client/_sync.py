@@ -75,8 +75,9 @@ class Client(_common.ClientBase[grpc.Channel]):
 
     @request_from(_common.cancel_request)
     def cancel(self, req: task_service_pb2.CancelTaskRequest) -> _types.Cancellation:
-        """Cancel a task (and its unfinished children). With ``wait`` (seconds), a
-        running task is waited for until it stops; ``step`` says which step stopped it."""
+        """Cancel a task (and its unfinished children). With ``wait`` (seconds), a task
+        already handed to a pool (ASSIGNED or RUNNING) is waited for until it stops; ``step``
+        says which step stopped it (NOT_STARTED: its pool never started the body)."""
         resp = self._call(self._stub.CancelTask, req, timeout=_common.cancel_deadline(req))
         return _common.cancellation(resp)
 

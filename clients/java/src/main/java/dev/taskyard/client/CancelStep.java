@@ -4,7 +4,7 @@ package dev.taskyard.client;
 public enum CancelStep {
   /** Not stopped (yet), or a step this client version does not know. */
   UNSPECIFIED,
-  /** It had not started: cancelled at once. */
+  /** Its body never started: cancelled before any pool held it, or by its pool before it began. */
   NOT_STARTED,
   /** The task saw its cancel flag and stopped itself. */
   FLAG,

@@ -119,7 +119,7 @@ public final class TaskInfo {
     return proto.getWorkerId();
   }
 
-  /** A cancel was asked for while the task was running. */
+  /** A cancel was asked for while a pool held the task (ASSIGNED or RUNNING). */
   public boolean cancelRequested() {
     return proto.getCancelRequested();
   }

@@ -201,10 +201,11 @@ public final class TaskyardClient implements AutoCloseable {
   }
 
   /**
-   * Cancels a task and its unfinished children. One that has not started is CANCELLED at once. A
-   * running one gets its cancel flag and is stopped in steps: with a {@code wait}, the call waits
-   * up to that long for it to stop ({@link CancelResult#step()} says how); with {@code null} it
-   * returns at once with {@code cancelled} false. A final task fails the call with {@code
+   * Cancels a task and its unfinished children. One no pool holds is CANCELLED at once. One
+   * already handed to a pool (ASSIGNED or RUNNING) gets its cancel flag: its pool never starts a
+   * body whose cancel came first, and stops a running one in steps. With a {@code wait}, the call
+   * waits up to that long for it to stop ({@link CancelResult#step()} says how); with {@code null}
+   * it returns at once with {@code cancelled} false. A final task fails the call with {@code
    * FAILED_PRECONDITION}, reason {@code TASK_ALREADY_FINAL}. A {@code null} reason is none.
    *
    * <p>A cancel refused with UNAVAILABLE is not retried (a repeat of one that took effect would
