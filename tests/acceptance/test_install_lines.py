@@ -152,7 +152,7 @@ def test_readme_python_line_installs_the_client_into_a_new_virtualenv(tmp_path: 
     assert imported_from(env, tmp_path).is_relative_to(venv)
 
 
-@pytest.mark.timeout(700)  # 120 s venv + 2 runs of BLOCK_TIMEOUT
+@pytest.mark.timeout(1000)  # 120 s venv + 3 runs of BLOCK_TIMEOUT
 def test_python_client_readme_lines(tmp_path: Path) -> None:
     clone = clone_clients(tmp_path / "clone")
     project = tmp_path / "project"
@@ -163,6 +163,9 @@ def test_python_client_readme_lines(tmp_path: Path) -> None:
     out = run_lines(block("clients/python/README.md", "python"), project, env)
     assert "taskyard.client" in out, out
     assert imported_from(env, project).is_relative_to(venv)
+    # The tracing extra, in the same project.
+    out = run_lines(block("clients/python/README.md", "python-tracing"), project, env)
+    assert out.strip().splitlines()[-1] == "tracing", out
 
 
 @pytest.mark.timeout(600)  # 2 runs of BLOCK_TIMEOUT
