@@ -15,17 +15,20 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
-# The actions the workflow may use: well-known ones, at their published major versions.
+# The actions the workflow may use: well-known ones, each pinned to the commit of a
+# published release (a tag or a branch can be moved under jobs that hold id-token: write
+# and the publishing secrets), with that release in a trailing comment.
 KNOWN_ACTIONS = {
-    "actions/checkout@v4",
-    "actions/setup-python@v5",
-    "actions/setup-node@v4",
-    "actions/setup-java@v4",
-    "actions/setup-go@v5",
-    "actions/upload-artifact@v4",
-    "actions/download-artifact@v4",
-    "pypa/gh-action-pypi-publish@release/v1",
+    "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683": "v4.2.2",
+    "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065": "v5.6.0",
+    "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020": "v4.4.0",
+    "actions/setup-java@c5195efecf7bdfc987ee8bae7a71cb8b11521c00": "v4.7.1",
+    "actions/setup-go@d35c59abb061a4a6fb18e82ac0862c26744d6ab5": "v5.5.0",
+    "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "v4.6.2",
+    "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093": "v4.3.0",
+    "pypa/gh-action-pypi-publish@76f52bc884231f62b9a034ebfe128415bbaabdfc": "v1.12.4",
 }
+PYPI_PUBLISH = "pypa/gh-action-pypi-publish@76f52bc884231f62b9a034ebfe128415bbaabdfc"
 
 
 def project(path: str) -> dict[str, Any]:
@@ -99,13 +102,22 @@ def test_release_workflow_runs_on_a_version_tag() -> None:
     assert "workflow_dispatch" in triggers
 
 
+def test_release_workflow_pins_every_action_to_a_commit() -> None:
+    used = re.findall(r"^\s*(?:- )?uses: (\S+)(.*)$", WORKFLOW.read_text(), re.M)
+    assert used
+    for action, rest in used:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", action), f"{action}: not pinned to a commit"
+        assert action in KNOWN_ACTIONS, action
+        assert rest.strip() == f"# {KNOWN_ACTIONS[action]}", f"{action}: its release in a comment"
+
+
 def test_release_workflow_jobs() -> None:
     jobs = workflow()["jobs"]
     assert set(jobs) == {"version", "python-build", "pypi", "npm", "maven", "go"}
     for name, job in jobs.items():
         for step in steps(job):
             if "uses" in step:
-                assert step["uses"] in KNOWN_ACTIONS, f"{name}: {step['uses']}"
+                assert step["uses"] in KNOWN_ACTIONS, f"{name}: {step['uses']} is not a pinned known action"
         for script in re.findall(r"tools/[\w.-]+", runs(job)):
             assert (ROOT / script).is_file(), f"{name} runs {script}, which does not exist"
     assert "tools/release_check.py" in runs(jobs["version"])
@@ -113,7 +125,7 @@ def test_release_workflow_jobs() -> None:
     assert "python -m build --outdir dist clients/python" in runs(jobs["python-build"])
     pypi = jobs["pypi"]
     assert pypi["permissions"]["id-token"] == "write"
-    assert any(s.get("uses") == "pypa/gh-action-pypi-publish@release/v1" for s in steps(pypi))
+    assert any(s.get("uses") == PYPI_PUBLISH for s in steps(pypi))
     assert jobs["npm"]["permissions"]["id-token"] == "write"
     assert "npm publish --provenance" in runs(jobs["npm"])
     assert "tools/maven-bundle.sh" in runs(jobs["maven"])
