@@ -52,6 +52,11 @@ def ready() -> bool:
     return _ready.is_set()
 
 
+class NotReady(Exception):
+    """A ``follow`` check's failure that is not the dependency's silence: its
+    message is the whole reason, logged as it is."""
+
+
 async def follow(
     check: Callable[[], Awaitable[object]],
     what: str,
@@ -59,25 +64,36 @@ async def follow(
     *,
     interval: float | None = None,
     failures: int | None = None,
+    check_timeout: float | None = None,
+    on_change: Callable[[bool], None] | None = None,
 ) -> None:
-    """Ready while ``check`` answers (within ``interval``), until ``stop``: unready
-    after ``failures`` in a row, ready again at the next answer. The service marks
-    itself ready first; this only keeps it honest."""
+    """Ready while ``check`` answers (within ``check_timeout``, ``interval`` unless given),
+    until ``stop``: unready after ``failures`` in a row, ready again at the next
+    answer; ``on_change`` hears each change. The service marks itself ready first;
+    this only keeps it honest."""
     interval = FOLLOW_INTERVAL if interval is None else interval
     failures = FOLLOW_FAILURES if failures is None else failures
+    timeout = interval if check_timeout is None else check_timeout
     failed = 0
     while not stop.is_set():
         try:
-            await asyncio.wait_for(check(), interval)
+            await asyncio.wait_for(check(), timeout)
         except Exception as exc:  # any failure of the dependency is the same: not ready
             failed += 1
             if failed == failures and not stop.is_set():
-                log.warning("not ready: %s does not answer (%s)", what, str(exc) or type(exc).__name__)
+                if isinstance(exc, NotReady):
+                    log.warning("not ready: %s", exc)
+                else:
+                    log.warning("not ready: %s does not answer (%s)", what, str(exc) or type(exc).__name__)
                 mark_ready(False)
+                if on_change is not None:
+                    on_change(False)
         else:
             if failed >= failures and not stop.is_set():
                 log.info("ready again: %s answers", what)
                 mark_ready()
+                if on_change is not None:
+                    on_change(True)
             failed = 0
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), interval)

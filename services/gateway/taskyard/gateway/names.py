@@ -82,8 +82,9 @@ class KnownNames:
         if self._last_error is not None and any(n not in self for n in missing):
             raise self._last_error
 
-    async def refresh(self) -> None:
-        """Reload the store's names; concurrent callers share one request."""
+    async def refresh(self, *, limit: float | None = None) -> None:
+        """Reload the store's names; concurrent callers share one request (``limit``:
+        the request's, when it is this caller's)."""
         if self._refreshing is not None:
             await asyncio.shield(self._refreshing)
             return
@@ -92,7 +93,9 @@ class KnownNames:
         self._last_refresh = time.monotonic()
         try:
             reply = await self._store.call(
-                contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS)
+                contract.STORE_TASK_NAMES,
+                pools_pb2.TaskNamesRequest(max_age_ms=STORE_MAX_AGE_MS),
+                timeout=limit,
             )
         except errors.TaskyardError as exc:
             self._last_error = exc

@@ -48,9 +48,13 @@ SERVICE_NAMES = (
     EVENT_SERVICE_NAME,
     health.SERVICE_NAME,
 )
-# How often the store is probed (health + task names) once it answered.
-STORE_PROBE_INTERVAL = 5.0
+# How often the store is probed (health + task names) once it answered, and how
+# long a probe waits: a store that cannot commit refuses it at once (result_store/
+# readiness.py), one whose database is frozen does not answer; two failed rounds
+# in a row and the gateway is NOT_SERVING, within about 2 * (timeout + interval).
+STORE_PROBE_INTERVAL = 1.0
 STORE_PROBE_INTERVAL_UNHEALTHY = 0.5
+STORE_PROBE_TIMEOUT = 2.0
 # With TASKYARD_GRPC_MAX_CONNECTION_AGE set, calls in flight get this long to end
 # before the connection is closed: longer than the longest WaitTask (300 s).
 CONNECTION_AGE_GRACE = 330.0
@@ -262,12 +266,25 @@ class Gateway:
             await self.health.set(name, value)
         log.info("store %s: %s", "reachable" if serving else "unreachable", hc.ServingStatus.Name(value))
 
+    async def _probe_stores(self) -> None:
+        """One round: a probe per store address at most, until one is answered (each
+        probe goes to the next store the requester reaches), so the gateway is ready
+        while any store is."""
+        for left in range(max(1, len(self.settings.store_addresses)) - 1, -1, -1):
+            try:
+                await self.names.refresh(limit=STORE_PROBE_TIMEOUT)
+            except errors.TaskyardError:
+                if not left:
+                    raise
+            else:
+                return
+
     async def _probe_store(self) -> None:
-        """SERVING once the store answers; NOT_SERVING after two failed probes in a row."""
+        """SERVING once a store answers; NOT_SERVING after two failed rounds in a row."""
         failures = 0
         while True:
             try:
-                await self.names.refresh()
+                await self._probe_stores()
             except errors.TaskyardError as exc:
                 failures += 1
                 log.debug("store probe failed: %s", exc)

@@ -45,9 +45,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         )
         serving = asyncio.create_task(responder.serve(), name="store-responder")
         health.mark_ready()
-        ready = asyncio.create_task(
-            health.follow(store.reachable, "the database", stop), name="store-readiness"
-        )
+        ready = asyncio.create_task(store.readiness.follow(stop), name="store-readiness")
         log.info(
             "result-store ready on %s (events %s, notify %s)",
             settings.store_listen_address,

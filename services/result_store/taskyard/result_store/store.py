@@ -61,6 +61,7 @@ from .names import DeclaredNames
 from .operations import Operations
 from .operations import appliers as ops_appliers
 from .queries import bind
+from .readiness import Readiness, clock_tolerance
 from .reads import Reads
 from .schedules import Schedules
 from .silent_pools import SilentPools
@@ -179,6 +180,14 @@ class ResultStore:
             max_payload_bytes=settings.max_payload_bytes,
             keep_requests_s=bus_requests.keep_seconds(settings.bus_replay_window),
         )
+        # Whether it commits, and its clock agrees with the database's (readiness.py).
+        self.readiness = Readiness(
+            writer_pool or pool,
+            clock=cache.clock,
+            tolerance=clock_tolerance(
+                seal_window=settings.bus_replay_window, request_timeout=settings.request_timeout
+            ),
+        )
         self.listener: NotifyListener | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         # The size of tasks (pages) the writer's plans were last made for.
@@ -260,10 +269,10 @@ class ResultStore:
             self._tasks.append(asyncio.create_task(self.silent_pools.run(), name="store-silent-pools"))
 
     async def reachable(self) -> None:
-        """Returns once the database answers (the readiness probe's check). On the
-        writer's pool: its second connection is free but for a reconnect, where the
-        readers' pool may be taken by a burst of reads."""
-        await (self.writer_pool or self.pool).fetchval("SELECT 1")
+        """Returns once the database commits and the clocks agree (readiness.py): the
+        readiness probe's check, on the writer's pool (the readers' pool may be taken
+        by a burst of reads)."""
+        await self.readiness.check()
 
     async def close(self) -> None:
         for t in self._tasks:
@@ -410,6 +419,10 @@ class ResultStore:
         return await self._write(K.KIND_STORE_HEARTBEAT, req, 1)  # type: ignore[no-any-return]
 
     async def task_names(self, req: pools_pb2.TaskNamesRequest) -> pools_pb2.TaskNamesReply:
+        # What gateways probe a store with: one that cannot commit says so at once,
+        # so a gateway is ready only while some store is (gateway/server.py).
+        if not self.readiness.ready:
+            raise errors.unavailable("result-store not ready: it cannot commit, or its clock is off")
         if req.max_age_ms <= 0:  # what may be submitted: every name ever declared
             return await self._read(self._all_names())
         return await self._read(self.reads.task_names(req))  # what live pools serve now
