@@ -50,3 +50,11 @@ def asks_retry(key: str, delay: float, times: int) -> int:
     if calls <= times:
         raise Retry(delay=delay, reason=f"not ready yet ({calls})")
     return calls
+
+
+@task
+def clock_offset() -> float:
+    """How far this worker's wall clock is from the real one (see support/skewed_clock)."""
+    import time
+
+    return time.time() - time.clock_gettime(time.CLOCK_REALTIME)
