@@ -82,7 +82,7 @@ def test_a_keyless_peer_on_the_pair_port_is_dropped_and_dispatch_goes_on(cluster
             15,
             lambda: f"the squatter's pipe to close: {squatter.lines}",
         )
-        reason = "a first message that fails the seal" if junk else "no sealed hello within"
+        reason = "a message that fails the seal (unsigned)" if junk else "no sealed hello within"
         wait_until(lambda: reason in cluster.log_text("worker-pool"), 15, f"the pool to log why ({reason})")
     finally:
         squatter.stop()

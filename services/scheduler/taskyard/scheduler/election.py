@@ -27,8 +27,8 @@ the database's clock, the one clock all schedulers share:
   store may take the expired row; every write that only a leader may make
   (leases at dispatch and at submission, restart reconciliation) carries the
   term and is refused in SQL once the term is over (fencing), so the old leader
-  does no harm. But it would still hold the pools' PAIR links (a pool's PAIR
-  takes one peer) and half the gateways' lane requests: cut off from the store
+  does no harm. But it would still take half the gateways' lane requests (the
+  pools' PAIR listeners take the new leader beside it): cut off from the store
   for good, it would stall the suite behind a healthy standby. Stepping down at
   once instead would turn every short restart of the store into a failover and
   a reload of every lane.

@@ -132,7 +132,15 @@ class SchedulerPeers:
         while True:
             msg = await self.sock.arecv_msg()
             pipe = msg.pipe
-            clear = self._seal.open(msg.bytes, self._guard, self._where)
+            raw = msg.bytes
+            # The trailer's cheap checks first: junk is refused without a MAC.
+            reason = self._seal.screen(raw)
+            if reason:
+                self._seal.refusals.add(reason, self._where)
+                if pipe is not None:
+                    self._drop(pipe, f"a message that fails the seal ({reason})")
+                continue
+            clear = self._seal.open(raw, self._guard, self._where)
             if pipe is None:  # gone meanwhile: nothing to answer, nothing to close
                 continue
             if pipe.id in self._admitted:
