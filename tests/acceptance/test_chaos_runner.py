@@ -1,6 +1,7 @@
 """`bench/chaos --quick`: the fault-schedule runner, end to end, small. Every fault of
 the schedule (each service SIGKILLed and restarted, a worker and a pool frozen
-past the lease, PostgreSQL crashed, a pool cut off when root) against a few
+past the lease, PostgreSQL crashed, a pool cut off, and cut off from the store
+alone, when root) against a few
 hundred tasks; it must exit 0 and print its whole report."""
 
 from __future__ import annotations
@@ -46,10 +47,14 @@ def test_quick_schedule_loses_nothing_and_reports_every_fault() -> None:
     partitioned = os.geteuid() == 0 and shutil.which("ip") is not None
     if partitioned:
         assert re.search(r"NNG partition of pool-b.*recovery +\d+\.\d+ s", out), out
-    assert _figure(out, "acknowledged") == 200 + len(LABELS) + int(partitioned)
+        # One side of a link: pool-b's route to the store alone.
+        assert re.search(r"pool-b's route to the store cut.*recovery +\d+\.\d+ s", out), out
+    # A probe per fault; as root also the two cuts (both sides, the store's side).
+    assert _figure(out, "acknowledged") == 200 + len(LABELS) + 2 * int(partitioned)
     assert _figure(out, "final") == _figure(out, "acknowledged")
     assert _figure(out, "lost") == 0 and _figure(out, "stuck") == 0
     assert _figure(out, "body runs") >= 200
+    assert _figure(out, "bodies run more than once for one attempt") == 0
     for heading in ("## faults", "## tasks", "## executions", "## contract"):
         assert heading in out, out
     assert "result: PASS" in out, out
