@@ -77,7 +77,9 @@ def _skewed(cluster: Any, offset: float) -> dict[str, str]:
     }
 
 
-def _suite(cluster_factory: Callable[..., Any], tmp_path: Path, offsets: dict[str, float]) -> Any:
+def _suite(
+    cluster_factory: Callable[..., Any], tmp_path: Path, offsets: dict[str, float], timeout: float = 30.0
+) -> Any:
     cluster = cluster_factory(
         start=False,
         lease_seconds=LEASE,
@@ -87,7 +89,7 @@ def _suite(cluster_factory: Callable[..., Any], tmp_path: Path, offsets: dict[st
     )
     for service in ("result-store", "scheduler", "worker-pool", "gateway"):
         offset = offsets.get(service, 0.0)
-        cluster.start_service(service, env=_skewed(cluster, offset) if offset else None)
+        cluster.start_service(service, env=_skewed(cluster, offset) if offset else None, timeout=timeout)
     cluster.wait_ready()
     return cluster
 
@@ -149,5 +151,6 @@ def test_a_pool_behind_the_store_by_a_few_seconds_still_works(
     cluster_factory: Callable[..., Any], database_url: str, tmp_path: Path
 ) -> None:
     _install(database_url)
-    cluster = _suite(cluster_factory, tmp_path, {"worker-pool": -SKEW})
+    # A pool that works is ready within a few seconds (its first heartbeat and registration).
+    cluster = _suite(cluster_factory, tmp_path, {"worker-pool": -SKEW}, timeout=15.0)
     _timing_holds(cluster, -SKEW)
