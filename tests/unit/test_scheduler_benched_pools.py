@@ -53,6 +53,11 @@ async def test_a_pool_declared_lost_is_benched_until_heard_even_across_a_new_lin
         registry.declare_lost("pool-1")
         registry.learn_states({"pool-1": "RUNNING"})  # the registry read says it beats
         assert again.free == 4
+
+        # A pool.lost of a pool never known here, then gone from the stores' registry too.
+        registry.declare_lost("pool-gone")
+        registry.learn_states({"pool-1": "RUNNING"})
+        assert registry.unheard == set()
     finally:
         registry.close()
         pool_side.close()

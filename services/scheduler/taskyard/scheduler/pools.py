@@ -209,6 +209,9 @@ class PoolRegistry:
                 news = self.declare_lost(pool_id) or news
             elif state:
                 self.heard(pool_id)
+        # Ids neither known here nor in the read (stopped for good, or long gone): forgotten,
+        # so pools that come and go with ids of their own do not pile up.
+        self.unheard &= set(states) | set(self.pools)
         return news
 
     def _link_lost(self, pool_id: str, sock: pynng.Pair1) -> None:
