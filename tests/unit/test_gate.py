@@ -3,8 +3,10 @@ bytes, a pipe's refusal budget (the flood itself: tests/integration/test_store_f
 
 from __future__ import annotations
 
+import pynng
+
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import contract, gate, transport
+from taskyard.core import contract, gate, seal, transport
 
 
 def test_a_read_is_bounded_by_the_grpc_limit_and_a_write_by_the_socket() -> None:
@@ -29,3 +31,30 @@ def test_a_pipe_spends_its_burst_then_is_forgiven_at_the_rate() -> None:
     assert [budget.charge(0.0) for _ in range(3)] == [True, True, True]
     assert not budget.charge(0.0)
     assert budget.charge(2.0)  # two seconds forgive two refusals
+
+
+class _GonePipe:
+    """A pipe whose peer went before the gate closed it (NNG answers NoEntry)."""
+
+    id = 7
+    closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+        raise pynng.exceptions.NoEntry("Entry not found", 12)
+
+
+class _Msg:
+    def __init__(self, pipe: _GonePipe) -> None:
+        self.pipe = pipe
+
+
+def test_closing_a_pipe_that_is_gone_already_is_not_an_error() -> None:
+    g = gate.Gate(seal.Seal(seal.Keyring()), seal.ReplayGuard(), "test", police=True, clock=lambda: 0.0)
+    pipe = _GonePipe()
+    for _ in range(gate.REFUSAL_BURST + 1):
+        g._charge(_Msg(pipe), pipe.id)
+    assert pipe.closed == 1 and g.pipes_closed == 1
+    assert g.screen(pipe.id, memoryview(b"x")) == gate.CLOSED_PIPE
+    g.forget(pipe)
+    assert g.screen(pipe.id, memoryview(b"x")) == ""

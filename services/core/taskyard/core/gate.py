@@ -15,9 +15,15 @@ before any MAC, from what is cheap to read:
 What passes is hashed: a small body on the event loop (it costs less than a
 thread hand-off), a large one in a thread, so a flood of large bodies never stops
 the loop (hashlib releases the GIL). A pipe that has not yet delivered a verified
-message (a peer not yet proven to hold the key) gets one large body hashed at a
-time; a second one meanwhile is refused ("busy") rather than held, so what a
-stranger makes this process hold is bounded by about two messages per pipe.
+message (a peer not yet proven to hold the key) is a stranger: strangers get one
+large body hashed at a time per socket; another one meanwhile is refused ("busy")
+rather than held and its pipe closed, and a stranger's large body that fails its
+MAC closes its pipe at once and keeps strangers' large bodies out for
+``STRANGER_BACKOFF`` times as long as its hash took. So what strangers make this
+process hold is one body being hashed plus what NNG is reading on their pipes (at
+most the receive limit each). A suite peer whose first message on a new connection
+is large may meet "busy" under a flood: its pipe is closed, and NNG redials and
+sends its requests again.
 
 Every refusal is charged to its peer pipe (``Budget``): a pipe may cause
 ``REFUSAL_BURST`` refusals, refilled at ``REFUSAL_RATE`` per second; past that the
@@ -25,16 +31,19 @@ gate closes the pipe (pynng ``Pipe.close``), and what it already delivered is
 dropped unhashed. A legitimate peer never pays: its messages verify. One whose
 key or clock is wrong is refused anyway; a closed pipe only makes it redial.
 
-What a gate does not do is documented in docs/security.md ("Floods on the bus").
+What a gate does not do is documented in docs/security.md ("Floods from a peer without the key").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import pynng
 
 from taskyard.core import contract
 from taskyard.core import seal as seal_mod
@@ -42,11 +51,18 @@ from taskyard.core import seal as seal_mod
 # A body at least this large is hashed in a thread (HMAC-SHA256 runs at ~1 GB/s:
 # 256 KiB is ~0.25 ms of the loop, about a thread hand-off's cost).
 LARGE_BODY_BYTES = 256 * 1024
+# After a stranger's large body failed its MAC, strangers' large bodies are refused
+# for this many times as long as that hash took: hashing for strangers takes at most
+# 1 / (1 + STRANGER_BACKOFF) of a core, however fast they send.
+STRANGER_BACKOFF = 4.0
 # Refusals a pipe may cause in a burst, and the rate they are forgiven at.
 REFUSAL_BURST = 4
 REFUSAL_RATE = 1.0
 # The envelope's bytes besides a request's payload (ids, trace headers, deadline).
 ENVELOPE_SLACK_BYTES = 64 * 1024
+# Above half of max_message_bytes on the store's port: what a sender's batch adds
+# past its own estimate (record fields, the envelope, trace headers).
+STORE_SLACK_BYTES = 1 << 20
 # The envelope's kind is read in at most this many leading bytes (message id first).
 KIND_SCAN_BYTES = 128
 
@@ -54,6 +70,16 @@ KIND_SCAN_BYTES = 128
 OVERSIZE = "oversize"  # larger than its kind can be
 BUSY = "busy"  # a second large body from an unproven pipe while one is hashed
 CLOSED_PIPE = "closed_pipe"  # delivered by a pipe the gate had closed
+
+
+def store_receive_limit(max_message_bytes: int) -> int:
+    """The result-store port's receive limit: what a store is sent. Every batch sent
+    to it is cut at half of ``max_message_bytes`` by its sender (a gateway's lane
+    requests, which become inserts; a pool's log lines), and a result is at most
+    ``max_result_bytes``; the full size is for what a store sends (lease replies and
+    dispatch of 200 max-size payloads). A larger message is refused by NNG from its
+    length prefix, before it is read or allocated."""
+    return max_message_bytes // 2 + STORE_SLACK_BYTES
 
 
 def store_request_limits(grpc_max_message_bytes: int) -> dict[int, int]:
@@ -128,7 +154,8 @@ class Gate:
         self._lock = threading.Lock()
         self._budgets: dict[int, Budget] = {}
         self._proven: set[int] = set()
-        self._hashing: set[int] = set()
+        self._hashing = 0  # the unproven pipe whose large body is being hashed, or 0
+        self._strangers_after = 0.0  # no stranger's large body is hashed before then
         self._closed: set[int] = set()
         # Counted for tests and metrics: messages handed to the MAC, pipes closed.
         self.macs = 0
@@ -142,7 +169,8 @@ class Gate:
         with self._lock:
             self._budgets.pop(pid, None)
             self._proven.discard(pid)
-            self._hashing.discard(pid)
+            if self._hashing == pid:
+                self._hashing = 0
             self._closed.discard(pid)
 
     # --- receiving
@@ -194,22 +222,34 @@ class Gate:
             return self._verified(msg, pid, raw, self._open(raw))
         with self._lock:
             unproven = pid not in self._proven
-            if unproven and pid in self._hashing:
+            if unproven and (self._hashing or self._clock() < self._strangers_after):
                 reason = BUSY
             elif unproven:
-                self._hashing.add(pid)
+                self._hashing = pid or -1
         if reason:
-            self._refused(msg, pid, reason)
+            # Its pipe goes at once too: NNG is already reading the stranger's next
+            # message into a buffer of its declared size.
+            self.seal.refusals.add(reason, self.where)
+            self._charge(msg, pid, at_once=True)
             return None
         try:
             raw = bytes(body)
             del body
             msg = _Held(msg)  # NNG's copy is not needed while the thread hashes
+            started = self._clock()
             clear = await asyncio.to_thread(self._open, raw)
         finally:
             if unproven:
                 with self._lock:
-                    self._hashing.discard(pid)
+                    self._hashing = 0
+        if clear is None and unproven:
+            now = self._clock()
+            with self._lock:
+                self._strangers_after = now + (now - started) * STRANGER_BACKOFF
+            # A stranger's large body that fails its MAC: its pipe goes at once (a
+            # peer with the key never sends one; one with a wrong key is refused anyway).
+            self._charge(msg, pid, at_once=True)
+            return None
         return self._verified(msg, pid, raw, clear)
 
     def _open(self, raw: bytes) -> bytes | None:
@@ -231,7 +271,7 @@ class Gate:
         if reason != CLOSED_PIPE:
             self._charge(msg, pid)
 
-    def _charge(self, msg: Any, pid: int) -> None:
+    def _charge(self, msg: Any, pid: int, *, at_once: bool = False) -> None:
         if not self.police or not pid:
             return
         now = self._clock()
@@ -241,13 +281,15 @@ class Gate:
             budget = self._budgets.get(pid)
             if budget is None:
                 budget = self._budgets[pid] = Budget(now)
-            if budget.charge(now):
+            if budget.charge(now) and not at_once:
                 return
             self._closed.add(pid)
             self.pipes_closed += 1
         pipe = msg.pipe
         if pipe is not None:
-            pipe.close()
+            # The peer may have gone meanwhile (NNG then says NoEntry): nothing to close.
+            with contextlib.suppress(pynng.NNGException):
+                pipe.close()
 
 
 class _Held:

@@ -37,9 +37,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         responder = Responder(
             settings.store_listen_address,
             store.routes(),
-            # Writes are batches up to max_message_bytes; reads are bounded by the
-            # gRPC request they answer, so a larger one is refused before its MAC.
-            max_message_bytes=settings.max_message_bytes,
+            # Writes are batches cut at half of max_message_bytes by their senders;
+            # reads are bounded by the gRPC request they answer (core.gate).
+            max_message_bytes=gate.store_receive_limit(settings.max_message_bytes),
             concurrency=CONCURRENCY,
             limits=gate.store_request_limits(settings.grpc_max_message_bytes),
         )
