@@ -149,6 +149,43 @@ class Settings(Addresses, BaseSettings):
         description="A task's trace in the tracing UI: a URL with {trace_id} (else /trace/<id> is appended); "
         "empty = no link.",
     )
+    # --- HTTP edges (gateway/dashboard/doors.py, core/thread_server.py, docs/security.md): what
+    # one client may hold, so slow or idle connections can starve neither gRPC nor the probes.
+    http_header_timeout: Timeout = Field(
+        default=10.0,
+        description="Seconds a connection to the dashboard, /metrics or /livez has to finish a request's "
+        "headers, from its first byte (from the connect, or the dashboard's TLS handshake, for the first "
+        "request), and the dashboard's TLS handshake has to finish; then it is closed.",
+    )
+    http_idle_timeout: Timeout = Field(
+        default=60.0, description="Seconds a dashboard connection may wait between requests, then closed."
+    )
+    http_max_connections: int = Field(
+        default=256,
+        ge=1,
+        description="Dashboard connections open at once (handshakes included); more are refused at once. "
+        "At most half the process's descriptor limit (checked at start), so gRPC and health keep theirs.",
+    )
+    http_max_connections_per_address: int = Field(
+        default=32, ge=1, description="Dashboard connections one client address may hold at once."
+    )
+    dashboard_max_streams: int = Field(
+        default=64, ge=1, description="Live views (SSE: pulse, events, logs) per gateway; more get 503."
+    )
+    dashboard_max_streams_per_client: int = Field(
+        default=8,
+        ge=1,
+        description="Live views one token, and one client address, may hold at once; more get 429.",
+    )
+    ops_max_connections: int = Field(
+        default=32,
+        ge=1,
+        description="Connections /metrics, and /livez and /readyz, each serve at once (a thread each); "
+        "more are answered 503 and closed.",
+    )
+    ops_max_connections_per_address: int = Field(
+        default=8, ge=1, description="Connections one client address may hold on /metrics or /livez."
+    )
     # --- metrics (core/metrics.py, docs/observability.md)
     metrics_port: Port = Field(
         default=0,

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from taskyard.core import thread_server
+
 log = logging.getLogger(__name__)
 
 # Seconds the event loop has to run a no-op callback before the process is not live.
@@ -114,8 +116,9 @@ def live(timeout: float | None = None) -> bool:
     return ran.wait(timeout)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    timeout = 10  # seconds: a connection that sends nothing does not hold a thread
+class _Handler(thread_server.HeaderDeadline, BaseHTTPRequestHandler):
+    # A connection that sends nothing, or its headers a byte at a time, holds its
+    # thread at most the header timeout (thread_server.py).
 
     def do_GET(self) -> None:
         if self.path == "/livez":
@@ -136,14 +139,15 @@ class _Handler(BaseHTTPRequestHandler):
         return  # probes every few seconds would flood the log
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(thread_server.Bounded, ThreadingHTTPServer):
     daemon_threads = True
 
 
 class HealthServer:
-    """``/livez`` and ``/readyz`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one."""
+    """``/livez`` and ``/readyz`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one.
+    ``limits``: its connections (thread_server.py), the settings' defaults unless given."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, limits: thread_server.Limits | None = None) -> None:
         server_class = _Server
         if ":" in host:
             import socket
@@ -153,6 +157,7 @@ class HealthServer:
 
             server_class = _V6
         self._server = server_class((host.strip("[]"), port), _Handler)
+        self._server.bound(limits or thread_server.DEFAULT_LIMITS, "health")
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
         self._thread.start()

@@ -25,6 +25,8 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.registry import REGISTRY, Collector
 
+from taskyard.core import thread_server
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -77,11 +79,17 @@ StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
-class _V6Server(ThreadingWSGIServer):
+class _Server(thread_server.Bounded, ThreadingWSGIServer):
+    pass
+
+
+class _V6Server(_Server):
     address_family = socket.AF_INET6
 
 
-class _Quiet(WSGIRequestHandler):
+class _Quiet(thread_server.HeaderDeadline, WSGIRequestHandler):
+    # Its connections are bounded (thread_server.py): an idle one, before any token
+    # check, holds a thread at most the header timeout, and only up to the cap.
     # A scrape every few seconds is not worth a log line.
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -115,16 +123,25 @@ def guarded(app: WsgiApp, token: str | None) -> WsgiApp:
 
 
 class MetricsServer:
-    """``/metrics`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one."""
+    """``/metrics`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one.
+    ``limits``: its connections (thread_server.py), the settings' defaults unless given."""
 
-    def __init__(self, host: str, port: int, *, token: str | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        token: str | None = None,
+        limits: thread_server.Limits | None = None,
+    ) -> None:
         if not token and not is_loopback(host):
             raise ValueError(
                 f"metrics on {host}: a port off loopback needs TASKYARD_METRICS_TOKEN (or bind 127.0.0.1)"
             )
         app = guarded(prometheus_client.make_wsgi_app(), token)
-        server_class = _V6Server if ":" in host else ThreadingWSGIServer
-        self._server = make_server(host.strip("[]"), port, app, server_class, handler_class=_Quiet)
+        server_class = _V6Server if ":" in host else _Server
+        self._server: _Server = make_server(host.strip("[]"), port, app, server_class, handler_class=_Quiet)
+        self._server.bound(limits or thread_server.DEFAULT_LIMITS, "metrics")
         self.port: int = self._server.server_port
         self.host = host
         self._thread = threading.Thread(target=self._server.serve_forever, name="metrics", daemon=True)
@@ -166,7 +183,9 @@ def enabled() -> bool:
     return _serving
 
 
-def serve(host: str, port: int, *, token: str | None = None) -> MetricsServer | None:
+def serve(
+    host: str, port: int, *, token: str | None = None, limits: thread_server.Limits | None = None
+) -> MetricsServer | None:
     """Start the process's ``/metrics`` (None when ``port`` is 0: metrics off)."""
     global _registered, _serving
     if port == 0:
@@ -174,6 +193,6 @@ def serve(host: str, port: int, *, token: str | None = None) -> MetricsServer | 
     if not _registered:
         REGISTRY.register(BusRefusals())
         _registered = True
-    server = MetricsServer(host, port, token=token)
+    server = MetricsServer(host, port, token=token, limits=limits)
     _serving = True
     return server

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from taskyard.core import health, tracing
+from taskyard.core import health, thread_server, tracing
 
 if TYPE_CHECKING:
     from taskyard.core.config import Settings
@@ -27,11 +27,18 @@ def observed(service: str, settings: Settings) -> Iterator[MetricsServer | None]
         from taskyard.core import metrics
 
         server = metrics.serve(
-            settings.metrics_host, settings.metrics_port, token=settings.metrics_token or None
+            settings.metrics_host,
+            settings.metrics_port,
+            token=settings.metrics_token or None,
+            limits=thread_server.Limits.from_settings(settings),
         )
     probes = None
     if settings.health_port:
-        probes = health.HealthServer(settings.effective_bind_host, settings.health_port)
+        probes = health.HealthServer(
+            settings.effective_bind_host,
+            settings.health_port,
+            limits=thread_server.Limits.from_settings(settings),
+        )
     try:
         yield server
     finally:

@@ -3,6 +3,7 @@ the rules every request passes (headers, Host, JSON-only writes)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -17,7 +18,7 @@ from taskyard.core import errors
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
 from taskyard.gateway.auth import Authenticator
-from taskyard.gateway.dashboard import calls, history, hub
+from taskyard.gateway.dashboard import calls, doors, history, hub
 from taskyard.gateway.dashboard.streams import Streams
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,9 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
+# Served over TLS: browsers keep to https for this host for a year (the certificate is
+# the gRPC edge's, so the host has one for as long as it serves TLS at all).
+HSTS = {"Strict-Transport-Security": "max-age=31536000"}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -51,10 +55,12 @@ def _refuse(status: int, code: str, text: str) -> web.Response:
     return web.json_response({"code": code, "message": text}, status=status)
 
 
-def guard(loopback_only: bool) -> Any:
-    """Security headers on every answer; on loopback, only loopback Host names (a
-    page of another site cannot reach it by DNS rebinding); writes only as JSON
-    from this origin (a form of another site cannot post one)."""
+def guard(loopback_only: bool, *, hsts: bool = False) -> Any:
+    """Security headers on every answer (HSTS too when served over TLS); on loopback,
+    only loopback Host names (a page of another site cannot reach it by DNS
+    rebinding); writes only as JSON from this origin (a form of another site cannot
+    post one)."""
+    headers = {**SECURITY_HEADERS, **(HSTS if hsts else {})}
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -67,7 +73,7 @@ def guard(loopback_only: bool) -> Any:
             if origin is not None and origin.split("://", 1)[-1] != request.host:
                 return _refuse(403, "PERMISSION_DENIED", "cross-origin writes are refused")
         response = await handler(request)
-        response.headers.update(SECURITY_HEADERS)
+        response.headers.update(headers)
         return response
 
     return middleware
@@ -131,12 +137,19 @@ class Dashboard:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
         self.hub = hub.PulseHub(summarize, read=read, authorize=_watch_authorizer(authenticator))
-        self.streams = Streams(self.loopback, self.hub)
+        self.streams = Streams(
+            self.loopback,
+            self.hub,
+            limit=settings.dashboard_max_streams,
+            per_client=settings.dashboard_max_streams_per_client,
+        )
         # The gRPC edge's certificate files, read again when they change (tls.http_context).
         self.ssl = tls.http_context(settings)
+        self.limits = doors.Limits.from_settings(settings)
         config = {"auth": authenticator is not None, "traceUrl": settings.dashboard_trace_url}
         self.app = web.Application(
-            middlewares=[guard(tls.is_loopback(settings.grpc_host))], client_max_size=MAX_BODY_BYTES
+            middlewares=[guard(tls.is_loopback(settings.grpc_host), hsts=self.ssl is not None)],
+            client_max_size=MAX_BODY_BYTES,
         )
         index = (STATIC_DIR / "index.html").read_bytes()
 
@@ -157,14 +170,31 @@ class Dashboard:
         self.runner = web.AppRunner(
             self.app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
         )
+        self.doors: doors.Doors | None = None
         self.url = ""
 
     async def start(self) -> str:
         s = self.settings
+        self.limits.check_descriptors()
         await self.runner.setup()
-        site = web.TCPSite(self.runner, s.grpc_host, s.http_port, ssl_context=self.ssl, reuse_port=False)
+        manager = self.runner.server
+        assert manager is not None
+        loop = asyncio.get_running_loop()
+        limits = self.limits
+
+        def handler(ticket: doors.Ticket) -> doors.GuardedHandler:
+            return doors.GuardedHandler(
+                manager,
+                ticket,
+                limits.header_timeout,
+                loop=loop,
+                access_log=None,
+                keepalive_timeout=limits.idle_timeout,
+            )
+
+        self.doors = doors.Doors(limits, handler, self.ssl)
         try:
-            await site.start()
+            await self.doors.listen(s.grpc_host, s.http_port)
         except OSError as exc:
             await self.runner.cleanup()
             raise tls.ListenRefused(
@@ -178,6 +208,8 @@ class Dashboard:
         return self.url
 
     async def stop(self) -> None:
+        if self.doors is not None:
+            await self.doors.close()
         await self.hub.close()
         await self.runner.cleanup()
         await self.loopback.close()

@@ -10,8 +10,10 @@ an ``error`` message holding the same JSON as the API's error answers.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import grpc
@@ -22,8 +24,6 @@ from taskyard.gateway.dashboard import calls
 from taskyard.gateway.dashboard.hub import PulseHub
 from taskyard.v1 import event_service_pb2, task_service_pb2
 
-# Open SSE connections per gateway (pulses included); more get 503.
-MAX_STREAMS = 64
 # The filters that make /api/events follow given tasks: one of them is required.
 TASK_FILTERS = ("task_ids", "root_ids")
 WATCH = calls.method("taskyard.v1.EventService", "WatchEvents")
@@ -34,6 +34,58 @@ Message = tuple[str, str | None, Mapping[str, Any]]
 
 class TooManyStreams(Exception):
     pass
+
+
+class Slots:
+    """The live views open: at most ``limit`` per gateway, and at most ``per_client`` for
+    one token and for one client address, so that one reader cannot hold every slot."""
+
+    def __init__(self, *, limit: int, per_client: int) -> None:
+        self.limit = limit
+        self.per_client = per_client
+        self.open = 0
+        self._held: dict[str, int] = {}
+
+    @staticmethod
+    def clients(request: web.Request) -> tuple[str, ...]:
+        keys = [f"address {request.remote or ''}"]
+        authorization = request.headers.get("Authorization")
+        if authorization:
+            # A digest: the table of who holds what never keeps a token.
+            keys.append("token " + hashlib.sha256(authorization.encode()).hexdigest())
+        return tuple(keys)
+
+    def refusal(self, clients: tuple[str, ...]) -> web.Response | None:
+        if self.open >= self.limit:
+            return web.json_response(
+                {"code": "RESOURCE_EXHAUSTED", "message": f"at most {self.limit} live views per gateway"},
+                status=503,
+            )
+        if any(self._held.get(c, 0) >= self.per_client for c in clients):
+            return web.json_response(
+                {
+                    "code": "RESOURCE_EXHAUSTED",
+                    "message": f"at most {self.per_client} live views per token and per address",
+                },
+                status=429,
+            )
+        return None
+
+    @contextlib.contextmanager
+    def held(self, clients: tuple[str, ...]) -> Iterator[None]:
+        self.open += 1
+        for c in clients:
+            self._held[c] = self._held.get(c, 0) + 1
+        try:
+            yield
+        finally:
+            self.open -= 1
+            for c in clients:
+                left = self._held[c] - 1
+                if left:
+                    self._held[c] = left
+                else:
+                    del self._held[c]
 
 
 def query_request(method: calls.Method, query: Mapping[str, str], getall: Any) -> dict[str, Any]:
@@ -78,29 +130,19 @@ def encode(kind: str, ident: str | None, data: Mapping[str, Any]) -> bytes:
 class Streams:
     """The SSE endpoints and the count of open ones."""
 
-    def __init__(self, loopback: calls.Loopback, hub: PulseHub) -> None:
+    def __init__(self, loopback: calls.Loopback, hub: PulseHub, *, limit: int, per_client: int) -> None:
         self._loopback = loopback
         self._hub = hub
-        self.open = 0
-
-    def _full(self) -> web.Response | None:
-        if self.open < MAX_STREAMS:
-            return None
-        return web.json_response(
-            {"code": "RESOURCE_EXHAUSTED", "message": f"at most {MAX_STREAMS} live views per gateway"},
-            status=503,
-        )
+        self.slots = Slots(limit=limit, per_client=per_client)
 
     async def pulse(self, request: web.Request) -> web.StreamResponse:
         """``GET /api/pulse``: the suite's summary every half second (hub.py)."""
-        refused = self._full()
+        clients = Slots.clients(request)
+        refused = self.slots.refusal(clients)
         if refused is not None:
             return refused
-        self.open += 1
-        try:
+        with self.slots.held(clients):
             return await self._hub.serve(request)
-        finally:
-            self.open -= 1
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """``GET /api/events?task_ids=...`` (or ``root_ids``): those tasks' events as SSE.
@@ -142,14 +184,12 @@ class Streams:
             rpc_request = calls.parse(method, body)
         except json_format.ParseError as exc:
             return web.json_response({"code": "INVALID_ARGUMENT", "message": str(exc)}, status=400)
-        refused = self._full()
+        clients = Slots.clients(request)
+        refused = self.slots.refusal(clients)
         if refused is not None:
             return refused
-        self.open += 1
-        try:
+        with self.slots.held(clients):
             return await self._pump(request, method, rpc_request, messages, end=end)
-        finally:
-            self.open -= 1
 
     async def _pump(
         self,

@@ -1,0 +1,346 @@
+"""The dashboard's connections on a real gateway (in this process, and as its own
+process on uvloop, against fake backends), on loopback: connections that never finish their headers, or idle
+ones, are closed; one address, and all addresses together, hold at most their cap
+while gRPC and the plaintext health port still answer; one token holds at most
+its share of the live views while another client still gets one; HSTS only over TLS.
+
+Every socket call runs in a thread: the gateway serves from this test's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from integration.gateway_fakes import FakeBackend, gateway_env, make_settings
+from support import certs
+from support.ports import free_port_block
+from support.waiting import wait_until_async
+
+from taskyard.gateway.dashboard import doors
+
+# Safety bound only: every wait below ends on a socket event, long before this.
+SAFETY = 30.0
+
+
+def _connect(port: int, source: str = "127.0.0.1") -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=SAFETY, source_address=(source, 0))
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """All the server sends until it closes the connection."""
+    data = b""
+    while chunk := sock.recv(4096):
+        data += chunk
+    return data
+
+
+def _head(sock: socket.socket) -> bytes:
+    """An answer's status line and headers (the connection stays open)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\r\n\r\n", 1)[0]
+
+
+CONFIG_REQUEST = b"GET /api/config HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+def _response(sock: socket.socket) -> bytes:
+    """One answer on a kept-alive connection, its body read to its Content-Length."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, data
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        assert chunk, body
+        body += chunk
+    return head
+
+
+def _closed_while_dripping(sock: socket.socket) -> bool:
+    """A header sent a byte at a time until the server closes the connection."""
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+    for _ in range(4000):  # under aiohttp's 8,190-byte line limit: only the deadline ends it
+        readable, _, _ = select.select([sock], [], [], 0.05)
+        if readable:
+            return _answer(sock) == b""
+        sock.sendall(b"a")
+    return False
+
+
+def _stream(port: int, source: str, token: str | None) -> tuple[socket.socket, bytes]:
+    sock = _connect(port, source)
+    bearer = f"Authorization: Bearer {token}\r\n" if token else ""
+    sock.sendall(f"GET /api/pulse HTTP/1.1\r\nHost: localhost\r\n{bearer}\r\n".encode())
+    return sock, _head(sock)
+
+
+async def _health(port: int) -> int:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+    return reply.status
+
+
+async def test_connections_that_never_finish_their_headers_are_closed() -> None:
+    # The idle timeout far off: only the header deadline can close these.
+    async with gateway_env(
+        http_port=free_port_block(1), http_header_timeout=0.3, http_idle_timeout=SAFETY * 4
+    ) as env:
+        port = env.settings.http_port
+        silent = [await asyncio.to_thread(_connect, port) for _ in range(20)]
+        partial = [await asyncio.to_thread(_connect, port) for _ in range(5)]
+        dripping = [await asyncio.to_thread(_connect, port) for _ in range(3)]
+        kept: socket.socket | None = None
+        try:
+            for sock in partial:
+                await asyncio.to_thread(sock.sendall, b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+            for sock in silent + partial:
+                assert await asyncio.to_thread(_answer, sock) == b""
+            for sock in dripping:
+                assert await asyncio.to_thread(_closed_while_dripping, sock)
+            # Kept alive after an answer, a next request's headers have the same deadline.
+            kept = await asyncio.to_thread(_connect, port)
+            await asyncio.to_thread(kept.sendall, CONFIG_REQUEST)
+            assert (await asyncio.to_thread(_response, kept)).startswith(b"HTTP/1.1 200 ")
+            assert await asyncio.to_thread(_closed_while_dripping, kept)
+        finally:
+            for sock in [*silent, *partial, *dripping, *([kept] if kept else [])]:
+                sock.close()
+        assert env.gateway.dashboard is not None and env.gateway.dashboard.doors is not None
+        assert env.gateway.dashboard.doors.open == 0
+
+
+async def test_an_idle_kept_alive_connection_is_closed() -> None:
+    async with gateway_env(
+        http_port=free_port_block(1), http_header_timeout=SAFETY * 4, http_idle_timeout=0.3
+    ) as env:
+        kept = await asyncio.to_thread(_connect, env.settings.http_port)
+        with kept:
+            await asyncio.to_thread(kept.sendall, CONFIG_REQUEST)
+            assert (await asyncio.to_thread(_response, kept)).startswith(b"HTTP/1.1 200 ")
+            assert await asyncio.to_thread(_answer, kept) == b""
+
+
+async def test_the_caps_refuse_extra_connections_while_grpc_and_the_health_port_answer() -> None:
+    async with gateway_env(
+        http_port=free_port_block(1),
+        grpc_health_port=free_port_block(1),
+        http_header_timeout=SAFETY * 4,
+        http_max_connections=6,
+        http_max_connections_per_address=4,
+    ) as env:
+        port = env.settings.http_port
+        held = [await asyncio.to_thread(_connect, port) for _ in range(4)]
+        try:
+            # Over one address's share: refused, and told so.
+            extra = await asyncio.to_thread(_connect, port)
+            with extra:
+                assert await asyncio.to_thread(_answer, extra) == doors.REFUSAL
+            # Another address gets its own share, up to the total cap.
+            held += [await asyncio.to_thread(_connect, port, "127.0.0.2") for _ in range(2)]
+            over = await asyncio.to_thread(_connect, port, "127.0.0.3")
+            with over:
+                assert await asyncio.to_thread(_answer, over) == doors.REFUSAL
+            serving = health_pb2.HealthCheckResponse.SERVING
+            assert await _health(env.gateway.port) == serving
+            assert await _health(env.gateway.health_port) == serving
+            # A held connection that sends its request is served.
+            await asyncio.to_thread(
+                held[0].sendall, b"GET /api/config HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+            )
+            assert (await asyncio.to_thread(_answer, held[0])).startswith(b"HTTP/1.1 200 ")
+        finally:
+            for sock in held:
+                sock.close()
+
+
+async def test_one_token_holds_at_most_its_share_of_the_live_views(tmp_path: Path) -> None:
+    greedy, other = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{greedy}  read  greedy\n{other}  read  other\n")
+    async with gateway_env(
+        http_port=free_port_block(1),
+        grpc_tokens_file=str(tokens),
+        dashboard_max_streams=8,
+        dashboard_max_streams_per_client=2,
+    ) as env:
+        port = env.settings.http_port
+        opened: list[socket.socket] = []
+        try:
+            # From two addresses, so the token's share is what refuses the third.
+            for source in ("127.0.0.2", "127.0.0.3"):
+                sock, head = await asyncio.to_thread(_stream, port, source, greedy)
+                opened.append(sock)
+                assert head.startswith(b"HTTP/1.1 200 ")
+            sock, head = await asyncio.to_thread(_stream, port, "127.0.0.4", greedy)
+            opened.append(sock)
+            assert head.startswith(b"HTTP/1.1 429 ")
+            # Another reader still gets a live view, as does one more address of it.
+            sock, head = await asyncio.to_thread(_stream, port, "127.0.0.4", other)
+            opened.append(sock)
+            assert head.startswith(b"HTTP/1.1 200 ")
+        finally:
+            for sock in opened:
+                sock.close()
+
+
+def _https_head(port: int, ca: Path) -> bytes:
+    context = ssl.create_default_context(cafile=str(ca))
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=SAFETY) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as conn,
+    ):
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        return _head(conn)
+
+
+async def test_hsts_over_tls_only_and_a_silent_handshake_is_closed(tmp_path: Path) -> None:
+    material = certs.make(tmp_path / "certs")
+    async with gateway_env(
+        grpc_tls_cert=str(material.server_cert),
+        grpc_tls_key=str(material.server_key),
+        http_port=free_port_block(1),
+        http_header_timeout=0.3,
+    ) as env:
+        port = env.settings.http_port
+        head = await asyncio.to_thread(_https_head, port, material.ca)
+        assert head.startswith(b"HTTP/1.1 200 ")
+        assert b"\r\nstrict-transport-security: max-age=" in head.lower()
+        # A connection that never starts its handshake is closed at the header deadline.
+        silent = await asyncio.to_thread(_connect, port)
+        with silent:
+            assert await asyncio.to_thread(_answer, silent) == b""
+    async with gateway_env(http_port=free_port_block(1)) as env:
+        plain = await asyncio.to_thread(_connect, env.settings.http_port)
+        with plain:
+            await asyncio.to_thread(
+                plain.sendall, b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+            )
+            head = _head_of(await asyncio.to_thread(_answer, plain))
+        assert head.startswith(b"HTTP/1.1 200 ")
+        assert b"strict-transport-security" not in head.lower()
+
+
+def _head_of(answer: bytes) -> bytes:
+    return answer.split(b"\r\n\r\n", 1)[0]
+
+
+async def _started(proc: subprocess.Popen[bytes], log: Path) -> None:
+    def ready() -> bool:
+        assert proc.poll() is None, log.read_text()
+        return "dashboard on " in log.read_text() and "gateway ready on " in log.read_text()
+
+    await wait_until_async(ready, 20, lambda: "the gateway's ready lines:\n" + log.read_text(), 0.05)
+
+
+def _page(port: int, ca: Path | None) -> bytes:
+    """GET / on a new connection: the answer's head."""
+    if ca is not None:
+        return _https_head(port, ca)
+    with _connect(port) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        return _head_of(_answer(sock))
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+async def test_a_gateway_process_closes_silent_connections_and_keeps_grpc_and_health(
+    scheme: str, tmp_path: Path
+) -> None:
+    """The gateway as it runs (its own process, on uvloop): connections that never send
+    their headers (or their TLS handshake) are closed at the deadline, those over one
+    address's cap at once, while gRPC health on both ports answers SERVING."""
+    material = certs.make(tmp_path / "certs") if scheme == "https" else None
+    tls = (
+        {"grpc_tls_cert": str(material.server_cert), "grpc_tls_key": str(material.server_key)}
+        if material
+        else {}
+    )
+    ipc_dir = Path(tempfile.mkdtemp(prefix="tygwd-", dir="/tmp"))
+    settings = make_settings(
+        ipc_dir,
+        grpc_port=free_port_block(1),
+        grpc_health_port=free_port_block(1),
+        http_port=free_port_block(1),
+        http_header_timeout=5.0,
+        http_max_connections_per_address=4,
+        **tls,
+    )
+    backend = FakeBackend(settings)
+    await backend.start()
+    log = ipc_dir / "gateway.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(  # noqa: ASYNC220 - the gateway as its own process
+            [sys.executable, "-m", "taskyard.gateway"],
+            env={**os.environ, **settings.to_env()},
+            stdout=out,
+            stderr=out,
+        )
+    held: list[socket.socket] = []
+    try:
+        await _started(proc, log)
+        port = settings.http_port
+        held = [await asyncio.to_thread(_connect, port) for _ in range(4)]
+        extra = await asyncio.to_thread(_connect, port)
+        with extra:
+            refusal = await asyncio.to_thread(_answer, extra)
+        assert refusal == (doors.REFUSAL if material is None else b"")
+        serving = health_pb2.HealthCheckResponse.SERVING
+
+        async def both_serving() -> bool:
+            return (await _health(settings.grpc_health_port)) == serving
+
+        await wait_until_async(both_serving, 10, lambda: "health SERVING:\n" + log.read_text(), 0.1)
+        if material is None:
+            assert await _health(settings.grpc_port) == serving
+        for sock in held:
+            assert await asyncio.to_thread(_answer, sock) == b""
+        ca = material.ca if material else None
+
+        async def page_served() -> bytes | None:
+            # The held connections' places come back as the gateway sees them end, a
+            # moment after this side saw them closed: until then this address is refused.
+            try:
+                head = await asyncio.to_thread(_page, port, ca)
+            except (ssl.SSLError, ConnectionError):
+                return None
+            return None if head == _head_of(doors.REFUSAL) else head
+
+        head = await wait_until_async(page_served, 10, lambda: "a page served:\n" + log.read_text(), 0.05)
+        assert head.startswith(b"HTTP/1.1 200 ")
+        assert (b"strict-transport-security: max-age=" in head.lower()) == (material is not None)
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 15) == 0, log.read_text()
+        assert "Traceback" not in log.read_text()
+    finally:
+        for sock in held:
+            sock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await backend.close()
+        shutil.rmtree(ipc_dir, ignore_errors=True)
