@@ -216,7 +216,10 @@ async def test_a_pulse_is_encoded_once_for_every_page() -> None:
 
 async def test_api_events_follows_given_tasks_only() -> None:
     app = web.Application()
-    app.router.add_get("/api/events", streams.Streams(None, None).events)  # type: ignore[arg-type]
+    app.router.add_get(
+        "/api/events",
+        streams.Streams(None, None, limit=64, per_client=8).events,  # type: ignore[arg-type]
+    )
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         reply = await client.get("/api/events?kinds=EVENT_KIND_TASK")
         assert reply.status == 400 and "api/pulse" in (await reply.json())["message"]
