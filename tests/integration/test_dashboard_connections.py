@@ -10,7 +10,9 @@ Every socket call runs in a thread: the gateway serves from this test's event lo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
+import resource
 import secrets
 import select
 import shutil
@@ -344,3 +346,14 @@ async def test_a_gateway_process_closes_silent_connections_and_keeps_grpc_and_he
             proc.wait()
         await backend.close()
         shutil.rmtree(ipc_dir, ignore_errors=True)
+
+
+def test_a_connection_cap_over_half_the_descriptor_limit_is_refused_at_start() -> None:
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        pytest.skip("no descriptor limit to stay under")
+    limits = doors.Limits(header_timeout=10, idle_timeout=60, max_connections=soft // 2, per_address=32)
+    limits.check_descriptors()  # half is allowed
+    over = dataclasses.replace(limits, max_connections=soft // 2 + 1)
+    with pytest.raises(doors.TooManyForDescriptors, match="TASKYARD_HTTP_MAX_CONNECTIONS"):
+        over.check_descriptors()
