@@ -171,6 +171,8 @@ async def test_the_caps_refuse_extra_connections_while_grpc_and_the_health_port_
             serving = health_pb2.HealthCheckResponse.SERVING
             assert await _health(env.gateway.port) == serving
             assert await _health(env.gateway.health_port) == serving
+            assert env.gateway.dashboard is not None and env.gateway.dashboard.doors is not None
+            assert env.gateway.dashboard.doors.refused == 2
             # A held connection that sends its request is served.
             await asyncio.to_thread(
                 held[0].sendall, b"GET /api/config HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"

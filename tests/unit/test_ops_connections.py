@@ -80,7 +80,7 @@ def test_connections_that_never_finish_their_headers_are_closed(
 
 
 def test_idle_connections_hold_at_most_the_caps_threads_and_another_address_is_answered(
-    serve: Callable[[thread_server.Limits], int],
+    serve: Callable[[thread_server.Limits], int], caplog: pytest.LogCaptureFixture
 ) -> None:
     port = serve(thread_server.Limits(header_timeout=SAFETY * 4, max_connections=6, per_address=4))
     before = threading.active_count()
@@ -98,6 +98,7 @@ def test_idle_connections_hold_at_most_the_caps_threads_and_another_address_is_a
         assert all(answer.startswith(b"HTTP/1.0 503 ") for answer in refused)
         assert len(waiting) == 4
         assert threading.active_count() - before <= 4
+        assert "refused 1 connection(s) over its caps (4 per address, 6 in all)" in caplog.text
 
         # Another address (the scraper's, the kubelet's) still gets its answer.
         other = _connect(port, source="127.0.0.2")

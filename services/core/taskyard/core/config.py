@@ -173,9 +173,10 @@ class Settings(Addresses, BaseSettings):
         default=64, ge=1, description="Live views (SSE: pulse, events, logs) per gateway; more get 503."
     )
     dashboard_max_streams_per_client: int = Field(
-        default=8,
+        default=16,
         ge=1,
-        description="Live views one token, and one client address, may hold at once; more get 429.",
+        description="Live views one token, and one client address, may hold at once (a page holds one "
+        "to three); more get 429.",
     )
     ops_max_connections: int = Field(
         default=32,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import socket
 import socketserver
 import sys
@@ -24,6 +25,11 @@ import time
 from typing import Any
 
 from taskyard.core.config import Settings
+
+log = logging.getLogger(__name__)
+
+# Refused connections are logged at most once per this many seconds (the first at once).
+REFUSAL_LOG_INTERVAL = 10.0
 
 # What a connection over the limits is told before it is closed.
 _REFUSAL_BODY = b"too many connections\n"
@@ -105,20 +111,41 @@ class Bounded(socketserver.ThreadingMixIn, socketserver.TCPServer):
 
     def bound(self, limits: Limits, name: str) -> None:
         self.limits = limits
+        self.name = name
         self.deadlines = Deadlines(name)
         self._count_lock = threading.Lock()
         self._open = 0
         self._by_address: dict[str, int] = {}
+        self.refused = 0
+        self._unlogged = 0
+        self._logged_at = -REFUSAL_LOG_INTERVAL
 
     def _admit(self, address: str) -> bool:
         with self._count_lock:
-            if self._open >= self.limits.max_connections:
-                return False
-            if self._by_address.get(address, 0) >= self.limits.per_address:
+            if (
+                self._open >= self.limits.max_connections
+                or self._by_address.get(address, 0) >= self.limits.per_address
+            ):
+                self._count_refusal()
                 return False
             self._open += 1
             self._by_address[address] = self._by_address.get(address, 0) + 1
             return True
+
+    def _count_refusal(self) -> None:
+        self.refused += 1
+        self._unlogged += 1
+        now = time.monotonic()
+        if now - self._logged_at >= REFUSAL_LOG_INTERVAL:
+            log.warning(
+                "%s: refused %d connection(s) over its caps (%d per address, %d in all)",
+                self.name,
+                self._unlogged,
+                self.limits.per_address,
+                self.limits.max_connections,
+            )
+            self._unlogged = 0
+            self._logged_at = now
 
     def _release(self, address: str) -> None:
         with self._count_lock:

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 BACKLOG = 128
 # Seconds before accepting again after an accept failed (out of descriptors).
 ACCEPT_RETRY = 0.1
+# Refused connections are logged at most once per this many seconds (the first at once).
+REFUSAL_LOG_INTERVAL = 10.0
 # What a plaintext connection over the limits is told before it is closed.
 _REFUSAL_BODY = b'{"code":"RESOURCE_EXHAUSTED","message":"too many connections"}'
 REFUSAL = (
@@ -156,6 +158,9 @@ class Doors:
         self._by_address: dict[str, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._listeners: list[socket.socket] = []
+        self.refused = 0
+        self._unlogged = 0
+        self._logged_at = -REFUSAL_LOG_INTERVAL
 
     def admit(self, address: str) -> Ticket | None:
         if self.open >= self.limits.max_connections:
@@ -208,8 +213,22 @@ class Doors:
             ticket = self.admit(str(peer[0]))
             if ticket is None:
                 _refuse(conn, plaintext=self.ssl is None)
+                self._count_refusal(loop.time())
                 continue
             self._spawn(self._serve(conn, ticket))
+
+    def _count_refusal(self, now: float) -> None:
+        self.refused += 1
+        self._unlogged += 1
+        if now - self._logged_at >= REFUSAL_LOG_INTERVAL:
+            log.warning(
+                "dashboard: refused %d connection(s) over its caps (%d per address, %d in all)",
+                self._unlogged,
+                self.limits.per_address,
+                self.limits.max_connections,
+            )
+            self._unlogged = 0
+            self._logged_at = now
 
     async def _serve(self, conn: socket.socket, ticket: Ticket) -> None:
         handler = self._make_handler(ticket)
