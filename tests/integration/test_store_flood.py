@@ -120,7 +120,7 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     original = seal.Seal.open
 
     def noting(self: seal.Seal, raw: bytes, guard: Any, where: str = "") -> bytes | None:
-        if MARK in raw[:256]:
+        if MARK in bytes(raw[:256]):
             seen.append(len(raw))
         return original(self, raw, guard, where)
 

@@ -58,3 +58,33 @@ def test_closing_a_pipe_that_is_gone_already_is_not_an_error() -> None:
     assert g.screen(pipe.id, memoryview(b"x")) == gate.CLOSED_PIPE
     g.forget(pipe)
     assert g.screen(pipe.id, memoryview(b"x")) == ""
+
+
+class _TcpPipe:
+    def __init__(self, pid: int, address: str) -> None:
+        self.id = pid
+        self.remote_address = address
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_an_address_that_flooded_may_connect_once_a_second() -> None:
+    now = [0.0]
+    g = gate.Gate(seal.Seal(seal.Keyring()), seal.ReplayGuard(), "test", police=True, clock=lambda: now[0])
+    flooding = _TcpPipe(1, "10.0.0.9:40001")
+    g._charge(_Msg(flooding), flooding.id, at_once=True)  # type: ignore[arg-type]
+    assert flooding.closed == 1
+    again = [_TcpPipe(2 + i, f"10.0.0.9:{40002 + i}") for i in range(3)]
+    for p in again:
+        g.admit(p)
+    assert [p.closed for p in again] == [0, 1, 1]  # one at once, then the rate
+    other = _TcpPipe(9, "10.0.0.10:40001")
+    g.admit(other)
+    assert other.closed == 0  # another address is not held to it
+    now[0] = 1.0
+    late = _TcpPipe(10, "10.0.0.9:40010")
+    g.admit(late)
+    assert late.closed == 0
+    assert g.connections_refused == 2

@@ -29,7 +29,10 @@ Every refusal is charged to its peer pipe (``Budget``): a pipe may cause
 ``REFUSAL_BURST`` refusals, refilled at ``REFUSAL_RATE`` per second; past that the
 gate closes the pipe (pynng ``Pipe.close``), and what it already delivered is
 dropped unhashed. A legitimate peer never pays: its messages verify. One whose
-key or clock is wrong is refused anyway; a closed pipe only makes it redial.
+key or clock is wrong is refused anyway; a closed pipe only makes it redial. The
+address of a pipe closed for flooding may then open one connection a second
+(``ADDRESS_RATE``; more are closed as they connect, before anything is read): on
+one host, the suite's own new connections share that rate while the flood lasts.
 
 What a gate does not do is documented in docs/security.md ("Floods from a peer without the key").
 """
@@ -41,7 +44,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import pynng
 
@@ -55,6 +58,13 @@ LARGE_BODY_BYTES = 256 * 1024
 # for this many times as long as that hash took: hashing for strangers takes at most
 # 1 / (1 + STRANGER_BACKOFF) of a core, however fast they send.
 STRANGER_BACKOFF = 4.0
+# An address one of whose pipes was closed for flooding may open new connections
+# at this rate (one at once, then one a second): NNG reads a message whole before
+# the gate sees it, so a flooder that redials at once would make the store read a
+# message of up to the receive limit per connection. Addresses remembered: at most
+# PENALISED_ADDRESSES, the oldest forgotten first.
+ADDRESS_RATE = 1.0
+PENALISED_ADDRESSES = 1024
 # Refusals a pipe may cause in a burst, and the rate they are forgiven at.
 REFUSAL_BURST = 4
 REFUSAL_RATE = 1.0
@@ -70,6 +80,7 @@ KIND_SCAN_BYTES = 128
 OVERSIZE = "oversize"  # larger than its kind can be
 BUSY = "busy"  # a second large body from an unproven pipe while one is hashed
 CLOSED_PIPE = "closed_pipe"  # delivered by a pipe the gate had closed
+FLOODING_ADDRESS = "flooding_address"  # a connection from an address past its rate
 
 
 def store_receive_limit(max_message_bytes: int) -> int:
@@ -120,11 +131,13 @@ class Budget:
         self._at = now
 
     def charge(self, now: float) -> bool:
-        """Charge one refusal; False once the burst is spent."""
+        """Take one token; False when none is left (the burst is spent)."""
         self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self._rate)
         self._at = now
+        if self._tokens < 1.0:  # refused: no debt, so a peer that keeps trying is not locked out
+            return False
         self._tokens -= 1.0
-        return self._tokens >= 0.0
+        return True
 
 
 class Gate:
@@ -156,12 +169,30 @@ class Gate:
         self._proven: set[int] = set()
         self._hashing = 0  # the unproven pipe whose large body is being hashed, or 0
         self._strangers_after = 0.0  # no stranger's large body is hashed before then
+        self._penalised: dict[str, Budget] = {}  # addresses that flooded: new connections
         self._closed: set[int] = set()
         # Counted for tests and metrics: messages handed to the MAC, pipes closed.
         self.macs = 0
         self.pipes_closed = 0
+        self.connections_refused = 0
 
     # --- pipe events (NNG threads)
+
+    def admit(self, pipe: Any) -> None:
+        """A new connection (before it is added): refused when it comes from an
+        address that flooded and has used its connection rate."""
+        if not self.police or not self._penalised:
+            return
+        host = _host(pipe)
+        now = self._clock()
+        with self._lock:
+            budget = self._penalised.get(host) if host else None
+            if budget is None or budget.charge(now):
+                return
+            self.connections_refused += 1
+        self.seal.refusals.add(FLOODING_ADDRESS, self.where)
+        with contextlib.suppress(pynng.NNGException):
+            pipe.close()
 
     def forget(self, pipe: Any) -> None:
         """A pipe is gone: drop what the gate kept about it (bounded memory)."""
@@ -206,7 +237,7 @@ class Gate:
             return None
         raw = bytes(body)
         del body
-        return self._verified(msg, pid, raw, self._open(raw))
+        return self._verified(msg, pid, self._open(raw))
 
     async def open(self, msg: Any) -> bytes | None:
         """The clear bytes of ``msg``; a large body is hashed in a thread."""
@@ -219,7 +250,7 @@ class Gate:
         if size < LARGE_BODY_BYTES:
             raw = bytes(body)
             del body
-            return self._verified(msg, pid, raw, self._open(raw))
+            return self._verified(msg, pid, self._open(raw))
         with self._lock:
             unproven = pid not in self._proven
             if unproven and (self._hashing or self._clock() < self._strangers_after):
@@ -233,11 +264,12 @@ class Gate:
             self._charge(msg, pid, at_once=True)
             return None
         try:
-            raw = bytes(body)
-            del body
-            msg = _Held(msg)  # NNG's copy is not needed while the thread hashes
             started = self._clock()
-            clear = await asyncio.to_thread(self._open, raw)
+            # Hashed in NNG's buffer (``msg`` keeps it alive meanwhile): a stranger's
+            # junk is never copied; what verifies is copied once, its clear part only.
+            view = await asyncio.to_thread(self._open, cast(bytes, body))
+            clear = bytes(view) if view is not None else None
+            del body, view
         finally:
             if unproven:
                 with self._lock:
@@ -250,14 +282,14 @@ class Gate:
             # peer with the key never sends one; one with a wrong key is refused anyway).
             self._charge(msg, pid, at_once=True)
             return None
-        return self._verified(msg, pid, raw, clear)
+        return self._verified(msg, pid, clear)
 
     def _open(self, raw: bytes) -> bytes | None:
         with self._lock:
             self.macs += 1
         return self.seal.open(raw, self.guard, self.where)
 
-    def _verified(self, msg: Any, pid: int, raw: bytes, clear: bytes | None) -> bytes | None:
+    def _verified(self, msg: Any, pid: int, clear: bytes | None) -> bytes | None:
         if clear is None:  # the seal counted its reason
             self._charge(msg, pid)
             return None
@@ -287,24 +319,36 @@ class Gate:
             self.pipes_closed += 1
         pipe = msg.pipe
         if pipe is not None:
+            self._penalise(_host(pipe), now)
             # The peer may have gone meanwhile (NNG then says NoEntry): nothing to close.
             with contextlib.suppress(pynng.NNGException):
                 pipe.close()
 
-
-class _Held:
-    """A received message whose NNG buffer was released: its pipe only."""
-
-    __slots__ = ("pipe",)
-
-    def __init__(self, msg: Any) -> None:
-        self.pipe = msg.pipe
+    def _penalise(self, host: str, now: float) -> None:
+        if not host:
+            return
+        with self._lock:
+            if host in self._penalised:
+                return
+            if len(self._penalised) >= PENALISED_ADDRESSES:
+                del self._penalised[next(iter(self._penalised))]
+            self._penalised[host] = Budget(now, burst=1, rate=ADDRESS_RATE)
 
 
 def _body(msg: Any) -> memoryview:
     """The message's bytes in NNG's buffer, uncopied (pynng's ``Message._buffer``:
     ``Message.bytes`` would copy every message, junk included)."""
     return memoryview(msg._buffer)
+
+
+def _host(pipe: Any) -> str:
+    """The remote host of a tcp pipe ("" for ipc, or when NNG cannot say)."""
+    try:
+        address = str(pipe.remote_address)
+    except (pynng.NNGException, AttributeError, ValueError):
+        return ""
+    host, sep, _port = address.rpartition(":")
+    return host if sep else ""
 
 
 def _pipe_id(msg: Any) -> int:

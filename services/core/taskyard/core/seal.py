@@ -284,7 +284,9 @@ class Seal:
         return b"".join((data, head, mac.digest()))
 
     def open(self, raw: bytes, guard: ReplayGuard | None, where: str = "") -> bytes | None:
-        """The clear part of a sealed message, or None (refused and counted)."""
+        """The clear part of a sealed message, or None (refused and counted). ``raw``
+        may be a memoryview (core.gate hashes NNG's buffer in place); the clear part is
+        then a memoryview of it too."""
         if self._signer_mac is None:
             if not self._accepted:
                 if looks_sealed(raw, int(self._clock() * 1000), self.window_ms):
@@ -347,7 +349,7 @@ class Seal:
         trailer = FIXED_TRAILER_BYTES + kid_len
         if not 0 < kid_len <= MAX_KID_BYTES or size < trailer:
             return "unsigned"
-        base = self._macs.get(raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2])
+        base = self._macs.get(bytes(raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2]))
         if base is None:
             return "unknown_key"
         mac = base.copy()
@@ -360,7 +362,7 @@ class Seal:
         if abs(now_ms - sent_at_ms) > self.window_ms:
             return "stale"
         if guard is not None:
-            nonce = raw[stamp_at + STAMP_BYTES : stamp_at + STAMP_BYTES + NONCE_BYTES]
+            nonce = bytes(raw[stamp_at + STAMP_BYTES : stamp_at + STAMP_BYTES + NONCE_BYTES])
             if not guard.admit(nonce, sent_at_ms, now_ms - self.window_ms):
                 return "replayed"
         return ""
@@ -389,7 +391,7 @@ def _trailer_kid(raw: bytes) -> str:
     if len(raw) < FIXED_TRAILER_BYTES + 1:
         return "?"
     kid_len = raw[-MAC_BYTES - 2]
-    kid = raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2] if 0 < kid_len <= MAX_KID_BYTES else b""
+    kid = bytes(raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2]) if 0 < kid_len <= MAX_KID_BYTES else b""
     return kid.decode("ascii") if kid and all(0x20 <= b < 0x7F for b in kid) else "?"
 
 

@@ -154,6 +154,7 @@ def _new_sealed(
     sock._gate = gate.Gate(sock._seal, seal.ReplayGuard(), where, limits=limits, police=police)
     # What the gate keeps per pipe goes with the pipe (NNG runs this on its thread).
     sock.add_post_pipe_remove_cb(sock._gate.forget)
+    sock.add_pre_pipe_connect_cb(sock._gate.admit)
     return sock
 
 
