@@ -8,8 +8,15 @@ here: requests are numbered (32 bits, top bit set: the wire format), replies mat
 id (one nobody waits for is dropped), and a request that went down with a pipe is sent
 again, sealed afresh, on another (as with cooked REQ, a request may reach a handler
 twice; every write the bus carries is guarded against applying twice). The responder
-keeps cooked contexts (see ``Responder``) and drops, unanswered, a request already
-past its deadline.
+keeps cooked contexts (see ``Responder``).
+
+A request says how long its caller waits for it two ways: its deadline, stamped by the
+requester's wall clock, and its budget, the time the caller still gave it when it was
+handed to NNG. The responder judges only the budget, counted from its own receipt
+(``arrived_late``): services' clocks may disagree by seconds (up to the seal's window,
+docs/security.md), and a responder that compared a requester's deadline with its own
+clock dropped every request of a requester behind it by more than the request's timeout.
+A deadline alone (a requester of an older version) is still judged by this clock.
 
 A requester may dial several responders (every result-store; every scheduler, of which
 only the leader listens) on its one socket: NNG hands each request to whichever
@@ -31,6 +38,7 @@ import contextlib
 import dataclasses
 import itertools
 import logging
+import math
 import secrets
 import struct
 import time
@@ -62,8 +70,13 @@ RESEND_AFTER = 0.25
 @dataclasses.dataclass(slots=True)
 class _Waiting:
     future: asyncio.Future[bytes]
-    data: bytes  # the envelope, unsealed: a resend is sealed afresh
+    data: bytes  # the envelope, unsealed and without its budget: a resend is sealed afresh
     sent_at: float  # loop time it was last handed to NNG
+    expires: float  # loop time its caller stops waiting
+
+    def envelope(self, now: float) -> bytes:
+        """The envelope as handed to NNG at loop time ``now``: with the budget left."""
+        return with_budget(self.data, self.expires - now)
 
 
 class CallOptions(TypedDict, total=False):
@@ -177,18 +190,20 @@ class Requester:
             raise errors.unavailable(f"{self._peers}: requester closed")
         limit = self.timeout if timeout is None else timeout
         hdrs = telemetry.inject(dict(headers) if headers else None)
+        # The deadline is for a responder of an older version, which judges only that.
         data = transport.encode(
             kind, payload, message_id=message_id, headers=hdrs, deadline_ms=int((time.time() + limit) * 1000)
         )
         loop = asyncio.get_running_loop()
         self._reader.start(loop)
         request_id = _REQUEST_ID.pack((next(self._ids) & 0x7FFFFFFF) | _LAST_HOP)
-        waiting = _Waiting(loop.create_future(), data, loop.time())
+        now = loop.time()
+        waiting = _Waiting(loop.create_future(), data, now, now + limit)
         self._waiting[request_id] = waiting
         try:
             # The send waits for a connected peer, so it is inside the limit too.
             async with asyncio.timeout(limit):
-                await wire.send(self._sock, request_id, self._sock._seal.seal(data))
+                await wire.send(self._sock, request_id, self._sock._seal.seal(waiting.envelope(now)))
                 raw = await waiting.future
         except (TimeoutError, pynng.Timeout) as exc:
             raise errors.deadline(f"no reply from {self._peers} within {limit:.1f}s") from exc
@@ -231,7 +246,7 @@ class Requester:
                 continue
             waiting.sent_at = now
             try:
-                if wire.put(self._sock, request_id, self._sock._seal.seal(waiting.data)):
+                if wire.put(self._sock, request_id, self._sock._seal.seal(waiting.envelope(now))):
                     continue
             except pynng.NNGException:
                 return  # closed
@@ -241,8 +256,9 @@ class Requester:
 
     async def _resend_later(self, request_id: bytes, waiting: _Waiting) -> None:
         with contextlib.suppress(pynng.NNGException):
+            now = asyncio.get_running_loop().time()
             send = asyncio.ensure_future(
-                wire.send(self._sock, request_id, self._sock._seal.seal(waiting.data))
+                wire.send(self._sock, request_id, self._sock._seal.seal(waiting.envelope(now)))
             )
             # Stop trying once the request is answered or abandoned.
             await asyncio.wait((send, waiting.future), return_when=asyncio.FIRST_COMPLETED)
@@ -375,9 +391,7 @@ class Responder:
             env = transport.decode(raw)
         except DecodeError:
             return _error_reply("", errors.internal("malformed envelope"))
-        if env.deadline_unix_ms and env.deadline_unix_ms < time.time() * 1000:
-            # A raw requester's request stays queued after its caller timed out (a
-            # responder restarting, a backlog); running it late only delays live ones.
+        if arrived_late(env, now_ms=time.time() * 1000):
             log.debug("request of kind %s past its deadline: dropped", env.kind)
             return None
         route = self._routes.get(env.kind)
@@ -410,6 +424,30 @@ class Responder:
         self._sock.close()
         for task in self._contexts:  # a handler still waiting (on a commit, a peer) ends too
             task.cancel()
+
+
+def with_budget(envelope: bytes, budget: float) -> bytes:
+    """``envelope`` (serialized, without a budget) with ``budget`` seconds as its
+    ``budget_ms``, at least 1 ms (0 would say it has none). Appended as a field of its
+    own: a parser takes the last value of a field, so the payload is not parsed again."""
+    budget_ms = max(1, math.ceil(budget * 1000))
+    return envelope + envelope_pb2.Envelope(budget_ms=budget_ms).SerializeToString()
+
+
+def arrived_late(env: envelope_pb2.Envelope, *, now_ms: float) -> bool:
+    """Whether a request is past its deadline on arrival, to be dropped unanswered.
+
+    A request that carries its budget is judged by it, counted from its receipt by this
+    process's own clock: on arrival it has all of it left, so it is carried out. What it
+    waited on its way (in a requester's send queue while a responder restarted, in a
+    backlog) cannot be told without comparing two clocks; a message delayed past the
+    seal's window is refused as stale, and a late request run anyway is harmless (every
+    write the bus carries is guarded against applying twice). A request with a deadline
+    and no budget (a requester of an older version) is judged by its deadline against
+    ``now_ms``, this process's wall clock, as that version's responders judge it."""
+    if env.budget_ms:  # counted from now: late only if the sender had none left
+        return env.budget_ms < 0
+    return 0 < env.deadline_unix_ms < now_ms
 
 
 def _error_reply(message_id: str, exc: errors.TaskyardError) -> bytes:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/envelope.proto\x12\x0ftaskyard.bus.v1\"\xfe\x01\n\x08\x45nvelope\x12\x12\n\nmessage_id\x18\x01 \x01(\t\x12#\n\x04kind\x18\x02 \x01(\x0e\x32\x15.taskyard.bus.v1.Kind\x12\x37\n\x07headers\x18\x03 \x03(\x0b\x32&.taskyard.bus.v1.Envelope.HeadersEntry\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x04 \x01(\x03\x12\x0f\n\x07payload\x18\x05 \x01(\x0c\x12%\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x16.taskyard.bus.v1.Error\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"k\n\x05\x45rror\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x33\n\nviolations\x18\x04 \x03(\x0b\x32\x1f.taskyard.bus.v1.FieldViolation\"4\n\x0e\x46ieldViolation\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t*\x83\x08\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n\x0bKIND_SUBMIT\x10\x01\x12\x15\n\x11KIND_STORE_INSERT\x10\n\x12\x12\n\x0eKIND_STORE_GET\x10\x0b\x12\x13\n\x0fKIND_STORE_LIST\x10\x0c\x12\x14\n\x10KIND_STORE_LEASE\x10\r\x12\x15\n\x11KIND_STORE_REPORT\x10\x0e\x12\x14\n\x10KIND_STORE_RENEW\x10\x0f\x12\x15\n\x11KIND_STORE_RESCUE\x10\x10\x12\x15\n\x11KIND_STORE_CANCEL\x10\x11\x12\x1a\n\x16KIND_STORE_LOAD_QUEUED\x10\x12\x12\x1a\n\x16KIND_STORE_PROMOTE_DUE\x10\x13\x12\x18\n\x14KIND_STORE_HEARTBEAT\x10\x14\x12\x19\n\x15KIND_STORE_TASK_NAMES\x10\x15\x12\x11\n\rKIND_REGISTER\x10\x1e\x12\x11\n\rKIND_ANNOUNCE\x10\x1f\x12\x11\n\rKIND_DISPATCH\x10(\x12\x14\n\x10KIND_POOL_REPORT\x10)\x12\x0f\n\x0bKIND_SURVEY\x10*\x12\x0f\n\x0bKIND_EVENTS\x10\x32\x12\x17\n\x13KIND_STORE_COUNTERS\x10<\x12\x18\n\x14KIND_STORE_RECONCILE\x10=\x12\x17\n\x13KIND_STORE_LOAD_DUE\x10\x46\x12\x17\n\x13KIND_STORE_FAILURES\x10G\x12\x16\n\x12KIND_STORE_EXPLAIN\x10H\x12\x1c\n\x18KIND_STORE_SCHEDULE_SAVE\x10K\x12\x1c\n\x18KIND_STORE_SCHEDULE_READ\x10L\x12\x1e\n\x1aKIND_STORE_SCHEDULE_CHANGE\x10M\x12\x1c\n\x18KIND_STORE_SCHEDULE_FIRE\x10N\x12\x19\n\x15KIND_SCHEDULE_TRIGGER\x10O\x12\x16\n\x12KIND_GRAPH_RESOLVE\x10P\x12\x17\n\x13KIND_GRAPH_RELEASED\x10Q\x12\x13\n\x0fKIND_STORE_TREE\x10R\x12\x13\n\x0fKIND_STORE_LOGS\x10Z\x12\x17\n\x13KIND_STORE_GET_LOGS\x10[\x12\x17\n\x13KIND_STORE_QUEUE_OP\x10\\\x12\x1b\n\x17KIND_STORE_QUEUE_STATUS\x10]\x12\x16\n\x12KIND_STORE_SERVERS\x10^\x12\x1a\n\x16KIND_STORE_READ_EVENTS\x10_\x12\x1f\n\x1bKIND_STORE_SUMMARIZE_EVENTS\x10`\x12\x19\n\x15KIND_STORE_LEADERSHIP\x10\x61\x12\x19\n\x15KIND_STORE_LOSE_POOLS\x10\x62\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/envelope.proto\x12\x0ftaskyard.bus.v1\"\x91\x02\n\x08\x45nvelope\x12\x12\n\nmessage_id\x18\x01 \x01(\t\x12#\n\x04kind\x18\x02 \x01(\x0e\x32\x15.taskyard.bus.v1.Kind\x12\x37\n\x07headers\x18\x03 \x03(\x0b\x32&.taskyard.bus.v1.Envelope.HeadersEntry\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x04 \x01(\x03\x12\x0f\n\x07payload\x18\x05 \x01(\x0c\x12%\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x16.taskyard.bus.v1.Error\x12\x11\n\tbudget_ms\x18\x07 \x01(\x03\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"k\n\x05\x45rror\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x33\n\nviolations\x18\x04 \x03(\x0b\x32\x1f.taskyard.bus.v1.FieldViolation\"4\n\x0e\x46ieldViolation\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t*\x83\x08\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x0f\n\x0bKIND_SUBMIT\x10\x01\x12\x15\n\x11KIND_STORE_INSERT\x10\n\x12\x12\n\x0eKIND_STORE_GET\x10\x0b\x12\x13\n\x0fKIND_STORE_LIST\x10\x0c\x12\x14\n\x10KIND_STORE_LEASE\x10\r\x12\x15\n\x11KIND_STORE_REPORT\x10\x0e\x12\x14\n\x10KIND_STORE_RENEW\x10\x0f\x12\x15\n\x11KIND_STORE_RESCUE\x10\x10\x12\x15\n\x11KIND_STORE_CANCEL\x10\x11\x12\x1a\n\x16KIND_STORE_LOAD_QUEUED\x10\x12\x12\x1a\n\x16KIND_STORE_PROMOTE_DUE\x10\x13\x12\x18\n\x14KIND_STORE_HEARTBEAT\x10\x14\x12\x19\n\x15KIND_STORE_TASK_NAMES\x10\x15\x12\x11\n\rKIND_REGISTER\x10\x1e\x12\x11\n\rKIND_ANNOUNCE\x10\x1f\x12\x11\n\rKIND_DISPATCH\x10(\x12\x14\n\x10KIND_POOL_REPORT\x10)\x12\x0f\n\x0bKIND_SURVEY\x10*\x12\x0f\n\x0bKIND_EVENTS\x10\x32\x12\x17\n\x13KIND_STORE_COUNTERS\x10<\x12\x18\n\x14KIND_STORE_RECONCILE\x10=\x12\x17\n\x13KIND_STORE_LOAD_DUE\x10\x46\x12\x17\n\x13KIND_STORE_FAILURES\x10G\x12\x16\n\x12KIND_STORE_EXPLAIN\x10H\x12\x1c\n\x18KIND_STORE_SCHEDULE_SAVE\x10K\x12\x1c\n\x18KIND_STORE_SCHEDULE_READ\x10L\x12\x1e\n\x1aKIND_STORE_SCHEDULE_CHANGE\x10M\x12\x1c\n\x18KIND_STORE_SCHEDULE_FIRE\x10N\x12\x19\n\x15KIND_SCHEDULE_TRIGGER\x10O\x12\x16\n\x12KIND_GRAPH_RESOLVE\x10P\x12\x17\n\x13KIND_GRAPH_RELEASED\x10Q\x12\x13\n\x0fKIND_STORE_TREE\x10R\x12\x13\n\x0fKIND_STORE_LOGS\x10Z\x12\x17\n\x13KIND_STORE_GET_LOGS\x10[\x12\x17\n\x13KIND_STORE_QUEUE_OP\x10\\\x12\x1b\n\x17KIND_STORE_QUEUE_STATUS\x10]\x12\x16\n\x12KIND_STORE_SERVERS\x10^\x12\x1a\n\x16KIND_STORE_READ_EVENTS\x10_\x12\x1f\n\x1bKIND_STORE_SUMMARIZE_EVENTS\x10`\x12\x19\n\x15KIND_STORE_LEADERSHIP\x10\x61\x12\x19\n\x15KIND_STORE_LOSE_POOLS\x10\x62\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,14 +33,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_ENVELOPE_HEADERSENTRY']._loaded_options = None
   _globals['_ENVELOPE_HEADERSENTRY']._serialized_options = b'8\001'
-  _globals['_KIND']._serialized_start=472
-  _globals['_KIND']._serialized_end=1499
+  _globals['_KIND']._serialized_start=491
+  _globals['_KIND']._serialized_end=1518
   _globals['_ENVELOPE']._serialized_start=52
-  _globals['_ENVELOPE']._serialized_end=306
-  _globals['_ENVELOPE_HEADERSENTRY']._serialized_start=260
-  _globals['_ENVELOPE_HEADERSENTRY']._serialized_end=306
-  _globals['_ERROR']._serialized_start=308
-  _globals['_ERROR']._serialized_end=415
-  _globals['_FIELDVIOLATION']._serialized_start=417
-  _globals['_FIELDVIOLATION']._serialized_end=469
+  _globals['_ENVELOPE']._serialized_end=325
+  _globals['_ENVELOPE_HEADERSENTRY']._serialized_start=279
+  _globals['_ENVELOPE_HEADERSENTRY']._serialized_end=325
+  _globals['_ERROR']._serialized_start=327
+  _globals['_ERROR']._serialized_end=434
+  _globals['_FIELDVIOLATION']._serialized_start=436
+  _globals['_FIELDVIOLATION']._serialized_end=488
 # @@protoc_insertion_point(module_scope)

@@ -95,7 +95,7 @@ KIND_STORE_LEADERSHIP: Kind
 KIND_STORE_LOSE_POOLS: Kind
 
 class Envelope(_message.Message):
-    __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error")
+    __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error", "budget_ms")
     class HeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -109,13 +109,15 @@ class Envelope(_message.Message):
     DEADLINE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_MS_FIELD_NUMBER: _ClassVar[int]
     message_id: str
     kind: Kind
     headers: _containers.ScalarMap[str, str]
     deadline_unix_ms: int
     payload: bytes
     error: Error
-    def __init__(self, message_id: _Optional[str] = ..., kind: _Optional[_Union[Kind, str]] = ..., headers: _Optional[_Mapping[str, str]] = ..., deadline_unix_ms: _Optional[int] = ..., payload: _Optional[bytes] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    budget_ms: int
+    def __init__(self, message_id: _Optional[str] = ..., kind: _Optional[_Union[Kind, str]] = ..., headers: _Optional[_Mapping[str, str]] = ..., deadline_unix_ms: _Optional[int] = ..., payload: _Optional[bytes] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., budget_ms: _Optional[int] = ...) -> None: ...
 
 class Error(_message.Message):
     __slots__ = ("code", "message", "reason", "violations")
