@@ -9,9 +9,11 @@ writer's pool (sql/readiness.sql), bounded by ``CHECK_TIMEOUT`` on this side (a
 frozen server enforces no statement timeout of its own).
 
 The same round trip reads the database's clock. A store whose clock is off by
-more than ``clock_tolerance`` drops the requests it receives as past their
-deadline or refuses them as outside the seal's window, while looking healthy: it
-says so in one line and is not ready until the clocks agree again.
+more than the seal's window refuses every bus message it receives as stale (the
+window is judged by the receiver's clock against the sender's stamp), while
+looking healthy: it says so in one line and is not ready until the clocks agree
+again. Request deadlines do not compare clocks (rpc.arrived_late), so the seal's
+window is the one bound.
 """
 
 from __future__ import annotations
@@ -32,14 +34,6 @@ CHECK_TIMEOUT = 1.5
 # Seconds between checks (health.follow: two failures in a row make the store
 # unready, so a frozen database shows within about 2 * CHECK_TIMEOUT + INTERVAL).
 INTERVAL = 1.0
-
-
-def clock_tolerance(*, seal_window: float, request_timeout: float) -> float:
-    """The most this store's clock may differ from the database's: a request is
-    dropped past its deadline (``request_timeout`` after it was sent, by the
-    sender's clock) and a bus message refused outside the seal's window, both
-    judged by this store's clock."""
-    return min(seal_window, request_timeout)
 
 
 class ClockDisagrees(health.NotReady):
@@ -67,8 +61,8 @@ class Readiness:
         if abs(self.skew) > self.tolerance:
             raise ClockDisagrees(
                 f"this result-store's clock is {self.skew:+.1f} s off the database's "
-                f"(more than {self.tolerance:g} s: its requests would be dropped as late or "
-                "refused by the seal); fix the clock (NTP)"
+                f"(more than {self.tolerance:g} s, the seal's window: its bus messages "
+                "would be refused as stale); fix the clock (NTP)"
             )
 
     def set(self, ready: bool) -> None:

@@ -61,7 +61,7 @@ from .names import DeclaredNames
 from .operations import Operations
 from .operations import appliers as ops_appliers
 from .queries import bind
-from .readiness import Readiness, clock_tolerance
+from .readiness import Readiness
 from .reads import Reads
 from .schedules import Schedules
 from .silent_pools import SilentPools
@@ -184,9 +184,7 @@ class ResultStore:
         self.readiness = Readiness(
             writer_pool or pool,
             clock=cache.clock,
-            tolerance=clock_tolerance(
-                seal_window=settings.bus_replay_window, request_timeout=settings.request_timeout
-            ),
+            tolerance=settings.bus_replay_window,
         )
         self.listener: NotifyListener | None = None
         self._tasks: list[asyncio.Task[Any]] = []
