@@ -1,7 +1,7 @@
 """`bench/chaos --quick`: the fault-schedule runner, end to end, small. Every fault of
 the schedule (each service SIGKILLed and restarted, a worker and a pool frozen
-past the lease, PostgreSQL crashed, a pool cut off, and cut off from the store
-alone, when root) against a few
+past the lease, PostgreSQL crashed, the store's port flooded by a peer without the
+bus key, a pool cut off, and cut off from the store alone, when root) against a few
 hundred tasks; it must exit 0 and print its whole report."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ LABELS = (
     "SIGSTOP a pool-b worker",
     "SIGSTOP pool-a",
     "PostgreSQL immediate restart",
+    "keyless peer floods the store's port",
 )
 
 
@@ -57,4 +58,8 @@ def test_quick_schedule_loses_nothing_and_reports_every_fault() -> None:
     assert _figure(out, "bodies run more than once for one attempt") == 0
     for heading in ("## faults", "## tasks", "## executions", "## contract"):
         assert heading in out, out
+    # The flood's two phases (60 MiB, then just under the store's receive limit), each
+    # within its bounds (the exit code says so too).
+    assert len(re.findall(r"^## flood from a keyless peer", out, re.MULTILINE)) == 2, out
+    assert len(re.findall(r"^  within bounds: ok", out, re.MULTILINE)) == 2, out
     assert "result: PASS" in out, out
