@@ -161,6 +161,31 @@ async def test_transient_errors_are_still_retried(monkeypatch: pytest.MonkeyPatc
     assert store.stored == ["a"] and fwd.dropped == 0 and len(store.sent) == 3
 
 
+async def test_reports_merged_while_the_store_was_away_go_in_parts_under_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The store's port refuses a message past half of max_message_bytes: what
+    piled up during an outage must not be sent as one request it refuses for ever."""
+    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_BACKOFF", (0.01,))
+    store = FakeStore(transient=1)
+    cap = 10_000
+    fwd = ReportForwarder(store, RetryPolicy(), batch_bytes=cap)  # type: ignore[arg-type]
+    names = [f"t{i}" for i in range(40)]
+    for name in names:
+        fwd.submit(report(started=[ref(name)]))
+        fwd.submit(
+            report(completed=[leases_pb2.Completion(ref=ref(name), success=True, result_json=b"x" * 1000)])
+        )
+    await asyncio.wait_for(fwd.idle.wait(), 5)
+    assert all(req.ByteSize() <= cap for req in store.sent[1:]), [r.ByteSize() for r in store.sent]
+    assert len(store.sent) > 2
+    # Every entry once, every start before its completion.
+    assert sorted(store.stored) == sorted(names * 2)
+    for name in names:
+        first = store.stored.index(name)
+        assert store.stored.index(name, first + 1) > first
+
+
 def test_poison_codes() -> None:
     assert poison.is_poison(errors.invalid([], "x"))
     assert poison.is_poison(errors.internal("x"))

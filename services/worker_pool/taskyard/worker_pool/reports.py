@@ -34,8 +34,13 @@ class ReportForwarder:
         policy: RetryPolicy,
         rng: random.Random | None = None,
         contact: StoreContact | None = None,
+        batch_bytes: int | None = None,
     ) -> None:
         self._store = store
+        # A request past this is sent in parts: the store's port refuses a message
+        # past half of max_message_bytes (core/gate.py), and reports merged while
+        # the store was away could grow past it and then be refused for ever.
+        self._batch_bytes = batch_bytes
         self._contact = contact
         self._policy = policy
         self._rng = rng or random.Random()
@@ -73,7 +78,11 @@ class ReportForwarder:
 
     def _take(self) -> leases_pb2.ReportRequest | None:
         req, self._pending = self._pending, None
-        return req
+        if req is None or self._batch_bytes is None or req.ByteSize() <= self._batch_bytes:
+            return req
+        first, rest = _cut(req, self._batch_bytes)
+        self._pending = rest
+        return first
 
     async def _run(self) -> None:
         failures = 0
@@ -88,7 +97,7 @@ class ReportForwarder:
                         continue
                     # Keep the report, in front of anything newer, and try again: a
                     # result a worker handed over is not dropped while this process lives.
-                    later = self._take()
+                    later, self._pending = self._pending, None
                     if later is not None:
                         req.MergeFrom(later)
                     self._pending = req
@@ -148,6 +157,23 @@ class ReportForwarder:
                     await asyncio.sleep(delay)
 
 
+def _cut(req: leases_pb2.ReportRequest, limit: int) -> tuple[leases_pb2.ReportRequest, leases_pb2.ReportRequest]:
+    """The entries of ``req`` that fit in ``limit`` bytes (at least one), in the
+    order the store applies them, and the rest."""
+    first, rest = leases_pb2.ReportRequest(), leases_pb2.ReportRequest()
+    taken = 0  # first's size: a request's bytes are the sum of its entries'
+    full = False
+    for single in poison.split(req):
+        size = single.ByteSize()
+        full = full or (taken > 0 and taken + size > limit)
+        if full:
+            rest.MergeFrom(single)
+        else:
+            first.MergeFrom(single)
+            taken += size
+    return first, rest
+
+
 class StoreOutlets:
     """What the pool hands the result-store through: outcomes (at once), start
     notices (a little later) and task log lines. They exist once ``open`` gave
@@ -162,11 +188,10 @@ class StoreOutlets:
     def open(self, store: rpc.Requester, contact: StoreContact | None = None) -> None:
         s = self._settings
         policy = RetryPolicy.from_settings(s)  # with TASKYARD_RETRY_JITTER, as the workers use
-        self.starts = ReportForwarder(store, policy, contact=contact)
-        self.outcomes = ReportForwarder(store, policy, contact=contact)
-        self.logs = LogShipper(
-            store, max_pending=s.log_buffer_lines, batch_bytes=max(1, s.max_message_bytes // 2)
-        )
+        batch_bytes = max(1, s.max_message_bytes // 2)
+        self.starts = ReportForwarder(store, policy, contact=contact, batch_bytes=batch_bytes)
+        self.outcomes = ReportForwarder(store, policy, contact=contact, batch_bytes=batch_bytes)
+        self.logs = LogShipper(store, max_pending=s.log_buffer_lines, batch_bytes=batch_bytes)
 
     async def flushed(self, limit: float) -> bool:
         """Whether the store acknowledged everything handed over, waiting up to ``limit`` seconds."""
