@@ -157,7 +157,10 @@ class ReportForwarder:
                     await asyncio.sleep(delay)
 
 
-def _cut(req: leases_pb2.ReportRequest, limit: int) -> tuple[leases_pb2.ReportRequest, leases_pb2.ReportRequest]:
+Report = leases_pb2.ReportRequest
+
+
+def _cut(req: Report, limit: int) -> tuple[Report, Report]:
     """The entries of ``req`` that fit in ``limit`` bytes (at least one), in the
     order the store applies them, and the rest."""
     first, rest = leases_pb2.ReportRequest(), leases_pb2.ReportRequest()
