@@ -11,14 +11,24 @@ the failure's SQLSTATE class and the SQLSTATE itself:
   an operator acts. Too many connections (53300) passes by itself: UNAVAILABLE.
 - class 58 (system error: I/O) and XX (internal error: corruption) are UNAVAILABLE
   and INTERNAL; class 57 (operator intervention: a shutdown, a cancel) UNAVAILABLE.
-- classes 22 (data exception) and 23 (integrity constraint) are INVALID_ARGUMENT.
+- a read-only transaction (25006): the server is a standby (after a failover,
+  before the address moves to the new primary); UNAVAILABLE, a retry reaches the
+  primary once it does.
+- classes 22 (data exception) and 23 (integrity constraint) are INVALID_ARGUMENT;
+  so is class 54 (program limit exceeded: too many arguments, a statement too
+  complex), which the same request meets again: it must be sent in smaller parts.
 - a statement timeout (57014) is DEADLINE_EXCEEDED.
 Anything else is INTERNAL.
+
+What a client can cause (classes 22, 23 and 54) is logged as a WARNING at most
+once per ``QUIET_INTERVAL`` per SQLSTATE (then at DEBUG): a client must not be
+able to flood the store's log or page anyone. Everything else is an ERROR.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 from taskyard.core import errors
 
@@ -29,10 +39,16 @@ DATABASE_FULL = "DATABASE_FULL"
 DATABASE_RESOURCES = "DATABASE_RESOURCES_EXHAUSTED"
 DATABASE_UNAVAILABLE = "DATABASE_UNAVAILABLE"
 DATABASE_REFUSED = "DATABASE_REFUSED"
+DATABASE_LIMIT = "DATABASE_LIMIT_EXCEEDED"
 DATABASE_ERROR = "DATABASE_ERROR"
 
 _TRANSIENT_RESOURCES = frozenset({"53300"})  # too_many_connections
 _STATEMENT_TIMEOUT = "57014"  # query_canceled
+_READ_ONLY = "25006"  # read_only_sql_transaction: a standby
+_CLIENT_CLASSES = frozenset({"22", "23", "54"})
+# Seconds between two WARNINGs for one SQLSTATE a client can cause.
+QUIET_INTERVAL = 60.0
+_warned: dict[str, float] = {}
 
 
 def sqlstate(exc: BaseException) -> str:
@@ -70,7 +86,7 @@ def database_error(exc: BaseException) -> errors.TaskyardError:
         err = errors.TaskyardError(
             errors.Code.DEADLINE_EXCEEDED, "BACKEND_TIMEOUT", f"a database statement timed out ({state})"
         )
-    elif cls in ("57", "58"):
+    elif cls in ("57", "58") or code == _READ_ONLY:
         err = errors.TaskyardError(
             errors.Code.UNAVAILABLE,
             DATABASE_UNAVAILABLE,
@@ -80,9 +96,25 @@ def database_error(exc: BaseException) -> errors.TaskyardError:
         err = errors.TaskyardError(
             errors.Code.INVALID_ARGUMENT, DATABASE_REFUSED, f"the database refused a value ({state})"
         )
+    elif cls == "54":
+        err = errors.TaskyardError(
+            errors.Code.INVALID_ARGUMENT,
+            DATABASE_LIMIT,
+            f"the request exceeds a limit of the database's ({state}); send it in smaller parts",
+        )
     else:
         err = errors.TaskyardError(
             errors.Code.INTERNAL, DATABASE_ERROR, f"the database failed ({state}); the store's log has more"
         )
-    log.error("database error, answered %s: %s: %s", err.code.name, state, exc)
+    log.log(_level(code), "database error, answered %s: %s: %s", err.code.name, state, exc)
     return err
+
+
+def _level(code: str) -> int:
+    if code[:2] not in _CLIENT_CLASSES:
+        return logging.ERROR
+    now = time.monotonic()
+    if now - _warned.get(code, -QUIET_INTERVAL) < QUIET_INTERVAL:
+        return logging.DEBUG
+    _warned[code] = now
+    return logging.WARNING
