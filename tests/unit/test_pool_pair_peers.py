@@ -21,6 +21,7 @@ from taskyard.worker_pool.peers import SchedulerPeers
 pytestmark = pytest.mark.asyncio
 
 MAX_BYTES = 1 << 20
+PAIR1_PROTOCOL = 0x11  # NNG_PAIR1_SELF
 
 
 class _Raw:
@@ -115,4 +116,64 @@ async def test_an_admitted_peer_that_goes_away_is_reported_lost(tmp_path: Path) 
         await wait_until_async(lambda: lost == ["lost"], 5, "the scheduler's pipe to go")
         assert peers.admitted == 0
     finally:
+        peers.close()
+
+
+async def test_a_keyless_peer_gets_a_few_pending_pipes_and_the_rest_are_closed_as_they_connect() -> None:
+    # On tcp, where the pool's port is reached by strangers: the cap is per host.
+    sock = transport.open_pair(max_message_bytes=MAX_BYTES, listen="tcp://127.0.0.1:0", several=True)
+    address = transport.listen_address(sock)
+    # No hello timeout meanwhile: what closes a pipe here is the cap alone.
+    peers = SchedulerPeers(sock, where=address, on_lost=lambda: None, hello_timeout=600)
+    peers.attach(asyncio.get_running_loop())
+    many = peers_mod.PENDING_PER_HOST + 6
+    squatters = [_Raw(address) for _ in range(many)]
+    try:
+        # Every one connects once; all but the cap's worth are closed at once,
+        # before NNG reads anything from them.
+        await wait_until_async(
+            lambda: peers.refused == many - peers_mod.PENDING_PER_HOST,
+            10,
+            lambda: f"the pipes past the cap closed (refused {peers.refused}, pending {peers.pending})",
+        )
+        assert peers.pending == peers_mod.PENDING_PER_HOST and peers.admitted == 0 and peers.dropped == 0
+        assert sock.recv_buffer_size == transport.PAIR_LISTEN_BUFFER
+    finally:
+        for squatter in squatters:
+            squatter.sock.close()
+        peers.close()
+
+
+async def test_a_scheduler_says_hello_while_its_loop_is_stalled(tmp_path: Path) -> None:
+    # The pool side is read synchronously on this very loop: the loop is stalled for
+    # as long as it waits, and the hello must come without it.
+    address = f"ipc://{tmp_path}/pool.pair"
+    pool_side = transport.open_pair(max_message_bytes=MAX_BYTES, listen=address, several=True)
+    pool_side.recv_timeout = 5000
+    scheduler = pools.open_link(address, max_message_bytes=MAX_BYTES)
+    try:
+        first = pool_side.recv()  # blocks the loop: the scheduler's loop included
+        assert first == pools.HELLO
+    finally:
+        scheduler.close()
+        pool_side.close()
+
+
+async def test_a_keyless_peer_that_declares_a_message_past_the_limit_is_closed_unread() -> None:
+    sock = transport.open_pair(max_message_bytes=MAX_BYTES, listen="tcp://127.0.0.1:0", several=True)
+    address = transport.listen_address(sock)
+    peers = SchedulerPeers(sock, where=address, on_lost=lambda: None, hello_timeout=600)
+    peers.attach(asyncio.get_running_loop())
+    host, port = address.removeprefix("tcp://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        # NNG's handshake as a pair1 peer, then a length prefix far past the limit.
+        writer.write(b"\x00SP\x00" + PAIR1_PROTOCOL.to_bytes(2, "big") + b"\x00\x00")
+        assert await asyncio.wait_for(reader.readexactly(8), 10)  # the pool's handshake
+        await wait_until_async(lambda: peers.pending == 1, 10, "the connection pending")
+        writer.write((1 << 40).to_bytes(8, "big"))
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed, nothing read or held
+        await wait_until_async(lambda: peers.pending == 0, 10, "its place given back")
+    finally:
+        writer.close()
         peers.close()

@@ -193,6 +193,11 @@ def open_socket(
 # Messages a PAIR link may queue (NNG counts messages, not bytes). A sender that
 # must never block (slot notices) relies on it; beyond it, a message is dropped.
 PAIR_BUFFER = 1024
+# Messages a pool's PAIR listener (``several``) holds received and not yet read:
+# anyone may connect to it, and each message may be as large as the receive limit,
+# so few. The pool reads dispatches as they come; a scheduler whose dispatches
+# wait meanwhile waits in its own send buffer (backpressure), not in the pool.
+PAIR_LISTEN_BUFFER = 4
 
 
 def open_pair(
@@ -202,7 +207,10 @@ def open_pair(
 
     pair1, so that a listener may take ``several`` peers at once (a pool's: a peer
     that holds its port without the key must not keep the scheduler out, see
-    worker_pool/peers.py); such a socket sends to one pipe at a time."""
+    worker_pool/peers.py); such a socket sends to one pipe at a time, and receives
+    into a buffer of ``PAIR_LISTEN_BUFFER`` messages. ``max_message_bytes`` is the
+    receive limit: for a pool, what a dispatch can carry (Settings.max_message_bytes
+    fits 200 max-size payloads, the scheduler's largest batch)."""
     return open_socket(
         pynng.Pair1,
         max_message_bytes=max_message_bytes,
@@ -210,7 +218,7 @@ def open_pair(
         dial=dial,
         polyamorous=several,
         send_buffer_size=PAIR_BUFFER,
-        recv_buffer_size=PAIR_BUFFER,
+        recv_buffer_size=PAIR_LISTEN_BUFFER if several else PAIR_BUFFER,
     )
 
 

@@ -39,19 +39,29 @@ HELLO = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch())
 
 def open_link(address: str, *, max_message_bytes: int, on_connect: Callable[[], None] | None = None) -> Any:
     """A PAIR link dialing a pool at ``address`` that says hello on every connect
-    (then calls ``on_connect``, on the loop)."""
+    (then calls ``on_connect``, on the loop).
+
+    The hello is sent from NNG's thread as the pipe connects, not from the loop: a
+    loop stalled longer than the pool waits for it would cost the link (the pool
+    drops a pipe that stays silent)."""
     sock = transport.open_pair(max_message_bytes=max_message_bytes, dial=address)
     loop = asyncio.get_running_loop()
 
-    def connected() -> None:
+    def hello() -> None:
+        # Never blocks: the send buffer (transport.PAIR_BUFFER) has room for it.
         with contextlib.suppress(pynng.NNGException):
             sock.send(HELLO, block=False)
-        if on_connect is not None:
-            on_connect()
 
-    sock.add_post_pipe_connect_cb(lambda _pipe: transport.call_from_nng_thread(loop, connected))
+    def connected(_pipe: Any) -> None:
+        hello()
+        if on_connect is not None:
+            transport.call_from_nng_thread(loop, on_connect)
+
+    sock.add_post_pipe_connect_cb(connected)
     if sock.pipes:  # connected before the callback was set (twice is harmless)
-        loop.call_soon(connected)
+        hello()
+        if on_connect is not None:
+            loop.call_soon(on_connect)
     return sock
 
 

@@ -86,7 +86,11 @@ class SchedulerLink:
         # What we register and announce: the bound port on the advertise host (not 0.0.0.0).
         bound = transport.listen_address(sock)
         self._pool.pair_address = s.advertised_pair_address(bound)
-        pair = self._pair = SchedulerPeers(sock, where=bound, on_lost=self._on_pair_lost)
+        # A peer has a request's time to say hello: neither side's loop stalling for
+        # less costs the scheduler its link.
+        pair = self._pair = SchedulerPeers(
+            sock, where=bound, on_lost=self._on_pair_lost, hello_timeout=s.request_timeout
+        )
         pair.attach(asyncio.get_running_loop())
         return pair
 
