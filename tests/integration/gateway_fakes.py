@@ -14,7 +14,7 @@ import dataclasses
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ class FakeBackend:
         self.lane_gate: asyncio.Event | None = None  # when set up, lanes wait on it
         self.lane_entered = asyncio.Event()
         self.fail_lane: errors.TaskyardError | None = None
+        # Awaited before each task names reply; it may raise (a store's refusal) or wait.
+        self.on_names: Callable[[pools_pb2.TaskNamesRequest], Awaitable[None]] | None = None
         self.pool_names = pool_names
         mmb = settings.max_message_bytes
         self._responders = [
@@ -214,6 +216,8 @@ class FakeBackend:
 
     async def _names(self, req: pools_pb2.TaskNamesRequest, env: Envelope) -> pools_pb2.TaskNamesReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_TASK_NAMES, req))
+        if self.on_names is not None:
+            await self.on_names(req)
         return pools_pb2.TaskNamesReply(names=self.store_names)
 
 

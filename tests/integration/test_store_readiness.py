@@ -12,7 +12,7 @@ import pytest
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import pools_pb2
-from taskyard.core import errors
+from taskyard.core import contract, errors
 from taskyard.result_store.store import ResultStore
 
 pytestmark = pytest.mark.asyncio
@@ -59,6 +59,7 @@ async def test_a_store_whose_clock_is_off_says_so_and_is_not_ready(
         with pytest.raises(errors.TaskyardError) as refused:
             await store.task_names(pools_pb2.TaskNamesRequest(max_age_ms=60_000))
         assert refused.value.code is errors.Code.UNAVAILABLE
+        assert refused.value.reason == contract.STORE_NOT_READY  # a refusal, not a slow answer
 
         clock.offset = 0.0  # the clock is fixed (NTP)
         await wait_until_async(lambda: store.readiness.ready, 30, "the store to be ready again")
@@ -77,5 +78,23 @@ async def test_a_store_in_step_with_its_database_commits_its_check(store_setting
         after = (await store.pool.fetchrow("SELECT pg_current_xact_id()::text::bigint AS x"))["x"]
         assert after - before >= 2  # the check took a transaction id of its own: it committed one
         assert abs(store.readiness.skew) < store.readiness.tolerance
+    finally:
+        await store.close()
+
+
+async def test_a_gateways_probe_is_answered_without_a_read_per_probe(store_settings: Any) -> None:
+    store = await ResultStore.open(store_settings)
+    try:
+        await store.pool.execute("INSERT INTO task_names (name) VALUES ('add') ON CONFLICT DO NOTHING")
+        probe = pools_pb2.TaskNamesRequest(max_age_ms=contract.TASK_NAMES_HELD)
+        first = await store.task_names(probe)  # the one read: nothing held yet
+        assert "add" in first.names
+        before = store.stats.statements
+        for _ in range(3):
+            assert "add" in (await store.task_names(probe)).names
+        assert store.stats.statements == before
+        # What a gateway asks for a name it misses still reads the table.
+        await store.task_names(pools_pb2.TaskNamesRequest(max_age_ms=0))
+        assert store.stats.statements == before + 1
     finally:
         await store.close()

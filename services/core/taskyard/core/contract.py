@@ -112,6 +112,12 @@ STORE_HEARTBEAT = _method(
 STORE_TASK_NAMES = _method(
     STORE, "TaskNames", K.KIND_STORE_TASK_NAMES, pools_pb2.TaskNamesRequest, pools_pb2.TaskNamesReply
 )
+# TaskNamesRequest.max_age_ms of a gateway's readiness probe: the declared names the
+# store holds already, read from the database only when it holds none; a store
+# that cannot commit refuses it with STORE_NOT_READY. An older store reads every
+# declared name for it (any max_age_ms <= 0).
+TASK_NAMES_HELD = -1
+STORE_NOT_READY = "STORE_NOT_READY"
 STORE_TREE = _method(STORE, "TaskTree", K.KIND_STORE_TREE, graph_pb2.TaskTreeRequest, graph_pb2.TaskTreeReply)
 
 # --- the result-store: supervision, recovery, time --------------------------------------

@@ -45,7 +45,7 @@ class KnownNames:
         self._store_names: frozenset[str] = frozenset()
         self._last_refresh = -1e9
         self._last_error: errors.TaskyardError | None = None
-        self._refreshing: asyncio.Future[None] | None = None
+        self._refreshing: asyncio.Task[errors.TaskyardError | None] | None = None
         self.refreshes = 0
 
     def announced(self) -> set[str]:
@@ -73,9 +73,7 @@ class KnownNames:
         if not missing:
             return
         try:
-            if self._refreshing is not None:
-                await asyncio.shield(self._refreshing)
-            elif time.monotonic() - self._last_refresh >= self._min_refresh:
+            if self._refreshing is not None or time.monotonic() - self._last_refresh >= self._min_refresh:
                 await self.refresh()
         except errors.TaskyardError:
             pass
@@ -83,13 +81,21 @@ class KnownNames:
             raise self._last_error
 
     async def refresh(self, *, limit: float | None = None) -> None:
-        """Reload the store's names; concurrent callers share one request (``limit``:
-        the request's, when it is this caller's)."""
-        if self._refreshing is not None:
-            await asyncio.shield(self._refreshing)
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._refreshing = fut
+        """Reload the store's names; concurrent callers share one request and each
+        gets its outcome: its failure is raised to all of them. ``limit`` bounds this
+        caller's wait, also on a request another caller started."""
+        if self._refreshing is None:
+            self._refreshing = asyncio.get_running_loop().create_task(self._load(limit), name="gateway-names")
+        shared = self._refreshing
+        try:
+            # The shield: one caller's limit or cancel does not end the others' request.
+            failure = await asyncio.wait_for(asyncio.shield(shared), limit)
+        except TimeoutError:
+            raise errors.deadline(f"no task names from the store within {limit:.1f}s") from None
+        if failure is not None:
+            raise failure
+
+    async def _load(self, limit: float | None) -> errors.TaskyardError | None:
         self._last_refresh = time.monotonic()
         try:
             reply = await self._store.call(
@@ -100,12 +106,26 @@ class KnownNames:
         except errors.TaskyardError as exc:
             self._last_error = exc
             log.debug("task names refresh failed: %s", exc)
+            return exc
         else:
-            self._store_names = frozenset(reply.names)
+            self._learn(reply.names)
             self._last_error = None
             self.refreshes += 1
+            return None
         finally:
             self._refreshing = None
-            fut.set_result(None)
-        if self._last_error is not None:
-            raise self._last_error
+
+    async def probe(self, *, limit: float) -> None:
+        """The readiness probe: a store that can commit answers with the names it holds
+        (no read of its database), one that cannot refuses (``contract.STORE_NOT_READY``)."""
+        reply = await self._store.call(
+            contract.STORE_TASK_NAMES,
+            pools_pb2.TaskNamesRequest(max_age_ms=contract.TASK_NAMES_HELD),
+            timeout=limit,
+        )
+        self._learn(reply.names)
+
+    def _learn(self, names: Iterable[str]) -> None:
+        # Declared names are never forgotten (the store's table only grows), and one
+        # store may hold fewer than another read: a union, never a replacement.
+        self._store_names = self._store_names.union(names)

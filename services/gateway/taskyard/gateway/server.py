@@ -48,13 +48,20 @@ SERVICE_NAMES = (
     EVENT_SERVICE_NAME,
     health.SERVICE_NAME,
 )
-# How often the store is probed (health + task names) once it answered, and how
-# long a probe waits: a store that cannot commit refuses it at once (result_store/
-# readiness.py), one whose database is frozen does not answer; two failed rounds
-# in a row and the gateway is NOT_SERVING, within about 2 * (timeout + interval).
+# How often the store is probed once it answered, and how long a probe waits. The
+# store answers from its readiness verdict (result_store/readiness.py) and the
+# names it holds, without reading its database, so a slow answer means a busy
+# store more often than a stuck one: a refusal (it cannot commit, or its clock is
+# off) makes the gateway NOT_SERVING at once, no answer in time only after
+# SLOW_ROUNDS rounds in a row (within about SLOW_ROUNDS * (timeout + interval)).
 STORE_PROBE_INTERVAL = 1.0
 STORE_PROBE_INTERVAL_UNHEALTHY = 0.5
 STORE_PROBE_TIMEOUT = 2.0
+SLOW_ROUNDS = 3
+# The health service name that follows only the gateway's event loop: SERVING while
+# the process answers, whatever the stores say. The liveness probe's (a restart
+# cures a stuck loop, never a store that cannot commit); readiness is "".
+LIVENESS_SERVICE = "taskyard.liveness"
 # With TASKYARD_GRPC_MAX_CONNECTION_AGE set, calls in flight get this long to end
 # before the connection is closed: longer than the longest WaitTask (300 s).
 CONNECTION_AGE_GRACE = 330.0
@@ -69,6 +76,11 @@ def server_spans() -> Interceptor:
     quiet = filters.any_of(filters.health_check(), filters.service_prefix("grpc.reflection"))
     interceptor: Interceptor = aio_server_interceptor(filter_=filters.negate(quiet))  # type: ignore[no-untyped-call]
     return interceptor
+
+
+def _refused(exc: errors.TaskyardError) -> bool:
+    """The store answered that it cannot serve (not a probe that went unanswered)."""
+    return exc.reason == contract.STORE_NOT_READY
 
 
 def _milliseconds(seconds: float) -> int:
@@ -233,6 +245,8 @@ class Gateway:
             self.health_port = _bind(self.health_server, address, None, setting="TASKYARD_GRPC_HEALTH_PORT")
         for name in ("", TASK_SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        # Answered by this process's event loop, so SERVING for as long as it runs.
+        await self.health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
         await self.server.start()
         if self.health_server is not None:
             await self.health_server.start()
@@ -269,18 +283,23 @@ class Gateway:
     async def _probe_stores(self) -> None:
         """One round: a probe per store address at most, until one is answered (each
         probe goes to the next store the requester reaches), so the gateway is ready
-        while any store is."""
-        for left in range(max(1, len(self.settings.store_addresses)) - 1, -1, -1):
+        while any store is. When none is, the round's error is a refusal only if
+        every store refused."""
+        failure: errors.TaskyardError | None = None
+        for _ in range(max(1, len(self.settings.store_addresses))):
             try:
-                await self.names.refresh(limit=STORE_PROBE_TIMEOUT)
-            except errors.TaskyardError:
-                if not left:
-                    raise
+                await self.names.probe(limit=STORE_PROBE_TIMEOUT)
+            except errors.TaskyardError as exc:
+                if failure is None or _refused(failure):
+                    failure = exc
             else:
                 return
+        assert failure is not None
+        raise failure
 
     async def _probe_store(self) -> None:
-        """SERVING once a store answers; NOT_SERVING after two failed rounds in a row."""
+        """SERVING once a store answers; NOT_SERVING at once when every store refuses,
+        after SLOW_ROUNDS failed rounds in a row otherwise."""
         failures = 0
         while True:
             try:
@@ -288,7 +307,7 @@ class Gateway:
             except errors.TaskyardError as exc:
                 failures += 1
                 log.debug("store probe failed: %s", exc)
-                if failures >= 2:
+                if _refused(exc) or failures >= SLOW_ROUNDS:
                     await self._set_serving(False)
             else:
                 failures = 0

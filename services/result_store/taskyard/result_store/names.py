@@ -29,6 +29,8 @@ class DeclaredNames:
         self._stats = stats
         self._names: set[str] = set()
         self._lookup: asyncio.Future[None] | None = None
+        self._all: asyncio.Task[list[str]] | None = None  # a read of every name, shared
+        self._read_all = False
 
     def __contains__(self, name: object) -> bool:
         return name in self._names
@@ -52,9 +54,28 @@ class DeclaredNames:
             done.set_result(None)
 
     async def all(self) -> list[str]:
-        """Every declared name (read from the table: another store may have added some)."""
-        self._stats.statements += 1
-        rows = await self._pool.fetch(*bind("all_task_names"))
+        """Every declared name (read from the table: another store may have added
+        some); concurrent callers share one read."""
+        if self._all is None:
+            self._all = asyncio.get_running_loop().create_task(self._fetch_all(), name="store-all-names")
+        return await asyncio.shield(self._all)
+
+    async def _fetch_all(self) -> list[str]:
+        try:
+            self._stats.statements += 1
+            rows = await self._pool.fetch(*bind("all_task_names"))
+        finally:
+            self._all = None
         found = [r["name"] for r in rows]
         self._names.update(found)
+        self._read_all = True
         return found
+
+    async def held(self) -> list[str]:
+        """The names this store holds, read from the table only until it was read once:
+        what a gateway's readiness probe gets every second, so it costs no read (a
+        name added through another store since is found by ``all``, which a gateway
+        asks for when a name is missing)."""
+        if not self._read_all:
+            return await self.all()
+        return sorted(self._names)

@@ -420,13 +420,22 @@ class ResultStore:
         # What gateways probe a store with: one that cannot commit says so at once,
         # so a gateway is ready only while some store is (gateway/server.py).
         if not self.readiness.ready:
-            raise errors.unavailable("result-store not ready: it cannot commit, or its clock is off")
-        if req.max_age_ms <= 0:  # what may be submitted: every name ever declared
+            raise errors.TaskyardError(
+                errors.Code.UNAVAILABLE,
+                contract.STORE_NOT_READY,
+                "result-store not ready: it cannot commit, or its clock is off",
+            )
+        if req.max_age_ms < 0:  # the probe: its answer is the verdict above, no read per probe
+            return await self._read(self._held_names())
+        if req.max_age_ms == 0:  # what may be submitted: every name ever declared
             return await self._read(self._all_names())
         return await self._read(self.reads.task_names(req))  # what live pools serve now
 
     async def _all_names(self) -> pools_pb2.TaskNamesReply:
         return pools_pb2.TaskNamesReply(names=await self.names.all())
+
+    async def _held_names(self) -> pools_pb2.TaskNamesReply:
+        return pools_pb2.TaskNamesReply(names=await self.names.held())
 
     def _time_read(self, fn: Any) -> Any:
         """A timing read (due rows, failures, explain facts: ``fn(pool, stats, request)``)."""
