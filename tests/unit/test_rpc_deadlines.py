@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pynng
 import pytest
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, rpc, transport
@@ -133,3 +134,82 @@ def test_a_budget_is_the_last_field_of_the_envelope_and_never_zero() -> None:
     # A request resent after its caller's time ran out still says it has a budget.
     assert transport.decode(rpc.with_budget(data, -0.5)).budget_ms == 1
     assert not rpc.arrived_late(env, now_ms=env.deadline_unix_ms + 1e9)
+
+
+class Held:
+    """A responder of STORE_GET with one handler, whose clock the test moves, and whose
+    handler holds a request named "hold" until ``release`` is set (a frozen database)."""
+
+    def __init__(self, address: str) -> None:
+        self.ran: list[str] = []
+        self.release = asyncio.Event()
+        self.now = 0.0
+        self.reads = 0
+
+        async def handler(
+            req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope
+        ) -> tasks_pb2.GetTasksReply:
+            self.ran.append(req.ids[0])
+            if req.ids[0] == "hold":
+                await self.release.wait()
+            return tasks_pb2.GetTasksReply(tasks=[task_record_pb2.TaskRecord(id=req.ids[0])])
+
+        self.responder = rpc.Responder(
+            address, [rpc.serve(contract.STORE_GET, handler)], max_message_bytes=LIMIT, concurrency=1
+        )
+        self.responder._clock = self.clock
+        self.task = asyncio.create_task(self.responder.serve())
+
+    def clock(self) -> float:
+        self.reads += 1
+        return self.now
+
+
+@pytest.mark.parametrize(("queued_for", "runs"), [(TIMEOUT + 1.0, False), (TIMEOUT - 1.0, True)])
+async def test_a_request_that_waited_in_the_responders_queue_past_its_budget_is_dropped(
+    tmp_path: Path, queued_for: float, runs: bool
+) -> None:
+    held = Held(ipc(tmp_path, "store"))
+    address = held.responder.address
+    asks: list[asyncio.Task[envelope_pb2.Envelope | None]] = []
+    try:
+        asks.append(
+            asyncio.create_task(ask(address, stamped("hold", clock_offset=0.0, budget=True), wait=WAIT))
+        )
+        await wait_until_async(lambda: held.ran == ["hold"], WAIT, "the first request held")
+        # The next request is taken off the socket (its receipt read on the clock) and
+        # waits for the one handler, busy with the first.
+        reads = held.reads
+        asks.append(
+            asyncio.create_task(ask(address, stamped("queued", clock_offset=0.0, budget=True), wait=WAIT))
+        )
+        await wait_until_async(lambda: held.reads > reads, WAIT, "the next request received")
+        held.now += queued_for
+        held.release.set()
+        # A third one runs after it either way: the responder is still serving.
+        last = await ask(address, stamped("last", clock_offset=0.0, budget=True), wait=WAIT)
+        assert last is not None and not last.HasField("error")
+        assert held.ran == (["hold", "queued", "last"] if runs else ["hold", "last"])
+        if runs:
+            assert await asks[1] is not None
+        else:
+            assert not asks[1].done()  # dropped unanswered
+    finally:
+        for task in asks:
+            task.cancel()
+        held.responder.close()
+        await asyncio.gather(held.task, *asks, return_exceptions=True)
+
+
+def test_a_request_whose_deadline_is_past_by_more_than_the_seal_window_is_late() -> None:
+    # Its caller gave up whatever the clocks' skew (more skew than the window is
+    # refused by the seal): a backlog sent before a long stall is not run after it.
+    data = transport.encode(
+        contract.STORE_GET.kind, tasks_pb2.GetTasksRequest(ids=["t4"]), deadline_ms=1_000_000
+    )
+    env = transport.decode(rpc.with_budget(data, TIMEOUT))
+    window_ms = 30_000
+    assert rpc.arrived_late(env, now_ms=1_000_000 + window_ms + 1, window_ms=window_ms)
+    assert not rpc.arrived_late(env, now_ms=1_000_000 + window_ms - 1, window_ms=window_ms)
+    assert rpc.arrived_late(env, now_ms=0, waited_ms=TIMEOUT * 1000 + 1, window_ms=window_ms)
+    assert not rpc.arrived_late(env, now_ms=0, waited_ms=TIMEOUT * 1000, window_ms=window_ms)

@@ -12,11 +12,13 @@ keeps cooked contexts (see ``Responder``).
 
 A request says how long its caller waits for it two ways: its deadline, stamped by the
 requester's wall clock, and its budget, the time the caller still gave it when it was
-handed to NNG. The responder judges only the budget, counted from its own receipt
-(``arrived_late``): services' clocks may disagree by seconds (up to the seal's window,
-docs/security.md), and a responder that compared a requester's deadline with its own
-clock dropped every request of a requester behind it by more than the request's timeout.
-A deadline alone (a requester of an older version) is still judged by this clock.
+handed to NNG. The responder judges the budget, counted from its own receipt: a request
+that waited longer than that for a handler is dropped (``arrived_late``); its deadline is
+compared with the responder's clock only past the seal's window. Services' clocks may
+disagree by seconds (up to that window, docs/security.md), and a responder that compared
+a requester's deadline with its own clock dropped every request of a requester behind it
+by more than the request's timeout. A deadline alone (a requester of an older version) is
+still judged by this clock.
 
 A requester may dial several responders (every result-store; every scheduler, of which
 only the leader listens) on its one socket: NNG hands each request to whichever
@@ -65,6 +67,8 @@ Rp = TypeVar("Rp", bound=Message)
 # when it is well, as short as a lost request can bear; the reconnect of a restarted
 # responder takes as long (transport.RECONNECT_MAX_MS).
 RESEND_AFTER = 0.25
+# A responder's receiving contexts per handler (``Responder.serve``).
+RECEIVERS_PER_HANDLER = 2
 
 
 @dataclasses.dataclass(slots=True)
@@ -359,11 +363,22 @@ class Responder:
             pynng.Rep0, max_message_bytes=max_message_bytes, listen=address, limits=limits
         )
         self._contexts: list[asyncio.Task[None]] = []
+        # Requests taken off the socket wait here for one of ``concurrency`` handlers,
+        # their receipt known on this clock: one that waited past its budget is dropped.
+        self._handlers = asyncio.Semaphore(concurrency)
+        self._clock: Callable[[], float] = time.monotonic
 
     async def serve(self) -> None:
-        """Serve until ``close()`` (or cancelled); handlers still running then are cancelled."""
+        """Serve until ``close()`` (or cancelled); handlers still running then are cancelled.
+
+        Twice ``concurrency`` contexts receive, so that while every handler is busy
+        (a frozen database) the requests behind them are taken and timed here, not left
+        in NNG's queue where their wait could not be told (``arrived_late``)."""
         async with asyncio.TaskGroup() as tg:
-            self._contexts = [tg.create_task(self._serve_context()) for _ in range(self._concurrency)]
+            self._contexts = [
+                tg.create_task(self._serve_context())
+                for _ in range(self._concurrency * RECEIVERS_PER_HANDLER)
+            ]
 
     async def _serve_context(self) -> None:
         ctx = self._sock.new_context()
@@ -373,7 +388,9 @@ class Responder:
                     raw = await ctx.arecv()
                 except pynng.Closed:
                     return
-                reply = await self._handle(raw)
+                received = self._clock()
+                async with self._handlers:
+                    reply = await self._handle(raw, waited=self._clock() - received)
                 if reply is None:
                     continue  # its caller gave up: no reply (the next receive drops it)
                 try:
@@ -386,12 +403,13 @@ class Responder:
             with contextlib.suppress(pynng.NNGException):
                 ctx.close()
 
-    async def _handle(self, raw: bytes) -> bytes | None:
+    async def _handle(self, raw: bytes, *, waited: float = 0.0) -> bytes | None:
         try:
             env = transport.decode(raw)
         except DecodeError:
             return _error_reply("", errors.internal("malformed envelope"))
-        if arrived_late(env, now_ms=time.time() * 1000):
+        window_ms = self._sock._seal.window_ms
+        if arrived_late(env, now_ms=time.time() * 1000, waited_ms=waited * 1000, window_ms=window_ms):
             log.debug("request of kind %s past its deadline: dropped", env.kind)
             return None
         route = self._routes.get(env.kind)
@@ -434,19 +452,27 @@ def with_budget(envelope: bytes, budget: float) -> bytes:
     return envelope + envelope_pb2.Envelope(budget_ms=budget_ms).SerializeToString()
 
 
-def arrived_late(env: envelope_pb2.Envelope, *, now_ms: float) -> bool:
-    """Whether a request is past its deadline on arrival, to be dropped unanswered.
+def arrived_late(
+    env: envelope_pb2.Envelope, *, now_ms: float, waited_ms: float = 0.0, window_ms: float = 0.0
+) -> bool:
+    """Whether a request is past its deadline, to be dropped unanswered.
 
     A request that carries its budget is judged by it, counted from its receipt by this
-    process's own clock: on arrival it has all of it left, so it is carried out. What it
-    waited on its way (in a requester's send queue while a responder restarted, in a
-    backlog) cannot be told without comparing two clocks; a message delayed past the
-    seal's window is refused as stale, and a late request run anyway is harmless (every
-    write the bus carries is guarded against applying twice). A request with a deadline
-    and no budget (a requester of an older version) is judged by its deadline against
+    process's own clock: late once it ``waited_ms`` longer than its budget in this
+    responder's queue (every handler busy, say on a frozen database) before its handler
+    starts. What it waited on its way (a requester's send queue, NNG's) cannot be told
+    without comparing two clocks, so its deadline is compared with this clock only past
+    the seal's window (``window_ms``): clocks that disagree by more are refused by the
+    seal anyway, so a request whose deadline is that far behind this clock was given up
+    by its caller whatever the skew. A late request run anyway is harmless (every write
+    the bus carries is guarded against applying twice), but a backlog run in full after a
+    stall would hold leases their scheduler gave up. A request with a deadline and no
+    budget (a requester of an older version) is judged by its deadline against
     ``now_ms``, this process's wall clock, as that version's responders judge it."""
-    if env.budget_ms:  # counted from now: late only if the sender had none left
-        return env.budget_ms < 0
+    if env.budget_ms:
+        if env.budget_ms < waited_ms:
+            return True
+        return env.deadline_unix_ms > 0 and env.deadline_unix_ms + window_ms < now_ms
     return 0 < env.deadline_unix_ms < now_ms
 
 
