@@ -26,6 +26,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from aiohttp import web
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration.gateway_fakes import FakeBackend, gateway_env, make_settings
 from support import certs
@@ -36,6 +37,8 @@ from taskyard.gateway.dashboard import doors
 
 # Safety bound only: every wait below ends on a socket event, long before this.
 SAFETY = 30.0
+# How long asyncio waits for a TLS peer's close_notify unless told otherwise.
+TLS_SHUTDOWN_DEFAULT = 30.0
 
 
 def _connect(port: int, source: str = "127.0.0.1") -> socket.socket:
@@ -66,6 +69,11 @@ CONFIG_REQUEST = b"GET /api/config HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
 def _response(sock: socket.socket) -> bytes:
     """One answer on a kept-alive connection, its body read to its Content-Length."""
+    return _head_and_body(sock)[0]
+
+
+def _head_and_body(sock: socket.socket) -> tuple[bytes, bytes]:
+    """One answer's head and its body, read to its Content-Length."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = sock.recv(4096)
@@ -81,7 +89,7 @@ def _response(sock: socket.socket) -> bytes:
         chunk = sock.recv(4096)
         assert chunk, body
         body += chunk
-    return head
+    return head, body
 
 
 def _closed_while_dripping(sock: socket.socket) -> bool:
@@ -89,15 +97,21 @@ def _closed_while_dripping(sock: socket.socket) -> bool:
     sock.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
     for _ in range(4000):  # under aiohttp's 8,190-byte line limit: only the deadline ends it
         readable, _, _ = select.select([sock], [], [], 0.05)
-        if readable:
-            return _answer(sock) == b""
-        sock.sendall(b"a")
+        try:
+            if readable:
+                return _answer(sock) == b""
+            sock.sendall(b"a")
+        except (ConnectionResetError, BrokenPipeError):
+            # A byte sent as the server closed is answered with a reset: closed all the same.
+            return True
     return False
 
 
-def _stream(port: int, source: str, token: str | None) -> tuple[socket.socket, bytes]:
+def _stream(
+    port: int, source: str, token: str | None, scheme: str = "Bearer "
+) -> tuple[socket.socket, bytes]:
     sock = _connect(port, source)
-    bearer = f"Authorization: Bearer {token}\r\n" if token else ""
+    bearer = f"Authorization: {scheme}{token}\r\n" if token else ""
     sock.sendall(f"GET /api/pulse HTTP/1.1\r\nHost: localhost\r\n{bearer}\r\n".encode())
     return sock, _head(sock)
 
@@ -148,6 +162,58 @@ async def test_an_idle_kept_alive_connection_is_closed() -> None:
             assert await asyncio.to_thread(_answer, kept) == b""
 
 
+async def test_a_next_requests_headers_have_their_own_deadline() -> None:
+    """A deadline still pending from the connect is not the next request's: the next
+    request's first bytes, sent before it passes and followed by nothing, are closed at
+    their own deadline (the idle timeout far off: only the header deadline can)."""
+    async with gateway_env(
+        http_port=free_port_block(1), http_header_timeout=1.0, http_idle_timeout=SAFETY * 4
+    ) as env:
+        kept = await asyncio.to_thread(_connect, env.settings.http_port)
+        with kept:
+            await asyncio.to_thread(kept.sendall, CONFIG_REQUEST)
+            assert (await asyncio.to_thread(_response, kept)).startswith(b"HTTP/1.1 200 ")
+            await asyncio.to_thread(kept.sendall, b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+            assert await asyncio.to_thread(_answer, kept) == b""
+
+
+POST_HEAD = (
+    "POST /api/taskyard.v1.TaskService/GetTask HTTP/1.1\r\nHost: localhost\r\n"
+    "Content-Type: application/json\r\nContent-Length: 1000\r\n{bearer}\r\n"
+)
+
+
+async def test_a_body_that_never_comes_is_closed_at_the_header_deadline() -> None:
+    async with gateway_env(
+        http_port=free_port_block(1), http_header_timeout=0.3, http_idle_timeout=SAFETY * 4
+    ) as env:
+        sock = await asyncio.to_thread(_connect, env.settings.http_port)
+        with sock:
+            # Its headers, then nothing of the 1,000 bytes they declare.
+            await asyncio.to_thread(sock.sendall, POST_HEAD.format(bearer="").encode())
+            answer = await asyncio.to_thread(_answer, sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert env.gateway.dashboard is not None and env.gateway.dashboard.doors is not None
+        doors_ = env.gateway.dashboard.doors
+        await wait_until_async(lambda: doors_.open == 0, SAFETY, lambda: f"{doors_.open} still open", 0.02)
+
+
+async def test_a_write_without_a_valid_token_is_refused_before_its_body(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{secrets.token_urlsafe(24)}  admin  ops\n")
+    async with gateway_env(
+        http_port=free_port_block(1), grpc_tokens_file=str(tokens), http_header_timeout=SAFETY * 4
+    ) as env:
+        for bearer, reason in (("", b"TOKEN_MISSING"), ("Authorization: Bearer wrong\r\n", b"TOKEN_INVALID")):
+            sock = await asyncio.to_thread(_connect, env.settings.http_port)
+            with sock:
+                # The body is never sent: the answer cannot have waited for it.
+                await asyncio.to_thread(sock.sendall, POST_HEAD.format(bearer=bearer).encode())
+                answer = await asyncio.to_thread(_head_and_body, sock)
+            assert answer[0].startswith(b"HTTP/1.1 401 "), answer
+            assert reason in answer[1]
+
+
 async def test_the_caps_refuse_extra_connections_while_grpc_and_the_health_port_answer() -> None:
     async with gateway_env(
         http_port=free_port_block(1),
@@ -196,14 +262,20 @@ async def test_one_token_holds_at_most_its_share_of_the_live_views(tmp_path: Pat
         port = env.settings.http_port
         opened: list[socket.socket] = []
         try:
-            # From two addresses, so the token's share is what refuses the third.
-            for source in ("127.0.0.2", "127.0.0.3"):
-                sock, head = await asyncio.to_thread(_stream, port, source, greedy)
+            # From two addresses, so the token's share is what refuses the third; the
+            # token spelt otherwise (as the gateway still reads it) is the same client.
+            for source, scheme in (("127.0.0.2", "Bearer "), ("127.0.0.3", "bearer   ")):
+                sock, head = await asyncio.to_thread(_stream, port, source, greedy, scheme)
                 opened.append(sock)
                 assert head.startswith(b"HTTP/1.1 200 ")
-            sock, head = await asyncio.to_thread(_stream, port, "127.0.0.4", greedy)
-            opened.append(sock)
-            assert head.startswith(b"HTTP/1.1 429 ")
+            for source, scheme in (
+                ("127.0.0.4", "Bearer "),
+                ("127.0.0.5", "BEARER "),
+                ("127.0.0.6", "Bearer  "),
+            ):
+                sock, head = await asyncio.to_thread(_stream, port, source, greedy, scheme)
+                opened.append(sock)
+                assert head.startswith(b"HTTP/1.1 429 "), (scheme, head)
             # Another reader still gets a live view, as does one more address of it.
             sock, head = await asyncio.to_thread(_stream, port, "127.0.0.4", other)
             opened.append(sock)
@@ -248,6 +320,95 @@ async def test_hsts_over_tls_only_and_a_silent_handshake_is_closed(tmp_path: Pat
             head = _head_of(await asyncio.to_thread(_answer, plain))
         assert head.startswith(b"HTTP/1.1 200 ")
         assert b"strict-transport-security" not in head.lower()
+
+
+def _tls_then_silent(port: int, ca: Path) -> socket.socket:
+    """A TLS handshake over a plain socket, then nothing: the socket is read as TCP,
+    so the test sees when the server ends the connection, not when TLS says it ends."""
+    raw = _connect(port)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    conn = ssl.create_default_context(cafile=str(ca)).wrap_bio(
+        incoming, outgoing, server_hostname="localhost"
+    )
+    while True:
+        try:
+            conn.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            raw.sendall(outgoing.read())
+            chunk = raw.recv(65536)
+            assert chunk, "closed during the handshake"
+            incoming.write(chunk)
+    raw.sendall(outgoing.read())  # the client's Finished
+    return raw
+
+
+def _ended(raw: socket.socket) -> bool:
+    """Reads (and drops: tickets, close_notify) until the server ends the TCP connection.
+    The client never sends its close_notify, as a client holding connections would not."""
+    try:
+        while raw.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+async def test_a_tls_connection_past_its_deadline_is_closed_without_waiting_for_the_client(
+    tmp_path: Path,
+) -> None:
+    material = certs.make(tmp_path / "certs")
+    async with gateway_env(
+        grpc_tls_cert=str(material.server_cert),
+        grpc_tls_key=str(material.server_key),
+        http_port=free_port_block(1),
+        http_header_timeout=0.3,
+        http_idle_timeout=SAFETY * 4,
+    ) as env:
+        raw = await asyncio.to_thread(_tls_then_silent, env.settings.http_port, material.ca)
+        with raw:
+            # A polite TLS close waits for the client's close_notify up to asyncio's
+            # default of 30 s, a read apart from the close_notify it sent: a third of
+            # that per read tells the two apart on any machine (the deadline is 0.3 s).
+            raw.settimeout(TLS_SHUTDOWN_DEFAULT / 3)
+            assert await asyncio.to_thread(_ended, raw)
+
+
+async def test_the_aiohttp_state_the_header_deadline_reads_is_there() -> None:
+    """GuardedHandler reads aiohttp's connection state by private names (aiohttp is
+    allowed up to <4): if a release renames them, this fails, not the deadline silently."""
+
+    async def nothing(_request: web.BaseRequest) -> web.StreamResponse:
+        return web.Response()
+
+    limits = doors.Limits(header_timeout=10, idle_timeout=60, max_connections=2, per_address=2)
+    door = doors.Doors(limits, lambda _ticket: pytest.fail("never called"), None)
+    ticket = door.admit("127.0.0.1")
+    assert ticket is not None
+    handler = doors.GuardedHandler(
+        web.Server(nothing), ticket, 10.0, loop=asyncio.get_running_loop(), lingering_time=10.0
+    )
+    assert len(handler._messages) == 0
+    assert handler._request_in_progress is False
+    assert handler._request_count == 0
+    assert handler._loop is asyncio.get_running_loop()
+    assert handler.transport is None
+    assert handler._busy() is False
+
+
+def test_failed_accepts_are_logged_at_most_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
+    limits = doors.Limits(header_timeout=10, idle_timeout=60, max_connections=2, per_address=2)
+    door = doors.Doors(limits, lambda _ticket: pytest.fail("never called"), None)
+    full = OSError(24, "Too many open files")
+    with caplog.at_level("WARNING", logger=doors.__name__):
+        for i in range(50):  # five seconds of retries, every ACCEPT_RETRY
+            door._count_accept_failure(i * doors.ACCEPT_RETRY, full)
+        door._count_accept_failure(doors.REFUSAL_LOG_INTERVAL, full)
+    assert [r.getMessage() for r in caplog.records] == [
+        "dashboard: 1 accept(s) failed (Too many open files)",
+        "dashboard: 50 accept(s) failed (Too many open files)",
+    ]
+    assert door.accept_failures == 51
 
 
 def _head_of(answer: bytes) -> bytes:

@@ -10,7 +10,10 @@ the dashboard may hold only its own share of them, whoever connects:
   request's headers must be in within ``header_timeout`` seconds: from the
   connect (or the handshake) for the first request, from its first byte for the
   next ones;
-- a connection that waits between requests longer than ``idle_timeout`` is closed.
+- a connection that waits between requests longer than ``idle_timeout`` is closed;
+- a request's body (the JSON API's) must be in within ``header_timeout`` seconds
+  too (site.py), and a TLS connection closed for any of these is not kept open
+  waiting for the client's close_notify.
 
 A live view (SSE) is a request in progress, so neither timeout ends it; its
 slots are counted apart (streams.py).
@@ -39,7 +42,8 @@ log = logging.getLogger(__name__)
 BACKLOG = 128
 # Seconds before accepting again after an accept failed (out of descriptors).
 ACCEPT_RETRY = 0.1
-# Refused connections are logged at most once per this many seconds (the first at once).
+# Refused connections, and failed accepts (out of descriptors, retried every
+# ACCEPT_RETRY), are logged at most once per this many seconds (the first at once).
 REFUSAL_LOG_INTERVAL = 10.0
 # What a plaintext connection over the limits is told before it is closed.
 _REFUSAL_BODY = b'{"code":"RESOURCE_EXHAUSTED","message":"too many connections"}'
@@ -111,8 +115,11 @@ class GuardedHandler(web.RequestHandler):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        # A next request's first bytes on a kept-alive connection: its headers' deadline.
-        if self._header_timer is None and not self._busy():
+        # A next request's first bytes on a kept-alive connection: its headers' deadline
+        # (a timer still pending from an earlier request, already answered, is not its).
+        if not self._busy() and (self._header_timer is None or self._header_mark != self._request_count):
+            if self._header_timer is not None:
+                self._header_timer.cancel()
             self._arm()
 
     def connection_lost(self, exc: BaseException | None) -> None:
@@ -136,6 +143,10 @@ class GuardedHandler(web.RequestHandler):
     def _headers_late(self) -> None:
         self._header_timer = None
         if self._request_count == self._header_mark and not self._busy():
+            # With TLS, aborted, not closed: a TLS close waits on the client's own
+            # close_notify, which a client holding connections never sends.
+            if self.transport is not None and self.transport.get_extra_info("ssl_object") is not None:
+                self.transport.abort()
             self.force_close()
 
 
@@ -161,6 +172,9 @@ class Doors:
         self.refused = 0
         self._unlogged = 0
         self._logged_at = -REFUSAL_LOG_INTERVAL
+        self.accept_failures = 0
+        self._unlogged_failures = 0
+        self._failure_logged_at = -REFUSAL_LOG_INTERVAL
 
     def admit(self, address: str) -> Ticket | None:
         if self.open >= self.limits.max_connections:
@@ -207,7 +221,7 @@ class Doors:
             except OSError as exc:
                 # Out of descriptors (EMFILE) or a connection gone before its accept:
                 # the next accept may succeed; let the loop breathe meanwhile.
-                log.warning("dashboard: accept failed (%s)", exc.strerror or exc)
+                self._count_accept_failure(loop.time(), exc)
                 await asyncio.sleep(ACCEPT_RETRY)
                 continue
             ticket = self.admit(str(peer[0]))
@@ -216,6 +230,14 @@ class Doors:
                 self._count_refusal(loop.time())
                 continue
             self._spawn(self._serve(conn, ticket))
+
+    def _count_accept_failure(self, now: float, exc: OSError) -> None:
+        self.accept_failures += 1
+        self._unlogged_failures += 1
+        if now - self._failure_logged_at >= REFUSAL_LOG_INTERVAL:
+            log.warning("dashboard: %d accept(s) failed (%s)", self._unlogged_failures, exc.strerror or exc)
+            self._unlogged_failures = 0
+            self._failure_logged_at = now
 
     def _count_refusal(self, now: float) -> None:
         self.refused += 1
@@ -238,6 +260,9 @@ class Doors:
                 conn,
                 ssl=self.ssl,
                 ssl_handshake_timeout=self.limits.header_timeout if self.ssl is not None else None,
+                # Any other close of a TLS connection (idle, refused body) waits no longer
+                # than a header for the client's close_notify.
+                ssl_shutdown_timeout=self.limits.header_timeout if self.ssl is not None else None,
             )
         except BaseException:
             # A handshake that failed or took too long, or the dashboard stopping.

@@ -81,10 +81,18 @@ def guard(loopback_only: bool, *, hsts: bool = False) -> Any:
 
 class Api:
     """``POST /api/{service}/{method}``: one unary call of the public API, its
-    request and answer in the API's JSON mapping."""
+    request and answer in the API's JSON mapping.
 
-    def __init__(self, loopback: calls.Loopback) -> None:
+    The token is judged before the body is read, and the body must be in within the
+    header timeout: a client without a token, or one that declares a body and never
+    sends it, holds its connection no longer than a slow header would."""
+
+    def __init__(
+        self, loopback: calls.Loopback, *, authenticator: Authenticator | None, body_timeout: float
+    ) -> None:
         self._loopback = loopback
+        self._authenticator = authenticator
+        self._body_timeout = body_timeout
 
     async def call(self, request: web.Request) -> web.Response:
         try:
@@ -93,15 +101,29 @@ class Api:
             return _refuse(404, "NOT_FOUND", f"no unary method {exc}")
         if method.streaming:
             return _refuse(404, "NOT_FOUND", f"{method.path} streams: see docs/dashboard.md")
+        authorization = request.headers.get("Authorization")
+        if self._authenticator is not None:
+            refusal = self._authenticator.check(method.path, calls.metadata(authorization))
+            if refusal is not None:
+                # Counted and logged as the gRPC edge does its own refusals.
+                self._authenticator.refused += 1
+                log.info("refused %s from the dashboard: %s", method.path, refusal.reason)
+                return hub.refusal_answer(refusal)
         try:
-            body = await request.json() if request.can_read_body else {}
+            async with asyncio.timeout(self._body_timeout):
+                body = await request.json() if request.can_read_body else {}
+        except TimeoutError:
+            late = _refuse(408, "DEADLINE_EXCEEDED", f"the body must be in within {self._body_timeout:g} s")
+            late.force_close()
+            return late
+        try:
             rpc_request = calls.parse(method, body if isinstance(body, dict) else {})
         except (json.JSONDecodeError, json_format.ParseError) as exc:
             return _refuse(400, "INVALID_ARGUMENT", f"not a {method.request_type.__name__}: {exc}")
         try:
             reply = await self._loopback.unary(method)(
                 rpc_request,
-                metadata=calls.metadata(request.headers.get("Authorization")),
+                metadata=calls.metadata(authorization),
                 timeout=calls.CALL_TIMEOUT,
             )
         except grpc.aio.AioRpcError as exc:
@@ -165,7 +187,10 @@ class Dashboard:
         self.app.router.add_get("/api/pulse", self.streams.pulse)
         self.app.router.add_get("/api/events", self.streams.events)
         self.app.router.add_get("/api/tasks/{id}/logs", self.streams.logs)
-        self.app.router.add_post("/api/{service}/{method}", Api(self.loopback).call)
+        self.app.router.add_post(
+            "/api/{service}/{method}",
+            Api(self.loopback, authenticator=authenticator, body_timeout=self.limits.header_timeout).call,
+        )
         # Handlers are cancelled when the browser goes: that ends their gRPC stream.
         self.runner = web.AppRunner(
             self.app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT
@@ -190,6 +215,8 @@ class Dashboard:
                 loop=loop,
                 access_log=None,
                 keepalive_timeout=limits.idle_timeout,
+                # A body left unread (a refusal, a late body) is drained no longer than a header.
+                lingering_time=limits.header_timeout,
             )
 
         self.doors = doors.Doors(limits, handler, self.ssl)

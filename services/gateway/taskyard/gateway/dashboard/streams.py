@@ -20,6 +20,7 @@ import grpc
 from aiohttp import web
 from google.protobuf import json_format, message
 
+from taskyard.gateway import auth
 from taskyard.gateway.dashboard import calls
 from taskyard.gateway.dashboard.hub import PulseHub
 from taskyard.v1 import event_service_pb2, task_service_pb2
@@ -49,10 +50,12 @@ class Slots:
     @staticmethod
     def clients(request: web.Request) -> tuple[str, ...]:
         keys = [f"address {request.remote or ''}"]
-        authorization = request.headers.get("Authorization")
-        if authorization:
+        # The token as the gateway reads it (any case of "Bearer", any spaces), so one
+        # token is one client however its header is spelt.
+        token = auth.bearer(calls.metadata(request.headers.get("Authorization")))
+        if token:
             # A digest: the table of who holds what never keeps a token.
-            keys.append("token " + hashlib.sha256(authorization.encode()).hexdigest())
+            keys.append("token " + hashlib.sha256(token.encode()).hexdigest())
         return tuple(keys)
 
     def refusal(self, clients: tuple[str, ...]) -> web.Response | None:
