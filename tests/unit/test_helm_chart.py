@@ -198,7 +198,10 @@ def test_every_workload_has_probes_resources_and_a_locked_down_context(docs: lis
         assert pod["enableServiceLinks"] is False and pod["automountServiceAccountToken"] is False
     gateway = _container(workloads["gateway"])
     grpc_health = _ports(workloads["gateway"])["health"]
-    assert gateway["readinessProbe"]["grpc"] == gateway["livenessProbe"]["grpc"] == {"port": grpc_health}
+    # Readiness follows the stores (""), liveness only the gateway's own event loop.
+    assert gateway["readinessProbe"]["grpc"] == {"port": grpc_health}
+    liveness = {"port": grpc_health, "service": gateway_server.LIVENESS_SERVICE}
+    assert gateway["livenessProbe"]["grpc"] == liveness
 
 
 def test_the_scheduler_store_and_pools_are_probed_on_livez_and_readyz(docs: list[dict[str, Any]]) -> None:
