@@ -4,10 +4,13 @@
 The bus is sealed but not encrypted, so anyone on its network can copy a request
 and send it again within the seal's window. Each receiving socket refuses a copy
 it has seen; these tests send the copy where no socket has: to a second store on
-the same database, and to the same store after a restart. Real stores (the
-service's own ``serve``, REP socket included), real PostgreSQL, real NNG sockets;
-the copy is the bytes a real requester put on the wire, sent again by a plain
-(unsealed) REQ socket as an eavesdropper would.
+the same database, and to the same store after a restart. The copy is not carried
+out again; it is answered with the reply the request got (which crossed the bus
+already), so that a requester whose reply was lost, and who sends the request
+again, gets its answer. Real stores (the service's own ``serve``, REP socket
+included), real PostgreSQL, real NNG sockets; the copy is the bytes a real
+requester put on the wire, sent again by a plain (unsealed) REQ socket as an
+eavesdropper would.
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ from google.protobuf.message import Message
 from support.records import submitted_task
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import queues_pb2, schedule_pb2, tasks_pb2
-from taskyard.core import contract, rpc, seal
+from taskyard.bus.v1 import envelope_pb2, queues_pb2, schedule_pb2, tasks_pb2
+from taskyard.core import contract, rpc, seal, transport
 from taskyard.core.config import Settings
-from taskyard.result_store import service
+from taskyard.result_store import bus_requests, service
 from taskyard.result_store.store import ResultStore
 from taskyard.scheduler.lanes import Lanes
 from taskyard.scheduler.periodic import Periodic
@@ -118,22 +121,20 @@ def replayed() -> int:
     return seal.current().refusals.counts().get("replayed", 0)
 
 
-async def replay(settings: Settings | str, raw: bytes) -> None:
+async def replay(settings: Settings | str, raw: bytes, reply_type: type[M]) -> M:
     """Send the captured bytes to the store of ``settings`` (or to an address) from a
-    socket without the key; returns once a store has refused them, fails if they are answered."""
+    socket without the key; the answer, which must be a repeat caught by the database
+    guard (counted as ``replayed``)."""
     before = replayed()
     with pynng.Req0(dial=address_of(settings), block_on_dial=False) as sock:
         await sock.asend(raw)
-        answer = asyncio.ensure_future(sock.arecv())
-        try:
-            await wait_until_async(
-                lambda: replayed() > before or answer.done() or None,
-                WAIT,
-                "the store to refuse the replayed request, or to answer it",
-            )
-            assert not answer.done(), "the store carried out the replayed request (and answered it)"
-        finally:
-            answer.cancel()
+        sealed = await asyncio.wait_for(sock.arecv(), WAIT)
+    assert replayed() == before + 1, "the copy was not caught as a repeat"
+    opened = seal.current().open(sealed, None)
+    assert opened is not None, "the answer is not sealed"
+    env = transport.decode(opened)
+    assert not env.HasField("error"), env.error
+    return transport.unpack(env, reply_type)
 
 
 async def paused(database_url: str) -> bool:
@@ -174,11 +175,11 @@ async def test_a_replayed_pause_is_refused_by_a_second_store_and_after_a_restart
         assert reply.queue.paused
         async with requester(store_settings) as admin:  # the admin resumes it
             assert not (await admin.call(contract.STORE_QUEUE_OP, RESUME)).queue.paused
-        async with serving(second):
-            await replay(second, captured)
+        async with serving(second):  # answered as the pause was, not carried out again
+            assert (await replay(second, captured, queues_pb2.QueueOpReply)).queue.paused
         assert not await paused(database_url), "a second store re-paused the queue the admin resumed"
     async with serving(store_settings):  # the same store, restarted
-        await replay(store_settings, captured)
+        assert (await replay(store_settings, captured, queues_pb2.QueueOpReply)).queue.paused
         assert not await paused(database_url), "the restarted store re-paused the queue the admin resumed"
         # A new pause (a new request) is still carried out.
         async with requester(store_settings) as admin:
@@ -196,10 +197,10 @@ async def test_a_replayed_purge_deletes_nothing_on_a_second_store_or_after_a_res
         assert old not in await task_ids(database_url)
         later = await finished_task(store_settings)  # finished after the admin's purge
         async with serving(second):
-            await replay(second, captured)
+            assert (await replay(second, captured, queues_pb2.QueueOpReply)).count == 1
         assert later in await task_ids(database_url), "a second store purged a task finished after the purge"
     async with serving(store_settings):
-        await replay(store_settings, captured)
+        assert (await replay(store_settings, captured, queues_pb2.QueueOpReply)).count == 1
         assert later in await task_ids(database_url), (
             "the restarted store purged a task finished after the purge"
         )
@@ -226,15 +227,35 @@ async def test_two_copies_racing_on_two_stores_are_carried_out_once(
         refused = [x for x in answers if isinstance(x, seal.Replayed)]
         carried = [x for x in answers if isinstance(x, queues_pb2.QueueOpReply)]
         assert (len(refused), len(carried)) == (1, 1), answers
-        # Two copies at once on one store (one group commit, as a rule): the first only.
+        assert refused[0].reply == carried[0].SerializeToString()  # what the copy is answered with
+        # Two copies at once on one store (one group commit, as a rule).
         cancel = tasks_pb2.CancelTasksRequest(ids=[submitted_task().id])
         cancels = await asyncio.gather(
             a.cancel(cancel, "cancel-id"), a.cancel(cancel, "cancel-id"), return_exceptions=True
         )
-        assert sorted(type(x).__name__ for x in cancels) == ["CancelTasksReply", "Replayed"], cancels
+        # The second copy is answered as the first (in its drain, or after it as a repeat),
+        # and carried out once.
+        answered = [
+            x.reply if isinstance(x, seal.Replayed) else x.SerializeToString()
+            for x in cancels
+            if isinstance(x, seal.Replayed | tasks_pb2.CancelTasksReply)
+        ]
+        assert isinstance(cancels[0], tasks_pb2.CancelTasksReply), cancels
+        assert len(answered) == 2, cancels
+        assert answered[0] == answered[1], cancels
+        assert await recorded(database_url) == 2  # the two ids above: one row each
         # A request that does not come off the bus (no id) is never refused.
         await a.ops.queue_op(later)
         await b.ops.queue_op(later)
+
+
+async def recorded(database_url: str) -> int:
+    """The bus request ids on record."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM bus_requests"))
+    finally:
+        await conn.close()
 
 
 async def schedule_row(database_url: str, name: str) -> tuple[bool, int]:
@@ -277,7 +298,7 @@ async def test_a_replayed_schedule_pause_is_refused_by_a_second_store(
         async with requester(store_settings) as admin:
             await admin.call(contract.STORE_SCHEDULE_CHANGE, change(schedule_pb2.SCHEDULE_ACTION_RESUME))
         async with serving(second):
-            await replay(second, captured)
+            assert await replay(second, captured, schedule_pb2.ChangeScheduleReply) == reply
         assert await schedule_row(database_url, "nightly") == (False, 0)
 
 
@@ -307,5 +328,95 @@ async def test_a_replayed_trigger_fires_one_run_whichever_scheduler_it_reaches(
             assert len(reply.tasks) == 1
         # Another scheduler passes the copy on to the store, which has fired it already.
         async with scheduler(store_settings, other):
-            await replay(other, captured)
+            again = await replay(other, captured, schedule_pb2.FireSchedulesReply)
+        assert [t.id for t in again.tasks] == [t.id for t in reply.tasks]
         assert await schedule_row(database_url, "hourly-report") == (False, 1)
+
+
+class LosingFirstReply(rpc.Responder):
+    """A store's REP socket that carries out the first request of ``kind`` and loses
+    its reply, as when the connection closes between the commit and the reply."""
+
+    def __init__(self, address: str, routes: Any, *, kind: int) -> None:
+        super().__init__(address, routes, max_message_bytes=1 << 20)
+        self._kind = kind
+        self.lost = asyncio.Event()
+
+    async def _handle(self, raw: bytes, **how: Any) -> bytes | None:
+        reply = await super()._handle(raw, **how)
+        if not self.lost.is_set() and transport.decode(raw).kind == self._kind:
+            self.lost.set()
+            return None
+        return reply
+
+
+@contextlib.asynccontextmanager
+async def responding(responder: rpc.Responder) -> AsyncIterator[rpc.Responder]:
+    task = asyncio.create_task(responder.serve())
+    try:
+        yield responder
+    finally:
+        responder.close()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_request_whose_reply_was_lost_gets_its_answer_when_sent_again(
+    store_settings: Settings, second: Settings, other_ipc_dir: Path, database_url: str
+) -> None:
+    address = f"ipc://{other_ipc_dir}/store.ipc"
+    record = submitted_task()
+    cancel = tasks_pb2.CancelTasksRequest(ids=[record.id])
+    async with open_store(store_settings) as a, open_store(second) as b, requester(address) as req:
+        first = LosingFirstReply(address, a.routes(), kind=envelope_pb2.KIND_STORE_CANCEL)
+        async with responding(first):
+            await req.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[record]))
+            call = asyncio.create_task(req.call(contract.STORE_CANCEL, cancel))
+            await asyncio.wait_for(first.lost.wait(), WAIT)  # committed, its reply lost
+            before = replayed()
+        # The connection closes; the requester sends the cancel again (same id, sealed
+        # afresh) to whichever store listens there now: another one, on the same database.
+        async with responding(rpc.Responder(address, b.routes(), max_message_bytes=1 << 20)):
+            reply = await asyncio.wait_for(call, WAIT)
+        # The answer the first delivery got: a second run would find the task final.
+        assert [o.cancelled for o in reply.outcomes] == [True]
+        assert replayed() == before + 1  # the resend was caught, not carried out
+        assert await recorded(database_url) == 1
+
+
+async def test_old_request_ids_are_forgotten_by_the_retention_loop_not_by_a_recorded_request(
+    store_settings: Settings, database_url: str
+) -> None:
+    store = await ResultStore.open(store_settings)
+    store.start(sweep=False)  # the retention loop is started below, by the test
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute(
+            "INSERT INTO bus_requests (id, kind, seen_at)"
+            " SELECT 'old-' || n, 0, now() - interval '1 day' FROM generate_series(1, 5) n"
+        )
+        await store.ops.queue_op(PAUSE, "a-new-id")  # recording deletes nothing
+        assert await recorded(database_url) == 6
+        # Each statement forgets a bounded number, oldest first.
+        assert await bus_requests.forget(store.pool, keep_s=600, limit=2) == 2
+        assert await recorded(database_url) == 4
+        # The store's retention loop forgets the rest, and keeps what is recent.
+        loop = asyncio.create_task(store.ops.purger.run(3600))
+        try:
+            await wait_until_async(
+                lambda: _only(database_url, "a-new-id"), WAIT, "the retention loop to forget the old ids"
+            )
+        finally:
+            loop.cancel()
+            await asyncio.gather(loop, return_exceptions=True)
+    finally:
+        await conn.close()
+        await store.close()
+
+
+async def _only(database_url: str, request_id: str) -> bool | None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        ids = [r["id"] for r in await conn.fetch("SELECT id FROM bus_requests")]
+    finally:
+        await conn.close()
+    return True if ids == [request_id] else None

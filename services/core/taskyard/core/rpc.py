@@ -426,11 +426,15 @@ class Responder:
                     reply = await route.handler(request, env)
         except errors.TaskyardError as exc:
             return _error_reply(env.message_id, exc)
-        except seal.Replayed:
-            # Carried out already (its id is on record): refused as the seal refuses a
-            # replay, unanswered, so a copy of a request says nothing to whoever sent it.
+        except seal.Replayed as repeat:
+            # Carried out already (its id is on record): not run again, but answered with
+            # the reply it got, for a requester whose reply was lost and who sent it
+            # again. A copy sent by anyone else learns nothing: that reply crossed the
+            # bus already. Counted as the seal counts a replay.
             self._sock._seal.refusals.add("replayed", self.address)
-            return None
+            if repeat.reply is None:
+                return None
+            return transport.encode(env.kind, repeat.reply, message_id=env.message_id)
         except DecodeError:
             return _error_reply(env.message_id, errors.internal("malformed payload"))
         except Exception as exc:  # a handler bug must not stop the responder

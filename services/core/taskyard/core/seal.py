@@ -90,11 +90,14 @@ class Replayed(Exception):
     """A request that was carried out already, found so after the seal let it through:
     its message id is recorded by a receiver that outlives one socket's replay guard
     (the result-store's database, ``result_store/bus_requests.py``). A responder
-    refuses it like a replayed message: counted as ``replayed``, never answered."""
+    counts it as ``replayed`` and answers it with ``reply``, the payload of the reply
+    the request got (a requester whose reply was lost sends it again); without one
+    (none kept), it is not answered."""
 
-    def __init__(self, kind: int) -> None:
+    def __init__(self, kind: int, *, reply: bytes | None = None) -> None:
         super().__init__(f"a request of kind {kind} was carried out already")
         self.kind = kind
+        self.reply = reply
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

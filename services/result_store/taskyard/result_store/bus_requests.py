@@ -6,8 +6,16 @@ another store on the same database, or to a store that restarted, passes it. So 
 requests that change state and are not idempotent by themselves (queue operations,
 purges, cancels, a scheduler's reconciliation) have their envelope's ``message_id``
 (covered by the MAC, a fresh UUID per request) recorded in ``bus_requests`` in the
-transaction of their effect. A second delivery finds the id there: it is refused
-like a replayed message (``seal.Replayed``), counted, and never answered.
+transaction of their effect, with the reply the request got. A second delivery
+finds the id there and is not carried out again: it is answered with that reply
+(``seal.Replayed`` carries it to the responder, which counts it as ``replayed``).
+That is what a requester needs whose reply was lost (its connection closed after
+the commit): it sends the request again under the same id, re-sealed, and gets the
+answer the first one got. An eavesdropper who replays a copy learns nothing new: the
+original reply already crossed the bus, which is sealed but not encrypted.
+
+Old ids are forgotten by the store's retention loop (``forget``), a bounded number
+a round, never in a recorded request's transaction.
 
 The hot path's writes (inserts, leases, reports, renewals, heartbeats, log lines)
 record nothing: they are fenced or keyed already, and a database round trip per
@@ -21,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import asyncpg
+from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2
 from taskyard.core import seal
@@ -42,19 +51,43 @@ def keep_seconds(window: float) -> float:
     return max(MIN_KEEP_SECONDS, KEEP_WINDOWS * window)
 
 
-async def record(
-    conn: asyncpg.Connection, ids: Sequence[str], kinds: Sequence[int], *, keep_s: float
-) -> set[str]:
+# Ids forgotten at most per statement of the retention loop, so that one round
+# holds no long lock and a backlog is worked off over rounds.
+FORGET_LIMIT = 5_000
+
+
+async def record(conn: asyncpg.Connection, ids: Sequence[str], kinds: Sequence[int]) -> set[str]:
     """Record ``ids`` in ``conn``'s transaction (one statement); the ones not recorded before."""
-    rows = await conn.fetch(*bind("record_bus_requests", ids=list(ids), kinds=list(kinds), keep_s=keep_s))
+    rows = await conn.fetch(*bind("record_bus_requests", ids=list(ids), kinds=list(kinds)))
     return {r["id"] for r in rows}
 
 
-async def record_one(conn: asyncpg.Connection, request_id: str, kind: int, *, keep_s: float) -> None:
-    """Record one request's id in ``conn``'s transaction; raises ``seal.Replayed``
-    when it was recorded before (the transaction must then roll back)."""
-    if not await record(conn, [request_id], [kind], keep_s=keep_s):
-        raise seal.Replayed(kind)
+async def replies(conn: asyncpg.Connection, ids: Sequence[str]) -> dict[str, bytes | None]:
+    """The replies kept for the recorded ids among ``ids`` (None: none kept)."""
+    rows = await conn.fetch(*bind("bus_request_replies", ids=list(ids)))
+    return {r["id"]: r["reply"] for r in rows}
+
+
+async def keep_replies(conn: asyncpg.Connection, ids: Sequence[str], payloads: Sequence[Message]) -> None:
+    """Keep the replies of ``ids``, recorded in ``conn``'s transaction, for their repeats."""
+    await conn.execute(
+        *bind("keep_bus_replies", ids=list(ids), replies=[p.SerializeToString() for p in payloads])
+    )
+
+
+async def record_one(conn: asyncpg.Connection, request_id: str, kind: int) -> None:
+    """Record one request's id in ``conn``'s transaction; raises ``seal.Replayed``, with
+    the reply kept for it, when it was recorded before (the transaction must then roll
+    back). The caller keeps its reply (``keep_replies``) before the transaction ends."""
+    if not await record(conn, [request_id], [kind]):
+        kept = await replies(conn, [request_id])
+        raise seal.Replayed(kind, reply=kept.get(request_id))
+
+
+async def forget(pool: asyncpg.Pool, *, keep_s: float, limit: int = FORGET_LIMIT) -> int:
+    """Forget at most ``limit`` ids recorded more than ``keep_s`` seconds ago; how many."""
+    count = await pool.fetchval(*bind("forget_bus_requests", keep_s=keep_s, limit=limit))
+    return int(count or 0)
 
 
 def once(fn: Callable[[Rq, str], Awaitable[Rp]]) -> Callable[[Rq, envelope_pb2.Envelope], Awaitable[Rp]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import functools
 import logging
 import random
 import time
@@ -152,10 +153,8 @@ class Committer:
         on_message: Callable[[int, Message], None] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
-        keep_requests_s: float = bus_requests.MIN_KEEP_SECONDS,
     ) -> None:
         self._pool = pool
-        self._keep_requests_s = keep_requests_s
         self._order = [kind for kind, _ in appliers]
         self._appliers = dict(appliers)
         self._on_events = on_events
@@ -248,6 +247,7 @@ class Committer:
                         await self._apply(db, await self._record(db, groups), results)
                         # The drain's user-facing events, committed with it (event_log.py).
                         await event_log.write(db, [ev for _, out in results for ev in out.events])
+                        await self._keep_replies(db, results)
             except asyncpg.PostgresError as exc:
                 if is_conflict(exc):
                     # Rolled back whole, unless a statement before the one that lost
@@ -258,22 +258,50 @@ class Committer:
 
     async def _record(self, db: Db, groups: dict[int, list[_Pending]]) -> dict[int, list[_Pending]]:
         """Record the drain's request ids in its transaction (one statement, only for a
-        drain that has some); the groups without the requests carried out before,
-        whose futures get ``seal.Replayed``."""
+        drain that has some); the groups without the requests carried out before, whose
+        futures get ``seal.Replayed`` with the reply kept for them, and without a second
+        copy of one in this drain, whose future follows the first's."""
         named = [p for group in groups.values() for p in group if p.request_id and not p.future.done()]
         if not named:
             return groups
         db.stats.statements += 1
         db.ran += 1
-        fresh = await bus_requests.record(
-            db.conn, [p.request_id for p in named], [p.kind for p in named], keep_s=self._keep_requests_s
-        )
+        fresh = await bus_requests.record(db.conn, [p.request_id for p in named], [p.kind for p in named])
+        firsts: dict[str, _Pending] = {}
+        repeats: list[_Pending] = []
         for p in named:
-            if p.request_id in fresh:
-                fresh.discard(p.request_id)  # a second copy in the same drain is a replay too
+            first = firsts.get(p.request_id)
+            if first is not None:
+                first.future.add_done_callback(functools.partial(_follow, p.future))
+            elif p.request_id in fresh:
+                firsts[p.request_id] = p
             else:
-                p.future.set_exception(seal.Replayed(p.kind))
-        return {kind: [p for p in group if not p.future.done()] for kind, group in groups.items()}
+                repeats.append(p)
+        if repeats:
+            db.stats.statements += 1
+            db.ran += 1
+            kept = await bus_requests.replies(db.conn, [p.request_id for p in repeats])
+            for p in repeats:
+                p.future.set_exception(seal.Replayed(p.kind, reply=kept.get(p.request_id)))
+        run = {id(p) for p in firsts.values()}
+        return {
+            kind: [p for p in group if not p.future.done() and (not p.request_id or id(p) in run)]
+            for kind, group in groups.items()
+        }
+
+    async def _keep_replies(self, db: Db, results: _Results) -> None:
+        """Keep the replies of the drain's recorded requests with their ids, in its
+        transaction (bus_requests.py): a repeat of one is answered with its reply."""
+        kept = [
+            (p.request_id, reply)
+            for group, out in results
+            for p, reply in zip(group, out.replies, strict=True)
+            if p.request_id
+        ]
+        if kept:
+            db.stats.statements += 1
+            db.ran += 1
+            await bus_requests.keep_replies(db.conn, [i for i, _ in kept], [r for _, r in kept])
 
     async def _runs(self, drain: list[_Pending], groups: dict[int, list[_Pending]], results: _Results) -> Db:
         """``_run``, again after a short pause each time it lost to a concurrent
@@ -419,6 +447,18 @@ class _Lost(Exception):
 # Kinds whose writes log no events (lease renewals, log lines) and whose
 # statements each stand alone: a lone one needs no transaction.
 _UNLOGGED_KINDS = frozenset({envelope_pb2.KIND_STORE_RENEW, envelope_pb2.KIND_STORE_LOGS})
+
+
+def _follow(copy: asyncio.Future[Message], first: asyncio.Future[Message]) -> None:
+    """Settle ``copy``, a second copy of a request in the drain of its first, as ``first``."""
+    if copy.done():
+        return
+    if first.cancelled():
+        copy.cancel()
+    elif (exc := first.exception()) is not None:
+        copy.set_exception(exc)
+    else:
+        copy.set_result(first.result())
 
 
 def _needs_transaction(p: _Pending) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import asyncpg
 
-from taskyard.bus.v1 import envelope_pb2
+from taskyard.bus.v1 import envelope_pb2, queues_pb2
 from taskyard.core.clock import Clock
 
 from . import bus_requests
@@ -53,7 +53,9 @@ class Purger:
         """Delete final tasks finished more than ``older_than_us`` ago (default: the window).
 
         ``request_id``: a PurgeTasks request's message id, recorded with the first chunk
-        (bus_requests.py), so a copy of the request deletes nothing, on any store."""
+        (bus_requests.py), so a copy of the request deletes nothing, on any store; it is
+        answered with the count this purge deleted (kept with the first chunk's, then
+        with the total once the last chunk is done)."""
         window = self.retention_us if older_than_us is None else older_than_us
         cutoff_us = int(self.clock.now() * 1_000_000) - max(0, window)
         total = 0
@@ -71,6 +73,9 @@ class Purger:
                 if len(rows) < self.chunk:
                     break
                 await asyncio.sleep(0)  # let others at the pool between chunks
+            if request_id and total >= self.chunk:  # past the first chunk: the total
+                async with self.pool.acquire() as conn:
+                    await bus_requests.keep_replies(conn, [request_id], [_purged(total)])
         self.purged_total += total
         if total:
             log.info("retention: purged %d final tasks finished before the cutoff", total)
@@ -78,13 +83,27 @@ class Purger:
 
     async def _first_chunk(self, cutoff_us: int, request_id: str) -> list[asyncpg.Record]:
         async with self.pool.acquire() as conn, conn.transaction():
-            await bus_requests.record_one(
-                conn, request_id, envelope_pb2.KIND_STORE_QUEUE_OP, keep_s=self._keep_requests_s
-            )
+            await bus_requests.record_one(conn, request_id, envelope_pb2.KIND_STORE_QUEUE_OP)
             rows: list[asyncpg.Record] = await conn.fetch(
                 *bind("purge_final", before_us=cutoff_us, limit=self.chunk)
             )
+            await bus_requests.keep_replies(conn, [request_id], [_purged(len(rows))])
             return rows
+
+    async def forget_requests(self) -> int:
+        """Forget the bus request ids past their keeping time (bus_requests.py), at most
+        ``bus_requests.FORGET_LIMIT`` a statement; how many."""
+        total = 0
+        async with self._lock:
+            while True:
+                gone = await bus_requests.forget(self.pool, keep_s=self._keep_requests_s)
+                total += gone
+                if gone < bus_requests.FORGET_LIMIT:
+                    break
+                await asyncio.sleep(0)
+        if total:
+            log.info("retention: forgot %d bus request ids past their keeping time", total)
+        return total
 
     async def purge_events(self, older_than_us: int | None = None) -> int:
         """Delete the events committed more than ``older_than_us`` ago (default: the
@@ -119,8 +138,14 @@ class Purger:
             try:
                 await self.purge()
                 await self.purge_events()
+                await self.forget_requests()
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 log.warning("retention purge failed: %s (next in %.0fs)", exc, interval)
             except Exception:  # anything else must not end the hourly purge silently
                 log.exception("retention purge failed (next in %.0fs)", interval)
             await self.clock.sleep(interval)
+
+
+def _purged(count: int) -> queues_pb2.QueueOpReply:
+    """The reply of a PurgeTasks that deleted ``count`` tasks (operations.py's)."""
+    return queues_pb2.QueueOpReply(count=count)

@@ -91,14 +91,12 @@ class Schedules:
         *,
         names: DeclaredNames,
         max_payload_bytes: int,
-        keep_requests_s: float = bus_requests.MIN_KEEP_SECONDS,
     ) -> None:
         self.pool = pool
         self.publisher = publisher
         self.stats = stats
         self.names = names
         self.max_payload_bytes = max_payload_bytes
-        self.keep_requests_s = keep_requests_s
 
     async def _check_template(self, s: pub.Schedule, field: str, *, declared: bool) -> None:
         """A schedule's task meets the rules of a submission (core/validation.py).
@@ -140,7 +138,13 @@ class Schedules:
     async def _record(self, conn: asyncpg.Connection, request_id: str, kind: int) -> None:
         if request_id:
             self.stats.statements += 1
-            await bus_requests.record_one(conn, request_id, kind, keep_s=self.keep_requests_s)
+            await bus_requests.record_one(conn, request_id, kind)
+
+    async def _keep(self, conn: asyncpg.Connection, request_id: str, reply: Message) -> None:
+        """Keep a recorded request's reply in its transaction, for a repeat of it."""
+        if request_id:
+            self.stats.statements += 1
+            await bus_requests.keep_replies(conn, [request_id], [reply])
 
     async def _changed(self, at_us: int) -> None:
         await self.publisher.publish([event_pb2.Event(type=CHANGED, at_us=at_us)])
@@ -181,13 +185,14 @@ class Schedules:
                     now_us=now,
                 )
             )
-            if row is not None:
-                created = event_log.Entry(type="schedule.created", schedule_id=sid, schedule_name=s.name)
-                await event_log.write(Db(conn, self.stats), (), [created])
-        if row is None:
-            raise already_exists(s.name)
+            if row is None:
+                raise already_exists(s.name)  # rolls the record back: a resend is judged again
+            created = event_log.Entry(type="schedule.created", schedule_id=sid, schedule_name=s.name)
+            await event_log.write(Db(conn, self.stats), (), [created])
+            saved = schedule_pb2.SaveSchedulesReply(schedules=[schedule_from_row(row)])
+            await self._keep(conn, request_id, saved)
         await self._changed(next_us)
-        return schedule_pb2.SaveSchedulesReply(schedules=[schedule_from_row(row)])
+        return saved
 
     async def _declare(self, items: Any, now: int) -> schedule_pb2.SaveSchedulesReply:
         # One array per column of declare_schedules, in the order the values come below.
@@ -270,8 +275,10 @@ class Schedules:
                 type=_CHANGE_EVENTS[req.action], schedule_id=str(sid), schedule_name=row["name"]
             )
             await event_log.write(db, (), [change])
+            changed = schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
+            await self._keep(conn, request_id, changed)
         await self._changed(row["next_run_at_us"])
-        return schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
+        return changed
 
     # --- firing ------------------------------------------------------------------------
     async def fire(
@@ -324,7 +331,9 @@ class Schedules:
                 ]
                 await event_log.write(db, outcome.events, fired)
             reply.next_due_us = await db.fetchval("next_schedule_due") or 0
-        reply.schedules.extend(claimed)
+            reply.schedules.extend(claimed)
+            if req.trigger:
+                await self._keep(conn, request_id, reply)
         if reply.tasks:
             store_metrics.created(reply.tasks)  # committed: the transaction above is done
         if outcome is not None and outcome.events:

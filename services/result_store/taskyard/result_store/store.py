@@ -159,7 +159,6 @@ class ResultStore:
             on_leased=publisher.publish_leased,
             on_message=publisher.publish_message,
             max_rows=max(1000, settings.max_batch * 20),
-            keep_requests_s=bus_requests.keep_seconds(settings.bus_replay_window),
         )
         self.reads = Reads(pool, cache, self.committer.stats)
         # Task names ever declared: the name rule of every insert (validation.py).
@@ -178,7 +177,6 @@ class ResultStore:
             self.committer.stats,
             names=self.names,
             max_payload_bytes=settings.max_payload_bytes,
-            keep_requests_s=bus_requests.keep_seconds(settings.bus_replay_window),
         )
         # Whether it commits, and its clock agrees with the database's (readiness.py).
         self.readiness = Readiness(
