@@ -33,9 +33,11 @@ from support.records import submitted_task
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, queues_pb2, schedule_pb2, tasks_pb2
-from taskyard.core import contract, rpc, seal, transport
+from taskyard.core import contract, errors, rpc, seal, transport
+from taskyard.core.clock import ManualClock
 from taskyard.core.config import Settings
 from taskyard.result_store import bus_requests, service
+from taskyard.result_store.readiness import ClockDisagrees
 from taskyard.result_store.store import ResultStore
 from taskyard.scheduler.lanes import Lanes
 from taskyard.scheduler.periodic import Periodic
@@ -420,3 +422,31 @@ async def _only(database_url: str, request_id: str) -> bool | None:
     finally:
         await conn.close()
     return True if ids == [request_id] else None
+
+
+async def test_requests_carried_out_once_are_refused_while_the_store_clock_is_off(
+    store_settings: Settings, other_ipc_dir: Path, database_url: str
+) -> None:
+    address = f"ipc://{other_ipc_dir}/store.ipc"
+    clock = ManualClock(time.time() + 3600)  # an hour ahead of the database's
+    store = await ResultStore.open(store_settings, clock=clock)
+    store.start(sweep=False)
+    try:
+        with pytest.raises(ClockDisagrees):
+            await store.readiness.check()
+        async with (
+            responding(rpc.Responder(address, store.routes(), max_message_bytes=1 << 20)),
+            requester(address) as req,
+        ):
+            with pytest.raises(errors.TaskyardError) as refused:
+                await req.call(contract.STORE_QUEUE_OP, PAUSE)
+            assert refused.value.code.name == "UNAVAILABLE"
+            assert await recorded(database_url) == 0
+            assert not await paused(database_url)
+            # Requests that are not recorded are served as before.
+            await req.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[submitted_task()]))
+            clock.advance(-3600)  # the clock is set right: the next check agrees
+            await store.readiness.check()
+            assert (await req.call(contract.STORE_QUEUE_OP, PAUSE)).queue.paused
+    finally:
+        await store.close()

@@ -24,15 +24,17 @@ message would cost them (docs/security.md, "Replays across stores and restarts")
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import seal
+from taskyard.core import errors, rpc, seal
 
 from .queries import bind
 
@@ -90,6 +92,10 @@ async def forget(pool: asyncpg.Pool, *, keep_s: float, limit: int = FORGET_LIMIT
     return int(count or 0)
 
 
+# The handlers ``once`` made: the routes ``refused_while_clock_off`` guards.
+_RECORDED: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
+
+
 def once(fn: Callable[[Rq, str], Awaitable[Rp]]) -> Callable[[Rq, envelope_pb2.Envelope], Awaitable[Rp]]:
     """The route handler (``rpc.serve``) of a write given its request's message id:
     ``fn(request, request_id)`` records the id with its effect."""
@@ -98,4 +104,36 @@ def once(fn: Callable[[Rq, str], Awaitable[Rp]]) -> Callable[[Rq, envelope_pb2.E
     async def handler(request: Rq, env: envelope_pb2.Envelope) -> Rp:
         return await fn(request, env.message_id)
 
+    _RECORDED.add(handler)
     return handler
+
+
+def refused_while_clock_off(
+    routes: Iterable[rpc.Route[Any]], clock_agrees: Callable[[], bool]
+) -> list[rpc.Route[Any]]:
+    """``routes``, those of recorded requests (``once``) refused as UNAVAILABLE while
+    ``clock_agrees()`` is false: this store's clock is off the database's by more than
+    the seal's window (readiness.py). Such a store takes copies older than the window
+    as fresh, or refuses fresh requests as stale, and an id is kept for a time judged
+    by the database's clock: the once-per-database guard holds only while both agree."""
+    return [
+        dataclasses.replace(route, handler=_refusing(route.handler, clock_agrees))
+        if route.handler in _RECORDED
+        else route
+        for route in routes
+    ]
+
+
+def _refusing(
+    handler: Callable[[Any, envelope_pb2.Envelope], Awaitable[Message]], clock_agrees: Callable[[], bool]
+) -> Callable[[Any, envelope_pb2.Envelope], Awaitable[Message]]:
+    @functools.wraps(handler)
+    async def refusing(request: Any, env: envelope_pb2.Envelope) -> Message:
+        if not clock_agrees():
+            raise errors.unavailable(
+                "result-store's clock disagrees with the database's: requests carried out once "
+                "per database are refused until it agrees (fix the clock: NTP)"
+            )
+        return await handler(request, env)
+
+    return refusing

@@ -50,6 +50,9 @@ class Readiness:
         self._timeout = timeout
         self.ready = True
         self.skew = 0.0  # seconds this store's clock is ahead of the database's
+        # The last reading's verdict on the clocks alone: while false, requests carried
+        # out once per database are refused (bus_requests.refused_while_clock_off).
+        self.clock_agrees = True
 
     async def check(self) -> None:
         """Returns once the database committed; raises otherwise (or when the clocks disagree)."""
@@ -58,7 +61,8 @@ class Readiness:
             row = await self._pool.fetchrow(*bind("readiness_check"), timeout=self._timeout)
         after = self._clock.now()
         self.skew = (before + after) / 2 - float(row["db_now"])
-        if abs(self.skew) > self.tolerance:
+        self.clock_agrees = abs(self.skew) <= self.tolerance
+        if not self.clock_agrees:
             raise ClockDisagrees(
                 f"this result-store's clock is {self.skew:+.1f} s off the database's "
                 f"(more than {self.tolerance:g} s, the seal's window: its bus messages "

@@ -458,6 +458,11 @@ class ResultStore:
 
     # --- routes ---------------------------------------------------------------------
     def routes(self) -> Sequence[rpc.Route[Any]]:
+        # Requests carried out once per database are refused while this store's clock
+        # is off the database's (bus_requests.py, readiness.py).
+        return bus_requests.refused_while_clock_off(self._routes(), lambda: self.readiness.clock_agrees)
+
+    def _routes(self) -> Sequence[rpc.Route[Any]]:
         serve = rpc.serve_call
         return [
             serve(contract.STORE_INSERT, self.insert),
