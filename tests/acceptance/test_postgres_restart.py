@@ -100,7 +100,7 @@ def test_a_crash_mid_drain_acknowledges_none_of_it_and_a_resend_is_taken_once(tm
         holder = loop.run_until_complete(install_hold())
         with Cluster(dsn, tmp_path, workers=1, concurrency=4, request_timeout=3.0) as cluster:
             client = cluster.client()
-            acked = [t.id for t in client.submit_many([{"name": "sleep", "args": [0.2]} for _ in range(100)])]
+            acked = [t.id for t in client.submit_many([{"name": "sleep", "args": [0.5]} for _ in range(100)])]
             held = [{"name": "sleep", "args": [0.01], "request_id": f"held-{i}"} for i in range(20)]
             answered: list[list[TaskInfo] | BaseException] = []
 
@@ -117,7 +117,14 @@ def test_a_crash_mid_drain_acknowledges_none_of_it_and_a_resend_is_taken_once(tm
                 30,
                 lambda: f"the drain to wait on the lock\n{cluster.logs_tail()}",
             )
-            assert not answered, "a drain still in flight was acknowledged"
+            # Nothing of a drain still in flight is acknowledged. Its caller may have given up
+            # already (the gateway's request limit is 3 s, and finding the lock wait on a busy
+            # machine can take longer): a refusal that says "try again" is no acknowledgement.
+            for early in list(answered):
+                assert isinstance(early, TaskyardError), (
+                    f"a drain still in flight was acknowledged: {early!r:.200}"
+                )
+                assert early.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED), early
             assert cluster.count_tasks(states=("QUEUED", "ASSIGNED", "RUNNING")) > 0, "nothing in flight"
             pg.restart()  # the lock's holder dies with it; the held rows were never committed
             holder.terminate()
