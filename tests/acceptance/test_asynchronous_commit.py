@@ -5,7 +5,11 @@ commits of the last moments (docs/reliability.md, "Asynchronous commits"). This 
 says exactly which: a commit made durable (here, a synchronous commit by the test: it
 flushes every WAL record before it, the WAL writer's periodic flush does the same) keeps
 everything acknowledged before it; after it, the WAL is kept as a prefix, so what is lost
-is a tail in commit order. With the WAL writer stopped the tail is sure to be lost.
+is a tail in commit order. The WAL writer is stopped before the tail, and the server runs
+without what else writes WAL out on its own (autovacuum, the background writer, a timed
+checkpoint, a WAL buffer that fills), so the tail is lost as a rule; how much is printed.
+What is asserted holds whatever was lost, down to nothing (a WAL write PostgreSQL makes
+for reasons of its own is no failure of the suite's).
 
 What still holds after the crash, asserted here:
 - every submit acknowledged before the flush survives, and every outcome seen before it;
@@ -47,6 +51,16 @@ T = TypeVar("T")
 BATCH = 40
 BATCHES_BEFORE_FLUSH = 3
 BATCHES_AFTER_FLUSH = 3
+QUIET_WAL = {
+    "synchronous_commit": "off",
+    "fsync": "on",
+    "autovacuum": "off",
+    "checkpoint_timeout": "1h",
+    "max_wal_size": "4GB",
+    "bgwriter_lru_maxpages": "0",
+    "wal_writer_delay": "10s",
+    "wal_buffers": "64MB",  # the tail's WAL stays in shared memory, never written to make room
+}
 
 
 def through_outage(call: Callable[[], T], timeout: float = 60.0) -> T:
@@ -75,8 +89,9 @@ async def _execute(dsn: str, *statements: str) -> None:
 
 @pytest.fixture
 def asynchronous_pg() -> Iterator[PostgresCluster]:
-    """A server of the test's own (it is crashed) whose commits do not wait for the WAL."""
-    pg = PostgresCluster(settings={"synchronous_commit": "off", "fsync": "on"}).start()
+    """A server of the test's own (it is crashed) whose commits do not wait for the WAL,
+    and where, the WAL writer stopped, nothing else writes it out in the test's time."""
+    pg = PostgresCluster(settings=QUIET_WAL).start()
     try:
         asyncio.run(migrate_dsn(pg.dsn("postgres")))
         history.install(pg.dsn("postgres"))
@@ -155,7 +170,6 @@ def test_a_crash_with_asynchronous_commits_loses_only_a_tail_and_leaves_nothing_
             f" (per batch {lost_in}); {len(forgotten)} of {len(tail_seen)} outcomes seen"
             " after the flush lost (with their task or rewound)"
         )
-        assert lost > 0, "the WAL writer was stopped: the last batch cannot have reached the disk"
 
         # Every acknowledged submit resent with its request id: a survivor answers with its own
         # task, a lost one is created again, once.
