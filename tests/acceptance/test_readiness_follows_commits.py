@@ -14,11 +14,9 @@ import psutil
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support.cluster import SERVICES
-from support.ports import http_status
+from support.ports import free_port_block, http_status
 from support.postgres import PostgresCluster
 from support.waiting import wait_until
-
-from taskyard.cli import procs
 
 pytestmark = pytest.mark.acceptance
 
@@ -70,7 +68,8 @@ def _signal_all(server: list[psutil.Process], resume: bool) -> None:
 def test_a_frozen_database_makes_the_store_and_the_gateway_unready_until_it_runs(
     cluster_factory: Any, pg_cluster: PostgresCluster
 ) -> None:
-    store_port = procs.free_port()
+    # Below the ephemeral range, so another test's outgoing connection cannot take it.
+    store_port = free_port_block(1)
     # The default request limit (the tests' is 5 s): what a gateway waiting on its
     # store requests would take to notice.
     cluster = cluster_factory(start=False, request_timeout=10.0)
