@@ -52,13 +52,22 @@ class Flooder:
     """A keyless peer: a plain REQ socket (NNG redials a closed pipe by itself)
     sending ``make()`` again and again from a thread until stopped."""
 
-    def __init__(self, address: str, make: Callable[[], bytes], loop: asyncio.AbstractEventLoop) -> None:
-        self.sock = pynng.Req0(send_timeout=1000)
+    def __init__(
+        self,
+        address: str,
+        make: Callable[[], bytes],
+        loop: asyncio.AbstractEventLoop,
+        *,
+        first: bytes | None = None,
+    ) -> None:
+        self.sock = pynng.Req0(send_timeout=1000, recv_timeout=int(WAIT * 1000))
         self.closed_pipes = 0
         self._changed = asyncio.Event()
         self._loop = loop
         self.sock.add_post_pipe_remove_cb(self._pipe_gone)
         self.sock.dial(address, block=True)
+        self.answered = b""
+        self._first = first
         self._stop = threading.Event()
         self._make = make
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -72,6 +81,9 @@ class Flooder:
         self._changed.set()
 
     def _run(self) -> None:
+        if self._first is not None:  # sent, and its answer awaited, before the flood
+            self.sock.send(self._first)
+            self.answered = self.sock.recv()
         while not self._stop.is_set():
             try:
                 self.sock.send(self._make())
@@ -202,3 +214,30 @@ async def test_junk_that_passes_the_cheap_checks_costs_its_pipe_and_reads_go_on(
     # Each pipe is closed once its refusal budget is spent: a bounded number of
     # MACs per pipe, whatever the flood's length (busy refusals are never hashed).
     assert 0 < len(hashed) <= (flood.closed_pipes + 1) * 5
+
+
+async def test_a_copied_sealed_message_earns_no_pass_for_the_junk_after_it(
+    store: tuple[Any, rpc.Requester], hashed: list[int]
+) -> None:
+    """A keyless peer first sends a copy of a sealed request (one the suite sealed for
+    another store, taken off the wire): it verifies here, and is answered. The large
+    forged writes it sends next on that connection are still refused by their MAC,
+    and the connection is closed, after a bounded number of hashes."""
+    settings, req = store
+    copied = seal.current().seal(
+        transport.encode(contract.STORE_GET.kind, tasks_pb2.GetTasksRequest(ids=[]).SerializeToString())
+    )
+
+    def make() -> bytes:
+        return junk(contract.STORE_REPORT.kind, sent_at_ms=int(time.time() * 1000))
+
+    flood = Flooder(settings.store_address, make, asyncio.get_running_loop(), first=copied)
+    try:
+        await asyncio.wait_for(flood.pipes_closed(1), WAIT)
+        assert flood.answered  # the copy was taken for the suite's, before the junk
+        await _reads_answered(req, 5)
+    finally:
+        flood.close()
+    # The first connection's junk is hashed once (its large body failing its MAC closes
+    # it at once); each redialled one is a stranger's, closed after one too.
+    assert 0 < len(hashed) <= flood.closed_pipes + 1

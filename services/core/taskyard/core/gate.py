@@ -25,14 +25,26 @@ most the receive limit each). A suite peer whose first message on a new connecti
 is large may meet "busy" under a flood: its pipe is closed, and NNG redials and
 sends its requests again.
 
+A verified message proves little about what follows on its pipe: a copy of a
+sealed message captured off the wire (sent to another store, or before this one
+restarted) verifies once here too. So trust only spares a pipe the strangers'
+queue: its large bodies are hashed one at a time per pipe (the next waits its
+turn), every refusal is still charged, and a large body of its that fails its MAC
+still closes it at once. A key holder never sends a bad MAC, a replayed nonce or,
+short of a stall longer than the seal's window, a stale trailer.
+
 Every refusal is charged to its peer pipe (``Budget``): a pipe may cause
 ``REFUSAL_BURST`` refusals, refilled at ``REFUSAL_RATE`` per second; past that the
 gate closes the pipe (pynng ``Pipe.close``), and what it already delivered is
-dropped unhashed. A legitimate peer never pays: its messages verify. One whose
-key or clock is wrong is refused anyway; a closed pipe only makes it redial. The
-address of a pipe closed for flooding may then open one connection a second
-(``ADDRESS_RATE``; more are closed as they connect, before anything is read): on
-one host, the suite's own new connections share that rate while the flood lasts.
+dropped unhashed, as is what arrives from a pipe after it is gone (the last
+``GONE_PIPES`` ids are kept). A legitimate peer never pays: its messages verify.
+One whose key or clock is wrong is refused anyway; a closed pipe only makes it
+redial. The address of a pipe closed for flooding ("busy" alone does not count: a
+suite peer meets it under a flood) may then open one connection a second
+(``ADDRESS_RATE``; more are closed as they connect, before anything is read),
+until it has been quiet (no pipe closed for flooding, no connection refused) for
+``ADDRESS_QUIET_SECONDS``: on one host, the suite's own new connections share that
+rate until then.
 
 What a gate does not do is documented in docs/security.md ("Floods from a peer without the key").
 """
@@ -65,6 +77,13 @@ STRANGER_BACKOFF = 4.0
 # PENALISED_ADDRESSES, the oldest forgotten first.
 ADDRESS_RATE = 1.0
 PENALISED_ADDRESSES = 1024
+# An address's penalty lapses after this long with no pipe of its closed for
+# flooding and no connection of its refused: a flooder that keeps going keeps it,
+# a host that shared an address with one (NAT, a sidecar, loopback) gets it back.
+ADDRESS_QUIET_SECONDS = 30.0
+# Ids of pipes gone (closed by either side) that the gate still recognises: a message
+# already queued from one is dropped unhashed and leaves no entry behind.
+GONE_PIPES = 4096
 # Refusals a pipe may cause in a burst, and the rate they are forgiven at.
 REFUSAL_BURST = 4
 REFUSAL_RATE = 1.0
@@ -140,6 +159,26 @@ class Budget:
         return True
 
 
+class _Penalty:
+    """An address that flooded: its connection rate, and when it last misbehaved."""
+
+    __slots__ = ("budget", "seen")
+
+    def __init__(self, now: float) -> None:
+        self.budget = Budget(now, burst=1, rate=ADDRESS_RATE)
+        self.seen = now
+
+
+class _Turn:
+    """A trusted pipe's large bodies, hashed one at a time (event loop only)."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
 class Gate:
     """Screens, verifies and budgets what one socket receives (see the module's doc).
 
@@ -169,8 +208,10 @@ class Gate:
         self._proven: set[int] = set()
         self._hashing = 0  # the unproven pipe whose large body is being hashed, or 0
         self._strangers_after = 0.0  # no stranger's large body is hashed before then
-        self._penalised: dict[str, Budget] = {}  # addresses that flooded: new connections
-        self._closed: set[int] = set()
+        self._penalised: dict[str, _Penalty] = {}  # addresses that flooded, least recent first
+        self._closed: set[int] = set()  # closed by the gate, not yet gone
+        self._gone: dict[int, None] = {}  # the last GONE_PIPES pipes gone, oldest first
+        self._turns: dict[int, _Turn] = {}  # trusted pipes with a large body being hashed
         # Counted for tests and metrics: messages handed to the MAC, pipes closed.
         self.macs = 0
         self.pipes_closed = 0
@@ -186,31 +227,39 @@ class Gate:
         host = _host(pipe)
         now = self._clock()
         with self._lock:
-            budget = self._penalised.get(host) if host else None
-            if budget is None or budget.charge(now):
+            penalty = self._penalised.get(host) if host else None
+            if penalty is None:
                 return
+            if now - penalty.seen >= ADDRESS_QUIET_SECONDS:
+                del self._penalised[host]
+                return
+            if penalty.budget.charge(now):
+                return
+            penalty.seen = now
             self.connections_refused += 1
         self.seal.refusals.add(FLOODING_ADDRESS, self.where)
         with contextlib.suppress(pynng.NNGException):
             pipe.close()
 
     def forget(self, pipe: Any) -> None:
-        """A pipe is gone: drop what the gate kept about it (bounded memory)."""
+        """A pipe is gone: drop what the gate kept about it (bounded memory), and
+        remember its id, so what it queued before going is not taken for new."""
         pid = pipe.id
         with self._lock:
             self._budgets.pop(pid, None)
             self._proven.discard(pid)
-            if self._hashing == pid:
-                self._hashing = 0
             self._closed.discard(pid)
+            if pid:
+                self._gone[pid] = None
+                if len(self._gone) > GONE_PIPES:
+                    del self._gone[next(iter(self._gone))]
 
     # --- receiving
 
     def screen(self, pid: int, body: Any) -> str:
         """The reason to refuse ``body`` before any MAC, or ""."""
-        with self._lock:
-            if pid in self._closed:
-                return CLOSED_PIPE
+        if self._shut(pid):
+            return CLOSED_PIPE
         reason = self.seal.screen(body)
         if reason or not self.limits or not self.seal.enabled:
             return reason
@@ -246,35 +295,30 @@ class Gate:
         if reason:
             self._refused(msg, pid, reason)
             return None
-        size = len(body)
-        if size < LARGE_BODY_BYTES:
+        if len(body) < LARGE_BODY_BYTES:
             raw = bytes(body)
             del body
             return self._verified(msg, pid, self._open(raw))
+        del body
         with self._lock:
-            unproven = pid not in self._proven
-            if unproven and (self._hashing or self._clock() < self._strangers_after):
+            trusted = bool(pid) and pid in self._proven
+        if trusted:
+            return await self._open_trusted(msg, pid)
+        with self._lock:
+            if self._hashing or self._clock() < self._strangers_after:
                 reason = BUSY
-            elif unproven:
+            else:
                 self._hashing = pid or -1
         if reason:
             # Its pipe goes at once too: NNG is already reading the stranger's next
-            # message into a buffer of its declared size.
+            # message into a buffer of its declared size. Its address is not
+            # penalised: a suite peer whose first message is large meets this too.
             self.seal.refusals.add(reason, self.where)
-            self._charge(msg, pid, at_once=True)
+            self._charge(msg, pid, at_once=True, penalise=False)
             return None
-        try:
-            started = self._clock()
-            # Hashed in NNG's buffer (``msg`` keeps it alive meanwhile): a stranger's
-            # junk is never copied; what verifies is copied once, its clear part only.
-            view = await asyncio.to_thread(self._open, cast(bytes, body))
-            clear = bytes(view) if view is not None else None
-            del body, view
-        finally:
-            if unproven:
-                with self._lock:
-                    self._hashing = 0
-        if clear is None and unproven:
+        started = self._clock()
+        clear = await self._hash_off_loop(msg, stranger=True)
+        if clear is None:
             now = self._clock()
             with self._lock:
                 self._strangers_after = now + (now - started) * STRANGER_BACKOFF
@@ -283,6 +327,50 @@ class Gate:
             self._charge(msg, pid, at_once=True)
             return None
         return self._verified(msg, pid, clear)
+
+    async def _open_trusted(self, msg: Any, pid: int) -> bytes | None:
+        """A large body from a pipe that has delivered a verified message: hashed
+        after the pipe's previous large body, unless the pipe was shut meanwhile."""
+        turn = self._turns.get(pid)
+        if turn is None:
+            turn = self._turns[pid] = _Turn()
+        turn.users += 1
+        try:
+            async with turn.lock:
+                if self._shut(pid):
+                    self.seal.refusals.add(CLOSED_PIPE, self.where)
+                    return None
+                clear = await self._hash_off_loop(msg, stranger=False)
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._turns[pid]
+        if clear is None:
+            # What verified before may have been a copy off the wire: a large body
+            # that fails closes the pipe at once, as a stranger's does.
+            self._charge(msg, pid, at_once=True)
+            return None
+        return self._verified(msg, pid, clear)
+
+    async def _hash_off_loop(self, msg: Any, *, stranger: bool) -> bytes | None:
+        # Shielded: a cancelled caller (a responder closing) must not cancel the
+        # work item before its thread starts, which would leave the strangers' slot
+        # taken; the thread releases it.
+        work = asyncio.get_running_loop().run_in_executor(None, self._hash, msg, stranger)
+        return await asyncio.shield(work)
+
+    def _hash(self, msg: Any, stranger: bool) -> bytes | None:
+        """Hash ``msg`` in NNG's buffer (a thread). ``msg`` is an argument so that
+        it, and the buffer it frees when collected, lives until the hash is done,
+        even when the coroutine that awaits it is cancelled. A stranger's junk is
+        never copied; what verifies is copied once, its clear part only."""
+        try:
+            view = self._open(cast(bytes, _body(msg)))
+            return bytes(view) if view is not None else None
+        finally:
+            if stranger:
+                with self._lock:
+                    self._hashing = 0
 
     def _open(self, raw: bytes) -> bytes | None:
         with self._lock:
@@ -293,22 +381,34 @@ class Gate:
         if clear is None:  # the seal counted its reason
             self._charge(msg, pid)
             return None
-        if self.seal.enabled:
+        if self.seal.enabled and pid:
             with self._lock:
-                self._proven.add(pid)
+                if pid not in self._gone:
+                    self._proven.add(pid)
         return clear
+
+    def _shut(self, pid: int) -> bool:
+        """Whether ``pid`` was closed by the gate or is gone."""
+        with self._lock:
+            return pid in self._closed or pid in self._gone
 
     def _refused(self, msg: Any, pid: int, reason: str) -> None:
         self.seal.refusals.add(reason, self.where)
-        if reason != CLOSED_PIPE:
+        if reason == CLOSED_PIPE:
+            with self._lock:
+                gone = pid in self._gone
+            if gone:
+                _unlist(msg.pipe)
+        else:
             self._charge(msg, pid)
 
-    def _charge(self, msg: Any, pid: int, *, at_once: bool = False) -> None:
+    def _charge(self, msg: Any, pid: int, *, at_once: bool = False, penalise: bool = True) -> None:
+        """Charge a refusal to ``pid``, trusted or not (see the module's doc)."""
         if not self.police or not pid:
             return
         now = self._clock()
         with self._lock:
-            if pid in self._proven or pid in self._closed:
+            if pid in self._closed or pid in self._gone:
                 return
             budget = self._budgets.get(pid)
             if budget is None:
@@ -319,7 +419,8 @@ class Gate:
             self.pipes_closed += 1
         pipe = msg.pipe
         if pipe is not None:
-            self._penalise(_host(pipe), now)
+            if penalise:
+                self._penalise(_host(pipe), now)
             # The peer may have gone meanwhile (NNG then says NoEntry): nothing to close.
             with contextlib.suppress(pynng.NNGException):
                 pipe.close()
@@ -328,17 +429,35 @@ class Gate:
         if not host:
             return
         with self._lock:
-            if host in self._penalised:
-                return
+            penalty = self._penalised.pop(host, None)
+            if penalty is None or now - penalty.seen >= ADDRESS_QUIET_SECONDS:
+                penalty = _Penalty(now)
+            penalty.seen = now
             if len(self._penalised) >= PENALISED_ADDRESSES:
                 del self._penalised[next(iter(self._penalised))]
-            self._penalised[host] = Budget(now, burst=1, rate=ADDRESS_RATE)
+            self._penalised[host] = penalty  # the most recent last: evicted last
 
 
 def _body(msg: Any) -> memoryview:
     """The message's bytes in NNG's buffer, uncopied (pynng's ``Message._buffer``:
     ``Message.bytes`` would copy every message, junk included)."""
     return memoryview(msg._buffer)
+
+
+def _unlist(pipe: Any) -> None:
+    """Take a gone pipe off its socket's list again: pynng re-lists the pipe of a
+    message that outlived it (``Socket._try_associate_msg_with_pipe``), and nothing
+    would ever remove it after NNG's last pipe event."""
+    if pipe is None:
+        return
+    sock: Any = getattr(pipe, "socket", None)
+    pipes = getattr(sock, "_pipes", None)
+    if not isinstance(pipes, dict):
+        return
+    pid = pipe.id
+    with sock._pipe_notify_lock:
+        if pipes.get(pid) is pipe:
+            del pipes[pid]
 
 
 def _host(pipe: Any) -> str:
