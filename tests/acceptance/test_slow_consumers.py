@@ -40,12 +40,12 @@ WIDTH = 1000
 # bytes: per stream the page it sends, one queued in gRPC and one more (pages of
 # STREAM_PAGE lines; the gRPC reader's HTTP/2 window, 64 KiB, takes less than a page),
 # and for the SSE relay the window of the gateway's loopback channel to itself, which
-# grows while pages flow (about 8 MiB seen; 12 MiB allowed).
-LOOPBACK_WINDOW = 12 * MIB
+# gRPC grows while pages flow up to 16 MiB when memory is plentiful (about 8 MiB seen).
+LOOPBACK_WINDOW = 16 * MIB
 HELD = 2 * 3 * STREAM_PAGE + LOOPBACK_WINDOW // WIDTH
-# A gateway that read ahead for its readers would read the whole log for each (40 MB,
-# 2.5 times what their pipes take); the log itself is 20 MB.
-LINES = 20_000
+# A gateway that read ahead for its readers would read the whole log for each (50 MB,
+# 2.5 times what their pipes take); the log itself is 25 MB.
+LINES = 25_000
 
 
 def _sse_reader(port: int, task_id: str) -> socket.socket:
