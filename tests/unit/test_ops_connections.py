@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from taskyard.core import health, metrics, thread_server
+from taskyard.core.config import Settings
 
 # Safety bound only: every wait below ends on a socket event, long before this.
 SAFETY = 30.0
@@ -110,3 +111,30 @@ def test_idle_connections_hold_at_most_the_caps_threads_and_another_address_is_a
     finally:
         for sock in idle:
             sock.close()
+
+
+def test_when_full_the_oldest_silent_connection_makes_room_for_a_probe(
+    serve: Callable[[thread_server.Limits], int],
+) -> None:
+    """Silent connections from as many addresses as it takes to fill the cap: a probe
+    from yet another address is answered, and the oldest silent one is closed for it."""
+    port = serve(thread_server.Limits(header_timeout=SAFETY * 4, max_connections=6, per_address=2))
+    silent = [_connect(port, source) for source in ("127.0.0.2", "127.0.0.3", "127.0.0.4") for _ in range(2)]
+    try:
+        probe = _connect(port, source="127.0.0.5")
+        with probe:
+            probe.sendall(b"GET /livez HTTP/1.0\r\nAuthorization: Bearer s3cret\r\n\r\n")
+            answer = _answer(probe)
+        assert answer.startswith(b"HTTP/1.")
+        assert answer != thread_server.REFUSAL  # the server's own answer, whatever it is
+        # The oldest lost its place (connections are accepted in connect order).
+        assert _answer(silent[0]) == b""
+    finally:
+        for sock in silent:
+            sock.close()
+
+
+def test_the_probe_ports_have_a_header_timeout_of_their_own() -> None:
+    settings = Settings(http_header_timeout=10.0)
+    assert thread_server.Limits.from_settings(settings).header_timeout == 2.0
+    assert thread_server.Limits.from_settings(Settings(ops_header_timeout=0.5)).header_timeout == 0.5

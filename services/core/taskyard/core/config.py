@@ -153,9 +153,9 @@ class Settings(Addresses, BaseSettings):
     # one client may hold, so slow or idle connections can starve neither gRPC nor the probes.
     http_header_timeout: Timeout = Field(
         default=10.0,
-        description="Seconds a connection to the dashboard, /metrics or /livez has to finish a request's "
+        description="Seconds a connection to the dashboard has to finish a request's "
         "headers, from its first byte (from the connect, or the dashboard's TLS handshake, for the first "
-        "request), and the dashboard's TLS handshake has to finish; then it is closed.",
+        "request), the dashboard's TLS handshake has to finish, and a write's body be in; then it is closed.",
     )
     http_idle_timeout: Timeout = Field(
         default=60.0, description="Seconds a dashboard connection may wait between requests, then closed."
@@ -178,11 +178,17 @@ class Settings(Addresses, BaseSettings):
         description="Live views one token, and one client address, may hold at once (a page holds one "
         "to three); more get 429.",
     )
+    ops_header_timeout: Timeout = Field(
+        default=2.0,
+        description="Seconds a connection to /metrics or /livez has to finish its request's headers "
+        "(a scrape's or a probe's are sent at once), and each later read or write may wait; then closed.",
+    )
     ops_max_connections: int = Field(
         default=32,
         ge=1,
         description="Connections /metrics, and /livez and /readyz, each serve at once (a thread each); "
-        "more are answered 503 and closed.",
+        "when full, the oldest connection still sending its headers is closed for a new one, and only "
+        "when none is, a new one is answered 503 and closed.",
     )
     ops_max_connections_per_address: int = Field(
         default=8, ge=1, description="Connections one client address may hold on /metrics or /livez."

@@ -1,15 +1,20 @@
 """The threaded HTTP servers of ``/metrics`` and ``/livez``: a thread per connection,
 so their connections are bounded.
 
-- At most ``max_connections`` at once, ``per_address`` from one client address: more
-  are answered ``503`` and closed from the accepting thread, without a thread of their own.
+- At most ``max_connections`` at once, ``per_address`` from one client address. A
+  connection over its address's share is answered ``503`` and closed from the accepting
+  thread, without a thread of its own. When all are taken, the oldest connection that
+  has not finished its headers is shut down to make room (a probe or a scrape sends
+  its headers at once, so only a connection holding a slot without asking anything
+  loses it); only when every connection is past its headers is the new one refused.
 - A connection's request headers must be in within ``header_timeout`` seconds of its
   connect, or it is shut down (one watchdog thread per server keeps the deadlines: a
   per-read timeout alone lets a client sending a byte every few seconds stay for ever).
 - Every later read or write waits at most ``header_timeout`` seconds.
 
 A request is answered in milliseconds, so a probe or a scrape never needs more than a
-few of the slots; a client holding many only ever holds its address's share.
+few of the slots; a client holding many only ever holds its address's share, and
+silent connections from many addresses cannot keep the kubelet's probe out.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ class Limits:
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
         return cls(
-            header_timeout=settings.http_header_timeout,
+            header_timeout=settings.ops_header_timeout,
             max_connections=settings.ops_max_connections,
             per_address=settings.ops_max_connections_per_address,
         )
@@ -76,6 +81,18 @@ class Deadlines:
     def remove(self, sock: socket.socket) -> None:
         with self._changed:
             self._due.pop(sock, None)
+
+    def shut_oldest(self) -> socket.socket | None:
+        """Shuts down the socket whose deadline comes first (the oldest still waiting
+        for its headers: every deadline is the same timeout from its connect), if any."""
+        with self._changed:
+            if not self._due:
+                return None
+            sock = min(self._due, key=self._due.__getitem__)
+            del self._due[sock]
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        return sock
 
     def close(self) -> None:
         with self._changed:
@@ -116,18 +133,27 @@ class Bounded(socketserver.ThreadingMixIn, socketserver.TCPServer):
         self._count_lock = threading.Lock()
         self._open = 0
         self._by_address: dict[str, int] = {}
+        # Connections shut down to make room, still counted in _open until their thread ends.
+        self._evicted: set[socket.socket] = set()
+        self.evicted = 0
         self.refused = 0
         self._unlogged = 0
         self._logged_at = -REFUSAL_LOG_INTERVAL
 
     def _admit(self, address: str) -> bool:
         with self._count_lock:
-            if (
-                self._open >= self.limits.max_connections
-                or self._by_address.get(address, 0) >= self.limits.per_address
-            ):
+            if self._by_address.get(address, 0) >= self.limits.per_address:
                 self._count_refusal()
                 return False
+            if self._open - len(self._evicted) >= self.limits.max_connections:
+                # Full: the oldest connection still owing its headers makes room; its
+                # thread ends as its read fails, and gives its count back then.
+                oldest = self.deadlines.shut_oldest()
+                if oldest is None:
+                    self._count_refusal()
+                    return False
+                self._evicted.add(oldest)
+                self.evicted += 1
             self._open += 1
             self._by_address[address] = self._by_address.get(address, 0) + 1
             return True
@@ -147,8 +173,9 @@ class Bounded(socketserver.ThreadingMixIn, socketserver.TCPServer):
             self._unlogged = 0
             self._logged_at = now
 
-    def _release(self, address: str) -> None:
+    def _release(self, request: Any, address: str) -> None:
         with self._count_lock:
+            self._evicted.discard(request)
             self._open -= 1
             left = self._by_address[address] - 1
             if left:
@@ -170,7 +197,7 @@ class Bounded(socketserver.ThreadingMixIn, socketserver.TCPServer):
             super().process_request(request, client_address)
         except BaseException:
             self.deadlines.remove(request)
-            self._release(address)
+            self._release(request, address)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -178,7 +205,7 @@ class Bounded(socketserver.ThreadingMixIn, socketserver.TCPServer):
             super().process_request_thread(request, client_address)
         finally:
             self.deadlines.remove(request)
-            self._release(str(client_address[0]))
+            self._release(request, str(client_address[0]))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client gone silent (the timeout) or away: its connection ends, nothing to report.
