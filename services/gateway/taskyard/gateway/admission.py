@@ -72,9 +72,11 @@ def refusing_any(refusal: errors.TaskyardError) -> Handler:
     return grpc.stream_stream_rpc_method_handler(refuse)
 
 
-def handler_like(handler: Handler, behavior: Callable[..., Any]) -> Handler:
+def handler_like(handler: Handler, behavior: Callable[..., Any], *, raw: bool = False) -> Handler:
+    """A handler of ``handler``'s shape and serializers running ``behavior``; with
+    ``raw``, no request deserializer: grpc hands ``behavior`` the request's bytes."""
     args: dict[str, Any] = {
-        "request_deserializer": handler.request_deserializer,
+        "request_deserializer": None if raw else handler.request_deserializer,
         "response_serializer": handler.response_serializer,
     }
     if handler.request_streaming and handler.response_streaming:

@@ -60,12 +60,12 @@ def decoding(handler: admission.Handler) -> admission.Handler:
                 async for item in behavior(messages(raws, context), context):
                     yield item
 
-            return _unparsed(handler, stream_of_stream)
+            return admission.handler_like(handler, stream_of_stream, raw=True)
 
         async def call_of_stream(raws: AsyncIterator[bytes], context: Context) -> Any:
             return await behavior(messages(raws, context), context)
 
-        return _unparsed(handler, call_of_stream)
+        return admission.handler_like(handler, call_of_stream, raw=True)
 
     if inspect.isasyncgenfunction(behavior):
 
@@ -74,24 +74,12 @@ def decoding(handler: admission.Handler) -> admission.Handler:
             async for item in behavior(request, context):
                 yield item
 
-        return _unparsed(handler, stream)
+        return admission.handler_like(handler, stream, raw=True)
 
     async def call(raw: bytes, context: Context) -> Any:
         return await behavior(await decoded(raw, context), context)
 
-    return _unparsed(handler, call)
-
-
-def _unparsed(handler: admission.Handler, behavior: Callable[..., Any]) -> admission.Handler:
-    """``admission.handler_like`` with no request deserializer: grpc hands over the bytes."""
-    args: dict[str, Any] = {"request_deserializer": None, "response_serializer": handler.response_serializer}
-    if handler.request_streaming and handler.response_streaming:
-        return grpc.stream_stream_rpc_method_handler(behavior, **args)
-    if handler.request_streaming:
-        return grpc.stream_unary_rpc_method_handler(behavior, **args)
-    if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(behavior, **args)
-    return grpc.unary_unary_rpc_method_handler(behavior, **args)
+    return admission.handler_like(handler, call, raw=True)
 
 
 class Decoder(admission.Interceptor):
