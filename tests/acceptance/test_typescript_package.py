@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -113,9 +114,14 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "the TypeScript client is not set up (clients/typescript/node_modules): run `make clients`"
         )
     work = tmp_path_factory.mktemp("ts-user")
+    # Packed from a copy: `npm pack` rebuilds dist/ (prepack), and the checkout's dist/ is
+    # what other tests running beside this one (the conformance scenarios) read meanwhile.
+    source = work / "package"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("node_modules", "dist", "*.tgz"))
+    (source / "node_modules").symlink_to(PACKAGE / "node_modules", target_is_directory=True)
     packed = subprocess.run(
         ["npm", "pack", "--json", "--pack-destination", str(work)],
-        cwd=PACKAGE,
+        cwd=source,
         capture_output=True,
         text=True,
         timeout=NODE_TIMEOUT,
