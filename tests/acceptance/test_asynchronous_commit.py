@@ -26,19 +26,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import asyncpg
-import grpc
 import pytest
 from support import history
 from support.cluster import Cluster
 from support.postgres import PostgresCluster, server_bindir
-from support.waiting import wait_until
+from support.waiting import through_outage, wait_until
 
-from taskyard.client import TaskyardError
 from taskyard.result_store.migrate import migrate_dsn
 
 pytestmark = [
@@ -47,7 +45,6 @@ pytestmark = [
     pytest.mark.skipif(server_bindir() is None, reason="needs PostgreSQL server binaries to crash"),
 ]
 
-T = TypeVar("T")
 BATCH = 40
 BATCHES_BEFORE_FLUSH = 3
 BATCHES_AFTER_FLUSH = 3
@@ -68,21 +65,6 @@ QUIET_WAL = {
     "wal_writer_delay": "10s",
     "wal_buffers": "64MB",  # the tail's WAL stays in shared memory, never written to make room
 }
-
-
-def through_outage(call: Callable[[], T], timeout: float = 60.0) -> T:
-    """Retry a call that fails with UNAVAILABLE while the database is coming back."""
-
-    def answered() -> tuple[T] | None:
-        try:
-            return (call(),)
-        except TaskyardError as exc:
-            if exc.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise
-            return None
-
-    (value,) = wait_until(answered, timeout, "an answer other than UNAVAILABLE", interval=0.2)
-    return value
 
 
 async def _execute(dsn: str, *statements: str) -> None:

@@ -8,9 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import asyncpg
 import grpc
@@ -18,29 +16,12 @@ import pytest
 from support import history
 from support.cluster import Cluster
 from support.postgres import PostgresCluster, server_bindir
-from support.waiting import wait_until
+from support.waiting import through_outage, wait_until
 
 from taskyard.client import TaskInfo, TaskyardError
 from taskyard.result_store.migrate import migrate_dsn
 
 pytestmark = pytest.mark.acceptance
-
-T = TypeVar("T")
-
-
-def _through_outage(call: Callable[[], T], timeout: float = 60.0) -> T:
-    """Retry a call that fails with UNAVAILABLE while the database is coming back."""
-
-    def answered() -> tuple[T] | None:
-        try:
-            return (call(),)
-        except TaskyardError as exc:
-            if exc.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise
-            return None
-
-    (value,) = wait_until(answered, timeout, "an answer other than UNAVAILABLE", interval=0.2)
-    return value
 
 
 @pytest.mark.skipif(server_bindir() is None, reason="needs PostgreSQL server binaries to crash and restart")
@@ -56,7 +37,7 @@ def test_acknowledged_tasks_survive_a_postgresql_crash(tmp_path: Path) -> None:
             assert cluster.count_tasks(states=("QUEUED",)) > 0, "nothing was waiting: the crash tests less"
             pg.restart()
             finals: list[TaskInfo] = [
-                _through_outage(functools.partial(client.wait, task_id, timeout=60)) for task_id in acked
+                through_outage(functools.partial(client.wait, task_id, timeout=60)) for task_id in acked
             ]
             assert [t.state.name for t in finals] == ["SUCCESS"] * len(acked)
             assert cluster.count_tasks() == len(acked)
@@ -136,13 +117,13 @@ def test_a_crash_mid_drain_acknowledges_none_of_it_and_a_resend_is_taken_once(tm
                 assert isinstance(outcome, TaskyardError), outcome
                 assert outcome.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
-            resent = _through_outage(functools.partial(client.submit_many, held))
+            resent = through_outage(functools.partial(client.submit_many, held))
             if not isinstance(outcome, BaseException):  # taken after the restart: a resend is the same
                 assert [t.id for t in resent] == [t.id for t in outcome]
             for item in held:
                 assert cluster.count_tasks(request_id=str(item["request_id"])) == 1, item
             ids = acked + [t.id for t in resent]
-            finals = [_through_outage(functools.partial(client.wait, t, timeout=60)) for t in ids]
+            finals = [through_outage(functools.partial(client.wait, t, timeout=60)) for t in ids]
             assert {t.state.name for t in finals} == {"SUCCESS"}
             assert cluster.count_tasks() == len(ids)
             history.check(cluster, ids)

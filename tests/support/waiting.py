@@ -92,3 +92,22 @@ async def wait_until_async(
         if time.monotonic() > deadline:
             raise _timed_out(timeout, what, value)
         await asyncio.sleep(interval)
+
+
+def through_outage(call: Callable[[], T], timeout: float = 60.0) -> T:
+    """``call()``'s answer, retried while it fails UNAVAILABLE or DEADLINE_EXCEEDED (the
+    database coming back after a crash or restart)."""
+    import grpc
+
+    from taskyard.client import TaskyardError
+
+    def answered() -> tuple[T] | None:
+        try:
+            return (call(),)
+        except TaskyardError as exc:
+            if exc.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise
+            return None
+
+    (value,) = wait_until(answered, timeout, "an answer other than UNAVAILABLE", interval=0.2)
+    return value
