@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from taskyard.v1 import limit_pb2 as _limit_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -62,7 +63,7 @@ CANCEL_STEP_ASYNCIO: CancelStep
 CANCEL_STEP_KILL: CancelStep
 
 class TaskSpec(_message.Message):
-    __slots__ = ("name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "labels", "eta", "countdown", "depends_on", "idempotency_key", "idempotency_window")
+    __slots__ = ("name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "labels", "eta", "countdown", "depends_on", "idempotency_key", "idempotency_window", "limits", "fairness_key")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -85,6 +86,8 @@ class TaskSpec(_message.Message):
     DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
     name: str
     args: _struct_pb2.ListValue
     kwargs: _struct_pb2.Struct
@@ -100,7 +103,9 @@ class TaskSpec(_message.Message):
     depends_on: _containers.RepeatedScalarFieldContainer[str]
     idempotency_key: str
     idempotency_window: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., eta: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., countdown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    limits: _containers.RepeatedCompositeFieldContainer[_limit_pb2.LimitUse]
+    fairness_key: str
+    def __init__(self, name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., eta: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., countdown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., fairness_key: _Optional[str] = ...) -> None: ...
 
 class TaskFailure(_message.Message):
     __slots__ = ("type", "message", "traceback", "attempt", "failed_at", "retry_at")
@@ -119,7 +124,7 @@ class TaskFailure(_message.Message):
     def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., traceback: _Optional[str] = ..., attempt: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result", "failure", "created_at", "started_at", "finished_at", "updated_at", "worker_id", "cancel_requested", "run_at", "depends_on", "idempotency_key", "context", "cancel_reason", "cancel_step", "resume_requested", "failures", "schedule_id", "rescues", "uncharged_attempts", "late_reports", "late_attempt", "omitted", "trace_id")
+    __slots__ = ("id", "name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result", "failure", "created_at", "started_at", "finished_at", "updated_at", "worker_id", "cancel_requested", "run_at", "depends_on", "idempotency_key", "context", "cancel_reason", "cancel_step", "resume_requested", "failures", "schedule_id", "rescues", "uncharged_attempts", "late_reports", "late_attempt", "omitted", "trace_id", "limits", "fairness_key")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -171,6 +176,8 @@ class Task(_message.Message):
     LATE_ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     args: _struct_pb2.ListValue
@@ -208,7 +215,9 @@ class Task(_message.Message):
     late_attempt: int
     omitted: _containers.ScalarMap[str, str]
     trace_id: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[TaskState, str]] = ..., attempt: _Optional[int] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., failure: _Optional[_Union[TaskFailure, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[CancelStep, str]] = ..., resume_requested: bool = ..., failures: _Optional[_Iterable[_Union[TaskFailure, _Mapping]]] = ..., schedule_id: _Optional[str] = ..., rescues: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., omitted: _Optional[_Mapping[str, str]] = ..., trace_id: _Optional[str] = ...) -> None: ...
+    limits: _containers.RepeatedCompositeFieldContainer[_limit_pb2.LimitUse]
+    fairness_key: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[TaskState, str]] = ..., attempt: _Optional[int] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., failure: _Optional[_Union[TaskFailure, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[CancelStep, str]] = ..., resume_requested: bool = ..., failures: _Optional[_Iterable[_Union[TaskFailure, _Mapping]]] = ..., schedule_id: _Optional[str] = ..., rescues: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., omitted: _Optional[_Mapping[str, str]] = ..., trace_id: _Optional[str] = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., fairness_key: _Optional[str] = ...) -> None: ...
 
 class TaskLog(_message.Message):
     __slots__ = ("offset", "type", "message", "created_at", "attempt", "trace_id")

@@ -2,6 +2,7 @@ import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from taskyard.v1 import limit_pb2 as _limit_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -24,6 +25,9 @@ class WaitReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WAIT_REASON_NO_POOL: _ClassVar[WaitReason]
     WAIT_REASON_SLOTS_BUSY: _ClassVar[WaitReason]
     WAIT_REASON_DISPATCHING: _ClassVar[WaitReason]
+    WAIT_REASON_RATE_LIMITED: _ClassVar[WaitReason]
+    WAIT_REASON_CONCURRENCY_FULL: _ClassVar[WaitReason]
+    WAIT_REASON_FAIR_SHARE: _ClassVar[WaitReason]
 WAIT_REASON_UNSPECIFIED: WaitReason
 WAIT_REASON_RUNNING: WaitReason
 WAIT_REASON_FINAL: WaitReason
@@ -34,6 +38,9 @@ WAIT_REASON_QUEUE_PAUSED: WaitReason
 WAIT_REASON_NO_POOL: WaitReason
 WAIT_REASON_SLOTS_BUSY: WaitReason
 WAIT_REASON_DISPATCHING: WaitReason
+WAIT_REASON_RATE_LIMITED: WaitReason
+WAIT_REASON_CONCURRENCY_FULL: WaitReason
+WAIT_REASON_FAIR_SHARE: WaitReason
 
 class SubmitTaskRequest(_message.Message):
     __slots__ = ("task",)
@@ -178,20 +185,22 @@ class ExplainTaskRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
 class ExplainTaskResponse(_message.Message):
-    __slots__ = ("task", "reason", "message", "until", "waiting_on", "lane_depth_ahead")
+    __slots__ = ("task", "reason", "message", "until", "waiting_on", "lane_depth_ahead", "gate")
     TASK_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     UNTIL_FIELD_NUMBER: _ClassVar[int]
     WAITING_ON_FIELD_NUMBER: _ClassVar[int]
     LANE_DEPTH_AHEAD_FIELD_NUMBER: _ClassVar[int]
+    GATE_FIELD_NUMBER: _ClassVar[int]
     task: _task_pb2.Task
     reason: WaitReason
     message: str
     until: _timestamp_pb2.Timestamp
     waiting_on: _containers.RepeatedScalarFieldContainer[str]
     lane_depth_ahead: int
-    def __init__(self, task: _Optional[_Union[_task_pb2.Task, _Mapping]] = ..., reason: _Optional[_Union[WaitReason, str]] = ..., message: _Optional[str] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., waiting_on: _Optional[_Iterable[str]] = ..., lane_depth_ahead: _Optional[int] = ...) -> None: ...
+    gate: _limit_pb2.FlowGate
+    def __init__(self, task: _Optional[_Union[_task_pb2.Task, _Mapping]] = ..., reason: _Optional[_Union[WaitReason, str]] = ..., message: _Optional[str] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., waiting_on: _Optional[_Iterable[str]] = ..., lane_depth_ahead: _Optional[int] = ..., gate: _Optional[_Union[_limit_pb2.FlowGate, _Mapping]] = ...) -> None: ...
 
 class GetTaskLogsRequest(_message.Message):
     __slots__ = ("id", "from_offset", "page_size")

@@ -28,6 +28,7 @@ from taskyard.bus.v1 import (
     envelope_pb2,
     event_log_pb2,
     event_pb2,
+    flow_pb2,
     graph_pb2,
     lanes_pb2,
     leader_pb2,
@@ -74,6 +75,10 @@ SCHEDULE_TRIGGER = _method(
     K.KIND_SCHEDULE_TRIGGER,
     schedule_pb2.FireSchedulesRequest,
     schedule_pb2.FireSchedulesReply,
+)
+
+FLOW_GATES = _method(
+    LANE, "FlowGates", K.KIND_FLOW_GATES, flow_pb2.FlowGatesRequest, flow_pb2.FlowGatesReply
 )
 
 # --- a scheduler's registration port ------------------------------------------------
@@ -208,6 +213,17 @@ STORE_SUMMARIZE_EVENTS = _method(
     K.KIND_STORE_SUMMARIZE_EVENTS,
     event_log_pb2.SummarizeEventsRequest,
     event_log_pb2.SummarizeEventsReply,
+)
+
+# --- the result-store: flow control (limits, fairness weights) -------------------------
+STORE_LIMITS = _method(
+    STORE, "ReadLimits", K.KIND_STORE_LIMITS, flow_pb2.ReadLimitsRequest, flow_pb2.ReadLimitsReply
+)
+STORE_LIMIT_CHANGE = _method(
+    STORE, "ChangeLimit", K.KIND_STORE_LIMIT_CHANGE, flow_pb2.ChangeLimitRequest, flow_pb2.ChangeLimitReply
+)
+STORE_LEASED_FLOW = _method(
+    STORE, "LeasedFlow", K.KIND_STORE_LEASED_FLOW, flow_pb2.LeasedFlowRequest, flow_pb2.LeasedFlowReply
 )
 
 _DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]

@@ -265,8 +265,17 @@ type TaskSpec struct {
 	IdempotencyKey string `protobuf:"bytes,14,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// Unset means 24 h; at most 30 days.
 	IdempotencyWindow *durationpb.Duration `protobuf:"bytes,15,opt,name=idempotency_window,json=idempotencyWindow,proto3" json:"idempotency_window,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The limits this task takes units of when an attempt is admitted, each with
+	// its key (at most 8, each limit once). The limits its task name declares
+	// are added by the gateway. See docs/flow-control.md.
+	Limits []*LimitUse `protobuf:"bytes,16,rep,name=limits,proto3" json:"limits,omitempty"`
+	// Fair share inside its priority lane: tasks of one key wait in FIFO order,
+	// and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+	// so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+	// a key too.
+	FairnessKey   string `protobuf:"bytes,17,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskSpec) Reset() {
@@ -402,6 +411,20 @@ func (x *TaskSpec) GetIdempotencyWindow() *durationpb.Duration {
 		return x.IdempotencyWindow
 	}
 	return nil
+}
+
+func (x *TaskSpec) GetLimits() []*LimitUse {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *TaskSpec) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
 }
 
 // Why an attempt failed.
@@ -563,7 +586,10 @@ type Task struct {
 	// The task's trace (W3C trace id, 32 lowercase hex digits), to find its spans
 	// in a tracing backend; empty when the task carries no trace context (tracing
 	// off, or its trace was not sampled). Every attempt of a task shares it.
-	TraceId       string `protobuf:"bytes,37,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	TraceId string `protobuf:"bytes,37,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	// As submitted (TaskSpec.limits), with the limits its task name declares.
+	Limits        []*LimitUse `protobuf:"bytes,38,rep,name=limits,proto3" json:"limits,omitempty"`
+	FairnessKey   string      `protobuf:"bytes,39,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -857,6 +883,20 @@ func (x *Task) GetTraceId() string {
 	return ""
 }
 
+func (x *Task) GetLimits() []*LimitUse {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *Task) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
 // One line a task logged (ctx.log / ctx.logger), in order.
 type TaskLog struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -951,7 +991,7 @@ var File_taskyard_v1_task_proto protoreflect.FileDescriptor
 
 const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\n" +
-	"\x16taskyard/v1/task.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xde\x05\n" +
+	"\x16taskyard/v1/task.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskyard/v1/limit.proto\"\xb0\x06\n" +
 	"\bTaskSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
 	"\x04args\x18\x02 \x01(\v2\x1a.google.protobuf.ListValueR\x04args\x12/\n" +
@@ -971,7 +1011,9 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\n" +
 	"depends_on\x18\r \x03(\tR\tdependsOn\x12'\n" +
 	"\x0fidempotency_key\x18\x0e \x01(\tR\x0eidempotencyKey\x12H\n" +
-	"\x12idempotency_window\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x1a9\n" +
+	"\x12idempotency_window\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x12-\n" +
+	"\x06limits\x18\x10 \x03(\v2\x15.taskyard.v1.LimitUseR\x06limits\x12!\n" +
+	"\ffairness_key\x18\x11 \x01(\tR\vfairnessKey\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
@@ -982,7 +1024,7 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\ttraceback\x18\x03 \x01(\tR\ttraceback\x12\x18\n" +
 	"\aattempt\x18\x04 \x01(\x05R\aattempt\x127\n" +
 	"\tfailed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x125\n" +
-	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\"\x82\r\n" +
+	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\"\xd4\r\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
@@ -1030,7 +1072,9 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\flate_reports\x18\" \x01(\x05R\vlateReports\x12!\n" +
 	"\flate_attempt\x18# \x01(\x05R\vlateAttempt\x128\n" +
 	"\aomitted\x18$ \x03(\v2\x1e.taskyard.v1.Task.OmittedEntryR\aomitted\x12\x19\n" +
-	"\btrace_id\x18% \x01(\tR\atraceId\x1a9\n" +
+	"\btrace_id\x18% \x01(\tR\atraceId\x12-\n" +
+	"\x06limits\x18& \x03(\v2\x15.taskyard.v1.LimitUseR\x06limits\x12!\n" +
+	"\ffairness_key\x18' \x01(\tR\vfairnessKey\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +
@@ -1100,7 +1144,8 @@ var file_taskyard_v1_task_proto_goTypes = []any{
 	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
 	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
 	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 14: google.protobuf.Value
+	(*LimitUse)(nil),              // 14: taskyard.v1.LimitUse
+	(*structpb.Value)(nil),        // 15: google.protobuf.Value
 }
 var file_taskyard_v1_task_proto_depIdxs = []int32{
 	10, // 0: taskyard.v1.TaskSpec.args:type_name -> google.protobuf.ListValue
@@ -1111,31 +1156,33 @@ var file_taskyard_v1_task_proto_depIdxs = []int32{
 	13, // 5: taskyard.v1.TaskSpec.eta:type_name -> google.protobuf.Timestamp
 	12, // 6: taskyard.v1.TaskSpec.countdown:type_name -> google.protobuf.Duration
 	12, // 7: taskyard.v1.TaskSpec.idempotency_window:type_name -> google.protobuf.Duration
-	13, // 8: taskyard.v1.TaskFailure.failed_at:type_name -> google.protobuf.Timestamp
-	13, // 9: taskyard.v1.TaskFailure.retry_at:type_name -> google.protobuf.Timestamp
-	10, // 10: taskyard.v1.Task.args:type_name -> google.protobuf.ListValue
-	11, // 11: taskyard.v1.Task.kwargs:type_name -> google.protobuf.Struct
-	1,  // 12: taskyard.v1.Task.priority:type_name -> taskyard.v1.Priority
-	12, // 13: taskyard.v1.Task.timeout:type_name -> google.protobuf.Duration
-	8,  // 14: taskyard.v1.Task.labels:type_name -> taskyard.v1.Task.LabelsEntry
-	0,  // 15: taskyard.v1.Task.state:type_name -> taskyard.v1.TaskState
-	14, // 16: taskyard.v1.Task.result:type_name -> google.protobuf.Value
-	4,  // 17: taskyard.v1.Task.failure:type_name -> taskyard.v1.TaskFailure
-	13, // 18: taskyard.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	13, // 19: taskyard.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	13, // 20: taskyard.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	13, // 21: taskyard.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	13, // 22: taskyard.v1.Task.run_at:type_name -> google.protobuf.Timestamp
-	11, // 23: taskyard.v1.Task.context:type_name -> google.protobuf.Struct
-	2,  // 24: taskyard.v1.Task.cancel_step:type_name -> taskyard.v1.CancelStep
-	4,  // 25: taskyard.v1.Task.failures:type_name -> taskyard.v1.TaskFailure
-	9,  // 26: taskyard.v1.Task.omitted:type_name -> taskyard.v1.Task.OmittedEntry
-	13, // 27: taskyard.v1.TaskLog.created_at:type_name -> google.protobuf.Timestamp
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	14, // 8: taskyard.v1.TaskSpec.limits:type_name -> taskyard.v1.LimitUse
+	13, // 9: taskyard.v1.TaskFailure.failed_at:type_name -> google.protobuf.Timestamp
+	13, // 10: taskyard.v1.TaskFailure.retry_at:type_name -> google.protobuf.Timestamp
+	10, // 11: taskyard.v1.Task.args:type_name -> google.protobuf.ListValue
+	11, // 12: taskyard.v1.Task.kwargs:type_name -> google.protobuf.Struct
+	1,  // 13: taskyard.v1.Task.priority:type_name -> taskyard.v1.Priority
+	12, // 14: taskyard.v1.Task.timeout:type_name -> google.protobuf.Duration
+	8,  // 15: taskyard.v1.Task.labels:type_name -> taskyard.v1.Task.LabelsEntry
+	0,  // 16: taskyard.v1.Task.state:type_name -> taskyard.v1.TaskState
+	15, // 17: taskyard.v1.Task.result:type_name -> google.protobuf.Value
+	4,  // 18: taskyard.v1.Task.failure:type_name -> taskyard.v1.TaskFailure
+	13, // 19: taskyard.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	13, // 20: taskyard.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	13, // 21: taskyard.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	13, // 22: taskyard.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	13, // 23: taskyard.v1.Task.run_at:type_name -> google.protobuf.Timestamp
+	11, // 24: taskyard.v1.Task.context:type_name -> google.protobuf.Struct
+	2,  // 25: taskyard.v1.Task.cancel_step:type_name -> taskyard.v1.CancelStep
+	4,  // 26: taskyard.v1.Task.failures:type_name -> taskyard.v1.TaskFailure
+	9,  // 27: taskyard.v1.Task.omitted:type_name -> taskyard.v1.Task.OmittedEntry
+	14, // 28: taskyard.v1.Task.limits:type_name -> taskyard.v1.LimitUse
+	13, // 29: taskyard.v1.TaskLog.created_at:type_name -> google.protobuf.Timestamp
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_task_proto_init() }
@@ -1143,6 +1190,7 @@ func file_taskyard_v1_task_proto_init() {
 	if File_taskyard_v1_task_proto != nil {
 		return
 	}
+	file_taskyard_v1_limit_proto_init()
 	file_taskyard_v1_task_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

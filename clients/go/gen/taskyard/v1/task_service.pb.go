@@ -47,33 +47,45 @@ const (
 	WaitReason_WAIT_REASON_SLOTS_BUSY WaitReason = 8
 	// Queued with free capacity: it is about to be dispatched.
 	WaitReason_WAIT_REASON_DISPATCHING WaitReason = 9
+	// A rate limit has no units for it now (gate: limit, key, next_admission_at).
+	WaitReason_WAIT_REASON_RATE_LIMITED WaitReason = 10
+	// A concurrency limit is full (gate: limit, key, holder_ids).
+	WaitReason_WAIT_REASON_CONCURRENCY_FULL WaitReason = 11
+	// Other fairness keys are being served first (gate: key, position, keys_ahead).
+	WaitReason_WAIT_REASON_FAIR_SHARE WaitReason = 12
 )
 
 // Enum value maps for WaitReason.
 var (
 	WaitReason_name = map[int32]string{
-		0: "WAIT_REASON_UNSPECIFIED",
-		1: "WAIT_REASON_RUNNING",
-		2: "WAIT_REASON_FINAL",
-		3: "WAIT_REASON_ETA",
-		4: "WAIT_REASON_DEPENDENCY",
-		5: "WAIT_REASON_RETRY_DELAY",
-		6: "WAIT_REASON_QUEUE_PAUSED",
-		7: "WAIT_REASON_NO_POOL",
-		8: "WAIT_REASON_SLOTS_BUSY",
-		9: "WAIT_REASON_DISPATCHING",
+		0:  "WAIT_REASON_UNSPECIFIED",
+		1:  "WAIT_REASON_RUNNING",
+		2:  "WAIT_REASON_FINAL",
+		3:  "WAIT_REASON_ETA",
+		4:  "WAIT_REASON_DEPENDENCY",
+		5:  "WAIT_REASON_RETRY_DELAY",
+		6:  "WAIT_REASON_QUEUE_PAUSED",
+		7:  "WAIT_REASON_NO_POOL",
+		8:  "WAIT_REASON_SLOTS_BUSY",
+		9:  "WAIT_REASON_DISPATCHING",
+		10: "WAIT_REASON_RATE_LIMITED",
+		11: "WAIT_REASON_CONCURRENCY_FULL",
+		12: "WAIT_REASON_FAIR_SHARE",
 	}
 	WaitReason_value = map[string]int32{
-		"WAIT_REASON_UNSPECIFIED":  0,
-		"WAIT_REASON_RUNNING":      1,
-		"WAIT_REASON_FINAL":        2,
-		"WAIT_REASON_ETA":          3,
-		"WAIT_REASON_DEPENDENCY":   4,
-		"WAIT_REASON_RETRY_DELAY":  5,
-		"WAIT_REASON_QUEUE_PAUSED": 6,
-		"WAIT_REASON_NO_POOL":      7,
-		"WAIT_REASON_SLOTS_BUSY":   8,
-		"WAIT_REASON_DISPATCHING":  9,
+		"WAIT_REASON_UNSPECIFIED":      0,
+		"WAIT_REASON_RUNNING":          1,
+		"WAIT_REASON_FINAL":            2,
+		"WAIT_REASON_ETA":              3,
+		"WAIT_REASON_DEPENDENCY":       4,
+		"WAIT_REASON_RETRY_DELAY":      5,
+		"WAIT_REASON_QUEUE_PAUSED":     6,
+		"WAIT_REASON_NO_POOL":          7,
+		"WAIT_REASON_SLOTS_BUSY":       8,
+		"WAIT_REASON_DISPATCHING":      9,
+		"WAIT_REASON_RATE_LIMITED":     10,
+		"WAIT_REASON_CONCURRENCY_FULL": 11,
+		"WAIT_REASON_FAIR_SHARE":       12,
 	}
 )
 
@@ -1044,8 +1056,11 @@ type ExplainTaskResponse struct {
 	WaitingOn []string `protobuf:"bytes,5,rep,name=waiting_on,json=waitingOn,proto3" json:"waiting_on,omitempty"`
 	// Queued tasks that will be dispatched before it (its lane and higher ones).
 	LaneDepthAhead int64 `protobuf:"varint,6,opt,name=lane_depth_ahead,json=laneDepthAhead,proto3" json:"lane_depth_ahead,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+	// FAIR_SHARE), from the leading scheduler.
+	Gate          *FlowGate `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExplainTaskResponse) Reset() {
@@ -1118,6 +1133,13 @@ func (x *ExplainTaskResponse) GetLaneDepthAhead() int64 {
 		return x.LaneDepthAhead
 	}
 	return 0
+}
+
+func (x *ExplainTaskResponse) GetGate() *FlowGate {
+	if x != nil {
+		return x.Gate
+	}
+	return nil
 }
 
 type GetTaskLogsRequest struct {
@@ -1346,7 +1368,7 @@ var File_taskyard_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1etaskyard/v1/task_service.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\">\n" +
+	"\x1etaskyard/v1/task_service.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskyard/v1/limit.proto\x1a\x16taskyard/v1/task.proto\">\n" +
 	"\x11SubmitTaskRequest\x12)\n" +
 	"\x04task\x18\x01 \x01(\v2\x15.taskyard.v1.TaskSpecR\x04task\"U\n" +
 	"\x12SubmitTaskResponse\x12%\n" +
@@ -1401,7 +1423,7 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\aroot_id\x18\x02 \x01(\tR\x06rootId\x12\x1c\n" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"$\n" +
 	"\x12ExplainTaskRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x82\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xad\x02\n" +
 	"\x13ExplainTaskResponse\x12%\n" +
 	"\x04task\x18\x01 \x01(\v2\x11.taskyard.v1.TaskR\x04task\x12/\n" +
 	"\x06reason\x18\x02 \x01(\x0e2\x17.taskyard.v1.WaitReasonR\x06reason\x12\x18\n" +
@@ -1409,7 +1431,8 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\x05until\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x1d\n" +
 	"\n" +
 	"waiting_on\x18\x05 \x03(\tR\twaitingOn\x12(\n" +
-	"\x10lane_depth_ahead\x18\x06 \x01(\x03R\x0elaneDepthAhead\"b\n" +
+	"\x10lane_depth_ahead\x18\x06 \x01(\x03R\x0elaneDepthAhead\x12)\n" +
+	"\x04gate\x18\a \x01(\v2\x15.taskyard.v1.FlowGateR\x04gate\"b\n" +
 	"\x12GetTaskLogsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
@@ -1425,7 +1448,7 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
 	"fromOffset\"B\n" +
 	"\x16StreamTaskLogsResponse\x12(\n" +
-	"\x04logs\x18\x01 \x03(\v2\x14.taskyard.v1.TaskLogR\x04logs*\x97\x02\n" +
+	"\x04logs\x18\x01 \x03(\v2\x14.taskyard.v1.TaskLogR\x04logs*\xf3\x02\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -1437,7 +1460,11 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\x18WAIT_REASON_QUEUE_PAUSED\x10\x06\x12\x17\n" +
 	"\x13WAIT_REASON_NO_POOL\x10\a\x12\x1a\n" +
 	"\x16WAIT_REASON_SLOTS_BUSY\x10\b\x12\x1b\n" +
-	"\x17WAIT_REASON_DISPATCHING\x10\t2\xba\x06\n" +
+	"\x17WAIT_REASON_DISPATCHING\x10\t\x12\x1c\n" +
+	"\x18WAIT_REASON_RATE_LIMITED\x10\n" +
+	"\x12 \n" +
+	"\x1cWAIT_REASON_CONCURRENCY_FULL\x10\v\x12\x1a\n" +
+	"\x16WAIT_REASON_FAIR_SHARE\x10\f2\xba\x06\n" +
 	"\vTaskService\x12M\n" +
 	"\n" +
 	"SubmitTask\x12\x1e.taskyard.v1.SubmitTaskRequest\x1a\x1f.taskyard.v1.SubmitTaskResponse\x12_\n" +
@@ -1498,7 +1525,8 @@ var file_taskyard_v1_task_service_proto_goTypes = []any{
 	(Priority)(0),                    // 27: taskyard.v1.Priority
 	(CancelStep)(0),                  // 28: taskyard.v1.CancelStep
 	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
-	(*TaskLog)(nil),                  // 30: taskyard.v1.TaskLog
+	(*FlowGate)(nil),                 // 30: taskyard.v1.FlowGate
+	(*TaskLog)(nil),                  // 31: taskyard.v1.TaskLog
 }
 var file_taskyard_v1_task_service_proto_depIdxs = []int32{
 	23, // 0: taskyard.v1.SubmitTaskRequest.task:type_name -> taskyard.v1.TaskSpec
@@ -1520,33 +1548,34 @@ var file_taskyard_v1_task_service_proto_depIdxs = []int32{
 	24, // 16: taskyard.v1.ExplainTaskResponse.task:type_name -> taskyard.v1.Task
 	0,  // 17: taskyard.v1.ExplainTaskResponse.reason:type_name -> taskyard.v1.WaitReason
 	29, // 18: taskyard.v1.ExplainTaskResponse.until:type_name -> google.protobuf.Timestamp
-	30, // 19: taskyard.v1.GetTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
-	30, // 20: taskyard.v1.StreamTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
-	1,  // 21: taskyard.v1.TaskService.SubmitTask:input_type -> taskyard.v1.SubmitTaskRequest
-	3,  // 22: taskyard.v1.TaskService.BatchSubmitTasks:input_type -> taskyard.v1.BatchSubmitTasksRequest
-	6,  // 23: taskyard.v1.TaskService.GetTask:input_type -> taskyard.v1.GetTaskRequest
-	8,  // 24: taskyard.v1.TaskService.WaitTask:input_type -> taskyard.v1.WaitTaskRequest
-	10, // 25: taskyard.v1.TaskService.ListTasks:input_type -> taskyard.v1.ListTasksRequest
-	12, // 26: taskyard.v1.TaskService.CancelTask:input_type -> taskyard.v1.CancelTaskRequest
-	14, // 27: taskyard.v1.TaskService.GetTaskTree:input_type -> taskyard.v1.GetTaskTreeRequest
-	17, // 28: taskyard.v1.TaskService.ExplainTask:input_type -> taskyard.v1.ExplainTaskRequest
-	19, // 29: taskyard.v1.TaskService.GetTaskLogs:input_type -> taskyard.v1.GetTaskLogsRequest
-	21, // 30: taskyard.v1.TaskService.StreamTaskLogs:input_type -> taskyard.v1.StreamTaskLogsRequest
-	2,  // 31: taskyard.v1.TaskService.SubmitTask:output_type -> taskyard.v1.SubmitTaskResponse
-	5,  // 32: taskyard.v1.TaskService.BatchSubmitTasks:output_type -> taskyard.v1.BatchSubmitTasksResponse
-	7,  // 33: taskyard.v1.TaskService.GetTask:output_type -> taskyard.v1.GetTaskResponse
-	9,  // 34: taskyard.v1.TaskService.WaitTask:output_type -> taskyard.v1.WaitTaskResponse
-	11, // 35: taskyard.v1.TaskService.ListTasks:output_type -> taskyard.v1.ListTasksResponse
-	13, // 36: taskyard.v1.TaskService.CancelTask:output_type -> taskyard.v1.CancelTaskResponse
-	16, // 37: taskyard.v1.TaskService.GetTaskTree:output_type -> taskyard.v1.GetTaskTreeResponse
-	18, // 38: taskyard.v1.TaskService.ExplainTask:output_type -> taskyard.v1.ExplainTaskResponse
-	20, // 39: taskyard.v1.TaskService.GetTaskLogs:output_type -> taskyard.v1.GetTaskLogsResponse
-	22, // 40: taskyard.v1.TaskService.StreamTaskLogs:output_type -> taskyard.v1.StreamTaskLogsResponse
-	31, // [31:41] is the sub-list for method output_type
-	21, // [21:31] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	30, // 19: taskyard.v1.ExplainTaskResponse.gate:type_name -> taskyard.v1.FlowGate
+	31, // 20: taskyard.v1.GetTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
+	31, // 21: taskyard.v1.StreamTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
+	1,  // 22: taskyard.v1.TaskService.SubmitTask:input_type -> taskyard.v1.SubmitTaskRequest
+	3,  // 23: taskyard.v1.TaskService.BatchSubmitTasks:input_type -> taskyard.v1.BatchSubmitTasksRequest
+	6,  // 24: taskyard.v1.TaskService.GetTask:input_type -> taskyard.v1.GetTaskRequest
+	8,  // 25: taskyard.v1.TaskService.WaitTask:input_type -> taskyard.v1.WaitTaskRequest
+	10, // 26: taskyard.v1.TaskService.ListTasks:input_type -> taskyard.v1.ListTasksRequest
+	12, // 27: taskyard.v1.TaskService.CancelTask:input_type -> taskyard.v1.CancelTaskRequest
+	14, // 28: taskyard.v1.TaskService.GetTaskTree:input_type -> taskyard.v1.GetTaskTreeRequest
+	17, // 29: taskyard.v1.TaskService.ExplainTask:input_type -> taskyard.v1.ExplainTaskRequest
+	19, // 30: taskyard.v1.TaskService.GetTaskLogs:input_type -> taskyard.v1.GetTaskLogsRequest
+	21, // 31: taskyard.v1.TaskService.StreamTaskLogs:input_type -> taskyard.v1.StreamTaskLogsRequest
+	2,  // 32: taskyard.v1.TaskService.SubmitTask:output_type -> taskyard.v1.SubmitTaskResponse
+	5,  // 33: taskyard.v1.TaskService.BatchSubmitTasks:output_type -> taskyard.v1.BatchSubmitTasksResponse
+	7,  // 34: taskyard.v1.TaskService.GetTask:output_type -> taskyard.v1.GetTaskResponse
+	9,  // 35: taskyard.v1.TaskService.WaitTask:output_type -> taskyard.v1.WaitTaskResponse
+	11, // 36: taskyard.v1.TaskService.ListTasks:output_type -> taskyard.v1.ListTasksResponse
+	13, // 37: taskyard.v1.TaskService.CancelTask:output_type -> taskyard.v1.CancelTaskResponse
+	16, // 38: taskyard.v1.TaskService.GetTaskTree:output_type -> taskyard.v1.GetTaskTreeResponse
+	18, // 39: taskyard.v1.TaskService.ExplainTask:output_type -> taskyard.v1.ExplainTaskResponse
+	20, // 40: taskyard.v1.TaskService.GetTaskLogs:output_type -> taskyard.v1.GetTaskLogsResponse
+	22, // 41: taskyard.v1.TaskService.StreamTaskLogs:output_type -> taskyard.v1.StreamTaskLogsResponse
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_task_service_proto_init() }
@@ -1554,6 +1583,7 @@ func file_taskyard_v1_task_service_proto_init() {
 	if File_taskyard_v1_task_service_proto != nil {
 		return
 	}
+	file_taskyard_v1_limit_proto_init()
 	file_taskyard_v1_task_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -51,6 +51,10 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_STORE_SUMMARIZE_EVENTS: _ClassVar[Kind]
     KIND_STORE_LEADERSHIP: _ClassVar[Kind]
     KIND_STORE_LOSE_POOLS: _ClassVar[Kind]
+    KIND_STORE_LIMITS: _ClassVar[Kind]
+    KIND_STORE_LIMIT_CHANGE: _ClassVar[Kind]
+    KIND_STORE_LEASED_FLOW: _ClassVar[Kind]
+    KIND_FLOW_GATES: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -93,6 +97,10 @@ KIND_STORE_READ_EVENTS: Kind
 KIND_STORE_SUMMARIZE_EVENTS: Kind
 KIND_STORE_LEADERSHIP: Kind
 KIND_STORE_LOSE_POOLS: Kind
+KIND_STORE_LIMITS: Kind
+KIND_STORE_LIMIT_CHANGE: Kind
+KIND_STORE_LEASED_FLOW: Kind
+KIND_FLOW_GATES: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error", "budget_ms")

@@ -26,15 +26,19 @@ from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task_
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/event.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"4\n\nEventBatch\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.taskyard.bus.v1.Event\"\xa8\x02\n\x05\x45vent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x04 \x01(\x05\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05\x61t_us\x18\x06 \x01(\x03\x12\x11\n\tworker_id\x18\x07 \x01(\t\x12\'\n\x08priority\x18\x08 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12+\n\x06record\x18\t \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07log_seq\x18\x14 \x01(\x03\x12\x11\n\trun_at_us\x18\n \x01(\x03\x12\r\n\x05queue\x18\x0b \x01(\t\x12\x0f\n\x07root_id\x18\x0c \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/event.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"4\n\nEventBatch\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.taskyard.bus.v1.Event\"\x97\x03\n\x05\x45vent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x04 \x01(\x05\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05\x61t_us\x18\x06 \x01(\x03\x12\x11\n\tworker_id\x18\x07 \x01(\t\x12\'\n\x08priority\x18\x08 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12+\n\x06record\x18\t \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07log_seq\x18\x14 \x01(\x03\x12\x11\n\trun_at_us\x18\n \x01(\x03\x12\r\n\x05queue\x18\x0b \x01(\t\x12\x0f\n\x07root_id\x18\x0c \x01(\t\x12:\n\nattributes\x18\r \x03(\x0b\x32&.taskyard.bus.v1.Event.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.event_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_EVENT_ATTRIBUTESENTRY']._loaded_options = None
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_options = b'8\001'
   _globals['_EVENTBATCH']._serialized_start=107
   _globals['_EVENTBATCH']._serialized_end=159
   _globals['_EVENT']._serialized_start=162
-  _globals['_EVENT']._serialized_end=458
+  _globals['_EVENT']._serialized_end=569
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=520
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=569
 # @@protoc_insertion_point(module_scope)

@@ -15,7 +15,14 @@ class EventBatch(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("type", "task_id", "state", "attempt", "name", "at_us", "worker_id", "priority", "record", "log_seq", "run_at_us", "queue", "root_id")
+    __slots__ = ("type", "task_id", "state", "attempt", "name", "at_us", "worker_id", "priority", "record", "log_seq", "run_at_us", "queue", "root_id", "attributes")
+    class AttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     TYPE_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +36,7 @@ class Event(_message.Message):
     RUN_AT_US_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     ROOT_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     type: str
     task_id: str
     state: _task_pb2.TaskState
@@ -42,4 +50,5 @@ class Event(_message.Message):
     run_at_us: int
     queue: str
     root_id: str
-    def __init__(self, type: _Optional[str] = ..., task_id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., name: _Optional[str] = ..., at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., record: _Optional[_Union[_task_record_pb2.TaskRecord, _Mapping]] = ..., log_seq: _Optional[int] = ..., run_at_us: _Optional[int] = ..., queue: _Optional[str] = ..., root_id: _Optional[str] = ...) -> None: ...
+    attributes: _containers.ScalarMap[str, str]
+    def __init__(self, type: _Optional[str] = ..., task_id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., name: _Optional[str] = ..., at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., record: _Optional[_Union[_task_record_pb2.TaskRecord, _Mapping]] = ..., log_seq: _Optional[int] = ..., run_at_us: _Optional[int] = ..., queue: _Optional[str] = ..., root_id: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...

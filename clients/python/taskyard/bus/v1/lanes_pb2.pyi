@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -16,18 +17,20 @@ class LoadQueuedRequest(_message.Message):
     def __init__(self, limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class QueuedRef(_message.Message):
-    __slots__ = ("id", "name", "priority", "queue", "created_at_us")
+    __slots__ = ("id", "name", "priority", "queue", "created_at_us", "flow")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_US_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     priority: _task_pb2.Priority
     queue: str
     created_at_us: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., created_at_us: _Optional[int] = ...) -> None: ...
+    flow: _task_record_pb2.FlowControl
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., created_at_us: _Optional[int] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
 
 class LoadQueuedReply(_message.Message):
     __slots__ = ("tasks", "next_cursor")

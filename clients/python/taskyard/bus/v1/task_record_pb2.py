@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.v1 import limit_pb2 as taskyard_dot_v1_dot_limit__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!taskyard/bus/v1/task_record.proto\x12\x0ftaskyard.bus.v1\x1a\x16taskyard/v1/task.proto\"\xe1\x08\n\nTaskRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targs_json\x18\x03 \x01(\x0c\x12\x13\n\x0bkwargs_json\x18\x04 \x01(\x0c\x12\'\n\x08priority\x18\x05 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x06 \x01(\t\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x08 \x01(\x05\x12\x12\n\nrequest_id\x18\t \x01(\t\x12\x11\n\tparent_id\x18\n \x01(\t\x12\x0f\n\x07root_id\x18\x0b \x01(\t\x12\x37\n\x06labels\x18\x0c \x03(\x0b\x32\'.taskyard.bus.v1.TaskRecord.LabelsEntry\x12%\n\x05state\x18\r \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x0e \x01(\x05\x12\x13\n\x0bresult_json\x18\x0f \x01(\x0c\x12)\n\x07\x66\x61ilure\x18\x10 \x01(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x15\n\rcreated_at_us\x18\x11 \x01(\x03\x12\x15\n\rstarted_at_us\x18\x12 \x01(\x03\x12\x16\n\x0e\x66inished_at_us\x18\x13 \x01(\x03\x12\x15\n\rupdated_at_us\x18\x14 \x01(\x03\x12\x11\n\tworker_id\x18\x15 \x01(\t\x12\x18\n\x10\x63\x61ncel_requested\x18\x16 \x01(\x08\x12\x11\n\trun_at_us\x18\x17 \x01(\x03\x12\x44\n\rtrace_headers\x18\x18 \x03(\x0b\x32-.taskyard.bus.v1.TaskRecord.TraceHeadersEntry\x12\x13\n\x0blease_token\x18\x19 \x01(\t\x12\x0f\n\x07pool_id\x18\x1a \x01(\t\x12\x18\n\x10resume_requested\x18\x1b \x01(\x08\x12\x12\n\ndepends_on\x18\x1c \x03(\t\x12\x17\n\x0fidempotency_key\x18\x1d \x01(\t\x12\x14\n\x0c\x63ontext_json\x18\x1e \x01(\x0c\x12\x15\n\rcancel_reason\x18\x1f \x01(\t\x12,\n\x0b\x63\x61ncel_step\x18  \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x0f\n\x07rescues\x18! \x01(\x05\x12\x13\n\x0bschedule_id\x18\" \x01(\t\x12!\n\x19idempotency_expires_at_us\x18# \x01(\x03\x12\x1a\n\x12uncharged_attempts\x18$ \x01(\x05\x12\x14\n\x0clate_reports\x18% \x01(\x05\x12\x14\n\x0clate_attempt\x18& \x01(\x05\x12\'\n\x04hops\x18\' \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x33\n\x11TraceHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"&\n\x08HopStamp\x12\x0b\n\x03hop\x18\x01 \x01(\t\x12\r\n\x05\x61t_ns\x18\x02 \x01(\x03\"e\n\nAttemptRef\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x13\n\x0blease_token\x18\x03 \x01(\t\x12\r\n\x05\x61t_us\x18\x04 \x01(\x03\x12\x11\n\tworker_id\x18\x05 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!taskyard/bus/v1/task_record.proto\x12\x0ftaskyard.bus.v1\x1a\x17taskyard/v1/limit.proto\x1a\x16taskyard/v1/task.proto\"\x8d\t\n\nTaskRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targs_json\x18\x03 \x01(\x0c\x12\x13\n\x0bkwargs_json\x18\x04 \x01(\x0c\x12\'\n\x08priority\x18\x05 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x06 \x01(\t\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x08 \x01(\x05\x12\x12\n\nrequest_id\x18\t \x01(\t\x12\x11\n\tparent_id\x18\n \x01(\t\x12\x0f\n\x07root_id\x18\x0b \x01(\t\x12\x37\n\x06labels\x18\x0c \x03(\x0b\x32\'.taskyard.bus.v1.TaskRecord.LabelsEntry\x12%\n\x05state\x18\r \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x0e \x01(\x05\x12\x13\n\x0bresult_json\x18\x0f \x01(\x0c\x12)\n\x07\x66\x61ilure\x18\x10 \x01(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x15\n\rcreated_at_us\x18\x11 \x01(\x03\x12\x15\n\rstarted_at_us\x18\x12 \x01(\x03\x12\x16\n\x0e\x66inished_at_us\x18\x13 \x01(\x03\x12\x15\n\rupdated_at_us\x18\x14 \x01(\x03\x12\x11\n\tworker_id\x18\x15 \x01(\t\x12\x18\n\x10\x63\x61ncel_requested\x18\x16 \x01(\x08\x12\x11\n\trun_at_us\x18\x17 \x01(\x03\x12\x44\n\rtrace_headers\x18\x18 \x03(\x0b\x32-.taskyard.bus.v1.TaskRecord.TraceHeadersEntry\x12\x13\n\x0blease_token\x18\x19 \x01(\t\x12\x0f\n\x07pool_id\x18\x1a \x01(\t\x12\x18\n\x10resume_requested\x18\x1b \x01(\x08\x12\x12\n\ndepends_on\x18\x1c \x03(\t\x12\x17\n\x0fidempotency_key\x18\x1d \x01(\t\x12\x14\n\x0c\x63ontext_json\x18\x1e \x01(\x0c\x12\x15\n\rcancel_reason\x18\x1f \x01(\t\x12,\n\x0b\x63\x61ncel_step\x18  \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x0f\n\x07rescues\x18! \x01(\x05\x12\x13\n\x0bschedule_id\x18\" \x01(\t\x12!\n\x19idempotency_expires_at_us\x18# \x01(\x03\x12\x1a\n\x12uncharged_attempts\x18$ \x01(\x05\x12\x14\n\x0clate_reports\x18% \x01(\x05\x12\x14\n\x0clate_attempt\x18& \x01(\x05\x12\'\n\x04hops\x18\' \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\x12*\n\x04\x66low\x18( \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x33\n\x11TraceHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"H\n\x0b\x46lowControl\x12\x14\n\x0c\x66\x61irness_key\x18\x01 \x01(\t\x12#\n\x04uses\x18\x02 \x03(\x0b\x32\x15.taskyard.v1.LimitUse\"&\n\x08HopStamp\x12\x0b\n\x03hop\x18\x01 \x01(\t\x12\r\n\x05\x61t_ns\x18\x02 \x01(\x03\"e\n\nAttemptRef\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x13\n\x0blease_token\x18\x03 \x01(\t\x12\r\n\x05\x61t_us\x18\x04 \x01(\x03\x12\x11\n\tworker_id\x18\x05 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,14 +37,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TASKRECORD_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_TASKRECORD_TRACEHEADERSENTRY']._loaded_options = None
   _globals['_TASKRECORD_TRACEHEADERSENTRY']._serialized_options = b'8\001'
-  _globals['_TASKRECORD']._serialized_start=79
-  _globals['_TASKRECORD']._serialized_end=1200
-  _globals['_TASKRECORD_LABELSENTRY']._serialized_start=1102
-  _globals['_TASKRECORD_LABELSENTRY']._serialized_end=1147
-  _globals['_TASKRECORD_TRACEHEADERSENTRY']._serialized_start=1149
-  _globals['_TASKRECORD_TRACEHEADERSENTRY']._serialized_end=1200
-  _globals['_HOPSTAMP']._serialized_start=1202
-  _globals['_HOPSTAMP']._serialized_end=1240
-  _globals['_ATTEMPTREF']._serialized_start=1242
-  _globals['_ATTEMPTREF']._serialized_end=1343
+  _globals['_TASKRECORD']._serialized_start=104
+  _globals['_TASKRECORD']._serialized_end=1269
+  _globals['_TASKRECORD_LABELSENTRY']._serialized_start=1171
+  _globals['_TASKRECORD_LABELSENTRY']._serialized_end=1216
+  _globals['_TASKRECORD_TRACEHEADERSENTRY']._serialized_start=1218
+  _globals['_TASKRECORD_TRACEHEADERSENTRY']._serialized_end=1269
+  _globals['_FLOWCONTROL']._serialized_start=1271
+  _globals['_FLOWCONTROL']._serialized_end=1343
+  _globals['_HOPSTAMP']._serialized_start=1345
+  _globals['_HOPSTAMP']._serialized_end=1383
+  _globals['_ATTEMPTREF']._serialized_start=1385
+  _globals['_ATTEMPTREF']._serialized_end=1486
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from taskyard.v1 import limit_pb2 as _limit_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -8,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class TaskRecord(_message.Message):
-    __slots__ = ("id", "name", "args_json", "kwargs_json", "priority", "queue", "timeout_ms", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result_json", "failure", "created_at_us", "started_at_us", "finished_at_us", "updated_at_us", "worker_id", "cancel_requested", "run_at_us", "trace_headers", "lease_token", "pool_id", "resume_requested", "depends_on", "idempotency_key", "context_json", "cancel_reason", "cancel_step", "rescues", "schedule_id", "idempotency_expires_at_us", "uncharged_attempts", "late_reports", "late_attempt", "hops")
+    __slots__ = ("id", "name", "args_json", "kwargs_json", "priority", "queue", "timeout_ms", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result_json", "failure", "created_at_us", "started_at_us", "finished_at_us", "updated_at_us", "worker_id", "cancel_requested", "run_at_us", "trace_headers", "lease_token", "pool_id", "resume_requested", "depends_on", "idempotency_key", "context_json", "cancel_reason", "cancel_step", "rescues", "schedule_id", "idempotency_expires_at_us", "uncharged_attempts", "late_reports", "late_attempt", "hops", "flow")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +63,7 @@ class TaskRecord(_message.Message):
     LATE_REPORTS_FIELD_NUMBER: _ClassVar[int]
     LATE_ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     HOPS_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     args_json: bytes
@@ -101,7 +103,16 @@ class TaskRecord(_message.Message):
     late_reports: int
     late_attempt: int
     hops: _containers.RepeatedCompositeFieldContainer[HopStamp]
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args_json: _Optional[bytes] = ..., kwargs_json: _Optional[bytes] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., created_at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., finished_at_us: _Optional[int] = ..., updated_at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., pool_id: _Optional[str] = ..., resume_requested: bool = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context_json: _Optional[bytes] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., rescues: _Optional[int] = ..., schedule_id: _Optional[str] = ..., idempotency_expires_at_us: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[HopStamp, _Mapping]]] = ...) -> None: ...
+    flow: FlowControl
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args_json: _Optional[bytes] = ..., kwargs_json: _Optional[bytes] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., created_at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., finished_at_us: _Optional[int] = ..., updated_at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., pool_id: _Optional[str] = ..., resume_requested: bool = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context_json: _Optional[bytes] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., rescues: _Optional[int] = ..., schedule_id: _Optional[str] = ..., idempotency_expires_at_us: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[FlowControl, _Mapping]] = ...) -> None: ...
+
+class FlowControl(_message.Message):
+    __slots__ = ("fairness_key", "uses")
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    USES_FIELD_NUMBER: _ClassVar[int]
+    fairness_key: str
+    uses: _containers.RepeatedCompositeFieldContainer[_limit_pb2.LimitUse]
+    def __init__(self, fairness_key: _Optional[str] = ..., uses: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ...) -> None: ...
 
 class HopStamp(_message.Message):
     __slots__ = ("hop", "at_ns")

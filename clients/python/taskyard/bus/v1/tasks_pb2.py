@@ -27,7 +27,7 @@ from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task_
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/tasks.proto\x12\x0ftaskyard.bus.v1\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"\x9f\x01\n\x12InsertTasksRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07pool_id\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\x12&\n\x06leases\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\x12\x12\n\nlease_term\x18\x05 \x01(\x03\"\x98\x01\n\x0cInsertedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05queue\x18\x06 \x01(\t\"m\n\x10InsertTasksReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12+\n\x06leased\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x1e\n\x0fGetTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\";\n\rGetTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x9f\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\"Q\n\x0eListTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"1\n\x12\x43\x61ncelTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"i\n\rCancelOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12\x0f\n\x07\x66lagged\x18\x03 \x01(\x08\x12\x11\n\tnot_found\x18\x04 \x01(\x08\x12\x15\n\ralready_final\x18\x05 \x01(\x08\"\x8c\x01\n\x10\x43\x61ncelTasksReply\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.CancelOutcome\x12*\n\x05tasks\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x1a\n\x12\x63\x61ncelled_children\x18\x03 \x03(\t\"&\n\x12GetFailuresRequest\x12\x10\n\x08task_ids\x18\x01 \x03(\t\"K\n\x0cTaskFailures\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12*\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x18.taskyard.v1.TaskFailure\"@\n\x10GetFailuresReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskFailures\":\n\x13\x45xplainFactsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\nmax_age_ms\x18\x02 \x01(\x03\"\x93\x01\n\x11\x45xplainFactsReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x14\n\x0cqueue_paused\x18\x02 \x01(\x08\x12\r\n\x05pools\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x0f\n\x07running\x18\x05 \x01(\x05\x12\x13\n\x0b\x64\x65pth_ahead\x18\x06 \x01(\x03\x12\x12\n\nwaiting_on\x18\x07 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/tasks.proto\x12\x0ftaskyard.bus.v1\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"\x9f\x01\n\x12InsertTasksRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07pool_id\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\x12&\n\x06leases\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\x12\x12\n\nlease_term\x18\x05 \x01(\x03\"\xc4\x01\n\x0cInsertedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05queue\x18\x06 \x01(\t\x12*\n\x04\x66low\x18\x07 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\"m\n\x10InsertTasksReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12+\n\x06leased\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x1e\n\x0fGetTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\";\n\rGetTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x9f\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\"Q\n\x0eListTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"1\n\x12\x43\x61ncelTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"i\n\rCancelOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12\x0f\n\x07\x66lagged\x18\x03 \x01(\x08\x12\x11\n\tnot_found\x18\x04 \x01(\x08\x12\x15\n\ralready_final\x18\x05 \x01(\x08\"\x8c\x01\n\x10\x43\x61ncelTasksReply\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.CancelOutcome\x12*\n\x05tasks\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x1a\n\x12\x63\x61ncelled_children\x18\x03 \x03(\t\"&\n\x12GetFailuresRequest\x12\x10\n\x08task_ids\x18\x01 \x03(\t\"K\n\x0cTaskFailures\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12*\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x18.taskyard.v1.TaskFailure\"@\n\x10GetFailuresReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskFailures\":\n\x13\x45xplainFactsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\nmax_age_ms\x18\x02 \x01(\x03\"\x93\x01\n\x11\x45xplainFactsReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x14\n\x0cqueue_paused\x18\x02 \x01(\x08\x12\r\n\x05pools\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x0f\n\x07running\x18\x05 \x01(\x05\x12\x13\n\x0b\x64\x65pth_ahead\x18\x06 \x01(\x03\x12\x12\n\nwaiting_on\x18\x07 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,31 +37,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INSERTTASKSREQUEST']._serialized_start=138
   _globals['_INSERTTASKSREQUEST']._serialized_end=297
   _globals['_INSERTEDTASK']._serialized_start=300
-  _globals['_INSERTEDTASK']._serialized_end=452
-  _globals['_INSERTTASKSREPLY']._serialized_start=454
-  _globals['_INSERTTASKSREPLY']._serialized_end=563
-  _globals['_GETTASKSREQUEST']._serialized_start=565
-  _globals['_GETTASKSREQUEST']._serialized_end=595
-  _globals['_GETTASKSREPLY']._serialized_start=597
-  _globals['_GETTASKSREPLY']._serialized_end=656
-  _globals['_LISTTASKSREQUEST']._serialized_start=659
-  _globals['_LISTTASKSREQUEST']._serialized_end=818
-  _globals['_LISTTASKSREPLY']._serialized_start=820
-  _globals['_LISTTASKSREPLY']._serialized_end=901
-  _globals['_CANCELTASKSREQUEST']._serialized_start=903
-  _globals['_CANCELTASKSREQUEST']._serialized_end=952
-  _globals['_CANCELOUTCOME']._serialized_start=954
-  _globals['_CANCELOUTCOME']._serialized_end=1059
-  _globals['_CANCELTASKSREPLY']._serialized_start=1062
-  _globals['_CANCELTASKSREPLY']._serialized_end=1202
-  _globals['_GETFAILURESREQUEST']._serialized_start=1204
-  _globals['_GETFAILURESREQUEST']._serialized_end=1242
-  _globals['_TASKFAILURES']._serialized_start=1244
-  _globals['_TASKFAILURES']._serialized_end=1319
-  _globals['_GETFAILURESREPLY']._serialized_start=1321
-  _globals['_GETFAILURESREPLY']._serialized_end=1385
-  _globals['_EXPLAINFACTSREQUEST']._serialized_start=1387
-  _globals['_EXPLAINFACTSREQUEST']._serialized_end=1445
-  _globals['_EXPLAINFACTSREPLY']._serialized_start=1448
-  _globals['_EXPLAINFACTSREPLY']._serialized_end=1595
+  _globals['_INSERTEDTASK']._serialized_end=496
+  _globals['_INSERTTASKSREPLY']._serialized_start=498
+  _globals['_INSERTTASKSREPLY']._serialized_end=607
+  _globals['_GETTASKSREQUEST']._serialized_start=609
+  _globals['_GETTASKSREQUEST']._serialized_end=639
+  _globals['_GETTASKSREPLY']._serialized_start=641
+  _globals['_GETTASKSREPLY']._serialized_end=700
+  _globals['_LISTTASKSREQUEST']._serialized_start=703
+  _globals['_LISTTASKSREQUEST']._serialized_end=862
+  _globals['_LISTTASKSREPLY']._serialized_start=864
+  _globals['_LISTTASKSREPLY']._serialized_end=945
+  _globals['_CANCELTASKSREQUEST']._serialized_start=947
+  _globals['_CANCELTASKSREQUEST']._serialized_end=996
+  _globals['_CANCELOUTCOME']._serialized_start=998
+  _globals['_CANCELOUTCOME']._serialized_end=1103
+  _globals['_CANCELTASKSREPLY']._serialized_start=1106
+  _globals['_CANCELTASKSREPLY']._serialized_end=1246
+  _globals['_GETFAILURESREQUEST']._serialized_start=1248
+  _globals['_GETFAILURESREQUEST']._serialized_end=1286
+  _globals['_TASKFAILURES']._serialized_start=1288
+  _globals['_TASKFAILURES']._serialized_end=1363
+  _globals['_GETFAILURESREPLY']._serialized_start=1365
+  _globals['_GETFAILURESREPLY']._serialized_end=1429
+  _globals['_EXPLAINFACTSREQUEST']._serialized_start=1431
+  _globals['_EXPLAINFACTSREQUEST']._serialized_end=1489
+  _globals['_EXPLAINFACTSREPLY']._serialized_start=1492
+  _globals['_EXPLAINFACTSREPLY']._serialized_end=1639
 # @@protoc_insertion_point(module_scope)

@@ -24,20 +24,22 @@ class InsertTasksRequest(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[_leases_pb2.Lease, _Mapping]]] = ..., lease_term: _Optional[int] = ...) -> None: ...
 
 class InsertedTask(_message.Message):
-    __slots__ = ("id", "state", "created", "priority", "name", "queue")
+    __slots__ = ("id", "state", "created", "priority", "name", "queue", "flow")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
     id: str
     state: _task_pb2.TaskState
     created: bool
     priority: _task_pb2.Priority
     name: str
     queue: str
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., created: bool = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ...) -> None: ...
+    flow: _task_record_pb2.FlowControl
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., created: bool = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
 
 class InsertTasksReply(_message.Message):
     __slots__ = ("tasks", "leased")

@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class TaskRecordHead(_message.Message):
-    __slots__ = ("id", "name", "priority", "queue", "state", "attempt", "run_at_us", "trace_headers", "lease_token", "hops")
+    __slots__ = ("id", "name", "priority", "queue", "state", "attempt", "run_at_us", "trace_headers", "lease_token", "hops", "flow")
     class TraceHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +28,7 @@ class TaskRecordHead(_message.Message):
     TRACE_HEADERS_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     HOPS_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     priority: _task_pb2.Priority
@@ -38,7 +39,8 @@ class TaskRecordHead(_message.Message):
     trace_headers: _containers.ScalarMap[str, str]
     lease_token: str
     hops: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.HopStamp]
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., hops: _Optional[_Iterable[_Union[_task_record_pb2.HopStamp, _Mapping]]] = ...) -> None: ...
+    flow: _task_record_pb2.FlowControl
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., hops: _Optional[_Iterable[_Union[_task_record_pb2.HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
 
 class TaskRecordHeads(_message.Message):
     __slots__ = ("tasks",)

@@ -55,6 +55,15 @@ public enum EventKind
    * <code>EVENT_KIND_SCHEDULE = 5;</code>
    */
   EVENT_KIND_SCHEDULE(5),
+  /**
+   * <pre>
+   * A limit created, updated or deleted, or a fairness weight set
+   * (attributes: "limit" or "key", "weight").
+   * </pre>
+   *
+   * <code>EVENT_KIND_LIMIT = 6;</code>
+   */
+  EVENT_KIND_LIMIT(6),
   UNRECOGNIZED(-1),
   ;
 
@@ -111,6 +120,15 @@ public enum EventKind
    * <code>EVENT_KIND_SCHEDULE = 5;</code>
    */
   public static final int EVENT_KIND_SCHEDULE_VALUE = 5;
+  /**
+   * <pre>
+   * A limit created, updated or deleted, or a fairness weight set
+   * (attributes: "limit" or "key", "weight").
+   * </pre>
+   *
+   * <code>EVENT_KIND_LIMIT = 6;</code>
+   */
+  public static final int EVENT_KIND_LIMIT_VALUE = 6;
 
 
   public final int getNumber() {
@@ -143,6 +161,7 @@ public enum EventKind
       case 3: return EVENT_KIND_POOL;
       case 4: return EVENT_KIND_QUEUE;
       case 5: return EVENT_KIND_SCHEDULE;
+      case 6: return EVENT_KIND_LIMIT;
       default: return null;
     }
   }

@@ -250,6 +250,47 @@ private static final long serialVersionUID = 0L;
     return laneDepthAhead_;
   }
 
+  public static final int GATE_FIELD_NUMBER = 7;
+  private dev.taskyard.v1.FlowGate gate_;
+  /**
+   * <pre>
+   * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+   * FAIR_SHARE), from the leading scheduler.
+   * </pre>
+   *
+   * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+   * @return Whether the gate field is set.
+   */
+  @java.lang.Override
+  public boolean hasGate() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+   * FAIR_SHARE), from the leading scheduler.
+   * </pre>
+   *
+   * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+   * @return The gate.
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.FlowGate getGate() {
+    return gate_ == null ? dev.taskyard.v1.FlowGate.getDefaultInstance() : gate_;
+  }
+  /**
+   * <pre>
+   * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+   * FAIR_SHARE), from the leading scheduler.
+   * </pre>
+   *
+   * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.FlowGateOrBuilder getGateOrBuilder() {
+    return gate_ == null ? dev.taskyard.v1.FlowGate.getDefaultInstance() : gate_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -282,6 +323,9 @@ private static final long serialVersionUID = 0L;
     if (laneDepthAhead_ != 0L) {
       output.writeInt64(6, laneDepthAhead_);
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(7, getGate());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -312,6 +356,10 @@ private static final long serialVersionUID = 0L;
     if (laneDepthAhead_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(6, laneDepthAhead_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(7, getGate());
     }
     return size;
   }
@@ -354,6 +402,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getWaitingOnList())) return false;
     if (getLaneDepthAhead()
         != other.getLaneDepthAhead()) return false;
+    if (hasGate() != other.hasGate()) return false;
+    if (hasGate()) {
+      if (!getGate()
+          .equals(other.getGate())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -384,6 +437,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + LANE_DEPTH_AHEAD_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getLaneDepthAhead());
+    if (hasGate()) {
+      hash = (37 * hash) + GATE_FIELD_NUMBER;
+      hash = (53 * hash) + getGate().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -516,6 +573,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetTaskFieldBuilder();
         internalGetUntilFieldBuilder();
+        internalGetGateFieldBuilder();
       }
     }
     @java.lang.Override
@@ -537,6 +595,11 @@ private static final long serialVersionUID = 0L;
       waitingOn_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       laneDepthAhead_ = 0L;
+      gate_ = null;
+      if (gateBuilder_ != null) {
+        gateBuilder_.dispose();
+        gateBuilder_ = null;
+      }
       return this;
     }
 
@@ -596,6 +659,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.laneDepthAhead_ = laneDepthAhead_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.gate_ = gateBuilder_ == null
+            ? gate_
+            : gateBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -637,6 +706,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getLaneDepthAhead() != 0L) {
         setLaneDepthAhead(other.getLaneDepthAhead());
+      }
+      if (other.hasGate()) {
+        mergeGate(other.getGate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -696,6 +768,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 58: {
+              input.readMessage(
+                  internalGetGateFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1320,6 +1399,170 @@ private static final long serialVersionUID = 0L;
       laneDepthAhead_ = 0L;
       onChanged();
       return this;
+    }
+
+    private dev.taskyard.v1.FlowGate gate_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.taskyard.v1.FlowGate, dev.taskyard.v1.FlowGate.Builder, dev.taskyard.v1.FlowGateOrBuilder> gateBuilder_;
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     * @return Whether the gate field is set.
+     */
+    public boolean hasGate() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     * @return The gate.
+     */
+    public dev.taskyard.v1.FlowGate getGate() {
+      if (gateBuilder_ == null) {
+        return gate_ == null ? dev.taskyard.v1.FlowGate.getDefaultInstance() : gate_;
+      } else {
+        return gateBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    public Builder setGate(dev.taskyard.v1.FlowGate value) {
+      if (gateBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        gate_ = value;
+      } else {
+        gateBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    public Builder setGate(
+        dev.taskyard.v1.FlowGate.Builder builderForValue) {
+      if (gateBuilder_ == null) {
+        gate_ = builderForValue.build();
+      } else {
+        gateBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    public Builder mergeGate(dev.taskyard.v1.FlowGate value) {
+      if (gateBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0) &&
+          gate_ != null &&
+          gate_ != dev.taskyard.v1.FlowGate.getDefaultInstance()) {
+          getGateBuilder().mergeFrom(value);
+        } else {
+          gate_ = value;
+        }
+      } else {
+        gateBuilder_.mergeFrom(value);
+      }
+      if (gate_ != null) {
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    public Builder clearGate() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      gate_ = null;
+      if (gateBuilder_ != null) {
+        gateBuilder_.dispose();
+        gateBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    public dev.taskyard.v1.FlowGate.Builder getGateBuilder() {
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return internalGetGateFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    public dev.taskyard.v1.FlowGateOrBuilder getGateOrBuilder() {
+      if (gateBuilder_ != null) {
+        return gateBuilder_.getMessageOrBuilder();
+      } else {
+        return gate_ == null ?
+            dev.taskyard.v1.FlowGate.getDefaultInstance() : gate_;
+      }
+    }
+    /**
+     * <pre>
+     * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+     * FAIR_SHARE), from the leading scheduler.
+     * </pre>
+     *
+     * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.taskyard.v1.FlowGate, dev.taskyard.v1.FlowGate.Builder, dev.taskyard.v1.FlowGateOrBuilder> 
+        internalGetGateFieldBuilder() {
+      if (gateBuilder_ == null) {
+        gateBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.taskyard.v1.FlowGate, dev.taskyard.v1.FlowGate.Builder, dev.taskyard.v1.FlowGateOrBuilder>(
+                getGate(),
+                getParentForChildren(),
+                isClean());
+        gate_ = null;
+      }
+      return gateBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.ExplainTaskResponse)

@@ -133,4 +133,34 @@ public interface ExplainTaskResponseOrBuilder extends
    * @return The laneDepthAhead.
    */
   long getLaneDepthAhead();
+
+  /**
+   * <pre>
+   * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+   * FAIR_SHARE), from the leading scheduler.
+   * </pre>
+   *
+   * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+   * @return Whether the gate field is set.
+   */
+  boolean hasGate();
+  /**
+   * <pre>
+   * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+   * FAIR_SHARE), from the leading scheduler.
+   * </pre>
+   *
+   * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+   * @return The gate.
+   */
+  dev.taskyard.v1.FlowGate getGate();
+  /**
+   * <pre>
+   * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
+   * FAIR_SHARE), from the leading scheduler.
+   * </pre>
+   *
+   * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
+   */
+  dev.taskyard.v1.FlowGateOrBuilder getGateOrBuilder();
 }

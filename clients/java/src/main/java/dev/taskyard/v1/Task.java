@@ -49,6 +49,8 @@ private static final long serialVersionUID = 0L;
     failures_ = java.util.Collections.emptyList();
     scheduleId_ = "";
     traceId_ = "";
+    limits_ = java.util.Collections.emptyList();
+    fairnessKey_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -1367,6 +1369,106 @@ java.lang.String defaultValue) {
     }
   }
 
+  public static final int LIMITS_FIELD_NUMBER = 38;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.taskyard.v1.LimitUse> limits_;
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.taskyard.v1.LimitUse> getLimitsList() {
+    return limits_;
+  }
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.taskyard.v1.LimitUseOrBuilder> 
+      getLimitsOrBuilderList() {
+    return limits_;
+  }
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public int getLimitsCount() {
+    return limits_.size();
+  }
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.LimitUse getLimits(int index) {
+    return limits_.get(index);
+  }
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.LimitUseOrBuilder getLimitsOrBuilder(
+      int index) {
+    return limits_.get(index);
+  }
+
+  public static final int FAIRNESS_KEY_FIELD_NUMBER = 39;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object fairnessKey_ = "";
+  /**
+   * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+   * @return The fairnessKey.
+   */
+  @java.lang.Override
+  public java.lang.String getFairnessKey() {
+    java.lang.Object ref = fairnessKey_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      fairnessKey_ = s;
+      return s;
+    }
+  }
+  /**
+   * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+   * @return The bytes for fairnessKey.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getFairnessKeyBytes() {
+    java.lang.Object ref = fairnessKey_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      fairnessKey_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1497,6 +1599,12 @@ java.lang.String defaultValue) {
         36);
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 37, traceId_);
+    }
+    for (int i = 0; i < limits_.size(); i++) {
+      output.writeMessage(38, limits_.get(i));
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(fairnessKey_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 39, fairnessKey_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1664,6 +1772,18 @@ java.lang.String defaultValue) {
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(37, traceId_);
     }
+
+        {
+          final int count = limits_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(limits_.get(i));
+          }
+          size += 2 * count;
+        }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(fairnessKey_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(39, fairnessKey_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1793,6 +1913,10 @@ java.lang.String defaultValue) {
         other.internalGetOmitted())) return false;
     if (!getTraceId()
         .equals(other.getTraceId())) return false;
+    if (!getLimitsList()
+        .equals(other.getLimitsList())) return false;
+    if (!getFairnessKey()
+        .equals(other.getFairnessKey())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1910,6 +2034,12 @@ java.lang.String defaultValue) {
     }
     hash = (37 * hash) + TRACE_ID_FIELD_NUMBER;
     hash = (53 * hash) + getTraceId().hashCode();
+    if (getLimitsCount() > 0) {
+      hash = (37 * hash) + LIMITS_FIELD_NUMBER;
+      hash = (53 * hash) + getLimitsList().hashCode();
+    }
+    hash = (37 * hash) + FAIRNESS_KEY_FIELD_NUMBER;
+    hash = (53 * hash) + getFairnessKey().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -2082,6 +2212,7 @@ java.lang.String defaultValue) {
         internalGetRunAtFieldBuilder();
         internalGetContextFieldBuilder();
         internalGetFailuresFieldBuilder();
+        internalGetLimitsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -2177,6 +2308,14 @@ java.lang.String defaultValue) {
       lateAttempt_ = 0;
       internalGetMutableOmitted().clear();
       traceId_ = "";
+      if (limitsBuilder_ == null) {
+        limits_ = java.util.Collections.emptyList();
+      } else {
+        limits_ = null;
+        limitsBuilder_.clear();
+      }
+      bitField1_ = (bitField1_ & ~0x00000020);
+      fairnessKey_ = "";
       return this;
     }
 
@@ -2219,6 +2358,15 @@ java.lang.String defaultValue) {
         result.failures_ = failures_;
       } else {
         result.failures_ = failuresBuilder_.build();
+      }
+      if (limitsBuilder_ == null) {
+        if (((bitField1_ & 0x00000020) != 0)) {
+          limits_ = java.util.Collections.unmodifiableList(limits_);
+          bitField1_ = (bitField1_ & ~0x00000020);
+        }
+        result.limits_ = limits_;
+      } else {
+        result.limits_ = limitsBuilder_.build();
       }
     }
 
@@ -2373,6 +2521,9 @@ java.lang.String defaultValue) {
       }
       if (((from_bitField1_ & 0x00000010) != 0)) {
         result.traceId_ = traceId_;
+      }
+      if (((from_bitField1_ & 0x00000040) != 0)) {
+        result.fairnessKey_ = fairnessKey_;
       }
     }
 
@@ -2549,6 +2700,37 @@ java.lang.String defaultValue) {
       if (!other.getTraceId().isEmpty()) {
         traceId_ = other.traceId_;
         bitField1_ |= 0x00000010;
+        onChanged();
+      }
+      if (limitsBuilder_ == null) {
+        if (!other.limits_.isEmpty()) {
+          if (limits_.isEmpty()) {
+            limits_ = other.limits_;
+            bitField1_ = (bitField1_ & ~0x00000020);
+          } else {
+            ensureLimitsIsMutable();
+            limits_.addAll(other.limits_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.limits_.isEmpty()) {
+          if (limitsBuilder_.isEmpty()) {
+            limitsBuilder_.dispose();
+            limitsBuilder_ = null;
+            limits_ = other.limits_;
+            bitField1_ = (bitField1_ & ~0x00000020);
+            limitsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetLimitsFieldBuilder() : null;
+          } else {
+            limitsBuilder_.addAllMessages(other.limits_);
+          }
+        }
+      }
+      if (!other.getFairnessKey().isEmpty()) {
+        fairnessKey_ = other.fairnessKey_;
+        bitField1_ |= 0x00000040;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -2798,6 +2980,24 @@ java.lang.String defaultValue) {
               bitField1_ |= 0x00000010;
               break;
             } // case 298
+            case 306: {
+              dev.taskyard.v1.LimitUse m =
+                  input.readMessage(
+                      dev.taskyard.v1.LimitUse.parser(),
+                      extensionRegistry);
+              if (limitsBuilder_ == null) {
+                ensureLimitsIsMutable();
+                limits_.add(m);
+              } else {
+                limitsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 306
+            case 314: {
+              fairnessKey_ = input.readStringRequireUtf8();
+              bitField1_ |= 0x00000040;
+              break;
+            } // case 314
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -6453,6 +6653,384 @@ java.lang.String defaultValue) {
       checkByteStringIsUtf8(value);
       traceId_ = value;
       bitField1_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.taskyard.v1.LimitUse> limits_ =
+      java.util.Collections.emptyList();
+    private void ensureLimitsIsMutable() {
+      if (!((bitField1_ & 0x00000020) != 0)) {
+        limits_ = new java.util.ArrayList<dev.taskyard.v1.LimitUse>(limits_);
+        bitField1_ |= 0x00000020;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.taskyard.v1.LimitUse, dev.taskyard.v1.LimitUse.Builder, dev.taskyard.v1.LimitUseOrBuilder> limitsBuilder_;
+
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public java.util.List<dev.taskyard.v1.LimitUse> getLimitsList() {
+      if (limitsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(limits_);
+      } else {
+        return limitsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public int getLimitsCount() {
+      if (limitsBuilder_ == null) {
+        return limits_.size();
+      } else {
+        return limitsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse getLimits(int index) {
+      if (limitsBuilder_ == null) {
+        return limits_.get(index);
+      } else {
+        return limitsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder setLimits(
+        int index, dev.taskyard.v1.LimitUse value) {
+      if (limitsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLimitsIsMutable();
+        limits_.set(index, value);
+        onChanged();
+      } else {
+        limitsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder setLimits(
+        int index, dev.taskyard.v1.LimitUse.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        limitsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(dev.taskyard.v1.LimitUse value) {
+      if (limitsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLimitsIsMutable();
+        limits_.add(value);
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(
+        int index, dev.taskyard.v1.LimitUse value) {
+      if (limitsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLimitsIsMutable();
+        limits_.add(index, value);
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(
+        dev.taskyard.v1.LimitUse.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.add(builderForValue.build());
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(
+        int index, dev.taskyard.v1.LimitUse.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder addAllLimits(
+        java.lang.Iterable<? extends dev.taskyard.v1.LimitUse> values) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, limits_);
+        onChanged();
+      } else {
+        limitsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder clearLimits() {
+      if (limitsBuilder_ == null) {
+        limits_ = java.util.Collections.emptyList();
+        bitField1_ = (bitField1_ & ~0x00000020);
+        onChanged();
+      } else {
+        limitsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public Builder removeLimits(int index) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.remove(index);
+        onChanged();
+      } else {
+        limitsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse.Builder getLimitsBuilder(
+        int index) {
+      return internalGetLimitsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUseOrBuilder getLimitsOrBuilder(
+        int index) {
+      if (limitsBuilder_ == null) {
+        return limits_.get(index);  } else {
+        return limitsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public java.util.List<? extends dev.taskyard.v1.LimitUseOrBuilder> 
+         getLimitsOrBuilderList() {
+      if (limitsBuilder_ != null) {
+        return limitsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(limits_);
+      }
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse.Builder addLimitsBuilder() {
+      return internalGetLimitsFieldBuilder().addBuilder(
+          dev.taskyard.v1.LimitUse.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse.Builder addLimitsBuilder(
+        int index) {
+      return internalGetLimitsFieldBuilder().addBuilder(
+          index, dev.taskyard.v1.LimitUse.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * As submitted (TaskSpec.limits), with the limits its task name declares.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+     */
+    public java.util.List<dev.taskyard.v1.LimitUse.Builder> 
+         getLimitsBuilderList() {
+      return internalGetLimitsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.taskyard.v1.LimitUse, dev.taskyard.v1.LimitUse.Builder, dev.taskyard.v1.LimitUseOrBuilder> 
+        internalGetLimitsFieldBuilder() {
+      if (limitsBuilder_ == null) {
+        limitsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.taskyard.v1.LimitUse, dev.taskyard.v1.LimitUse.Builder, dev.taskyard.v1.LimitUseOrBuilder>(
+                limits_,
+                ((bitField1_ & 0x00000020) != 0),
+                getParentForChildren(),
+                isClean());
+        limits_ = null;
+      }
+      return limitsBuilder_;
+    }
+
+    private java.lang.Object fairnessKey_ = "";
+    /**
+     * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+     * @return The fairnessKey.
+     */
+    public java.lang.String getFairnessKey() {
+      java.lang.Object ref = fairnessKey_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        fairnessKey_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+     * @return The bytes for fairnessKey.
+     */
+    public com.google.protobuf.ByteString
+        getFairnessKeyBytes() {
+      java.lang.Object ref = fairnessKey_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        fairnessKey_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+     * @param value The fairnessKey to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFairnessKey(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      fairnessKey_ = value;
+      bitField1_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFairnessKey() {
+      fairnessKey_ = getDefaultInstance().getFairnessKey();
+      bitField1_ = (bitField1_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+     * @param value The bytes for fairnessKey to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFairnessKeyBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      fairnessKey_ = value;
+      bitField1_ |= 0x00000040;
       onChanged();
       return this;
     }

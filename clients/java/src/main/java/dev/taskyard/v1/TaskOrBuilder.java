@@ -700,4 +700,60 @@ java.lang.String defaultValue);
    */
   com.google.protobuf.ByteString
       getTraceIdBytes();
+
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  java.util.List<dev.taskyard.v1.LimitUse> 
+      getLimitsList();
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  dev.taskyard.v1.LimitUse getLimits(int index);
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  int getLimitsCount();
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  java.util.List<? extends dev.taskyard.v1.LimitUseOrBuilder> 
+      getLimitsOrBuilderList();
+  /**
+   * <pre>
+   * As submitted (TaskSpec.limits), with the limits its task name declares.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 38 [json_name = "limits"];</code>
+   */
+  dev.taskyard.v1.LimitUseOrBuilder getLimitsOrBuilder(
+      int index);
+
+  /**
+   * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+   * @return The fairnessKey.
+   */
+  java.lang.String getFairnessKey();
+  /**
+   * <code>string fairness_key = 39 [json_name = "fairnessKey"];</code>
+   * @return The bytes for fairnessKey.
+   */
+  com.google.protobuf.ByteString
+      getFairnessKeyBytes();
 }

@@ -73,95 +73,100 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "\n\026taskyard/v1/task.proto\022\013taskyard.v1\032\036g" +
       "oogle/protobuf/duration.proto\032\034google/pr" +
       "otobuf/struct.proto\032\037google/protobuf/tim" +
-      "estamp.proto\"\336\005\n\010TaskSpec\022\022\n\004name\030\001 \001(\tR" +
-      "\004name\022.\n\004args\030\002 \001(\0132\032.google.protobuf.Li" +
-      "stValueR\004args\022/\n\006kwargs\030\003 \001(\0132\027.google.p" +
-      "rotobuf.StructR\006kwargs\0221\n\010priority\030\004 \001(\016" +
-      "2\025.taskyard.v1.PriorityR\010priority\022\024\n\005que" +
-      "ue\030\005 \001(\tR\005queue\0223\n\007timeout\030\006 \001(\0132\031.googl" +
-      "e.protobuf.DurationR\007timeout\022$\n\013max_retr" +
-      "ies\030\007 \001(\005H\000R\nmaxRetries\210\001\001\022\035\n\nrequest_id" +
-      "\030\010 \001(\tR\trequestId\022\033\n\tparent_id\030\t \001(\tR\010pa" +
-      "rentId\0229\n\006labels\030\n \003(\0132!.taskyard.v1.Tas" +
-      "kSpec.LabelsEntryR\006labels\022,\n\003eta\030\013 \001(\0132\032" +
-      ".google.protobuf.TimestampR\003eta\0227\n\tcount" +
-      "down\030\014 \001(\0132\031.google.protobuf.DurationR\tc" +
-      "ountdown\022\035\n\ndepends_on\030\r \003(\tR\tdependsOn\022" +
-      "\'\n\017idempotency_key\030\016 \001(\tR\016idempotencyKey" +
-      "\022H\n\022idempotency_window\030\017 \001(\0132\031.google.pr" +
-      "otobuf.DurationR\021idempotencyWindow\0329\n\013La" +
-      "belsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001" +
-      "(\tR\005value:\0028\001B\016\n\014_max_retries\"\343\001\n\013TaskFa" +
-      "ilure\022\022\n\004type\030\001 \001(\tR\004type\022\030\n\007message\030\002 \001" +
-      "(\tR\007message\022\034\n\ttraceback\030\003 \001(\tR\ttracebac" +
-      "k\022\030\n\007attempt\030\004 \001(\005R\007attempt\0227\n\tfailed_at" +
-      "\030\005 \001(\0132\032.google.protobuf.TimestampR\010fail" +
-      "edAt\0225\n\010retry_at\030\006 \001(\0132\032.google.protobuf" +
-      ".TimestampR\007retryAt\"\202\r\n\004Task\022\016\n\002id\030\001 \001(\t" +
-      "R\002id\022\022\n\004name\030\002 \001(\tR\004name\022.\n\004args\030\003 \001(\0132\032" +
-      ".google.protobuf.ListValueR\004args\022/\n\006kwar" +
-      "gs\030\004 \001(\0132\027.google.protobuf.StructR\006kwarg" +
-      "s\0221\n\010priority\030\005 \001(\0162\025.taskyard.v1.Priori" +
-      "tyR\010priority\022\024\n\005queue\030\006 \001(\tR\005queue\0223\n\007ti" +
-      "meout\030\007 \001(\0132\031.google.protobuf.DurationR\007" +
-      "timeout\022\037\n\013max_retries\030\010 \001(\005R\nmaxRetries" +
-      "\022\035\n\nrequest_id\030\t \001(\tR\trequestId\022\033\n\tparen" +
-      "t_id\030\n \001(\tR\010parentId\022\027\n\007root_id\030\013 \001(\tR\006r" +
-      "ootId\0225\n\006labels\030\014 \003(\0132\035.taskyard.v1.Task" +
-      ".LabelsEntryR\006labels\022,\n\005state\030\r \001(\0162\026.ta" +
-      "skyard.v1.TaskStateR\005state\022\030\n\007attempt\030\016 " +
-      "\001(\005R\007attempt\022.\n\006result\030\017 \001(\0132\026.google.pr" +
-      "otobuf.ValueR\006result\0222\n\007failure\030\020 \001(\0132\030." +
-      "taskyard.v1.TaskFailureR\007failure\0229\n\ncrea" +
-      "ted_at\030\021 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\tcreatedAt\0229\n\nstarted_at\030\022 \001(\0132\032.google" +
-      ".protobuf.TimestampR\tstartedAt\022;\n\013finish" +
-      "ed_at\030\023 \001(\0132\032.google.protobuf.TimestampR" +
-      "\nfinishedAt\0229\n\nupdated_at\030\024 \001(\0132\032.google" +
-      ".protobuf.TimestampR\tupdatedAt\022\033\n\tworker" +
-      "_id\030\025 \001(\tR\010workerId\022)\n\020cancel_requested\030" +
-      "\026 \001(\010R\017cancelRequested\0221\n\006run_at\030\027 \001(\0132\032" +
-      ".google.protobuf.TimestampR\005runAt\022\035\n\ndep" +
-      "ends_on\030\030 \003(\tR\tdependsOn\022\'\n\017idempotency_" +
-      "key\030\031 \001(\tR\016idempotencyKey\0221\n\007context\030\032 \001" +
-      "(\0132\027.google.protobuf.StructR\007context\022#\n\r" +
-      "cancel_reason\030\033 \001(\tR\014cancelReason\0228\n\013can" +
-      "cel_step\030\034 \001(\0162\027.taskyard.v1.CancelStepR" +
-      "\ncancelStep\022)\n\020resume_requested\030\035 \001(\010R\017r" +
-      "esumeRequested\0224\n\010failures\030\036 \003(\0132\030.tasky" +
-      "ard.v1.TaskFailureR\010failures\022\037\n\013schedule" +
-      "_id\030\037 \001(\tR\nscheduleId\022\030\n\007rescues\030  \001(\005R\007" +
-      "rescues\022-\n\022uncharged_attempts\030! \001(\005R\021unc" +
-      "hargedAttempts\022!\n\014late_reports\030\" \001(\005R\013la" +
-      "teReports\022!\n\014late_attempt\030# \001(\005R\013lateAtt" +
-      "empt\0228\n\007omitted\030$ \003(\0132\036.taskyard.v1.Task" +
-      ".OmittedEntryR\007omitted\022\031\n\010trace_id\030% \001(\t" +
-      "R\007traceId\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003k" +
-      "ey\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\032:\n\014OmittedE" +
-      "ntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005v" +
-      "alue:\0028\001\"\277\001\n\007TaskLog\022\026\n\006offset\030\001 \001(\003R\006of" +
-      "fset\022\022\n\004type\030\002 \001(\tR\004type\022\030\n\007message\030\003 \001(" +
-      "\tR\007message\0229\n\ncreated_at\030\004 \001(\0132\032.google." +
-      "protobuf.TimestampR\tcreatedAt\022\030\n\007attempt" +
-      "\030\005 \001(\005R\007attempt\022\031\n\010trace_id\030\006 \001(\tR\007trace" +
-      "Id*\204\002\n\tTaskState\022\032\n\026TASK_STATE_UNSPECIFI" +
-      "ED\020\000\022\026\n\022TASK_STATE_PENDING\020\001\022\025\n\021TASK_STA" +
-      "TE_QUEUED\020\002\022\030\n\024TASK_STATE_SCHEDULED\020\003\022\027\n" +
-      "\023TASK_STATE_ASSIGNED\020\004\022\026\n\022TASK_STATE_RUN" +
-      "NING\020\005\022\026\n\022TASK_STATE_SUCCESS\020\006\022\026\n\022TASK_S" +
-      "TATE_FAILURE\020\007\022\027\n\023TASK_STATE_RETRYING\020\010\022" +
-      "\030\n\024TASK_STATE_CANCELLED\020\t*u\n\010Priority\022\030\n" +
-      "\024PRIORITY_UNSPECIFIED\020\000\022\025\n\021PRIORITY_CRIT" +
-      "ICAL\020\001\022\021\n\rPRIORITY_HIGH\020\002\022\023\n\017PRIORITY_NO" +
-      "RMAL\020\003\022\020\n\014PRIORITY_LOW\020\004*\213\001\n\nCancelStep\022" +
-      "\033\n\027CANCEL_STEP_UNSPECIFIED\020\000\022\033\n\027CANCEL_S" +
-      "TEP_NOT_STARTED\020\001\022\024\n\020CANCEL_STEP_FLAG\020\002\022" +
-      "\027\n\023CANCEL_STEP_ASYNCIO\020\003\022\024\n\020CANCEL_STEP_" +
-      "KILL\020\004B\255\001\n\017dev.taskyard.v1B\tTaskProtoP\001Z" +
-      "Bgithub.com/taskyard/taskyard/clients/go" +
-      "/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Task" +
-      "yard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBM" +
-      "etadata\352\002\014Taskyard::V1b\006proto3"
+      "estamp.proto\032\027taskyard/v1/limit.proto\"\260\006" +
+      "\n\010TaskSpec\022\022\n\004name\030\001 \001(\tR\004name\022.\n\004args\030\002" +
+      " \001(\0132\032.google.protobuf.ListValueR\004args\022/" +
+      "\n\006kwargs\030\003 \001(\0132\027.google.protobuf.StructR" +
+      "\006kwargs\0221\n\010priority\030\004 \001(\0162\025.taskyard.v1." +
+      "PriorityR\010priority\022\024\n\005queue\030\005 \001(\tR\005queue" +
+      "\0223\n\007timeout\030\006 \001(\0132\031.google.protobuf.Dura" +
+      "tionR\007timeout\022$\n\013max_retries\030\007 \001(\005H\000R\nma" +
+      "xRetries\210\001\001\022\035\n\nrequest_id\030\010 \001(\tR\trequest" +
+      "Id\022\033\n\tparent_id\030\t \001(\tR\010parentId\0229\n\006label" +
+      "s\030\n \003(\0132!.taskyard.v1.TaskSpec.LabelsEnt" +
+      "ryR\006labels\022,\n\003eta\030\013 \001(\0132\032.google.protobu" +
+      "f.TimestampR\003eta\0227\n\tcountdown\030\014 \001(\0132\031.go" +
+      "ogle.protobuf.DurationR\tcountdown\022\035\n\ndep" +
+      "ends_on\030\r \003(\tR\tdependsOn\022\'\n\017idempotency_" +
+      "key\030\016 \001(\tR\016idempotencyKey\022H\n\022idempotency" +
+      "_window\030\017 \001(\0132\031.google.protobuf.Duration" +
+      "R\021idempotencyWindow\022-\n\006limits\030\020 \003(\0132\025.ta" +
+      "skyard.v1.LimitUseR\006limits\022!\n\014fairness_k" +
+      "ey\030\021 \001(\tR\013fairnessKey\0329\n\013LabelsEntry\022\020\n\003" +
+      "key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001" +
+      "B\016\n\014_max_retries\"\343\001\n\013TaskFailure\022\022\n\004type" +
+      "\030\001 \001(\tR\004type\022\030\n\007message\030\002 \001(\tR\007message\022\034" +
+      "\n\ttraceback\030\003 \001(\tR\ttraceback\022\030\n\007attempt\030" +
+      "\004 \001(\005R\007attempt\0227\n\tfailed_at\030\005 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\010failedAt\0225\n\010retry" +
+      "_at\030\006 \001(\0132\032.google.protobuf.TimestampR\007r" +
+      "etryAt\"\324\r\n\004Task\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030" +
+      "\002 \001(\tR\004name\022.\n\004args\030\003 \001(\0132\032.google.proto" +
+      "buf.ListValueR\004args\022/\n\006kwargs\030\004 \001(\0132\027.go" +
+      "ogle.protobuf.StructR\006kwargs\0221\n\010priority" +
+      "\030\005 \001(\0162\025.taskyard.v1.PriorityR\010priority\022" +
+      "\024\n\005queue\030\006 \001(\tR\005queue\0223\n\007timeout\030\007 \001(\0132\031" +
+      ".google.protobuf.DurationR\007timeout\022\037\n\013ma" +
+      "x_retries\030\010 \001(\005R\nmaxRetries\022\035\n\nrequest_i" +
+      "d\030\t \001(\tR\trequestId\022\033\n\tparent_id\030\n \001(\tR\010p" +
+      "arentId\022\027\n\007root_id\030\013 \001(\tR\006rootId\0225\n\006labe" +
+      "ls\030\014 \003(\0132\035.taskyard.v1.Task.LabelsEntryR" +
+      "\006labels\022,\n\005state\030\r \001(\0162\026.taskyard.v1.Tas" +
+      "kStateR\005state\022\030\n\007attempt\030\016 \001(\005R\007attempt\022" +
+      ".\n\006result\030\017 \001(\0132\026.google.protobuf.ValueR" +
+      "\006result\0222\n\007failure\030\020 \001(\0132\030.taskyard.v1.T" +
+      "askFailureR\007failure\0229\n\ncreated_at\030\021 \001(\0132" +
+      "\032.google.protobuf.TimestampR\tcreatedAt\0229" +
+      "\n\nstarted_at\030\022 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tstartedAt\022;\n\013finished_at\030\023 \001(\0132\032" +
+      ".google.protobuf.TimestampR\nfinishedAt\0229" +
+      "\n\nupdated_at\030\024 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tupdatedAt\022\033\n\tworker_id\030\025 \001(\tR\010wo" +
+      "rkerId\022)\n\020cancel_requested\030\026 \001(\010R\017cancel" +
+      "Requested\0221\n\006run_at\030\027 \001(\0132\032.google.proto" +
+      "buf.TimestampR\005runAt\022\035\n\ndepends_on\030\030 \003(\t" +
+      "R\tdependsOn\022\'\n\017idempotency_key\030\031 \001(\tR\016id" +
+      "empotencyKey\0221\n\007context\030\032 \001(\0132\027.google.p" +
+      "rotobuf.StructR\007context\022#\n\rcancel_reason" +
+      "\030\033 \001(\tR\014cancelReason\0228\n\013cancel_step\030\034 \001(" +
+      "\0162\027.taskyard.v1.CancelStepR\ncancelStep\022)" +
+      "\n\020resume_requested\030\035 \001(\010R\017resumeRequeste" +
+      "d\0224\n\010failures\030\036 \003(\0132\030.taskyard.v1.TaskFa" +
+      "ilureR\010failures\022\037\n\013schedule_id\030\037 \001(\tR\nsc" +
+      "heduleId\022\030\n\007rescues\030  \001(\005R\007rescues\022-\n\022un" +
+      "charged_attempts\030! \001(\005R\021unchargedAttempt" +
+      "s\022!\n\014late_reports\030\" \001(\005R\013lateReports\022!\n\014" +
+      "late_attempt\030# \001(\005R\013lateAttempt\0228\n\007omitt" +
+      "ed\030$ \003(\0132\036.taskyard.v1.Task.OmittedEntry" +
+      "R\007omitted\022\031\n\010trace_id\030% \001(\tR\007traceId\022-\n\006" +
+      "limits\030& \003(\0132\025.taskyard.v1.LimitUseR\006lim" +
+      "its\022!\n\014fairness_key\030\' \001(\tR\013fairnessKey\0329" +
+      "\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value" +
+      "\030\002 \001(\tR\005value:\0028\001\032:\n\014OmittedEntry\022\020\n\003key" +
+      "\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\277\001" +
+      "\n\007TaskLog\022\026\n\006offset\030\001 \001(\003R\006offset\022\022\n\004typ" +
+      "e\030\002 \001(\tR\004type\022\030\n\007message\030\003 \001(\tR\007message\022" +
+      "9\n\ncreated_at\030\004 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\tcreatedAt\022\030\n\007attempt\030\005 \001(\005R\007att" +
+      "empt\022\031\n\010trace_id\030\006 \001(\tR\007traceId*\204\002\n\tTask" +
+      "State\022\032\n\026TASK_STATE_UNSPECIFIED\020\000\022\026\n\022TAS" +
+      "K_STATE_PENDING\020\001\022\025\n\021TASK_STATE_QUEUED\020\002" +
+      "\022\030\n\024TASK_STATE_SCHEDULED\020\003\022\027\n\023TASK_STATE" +
+      "_ASSIGNED\020\004\022\026\n\022TASK_STATE_RUNNING\020\005\022\026\n\022T" +
+      "ASK_STATE_SUCCESS\020\006\022\026\n\022TASK_STATE_FAILUR" +
+      "E\020\007\022\027\n\023TASK_STATE_RETRYING\020\010\022\030\n\024TASK_STA" +
+      "TE_CANCELLED\020\t*u\n\010Priority\022\030\n\024PRIORITY_U" +
+      "NSPECIFIED\020\000\022\025\n\021PRIORITY_CRITICAL\020\001\022\021\n\rP" +
+      "RIORITY_HIGH\020\002\022\023\n\017PRIORITY_NORMAL\020\003\022\020\n\014P" +
+      "RIORITY_LOW\020\004*\213\001\n\nCancelStep\022\033\n\027CANCEL_S" +
+      "TEP_UNSPECIFIED\020\000\022\033\n\027CANCEL_STEP_NOT_STA" +
+      "RTED\020\001\022\024\n\020CANCEL_STEP_FLAG\020\002\022\027\n\023CANCEL_S" +
+      "TEP_ASYNCIO\020\003\022\024\n\020CANCEL_STEP_KILL\020\004B\255\001\n\017" +
+      "dev.taskyard.v1B\tTaskProtoP\001ZBgithub.com" +
+      "/taskyard/taskyard/clients/go/gen/taskya" +
+      "rd/v1;taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013T" +
+      "askyard\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014T" +
+      "askyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -169,13 +174,14 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
           com.google.protobuf.DurationProto.getDescriptor(),
           com.google.protobuf.StructProto.getDescriptor(),
           com.google.protobuf.TimestampProto.getDescriptor(),
+          dev.taskyard.v1.LimitProto.getDescriptor(),
         });
     internal_static_taskyard_v1_TaskSpec_descriptor =
       getDescriptor().getMessageType(0);
     internal_static_taskyard_v1_TaskSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_TaskSpec_descriptor,
-        new java.lang.String[] { "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "Labels", "Eta", "Countdown", "DependsOn", "IdempotencyKey", "IdempotencyWindow", });
+        new java.lang.String[] { "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "Labels", "Eta", "Countdown", "DependsOn", "IdempotencyKey", "IdempotencyWindow", "Limits", "FairnessKey", });
     internal_static_taskyard_v1_TaskSpec_LabelsEntry_descriptor =
       internal_static_taskyard_v1_TaskSpec_descriptor.getNestedType(0);
     internal_static_taskyard_v1_TaskSpec_LabelsEntry_fieldAccessorTable = new
@@ -193,7 +199,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_Task_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Task_descriptor,
-        new java.lang.String[] { "Id", "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "RootId", "Labels", "State", "Attempt", "Result", "Failure", "CreatedAt", "StartedAt", "FinishedAt", "UpdatedAt", "WorkerId", "CancelRequested", "RunAt", "DependsOn", "IdempotencyKey", "Context", "CancelReason", "CancelStep", "ResumeRequested", "Failures", "ScheduleId", "Rescues", "UnchargedAttempts", "LateReports", "LateAttempt", "Omitted", "TraceId", });
+        new java.lang.String[] { "Id", "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "RootId", "Labels", "State", "Attempt", "Result", "Failure", "CreatedAt", "StartedAt", "FinishedAt", "UpdatedAt", "WorkerId", "CancelRequested", "RunAt", "DependsOn", "IdempotencyKey", "Context", "CancelReason", "CancelStep", "ResumeRequested", "Failures", "ScheduleId", "Rescues", "UnchargedAttempts", "LateReports", "LateAttempt", "Omitted", "TraceId", "Limits", "FairnessKey", });
     internal_static_taskyard_v1_Task_LabelsEntry_descriptor =
       internal_static_taskyard_v1_Task_descriptor.getNestedType(0);
     internal_static_taskyard_v1_Task_LabelsEntry_fieldAccessorTable = new
@@ -216,6 +222,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.StructProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
+    dev.taskyard.v1.LimitProto.getDescriptor();
   }
 
   // @@protoc_insertion_point(outer_class_scope)

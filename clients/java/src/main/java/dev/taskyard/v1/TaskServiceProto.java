@@ -147,70 +147,74 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\036taskyard/v1/task_service.proto\022\013taskya" +
       "rd.v1\032\036google/protobuf/duration.proto\032\037g" +
-      "oogle/protobuf/timestamp.proto\032\026taskyard" +
-      "/v1/task.proto\">\n\021SubmitTaskRequest\022)\n\004t" +
-      "ask\030\001 \001(\0132\025.taskyard.v1.TaskSpecR\004task\"U" +
-      "\n\022SubmitTaskResponse\022%\n\004task\030\001 \001(\0132\021.tas" +
-      "kyard.v1.TaskR\004task\022\030\n\007created\030\002 \001(\010R\007cr" +
-      "eated\"F\n\027BatchSubmitTasksRequest\022+\n\005task" +
-      "s\030\001 \003(\0132\025.taskyard.v1.TaskSpecR\005tasks\"g\n" +
-      "\rSubmittedTask\022\016\n\002id\030\001 \001(\tR\002id\022,\n\005state\030" +
-      "\002 \001(\0162\026.taskyard.v1.TaskStateR\005state\022\030\n\007" +
-      "created\030\003 \001(\010R\007created\"L\n\030BatchSubmitTas" +
-      "ksResponse\0220\n\005tasks\030\001 \003(\0132\032.taskyard.v1." +
-      "SubmittedTaskR\005tasks\" \n\016GetTaskRequest\022\016" +
-      "\n\002id\030\001 \001(\tR\002id\"8\n\017GetTaskResponse\022%\n\004tas" +
-      "k\030\001 \001(\0132\021.taskyard.v1.TaskR\004task\"V\n\017Wait" +
-      "TaskRequest\022\016\n\002id\030\001 \001(\tR\002id\0223\n\007timeout\030\002" +
-      " \001(\0132\031.google.protobuf.DurationR\007timeout" +
-      "\"V\n\020WaitTaskResponse\022%\n\004task\030\001 \001(\0132\021.tas" +
-      "kyard.v1.TaskR\004task\022\033\n\ttimed_out\030\002 \001(\010R\010" +
-      "timedOut\"\333\001\n\020ListTasksRequest\022.\n\006states\030" +
-      "\001 \003(\0162\026.taskyard.v1.TaskStateR\006states\022\022\n" +
-      "\004name\030\002 \001(\tR\004name\022\024\n\005queue\030\003 \001(\tR\005queue\022" +
-      "1\n\010priority\030\004 \001(\0162\025.taskyard.v1.Priority" +
-      "R\010priority\022\033\n\tpage_size\030\005 \001(\005R\010pageSize\022" +
-      "\035\n\npage_token\030\006 \001(\tR\tpageToken\"d\n\021ListTa" +
-      "sksResponse\022\'\n\005tasks\030\001 \003(\0132\021.taskyard.v1" +
-      ".TaskR\005tasks\022&\n\017next_page_token\030\002 \001(\tR\rn" +
-      "extPageToken\"j\n\021CancelTaskRequest\022\016\n\002id\030" +
-      "\001 \001(\tR\002id\022\026\n\006reason\030\002 \001(\tR\006reason\022-\n\004wai" +
-      "t\030\003 \001(\0132\031.google.protobuf.DurationR\004wait" +
-      "\"\265\001\n\022CancelTaskResponse\022%\n\004task\030\001 \001(\0132\021." +
-      "taskyard.v1.TaskR\004task\022\034\n\tcancelled\030\002 \001(" +
-      "\010R\tcancelled\022+\n\004step\030\003 \001(\0162\027.taskyard.v1" +
-      ".CancelStepR\004step\022-\n\022cancelled_children\030" +
-      "\004 \003(\tR\021cancelledChildren\"$\n\022GetTaskTreeR" +
-      "equest\022\016\n\002id\030\001 \001(\tR\002id\"_\n\014TaskTreeNode\022%" +
-      "\n\004task\030\001 \001(\0132\021.taskyard.v1.TaskR\004task\022\024\n" +
-      "\005depth\030\002 \001(\005R\005depth\022\022\n\004path\030\003 \003(\tR\004path\"" +
-      "}\n\023GetTaskTreeResponse\022/\n\005nodes\030\001 \003(\0132\031." +
-      "taskyard.v1.TaskTreeNodeR\005nodes\022\027\n\007root_" +
-      "id\030\002 \001(\tR\006rootId\022\034\n\ttruncated\030\003 \001(\010R\ttru" +
-      "ncated\"$\n\022ExplainTaskRequest\022\016\n\002id\030\001 \001(\t" +
-      "R\002id\"\202\002\n\023ExplainTaskResponse\022%\n\004task\030\001 \001" +
-      "(\0132\021.taskyard.v1.TaskR\004task\022/\n\006reason\030\002 " +
-      "\001(\0162\027.taskyard.v1.WaitReasonR\006reason\022\030\n\007" +
-      "message\030\003 \001(\tR\007message\0220\n\005until\030\004 \001(\0132\032." +
-      "google.protobuf.TimestampR\005until\022\035\n\nwait" +
-      "ing_on\030\005 \003(\tR\twaitingOn\022(\n\020lane_depth_ah" +
-      "ead\030\006 \001(\003R\016laneDepthAhead\"b\n\022GetTaskLogs" +
-      "Request\022\016\n\002id\030\001 \001(\tR\002id\022\037\n\013from_offset\030\002" +
-      " \001(\003R\nfromOffset\022\033\n\tpage_size\030\003 \001(\005R\010pag" +
-      "eSize\"|\n\023GetTaskLogsResponse\022(\n\004logs\030\001 \003" +
-      "(\0132\024.taskyard.v1.TaskLogR\004logs\022\037\n\013next_o" +
-      "ffset\030\002 \001(\003R\nnextOffset\022\032\n\010complete\030\003 \001(" +
-      "\010R\010complete\"H\n\025StreamTaskLogsRequest\022\016\n\002" +
-      "id\030\001 \001(\tR\002id\022\037\n\013from_offset\030\002 \001(\003R\nfromO" +
-      "ffset\"B\n\026StreamTaskLogsResponse\022(\n\004logs\030" +
-      "\001 \003(\0132\024.taskyard.v1.TaskLogR\004logs*\227\002\n\nWa" +
-      "itReason\022\033\n\027WAIT_REASON_UNSPECIFIED\020\000\022\027\n" +
-      "\023WAIT_REASON_RUNNING\020\001\022\025\n\021WAIT_REASON_FI" +
-      "NAL\020\002\022\023\n\017WAIT_REASON_ETA\020\003\022\032\n\026WAIT_REASO" +
-      "N_DEPENDENCY\020\004\022\033\n\027WAIT_REASON_RETRY_DELA" +
-      "Y\020\005\022\034\n\030WAIT_REASON_QUEUE_PAUSED\020\006\022\027\n\023WAI" +
-      "T_REASON_NO_POOL\020\007\022\032\n\026WAIT_REASON_SLOTS_" +
-      "BUSY\020\010\022\033\n\027WAIT_REASON_DISPATCHING\020\t2\272\006\n\013" +
+      "oogle/protobuf/timestamp.proto\032\027taskyard" +
+      "/v1/limit.proto\032\026taskyard/v1/task.proto\"" +
+      ">\n\021SubmitTaskRequest\022)\n\004task\030\001 \001(\0132\025.tas" +
+      "kyard.v1.TaskSpecR\004task\"U\n\022SubmitTaskRes" +
+      "ponse\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.TaskR\004" +
+      "task\022\030\n\007created\030\002 \001(\010R\007created\"F\n\027BatchS" +
+      "ubmitTasksRequest\022+\n\005tasks\030\001 \003(\0132\025.tasky" +
+      "ard.v1.TaskSpecR\005tasks\"g\n\rSubmittedTask\022" +
+      "\016\n\002id\030\001 \001(\tR\002id\022,\n\005state\030\002 \001(\0162\026.taskyar" +
+      "d.v1.TaskStateR\005state\022\030\n\007created\030\003 \001(\010R\007" +
+      "created\"L\n\030BatchSubmitTasksResponse\0220\n\005t" +
+      "asks\030\001 \003(\0132\032.taskyard.v1.SubmittedTaskR\005" +
+      "tasks\" \n\016GetTaskRequest\022\016\n\002id\030\001 \001(\tR\002id\"" +
+      "8\n\017GetTaskResponse\022%\n\004task\030\001 \001(\0132\021.tasky" +
+      "ard.v1.TaskR\004task\"V\n\017WaitTaskRequest\022\016\n\002" +
+      "id\030\001 \001(\tR\002id\0223\n\007timeout\030\002 \001(\0132\031.google.p" +
+      "rotobuf.DurationR\007timeout\"V\n\020WaitTaskRes" +
+      "ponse\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.TaskR\004" +
+      "task\022\033\n\ttimed_out\030\002 \001(\010R\010timedOut\"\333\001\n\020Li" +
+      "stTasksRequest\022.\n\006states\030\001 \003(\0162\026.taskyar" +
+      "d.v1.TaskStateR\006states\022\022\n\004name\030\002 \001(\tR\004na" +
+      "me\022\024\n\005queue\030\003 \001(\tR\005queue\0221\n\010priority\030\004 \001" +
+      "(\0162\025.taskyard.v1.PriorityR\010priority\022\033\n\tp" +
+      "age_size\030\005 \001(\005R\010pageSize\022\035\n\npage_token\030\006" +
+      " \001(\tR\tpageToken\"d\n\021ListTasksResponse\022\'\n\005" +
+      "tasks\030\001 \003(\0132\021.taskyard.v1.TaskR\005tasks\022&\n" +
+      "\017next_page_token\030\002 \001(\tR\rnextPageToken\"j\n" +
+      "\021CancelTaskRequest\022\016\n\002id\030\001 \001(\tR\002id\022\026\n\006re" +
+      "ason\030\002 \001(\tR\006reason\022-\n\004wait\030\003 \001(\0132\031.googl" +
+      "e.protobuf.DurationR\004wait\"\265\001\n\022CancelTask" +
+      "Response\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.Tas" +
+      "kR\004task\022\034\n\tcancelled\030\002 \001(\010R\tcancelled\022+\n" +
+      "\004step\030\003 \001(\0162\027.taskyard.v1.CancelStepR\004st" +
+      "ep\022-\n\022cancelled_children\030\004 \003(\tR\021cancelle" +
+      "dChildren\"$\n\022GetTaskTreeRequest\022\016\n\002id\030\001 " +
+      "\001(\tR\002id\"_\n\014TaskTreeNode\022%\n\004task\030\001 \001(\0132\021." +
+      "taskyard.v1.TaskR\004task\022\024\n\005depth\030\002 \001(\005R\005d" +
+      "epth\022\022\n\004path\030\003 \003(\tR\004path\"}\n\023GetTaskTreeR" +
+      "esponse\022/\n\005nodes\030\001 \003(\0132\031.taskyard.v1.Tas" +
+      "kTreeNodeR\005nodes\022\027\n\007root_id\030\002 \001(\tR\006rootI" +
+      "d\022\034\n\ttruncated\030\003 \001(\010R\ttruncated\"$\n\022Expla" +
+      "inTaskRequest\022\016\n\002id\030\001 \001(\tR\002id\"\255\002\n\023Explai" +
+      "nTaskResponse\022%\n\004task\030\001 \001(\0132\021.taskyard.v" +
+      "1.TaskR\004task\022/\n\006reason\030\002 \001(\0162\027.taskyard." +
+      "v1.WaitReasonR\006reason\022\030\n\007message\030\003 \001(\tR\007" +
+      "message\0220\n\005until\030\004 \001(\0132\032.google.protobuf" +
+      ".TimestampR\005until\022\035\n\nwaiting_on\030\005 \003(\tR\tw" +
+      "aitingOn\022(\n\020lane_depth_ahead\030\006 \001(\003R\016lane" +
+      "DepthAhead\022)\n\004gate\030\007 \001(\0132\025.taskyard.v1.F" +
+      "lowGateR\004gate\"b\n\022GetTaskLogsRequest\022\016\n\002i" +
+      "d\030\001 \001(\tR\002id\022\037\n\013from_offset\030\002 \001(\003R\nfromOf" +
+      "fset\022\033\n\tpage_size\030\003 \001(\005R\010pageSize\"|\n\023Get" +
+      "TaskLogsResponse\022(\n\004logs\030\001 \003(\0132\024.taskyar" +
+      "d.v1.TaskLogR\004logs\022\037\n\013next_offset\030\002 \001(\003R" +
+      "\nnextOffset\022\032\n\010complete\030\003 \001(\010R\010complete\"" +
+      "H\n\025StreamTaskLogsRequest\022\016\n\002id\030\001 \001(\tR\002id" +
+      "\022\037\n\013from_offset\030\002 \001(\003R\nfromOffset\"B\n\026Str" +
+      "eamTaskLogsResponse\022(\n\004logs\030\001 \003(\0132\024.task" +
+      "yard.v1.TaskLogR\004logs*\363\002\n\nWaitReason\022\033\n\027" +
+      "WAIT_REASON_UNSPECIFIED\020\000\022\027\n\023WAIT_REASON" +
+      "_RUNNING\020\001\022\025\n\021WAIT_REASON_FINAL\020\002\022\023\n\017WAI" +
+      "T_REASON_ETA\020\003\022\032\n\026WAIT_REASON_DEPENDENCY" +
+      "\020\004\022\033\n\027WAIT_REASON_RETRY_DELAY\020\005\022\034\n\030WAIT_" +
+      "REASON_QUEUE_PAUSED\020\006\022\027\n\023WAIT_REASON_NO_" +
+      "POOL\020\007\022\032\n\026WAIT_REASON_SLOTS_BUSY\020\010\022\033\n\027WA" +
+      "IT_REASON_DISPATCHING\020\t\022\034\n\030WAIT_REASON_R" +
+      "ATE_LIMITED\020\n\022 \n\034WAIT_REASON_CONCURRENCY" +
+      "_FULL\020\013\022\032\n\026WAIT_REASON_FAIR_SHARE\020\0142\272\006\n\013" +
       "TaskService\022M\n\nSubmitTask\022\036.taskyard.v1." +
       "SubmitTaskRequest\032\037.taskyard.v1.SubmitTa" +
       "skResponse\022_\n\020BatchSubmitTasks\022$.taskyar" +
@@ -243,6 +247,7 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
         new com.google.protobuf.Descriptors.FileDescriptor[] {
           com.google.protobuf.DurationProto.getDescriptor(),
           com.google.protobuf.TimestampProto.getDescriptor(),
+          dev.taskyard.v1.LimitProto.getDescriptor(),
           dev.taskyard.v1.TaskProto.getDescriptor(),
         });
     internal_static_taskyard_v1_SubmitTaskRequest_descriptor =
@@ -352,7 +357,7 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_ExplainTaskResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_ExplainTaskResponse_descriptor,
-        new java.lang.String[] { "Task", "Reason", "Message", "Until", "WaitingOn", "LaneDepthAhead", });
+        new java.lang.String[] { "Task", "Reason", "Message", "Until", "WaitingOn", "LaneDepthAhead", "Gate", });
     internal_static_taskyard_v1_GetTaskLogsRequest_descriptor =
       getDescriptor().getMessageType(18);
     internal_static_taskyard_v1_GetTaskLogsRequest_fieldAccessorTable = new
@@ -380,6 +385,7 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
+    dev.taskyard.v1.LimitProto.getDescriptor();
     dev.taskyard.v1.TaskProto.getDescriptor();
   }
 

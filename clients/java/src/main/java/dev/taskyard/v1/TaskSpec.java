@@ -40,6 +40,8 @@ private static final long serialVersionUID = 0L;
     dependsOn_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     idempotencyKey_ = "";
+    limits_ = java.util.Collections.emptyList();
+    fairnessKey_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -758,6 +760,130 @@ java.lang.String defaultValue) {
     return idempotencyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : idempotencyWindow_;
   }
 
+  public static final int LIMITS_FIELD_NUMBER = 16;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.taskyard.v1.LimitUse> limits_;
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.taskyard.v1.LimitUse> getLimitsList() {
+    return limits_;
+  }
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.taskyard.v1.LimitUseOrBuilder> 
+      getLimitsOrBuilderList() {
+    return limits_;
+  }
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public int getLimitsCount() {
+    return limits_.size();
+  }
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.LimitUse getLimits(int index) {
+    return limits_.get(index);
+  }
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.LimitUseOrBuilder getLimitsOrBuilder(
+      int index) {
+    return limits_.get(index);
+  }
+
+  public static final int FAIRNESS_KEY_FIELD_NUMBER = 17;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object fairnessKey_ = "";
+  /**
+   * <pre>
+   * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+   * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+   * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+   * a key too.
+   * </pre>
+   *
+   * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+   * @return The fairnessKey.
+   */
+  @java.lang.Override
+  public java.lang.String getFairnessKey() {
+    java.lang.Object ref = fairnessKey_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      fairnessKey_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+   * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+   * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+   * a key too.
+   * </pre>
+   *
+   * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+   * @return The bytes for fairnessKey.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getFairnessKeyBytes() {
+    java.lang.Object ref = fairnessKey_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      fairnessKey_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -819,6 +945,12 @@ java.lang.String defaultValue) {
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(15, getIdempotencyWindow());
+    }
+    for (int i = 0; i < limits_.size(); i++) {
+      output.writeMessage(16, limits_.get(i));
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(fairnessKey_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 17, fairnessKey_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -888,6 +1020,18 @@ java.lang.String defaultValue) {
     if (((bitField0_ & 0x00000040) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(15, getIdempotencyWindow());
+    }
+
+        {
+          final int count = limits_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(limits_.get(i));
+          }
+          size += 2 * count;
+        }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(fairnessKey_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(17, fairnessKey_);
     }
     return size;
   }
@@ -963,6 +1107,10 @@ java.lang.String defaultValue) {
       if (!getIdempotencyWindow()
           .equals(other.getIdempotencyWindow())) return false;
     }
+    if (!getLimitsList()
+        .equals(other.getLimitsList())) return false;
+    if (!getFairnessKey()
+        .equals(other.getFairnessKey())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1022,6 +1170,12 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + IDEMPOTENCY_WINDOW_FIELD_NUMBER;
       hash = (53 * hash) + getIdempotencyWindow().hashCode();
     }
+    if (getLimitsCount() > 0) {
+      hash = (37 * hash) + LIMITS_FIELD_NUMBER;
+      hash = (53 * hash) + getLimitsList().hashCode();
+    }
+    hash = (37 * hash) + FAIRNESS_KEY_FIELD_NUMBER;
+    hash = (53 * hash) + getFairnessKey().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1184,6 +1338,7 @@ java.lang.String defaultValue) {
         internalGetEtaFieldBuilder();
         internalGetCountdownFieldBuilder();
         internalGetIdempotencyWindowFieldBuilder();
+        internalGetLimitsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1230,6 +1385,14 @@ java.lang.String defaultValue) {
         idempotencyWindowBuilder_.dispose();
         idempotencyWindowBuilder_ = null;
       }
+      if (limitsBuilder_ == null) {
+        limits_ = java.util.Collections.emptyList();
+      } else {
+        limits_ = null;
+        limitsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00008000);
+      fairnessKey_ = "";
       return this;
     }
 
@@ -1256,9 +1419,22 @@ java.lang.String defaultValue) {
     @java.lang.Override
     public dev.taskyard.v1.TaskSpec buildPartial() {
       dev.taskyard.v1.TaskSpec result = new dev.taskyard.v1.TaskSpec(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.taskyard.v1.TaskSpec result) {
+      if (limitsBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0)) {
+          limits_ = java.util.Collections.unmodifiableList(limits_);
+          bitField0_ = (bitField0_ & ~0x00008000);
+        }
+        result.limits_ = limits_;
+      } else {
+        result.limits_ = limitsBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.taskyard.v1.TaskSpec result) {
@@ -1329,6 +1505,9 @@ java.lang.String defaultValue) {
             ? idempotencyWindow_
             : idempotencyWindowBuilder_.build();
         to_bitField0_ |= 0x00000040;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.fairnessKey_ = fairnessKey_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1406,6 +1585,37 @@ java.lang.String defaultValue) {
       }
       if (other.hasIdempotencyWindow()) {
         mergeIdempotencyWindow(other.getIdempotencyWindow());
+      }
+      if (limitsBuilder_ == null) {
+        if (!other.limits_.isEmpty()) {
+          if (limits_.isEmpty()) {
+            limits_ = other.limits_;
+            bitField0_ = (bitField0_ & ~0x00008000);
+          } else {
+            ensureLimitsIsMutable();
+            limits_.addAll(other.limits_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.limits_.isEmpty()) {
+          if (limitsBuilder_.isEmpty()) {
+            limitsBuilder_.dispose();
+            limitsBuilder_ = null;
+            limits_ = other.limits_;
+            bitField0_ = (bitField0_ & ~0x00008000);
+            limitsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetLimitsFieldBuilder() : null;
+          } else {
+            limitsBuilder_.addAllMessages(other.limits_);
+          }
+        }
+      }
+      if (!other.getFairnessKey().isEmpty()) {
+        fairnessKey_ = other.fairnessKey_;
+        bitField0_ |= 0x00010000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1522,6 +1732,24 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00004000;
               break;
             } // case 122
+            case 130: {
+              dev.taskyard.v1.LimitUse m =
+                  input.readMessage(
+                      dev.taskyard.v1.LimitUse.parser(),
+                      extensionRegistry);
+              if (limitsBuilder_ == null) {
+                ensureLimitsIsMutable();
+                limits_.add(m);
+              } else {
+                limitsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 130
+            case 138: {
+              fairnessKey_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3411,6 +3639,455 @@ java.lang.String defaultValue) {
         idempotencyWindow_ = null;
       }
       return idempotencyWindowBuilder_;
+    }
+
+    private java.util.List<dev.taskyard.v1.LimitUse> limits_ =
+      java.util.Collections.emptyList();
+    private void ensureLimitsIsMutable() {
+      if (!((bitField0_ & 0x00008000) != 0)) {
+        limits_ = new java.util.ArrayList<dev.taskyard.v1.LimitUse>(limits_);
+        bitField0_ |= 0x00008000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.taskyard.v1.LimitUse, dev.taskyard.v1.LimitUse.Builder, dev.taskyard.v1.LimitUseOrBuilder> limitsBuilder_;
+
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public java.util.List<dev.taskyard.v1.LimitUse> getLimitsList() {
+      if (limitsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(limits_);
+      } else {
+        return limitsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public int getLimitsCount() {
+      if (limitsBuilder_ == null) {
+        return limits_.size();
+      } else {
+        return limitsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse getLimits(int index) {
+      if (limitsBuilder_ == null) {
+        return limits_.get(index);
+      } else {
+        return limitsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder setLimits(
+        int index, dev.taskyard.v1.LimitUse value) {
+      if (limitsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLimitsIsMutable();
+        limits_.set(index, value);
+        onChanged();
+      } else {
+        limitsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder setLimits(
+        int index, dev.taskyard.v1.LimitUse.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        limitsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(dev.taskyard.v1.LimitUse value) {
+      if (limitsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLimitsIsMutable();
+        limits_.add(value);
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(
+        int index, dev.taskyard.v1.LimitUse value) {
+      if (limitsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureLimitsIsMutable();
+        limits_.add(index, value);
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(
+        dev.taskyard.v1.LimitUse.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.add(builderForValue.build());
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder addLimits(
+        int index, dev.taskyard.v1.LimitUse.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        limitsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder addAllLimits(
+        java.lang.Iterable<? extends dev.taskyard.v1.LimitUse> values) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, limits_);
+        onChanged();
+      } else {
+        limitsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder clearLimits() {
+      if (limitsBuilder_ == null) {
+        limits_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00008000);
+        onChanged();
+      } else {
+        limitsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public Builder removeLimits(int index) {
+      if (limitsBuilder_ == null) {
+        ensureLimitsIsMutable();
+        limits_.remove(index);
+        onChanged();
+      } else {
+        limitsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse.Builder getLimitsBuilder(
+        int index) {
+      return internalGetLimitsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUseOrBuilder getLimitsOrBuilder(
+        int index) {
+      if (limitsBuilder_ == null) {
+        return limits_.get(index);  } else {
+        return limitsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public java.util.List<? extends dev.taskyard.v1.LimitUseOrBuilder> 
+         getLimitsOrBuilderList() {
+      if (limitsBuilder_ != null) {
+        return limitsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(limits_);
+      }
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse.Builder addLimitsBuilder() {
+      return internalGetLimitsFieldBuilder().addBuilder(
+          dev.taskyard.v1.LimitUse.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public dev.taskyard.v1.LimitUse.Builder addLimitsBuilder(
+        int index) {
+      return internalGetLimitsFieldBuilder().addBuilder(
+          index, dev.taskyard.v1.LimitUse.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * The limits this task takes units of when an attempt is admitted, each with
+     * its key (at most 8, each limit once). The limits its task name declares
+     * are added by the gateway. See docs/flow-control.md.
+     * </pre>
+     *
+     * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+     */
+    public java.util.List<dev.taskyard.v1.LimitUse.Builder> 
+         getLimitsBuilderList() {
+      return internalGetLimitsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.taskyard.v1.LimitUse, dev.taskyard.v1.LimitUse.Builder, dev.taskyard.v1.LimitUseOrBuilder> 
+        internalGetLimitsFieldBuilder() {
+      if (limitsBuilder_ == null) {
+        limitsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.taskyard.v1.LimitUse, dev.taskyard.v1.LimitUse.Builder, dev.taskyard.v1.LimitUseOrBuilder>(
+                limits_,
+                ((bitField0_ & 0x00008000) != 0),
+                getParentForChildren(),
+                isClean());
+        limits_ = null;
+      }
+      return limitsBuilder_;
+    }
+
+    private java.lang.Object fairnessKey_ = "";
+    /**
+     * <pre>
+     * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+     * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+     * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+     * a key too.
+     * </pre>
+     *
+     * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+     * @return The fairnessKey.
+     */
+    public java.lang.String getFairnessKey() {
+      java.lang.Object ref = fairnessKey_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        fairnessKey_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+     * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+     * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+     * a key too.
+     * </pre>
+     *
+     * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+     * @return The bytes for fairnessKey.
+     */
+    public com.google.protobuf.ByteString
+        getFairnessKeyBytes() {
+      java.lang.Object ref = fairnessKey_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        fairnessKey_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+     * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+     * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+     * a key too.
+     * </pre>
+     *
+     * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+     * @param value The fairnessKey to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFairnessKey(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      fairnessKey_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+     * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+     * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+     * a key too.
+     * </pre>
+     *
+     * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFairnessKey() {
+      fairnessKey_ = getDefaultInstance().getFairnessKey();
+      bitField0_ = (bitField0_ & ~0x00010000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+     * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+     * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+     * a key too.
+     * </pre>
+     *
+     * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+     * @param value The bytes for fairnessKey to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFairnessKeyBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      fairnessKey_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.TaskSpec)

@@ -425,4 +425,84 @@ java.lang.String defaultValue);
    * <code>.google.protobuf.Duration idempotency_window = 15 [json_name = "idempotencyWindow"];</code>
    */
   com.google.protobuf.DurationOrBuilder getIdempotencyWindowOrBuilder();
+
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  java.util.List<dev.taskyard.v1.LimitUse> 
+      getLimitsList();
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  dev.taskyard.v1.LimitUse getLimits(int index);
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  int getLimitsCount();
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  java.util.List<? extends dev.taskyard.v1.LimitUseOrBuilder> 
+      getLimitsOrBuilderList();
+  /**
+   * <pre>
+   * The limits this task takes units of when an attempt is admitted, each with
+   * its key (at most 8, each limit once). The limits its task name declares
+   * are added by the gateway. See docs/flow-control.md.
+   * </pre>
+   *
+   * <code>repeated .taskyard.v1.LimitUse limits = 16 [json_name = "limits"];</code>
+   */
+  dev.taskyard.v1.LimitUseOrBuilder getLimitsOrBuilder(
+      int index);
+
+  /**
+   * <pre>
+   * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+   * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+   * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+   * a key too.
+   * </pre>
+   *
+   * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+   * @return The fairnessKey.
+   */
+  java.lang.String getFairnessKey();
+  /**
+   * <pre>
+   * Fair share inside its priority lane: tasks of one key wait in FIFO order,
+   * and the keys are served by weighted round robin (LimitService.SetKeyWeight),
+   * so one key's flood does not hold the others back. 0 to 256 bytes; empty is
+   * a key too.
+   * </pre>
+   *
+   * <code>string fairness_key = 17 [json_name = "fairnessKey"];</code>
+   * @return The bytes for fairnessKey.
+   */
+  com.google.protobuf.ByteString
+      getFairnessKeyBytes();
 }

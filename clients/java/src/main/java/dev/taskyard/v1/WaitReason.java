@@ -92,6 +92,30 @@ public enum WaitReason
    * <code>WAIT_REASON_DISPATCHING = 9;</code>
    */
   WAIT_REASON_DISPATCHING(9),
+  /**
+   * <pre>
+   * A rate limit has no units for it now (gate: limit, key, next_admission_at).
+   * </pre>
+   *
+   * <code>WAIT_REASON_RATE_LIMITED = 10;</code>
+   */
+  WAIT_REASON_RATE_LIMITED(10),
+  /**
+   * <pre>
+   * A concurrency limit is full (gate: limit, key, holder_ids).
+   * </pre>
+   *
+   * <code>WAIT_REASON_CONCURRENCY_FULL = 11;</code>
+   */
+  WAIT_REASON_CONCURRENCY_FULL(11),
+  /**
+   * <pre>
+   * Other fairness keys are being served first (gate: key, position, keys_ahead).
+   * </pre>
+   *
+   * <code>WAIT_REASON_FAIR_SHARE = 12;</code>
+   */
+  WAIT_REASON_FAIR_SHARE(12),
   UNRECOGNIZED(-1),
   ;
 
@@ -181,6 +205,30 @@ public enum WaitReason
    * <code>WAIT_REASON_DISPATCHING = 9;</code>
    */
   public static final int WAIT_REASON_DISPATCHING_VALUE = 9;
+  /**
+   * <pre>
+   * A rate limit has no units for it now (gate: limit, key, next_admission_at).
+   * </pre>
+   *
+   * <code>WAIT_REASON_RATE_LIMITED = 10;</code>
+   */
+  public static final int WAIT_REASON_RATE_LIMITED_VALUE = 10;
+  /**
+   * <pre>
+   * A concurrency limit is full (gate: limit, key, holder_ids).
+   * </pre>
+   *
+   * <code>WAIT_REASON_CONCURRENCY_FULL = 11;</code>
+   */
+  public static final int WAIT_REASON_CONCURRENCY_FULL_VALUE = 11;
+  /**
+   * <pre>
+   * Other fairness keys are being served first (gate: key, position, keys_ahead).
+   * </pre>
+   *
+   * <code>WAIT_REASON_FAIR_SHARE = 12;</code>
+   */
+  public static final int WAIT_REASON_FAIR_SHARE_VALUE = 12;
 
 
   public final int getNumber() {
@@ -217,6 +265,9 @@ public enum WaitReason
       case 7: return WAIT_REASON_NO_POOL;
       case 8: return WAIT_REASON_SLOTS_BUSY;
       case 9: return WAIT_REASON_DISPATCHING;
+      case 10: return WAIT_REASON_RATE_LIMITED;
+      case 11: return WAIT_REASON_CONCURRENCY_FULL;
+      case 12: return WAIT_REASON_FAIR_SHARE;
       default: return null;
     }
   }
