@@ -1,0 +1,190 @@
+"""Flow control's rules, in one implementation: what a limit must be, and what a
+task's use of limits must be.
+
+The gateway checks every LimitService call and every submission with them, the
+result-store checks every limit it stores again (whoever sent it: a gateway, a
+pool declaring its tasks' limits), and the scheduler reads a limit's numbers
+through ``rate_of`` / ``burst_of``, so the three agree on defaults (a burst of
+0 means the rate's units, a use of 0 units means 1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Sequence
+
+from taskyard.core import names
+from taskyard.core.validation import Violation, quote
+from taskyard.v1 import limit_pb2
+
+# Limits of flow control itself (README, "Limits").
+MAX_USES = 8
+MAX_KEY_BYTES = 256
+MAX_DESCRIPTION_BYTES = 1024
+MIN_PERIOD_MS = 1
+MAX_PERIOD_MS = 24 * 3600 * 1000
+# Units of one limit: a rate's units or burst, a concurrency's max_units.
+MAX_UNITS = 1_000_000_000
+MAX_WEIGHT = 1000
+# Fairness weights the store keeps (ListKeyWeights returns them all).
+MAX_WEIGHTS = 10_000
+# Limits in all (the scheduler holds every one; ListLimits pages them).
+MAX_LIMITS = 10_000
+
+# FieldViolation reasons.
+UNKNOWN_LIMIT = "UNKNOWN_LIMIT"
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+
+# "100/s", "5/2s", "1000/min", "20/1.5h": units per period (no burst).
+_RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*(ms|s|sec|m|min|h|d)\s*")
+_UNIT_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def period_ms(rate: limit_pb2.RateLimit) -> int:
+    return rate.period.seconds * 1000 + rate.period.nanos // 1_000_000
+
+
+def burst_of(limit: limit_pb2.Limit) -> int:
+    """A rate limit's burst (0 means its units), a concurrency limit's max_units."""
+    if limit.HasField("rate"):
+        return limit.rate.burst or limit.rate.units
+    return limit.concurrency.max_units
+
+
+def units_of(use: limit_pb2.LimitUse) -> int:
+    return use.units or 1
+
+
+def parse_rate(text: str, *, burst: int = 0) -> limit_pb2.RateLimit:
+    """``"100/s"``, ``"10/min"``, ``"5/2s"``: a RateLimit; ValueError otherwise."""
+    m = _RATE.fullmatch(text)
+    if m is None:
+        raise ValueError(f"a rate is units/period, e.g. '100/s' or '10/min', got {text!r}")
+    units, count, unit = int(m.group(1)), float(m.group(2) or 1), m.group(3)
+    ms = round(count * _UNIT_MS[unit])
+    rate = limit_pb2.RateLimit(units=units, burst=burst)
+    rate.period.FromMilliseconds(ms)
+    return rate
+
+
+def declared_name(task_name: str, kind: str) -> str:
+    """The name of a limit a task declares: ``send_email.rate``, ``send_email.concurrency``."""
+    return f"{task_name}.{kind}"
+
+
+def limit_violations(limit: limit_pb2.Limit, path: str = "limit") -> list[Violation]:
+    """Every violation of a limit's definition (its name included)."""
+    out: list[Violation] = []
+    found = names.problem(limit.name, required=True)
+    if found is not None:
+        out.append(Violation(field=f"{path}.name", description=found[0], reason=found[1]))
+    kind = limit.WhichOneof("kind")
+    if kind is None:
+        out.append(Violation(field=path, description="must set rate or concurrency"))
+    elif kind == "rate":
+        rate = limit.rate
+        if not 1 <= rate.units <= MAX_UNITS:
+            out.append(
+                Violation(
+                    field=f"{path}.rate.units", description=f"must be 1 to {MAX_UNITS}, got {rate.units}"
+                )
+            )
+        ms = period_ms(rate)
+        exact = rate.period.nanos % 1_000_000 == 0
+        if not (MIN_PERIOD_MS <= ms <= MAX_PERIOD_MS and exact and rate.period.seconds >= 0):
+            out.append(
+                Violation(
+                    field=f"{path}.rate.period",
+                    description="must be 1 ms to 1 day, in whole milliseconds",
+                )
+            )
+        if not 0 <= rate.burst <= MAX_UNITS:
+            out.append(
+                Violation(
+                    field=f"{path}.rate.burst", description=f"must be 0 to {MAX_UNITS}, got {rate.burst}"
+                )
+            )
+    elif not 1 <= limit.concurrency.max_units <= MAX_UNITS:
+        out.append(
+            Violation(
+                field=f"{path}.concurrency.max_units",
+                description=f"must be 1 to {MAX_UNITS}, got {limit.concurrency.max_units}",
+            )
+        )
+    if len(limit.description.encode()) > MAX_DESCRIPTION_BYTES:
+        out.append(
+            Violation(
+                field=f"{path}.description", description=f"must be at most {MAX_DESCRIPTION_BYTES} bytes"
+            )
+        )
+    if limit.key_argument and not limit.task_name:
+        out.append(Violation(field=f"{path}.key_argument", description="needs task_name"))
+    if len(limit.key_argument) > 255:
+        out.append(Violation(field=f"{path}.key_argument", description="must be at most 255 characters"))
+    return out
+
+
+def key_violations(path: str, key: str) -> list[Violation]:
+    if len(key) <= MAX_KEY_BYTES // 4 or len(key.encode()) <= MAX_KEY_BYTES:
+        return (
+            [] if "\x00" not in key else [Violation(field=path, description="must not contain NUL (\\u0000)")]
+        )
+    return [
+        Violation(field=path, description=f"must be at most {MAX_KEY_BYTES} bytes, got {len(key.encode())}")
+    ]
+
+
+def use_violations(
+    uses: Sequence[limit_pb2.LimitUse],
+    fairness_key: str,
+    *,
+    path: str,
+    uses_field: str = "limits",
+    limits: Container[str] | None = None,
+    burst: dict[str, int] | None = None,
+) -> list[Violation]:
+    """Every violation of a task's limit uses and fairness key. ``limits``: the names
+    that exist (None: not checked); ``burst``: each limit's most units at once."""
+    out = key_violations(f"{path}.fairness_key", fairness_key) if fairness_key else []
+    if len(uses) > MAX_USES:
+        out.append(
+            Violation(field=f"{path}.{uses_field}", description=f"at most {MAX_USES} limits, got {len(uses)}")
+        )
+        return out
+    seen: set[str] = set()
+    for i, use in enumerate(uses):
+        at = f"{path}.{uses_field}[{i}]"
+        if not use.limit:
+            out.append(Violation(field=f"{at}.limit", description="must not be empty"))
+        elif limits is not None and use.limit not in limits:
+            out.append(
+                Violation(
+                    field=f"{at}.limit",
+                    description=f"no limit named {quote(use.limit)}",
+                    reason=UNKNOWN_LIMIT,
+                )
+            )
+        elif use.limit in seen:
+            out.append(Violation(field=f"{at}.limit", description=f"{quote(use.limit)} is used twice"))
+        seen.add(use.limit)
+        out.extend(key_violations(f"{at}.key", use.key))
+        if use.units < 0:
+            out.append(Violation(field=f"{at}.units", description=f"must not be negative, got {use.units}"))
+        elif burst is not None and use.limit in burst and units_of(use) > burst[use.limit]:
+            out.append(
+                Violation(
+                    field=f"{at}.units",
+                    description=f"{units_of(use)} units can never be admitted: "
+                    f"{quote(use.limit)} admits at most {burst[use.limit]} at once",
+                )
+            )
+    return out
+
+
+def weight_violations(weight: limit_pb2.KeyWeight, path: str = "weight") -> list[Violation]:
+    out = key_violations(f"{path}.key", weight.key)
+    if not 0 <= weight.weight <= MAX_WEIGHT:
+        out.append(
+            Violation(field=f"{path}.weight", description=f"must be 0 to {MAX_WEIGHT}, got {weight.weight}")
+        )
+    return out
