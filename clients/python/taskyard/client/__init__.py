@@ -22,6 +22,16 @@ from taskyard.client._async import AsyncClient
 from taskyard.client._endpoint import DEFAULT_TARGET, Endpoint
 from taskyard.client._errors import FieldViolation, TaskyardError
 from taskyard.client._events import AsyncEventWatch, Event, EventWatch
+from taskyard.client._flow import (
+    FlowGate,
+    KeyUsage,
+    KeyWeight,
+    LimitInfo,
+    LimitPage,
+    LimitUsage,
+    LimitUse,
+    Rate,
+)
 from taskyard.client._ops import LogLine, LogPage, QueueInfo, QueueStatus, ServerInfo, WorkerProcessInfo
 from taskyard.client._schedules import ScheduleInfo, SchedulePage, Triggered
 from taskyard.client._sync import Client
@@ -50,11 +60,19 @@ __all__ = [
     "EventWatch",
     "Explanation",
     "FieldViolation",
+    "FlowGate",
+    "KeyUsage",
+    "KeyWeight",
+    "LimitInfo",
+    "LimitPage",
+    "LimitUsage",
+    "LimitUse",
     "LogLine",
     "LogPage",
     "Priority",
     "QueueInfo",
     "QueueStatus",
+    "Rate",
     "ScheduleInfo",
     "SchedulePage",
     "ServerInfo",

@@ -15,6 +15,7 @@ from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._events import AsyncEventWatch, Events
+from taskyard.client._limits import AsyncLimits
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
 from taskyard.v1 import task_service_pb2
@@ -38,6 +39,8 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
         # The suite's events as they happen: async for e in client.events.watch(queues=[...]): ...
         self.events = Events(self._channel, AsyncEventWatch)
         self.queues = AsyncQueues(self._channel, self._call)
+        # Flow control: client.limits.create(...), .get, .list, .delete, .set_weight, ...
+        self.limits = AsyncLimits(self._channel, self._call)
 
     async def _call(
         self, method: Callable[..., Awaitable[R]], request: Any, deadline: float | None = None

@@ -17,6 +17,7 @@ from google.protobuf import duration_pb2
 from taskyard.client._credentials import PemSource
 from taskyard.client._endpoint import DEFAULT_TARGET, Endpoint
 from taskyard.client._errors import TaskyardError
+from taskyard.client._flow import LimitUses
 from taskyard.client._types import (
     JSON,
     Cancellation,
@@ -128,6 +129,8 @@ def submit_request(
     idempotency_window: float | datetime.timedelta | None = None,
     eta: datetime.datetime | None = None,
     countdown: float | datetime.timedelta | None = None,
+    limits: LimitUses | None = None,
+    fairness_key: str = "",
     **kwargs: JSON,
 ) -> task_service_pb2.SubmitTaskRequest:
     spec = TaskRequest(
@@ -148,6 +151,8 @@ def submit_request(
         idempotency_window=idempotency_window,
         eta=eta,
         countdown=countdown,
+        limits=limits,
+        fairness_key=fairness_key,
     ).to_proto()
     return task_service_pb2.SubmitTaskRequest(task=spec)
 

@@ -14,6 +14,7 @@ from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._events import Events, EventWatch
+from taskyard.client._limits import Limits
 from taskyard.client._ops import Logs, Queues
 from taskyard.client._schedules import Schedules
 from taskyard.v1 import task_service_pb2
@@ -41,6 +42,8 @@ class Client(_common.ClientBase[grpc.Channel]):
         # The suite's events as they happen: for e in client.events.watch(queues=[...]): ...
         self.events = Events(self._channel, EventWatch)
         self.queues = Queues(self._channel, self._call)
+        # Flow control: client.limits.create(...), .get, .list, .delete, .set_weight, ...
+        self.limits = Limits(self._channel, self._call)
 
     def _call(self, method: Callable[..., R], request: Any, timeout: float | None = None) -> R:
         try:

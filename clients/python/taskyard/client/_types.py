@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 
 from google.protobuf import struct_pb2, timestamp_pb2
 
+from taskyard.client._flow import FlowGate, LimitUse, LimitUses, limit_uses
 from taskyard.v1 import task_pb2, task_service_pb2
 
 JSON: TypeAlias = Any
@@ -136,6 +137,10 @@ class TaskInfo:
     # The task's trace (W3C trace id, 32 lowercase hex digits) in the tracing
     # backend; "" when it carries no trace context (tracing off, or not sampled).
     trace_id: str = ""
+    # Flow control: the limits it takes units of (as submitted, with those its task name
+    # declares) and its fairness key.
+    limits: tuple[LimitUse, ...] = ()
+    fairness_key: str = ""
 
     @property
     def is_final(self) -> bool:
@@ -181,6 +186,8 @@ class TaskInfo:
             late_attempt=t.late_attempt,
             omitted=dict(t.omitted),
             trace_id=t.trace_id,
+            limits=tuple(LimitUse.from_proto(u) for u in t.limits),
+            fairness_key=t.fairness_key,
         )
 
 
@@ -199,7 +206,8 @@ def _time(t: Any, field: str) -> datetime.datetime | None:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Explanation:
     """Why a task is where it is (ExplainTask): ``reason`` is ETA, DEPENDENCY,
-    RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY, DISPATCHING, RUNNING or FINAL."""
+    RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY, DISPATCHING, RUNNING or FINAL, or a
+    flow-control gate: RATE_LIMITED, CONCURRENCY_FULL or FAIR_SHARE, with ``gate``."""
 
     task: TaskInfo
     reason: str
@@ -207,6 +215,8 @@ class Explanation:
     until: datetime.datetime | None
     waiting_on: tuple[str, ...]
     lane_depth_ahead: int
+    # The gate that holds it (RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE), else None.
+    gate: FlowGate | None = None
 
     @classmethod
     def from_proto(cls, r: task_service_pb2.ExplainTaskResponse) -> Explanation:
@@ -217,6 +227,7 @@ class Explanation:
             until=_time(r, "until"),
             waiting_on=tuple(r.waiting_on),
             lane_depth_ahead=r.lane_depth_ahead,
+            gate=FlowGate.from_proto(r.gate) if r.HasField("gate") else None,
         )
 
 
@@ -269,6 +280,10 @@ class TaskRequest:
     # from now: state SCHEDULED until then. At most one of the two.
     eta: datetime.datetime | None = None
     countdown: float | datetime.timedelta | None = None
+    # Flow control: the limits it takes units of, {limit: key} or LimitUse (with units),
+    # at most 8; and the fairness key it shares its lane by (a tenant, a customer).
+    limits: LimitUses | None = None
+    fairness_key: str = ""
 
     def to_proto(self) -> task_pb2.TaskSpec:
         spec = task_pb2.TaskSpec(
@@ -314,6 +329,8 @@ class TaskRequest:
             spec.countdown.FromTimedelta(
                 c if isinstance(c, datetime.timedelta) else datetime.timedelta(seconds=c)
             )
+        spec.limits.extend(limit_uses(self.limits))
+        spec.fairness_key = self.fairness_key
         return spec
 
     @classmethod
