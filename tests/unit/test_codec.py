@@ -222,3 +222,61 @@ def test_enums_map_by_value() -> None:
     assert {p.name: p.value for p in Priority} == {
         n.removeprefix("PRIORITY_"): v for n, v in task_pb2.Priority.items() if v
     }
+
+
+FLOW = codec.FlowCatalog(names={"api", "per-customer"}, bursts={"api": 10, "per-customer": 3})
+
+
+def test_limits_and_fairness_key_go_into_the_record_and_back() -> None:
+    s = spec(
+        name="add",
+        limits=[{"limit": "api", "key": "customer:42", "units": 2}, {"limit": "per-customer"}],
+        fairness_key="tenant-a",
+    )
+    (rec,) = codec.build_records([s], known_names=KNOWN, limits=LIMITS, trace_headers={}, flow=FLOW)
+    assert rec.flow.fairness_key == "tenant-a"
+    assert [(u.limit, u.key, u.units) for u in rec.flow.uses] == [
+        ("api", "customer:42", 2),
+        ("per-customer", "", 0),
+    ]
+    task = codec.record_to_task(rec)
+    assert list(task.limits) == list(s.limits) and task.fairness_key == "tenant-a"
+
+
+def test_a_record_without_flow_control_is_the_same_bytes_as_before_it() -> None:
+    (rec,) = codec.build_records(
+        [spec(name="add", args=[1])], known_names=KNOWN, limits=LIMITS, now_us=42, trace_headers={}, flow=FLOW
+    )
+    assert not rec.HasField("flow")
+    assert b"\xc2\x02" not in rec.SerializeToString()  # field 40, length-delimited
+    task = codec.record_to_task(rec)
+    assert not task.limits and not task.fairness_key
+
+
+def test_limit_uses_are_checked_with_the_catalog() -> None:
+    long_key = "k" * 257
+    s = spec(
+        name="add",
+        limits=[
+            {"limit": "nope"},
+            {"limit": "api", "key": long_key},
+            {"limit": "per-customer", "units": 4},
+        ],
+        fairness_key=long_key,
+    )
+    with pytest.raises(errors.TaskyardError) as exc:
+        codec.build_records([spec(name="add"), s], known_names=KNOWN, limits=LIMITS, flow=FLOW)
+    found = [(v.field, getattr(v, "reason", "")) for v in exc.value.violations]
+    assert found == [
+        ("tasks[1].limits[0].limit", "UNKNOWN_LIMIT"),
+        ("tasks[1].limits[1].key", "INVALID_ARGUMENT"),
+        ("tasks[1].limits[2].units", "INVALID_ARGUMENT"),
+        ("tasks[1].fairness_key", "INVALID_ARGUMENT"),
+    ]
+    many = spec(name="add", limits=[{"limit": "api"}] * 9)
+    assert violations(many, single=True) == [("task.limits", "INVALID_ARGUMENT")]
+    # Without a catalog, only the form is checked.
+    (rec,) = codec.build_records(
+        [spec(name="add", limits=[{"limit": "nope"}])], known_names=KNOWN, limits=LIMITS
+    )
+    assert rec.flow.uses[0].limit == "nope"

@@ -20,6 +20,7 @@ from google.protobuf import duration_pb2, struct_pb2
 
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import eta, graph, ids, payload, telemetry, validation
+from taskyard.core import limits as flow_rules
 from taskyard.core.config import Settings
 
 # The rules themselves live in core/validation.py (shared with the store); their
@@ -71,6 +72,7 @@ __all__ = [
     "PAYLOAD_TOO_LARGE",
     "QUOTE_CHARS",
     "UNKNOWN_TASK_NAME",
+    "FlowCatalog",
     "Limits",
     "Violation",
     "build_records",
@@ -100,6 +102,15 @@ class Limits:
         )
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FlowCatalog:
+    """The limits a submission may use: their names, and each one's most units at
+    once (core/limits.burst_of)."""
+
+    names: Container[str]
+    bursts: dict[str, int]
+
+
 def duration_ms(d: duration_pb2.Duration) -> int | None:
     """Whole milliseconds (rounded up), or None for a malformed Duration."""
     if not -999_999_999 <= d.nanos <= 999_999_999 or (d.seconds > 0 > d.nanos) or (d.seconds < 0 < d.nanos):
@@ -120,13 +131,15 @@ def build_records(
     single: bool = False,
     now_us: int | None = None,
     trace_headers: Mapping[str, str] | None = None,
+    flow: FlowCatalog | None = None,
 ) -> list[task_record_pb2.TaskRecord]:
     """Validate ``specs`` and build their records, or raise INVALID_ARGUMENT with every violation.
 
     ``field`` names the request field (``task`` with ``single=True``, else
     ``tasks`` and paths ``tasks[i]``). All-or-nothing: one bad spec refuses them all.
     The record is checked with the rules the store applies too (core/validation.py);
-    ``known_names`` None leaves names unchecked.
+    ``known_names`` None leaves names unchecked; ``flow`` None leaves the limits a
+    spec uses unchecked against the ones that exist (their form is checked always).
     """
     if not single:
         check_batch_size(len(specs), limits, field)
@@ -152,6 +165,14 @@ def build_records(
         path = field if single else f"{field}[{i}]"
         found: list[Violation] = []
         rec, values = _convert(spec, template, task_ids[i], path, found)
+        if spec.limits or spec.fairness_key:
+            found += flow_rules.use_violations(
+                spec.limits,
+                spec.fairness_key,
+                path=path,
+                limits=None if flow is None else flow.names,
+                burst=None if flow is None else flow.bursts,
+            )
         when = eta.due(spec, created_at_us)
         if when.errors:
             found.extend(Violation(field=f"{path}.{f}", description=d) for f, d in when.errors)
@@ -233,6 +254,11 @@ def _convert(
         rec.root_id = task_id
     if spec.labels:
         rec.labels.update(spec.labels)
+    # Only when set: a record without flow control is the same bytes as before it.
+    if spec.fairness_key:
+        rec.flow.fairness_key = spec.fairness_key
+    if spec.limits:
+        rec.flow.uses.extend(spec.limits)
     return rec, (args, kwargs)
 
 
@@ -286,6 +312,10 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
     )
     if rec.labels:
         task.labels.update(rec.labels)
+    if rec.HasField("flow"):
+        flow = rec.flow
+        task.fairness_key = flow.fairness_key
+        task.limits.extend(flow.uses)
     if rec.trace_headers:
         task.trace_id = telemetry.trace_id_in(rec.trace_headers)
     if rec.timeout_ms:

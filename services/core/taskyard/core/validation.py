@@ -136,6 +136,9 @@ _ORDER = {
             "idempotency_window",
             "idempotency_expires_at_us",
             "trace_headers",
+            "limits",
+            "fairness_key",
+            "flow",
         )
     )
 }
