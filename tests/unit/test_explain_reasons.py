@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from google.protobuf import timestamp_pb2
 
-from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import contract
+from taskyard.bus.v1 import flow_pb2, task_record_pb2, tasks_pb2
+from taskyard.core import contract, errors
 from taskyard.core.clock import ManualClock, to_us
 from taskyard.core.states import TaskState
 from taskyard.gateway.explain import Explainer
-from taskyard.v1 import task_pb2
+from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.v1 import task_service_pb2 as R
 
 TID = "0190f0c2-0000-7000-8000-000000000001"
@@ -121,3 +122,99 @@ async def test_queued(facts: dict[str, Any], reason: int, text: str) -> None:
     assert out.reason == reason
     assert text in out.message
     assert out.lane_depth_ahead == facts.get("depth_ahead", 0)
+
+
+class FakeScheduler:
+    """A leader's FLOW_GATES answer (or none: ``reply`` None times out)."""
+
+    def __init__(self, reply: flow_pb2.FlowGatesReply | None) -> None:
+        self.reply = reply
+        self.requests: list[flow_pb2.FlowGatesRequest] = []
+
+    async def call(self, method: contract.Method[Any, Any], request: Any, **options: Any) -> Any:
+        assert method is contract.FLOW_GATES and options["timeout"] <= 1.0
+        self.requests.append(request)
+        if self.reply is None:
+            raise errors.deadline("no reply within 0.5 s")
+        return self.reply
+
+
+def _gated(reason: int, **gate: Any) -> flow_pb2.FlowGatesReply:
+    return flow_pb2.FlowGatesReply(
+        gates=[flow_pb2.TaskGate(task_id=TID, reason=reason, gate=limit_pb2.FlowGate(**gate))]  # type: ignore[arg-type]
+    )
+
+
+SLOTS_BUSY = tasks_pb2.ExplainFactsReply(found=True, pools=1, capacity=2, running=2, depth_ahead=4)
+SOON = timestamp_pb2.Timestamp()
+SOON.FromMicroseconds(to_us(CLOCK.now() + 0.4))
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason", "text"),
+    [
+        (
+            _gated(R.WAIT_REASON_RATE_LIMITED, limit="api", key="customer:42", next_admission_at=SOON),
+            R.WAIT_REASON_RATE_LIMITED,
+            "held by rate limit 'api' (key customer:42): next admission in 0.4 s",
+        ),
+        (
+            _gated(R.WAIT_REASON_RATE_LIMITED, limit="api", next_admission_at=SOON),
+            R.WAIT_REASON_RATE_LIMITED,
+            "held by rate limit 'api': next admission in 0.4 s",
+        ),
+        (
+            _gated(
+                R.WAIT_REASON_CONCURRENCY_FULL,
+                limit="per-customer",
+                key="customer:42",
+                holder_ids=["a", "b", "c"],
+            ),
+            R.WAIT_REASON_CONCURRENCY_FULL,
+            "concurrency limit 'per-customer' is full for key customer:42: held by 3 tasks (a, b, c)",
+        ),
+        (
+            _gated(R.WAIT_REASON_CONCURRENCY_FULL, limit="all", holder_ids=list("abcde")),
+            R.WAIT_REASON_CONCURRENCY_FULL,
+            "concurrency limit 'all' is full: held by 5 tasks (a, b, c and 2 more)",
+        ),
+        (
+            _gated(R.WAIT_REASON_FAIR_SHARE, key="tenant-a", position=2, keys_ahead=5),
+            R.WAIT_REASON_FAIR_SHARE,
+            "fair share: 2 tasks of key 'tenant-a' ahead of it, 5 other keys waiting",
+        ),
+    ],
+)
+async def test_a_gate_from_the_scheduler_wins(reply: flow_pb2.FlowGatesReply, reason: int, text: str) -> None:
+    scheduler = FakeScheduler(reply)
+    out = await Explainer(FakeStore(SLOTS_BUSY), flow_lane=scheduler, clock=CLOCK).explain(
+        _rec(TaskState.QUEUED)
+    )
+    assert (out.reason, out.message) == (reason, text)
+    assert out.gate == reply.gates[0].gate
+    assert out.lane_depth_ahead == 4
+    assert [list(r.task_ids) for r in scheduler.requests] == [[TID]]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        None,  # no answer in time
+        flow_pb2.FlowGatesReply(),  # not in its lanes
+        _gated(R.WAIT_REASON_UNSPECIFIED),
+        flow_pb2.FlowGatesReply(gates=[flow_pb2.TaskGate(task_id="other", reason=R.WAIT_REASON_FAIR_SHARE)]),
+    ],
+)
+async def test_without_a_gate_the_explanation_is_the_stores(reply: flow_pb2.FlowGatesReply | None) -> None:
+    out = await Explainer(FakeStore(SLOTS_BUSY), flow_lane=FakeScheduler(reply), clock=CLOCK).explain(
+        _rec(TaskState.QUEUED)
+    )
+    assert out.reason == R.WAIT_REASON_SLOTS_BUSY and "busy; 4 tasks ahead of it" in out.message
+    assert not out.HasField("gate")
+
+
+async def test_only_a_queued_task_asks_the_scheduler() -> None:
+    scheduler = FakeScheduler(_gated(R.WAIT_REASON_FAIR_SHARE, key="k"))
+    for state in (TaskState.RUNNING, TaskState.PENDING, TaskState.SCHEDULED, TaskState.SUCCESS):
+        await Explainer(FakeStore(), flow_lane=scheduler, clock=CLOCK).explain(_rec(state))
+    assert scheduler.requests == []

@@ -4,24 +4,28 @@ The state decides most of it (final, running, SCHEDULED until its ETA, RETRYING
 until its backoff ends). For PENDING and QUEUED tasks one store read
 (``ExplainFactsRequest``) supplies the rest: unfinished dependencies, its queue's
 pause flag, the live pools that serve its name with their capacity and load,
-and how many QUEUED tasks those pools will take before it.
+and how many QUEUED tasks those pools will take before it. A QUEUED task held
+by flow control is explained by the leading scheduler, which alone knows its
+gate (FLOW_GATES, flow_gates.py): when it answers with one, the gate wins.
 
 Also GetTask's list of failed attempts (``GetFailuresRequest``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from collections.abc import Sequence
 from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import task_record_pb2, tasks_pb2
+from taskyard.bus.v1 import flow_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import codec, contract, rpc
 from taskyard.core.clock import Clock, SystemClock, from_us
 from taskyard.core.states import TaskState
-from taskyard.v1 import task_pb2, task_service_pb2
+from taskyard.gateway import flow_gates
+from taskyard.v1 import limit_pb2, task_pb2, task_service_pb2
 
 M = TypeVar("M", bound=Message)
 S = TaskState
@@ -29,6 +33,10 @@ R = task_service_pb2
 
 # Ids listed in a message; the response's waiting_on has them all.
 SHOWN_IDS = 3
+# The reasons of a gate (what the scheduler may answer; anything else: no gate).
+GATE_REASONS = frozenset(
+    {R.WAIT_REASON_RATE_LIMITED, R.WAIT_REASON_CONCURRENCY_FULL, R.WAIT_REASON_FAIR_SHARE}
+)
 
 
 def _in(seconds: float) -> str:
@@ -54,8 +62,11 @@ def _plural(n: int, word: str) -> str:
 
 
 class Explainer:
-    def __init__(self, store: rpc.Caller, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, store: rpc.Caller, *, flow_lane: rpc.Caller | None = None, clock: Clock | None = None
+    ) -> None:
         self._store = store
+        self._flow_lane = flow_lane
         self._clock = clock or SystemClock()
 
     async def failures(self, task_id: str) -> list[task_pb2.TaskFailure]:
@@ -66,6 +77,18 @@ class Explainer:
 
     async def _facts(self, task_id: str) -> tasks_pb2.ExplainFactsReply:
         return await self._store.call(contract.STORE_EXPLAIN, tasks_pb2.ExplainFactsRequest(task_id=task_id))
+
+    async def _gate(self, task_id: str) -> flow_pb2.TaskGate | None:
+        """The flow gate that holds the task on the leader, if it says one does."""
+        if self._flow_lane is None:
+            return None
+        reply = await flow_gates.ask(self._flow_lane, task_ids=[task_id])
+        if reply is None:
+            return None
+        for gate in reply.gates:
+            if gate.task_id == task_id and gate.reason in GATE_REASONS:
+                return gate
+        return None
 
     async def explain(self, rec: task_record_pb2.TaskRecord) -> task_service_pb2.ExplainTaskResponse:
         out = R.ExplainTaskResponse(task=codec.record_to_task(rec, with_payload=False))
@@ -96,7 +119,12 @@ class Explainer:
             else:
                 out.message = "its dependencies have succeeded; it is about to be queued"
         else:
-            self._queued(rec, await self._facts(rec.id), out)
+            facts, gate = await asyncio.gather(self._facts(rec.id), self._gate(rec.id))
+            self._queued(rec, facts, out)
+            if gate is not None:
+                out.reason = gate.reason
+                out.gate.CopyFrom(gate.gate)
+                out.message = self._gated(gate.reason, gate.gate)
         if state not in (S.SCHEDULED, S.RETRYING) and eta_had_passed(rec):
             out.message += (
                 f"; its ETA ({_instant(rec.run_at_us)}) had passed at submission: it was queued at once"
@@ -145,6 +173,23 @@ class Explainer:
             out.reason = R.WAIT_REASON_DISPATCHING
             free = facts.capacity - facts.running
             out.message = f"{_plural(free, 'slot')} free; about to be dispatched ({ahead})"
+
+    def _gated(self, reason: int, gate: limit_pb2.FlowGate) -> str:
+        if reason == R.WAIT_REASON_RATE_LIMITED:
+            key = f" (key {gate.key})" if gate.key else ""
+            when = "soon"
+            if gate.HasField("next_admission_at"):
+                seconds = max(0.0, gate.next_admission_at.ToMicroseconds() / 1e6 - self._clock.now())
+                when = f"in {seconds:.1f} s"
+            return f"held by rate limit {gate.limit!r}{key}: next admission {when}"
+        if reason == R.WAIT_REASON_CONCURRENCY_FULL:
+            key = f" for key {gate.key}" if gate.key else ""
+            held = f": held by {_plural(len(gate.holder_ids), 'task')} ({_ids(list(gate.holder_ids))})"
+            return f"concurrency limit {gate.limit!r} is full{key}" + (held if gate.holder_ids else "")
+        return (
+            f"fair share: {_plural(gate.position, 'task')} of key {codec.quote(gate.key)} ahead of it, "
+            f"{_plural(gate.keys_ahead, 'other key')} waiting"
+        )
 
 
 def _executions(rec: task_record_pb2.TaskRecord) -> str:
