@@ -15,7 +15,13 @@ from google.protobuf import json_format, message, message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.rpc import error_details_pb2, status_pb2
 
-from taskyard.v1 import event_service_pb2, queue_service_pb2, schedule_service_pb2, task_service_pb2
+from taskyard.v1 import (
+    event_service_pb2,
+    limit_service_pb2,
+    queue_service_pb2,
+    schedule_service_pb2,
+    task_service_pb2,
+)
 
 # The services the JSON API exposes; health and reflection stay gRPC-only.
 SERVICES = {
@@ -24,6 +30,7 @@ SERVICES = {
         task_service_pb2.DESCRIPTOR.services_by_name["TaskService"],
         queue_service_pb2.DESCRIPTOR.services_by_name["QueueService"],
         schedule_service_pb2.DESCRIPTOR.services_by_name["ScheduleService"],
+        limit_service_pb2.DESCRIPTOR.services_by_name["LimitService"],
         event_service_pb2.DESCRIPTOR.services_by_name["EventService"],
     )
 }

@@ -1,5 +1,7 @@
-"""``GET /api/pulse``: the suite's event log, summed up once per gateway and
-sent to every page as one summary every ``PULSE_INTERVAL``.
+"""Live views shared by every page (``Feed``: one polling per gateway, one encoding
+of each frame for all pages), and the first of them, ``GET /api/pulse``: the
+suite's event log, summed up once per gateway and sent to every page as one
+summary every ``PULSE_INTERVAL`` (the Limits page's is usage.py).
 
 However many pages are open, the gateway asks the store once per interval what
 the log's events since its cursor add up to (``SummarizeEvents``: the database
@@ -113,23 +115,14 @@ def refusal_answer(refusal: errors.TaskyardError) -> web.Response:
     return web.json_response(refusal_body(refusal), status=status)
 
 
-class PulseHub:
-    """The pages listening, the polling of the store feeding them, and the beat."""
+class Feed:
+    """A live view shared by every page: the pages listening, one polling task feeding
+    them (started by the first page, stopped ``PULSE_LINGER`` seconds after the last
+    went), their tokens judged at each poll, and one encoding of each frame for all."""
 
-    def __init__(
-        self,
-        summarize: Summarize,
-        *,
-        read: history.Read | None = None,
-        authorize: Authorize | None = None,
-        aggregator: pulse.Aggregator | None = None,
-        interval: float = pulse.PULSE_INTERVAL,
-    ) -> None:
-        self._summarize = summarize
-        self._read = read
+    def __init__(self, *, authorize: Authorize | None = None, name: str = "dashboard-feed") -> None:
         self._authorize = authorize
-        self.aggregator = aggregator or pulse.Aggregator()
-        self._interval = interval
+        self._name = name
         self.listeners: set[Listener] = set()
         self._task: asyncio.Task[None] | None = None
         self._linger: asyncio.TimerHandle | None = None
@@ -137,8 +130,15 @@ class PulseHub:
 
     @property
     def following(self) -> bool:
-        """Whether the log is followed (a page listens, or one left less than PULSE_LINGER ago)."""
+        """Whether the source is followed (a page listens, or one left less than PULSE_LINGER ago)."""
         return self._task is not None
+
+    def greeting(self) -> bytes | None:
+        """What a page that just connected is sent first (None: nothing until the next frame)."""
+        return None
+
+    async def _poll(self) -> None:
+        raise NotImplementedError
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
         authorization = request.headers.get("Authorization")
@@ -162,10 +162,12 @@ class PulseHub:
             self._linger.cancel()
             self._linger = None
         self.listeners.add(listener)
-        listener.offer(frame("pulse", self.aggregator.cursor, self.aggregator.snapshot()))
+        greeting = self.greeting()
+        if greeting is not None:
+            listener.offer(greeting)
         if self._task is None:
             self.polls_started += 1
-            self._task = asyncio.create_task(self._poll(), name="dashboard-pulse")
+            self._task = asyncio.create_task(self._poll(), name=self._name)
 
     def _leave(self, listener: Listener) -> None:
         self.listeners.discard(listener)
@@ -190,6 +192,47 @@ class PulseHub:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+    def _judge_tokens(self) -> None:
+        """Pages whose token no longer may read this view are ended, told why."""
+        if self._authorize is None:
+            return
+        verdicts: dict[str | None, errors.TaskyardError | None] = {}
+        for listener in list(self.listeners):
+            if listener.authorization not in verdicts:
+                verdicts[listener.authorization] = self._authorize(listener.authorization)
+            refusal = verdicts[listener.authorization]
+            if refusal is not None:
+                self.listeners.discard(listener)
+                listener.end(frame("error", "", refusal_body(refusal)))
+
+    def offer(self, data: bytes) -> bytes:
+        """One frame, encoded once, offered to every page."""
+        for listener in self.listeners:
+            listener.offer(data)
+        return data
+
+
+class PulseHub(Feed):
+    """The pages listening, the polling of the store feeding them, and the beat."""
+
+    def __init__(
+        self,
+        summarize: Summarize,
+        *,
+        read: history.Read | None = None,
+        authorize: Authorize | None = None,
+        aggregator: pulse.Aggregator | None = None,
+        interval: float = pulse.PULSE_INTERVAL,
+    ) -> None:
+        super().__init__(authorize=authorize, name="dashboard-pulse")
+        self._summarize = summarize
+        self._read = read
+        self.aggregator = aggregator or pulse.Aggregator()
+        self._interval = interval
+
+    def greeting(self) -> bytes:
+        return frame("pulse", self.aggregator.cursor, self.aggregator.snapshot())
 
     async def _poll(self) -> None:
         """Summaries of the log, one pulse per interval when something happened
@@ -252,22 +295,6 @@ class PulseHub:
             if reply.caught_up:
                 return after, changed
 
-    def _judge_tokens(self) -> None:
-        """Pages whose token no longer may watch events are ended, told why."""
-        if self._authorize is None:
-            return
-        verdicts: dict[str | None, errors.TaskyardError | None] = {}
-        for listener in list(self.listeners):
-            if listener.authorization not in verdicts:
-                verdicts[listener.authorization] = self._authorize(listener.authorization)
-            refusal = verdicts[listener.authorization]
-            if refusal is not None:
-                self.listeners.discard(listener)
-                listener.end(frame("error", "", refusal_body(refusal)))
-
     def broadcast(self, summary: dict[str, Any]) -> bytes:
         """One summary, encoded once, offered to every page."""
-        data = frame("pulse", summary.get("cursor", ""), summary)
-        for listener in self.listeners:
-            listener.offer(data)
-        return data
+        return self.offer(frame("pulse", summary.get("cursor", ""), summary))

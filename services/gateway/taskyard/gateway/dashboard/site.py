@@ -4,6 +4,7 @@ the rules every request passes (headers, Host, JSON-only writes)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,7 @@ from taskyard.core import errors
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
 from taskyard.gateway.auth import Authenticator
-from taskyard.gateway.dashboard import calls, doors, history, hub
+from taskyard.gateway.dashboard import calls, doors, history, hub, usage
 from taskyard.gateway.dashboard.streams import Streams
 
 log = logging.getLogger(__name__)
@@ -135,11 +136,16 @@ class Api:
 def _watch_authorizer(authenticator: Authenticator | None) -> hub.Authorize | None:
     """A page's token judged in-process as the gRPC edge judges a WatchEvents call:
     its pulses come from the gateway's own summaries of the log, not from a call of its own."""
+    return _authorizer(authenticator, hub.WATCH_PATH)
+
+
+def _authorizer(authenticator: Authenticator | None, path: str) -> hub.Authorize | None:
+    """A page's token judged in-process as the gRPC edge judges a call of ``path``."""
     if authenticator is None:
         return None
 
     def authorize(authorization: str | None) -> errors.TaskyardError | None:
-        return authenticator.check(hub.WATCH_PATH, calls.metadata(authorization))
+        return authenticator.check(path, calls.metadata(authorization))
 
     return authorize
 
@@ -155,10 +161,18 @@ class Dashboard:
         authenticator: Authenticator | None,
         summarize: hub.Summarize,
         read: history.Read | None = None,
+        read_limits: usage.ReadLimits | None = None,
+        flow_gates: usage.FlowGates | None = None,
     ) -> None:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
         self.hub = hub.PulseHub(summarize, read=read, authorize=_watch_authorizer(authenticator))
+        # The Limits page's feed: the store's limits and the leading scheduler's usage of them.
+        self.usage: usage.UsageFeed | None = None
+        if read_limits is not None and flow_gates is not None:
+            self.usage = usage.UsageFeed(
+                read_limits, flow_gates, authorize=_authorizer(authenticator, usage.LIMITS_PATH)
+            )
         self.streams = Streams(
             self.loopback,
             self.hub,
@@ -186,6 +200,8 @@ class Dashboard:
         self.app.router.add_get("/api/config", settings_json)
         self.app.router.add_get("/api/pulse", self.streams.pulse)
         self.app.router.add_get("/api/events", self.streams.events)
+        if self.usage is not None:
+            self.app.router.add_get("/api/limits", functools.partial(self.streams.feed, self.usage))
         self.app.router.add_get("/api/tasks/{id}/logs", self.streams.logs)
         self.app.router.add_post(
             "/api/{service}/{method}",
@@ -238,5 +254,7 @@ class Dashboard:
         if self.doors is not None:
             await self.doors.close()
         await self.hub.close()
+        if self.usage is not None:
+            await self.usage.close()
         await self.runner.cleanup()
         await self.loopback.close()

@@ -1,5 +1,6 @@
 """Server-sent events: ``/api/pulse`` (the whole suite, one stream per gateway:
-hub.py) and, one gRPC stream per connection, a few tasks' events and one task's
+hub.py), ``/api/limits`` (the limits and their usage, one poll per gateway:
+usage.py) and, one gRPC stream per connection, a few tasks' events and one task's
 log, relayed as SSE.
 
 Each message carries an ``id:`` a reconnect sends back as ``Last-Event-ID``:
@@ -22,7 +23,7 @@ from google.protobuf import json_format, message
 
 from taskyard.gateway import auth
 from taskyard.gateway.dashboard import calls
-from taskyard.gateway.dashboard.hub import PulseHub
+from taskyard.gateway.dashboard.hub import Feed, PulseHub
 from taskyard.v1 import event_service_pb2, task_service_pb2
 
 # The filters that make /api/events follow given tasks: one of them is required.
@@ -140,12 +141,16 @@ class Streams:
 
     async def pulse(self, request: web.Request) -> web.StreamResponse:
         """``GET /api/pulse``: the suite's summary every half second (hub.py)."""
+        return await self.feed(self._hub, request)
+
+    async def feed(self, feed: Feed, request: web.Request) -> web.StreamResponse:
+        """A view shared by every page (hub.Feed), in a live view's slot."""
         clients = Slots.clients(request)
         refused = self.slots.refusal(clients)
         if refused is not None:
             return refused
         with self.slots.held(clients):
-            return await self._hub.serve(request)
+            return await feed.serve(request)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """``GET /api/events?task_ids=...`` (or ``root_ids``): those tasks' events as SSE.

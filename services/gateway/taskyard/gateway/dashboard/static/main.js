@@ -1,9 +1,10 @@
-// The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules),
+// The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules, #/limits),
 // the token form (shown only when the gateway asks for tokens), the live indicator
 // and the notice line every view reports to.
 
 import { config, setToken, token } from "./api.js";
 import { replace } from "./dom.js";
+import * as limits from "./views/limits.js";
 import * as overview from "./views/overview.js";
 import * as schedules from "./views/schedules.js";
 import * as task from "./views/task.js";
@@ -47,6 +48,7 @@ async function route() {
   if (parts[0] === "tasks" && parts[1]) [view, arg] = [task, parts[1]];
   else if (parts[0] === "tasks") view = tasks;
   else if (parts[0] === "schedules") view = schedules;
+  else if (parts[0] === "limits") view = limits;
   for (const link of document.querySelectorAll("nav a")) {
     if (link.dataset.page === (view === task ? "tasks" : parts[0] || "overview")) {
       link.setAttribute("aria-current", "page");
