@@ -1,14 +1,45 @@
 // One task: its record (args, result, attempts and failures with tracebacks,
-// progress and context), why it waits, its tree, its live log, a trace link,
-// and the cancel and retry actions. Its events reload it as they come.
+// progress and context), why it waits (with the flow-control gate that holds it,
+// if one does), its tree, its live log, a trace link, and the cancel and retry
+// actions. Its events reload it as they come; a gate is asked again every few
+// seconds while the task is queued (its holders and next admission change with
+// other tasks' events, not its own).
 
 import { call, config } from "../api.js";
-import { badge, clock, enumName, FINAL, h, json, replace, section, stateName, taskLink, time } from "../dom.js";
+import { badge, clock, duration, enumName, FINAL, h, json, replace, section, seconds, stateName, taskLink, time } from "../dom.js";
 import { open } from "../sse.js";
 import { actionButton, cancelTask, retried, retryTasks } from "./actions.js";
 
 // Log lines kept on the page (the oldest go first).
 const MAX_LOG_LINES = 5000;
+// How often a queued task's explanation is asked again (ms).
+const EXPLAIN_MS = 3000;
+const GATES = new Set(["RATE_LIMITED", "CONCURRENCY_FULL", "FAIR_SHARE"]);
+
+// The flow-control gate holding a queued task (ExplainTask's gate), as facts.
+export function gate(explained) {
+  const reason = String(explained.reason || "").replace("WAIT_REASON_", "");
+  if (!GATES.has(reason) || !explained.gate) return "";
+  const g = explained.gate;
+  const rows = [["reason", reason]];
+  if (reason === "FAIR_SHARE") {
+    rows.push(["fairness key", h("span", { class: "mono" }, g.key || "(empty key)")],
+      ["position", `${g.position || 0} of its key's tasks ahead`],
+      ["keys ahead", `${g.keysAhead || 0} other key(s) waiting in its lane`]);
+  } else {
+    rows.push(["limit", h("a", { href: "#/limits" }, h("span", { class: "mono" }, g.limit || "-"))],
+      ["key", h("span", { class: "mono" }, g.key || "(empty key)")]);
+  }
+  if (reason === "RATE_LIMITED") rows.push(["next admission", time(g.nextAdmissionAt)]);
+  if (reason === "CONCURRENCY_FULL") {
+    const ids = g.holderIds || [];
+    rows.push(["held by", ids.length ? ids.map((id, i) => [i ? ", " : "", taskLink(id, id.slice(0, 13))]) : "-"]);
+  }
+  if (g.waited) rows.push(["waited", duration(seconds(g.waited))]);
+  return h("div", { class: "gate card", id: "gate", "data-reason": reason },
+    h("h2", {}, "Held at admission"),
+    h("dl", { class: "facts" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", { "data-gate": k }, v)])));
+}
 
 function facts(task) {
   const rows = [
@@ -91,13 +122,13 @@ export function render(main, id, page) {
   const title = h("h1", {}, "Task");
   const actions = h("div", { class: "toolbar" });
   const box = {
-    facts: h("div", {}, "loading"), explain: h("p", { id: "explain" }), args: h("div", {}),
+    facts: h("div", {}, "loading"), explain: h("p", { id: "explain" }), gate: h("div", {}), args: h("div", {}),
     result: h("div", { id: "result" }), attempts: h("div", {}), progress: h("div", { id: "progress" }),
     tree: h("div", { id: "tree" }), trace: h("span", {}),
   };
   const logs = h("div", { class: "logs", id: "logs", tabindex: 0, role: "log", "aria-label": "task log" });
   const logState = h("span", { class: "meta" });
-  replace(main, h("p", {}, h("a", { href: "#/tasks" }, "← Tasks")), title, actions, box.explain,
+  replace(main, h("p", {}, h("a", { href: "#/tasks" }, "← Tasks")), title, actions, box.explain, box.gate,
     h("div", { class: "columns" },
       section("Record", box.facts, box.trace),
       section("Progress and context", box.progress)),
@@ -136,12 +167,28 @@ export function render(main, id, page) {
       replace(box.progress, progress(task));
       const [explained, family] = await Promise.all([
         final ? {} : call("TaskService", "ExplainTask", { id }), call("TaskService", "GetTaskTree", { id })]);
-      replace(box.explain, explained.message || "");
+      showExplained(explained);
       replace(box.tree, tree(family, id));
+      queued = stateName(task.state) === "QUEUED";
     } catch (err) {
       replace(box.facts, page.fail(err));
     }
   }
+
+  let queued = false;
+  function showExplained(explained) {
+    replace(box.explain, explained.message || "");
+    replace(box.gate, gate(explained));
+  }
+  // Only while queued: the gate is the scheduler's, and moves without an event of this task.
+  const explainTimer = setInterval(async () => {
+    if (!queued) return;
+    try {
+      showExplained(await call("TaskService", "ExplainTask", { id }));
+    } catch {
+      // The next load says what failed; an explanation left as it was is not wrong for long.
+    }
+  }, EXPLAIN_MS);
 
   let pending = null;
   const soon = () => { pending ||= setTimeout(() => { pending = null; load(); }, 150); };
@@ -174,5 +221,6 @@ export function render(main, id, page) {
     events.close();
     logStream.close();
     clearTimeout(pending);
+    clearInterval(explainTimer);
   };
 }
