@@ -32,7 +32,7 @@ from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, discovery, errors, health, rpc
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool import declarations, registry
+from taskyard.worker_pool import declarations, limit_declarations, registry
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.intake import DispatchIntake
 from taskyard.worker_pool.links import SchedulerLink
@@ -144,6 +144,8 @@ class Manager:
         self.outbox.slots_changed()
         # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
         spawn(declarations.declare_registered(store, pool.task_names), "schedules")
+        # @task(rate_limit=/concurrency=) declarations -> the store's limits (limit_declarations.py).
+        spawn(limit_declarations.declare_registered(store, pool.task_names), "limits")
         self._peer = discovery.Peer(
             s.discovery_addresses, self.link.announcement, interval=s.announce_interval
         )

@@ -16,6 +16,7 @@ from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from taskyard.core.retry import RetryOptions
 from taskyard.worker_pool.declarations import Declared, declared
+from taskyard.worker_pool.limit_declarations import DeclaredLimits, declared_limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +36,8 @@ class TaskDef:
     retry: RetryOptions | None = None
     # @task(cron=...)/@task(every=...): the pool declares it at start-up (declarations.py).
     schedule: Declared | None = None
+    # @task(rate_limit=..., concurrency=...): the pool declares them at start-up (limit_declarations.py).
+    limits: DeclaredLimits | None = None
 
     @property
     def qualified(self) -> str:
@@ -56,6 +59,10 @@ class TaskOptions(TypedDict, total=False):
     tz: str  # left out: "" (UTC)
     every: float | datetime.timedelta | None
     overlap: str  # left out: "skip"
+    rate_limit: str | None  # "100/s", "10/min", "5/2s"
+    rate_burst: int | None  # left out: the rate's units
+    concurrency: int | None
+    limit_key: str | None  # a keyword argument of the task
 
 
 @overload
@@ -78,6 +85,12 @@ def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable
     Periodic (docs/schedules.md): ``cron="*/5 * * * *"`` with ``tz="Europe/Paris"``,
     or ``every=timedelta(minutes=5)``, declares a schedule named after the task
     (``overlap="skip"`` or ``"allow"``); pools upsert it when they start.
+
+    Flow control (docs/flow-control.md): ``rate_limit="100/s"`` (bursts of up to
+    ``rate_burst``, default its units) and ``concurrency=3`` declare limits named
+    ``<name>.rate`` and ``<name>.concurrency`` that every task of this name takes a
+    unit of; with ``limit_key="customer_id"`` they hold per value of that keyword
+    argument ("at most 3 at once per customer"). Pools upsert them when they start.
 
     The function is returned unchanged, so it can still be called directly.
     """
@@ -106,6 +119,14 @@ def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable
             every=options.get("every"),
             overlap=options.get("overlap", "skip"),
         )
+        flow = declared_limits(
+            tname,
+            f,
+            rate_limit=options.get("rate_limit"),
+            rate_burst=options.get("rate_burst"),
+            concurrency=options.get("concurrency"),
+            limit_key=options.get("limit_key"),
+        )
         tdef = TaskDef(
             name=tname,
             fn=f,
@@ -114,6 +135,7 @@ def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable
             max_retries=max_retries,
             retry=retry,
             schedule=schedule,
+            limits=flow,
         )
         existing = _REGISTRY.get(tname)
         # Re-importing a module re-registers the same function: harmless.

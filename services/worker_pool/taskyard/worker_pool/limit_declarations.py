@@ -1,0 +1,158 @@
+"""Limits declared in code: ``@task(rate_limit="100/s", concurrency=3, limit_key="customer_id")``.
+
+Each becomes a limit named after the task (core/limits.declared_name:
+``send_email.rate``, ``send_email.concurrency``) that every task of that name
+uses, keyed by the value of its keyword argument ``limit_key`` (per key; without
+``limit_key`` one bucket for all). The manager declares them to the result-store
+once it is registered (STORE_LIMIT_CHANGE, LIMIT_OP_DECLARE), retrying until the
+store answers, as it declares schedules (declarations.py); the scheduler adds
+them to each task's flow at submit. A limit of that name a person created is not
+overwritten (the store refuses the declaration). Removing a declaration from
+code does not delete the limit: ``taskyard limit delete NAME`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from taskyard.bus.v1 import flow_pb2
+from taskyard.core import contract, errors, limits, rpc
+from taskyard.v1 import limit_pb2
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DeclaredLimits:
+    """What one ``@task`` declares: a rate (its text, as written), a concurrency, or both."""
+
+    task_name: str
+    rate: str = ""
+    burst: int = 0
+    concurrency: int = 0
+    key_argument: str = ""
+
+    def to_protos(self) -> list[limit_pb2.Limit]:
+        out: list[limit_pb2.Limit] = []
+        if self.rate:
+            limit = self._limit("rate")
+            limit.rate.CopyFrom(limits.parse_rate(self.rate, burst=self.burst))
+            out.append(limit)
+        if self.concurrency:
+            limit = self._limit("concurrency")
+            limit.concurrency.max_units = self.concurrency
+            out.append(limit)
+        return out
+
+    def _limit(self, kind: str) -> limit_pb2.Limit:
+        return limit_pb2.Limit(
+            name=limits.declared_name(self.task_name, kind),
+            task_name=self.task_name,
+            key_argument=self.key_argument,
+            per_key=bool(self.key_argument),
+        )
+
+
+def _whole(option: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"@task({option}=...) takes a whole number, got {value!r}")
+    return value
+
+
+def declared_limits(
+    task_name: str,
+    fn: Callable[..., Any],
+    *,
+    rate_limit: str | None,
+    rate_burst: int | None,
+    concurrency: int | None,
+    limit_key: str | None,
+) -> DeclaredLimits | None:
+    """The limits of ``@task(rate_limit=, concurrency=, limit_key=)``, checked now with
+    core/limits' rules (a bad one fails at import)."""
+    if rate_limit is None and concurrency is None:
+        for option, value in (("rate_burst", rate_burst), ("limit_key", limit_key)):
+            if value is not None:
+                raise ValueError(f"@task({task_name!r}): {option}= applies with rate_limit= or concurrency=")
+        return None
+    if rate_burst is not None and rate_limit is None:
+        raise ValueError(f"@task({task_name!r}): rate_burst= applies with rate_limit=")
+    if rate_limit is not None:
+        if not isinstance(rate_limit, str):
+            raise TypeError(f"@task(rate_limit=...) takes a rate such as '100/s', got {rate_limit!r}")
+        try:
+            limits.parse_rate(rate_limit)
+        except ValueError as exc:
+            raise ValueError(f"@task({task_name!r}): rate_limit: {exc}") from None
+    if limit_key is not None:
+        if not isinstance(limit_key, str) or not limit_key.isidentifier():
+            raise ValueError(f"@task({task_name!r}): limit_key= names a keyword argument, got {limit_key!r}")
+        if not _takes_keyword(fn, limit_key):
+            raise ValueError(
+                f"@task({task_name!r}): limit_key={limit_key!r}, "
+                "but the function has no keyword argument of that name"
+            )
+    decl = DeclaredLimits(
+        task_name=task_name,
+        rate=rate_limit or "",
+        burst=0 if rate_burst is None else _whole("rate_burst", rate_burst),
+        concurrency=0 if concurrency is None else _whole("concurrency", concurrency),
+        key_argument=limit_key or "",
+    )
+    if concurrency is not None and decl.concurrency < 1:
+        raise ValueError(f"@task({task_name!r}): concurrency must be at least 1, got {concurrency}")
+    problems = [v for limit in decl.to_protos() for v in limits.limit_violations(limit)]
+    if problems:
+        said = "; ".join(f"{v.field.removeprefix('limit.')} {v.description}" for v in problems)
+        raise ValueError(f"@task({task_name!r}) declares a limit the store would refuse: {said}")
+    return decl
+
+
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: it cannot be checked
+        return True
+    given = params.get(name)
+    if given is not None:
+        return given.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+async def declare(store: rpc.Caller, declarations: list[DeclaredLimits]) -> int:
+    """Upsert the limits ``declarations`` make; retried until the store answers. Returns how many."""
+    declared = [limit for d in declarations for limit in d.to_protos()]
+    if not declared:
+        return 0
+    request = flow_pb2.ChangeLimitRequest(op=flow_pb2.LIMIT_OP_DECLARE, declared=declared)
+    attempt = 0
+    while True:
+        try:
+            await store.call(contract.STORE_LIMIT_CHANGE, request)
+        except errors.TaskyardError as exc:
+            if exc.code.name in ("INVALID_ARGUMENT", "ALREADY_EXISTS", "FAILED_PRECONDITION"):
+                # Another answer would be the same: a person's limit holds the name, or a rule changed.
+                log.error("limit declarations refused: %s", exc)
+                return 0
+            delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
+            attempt += 1
+            log.info("declaring limits: %s (retrying in %.1fs)", exc, delay)
+            await asyncio.sleep(delay)
+            continue
+        log.info("declared %d limit(s): %s", len(declared), ", ".join(limit.name for limit in declared))
+        return len(declared)
+
+
+async def declare_registered(store: rpc.Caller, names: list[str]) -> int:
+    """Declare the limits of the registered tasks ``names``."""
+    from taskyard.worker_pool import registry
+
+    decls = [d.limits for d in (registry.get(n) for n in names) if d is not None and d.limits is not None]
+    return await declare(store, decls)
