@@ -20,9 +20,10 @@ from google.protobuf.message import Message
 from integration.cli_commands import ALL_COMMANDS, DATA_COMMANDS, SERVICE_RUNNERS
 
 from taskyard.cli.main import cli
+from taskyard.v1 import limit_service_pb2 as ls
+from taskyard.v1 import limit_service_pb2_grpc, schedule_service_pb2_grpc, task_service_pb2_grpc
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import schedule_service_pb2 as ss
-from taskyard.v1 import schedule_service_pb2_grpc, task_service_pb2_grpc
 from taskyard.v1 import task_service_pb2 as ts
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -301,6 +302,89 @@ def _schedule_trigger(cluster: Any) -> Invocation:
         assert data["task"]["name"] == "add" and data["schedule"]["times_run"] == "1"
 
     return Invocation(args=["nightly"], reply=ss.TriggerScheduleResponse, check=check)
+
+
+def per_customer(cluster: Any) -> Any:
+    with cluster.client() as client:
+        return client.limits.create("per-customer", concurrency=3, per_key=True)
+
+
+@invocation("limit create")
+def _limit_create(cluster: Any) -> Invocation:
+    def check(data: dict[str, Any]) -> None:
+        assert data["limit"]["name"] == "openai"
+        assert data["limit"]["rate"] == {"units": "500", "period": "1s", "burst": "50"}
+
+    return Invocation(
+        args=["openai", "--rate", "500/s", "--burst", "50"], reply=ls.CreateLimitResponse, check=check
+    )
+
+
+@invocation("limit get")
+def _limit_get(cluster: Any) -> Invocation:
+    per_customer(cluster)
+    stub = limit_service_pb2_grpc.LimitServiceStub(cluster.channel())
+    direct = api_mapping(stub.GetLimit(ls.GetLimitRequest(name="per-customer"), timeout=10))
+
+    def check(data: dict[str, Any]) -> None:
+        # Usage is the scheduler's live view: the definition must be the same.
+        assert {k: v for k, v in data["limit"].items() if k != "usage"} == {
+            k: v for k, v in direct["limit"].items() if k != "usage"
+        }
+
+    return Invocation(args=["per-customer"], reply=ls.GetLimitResponse, check=check)
+
+
+@invocation("limit list")
+def _limit_list(cluster: Any) -> Invocation:
+    per_customer(cluster)
+    return Invocation(
+        args=["--all"],
+        reply=ls.ListLimitsResponse,
+        check=lambda data: [m["name"] for m in data["limits"]] == ["per-customer"],
+    )
+
+
+@invocation("limit update")
+def _limit_update(cluster: Any) -> Invocation:
+    per_customer(cluster)
+
+    def check(data: dict[str, Any]) -> None:
+        assert data["limit"]["concurrency"] == {"max_units": "5"} and data["limit"]["per_key"] is True
+
+    return Invocation(args=["per-customer", "--concurrency", "5"], reply=ls.UpdateLimitResponse, check=check)
+
+
+@invocation("limit delete")
+def _limit_delete(cluster: Any) -> Invocation:
+    per_customer(cluster)
+
+    def check(data: dict[str, Any]) -> None:
+        assert data == {"tasks_released": "0"}
+        with cluster.client() as client, pytest.raises(Exception, match="NOT_FOUND"):
+            client.limits.get("per-customer")
+
+    return Invocation(args=["per-customer", "--yes"], reply=ls.DeleteLimitResponse, check=check)
+
+
+@invocation("limit weight")
+def _limit_weight(cluster: Any) -> Invocation:
+    return Invocation(
+        args=["tenant-a", "3"],
+        reply=ls.SetKeyWeightResponse,
+        check=lambda data: data["weight"] == {"key": "tenant-a", "weight": 3},
+    )
+
+
+@invocation("limit weights")
+def _limit_weights(cluster: Any) -> Invocation:
+    with cluster.client() as client:
+        client.limits.set_weight("tenant-a", 3)
+    return Invocation(
+        args=[],
+        reply=ls.ListKeyWeightsResponse,
+        check=lambda data: data["weights"] == [{"key": "tenant-a", "weight": 3}],
+    )
 
 
 @pytest.mark.parametrize("command", DATA_COMMANDS)

@@ -7,6 +7,7 @@ from rich.console import RenderableType
 
 from taskyard.cli.connection import target_options
 from taskyard.cli.gateway import gateway
+from taskyard.cli.limit_view import gate_rows
 from taskyard.cli.output import Output, fields, output_option, when
 from taskyard.cli.task import task_group
 from taskyard.cli.task_view import state_name
@@ -29,6 +30,8 @@ def _show(reply: task_service_pb2.ExplainTaskResponse) -> RenderableType:
         rows.append(("waiting_on", ", ".join(reply.waiting_on)))
     if reply.reason in (task_service_pb2.WAIT_REASON_SLOTS_BUSY, task_service_pb2.WAIT_REASON_DISPATCHING):
         rows.append(("ahead", str(reply.lane_depth_ahead)))
+    if reply.HasField("gate"):
+        rows.extend(gate_rows(reply.gate))
     return fields(rows)
 
 
@@ -41,7 +44,8 @@ def explain_command(task_id: str, output: Output) -> None:
 
     \b
     Reasons: ETA, DEPENDENCY, RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY,
-    DISPATCHING, RUNNING, FINAL.
+    DISPATCHING, RUNNING, FINAL; held by flow control: RATE_LIMITED,
+    CONCURRENCY_FULL, FAIR_SHARE (with the limit or fairness key that holds it).
     """
     with gateway() as g:
         reply = g.call(g.tasks.ExplainTask, task_service_pb2.ExplainTaskRequest(id=task_id))

@@ -19,6 +19,7 @@ import grpc
 from taskyard.cli.connection import Connection
 from taskyard.client import TaskyardError
 from taskyard.v1 import (
+    limit_service_pb2_grpc,
     queue_service_pb2_grpc,
     schedule_service_pb2_grpc,
     task_service_pb2,
@@ -35,13 +36,14 @@ WAIT_SLACK = 10.0
 
 
 class Gateway:
-    """The three public services on one channel: ``gateway.tasks``, ``.queues``, ``.schedules``."""
+    """The public services on one channel: ``gateway.tasks``, ``.queues``, ``.schedules``, ``.limits``."""
 
     def __init__(self, channel: grpc.Channel) -> None:
         self.channel = channel
         self.tasks = task_service_pb2_grpc.TaskServiceStub(channel)
         self.queues = queue_service_pb2_grpc.QueueServiceStub(channel)
         self.schedules = schedule_service_pb2_grpc.ScheduleServiceStub(channel)
+        self.limits = limit_service_pb2_grpc.LimitServiceStub(channel)
 
     def call(self, method: Callable[..., R], request: Any, *, timeout: float = CALL_TIMEOUT) -> R:
         try:

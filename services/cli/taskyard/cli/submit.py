@@ -19,9 +19,9 @@ from taskyard.cli.durations import DURATION
 from taskyard.cli.gateway import gateway
 from taskyard.cli.output import Output, output_option
 from taskyard.cli.task import show_task, task_group, wait_and_show
-from taskyard.cli.task_arguments import json_arg, parse_kwargs, parse_labels
+from taskyard.cli.task_arguments import json_arg, parse_kwargs, parse_labels, parse_limits
 from taskyard.cli.task_view import PRIORITIES
-from taskyard.client import TaskRequest
+from taskyard.client import LimitUse, TaskRequest
 from taskyard.v1 import task_pb2, task_service_pb2
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +47,8 @@ class Submission:
     idempotency_window: dt.timedelta | None
     eta: dt.datetime | None
     countdown: dt.timedelta | None
+    limits: tuple[LimitUse, ...]
+    fairness_key: str
 
     def spec(self) -> task_pb2.TaskSpec:
         eta = self.eta
@@ -67,6 +69,8 @@ class Submission:
             idempotency_window=self.idempotency_window,
             eta=eta,
             countdown=self.countdown,
+            limits=self.limits,
+            fairness_key=self.fairness_key,
         )
         try:
             return request.to_proto()
@@ -117,6 +121,21 @@ def _spec_options(func: F) -> F:
             metavar="KEY=VALUE",
             callback=parse_labels,
             help="A label kept with the task (repeatable).",
+        ),
+        click.option(
+            "--limit",
+            "limits",
+            multiple=True,
+            metavar="NAME[*UNITS][=KEY]",
+            callback=parse_limits,
+            help="A limit it takes a unit of (repeatable); =KEY: its bucket of a per-key limit; "
+            "*UNITS: that many units, e.g. 'tokens*500=customer:42'.",
+        ),
+        click.option(
+            "--fairness-key",
+            default="",
+            metavar="KEY",
+            help="The key it shares its lane by (a tenant, a customer): keys are served in turn.",
         ),
     )
 
@@ -212,6 +231,7 @@ def submit_command(
     Examples:
       taskyard task submit add 2 3 --wait
       taskyard task submit report --queue reports --task-timeout 10m --max-retries 2 --label team=billing
+      taskyard task submit call_api 42 --limit per-customer=customer:42 --fairness-key customer:42
     """
     patience = _wait_timeout(wait_, wait_timeout, old_timeout)
     spec = Submission(**options).spec()

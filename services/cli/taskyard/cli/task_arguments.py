@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from taskyard.client import LimitUse
+
 
 def json_arg(text: str) -> Any:
     """A positional task argument: JSON when it parses (2, "x", [1], {"a": 1},
@@ -38,3 +40,26 @@ def parse_labels(_ctx: click.Context, _param: click.Parameter, values: tuple[str
             raise click.BadParameter(f"{text!r}: use KEY=VALUE", param_hint="--label")
         labels[key.strip()] = value
     return labels
+
+
+def parse_limits(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> tuple[LimitUse, ...]:
+    """``--limit api --limit per-customer=customer:42 --limit 'tokens*500=c:42'``: a limit's name,
+    optionally ``*UNITS``, optionally ``=KEY``. A name never holds '*' or '=', a key may hold
+    anything (``customer:42``, even '='): the first '=' ends the name."""
+    uses: list[LimitUse] = []
+    for text in values:
+        head, sep, key = text.partition("=")
+        name, star, count = head.partition("*")
+        if not name:
+            raise click.BadParameter(f"{text!r}: use NAME, NAME=KEY or NAME*UNITS=KEY", param_hint="--limit")
+        units = 0
+        if star:
+            if not count.isdigit() or int(count) < 1:
+                raise click.BadParameter(
+                    f"{text!r}: UNITS in NAME*UNITS is a whole number of at least 1", param_hint="--limit"
+                )
+            units = int(count)
+        uses.append(LimitUse(limit=name, key=key if sep else "", units=units))
+    return tuple(uses)

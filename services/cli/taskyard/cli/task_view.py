@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from taskyard.cli import durations
+from taskyard.cli.limit_view import uses_text
 from taskyard.cli.output import fields, payload, state, table, when
 from taskyard.v1 import task_pb2
 
@@ -42,6 +43,8 @@ def _identity(task: task_pb2.Task) -> list[Row]:
         # -1: the task's declared budget or the deployment's, not known here.
         "max_retries": str(task.max_retries) if task.max_retries >= 0 else "",
         "labels": ", ".join(f"{k}={v}" for k, v in sorted(task.labels.items())),
+        "limits": uses_text(task.limits),
+        "fairness_key": task.fairness_key,
         "request_id": task.request_id,
         "parent_id": task.parent_id,
         "schedule_id": task.schedule_id,

@@ -1,0 +1,249 @@
+"""``taskyard limit ...``: flow control's named limits and fairness weights (LimitService).
+
+A limit is a rate (``--rate 100/s``, bursts of ``--burst N``) or a concurrency
+(``--concurrency N`` units at once), global or ``--per-key``. ``update`` changes
+only what it is given: it reads the limit, applies the options and sends the
+whole definition back (UpdateLimit replaces it). ``delete`` asks first
+(confirmation.py). Exit status: errors.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.text import Text
+
+from taskyard.cli.confirmation import confirm, yes_option
+from taskyard.cli.connection import target_options
+from taskyard.cli.errors import CommandGroup
+from taskyard.cli.gateway import Gateway, gateway
+from taskyard.cli.limit_view import limit_detail, limit_table, weight_table
+from taskyard.cli.output import Output, fields, output_option
+from taskyard.core import limits as rules
+from taskyard.v1 import limit_pb2
+from taskyard.v1 import limit_service_pb2 as ls
+
+RATE_HELP = "Units per period: 100/s, 10/min, 5/2s, 1000/h (ms, s, min, h, d)."
+
+
+@click.group("limit", cls=CommandGroup)
+@target_options
+def limit_group() -> None:
+    """Create and operate flow-control limits (rates, concurrency) and fairness weights."""
+
+
+def _rate(_ctx: click.Context, _param: click.Parameter, value: str | None) -> limit_pb2.RateLimit | None:
+    if value is None:
+        return None
+    try:
+        return rules.parse_rate(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _show(reply: Any) -> Any:
+    """A reply holding one ``limit``."""
+    limit: limit_pb2.Limit = reply.limit
+    return limit_detail(limit)
+
+
+def _definition_options(func: Any) -> Any:
+    for option in reversed(
+        (
+            click.option("--rate", callback=_rate, metavar="RATE", help=RATE_HELP),
+            click.option(
+                "--burst",
+                type=click.IntRange(min=0),
+                default=None,
+                help="With --rate: units admitted at once after a quiet spell (default: the rate's units).",
+            ),
+            click.option(
+                "--concurrency",
+                type=click.IntRange(min=1),
+                default=None,
+                help="At most N units held at once.",
+            ),
+        )
+    ):
+        func = option(func)
+    return func
+
+
+@limit_group.command("create")
+@click.argument("name")
+@_definition_options
+@click.option("--per-key", is_flag=True, help="Each key of a task's use has its own bucket.")
+@click.option("--description", default="", help="Free text for people.")
+@output_option
+@target_options
+def create_command(
+    name: str,
+    rate: limit_pb2.RateLimit | None,
+    burst: int | None,
+    concurrency: int | None,
+    per_key: bool,
+    description: str,
+    output: Output,
+) -> None:
+    """Create limit NAME: --rate RATE [--burst N] or --concurrency N.
+
+    \b
+    Examples:
+      taskyard limit create openai --rate 500/s --burst 50
+      taskyard limit create per-customer --concurrency 3 --per-key
+    """
+    if (rate is None) == (concurrency is None):
+        raise click.UsageError("give exactly one of --rate and --concurrency")
+    limit = limit_pb2.Limit(name=name, per_key=per_key, description=description)
+    _apply(limit, rate, burst, concurrency)
+    with gateway() as g:
+        reply = g.call(g.limits.CreateLimit, ls.CreateLimitRequest(limit=limit))
+    output.emit(reply, _show)
+
+
+def _apply(
+    limit: limit_pb2.Limit, rate: limit_pb2.RateLimit | None, burst: int | None, concurrency: int | None
+) -> None:
+    """The kind and numbers given onto ``limit`` (the ones not given stay)."""
+    if rate is not None and concurrency is not None:
+        raise click.UsageError("give one of --rate and --concurrency")
+    if rate is not None:
+        # A new rate keeps the burst it had unless --burst says otherwise.
+        rate.burst = burst if burst is not None else (limit.rate.burst if limit.HasField("rate") else 0)
+        limit.rate.CopyFrom(rate)
+    elif burst is not None:
+        if not limit.HasField("rate"):
+            raise click.UsageError("--burst applies to a rate limit (give --rate too)")
+        limit.rate.burst = burst
+    if concurrency is not None:
+        limit.concurrency.max_units = concurrency
+
+
+@limit_group.command("get")
+@click.argument("name")
+@output_option
+@target_options
+def get_command(name: str, output: Output) -> None:
+    """Show one limit, with its usage on the leading scheduler."""
+    with gateway() as g:
+        reply = g.call(g.limits.GetLimit, ls.GetLimitRequest(name=name))
+    output.emit(reply, _show)
+
+
+def _every_page(g: Gateway, page_size: int, all_pages: bool) -> ls.ListLimitsResponse:
+    reply = ls.ListLimitsResponse()
+    request = ls.ListLimitsRequest(page_size=page_size)
+    while True:
+        page = g.call(g.limits.ListLimits, request)
+        reply.limits.extend(page.limits)
+        reply.next_page_token = request.page_token = page.next_page_token
+        if not all_pages or not page.next_page_token:
+            return reply
+
+
+@limit_group.command("list")
+@click.option("--page-size", type=click.IntRange(1, 1000), default=100, show_default=True)
+@click.option("--all", "all_pages", is_flag=True, help="Every page, not only the first.")
+@output_option
+@target_options
+def list_command(page_size: int, all_pages: bool, output: Output) -> None:
+    """Limits by name: kind, numbers, per key, the task that declares it, usage."""
+    with gateway() as g:
+        reply = _every_page(g, page_size, all_pages)
+    output.emit(reply, lambda r: limit_table(r.limits))
+    if reply.next_page_token:
+        output.note(f"(more: --all, or page token {reply.next_page_token})")
+
+
+@limit_group.command("update")
+@click.argument("name")
+@_definition_options
+@click.option("--per-key/--global", "per_key", default=None, help="A bucket per key, or one for all.")
+@click.option("--description", default=None, help="Free text for people.")
+@output_option
+@target_options
+def update_command(
+    name: str,
+    rate: limit_pb2.RateLimit | None,
+    burst: int | None,
+    concurrency: int | None,
+    per_key: bool | None,
+    description: str | None,
+    output: Output,
+) -> None:
+    """Change limit NAME: only the options given change (--rate or --concurrency changes its kind).
+
+    \b
+    Examples:
+      taskyard limit update openai --rate 800/s
+      taskyard limit update per-customer --concurrency 5 --description "5 per customer"
+    """
+    if rate is None and burst is None and concurrency is None and per_key is None and description is None:
+        raise click.UsageError(
+            "nothing to change: give --rate, --burst, --concurrency, --per-key/--global or --description"
+        )
+    with gateway() as g:
+        limit = g.call(g.limits.GetLimit, ls.GetLimitRequest(name=name)).limit
+        # Output only: the gateway ignores them, and they are not the new definition.
+        for field in ("usage", "created_at", "updated_at"):
+            limit.ClearField(field)
+        _apply(limit, rate, burst, concurrency)
+        if per_key is not None:
+            limit.per_key = per_key
+        if description is not None:
+            limit.description = description
+        reply = g.call(g.limits.UpdateLimit, ls.UpdateLimitRequest(limit=limit))
+    output.emit(reply, _show)
+
+
+def _deleted(name: str, reply: ls.DeleteLimitResponse) -> Text:
+    if reply.tasks_released:
+        return Text(f"deleted {name}: {reply.tasks_released} tasks that used it run without it")
+    return Text(f"deleted {name}")
+
+
+@limit_group.command("delete")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Even while tasks not final use it: they run without it.")
+@yes_option
+@output_option
+@target_options
+def delete_command(name: str, force: bool, yes: bool, output: Output) -> None:
+    """Delete limit NAME; refused while tasks not final use it, unless --force."""
+    confirm(f"Delete limit {name}?", yes=yes)
+    with gateway() as g:
+        reply = g.call(g.limits.DeleteLimit, ls.DeleteLimitRequest(name=name, force=force))
+    output.emit(reply, lambda r: _deleted(name, r))
+
+
+@limit_group.command("weight")
+@click.argument("key")
+@click.argument("weight", type=click.IntRange(0, rules.MAX_WEIGHT))
+@output_option
+@target_options
+def weight_command(key: str, weight: int, output: Output) -> None:
+    """Give fairness key KEY a WEIGHT of its lane (1 to 1000; 0: back to the default 1).
+
+    A key of weight 3 is served three tasks for every one of a key of weight 1
+    while both have tasks waiting.
+    """
+    request = ls.SetKeyWeightRequest(weight=limit_pb2.KeyWeight(key=key, weight=weight))
+    with gateway() as g:
+        reply = g.call(g.limits.SetKeyWeight, request)
+    output.emit(
+        reply,
+        lambda r: fields(
+            [("key", r.weight.key), ("weight", str(r.weight.weight) if r.weight.weight else "1 (default)")]
+        ),
+    )
+
+
+@limit_group.command("weights")
+@output_option
+@target_options
+def weights_command(output: Output) -> None:
+    """Fairness keys with a weight, by key (the others have 1)."""
+    with gateway() as g:
+        reply = g.call(g.limits.ListKeyWeights, ls.ListKeyWeightsRequest())
+    output.emit(reply, lambda r: weight_table(r.weights))

@@ -1,0 +1,98 @@
+"""``taskyard limit ...`` and ``task submit --limit``: what the command line says, read before
+any call (a bad one exits 2 and reaches no gateway), and how a limit prints."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from taskyard.cli.limit_view import amount, rate_text, uses_text
+from taskyard.cli.main import cli
+from taskyard.cli.task_arguments import parse_limits
+from taskyard.client import LimitUse
+from taskyard.core import limits as rules
+from taskyard.v1 import limit_pb2
+
+# Nothing listens there: a command that got past its arguments would exit 5 (UNAVAILABLE).
+NOWHERE = "127.0.0.1:1"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, [*args, "--target", NOWHERE])
+
+
+def _limits(*values: str) -> tuple[LimitUse, ...]:
+    return parse_limits(click.Context(click.Command("x")), click.Option(["--limit"]), values)
+
+
+def test_a_limit_is_a_name_with_units_and_a_key_split_at_the_first_equals() -> None:
+    assert _limits("openai", "per-customer=customer:42", "tokens*500=c:1=x", "api=") == (
+        LimitUse(limit="openai"),
+        LimitUse(limit="per-customer", key="customer:42"),
+        LimitUse(limit="tokens", key="c:1=x", units=500),
+        LimitUse(limit="api", key=""),
+    )
+    # A key may hold '*': only the name's part is read for units.
+    assert _limits("api=a*b") == (LimitUse(limit="api", key="a*b"),)
+
+
+@pytest.mark.parametrize("value", ["=k", "*2=k", "tokens*=k", "tokens*0", "tokens*x=k", "tokens*-1"])
+def test_a_misshapen_limit_is_a_usage_error(value: str) -> None:
+    result = run("task", "submit", "add", "--limit", value)
+    assert result.exit_code == 2, result.output
+    assert "--limit" in result.stderr and value in result.stderr
+
+
+def test_what_a_task_uses_prints_as_limit_takes_it_back() -> None:
+    uses = [
+        limit_pb2.LimitUse(limit="openai"),
+        limit_pb2.LimitUse(limit="per-customer", key="customer:42"),
+        limit_pb2.LimitUse(limit="tokens", key="c:1", units=500),
+    ]
+    text = uses_text(uses)
+    assert text == "openai, per-customer=customer:42, tokens*500=c:1"
+    back = _limits(*text.split(", "))
+    assert [(u.limit, u.key, u.units or 1) for u in back] == [(u.limit, u.key, u.units or 1) for u in uses]
+
+
+@pytest.mark.parametrize("text", ["100/s", "10/min", "5/2s", "1000/h", "3/d", "7/250ms", "1/90s"])
+def test_a_rate_prints_as_rate_takes_it(text: str) -> None:
+    parsed = rules.parse_rate(text)
+    assert rate_text(parsed) == text
+    assert rules.parse_rate(rate_text(parsed)) == parsed
+
+
+def test_amounts() -> None:
+    rate = limit_pb2.Limit(name="a", rate=rules.parse_rate("100/s", burst=20))
+    assert amount(rate) == "100/s, burst 20"
+    assert (
+        amount(limit_pb2.Limit(name="b", concurrency=limit_pb2.ConcurrencyLimit(max_units=3))) == "3 at once"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["create", "x"], "give exactly one of --rate and --concurrency"),
+        (
+            ["create", "x", "--rate", "5/s", "--concurrency", "2"],
+            "give exactly one of --rate and --concurrency",
+        ),
+        (["create", "x", "--rate", "100 per second"], "a rate is units/period"),
+        (["create", "x", "--concurrency", "0"], "0 is not in the range x>=1"),
+        (["create", "x", "--concurrency", "3", "--burst", "4"], "--burst applies to a rate limit"),
+        (["update", "x"], "nothing to change"),
+        (["weight", "tenant-a", "1001"], "1001 is not in the range 0<=x<=1000"),
+    ],
+)
+def test_bad_limit_commands_are_usage_errors(args: list[str], text: str) -> None:
+    result = run("limit", *args)
+    assert result.exit_code == 2, result.output
+    assert text in result.stderr, result.stderr
+
+
+def test_delete_asks_first() -> None:
+    result = run("limit", "delete", "x")
+    assert result.exit_code == 2
+    assert "pass --yes" in result.stderr, result.stderr
