@@ -1,21 +1,27 @@
 """The Limits page's feed without a gateway: the store's limits and the scheduler's
 usage as one frame, read once per interval however many pages listen, the
-catalog read again only when its version moved, and the limits still listed
-(without usage) when no scheduler answers."""
+catalog read again only when its version moved, the limits still listed
+(without usage) when no scheduler answers, and /api/limits open to tokens that
+may list limits only."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 from google.protobuf import duration_pb2
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import flow_pb2
 from taskyard.core import errors
-from taskyard.gateway.dashboard import hub, usage
+from taskyard.gateway import auth
+from taskyard.gateway.dashboard import hub, site, streams, usage
 from taskyard.v1 import limit_pb2
 
 
@@ -143,4 +149,30 @@ async def test_a_page_joining_later_gets_the_last_frame_at_once() -> None:
     late = hub.Listener(None)
     feed._join(late)
     assert await asyncio.wait_for(late.next(), 2) is sent  # before the next refresh
+    await feed.close()
+
+
+async def test_api_limits_takes_a_token_that_may_list_limits(tmp_path: Path) -> None:
+    reader, submitter = "rd-" + "r" * 20, "sb-" + "s" * 20
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{reader}  read  viewer\n{submitter}  submit  producer\n")
+    authorize = site._authorizer(auth.Authenticator(auth.TokensFile(str(tokens))), usage.LIMITS_PATH)
+    upstream = Upstream()
+    feed = usage.UsageFeed(upstream.read_limits, upstream.flow_gates, authorize=authorize, interval=0.01)
+    live = streams.Streams(None, None, limit=64, per_client=8)  # type: ignore[arg-type]
+    app = web.Application()
+    app.router.add_get("/api/limits", functools.partial(live.feed, feed))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        refused = await client.get("/api/limits", headers={"Authorization": f"Bearer {submitter}"})
+        assert refused.status == 403 and (await refused.json())["reason"] == "SCOPE_MISSING"
+        assert (await client.get("/api/limits")).status == 401
+        assert not upstream.reads  # a refused page costs no read
+        reply = await client.get("/api/limits", headers={"Authorization": f"Bearer {reader}"})
+        assert reply.status == 200
+        async with asyncio.timeout(5):
+            seen = b""
+            while b"event: limits" not in seen:
+                seen += await reply.content.readany()
+        assert b'"name":"payments"' in seen and live.slots.open == 1
+        reply.close()
     await feed.close()

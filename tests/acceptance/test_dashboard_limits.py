@@ -1,0 +1,153 @@
+"""Flow control on the dashboard, in a real browser against a real cluster: the
+Limits page lists the limits with their numbers and, once tasks use them, their
+usage on the leading scheduler (keys and descriptions shown as text, never as
+markup); the page of a task a full concurrency limit holds names the limit, the
+key and the task holding its unit; with the scheduler gone the limits are still
+listed, and the page says no scheduler answered."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import duration_pb2
+from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
+from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from support.cluster import Cluster
+from support.waiting import wait_until
+
+from taskyard.cli import procs
+from taskyard.v1 import (
+    limit_pb2,
+    limit_service_pb2,
+    limit_service_pb2_grpc,
+    task_pb2,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+S = task_pb2.TaskState
+# Markup in every string a user chooses: the page must show it as text.
+KEY = '<img src=x onerror="window.__injected = 1">customer:42'
+DESCRIPTION = "<b>one</b> export per customer at a time"
+
+
+def no_markup(page: Page) -> None:
+    """The key and the description stayed text: no element was made of them, no script ran."""
+    assert page.locator("main img, main b").count() == 0
+    assert page.evaluate("window.__injected") is None
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[tuple[Page, list[str]]]:
+    require_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            opened = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+
+            def on_console(message: ConsoleMessage) -> None:
+                if message.type == "error":
+                    errors.append(message.text)
+
+            opened.on("console", on_console)
+            opened.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+            yield opened, errors
+        finally:
+            browser.close()
+
+
+def test_limits_their_usage_and_the_gate_of_a_held_task_live(
+    cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]]
+) -> None:
+    browser, errors = page
+    port = procs.free_port()
+    cluster = cluster_factory(start=False, http_port=port, workers=1, concurrency=4)
+    cluster.start()
+    url = f"http://127.0.0.1:{port}/"
+    channel = grpc.insecure_channel(cluster.target)
+    tasks = task_service_pb2_grpc.TaskServiceStub(channel)
+    limits = limit_service_pb2_grpc.LimitServiceStub(channel)
+
+    def submit(name: str, *args: Any, uses: tuple[limit_pb2.LimitUse, ...] = ()) -> str:
+        spec = task_pb2.TaskSpec(name=name, limits=uses)
+        spec.args.extend(args)
+        return str(tasks.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec), timeout=10).task.id)
+
+    def state(task_id: str) -> int:
+        return int(tasks.GetTask(task_service_pb2.GetTaskRequest(id=task_id), timeout=10).task.state)
+
+    def serving() -> bool:
+        try:
+            submit("noop")
+        except grpc.RpcError as exc:
+            if exc.code() not in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAVAILABLE):
+                raise
+            return False
+        return True
+
+    wait_until(serving, 45, lambda: f"a pool serving 'noop'\n{cluster.logs_tail()}")
+    exports = limit_pb2.Limit(
+        name="exports",
+        concurrency=limit_pb2.ConcurrencyLimit(max_units=1),
+        per_key=True,
+        description=DESCRIPTION,
+    )
+    payments = limit_pb2.Limit(
+        name="payments",
+        rate=limit_pb2.RateLimit(units=100, period=duration_pb2.Duration(seconds=1), burst=20),
+    )
+    for limit in (exports, payments):
+        limits.CreateLimit(limit_service_pb2.CreateLimitRequest(limit=limit), timeout=10)
+
+    browser.goto(url + "#/limits")
+    expect(browser.locator('nav a[data-page="limits"]')).to_have_attribute("aria-current", "page")
+    row = browser.locator('#limits tr[data-limit="exports"]')
+    expect(row.locator('[data-cell="kind"]')).to_have_text("concurrency")
+    expect(row.locator('[data-cell="numbers"]')).to_have_text("at most 1 at once")
+    expect(row.locator('[data-cell="scope"]')).to_have_text("per key")
+    expect(row).to_contain_text(DESCRIPTION)
+    rate = browser.locator('#limits tr[data-limit="payments"]')
+    expect(rate.locator('[data-cell="numbers"]')).to_have_text("100 per 1 s, burst 20")
+    expect(rate.locator('[data-cell="scope"]')).to_have_text("global")
+
+    # Two tasks of one key: the first holds the key's one unit, the second waits for it.
+    use = limit_pb2.LimitUse(limit="exports", key=KEY)
+    holder = submit("sleep", 60, uses=(use,))
+    wait_until(lambda: state(holder) == S.TASK_STATE_RUNNING, 30, "the first export to run")
+    held = submit("sleep", 60, uses=(use,))
+    # Live: the page was not reloaded, the counts came with the feed.
+    expect(row.locator('[data-cell="in-use"]')).to_have_text("1", timeout=15_000)
+    expect(row.locator('[data-cell="waiting"]')).to_have_text("1", timeout=15_000)
+    busiest = row.locator('[data-cell="busiest"] li')
+    expect(busiest).to_have_count(1)
+    expect(busiest).to_contain_text(KEY)
+    assert busiest.get_attribute("data-key") == KEY
+    assert state(held) == S.TASK_STATE_QUEUED
+    no_markup(browser)
+
+    browser.goto(f"{url}#/tasks/{held}")
+    gate = browser.locator("#gate")
+    expect(gate).to_have_attribute("data-reason", "CONCURRENCY_FULL", timeout=15_000)
+    expect(gate.locator('[data-gate="limit"]')).to_have_text("exports")
+    expect(gate.locator('[data-gate="key"]')).to_have_text(KEY)
+    expect(gate.locator('[data-gate="held by"]')).to_contain_text(holder[:13])
+    no_markup(browser)
+
+    # The scheduler gone: the limits are the store's, their usage nobody's.
+    browser.goto(url + "#/limits")
+    expect(row.locator('[data-cell="in-use"]')).to_have_text("1")
+    cluster.kill("scheduler")
+    status = browser.locator("#limits-status")
+    expect(status).to_have_attribute("data-scheduler", "silent", timeout=15_000)
+    expect(status).to_contain_text("no scheduler answered")
+    expect(row.locator('[data-cell="in-use"]')).to_have_text("-")
+    expect(row.locator('[data-cell="numbers"]')).to_have_text("at most 1 at once")
+    channel.close()
+    assert errors == []
