@@ -18,6 +18,7 @@ import (
 type Client struct {
 	conn    *grpc.ClientConn
 	tasks   taskyardv1.TaskServiceClient
+	limits  taskyardv1.LimitServiceClient
 	timeout time.Duration
 }
 
@@ -66,7 +67,12 @@ func New(target string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("taskyard: %w", err)
 	}
-	return &Client{conn: conn, tasks: taskyardv1.NewTaskServiceClient(conn), timeout: cfg.timeout}, nil
+	return &Client{
+		conn:    conn,
+		tasks:   taskyardv1.NewTaskServiceClient(conn),
+		limits:  taskyardv1.NewLimitServiceClient(conn),
+		timeout: cfg.timeout,
+	}, nil
 }
 
 // Close closes the connection; calls in flight fail with Canceled.

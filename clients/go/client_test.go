@@ -78,9 +78,15 @@ func (f *fakeTasks) ListTasks(_ context.Context, req *taskyardv1.ListTasksReques
 
 func startFake(t *testing.T, f *fakeTasks, opts ...Option) *Client {
 	t.Helper()
+	return startServer(t, func(srv *grpc.Server) { taskyardv1.RegisterTaskServiceServer(srv, f) }, opts...)
+}
+
+// startServer serves what register registers in memory, and a client of it.
+func startServer(t *testing.T, register func(*grpc.Server), opts ...Option) *Client {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
-	taskyardv1.RegisterTaskServiceServer(srv, f)
+	register(srv)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	dialer := grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) })
@@ -225,6 +231,7 @@ func TestRetriedMethods(t *testing.T) {
 		"TaskService/ExplainTask", "TaskService/GetTaskLogs", "TaskService/StreamTaskLogs",
 		"QueueService/GetQueueStatus", "QueueService/ListServers",
 		"ScheduleService/GetSchedule", "ScheduleService/ListSchedules",
+		"LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("retried %v, want %v", got, want)

@@ -42,8 +42,10 @@ type Violation struct {
 
 // Sentinels for errors.Is. They match an *Error with the same code and reason.
 var (
-	ErrTaskNotFound     = &Error{Code: codes.NotFound, Reason: "TASK_NOT_FOUND"}
-	ErrUnknownTaskName  = &Error{Code: codes.InvalidArgument, Reason: "UNKNOWN_TASK_NAME"}
+	ErrTaskNotFound    = &Error{Code: codes.NotFound, Reason: "TASK_NOT_FOUND"}
+	ErrUnknownTaskName = &Error{Code: codes.InvalidArgument, Reason: "UNKNOWN_TASK_NAME"}
+	// A submit naming a limit that does not exist (Spec.Limits).
+	ErrUnknownLimit     = &Error{Code: codes.InvalidArgument, Reason: "UNKNOWN_LIMIT"}
 	ErrTaskAlreadyFinal = &Error{Code: codes.FailedPrecondition, Reason: "TASK_ALREADY_FINAL"}
 	ErrTokenMissing     = &Error{Code: codes.Unauthenticated, Reason: "TOKEN_MISSING"}
 	ErrTokenInvalid     = &Error{Code: codes.Unauthenticated, Reason: "TOKEN_INVALID"}

@@ -72,3 +72,27 @@ func ExampleClient_Tasks() {
 		fmt.Println(task.ID, task.Failure.Message)
 	}
 }
+
+func ExampleLimits_Create() {
+	var c *taskyard.Client // from taskyard.New, with a token of the admin scope
+	ctx := context.Background()
+	_, err := c.Limits().Create(ctx, taskyard.Limit{
+		Name:        "per-customer",
+		Concurrency: &taskyard.ConcurrencyLimit{MaxUnits: 3},
+		PerKey:      true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// At most 3 tasks of customer 42 leased or running at once; customer 42's tasks
+	// share their lane fairly with other customers'.
+	_, err = c.Submit(ctx, taskyard.Spec{
+		Name:        "charge",
+		Args:        []any{42},
+		Limits:      []taskyard.LimitUse{{Limit: "per-customer", Key: "customer:42"}},
+		FairnessKey: "customer:42",
+	})
+	if errors.Is(err, taskyard.ErrUnknownLimit) {
+		fmt.Println("no such limit")
+	}
+}

@@ -69,26 +69,41 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*Page, error) {
 //		fmt.Println(task.ID, task.State)
 //	}
 func (c *Client) Tasks(ctx context.Context, opts ListOptions) iter.Seq2[*Task, error] {
-	return func(yield func(*Task, error) bool) {
+	return pages(opts.PageToken, func(token string) ([]*Task, string, error) {
+		opts.PageToken = token
+		page, err := c.List(ctx, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		return page.Tasks, page.NextPageToken, nil
+	})
+}
+
+// pages iterates over the items of the pages fetch returns, from token on.
+// A failed page ends the iteration with its error, and so does a page
+// pointing back at itself (a next page token equal to the one sent).
+func pages[T any](token string, fetch func(token string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
 		for {
-			page, err := c.List(ctx, opts)
+			items, next, err := fetch(token)
 			if err != nil {
-				yield(nil, err)
+				yield(zero, err)
 				return
 			}
-			for _, t := range page.Tasks {
-				if !yield(t, nil) {
+			for _, item := range items {
+				if !yield(item, nil) {
 					return
 				}
 			}
-			if page.NextPageToken == "" {
+			if next == "" {
 				return
 			}
-			if page.NextPageToken == opts.PageToken {
-				yield(nil, fmt.Errorf("taskyard: the gateway answered page token %q with itself", opts.PageToken))
+			if next == token {
+				yield(zero, fmt.Errorf("taskyard: the gateway answered page token %q with itself", token))
 				return
 			}
-			opts.PageToken = page.NextPageToken
+			token = next
 		}
 	}
 }

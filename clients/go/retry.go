@@ -6,7 +6,8 @@ package taskyard
 // makes a repeat return the first task (gRPC resends the same request bytes).
 // CancelTask is not among them: a repeat of a cancel that took effect would
 // answer TASK_ALREADY_FINAL. Nor are the other writes (pausing, clearing,
-// purging, schedules), whose repeat is not known to be harmless.
+// purging, schedules, limits and weights), whose repeat is not known to be
+// harmless.
 const serviceConfig = `{
   "methodConfig": [{
     "name": [
@@ -22,7 +23,10 @@ const serviceConfig = `{
       {"service": "taskyard.v1.QueueService", "method": "GetQueueStatus"},
       {"service": "taskyard.v1.QueueService", "method": "ListServers"},
       {"service": "taskyard.v1.ScheduleService", "method": "GetSchedule"},
-      {"service": "taskyard.v1.ScheduleService", "method": "ListSchedules"}
+      {"service": "taskyard.v1.ScheduleService", "method": "ListSchedules"},
+      {"service": "taskyard.v1.LimitService", "method": "GetLimit"},
+      {"service": "taskyard.v1.LimitService", "method": "ListLimits"},
+      {"service": "taskyard.v1.LimitService", "method": "ListKeyWeights"}
     ],
     "retryPolicy": {
       "maxAttempts": 4,

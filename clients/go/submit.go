@@ -42,6 +42,12 @@ type Spec struct {
 
 	DependsOn []string // ids that must all succeed before this task is queued
 	ParentID  string
+
+	// Flow control (docs/flow-control.md): the limits an attempt takes units
+	// of when the scheduler admits it (at most 8, each limit once), and the
+	// fairness key it shares its lane by, e.g. a tenant (at most 256 bytes).
+	Limits      []LimitUse
+	FairnessKey string
 }
 
 // A Submission is the task Submit accepted.
@@ -112,6 +118,8 @@ func (s Spec) proto(path string) (*taskyardv1.TaskSpec, error) {
 		IdempotencyKey: s.IdempotencyKey,
 		DependsOn:      s.DependsOn,
 		ParentId:       s.ParentID,
+		Limits:         usesToProto(s.Limits),
+		FairnessKey:    s.FairnessKey,
 	}
 	if p.RequestId == "" {
 		p.RequestId = newRequestID()

@@ -37,7 +37,10 @@ type Task struct {
 	CancelReason    string
 	CancelStep      CancelStep
 	ScheduleID      string
-	Context         map[string]any
+	// As submitted (Spec.Limits), with the limits its task name declares.
+	Limits      []LimitUse
+	FairnessKey string
+	Context     map[string]any
 	// Payload fields left out of this view, each with why.
 	Omitted    map[string]string
 	CreatedAt  time.Time
@@ -97,6 +100,8 @@ func taskFromProto(p *taskyardv1.Task) *Task {
 		CancelReason:    p.GetCancelReason(),
 		CancelStep:      CancelStep(p.GetCancelStep()),
 		ScheduleID:      p.GetScheduleId(),
+		Limits:          usesFromProto(p.GetLimits()),
+		FairnessKey:     p.GetFairnessKey(),
 		Context:         fromStruct(p.GetContext()),
 		Omitted:         p.GetOmitted(),
 		CreatedAt:       timestamp(p.GetCreatedAt()),
