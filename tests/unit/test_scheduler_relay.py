@@ -27,6 +27,7 @@ from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState
 from taskyard.scheduler import dispatcher as dispatcher_mod
 from taskyard.scheduler.dispatcher import Dispatcher
+from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool
 from taskyard.scheduler.service import Scheduler
@@ -119,7 +120,10 @@ def _scheduler(store: _Store, lanes: Lanes, pools: list[Pool], term: int = 0) ->
     sched.lanes = lanes
     sched.store = cast(Any, store)
     sched._lease_ms = 30_000
-    sched.dispatcher = Dispatcher(lanes, registry, cast(Any, store), lease_ms=30_000, term=term)
+    sched.flow = Flow(lanes, cast(Any, store), wake=lambda: None, term=term)
+    sched.dispatcher = Dispatcher(
+        lanes, registry, cast(Any, store), lease_ms=30_000, term=term, flow=sched.flow
+    )
     timers = _Timers()
     sched.timers = cast(Any, timers)
     return sched, timers

@@ -7,6 +7,7 @@ message lost on the way only delays the task until its lease lapses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -18,6 +19,7 @@ from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
 from taskyard.core.transport import varint
 from taskyard.scheduler import spans
+from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool, PoolRegistry
 
@@ -41,12 +43,12 @@ _RECORDS_TAG = b"\x0a"
 
 def ref_of(record: lanes_pb2.QueuedRef | tasks_pb2.InsertedTask | Record) -> Ref:
     p = record.priority
-    return Ref(
-        id=record.id,
-        name=record.name,
-        priority=_BY_WIRE[p] if 0 <= p < len(_BY_WIRE) else Priority.from_wire(p),
-        queue=record.queue,
-    )
+    priority = _BY_WIRE[p] if 0 <= p < len(_BY_WIRE) else Priority.from_wire(p)
+    if not record.HasField("flow"):
+        return Ref(record.id, record.name, priority, record.queue)
+    flow = record.flow
+    uses = tuple((u.limit, u.key, u.units or 1) for u in flow.uses)
+    return Ref(record.id, record.name, priority, record.queue, flow.fairness_key, uses)
 
 
 def lease_tokens(prefix: str, n: int) -> list[str]:
@@ -76,6 +78,7 @@ class Dispatcher:
         lease_ms: int,
         token_prefix: str = "",
         term: int = 0,
+        flow: Flow | None = None,
     ) -> None:
         # Marks the lease tokens of this scheduler instance (see reconciler.py).
         self.token_prefix = token_prefix
@@ -86,6 +89,8 @@ class Dispatcher:
         self.pools = pools
         self._store = store
         self._lease_ms = lease_ms
+        # Admission by limits (flow.py); None: every task taken is leased.
+        self.flow = flow
         self.wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
         self._backups: set[asyncio.TimerHandle] = set()
@@ -94,7 +99,12 @@ class Dispatcher:
 
     async def run(self) -> None:
         while True:
-            await self.wake.wait()
+            due = self.flow.tick() if self.flow is not None else None
+            if due is None:
+                await self.wake.wait()
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), max(0.0, due - time.monotonic()))
             self.wake.clear()
             self.dispatch_once()
 
@@ -118,21 +128,43 @@ class Dispatcher:
             free = pool.free
             if free <= 0:
                 continue
-            refs = self.lanes.take(pool.names, min(free, MAX_DISPATCH_BATCH))
+            want = min(free, MAX_DISPATCH_BATCH)
+            if self.flow is None:
+                refs = self.lanes.take(pool.names, want)
+                tokens = lease_tokens(self.token_prefix, len(refs))
+            else:
+                refs, tokens = self._admitted(pool, want, self.flow)
             if not refs:
                 continue
             now = time.monotonic()
             for ref in refs:
                 pool.inflight[ref.id] = now
-            task = asyncio.get_running_loop().create_task(self._lease_and_send(pool, refs))
+            task = asyncio.get_running_loop().create_task(self._lease_and_send(pool, refs, tokens))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
 
-    async def _lease_and_send(self, pool: Pool, refs: list[Ref]) -> None:
+    def _admitted(self, pool: Pool, want: int, flow: Flow) -> tuple[list[Ref], list[str]]:
+        """Up to ``want`` tasks for ``pool`` that the limits admit, with their lease
+        tokens; the refused ones wait at their gates, so the lanes are taken from
+        again until ``want`` is met or nothing this pool runs is left."""
+        refs: list[Ref] = []
+        tokens: list[str] = []
+        while len(refs) < want:
+            seqs: list[int] = []
+            taken = self.lanes.take(pool.names, want - len(refs), seqs)
+            if not taken:
+                break
+            fresh = lease_tokens(self.token_prefix, len(taken))
+            for i in flow.admit(taken, seqs, fresh):
+                refs.append(taken[i])
+                tokens.append(fresh[i])
+        return refs, tokens
+
+    async def _lease_and_send(self, pool: Pool, refs: list[Ref], tokens: list[str]) -> None:
         began = spans.now_ns()
         request = leases_pb2.LeaseTasksRequest(pool_id=pool.pool_id, lease_ms=self._lease_ms, term=self.term)
         add = request.leases.add
-        for ref, token in zip(refs, lease_tokens(self.token_prefix, len(refs)), strict=True):
+        for ref, token in zip(refs, tokens, strict=True):
             add(task_id=ref.id, lease_token=token)
         try:
             # A LeaseTasksReply is a Dispatch on the wire (the records in field 1):
@@ -142,18 +174,27 @@ class Dispatcher:
         except errors.TaskyardError as exc:
             # Unknown outcome: rows that did get leased are refused at their next
             # lease and rescued when the lease lapses; the rest must wait again.
+            # Their limit units stay held until the store says which (resync).
             log.warning("lease of %d tasks failed: %s", len(refs), exc)
+            if self.flow is not None:
+                self.flow.confirm(zip((r.id for r in refs), tokens, strict=True))
             for ref in refs:
                 pool.inflight.pop(ref.id, None)
             self.lanes.push_all(refs)
             await asyncio.sleep(0.1)
             self.wake.set()
             return
+        if self.flow is not None:
+            self.flow.confirm((t.id, t.lease_token) for t in leased)
         if len(leased) < len(refs):
             got = {t.id for t in leased}
             refused = [ref for ref in refs if ref.id not in got]
             for ref in refused:  # cancelled or taken meanwhile, or the pool drains
                 pool.inflight.pop(ref.id, None)
+            if self.flow is not None:
+                for ref, token in zip(refs, tokens, strict=True):
+                    if ref.id not in got:
+                        self.flow.release(ref.id, token)
             if refused and (pool.state != WorkerState.RUNNING.value or pool.benched):
                 # The store refuses leases to a draining pool, and to one it declared
                 # lost: these are still QUEUED and belong in the lanes for the other
@@ -227,7 +268,13 @@ class Dispatcher:
         for record in tasks:
             if pool.free <= 0:
                 break
-            if record.name in pool.names and record.state == QUEUED and record.queue not in self.lanes.paused:
+            # A task that uses limits goes through the lanes' admission.
+            if (
+                record.name in pool.names
+                and record.state == QUEUED
+                and record.queue not in self.lanes.paused
+                and not (record.HasField("flow") and record.flow.uses)
+            ):
                 pool.inflight[record.id] = now
                 token = ids.new_lease_token(self.token_prefix)
                 leases.append(leases_pb2.Lease(task_id=record.id, lease_token=token))
@@ -250,5 +297,8 @@ class Dispatcher:
         except errors.TaskyardError as exc:
             log.warning("release after failed send: %s (leases will lapse)", exc)
             return
+        if self.flow is not None:
+            for t in tasks:
+                self.flow.release(t.id, t.lease_token)
         self.lanes.push_all(ref_of(t) for t in tasks)
         self.wake.set()

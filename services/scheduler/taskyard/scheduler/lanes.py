@@ -1,9 +1,14 @@
-"""Four strictly ordered priority lanes of task references.
+"""Four strictly ordered priority lanes of task references, shared fairly by key.
 
-Each lane keeps one FIFO per task name, so a pool that serves only some names
-finds its work without scanning past tasks it cannot run; a global sequence
-number keeps arrival order across names within a lane.
+Inside a lane, tasks wait per fairness key (``TaskSpec.fairness_key``; empty is
+a key too), FIFO inside a key, and the keys are served by deficit round robin:
+each turn a key may take as many tasks as its weight (default 1), so a flood
+from one key delays another key's task by at most one turn of the ring. Within
+a key, one FIFO per task name lets a pool that serves only some names find its
+work without scanning past tasks it cannot run; a global sequence number keeps
+arrival order across names.
 """
+# Length: the lane structure and its one take() loop belong together.
 
 from __future__ import annotations
 
@@ -13,6 +18,11 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from taskyard.core.priority import LANES, Priority
+
+# A limit a task takes units of: (limit name, key, units).
+Use = tuple[str, str, int]
+# A waiting task with its arrival number.
+Item = tuple[int, "Ref"]
 
 
 class Ref(NamedTuple):
@@ -24,13 +34,57 @@ class Ref(NamedTuple):
     name: str
     priority: Priority
     queue: str = "default"
+    # Its fairness key ("" for a task that names none).
+    key: str = ""
+    # The limits it takes units of at admission (scheduler/admission.py).
+    uses: tuple[Use, ...] = ()
+
+
+class _Key:
+    """One fairness key's waiting tasks in one lane."""
+
+    __slots__ = ("deficit", "fifos", "size", "turn")
+
+    def __init__(self) -> None:
+        self.fifos: dict[str, deque[Item]] = {}
+        self.size = 0
+        # Deficit round robin: tasks it may still take in its current turn.
+        self.deficit = 0
+        self.turn = False
+
+
+class _Lane:
+    __slots__ = ("keys", "ring")
+
+    def __init__(self) -> None:
+        self.keys: dict[str, _Key] = {}
+        # The keys with waiting tasks, in serving order (the head has the turn).
+        self.ring: deque[str] = deque()
+
+
+def _insert(fifo: deque[Item], item: Item) -> None:
+    """``item`` into ``fifo`` in arrival order (a task coming back from a gate is
+    usually older than every task behind it: appended left)."""
+    seq = item[0]
+    if not fifo or fifo[-1][0] < seq:
+        fifo.append(item)
+    elif fifo[0][0] > seq:
+        fifo.appendleft(item)
+    else:
+        at = next(i for i, other in enumerate(fifo) if other[0] > seq)
+        fifo.insert(at, item)
 
 
 class Lanes:
     def __init__(self) -> None:
-        self._fifos: dict[Priority, dict[str, deque[tuple[int, Ref]]]] = {p: {} for p in LANES}
+        self._lanes: dict[Priority, _Lane] = {p: _Lane() for p in LANES}
         self._ids: set[str] = set()
         self._seq = itertools.count()
+        # Fairness weights by key (LimitService.SetKeyWeight); absent: 1.
+        self.weights: dict[str, int] = {}
+        # Tasks waiting at a flow-control gate (scheduler/gates.py): not in a lane,
+        # but a reload must not enqueue them a second time.
+        self.gated: set[str] = set()
         # Paused queues (see pauses.py): their tasks wait here, parked in
         # arrival order, invisible to take() and to len() until the queue resumes.
         self.paused: set[str] = set()
@@ -47,16 +101,34 @@ class Lanes:
 
     def push(self, ref: Ref) -> bool:
         """Append a task; False if it is already waiting."""
-        if ref.id in self._ids:
+        return self.restore(next(self._seq), ref)
+
+    def restore(self, seq: int, ref: Ref) -> bool:
+        """Put a task back in its lane at arrival number ``seq`` (one taken and held
+        at a gate goes back to the place it had); False if it is already waiting."""
+        task_id = ref.id
+        if task_id in self._ids or task_id in self.gated:
             return False
         if ref.queue in self.paused:
             parked = self._parked.setdefault(ref.queue, {})
-            if ref.id in parked:
+            if task_id in parked:
                 return False
-            parked[ref.id] = ref
+            parked[task_id] = ref
             return True
-        self._ids.add(ref.id)
-        self._fifos[ref.priority].setdefault(ref.name, deque()).append((next(self._seq), ref))
+        self._ids.add(task_id)
+        lane = self._lanes[ref.priority]
+        kq = lane.keys.get(ref.key)
+        if kq is None:
+            kq = lane.keys[ref.key] = _Key()
+            lane.ring.append(ref.key)
+        fifo = kq.fifos.get(ref.name)
+        if fifo is None:
+            kq.fifos[ref.name] = deque([(seq, ref)])
+        elif fifo[-1][0] < seq:
+            fifo.append((seq, ref))
+        else:
+            _insert(fifo, (seq, ref))
+        kq.size += 1
         return True
 
     def push_all(self, refs: Iterable[Ref]) -> int:
@@ -68,20 +140,24 @@ class Lanes:
         self.pause_epoch += 1
         moved = 0
         parked = self._parked.setdefault(queue, {})
-        for fifos in self._fifos.values():
-            for name in list(fifos):
-                keep: deque[tuple[int, Ref]] = deque()
-                for item in fifos[name]:
-                    if item[1].queue == queue:
-                        parked[item[1].id] = item[1]
-                        self._ids.discard(item[1].id)
-                        moved += 1
+        for lane in self._lanes.values():
+            for key, kq in list(lane.keys.items()):
+                for name in list(kq.fifos):
+                    keep: deque[Item] = deque()
+                    for item in kq.fifos[name]:
+                        if item[1].queue == queue:
+                            parked[item[1].id] = item[1]
+                            self._ids.discard(item[1].id)
+                            kq.size -= 1
+                            moved += 1
+                        else:
+                            keep.append(item)
+                    if keep:
+                        kq.fifos[name] = keep
                     else:
-                        keep.append(item)
-                if keep:
-                    fifos[name] = keep
-                else:
-                    del fifos[name]
+                        del kq.fifos[name]
+                if not kq.size:
+                    self._forget(lane, key)
         return moved
 
     def resume(self, queue: str) -> int:
@@ -94,48 +170,126 @@ class Lanes:
         return len(self._parked.get(queue, {}))
 
     def drop(self, task_id: str, priority: Priority, name: str) -> bool:
-        """Remove a waiting task (cancelled); a scan of its FIFO, as cancels are rare."""
+        """Remove a waiting task (cancelled); a scan of its FIFOs, as cancels are rare."""
         if task_id not in self._ids:
             return False
-        fifo = self._fifos[priority].get(name)
-        if fifo is None:
-            return False
-        for item in fifo:
-            if item[1].id == task_id:
-                fifo.remove(item)
-                self._ids.discard(task_id)
-                if not fifo:
-                    del self._fifos[priority][name]
-                return True
+        lane = self._lanes[priority]
+        for key, kq in lane.keys.items():
+            fifo = kq.fifos.get(name)
+            if fifo is None:
+                continue
+            for item in fifo:
+                if item[1].id == task_id:
+                    fifo.remove(item)
+                    self._ids.discard(task_id)
+                    kq.size -= 1
+                    if not fifo:
+                        del kq.fifos[name]
+                    if not kq.size:
+                        self._forget(lane, key)
+                    return True
         return False
 
     def depth(self, priority: Priority) -> int:
-        return sum(len(q) for q in self._fifos[priority].values())
+        return sum(kq.size for kq in self._lanes[priority].keys.values())
 
-    def take(self, names: frozenset[str], limit: int) -> list[Ref]:
-        """Up to ``limit`` tasks this pool can run, CRITICAL first, oldest first within a lane."""
+    def standing(self, task_id: str) -> tuple[str, int, int] | None:
+        """Where a waiting task stands in its lane: its fairness key, the tasks of that
+        key ahead of it, and the other keys with tasks waiting in the lane (a scan:
+        ExplainTask's, not the dispatcher's)."""
+        if task_id not in self._ids:
+            return None
+        for lane in self._lanes.values():
+            for key, kq in lane.keys.items():
+                found = [s for fifo in kq.fifos.values() for s, r in fifo if r.id == task_id]
+                if found:
+                    ahead = sum(1 for fifo in kq.fifos.values() for s, _ in fifo if s < found[0])
+                    return key, ahead, len(lane.keys) - 1
+        return None
+
+    def take(self, names: frozenset[str], limit: int, seqs: list[int] | None = None) -> list[Ref]:
+        """Up to ``limit`` tasks this pool can run: CRITICAL first; inside a lane the
+        keys in turn, each as many as its weight; oldest first within a key.
+        ``seqs``, when given, receives each task's arrival number (to ``restore`` it)."""
         out: list[Ref] = []
         for priority in LANES:
             if len(out) >= limit:
                 break
-            fifos = self._fifos[priority]
-            candidates = (
-                [fifos[n] for n in names if fifos.get(n)]
-                if len(names) < len(fifos)
-                else [q for n, q in fifos.items() if q and n in names]
-            )
-            while candidates and len(out) < limit:
-                if len(candidates) == 1:
-                    fifo = candidates[0]
-                    while fifo and len(out) < limit:
-                        out.append(fifo.popleft()[1])
-                    break
-                fifo = min(candidates, key=lambda q: q[0][0])
-                out.append(fifo.popleft()[1])
-                if not fifo:
-                    candidates.remove(fifo)
-            for name in [n for n, q in fifos.items() if not q]:
-                del fifos[name]
+            lane = self._lanes[priority]
+            if not lane.keys:
+                continue
+            if len(lane.keys) == 1:
+                key, kq = next(iter(lane.keys.items()))
+                self._take_key(kq, names, limit - len(out), out, seqs)
+                if not kq.size:
+                    self._forget(lane, key)
+                continue
+            self._take_turns(lane, names, limit, out, seqs)
         for ref in out:
             self._ids.discard(ref.id)
         return out
+
+    def _take_turns(
+        self, lane: _Lane, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None
+    ) -> None:
+        ring, weights = lane.ring, self.weights
+        idle = 0  # keys in a row that had nothing this pool runs
+        while ring and len(out) < limit and idle < len(ring):
+            key = ring[0]
+            kq = lane.keys[key]
+            if not kq.turn:
+                kq.turn = True
+                kq.deficit += weights.get(key, 1)
+            want = min(kq.deficit, limit - len(out))
+            got = self._take_key(kq, names, want, out, seqs)
+            kq.deficit -= got
+            if not kq.size:  # at the ring's head: no scan to drop it
+                ring.popleft()
+                del lane.keys[key]
+                idle = 0
+                continue
+            if got < want or kq.deficit <= 0:
+                if got < want:  # nothing more this pool can run: no credit saved up
+                    kq.deficit = 0
+                kq.turn = False
+                ring.rotate(-1)
+                idle = idle + 1 if got == 0 else 0
+            # else: the limit cut its turn short; it goes on at the next take()
+
+    @staticmethod
+    def _take_key(kq: _Key, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None) -> int:
+        fifos = kq.fifos
+        candidates = (
+            [fifos[n] for n in names if fifos.get(n)]
+            if len(names) < len(fifos)
+            else [q for n, q in fifos.items() if q and n in names]
+        )
+        start = len(out)
+        end = start + limit
+        while candidates and len(out) < end:
+            if len(candidates) == 1:
+                fifo = candidates[0]
+                while fifo and len(out) < end:
+                    seq, ref = fifo.popleft()
+                    out.append(ref)
+                    if seqs is not None:
+                        seqs.append(seq)
+                break
+            fifo = min(candidates, key=lambda q: q[0][0])
+            seq, ref = fifo.popleft()
+            out.append(ref)
+            if seqs is not None:
+                seqs.append(seq)
+            if not fifo:
+                candidates.remove(fifo)
+        for name in [n for n, q in fifos.items() if not q]:
+            del fifos[name]
+        got = len(out) - start
+        kq.size -= got
+        return got
+
+    @staticmethod
+    def _forget(lane: _Lane, key: str) -> None:
+        del lane.keys[key]
+        if key in lane.ring:
+            lane.ring.remove(key)

@@ -21,6 +21,7 @@ from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.retry import RetryPolicy
 from taskyard.scheduler import pauses
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
+from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.metrics import LEASES_RESCUED
 from taskyard.scheduler.pools import PoolRegistry
@@ -53,6 +54,7 @@ class Maintenance:
         lease_ms: int,
         default_max_retries: int = 3,
         reconciler: Reconciler | None = None,
+        flow: Flow | None = None,
     ) -> None:
         self._default_max_retries = default_max_retries
         self._lanes = lanes
@@ -64,6 +66,8 @@ class Maintenance:
         self.reload_requested = asyncio.Event()
         # Restart reconciliation: a pool's first answer hands back orphaned leases.
         self.reconciler = reconciler
+        # Leases that ended in the store free their limits' units.
+        self._flow = flow
 
     def _pushed(self, refs: list[Ref]) -> None:
         if self._lanes.push_all(refs):
@@ -88,6 +92,7 @@ class Maintenance:
             cursor = reply.next_cursor
 
     async def rescue_and_promote(self) -> None:
+        began = time.monotonic()
         rescued = await self._store.call(
             contract.STORE_RESCUE,
             leases_pb2.RescueRequest(
@@ -102,6 +107,9 @@ class Maintenance:
             log.info(
                 "rescued %d lapsed leases (%d failed for good)", len(rescued.requeued), len(rescued.failed)
             )
+        if self._flow is not None and (rescued.requeued or rescued.failed):
+            ended = [t.id for t in rescued.requeued] + [t.id for t in rescued.failed]
+            self._flow.release_tasks(ended, before=began)
         self._pushed([ref_of(t) for t in rescued.requeued])
         promoted = await self._store.call(contract.STORE_PROMOTE_DUE, lanes_pb2.PromoteDueRequest(limit=PAGE))
         self._pushed([ref_of(t) for t in promoted.tasks])
@@ -215,7 +223,11 @@ class Maintenance:
                 if pool.missed_surveys >= MAX_MISSED_SURVEYS:
                     self._pools.remove(pool_id)
         if self.reconciler is not None:
-            self._pushed(await self.reconciler.after_survey(replies, surveyed_at))
+            began = time.monotonic()
+            released = await self.reconciler.after_survey(replies, surveyed_at)
+            if self._flow is not None and released:
+                self._flow.release_tasks((r.id for r in released), before=began)
+            self._pushed(released)
         if refs:
             renewed = await self._store.call(
                 contract.STORE_RENEW, leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=self._lease_ms)

@@ -26,6 +26,7 @@ from taskyard.scheduler import graph, pauses, spans, timers
 from taskyard.scheduler import metrics as sched_metrics
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.election import Election
+from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.maintenance import Maintenance
 from taskyard.scheduler.periodic import Periodic
@@ -75,6 +76,8 @@ class Scheduler:
         self.reconciler = Reconciler(
             self.store, margin=settings.reconcile_margin, horizon=settings.lease_seconds, term=term
         )
+        # Limits and fair share (flow.py): admission between the lanes and the pools.
+        self.flow = Flow(self.lanes, self.store, wake=self._wake, term=term)
         self.dispatcher = Dispatcher(
             self.lanes,
             self.pools,
@@ -82,6 +85,7 @@ class Scheduler:
             lease_ms=self._lease_ms,
             token_prefix=self.reconciler.token_prefix,
             term=term,
+            flow=self.flow,
         )
         self.maintenance = Maintenance(
             lanes=self.lanes,
@@ -92,6 +96,7 @@ class Scheduler:
             lease_ms=self._lease_ms,
             default_max_retries=settings.max_retries,
             reconciler=self.reconciler,
+            flow=self.flow,
         )
         # Delayed tasks and retries: the due heap, a cache of SCHEDULED/RETRYING rows.
         self.timers = timers.DueTimers(
@@ -112,7 +117,11 @@ class Scheduler:
             for p in LANES:
                 lane = rpc.Responder(
                     settings.lane_listen_address(p),
-                    [rpc.serve_raw(contract.SUBMIT, self._on_submit), *self.periodic.routes()],
+                    [
+                        rpc.serve_raw(contract.SUBMIT, self._on_submit),
+                        rpc.serve(contract.FLOW_GATES, self.flow.on_gates),
+                        *self.periodic.routes(),
+                    ],
                     max_message_bytes=mx,
                 )
                 opened.callback(lane.close)
@@ -158,6 +167,8 @@ class Scheduler:
         path's fields appended (concatenated messages merge). The records are
         parsed, as heads only, when something here reads them: hop stamps, the
         fast path, a delayed task's run time."""
+        if self.flow.declared:  # the limits some task names declare
+            payload = self.flow.declare(payload)
         insert = payload
         parsed: views_pb2.TaskRecordHeads | None = None
         if _HOPS_TAG in payload:
@@ -243,9 +254,11 @@ class Scheduler:
             # lost notice must not leave it looking unready until the next survey.)
             pool.state = report.state
         pool.cut_off = report.cut_off  # every notice says whether its reports reach a store
+        release = self.flow.release
         for refs in (report.completed, report.released, report.died):
             for item in refs:
                 pool.inflight.pop(item.ref.task_id, None)
+                release(item.ref.task_id, item.ref.lease_token)
         self.dispatcher.wake.set()
 
     # --- loops ---------------------------------------------------------------
@@ -268,6 +281,9 @@ class Scheduler:
                     self.dispatcher.wake.set()
                 continue
             graph.drop_cancelled(batch.events, self.lanes)
+            for e in batch.events:
+                if e.type == "task.cancelled" and e.task_id in self.flow.gates:
+                    self.flow.drop(e.task_id)
             self._pool_news(batch.events)
             if batch is not None:
                 self.periodic.on_events(batch)
@@ -329,6 +345,7 @@ class Scheduler:
                 tasks.append(tg.create_task(self._watch_events()))
                 tasks.append(tg.create_task(self._watch_announcements()))
                 tasks.append(tg.create_task(self.dispatcher.run()))
+                tasks.append(tg.create_task(self.flow.run()))
                 loaded = await self._initial_load(stop)
                 log.info("scheduler ready (term %d, %d queued tasks loaded)", self.term, loaded)
                 polling = self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval)

@@ -1,0 +1,329 @@
+"""Admission: whether a queued task may be leased now, by the limits it uses.
+
+The lanes pick candidates (priority lane, then fair share); here each candidate
+takes the units of every limit it uses, all or none, rate limits checked first,
+then concurrency limits. A refusal names its gate: the limit and bucket that
+said no (scheduler/gates.py holds the task there until the gate opens).
+
+- Rate: GCRA. A bucket admits ``n`` units at ``now`` when its theoretical
+  arrival time after them, ``max(tat, now) + n*T`` (T = period/units), is at
+  most ``burst*T`` ahead of ``now``; so any window of length W admits at most
+  ``burst + W/T`` units. A limit seen in a term's first read of the limits
+  starts every bucket empty (as if its burst had just been spent): what a
+  deposed leader admitted just before the takeover is unknown, and this way no
+  window around it admits more than the limit allows.
+- Concurrency: units held per bucket, from admission until the attempt ends
+  (``release``); a new leader counts the leased attempts first (``resync``).
+
+A use of a limit that does not exist (deleted with force) is ignored. All times
+are the injected clock's seconds.
+"""
+# Length: the two kinds of limit, their holders and the usage figures are one state.
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Callable, Iterable, Sequence
+
+from taskyard.core import limits as rules
+from taskyard.scheduler.lanes import Ref, Use
+from taskyard.v1 import limit_pb2
+
+# A limit's bucket: (limit name, key); the key is "" for a global limit.
+Gate = tuple[str, str]
+# The gate of tasks that arrive before the limits were first read.
+CATALOG = ("", "")
+# Float slack for GCRA comparisons.
+_EPS = 1e-9
+# Busiest keys listed per limit (LimitUsage.busiest_keys, metrics).
+TOP_KEYS = 10
+# Holder ids listed in a CONCURRENCY_FULL gate.
+SHOWN_HOLDERS = 10
+
+
+@dataclasses.dataclass(slots=True)
+class _Limit:
+    spec: limit_pb2.Limit
+    per_key: bool
+    # Rate: seconds per unit, and the burst; concurrency: max_units in burst.
+    interval: float
+    burst: int
+    is_rate: bool
+    # Rate: a bucket's theoretical arrival time, and the earliest one a bucket
+    # starts with (the term's start for a limit of the first read).
+    tats: dict[str, float] = dataclasses.field(default_factory=dict)
+    floor: float = float("-inf")
+    admitted: int = 0
+    throttled: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Refusal:
+    gate: Gate
+    # RATE: when the bucket admits the units; None for a concurrency limit.
+    at: float | None
+
+
+@dataclasses.dataclass(slots=True)
+class _Hold:
+    token: str
+    # When its lease was known to be in the store (inf until then: a resync's
+    # read may not see a lease not yet committed, so it must not free it).
+    since: float
+    # (gate, units) of each concurrency limit held.
+    units: tuple[tuple[Gate, int], ...]
+
+
+def _limit_state(spec: limit_pb2.Limit) -> _Limit:
+    if spec.HasField("rate"):
+        interval = rules.period_ms(spec.rate) / 1000.0 / spec.rate.units
+        return _Limit(spec, spec.per_key, interval, rules.burst_of(spec), True)
+    return _Limit(spec, spec.per_key, 0.0, spec.concurrency.max_units, False)
+
+
+class Admission:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.limits: dict[str, _Limit] = {}
+        # Until the limits are first read, every task that uses one waits (CATALOG).
+        self.ready = False
+        # Concurrency units held per gate, and by which task.
+        self.held: dict[Gate, int] = {}
+        self.holders: dict[Gate, dict[str, int]] = {}
+        # What each task holds, by lease token (an attempt's).
+        self._holds: dict[str, dict[str, _Hold]] = {}
+
+    # --- the limits ------------------------------------------------------------
+    def set_limits(self, specs: Iterable[limit_pb2.Limit]) -> set[str]:
+        """Replace the limits; returns the names whose definition changed (their
+        gates must be looked at again). A bucket's state survives a change."""
+        now = self._clock()
+        first = not self.ready
+        fresh: dict[str, _Limit] = {}
+        changed: set[str] = set()
+        for spec in specs:
+            old = self.limits.get(spec.name)
+            state = _limit_state(spec)
+            if old is not None:
+                state.tats, state.floor = old.tats, old.floor
+                state.admitted, state.throttled = old.admitted, old.throttled
+                if old.spec != spec:
+                    changed.add(spec.name)
+            else:
+                changed.add(spec.name)
+                if first and state.is_rate:
+                    state.floor = now + state.burst * state.interval
+            fresh[spec.name] = state
+        changed |= set(self.limits) - set(fresh)
+        self.limits = fresh
+        self.ready = True
+        return changed
+
+    # --- admission ----------------------------------------------------------------
+    def admit(self, ref: Ref, token: str) -> Refusal | None:
+        """Take the units of every limit ``ref`` uses (None), or none of them and
+        the first gate that refuses, rate limits before concurrency limits."""
+        if not ref.uses:
+            return None
+        if not self.ready:
+            return Refusal(CATALOG, None)
+        now = self._clock()
+        rates: list[tuple[_Limit, str, float]] = []
+        counts: list[tuple[Gate, int]] = []
+        refusal: Refusal | None = None
+        # Units over a limit's burst (it was lowered since the task was submitted)
+        # take the whole limit: never more than it admits at once, so never stuck.
+        for limit_name, key, units in ref.uses:
+            limit = self.limits.get(limit_name)
+            if limit is None or not limit.is_rate:
+                continue
+            units = min(units, limit.burst)
+            bucket = key if limit.per_key else ""
+            tat = max(limit.tats.get(bucket, limit.floor), now)
+            after = tat + units * limit.interval
+            if after - now > limit.burst * limit.interval + _EPS:
+                refusal = Refusal((limit_name, bucket), after - limit.burst * limit.interval)
+                limit.throttled += 1
+                return refusal
+            rates.append((limit, bucket, after))
+        for limit_name, key, units in ref.uses:
+            limit = self.limits.get(limit_name)
+            if limit is None or limit.is_rate:
+                continue
+            gate = (limit_name, key if limit.per_key else "")
+            units = min(units, limit.burst)
+            if self.held.get(gate, 0) + units > limit.burst:
+                limit.throttled += 1
+                return Refusal(gate, None)
+            counts.append((gate, units))
+        for limit, bucket, after in rates:
+            limit.tats[bucket] = after
+            limit.admitted += 1
+        for gate, units in counts:
+            self._hold(gate, ref.id, units)
+            self.limits[gate[0]].admitted += 1
+        if counts:
+            self._holds.setdefault(ref.id, {})[token] = _Hold(token, float("inf"), tuple(counts))
+        return None
+
+    def confirm(self, task_id: str, token: str, now: float) -> None:
+        """The attempt's lease is in the store (or its outcome unknown): from now on
+        a resync that does not find it there frees its units."""
+        hold = self._holds.get(task_id, {}).get(token)
+        if hold is not None and hold.since > now:
+            hold.since = now
+
+    def next_admission(self, gate: Gate, units: int = 1) -> float | None:
+        """When a rate gate admits ``units`` again (None: not a rate limit, or now)."""
+        limit = self.limits.get(gate[0])
+        if limit is None or not limit.is_rate:
+            return None
+        now = self._clock()
+        tat = max(limit.tats.get(gate[1], limit.floor), now)
+        at = tat + units * limit.interval - limit.burst * limit.interval
+        return at if at > now + _EPS else None
+
+    def room(self, gate: Gate) -> int:
+        """Units a gate could admit now (a gate that is no longer a limit: unbounded)."""
+        limit = self.limits.get(gate[0])
+        if gate == CATALOG:
+            return 1 << 30 if self.ready else 0
+        if limit is None:
+            return 1 << 30
+        if limit.is_rate:
+            now = self._clock()
+            tat = max(limit.tats.get(gate[1], limit.floor), now)
+            return max(0, int((now + limit.burst * limit.interval - tat) / limit.interval + _EPS))
+        return max(0, limit.burst - self.held.get(gate, 0))
+
+    # --- concurrency holders ----------------------------------------------------------
+    def _hold(self, gate: Gate, task_id: str, units: int) -> None:
+        self.held[gate] = self.held.get(gate, 0) + units
+        holders = self.holders.setdefault(gate, {})
+        holders[task_id] = holders.get(task_id, 0) + units
+
+    def _unhold(self, gate: Gate, task_id: str, units: int) -> None:
+        left = self.held.get(gate, 0) - units
+        if left > 0:
+            self.held[gate] = left
+        else:
+            self.held.pop(gate, None)
+        holders = self.holders.get(gate)
+        if holders is not None:
+            rest = holders.get(task_id, 0) - units
+            if rest > 0:
+                holders[task_id] = rest
+            else:
+                holders.pop(task_id, None)
+            if not holders:
+                del self.holders[gate]
+
+    def holds(self, task_id: str) -> bool:
+        return task_id in self._holds
+
+    def release(self, task_id: str, token: str) -> list[Gate]:
+        """The attempt leased under ``token`` ended (or was never leased): its units
+        are free. Returns the gates that have room again."""
+        held = self._holds.get(task_id)
+        if held is None:
+            return []
+        hold = held.pop(token, None)
+        if not held:
+            del self._holds[task_id]
+        return self._free(task_id, hold)
+
+    def release_task(self, task_id: str, *, before: float) -> list[Gate]:
+        """The task's lease ended (lapsed, handed back, reconciled): free what its
+        attempts admitted before ``before`` hold (a later one is a new attempt)."""
+        held = self._holds.get(task_id)
+        if held is None:
+            return []
+        freed: list[Gate] = []
+        for token in [t for t, h in held.items() if h.since < before]:
+            freed += self._free(task_id, held.pop(token))
+        if not held:
+            del self._holds[task_id]
+        return freed
+
+    def _free(self, task_id: str, hold: _Hold | None) -> list[Gate]:
+        if hold is None:
+            return []
+        for gate, units in hold.units:
+            self._unhold(gate, task_id, units)
+        return [gate for gate, _ in hold.units]
+
+    def resync(self, leased: Sequence[tuple[str, str, Sequence[Use]]], *, before: float) -> list[Gate]:
+        """The leased attempts that use limits, as the store has them (task id, lease
+        token, uses), read after ``before``: holds admitted before it that the store
+        no longer has are freed (their end was missed), and leased attempts held by
+        nobody here (a predecessor's) are counted. Returns the gates freed."""
+        now = self._clock()
+        in_store = {(task_id, token) for task_id, token, _ in leased}
+        freed: list[Gate] = []
+        for task_id in list(self._holds):
+            for token, hold in list(self._holds[task_id].items()):
+                if hold.since < before and (task_id, token) not in in_store:
+                    freed += self.release(task_id, token)
+        for task_id, token, uses in leased:
+            if token in self._holds.get(task_id, {}):
+                continue
+            counts = []
+            for limit_name, key, units in uses:
+                limit = self.limits.get(limit_name)
+                if limit is not None and not limit.is_rate:
+                    gate = (limit_name, key if limit.per_key else "")
+                    units = min(units, limit.burst)
+                    self._hold(gate, task_id, units)
+                    counts.append((gate, units))
+            if counts:
+                self._holds.setdefault(task_id, {})[token] = _Hold(token, now, tuple(counts))
+        return freed
+
+    # --- what it looks like -------------------------------------------------------------
+    def holder_ids(self, gate: Gate) -> list[str]:
+        return sorted(self.holders.get(gate, {}))[:SHOWN_HOLDERS]
+
+    def usage(self, name: str, waiting: dict[str, int]) -> limit_pb2.LimitUsage | None:
+        """A limit's live usage; ``waiting``: tasks held at its gates, by key."""
+        limit = self.limits.get(name)
+        if limit is None:
+            return None
+        out = limit_pb2.LimitUsage(admitted=limit.admitted, throttled=limit.throttled)
+        in_use = self._in_use(name, limit)
+        out.units_in_use = sum(in_use.values())
+        out.waiting = sum(waiting.values())
+        out.keys = len(in_use.keys() | waiting.keys())
+        busiest = heapq.nsmallest(
+            TOP_KEYS,
+            in_use.keys() | waiting.keys(),
+            key=lambda k: (-in_use.get(k, 0), -waiting.get(k, 0), k),
+        )
+        for key in busiest:
+            out.busiest_keys.add(key=key, units_in_use=in_use.get(key, 0), waiting=waiting.get(key, 0))
+        return out
+
+    def _in_use(self, name: str, limit: _Limit) -> dict[str, int]:
+        """Units in use by bucket: held (concurrency), or spent of the burst (rate)."""
+        if not limit.is_rate:
+            return {key: n for (lname, key), n in self.held.items() if lname == name}
+        now = self._clock()
+        out: dict[str, int] = {}
+        for bucket, tat in limit.tats.items():
+            ahead = tat - now
+            if ahead > 0:
+                out[bucket] = min(limit.burst, int(ahead / limit.interval + 1 - _EPS))
+        return out
+
+    def prune(self) -> int:
+        """Forget the rate buckets that are full again (no state: an absent bucket
+        is a full one once the term's start is a burst behind); returns how many."""
+        now = self._clock()
+        dropped = 0
+        for limit in self.limits.values():
+            if limit.is_rate and limit.floor <= now:
+                full = [bucket for bucket, tat in limit.tats.items() if tat <= now]
+                for bucket in full:
+                    del limit.tats[bucket]
+                dropped += len(full)
+        return dropped

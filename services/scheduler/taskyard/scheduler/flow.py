@@ -1,0 +1,274 @@
+"""Flow control for one term of leadership: admission and gates, fed from the store.
+
+- The limits and fairness weights are read from the store every
+  ``LIMITS_INTERVAL`` (an unchanged version costs one cheap read), so a change
+  takes effect within a second.
+- The leased attempts that use limits are read at the term's start, before any
+  task that uses one is admitted (a predecessor's attempts hold their units),
+  and again every ``RESYNC_INTERVAL``: an end this scheduler missed (a report
+  lost with its pool) frees its units then at the latest.
+- Limits a task name declares (@task(rate_limit=..., concurrency=...)) are added
+  to each submitted task of that name, keyed by the declared keyword argument.
+- FLOW_GATES answers what holds a queued task and how busy the limits are.
+"""
+# Length: the term's flow-control loops, the dispatcher's hooks and the gates route share one state.
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from google.protobuf import timestamp_pb2
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, flow_pb2, views_pb2
+from taskyard.core import contract, errors, rpc
+from taskyard.scheduler.admission import CATALOG, Admission, Gate
+from taskyard.scheduler.gates import Gates
+from taskyard.scheduler.lanes import Lanes, Ref
+from taskyard.v1 import limit_pb2, task_service_pb2
+
+log = logging.getLogger(__name__)
+
+LIMITS_INTERVAL = 0.5
+RESYNC_INTERVAL = 2.0
+LEASED_PAGE = 5000
+# The least time between two looks at a rate gate: its tasks go back to their
+# lanes in small batches rather than one per emission interval.
+MIN_GATE_WAIT = 0.01
+MAX_GATE_TASKS = 100
+R = task_service_pb2
+
+
+class Flow:
+    def __init__(
+        self,
+        lanes: Lanes,
+        store: rpc.Caller,
+        *,
+        wake: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        term: int = 0,
+    ) -> None:
+        self.lanes = lanes
+        self._store = store
+        self._wake = wake
+        self._clock = clock
+        self._wall = wall
+        self.term = term
+        self.admission = Admission(clock)
+        self.gates = Gates(lanes)
+        self._version = -1
+        # Task name -> the limits it declares.
+        self.declared: dict[str, list[limit_pb2.Limit]] = {}
+        # Both the limits and the leased attempts were read once.
+        self.ready = False
+        self._counted = False
+
+    # --- the dispatcher's hooks ----------------------------------------------------
+    def admit(self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str]) -> list[int]:
+        """The indexes of ``refs`` admitted; the others wait at their gates."""
+        out: list[int] = []
+        now = self._clock()
+        admission, gates = self.admission, self.gates
+        for i, ref in enumerate(refs):
+            if not ref.uses:
+                out.append(i)
+                continue
+            if not self.ready:
+                gates.hold(CATALOG, seqs[i], ref, now)
+                continue
+            refusal = admission.admit(ref, tokens[i])
+            if refusal is None:
+                out.append(i)
+            else:
+                at = None if refusal.at is None else max(refusal.at, now + MIN_GATE_WAIT)
+                gates.hold(refusal.gate, seqs[i], ref, now, at=at)
+        return out
+
+    def confirm(self, refs: Iterable[tuple[str, str]]) -> None:
+        """These (task id, lease token) attempts are leased in the store now."""
+        now = self._clock()
+        for task_id, token in refs:
+            self.admission.confirm(task_id, token, now)
+
+    def release(self, task_id: str, token: str) -> None:
+        """An attempt ended, or its lease was refused or handed back."""
+        self._open(self.admission.release(task_id, token))
+
+    def release_tasks(self, task_ids: Iterable[str], *, before: float) -> None:
+        """These tasks' leases ended in the store (lapsed, reconciled) by a request
+        sent at ``before``."""
+        freed: list[Gate] = []
+        for task_id in task_ids:
+            if self.admission.holds(task_id):
+                freed += self.admission.release_task(task_id, before=before)
+        self._open(freed)
+
+    def tick(self) -> float | None:
+        """Open the rate gates whose time came; returns the clock time of the next one."""
+        now = self._clock()
+        opened = 0
+        for gate in self.gates.due(now):
+            room = self.admission.room(gate)
+            opened += self.gates.open(gate, min(max(1, room), MAX_GATE_TASKS))
+            if self.gates.waiting(gate):
+                interval = self.admission.limits[gate[0]].interval if gate[0] in self.admission.limits else 0
+                self.gates.schedule(gate, now + max(MIN_GATE_WAIT, interval))
+        if opened:
+            self._wake()
+        return self.gates.next_due()
+
+    def drop(self, task_id: str) -> None:
+        self.gates.drop(task_id)
+
+    def _open(self, gates: Iterable[Gate]) -> None:
+        opened = 0
+        for gate in set(gates):
+            opened += self.gates.open(gate, self.admission.room(gate))
+        if opened:
+            self._wake()
+
+    # --- the store -------------------------------------------------------------------
+    async def run(self) -> None:
+        """Read the limits and the leased attempts, then keep them current."""
+        last_resync = -RESYNC_INTERVAL
+        delay = LIMITS_INTERVAL
+        while True:
+            try:
+                await self.read_limits()
+                if self._clock() - last_resync >= RESYNC_INTERVAL:
+                    last_resync = self._clock()
+                    await self.resync()
+                self.admission.prune()
+                delay = LIMITS_INTERVAL
+            except errors.TaskyardError as exc:
+                log.warning("flow control: reading the store failed: %s", exc)
+                delay = min(2 * delay, 2.0)
+            await asyncio.sleep(delay)
+
+    async def read_limits(self) -> None:
+        reply = await self._store.call(
+            contract.STORE_LIMITS, flow_pb2.ReadLimitsRequest(known_version=max(self._version, 0))
+        )
+        if reply.unchanged and self._version >= 0:
+            return
+        self._version = reply.version
+        changed = self.admission.set_limits(reply.limits)
+        self.lanes.weights = {w.key: w.weight for w in reply.weights if w.weight > 0}
+        declared: dict[str, list[limit_pb2.Limit]] = {}
+        for limit in reply.limits:
+            if limit.task_name:
+                declared.setdefault(limit.task_name, []).append(limit)
+        self.declared = declared
+        if changed:
+            log.info("flow control: %d limits (%d changed)", len(reply.limits), len(changed))
+            self.gates.open_limits(changed)
+            self._wake()
+        self._become_ready()
+
+    async def resync(self) -> None:
+        before = self._clock()
+        leased: list[tuple[str, str, list[tuple[str, str, int]]]] = []
+        after = ""
+        while True:
+            reply = await self._store.call(
+                contract.STORE_LEASED_FLOW, flow_pb2.LeasedFlowRequest(limit=LEASED_PAGE, after_id=after)
+            )
+            for a in reply.attempts:
+                uses = [(u.limit, u.key, u.units or 1) for u in a.flow.uses]
+                leased.append((a.task_id, a.lease_token, uses))
+            if not reply.next_after_id or not reply.attempts:
+                break
+            after = reply.next_after_id
+        self._open(self.admission.resync(leased, before=before))
+        if not self._counted:
+            self._counted = True
+            log.info("flow control: %d leased attempts use limits", len(leased))
+            self._become_ready()
+
+    def _become_ready(self) -> None:
+        if not self.ready and self.admission.ready and self._counted:
+            self.ready = True
+            if self.gates.open(CATALOG, 1 << 30):
+                self._wake()
+
+    # --- declared limits ---------------------------------------------------------------
+    def declare(self, payload: bytes) -> bytes:
+        """``payload`` (a SubmitRequest) with the limits its tasks' names declare
+        added to their flow; unchanged when no name declares any."""
+        heads = views_pb2.TaskRecordHeads.FromString(payload)
+        if not any(h.name in self.declared for h in heads.tasks):
+            return payload
+        request = dispatch_pb2.SubmitRequest.FromString(payload)
+        for record in request.tasks:
+            limits = self.declared.get(record.name)
+            if not limits:
+                continue
+            given = {u.limit for u in record.flow.uses}
+            kwargs = _kwargs(record.kwargs_json)
+            for limit in limits:
+                if limit.name in given:
+                    continue
+                value = kwargs.get(limit.key_argument) if limit.key_argument else None
+                key = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+                record.flow.uses.add(limit=limit.name, key=key.encode()[:256].decode(errors="ignore"))
+        return request.SerializeToString()
+
+    # --- FLOW_GATES -------------------------------------------------------------------
+    async def on_gates(
+        self, request: flow_pb2.FlowGatesRequest, env: envelope_pb2.Envelope
+    ) -> flow_pb2.FlowGatesReply:
+        reply = flow_pb2.FlowGatesReply(term=self.term)
+        for task_id in request.task_ids[:100]:
+            gate = reply.gates.add(task_id=task_id)
+            self._explain(task_id, gate)
+        names = list(request.limits)
+        if "*" in names:
+            names = sorted(self.admission.limits)
+        for name in names[:10_000]:
+            usage = self.admission.usage(name, self.gates.waiting_by_key(name))
+            if usage is not None:
+                reply.usage[name].CopyFrom(usage)
+        return reply
+
+    def _explain(self, task_id: str, out: flow_pb2.TaskGate) -> None:
+        held = self.gates.where(task_id)
+        now = self._clock()
+        if held is not None:
+            (limit, key), since = held
+            out.gate.limit, out.gate.key = limit, key
+            if since:
+                out.gate.waited.FromMilliseconds(int((now - since) * 1000))
+            state = self.admission.limits.get(limit)
+            if (limit, key) == CATALOG or state is None:
+                out.reason = R.WAIT_REASON_DISPATCHING
+            elif state.is_rate:
+                out.reason = R.WAIT_REASON_RATE_LIMITED
+                at = self.admission.next_admission((limit, key)) or now
+                out.gate.next_admission_at.CopyFrom(_wall_at(self._wall() + (at - now)))
+            else:
+                out.reason = R.WAIT_REASON_CONCURRENCY_FULL
+                out.gate.holder_ids.extend(self.admission.holder_ids((limit, key)))
+            return
+        standing = self.lanes.standing(task_id)
+        if standing is not None and standing[2] > 0:
+            out.reason = R.WAIT_REASON_FAIR_SHARE
+            out.gate.key, out.gate.position, out.gate.keys_ahead = standing
+
+
+def _wall_at(seconds: float) -> timestamp_pb2.Timestamp:
+    ts = timestamp_pb2.Timestamp()
+    ts.FromNanoseconds(int(seconds * 1e9))
+    return ts
+
+
+def _kwargs(raw: bytes) -> dict[str, object]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

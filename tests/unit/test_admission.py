@@ -1,0 +1,245 @@
+"""The admission step: rate and concurrency limits, gates, releases, takeover.
+
+Driven through ``Flow`` (the scheduler's hooks) with a manual clock and a store
+that answers the two reads flow control makes (limits, leased attempts)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, cast
+
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import dispatch_pb2, flow_pb2, task_record_pb2
+from taskyard.core import contract, limits
+from taskyard.core.priority import Priority
+from taskyard.scheduler.flow import Flow
+from taskyard.scheduler.lanes import Lanes, Ref, Use
+from taskyard.v1 import limit_pb2, task_service_pb2
+
+ALL = frozenset({"add"})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Store:
+    """The store's side of flow control: its limits and the leased attempts."""
+
+    def __init__(self) -> None:
+        self.limits: list[limit_pb2.Limit] = []
+        self.weights: list[limit_pb2.KeyWeight] = []
+        self.version = 1
+        self.leased: list[flow_pb2.LeasedFlow] = []
+
+    async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
+        if method is contract.STORE_LIMITS:
+            return flow_pb2.ReadLimitsReply(version=self.version, limits=self.limits, weights=self.weights)
+        if method is contract.STORE_LEASED_FLOW:
+            return flow_pb2.LeasedFlowReply(attempts=self.leased)
+        raise AssertionError(method)
+
+
+def rate(name: str, units: int, period_ms: int, burst: int = 0, *, per_key: bool = False) -> limit_pb2.Limit:
+    out = limit_pb2.Limit(name=name, per_key=per_key, rate=limit_pb2.RateLimit(units=units, burst=burst))
+    out.rate.period.FromMilliseconds(period_ms)
+    return out
+
+
+def concurrency(name: str, n: int, *, per_key: bool = True) -> limit_pb2.Limit:
+    return limit_pb2.Limit(name=name, per_key=per_key, concurrency=limit_pb2.ConcurrencyLimit(max_units=n))
+
+
+class Harness:
+    def __init__(self, *specs: limit_pb2.Limit, leased: Sequence[flow_pb2.LeasedFlow] = ()) -> None:
+        self.clock = Clock()
+        self.store = Store()
+        self.store.limits = list(specs)
+        self.store.leased = list(leased)
+        self.lanes = Lanes()
+        self.wakes = 0
+        self.flow = Flow(self.lanes, cast(Any, self.store), wake=self._woken, clock=self.clock)
+        self.tokens = 0
+        self.running: dict[str, str] = {}  # task id -> token
+
+    def _woken(self) -> None:
+        self.wakes += 1
+
+    def load(self) -> None:
+        asyncio.run(self._load())
+
+    async def _load(self) -> None:
+        await self.flow.read_limits()
+        await self.flow.resync()
+
+    def submit(self, task_id: str, *uses: Use, key: str = "") -> None:
+        self.lanes.push(Ref(task_id, "add", Priority.NORMAL, "default", key, tuple(uses)))
+
+    def dispatch(self, slots: int) -> list[str]:
+        """What a pool with ``slots`` free slots is leased (leases all succeed)."""
+        out: list[str] = []
+        while len(out) < slots:
+            seqs: list[int] = []
+            taken = self.lanes.take(ALL, slots - len(out), seqs)
+            if not taken:
+                break
+            tokens = [f"tok{self.tokens + i}" for i in range(len(taken))]
+            self.tokens += len(taken)
+            for i in self.flow.admit(taken, seqs, tokens):
+                out.append(taken[i].id)
+                self.running[taken[i].id] = tokens[i]
+                self.flow.confirm([(taken[i].id, tokens[i])])
+        return out
+
+    def finish(self, task_id: str) -> None:
+        self.flow.release(task_id, self.running.pop(task_id))
+
+    def tick(self, seconds: float) -> None:
+        self.clock.now += seconds
+        self.flow.tick()
+
+
+def test_a_full_concurrency_key_does_not_block_other_keys() -> None:
+    h = Harness(concurrency("per-customer", 2))
+    h.load()
+    for i in range(5):
+        h.submit(f"a{i}", ("per-customer", "a", 1), key="a")
+    h.submit("b0", ("per-customer", "b", 1), key="b")
+    assert sorted(h.dispatch(10)) == ["a0", "a1", "b0"]
+    assert len(h.flow.gates) == 3
+    h.finish("a0")
+    assert h.dispatch(10) == ["a2"]
+
+
+def test_units_come_back_on_every_end_and_the_oldest_waiting_goes_first() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    for i in range(3):
+        h.submit(f"t{i}", ("one", "", 1))
+    assert h.dispatch(5) == ["t0"]
+    h.finish("t0")
+    assert h.dispatch(5) == ["t1"]
+    h.flow.release_tasks(["t1"], before=h.clock.now + 1)  # its lease lapsed
+    assert h.dispatch(5) == ["t2"]
+
+
+def test_a_rate_limit_admits_its_burst_then_its_rate() -> None:
+    h = Harness(rate("api", 10, 1000, burst=5))
+    h.load()
+    h.clock.now += 10  # long after the term began: the bucket is full
+    for i in range(20):
+        h.submit(f"t{i}", ("api", "", 1))
+    assert len(h.dispatch(100)) == 5
+    h.tick(0.1)  # one emission interval: one more unit
+    assert len(h.dispatch(100)) == 1
+    h.tick(0.5)
+    assert len(h.dispatch(100)) == 5
+
+
+def test_a_new_term_starts_every_rate_bucket_empty() -> None:
+    h = Harness(rate("api", 10, 1000, burst=5))
+    h.load()
+    for i in range(20):
+        h.submit(f"t{i}", ("api", "", 1))
+    assert h.dispatch(100) == []  # what a predecessor admitted is unknown
+    h.tick(0.1)
+    assert len(h.dispatch(100)) == 1
+
+
+def test_rate_before_concurrency_and_all_or_nothing() -> None:
+    h = Harness(rate("api", 100, 1000, burst=100), concurrency("one", 1, per_key=False))
+    h.load()
+    h.clock.now += 10
+    h.submit("t0", ("api", "", 1), ("one", "", 1))
+    h.submit("t1", ("api", "", 1), ("one", "", 1))
+    assert h.dispatch(5) == ["t0"]
+    # t1 waits at the concurrency gate and took no rate unit.
+    assert h.flow.admission.room(("api", "")) == 99
+
+
+def test_a_leased_attempt_of_a_predecessor_holds_its_units() -> None:
+    held = flow_pb2.LeasedFlow(task_id="old", lease_token="x", flow=task_record_pb2.FlowControl())
+    held.flow.uses.add(limit="per-customer", key="a", units=1)
+    h = Harness(concurrency("per-customer", 1), leased=[held])
+    h.submit("a1", ("per-customer", "a", 1), key="a")
+    assert h.dispatch(5) == []  # before the limits and the leases are read
+    h.load()
+    assert h.dispatch(5) == []  # the predecessor's attempt still runs
+    h.store.leased = []  # it ended, and this scheduler never heard
+    h.clock.now += 1
+    asyncio.run(h.flow.resync())
+    assert h.dispatch(5) == ["a1"]
+
+
+def test_a_lease_not_yet_confirmed_survives_a_resync() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    h.submit("t0", ("one", "", 1))
+    seqs: list[int] = []
+    taken = h.lanes.take(ALL, 1, seqs)
+    assert h.flow.admit(taken, seqs, ["tok"]) == [0]
+    h.clock.now += 1
+    asyncio.run(h.flow.resync())  # the store has not committed it yet
+    assert h.flow.admission.held == {("one", ""): 1}
+
+
+def test_a_changed_limit_opens_its_gate_and_a_deleted_one_is_ignored() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    for i in range(3):
+        h.submit(f"t{i}", ("one", "", 1))
+    assert h.dispatch(5) == ["t0"]
+    h.store.limits = [concurrency("one", 2, per_key=False)]
+    h.store.version = 2
+    asyncio.run(h.flow.read_limits())
+    assert h.dispatch(5) == ["t1"]
+    h.store.limits = []
+    h.store.version = 3
+    asyncio.run(h.flow.read_limits())
+    assert h.dispatch(5) == ["t2"]
+
+
+def test_gates_explain_what_holds_a_task() -> None:
+    h = Harness(concurrency("per-customer", 1), rate("api", 1, 1000, burst=1))
+    h.load()
+    h.clock.now += 10
+    h.submit("a0", ("per-customer", "a", 1), key="a")
+    h.submit("a1", ("per-customer", "a", 1), key="a")
+    h.submit("r0", ("api", "", 1))
+    h.submit("r1", ("api", "", 1))
+    assert sorted(h.dispatch(5)) == ["a0", "r0"]
+    h.submit("f0", key="x")
+    h.submit("f1", key="y")
+    request = flow_pb2.FlowGatesRequest(task_ids=["a1", "r1", "f1", "nope"], limits=["*"])
+    reply = asyncio.run(h.flow.on_gates(request, cast(Any, None)))
+    by_id = {g.task_id: g for g in reply.gates}
+    full = by_id["a1"]
+    assert full.reason == task_service_pb2.WAIT_REASON_CONCURRENCY_FULL
+    assert (full.gate.limit, full.gate.key, list(full.gate.holder_ids)) == ("per-customer", "a", ["a0"])
+    assert by_id["r1"].reason == task_service_pb2.WAIT_REASON_RATE_LIMITED
+    assert by_id["r1"].gate.next_admission_at.seconds > 0
+    assert by_id["f1"].reason == task_service_pb2.WAIT_REASON_FAIR_SHARE
+    assert (by_id["f1"].gate.key, by_id["f1"].gate.keys_ahead) == ("y", 1)
+    assert by_id["nope"].reason == task_service_pb2.WAIT_REASON_UNSPECIFIED
+    usage = reply.usage["per-customer"]
+    assert (usage.units_in_use, usage.waiting, usage.admitted, usage.throttled) == (1, 1, 1, 1)
+    assert [(k.key, k.units_in_use, k.waiting) for k in usage.busiest_keys] == [("a", 1, 1)]
+
+
+def test_declared_limits_are_added_to_submitted_tasks() -> None:
+    declared = concurrency(limits.declared_name("add", "concurrency"), 3)
+    declared.task_name, declared.key_argument = "add", "customer"
+    h = Harness(declared)
+    h.load()
+    request = dispatch_pb2.SubmitRequest()
+    request.tasks.add(id="1", name="add", kwargs_json=b'{"customer": 42}')
+    request.tasks.add(id="2", name="other")
+    out = dispatch_pb2.SubmitRequest.FromString(h.flow.declare(request.SerializeToString()))
+    assert [(u.limit, u.key, u.units) for u in out.tasks[0].flow.uses] == [("add.concurrency", "42", 0)]
+    assert not out.tasks[1].HasField("flow")
