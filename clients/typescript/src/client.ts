@@ -1,5 +1,6 @@
 /** TaskyardClient: submit, inspect and cancel tasks through a Taskyard gateway. */
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { LimitService } from "./gen/taskyard/v1/limit_service_pb.js";
 import { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
 import {
   cancelStepName,
@@ -13,6 +14,7 @@ import {
 } from "./convert.js";
 import { TaskyardError } from "./errors.js";
 import type { JsonValue } from "./json.js";
+import { Limits } from "./limits.js";
 import { DEFAULT_TIMEOUT_MS, type CallOptions, type ClientOptions } from "./options.js";
 import { createTaskyardTransport, type TaskyardTransport } from "./transport.js";
 import type {
@@ -66,6 +68,8 @@ export class TaskyardClient {
    * Taskyard service over the same connection, TLS, token and default deadline.
    */
   readonly transport: Transport;
+  /** Named limits and fairness weights: `client.limits.create(...)`, `.get`, `.list`, ... */
+  readonly limits: Limits;
   readonly #rpc: Client<typeof TaskService>;
   /** The transport the client made, and so closes; undefined for one given in the options. */
   readonly #own: TaskyardTransport | undefined;
@@ -83,6 +87,7 @@ export class TaskyardClient {
     this.#own = options.transport ? undefined : createTaskyardTransport(target, options);
     this.transport = options.transport ?? (this.#own as TaskyardTransport);
     this.#rpc = createClient(TaskService, this.transport);
+    this.limits = new Limits(createClient(LimitService, this.transport), (options, fn) => this.#call(options, fn));
   }
 
   /**

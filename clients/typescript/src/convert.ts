@@ -13,6 +13,7 @@ import {
   type TaskSpec,
 } from "./gen/taskyard/v1/task_pb.js";
 import { fromListValue, fromValue, toListValue, toStruct } from "./json.js";
+import { fromLimitUses, toLimitUses } from "./limits.js";
 import {
   FINAL_STATES,
   type CancelStep,
@@ -90,6 +91,8 @@ export function toSpec(req: TaskRequest, path: string): TaskSpec {
         : durationFromMs(req.idempotencyWindowMs, `${path}.idempotencyWindowMs`),
     dependsOn: [...(req.dependsOn ?? [])],
     parentId: req.parentId ?? "",
+    limits: toLimitUses(req.limits, `${path}.limits`),
+    fairnessKey: req.fairnessKey ?? "",
   });
 }
 
@@ -137,6 +140,8 @@ export function toTaskInfo(t: Task | undefined): TaskInfo {
     cancelReason: t.cancelReason,
     cancelStep: cancelStepName(t.cancelStep),
     scheduleId: t.scheduleId,
+    limits: fromLimitUses(t.limits),
+    fairnessKey: t.fairnessKey,
     context: t.context ?? {},
     createdAt: date(t.createdAt),
     startedAt: date(t.startedAt),

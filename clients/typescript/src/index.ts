@@ -1,6 +1,20 @@
 export { TaskyardClient } from "./client.js";
 export type { CancelOptions, ListOptions, SubmitOptions, WaitOptions } from "./client.js";
 export { TaskyardError } from "./errors.js";
+export { Limits } from "./limits.js";
+export type {
+  ConcurrencyLimit,
+  DeleteLimitOptions,
+  KeyUsage,
+  KeyWeight,
+  LimitDefinition,
+  LimitInfo,
+  LimitPage,
+  LimitUsage,
+  LimitUse,
+  ListLimitsOptions,
+  RateLimit,
+} from "./limits.js";
 export type { FieldViolation, StatusCodeName } from "./errors.js";
 export type { JsonObject, JsonValue } from "./json.js";
 export { isLoopback } from "./options.js";
@@ -12,6 +26,7 @@ export type { TaskyardTransport } from "./transport.js";
 export { createClient } from "@connectrpc/connect";
 export type { Client, Transport } from "@connectrpc/connect";
 export { EventService } from "./gen/taskyard/v1/event_service_pb.js";
+export { LimitService } from "./gen/taskyard/v1/limit_service_pb.js";
 export { QueueService } from "./gen/taskyard/v1/queue_service_pb.js";
 export { ScheduleService } from "./gen/taskyard/v1/schedule_service_pb.js";
 export { TaskService } from "./gen/taskyard/v1/task_service_pb.js";

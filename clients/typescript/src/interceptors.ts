@@ -46,6 +46,9 @@ export const RETRIED_METHODS: ReadonlySet<string> = new Set([
   "taskyard.v1.QueueService/ListServers",
   "taskyard.v1.ScheduleService/GetSchedule",
   "taskyard.v1.ScheduleService/ListSchedules",
+  "taskyard.v1.LimitService/GetLimit",
+  "taskyard.v1.LimitService/ListLimits",
+  "taskyard.v1.LimitService/ListKeyWeights",
 ]);
 
 const TIMEOUT_HEADER = "grpc-timeout";

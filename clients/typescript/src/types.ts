@@ -1,5 +1,6 @@
 /** The client's view of tasks: plain objects with JSON values, Dates and milliseconds. */
 import type { JsonObject, JsonValue } from "./json.js";
+import type { LimitUse } from "./limits.js";
 
 export type TaskState =
   | "UNSPECIFIED"
@@ -50,6 +51,13 @@ export interface TaskOptions {
   dependsOn?: readonly string[];
   /** The task that submitted this one. */
   parentId?: string;
+  /**
+   * Flow control: the limits an attempt takes units of when the scheduler admits it (at
+   * most 8, each limit once), e.g. `[{ limit: "per-customer", key: "customer:42" }]`.
+   */
+  limits?: readonly LimitUse[];
+  /** The key the task shares its lane by, e.g. a tenant (at most 256 bytes); default none. */
+  fairnessKey?: string;
 }
 
 /** One task to submit, as `submitBatch` takes it. */
@@ -103,6 +111,9 @@ export interface TaskInfo {
   cancelReason: string;
   cancelStep: CancelStep;
   scheduleId: string;
+  /** As submitted, with the limits its task name declares. */
+  limits: Required<LimitUse>[];
+  fairnessKey: string;
   /** What the task code set with ctx.set_context (progress among it). */
   context: JsonObject;
   createdAt?: Date;

@@ -94,6 +94,9 @@ test("the retried methods are the reads and the submits", () => {
       "QueueService/ListServers",
       "ScheduleService/GetSchedule",
       "ScheduleService/ListSchedules",
+      "LimitService/GetLimit",
+      "LimitService/ListLimits",
+      "LimitService/ListKeyWeights",
     ],
   );
 });
