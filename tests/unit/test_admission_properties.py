@@ -9,7 +9,7 @@ import dataclasses
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_admission import Harness, concurrency, rate
+from support.admission import Harness, concurrency, rate
 
 from taskyard.scheduler.lanes import Use
 from taskyard.v1 import limit_pb2

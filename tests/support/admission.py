@@ -1,0 +1,104 @@
+"""Flow control's admission step driven through ``Flow`` (the scheduler's hooks),
+with a manual clock and a store that answers the two reads flow control makes
+(the limits, the leased attempts)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, cast
+
+from google.protobuf.message import Message
+
+from taskyard.bus.v1 import flow_pb2
+from taskyard.core import contract
+from taskyard.core.priority import Priority
+from taskyard.scheduler.flow import Flow
+from taskyard.scheduler.lanes import Lanes, Ref, Use
+from taskyard.v1 import limit_pb2
+
+ALL = frozenset({"add"})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Store:
+    """The store's side of flow control: its limits and the leased attempts."""
+
+    def __init__(self) -> None:
+        self.limits: list[limit_pb2.Limit] = []
+        self.weights: list[limit_pb2.KeyWeight] = []
+        self.version = 1
+        self.leased: list[flow_pb2.LeasedFlow] = []
+
+    async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
+        if method is contract.STORE_LIMITS:
+            return flow_pb2.ReadLimitsReply(version=self.version, limits=self.limits, weights=self.weights)
+        if method is contract.STORE_LEASED_FLOW:
+            return flow_pb2.LeasedFlowReply(attempts=self.leased)
+        raise AssertionError(method)
+
+
+def rate(name: str, units: int, period_ms: int, burst: int = 0, *, per_key: bool = False) -> limit_pb2.Limit:
+    out = limit_pb2.Limit(name=name, per_key=per_key, rate=limit_pb2.RateLimit(units=units, burst=burst))
+    out.rate.period.FromMilliseconds(period_ms)
+    return out
+
+
+def concurrency(name: str, n: int, *, per_key: bool = True) -> limit_pb2.Limit:
+    return limit_pb2.Limit(name=name, per_key=per_key, concurrency=limit_pb2.ConcurrencyLimit(max_units=n))
+
+
+class Harness:
+    def __init__(self, *specs: limit_pb2.Limit, leased: Sequence[flow_pb2.LeasedFlow] = ()) -> None:
+        self.clock = Clock()
+        self.store = Store()
+        self.store.limits = list(specs)
+        self.store.leased = list(leased)
+        self.lanes = Lanes()
+        self.wakes = 0
+        self.flow = Flow(self.lanes, cast(Any, self.store), wake=self._woken, clock=self.clock)
+        self.tokens = 0
+        self.running: dict[str, str] = {}  # task id -> token
+
+    def _woken(self) -> None:
+        self.wakes += 1
+
+    def load(self) -> None:
+        asyncio.run(self._load())
+
+    async def _load(self) -> None:
+        await self.flow.read_limits()
+        await self.flow.resync()
+
+    def submit(self, task_id: str, *uses: Use, key: str = "") -> None:
+        self.lanes.push(Ref(task_id, "add", Priority.NORMAL, "default", key, tuple(uses)))
+
+    def dispatch(self, slots: int) -> list[str]:
+        """What a pool with ``slots`` free slots is leased (leases all succeed)."""
+        out: list[str] = []
+        while len(out) < slots:
+            seqs: list[int] = []
+            taken = self.lanes.take(ALL, slots - len(out), seqs)
+            if not taken:
+                break
+            tokens = [f"tok{self.tokens + i}" for i in range(len(taken))]
+            self.tokens += len(taken)
+            for i in self.flow.admit(taken, seqs, tokens):
+                out.append(taken[i].id)
+                self.running[taken[i].id] = tokens[i]
+                self.flow.confirm([(taken[i].id, tokens[i])])
+        return out
+
+    def finish(self, task_id: str) -> None:
+        self.flow.release(task_id, self.running.pop(task_id))
+
+    def tick(self, seconds: float) -> None:
+        self.clock.now += seconds
+        self.flow.tick()
