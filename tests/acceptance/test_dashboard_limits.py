@@ -7,6 +7,7 @@ listed, and the page says no scheduler answered."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,9 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     # Live: the page was not reloaded, the counts came with the feed.
     expect(row.locator('[data-cell="in-use"]')).to_have_text("1", timeout=15_000)
     expect(row.locator('[data-cell="waiting"]')).to_have_text("1", timeout=15_000)
+    expect(row.locator('[data-cell="admitted"]')).to_have_text("1")
+    expect(row.locator('[data-cell="throttled"]')).to_have_text(re.compile(r"^[1-9]\d*$"))
+    expect(row.locator('[data-cell="keys"]')).to_have_text("1")
     busiest = row.locator('[data-cell="busiest"] li')
     expect(busiest).to_have_count(1)
     expect(busiest).to_contain_text(KEY)
