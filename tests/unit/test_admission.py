@@ -151,3 +151,24 @@ def test_declared_limits_are_added_to_submitted_tasks() -> None:
     out = dispatch_pb2.SubmitRequest.FromString(h.flow.declare(request.SerializeToString()))
     assert [(u.limit, u.key, u.units) for u in out.tasks[0].flow.uses] == [("add.concurrency", "42", 0)]
     assert not out.tasks[1].HasField("flow")
+
+
+def test_metrics_show_each_limit_and_its_busiest_keys() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from taskyard.scheduler.metrics import FlowState
+
+    h = Harness(concurrency("per-customer", 1))
+    h.load()
+    for key in ("a", "b"):
+        h.submit(f"{key}0", ("per-customer", key, 1), key=key)
+        h.submit(f"{key}1", ("per-customer", key, 1), key=key)
+    h.dispatch(10)
+    registry = CollectorRegistry()
+    registry.register(FlowState(h.flow.usage))
+    text = generate_latest(registry).decode()
+    assert 'taskyard_flow_admitted_total{limit="per-customer"} 2.0' in text
+    assert 'taskyard_flow_throttled_total{limit="per-customer"} 2.0' in text
+    assert 'taskyard_flow_waiting{limit="per-customer"} 2.0' in text
+    assert 'taskyard_flow_units_in_use{key="a",limit="per-customer"} 1.0' in text
+    assert 'taskyard_flow_units_in_use{key="other",limit="per-customer"} 0.0' in text

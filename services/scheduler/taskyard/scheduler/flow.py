@@ -235,6 +235,15 @@ class Flow:
                 reply.usage[name].CopyFrom(usage)
         return reply
 
+    def usage(self) -> dict[str, limit_pb2.LimitUsage]:
+        """Every limit's live usage (metrics)."""
+        out: dict[str, limit_pb2.LimitUsage] = {}
+        for name in list(self.admission.limits):
+            usage = self.admission.usage(name, self.gates.waiting_by_key(name))
+            if usage is not None:
+                out[name] = usage
+        return out
+
     def _explain(self, task_id: str, out: flow_pb2.TaskGate) -> None:
         held = self.gates.where(task_id)
         now = self._clock()

@@ -7,11 +7,12 @@ import functools
 from collections.abc import Callable, Iterator
 
 from prometheus_client import Counter, Gauge
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
 
 from taskyard.core import metrics
 from taskyard.core.priority import LANES, Priority
+from taskyard.v1 import limit_pb2
 
 # How a rescued lease ended (maintenance.py): the task queued again, or failed for good.
 RESCUE_OUTCOMES = ("requeued", "failed")
@@ -61,7 +62,49 @@ class SchedulerState(Collector):
         )
 
 
-def register(state: SchedulerState) -> Callable[[], None]:
+class FlowState(Collector):
+    """Flow control's figures, read at scrape time: per limit, what was admitted and
+    held back this term, what waits at its gates, and the units in use by key, the
+    busiest keys by name and the rest summed as key "other" (bounded series)."""
+
+    def __init__(self, usage: Callable[[], dict[str, limit_pb2.LimitUsage]]) -> None:
+        self._usage = usage
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        ns = metrics.NAMESPACE
+        admitted = CounterMetricFamily(
+            f"{ns}_flow_admitted", "Attempts a limit admitted (this scheduler's term).", labels=["limit"]
+        )
+        throttled = CounterMetricFamily(
+            f"{ns}_flow_throttled",
+            "Times a limit held a task back (this scheduler's term).",
+            labels=["limit"],
+        )
+        waiting = GaugeMetricFamily(
+            f"{ns}_flow_waiting", "Tasks waiting at a limit's gates.", labels=["limit"]
+        )
+        in_use = GaugeMetricFamily(
+            f"{ns}_flow_units_in_use",
+            "Units held (concurrency) or spent of the burst (rate), by key: the busiest keys, then 'other'.",
+            labels=["limit", "key"],
+        )
+        empty: dict[str, limit_pb2.LimitUsage] = {}
+        for name, usage in metrics.read_live(self._usage, empty).items():
+            admitted.add_metric([name], usage.admitted)
+            throttled.add_metric([name], usage.throttled)
+            waiting.add_metric([name], usage.waiting)
+            shown = 0
+            for key in usage.busiest_keys:
+                in_use.add_metric([name, key.key], key.units_in_use)
+                shown += key.units_in_use
+            in_use.add_metric([name, "other"], usage.units_in_use - shown)
+        yield admitted
+        yield throttled
+        yield waiting
+        yield in_use
+
+
+def register(state: Collector) -> Callable[[], None]:
     """Expose ``state``; returns what takes it away again (a scheduler's stop)."""
     REGISTRY.register(state)
     return lambda: REGISTRY.unregister(state)

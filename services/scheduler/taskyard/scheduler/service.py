@@ -327,9 +327,11 @@ class Scheduler:
                 self.lanes.depth, lambda: len(self.timers), lambda: len(self.pools.pools)
             )
         )
+        unregister_flow = sched_metrics.register(sched_metrics.FlowState(self.flow.usage))
         try:
             await self._serve(stop)
         finally:
+            unregister_flow()
             unregister()
 
     async def _serve(self, stop: asyncio.Event) -> None:
