@@ -40,7 +40,7 @@ _STARTS = {"now": pub.WATCH_START_NOW, "oldest": pub.WATCH_START_OLDEST}
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Event:
     cursor: str
-    # "task", "worker", "pool", "queue" or "schedule".
+    # "task", "worker", "pool", "queue", "schedule" or "limit".
     kind: str
     # "<subject>.<verb>": "task.succeeded", "queue.paused", ...
     type: str

@@ -1,0 +1,126 @@
+"""The Python client's flow control against a real cluster: ``client.limits``, ``limits=`` and
+``fairness_key=`` on a submission, their errors, and the limits a task declares in code."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from typing import Any
+
+import grpc
+import pytest
+
+from taskyard.client import AsyncClient, KeyWeight, LimitUse, Rate, TaskRequest, TaskyardError
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+def test_limits_are_created_read_listed_updated_and_deleted(cluster: Any) -> None:
+    with cluster.client() as client:
+        openai = client.limits.create("openai", rate=500, period=datetime.timedelta(seconds=1), burst=50)
+        assert openai.rate == Rate(units=500, period=datetime.timedelta(seconds=1), burst=50)
+        assert openai.concurrency is None and openai.created_at is not None
+        per_customer = client.limits.create(
+            "per-customer", concurrency=3, per_key=True, description="3 at once per customer"
+        )
+        assert (per_customer.concurrency, per_customer.per_key) == (3, True)
+
+        got = client.limits.get("per-customer")
+        assert (got.name, got.description, got.task_name) == ("per-customer", "3 at once per customer", "")
+        assert [x.name for x in client.limits] == ["openai", "per-customer"]
+        first = client.limits.list(page_size=1)
+        assert [x.name for x in first.limits] == ["openai"] and first.next_page_token
+
+        updated = client.limits.update("openai", rate=800, period=1.0)
+        assert updated.rate is not None and (updated.rate.units, updated.rate.burst) == (800, 0)
+        assert client.limits.delete("openai") == 0
+        with pytest.raises(TaskyardError) as gone:
+            client.limits.get("openai")
+        assert gone.value.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_the_servers_refusals_come_back_as_the_clients_errors(cluster: Any) -> None:
+    with cluster.client() as client:
+        client.limits.create("api", concurrency=2)
+        with pytest.raises(TaskyardError) as taken:
+            client.limits.create("api", concurrency=2)
+        assert taken.value.code == grpc.StatusCode.ALREADY_EXISTS
+        with pytest.raises(TaskyardError) as bad:
+            client.limits.create("zero", rate=0)
+        assert bad.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert [v.field for v in bad.value.violations] == ["limit.rate.units"]
+        with pytest.raises(TaskyardError) as missing:
+            client.limits.update("nothing-here", concurrency=1)
+        assert missing.value.code == grpc.StatusCode.NOT_FOUND
+        with pytest.raises(TaskyardError) as unknown:
+            client.submit("add", 1, 2, limits={"no-such-limit": "k"})
+        assert unknown.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert [(v.field, v.reason) for v in unknown.value.violations] == [
+            ("task.limits[0].limit", "UNKNOWN_LIMIT")
+        ]
+        with pytest.raises(TaskyardError) as too_many:
+            client.submit("add", 1, 2, limits=[LimitUse(limit="api", units=3)])
+        assert too_many.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert [v.field for v in too_many.value.violations] == ["task.limits[0].units"]
+        assert client.list().tasks == ()
+
+
+def test_a_task_keeps_its_limits_and_fairness_key(cluster: Any) -> None:
+    with cluster.client() as client:
+        client.limits.create("api", concurrency=2, per_key=True)
+        client.limits.create("tokens", rate=1000, period=60.0)
+        task = client.submit(
+            "add",
+            2,
+            3,
+            limits=[LimitUse(limit="api", key="customer:42"), LimitUse(limit="tokens", units=5)],
+            fairness_key="customer:42",
+        )
+        done = client.wait(task.id, timeout=60)
+        assert done.result == 5
+        assert done.limits == (LimitUse(limit="api", key="customer:42"), LimitUse(limit="tokens", units=5))
+        assert done.fairness_key == "customer:42"
+        (batch,) = client.submit_many([TaskRequest(name="add", args=[1, 1], limits={"api": "customer:7"})])
+        assert client.get(batch.id).limits == (LimitUse(limit="api", key="customer:7"),)
+        # No limits: nothing of flow control on the task.
+        assert client.get(client.submit("add", 1, 1).id).limits == ()
+
+
+def test_weights_are_set_listed_and_removed(cluster: Any) -> None:
+    async def run() -> None:
+        async with AsyncClient(cluster.target) as client:
+            assert await client.limits.set_weight("tenant-a", 3) == KeyWeight(key="tenant-a", weight=3)
+            await client.limits.set_weight("tenant-b", 1)
+            assert await client.limits.weights() == [
+                KeyWeight(key="tenant-a", weight=3),
+                KeyWeight(key="tenant-b", weight=1),
+            ]
+            await client.limits.set_weight("tenant-a", 0)
+            assert [w.key for w in await client.limits.weights()] == ["tenant-b"]
+            assert [x.name async for x in client.limits] == []
+
+    asyncio.run(run())
+
+
+@pytest.mark.cluster(task_modules=("taskyard.examples", "support.declared_limits"))
+def test_a_pool_declares_the_limits_its_tasks_declare(cluster: Any) -> None:
+    with cluster.client() as client:
+        # The pool declares them once registered: its event says when.
+        watch = client.events.watch(kinds=["limit"], start="oldest")
+        try:
+            declared = set()
+            for event in watch:
+                if event.type == "limit.declared":
+                    declared.add(event.attributes.get("limit", ""))
+                if {"send_invoice.rate", "send_invoice.concurrency"} <= declared:
+                    break
+        finally:
+            watch.close()
+        rate = client.limits.get("send_invoice.rate")
+        assert rate.rate == Rate(units=100, period=datetime.timedelta(seconds=1), burst=20)
+        assert (rate.task_name, rate.key_argument, rate.per_key) == ("send_invoice", "customer_id", True)
+        concurrency = client.limits.get("send_invoice.concurrency")
+        assert (concurrency.concurrency, concurrency.task_name) == (3, "send_invoice")
+        task = client.submit("send_invoice", 7, customer_id="c:1")
+        done = client.wait(task.id, timeout=60)
+        assert done.result == 7
