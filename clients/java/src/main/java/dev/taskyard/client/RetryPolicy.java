@@ -9,7 +9,7 @@ import java.util.Map;
  * a retried submit carries the same request id and is answered with the task of the first one;
  * the other retried methods only read. CancelTask is left out, since a repeat of a cancel that took
  * effect answers TASK_ALREADY_FINAL, and so are the other writes (pausing or clearing a queue,
- * creating or triggering schedules).
+ * creating or triggering schedules, changing limits or weights).
  */
 final class RetryPolicy {
   private RetryPolicy() {}
@@ -28,7 +28,10 @@ final class RetryPolicy {
       "QueueService/GetQueueStatus",
       "QueueService/ListServers",
       "ScheduleService/GetSchedule",
-      "ScheduleService/ListSchedules");
+      "ScheduleService/ListSchedules",
+      "LimitService/GetLimit",
+      "LimitService/ListLimits",
+      "LimitService/ListKeyWeights");
 
   static Map<String, Object> serviceConfig() {
     // Numbers are Doubles: the shape gRPC's JSON parser gives, which is what it expects here.

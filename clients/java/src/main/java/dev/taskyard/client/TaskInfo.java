@@ -129,6 +129,16 @@ public final class TaskInfo {
     return proto.getCancelReason();
   }
 
+  /** The limits it takes units of: as submitted, with those its task name declares. */
+  public List<LimitUse> limits() {
+    return proto.getLimitsList().stream().map(LimitUse::fromProto).toList();
+  }
+
+  /** The key it shares its lane by; empty when none. */
+  public String fairnessKey() {
+    return proto.getFairnessKey();
+  }
+
   public Optional<Instant> createdAt() {
     return Protos.instant(proto.hasCreatedAt(), proto.getCreatedAt());
   }

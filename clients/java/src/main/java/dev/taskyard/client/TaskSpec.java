@@ -24,6 +24,9 @@ import java.util.Objects;
  *     .build();
  * }</pre>
  *
+ * <p>Flow control: {@link Builder#limit} names a limit (made with {@link Limits#create}) and a
+ * key, {@link Builder#fairnessKey} the key the task shares its lane by.
+ *
  * <p>Arguments are converted by {@link JsonValues} when the spec is built, so a value that is
  * not JSON fails here with an {@link IllegalArgumentException}, not on the wire.
  */
@@ -186,6 +189,28 @@ public final class TaskSpec {
     /** The task that submits this one, if any. */
     public Builder parentId(String parentId) {
       proto.setParentId(parentId);
+      return this;
+    }
+
+    /**
+     * Adds a limit an attempt takes units of when the scheduler admits it (at most 8, each limit
+     * once), e.g. {@code LimitUse.of("per-customer", "customer:42")}.
+     */
+    public Builder limit(LimitUse use) {
+      proto.addLimits(use.toProto());
+      return this;
+    }
+
+    /** The limits an attempt takes units of; replaces those added before. */
+    public Builder limits(List<LimitUse> uses) {
+      proto.clearLimits();
+      uses.forEach(this::limit);
+      return this;
+    }
+
+    /** The key the task shares its lane by, e.g. a tenant (at most 256 bytes); empty: none. */
+    public Builder fairnessKey(String fairnessKey) {
+      proto.setFairnessKey(fairnessKey);
       return this;
     }
 

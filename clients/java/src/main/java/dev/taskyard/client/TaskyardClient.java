@@ -36,6 +36,9 @@ import java.util.stream.StreamSupport;
  * }
  * }</pre>
  *
+ * <p>{@link #limits()} manages the limits and fairness weights that tasks name in {@link
+ * TaskSpec.Builder#limit} and {@link TaskSpec.Builder#fairnessKey}.
+ *
  * <p>Thread-safe; one client per gateway is enough for a whole application. Every call has a
  * deadline: the builder's timeout (30 s by default), or the one of a {@link #withDeadline} view.
  * A failed call throws {@link TaskyardException}. Submits and reads refused with UNAVAILABLE are
@@ -65,6 +68,7 @@ public final class TaskyardClient implements AutoCloseable {
   /** True in a {@link #withDeadline} view: its timeout bounds waits too. */
   private final boolean fixed;
   private final boolean owner;
+  private final Limits limits;
 
   TaskyardClient(ManagedChannel channel, Duration timeout) {
     this(channel, TaskServiceGrpc.newBlockingStub(channel), timeout, false, true);
@@ -77,6 +81,7 @@ public final class TaskyardClient implements AutoCloseable {
     this.timeout = timeout;
     this.fixed = fixed;
     this.owner = owner;
+    this.limits = new Limits(channel, timeout);
   }
 
   /** A builder for a client of the gateway at {@code target} ({@code host:port}). */
@@ -180,14 +185,29 @@ public final class TaskyardClient implements AutoCloseable {
 
   /** Every task of the query, newest first; pages are fetched as the iteration reaches them. */
   public Iterable<TaskInfo> iterate(TaskQuery query) {
-    return () -> new TaskPager(query, this::list);
+    return () -> pager(query);
   }
 
   /** {@link #iterate} as a sequential, lazy stream. */
   public Stream<TaskInfo> stream(TaskQuery query) {
-    Spliterator<TaskInfo> tasks = Spliterators.spliteratorUnknownSize(
-        new TaskPager(query, this::list), Spliterator.ORDERED | Spliterator.NONNULL);
+    Spliterator<TaskInfo> tasks =
+        Spliterators.spliteratorUnknownSize(pager(query), Spliterator.ORDERED | Spliterator.NONNULL);
     return StreamSupport.stream(tasks, false);
+  }
+
+  private Pager<TaskInfo> pager(TaskQuery query) {
+    return new Pager<>(query.toProto().getPageToken(), token -> {
+      TaskPage page = list(query.withPageToken(token));
+      return new Pager.Page<>(page.tasks(), page.nextPageToken());
+    });
+  }
+
+  /**
+   * Named limits and fairness weights (flow control), over this client's connection and with its
+   * deadline: {@code client.limits().create(LimitSpec.concurrency("per-customer", 3).perKey(true).build())}.
+   */
+  public Limits limits() {
+    return limits;
   }
 
   /** Cancels a task; see {@link #cancel(String, String, Duration)}. */
@@ -257,7 +277,8 @@ public final class TaskyardClient implements AutoCloseable {
     return Deadline.after(d.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  private static <T> T call(Supplier<T> rpc) {
+  /** Runs a blocking call; a gRPC failure becomes a {@link TaskyardException}. */
+  static <T> T call(Supplier<T> rpc) {
     try {
       return rpc.get();
     } catch (StatusRuntimeException e) {

@@ -138,7 +138,8 @@ class TaskyardClientTest {
             "TaskService/WaitTask", "TaskService/ListTasks", "TaskService/GetTaskTree",
             "TaskService/ExplainTask", "TaskService/GetTaskLogs", "TaskService/StreamTaskLogs",
             "QueueService/GetQueueStatus", "QueueService/ListServers",
-            "ScheduleService/GetSchedule", "ScheduleService/ListSchedules"),
+            "ScheduleService/GetSchedule", "ScheduleService/ListSchedules",
+            "LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights"),
         RetryPolicy.RETRIED);
     assertFalse(RetryPolicy.serviceConfig().toString().contains("CancelTask"));
   }
