@@ -22,13 +22,21 @@ import grpc
 import pynng
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, pools_pb2, task_record_pb2, tasks_pb2
+from taskyard.bus.v1 import (
+    dispatch_pb2,
+    envelope_pb2,
+    event_pb2,
+    flow_pb2,
+    pools_pb2,
+    task_record_pb2,
+    tasks_pb2,
+)
 from taskyard.core import contract, discovery, errors, ids, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway.server import Gateway
-from taskyard.v1 import task_pb2, task_service_pb2_grpc
+from taskyard.v1 import limit_pb2, task_pb2, task_service_pb2_grpc
 
 FINAL = {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
 Envelope = envelope_pb2.Envelope
@@ -50,11 +58,20 @@ class FakeBackend:
         # Awaited before each task names reply; it may raise (a store's refusal) or wait.
         self.on_names: Callable[[pools_pb2.TaskNamesRequest], Awaitable[None]] | None = None
         self.pool_names = pool_names
+        # Flow control: the store's limits and version, the leader's FLOW_GATES
+        # answer (None: it refuses, as a scheduler without flow control would).
+        self.limits: dict[str, limit_pb2.Limit] = {}
+        self.limit_version = 0
+        self.flow_gates: flow_pb2.FlowGatesReply | None = None
+        self.gate_requests: list[flow_pb2.FlowGatesRequest] = []
         mmb = settings.max_message_bytes
         self._responders = [
             rpc.Responder(
                 settings.lane_listen_address(p),
-                [rpc.serve(contract.SUBMIT, self._lane_handler(p))],
+                [
+                    rpc.serve(contract.SUBMIT, self._lane_handler(p)),
+                    rpc.serve(contract.FLOW_GATES, self._gates),
+                ],
                 max_message_bytes=mmb,
                 concurrency=8,
             )
@@ -70,6 +87,8 @@ class FakeBackend:
                     rpc.serve(contract.STORE_TASK_NAMES, self._names),
                     # GetTask reads every failed attempt alongside the record.
                     rpc.serve(contract.STORE_FAILURES, self._failures),
+                    rpc.serve(contract.STORE_LIMITS, self._read_limits),
+                    rpc.serve(contract.STORE_LIMIT_CHANGE, self._change_limit),
                 ],
                 max_message_bytes=mmb,
                 concurrency=8,
@@ -213,6 +232,37 @@ class FakeBackend:
                 reply.outcomes.add(id=task_id, cancelled=True)
             reply.tasks.append(rec)
         return reply
+
+    async def _gates(self, req: flow_pb2.FlowGatesRequest, env: Envelope) -> flow_pb2.FlowGatesReply:
+        self.gate_requests.append(req)
+        if self.flow_gates is None:
+            raise errors.unavailable("no flow control here")
+        return self.flow_gates
+
+    async def _read_limits(self, req: flow_pb2.ReadLimitsRequest, env: Envelope) -> flow_pb2.ReadLimitsReply:
+        self.store_requests.append((envelope_pb2.KIND_STORE_LIMITS, req))
+        if req.known_version == self.limit_version:
+            return flow_pb2.ReadLimitsReply(version=self.limit_version, unchanged=True)
+        return flow_pb2.ReadLimitsReply(
+            version=self.limit_version, limits=[self.limits[n] for n in sorted(self.limits)]
+        )
+
+    async def _change_limit(
+        self, req: flow_pb2.ChangeLimitRequest, env: Envelope
+    ) -> flow_pb2.ChangeLimitReply:
+        """CREATE and DELETE only (what the gateway tests need)."""
+        self.store_requests.append((envelope_pb2.KIND_STORE_LIMIT_CHANGE, req))
+        if req.op == flow_pb2.LIMIT_OP_CREATE:
+            self.put_limit(req.limit)
+            return flow_pb2.ChangeLimitReply(limit=req.limit, version=self.limit_version)
+        if req.op == flow_pb2.LIMIT_OP_DELETE and self.limits.pop(req.name, None) is not None:
+            self.limit_version += 1
+            return flow_pb2.ChangeLimitReply(version=self.limit_version)
+        raise errors.not_found("limit", req.name)
+
+    def put_limit(self, limit: limit_pb2.Limit) -> None:
+        self.limits[limit.name] = limit
+        self.limit_version += 1
 
     async def _names(self, req: pools_pb2.TaskNamesRequest, env: Envelope) -> pools_pb2.TaskNamesReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_TASK_NAMES, req))

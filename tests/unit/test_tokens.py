@@ -11,7 +11,7 @@ import pytest
 
 from taskyard.core.config import Settings
 from taskyard.gateway import auth, tls
-from taskyard.v1 import queue_service_pb2, schedule_service_pb2, task_service_pb2
+from taskyard.v1 import limit_service_pb2, queue_service_pb2, schedule_service_pb2, task_service_pb2
 
 SUBMITTER = "submitter-token-0123456789abcdef"
 READER = "reader-token-0123456789abcdef"
@@ -94,6 +94,7 @@ def test_every_rpc_has_a_scope() -> None:
             (task_service_pb2, "TaskService"),
             (schedule_service_pb2, "ScheduleService"),
             (queue_service_pb2, "QueueService"),
+            (limit_service_pb2, "LimitService"),
         )
     ]
     methods = {f"/{s.full_name}/{m.name}" for s in services for m in s.methods}
@@ -115,6 +116,10 @@ def test_every_rpc_has_a_scope() -> None:
         "ResumeSchedule",
         "DeleteSchedule",
         "TriggerSchedule",
+        "CreateLimit",
+        "UpdateLimit",
+        "DeleteLimit",
+        "SetKeyWeight",
     }
     assert auth.required_scope("/taskyard.v1.TaskService/SomethingNew") is auth.Scope.ADMIN
 

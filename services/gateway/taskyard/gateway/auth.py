@@ -173,6 +173,7 @@ class TokensFile:
 _TASKS = "/taskyard.v1.TaskService/"
 _SCHEDULES = "/taskyard.v1.ScheduleService/"
 _QUEUES = "/taskyard.v1.QueueService/"
+_LIMITS = "/taskyard.v1.LimitService/"
 
 REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     **{_TASKS + m: Scope.SUBMIT for m in ("SubmitTask", "BatchSubmitTasks", "CancelTask")},
@@ -193,6 +194,8 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
         _SCHEDULES + m: Scope.ADMIN
         for m in ("CreateSchedule", "PauseSchedule", "ResumeSchedule", "DeleteSchedule", "TriggerSchedule")
     },
+    **{_LIMITS + m: Scope.READ for m in ("GetLimit", "ListLimits", "ListKeyWeights")},
+    **{_LIMITS + m: Scope.ADMIN for m in ("CreateLimit", "UpdateLimit", "DeleteLimit", "SetKeyWeight")},
     **{_QUEUES + m: Scope.READ for m in ("GetQueueStatus", "ListServers")},
     "/taskyard.v1.EventService/WatchEvents": Scope.READ,
     **{

@@ -22,6 +22,8 @@ from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.bodies import Decoder
 from taskyard.gateway.event_service import EVENT_SERVICE_NAME, EventService
 from taskyard.gateway.lanes import Lane, Lanes
+from taskyard.gateway.limit_catalog import LimitCatalog
+from taskyard.gateway.limits import LIMIT_SERVICE_NAME, LimitService
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
 from taskyard.gateway.schedules import ScheduleService
@@ -44,6 +46,7 @@ SCHEDULE_SERVICE_NAME = schedule_service_pb2.DESCRIPTOR.services_by_name["Schedu
 SERVICE_NAMES = (
     TASK_SERVICE_NAME,
     SCHEDULE_SERVICE_NAME,
+    LIMIT_SERVICE_NAME,
     QUEUE_SERVICE_NAME,
     EVENT_SERVICE_NAME,
     health.SERVICE_NAME,
@@ -174,12 +177,18 @@ class Gateway:
         self.waiters = Waiters()
         self.events = EventSubscriber(settings.events_addresses, self.waiters, max_message_bytes=mmb)
         self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
+        # The limits tasks may use, shared by submissions and LimitService's reads.
+        self.limit_catalog = LimitCatalog(self.store)
+        # FLOW_GATES (the leader's gates and usage) on the lane that triggers schedules.
+        flow_lane = self._lane_requesters[Priority.NORMAL]
         self.service = TaskService(
             limits=codec.Limits.from_settings(settings),
             store=self.store,
             lanes=self.lanes,
             names=self.names,
             waiters=self.waiters,
+            catalog=self.limit_catalog,
+            flow_lane=flow_lane,
         )
         # Innermost, the decoding of request bodies: a bad one is INVALID_ARGUMENT, not UNKNOWN.
         interceptors: list[Interceptor] = [self.admission, Decoder()]
@@ -203,6 +212,7 @@ class Gateway:
             ),
             self.server,
         )
+        LimitService.register(self.server, store=self.store, lane=flow_lane, catalog=self.limit_catalog)
         QueueService.register(self.store, self.server)
         # WatchEvents: one tail of the store's event log, woken by every committed batch.
         self.event_service = EventService(store=self.store, settings=settings)
@@ -231,6 +241,8 @@ class Gateway:
                 authenticator=self.authenticator,
                 summarize=functools.partial(self.store.call, contract.STORE_SUMMARIZE_EVENTS),
                 read=functools.partial(self.store.call, contract.STORE_READ_EVENTS),
+                read_limits=functools.partial(self.store.call, contract.STORE_LIMITS),
+                flow_gates=functools.partial(flow_lane.call, contract.FLOW_GATES),
             )
 
     def _announcement(self) -> dispatch_pb2.Announcement:

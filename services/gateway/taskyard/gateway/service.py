@@ -19,6 +19,7 @@ from taskyard.gateway import cancels, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
 from taskyard.gateway.lanes import Lanes
+from taskyard.gateway.limit_catalog import LimitCatalog
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.reads import RecordReads
 from taskyard.gateway.waiters import Waiters
@@ -51,10 +52,15 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         lanes: Lanes,
         names: KnownNames,
         waiters: Waiters,
+        catalog: LimitCatalog | None = None,
+        flow_lane: rpc.Caller | None = None,
     ) -> None:
         self._limits = limits
         self._store = store
-        self._explainer = Explainer(store)  # ExplainTask, and GetTask's failures
+        # The limits a submission may use (read only for one that uses some).
+        self._catalog = catalog or LimitCatalog(store)
+        # ExplainTask (its flow gate from the scheduler), and GetTask's failures.
+        self._explainer = Explainer(store, flow_lane=flow_lane)
         self._lanes = lanes
         self._names = names
         self._waiters = waiters
@@ -105,8 +111,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         if not single:
             codec.check_batch_size(len(specs), self._limits, field)
         await self._names.ensure({s.name for s in specs})
+        uses = [use for s in specs for use in s.limits]
         return codec.build_records(
-            specs, known_names=self._names.snapshot(), limits=self._limits, field=field, single=single
+            specs,
+            known_names=self._names.snapshot(),
+            limits=self._limits,
+            field=field,
+            single=single,
+            flow=await self._catalog.for_uses(uses) if uses else None,
         )
 
     async def _submit_one(

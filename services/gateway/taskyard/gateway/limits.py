@@ -1,0 +1,208 @@
+"""``taskyard.v1.LimitService``: named limits and fairness weights.
+
+The gateway checks every change with core/limits.py (INVALID_ARGUMENT with
+field violations, nothing sent) and forwards it to the result-store
+(STORE_LIMIT_CHANGE), which checks it again, stores it with its event and bumps
+the version the schedulers poll. Reads come from the store's catalog
+(STORE_LIMITS, by version: limit_catalog.py), each limit with the leading
+scheduler's live usage when it answers in time (flow_gates.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+import grpc
+
+from taskyard.bus.v1 import flow_pb2
+from taskyard.core import codec, contract, errors, names, rpc
+from taskyard.core import limits as rules
+from taskyard.gateway import flow_gates, status
+from taskyard.gateway.limit_catalog import LimitCatalog
+from taskyard.v1 import limit_pb2, limit_service_pb2_grpc
+from taskyard.v1 import limit_service_pb2 as svc
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+Context = grpc.aio.ServicerContext[object, object]
+Op = flow_pb2.LimitOp
+
+LIMIT_SERVICE_NAME = svc.DESCRIPTOR.services_by_name["LimitService"].full_name
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+MAX_PAGE_TOKEN_CHARS = 1024
+# Fields of a Limit the server sets (ignored in a request).
+OUTPUT_ONLY = ("created_at", "updated_at", "usage")
+
+
+def _name(value: str, field: str = "name") -> str:
+    found = names.problem(value, required=True)
+    if found is not None:
+        raise codec.invalid([codec.Violation(field=field, description=found[0], reason=found[1])])
+    return value
+
+
+def _definition(request: svc.CreateLimitRequest | svc.UpdateLimitRequest) -> limit_pb2.Limit:
+    """The request's limit, checked, without its output-only fields."""
+    if not request.HasField("limit"):
+        raise codec.invalid([codec.Violation(field="limit", description="required")])
+    limit = limit_pb2.Limit()
+    limit.CopyFrom(request.limit)
+    for field in OUTPUT_ONLY:
+        limit.ClearField(field)
+    violations = rules.limit_violations(limit, "limit")
+    if violations:
+        raise codec.invalid(violations)
+    return limit
+
+
+def page_token(after: str) -> str:
+    return base64.urlsafe_b64encode(after.encode()).decode().rstrip("=")
+
+
+def _after(token: str, violations: list[codec.Violation]) -> str:
+    """The name a page token continues after; a violation for one this API never gave."""
+    if not token:
+        return ""
+    name = ""
+    if len(token) <= MAX_PAGE_TOKEN_CHARS:
+        try:
+            name = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            name = ""
+    if not names.fits(name):
+        violations.append(codec.Violation(field="page_token", description="not a token from a previous page"))
+    return name
+
+
+def _page_size(value: int, violations: list[codec.Violation]) -> int:
+    size = value or DEFAULT_PAGE_SIZE
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        violations.append(
+            codec.Violation(
+                field="page_size", description=f"must be between 1 and {MAX_PAGE_SIZE}, got {value}"
+            )
+        )
+    return size
+
+
+class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
+    def __init__(self, *, store: rpc.Caller, lane: rpc.Caller, catalog: LimitCatalog) -> None:
+        self._store = store
+        self._lane = lane
+        self._catalog = catalog
+
+    @classmethod
+    def register(
+        cls, server: grpc.aio.Server, *, store: rpc.Caller, lane: rpc.Caller, catalog: LimitCatalog
+    ) -> None:
+        limit_service_pb2_grpc.add_LimitServiceServicer_to_server(
+            cls(store=store, lane=lane, catalog=catalog), server
+        )
+
+    async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
+        return await status.guard(context, call, log, "limit request failed")
+
+    async def _change(self, request: flow_pb2.ChangeLimitRequest) -> flow_pb2.ChangeLimitReply:
+        return await self._store.call(contract.STORE_LIMIT_CHANGE, request)
+
+    async def _with_usage(self, limits: Sequence[limit_pb2.Limit]) -> list[limit_pb2.Limit]:
+        """Copies of ``limits``, each with its usage when the scheduler answers."""
+        out = []
+        for lim in limits:
+            copy = limit_pb2.Limit()
+            copy.CopyFrom(lim)
+            out.append(copy)
+        if out:
+            reply = await flow_gates.ask(self._lane, limits=[lim.name for lim in out])
+            if reply is not None:
+                for lim in out:
+                    if lim.name in reply.usage:
+                        lim.usage.CopyFrom(reply.usage[lim.name])
+        return out
+
+    # --- changes (admin) ---------------------------------------------------------
+    async def CreateLimit(self, request: svc.CreateLimitRequest, context: Context) -> svc.CreateLimitResponse:
+        async def call() -> svc.CreateLimitResponse:
+            limit = _definition(request)
+            reply = await self._change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_CREATE, limit=limit))
+            return svc.CreateLimitResponse(limit=reply.limit)
+
+        return await self._guard(context, call)
+
+    async def UpdateLimit(self, request: svc.UpdateLimitRequest, context: Context) -> svc.UpdateLimitResponse:
+        async def call() -> svc.UpdateLimitResponse:
+            limit = _definition(request)
+            reply = await self._change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_UPDATE, limit=limit))
+            return svc.UpdateLimitResponse(limit=reply.limit)
+
+        return await self._guard(context, call)
+
+    async def DeleteLimit(self, request: svc.DeleteLimitRequest, context: Context) -> svc.DeleteLimitResponse:
+        async def call() -> svc.DeleteLimitResponse:
+            change = flow_pb2.ChangeLimitRequest(
+                op=Op.LIMIT_OP_DELETE, name=_name(request.name), force=request.force
+            )
+            reply = await self._change(change)
+            return svc.DeleteLimitResponse(tasks_released=reply.tasks_released)
+
+        return await self._guard(context, call)
+
+    async def SetKeyWeight(
+        self, request: svc.SetKeyWeightRequest, context: Context
+    ) -> svc.SetKeyWeightResponse:
+        async def call() -> svc.SetKeyWeightResponse:
+            if not request.HasField("weight"):
+                raise codec.invalid([codec.Violation(field="weight", description="required")])
+            violations = rules.weight_violations(request.weight, "weight")
+            if violations:
+                raise codec.invalid(violations)
+            reply = await self._change(
+                flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_SET_WEIGHT, weight=request.weight)
+            )
+            return svc.SetKeyWeightResponse(weight=reply.weight)
+
+        return await self._guard(context, call)
+
+    # --- reads (read) ---------------------------------------------------------------
+    async def GetLimit(self, request: svc.GetLimitRequest, context: Context) -> svc.GetLimitResponse:
+        async def call() -> svc.GetLimitResponse:
+            name = _name(request.name)
+            found = (await self._catalog.fresh()).find(name)
+            if found is None:
+                raise errors.not_found("limit", name)
+            (limit,) = await self._with_usage([found])
+            return svc.GetLimitResponse(limit=limit)
+
+        return await self._guard(context, call)
+
+    async def ListLimits(self, request: svc.ListLimitsRequest, context: Context) -> svc.ListLimitsResponse:
+        async def call() -> svc.ListLimitsResponse:
+            violations: list[codec.Violation] = []
+            size = _page_size(request.page_size, violations)
+            after = _after(request.page_token, violations)
+            if violations:
+                raise codec.invalid(violations)
+            catalog = await self._catalog.fresh()
+            page = catalog.after(after, size + 1)
+            more = len(page) > size
+            page = page[:size]
+            out = svc.ListLimitsResponse(limits=await self._with_usage(page))
+            if more:
+                out.next_page_token = page_token(page[-1].name)
+            return out
+
+        return await self._guard(context, call)
+
+    async def ListKeyWeights(
+        self, request: svc.ListKeyWeightsRequest, context: Context
+    ) -> svc.ListKeyWeightsResponse:
+        async def call() -> svc.ListKeyWeightsResponse:
+            return svc.ListKeyWeightsResponse(weights=(await self._catalog.fresh()).weights)
+
+        return await self._guard(context, call)
