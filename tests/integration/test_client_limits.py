@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import re
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -124,3 +126,22 @@ def test_a_pool_declares_the_limits_its_tasks_declare(cluster: Any) -> None:
         task = client.submit("send_invoice", 7, customer_id="c:1")
         done = client.wait(task.id, timeout=60)
         assert done.result == 7
+
+
+def _documented(doc: str, section: str) -> str:
+    text = (Path(__file__).resolve().parents[2] / "docs" / doc).read_text()
+    part = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", part, re.S)
+    assert block is not None, f"docs/{doc}: no example in {section}"
+    return block.group(1)
+
+
+def test_the_python_client_guide_runs_as_written(cluster: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    with cluster.client() as client:
+        exec(_documented("python-client.md", "Flow control"), {"client": client})
+        printed = capsys.readouterr().out.splitlines()
+        assert printed[0].endswith(" customer:42"), printed
+        assert printed[1].startswith("3 "), printed
+        assert {limit.name for limit in client.limits} == {"openai", "tokens"}
+        assert client.limits.weights() == [KeyWeight(key="customer:42", weight=3)]
+        assert client.limits.get("openai").rate == Rate(units=800, period=datetime.timedelta(seconds=1))

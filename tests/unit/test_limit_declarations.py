@@ -4,6 +4,8 @@ at import, and the declaration the pool sends the store for them."""
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -149,3 +151,18 @@ def test_a_refused_declaration_is_not_retried_and_nothing_is_sent_without_limits
     idle = Store()
     assert asyncio.run(limit_declarations.declare_registered(idle, ["flow_c"])) == 0
     assert idle.requests == []
+
+
+def test_the_guide_declares_as_written() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "writing-tasks.md").read_text()
+    part = text.split("\n## Flow control\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", part, re.S)
+    assert block is not None
+    try:
+        exec(block.group(1), {"task": task})
+        tdef = registry.get("send_invoice")
+        assert tdef is not None and tdef.limits is not None
+        assert [m.name for m in tdef.limits.to_protos()] == ["send_invoice.rate", "send_invoice.concurrency"]
+        assert tdef.limits.key_argument == "customer_id"
+    finally:
+        registry.unregister("send_invoice")
