@@ -1,9 +1,9 @@
 """The client conformance scenarios (clients/conformance/README.md), run with the Python client.
 
     TASKYARD_TARGET=127.0.0.1:50051 TASKYARD_TOKEN=... TASKYARD_READ_TOKEN=... \\
-    TASKYARD_CLOSED_TARGET=127.0.0.1:1 python clients/python/conformance.py
+    TASKYARD_CLOSED_TARGET=127.0.0.1:1 TASKYARD_LIMIT=... python clients/python/conformance.py
 
-Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/19 passed``;
+Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/21 passed``;
 exits 0 only when every scenario passed.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import grpc
 
-from taskyard.client import Client, TaskInfo, TaskState, TaskyardError
+from taskyard.client import Client, LimitUse, TaskInfo, TaskState, TaskyardError
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "conformance" / "scenarios.txt"
 DOMAIN = "taskyard.dev"
@@ -55,6 +55,8 @@ class Scenarios:
         self.token = env["TASKYARD_TOKEN"]
         self.read_token = env["TASKYARD_READ_TOKEN"]
         self.closed = env["TASKYARD_CLOSED_TARGET"]
+        # A per-key concurrency limit of 2 the harness made; its scenario fails without it.
+        self.limit = env.get("TASKYARD_LIMIT", "")
         self.client = Client(self.target, token=self.token, tls=False)
         self.done_id = ""  # a task that succeeded, for error_already_final
 
@@ -222,6 +224,27 @@ class Scenarios:
         check(
             done.failure is not None and "boom-conformance" in done.failure.message, f"failure {done.failure}"
         )
+
+    def submit_with_limit_key(self) -> None:
+        check(self.limit, "TASKYARD_LIMIT is not set (see clients/conformance/README.md)")
+        use = LimitUse(limit=self.limit, key="customer:42", units=1)
+        task = self.client.submit("echo", "x", limits=[use], fairness_key="customer:42")
+        got = self.client.get(task.id)
+        check(use in got.limits, f"limits {got.limits}, want them to hold {use}")
+        check(got.fairness_key == "customer:42", f"fairness_key {got.fairness_key!r}")
+        done = self.finished(task.id)
+        check(done.state == TaskState.SUCCESS, f"state {done.state.name}")
+
+    def unknown_limit_refused(self) -> None:
+        request_id = str(uuid.uuid4())
+        unknown = [LimitUse(limit="no-such-limit", key="customer:42")]
+        with refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_LIMIT") as caught:
+            self.client.submit("echo", "x", limits=unknown, request_id=request_id)
+        found = {(v.field, v.reason) for v in caught[0].violations}
+        check(("task.limits[0].limit", "UNKNOWN_LIMIT") in found, f"violations {caught[0].violations}")
+        # Its request id is still unused: the refused task was not written.
+        again = self.client.submit_many([{"name": "echo", "args": ["x"], "request_id": request_id}])
+        check(again[0].created, "the refused submit's task was created")
 
 
 def main() -> int:

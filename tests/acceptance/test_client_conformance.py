@@ -43,6 +43,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = (ROOT / "clients/conformance/scenarios.txt").read_text().split()
 TOKEN = "conformance-token-0123456789"
 READ_TOKEN = "reader-token-0123456789"
+# Makes the suite's limit before the runners run (they hold no admin scope).
+ADMIN_TOKEN = "conformance-admin-0123456789"
+
+
+def _readme_limit_command() -> list[str]:
+    """How the conformance README makes the limit its runners name (TASKYARD_LIMIT): the
+    command run as shown, less the leading `taskyard`."""
+    text = (ROOT / "clients/conformance/README.md").read_text()
+    found = re.search(r"`taskyard (limit create [^`]+)`", text)
+    assert found, "clients/conformance/README.md shows no `taskyard limit create ...`"
+    return found.group(1).split()
+
+
+CREATE_LIMIT = _readme_limit_command()
+LIMIT = CREATE_LIMIT[2]
 READY = "Taskyard is ready"
 
 # What `make clients` builds, and how each language runs its runner and its example.
@@ -88,6 +103,7 @@ class Suite:
             TASKYARD_TOKEN=TOKEN,
             TASKYARD_READ_TOKEN=READ_TOKEN,
             TASKYARD_CLOSED_TARGET=f"127.0.0.1:{self.closed_port}",
+            TASKYARD_LIMIT=LIMIT,
             **extra,
         )
         return env
@@ -119,7 +135,9 @@ def _until_ready(proc: subprocess.Popen[str], log: list[str], timeout: float) ->
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     work = tmp_path_factory.mktemp("conformance")
     tokens = work / "tokens"
-    tokens.write_text(f"{TOKEN} submit,read conformance\n{READ_TOKEN} read reader\n")
+    tokens.write_text(
+        f"{TOKEN} submit,read conformance\n{READ_TOKEN} read reader\n{ADMIN_TOKEN} admin conformance-admin\n"
+    )
     port = free_port()
     with running_jaeger(work) as jaeger, socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
@@ -146,9 +164,27 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         log: list[str] = []
         try:
             _until_ready(proc, log, timeout=READY_TIMEOUT)
-            yield Suite(target=f"127.0.0.1:{port}", jaeger=jaeger, closed_port=closed.getsockname()[1])
+            target = f"127.0.0.1:{port}"
+            _create_limit(target)
+            yield Suite(target=target, jaeger=jaeger, closed_port=closed.getsockname()[1])
         finally:
             stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
+
+
+def _create_limit(target: str) -> None:
+    """The limit of the flow-control scenarios, made with the CLI and an admin token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
+    env.update(TASKYARD_TARGET=target, TASKYARD_TOKEN=ADMIN_TOKEN)
+    done = subprocess.run(
+        [sys.executable, "-m", "taskyard.cli", *CREATE_LIMIT],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"taskyard {' '.join(CREATE_LIMIT)}:\n{done.stdout}\n{done.stderr}"
 
 
 def _require_built(language: str) -> None:
@@ -237,3 +273,29 @@ def test_trace_from_the_go_example_continues_through_the_task(suite: Suite) -> N
     roots = [s for s in spans if not s.get("references")]
     assert [s["operationName"] for s in roots] == ["add-example"], [s["operationName"] for s in spans]
     assert "process default" in {s["operationName"] for s in spans}, [s["operationName"] for s in spans]
+
+
+def _retried_in_source(path: str, pattern: str) -> list[str]:
+    return ["/".join(m) for m in re.findall(pattern, (ROOT / path).read_text())]
+
+
+def test_every_client_resends_the_same_methods() -> None:
+    """The methods each client has gRPC resend on UNAVAILABLE, read from its source: one
+    list, in one order, so that a read added to one client is added to all."""
+    from taskyard.client import _credentials
+
+    python = [f"{m['service'].removeprefix('taskyard.v1.')}/{m['method']}" for m in _credentials._RETRIED]
+    clients = {
+        "go": _retried_in_source(
+            "clients/go/retry.go", r'\{"service": "taskyard\.v1\.(\w+)", "method": "(\w+)"\}'
+        ),
+        "typescript": _retried_in_source(
+            "clients/typescript/src/interceptors.ts", r'(?m)^  "taskyard\.v1\.(\w+)/(\w+)",$'
+        ),
+        "java": _retried_in_source(
+            "clients/java/src/main/java/dev/taskyard/client/RetryPolicy.java", r'"(\w+Service)/(\w+)"'
+        ),
+    }
+    assert "LimitService/GetLimit" in python
+    for language, methods in clients.items():
+        assert methods == python, language

@@ -5,6 +5,7 @@
 import dev.taskyard.client.BatchEntry;
 import dev.taskyard.client.CancelResult;
 import dev.taskyard.client.FieldViolation;
+import dev.taskyard.client.LimitUse;
 import dev.taskyard.client.Priority;
 import dev.taskyard.client.Submission;
 import dev.taskyard.client.TaskInfo;
@@ -64,6 +65,8 @@ public class Conformance {
     scenarios.put("error_deadline", Conformance::errorDeadline);
     scenarios.put("error_unavailable", Conformance::errorUnavailable);
     scenarios.put("task_failure", Conformance::taskFailure);
+    scenarios.put("submit_with_limit_key", Conformance::submitWithLimitKey);
+    scenarios.put("unknown_limit_refused", Conformance::unknownLimitRefused);
 
     int passed = 0;
     try (TaskyardClient client = client(TARGET, TOKEN)) {
@@ -296,6 +299,34 @@ public class Conformance {
     expectEqual(TaskState.FAILURE, t.state(), "state");
     String message = t.failure().map(f -> f.message()).orElse("");
     check(message.contains("boom-conformance"), "failure message: " + message);
+  }
+
+  static void submitWithLimitKey(TaskyardClient c) {
+    String limit = System.getenv("TASKYARD_LIMIT");
+    check(limit != null && !limit.isEmpty(), "TASKYARD_LIMIT is not set (clients/conformance/README.md)");
+    LimitUse use = new LimitUse(limit, "customer:42", 1);
+    String id = c.submit(TaskSpec.builder("echo").args("x").limit(use).fairnessKey("customer:42").build())
+        .task()
+        .id();
+    TaskInfo t = c.get(id);
+    check(t.limits().contains(use), "limits " + t.limits() + ", want them to hold " + use);
+    expectEqual("customer:42", t.fairnessKey(), "fairness key");
+    expectEqual(TaskState.SUCCESS, c.await(id, WAIT).task().state(), "state");
+  }
+
+  static void unknownLimitRefused(TaskyardClient c) {
+    String requestId = UUID.randomUUID().toString();
+    TaskSpec.Builder spec = TaskSpec.builder("echo").args("x").requestId(requestId);
+    TaskyardException e = expectError(
+        Status.Code.INVALID_ARGUMENT,
+        () -> c.submit(spec.limit(new LimitUse("no-such-limit", "customer:42", 0)).build()));
+    expectEqual("UNKNOWN_LIMIT", e.reason(), "reason");
+    check(
+        e.violations().stream()
+            .anyMatch(v -> v.field().equals("task.limits[0].limit") && v.reason().equals("UNKNOWN_LIMIT")),
+        "no violation on task.limits[0].limit with reason UNKNOWN_LIMIT: " + e.violations());
+    // Its request id is still unused: the refused task was not written.
+    check(c.submit(spec.limits(List.of()).build()).created(), "the refused submit's task was created");
   }
 
   // --- helpers ----------------------------------------------------------------------------

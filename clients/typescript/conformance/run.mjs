@@ -233,6 +233,34 @@ const scenarios = {
     eq(done.state, "FAILURE", "state");
     check(done.failure?.message.includes("boom-conformance"), `failure ${JSON.stringify(done.failure)}`);
   },
+
+  async submit_with_limit_key() {
+    const use = { limit: env("TASKYARD_LIMIT"), key: "customer:42", units: 1 };
+    const { task } = await client.submit("echo", ["x"], { limits: [use], fairnessKey: "customer:42" });
+    const got = await client.get(task.id);
+    check(
+      got.limits.some((u) => u.limit === use.limit && u.key === use.key && u.units === use.units),
+      `limits ${JSON.stringify(got.limits)}, want them to hold ${JSON.stringify(use)}`,
+    );
+    eq(got.fairnessKey, "customer:42", "fairnessKey");
+    eq((await finished(task.id)).state, "SUCCESS", "state");
+  },
+
+  async unknown_limit_refused() {
+    const requestId = randomUUID();
+    const err = await refused(
+      client.submit("echo", ["x"], { limits: [{ limit: "no-such-limit", key: "customer:42" }], requestId }),
+      "INVALID_ARGUMENT",
+      "UNKNOWN_LIMIT",
+    );
+    check(
+      err.violations.some((v) => v.field === "task.limits[0].limit" && v.reason === "UNKNOWN_LIMIT"),
+      `violations ${JSON.stringify(err.violations)}, want one on task.limits[0].limit with reason UNKNOWN_LIMIT`,
+    );
+    // Were the refused task stored, its request id would now return it with created false.
+    const after = await client.submit("echo", ["x"], { requestId });
+    eq(after.created, true, "the refused submit's task was created");
+  },
 };
 
 let passed = 0;

@@ -2,8 +2,8 @@
 // (clients/conformance/README.md) against a live Taskyard suite, with the
 // public API of package taskyard only.
 //
-// It reads TASKYARD_TARGET, TASKYARD_TOKEN, TASKYARD_READ_TOKEN and
-// TASKYARD_CLOSED_TARGET, prints PASS or FAIL per scenario and exits 0 only
+// It reads TASKYARD_TARGET, TASKYARD_TOKEN, TASKYARD_READ_TOKEN,
+// TASKYARD_CLOSED_TARGET and TASKYARD_LIMIT, prints PASS or FAIL per scenario and exits 0 only
 // when all passed.
 package main
 
@@ -20,7 +20,9 @@ import (
 
 type env struct {
 	target, token, readToken, closedTarget string
-	client                                 *taskyard.Client
+	// A per-key concurrency limit of 2 the harness created.
+	limit  string
+	client *taskyard.Client
 }
 
 type scenario struct {
@@ -49,6 +51,8 @@ var scenarios = []scenario{
 	{"error_deadline", errorDeadline},
 	{"error_unavailable", errorUnavailable},
 	{"task_failure", taskFailure},
+	{"submit_with_limit_key", submitWithLimitKey},
+	{"unknown_limit_refused", unknownLimitRefused},
 }
 
 func main() {
@@ -57,6 +61,7 @@ func main() {
 		token:        os.Getenv("TASKYARD_TOKEN"),
 		readToken:    os.Getenv("TASKYARD_READ_TOKEN"),
 		closedTarget: getenv("TASKYARD_CLOSED_TARGET", "127.0.0.1:1"),
+		limit:        os.Getenv("TASKYARD_LIMIT"),
 	}
 	client, err := e.dial(e.target, e.token)
 	if err != nil {

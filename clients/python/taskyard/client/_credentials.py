@@ -94,8 +94,8 @@ def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
 # gRPC retries these calls itself when they fail UNAVAILABLE (no connection yet, a gateway
 # restarting), resending the same bytes: a submit carries its request_id, so a resent one
 # is answered with the first task; the others only read. Not CancelTask: a resent cancel
-# whose first try committed answers FAILED_PRECONDITION (already final), nor the schedule
-# and queue writes. The Go, TypeScript and Java clients retry the same list.
+# whose first try committed answers FAILED_PRECONDITION (already final), nor the schedule,
+# queue and limit writes. The Go, TypeScript and Java clients retry the same list.
 _RETRIED = [
     *(
         {"service": "taskyard.v1.TaskService", "method": method}
@@ -115,6 +115,9 @@ _RETRIED = [
     {"service": "taskyard.v1.QueueService", "method": "ListServers"},
     {"service": "taskyard.v1.ScheduleService", "method": "GetSchedule"},
     {"service": "taskyard.v1.ScheduleService", "method": "ListSchedules"},
+    {"service": "taskyard.v1.LimitService", "method": "GetLimit"},
+    {"service": "taskyard.v1.LimitService", "method": "ListLimits"},
+    {"service": "taskyard.v1.LimitService", "method": "ListKeyWeights"},
 ]
 SERVICE_CONFIG = json.dumps(
     {
