@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
-import os
 import re
 import secrets
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
-from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium, screenshot
 from support.cluster import Cluster
 from support.waiting import wait_until
 
@@ -41,7 +40,6 @@ from taskyard.v1 import (
 pytestmark = pytest.mark.timeout(180)
 
 VIEWPORT = {"width": 1280, "height": 800}
-DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 S = task_pb2.TaskState
 
 
@@ -168,16 +166,6 @@ def chromium(tmp_path: Path, **options: Any) -> Iterator[Browser]:
             yield Browser(page=page, errors=errors)
         finally:
             context.close()
-
-
-def screenshot(page: Page, name: str, tmp_path: Path) -> Path:
-    """docs/images/dashboard-NAME.png with TASKYARD_UPDATE_SCREENSHOTS=1, else the tmp dir."""
-    directory = DOCS_IMAGES if os.environ.get("TASKYARD_UPDATE_SCREENSHOTS") == "1" else tmp_path
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"dashboard-{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 10_000
-    return path
 
 
 def make_schedule(d: Dashboard) -> None:

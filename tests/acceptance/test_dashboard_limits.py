@@ -16,7 +16,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
-from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium, screenshot
 from support.cluster import Cluster
 from support.waiting import wait_until
 
@@ -65,7 +65,7 @@ def page(tmp_path: Path) -> Iterator[tuple[Page, list[str]]]:
 
 
 def test_limits_their_usage_and_the_gate_of_a_held_task_live(
-    cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]]
+    cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]], tmp_path: Path
 ) -> None:
     browser, errors = page
     port = procs.free_port()
@@ -118,6 +118,9 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     expect(rate.locator('[data-cell="numbers"]')).to_have_text("100 per 1 s, burst 20")
     expect(rate.locator('[data-cell="scope"]')).to_have_text("global")
 
+    # The scheduler reports the limit's usage once it applies it (it reads the limits
+    # every 0.5 s): from then on every task using it is counted.
+    expect(row.locator('[data-cell="in-use"]')).to_have_text("0", timeout=15_000)
     # Two tasks of one key: the first holds the key's one unit, the second waits for it.
     use = limit_pb2.LimitUse(limit="exports", key=KEY)
     holder = submit("sleep", 60, uses=(use,))
@@ -135,6 +138,7 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     assert busiest.get_attribute("data-key") == KEY
     assert state(held) == S.TASK_STATE_QUEUED
     no_markup(browser)
+    screenshot(browser, "limits", tmp_path)
 
     browser.goto(f"{url}#/tasks/{held}")
     gate = browser.locator("#gate")
