@@ -16,7 +16,7 @@ from taskyard.result_store import records, reports, validation
 from taskyard.result_store.insert_row import InsertRow
 from taskyard.result_store.queries import Q
 from taskyard.result_store.refs import _Refs
-from taskyard.v1 import task_pb2
+from taskyard.v1 import limit_pb2, task_pb2
 
 TID = "0190f5b4-1c2d-7e3f-8a9b-0c1d2e3f4a5b"
 OTHER = "0190f5b4-1c2d-7e3f-8a9b-0c1d2e3f4a5c"
@@ -66,6 +66,7 @@ def row(**over: Any) -> dict[str, Any]:
         "uncharged_attempts": 0,
         "late_reports": 0,
         "late_attempt": 0,
+        "flow": None,
     }
     base.update(over)
     return base
@@ -104,7 +105,14 @@ def every_field_set() -> dict[str, Any]:
         uncharged_attempts=1,
         late_reports=2,
         late_attempt=1,
+        flow=FLOW.SerializeToString(),
     )
+
+
+# A task's flow control, as the flow column keeps it serialized.
+FLOW = task_record_pb2.FlowControl(
+    fairness_key="tenant:a", uses=[limit_pb2.LimitUse(limit="per-customer", key="c1", units=2)]
+)
 
 
 def test_record_from_row_sets_every_column() -> None:
@@ -147,6 +155,7 @@ def test_record_from_row_sets_every_column() -> None:
         uncharged_attempts=1,
         late_reports=2,
         late_attempt=1,
+        flow=FLOW,
     )
 
 
@@ -167,7 +176,7 @@ def test_record_from_row_leaves_defaults_unset() -> None:
         updated_at_us=12,
         pool_id="pool",
     )
-    assert not rec.HasField("failure")
+    assert not rec.HasField("failure") and not rec.HasField("flow")
 
 
 def test_add_record_builds_in_place() -> None:
@@ -421,6 +430,23 @@ def test_insert_rows_name_what_the_insert_statements_take() -> None:
     assert pending.has_dependencies and pending.dependencies() == [OTHER]
     assert (pending.state, pending.idempotency_key) == ("PENDING", "k")
     assert pending.idempotency_expires_at_us == 1_700_000_000_000_000 + DAY_US
+
+
+def test_flow_is_checked_and_kept_serialized_with_its_limit_names() -> None:
+    plain, empty, used = gateway_record(), gateway_record(), gateway_record()
+    empty.flow.SetInParent()
+    used.flow.CopyFrom(FLOW)
+    used.flow.uses.add(limit="a b", units=0)
+    rows = check([plain, empty, used])
+    assert [(r.flow, r.limit_names) for r in rows[:2]] == [(None, None), (None, None)]
+    assert task_record_pb2.FlowControl.FromString(rows[2].flow) == used.flow
+    assert rows[2].limit_names == '{"per-customer","a b"}'
+    # Not the fast path's: the full rules check it (core/limits.use_violations).
+    assert validation._plain_params(used, None, 1 << 20, 0) is None
+    used.flow.uses.add(limit="per-customer", units=-1)
+    code, _, _, violations = check([used])
+    assert code is errors.Code.INVALID_ARGUMENT
+    assert [v.field for v in violations] == ["tasks[0].flow.uses[2].limit", "tasks[0].flow.uses[2].units"]
 
 
 def test_fast_path_takes_the_gateways_records() -> None:

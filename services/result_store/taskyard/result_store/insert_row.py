@@ -37,6 +37,11 @@ class InsertRow(NamedTuple):
     depends_on: str
     idempotency_key: str
     idempotency_expires_at_us: int
+    # Flow control (TaskRecord.flow): the serialized FlowControl and the names of
+    # the limits it uses as one array literal; None, None for a task without it
+    # (most rows: a batch of such rows sends no element of either, inserts.py).
+    flow: bytes | None = None
+    limit_names: str | None = None
 
     @property
     def has_dependencies(self) -> bool:

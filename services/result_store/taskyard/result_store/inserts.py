@@ -88,7 +88,7 @@ async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, li
             if row is not None and tid not in claimed:
                 claimed.add(tid)
                 now = changed.get(tid)
-                reply.tasks.add(
+                item = reply.tasks.add(
                     id=tid,
                     state=now.state if now is not None else state_value(row["state"]),
                     created=True,
@@ -96,6 +96,8 @@ async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, li
                     name=row["name"],
                     queue=row["queue"],
                 )
+                if (flow := row["flow"]) is not None:
+                    item.flow.ParseFromString(flow)
                 first = row["state"] if row["state"] in ("SCHEDULED", "PENDING") else "QUEUED"
                 events.append(
                     event(
@@ -164,6 +166,8 @@ async def _describe_duplicates(db: Db, dups: list[tuple[tasks_pb2.InsertedTask, 
             item.priority = existing["priority"]
             item.name = existing["name"]
             item.queue = existing["queue"]
+            if (flow := existing["flow"]) is not None:
+                item.flow.ParseFromString(flow)
 
 
 def _columns(rows: list[InsertRow]) -> dict[str, Any]:
@@ -171,6 +175,10 @@ def _columns(rows: list[InsertRow]) -> dict[str, Any]:
     cols: dict[str, Any] = dict(zip(InsertRow._fields, map(list, zip(*rows, strict=True)), strict=True))
     for field in TEXT_FIELDS:
         cols[field] = text_array(cols[field])
+    if not any(cols["flow"]):
+        # No row uses flow control: NULL arrays, which unnest pads with NULLs, so
+        # not one element of either column is encoded.
+        cols["flow"] = cols["limit_names"] = None
     return cols
 
 

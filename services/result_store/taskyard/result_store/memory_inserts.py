@@ -77,9 +77,18 @@ def _describe(item: tasks_pb2.InsertedTask, rec: task_record_pb2.TaskRecord) -> 
     item.priority = rec.priority
     item.name = rec.name
     item.queue = rec.queue
+    if rec.HasField("flow"):
+        item.flow.CopyFrom(rec.flow)
 
 
 def _record(row: InsertRow, root_id: str, now_us: int) -> task_record_pb2.TaskRecord:
+    rec = _plain_record(row, root_id, now_us)
+    if row.flow is not None:
+        rec.flow.ParseFromString(row.flow)
+    return rec
+
+
+def _plain_record(row: InsertRow, root_id: str, now_us: int) -> task_record_pb2.TaskRecord:
     return task_record_pb2.TaskRecord(
         id=row.id,
         name=row.name,

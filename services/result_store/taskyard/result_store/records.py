@@ -56,7 +56,7 @@ RECORD_COLUMNS = (
     "updated_at_us", "worker_id", "cancel_requested", "run_at_us", "trace_headers", "lease_token",
     "pool_id", "resume_requested", "depends_on", "idempotency_key", "context", "cancel_reason",
     "cancel_step", "rescues", "schedule_id", "idempotency_expires_at_us", "uncharged_attempts",
-    "late_reports", "late_attempt",
+    "late_reports", "late_attempt", "flow",
 )  # fmt: skip
 
 
@@ -68,10 +68,12 @@ def in_record_order(rows: Sequence[Mapping[str, Any]]) -> bool:
 
 # A record's plain fields: (position in RECORD_COLUMNS, TaskRecord field, whether
 # the column's text goes into a bytes field). The others are read apart: state
-# (an enum), context (its empty value is "{}"), labels, trace headers, failure.
+# (an enum), context (its empty value is "{}"), labels, trace headers, failure,
+# flow (serialized; NULL for a task without flow control).
 _TO_BYTES = {"args": "args_json", "kwargs": "kwargs_json", "result": "result_json"}
 _APART = frozenset(
-    {"state", "context", "labels", "trace_headers"} | {c for c in RECORD_COLUMNS if c.startswith("failure_")}
+    {"state", "context", "labels", "trace_headers", "flow"}
+    | {c for c in RECORD_COLUMNS if c.startswith("failure_")}
 )
 _PLAIN = tuple(
     (i, _TO_BYTES.get(column, column), column in _TO_BYTES)
@@ -80,6 +82,8 @@ _PLAIN = tuple(
 )
 _STATE_AT = RECORD_COLUMNS.index("state")
 _CONTEXT_AT = RECORD_COLUMNS.index("context")
+_FLOW_AT = RECORD_COLUMNS.index("flow")
+_FLOW = task_record_pb2.FlowControl.FromString
 _BY_NAME = operator.itemgetter(*RECORD_COLUMNS)
 
 
@@ -96,6 +100,9 @@ def _fields(values: Sequence[Any]) -> dict[str, Any]:
     context = values[_CONTEXT_AT]
     if context != "{}":
         kw["context_json"] = context.encode()
+    flow = values[_FLOW_AT]
+    if flow is not None:
+        kw["flow"] = _FLOW(flow)
     return kw
 
 
@@ -129,20 +136,27 @@ def _with_maps(rec: task_record_pb2.TaskRecord, row: Mapping[str, Any]) -> task_
 
 
 def queued_ref(row: Mapping[str, Any]) -> lanes_pb2.QueuedRef:
-    return lanes_pb2.QueuedRef(
+    """A ref from a row with id, name, priority, queue, created_at_us and flow."""
+    ref = lanes_pb2.QueuedRef(
         id=row["id"],
         name=row["name"],
         priority=row["priority"],
         queue=row["queue"],
         created_at_us=row["created_at_us"],
     )
+    if (flow := row["flow"]) is not None:
+        ref.flow.ParseFromString(flow)
+    return ref
 
 
 def record_queued_ref(rec: task_record_pb2.TaskRecord) -> lanes_pb2.QueuedRef:
     """``queued_ref`` of a row already read into a record."""
-    return lanes_pb2.QueuedRef(
+    ref = lanes_pb2.QueuedRef(
         id=rec.id, name=rec.name, priority=rec.priority, queue=rec.queue, created_at_us=rec.created_at_us
     )
+    if rec.HasField("flow"):
+        ref.flow.CopyFrom(rec.flow)
+    return ref
 
 
 # Event types by the state a change leads to.

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Container, Mapping
 
 from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import errors, names
+from taskyard.core import errors, limits, names
 from taskyard.core import validation as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import Priority
@@ -149,6 +149,7 @@ def validate_insert(
         root = norm_uuid(r.root_id) if r.root_id else None
         if r.root_id and root is None:
             found.append(FieldViolation(field=f"{f}.root_id", description="must be a UUID"))
+        flow, limit_names = _flow_params(r, f, found)
         state = r.state or int(S.QUEUED)
         if state not in _INITIAL_VALUES:
             found.append(
@@ -182,6 +183,8 @@ def validate_insert(
                 # The task graph (dependencies.py): depends_on as an array literal,
                 # the idempotency key and when it expires.
                 *_graph_params(r),
+                flow,
+                limit_names,
             )
         )
     if violations:
@@ -224,7 +227,7 @@ def _plain_params(
     already checked the record, so the store's own pass must cost little: each
     field is read once (a protobuf attribute read is not cheap) and no field
     path is built."""
-    if r.depends_on or r.idempotency_key:
+    if r.depends_on or r.idempotency_key or r.HasField("flow"):
         return None
     tid = r.id
     state = r.state or _QUEUED
@@ -300,8 +303,28 @@ def _plain_params(
             "{}",
             "",
             0,
+            None,
+            None,
         )
     )
+
+
+def _flow_params(
+    r: task_record_pb2.TaskRecord, path: str, found: list[FieldViolation]
+) -> tuple[bytes | None, str | None]:
+    """The flow and limit_names columns of ``r``: (None, None) without flow
+    control (an empty FlowControl too). Its uses meet the edge's rules
+    (core/limits.use_violations), bar whether the limits exist: the gateway checks
+    that against its catalog, and a limit deleted since is ignored by admission."""
+    if not r.HasField("flow"):
+        return None, None
+    flow = r.flow
+    uses = flow.uses
+    if not uses and not flow.fairness_key:
+        return None, None
+    found += limits.use_violations(uses, flow.fairness_key, path=f"{path}.flow", uses_field="uses")
+    names_ = text_array([u.limit for u in uses]) if uses else None
+    return flow.SerializeToString(deterministic=True), names_
 
 
 def _graph_params(r: task_record_pb2.TaskRecord) -> tuple[str, str, int]:

@@ -20,12 +20,14 @@ t.depends_on::text[] AS depends_on, t.idempotency_key, t.context::text AS contex
 coalesce(t.cancel_reason, '') AS cancel_reason, t.cancel_step, t.rescues,
 coalesce(t.schedule_id::text, '') AS schedule_id,
 ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us,
-t.uncharged_attempts, t.late_reports, t.late_attempt
+t.uncharged_attempts, t.late_reports, t.late_attempt, t.flow
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id, request_id or a live idempotency key,
 -- also inside the batch) are skipped and looked up by lookup_duplicates. One
--- array per field of an InsertRow (insert_row.py), named as the field.
+-- array per field of an InsertRow (insert_row.py), named as the field;
+-- :flow and :limit_names are NULL for a batch without flow control (unnest pads
+-- a NULL array with NULLs: no element is sent for such a batch).
 -- The expired_keys CTE first frees the keys whose window has passed (the WHERE
 -- reads it, so it runs before the first row is inserted). A child's root is
 -- its parent's root.
@@ -33,7 +35,7 @@ WITH {{expired_keys}}
 INSERT INTO tasks AS t (
   id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
   parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
-  depends_on, idempotency_key, idempotency_expires_at
+  depends_on, idempotency_key, idempotency_expires_at, flow, limit_names
 )
 SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
        r.max_retries, r.request_id, r.parent_id,
@@ -42,21 +44,23 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        CASE WHEN r.created_us > 0 THEN ty_ts(r.created_us) ELSE now() END, now(),
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
-       r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END
+       r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END,
+       r.flow, r.limit_names::text[]
 FROM unnest(:id::uuid[], :name::text::text[], :args::text[], :kwargs::text[],
             :priority::smallint[], :queue::text::text[], :timeout_ms::bigint[],
             :max_retries::int[], :request_id::text::text[], :parent_id::uuid[], :root_id::uuid[],
             :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
             :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
-            :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[])
+            :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[],
+            :flow::bytea[], :limit_names::text[])
      AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
           parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-          deps, ikey, ikey_us)
+          deps, ikey, ikey_us, flow, limit_names)
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
           ty_us(t.created_at) AS created_at_us, coalesce(t.root_id::text, '') AS root_id,
-          {{leader_term}}
+          t.flow, {{leader_term}}
 
 -- name: insert_tasks_leasing
 -- insert_tasks with the scheduler's fast path: a QUEUED row given a lease token
@@ -67,7 +71,7 @@ WITH {{expired_keys}}
 INSERT INTO tasks AS t (
   id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
   parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
-  depends_on, idempotency_key, idempotency_expires_at,
+  depends_on, idempotency_key, idempotency_expires_at, flow, limit_names,
   lease_token, pool_id, lease_expires_at
 )
 SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
@@ -80,6 +84,7 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
        r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END,
+       r.flow, r.limit_names::text[],
        CASE WHEN r.lease THEN r.token ELSE '' END,
        CASE WHEN r.lease THEN r.pool_id ELSE '' END,
        CASE WHEN r.lease THEN now() + r.lease_ms * interval '1 millisecond' END
@@ -100,11 +105,12 @@ FROM (
               :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
               :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
               :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[],
+              :flow::bytea[], :limit_names::text[],
               :lease_token::text::text[], :pool_id::text::text[], :lease_ms::bigint[],
               :lease_term::bigint[])
        AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
             parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-            deps, ikey, ikey_us, token, pool_id, lease_ms, lease_term)
+            deps, ikey, ikey_us, flow, limit_names, token, pool_id, lease_ms, lease_term)
   -- A fence: without it the planner pulls the subquery up and copies the
   -- lease test (and its subplans) into each CASE that reads it.
   OFFSET 0
@@ -129,7 +135,7 @@ RETURNING {{record}}
 
 -- name: lookup_duplicates
 SELECT t.id::text AS id, t.request_id, t.idempotency_key, t.state::text AS state, t.attempt,
-       t.priority, t.name, t.queue
+       t.priority, t.name, t.queue, t.flow
 FROM tasks t
 WHERE t.id = ANY(:ids::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY(:request_ids::text[]))
    OR (t.idempotency_key <> '' AND t.idempotency_key = ANY(:idempotency_keys::text[]))
@@ -463,7 +469,7 @@ SELECT {{record}} FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: load_queued
 -- QUEUED refs in dispatch order, keyset-paged on (priority, created_at, id).
-SELECT t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us
+SELECT t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us, t.flow
 FROM tasks t
 WHERE t.state = 'QUEUED'
   AND (:after_priority::smallint IS NULL
@@ -486,7 +492,8 @@ SET state = 'QUEUED', updated_at = now()
 FROM due
 WHERE t.id = due.id AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us,
-          t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us, coalesce(t.root_id::text, '') AS root_id
+          t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us, coalesce(t.root_id::text, '') AS root_id,
+          t.flow
 
 -- name: release_orphaned_leases
 -- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED as a
