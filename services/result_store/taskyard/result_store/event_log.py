@@ -33,6 +33,7 @@ KIND_BY_SUBJECT: Mapping[str, int] = {
     "pool": pub.EVENT_KIND_POOL,
     "queue": pub.EVENT_KIND_QUEUE,
     "schedule": pub.EVENT_KIND_SCHEDULE,
+    "limit": pub.EVENT_KIND_LIMIT,
 }
 # The bus events kept in the log: state changes and the lifecycle of pools and
 # queues; not wake-ups, heartbeats, log lines or cancel flags.
@@ -62,7 +63,8 @@ COLUMNS = (
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Entry:
-    """An event that no bus event describes (a schedule's run or change)."""
+    """An event that no bus event describes (a schedule's run or change, a
+    limit's or a fairness weight's change: its attributes say which)."""
 
     type: str
     task_id: str = ""

@@ -15,8 +15,9 @@ SCHEDULED tasks, queues, priorities, parents and roots, the scheduler's fast-pat
 leases), GetTasks, ListTasks, LeaseTasks, Report (started, succeeded, failed with
 a retry or for good, stopped by a cancel, released, died; fenced on attempt and
 lease token, late outcomes noted), RenewLeases, Rescue, CancelTasks (queued and
-running tasks, and their descendants), LoadQueued, PromoteDue, Heartbeat and
-TaskNames.
+running tasks, and their descendants), LoadQueued, PromoteDue, Heartbeat,
+TaskNames, and flow control's ReadLimits, ChangeLimit and LeasedFlow (tasks carry
+their FlowControl through every read; memory_limits.py).
 
 Not faked, each answered with UNIMPLEMENTED:
 - dependencies: an insert of a PENDING task or one with ``depends_on`` (their
@@ -36,7 +37,7 @@ from typing import Any, TypeVar, Unpack
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
+from taskyard.bus.v1 import flow_pb2, lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.clock import Clock, SystemClock, to_us
 from taskyard.core.config import Settings
@@ -46,6 +47,7 @@ from taskyard.v1 import task_pb2
 
 from .memory_cancels import apply_cancel
 from .memory_inserts import apply_insert
+from .memory_limits import FlowTables
 from .memory_reports import Death, apply_report, die
 from .memory_rows import DUE_STATES, LEASED, Row, Tasks, move
 from .records import record_queued_ref
@@ -99,6 +101,7 @@ class MemoryStore:
         self.tasks = Tasks()
         self._names: set[str] = set(task_names)
         self._pools: dict[str, _Beat] = {}
+        self.flow = FlowTables()
         self._handlers: dict[int, Callable[[Any], Message]] = {
             contract.STORE_INSERT.kind: self._insert,
             contract.STORE_GET.kind: self._get,
@@ -112,6 +115,9 @@ class MemoryStore:
             contract.STORE_PROMOTE_DUE.kind: self._promote_due,
             contract.STORE_HEARTBEAT.kind: self._heartbeat,
             contract.STORE_TASK_NAMES.kind: self._task_names,
+            contract.STORE_LIMITS.kind: self.flow.read,
+            contract.STORE_LIMIT_CHANGE.kind: self._change_limit,
+            contract.STORE_LEASED_FLOW.kind: self._leased_flow,
         }
 
     async def call_raw(
@@ -308,6 +314,13 @@ class MemoryStore:
         waiting = [r.rec.run_at_us for r in self.tasks if r.state in DUE_STATES and r.rec.run_at_us]
         reply.next_due_us = min(waiting, default=0)
         return reply
+
+    # --- flow control ----------------------------------------------------------------------
+    def _change_limit(self, req: flow_pb2.ChangeLimitRequest) -> flow_pb2.ChangeLimitReply:
+        return self.flow.change(req, tasks=self.tasks, now_us=self._now_us())
+
+    def _leased_flow(self, req: flow_pb2.LeasedFlowRequest) -> flow_pb2.LeasedFlowReply:
+        return self.flow.leased(req, self.tasks)
 
     # --- pools ---------------------------------------------------------------------------
     def _heartbeat(self, req: pools_pb2.HeartbeatRequest) -> pools_pb2.HeartbeatReply:

@@ -129,10 +129,10 @@ class Schedules:
         return [
             # The writes are carried out once per database, whichever store a copy
             # of the request reaches (bus_requests.py).
-            rpc.serve(contract.STORE_SCHEDULE_SAVE, bus_requests.once(_as_bus_errors(self.save))),
-            rpc.serve_call(contract.STORE_SCHEDULE_READ, _as_bus_errors(self.read)),
-            rpc.serve(contract.STORE_SCHEDULE_CHANGE, bus_requests.once(_as_bus_errors(self.change))),
-            rpc.serve(contract.STORE_SCHEDULE_FIRE, bus_requests.once(_as_bus_errors(self.fire))),
+            rpc.serve(contract.STORE_SCHEDULE_SAVE, bus_requests.once(as_bus_errors(self.save))),
+            rpc.serve_call(contract.STORE_SCHEDULE_READ, as_bus_errors(self.read)),
+            rpc.serve(contract.STORE_SCHEDULE_CHANGE, bus_requests.once(as_bus_errors(self.change))),
+            rpc.serve(contract.STORE_SCHEDULE_FIRE, bus_requests.once(as_bus_errors(self.fire))),
         ]
 
     async def _record(self, conn: asyncpg.Connection, request_id: str, kind: int) -> None:
@@ -409,7 +409,7 @@ class Schedules:
         )
 
 
-def _as_bus_errors(fn: Callable[P, Awaitable[Rp]]) -> Callable[P, Awaitable[Rp]]:
+def as_bus_errors(fn: Callable[P, Awaitable[Rp]]) -> Callable[P, Awaitable[Rp]]:
     """``fn`` with database errors turned into the bus's errors (retryable where they are)."""
 
     @functools.wraps(fn)

@@ -55,6 +55,7 @@ from .cache import ResultCache
 from .committer import Committer, Stats
 from .events import EventPublisher
 from .insert_row import InsertRow
+from .limits import Limits
 from .listener import NotifyListener
 from .migrate import migrate
 from .names import DeclaredNames
@@ -178,6 +179,8 @@ class ResultStore:
             names=self.names,
             max_payload_bytes=settings.max_payload_bytes,
         )
+        # Flow control's limits, weights and leased attempts: their own routes, see limits.py.
+        self.limits = Limits(pool, publisher, self.committer.stats)
         # Whether it commits, and its clock agrees with the database's (readiness.py).
         self.readiness = Readiness(
             writer_pool or pool,
@@ -484,6 +487,7 @@ class ResultStore:
             serve(contract.STORE_READ_EVENTS, self._read_events),
             serve(contract.STORE_SUMMARIZE_EVENTS, self._summarize_events),
             *self.schedules.routes(),
+            *self.limits.routes(),
             *self.ops.routes(),
             # The scheduler's due heap, failures of each attempt, explain facts.
             serve(contract.STORE_LOAD_DUE, self._time_read(promotions.load_due)),

@@ -1,0 +1,352 @@
+"""Flow control's store side: named limits, fairness weights, their version, and
+the leased attempts that use limits (tables of migrations/0015_flow.sql,
+statements of sql/flow.sql).
+
+The leading scheduler polls ``read`` (STORE_LIMITS) with the version it holds:
+while nothing changed that is one one-row read. Every change (``change``,
+STORE_LIMIT_CHANGE) runs in one transaction: it locks the version row (so
+changes are serialized and the caps are counted under the lock), checks the
+request with core/limits.py, writes the rows, its event in the durable log
+(type ``limit.*``, EVENT_KIND_LIMIT, Event.attributes) and the next version,
+and publishes the same event on the bus after COMMIT. A refused change stores
+nothing. Changes are rare and their refusals part of normal use (a name taken,
+a limit in use), so like schedules they run on their own connection rather
+than in the group commit, where a refusal would make its drain's other
+requests run again one by one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import asyncpg
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2, flow_pb2
+from taskyard.core import contract, errors, rpc
+from taskyard.core import limits as rules
+from taskyard.core import validation as core_validation
+from taskyard.core.errors import FieldViolation
+from taskyard.core.validation import quote
+from taskyard.v1 import limit_pb2
+
+from . import bus_requests, event_log
+from .committer import Db, Stats
+from .events import EventPublisher
+from .queries import bind
+from .schedules import as_bus_errors
+
+K = envelope_pb2
+Op = flow_pb2.LimitOp
+# Attempts per page of STORE_LEASED_FLOW.
+LEASED_DEFAULT_LIMIT = 1000
+LEASED_MAX_LIMIT = 10_000
+# Below every task id: the first page of STORE_LEASED_FLOW.
+_FIRST_ID = "00000000-0000-0000-0000-000000000000"
+# Error reasons (ErrorInfo.reason at the edge).
+LIMIT_EXISTS = "LIMIT_EXISTS"
+LIMIT_IN_USE = "LIMIT_IN_USE"
+LIMIT_NOT_DECLARED = "LIMIT_NOT_DECLARED"
+TOO_MANY_LIMITS = "TOO_MANY_LIMITS"
+TOO_MANY_WEIGHTS = "TOO_MANY_WEIGHTS"
+_KINDS = {"rate": "rate", "concurrency": "concurrency"}
+
+
+# --- checks (the in-memory store runs them too) --------------------------------------
+def stored_spec(limit: limit_pb2.Limit) -> bytes:
+    """What flow_limits.spec keeps of a limit: its definition, without the output
+    fields (usage; created_at and updated_at are columns)."""
+    spec = limit_pb2.Limit()
+    spec.CopyFrom(limit)
+    for field in ("usage", "created_at", "updated_at"):
+        spec.ClearField(field)
+    return spec.SerializeToString(deterministic=True)
+
+
+def check_change(req: flow_pb2.ChangeLimitRequest) -> None:
+    """Refuse a malformed change before anything is read (INVALID_ARGUMENT with
+    field violations, core/limits.py's rules)."""
+    found: list[FieldViolation] = []
+    if req.op in (Op.LIMIT_OP_CREATE, Op.LIMIT_OP_UPDATE):
+        found += rules.limit_violations(req.limit, "limit")
+    elif req.op == Op.LIMIT_OP_DELETE:
+        if not req.name:
+            found.append(FieldViolation(field="name", description="must not be empty"))
+    elif req.op == Op.LIMIT_OP_DECLARE:
+        found += declared_violations(req.declared)
+    elif req.op == Op.LIMIT_OP_SET_WEIGHT:
+        found += rules.weight_violations(req.weight, "weight")
+    else:
+        found.append(FieldViolation(field="op", description=f"unknown limit operation {int(req.op)}"))
+    if found:
+        raise core_validation.invalid(found)
+
+
+def declared_violations(declared: Any) -> list[FieldViolation]:
+    """A pool's declared limits: each a valid limit named as its task declares it
+    (core/limits.declared_name), each name once, at most MAX_LIMITS."""
+    if len(declared) > rules.MAX_LIMITS:
+        return [FieldViolation(field="declared", description=f"at most {rules.MAX_LIMITS} limits")]
+    out: list[FieldViolation] = []
+    seen: set[str] = set()
+    for i, limit in enumerate(declared):
+        path = f"declared[{i}]"
+        out += rules.limit_violations(limit, path)
+        kind = limit.WhichOneof("kind")
+        if not limit.task_name:
+            out.append(
+                FieldViolation(field=f"{path}.task_name", description="a declared limit names its task")
+            )
+        elif kind is not None and limit.name != rules.declared_name(limit.task_name, _KINDS[kind]):
+            want = rules.declared_name(limit.task_name, _KINDS[kind])
+            out.append(
+                FieldViolation(field=f"{path}.name", description=f"a declared limit is named {quote(want)}")
+            )
+        if limit.name in seen:
+            out.append(FieldViolation(field=f"{path}.name", description=f"{quote(limit.name)} twice"))
+        seen.add(limit.name)
+    return out
+
+
+def check_leased(req: flow_pb2.LeasedFlowRequest) -> tuple[int, str]:
+    """The page size and the id to start after of a STORE_LEASED_FLOW request."""
+    from .validation import norm_uuid
+
+    if not 0 <= req.limit <= LEASED_MAX_LIMIT:
+        raise core_validation.invalid(
+            [FieldViolation(field="limit", description=f"must be 1 to {LEASED_MAX_LIMIT}, got {req.limit}")]
+        )
+    after = _FIRST_ID
+    if req.after_id:
+        found = norm_uuid(req.after_id)
+        if found is None:
+            raise core_validation.invalid([FieldViolation(field="after_id", description="must be a task id")])
+        after = found
+    return req.limit or LEASED_DEFAULT_LIMIT, after
+
+
+def already_exists(name: str) -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.ALREADY_EXISTS, LIMIT_EXISTS, f"a limit named {quote(name)} already exists"
+    )
+
+
+def not_found(name: str) -> errors.TaskyardError:
+    return errors.TaskyardError(errors.Code.NOT_FOUND, "LIMIT_NOT_FOUND", f"no limit named {quote(name)}")
+
+
+def in_use(name: str, tasks: int) -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.FAILED_PRECONDITION,
+        LIMIT_IN_USE,
+        f"limit {quote(name)} is used by {tasks} task(s) not finished yet; "
+        "delete it with force to release them (they then run without it)",
+    )
+
+
+def user_made(names: list[str]) -> errors.TaskyardError:
+    shown = ", ".join(quote(n) for n in names[:5])
+    return errors.TaskyardError(
+        errors.Code.FAILED_PRECONDITION,
+        LIMIT_NOT_DECLARED,
+        f"limits created or changed by a user hold these declared names, and a declaration "
+        f"does not overwrite them: {shown} (delete or rename them, or drop the declaration)",
+    )
+
+
+def too_many_limits() -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.RESOURCE_EXHAUSTED,
+        TOO_MANY_LIMITS,
+        f"at most {rules.MAX_LIMITS} limits are kept; delete some first",
+    )
+
+
+def too_many_weights() -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.RESOURCE_EXHAUSTED,
+        TOO_MANY_WEIGHTS,
+        f"at most {rules.MAX_WEIGHTS} fairness weights are kept; set some back to 0 (removed) first",
+    )
+
+
+def limit_of(spec: bytes, created_us: int, updated_us: int) -> limit_pb2.Limit:
+    limit = limit_pb2.Limit.FromString(spec)
+    limit.created_at.FromMicroseconds(created_us)
+    limit.updated_at.FromMicroseconds(updated_us)
+    return limit
+
+
+def _row_limit(row: Mapping[str, Any]) -> limit_pb2.Limit:
+    return limit_of(row["spec"], row["created_us"], row["updated_us"])
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class _Changed:
+    """What one change did: its reply, and the events it logs (none: nothing changed)."""
+
+    reply: flow_pb2.ChangeLimitReply
+    events: list[event_log.Entry]
+
+
+class Limits:
+    """The STORE_LIMITS, STORE_LIMIT_CHANGE and STORE_LEASED_FLOW routes."""
+
+    def __init__(self, pool: asyncpg.Pool, publisher: EventPublisher, stats: Stats) -> None:
+        self.pool = pool
+        self.publisher = publisher
+        self.stats = stats
+
+    def routes(self) -> list[rpc.Route[Any]]:
+        return [
+            rpc.serve_call(contract.STORE_LIMITS, as_bus_errors(self.read)),
+            # Carried out once per database, whichever store a copy reaches (bus_requests.py).
+            rpc.serve(contract.STORE_LIMIT_CHANGE, bus_requests.once(as_bus_errors(self.change))),
+            rpc.serve_call(contract.STORE_LEASED_FLOW, as_bus_errors(self.leased)),
+        ]
+
+    # --- reads ------------------------------------------------------------------------
+    async def read(self, req: flow_pb2.ReadLimitsRequest) -> flow_pb2.ReadLimitsReply:
+        self.stats.statements += 1
+        version = await self.pool.fetchval(*bind("flow_version"))
+        if version == req.known_version:
+            return flow_pb2.ReadLimitsReply(version=version, unchanged=True)
+        # The version, limits and weights of one snapshot.
+        async with self.pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
+            self.stats.statements += 3
+            version = await conn.fetchval(*bind("flow_version"))
+            limits = await conn.fetch(*bind("list_limits"))
+            weights = await conn.fetch(*bind("list_weights"))
+        reply = flow_pb2.ReadLimitsReply(version=version, unchanged=version == req.known_version)
+        if not reply.unchanged:
+            reply.limits.extend(_row_limit(r) for r in limits)
+            reply.weights.extend(limit_pb2.KeyWeight(key=r["key"], weight=r["weight"]) for r in weights)
+        return reply
+
+    async def leased(self, req: flow_pb2.LeasedFlowRequest) -> flow_pb2.LeasedFlowReply:
+        limit, after = check_leased(req)
+        self.stats.statements += 1
+        rows = await self.pool.fetch(*bind("leased_flow", after_id=after, limit=limit))
+        reply = flow_pb2.LeasedFlowReply()
+        for row in rows:
+            item = reply.attempts.add(
+                task_id=row["id"], attempt=row["attempt"], lease_token=row["lease_token"]
+            )
+            item.flow.ParseFromString(row["flow"])
+        if len(rows) == limit:
+            reply.next_after_id = rows[-1]["id"]
+        return reply
+
+    # --- changes ----------------------------------------------------------------------
+    async def change(
+        self, req: flow_pb2.ChangeLimitRequest, request_id: str = ""
+    ) -> flow_pb2.ChangeLimitReply:
+        """``request_id``: the bus request's message id, recorded with the change."""
+        check_change(req)
+        async with self.pool.acquire() as conn, conn.transaction():
+            db = Db(conn, self.stats)
+            if request_id:
+                self.stats.statements += 1
+                await bus_requests.record_one(conn, request_id, K.KIND_STORE_LIMIT_CHANGE)
+            version = int(await db.fetchval("lock_flow_version"))
+            done = await self._apply(db, req)
+            if done.events:
+                version = int(await db.fetchval("bump_flow_version"))
+                await event_log.write(db, (), done.events)
+            done.reply.version = version
+            if request_id:
+                self.stats.statements += 1
+                await bus_requests.keep_replies(conn, [request_id], [done.reply])
+        await self._publish(done.events)
+        return done.reply
+
+    async def _apply(self, db: Db, req: flow_pb2.ChangeLimitRequest) -> _Changed:
+        op = req.op
+        if op == Op.LIMIT_OP_CREATE:
+            return await self._create(db, req.limit)
+        if op == Op.LIMIT_OP_UPDATE:
+            rows = await db.fetch("update_limit", name=req.limit.name, spec=stored_spec(req.limit))
+            if not rows:
+                raise not_found(req.limit.name)
+            return _Changed(
+                reply=flow_pb2.ChangeLimitReply(limit=_row_limit(rows[0])),
+                events=[_entry("limit.updated", limit=req.limit.name)],
+            )
+        if op == Op.LIMIT_OP_DELETE:
+            return await self._delete(db, req.name, force=req.force)
+        if op == Op.LIMIT_OP_DECLARE:
+            return await self._declare(db, list(req.declared))
+        return await self._set_weight(db, req.weight)
+
+    async def _create(self, db: Db, limit: limit_pb2.Limit) -> _Changed:
+        if int(await db.fetchval("count_limits")) >= rules.MAX_LIMITS:
+            raise too_many_limits()
+        rows = await db.fetch("insert_limit", name=limit.name, spec=stored_spec(limit))
+        if not rows:
+            raise already_exists(limit.name)
+        return _Changed(
+            reply=flow_pb2.ChangeLimitReply(limit=_row_limit(rows[0])),
+            events=[_entry("limit.created", limit=limit.name)],
+        )
+
+    async def _delete(self, db: Db, name: str, *, force: bool) -> _Changed:
+        users = int(await db.fetchval("limit_users", name=name))
+        if users and not force:
+            if await db.fetch("lookup_limits", names=[name]):
+                raise in_use(name, users)
+            raise not_found(name)
+        if not await db.fetch("delete_limit", name=name):
+            raise not_found(name)
+        attributes = {"limit": name}
+        if users:
+            attributes["tasks_released"] = str(users)
+        return _Changed(
+            reply=flow_pb2.ChangeLimitReply(tasks_released=users),
+            events=[event_log.Entry(type="limit.deleted", attributes=attributes)],
+        )
+
+    async def _declare(self, db: Db, declared: list[limit_pb2.Limit]) -> _Changed:
+        if not declared:
+            return _Changed(reply=flow_pb2.ChangeLimitReply(), events=[])
+        specs = {limit.name: stored_spec(limit) for limit in declared}
+        held = await db.fetch("lookup_limits", names=list(specs))
+        # A user's limit of the same definition is not overwritten by this either: no conflict.
+        taken = sorted(r["name"] for r in held if not r["declared"] and r["spec"] != specs[r["name"]])
+        if taken:
+            raise user_made(taken)
+        new = len(specs) - len(held)
+        if new and int(await db.fetchval("count_limits")) + new > rules.MAX_LIMITS:
+            raise too_many_limits()
+        rows = await db.fetch("declare_limits", names=list(specs), specs=list(specs.values()))
+        return _Changed(
+            reply=flow_pb2.ChangeLimitReply(),
+            events=[_entry("limit.declared", limit=r["name"]) for r in sorted(rows, key=lambda r: r["name"])],
+        )
+
+    async def _set_weight(self, db: Db, weight: limit_pb2.KeyWeight) -> _Changed:
+        reply = flow_pb2.ChangeLimitReply(weight=weight)
+        event = event_log.Entry(
+            type="limit.weight", attributes={"key": weight.key, "weight": str(weight.weight)}
+        )
+        if weight.weight == 0:  # removed: the key is back to weight 1
+            gone = await db.fetch("delete_weight", key=weight.key)
+            return _Changed(reply=reply, events=[event] if gone else [])
+        (count,) = await db.fetch("weights_held", key=weight.key)
+        if not count["held"] and count["n"] >= rules.MAX_WEIGHTS:
+            raise too_many_weights()
+        changed = await db.fetch("set_weight", key=weight.key, weight=weight.weight)
+        return _Changed(reply=reply, events=[event] if changed else [])
+
+    async def _publish(self, entries: list[event_log.Entry]) -> None:
+        """The committed change's events on the bus, with their attributes."""
+        if entries:
+            at_us = time.time_ns() // 1000
+            await self.publisher.publish(
+                [event_pb2.Event(type=e.type, at_us=at_us, attributes=dict(e.attributes)) for e in entries]
+            )
+
+
+def _entry(type_: str, *, limit: str) -> event_log.Entry:
+    return event_log.Entry(type=type_, attributes={"limit": limit})

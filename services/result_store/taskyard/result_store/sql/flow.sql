@@ -1,0 +1,85 @@
+-- Flow control (migrations/0015_flow.sql; result_store/limits.py): named
+-- limits, fairness weights, their version, and the leased attempts that use
+-- limits. Every change locks flow_version first (lock_flow_version), so changes
+-- are serialized and the caps are counted under that lock.
+
+-- name: flow_version
+-- What the scheduler polls (STORE_LIMITS): one row, no other read while unchanged.
+SELECT v.version FROM flow_version v
+
+-- name: lock_flow_version
+SELECT v.version FROM flow_version v FOR UPDATE
+
+-- name: bump_flow_version
+UPDATE flow_version v SET version = v.version + 1 RETURNING v.version
+
+-- name: list_limits
+SELECT l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l.updated_at) AS updated_us
+FROM flow_limits l
+ORDER BY l.name
+
+-- name: list_weights
+SELECT w.key, w.weight FROM flow_weights w ORDER BY w.key
+
+-- name: count_limits
+SELECT count(*) FROM flow_limits l
+
+-- name: lookup_limits
+SELECT l.name, l.spec, l.declared FROM flow_limits l WHERE l.name = ANY(:names::text[])
+
+-- name: insert_limit
+-- A name already taken returns no row (ALREADY_EXISTS).
+INSERT INTO flow_limits AS l (name, spec) VALUES (:name::text, :spec::bytea)
+ON CONFLICT (name) DO NOTHING
+RETURNING l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l.updated_at) AS updated_us
+
+-- name: update_limit
+-- A user's change: the limit is the user's from then on (a pool's declaration
+-- no longer rewrites it).
+UPDATE flow_limits l SET spec = :spec::bytea, declared = false, updated_at = now()
+WHERE l.name = :name::text
+RETURNING l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l.updated_at) AS updated_us
+
+-- name: delete_limit
+DELETE FROM flow_limits l WHERE l.name = :name::text RETURNING l.name
+
+-- name: limit_users
+-- Tasks not final that use limit :name (tasks_limit_names_idx: the same predicate).
+SELECT count(*) FROM tasks t
+WHERE t.limit_names @> ARRAY[:name::text] AND t.limit_names IS NOT NULL
+  AND t.state NOT IN ('SUCCESS', 'FAILURE', 'CANCELLED')
+
+-- name: declare_limits
+-- A pool's declared limits, upserted by name; one that is stored as it is
+-- already is left alone (no row back). limits.py refuses the request before
+-- this when a user's limit holds one of the names.
+INSERT INTO flow_limits AS l (name, spec, declared)
+SELECT d.name, d.spec, true
+FROM unnest(:names::text[], :specs::bytea[]) AS d(name, spec)
+ON CONFLICT (name) DO UPDATE SET spec = EXCLUDED.spec, updated_at = now()
+WHERE l.declared AND l.spec <> EXCLUDED.spec
+RETURNING l.name
+
+-- name: weights_held
+-- How many weights there are, and whether :key has one.
+SELECT count(*) AS n, coalesce(bool_or(w.key = :key::text), false) AS held FROM flow_weights w
+
+-- name: set_weight
+-- No row back when the key already has this weight.
+INSERT INTO flow_weights AS w (key, weight) VALUES (:key::text, :weight::int)
+ON CONFLICT (key) DO UPDATE SET weight = EXCLUDED.weight
+WHERE w.weight <> EXCLUDED.weight
+RETURNING w.key
+
+-- name: delete_weight
+DELETE FROM flow_weights w WHERE w.key = :key::text RETURNING w.key
+
+-- name: leased_flow
+-- ASSIGNED and RUNNING attempts that use limits, by id after :after_id
+-- (tasks_leased_flow_idx).
+SELECT t.id::text AS id, t.attempt, t.lease_token, t.flow
+FROM tasks t
+WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.limit_names IS NOT NULL
+  AND t.id > :after_id::uuid
+ORDER BY t.id
+LIMIT :limit::int
