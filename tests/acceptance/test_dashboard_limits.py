@@ -2,7 +2,8 @@
 Limits page lists the limits with their numbers and, once tasks use them, their
 usage on the leading scheduler (keys and descriptions shown as text, never as
 markup); the page of a task a full concurrency limit holds names the limit, the
-key and the task holding its unit; with the scheduler gone the limits are still
+key and the task holding its unit, that of a task a rate limit holds its next
+admission; with the scheduler gone the limits are still
 listed, and the page says no scheduler answered."""
 
 from __future__ import annotations
@@ -147,6 +148,31 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     expect(gate.locator('[data-gate="key"]')).to_have_text(KEY)
     expect(gate.locator('[data-gate="held by"]')).to_contain_text(holder[:13])
     no_markup(browser)
+
+    # One an hour: the second task waits for the next admission.
+    hourly = limit_pb2.Limit(
+        name="reports",
+        rate=limit_pb2.RateLimit(units=1, period=duration_pb2.Duration(seconds=3600), burst=1),
+    )
+    limits.CreateLimit(limit_service_pb2.CreateLimitRequest(limit=hourly), timeout=10)
+    wait_until(
+        lambda: limits.GetLimit(limit_service_pb2.GetLimitRequest(name="reports"), timeout=10).limit.HasField(
+            "usage"
+        ),
+        15,
+        "the scheduler to apply the limit 'reports'",
+    )
+    report = (limit_pb2.LimitUse(limit="reports"),)
+    first = submit("noop", uses=report)
+    wait_until(lambda: state(first) == S.TASK_STATE_SUCCESS, 30, "the first report to run")
+    second = submit("noop", uses=report)
+    browser.goto(f"{url}#/tasks/{second}")
+    expect(gate).to_have_attribute("data-reason", "RATE_LIMITED", timeout=15_000)
+    expect(gate.locator('[data-gate="limit"]')).to_have_text("reports")
+    expect(gate.locator('[data-gate="key"]')).to_have_text("(empty key)")
+    expect(gate.locator('[data-gate="next admission"]')).to_have_text(
+        re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$")
+    )
 
     # The scheduler gone: the limits are the store's, their usage nobody's.
     browser.goto(url + "#/limits")
