@@ -22,6 +22,9 @@ def test_a_read_is_bounded_by_the_grpc_limit_and_a_write_by_the_socket() -> None
     assert contract.STORE_REPORT.kind not in limits
     assert contract.STORE_INSERT.kind not in limits
     assert contract.STORE_LOGS.kind not in limits
+    # Flow control's requests are one limit or one page request each.
+    for method in (contract.STORE_LIMITS, contract.STORE_LIMIT_CHANGE, contract.STORE_LEASED_FLOW):
+        assert limits[method.kind] == (4 << 20) + gate.ENVELOPE_SLACK_BYTES
 
 
 def test_the_kind_is_read_from_the_first_bytes() -> None:

@@ -134,6 +134,9 @@ def store_request_limits(grpc_max_message_bytes: int) -> dict[int, int]:
         contract.STORE_TASK_NAMES,
         contract.STORE_QUEUE_OP,
         contract.STORE_CANCEL,
+        contract.STORE_LIMITS,
+        contract.STORE_LIMIT_CHANGE,
+        contract.STORE_LEASED_FLOW,
     )
     return {method.kind: cap for method in reads}
 
