@@ -20,6 +20,7 @@ from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import flow_pb2
 from taskyard.core import errors
+from taskyard.core import limits as flow_limits
 from taskyard.gateway import auth
 from taskyard.gateway.dashboard import hub, site, streams, usage
 from taskyard.v1 import limit_pb2
@@ -84,7 +85,7 @@ class Upstream:
 
 
 def test_a_frame_lists_every_limit_by_name_with_its_numbers_and_its_busiest_keys() -> None:
-    data = usage.snapshot(catalog(), gates(), at=1.5)
+    data = usage.snapshot(usage.Catalog.of(catalog()), gates(), at=1.5)
     assert [lim["name"] for lim in data["limits"]] == ["exports", "payments"]
     exports, payments = data["limits"]
     assert payments["rate"] == {"units": "100", "period": "1s", "burst": "20"}
@@ -94,9 +95,15 @@ def test_a_frame_lists_every_limit_by_name_with_its_numbers_and_its_busiest_keys
     assert exports["usage"]["unitsInUse"] == "12" and exports["usage"]["throttled"] == "9"
     assert [k["key"] for k in exports["usage"]["busiestKeys"]] == [f"customer:{i}" for i in range(10)]
     assert data["scheduler"] == {"answered": True, "term": 7, "error": ""}
-    silent = usage.snapshot(catalog(), None, at=1.5, scheduler_error="no answer within 1 s")
+    silent = usage.snapshot(usage.Catalog.of(catalog()), None, at=1.5, scheduler_error="no answer within 1 s")
     assert [lim["usage"] for lim in silent["limits"]] == [None, None]
     assert silent["scheduler"]["answered"] is False
+
+
+def test_a_frame_holds_at_most_the_limits_a_store_may_hold(monkeypatch: Any) -> None:
+    monkeypatch.setattr(flow_limits, "MAX_LIMITS", 1)
+    data = usage.snapshot(usage.Catalog.of(catalog()), gates(), at=1.5)
+    assert [lim["name"] for lim in data["limits"]] == ["exports"] and data["more"] is True
 
 
 async def test_one_read_per_interval_for_every_page_and_the_catalog_again_only_when_changed() -> None:

@@ -19,6 +19,7 @@ latest frame.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -53,8 +54,28 @@ def _usage(usage: limit_pb2.LimitUsage) -> dict[str, Any]:
     return json_format.MessageToDict(trimmed, always_print_fields_with_no_presence=True)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Catalog:
+    """The store's limits as a page shows them, converted once per version read."""
+
+    version: int
+    # By name, at most MAX_LIMITS, each the Limit's JSON without usage.
+    entries: tuple[dict[str, Any], ...]
+    more: bool
+
+    @classmethod
+    def of(cls, reply: flow_pb2.ReadLimitsReply) -> Catalog:
+        limits = sorted(reply.limits, key=lambda lim: lim.name)
+        entries = []
+        for limit in limits[: flow_limits.MAX_LIMITS]:
+            entry = json_format.MessageToDict(limit)
+            entry.pop("usage", None)  # the store keeps none; the scheduler's is added per frame
+            entries.append(entry)
+        return cls(version=reply.version, entries=tuple(entries), more=len(limits) > flow_limits.MAX_LIMITS)
+
+
 def snapshot(
-    catalog: flow_pb2.ReadLimitsReply | None,
+    catalog: Catalog | None,
     usage: flow_pb2.FlowGatesReply | None,
     *,
     at: float,
@@ -64,17 +85,14 @@ def snapshot(
     """What every page is sent: the limits by name (at most MAX_LIMITS), each with its
     usage when the scheduler answered, and whether the store and the scheduler did."""
     by_name: Mapping[str, limit_pb2.LimitUsage] = usage.usage if usage is not None else {}
-    limits = sorted(catalog.limits if catalog is not None else (), key=lambda lim: lim.name)
     shown = []
-    for limit in limits[: flow_limits.MAX_LIMITS]:
-        entry = json_format.MessageToDict(limit)
-        entry.pop("usage", None)  # the store keeps none; the scheduler's is below
-        entry["usage"] = _usage(by_name[limit.name]) if limit.name in by_name else None
-        shown.append(entry)
+    for entry in catalog.entries if catalog is not None else ():
+        name = entry["name"]
+        shown.append({**entry, "usage": _usage(by_name[name]) if name in by_name else None})
     return {
         "at": round(at, 3),
         "limits": shown,
-        "more": len(limits) > flow_limits.MAX_LIMITS,
+        "more": catalog is not None and catalog.more,
         "store": {"answered": catalog is not None and not store_error, "error": store_error},
         "scheduler": {
             "answered": usage is not None,
@@ -107,7 +125,7 @@ class UsageFeed(Feed):
         self._flow_gates = flow_gates
         self._interval = interval
         self._clock = clock
-        self._catalog: flow_pb2.ReadLimitsReply | None = None
+        self._catalog: Catalog | None = None
         self.last: dict[str, Any] | None = None
         self._last_frame: bytes | None = None
         self.reads = 0
@@ -127,7 +145,7 @@ class UsageFeed(Feed):
             store_error = f"{exc.code.name}: {exc.message}"
         else:
             if not reply.unchanged or self._catalog is None:
-                self._catalog = reply
+                self._catalog = Catalog.of(reply)
         usage: flow_pb2.FlowGatesReply | None = None
         try:
             async with asyncio.timeout(USAGE_TIMEOUT):
