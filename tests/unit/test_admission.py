@@ -172,3 +172,25 @@ def test_metrics_show_each_limit_and_its_busiest_keys() -> None:
     assert 'taskyard_flow_waiting{limit="per-customer"} 2.0' in text
     assert 'taskyard_flow_units_in_use{key="a",limit="per-customer"} 1.0' in text
     assert 'taskyard_flow_units_in_use{key="other",limit="per-customer"} 0.0' in text
+
+
+def test_a_limit_not_yet_read_holds_its_tasks_until_the_next_read() -> None:
+    h = Harness(concurrency("old", 1))
+    h.load()
+    h.submit("t0", ("new", "a", 1))
+    h.submit("t1", ("new", "a", 1))
+    assert h.dispatch(5) == []  # created a moment ago, perhaps: wait for the next read
+    h.store.limits = [concurrency("old", 1), concurrency("new", 1)]
+    h.store.version = 2
+    asyncio.run(h.flow.read_limits())
+    assert h.dispatch(5) == ["t0"]  # and it holds, now that it is known
+
+
+def test_a_limit_still_unknown_after_a_read_is_ignored() -> None:
+    h = Harness(concurrency("old", 1))
+    h.load()
+    h.submit("t0", ("gone", "a", 1))
+    h.submit("t1", ("gone", "a", 1))
+    assert h.dispatch(5) == []
+    asyncio.run(h.flow.read_limits())  # unchanged: "gone" was deleted with force
+    assert sorted(h.dispatch(5)) == ["t0", "t1"]

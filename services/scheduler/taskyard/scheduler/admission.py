@@ -15,8 +15,9 @@ said no (scheduler/gates.py holds the task there until the gate opens).
 - Concurrency: units held per bucket, from admission until the attempt ends
   (``release``); a new leader counts the leased attempts first (``resync``).
 
-A use of a limit that does not exist (deleted with force) is ignored. All times
-are the injected clock's seconds.
+A use of a limit this scheduler does not know waits for its next read of the
+limits (the limit may be that new); still unknown then (deleted with force), the
+use is ignored. All times are the injected clock's seconds.
 """
 # Length: the two kinds of limit, their holders and the usage figures are one state.
 
@@ -88,6 +89,8 @@ class Admission:
         self.limits: dict[str, _Limit] = {}
         # Until the limits are first read, every task that uses one waits (CATALOG).
         self.ready = False
+        # Limits seen deleted: their uses are ignored without waiting for a read.
+        self.gone: set[str] = set()
         # Concurrency units held per gate, and by which task.
         self.held: dict[Gate, int] = {}
         self.holders: dict[Gate, dict[str, int]] = {}
@@ -115,18 +118,27 @@ class Admission:
                 if first and state.is_rate:
                     state.floor = now + state.burst * state.interval
             fresh[spec.name] = state
-        changed |= set(self.limits) - set(fresh)
+        removed = set(self.limits) - set(fresh)
+        changed |= removed
+        if len(self.gone) > rules.MAX_LIMITS:
+            self.gone.clear()  # only a shortcut: a read settles the rest
+        self.gone = (self.gone | removed) - set(fresh)
         self.limits = fresh
         self.ready = True
         return changed
 
     # --- admission ----------------------------------------------------------------
-    def admit(self, ref: Ref, token: str) -> Refusal | None:
+    def admit(self, ref: Ref, token: str, *, known: bool = False) -> Refusal | None:
         """Take the units of every limit ``ref`` uses (None), or none of them and
-        the first gate that refuses, rate limits before concurrency limits."""
+        the first gate that refuses, rate limits before concurrency limits. A limit
+        this scheduler does not know holds the task at CATALOG (it may have been
+        created a moment ago) unless ``known``: the limits were read since the task
+        arrived there, so the limit is gone and its use is ignored."""
         if not ref.uses:
             return None
         if not self.ready:
+            return Refusal(CATALOG, None)
+        if not known and any(u[0] not in self.limits and u[0] not in self.gone for u in ref.uses):
             return Refusal(CATALOG, None)
         now = self._clock()
         rates: list[tuple[_Limit, str, float]] = []

@@ -67,6 +67,11 @@ class Flow:
         # Both the limits and the leased attempts were read once.
         self.ready = False
         self._counted = False
+        # Reads of the limits begun, and the tasks waiting at CATALOG with the count
+        # when they arrived there: a read begun after that settles their unknown limits.
+        self._reads = 0
+        self._unknown: dict[str, int] = {}
+        self._settled: set[str] = set()
 
     # --- the dispatcher's hooks ----------------------------------------------------
     def admit(self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str]) -> list[int]:
@@ -81,9 +86,13 @@ class Flow:
             if not self.ready:
                 gates.hold(CATALOG, seqs[i], ref, now)
                 continue
-            refusal = admission.admit(ref, tokens[i])
+            refusal = admission.admit(ref, tokens[i], known=ref.id in self._settled)
+            self._settled.discard(ref.id)
             if refusal is None:
                 out.append(i)
+            elif refusal.gate == CATALOG:
+                self._unknown[ref.id] = self._reads
+                gates.hold(CATALOG, seqs[i], ref, now)
             else:
                 at = None if refusal.at is None else max(refusal.at, now + MIN_GATE_WAIT)
                 gates.hold(refusal.gate, seqs[i], ref, now, at=at)
@@ -124,6 +133,8 @@ class Flow:
 
     def drop(self, task_id: str) -> None:
         self.gates.drop(task_id)
+        self._unknown.pop(task_id, None)
+        self._settled.discard(task_id)
 
     def _open(self, gates: Iterable[Gate]) -> None:
         opened = 0
@@ -151,9 +162,13 @@ class Flow:
             await asyncio.sleep(delay)
 
     async def read_limits(self) -> None:
+        self._reads += 1
+        began = self._reads
         reply = await self._store.call(
             contract.STORE_LIMITS, flow_pb2.ReadLimitsRequest(known_version=max(self._version, 0))
         )
+        if self._unknown:
+            self._settle(began)
         if reply.unchanged and self._version >= 0:
             return
         self._version = reply.version
@@ -189,6 +204,17 @@ class Flow:
             self._counted = True
             log.info("flow control: %d leased attempts use limits", len(leased))
             self._become_ready()
+
+    def _settle(self, began: int) -> None:
+        """A read of the limits begun after these tasks met an unknown limit: after it,
+        an unknown limit is one that is gone (their use of it is ignored)."""
+        settled = [task_id for task_id, reads in self._unknown.items() if reads < began]
+        for task_id in settled:
+            del self._unknown[task_id]
+            if task_id in self.gates:
+                self._settled.add(task_id)
+        if settled and self.ready and self.gates.open(CATALOG, 1 << 30):
+            self._wake()
 
     def _become_ready(self) -> None:
         if not self.ready and self.admission.ready and self._counted:
