@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import datetime
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from support.waiting import wait_until
 
-from taskyard.client import AsyncClient, KeyWeight, LimitUse, Rate, TaskRequest, TaskyardError
+from taskyard.client import AsyncClient, KeyWeight, LimitUse, Rate, TaskRequest, TaskState, TaskyardError
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -107,17 +110,8 @@ def test_weights_are_set_listed_and_removed(cluster: Any) -> None:
 @pytest.mark.cluster(task_modules=("taskyard.examples", "support.declared_limits"))
 def test_a_pool_declares_the_limits_its_tasks_declare(cluster: Any) -> None:
     with cluster.client() as client:
-        # The pool declares them once registered: its event says when.
-        watch = client.events.watch(kinds=["limit"], start="oldest")
-        try:
-            declared = set()
-            for event in watch:
-                if event.type == "limit.declared":
-                    declared.add(event.attributes.get("limit", ""))
-                if {"send_invoice.rate", "send_invoice.concurrency"} <= declared:
-                    break
-        finally:
-            watch.close()
+        # The pool declares them once registered: its events say when.
+        _declared(client, "send_invoice.rate", "send_invoice.concurrency")
         rate = client.limits.get("send_invoice.rate")
         assert rate.rate == Rate(units=100, period=datetime.timedelta(seconds=1), burst=20)
         assert (rate.task_name, rate.key_argument, rate.per_key) == ("send_invoice", "customer_id", True)
@@ -126,6 +120,60 @@ def test_a_pool_declares_the_limits_its_tasks_declare(cluster: Any) -> None:
         task = client.submit("send_invoice", 7, customer_id="c:1")
         done = client.wait(task.id, timeout=60)
         assert done.result == 7
+
+
+def _declared(client: Any, *names: str) -> None:
+    """Once the pool's declaration of ``names`` is in the store (its events say so)."""
+    watch = client.events.watch(kinds=["limit"], start="oldest")
+    try:
+        seen: set[str] = set()
+        for event in watch:
+            if event.type == "limit.declared":
+                seen.add(event.attributes.get("limit", ""))
+            if set(names) <= seen:
+                return
+    finally:
+        watch.close()
+
+
+@pytest.mark.cluster(task_modules=("taskyard.examples", "support.declared_limits"))
+def test_a_declared_concurrency_holds_a_key_and_explain_names_the_gate(cluster: Any) -> None:
+    with cluster.client() as client:
+        _declared(client, "settle.concurrency")
+        holder = client.submit("settle", 300, account="a")
+        wait_until(lambda: client.get(holder.id).state == TaskState.RUNNING, 60, "the first settle runs")
+        held = client.submit("settle", 0, account="a")
+        why = wait_until(
+            lambda: (e := client.explain(held.id)).reason == "CONCURRENCY_FULL" and e,
+            30,
+            "the second settle of account a is held by its concurrency",
+        )
+        assert why.gate is not None
+        assert (why.gate.limit, why.gate.key, why.gate.holder_ids) == (
+            "settle.concurrency",
+            "a",
+            (holder.id,),
+        )
+        shown = subprocess.run(
+            [sys.executable, "-m", "taskyard.cli", "task", "explain", held.id, "--target", cluster.target],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        rows = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in shown.splitlines())}
+        assert (rows["reason"], rows["limit"], rows["key"], rows["held_by"]) == (
+            "CONCURRENCY_FULL",
+            "settle.concurrency",
+            "a",
+            holder.id,
+        )
+        # Another key is not held behind it.
+        other = client.submit("settle", 0, account="b")
+        assert client.wait(other.id, timeout=60).state == TaskState.SUCCESS
+        assert client.get(held.id).state == TaskState.QUEUED
+        client.cancel(holder.id, wait=30)
+        assert client.wait(held.id, timeout=60).state == TaskState.SUCCESS
 
 
 def _documented(doc: str, section: str) -> str:
