@@ -194,3 +194,18 @@ def test_a_limit_still_unknown_after_a_read_is_ignored() -> None:
     assert h.dispatch(5) == []
     asyncio.run(h.flow.read_limits())  # unchanged: "gone" was deleted with force
     assert sorted(h.dispatch(5)) == ["t0", "t1"]
+
+
+def test_a_rate_change_keeps_the_units_spent_not_the_old_pace() -> None:
+    h = Harness(rate("api", 1, 3_600_000, burst=2))
+    h.load()
+    h.clock.now += 100_000
+    for i in range(4):
+        h.submit(f"t{i}", ("api", "", 1))
+    assert len(h.dispatch(5)) == 2  # the burst; the next unit is an hour away
+    h.store.limits = [rate("api", 1000, 1000, burst=3)]
+    h.store.version = 2
+    asyncio.run(h.flow.read_limits())
+    assert len(h.dispatch(5)) == 1  # two of the new burst of three are spent
+    h.tick(0.01)  # a gate is looked at again at most every 10 ms: 10 units of 1 ms came back
+    assert len(h.dispatch(5)) == 1

@@ -83,6 +83,21 @@ def _limit_state(spec: limit_pb2.Limit) -> _Limit:
     return _Limit(spec, spec.per_key, 0.0, spec.concurrency.max_units, False)
 
 
+def _rescaled(old: _Limit, new: _Limit, now: float) -> tuple[dict[str, float], float]:
+    """A rate limit's buckets under its new numbers: each keeps the units it has
+    spent of its burst (at most the new burst), so a change neither forgets what
+    was admitted nor makes the old rate's debt last at the new one's pace."""
+    if old.interval == new.interval and old.burst == new.burst:
+        return old.tats, old.floor
+
+    def at(tat: float) -> float:
+        spent = max(0.0, tat - now) / old.interval
+        return now + min(spent, float(new.burst)) * new.interval
+
+    floor = at(old.floor) if old.floor > now else old.floor
+    return {bucket: at(tat) for bucket, tat in old.tats.items() if tat > now}, floor
+
+
 class Admission:
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
@@ -109,10 +124,11 @@ class Admission:
             old = self.limits.get(spec.name)
             state = _limit_state(spec)
             if old is not None:
-                state.tats, state.floor = old.tats, old.floor
                 state.admitted, state.throttled = old.admitted, old.throttled
                 if old.spec != spec:
                     changed.add(spec.name)
+                if old.is_rate and state.is_rate:
+                    state.tats, state.floor = _rescaled(old, state, now)
             else:
                 changed.add(spec.name)
                 if first and state.is_rate:
