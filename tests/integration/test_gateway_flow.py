@@ -165,3 +165,17 @@ async def test_a_bad_limit_is_refused_before_the_store(
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert [v.field for v in details(info.value)[1]] == [field]
     assert envelope_pb2.KIND_STORE_LIMIT_CHANGE not in store_kinds(gw)
+
+
+async def test_a_change_through_the_gateway_is_seen_by_its_next_submission(gw: GatewayEnv) -> None:
+    gw.gateway.limit_catalog.max_age = 3600.0  # only a change may make it read again
+    gw.backend.put_limit(rate("api"))
+    spec = task_pb2.TaskSpec(name="add", limits=[limit_pb2.LimitUse(limit="api")])
+    await gw.stub.SubmitTask(T.SubmitTaskRequest(task=spec))
+    await limits_stub(gw).DeleteLimit(S.DeleteLimitRequest(name="api"))
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await gw.stub.SubmitTask(T.SubmitTaskRequest(task=spec))
+    assert [(v.field, v.reason) for v in details(info.value)[1]] == [
+        ("task.limits[0].limit", rules.UNKNOWN_LIMIT)
+    ]
+    assert len(gw.backend.submitted) == 1

@@ -75,11 +75,15 @@ _EMPTY = Snapshot(version=-1)
 class LimitCatalog:
     def __init__(self, store: rpc.Caller, *, max_age: float = MAX_AGE) -> None:
         self._store = store
-        self._max_age = max_age
+        self.max_age = max_age
         self._held = _EMPTY
         self._read_at = -1e9
         self._reading: asyncio.Task[Snapshot] | None = None
         self.reads = 0
+
+    def stale(self) -> None:
+        """The copy held is out of date (a change went through): read before the next use."""
+        self._read_at = -1e9
 
     async def fresh(self) -> Snapshot:
         """What the store holds now (for LimitService's reads)."""
@@ -89,7 +93,7 @@ class LimitCatalog:
         """The catalog to check ``uses`` against: the copy held when it is recent and
         admits them all, else the store's answer now."""
         held = self._held
-        if time.monotonic() - self._read_at < self._max_age and held.admits(uses):
+        if time.monotonic() - self._read_at < self.max_age and held.admits(uses):
             return held.flow()
         return (await self._read()).flow()
 

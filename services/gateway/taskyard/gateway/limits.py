@@ -109,7 +109,10 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
         return await status.guard(context, call, log, "limit request failed")
 
     async def _change(self, request: flow_pb2.ChangeLimitRequest) -> flow_pb2.ChangeLimitReply:
-        return await self._store.call(contract.STORE_LIMIT_CHANGE, request)
+        reply = await self._store.call(contract.STORE_LIMIT_CHANGE, request)
+        # The next submission through this gateway sees the change.
+        self._catalog.stale()
+        return reply
 
     async def _with_usage(self, limits: Sequence[limit_pb2.Limit]) -> list[limit_pb2.Limit]:
         """Copies of ``limits``, each with its usage when the scheduler answers."""

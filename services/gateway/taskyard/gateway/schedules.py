@@ -21,6 +21,7 @@ from taskyard.bus.v1 import envelope_pb2, schedule_pb2
 from taskyard.core import codec, contract, errors, rpc, validation
 from taskyard.core import schedule as timing
 from taskyard.gateway import status
+from taskyard.gateway.limit_catalog import LimitCatalog
 from taskyard.gateway.names import KnownNames
 from taskyard.v1 import schedule_pb2 as pub
 from taskyard.v1 import schedule_service_pb2 as svc
@@ -82,12 +83,20 @@ def template_violations(s: pub.Schedule, path: str) -> list[codec.Violation]:
 
 class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
     def __init__(
-        self, *, store: rpc.Caller, lane: rpc.Caller, names: KnownNames, limits: codec.Limits
+        self,
+        *,
+        store: rpc.Caller,
+        lane: rpc.Caller,
+        names: KnownNames,
+        limits: codec.Limits,
+        catalog: LimitCatalog | None = None,
     ) -> None:
         self._store = store
         self._lane = lane
         self._names = names
         self._limits = limits
+        # The limits a schedule's task may use, checked as a submission's are.
+        self._catalog = catalog or LimitCatalog(store)
 
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
         return await status.guard(context, call, log, "schedule request failed")
@@ -135,6 +144,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
                     field="schedule.task",
                     single=True,
                     trace_headers={},
+                    flow=await self._catalog.for_uses(s.task.limits) if s.task.limits else None,
                 )
             except errors.TaskyardError as exc:
                 violations.extend(

@@ -209,6 +209,7 @@ class Gateway:
                 lane=self._lane_requesters[Priority.NORMAL],
                 names=self.names,
                 limits=codec.Limits.from_settings(settings),
+                catalog=self.limit_catalog,
             ),
             self.server,
         )
