@@ -89,3 +89,14 @@ def test_fair_share_serves_a_second_key_through_a_flood(cluster: Any) -> None:
     # slot and one turn of its key went first.
     between = [t for t in flood if late_created < done[t.id].started_at < late_started]
     assert len(between) <= 2
+
+
+@pytest.mark.cluster(task_modules=("taskyard.examples", "support.declared_limits"))
+def test_the_first_task_of_a_name_gets_the_limits_its_pool_declares(cluster: Any) -> None:
+    """The pool declares before it registers, and the scheduler reads the limits when
+    it registers: a task accepted under the name has them, with no wait between."""
+    client = cluster.client()
+    task = client.submit("send_invoice", 7, customer_id="c-42")
+    assert client.wait(task.id, timeout=60).result == 7
+    uses = sorted((u.limit, u.key) for u in client.get(task.id).limits)
+    assert uses == [("send_invoice.concurrency", "c-42"), ("send_invoice.rate", "c-42")]

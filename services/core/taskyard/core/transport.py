@@ -255,6 +255,11 @@ SCHEDULER_EVENT_TYPES = frozenset(
         "queue.resumed",
         "pool.lost",  # no dispatch to a pool no store hears (scheduler/pools.py)
         "pool.registered",  # heard again
+        "limit.created",  # flow control: read the limits again at once
+        "limit.updated",
+        "limit.deleted",
+        "limit.declared",
+        "limit.weight",
     }
 )
 

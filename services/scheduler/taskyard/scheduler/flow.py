@@ -1,8 +1,9 @@
 """Flow control for one term of leadership: admission and gates, fed from the store.
 
-- The limits and fairness weights are read from the store every
-  ``LIMITS_INTERVAL`` (an unchanged version costs one cheap read), so a change
-  takes effect within a second.
+- The limits and fairness weights are read from the store at once when a
+  ``limit.*`` event says they changed, and every ``LIMITS_INTERVAL`` in case an
+  event was lost (an unchanged version costs one cheap read), so a change takes
+  effect within a second.
 - The leased attempts that use limits are read at the term's start, before any
   task that uses one is admitted (a predecessor's attempts hold their units),
   and again every ``RESYNC_INTERVAL``: an end this scheduler missed (a report
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -69,6 +71,8 @@ class Flow:
         self._counted = False
         # Reads of the limits begun, and the tasks waiting at CATALOG with the count
         # when they arrived there: a read begun after that settles their unknown limits.
+        # Set by a limit.* event: read the limits now rather than at the next poll.
+        self.changed = asyncio.Event()
         self._reads = 0
         self._unknown: dict[str, int] = {}
         self._settled: set[str] = set()
@@ -159,7 +163,9 @@ class Flow:
             except errors.TaskyardError as exc:
                 log.warning("flow control: reading the store failed: %s", exc)
                 delay = min(2 * delay, 2.0)
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), delay)
+            self.changed.clear()
 
     async def read_limits(self) -> None:
         self._reads += 1

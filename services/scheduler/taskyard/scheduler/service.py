@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
-from taskyard.core import contract, dialer, discovery, health, hops, ids, lifecycle, rpc, transport
+from taskyard.core import contract, dialer, discovery, errors, health, hops, ids, lifecycle, rpc, transport
 from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -231,6 +231,13 @@ class Scheduler:
     async def _on_register(
         self, request: dispatch_pb2.Register, env: envelope_pb2.Envelope
     ) -> dispatch_pb2.RegisterReply:
+        # The pool declared its tasks' limits before registering (worker_pool/manager.py):
+        # read them before its names can be used, so its first tasks get them. A
+        # store that does not answer does not refuse the pool (the poll reads them).
+        try:
+            await self.flow.read_limits()
+        except errors.TaskyardError as exc:
+            log.info("reading the limits at a pool's registration failed: %s", exc)
         self.pools.upsert(
             pool_id=request.pool_id,
             pair_address=request.pair_address,
@@ -284,6 +291,8 @@ class Scheduler:
             for e in batch.events:
                 if e.type == "task.cancelled" and e.task_id in self.flow.gates:
                     self.flow.drop(e.task_id)
+                elif e.type.startswith("limit."):
+                    self.flow.changed.set()
             self._pool_news(batch.events)
             if batch is not None:
                 self.periodic.on_events(batch)

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT = 120.0
 # How long a stopping pool waits for the store to acknowledge its last reports.
 REPORT_FLUSH_TIMEOUT = 5.0
+# How long a starting pool waits for the store to take its tasks' declared limits
+# before it registers anyway (the declaration goes on in the background).
+LIMITS_DECLARE_WAIT = 5.0
 # How long its background tasks get to end once cancelled (they hold nothing by then).
 TASKS_END_TIMEOUT = 5.0
 
@@ -93,6 +96,14 @@ class Manager:
         # previous life of this pool id may have left it DRAINING (no lease then).
         assert self._store is not None, "opened by _start()"
         await self.link.beat(self._store, 2.0)
+        # @task(rate_limit=/concurrency=) declarations -> the store's limits, before the
+        # task names are registered: a task accepted under a name the pool has just
+        # registered already finds its limits (the scheduler adds them at submit).
+        # A store that does not answer in time does not hold up the start.
+        limits = self.background.spawn(
+            limit_declarations.declare_registered(self._store, self.pool.task_names), "limits"
+        )
+        await asyncio.wait([limits], timeout=LIMITS_DECLARE_WAIT)
         self.link.want_registration()
         self.background.spawn(self.link.run_registration(), "registration")
         self.link.open_surveys()
@@ -144,8 +155,6 @@ class Manager:
         self.outbox.slots_changed()
         # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
         spawn(declarations.declare_registered(store, pool.task_names), "schedules")
-        # @task(rate_limit=/concurrency=) declarations -> the store's limits (limit_declarations.py).
-        spawn(limit_declarations.declare_registered(store, pool.task_names), "limits")
         self._peer = discovery.Peer(
             s.discovery_addresses, self.link.announcement, interval=s.announce_interval
         )
