@@ -117,11 +117,24 @@ def rewrite(argv: list[str], target: str, ids: dict[str, str]) -> list[str]:
 
 def test_every_public_rpc_has_an_example() -> None:
     """Each RPC of the public services has a grpcurl example (README session or docs/grpc-api.md)."""
-    from taskyard.v1 import event_service_pb2, queue_service_pb2, schedule_service_pb2, task_service_pb2
+    from taskyard.v1 import (
+        event_service_pb2,
+        limit_service_pb2,
+        queue_service_pb2,
+        schedule_service_pb2,
+        task_service_pb2,
+    )
 
     readme = README.read_text() + API_DOC.read_text()
     missing = []
-    for module in (task_service_pb2, schedule_service_pb2, queue_service_pb2, event_service_pb2):
+    modules = (
+        task_service_pb2,
+        schedule_service_pb2,
+        queue_service_pb2,
+        event_service_pb2,
+        limit_service_pb2,
+    )
+    for module in modules:
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 # As grpcurl names it; \b so that GetTaskTree does not count for GetTask.
