@@ -21,6 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 # Nothing listens on port 1: a command that called the gateway would end UNAVAILABLE (5).
 NOWHERE = "127.0.0.1:1"
 DESTRUCTIVE = {
+    # A forced delete takes the limit away from the tasks that use it.
+    "limit delete": ["api"],
     "queue clear": ["reports"],
     "queue purge": ["--older-than", "7d"],
     "schedule delete": ["nightly"],
