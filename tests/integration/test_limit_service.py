@@ -352,7 +352,10 @@ def test_explain_names_the_concurrency_limit_that_holds_a_queued_task(env: Env) 
         return out if out.reason == T.WAIT_REASON_CONCURRENCY_FULL else None
 
     out = wait_until(
-        explained, 15, lambda: f"ExplainTask to name the full concurrency limit, not {seen[-1:]}", interval=0.1
+        explained,
+        15,
+        lambda: f"ExplainTask to name the full concurrency limit, not {seen[-1:]}",
+        interval=0.1,
     )
     assert out.gate.limit == "one-at-a-time" and list(out.gate.holder_ids) == [holder.id]
     assert out.message == f"concurrency limit 'one-at-a-time' is full: held by 1 task ({holder.id})"

@@ -77,9 +77,7 @@ SCHEDULE_TRIGGER = _method(
     schedule_pb2.FireSchedulesReply,
 )
 
-FLOW_GATES = _method(
-    LANE, "FlowGates", K.KIND_FLOW_GATES, flow_pb2.FlowGatesRequest, flow_pb2.FlowGatesReply
-)
+FLOW_GATES = _method(LANE, "FlowGates", K.KIND_FLOW_GATES, flow_pb2.FlowGatesRequest, flow_pb2.FlowGatesReply)
 
 # --- a scheduler's registration port ------------------------------------------------
 REGISTER = _method(
