@@ -209,3 +209,21 @@ def test_a_rate_change_keeps_the_units_spent_not_the_old_pace() -> None:
     assert len(h.dispatch(5)) == 1  # two of the new burst of three are spent
     h.tick(0.01)  # a gate is looked at again at most every 10 ms: 10 units of 1 ms came back
     assert len(h.dispatch(5)) == 1
+
+
+def test_declared_limits_count_beyond_the_eight_a_task_may_name() -> None:
+    from taskyard.core.validation import Violation
+    from taskyard.v1 import limit_pb2
+
+    uses = [limit_pb2.LimitUse(limit=f"l{i}") for i in range(10)]
+    assert limits.use_violations(uses, "", path="task") == [
+        Violation(field="task.limits", description="at most 8 limits, got 10")
+    ]
+    assert limits.use_violations(uses, "", path="t", max_uses=limits.MAX_STORED_USES) == []
+
+
+def test_a_limit_names_its_task_and_key_argument_within_bounds() -> None:
+    bad = concurrency("x", 1)
+    bad.task_name, bad.key_argument = "t" * 3_000_000, "not an identifier!"
+    fields = {v.field for v in limits.limit_violations(bad)}
+    assert fields == {"limit.task_name", "limit.key_argument"}

@@ -19,6 +19,11 @@ from taskyard.v1 import limit_pb2
 
 # Limits of flow control itself (README, "Limits").
 MAX_USES = 8
+# A task name declares at most a rate and a concurrency limit, which the scheduler adds
+# to the uses a task was submitted with: what the store takes is both together.
+MAX_DECLARED = 2
+MAX_STORED_USES = MAX_USES + MAX_DECLARED
+MAX_TASK_NAME_CHARS = 255
 MAX_KEY_BYTES = 256
 MAX_DESCRIPTION_BYTES = 1024
 MIN_PERIOD_MS = 1
@@ -117,10 +122,22 @@ def limit_violations(limit: limit_pb2.Limit, path: str = "limit") -> list[Violat
                 field=f"{path}.description", description=f"must be at most {MAX_DESCRIPTION_BYTES} bytes"
             )
         )
+    if len(limit.task_name) > MAX_TASK_NAME_CHARS or "\x00" in limit.task_name:
+        out.append(
+            Violation(
+                field=f"{path}.task_name",
+                description=f"must be a task name: at most {MAX_TASK_NAME_CHARS} characters, no NUL",
+            )
+        )
     if limit.key_argument and not limit.task_name:
         out.append(Violation(field=f"{path}.key_argument", description="needs task_name"))
-    if len(limit.key_argument) > 255:
-        out.append(Violation(field=f"{path}.key_argument", description="must be at most 255 characters"))
+    elif limit.key_argument and not (limit.key_argument.isidentifier() and len(limit.key_argument) <= 255):
+        out.append(
+            Violation(
+                field=f"{path}.key_argument",
+                description=f"must be a keyword argument's name, got {quote(limit.key_argument)}",
+            )
+        )
     return out
 
 
@@ -142,13 +159,15 @@ def use_violations(
     uses_field: str = "limits",
     limits: Container[str] | None = None,
     burst: dict[str, int] | None = None,
+    max_uses: int = MAX_USES,
 ) -> list[Violation]:
     """Every violation of a task's limit uses and fairness key. ``limits``: the names
-    that exist (None: not checked); ``burst``: each limit's most units at once."""
+    that exist (None: not checked); ``burst``: each limit's most units at once;
+    ``max_uses``: MAX_USES as submitted, MAX_STORED_USES with the declared ones."""
     out = key_violations(f"{path}.fairness_key", fairness_key) if fairness_key else []
-    if len(uses) > MAX_USES:
+    if len(uses) > max_uses:
         out.append(
-            Violation(field=f"{path}.{uses_field}", description=f"at most {MAX_USES} limits, got {len(uses)}")
+            Violation(field=f"{path}.{uses_field}", description=f"at most {max_uses} limits, got {len(uses)}")
         )
         return out
     seen: set[str] = set()

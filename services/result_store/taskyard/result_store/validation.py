@@ -322,7 +322,9 @@ def _flow_params(
     uses = flow.uses
     if not uses and not flow.fairness_key:
         return None, None
-    found += limits.use_violations(uses, flow.fairness_key, path=f"{path}.flow", uses_field="uses")
+    found += limits.use_violations(
+        uses, flow.fairness_key, path=f"{path}.flow", uses_field="uses", max_uses=limits.MAX_STORED_USES
+    )
     names_ = text_array([u.limit for u in uses]) if uses else None
     return flow.SerializeToString(deterministic=True), names_
 
