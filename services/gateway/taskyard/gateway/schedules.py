@@ -136,6 +136,9 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
         else:
             violations.extend(template_violations(s, "schedule"))
             await self._names.ensure({s.task.name})
+            # Read before the try below: the store's own error (UNAVAILABLE) must
+            # reach the caller as it does for SubmitTask, not leave the limits unchecked.
+            flow = await self._catalog.for_uses(s.task.limits) if s.task.limits else None
             try:
                 codec.build_records(
                     [s.task],
@@ -144,7 +147,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
                     field="schedule.task",
                     single=True,
                     trace_headers={},
-                    flow=await self._catalog.for_uses(s.task.limits) if s.task.limits else None,
+                    flow=flow,
                 )
             except errors.TaskyardError as exc:
                 violations.extend(
