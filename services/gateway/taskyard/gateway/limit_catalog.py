@@ -78,11 +78,17 @@ class LimitCatalog:
         self.max_age = max_age
         self._held = _EMPTY
         self._read_at = -1e9
+        # Bumped by every change through this gateway: a read begun before a change
+        # may not have seen it, so it is neither joined after the change nor trusted
+        # as recent once it ends.
+        self._generation = 0
         self._reading: asyncio.Task[Snapshot] | None = None
+        self._reading_generation = -1
         self.reads = 0
 
     def stale(self) -> None:
         """The copy held is out of date (a change went through): read before the next use."""
+        self._generation += 1
         self._read_at = -1e9
 
     async def fresh(self) -> Snapshot:
@@ -98,22 +104,30 @@ class LimitCatalog:
         return (await self._read()).flow()
 
     async def _read(self) -> Snapshot:
-        """The store's answer; concurrent callers share one request."""
-        if self._reading is None:
-            self._reading = asyncio.get_running_loop().create_task(self._load(), name="gateway-limits")
+        """The store's answer, read after the last change through this gateway;
+        concurrent callers share one request."""
+        if self._reading is None or self._reading_generation != self._generation:
+            reading = asyncio.get_running_loop().create_task(
+                self._load(self._generation), name="gateway-limits"
+            )
+            self._reading, self._reading_generation = reading, self._generation
         # The shield: one caller's cancel does not end the others' request.
         return await asyncio.shield(self._reading)
 
-    async def _load(self) -> Snapshot:
+    async def _load(self, generation: int) -> Snapshot:
         try:
             held = self._held
             reply = await self._store.call(
                 contract.STORE_LIMITS, flow_pb2.ReadLimitsRequest(known_version=held.version)
             )
             self.reads += 1
-            self._read_at = time.monotonic()
-            if not (reply.unchanged and reply.version == held.version):
+            # Versions only grow: an older answer (a read overtaken by a later one)
+            # does not replace a newer copy.
+            if not reply.unchanged and reply.version >= self._held.version:
                 self._held = Snapshot.of(reply)
+            if generation == self._generation:
+                self._read_at = time.monotonic()
             return self._held
         finally:
-            self._reading = None
+            if self._reading is asyncio.current_task():
+                self._reading = None
