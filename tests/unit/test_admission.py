@@ -94,7 +94,7 @@ def test_a_lease_not_yet_confirmed_survives_a_resync() -> None:
     assert h.flow.admit(taken, seqs, ["tok"]) == [0]
     h.clock.now += 1
     asyncio.run(h.flow.resync())  # the store has not committed it yet
-    assert h.flow.admission.held == {("one", ""): 1}
+    assert h.flow.admission.held(("one", "")) == 1
 
 
 def test_a_changed_limit_opens_its_gate_and_a_deleted_one_is_ignored() -> None:
@@ -227,3 +227,35 @@ def test_a_limit_names_its_task_and_key_argument_within_bounds() -> None:
     bad.task_name, bad.key_argument = "t" * 3_000_000, "not an identifier!"
     fields = {v.field for v in limits.limit_violations(bad)}
     assert fields == {"limit.task_name", "limit.key_argument"}
+
+
+def test_an_attempt_that_ended_while_a_resync_read_is_not_counted_again() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    h.submit("a", ("one", "", 1))
+    h.submit("b", ("one", "", 1))
+    assert h.dispatch(5) == ["a"]
+    token = h.running["a"]
+    # The resync's read sees a's lease; a's end arrives before its reply.
+    seen = flow_pb2.LeasedFlow(task_id="a", lease_token=token, flow=task_record_pb2.FlowControl())
+    seen.flow.uses.add(limit="one", units=1)
+    h.store.leased = [seen]
+    h.clock.now += 1
+    h.finish("a")
+    asyncio.run(h.flow.resync())
+    assert h.dispatch(5) == ["b"]  # a is not held again
+
+
+def test_a_limit_made_global_counts_what_its_keys_hold() -> None:
+    h = Harness(concurrency("per-customer", 2))
+    h.load()
+    for key in "abc":
+        for i in range(2):
+            h.submit(f"{key}{i}", ("per-customer", key, 1), key=key)
+    assert len(h.dispatch(10)) == 6
+    h.submit("d0", ("per-customer", "d", 1), key="d")
+    h.store.limits = [concurrency("per-customer", 2, per_key=False)]
+    h.store.version = 2
+    asyncio.run(h.flow.read_limits())
+    assert h.dispatch(10) == []  # six running against a global limit of two
+    assert h.flow.admission.held(("per-customer", "")) == 6

@@ -68,12 +68,13 @@ class Refusal:
 
 @dataclasses.dataclass(slots=True)
 class _Hold:
-    token: str
     # When its lease was known to be in the store (inf until then: a resync's
     # read may not see a lease not yet committed, so it must not free it).
     since: float
-    # (gate, units) of each concurrency limit held.
-    units: tuple[tuple[Gate, int], ...]
+    # Every limit the attempt uses, as its task names them: what it holds is
+    # worked out from the limits as they are now (a limit made global, per key or
+    # of the other kind moves its holds: _recount).
+    uses: tuple[Use, ...]
 
 
 def _limit_state(spec: limit_pb2.Limit) -> _Limit:
@@ -106,11 +107,16 @@ class Admission:
         self.ready = False
         # Limits seen deleted: their uses are ignored without waiting for a read.
         self.gone: set[str] = set()
-        # Concurrency units held per gate, and by which task.
-        self.held: dict[Gate, int] = {}
-        self.holders: dict[Gate, dict[str, int]] = {}
-        # What each task holds, by lease token (an attempt's).
+        # Concurrency units held, by limit then key, and by which task (derived
+        # from _holds under the limits as they are).
+        self._held: dict[str, dict[str, int]] = {}
+        self._holders: dict[Gate, dict[str, int]] = {}
+        # What each task's attempts hold, by lease token.
         self._holds: dict[str, dict[str, _Hold]] = {}
+        # Attempts released here, by (task id, lease token), with when: a resync whose
+        # read still saw one (its end not committed yet when it read) does not count
+        # it again. A token is never leased twice, so this cannot hide a new lease.
+        self._ended: dict[tuple[str, str], float] = {}
 
     # --- the limits ------------------------------------------------------------
     def set_limits(self, specs: Iterable[limit_pb2.Limit]) -> set[str]:
@@ -120,6 +126,7 @@ class Admission:
         first = not self.ready
         fresh: dict[str, _Limit] = {}
         changed: set[str] = set()
+        regate = False
         for spec in specs:
             old = self.limits.get(spec.name)
             state = _limit_state(spec)
@@ -127,7 +134,14 @@ class Admission:
                 state.admitted, state.throttled = old.admitted, old.throttled
                 if old.spec != spec:
                     changed.add(spec.name)
-                if old.is_rate and state.is_rate:
+                if old.is_rate != state.is_rate or old.per_key != state.per_key:
+                    # Its buckets are other buckets now: concurrency counts move
+                    # with the holds, a rate's new buckets start empty (what the
+                    # old ones admitted is not theirs to forget).
+                    regate = True
+                    if state.is_rate:
+                        state.floor = now + state.burst * state.interval
+                elif state.is_rate:
                     state.tats, state.floor = _rescaled(old, state, now)
             else:
                 changed.add(spec.name)
@@ -141,6 +155,8 @@ class Admission:
         self.gone = (self.gone | removed) - set(fresh)
         self.limits = fresh
         self.ready = True
+        if regate or removed:
+            self._recount()
         return changed
 
     # --- admission ----------------------------------------------------------------
@@ -181,18 +197,18 @@ class Admission:
                 continue
             gate = (limit_name, key if limit.per_key else "")
             units = min(units, limit.burst)
-            if self.held.get(gate, 0) + units > limit.burst:
+            if self.held(gate) + units > limit.burst:
                 limit.throttled += 1
                 return Refusal(gate, None)
             counts.append((gate, units))
         for limit, bucket, after in rates:
             limit.tats[bucket] = after
             limit.admitted += 1
-        for gate, units in counts:
-            self._hold(gate, ref.id, units)
+        for gate, _units in counts:
             self.limits[gate[0]].admitted += 1
         if counts:
-            self._holds.setdefault(ref.id, {})[token] = _Hold(token, float("inf"), tuple(counts))
+            self._holds.setdefault(ref.id, {})[token] = _Hold(float("inf"), ref.uses)
+            self._count(ref.id, ref.uses, 1)
         return None
 
     def confirm(self, task_id: str, token: str, now: float) -> None:
@@ -223,29 +239,47 @@ class Admission:
             now = self._clock()
             tat = max(limit.tats.get(gate[1], limit.floor), now)
             return max(0, int((now + limit.burst * limit.interval - tat) / limit.interval + _EPS))
-        return max(0, limit.burst - self.held.get(gate, 0))
+        return max(0, limit.burst - self.held(gate))
 
     # --- concurrency holders ----------------------------------------------------------
-    def _hold(self, gate: Gate, task_id: str, units: int) -> None:
-        self.held[gate] = self.held.get(gate, 0) + units
-        holders = self.holders.setdefault(gate, {})
-        holders[task_id] = holders.get(task_id, 0) + units
+    def held(self, gate: Gate) -> int:
+        return self._held.get(gate[0], {}).get(gate[1], 0)
 
-    def _unhold(self, gate: Gate, task_id: str, units: int) -> None:
-        left = self.held.get(gate, 0) - units
-        if left > 0:
-            self.held[gate] = left
-        else:
-            self.held.pop(gate, None)
-        holders = self.holders.get(gate)
-        if holders is not None:
-            rest = holders.get(task_id, 0) - units
-            if rest > 0:
-                holders[task_id] = rest
+    def _count(self, task_id: str, uses: Iterable[Use], sign: int) -> list[Gate]:
+        """Add (sign 1) or take away (-1) what ``uses`` hold under the limits as they
+        are; returns the gates touched."""
+        touched: list[Gate] = []
+        for name, key, units in uses:
+            limit = self.limits.get(name)
+            if limit is None or limit.is_rate:
+                continue
+            bucket = key if limit.per_key else ""
+            units = min(units, limit.burst) * sign
+            keys = self._held.setdefault(name, {})
+            left = keys.get(bucket, 0) + units
+            if left > 0:
+                keys[bucket] = left
+            else:
+                keys.pop(bucket, None)
+                if not keys:
+                    del self._held[name]
+            holders = self._holders.setdefault((name, bucket), {})
+            mine = holders.get(task_id, 0) + units
+            if mine > 0:
+                holders[task_id] = mine
             else:
                 holders.pop(task_id, None)
-            if not holders:
-                del self.holders[gate]
+                if not holders:
+                    del self._holders[(name, bucket)]
+            touched.append((name, bucket))
+        return touched
+
+    def _recount(self) -> None:
+        self._held.clear()
+        self._holders.clear()
+        for task_id, held in self._holds.items():
+            for hold in held.values():
+                self._count(task_id, hold.uses, 1)
 
     def holds(self, task_id: str) -> bool:
         return task_id in self._holds
@@ -259,7 +293,10 @@ class Admission:
         hold = held.pop(token, None)
         if not held:
             del self._holds[task_id]
-        return self._free(task_id, hold)
+        if hold is None:
+            return []
+        self._ended[(task_id, token)] = self._clock()
+        return self._count(task_id, hold.uses, -1)
 
     def release_task(self, task_id: str, *, before: float) -> list[Gate]:
         """The task's lease ended (lapsed, handed back, reconciled): free what its
@@ -269,48 +306,45 @@ class Admission:
             return []
         freed: list[Gate] = []
         for token in [t for t, h in held.items() if h.since < before]:
-            freed += self._free(task_id, held.pop(token))
-        if not held:
-            del self._holds[task_id]
+            freed += self.release(task_id, token)
         return freed
-
-    def _free(self, task_id: str, hold: _Hold | None) -> list[Gate]:
-        if hold is None:
-            return []
-        for gate, units in hold.units:
-            self._unhold(gate, task_id, units)
-        return [gate for gate, _ in hold.units]
 
     def resync(self, leased: Sequence[tuple[str, str, Sequence[Use]]], *, before: float) -> list[Gate]:
         """The leased attempts that use limits, as the store has them (task id, lease
-        token, uses), read after ``before``: holds admitted before it that the store
-        no longer has are freed (their end was missed), and leased attempts held by
-        nobody here (a predecessor's) are counted. Returns the gates freed."""
+        token, uses), read after ``before``. The store is the truth for what it has
+        committed: its attempts are held with the uses it gives (a predecessor's
+        included), bar the ones ended here already; a hold it does not have is
+        freed if its lease was known before the read began (its end was missed), and
+        kept otherwise (its lease may commit after the read). Returns the gates freed."""
         now = self._clock()
-        in_store = {(task_id, token) for task_id, token, _ in leased}
-        freed: list[Gate] = []
-        for task_id in list(self._holds):
-            for token, hold in list(self._holds[task_id].items()):
-                if hold.since < before and (task_id, token) not in in_store:
-                    freed += self.release(task_id, token)
+        before_counts = {name: dict(keys) for name, keys in self._held.items()}
+        fresh: dict[str, dict[str, _Hold]] = {}
+        seen: set[tuple[str, str]] = set()
         for task_id, token, uses in leased:
-            if token in self._holds.get(task_id, {}):
+            seen.add((task_id, token))
+            if (task_id, token) in self._ended:
                 continue
-            counts = []
-            for limit_name, key, units in uses:
-                limit = self.limits.get(limit_name)
-                if limit is not None and not limit.is_rate:
-                    gate = (limit_name, key if limit.per_key else "")
-                    units = min(units, limit.burst)
-                    self._hold(gate, task_id, units)
-                    counts.append((gate, units))
-            if counts:
-                self._holds.setdefault(task_id, {})[token] = _Hold(token, now, tuple(counts))
+            old = self._holds.get(task_id, {}).get(token)
+            fresh.setdefault(task_id, {})[token] = _Hold(
+                old.since if old is not None else now, tuple((n, k, u) for n, k, u in uses)
+            )
+        for task_id, held in self._holds.items():
+            for token, hold in held.items():
+                if (task_id, token) not in seen and hold.since >= before:
+                    fresh.setdefault(task_id, {})[token] = hold
+        self._holds = fresh
+        # What the store no longer has cannot come back: forget its tombstone.
+        self._ended = {k: at for k, at in self._ended.items() if k in seen}
+        self._recount()
+        freed: list[Gate] = []
+        for name, keys in before_counts.items():
+            now_keys = self._held.get(name, {})
+            freed += [(name, key) for key, n in keys.items() if now_keys.get(key, 0) < n]
         return freed
 
     # --- what it looks like -------------------------------------------------------------
     def holder_ids(self, gate: Gate) -> list[str]:
-        return sorted(self.holders.get(gate, {}))[:SHOWN_HOLDERS]
+        return sorted(self._holders.get(gate, {}))[:SHOWN_HOLDERS]
 
     def usage(self, name: str, waiting: dict[str, int]) -> limit_pb2.LimitUsage | None:
         """A limit's live usage; ``waiting``: tasks held at its gates, by key."""
@@ -334,7 +368,7 @@ class Admission:
     def _in_use(self, name: str, limit: _Limit) -> dict[str, int]:
         """Units in use by bucket: held (concurrency), or spent of the burst (rate)."""
         if not limit.is_rate:
-            return {key: n for (lname, key), n in self.held.items() if lname == name}
+            return dict(self._held.get(name, {}))
         now = self._clock()
         out: dict[str, int] = {}
         for bucket, tat in limit.tats.items():
