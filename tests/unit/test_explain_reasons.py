@@ -11,7 +11,9 @@ from taskyard.bus.v1 import flow_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, errors
 from taskyard.core.clock import ManualClock, to_us
 from taskyard.core.states import TaskState
-from taskyard.gateway.explain import Explainer
+from taskyard.core.validation import QUOTE_CHARS
+from taskyard.gateway.explain import SHOWN_HOLDERS, Explainer
+from taskyard.scheduler import admission
 from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.v1 import task_service_pb2 as R
 
@@ -156,7 +158,7 @@ SOON.FromMicroseconds(to_us(CLOCK.now() + 0.4))
         (
             _gated(R.WAIT_REASON_RATE_LIMITED, limit="api", key="customer:42", next_admission_at=SOON),
             R.WAIT_REASON_RATE_LIMITED,
-            "held by rate limit 'api' (key customer:42): next admission in 0.4 s",
+            "held by rate limit 'api' (key 'customer:42'): next admission in 0.4 s",
         ),
         (
             _gated(R.WAIT_REASON_RATE_LIMITED, limit="api", next_admission_at=SOON),
@@ -171,12 +173,32 @@ SOON.FromMicroseconds(to_us(CLOCK.now() + 0.4))
                 holder_ids=["a", "b", "c"],
             ),
             R.WAIT_REASON_CONCURRENCY_FULL,
-            "concurrency limit 'per-customer' is full for key customer:42: held by 3 tasks (a, b, c)",
+            "concurrency limit 'per-customer' is full for key 'customer:42': held by 3 tasks (a, b, c)",
         ),
         (
             _gated(R.WAIT_REASON_CONCURRENCY_FULL, limit="all", holder_ids=list("abcde")),
             R.WAIT_REASON_CONCURRENCY_FULL,
             "concurrency limit 'all' is full: held by 5 tasks (a, b, c and 2 more)",
+        ),
+        (
+            # As many ids as the scheduler sends at most: there may be more holders.
+            _gated(
+                R.WAIT_REASON_CONCURRENCY_FULL,
+                limit="all",
+                holder_ids=[f"id-{i}" for i in range(SHOWN_HOLDERS)],
+            ),
+            R.WAIT_REASON_CONCURRENCY_FULL,
+            "concurrency limit 'all' is full: held by tasks id-0, id-1, id-2 and others",
+        ),
+        (
+            _gated(R.WAIT_REASON_RATE_LIMITED, limit='it\'s "x"', key="a b\n"),
+            R.WAIT_REASON_RATE_LIMITED,
+            "held by rate limit 'it\\'s \"x\"' (key 'a b\\n'): next admission soon",
+        ),
+        (
+            _gated(R.WAIT_REASON_CONCURRENCY_FULL, limit="L" * 200, key="k" * 256),
+            R.WAIT_REASON_CONCURRENCY_FULL,
+            f"concurrency limit '{'L' * QUOTE_CHARS}…' is full for key '{'k' * QUOTE_CHARS}…'",
         ),
         (
             _gated(R.WAIT_REASON_FAIR_SHARE, key="tenant-a", position=2, keys_ahead=5),
@@ -218,3 +240,7 @@ async def test_only_a_queued_task_asks_the_scheduler() -> None:
     for state in (TaskState.RUNNING, TaskState.PENDING, TaskState.SCHEDULED, TaskState.SUCCESS):
         await Explainer(FakeStore(), flow_lane=scheduler, clock=CLOCK).explain(_rec(state))
     assert scheduler.requests == []
+
+
+def test_the_holders_shown_are_as_many_as_the_scheduler_sends() -> None:
+    assert SHOWN_HOLDERS == admission.SHOWN_HOLDERS

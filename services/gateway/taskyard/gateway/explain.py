@@ -33,6 +33,9 @@ R = task_service_pb2
 
 # Ids listed in a message; the response's waiting_on has them all.
 SHOWN_IDS = 3
+# The most holders the scheduler names for a full concurrency limit (its
+# admission.SHOWN_HOLDERS): that many ids may stand for more holders.
+SHOWN_HOLDERS = 10
 # The reasons of a gate (what the scheduler may answer; anything else: no gate).
 GATE_REASONS = frozenset(
     {R.WAIT_REASON_RATE_LIMITED, R.WAIT_REASON_CONCURRENCY_FULL, R.WAIT_REASON_FAIR_SHARE}
@@ -55,6 +58,16 @@ def _in(seconds: float) -> str:
 def _ids(ids: Sequence[str]) -> str:
     shown = ", ".join(ids[:SHOWN_IDS])
     return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+
+
+def _holders(ids: Sequence[str]) -> str:
+    """Who holds a full concurrency limit: the count when the scheduler named them
+    all, else only that there are more than the ids it sent."""
+    if not ids:
+        return ""
+    if len(ids) >= SHOWN_HOLDERS:
+        return f": held by tasks {', '.join(ids[:SHOWN_IDS])} and others"
+    return f": held by {_plural(len(ids), 'task')} ({_ids(ids)})"
 
 
 def _plural(n: int, word: str) -> str:
@@ -175,17 +188,18 @@ class Explainer:
             out.message = f"{_plural(free, 'slot')} free; about to be dispatched ({ahead})"
 
     def _gated(self, reason: int, gate: limit_pb2.FlowGate) -> str:
+        # Names and keys are the user's: quoted and bounded, as in every error message.
+        limit = codec.quote(gate.limit)
         if reason == R.WAIT_REASON_RATE_LIMITED:
-            key = f" (key {gate.key})" if gate.key else ""
+            key = f" (key {codec.quote(gate.key)})" if gate.key else ""
             when = "soon"
             if gate.HasField("next_admission_at"):
                 seconds = max(0.0, gate.next_admission_at.ToMicroseconds() / 1e6 - self._clock.now())
                 when = f"in {seconds:.1f} s"
-            return f"held by rate limit {gate.limit!r}{key}: next admission {when}"
+            return f"held by rate limit {limit}{key}: next admission {when}"
         if reason == R.WAIT_REASON_CONCURRENCY_FULL:
-            key = f" for key {gate.key}" if gate.key else ""
-            held = f": held by {_plural(len(gate.holder_ids), 'task')} ({_ids(list(gate.holder_ids))})"
-            return f"concurrency limit {gate.limit!r} is full{key}" + (held if gate.holder_ids else "")
+            key = f" for key {codec.quote(gate.key)}" if gate.key else ""
+            return f"concurrency limit {limit} is full{key}" + _holders(list(gate.holder_ids))
         return (
             f"fair share: {_plural(gate.position, 'task')} of key {codec.quote(gate.key)} ahead of it, "
             f"{_plural(gate.keys_ahead, 'other key')} waiting"
