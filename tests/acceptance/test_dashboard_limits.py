@@ -4,7 +4,8 @@ usage on the leading scheduler (keys and descriptions shown as text, never as
 markup); the page of a task a full concurrency limit holds names the limit, the
 key and the task holding its unit, that of a task a rate limit holds its next
 admission; with the scheduler gone the limits are still
-listed, and the page says no scheduler answered."""
+listed, and the page says no scheduler answered. Past 200 limits the page shows
+the busiest and says how many it does not show."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from support.cluster import Cluster
 from support.waiting import wait_until
 
 from taskyard.cli import procs
+from taskyard.gateway.dashboard import usage
 from taskyard.v1 import (
     limit_pb2,
     limit_service_pb2,
@@ -183,5 +185,63 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     expect(status).to_contain_text("no scheduler answered")
     expect(row.locator('[data-cell="in-use"]')).to_have_text("-")
     expect(row.locator('[data-cell="numbers"]')).to_have_text("at most 1 at once")
+    channel.close()
+    assert errors == []
+
+
+def test_past_two_hundred_limits_the_page_shows_the_busiest_and_says_how_many_are_not(
+    cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]]
+) -> None:
+    browser, errors = page
+    port = procs.free_port()
+    cluster = cluster_factory(start=False, http_port=port, workers=1, concurrency=2)
+    cluster.start()
+    channel = grpc.insecure_channel(cluster.target)
+    tasks = task_service_pb2_grpc.TaskServiceStub(channel)
+    limits = limit_service_pb2_grpc.LimitServiceStub(channel)
+    shown = usage.MAX_SHOWN
+    # The busy one sorts last by name: only its usage can bring it on the page.
+    for name in [f"limit-{i:05d}" for i in range(shown + 1)] + ["zz-busy"]:
+        limit = limit_pb2.Limit(name=name, concurrency=limit_pb2.ConcurrencyLimit(max_units=1))
+        limits.CreateLimit(limit_service_pb2.CreateLimitRequest(limit=limit), timeout=10)
+
+    def submit() -> str:
+        spec = task_pb2.TaskSpec(name="sleep", limits=[limit_pb2.LimitUse(limit="zz-busy")])
+        spec.args.append(60)
+        return str(tasks.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec), timeout=10).task.id)
+
+    def running(task_id: str) -> bool:
+        task = tasks.GetTask(task_service_pb2.GetTaskRequest(id=task_id), timeout=10).task
+        return bool(task.state == S.TASK_STATE_RUNNING)
+
+    def submitted() -> str | None:
+        try:
+            return submit()
+        except grpc.RpcError as exc:
+            if exc.code() not in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAVAILABLE):
+                raise
+            return None
+
+    holder: list[str] = []
+
+    def serving() -> bool:
+        task_id = submitted()
+        if task_id is not None:
+            holder.append(task_id)
+        return task_id is not None
+
+    wait_until(serving, 45, lambda: f"a pool serving 'sleep'\n{cluster.logs_tail()}")
+    wait_until(lambda: running(holder[0]), 30, lambda: f"the busy limit's task to run\n{cluster.logs_tail()}")
+
+    browser.goto(f"http://127.0.0.1:{port}/#/limits")
+    rows = browser.locator("#limits tr[data-limit]")
+    expect(rows.first).to_have_attribute("data-limit", "zz-busy", timeout=15_000)
+    expect(rows.first.locator('[data-cell="in-use"]')).to_have_text("1")
+    expect(rows).to_have_count(shown)
+    expect(browser.locator("#limits-not-shown")).to_have_text("2 more limits not shown (busiest first)")
+    # The idle ones by name after it: the last two by name are those left out.
+    expect(rows.nth(1)).to_have_attribute("data-limit", "limit-00000")
+    expect(rows.last).to_have_attribute("data-limit", f"limit-{shown - 2:05d}")
+    expect(browser.locator(f'#limits tr[data-limit="limit-{shown:05d}"]')).to_have_count(0)
     channel.close()
     assert errors == []

@@ -1,8 +1,8 @@
 """The Limits page's feed without a gateway: the store's limits and the scheduler's
-usage as one frame, read once per interval however many pages listen, the
-catalog read again only when its version moved, the limits still listed
-(without usage) when no scheduler answers, and /api/limits open to tokens that
-may list limits only."""
+usage as one frame (the busiest 200, only those converted, the rest counted),
+read once per interval however many pages listen, the catalog read again only
+when its version moved, the limits still listed (without usage) when no
+scheduler answers, and /api/limits open to tokens that may list limits only."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from google.protobuf import duration_pb2
+from google.protobuf import duration_pb2, json_format
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import flow_pb2
@@ -100,10 +100,75 @@ def test_a_frame_lists_every_limit_by_name_with_its_numbers_and_its_busiest_keys
     assert silent["scheduler"]["answered"] is False
 
 
-def test_a_frame_holds_at_most_the_limits_a_store_may_hold(monkeypatch: Any) -> None:
-    monkeypatch.setattr(flow_limits, "MAX_LIMITS", 1)
-    data = usage.snapshot(usage.Catalog.of(catalog()), gates(), at=1.5)
-    assert [lim["name"] for lim in data["limits"]] == ["exports"] and data["more"] is True
+def many(count: int) -> flow_pb2.ReadLimitsReply:
+    reply = flow_pb2.ReadLimitsReply(version=1)
+    for i in range(count):
+        limit = reply.limits.add(name=f"limit-{i:05d}", per_key=True, description="d" * 200)
+        limit.concurrency.max_units = 3
+    return reply
+
+
+def test_a_frame_carries_the_busiest_limits_first_and_counts_those_not_shown() -> None:
+    shown = usage.MAX_SHOWN
+    reply = many(shown + 5)
+    last = [f"limit-{i:05d}" for i in range(shown + 5)][-4:]
+    reply_usage = flow_pb2.FlowGatesReply(
+        term=3,
+        usage={
+            last[3]: limit_pb2.LimitUsage(units_in_use=5),
+            last[2]: limit_pb2.LimitUsage(units_in_use=5, waiting=2),
+            last[1]: limit_pb2.LimitUsage(waiting=9),
+            last[0]: limit_pb2.LimitUsage(throttled=4),
+            "limit-00000": limit_pb2.LimitUsage(),
+        },
+    )
+    data = usage.snapshot(usage.Catalog.of(reply), reply_usage, at=1.0)
+    names = [lim["name"] for lim in data["limits"]]
+    # In use, then waiting, then throttled, then by name (idle or without usage alike).
+    assert names[:4] == [last[2], last[3], last[1], last[0]]
+    assert names[4:] == [f"limit-{i:05d}" for i in range(shown - 4)]
+    assert data["total"] == shown + 5 and data["notShown"] == 5
+    assert data["limits"][0]["usage"]["waiting"] == "2" and data["limits"][5]["usage"] is None
+    # Without the scheduler: the first by name.
+    silent = usage.snapshot(usage.Catalog.of(reply), None, at=1.0)
+    assert [lim["name"] for lim in silent["limits"]] == [f"limit-{i:05d}" for i in range(shown)]
+    assert silent["notShown"] == 5
+    few = usage.snapshot(usage.Catalog.of(catalog()), gates(), at=1.0)
+    assert few["total"] == 2 and few["notShown"] == 0
+    assert usage.snapshot(None, None, at=1.0, store_error="UNAVAILABLE")["total"] == 0
+
+
+def test_every_refresh_of_the_most_limits_a_store_holds_converts_only_those_shown(monkeypatch: Any) -> None:
+    reply = many(flow_limits.MAX_LIMITS)
+    busy = flow_pb2.FlowGatesReply(term=1)
+    for i, limit in enumerate(reply.limits):
+        used = busy.usage[limit.name]
+        used.units_in_use, used.admitted, used.keys = 3, 1000 + i, 100
+        for k in range(10):
+            used.busiest_keys.add(key=f"customer:{k:04d}".ljust(40, "x"), units_in_use=3, waiting=k)
+    converted: list[str] = []
+    to_dict = json_format.MessageToDict
+
+    def counting(message: Any, **kwargs: Any) -> dict[str, Any]:
+        converted.append(message.DESCRIPTOR.name)
+        return to_dict(message, **kwargs)
+
+    monkeypatch.setattr(json_format, "MessageToDict", counting)
+    catalog_read = usage.Catalog.of(reply)
+    assert converted == []  # reading the store's limits converts none
+    first = usage.snapshot(catalog_read, busy, at=1.0)
+    assert converted.count("Limit") == usage.MAX_SHOWN and converted.count("LimitUsage") == usage.MAX_SHOWN
+    assert (
+        len(first["limits"]) == usage.MAX_SHOWN
+        and first["notShown"] == flow_limits.MAX_LIMITS - usage.MAX_SHOWN
+    )
+    # The next refresh of the same catalog converts the shown usage again, its limits not.
+    converted.clear()
+    usage.snapshot(catalog_read, busy, at=2.0)
+    assert converted.count("Limit") == 0 and converted.count("LimitUsage") == usage.MAX_SHOWN
+    # One frame for every page: the shown limits' size, not the catalog's.
+    sent = hub.frame("limits", "", first)
+    assert len(sent) < usage.MAX_SHOWN * 2_000 < reply.ByteSize()
 
 
 async def test_one_read_per_interval_for_every_page_and_the_catalog_again_only_when_changed() -> None:

@@ -1,16 +1,22 @@
-"""``GET /api/limits``: the Limits page's feed, every limit and its usage, read
-once per ``REFRESH`` for every page at once.
+"""``GET /api/limits``: the Limits page's feed, the busiest limits and their
+usage, read once per ``REFRESH`` for every page at once.
 
 However many pages show the limits, the gateway reads once per interval the
 store's limits (``STORE_LIMITS``, with the version it knows: an unchanged
 catalog is one cheap read and no copy) and the leading scheduler's usage of all
-of them (``FLOW_GATES`` with ``limits=["*"]``, waited for at most
+of them (``FlowGates`` with ``limits=["*"]``, waited for at most
 ``USAGE_TIMEOUT``), and sends the same encoded frame to every page when it
 changed (and at least every ``IDLE`` seconds). A scheduler that does not
 answer leaves the limits listed without their usage (``scheduler.answered``
 false); a store that does not answer leaves the last limits read, marked stale.
 
-Bounded: at most ``core.limits.MAX_LIMITS`` limits (what the store may hold),
+Bounded: a frame carries at most ``MAX_SHOWN`` limits, the busiest (most units
+in use, then most waiting, then most throttled, then by name), with how many
+there are in all and how many are not shown; the store may hold 10,000
+(``core.limits.MAX_LIMITS``), and converting and sending every one each second
+would cost the gateway's event loop most of that second and every page a frame
+of megabytes. The busiest are chosen on the messages as read, and only those
+shown are converted (each limit once per catalog version). At most
 ``MAX_BUSIEST_KEYS`` busiest keys per limit; polling as hub.Feed (started by the
 first page, stopped after the last), and a page that reads slowly skips to the
 latest frame.
@@ -20,15 +26,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import heapq
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from google.protobuf import json_format
 
 from taskyard.bus.v1 import flow_pb2
 from taskyard.core import errors
-from taskyard.core import limits as flow_limits
 from taskyard.gateway.dashboard.hub import Authorize, Feed, frame
 from taskyard.v1 import limit_pb2
 
@@ -38,6 +44,8 @@ REFRESH = 1.0
 USAGE_TIMEOUT = 1.0
 # A frame goes out at least this often (seconds), even when nothing changed.
 IDLE = 5.0
+# Limits a frame carries (the busiest); the others are counted, not sent.
+MAX_SHOWN = 200
 # Busiest keys shown per limit (the scheduler sends at most 10).
 MAX_BUSIEST_KEYS = 10
 # A page may read limits when its token may list them.
@@ -56,22 +64,39 @@ def _usage(usage: limit_pb2.LimitUsage) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Catalog:
-    """The store's limits as a page shows them, converted once per version read."""
+    """The store's limits as read, by name; a limit is converted to what a page shows
+    only when it is shown, and once per version read."""
 
     version: int
-    # By name, at most MAX_LIMITS, each the Limit's JSON without usage.
-    entries: tuple[dict[str, Any], ...]
-    more: bool
+    limits: Mapping[str, limit_pb2.Limit]
+    # Each shown limit's JSON without usage, by name, filled as limits are shown.
+    _entries: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, reply: flow_pb2.ReadLimitsReply) -> Catalog:
-        limits = sorted(reply.limits, key=lambda lim: lim.name)
-        entries = []
-        for limit in limits[: flow_limits.MAX_LIMITS]:
-            entry = json_format.MessageToDict(limit)
+        return cls(version=reply.version, limits={limit.name: limit for limit in reply.limits})
+
+    def entry(self, name: str) -> dict[str, Any]:
+        entry = self._entries.get(name)
+        if entry is None:
+            entry = json_format.MessageToDict(self.limits[name])
             entry.pop("usage", None)  # the store keeps none; the scheduler's is added per frame
-            entries.append(entry)
-        return cls(version=reply.version, entries=tuple(entries), more=len(limits) > flow_limits.MAX_LIMITS)
+            self._entries[name] = entry
+        return entry
+
+
+def busiest(names: Iterable[str], by_name: Mapping[str, limit_pb2.LimitUsage], count: int) -> list[str]:
+    """The ``count`` busiest of ``names``: most units in use, then most waiting, then
+    most throttled, then by name (a limit without usage counts as idle)."""
+
+    def rank(name: str) -> tuple[int, int, int, str]:
+        # get, not []: indexing a map of messages would add the name to it.
+        used = by_name.get(name)
+        if used is None:
+            return (0, 0, 0, name)
+        return (-used.units_in_use, -used.waiting, -used.throttled, name)
+
+    return heapq.nsmallest(count, names, key=rank)
 
 
 def snapshot(
@@ -82,17 +107,22 @@ def snapshot(
     store_error: str = "",
     scheduler_error: str = "",
 ) -> dict[str, Any]:
-    """What every page is sent: the limits by name (at most MAX_LIMITS), each with its
-    usage when the scheduler answered, and whether the store and the scheduler did."""
+    """What every page is sent: the busiest limits (at most MAX_SHOWN, busiest first),
+    each with its usage when the scheduler answered, how many limits there are and how
+    many are not shown, and whether the store and the scheduler answered."""
     by_name: Mapping[str, limit_pb2.LimitUsage] = usage.usage if usage is not None else {}
     shown = []
-    for entry in catalog.entries if catalog is not None else ():
-        name = entry["name"]
-        shown.append({**entry, "usage": _usage(by_name[name]) if name in by_name else None})
+    total = 0
+    if catalog is not None:
+        total = len(catalog.limits)
+        for name in busiest(catalog.limits, by_name, MAX_SHOWN):
+            used = by_name.get(name)
+            shown.append({**catalog.entry(name), "usage": _usage(used) if used is not None else None})
     return {
         "at": round(at, 3),
         "limits": shown,
-        "more": catalog is not None and catalog.more,
+        "total": total,
+        "notShown": total - len(shown),
         "store": {"answered": catalog is not None and not store_error, "error": store_error},
         "scheduler": {
             "answered": usage is not None,

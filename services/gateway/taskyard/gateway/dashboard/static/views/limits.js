@@ -1,7 +1,8 @@
-// Limits: every limit (its kind and numbers, per key or global, the task that
-// declares it) and its usage on the leading scheduler (units in use, waiting,
-// admitted, throttled, its busiest keys). Live from /api/limits: the gateway reads
-// the limits and their usage once a second for every page open, and sends them
+// Limits: the busiest limits (their kind and numbers, per key or global, the task
+// that declares them) and their usage on the leading scheduler (units in use,
+// waiting, admitted, throttled, their busiest keys), busiest first. Live from
+// /api/limits: the gateway reads the limits and their usage once a second for
+// every page open, and sends the busiest (at most 200; the others are counted)
 // when they changed. Every name, key and description is put in as text.
 
 import { h, replace, utc } from "../dom.js";
@@ -87,7 +88,8 @@ export function render(main, _params, page) {
       const limits = data.limits || [];
       replace(body, limits.length ? limits.map(row)
         : h("tr", {}, h("td", { colspan: COLUMNS.length }, "no limits")),
-      data.more ? h("tr", {}, h("td", { colspan: COLUMNS.length }, "… (more limits than shown)")) : "");
+      data.notShown ? h("tr", { id: "limits-not-shown" }, h("td", { colspan: COLUMNS.length },
+        `${data.notShown} more ${data.notShown === 1 ? "limit" : "limits"} not shown (busiest first)`)) : "");
     },
   });
   return () => stream.close();
