@@ -10,6 +10,8 @@ from support.admission import ALL, Harness, concurrency, rate
 
 from taskyard.bus.v1 import dispatch_pb2, flow_pb2, task_record_pb2
 from taskyard.core import limits
+from taskyard.core.priority import Priority
+from taskyard.scheduler.lanes import Ref
 from taskyard.v1 import task_service_pb2
 
 
@@ -259,3 +261,66 @@ def test_a_limit_made_global_counts_what_its_keys_hold() -> None:
     asyncio.run(h.flow.read_limits())
     assert h.dispatch(10) == []  # six running against a global limit of two
     assert h.flow.admission.held(("per-customer", "")) == 6
+
+
+def test_room_a_task_sent_back_does_not_take_goes_to_the_next_one() -> None:
+    from taskyard.core.priority import Priority
+
+    h = Harness(concurrency("one", 1, per_key=False), concurrency("two", 1, per_key=False))
+    h.load()
+    h.submit("t1", ("one", "", 1))
+    h.submit("t2", ("one", "", 1))
+    h.submit("t3", ("one", "", 1))
+    assert h.dispatch(5) == ["t1"]
+    h.finish("t1")  # t2 goes back to its lane for the unit
+    assert h.lanes.drop("t2", Priority.NORMAL, "add")  # and is cancelled there
+    h.flow.drop("t2")
+    assert h.dispatch(5) == ["t3"]
+
+    # Sent back for "one", held at "two": the unit of "one" goes on to the next task.
+    h.submit("u1", ("two", "", 1))
+    h.submit("u2", ("one", "", 1), ("two", "", 1))
+    h.submit("u3", ("one", "", 1))
+    assert h.dispatch(5) == ["u1"]
+    h.finish("t3")
+    assert h.dispatch(5) == ["u3"]
+
+
+def test_the_sweep_finds_room_no_task_took() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    h.submit("t1", ("one", "", 1))
+    h.lanes.push(Ref("other", "resize", Priority.NORMAL, "default", "", (("one", "", 1),)))
+    h.submit("t2", ("one", "", 1))
+    assert h.dispatch(5) == ["t1"]
+    seqs: list[int] = []
+    taken = h.lanes.take(frozenset({"resize"}), 1, seqs)
+    h.flow.admit(taken, seqs, ["x"])  # held at "one" too
+    h.finish("t1")  # the gate sends back its oldest: "other", which no pool here runs
+    assert h.dispatch(5) == []
+    h.flow.sweep()
+    assert h.dispatch(5) == ["t2"]
+
+
+def test_an_older_read_of_the_limits_never_replaces_a_newer_one() -> None:
+    h = Harness(concurrency("one", 100, per_key=False))
+    h.load()
+    h.store.limits, h.store.version = [concurrency("one", 1, per_key=False)], 6
+    asyncio.run(h.flow.read_limits())
+    h.store.limits, h.store.version = [concurrency("one", 100, per_key=False)], 5  # a late reply
+    asyncio.run(h.flow.read_limits())
+    assert h.flow.admission.limits["one"].burst == 1
+
+
+def test_a_gate_sends_back_the_highest_priority_first() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    h.submit("run", ("one", "", 1))
+    assert h.dispatch(1) == ["run"]
+    for i in range(3):
+        h.lanes.push(Ref(f"low{i}", "add", Priority.LOW, "default", "", (("one", "", 1),)))
+    h.dispatch(5)
+    h.lanes.push(Ref("crit", "add", Priority.CRITICAL, "default", "", (("one", "", 1),)))
+    h.dispatch(5)
+    h.finish("run")
+    assert h.dispatch(5) == ["crit"]

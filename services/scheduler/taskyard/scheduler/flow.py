@@ -41,6 +41,8 @@ LEASED_PAGE = 5000
 # lanes in small batches rather than one per emission interval.
 MIN_GATE_WAIT = 0.01
 MAX_GATE_TASKS = 100
+# Tasks remembered as sent back by a gate (past it, the sweep alone finds unused room).
+MAX_OPENED = 100_000
 R = task_service_pb2
 
 
@@ -76,11 +78,15 @@ class Flow:
         self._reads = 0
         self._unknown: dict[str, int] = {}
         self._settled: set[str] = set()
+        self._reading = asyncio.Lock()
+        # Tasks a concurrency gate sent back to their lanes, by that gate.
+        self._opened: dict[str, Gate] = {}
 
     # --- the dispatcher's hooks ----------------------------------------------------
     def admit(self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str]) -> list[int]:
         """The indexes of ``refs`` admitted; the others wait at their gates."""
         out: list[int] = []
+        reopen: list[Gate] = []
         now = self._clock()
         admission, gates = self.admission, self.gates
         for i, ref in enumerate(refs):
@@ -92,14 +98,21 @@ class Flow:
                 continue
             refusal = admission.admit(ref, tokens[i], known=ref.id in self._settled)
             self._settled.discard(ref.id)
+            came_from = self._opened.pop(ref.id, None) if self._opened else None
             if refusal is None:
                 out.append(i)
-            elif refusal.gate == CATALOG:
+                continue
+            if refusal.gate == CATALOG:
                 self._unknown[ref.id] = self._reads
                 gates.hold(CATALOG, seqs[i], ref, now)
             else:
                 at = None if refusal.at is None else max(refusal.at, now + MIN_GATE_WAIT)
                 gates.hold(refusal.gate, seqs[i], ref, now, at=at)
+            if came_from is not None and came_from != refusal.gate:
+                # It was sent back for room it did not take: the next one may take it.
+                reopen.append(came_from)
+        if reopen:
+            self._open(reopen)
         return out
 
     def confirm(self, refs: Iterable[tuple[str, str]]) -> None:
@@ -127,7 +140,7 @@ class Flow:
         opened = 0
         for gate in self.gates.due(now):
             room = self.admission.room(gate)
-            opened += self.gates.open(gate, min(max(1, room), MAX_GATE_TASKS))
+            opened += self._opened_from(gate, self.gates.open(gate, min(max(1, room), MAX_GATE_TASKS)))
             if self.gates.waiting(gate):
                 interval = self.admission.limits[gate[0]].interval if gate[0] in self.admission.limits else 0
                 self.gates.schedule(gate, now + max(MIN_GATE_WAIT, interval))
@@ -136,14 +149,43 @@ class Flow:
         return self.gates.next_due()
 
     def drop(self, task_id: str) -> None:
+        """A queued task was cancelled: it waits nowhere now."""
         self.gates.drop(task_id)
         self._unknown.pop(task_id, None)
         self._settled.discard(task_id)
+        came_from = self._opened.pop(task_id, None)
+        if came_from is not None:
+            self._open([came_from])
 
     def _open(self, gates: Iterable[Gate]) -> None:
         opened = 0
         for gate in set(gates):
-            opened += self.gates.open(gate, self.admission.room(gate))
+            opened += self._opened_from(gate, self.gates.open(gate, self.admission.room(gate)))
+        if opened:
+            self._wake()
+
+    def _opened_from(self, gate: Gate, task_ids: list[str]) -> int:
+        """Remember which gate sent these tasks back (until they are admitted or held
+        again), so room they do not take is offered to the next task there."""
+        if gate != CATALOG:
+            for task_id in task_ids:
+                self._opened[task_id] = gate
+            if len(self._opened) > MAX_OPENED:
+                self._opened.clear()  # a shortcut only: the sweep finds what is left
+        return len(task_ids)
+
+    def sweep(self) -> None:
+        """Open every concurrency gate that has room and tasks waiting. The room a
+        task sent back did not take (its name has no pool now, its queue was paused)
+        is found here at the latest."""
+        admission = self.admission
+        opened = 0
+        for gate in self.gates.gates():
+            limit = admission.limits.get(gate[0])
+            if gate != CATALOG and (limit is None or not limit.is_rate):
+                room = admission.room(gate)
+                if room > 0:
+                    opened += self._opened_from(gate, self.gates.open(gate, room))
         if opened:
             self._wake()
 
@@ -159,6 +201,7 @@ class Flow:
                     last_resync = self._clock()
                     await self.resync()
                 self.admission.prune()
+                self.sweep()
                 delay = LIMITS_INTERVAL
             except errors.TaskyardError as exc:
                 log.warning("flow control: reading the store failed: %s", exc)
@@ -168,6 +211,12 @@ class Flow:
             self.changed.clear()
 
     async def read_limits(self) -> None:
+        # One read at a time (the poll, a pool's registration, an event): a reply
+        # applied after a newer one would put older limits back.
+        async with self._reading:
+            await self._read_limits()
+
+    async def _read_limits(self) -> None:
         self._reads += 1
         began = self._reads
         reply = await self._store.call(
@@ -175,7 +224,7 @@ class Flow:
         )
         if self._unknown:
             self._settle(began)
-        if reply.unchanged and self._version >= 0:
+        if (reply.unchanged and self._version >= 0) or reply.version < self._version:
             return
         self._version = reply.version
         changed = self.admission.set_limits(reply.limits)

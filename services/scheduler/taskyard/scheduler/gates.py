@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
+from taskyard.core.priority import LANES, Priority
 from taskyard.scheduler.admission import Gate
 from taskyard.scheduler.lanes import Lanes, Ref
 
@@ -24,11 +25,14 @@ _Waiting = tuple[int, Ref, float]
 
 
 class _Queue:
-    __slots__ = ("keys", "ring", "size")
+    """One gate's waiting tasks: by priority (highest first, as the lanes), then
+    fairness keys in turn, FIFO inside a key."""
+
+    __slots__ = ("keys", "rings", "size")
 
     def __init__(self) -> None:
-        self.keys: dict[str, deque[_Waiting]] = {}
-        self.ring: deque[str] = deque()
+        self.keys: dict[tuple[Priority, str], deque[_Waiting]] = {}
+        self.rings: dict[Priority, deque[str]] = {}
         self.size = 0
 
 
@@ -36,6 +40,8 @@ class Gates:
     def __init__(self, lanes: Lanes) -> None:
         self._lanes = lanes
         self._queues: dict[Gate, _Queue] = {}
+        # The gates of each limit (its usage and explanations read them, not all gates).
+        self._by_limit: dict[str, set[Gate]] = {}
         self._where: dict[str, Gate] = {}
         # Rate gates' next look, soonest first; a gate appears at most once in
         # _scheduled (a stale heap entry is skipped).
@@ -54,10 +60,11 @@ class Gates:
         queue = self._queues.get(gate)
         if queue is None:
             queue = self._queues[gate] = _Queue()
-        fifo = queue.keys.get(ref.key)
+            self._by_limit.setdefault(gate[0], set()).add(gate)
+        fifo = queue.keys.get((ref.priority, ref.key))
         if fifo is None:
-            fifo = queue.keys[ref.key] = deque()
-            queue.ring.append(ref.key)
+            fifo = queue.keys[(ref.priority, ref.key)] = deque()
+            queue.rings.setdefault(ref.priority, deque()).append(ref.key)
         item = (seq, ref, now)
         if not fifo or fifo[-1][0] < seq:
             fifo.append(item)
@@ -77,37 +84,44 @@ class Gates:
             self._scheduled[gate] = at
             heapq.heappush(self._due, (at, gate))
 
-    def open(self, gate: Gate, n: int) -> int:
-        """Send up to ``n`` of the tasks waiting at ``gate`` back to their lanes, the
-        oldest of each fairness key, keys in turn; returns how many went."""
+    def open(self, gate: Gate, n: int) -> list[str]:
+        """Send up to ``n`` of the tasks waiting at ``gate`` back to their lanes: the
+        highest priority first, then the oldest of each fairness key, keys in turn;
+        returns their ids."""
         queue = self._queues.get(gate)
         if queue is None or n <= 0:
-            return 0
-        sent = 0
+            return []
+        sent: list[str] = []
         weights = self._lanes.weights
-        while queue.ring and sent < n:
-            key = queue.ring[0]
-            fifo = queue.keys[key]
-            take = min(weights.get(key, 1), n - sent, len(fifo))
-            for _ in range(take):
-                seq, ref, _since = fifo.popleft()
-                self._release(ref)
-                self._lanes.restore(seq, ref)
-            sent += take
-            queue.size -= take
-            if fifo:
-                queue.ring.rotate(-1)
-            else:
-                queue.ring.popleft()
-                del queue.keys[key]
+        for priority in LANES:
+            ring = queue.rings.get(priority)
+            while ring and len(sent) < n:
+                key = ring[0]
+                fifo = queue.keys[(priority, key)]
+                take = min(weights.get(key, 1), n - len(sent), len(fifo))
+                for _ in range(take):
+                    seq, ref, _since = fifo.popleft()
+                    self._release(ref)
+                    self._lanes.restore(seq, ref)
+                    sent.append(ref.id)
+                queue.size -= take
+                if fifo:
+                    ring.rotate(-1)
+                else:
+                    ring.popleft()
+                    del queue.keys[(priority, key)]
+            if ring is not None and not ring:
+                del queue.rings[priority]
+            if len(sent) >= n:
+                break
         if not queue.size:
-            del self._queues[gate]
-            self._scheduled.pop(gate, None)
+            self._forget(gate)
         return sent
 
     def open_limits(self, names: set[str]) -> int:
         """Everything waiting at the gates of these limits (changed or deleted)."""
-        return sum(self.open(gate, 1 << 30) for gate in [g for g in self._queues if g[0] in names])
+        gates = [g for name in names for g in self._by_limit.get(name, ())]
+        return sum(len(self.open(gate, 1 << 30)) for gate in gates)
 
     def due(self, now: float) -> list[Gate]:
         """The scheduled gates whose time has come (each once)."""
@@ -132,7 +146,11 @@ class Gates:
 
     def waiting_by_key(self, limit: str) -> dict[str, int]:
         """Tasks waiting at each bucket of ``limit``."""
-        return {gate[1]: q.size for gate, q in self._queues.items() if gate[0] == limit}
+        return {gate[1]: self._queues[gate].size for gate in self._by_limit.get(limit, ())}
+
+    def gates(self) -> list[Gate]:
+        """Every gate with tasks waiting."""
+        return list(self._queues)
 
     def where(self, task_id: str) -> tuple[Gate, float] | None:
         """The gate a task waits at, and since when."""
@@ -151,20 +169,30 @@ class Gates:
         if gate is None:
             return False
         queue = self._queues[gate]
-        for key, fifo in queue.keys.items():
+        for (priority, key), fifo in queue.keys.items():
             for item in fifo:
                 if item[1].id == task_id:
                     fifo.remove(item)
                     queue.size -= 1
                     self._release(item[1])
                     if not fifo:
-                        del queue.keys[key]
-                        queue.ring.remove(key)
+                        del queue.keys[(priority, key)]
+                        ring = queue.rings[priority]
+                        ring.remove(key)
+                        if not ring:
+                            del queue.rings[priority]
                     if not queue.size:
-                        del self._queues[gate]
-                        self._scheduled.pop(gate, None)
+                        self._forget(gate)
                     return True
         return False
+
+    def _forget(self, gate: Gate) -> None:
+        del self._queues[gate]
+        self._scheduled.pop(gate, None)
+        limit_gates = self._by_limit[gate[0]]
+        limit_gates.discard(gate)
+        if not limit_gates:
+            del self._by_limit[gate[0]]
 
     def _release(self, ref: Ref) -> None:
         del self._where[ref.id]

@@ -289,7 +289,7 @@ class Scheduler:
                 continue
             graph.drop_cancelled(batch.events, self.lanes)
             for e in batch.events:
-                if e.type == "task.cancelled" and e.task_id in self.flow.gates:
+                if e.type == "task.cancelled":
                     self.flow.drop(e.task_id)
                 elif e.type.startswith("limit."):
                     self.flow.changed.set()
