@@ -71,9 +71,9 @@ class Harness:
         self.wakes += 1
 
     def load(self) -> None:
-        asyncio.run(self._load())
+        asyncio.run(self.load_async())
 
-    async def _load(self) -> None:
+    async def load_async(self) -> None:
         await self.flow.read_limits()
         await self.flow.resync()
 

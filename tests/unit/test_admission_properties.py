@@ -163,7 +163,7 @@ def test_properties_hold_through_a_takeover() -> None:
     assert len(first) == 10
     successor = Harness(rate("api", 10, 1000, burst=10))
     successor.clock.now = h.clock.now
-    asyncio.run(successor._load())
+    asyncio.run(successor.load_async())
     for i in range(30, 60):
         successor.submit(f"t{i}", ("api", "", 1))
     successor.tick(0.5)

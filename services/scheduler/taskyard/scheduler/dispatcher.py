@@ -293,12 +293,16 @@ class Dispatcher:
         for t in tasks:
             pool.inflight.pop(t.id, None)
         try:
-            await self._store.call(contract.STORE_REPORT, request)
+            reply = await self._store.call(contract.STORE_REPORT, request)
         except errors.TaskyardError as exc:
             log.warning("release after failed send: %s (leases will lapse)", exc)
             return
+        # Only what the store handed back is free: one it refused (the pool did get
+        # it and started it) keeps its units and its lease.
+        released = set(reply.released)
+        back = [t for t in tasks if t.id in released]
         if self.flow is not None:
-            for t in tasks:
+            for t in back:
                 self.flow.release(t.id, t.lease_token)
-        self.lanes.push_all(ref_of(t) for t in tasks)
+        self.lanes.push_all(ref_of(t) for t in back)
         self.wake.set()
