@@ -63,6 +63,8 @@ class FakeBackend:
         self.limits: dict[str, limit_pb2.Limit] = {}
         self.limit_version = 0
         self.flow_gates: flow_pb2.FlowGatesReply | None = None
+        # Limit uses each task name declares (the scheduler adds them at submit).
+        self.declared: dict[str, list[limit_pb2.LimitUse]] = {}
         self.gate_requests: list[flow_pb2.FlowGatesRequest] = []
         mmb = settings.max_message_bytes
         self._responders = [
@@ -170,6 +172,10 @@ class FakeBackend:
                     continue
                 stored = task_record_pb2.TaskRecord()
                 stored.CopyFrom(rec)
+                # The limits its name declares, added as the scheduler adds them.
+                stored.flow.uses.extend(self.declared.get(rec.name, ()))
+                if not stored.flow.uses and not stored.flow.fairness_key:
+                    stored.ClearField("flow")
                 self.tasks[rec.id] = stored
                 if rec.request_id:
                     self.by_request_id[rec.request_id] = rec.id
@@ -181,6 +187,8 @@ class FakeBackend:
                     name=rec.name,
                     queue=rec.queue,
                 )
+                if stored.HasField("flow"):
+                    reply.tasks[-1].flow.CopyFrom(stored.flow)
             return reply
 
         return handle

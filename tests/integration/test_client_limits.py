@@ -83,10 +83,14 @@ def test_a_task_keeps_its_limits_and_fairness_key(cluster: Any) -> None:
         )
         done = client.wait(task.id, timeout=60)
         assert done.result == 5
-        assert done.limits == (LimitUse(limit="api", key="customer:42"), LimitUse(limit="tokens", units=5))
+        # Units as admission counts them: the 0 sent (the default) reads as 1.
+        assert done.limits == (
+            LimitUse(limit="api", key="customer:42", units=1),
+            LimitUse(limit="tokens", units=5),
+        )
         assert done.fairness_key == "customer:42"
         (batch,) = client.submit_many([TaskRequest(name="add", args=[1, 1], limits={"api": "customer:7"})])
-        assert client.get(batch.id).limits == (LimitUse(limit="api", key="customer:7"),)
+        assert client.get(batch.id).limits == (LimitUse(limit="api", key="customer:7", units=1),)
         # No limits: nothing of flow control on the task.
         assert client.get(client.submit("add", 1, 1).id).limits == ()
 

@@ -64,11 +64,13 @@ async def test_a_limit_created_a_moment_ago_is_accepted(gw: GatewayEnv) -> None:
     reads = store_kinds(gw).count(envelope_pb2.KIND_STORE_LIMITS)
     reply = await gw.stub.SubmitTask(T.SubmitTaskRequest(task=spec))
     assert store_kinds(gw).count(envelope_pb2.KIND_STORE_LIMITS) == reads + 1
-    assert list(reply.task.limits) == list(spec.limits) and reply.task.fairness_key == "tenant-a"
+    # Units as admission counts them: the 0 sent reads as 1.
+    shown = [limit_pb2.LimitUse(limit="api", key="customer:42", units=1)]
+    assert list(reply.task.limits) == shown and reply.task.fairness_key == "tenant-a"
     (rec,) = gw.backend.submitted
     assert rec.flow.fairness_key == "tenant-a" and list(rec.flow.uses) == list(spec.limits)
     got = await gw.stub.GetTask(T.GetTaskRequest(id=reply.task.id))
-    assert list(got.task.limits) == list(spec.limits) and got.task.fairness_key == "tenant-a"
+    assert list(got.task.limits) == shown and got.task.fairness_key == "tenant-a"
 
     # The read on the miss said which version the gateway held (the store answers
     # ``unchanged`` while it is current).
@@ -179,3 +181,19 @@ async def test_a_change_through_the_gateway_is_seen_by_its_next_submission(gw: G
         ("task.limits[0].limit", rules.UNKNOWN_LIMIT)
     ]
     assert len(gw.backend.submitted) == 1
+
+
+async def test_a_submission_answers_with_the_limits_its_task_name_declares(gw: GatewayEnv) -> None:
+    gw.backend.put_limit(rate("api"))
+    declared = limit_pb2.LimitUse(limit="add.rate", units=1)
+    gw.backend.declared["add"] = [declared]
+
+    plain = await gw.stub.SubmitTask(T.SubmitTaskRequest(task=task_pb2.TaskSpec(name="add")))
+    assert list(plain.task.limits) == [declared]
+
+    asked = limit_pb2.LimitUse(limit="api", key="customer:42", units=2)
+    spec = task_pb2.TaskSpec(name="add", limits=[asked], fairness_key="tenant-a")
+    reply = await gw.stub.SubmitTask(T.SubmitTaskRequest(task=spec))
+    assert list(reply.task.limits) == [asked, declared] and reply.task.fairness_key == "tenant-a"
+    got = await gw.stub.GetTask(T.GetTaskRequest(id=reply.task.id))
+    assert list(got.task.limits) == list(reply.task.limits)

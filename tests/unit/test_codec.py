@@ -10,7 +10,7 @@ from google.protobuf import duration_pb2, json_format
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import codec, errors, ids, payload
 from taskyard.core.config import Settings
-from taskyard.v1 import task_pb2
+from taskyard.v1 import limit_pb2, task_pb2
 
 KNOWN = frozenset({"add", "echo"})
 LIMITS = codec.Limits.from_settings(Settings())
@@ -240,7 +240,23 @@ def test_limits_and_fairness_key_go_into_the_record_and_back() -> None:
         ("per-customer", "", 0),
     ]
     task = codec.record_to_task(rec)
-    assert list(task.limits) == list(s.limits) and task.fairness_key == "tenant-a"
+    assert [(u.limit, u.key, u.units) for u in task.limits] == [
+        ("api", "customer:42", 2),
+        ("per-customer", "", 1),
+    ]
+    assert task.fairness_key == "tenant-a"
+
+
+def test_a_tasks_limits_show_the_units_admission_counts() -> None:
+    """0 units (what most clients send for one) and 1 (what Java sends) are the same
+    request, and read back the same."""
+    seen = []
+    for units in (0, 1):
+        s = spec(name="add", limits=[{"limit": "api", "key": "k", "units": units}])
+        (rec,) = codec.build_records([s], known_names=KNOWN, limits=LIMITS, trace_headers={}, flow=FLOW)
+        assert rec.flow.uses[0].units == units  # stored as sent
+        seen.append(codec.record_to_task(rec).limits[0])
+    assert seen[0] == seen[1] == limit_pb2.LimitUse(limit="api", key="k", units=1)
 
 
 def test_a_record_without_flow_control_is_the_same_bytes_as_before_it() -> None:

@@ -283,6 +283,18 @@ def _payload(
 # --- TaskRecord -> Task --------------------------------------------------------
 
 
+def put_flow(task: task_pb2.Task, flow: task_record_pb2.FlowControl) -> None:
+    """Set ``task``'s limits and fairness key from a record's flow control. Units
+    are shown as admission counts them (0, the default, is 1): clients that send
+    1 and clients that send 0 for the same request read the same task."""
+    task.fairness_key = flow.fairness_key
+    del task.limits[:]
+    for use in flow.uses:
+        shown = task.limits.add()
+        shown.CopyFrom(use)
+        shown.units = flow_rules.units_of(use)
+
+
 def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True) -> task_pb2.Task:
     """The public view of a stored record: no lease token, pool id or trace headers,
     only the trace id of the headers' ``traceparent`` (where its spans are)."""
@@ -313,9 +325,7 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
     if rec.labels:
         task.labels.update(rec.labels)
     if rec.HasField("flow"):
-        flow = rec.flow
-        task.fairness_key = flow.fairness_key
-        task.limits.extend(flow.uses)
+        put_flow(task, rec.flow)
     if rec.trace_headers:
         task.trace_id = telemetry.trace_id_in(rec.trace_headers)
     if rec.timeout_ms:

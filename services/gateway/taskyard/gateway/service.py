@@ -147,6 +147,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             task.args.CopyFrom(spec.args)
             task.kwargs.CopyFrom(spec.kwargs)
             task.state = inserted.state
+            if inserted.HasField("flow"):
+                # As stored: with the limits its task name declares (the scheduler
+                # adds them), which the record sent does not have.
+                codec.put_flow(task, inserted.flow)
             return task_service_pb2.SubmitTaskResponse(task=task, created=True)
         # A repeated request_id or idempotency key: answer with the task the first
         # submission made (with its result when final).
