@@ -11,6 +11,8 @@ PostgreSQL has: the columns, the durable event log, the statements run.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Awaitable
 from typing import Any
 
@@ -36,13 +38,14 @@ from integration.test_store_contract import (
     us,
 )
 
-from taskyard.bus.v1 import event_log_pb2, flow_pb2, lanes_pb2, leases_pb2, tasks_pb2
+from taskyard.bus.v1 import event_log_pb2, flow_pb2, lanes_pb2, leases_pb2, schedule_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors
 from taskyard.core import limits as core_limits
 from taskyard.result_store import event_log
 from taskyard.v1 import event_service_pb2 as pub
 from taskyard.v1 import limit_pb2, task_pb2
+from taskyard.v1 import schedule_pb2 as schedule_pub
 
 pytestmark = pytest.mark.asyncio
 __all__ = ["backend"]  # the fixture, from the contract suite: both stores
@@ -397,6 +400,71 @@ async def test_flow_columns_are_null_for_a_task_without_flow(result_store: Any, 
     assert tr.FlowControl.FromString(rows[keyed.id]["flow"]) == keyed_only
     assert rows[keyed.id]["limit_names"] is None
     assert users == 1
+
+
+async def test_a_limit_a_schedules_task_uses_is_deleted_only_with_force(
+    result_store: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The fake keeps no schedules (UNIMPLEMENTED there), so none can use a limit in it.
+    limits, schedules = result_store.limits, result_store.schedules
+    for limit in (concurrency("exports", per_key=True), rate("api")):
+        await limits.change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_CREATE, limit=limit))
+
+    def every_hour(name: str, *uses: tuple[str, str], paused: bool = False) -> schedule_pub.Schedule:
+        spec = task_pb2.TaskSpec(name="echo", limits=[limit_pb2.LimitUse(limit=n, key=k) for n, k in uses])
+        made = schedule_pub.Schedule(name=name, task=spec, paused=paused)
+        made.interval.FromSeconds(3600)
+        return made
+
+    now = us(time.time())
+    # A paused schedule counts: it runs again once resumed; one of "api" only does not.
+    for made in (
+        every_hour("nightly-export", ("exports", "customer:1"), ("api", "")),
+        every_hour("weekly-export", ("exports", "customer:2"), paused=True),
+        every_hour("api-only", ("api", "")),
+        every_hour("plain"),
+    ):
+        await schedules.save(schedule_pb2.SaveSchedulesRequest(schedules=[made], now_us=now))
+    declared = every_hour("declared-export", ("exports", "customer:3"))
+    await schedules.save(schedule_pb2.SaveSchedulesRequest(schedules=[declared], now_us=now, declared=True))
+    version = (await limits.read(flow_pb2.ReadLimitsRequest())).version
+
+    # No task uses it: the schedules alone keep it.
+    with pytest.raises(errors.TaskyardError) as refused:
+        await limits.change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_DELETE, name="exports"))
+    assert (refused.value.code, refused.value.reason) == (errors.Code.FAILED_PRECONDITION, "LIMIT_IN_USE")
+    assert "0 task(s)" in refused.value.message and "3 schedule(s)" in refused.value.message
+    assert (await limits.read(flow_pb2.ReadLimitsRequest(known_version=version))).unchanged
+
+    await result_store.insert(
+        tasks_pb2.InsertTasksRequest(tasks=[task(flow=flow(("exports", "customer:4", 1)))])
+    )
+    with pytest.raises(errors.TaskyardError) as refused:
+        await limits.change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_DELETE, name="exports"))
+    assert "1 task(s)" in refused.value.message and "3 schedule(s)" in refused.value.message
+
+    start = await event_log.read(result_store.pool, event_log_pb2.ReadEventsRequest(), page=100)
+    with caplog.at_level(logging.WARNING, logger="taskyard.result_store.limits"):
+        forced = await limits.change(
+            flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_DELETE, name="exports", force=True)
+        )
+    assert (forced.tasks_released, forced.version) == (1, version + 1)  # the tasks only, as the API says
+    assert any("3 schedule(s) keep its name" in r.getMessage() for r in caplog.records)
+
+    async def deleted() -> list[pub.Event]:
+        got = await event_log.read(
+            result_store.pool, event_log_pb2.ReadEventsRequest(after=start.cursor), page=100
+        )
+        return [e for e in got.events if e.type == "limit.deleted"]
+
+    from support.waiting import wait_until_async
+
+    (event,) = await wait_until_async(deleted, 10, "the limit.deleted event below the watermark")
+    assert dict(event.attributes) == {"limit": "exports", "tasks_released": "1", "schedules_using": "3"}
+    # The schedules are left as they were: their template still names it.
+    kept = await schedules.read(schedule_pb2.ReadSchedulesRequest(id=""))
+    uses = {x.name: [u.limit for u in x.task.limits] for x in kept.schedules}
+    assert uses["nightly-export"] == ["exports", "api"] and uses["weekly-export"] == ["exports"]
 
 
 async def test_an_unchanged_read_is_one_statement(result_store: Any) -> None:

@@ -18,6 +18,7 @@ requests run again one by one.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -38,6 +39,7 @@ from .events import EventPublisher
 from .queries import bind
 from .schedules import as_bus_errors
 
+log = logging.getLogger(__name__)
 K = envelope_pb2
 Op = flow_pb2.LimitOp
 # Attempts per page of STORE_LEASED_FLOW.
@@ -137,12 +139,23 @@ def not_found(name: str) -> errors.TaskyardError:
     return errors.TaskyardError(errors.Code.NOT_FOUND, "LIMIT_NOT_FOUND", f"no limit named {quote(name)}")
 
 
-def in_use(name: str, tasks: int) -> errors.TaskyardError:
+def in_use(name: str, tasks: int, schedules: int) -> errors.TaskyardError:
     return errors.TaskyardError(
         errors.Code.FAILED_PRECONDITION,
         LIMIT_IN_USE,
-        f"limit {quote(name)} is used by {tasks} task(s) not finished yet; "
-        "delete it with force to release them (they then run without it)",
+        f"limit {quote(name)} is in use: {tasks} task(s) not finished yet and {schedules} "
+        "schedule(s) whose task template names it; delete it with force to release the tasks (they "
+        "then run without it; the schedules keep its name, and their runs are not held by it "
+        "until a limit of that name exists again), or change the schedules first",
+    )
+
+
+def released(name: str, tasks: int, schedules: int) -> str:
+    """What a forced delete says it left behind (logged)."""
+    return (
+        f"limit {quote(name)} deleted with force: {tasks} task(s) not finished yet released (they run "
+        f"without it); {schedules} schedule(s) keep its name in their task template (their runs are "
+        "not held by it until a limit of that name exists again)"
     )
 
 
@@ -189,6 +202,8 @@ class _Changed:
 
     reply: flow_pb2.ChangeLimitReply
     events: list[event_log.Entry]
+    # Logged once committed: what a forced delete left behind.
+    warning: str = ""
 
 
 class Limits:
@@ -259,6 +274,8 @@ class Limits:
             if request_id:
                 self.stats.statements += 1
                 await bus_requests.keep_replies(conn, [request_id], [done.reply])
+        if done.warning:
+            log.warning("%s", done.warning)
         await self._publish(done.events)
         return done.reply
 
@@ -292,19 +309,25 @@ class Limits:
         )
 
     async def _delete(self, db: Db, name: str, *, force: bool) -> _Changed:
-        users = int(await db.fetchval("limit_users", name=name))
-        if users and not force:
+        (users,) = await db.fetch("limit_users", name=name)
+        tasks, schedules = int(users["tasks"]), int(users["schedules"])
+        if (tasks or schedules) and not force:
             if await db.fetch("lookup_limits", names=[name]):
-                raise in_use(name, users)
+                raise in_use(name, tasks, schedules)
             raise not_found(name)
         if not await db.fetch("delete_limit", name=name):
             raise not_found(name)
         attributes = {"limit": name}
-        if users:
-            attributes["tasks_released"] = str(users)
+        if tasks:
+            attributes["tasks_released"] = str(tasks)
+        if schedules:
+            # The reply counts tasks only (DeleteLimitResponse.tasks_released): the
+            # schedules are said in the event and the log.
+            attributes["schedules_using"] = str(schedules)
         return _Changed(
-            reply=flow_pb2.ChangeLimitReply(tasks_released=users),
+            reply=flow_pb2.ChangeLimitReply(tasks_released=tasks),
             events=[event_log.Entry(type="limit.deleted", attributes=attributes)],
+            warning=released(name, tasks, schedules) if tasks or schedules else "",
         )
 
     async def _declare(self, db: Db, declared: list[limit_pb2.Limit]) -> _Changed:

@@ -93,7 +93,8 @@ class FlowTables:
             if req.name not in self.limits:
                 raise not_found(req.name)
             if users and not req.force:
-                raise in_use(req.name, users)
+                # The fake keeps no schedules (they are UNIMPLEMENTED here): none use it.
+                raise in_use(req.name, users, 0)
             del self.limits[req.name]
             return flow_pb2.ChangeLimitReply(tasks_released=users), True
         if op == Op.LIMIT_OP_DECLARE:

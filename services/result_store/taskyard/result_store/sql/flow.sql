@@ -44,10 +44,17 @@ RETURNING l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l
 DELETE FROM flow_limits l WHERE l.name = :name::text RETURNING l.name
 
 -- name: limit_users
--- Tasks not final that use limit :name (tasks_limit_names_idx: the same predicate).
-SELECT count(*) FROM tasks t
-WHERE t.limit_names @> ARRAY[:name::text] AND t.limit_names IS NOT NULL
-  AND t.state NOT IN ('SUCCESS', 'FAILURE', 'CANCELLED')
+-- Tasks not final that use limit :name (tasks_limit_names_idx: the same predicate),
+-- and schedules whose task template does (schedules.task, a TaskSpec as JSON:
+-- {"limits": [{"limit": name, ...}, ...]}): every run of one would store its task
+-- with a limit that no longer exists. Schedules are few and a delete rare: a scan.
+SELECT
+  (SELECT count(*) FROM tasks t
+   WHERE t.limit_names @> ARRAY[:name::text] AND t.limit_names IS NOT NULL
+     AND t.state NOT IN ('SUCCESS', 'FAILURE', 'CANCELLED')) AS tasks,
+  (SELECT count(*) FROM schedules s
+   WHERE s.task @> jsonb_build_object('limits', jsonb_build_array(jsonb_build_object('limit', :name::text))))
+    AS schedules
 
 -- name: declare_limits
 -- A pool's declared limits, upserted by name; one that is stored as it is
