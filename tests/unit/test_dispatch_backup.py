@@ -10,7 +10,7 @@ from typing import Any
 import pynng
 import pytest
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, task_record_pb2
 from taskyard.core import transport
 from taskyard.scheduler import dispatcher as dispatcher_mod
 from taskyard.scheduler.dispatcher import Dispatcher
@@ -80,6 +80,7 @@ class _Store:
 
     async def call(self, method: Any, request: Any, **_: Any) -> Any:
         self.released.append(request)
+        return leases_pb2.ReportReply(released=[r.ref.task_id for r in request.released])
 
 
 async def test_a_closed_dispatcher_sends_no_copy(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from taskyard.core.priority import Priority
 from taskyard.scheduler.lanes import Lanes, Ref
 
@@ -102,3 +106,24 @@ def test_pause_and_drop_work_across_keys() -> None:
     assert len(lanes) == 0
     assert lanes.resume("q") == 1
     assert [r.id for r in lanes.take(ALL, 5)] == ["x"]
+
+
+def test_a_pool_that_runs_nothing_waiting_passes_a_lane_of_many_keys_without_visiting_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lanes = Lanes()
+    lanes.push_all(ref(0, f"k{i}", name="resize") for i in range(1000))
+    lanes.push(ref(0, "z"))
+    visits: list[int] = []
+    real = Lanes._take_key
+
+    def counted(*args: Any) -> int:
+        visits.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(Lanes, "_take_key", staticmethod(counted))
+    assert [r.id for r in lanes.take(frozenset({"add"}), 10)] == ["z0"]
+    first = len(visits)
+    assert lanes.take(frozenset({"add"}), 10) == []
+    assert len(visits) == first  # nothing it runs is left: no key visited
+    assert len(lanes.take(frozenset({"resize"}), 2000)) == 1000

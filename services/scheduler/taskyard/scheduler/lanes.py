@@ -54,12 +54,24 @@ class _Key:
 
 
 class _Lane:
-    __slots__ = ("keys", "ring")
+    __slots__ = ("keys", "names", "ring")
 
     def __init__(self) -> None:
         self.keys: dict[str, _Key] = {}
         # The keys with waiting tasks, in serving order (the head has the turn).
         self.ring: deque[str] = deque()
+        # Waiting tasks by name, all keys together: a pool that runs none of them
+        # passes the lane without visiting a key, and a take stops once it has all
+        # there is for its pool instead of going round every key again.
+        self.names: dict[str, int] = {}
+
+
+def _uncount(lane: _Lane, name: str, n: int) -> None:
+    left = lane.names[name] - n
+    if left:
+        lane.names[name] = left
+    else:
+        del lane.names[name]
 
 
 def _insert(fifo: deque[Item], item: Item) -> None:
@@ -129,6 +141,7 @@ class Lanes:
         else:
             _insert(fifo, (seq, ref))
         kq.size += 1
+        lane.names[ref.name] = lane.names.get(ref.name, 0) + 1
         return True
 
     def push_all(self, refs: Iterable[Ref]) -> int:
@@ -149,6 +162,7 @@ class Lanes:
                             parked[item[1].id] = item[1]
                             self._ids.discard(item[1].id)
                             kq.size -= 1
+                            _uncount(lane, name, 1)
                             moved += 1
                         else:
                             keep.append(item)
@@ -183,6 +197,7 @@ class Lanes:
                     fifo.remove(item)
                     self._ids.discard(task_id)
                     kq.size -= 1
+                    _uncount(lane, name, 1)
                     if not fifo:
                         del kq.fifos[name]
                     if not kq.size:
@@ -218,13 +233,21 @@ class Lanes:
             lane = self._lanes[priority]
             if not lane.keys:
                 continue
+            counts = lane.names
+            runnable = (
+                sum(counts.get(n, 0) for n in names)
+                if len(names) < len(counts)
+                else sum(c for n, c in counts.items() if n in names)
+            )
+            if not runnable:
+                continue
             if len(lane.keys) == 1:
                 key, kq = next(iter(lane.keys.items()))
-                self._take_key(kq, names, limit - len(out), out, seqs)
+                self._take_key(lane, kq, names, limit - len(out), out, seqs)
                 if not kq.size:
                     self._forget(lane, key)
                 continue
-            self._take_turns(lane, names, limit, out, seqs)
+            self._take_turns(lane, names, min(limit, len(out) + runnable), out, seqs)
         for ref in out:
             self._ids.discard(ref.id)
         return out
@@ -241,7 +264,7 @@ class Lanes:
                 kq.turn = True
                 kq.deficit += weights.get(key, 1)
             want = min(kq.deficit, limit - len(out))
-            got = self._take_key(kq, names, want, out, seqs)
+            got = self._take_key(lane, kq, names, want, out, seqs)
             kq.deficit -= got
             if not kq.size:  # at the ring's head: no scan to drop it
                 ring.popleft()
@@ -257,31 +280,36 @@ class Lanes:
             # else: the limit cut its turn short; it goes on at the next take()
 
     @staticmethod
-    def _take_key(kq: _Key, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None) -> int:
+    def _take_key(
+        lane: _Lane, kq: _Key, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None
+    ) -> int:
         fifos = kq.fifos
         candidates = (
-            [fifos[n] for n in names if fifos.get(n)]
+            [(n, fifos[n]) for n in names if fifos.get(n)]
             if len(names) < len(fifos)
-            else [q for n, q in fifos.items() if q and n in names]
+            else [(n, q) for n, q in fifos.items() if q and n in names]
         )
         start = len(out)
         end = start + limit
         while candidates and len(out) < end:
             if len(candidates) == 1:
-                fifo = candidates[0]
+                name, fifo = candidates[0]
+                before = len(out)
                 while fifo and len(out) < end:
                     seq, ref = fifo.popleft()
                     out.append(ref)
                     if seqs is not None:
                         seqs.append(seq)
+                _uncount(lane, name, len(out) - before)
                 break
-            fifo = min(candidates, key=lambda q: q[0][0])
+            name, fifo = min(candidates, key=lambda c: c[1][0][0])
             seq, ref = fifo.popleft()
             out.append(ref)
             if seqs is not None:
                 seqs.append(seq)
-            if not fifo:
-                candidates.remove(fifo)
+            _uncount(lane, name, 1)
+            if not fifo:  # by identity: == would compare the deques' contents
+                candidates = [c for c in candidates if c[1] is not fifo]
         for name in [n for n, q in fifos.items() if not q]:
             del fifos[name]
         got = len(out) - start
