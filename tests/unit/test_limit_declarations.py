@@ -92,7 +92,7 @@ def test_bad_declarations_fail_at_import(
     with pytest.raises(error, match=text):
 
         @task(name=name, **options)
-        def bad(customer_id: str = "") -> None: ...
+        def bad(*, customer_id: str = "") -> None: ...
 
     assert registry.get(name) is None
 
@@ -116,7 +116,7 @@ def test_the_pool_declares_every_limit_in_one_change_and_retries_an_absent_store
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     @task(name="flow_a", rate_limit="5/2s", limit_key="k")
-    def a(k: str) -> None: ...
+    def a(*, k: str) -> None: ...
 
     @task(name="flow_b", concurrency=4)
     def b() -> None: ...
@@ -136,6 +136,52 @@ def test_the_pool_declares_every_limit_in_one_change_and_retries_an_absent_store
         ("flow_a.rate", "flow_a"),
         ("flow_b.concurrency", "flow_b"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("signature", "text"),
+    [
+        # A call by position would put the task in the empty key, silently.
+        (
+            "def send(invoice, customer_id): ...",
+            re.escape("may be passed by position")
+            + ".*"
+            + re.escape("make it keyword-only, def send(..., *, customer_id)"),
+        ),
+        (
+            "def send(invoice, customer_id='', /): ...",
+            re.escape("positional-only") + ".*" + re.escape("def send(..., *, customer_id)"),
+        ),
+        ("def send(invoice, *args): ...", re.escape("no keyword argument of that name: add one")),
+    ],
+)
+def test_a_key_argument_that_may_be_passed_by_position_fails_at_import(signature: str, text: str) -> None:
+    scope: dict[str, Any] = {}
+    exec(signature, scope)
+    with pytest.raises(ValueError, match=text):
+        task(name="flow_positional", concurrency=2, limit_key="customer_id")(scope["send"])
+    assert registry.get("flow_positional") is None
+
+
+def test_a_store_full_of_limits_is_not_retried(caplog: pytest.LogCaptureFixture) -> None:
+    @task(name="flow_full", concurrency=1)
+    def full() -> None: ...
+
+    store = Store(
+        errors.TaskyardError(
+            errors.Code.RESOURCE_EXHAUSTED,
+            "TOO_MANY_LIMITS",
+            "at most 10000 limits are kept; delete some first",
+        ),
+        errors.unavailable("a second request: the first refusal was retried"),
+    )
+    try:
+        with caplog.at_level("ERROR", logger=limit_declarations.__name__):
+            assert asyncio.run(limit_declarations.declare_registered(store, ["flow_full"])) == 0
+    finally:
+        registry.unregister("flow_full")
+    assert len(store.requests) == 1
+    assert "limit declarations refused: at most 10000 limits are kept" in caplog.text
 
 
 def test_a_refused_declaration_is_not_retried_and_nothing_is_sent_without_limits() -> None:

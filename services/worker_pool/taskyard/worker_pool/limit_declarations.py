@@ -94,11 +94,9 @@ def declared_limits(
     if limit_key is not None:
         if not isinstance(limit_key, str) or not limit_key.isidentifier():
             raise ValueError(f"@task({task_name!r}): limit_key= names a keyword argument, got {limit_key!r}")
-        if not _takes_keyword(fn, limit_key):
-            raise ValueError(
-                f"@task({task_name!r}): limit_key={limit_key!r}, "
-                "but the function has no keyword argument of that name"
-            )
+        problem = _key_problem(fn, limit_key)
+        if problem:
+            raise ValueError(f"@task({task_name!r}): limit_key={limit_key!r}, {problem}")
     decl = DeclaredLimits(
         task_name=task_name,
         rate=rate_limit or "",
@@ -115,15 +113,36 @@ def declared_limits(
     return decl
 
 
-def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+def _key_problem(fn: Callable[..., Any], name: str) -> str:
+    """Why ``name`` cannot carry a task's key ("" when it can). The scheduler reads
+    the key from the task's keyword arguments only: an argument that may be passed
+    by position would, so passed, put the task in the empty key (one bucket for
+    all) without a word, so it must be keyword-only (or come through **kwargs)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # a builtin without a signature: it cannot be checked
-        return True
+        return ""
     given = params.get(name)
     if given is not None:
-        return given.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        if given.kind is inspect.Parameter.KEYWORD_ONLY:
+            return ""
+        if given.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            return (
+                "but it may be passed by position, and the key is read from keyword arguments "
+                "only (a task so called would share the empty key with every other): make it "
+                f"keyword-only, def {getattr(fn, '__name__', 'f')}(..., *, {name})"
+            )
+        if given.kind is not inspect.Parameter.VAR_KEYWORD:
+            return (
+                "but it is positional-only, and the key is read from keyword arguments only: "
+                f"make it keyword-only, def {getattr(fn, '__name__', 'f')}(..., *, {name})"
+            )
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return ""
+    return (
+        "but the function has no keyword argument of that name: "
+        f"add one, def {getattr(fn, '__name__', 'f')}(..., *, {name})"
+    )
 
 
 async def declare(store: rpc.Caller, declarations: list[DeclaredLimits]) -> int:
@@ -140,6 +159,12 @@ async def declare(store: rpc.Caller, declarations: list[DeclaredLimits]) -> int:
             if exc.code.name in ("INVALID_ARGUMENT", "ALREADY_EXISTS", "FAILED_PRECONDITION"):
                 # Another answer would be the same: a person's limit holds the name, or a rule changed.
                 log.error("limit declarations refused: %s", exc)
+                return 0
+            if exc.code.name == "RESOURCE_EXHAUSTED":
+                # The store holds as many limits as it may: only deleting some makes room.
+                log.error(
+                    "limit declarations refused: %s (the pool declares them again when it restarts)", exc
+                )
                 return 0
             delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
             attempt += 1

@@ -89,8 +89,9 @@ def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable
     Flow control (docs/flow-control.md): ``rate_limit="100/s"`` (bursts of up to
     ``rate_burst``, default its units) and ``concurrency=3`` declare limits named
     ``<name>.rate`` and ``<name>.concurrency`` that every task of this name takes a
-    unit of; with ``limit_key="customer_id"`` they hold per value of that keyword
-    argument ("at most 3 at once per customer"). Pools upsert them when they start.
+    unit of; with ``limit_key="customer_id"`` they hold per value of that keyword-only
+    argument, ``def f(..., *, customer_id)`` ("at most 3 at once per customer"). Pools
+    upsert them when they start.
 
     The function is returned unchanged, so it can still be called directly.
     """
