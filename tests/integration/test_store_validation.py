@@ -18,8 +18,8 @@ from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import codec, contract, errors, ids, payload, rpc
 from taskyard.core.config import Settings
 from taskyard.result_store.service import serve
+from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.v1 import schedule_pb2 as pub
-from taskyard.v1 import task_pb2
 
 pytestmark = pytest.mark.asyncio
 K = envelope_pb2
@@ -338,3 +338,28 @@ async def test_queue_and_schedule_names_outside_the_charset_are_refused_by_the_s
             contract.STORE_QUEUE_OP, queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_PAUSE, queue=queue)
         )
         assert reply.queue.name == queue
+
+
+async def test_a_schedule_run_gets_the_limits_its_task_name_declares(bus: Any) -> None:
+    now = time.time_ns() // 1000
+    schedule = pub.Schedule(name="billing", task=task_pb2.TaskSpec(name="add"))
+    schedule.task.kwargs.update({"customer": "c-7"})
+    schedule.interval.FromSeconds(60)
+    await bus.call(
+        contract.STORE_SCHEDULE_SAVE,
+        schedule_pb2.SaveSchedulesRequest(schedules=[schedule], now_us=now - 120 * 1_000_000),
+    )
+    declared = limit_pb2.Limit(
+        name="add.concurrency",
+        task_name="add",
+        key_argument="customer",
+        per_key=True,
+        concurrency=limit_pb2.ConcurrencyLimit(max_units=3),
+    )
+    fired = await bus.call(
+        contract.STORE_SCHEDULE_FIRE, schedule_pb2.FireSchedulesRequest(now_us=now, declared=[declared])
+    )
+    (run,) = fired.records
+    assert [(u.limit, u.key) for u in run.flow.uses] == [("add.concurrency", "c-7")]
+    (stored,) = (await bus.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=[run.id]))).tasks
+    assert [(u.limit, u.key) for u in stored.flow.uses] == [("add.concurrency", "c-7")]

@@ -10,9 +10,11 @@ through ``rate_of`` / ``burst_of``, so the three agree on defaults (a burst of
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Container, Sequence
 
+from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import names
 from taskyard.core.validation import Violation, quote
 from taskyard.v1 import limit_pb2
@@ -207,3 +209,29 @@ def weight_violations(weight: limit_pb2.KeyWeight, path: str = "weight") -> list
             Violation(field=f"{path}.weight", description=f"must be 0 to {MAX_WEIGHT}, got {weight.weight}")
         )
     return out
+
+
+def declared_key(kwargs_json: bytes, argument: str) -> str:
+    """The key of a declared limit: the task's keyword argument ``argument`` (a
+    string as it is, anything else as JSON), "" when absent, cut to MAX_KEY_BYTES."""
+    if not argument or not kwargs_json:
+        return ""
+    try:
+        kwargs = json.loads(kwargs_json)
+    except ValueError:
+        return ""
+    value = kwargs.get(argument) if isinstance(kwargs, dict) else None
+    if value is None:
+        return ""
+    key = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return key.encode()[:MAX_KEY_BYTES].decode(errors="ignore")
+
+
+def add_declared(record: task_record_pb2.TaskRecord, declared: Sequence[limit_pb2.Limit]) -> None:
+    """Add to ``record``'s flow the limits its name declares (``declared``: those of
+    its name), except the ones it names itself: every path a task is created by
+    (a submission, a schedule's run) gives it the same uses."""
+    given = {u.limit for u in record.flow.uses}
+    for limit in declared:
+        if limit.name not in given:
+            record.flow.uses.add(limit=limit.name, key=declared_key(record.kwargs_json, limit.key_argument))

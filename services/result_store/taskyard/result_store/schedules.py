@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import asyncpg
@@ -24,8 +24,10 @@ from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import codec, contract, errors, ids, rpc
+from taskyard.core import limits as flow_rules
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
+from taskyard.v1 import limit_pb2 as pub_limit
 from taskyard.v1 import schedule_pb2 as pub
 
 from . import bus_requests, event_log
@@ -302,6 +304,7 @@ class Schedules:
                 records, claimed = await self._trigger(db, req.trigger, now)
             else:
                 records, claimed, reply.skipped, reply.more = await self._claim_due(db, now, limit)
+            _add_declared(records, req.declared)
             outcome = None
             if records:
                 insert = tasks_pb2.InsertTasksRequest(tasks=records)
@@ -407,6 +410,17 @@ class Schedules:
             skipped,
             len(due) >= limit,
         )
+
+
+def _add_declared(records: list[task_record_pb2.TaskRecord], declared: Sequence[pub_limit.Limit]) -> None:
+    """Each run's task gets the limits its name declares, as a submission does
+    (the scheduler sends them with the firing: FireSchedulesRequest.declared)."""
+    by_name: dict[str, list[pub_limit.Limit]] = {}
+    for limit in declared:
+        by_name.setdefault(limit.task_name, []).append(limit)
+    for rec in records:
+        if rec.name in by_name:
+            flow_rules.add_declared(rec, by_name[rec.name])
 
 
 def as_bus_errors(fn: Callable[P, Awaitable[Rp]]) -> Callable[P, Awaitable[Rp]]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +26,7 @@ from google.protobuf import timestamp_pb2
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, flow_pb2, views_pb2
 from taskyard.core import contract, errors, rpc
+from taskyard.core import limits as rules
 from taskyard.scheduler.admission import CATALOG, Admission, Gate
 from taskyard.scheduler.gates import Gates
 from taskyard.scheduler.lanes import Lanes, Ref
@@ -287,17 +287,13 @@ class Flow:
         request = dispatch_pb2.SubmitRequest.FromString(payload)
         for record in request.tasks:
             limits = self.declared.get(record.name)
-            if not limits:
-                continue
-            given = {u.limit for u in record.flow.uses}
-            kwargs = _kwargs(record.kwargs_json)
-            for limit in limits:
-                if limit.name in given:
-                    continue
-                value = kwargs.get(limit.key_argument) if limit.key_argument else None
-                key = "" if value is None else value if isinstance(value, str) else json.dumps(value)
-                record.flow.uses.add(limit=limit.name, key=key.encode()[:256].decode(errors="ignore"))
+            if limits:
+                rules.add_declared(record, limits)
         return request.SerializeToString()
+
+    def declared_limits(self) -> list[limit_pb2.Limit]:
+        """Every limit a task name declares (a schedule's runs get theirs in the store)."""
+        return [limit for limits in self.declared.values() for limit in limits]
 
     # --- FLOW_GATES -------------------------------------------------------------------
     async def on_gates(
@@ -354,11 +350,3 @@ def _wall_at(seconds: float) -> timestamp_pb2.Timestamp:
     ts = timestamp_pb2.Timestamp()
     ts.FromNanoseconds(int(seconds * 1e9))
     return ts
-
-
-def _kwargs(raw: bytes) -> dict[str, object]:
-    try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -32,6 +32,7 @@ from taskyard.core.clock import Clock, SystemClock, sleep_unless, to_us
 from taskyard.core.states import TaskState
 from taskyard.scheduler.dispatcher import ref_of
 from taskyard.scheduler.lanes import Lanes
+from taskyard.v1 import limit_pb2
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +55,11 @@ class Periodic:
         clock: Clock | None = None,
         refresh_interval: float = 10.0,
         limit: int = 100,
+        declared: Callable[[], list[limit_pb2.Limit]] = list,
     ) -> None:
         self._store = store
+        # The limits task names declare, sent with every firing (flow.py).
+        self._declared = declared
         self._lanes = lanes
         self._wake = wake
         # None: the database's clock decides what is due; this one only sleeps.
@@ -94,6 +98,8 @@ class Periodic:
             raise errors.invalid([errors.FieldViolation(field="trigger", description="must name a schedule")])
         if request.now_us <= 0:
             request.now_us = self._now_us()
+        del request.declared[:]
+        request.declared.extend(self._declared())
         # The trigger's own id: the store fires it once, whichever scheduler a copy reaches.
         reply = await self._store.call(contract.STORE_SCHEDULE_FIRE, request, message_id=env.message_id)
         self._enqueue(reply)
@@ -106,7 +112,9 @@ class Periodic:
         while True:
             reply = await self._store.call(
                 contract.STORE_SCHEDULE_FIRE,
-                schedule_pb2.FireSchedulesRequest(now_us=self._now_us(), limit=self.limit),
+                schedule_pb2.FireSchedulesRequest(
+                    now_us=self._now_us(), limit=self.limit, declared=self._declared()
+                ),
             )
             self._fired_at_us = reply.now_us
             self._enqueue(reply)

@@ -108,7 +108,11 @@ class Scheduler:
         )
         # Periodic schedules: the firing loop, and the lanes' trigger route.
         self.periodic = Periodic(
-            self.store, lanes=self.lanes, wake=self._wake, refresh_interval=settings.schedule_refresh_interval
+            self.store,
+            lanes=self.lanes,
+            wake=self._wake,
+            refresh_interval=settings.schedule_refresh_interval,
+            declared=self.flow.declared_limits,
         )
         # What is open is closed again if a later listener cannot bind (a deposed
         # leader on its way out may still hold the address: serve tries again).

@@ -1,5 +1,6 @@
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.bus.v1 import tasks_pb2 as _tasks_pb2
+from taskyard.v1 import limit_pb2 as _limit_pb2
 from taskyard.v1 import schedule_pb2 as _schedule_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -72,14 +73,16 @@ class ChangeScheduleReply(_message.Message):
     def __init__(self, schedule: _Optional[_Union[_schedule_pb2.Schedule, _Mapping]] = ...) -> None: ...
 
 class FireSchedulesRequest(_message.Message):
-    __slots__ = ("now_us", "limit", "trigger")
+    __slots__ = ("now_us", "limit", "trigger", "declared")
     NOW_US_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    DECLARED_FIELD_NUMBER: _ClassVar[int]
     now_us: int
     limit: int
     trigger: str
-    def __init__(self, now_us: _Optional[int] = ..., limit: _Optional[int] = ..., trigger: _Optional[str] = ...) -> None: ...
+    declared: _containers.RepeatedCompositeFieldContainer[_limit_pb2.Limit]
+    def __init__(self, now_us: _Optional[int] = ..., limit: _Optional[int] = ..., trigger: _Optional[str] = ..., declared: _Optional[_Iterable[_Union[_limit_pb2.Limit, _Mapping]]] = ...) -> None: ...
 
 class FireSchedulesReply(_message.Message):
     __slots__ = ("tasks", "schedules", "skipped", "next_due_us", "more", "records", "now_us")
