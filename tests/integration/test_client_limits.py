@@ -180,12 +180,25 @@ def test_a_declared_concurrency_holds_a_key_and_explain_names_the_gate(cluster: 
         assert client.wait(held.id, timeout=60).state == TaskState.SUCCESS
 
 
-def _documented(doc: str, section: str) -> str:
+def _documented(doc: str, section: str, index: int = 0) -> str:
     text = (Path(__file__).resolve().parents[2] / "docs" / doc).read_text()
     part = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```python\n(.*?)```", part, re.S)
-    assert block is not None, f"docs/{doc}: no example in {section}"
-    return block.group(1)
+    blocks = re.findall(r"```python\n(.*?)```", part, re.S)
+    assert len(blocks) > index, f"docs/{doc}: no example {index} in {section}"
+    return str(blocks[index])
+
+
+@pytest.mark.cluster(task_modules=("taskyard.examples", "support.declared_limits"))
+def test_an_update_of_a_declared_limit_as_the_guide_writes_it_keeps_it_on_its_tasks(cluster: Any) -> None:
+    with cluster.client() as client:
+        _declared(client, "send_invoice.rate", "send_invoice.concurrency")
+        exec(_documented("python-client.md", "Flow control", 1), {"client": client})
+        rate = client.limits.get("send_invoice.rate")
+        assert rate.rate == Rate(units=50, period=datetime.timedelta(seconds=1), burst=20)
+        assert (rate.task_name, rate.key_argument, rate.per_key) == ("send_invoice", "customer_id", True)
+        task = client.submit("send_invoice", 7, customer_id="c:1")
+        assert LimitUse(limit="send_invoice.rate", key="c:1", units=1) in client.get(task.id).limits
+        assert client.wait(task.id, timeout=60).result == 7
 
 
 def test_the_python_client_guide_runs_as_written(cluster: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,7 @@ from taskyard.client import (
     TaskRequest,
 )
 from taskyard.client._common import batch_request, submit_request
-from taskyard.client._limits import AsyncLimits, Limits
+from taskyard.client._limits import AsyncLimits, Limits, definition
 from taskyard.v1 import limit_pb2, task_pb2, task_service_pb2
 from taskyard.v1 import limit_service_pb2 as ls
 
@@ -180,6 +180,27 @@ def test_update_delete_and_weights_send_what_was_asked() -> None:
     assert limits.set_weight("t", 3) == KeyWeight(key="t", weight=3)
     assert rec.requests[2].weight == limit_pb2.KeyWeight(key="t", weight=3)
     assert limits.weights() == [KeyWeight(key="t", weight=3)]
+
+
+def test_a_limit_may_name_the_task_that_uses_it_and_its_key_argument() -> None:
+    declared = limit_pb2.Limit(
+        name="send_invoice.rate", task_name="send_invoice", key_argument="customer_id", per_key=True
+    )
+    rec = Recorder(ls.UpdateLimitResponse(limit=declared))
+    info = _limits(rec).update(
+        "send_invoice.rate", rate=50, per_key=True, task_name="send_invoice", key_argument="customer_id"
+    )
+    sent = rec.requests[0].limit
+    assert (sent.task_name, sent.key_argument, sent.per_key, sent.rate.units) == (
+        "send_invoice",
+        "customer_id",
+        True,
+        50,
+    )
+    assert (info.task_name, info.key_argument) == ("send_invoice", "customer_id")
+    # Left out, they are sent empty: the update replaces the whole definition.
+    plain = definition("send_invoice.rate", rate=50)
+    assert (plain.task_name, plain.key_argument, plain.per_key) == ("", "", False)
 
 
 def test_iteration_follows_the_page_tokens() -> None:

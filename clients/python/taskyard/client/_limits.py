@@ -32,14 +32,25 @@ def definition(
     concurrency: int | None = None,
     per_key: bool = False,
     description: str = "",
+    task_name: str = "",
+    key_argument: str = "",
 ) -> limit_pb2.Limit:
     """A limit: exactly one of ``rate`` (units per ``period``, seconds or a timedelta, in
     bursts of up to ``burst``; 0 means ``rate``) and ``concurrency`` (units held at once).
-    ``per_key``: each key of a LimitUse has its own bucket. The gateway checks the numbers
-    (INVALID_ARGUMENT with the fields named)."""
+    ``per_key``: each key of a LimitUse has its own bucket. ``task_name``: every task of
+    that name uses the limit, keyed (with ``per_key``) by its keyword argument
+    ``key_argument``, as ``@task(rate_limit=..., limit_key=...)`` declares it. The gateway
+    checks the numbers (INVALID_ARGUMENT with the fields named).
+
+    ``update`` sends the whole definition, as UpdateLimit replaces it: an option left out
+    is reset to its default, so updating a limit a task declares (``send_invoice.rate``)
+    without ``task_name=`` (and ``key_argument=``, ``per_key=True``) stops it applying to
+    that task's tasks."""
     if (rate is None) == (concurrency is None):
         raise ValueError("give exactly one of rate= and concurrency=")
-    limit = limit_pb2.Limit(name=name, per_key=per_key, description=description)
+    limit = limit_pb2.Limit(
+        name=name, per_key=per_key, description=description, task_name=task_name, key_argument=key_argument
+    )
     if rate is not None:
         span = period if isinstance(period, datetime.timedelta) else datetime.timedelta(seconds=period)
         limit.rate.units = rate
@@ -98,8 +109,9 @@ class Limits:
 
     @request_from(definition)
     def update(self, limit: limit_pb2.Limit) -> LimitInfo:
-        """Replace limit ``name``'s definition (the options as ``create``'s); NOT_FOUND when
-        there is none."""
+        """Replace limit ``name``'s whole definition (the options as ``create``'s: one left
+        out is reset to its default, ``task_name`` and ``key_argument`` of a declared limit
+        too); NOT_FOUND when there is none."""
         req = limit_service_pb2.UpdateLimitRequest(limit=limit)
         return LimitInfo.from_proto(self._call(self._stub.UpdateLimit, req).limit)
 
