@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+import pytest
 from support.admission import ALL, Harness, concurrency, rate
 
 from taskyard.bus.v1 import dispatch_pb2, flow_pb2, task_record_pb2
@@ -324,3 +325,16 @@ def test_a_gate_sends_back_the_highest_priority_first() -> None:
     h.dispatch(5)
     h.finish("run")
     assert h.dispatch(5) == ["crit"]
+
+
+def test_a_submission_waits_for_the_terms_first_read_of_the_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from taskyard.core import errors
+    from taskyard.scheduler import flow as flow_module
+
+    h = Harness(concurrency("one", 1))
+    monkeypatch.setattr(flow_module, "LOAD_WAIT", 0.01)
+    with pytest.raises(errors.TaskyardError) as info:
+        asyncio.run(h.flow.wait_loaded())  # nothing read yet: refused, sent again later
+    assert info.value.code is errors.Code.UNAVAILABLE
+    h.load()
+    asyncio.run(h.flow.wait_loaded())  # read: no wait

@@ -121,6 +121,7 @@ def _scheduler(store: _Store, lanes: Lanes, pools: list[Pool], term: int = 0) ->
     sched.store = cast(Any, store)
     sched._lease_ms = 30_000
     sched.flow = Flow(lanes, cast(Any, store), wake=lambda: None, term=term)
+    sched.flow.loaded.set()  # the limits were read (none)
     sched.dispatcher = Dispatcher(
         lanes, registry, cast(Any, store), lease_ms=30_000, term=term, flow=sched.flow
     )

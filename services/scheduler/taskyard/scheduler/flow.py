@@ -41,6 +41,9 @@ LEASED_PAGE = 5000
 # lanes in small batches rather than one per emission interval.
 MIN_GATE_WAIT = 0.01
 MAX_GATE_TASKS = 100
+# How long a submission waits for a new term's first read of the limits before it
+# is refused UNAVAILABLE (the gateway's client sends it again).
+LOAD_WAIT = 2.0
 # Tasks remembered as sent back by a gate (past it, the sweep alone finds unused room).
 MAX_OPENED = 100_000
 R = task_service_pb2
@@ -79,6 +82,9 @@ class Flow:
         self._unknown: dict[str, int] = {}
         self._settled: set[str] = set()
         self._reading = asyncio.Lock()
+        # Set once the limits were read: a submission waits for it (LOAD_WAIT), so a
+        # task accepted right after a takeover gets the limits its name declares.
+        self.loaded = asyncio.Event()
         # Tasks a concurrency gate sent back to their lanes, by that gate.
         self._opened: dict[str, Gate] = {}
 
@@ -228,6 +234,7 @@ class Flow:
             return
         self._version = reply.version
         changed = self.admission.set_limits(reply.limits)
+        self.loaded.set()
         self.lanes.weights = {w.key: w.weight for w in reply.weights if w.weight > 0}
         declared: dict[str, list[limit_pb2.Limit]] = {}
         for limit in reply.limits:
@@ -278,6 +285,17 @@ class Flow:
                 self._wake()
 
     # --- declared limits ---------------------------------------------------------------
+    async def wait_loaded(self) -> None:
+        """Until the limits were read once; UNAVAILABLE past LOAD_WAIT."""
+        try:
+            await asyncio.wait_for(self.loaded.wait(), LOAD_WAIT)
+        except TimeoutError:
+            raise errors.TaskyardError(
+                errors.Code.UNAVAILABLE,
+                "LIMITS_NOT_LOADED",
+                "the scheduler has not read the limits yet (it just took over?): try again",
+            ) from None
+
     def declare(self, payload: bytes) -> bytes:
         """``payload`` (a SubmitRequest) with the limits its tasks' names declare
         added to their flow; unchanged when no name declares any."""

@@ -171,6 +171,8 @@ class Scheduler:
         path's fields appended (concatenated messages merge). The records are
         parsed, as heads only, when something here reads them: hop stamps, the
         fast path, a delayed task's run time."""
+        if not self.flow.loaded.is_set():  # a term's first moments
+            await self.flow.wait_loaded()
         if self.flow.declared:  # the limits some task names declare
             payload = self.flow.declare(payload)
         insert = payload
