@@ -37,7 +37,24 @@ def test_a_limit_is_a_name_with_units_and_a_key_split_at_the_first_equals() -> N
     assert _limits("api=a*b") == (LimitUse(limit="api", key="a*b"),)
 
 
-@pytest.mark.parametrize("value", ["=k", "*2=k", "tokens*=k", "tokens*0", "tokens*x=k", "tokens*-1"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "=k",
+        "*2=k",
+        "tokens*=k",
+        "tokens*0",
+        "tokens*x=k",
+        "tokens*-1",
+        # Digits outside ASCII ('²'.isdigit() is true) and units past any limit's.
+        "x*²",
+        "x*٣=k",
+        "x*+3",
+        "x* 3",
+        f"x*{rules.MAX_UNITS + 1}=k",
+        "x*99999999999999999999=k",
+    ],
+)
 def test_a_misshapen_limit_is_a_usage_error(value: str) -> None:
     result = run("task", "submit", "add", "--limit", value)
     assert result.exit_code == 2, result.output
@@ -83,6 +100,9 @@ def test_amounts() -> None:
         (["create", "x", "--concurrency", "0"], "0 is not in the range x>=1"),
         (["create", "x", "--concurrency", "3", "--burst", "4"], "--burst applies to a rate limit"),
         (["update", "x"], "nothing to change"),
+        # Refused before any call: a concurrency limit has no burst to keep it in.
+        (["update", "x", "--concurrency", "3", "--burst", "50"], "--burst applies to a rate limit"),
+        (["update", "x", "--rate", "5/s", "--concurrency", "3"], "give one of --rate and --concurrency"),
         (["weight", "tenant-a", "1001"], "1001 is not in the range 0<=x<=1000"),
     ],
 )

@@ -95,6 +95,7 @@ def create_command(
     """
     if (rate is None) == (concurrency is None):
         raise click.UsageError("give exactly one of --rate and --concurrency")
+    _check_kind(rate, burst, concurrency)
     limit = limit_pb2.Limit(name=name, per_key=per_key, description=description)
     _apply(limit, rate, burst, concurrency)
     with gateway() as g:
@@ -102,12 +103,19 @@ def create_command(
     output.emit(reply, _show)
 
 
+def _check_kind(rate: limit_pb2.RateLimit | None, burst: int | None, concurrency: int | None) -> None:
+    """Options of both kinds at once, refused before any call (a concurrency limit
+    has no burst: it would be dropped without a word)."""
+    if rate is not None and concurrency is not None:
+        raise click.UsageError("give one of --rate and --concurrency")
+    if burst is not None and concurrency is not None:
+        raise click.UsageError("--burst applies to a rate limit, not to --concurrency")
+
+
 def _apply(
     limit: limit_pb2.Limit, rate: limit_pb2.RateLimit | None, burst: int | None, concurrency: int | None
 ) -> None:
     """The kind and numbers given onto ``limit`` (the ones not given stay)."""
-    if rate is not None and concurrency is not None:
-        raise click.UsageError("give one of --rate and --concurrency")
     if rate is not None:
         # A new rate keeps the burst it had unless --burst says otherwise.
         rate.burst = burst if burst is not None else (limit.rate.burst if limit.HasField("rate") else 0)
@@ -183,6 +191,7 @@ def update_command(
         raise click.UsageError(
             "nothing to change: give --rate, --burst, --concurrency, --per-key/--global or --description"
         )
+    _check_kind(rate, burst, concurrency)
     with gateway() as g:
         limit = g.call(g.limits.GetLimit, ls.GetLimitRequest(name=name)).limit
         # Output only: the gateway ignores them, and they are not the new definition.

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from taskyard.client import LimitUse
+from taskyard.core import limits as rules
 
 
 def json_arg(text: str) -> Any:
@@ -56,9 +57,11 @@ def parse_limits(
             raise click.BadParameter(f"{text!r}: use NAME, NAME=KEY or NAME*UNITS=KEY", param_hint="--limit")
         units = 0
         if star:
-            if not count.isdigit() or int(count) < 1:
+            # ASCII digits only: '²'.isdigit() is true, and int('²') raises.
+            if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= rules.MAX_UNITS:
                 raise click.BadParameter(
-                    f"{text!r}: UNITS in NAME*UNITS is a whole number of at least 1", param_hint="--limit"
+                    f"{text!r}: UNITS in NAME*UNITS is a whole number from 1 to {rules.MAX_UNITS}",
+                    param_hint="--limit",
                 )
             units = int(count)
         uses.append(LimitUse(limit=name, key=key if sep else "", units=units))
