@@ -90,7 +90,8 @@ def _insert(fifo: deque[Item], item: Item) -> None:
 class Lanes:
     def __init__(self) -> None:
         self._lanes: dict[Priority, _Lane] = {p: _Lane() for p in LANES}
-        self._ids: set[str] = set()
+        # Every waiting task (its lane and fairness key: where ExplainTask finds it).
+        self._ids: dict[str, Ref] = {}
         self._seq = itertools.count()
         # Fairness weights by key (LimitService.SetKeyWeight); absent: 1.
         self.weights: dict[str, int] = {}
@@ -127,7 +128,7 @@ class Lanes:
                 return False
             parked[task_id] = ref
             return True
-        self._ids.add(task_id)
+        self._ids[task_id] = ref
         lane = self._lanes[ref.priority]
         kq = lane.keys.get(ref.key)
         if kq is None:
@@ -160,7 +161,7 @@ class Lanes:
                     for item in kq.fifos[name]:
                         if item[1].queue == queue:
                             parked[item[1].id] = item[1]
-                            self._ids.discard(item[1].id)
+                            del self._ids[item[1].id]
                             kq.size -= 1
                             _uncount(lane, name, 1)
                             moved += 1
@@ -195,7 +196,7 @@ class Lanes:
             for item in fifo:
                 if item[1].id == task_id:
                     fifo.remove(item)
-                    self._ids.discard(task_id)
+                    del self._ids[task_id]
                     kq.size -= 1
                     _uncount(lane, name, 1)
                     if not fifo:
@@ -210,17 +211,16 @@ class Lanes:
 
     def standing(self, task_id: str) -> tuple[str, int, int] | None:
         """Where a waiting task stands in its lane: its fairness key, the tasks of that
-        key ahead of it, and the other keys with tasks waiting in the lane (a scan:
-        ExplainTask's, not the dispatcher's)."""
-        if task_id not in self._ids:
+        key ahead of it, and the other keys with tasks waiting in the lane (a scan of
+        its key: ExplainTask's, not the dispatcher's)."""
+        ref = self._ids.get(task_id)
+        if ref is None:
             return None
-        for lane in self._lanes.values():
-            for key, kq in lane.keys.items():
-                found = [s for fifo in kq.fifos.values() for s, r in fifo if r.id == task_id]
-                if found:
-                    ahead = sum(1 for fifo in kq.fifos.values() for s, _ in fifo if s < found[0])
-                    return key, ahead, len(lane.keys) - 1
-        return None
+        lane = self._lanes[ref.priority]
+        kq = lane.keys[ref.key]
+        found = [s for s, r in kq.fifos[ref.name] if r.id == task_id]
+        ahead = sum(1 for fifo in kq.fifos.values() for s, _ in fifo if s < found[0]) if found else 0
+        return ref.key, ahead, len(lane.keys) - 1
 
     def take(self, names: frozenset[str], limit: int, seqs: list[int] | None = None) -> list[Ref]:
         """Up to ``limit`` tasks this pool can run: CRITICAL first; inside a lane the
@@ -248,8 +248,9 @@ class Lanes:
                     self._forget(lane, key)
                 continue
             self._take_turns(lane, names, min(limit, len(out) + runnable), out, seqs)
+        ids = self._ids
         for ref in out:
-            self._ids.discard(ref.id)
+            del ids[ref.id]
         return out
 
     def _take_turns(
