@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ import grpc
 import pytest
 
 from taskyard.client import (
+    AsyncClient,
     Client,
     Explanation,
     KeyWeight,
@@ -201,6 +203,37 @@ def test_a_limit_may_name_the_task_that_uses_it_and_its_key_argument() -> None:
     # Left out, they are sent empty: the update replaces the whole definition.
     plain = definition("send_invoice.rate", rate=50)
     assert (plain.task_name, plain.key_argument, plain.per_key) == ("", "", False)
+
+
+def test_a_task_kwarg_named_like_an_option_goes_as_the_submit_docstrings_say() -> None:
+    """``limits`` and ``fairness_key`` are submit's options: a task's own keyword argument
+    of that name goes through a TaskRequest's kwargs, as both docstrings show."""
+    spec = submit_request("report", limits={"api": ""}).task
+    assert [u.limit for u in spec.limits] == ["api"] and "limits" not in spec.kwargs
+
+    class Batch:
+        """A client's submit_many that keeps the request it would send."""
+
+        def __init__(self) -> None:
+            self.sent: list[Any] = []
+
+        def submit_many(self, tasks: Any) -> list[Any]:
+            self.sent.append(batch_request(tasks))
+            return []
+
+    class AsyncBatch(Batch):
+        async def submit_many(self, tasks: Any) -> list[Any]:  # type: ignore[override]
+            return Batch.submit_many(self, tasks)
+
+    for doc, batch in ((Client.submit.__doc__, Batch()), (AsyncClient.submit.__doc__, AsyncBatch())):
+        assert doc is not None
+        (example,) = re.findall(r"``((?:await )?client\.submit_many\(.*?\))``", doc, re.S)
+        scope: dict[str, Any] = {"client": batch, "TaskRequest": TaskRequest}
+        exec(f"async def run() -> None:\n    {example}", scope)
+        asyncio.run(scope["run"]())
+        (request,) = batch.sent
+        (task,) = request.tasks
+        assert task.kwargs["limits"] == 10 and not task.limits
 
 
 def test_iteration_follows_the_page_tokens() -> None:

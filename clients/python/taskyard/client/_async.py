@@ -52,6 +52,11 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
 
     @request_from(_common.submit_request)
     async def submit(self, req: task_service_pb2.SubmitTaskRequest) -> _types.TaskInfo:
+        """Submit one task, as Client.submit. A task keyword argument named like one of
+        these options (``limits``, ``fairness_key``, ``priority``, ``queue``, ...) is taken
+        as the option, not passed to the task: give it in a TaskRequest's ``kwargs=``
+        through ``submit_many``:
+        ``await client.submit_many([TaskRequest(name="report", kwargs={"limits": 10})])``."""
         return _types.TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
 
     async def submit_many(

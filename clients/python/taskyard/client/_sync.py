@@ -54,7 +54,12 @@ class Client(_common.ClientBase[grpc.Channel]):
     @request_from(_common.submit_request)
     def submit(self, req: task_service_pb2.SubmitTaskRequest) -> _types.TaskInfo:
         """Submit one task; ``timeout`` is the task's execution limit. With a repeated
-        ``request_id`` the task of the first submission is returned."""
+        ``request_id`` the task of the first submission is returned.
+
+        A task keyword argument named like one of these options (``limits``,
+        ``fairness_key``, ``priority``, ``queue``, ...) is taken as the option, not passed
+        to the task: give it in a TaskRequest's ``kwargs=`` through ``submit_many``:
+        ``client.submit_many([TaskRequest(name="report", kwargs={"limits": 10})])``."""
         return _types.TaskInfo.from_proto(self._call(self._stub.SubmitTask, req).task)
 
     def submit_many(
