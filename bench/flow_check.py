@@ -12,8 +12,9 @@ of every lease and what the task bodies journalled, it checks the limits held.
 - (d) gates: no attempt waited QUEUED for more than ``wait_bound`` seconds in one
   stretch with nothing holding it. Held means: its key had the limit's attempts
   leased (the database's lease to its end), or the rate bucket, replayed over the
-  recorded admissions (empty at every scheduler takeover), had no unit left, or
-  the suite was down (a fault until its probe task finished).
+  recorded admissions (empty at every scheduler takeover), had no unit left, or the
+  last second's admissions reached 95 % of the rate, or the suite was down (a fault
+  until its probe task finished).
 
 (c), no task lost or stuck, is bench/chaos's own contract check. Everything here is
 pure: the runner (bench/chaos_flow.py) reads the rows and the journal; the tests
@@ -29,6 +30,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 LEASED = frozenset({"ASSIGNED", "RUNNING"})
+# (d): the rate counts as spent when the last second admitted this share of it.
+WINDOW_SHARE = 0.95
 Span = tuple[float, float]
 
 
@@ -296,7 +299,7 @@ class WaitFigures:
     longest_wait: float
     longest_ungated: float
     longest_task: str
-    rate_gated: float  # seconds the replayed rate bucket had no unit left
+    rate_gated: float  # seconds the rate was spent (the replayed bucket empty, or a second at the rate)
     violations: tuple[tuple[str, int, str, float, float], ...]  # task, attempt, key, from, seconds
 
     @property
@@ -307,7 +310,7 @@ class WaitFigures:
         out = [
             f"  attempts that waited QUEUED: {self.waits}; longest wait {self.longest_wait:.2f} s; "
             f"longest stretch with no gate holding it {self.longest_ungated:.3f} s "
-            f"({self.longest_task or '-'}); rate bucket empty {self.rate_gated:.1f} s in all",
+            f"({self.longest_task or '-'}); rate spent {self.rate_gated:.1f} s in all",
         ]
         for task_id, attempt, key, since, seconds in self.violations[:5]:
             out.append(
@@ -345,6 +348,24 @@ def rate_gated_spans(
         if level < threshold:
             spans.append((at, at + (threshold - level) / refill))
     return _merge(spans)
+
+
+def window_full_spans(
+    admissions: Sequence[float], *, units: int, period: float, share: float, window: float = 1.0
+) -> list[Span]:
+    """When the last ``window`` seconds' recorded admissions reached ``share`` of what the
+    rate allows in it: the rate was spent as fast as it refills. The replay alone cannot
+    see this when the scheduler spent units the database never recorded (a lease that
+    failed while PostgreSQL was down is charged, since its outcome is unknown): its
+    bucket then looks that many units fuller than the scheduler's for as long as the
+    rate stays saturated."""
+    k = max(1, math.ceil(units * window / period * share))
+    times = sorted(admissions)
+    return _merge(
+        (times[j], times[j - k + 1] + window)
+        for j in range(k - 1, len(times))
+        if times[j - k + 1] + window > times[j]
+    )
 
 
 def key_full_spans(
@@ -389,13 +410,12 @@ def check_waits(
     tolerance: float | None = None,
 ) -> WaitFigures:
     tol = max(1.0, 0.05 * burst) if tolerance is None else tolerance
-    rate = rate_gated_spans(
-        (lease.leased_at for lease in leases),
-        units=units,
-        period=period,
-        burst=burst,
-        takeovers=takeovers,
-        tolerance=tol,
+    admitted = sorted(lease.leased_at for lease in leases)
+    rate = _merge(
+        rate_gated_spans(
+            admitted, units=units, period=period, burst=burst, takeovers=takeovers, tolerance=tol
+        )
+        + window_full_spans(admitted, units=units, period=period, share=WINDOW_SHARE)
     )
     down = _merge([(o.start, o.end) for o in outages])
     full = key_full_spans(leases, limit, end=end)

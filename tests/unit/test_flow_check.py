@@ -195,3 +195,20 @@ def test_the_bucket_starts_empty_at_a_takeover() -> None:
     assert figures.passed and figures.longest_ungated == pytest.approx(1.0)
     later = fc.check_waits([lease("w", 12.5, 12.6, queued=9.0)], outages=[], **at_takeover)
     assert not later.passed
+
+
+def test_a_rate_spent_as_fast_as_it_refills_holds_the_wait() -> None:
+    # The replayed bucket starts full and others take units exactly as fast as they refill
+    # (500 a second): the replay keeps 500 units to spare (the scheduler had spent units on
+    # leases that failed, which the database never recorded), but the last second's
+    # admissions reached the rate, so the wait is held from 10.95 s (475 in a second) on.
+    others = [lease(f"o{i}", 10.0 + i / 500, 10.0 + i / 500 + 0.001, key=f"o{i % 50}") for i in range(2500)]
+    figures = fc.check_waits([*others, lease("w", 14.9, 15.0, queued=10.5)], outages=[], **WAIT)
+    assert figures.passed, figures.lines()
+    assert figures.longest_ungated == pytest.approx(0.45, abs=0.01)
+
+
+def test_a_rate_used_at_sixty_percent_does_not_hold_the_wait() -> None:
+    others = [lease(f"o{i}", 10.0 + i / 300, 10.0 + i / 300 + 0.001, key=f"o{i % 50}") for i in range(1500)]
+    figures = fc.check_waits([*others, lease("w", 14.9, 15.0, queued=10.5)], outages=[], **WAIT)
+    assert not figures.passed and figures.longest_ungated == pytest.approx(4.4)
