@@ -338,3 +338,27 @@ def test_a_submission_waits_for_the_terms_first_read_of_the_limits(monkeypatch: 
     assert info.value.code is errors.Code.UNAVAILABLE
     h.load()
     asyncio.run(h.flow.wait_loaded())  # read: no wait
+
+
+def test_a_task_whose_lease_failed_does_not_wait_for_its_own_units() -> None:
+    h = Harness(concurrency("per-customer", 1))
+    h.load()
+    h.submit("t0", ("per-customer", "a", 1), key="a")
+    seqs: list[int] = []
+    taken = h.lanes.take(ALL, 1, seqs)
+    assert h.flow.admit(taken, seqs, ["first"]) == [0]
+    h.flow.lease_failed([("t0", "first")])  # committed or not: nobody knows yet
+    h.lanes.push(taken[0])  # back in its lane, as the dispatcher does
+    assert h.dispatch(5) == ["t0"]  # its own unit: it is one task with one live lease
+    assert h.flow.admission.held(("per-customer", "a")) == 1
+    h.submit("t1", ("per-customer", "a", 1), key="a")
+    assert h.dispatch(5) == []  # the key's one unit is t0's, whichever lease is real
+    # The store has the second lease, not the first: the resync drops the first.
+    real = flow_pb2.LeasedFlow(task_id="t0", lease_token=h.running["t0"], flow=task_record_pb2.FlowControl())
+    real.flow.uses.add(limit="per-customer", key="a", units=1)
+    h.store.leased = [real]
+    h.clock.now += 1
+    asyncio.run(h.flow.resync())
+    assert h.flow.admission.held(("per-customer", "a")) == 1
+    h.finish("t0")
+    assert h.dispatch(5) == ["t1"]

@@ -111,6 +111,8 @@ class Admission:
         # from _holds under the limits as they are).
         self._held: dict[str, dict[str, int]] = {}
         self._holders: dict[Gate, dict[str, int]] = {}
+        # What each task is counted for, by gate.
+        self._tallies: dict[str, dict[Gate, int]] = {}
         # What each task's attempts hold, by lease token.
         self._holds: dict[str, dict[str, _Hold]] = {}
         # Attempts released here, by (task id, lease token), with when: a resync whose
@@ -197,7 +199,10 @@ class Admission:
                 continue
             gate = (limit_name, key if limit.per_key else "")
             units = min(units, limit.burst)
-            if self.held(gate) + units > limit.burst:
+            # What this task holds already (a lease whose outcome is unknown) is
+            # its own: it has one live lease at most, so it needs no more units.
+            own = self._holders.get(gate, {}).get(ref.id, 0)
+            if self.held(gate) - own + max(units, own) > limit.burst:
                 limit.throttled += 1
                 return Refusal(gate, None)
             counts.append((gate, units))
@@ -208,7 +213,7 @@ class Admission:
             self.limits[gate[0]].admitted += 1
         if counts:
             self._holds.setdefault(ref.id, {})[token] = _Hold(float("inf"), ref.uses)
-            self._count(ref.id, ref.uses, 1)
+            self._tally(ref.id)
         return None
 
     def confirm(self, task_id: str, token: str, now: float) -> None:
@@ -245,41 +250,53 @@ class Admission:
     def held(self, gate: Gate) -> int:
         return self._held.get(gate[0], {}).get(gate[1], 0)
 
-    def _count(self, task_id: str, uses: Iterable[Use], sign: int) -> list[Gate]:
-        """Add (sign 1) or take away (-1) what ``uses`` hold under the limits as they
-        are; returns the gates touched."""
-        touched: list[Gate] = []
-        for name, key, units in uses:
-            limit = self.limits.get(name)
-            if limit is None or limit.is_rate:
+    def _tally(self, task_id: str) -> list[Gate]:
+        """Count what ``task_id`` holds again, under the limits as they are: per gate
+        the most units of any of its attempts (a task has one live lease at most;
+        the others are leases whose outcome is not known yet, which the store's
+        answer or a resync settles). Returns the gates whose count went down."""
+        mine: dict[Gate, int] = {}
+        for hold in self._holds.get(task_id, {}).values():
+            for name, key, units in hold.uses:
+                limit = self.limits.get(name)
+                if limit is None or limit.is_rate:
+                    continue
+                gate = (name, key if limit.per_key else "")
+                mine[gate] = max(mine.get(gate, 0), min(units, limit.burst))
+        before = self._tallies.pop(task_id, {})
+        if mine:
+            self._tallies[task_id] = mine
+        freed: list[Gate] = []
+        for gate in before.keys() | mine.keys():
+            change = mine.get(gate, 0) - before.get(gate, 0)
+            if change == 0:
                 continue
-            bucket = key if limit.per_key else ""
-            units = min(units, limit.burst) * sign
+            if change < 0:
+                freed.append(gate)
+            name, bucket = gate
             keys = self._held.setdefault(name, {})
-            left = keys.get(bucket, 0) + units
+            left = keys.get(bucket, 0) + change
             if left > 0:
                 keys[bucket] = left
             else:
                 keys.pop(bucket, None)
                 if not keys:
                     del self._held[name]
-            holders = self._holders.setdefault((name, bucket), {})
-            mine = holders.get(task_id, 0) + units
-            if mine > 0:
-                holders[task_id] = mine
+            holders = self._holders.setdefault(gate, {})
+            if gate in mine:
+                holders[task_id] = mine[gate]
             else:
                 holders.pop(task_id, None)
                 if not holders:
-                    del self._holders[(name, bucket)]
-            touched.append((name, bucket))
-        return touched
+                    del self._holders[gate]
+        return freed
 
     def _recount(self) -> None:
         self._held.clear()
         self._holders.clear()
-        for task_id, held in self._holds.items():
-            for hold in held.values():
-                self._count(task_id, hold.uses, 1)
+        self._tallies.clear()
+        for task_id in self._holds:
+            self._tally(task_id)
 
     def holds(self, task_id: str) -> bool:
         return task_id in self._holds
@@ -296,7 +313,7 @@ class Admission:
         if hold is None:
             return []
         self._ended[(task_id, token)] = self._clock()
-        return self._count(task_id, hold.uses, -1)
+        return self._tally(task_id)
 
     def release_task(self, task_id: str, *, before: float) -> list[Gate]:
         """The task's lease ended (lapsed, handed back, reconciled): free what its

@@ -177,7 +177,7 @@ class Dispatcher:
             # Their limit units stay held until the store says which (resync).
             log.warning("lease of %d tasks failed: %s", len(refs), exc)
             if self.flow is not None:
-                self.flow.confirm(zip((r.id for r in refs), tokens, strict=True))
+                self.flow.lease_failed(zip((r.id for r in refs), tokens, strict=True))
             for ref in refs:
                 pool.inflight.pop(ref.id, None)
             self.lanes.push_all(refs)

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 LIMITS_INTERVAL = 0.5
 RESYNC_INTERVAL = 2.0
+# The longest wait between tries to settle a failed lease's units with the store.
+RESYNC_SOON_BACKOFF = 0.5
 LEASED_PAGE = 5000
 # The least time between two looks at a rate gate: its tasks go back to their
 # lanes in small batches rather than one per emission interval.
@@ -85,6 +87,8 @@ class Flow:
         # Set once the limits were read: a submission waits for it (LOAD_WAIT), so a
         # task accepted right after a takeover gets the limits its name declares.
         self.loaded = asyncio.Event()
+        # A lease failed with an unknown outcome: resync at the next turn of run().
+        self._resync_soon = False
         # Tasks a concurrency gate sent back to their lanes, by that gate.
         self._opened: dict[str, Gate] = {}
 
@@ -120,6 +124,13 @@ class Flow:
         if reopen:
             self._open(reopen)
         return out
+
+    def lease_failed(self, refs: Iterable[tuple[str, str]]) -> None:
+        """A lease whose outcome is unknown (its request failed): its units stay held
+        (it may have committed) until a resync, asked for at once, says which."""
+        self.confirm(refs)
+        self._resync_soon = True
+        self.changed.set()
 
     def confirm(self, refs: Iterable[tuple[str, str]]) -> None:
         """These (task id, lease token) attempts are leased in the store now."""
@@ -203,15 +214,20 @@ class Flow:
         while True:
             try:
                 await self.read_limits()
-                if self._clock() - last_resync >= RESYNC_INTERVAL:
+                if self._resync_soon or self._clock() - last_resync >= RESYNC_INTERVAL:
                     last_resync = self._clock()
-                    await self.resync()
+                    self._resync_soon = False
+                    try:
+                        await self.resync()
+                    except errors.TaskyardError:
+                        self._resync_soon = True  # the store is down: as soon as it is back
+                        raise
                 self.admission.prune()
                 self.sweep()
                 delay = LIMITS_INTERVAL
             except errors.TaskyardError as exc:
                 log.warning("flow control: reading the store failed: %s", exc)
-                delay = min(2 * delay, 2.0)
+                delay = min(2 * delay, RESYNC_SOON_BACKOFF if self._resync_soon else 2.0)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), delay)
             self.changed.clear()
