@@ -76,10 +76,10 @@ class Flow:
         # Both the limits and the leased attempts were read once.
         self.ready = False
         self._counted = False
-        # Reads of the limits begun, and the tasks waiting at CATALOG with the count
-        # when they arrived there: a read begun after that settles their unknown limits.
         # Set by a limit.* event: read the limits now rather than at the next poll.
         self.changed = asyncio.Event()
+        # Reads of the limits begun, and the tasks waiting at CATALOG with the count
+        # when they arrived there: a read begun after that settles their unknown limits.
         self._reads = 0
         self._unknown: dict[str, int] = {}
         self._settled: set[str] = set()
