@@ -20,9 +20,13 @@ from typing import Any
 
 import pytest
 
+from support import ports as ports_module
 from support.waiting import wait_until
 from taskyard.cli import jaeger as jaeger_launcher
 from taskyard.cli import procs
+
+# Tries at starting a Jaeger on ports another process took first.
+START_ATTEMPTS = 3
 
 
 @contextlib.contextmanager
@@ -32,14 +36,26 @@ def running_jaeger(workdir: Path) -> Iterator[jaeger_launcher.Jaeger]:
     binary = jaeger_launcher.find_binary()
     if binary is None:
         pytest.fail("no Jaeger binary: run `tools/install-tools.sh jaeger` (CI does)")
-    ports = jaeger_launcher.Ports.free()
-    running = jaeger_launcher.start(
-        binary,
-        ports,
-        workdir / "jaeger",
-        log=workdir / "jaeger.log",
-        ui_assets=jaeger_launcher.find_ui(binary),
-    )
+    for attempt in range(START_ATTEMPTS):
+        # A block below the ephemeral range: an ephemeral port found free can be taken
+        # by any outgoing connection before Jaeger binds it (it was, under xdist). Another
+        # test process may still pick the same block: then again, on other ports.
+        first = ports_module.free_port_block(5)
+        ports = jaeger_launcher.Ports(
+            otlp_grpc=first, otlp_http=first + 1, query=first + 2, query_grpc=first + 3, health=first + 4
+        )
+        try:
+            running = jaeger_launcher.start(
+                binary,
+                ports,
+                workdir / f"jaeger-{attempt}",
+                log=workdir / "jaeger.log",
+                ui_assets=jaeger_launcher.find_ui(binary),
+            )
+            break
+        except RuntimeError as exc:  # PortsTaken, or taken between the check and its bind
+            if attempt == START_ATTEMPTS - 1 or "already in use" not in str(exc):
+                raise
     try:
         yield running
     finally:
