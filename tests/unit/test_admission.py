@@ -362,3 +362,15 @@ def test_a_task_whose_lease_failed_does_not_wait_for_its_own_units() -> None:
     assert h.flow.admission.held(("per-customer", "a")) == 1
     h.finish("t0")
     assert h.dispatch(5) == ["t1"]
+
+
+def test_a_limit_created_again_counts_the_attempts_that_name_it() -> None:
+    h = Harness(concurrency("one", 1, per_key=False))
+    h.load()
+    h.submit("t0", ("one", "", 1))
+    assert h.dispatch(5) == ["t0"]
+    for version, specs in ((2, []), (3, [concurrency("one", 1, per_key=False)])):
+        h.store.limits, h.store.version = specs, version
+        asyncio.run(h.flow.read_limits())
+    h.submit("t1", ("one", "", 1))
+    assert h.dispatch(5) == []  # t0 still runs and holds the limit's one unit

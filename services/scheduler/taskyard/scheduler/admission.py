@@ -155,9 +155,12 @@ class Admission:
         if len(self.gone) > rules.MAX_LIMITS:
             self.gone.clear()  # only a shortcut: a read settles the rest
         self.gone = (self.gone | removed) - set(fresh)
+        added = set(fresh) - set(self.limits)
         self.limits = fresh
         self.ready = True
-        if regate or removed:
+        # Holds count under the limits as they are: one that went, changed its buckets
+        # or came (back: running attempts may name it) moves the counts.
+        if regate or removed or (added and not first and self._holds):
             self._recount()
         return changed
 
