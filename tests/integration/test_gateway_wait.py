@@ -213,3 +213,29 @@ def test_a_gap_in_the_event_stream_forgets_what_was_unfinished() -> None:
     assert waiters.known_unfinished("a")
     waiters.stream_gap()
     assert not waiters.known_unfinished("a") and not waiters.known_unfinished("b")
+
+
+async def test_a_wait_that_reads_its_task_final_first_still_returns_the_trip(
+    gw: GatewayEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taskyard.core import hops
+    from taskyard.gateway import service as gateway_service
+
+    monkeypatch.setattr(gateway_service, "FIRST_RECHECK_UNREAD", 0.05)
+    task_id = await _submit(gw)
+    call = gw.stub.WaitTask(_wait_req(task_id, 10))
+    await _until_waiting(gw)
+    # Final in the store before its event reaches this gateway (a loaded machine).
+    gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS)
+    await asyncio.sleep(0.3)  # a deliberate idle: the re-read has found it final by now
+    record = task_record_pb2.TaskRecord(id=task_id, name="add", state=task_pb2.TASK_STATE_SUCCESS)
+    record.hops.add(hop="store.committed", at_ns=1)
+    await gw.backend.publish(
+        event_pb2.Event(
+            type="task.succeeded", task_id=task_id, state=task_pb2.TASK_STATE_SUCCESS, record=record
+        )
+    )
+    resp = await call
+    trailing = await call.trailing_metadata()
+    assert resp.task.state == task_pb2.TASK_STATE_SUCCESS
+    assert hops.from_text(str(trailing.get(hops.METADATA_KEY)))[0][0] == "store.committed"

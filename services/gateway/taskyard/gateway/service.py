@@ -39,6 +39,9 @@ MAX_WAIT = 300.0
 WAIT_RECHECK = 5.0
 # The first re-read of a wait that skipped its initial read (bounds a lost event).
 FIRST_RECHECK_UNREAD = 1.0
+# How long a sampled wait that read its task final waits for the final event, whose
+# record alone carries the hop stamps (published right after the commit it read).
+TRIP_GRACE = 1.0
 MAX_PAGE_TOKEN_CHARS = 1024
 MAX_CANCEL_REASON_CHARS = 1024
 
@@ -247,7 +250,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         self, request: task_service_pb2.WaitTaskRequest, context: Context
     ) -> task_service_pb2.WaitTaskResponse:
         async def run() -> task_service_pb2.WaitTaskResponse:
-            reply, trip = await self._wait_with_trip(request, context.time_remaining())
+            # A sampled task's stamps come only with its final event: a re-read that
+            # finds it final first gives that event a moment (a lost one costs it).
+            reply, trip = await self._wait_with_trip(request, context.time_remaining(), want_trip=True)
             if trip:
                 stamps = [*trip, task_record_pb2.HopStamp(hop="gateway.replied", at_ns=time.time_ns())]
                 context.set_trailing_metadata(((hops.METADATA_KEY, hops.to_text(stamps)),))
@@ -261,9 +266,15 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         return (await self._wait_with_trip(request, client_remaining))[0]
 
     async def _wait_with_trip(
-        self, request: task_service_pb2.WaitTaskRequest, client_remaining: float | None
+        self,
+        request: task_service_pb2.WaitTaskRequest,
+        client_remaining: float | None,
+        *,
+        want_trip: bool = False,
     ) -> tuple[task_service_pb2.WaitTaskResponse, hops.HopStamps]:
-        """The answer, and the hop stamps of a sampled task's final event."""
+        """The answer, and the hop stamps of a sampled task's final event (``want_trip``:
+        a re-read that finds the task final before its event came waits TRIP_GRACE
+        for the event, which alone carries them)."""
         violations: list[codec.Violation] = []
         task_id = _task_id(request.id, violations)
         limit = DEFAULT_WAIT
@@ -325,6 +336,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                     break
                 rec = await self._read_waited(task_id)
                 if rec.state in states.FINAL_VALUES:
+                    grace = min(TRIP_GRACE, deadline - time.monotonic())
+                    if want_trip and not waiter.event.is_set() and grace > 0:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(waiter.event.wait(), grace)
                     break
             if waiter.record is not None:
                 return task_service_pb2.WaitTaskResponse(
