@@ -115,10 +115,10 @@ class Admission:
         self._tallies: dict[str, dict[Gate, int]] = {}
         # What each task's attempts hold, by lease token.
         self._holds: dict[str, dict[str, _Hold]] = {}
-        # Attempts released here, by (task id, lease token), with when: a resync whose
+        # Attempts released here, by (task id, lease token): a resync whose
         # read still saw one (its end not committed yet when it read) does not count
         # it again. A token is never leased twice, so this cannot hide a new lease.
-        self._ended: dict[tuple[str, str], float] = {}
+        self._ended: set[tuple[str, str]] = set()
 
     # --- the limits ------------------------------------------------------------
     def set_limits(self, specs: Iterable[limit_pb2.Limit]) -> set[str]:
@@ -315,7 +315,7 @@ class Admission:
             del self._holds[task_id]
         if hold is None:
             return []
-        self._ended[(task_id, token)] = self._clock()
+        self._ended.add((task_id, token))
         return self._tally(task_id)
 
     def release_task(self, task_id: str, *, before: float) -> list[Gate]:
@@ -354,7 +354,7 @@ class Admission:
                     fresh.setdefault(task_id, {})[token] = hold
         self._holds = fresh
         # What the store no longer has cannot come back: forget its tombstone.
-        self._ended = {k: at for k, at in self._ended.items() if k in seen}
+        self._ended &= seen
         self._recount()
         freed: list[Gate] = []
         for name, keys in before_counts.items():
