@@ -28,15 +28,15 @@ from taskyard.v1 import limit_pb2 as taskyard_dot_v1_dot_limit__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/v1/task_service.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskyard/v1/limit.proto\x1a\x16taskyard/v1/task.proto\"8\n\x11SubmitTaskRequest\x12#\n\x04task\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.TaskSpec\"F\n\x12SubmitTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"?\n\x17\x42\x61tchSubmitTasksRequest\x12$\n\x05tasks\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.TaskSpec\"S\n\rSubmittedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"E\n\x18\x42\x61tchSubmitTasksResponse\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.v1.SubmittedTask\"\x1c\n\x0eGetTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\"2\n\x0fGetTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\"I\n\x0fWaitTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12*\n\x07timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"F\n\x10WaitTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x11\n\ttimed_out\x18\x02 \x01(\x08\"\xa7\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12\x12\n\npage_token\x18\x06 \x01(\t\"N\n\x11ListTasksResponse\x12 \n\x05tasks\x18\x01 \x03(\x0b\x32\x11.taskyard.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"X\n\x11\x43\x61ncelTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x8b\x01\n\x12\x43\x61ncelTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12%\n\x04step\x18\x03 \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x1a\n\x12\x63\x61ncelled_children\x18\x04 \x03(\t\" \n\x12GetTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\"L\n\x0cTaskTreeNode\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"c\n\x13GetTaskTreeResponse\x12(\n\x05nodes\x18\x01 \x03(\x0b\x32\x19.taskyard.v1.TaskTreeNode\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12\x11\n\ttruncated\x18\x03 \x01(\x08\" \n\x12\x45xplainTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\xee\x01\n\x13\x45xplainTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\'\n\x06reason\x18\x02 \x01(\x0e\x32\x17.taskyard.v1.WaitReason\x12\x0f\n\x07message\x18\x03 \x01(\t\x12)\n\x05until\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nwaiting_on\x18\x05 \x03(\t\x12\x18\n\x10lane_depth_ahead\x18\x06 \x01(\x03\x12#\n\x04gate\x18\x07 \x01(\x0b\x32\x15.taskyard.v1.FlowGate\"H\n\x12GetTaskLogsRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_offset\x18\x02 \x01(\x03\x12\x11\n\tpage_size\x18\x03 \x01(\x05\"`\n\x13GetTaskLogsResponse\x12\"\n\x04logs\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.TaskLog\x12\x13\n\x0bnext_offset\x18\x02 \x01(\x03\x12\x10\n\x08\x63omplete\x18\x03 \x01(\x08\"8\n\x15StreamTaskLogsRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_offset\x18\x02 \x01(\x03\"<\n\x16StreamTaskLogsResponse\x12\"\n\x04logs\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.TaskLog*\xf3\x02\n\nWaitReason\x12\x1b\n\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n\x13WAIT_REASON_RUNNING\x10\x01\x12\x15\n\x11WAIT_REASON_FINAL\x10\x02\x12\x13\n\x0fWAIT_REASON_ETA\x10\x03\x12\x1a\n\x16WAIT_REASON_DEPENDENCY\x10\x04\x12\x1b\n\x17WAIT_REASON_RETRY_DELAY\x10\x05\x12\x1c\n\x18WAIT_REASON_QUEUE_PAUSED\x10\x06\x12\x17\n\x13WAIT_REASON_NO_POOL\x10\x07\x12\x1a\n\x16WAIT_REASON_SLOTS_BUSY\x10\x08\x12\x1b\n\x17WAIT_REASON_DISPATCHING\x10\t\x12\x1c\n\x18WAIT_REASON_RATE_LIMITED\x10\n\x12 \n\x1cWAIT_REASON_CONCURRENCY_FULL\x10\x0b\x12\x1a\n\x16WAIT_REASON_FAIR_SHARE\x10\x0c\x32\xba\x06\n\x0bTaskService\x12M\n\nSubmitTask\x12\x1e.taskyard.v1.SubmitTaskRequest\x1a\x1f.taskyard.v1.SubmitTaskResponse\x12_\n\x10\x42\x61tchSubmitTasks\x12$.taskyard.v1.BatchSubmitTasksRequest\x1a%.taskyard.v1.BatchSubmitTasksResponse\x12\x44\n\x07GetTask\x12\x1b.taskyard.v1.GetTaskRequest\x1a\x1c.taskyard.v1.GetTaskResponse\x12G\n\x08WaitTask\x12\x1c.taskyard.v1.WaitTaskRequest\x1a\x1d.taskyard.v1.WaitTaskResponse\x12J\n\tListTasks\x12\x1d.taskyard.v1.ListTasksRequest\x1a\x1e.taskyard.v1.ListTasksResponse\x12M\n\nCancelTask\x12\x1e.taskyard.v1.CancelTaskRequest\x1a\x1f.taskyard.v1.CancelTaskResponse\x12P\n\x0bGetTaskTree\x12\x1f.taskyard.v1.GetTaskTreeRequest\x1a .taskyard.v1.GetTaskTreeResponse\x12P\n\x0b\x45xplainTask\x12\x1f.taskyard.v1.ExplainTaskRequest\x1a .taskyard.v1.ExplainTaskResponse\x12P\n\x0bGetTaskLogs\x12\x1f.taskyard.v1.GetTaskLogsRequest\x1a .taskyard.v1.GetTaskLogsResponse\x12[\n\x0eStreamTaskLogs\x12\".taskyard.v1.StreamTaskLogsRequest\x1a#.taskyard.v1.StreamTaskLogsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/v1/task_service.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskyard/v1/limit.proto\x1a\x16taskyard/v1/task.proto\"8\n\x11SubmitTaskRequest\x12#\n\x04task\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.TaskSpec\"F\n\x12SubmitTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"?\n\x17\x42\x61tchSubmitTasksRequest\x12$\n\x05tasks\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.TaskSpec\"S\n\rSubmittedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"E\n\x18\x42\x61tchSubmitTasksResponse\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.v1.SubmittedTask\"\x1c\n\x0eGetTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\"2\n\x0fGetTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\"I\n\x0fWaitTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12*\n\x07timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"F\n\x10WaitTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x11\n\ttimed_out\x18\x02 \x01(\x08\"a\n\x0eRunTaskRequest\x12#\n\x04task\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.TaskSpec\x12*\n\x07timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"R\n\x0fRunTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\x12\r\n\x05\x66inal\x18\x03 \x01(\x08\"\xa7\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12\x12\n\npage_token\x18\x06 \x01(\t\"N\n\x11ListTasksResponse\x12 \n\x05tasks\x18\x01 \x03(\x0b\x32\x11.taskyard.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"X\n\x11\x43\x61ncelTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x8b\x01\n\x12\x43\x61ncelTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12%\n\x04step\x18\x03 \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x1a\n\x12\x63\x61ncelled_children\x18\x04 \x03(\t\" \n\x12GetTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\"L\n\x0cTaskTreeNode\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"c\n\x13GetTaskTreeResponse\x12(\n\x05nodes\x18\x01 \x03(\x0b\x32\x19.taskyard.v1.TaskTreeNode\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12\x11\n\ttruncated\x18\x03 \x01(\x08\" \n\x12\x45xplainTaskRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\xee\x01\n\x13\x45xplainTaskResponse\x12\x1f\n\x04task\x18\x01 \x01(\x0b\x32\x11.taskyard.v1.Task\x12\'\n\x06reason\x18\x02 \x01(\x0e\x32\x17.taskyard.v1.WaitReason\x12\x0f\n\x07message\x18\x03 \x01(\t\x12)\n\x05until\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nwaiting_on\x18\x05 \x03(\t\x12\x18\n\x10lane_depth_ahead\x18\x06 \x01(\x03\x12#\n\x04gate\x18\x07 \x01(\x0b\x32\x15.taskyard.v1.FlowGate\"H\n\x12GetTaskLogsRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_offset\x18\x02 \x01(\x03\x12\x11\n\tpage_size\x18\x03 \x01(\x05\"`\n\x13GetTaskLogsResponse\x12\"\n\x04logs\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.TaskLog\x12\x13\n\x0bnext_offset\x18\x02 \x01(\x03\x12\x10\n\x08\x63omplete\x18\x03 \x01(\x08\"8\n\x15StreamTaskLogsRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_offset\x18\x02 \x01(\x03\"<\n\x16StreamTaskLogsResponse\x12\"\n\x04logs\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.TaskLog*\xf3\x02\n\nWaitReason\x12\x1b\n\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n\x13WAIT_REASON_RUNNING\x10\x01\x12\x15\n\x11WAIT_REASON_FINAL\x10\x02\x12\x13\n\x0fWAIT_REASON_ETA\x10\x03\x12\x1a\n\x16WAIT_REASON_DEPENDENCY\x10\x04\x12\x1b\n\x17WAIT_REASON_RETRY_DELAY\x10\x05\x12\x1c\n\x18WAIT_REASON_QUEUE_PAUSED\x10\x06\x12\x17\n\x13WAIT_REASON_NO_POOL\x10\x07\x12\x1a\n\x16WAIT_REASON_SLOTS_BUSY\x10\x08\x12\x1b\n\x17WAIT_REASON_DISPATCHING\x10\t\x12\x1c\n\x18WAIT_REASON_RATE_LIMITED\x10\n\x12 \n\x1cWAIT_REASON_CONCURRENCY_FULL\x10\x0b\x12\x1a\n\x16WAIT_REASON_FAIR_SHARE\x10\x0c\x32\x80\x07\n\x0bTaskService\x12M\n\nSubmitTask\x12\x1e.taskyard.v1.SubmitTaskRequest\x1a\x1f.taskyard.v1.SubmitTaskResponse\x12_\n\x10\x42\x61tchSubmitTasks\x12$.taskyard.v1.BatchSubmitTasksRequest\x1a%.taskyard.v1.BatchSubmitTasksResponse\x12\x44\n\x07GetTask\x12\x1b.taskyard.v1.GetTaskRequest\x1a\x1c.taskyard.v1.GetTaskResponse\x12G\n\x08WaitTask\x12\x1c.taskyard.v1.WaitTaskRequest\x1a\x1d.taskyard.v1.WaitTaskResponse\x12\x44\n\x07RunTask\x12\x1b.taskyard.v1.RunTaskRequest\x1a\x1c.taskyard.v1.RunTaskResponse\x12J\n\tListTasks\x12\x1d.taskyard.v1.ListTasksRequest\x1a\x1e.taskyard.v1.ListTasksResponse\x12M\n\nCancelTask\x12\x1e.taskyard.v1.CancelTaskRequest\x1a\x1f.taskyard.v1.CancelTaskResponse\x12P\n\x0bGetTaskTree\x12\x1f.taskyard.v1.GetTaskTreeRequest\x1a .taskyard.v1.GetTaskTreeResponse\x12P\n\x0b\x45xplainTask\x12\x1f.taskyard.v1.ExplainTaskRequest\x1a .taskyard.v1.ExplainTaskResponse\x12P\n\x0bGetTaskLogs\x12\x1f.taskyard.v1.GetTaskLogsRequest\x1a .taskyard.v1.GetTaskLogsResponse\x12[\n\x0eStreamTaskLogs\x12\".taskyard.v1.StreamTaskLogsRequest\x1a#.taskyard.v1.StreamTaskLogsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.v1.task_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WAITREASON']._serialized_start=2004
-  _globals['_WAITREASON']._serialized_end=2375
+  _globals['_WAITREASON']._serialized_start=2187
+  _globals['_WAITREASON']._serialized_end=2558
   _globals['_SUBMITTASKREQUEST']._serialized_start=161
   _globals['_SUBMITTASKREQUEST']._serialized_end=217
   _globals['_SUBMITTASKRESPONSE']._serialized_start=219
@@ -55,32 +55,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WAITTASKREQUEST']._serialized_end=667
   _globals['_WAITTASKRESPONSE']._serialized_start=669
   _globals['_WAITTASKRESPONSE']._serialized_end=739
-  _globals['_LISTTASKSREQUEST']._serialized_start=742
-  _globals['_LISTTASKSREQUEST']._serialized_end=909
-  _globals['_LISTTASKSRESPONSE']._serialized_start=911
-  _globals['_LISTTASKSRESPONSE']._serialized_end=989
-  _globals['_CANCELTASKREQUEST']._serialized_start=991
-  _globals['_CANCELTASKREQUEST']._serialized_end=1079
-  _globals['_CANCELTASKRESPONSE']._serialized_start=1082
-  _globals['_CANCELTASKRESPONSE']._serialized_end=1221
-  _globals['_GETTASKTREEREQUEST']._serialized_start=1223
-  _globals['_GETTASKTREEREQUEST']._serialized_end=1255
-  _globals['_TASKTREENODE']._serialized_start=1257
-  _globals['_TASKTREENODE']._serialized_end=1333
-  _globals['_GETTASKTREERESPONSE']._serialized_start=1335
-  _globals['_GETTASKTREERESPONSE']._serialized_end=1434
-  _globals['_EXPLAINTASKREQUEST']._serialized_start=1436
-  _globals['_EXPLAINTASKREQUEST']._serialized_end=1468
-  _globals['_EXPLAINTASKRESPONSE']._serialized_start=1471
-  _globals['_EXPLAINTASKRESPONSE']._serialized_end=1709
-  _globals['_GETTASKLOGSREQUEST']._serialized_start=1711
-  _globals['_GETTASKLOGSREQUEST']._serialized_end=1783
-  _globals['_GETTASKLOGSRESPONSE']._serialized_start=1785
-  _globals['_GETTASKLOGSRESPONSE']._serialized_end=1881
-  _globals['_STREAMTASKLOGSREQUEST']._serialized_start=1883
-  _globals['_STREAMTASKLOGSREQUEST']._serialized_end=1939
-  _globals['_STREAMTASKLOGSRESPONSE']._serialized_start=1941
-  _globals['_STREAMTASKLOGSRESPONSE']._serialized_end=2001
-  _globals['_TASKSERVICE']._serialized_start=2378
-  _globals['_TASKSERVICE']._serialized_end=3204
+  _globals['_RUNTASKREQUEST']._serialized_start=741
+  _globals['_RUNTASKREQUEST']._serialized_end=838
+  _globals['_RUNTASKRESPONSE']._serialized_start=840
+  _globals['_RUNTASKRESPONSE']._serialized_end=922
+  _globals['_LISTTASKSREQUEST']._serialized_start=925
+  _globals['_LISTTASKSREQUEST']._serialized_end=1092
+  _globals['_LISTTASKSRESPONSE']._serialized_start=1094
+  _globals['_LISTTASKSRESPONSE']._serialized_end=1172
+  _globals['_CANCELTASKREQUEST']._serialized_start=1174
+  _globals['_CANCELTASKREQUEST']._serialized_end=1262
+  _globals['_CANCELTASKRESPONSE']._serialized_start=1265
+  _globals['_CANCELTASKRESPONSE']._serialized_end=1404
+  _globals['_GETTASKTREEREQUEST']._serialized_start=1406
+  _globals['_GETTASKTREEREQUEST']._serialized_end=1438
+  _globals['_TASKTREENODE']._serialized_start=1440
+  _globals['_TASKTREENODE']._serialized_end=1516
+  _globals['_GETTASKTREERESPONSE']._serialized_start=1518
+  _globals['_GETTASKTREERESPONSE']._serialized_end=1617
+  _globals['_EXPLAINTASKREQUEST']._serialized_start=1619
+  _globals['_EXPLAINTASKREQUEST']._serialized_end=1651
+  _globals['_EXPLAINTASKRESPONSE']._serialized_start=1654
+  _globals['_EXPLAINTASKRESPONSE']._serialized_end=1892
+  _globals['_GETTASKLOGSREQUEST']._serialized_start=1894
+  _globals['_GETTASKLOGSREQUEST']._serialized_end=1966
+  _globals['_GETTASKLOGSRESPONSE']._serialized_start=1968
+  _globals['_GETTASKLOGSRESPONSE']._serialized_end=2064
+  _globals['_STREAMTASKLOGSREQUEST']._serialized_start=2066
+  _globals['_STREAMTASKLOGSREQUEST']._serialized_end=2122
+  _globals['_STREAMTASKLOGSRESPONSE']._serialized_start=2124
+  _globals['_STREAMTASKLOGSRESPONSE']._serialized_end=2184
+  _globals['_TASKSERVICE']._serialized_start=2561
+  _globals['_TASKSERVICE']._serialized_end=3457
 # @@protoc_insertion_point(module_scope)

@@ -106,6 +106,24 @@ class WaitTaskResponse(_message.Message):
     timed_out: bool
     def __init__(self, task: _Optional[_Union[_task_pb2.Task, _Mapping]] = ..., timed_out: bool = ...) -> None: ...
 
+class RunTaskRequest(_message.Message):
+    __slots__ = ("task", "timeout")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    task: _task_pb2.TaskSpec
+    timeout: _duration_pb2.Duration
+    def __init__(self, task: _Optional[_Union[_task_pb2.TaskSpec, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class RunTaskResponse(_message.Message):
+    __slots__ = ("task", "created", "final")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    FINAL_FIELD_NUMBER: _ClassVar[int]
+    task: _task_pb2.Task
+    created: bool
+    final: bool
+    def __init__(self, task: _Optional[_Union[_task_pb2.Task, _Mapping]] = ..., created: bool = ..., final: bool = ...) -> None: ...
+
 class ListTasksRequest(_message.Message):
     __slots__ = ("states", "name", "queue", "priority", "page_size", "page_token")
     STATES_FIELD_NUMBER: _ClassVar[int]

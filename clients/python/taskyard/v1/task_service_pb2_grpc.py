@@ -58,6 +58,11 @@ class TaskServiceStub(object):
                 request_serializer=taskyard_dot_v1_dot_task__service__pb2.WaitTaskRequest.SerializeToString,
                 response_deserializer=taskyard_dot_v1_dot_task__service__pb2.WaitTaskResponse.FromString,
                 _registered_method=True)
+        self.RunTask = channel.unary_unary(
+                '/taskyard.v1.TaskService/RunTask',
+                request_serializer=taskyard_dot_v1_dot_task__service__pb2.RunTaskRequest.SerializeToString,
+                response_deserializer=taskyard_dot_v1_dot_task__service__pb2.RunTaskResponse.FromString,
+                _registered_method=True)
         self.ListTasks = channel.unary_unary(
                 '/taskyard.v1.TaskService/ListTasks',
                 request_serializer=taskyard_dot_v1_dot_task__service__pb2.ListTasksRequest.SerializeToString,
@@ -119,6 +124,20 @@ class TaskServiceServicer(object):
 
     def WaitTask(self, request, context):
         """Return when the task is final or the wait times out (not an error).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RunTask(self, request, context):
+        """Accept one task and wait for its final state, in one call: SubmitTask
+        then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+        Exactly-once per request_id like SubmitTask: a repeated request_id waits
+        on the task the first submission made (created is false). The end of the
+        wait is not an error: the task goes on, and the reply carries its id and
+        current state (final false) for a later WaitTask. The wait ends before
+        the call's own deadline (about 0.1 s before it), never as
+        DEADLINE_EXCEEDED once the task is accepted.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -192,6 +211,11 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.WaitTask,
                     request_deserializer=taskyard_dot_v1_dot_task__service__pb2.WaitTaskRequest.FromString,
                     response_serializer=taskyard_dot_v1_dot_task__service__pb2.WaitTaskResponse.SerializeToString,
+            ),
+            'RunTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunTask,
+                    request_deserializer=taskyard_dot_v1_dot_task__service__pb2.RunTaskRequest.FromString,
+                    response_serializer=taskyard_dot_v1_dot_task__service__pb2.RunTaskResponse.SerializeToString,
             ),
             'ListTasks': grpc.unary_unary_rpc_method_handler(
                     servicer.ListTasks,
@@ -336,6 +360,33 @@ class TaskService(object):
             '/taskyard.v1.TaskService/WaitTask',
             taskyard_dot_v1_dot_task__service__pb2.WaitTaskRequest.SerializeToString,
             taskyard_dot_v1_dot_task__service__pb2.WaitTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RunTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskyard.v1.TaskService/RunTask',
+            taskyard_dot_v1_dot_task__service__pb2.RunTaskRequest.SerializeToString,
+            taskyard_dot_v1_dot_task__service__pb2.RunTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -556,6 +556,127 @@ func (x *WaitTaskResponse) GetTimedOut() bool {
 	return false
 }
 
+type RunTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Task  *TaskSpec              `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// How long to wait for the final state after the task is accepted; unset
+	// means 30 s, at most 300 s (as WaitTask). Zero: accept and return at once.
+	Timeout       *durationpb.Duration `protobuf:"bytes,2,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunTaskRequest) Reset() {
+	*x = RunTaskRequest{}
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunTaskRequest) ProtoMessage() {}
+
+func (x *RunTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunTaskRequest.ProtoReflect.Descriptor instead.
+func (*RunTaskRequest) Descriptor() ([]byte, []int) {
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RunTaskRequest) GetTask() *TaskSpec {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *RunTaskRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+type RunTaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task: final (with its result or error) when final is true, else as it
+	// stands when the wait ended.
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// False when request_id matched an earlier submission (that task is the one
+	// waited on).
+	Created bool `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	// True when the task reached a final state (SUCCESS, FAILURE, CANCELLED)
+	// before the wait ended; false when the timeout (or the call's deadline)
+	// came first.
+	Final         bool `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunTaskResponse) Reset() {
+	*x = RunTaskResponse{}
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunTaskResponse) ProtoMessage() {}
+
+func (x *RunTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunTaskResponse.ProtoReflect.Descriptor instead.
+func (*RunTaskResponse) Descriptor() ([]byte, []int) {
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RunTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *RunTaskResponse) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+func (x *RunTaskResponse) GetFinal() bool {
+	if x != nil {
+		return x.Final
+	}
+	return false
+}
+
 type ListTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Any of these states; empty means all.
@@ -573,7 +694,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[9]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +706,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[9]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +719,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{9}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTasksRequest) GetStates() []TaskState {
@@ -655,7 +776,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[10]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +788,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[10]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,7 +801,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{10}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -710,7 +831,7 @@ type CancelTaskRequest struct {
 
 func (x *CancelTaskRequest) Reset() {
 	*x = CancelTaskRequest{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[11]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +843,7 @@ func (x *CancelTaskRequest) String() string {
 func (*CancelTaskRequest) ProtoMessage() {}
 
 func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[11]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +856,7 @@ func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{11}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CancelTaskRequest) GetId() string {
@@ -775,7 +896,7 @@ type CancelTaskResponse struct {
 
 func (x *CancelTaskResponse) Reset() {
 	*x = CancelTaskResponse{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[12]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +908,7 @@ func (x *CancelTaskResponse) String() string {
 func (*CancelTaskResponse) ProtoMessage() {}
 
 func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[12]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +921,7 @@ func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
 func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{12}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelTaskResponse) GetTask() *Task {
@@ -840,7 +961,7 @@ type GetTaskTreeRequest struct {
 
 func (x *GetTaskTreeRequest) Reset() {
 	*x = GetTaskTreeRequest{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[13]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -852,7 +973,7 @@ func (x *GetTaskTreeRequest) String() string {
 func (*GetTaskTreeRequest) ProtoMessage() {}
 
 func (x *GetTaskTreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[13]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +986,7 @@ func (x *GetTaskTreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskTreeRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskTreeRequest) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{13}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetTaskTreeRequest) GetId() string {
@@ -889,7 +1010,7 @@ type TaskTreeNode struct {
 
 func (x *TaskTreeNode) Reset() {
 	*x = TaskTreeNode{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[14]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +1022,7 @@ func (x *TaskTreeNode) String() string {
 func (*TaskTreeNode) ProtoMessage() {}
 
 func (x *TaskTreeNode) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[14]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +1035,7 @@ func (x *TaskTreeNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskTreeNode.ProtoReflect.Descriptor instead.
 func (*TaskTreeNode) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{14}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TaskTreeNode) GetTask() *Task {
@@ -951,7 +1072,7 @@ type GetTaskTreeResponse struct {
 
 func (x *GetTaskTreeResponse) Reset() {
 	*x = GetTaskTreeResponse{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[15]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1084,7 @@ func (x *GetTaskTreeResponse) String() string {
 func (*GetTaskTreeResponse) ProtoMessage() {}
 
 func (x *GetTaskTreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[15]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1097,7 @@ func (x *GetTaskTreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskTreeResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskTreeResponse) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{15}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetTaskTreeResponse) GetNodes() []*TaskTreeNode {
@@ -1009,7 +1130,7 @@ type ExplainTaskRequest struct {
 
 func (x *ExplainTaskRequest) Reset() {
 	*x = ExplainTaskRequest{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[16]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1142,7 @@ func (x *ExplainTaskRequest) String() string {
 func (*ExplainTaskRequest) ProtoMessage() {}
 
 func (x *ExplainTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[16]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1155,7 @@ func (x *ExplainTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainTaskRequest.ProtoReflect.Descriptor instead.
 func (*ExplainTaskRequest) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{16}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ExplainTaskRequest) GetId() string {
@@ -1065,7 +1186,7 @@ type ExplainTaskResponse struct {
 
 func (x *ExplainTaskResponse) Reset() {
 	*x = ExplainTaskResponse{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[17]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1198,7 @@ func (x *ExplainTaskResponse) String() string {
 func (*ExplainTaskResponse) ProtoMessage() {}
 
 func (x *ExplainTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[17]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1211,7 @@ func (x *ExplainTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainTaskResponse.ProtoReflect.Descriptor instead.
 func (*ExplainTaskResponse) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{17}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ExplainTaskResponse) GetTask() *Task {
@@ -1155,7 +1276,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[18]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1288,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[18]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1301,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{18}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetTaskLogsRequest) GetId() string {
@@ -1217,7 +1338,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[19]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1350,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[19]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1363,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{19}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetTaskLogsResponse) GetLogs() []*TaskLog {
@@ -1277,7 +1398,7 @@ type StreamTaskLogsRequest struct {
 
 func (x *StreamTaskLogsRequest) Reset() {
 	*x = StreamTaskLogsRequest{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[20]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1410,7 @@ func (x *StreamTaskLogsRequest) String() string {
 func (*StreamTaskLogsRequest) ProtoMessage() {}
 
 func (x *StreamTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[20]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1423,7 @@ func (x *StreamTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*StreamTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{20}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamTaskLogsRequest) GetId() string {
@@ -1329,7 +1450,7 @@ type StreamTaskLogsResponse struct {
 
 func (x *StreamTaskLogsResponse) Reset() {
 	*x = StreamTaskLogsResponse{}
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[21]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1462,7 @@ func (x *StreamTaskLogsResponse) String() string {
 func (*StreamTaskLogsResponse) ProtoMessage() {}
 
 func (x *StreamTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_task_service_proto_msgTypes[21]
+	mi := &file_taskyard_v1_task_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1475,7 @@ func (x *StreamTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*StreamTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{21}
+	return file_taskyard_v1_task_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StreamTaskLogsResponse) GetLogs() []*TaskLog {
@@ -1391,7 +1512,14 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\atimeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"V\n" +
 	"\x10WaitTaskResponse\x12%\n" +
 	"\x04task\x18\x01 \x01(\v2\x11.taskyard.v1.TaskR\x04task\x12\x1b\n" +
-	"\ttimed_out\x18\x02 \x01(\bR\btimedOut\"\xdb\x01\n" +
+	"\ttimed_out\x18\x02 \x01(\bR\btimedOut\"p\n" +
+	"\x0eRunTaskRequest\x12)\n" +
+	"\x04task\x18\x01 \x01(\v2\x15.taskyard.v1.TaskSpecR\x04task\x123\n" +
+	"\atimeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"h\n" +
+	"\x0fRunTaskResponse\x12%\n" +
+	"\x04task\x18\x01 \x01(\v2\x11.taskyard.v1.TaskR\x04task\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\x12\x14\n" +
+	"\x05final\x18\x03 \x01(\bR\x05final\"\xdb\x01\n" +
 	"\x10ListTasksRequest\x12.\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x16.taskyard.v1.TaskStateR\x06states\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -1464,13 +1592,14 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\x18WAIT_REASON_RATE_LIMITED\x10\n" +
 	"\x12 \n" +
 	"\x1cWAIT_REASON_CONCURRENCY_FULL\x10\v\x12\x1a\n" +
-	"\x16WAIT_REASON_FAIR_SHARE\x10\f2\xba\x06\n" +
+	"\x16WAIT_REASON_FAIR_SHARE\x10\f2\x80\a\n" +
 	"\vTaskService\x12M\n" +
 	"\n" +
 	"SubmitTask\x12\x1e.taskyard.v1.SubmitTaskRequest\x1a\x1f.taskyard.v1.SubmitTaskResponse\x12_\n" +
 	"\x10BatchSubmitTasks\x12$.taskyard.v1.BatchSubmitTasksRequest\x1a%.taskyard.v1.BatchSubmitTasksResponse\x12D\n" +
 	"\aGetTask\x12\x1b.taskyard.v1.GetTaskRequest\x1a\x1c.taskyard.v1.GetTaskResponse\x12G\n" +
-	"\bWaitTask\x12\x1c.taskyard.v1.WaitTaskRequest\x1a\x1d.taskyard.v1.WaitTaskResponse\x12J\n" +
+	"\bWaitTask\x12\x1c.taskyard.v1.WaitTaskRequest\x1a\x1d.taskyard.v1.WaitTaskResponse\x12D\n" +
+	"\aRunTask\x12\x1b.taskyard.v1.RunTaskRequest\x1a\x1c.taskyard.v1.RunTaskResponse\x12J\n" +
 	"\tListTasks\x12\x1d.taskyard.v1.ListTasksRequest\x1a\x1e.taskyard.v1.ListTasksResponse\x12M\n" +
 	"\n" +
 	"CancelTask\x12\x1e.taskyard.v1.CancelTaskRequest\x1a\x1f.taskyard.v1.CancelTaskResponse\x12P\n" +
@@ -1493,7 +1622,7 @@ func file_taskyard_v1_task_service_proto_rawDescGZIP() []byte {
 }
 
 var file_taskyard_v1_task_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_taskyard_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_taskyard_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_taskyard_v1_task_service_proto_goTypes = []any{
 	(WaitReason)(0),                  // 0: taskyard.v1.WaitReason
 	(*SubmitTaskRequest)(nil),        // 1: taskyard.v1.SubmitTaskRequest
@@ -1505,77 +1634,84 @@ var file_taskyard_v1_task_service_proto_goTypes = []any{
 	(*GetTaskResponse)(nil),          // 7: taskyard.v1.GetTaskResponse
 	(*WaitTaskRequest)(nil),          // 8: taskyard.v1.WaitTaskRequest
 	(*WaitTaskResponse)(nil),         // 9: taskyard.v1.WaitTaskResponse
-	(*ListTasksRequest)(nil),         // 10: taskyard.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),        // 11: taskyard.v1.ListTasksResponse
-	(*CancelTaskRequest)(nil),        // 12: taskyard.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),       // 13: taskyard.v1.CancelTaskResponse
-	(*GetTaskTreeRequest)(nil),       // 14: taskyard.v1.GetTaskTreeRequest
-	(*TaskTreeNode)(nil),             // 15: taskyard.v1.TaskTreeNode
-	(*GetTaskTreeResponse)(nil),      // 16: taskyard.v1.GetTaskTreeResponse
-	(*ExplainTaskRequest)(nil),       // 17: taskyard.v1.ExplainTaskRequest
-	(*ExplainTaskResponse)(nil),      // 18: taskyard.v1.ExplainTaskResponse
-	(*GetTaskLogsRequest)(nil),       // 19: taskyard.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),      // 20: taskyard.v1.GetTaskLogsResponse
-	(*StreamTaskLogsRequest)(nil),    // 21: taskyard.v1.StreamTaskLogsRequest
-	(*StreamTaskLogsResponse)(nil),   // 22: taskyard.v1.StreamTaskLogsResponse
-	(*TaskSpec)(nil),                 // 23: taskyard.v1.TaskSpec
-	(*Task)(nil),                     // 24: taskyard.v1.Task
-	(TaskState)(0),                   // 25: taskyard.v1.TaskState
-	(*durationpb.Duration)(nil),      // 26: google.protobuf.Duration
-	(Priority)(0),                    // 27: taskyard.v1.Priority
-	(CancelStep)(0),                  // 28: taskyard.v1.CancelStep
-	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
-	(*FlowGate)(nil),                 // 30: taskyard.v1.FlowGate
-	(*TaskLog)(nil),                  // 31: taskyard.v1.TaskLog
+	(*RunTaskRequest)(nil),           // 10: taskyard.v1.RunTaskRequest
+	(*RunTaskResponse)(nil),          // 11: taskyard.v1.RunTaskResponse
+	(*ListTasksRequest)(nil),         // 12: taskyard.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),        // 13: taskyard.v1.ListTasksResponse
+	(*CancelTaskRequest)(nil),        // 14: taskyard.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),       // 15: taskyard.v1.CancelTaskResponse
+	(*GetTaskTreeRequest)(nil),       // 16: taskyard.v1.GetTaskTreeRequest
+	(*TaskTreeNode)(nil),             // 17: taskyard.v1.TaskTreeNode
+	(*GetTaskTreeResponse)(nil),      // 18: taskyard.v1.GetTaskTreeResponse
+	(*ExplainTaskRequest)(nil),       // 19: taskyard.v1.ExplainTaskRequest
+	(*ExplainTaskResponse)(nil),      // 20: taskyard.v1.ExplainTaskResponse
+	(*GetTaskLogsRequest)(nil),       // 21: taskyard.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),      // 22: taskyard.v1.GetTaskLogsResponse
+	(*StreamTaskLogsRequest)(nil),    // 23: taskyard.v1.StreamTaskLogsRequest
+	(*StreamTaskLogsResponse)(nil),   // 24: taskyard.v1.StreamTaskLogsResponse
+	(*TaskSpec)(nil),                 // 25: taskyard.v1.TaskSpec
+	(*Task)(nil),                     // 26: taskyard.v1.Task
+	(TaskState)(0),                   // 27: taskyard.v1.TaskState
+	(*durationpb.Duration)(nil),      // 28: google.protobuf.Duration
+	(Priority)(0),                    // 29: taskyard.v1.Priority
+	(CancelStep)(0),                  // 30: taskyard.v1.CancelStep
+	(*timestamppb.Timestamp)(nil),    // 31: google.protobuf.Timestamp
+	(*FlowGate)(nil),                 // 32: taskyard.v1.FlowGate
+	(*TaskLog)(nil),                  // 33: taskyard.v1.TaskLog
 }
 var file_taskyard_v1_task_service_proto_depIdxs = []int32{
-	23, // 0: taskyard.v1.SubmitTaskRequest.task:type_name -> taskyard.v1.TaskSpec
-	24, // 1: taskyard.v1.SubmitTaskResponse.task:type_name -> taskyard.v1.Task
-	23, // 2: taskyard.v1.BatchSubmitTasksRequest.tasks:type_name -> taskyard.v1.TaskSpec
-	25, // 3: taskyard.v1.SubmittedTask.state:type_name -> taskyard.v1.TaskState
+	25, // 0: taskyard.v1.SubmitTaskRequest.task:type_name -> taskyard.v1.TaskSpec
+	26, // 1: taskyard.v1.SubmitTaskResponse.task:type_name -> taskyard.v1.Task
+	25, // 2: taskyard.v1.BatchSubmitTasksRequest.tasks:type_name -> taskyard.v1.TaskSpec
+	27, // 3: taskyard.v1.SubmittedTask.state:type_name -> taskyard.v1.TaskState
 	4,  // 4: taskyard.v1.BatchSubmitTasksResponse.tasks:type_name -> taskyard.v1.SubmittedTask
-	24, // 5: taskyard.v1.GetTaskResponse.task:type_name -> taskyard.v1.Task
-	26, // 6: taskyard.v1.WaitTaskRequest.timeout:type_name -> google.protobuf.Duration
-	24, // 7: taskyard.v1.WaitTaskResponse.task:type_name -> taskyard.v1.Task
-	25, // 8: taskyard.v1.ListTasksRequest.states:type_name -> taskyard.v1.TaskState
-	27, // 9: taskyard.v1.ListTasksRequest.priority:type_name -> taskyard.v1.Priority
-	24, // 10: taskyard.v1.ListTasksResponse.tasks:type_name -> taskyard.v1.Task
-	26, // 11: taskyard.v1.CancelTaskRequest.wait:type_name -> google.protobuf.Duration
-	24, // 12: taskyard.v1.CancelTaskResponse.task:type_name -> taskyard.v1.Task
-	28, // 13: taskyard.v1.CancelTaskResponse.step:type_name -> taskyard.v1.CancelStep
-	24, // 14: taskyard.v1.TaskTreeNode.task:type_name -> taskyard.v1.Task
-	15, // 15: taskyard.v1.GetTaskTreeResponse.nodes:type_name -> taskyard.v1.TaskTreeNode
-	24, // 16: taskyard.v1.ExplainTaskResponse.task:type_name -> taskyard.v1.Task
-	0,  // 17: taskyard.v1.ExplainTaskResponse.reason:type_name -> taskyard.v1.WaitReason
-	29, // 18: taskyard.v1.ExplainTaskResponse.until:type_name -> google.protobuf.Timestamp
-	30, // 19: taskyard.v1.ExplainTaskResponse.gate:type_name -> taskyard.v1.FlowGate
-	31, // 20: taskyard.v1.GetTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
-	31, // 21: taskyard.v1.StreamTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
-	1,  // 22: taskyard.v1.TaskService.SubmitTask:input_type -> taskyard.v1.SubmitTaskRequest
-	3,  // 23: taskyard.v1.TaskService.BatchSubmitTasks:input_type -> taskyard.v1.BatchSubmitTasksRequest
-	6,  // 24: taskyard.v1.TaskService.GetTask:input_type -> taskyard.v1.GetTaskRequest
-	8,  // 25: taskyard.v1.TaskService.WaitTask:input_type -> taskyard.v1.WaitTaskRequest
-	10, // 26: taskyard.v1.TaskService.ListTasks:input_type -> taskyard.v1.ListTasksRequest
-	12, // 27: taskyard.v1.TaskService.CancelTask:input_type -> taskyard.v1.CancelTaskRequest
-	14, // 28: taskyard.v1.TaskService.GetTaskTree:input_type -> taskyard.v1.GetTaskTreeRequest
-	17, // 29: taskyard.v1.TaskService.ExplainTask:input_type -> taskyard.v1.ExplainTaskRequest
-	19, // 30: taskyard.v1.TaskService.GetTaskLogs:input_type -> taskyard.v1.GetTaskLogsRequest
-	21, // 31: taskyard.v1.TaskService.StreamTaskLogs:input_type -> taskyard.v1.StreamTaskLogsRequest
-	2,  // 32: taskyard.v1.TaskService.SubmitTask:output_type -> taskyard.v1.SubmitTaskResponse
-	5,  // 33: taskyard.v1.TaskService.BatchSubmitTasks:output_type -> taskyard.v1.BatchSubmitTasksResponse
-	7,  // 34: taskyard.v1.TaskService.GetTask:output_type -> taskyard.v1.GetTaskResponse
-	9,  // 35: taskyard.v1.TaskService.WaitTask:output_type -> taskyard.v1.WaitTaskResponse
-	11, // 36: taskyard.v1.TaskService.ListTasks:output_type -> taskyard.v1.ListTasksResponse
-	13, // 37: taskyard.v1.TaskService.CancelTask:output_type -> taskyard.v1.CancelTaskResponse
-	16, // 38: taskyard.v1.TaskService.GetTaskTree:output_type -> taskyard.v1.GetTaskTreeResponse
-	18, // 39: taskyard.v1.TaskService.ExplainTask:output_type -> taskyard.v1.ExplainTaskResponse
-	20, // 40: taskyard.v1.TaskService.GetTaskLogs:output_type -> taskyard.v1.GetTaskLogsResponse
-	22, // 41: taskyard.v1.TaskService.StreamTaskLogs:output_type -> taskyard.v1.StreamTaskLogsResponse
-	32, // [32:42] is the sub-list for method output_type
-	22, // [22:32] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	26, // 5: taskyard.v1.GetTaskResponse.task:type_name -> taskyard.v1.Task
+	28, // 6: taskyard.v1.WaitTaskRequest.timeout:type_name -> google.protobuf.Duration
+	26, // 7: taskyard.v1.WaitTaskResponse.task:type_name -> taskyard.v1.Task
+	25, // 8: taskyard.v1.RunTaskRequest.task:type_name -> taskyard.v1.TaskSpec
+	28, // 9: taskyard.v1.RunTaskRequest.timeout:type_name -> google.protobuf.Duration
+	26, // 10: taskyard.v1.RunTaskResponse.task:type_name -> taskyard.v1.Task
+	27, // 11: taskyard.v1.ListTasksRequest.states:type_name -> taskyard.v1.TaskState
+	29, // 12: taskyard.v1.ListTasksRequest.priority:type_name -> taskyard.v1.Priority
+	26, // 13: taskyard.v1.ListTasksResponse.tasks:type_name -> taskyard.v1.Task
+	28, // 14: taskyard.v1.CancelTaskRequest.wait:type_name -> google.protobuf.Duration
+	26, // 15: taskyard.v1.CancelTaskResponse.task:type_name -> taskyard.v1.Task
+	30, // 16: taskyard.v1.CancelTaskResponse.step:type_name -> taskyard.v1.CancelStep
+	26, // 17: taskyard.v1.TaskTreeNode.task:type_name -> taskyard.v1.Task
+	17, // 18: taskyard.v1.GetTaskTreeResponse.nodes:type_name -> taskyard.v1.TaskTreeNode
+	26, // 19: taskyard.v1.ExplainTaskResponse.task:type_name -> taskyard.v1.Task
+	0,  // 20: taskyard.v1.ExplainTaskResponse.reason:type_name -> taskyard.v1.WaitReason
+	31, // 21: taskyard.v1.ExplainTaskResponse.until:type_name -> google.protobuf.Timestamp
+	32, // 22: taskyard.v1.ExplainTaskResponse.gate:type_name -> taskyard.v1.FlowGate
+	33, // 23: taskyard.v1.GetTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
+	33, // 24: taskyard.v1.StreamTaskLogsResponse.logs:type_name -> taskyard.v1.TaskLog
+	1,  // 25: taskyard.v1.TaskService.SubmitTask:input_type -> taskyard.v1.SubmitTaskRequest
+	3,  // 26: taskyard.v1.TaskService.BatchSubmitTasks:input_type -> taskyard.v1.BatchSubmitTasksRequest
+	6,  // 27: taskyard.v1.TaskService.GetTask:input_type -> taskyard.v1.GetTaskRequest
+	8,  // 28: taskyard.v1.TaskService.WaitTask:input_type -> taskyard.v1.WaitTaskRequest
+	10, // 29: taskyard.v1.TaskService.RunTask:input_type -> taskyard.v1.RunTaskRequest
+	12, // 30: taskyard.v1.TaskService.ListTasks:input_type -> taskyard.v1.ListTasksRequest
+	14, // 31: taskyard.v1.TaskService.CancelTask:input_type -> taskyard.v1.CancelTaskRequest
+	16, // 32: taskyard.v1.TaskService.GetTaskTree:input_type -> taskyard.v1.GetTaskTreeRequest
+	19, // 33: taskyard.v1.TaskService.ExplainTask:input_type -> taskyard.v1.ExplainTaskRequest
+	21, // 34: taskyard.v1.TaskService.GetTaskLogs:input_type -> taskyard.v1.GetTaskLogsRequest
+	23, // 35: taskyard.v1.TaskService.StreamTaskLogs:input_type -> taskyard.v1.StreamTaskLogsRequest
+	2,  // 36: taskyard.v1.TaskService.SubmitTask:output_type -> taskyard.v1.SubmitTaskResponse
+	5,  // 37: taskyard.v1.TaskService.BatchSubmitTasks:output_type -> taskyard.v1.BatchSubmitTasksResponse
+	7,  // 38: taskyard.v1.TaskService.GetTask:output_type -> taskyard.v1.GetTaskResponse
+	9,  // 39: taskyard.v1.TaskService.WaitTask:output_type -> taskyard.v1.WaitTaskResponse
+	11, // 40: taskyard.v1.TaskService.RunTask:output_type -> taskyard.v1.RunTaskResponse
+	13, // 41: taskyard.v1.TaskService.ListTasks:output_type -> taskyard.v1.ListTasksResponse
+	15, // 42: taskyard.v1.TaskService.CancelTask:output_type -> taskyard.v1.CancelTaskResponse
+	18, // 43: taskyard.v1.TaskService.GetTaskTree:output_type -> taskyard.v1.GetTaskTreeResponse
+	20, // 44: taskyard.v1.TaskService.ExplainTask:output_type -> taskyard.v1.ExplainTaskResponse
+	22, // 45: taskyard.v1.TaskService.GetTaskLogs:output_type -> taskyard.v1.GetTaskLogsResponse
+	24, // 46: taskyard.v1.TaskService.StreamTaskLogs:output_type -> taskyard.v1.StreamTaskLogsResponse
+	36, // [36:47] is the sub-list for method output_type
+	25, // [25:36] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_task_service_proto_init() }
@@ -1591,7 +1727,7 @@ func file_taskyard_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskyard_v1_task_service_proto_rawDesc), len(file_taskyard_v1_task_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

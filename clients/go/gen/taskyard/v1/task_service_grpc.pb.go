@@ -23,6 +23,7 @@ const (
 	TaskService_BatchSubmitTasks_FullMethodName = "/taskyard.v1.TaskService/BatchSubmitTasks"
 	TaskService_GetTask_FullMethodName          = "/taskyard.v1.TaskService/GetTask"
 	TaskService_WaitTask_FullMethodName         = "/taskyard.v1.TaskService/WaitTask"
+	TaskService_RunTask_FullMethodName          = "/taskyard.v1.TaskService/RunTask"
 	TaskService_ListTasks_FullMethodName        = "/taskyard.v1.TaskService/ListTasks"
 	TaskService_CancelTask_FullMethodName       = "/taskyard.v1.TaskService/CancelTask"
 	TaskService_GetTaskTree_FullMethodName      = "/taskyard.v1.TaskService/GetTaskTree"
@@ -47,6 +48,15 @@ type TaskServiceClient interface {
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// Return when the task is final or the wait times out (not an error).
 	WaitTask(ctx context.Context, in *WaitTaskRequest, opts ...grpc.CallOption) (*WaitTaskResponse, error)
+	// Accept one task and wait for its final state, in one call: SubmitTask
+	// then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+	// Exactly-once per request_id like SubmitTask: a repeated request_id waits
+	// on the task the first submission made (created is false). The end of the
+	// wait is not an error: the task goes on, and the reply carries its id and
+	// current state (final false) for a later WaitTask. The wait ends before
+	// the call's own deadline (about 0.1 s before it), never as
+	// DEADLINE_EXCEEDED once the task is accepted.
+	RunTask(ctx context.Context, in *RunTaskRequest, opts ...grpc.CallOption) (*RunTaskResponse, error)
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
 	// CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
@@ -107,6 +117,16 @@ func (c *taskServiceClient) WaitTask(ctx context.Context, in *WaitTaskRequest, o
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(WaitTaskResponse)
 	err := c.cc.Invoke(ctx, TaskService_WaitTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) RunTask(ctx context.Context, in *RunTaskRequest, opts ...grpc.CallOption) (*RunTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunTaskResponse)
+	err := c.cc.Invoke(ctx, TaskService_RunTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +218,15 @@ type TaskServiceServer interface {
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// Return when the task is final or the wait times out (not an error).
 	WaitTask(context.Context, *WaitTaskRequest) (*WaitTaskResponse, error)
+	// Accept one task and wait for its final state, in one call: SubmitTask
+	// then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+	// Exactly-once per request_id like SubmitTask: a repeated request_id waits
+	// on the task the first submission made (created is false). The end of the
+	// wait is not an error: the task goes on, and the reply carries its id and
+	// current state (final false) for a later WaitTask. The wait ends before
+	// the call's own deadline (about 0.1 s before it), never as
+	// DEADLINE_EXCEEDED once the task is accepted.
+	RunTask(context.Context, *RunTaskRequest) (*RunTaskResponse, error)
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// Cancel a task. One no pool holds (queued, scheduled, retrying, pending) is
 	// CANCELLED at once (NOT_STARTED: its body never runs). A dispatched
@@ -235,6 +264,9 @@ func (UnimplementedTaskServiceServer) GetTask(context.Context, *GetTaskRequest) 
 }
 func (UnimplementedTaskServiceServer) WaitTask(context.Context, *WaitTaskRequest) (*WaitTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WaitTask not implemented")
+}
+func (UnimplementedTaskServiceServer) RunTask(context.Context, *RunTaskRequest) (*RunTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RunTask not implemented")
 }
 func (UnimplementedTaskServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
@@ -343,6 +375,24 @@ func _TaskService_WaitTask_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(TaskServiceServer).WaitTask(ctx, req.(*WaitTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_RunTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).RunTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_RunTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).RunTask(ctx, req.(*RunTaskRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -470,6 +520,10 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WaitTask",
 			Handler:    _TaskService_WaitTask_Handler,
+		},
+		{
+			MethodName: "RunTask",
+			Handler:    _TaskService_RunTask_Handler,
 		},
 		{
 			MethodName: "ListTasks",

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskyard/v1/task_service.proto.
  */
 export const file_taskyard_v1_task_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch50YXNreWFyZC92MS90YXNrX3NlcnZpY2UucHJvdG8SC3Rhc2t5YXJkLnYxIjgKEVN1Ym1pdFRhc2tSZXF1ZXN0EiMKBHRhc2sYASABKAsyFS50YXNreWFyZC52MS5UYXNrU3BlYyJGChJTdWJtaXRUYXNrUmVzcG9uc2USHwoEdGFzaxgBIAEoCzIRLnRhc2t5YXJkLnYxLlRhc2sSDwoHY3JlYXRlZBgCIAEoCCI/ChdCYXRjaFN1Ym1pdFRhc2tzUmVxdWVzdBIkCgV0YXNrcxgBIAMoCzIVLnRhc2t5YXJkLnYxLlRhc2tTcGVjIlMKDVN1Ym1pdHRlZFRhc2sSCgoCaWQYASABKAkSJQoFc3RhdGUYAiABKA4yFi50YXNreWFyZC52MS5UYXNrU3RhdGUSDwoHY3JlYXRlZBgDIAEoCCJFChhCYXRjaFN1Ym1pdFRhc2tzUmVzcG9uc2USKQoFdGFza3MYASADKAsyGi50YXNreWFyZC52MS5TdWJtaXR0ZWRUYXNrIhwKDkdldFRhc2tSZXF1ZXN0EgoKAmlkGAEgASgJIjIKD0dldFRhc2tSZXNwb25zZRIfCgR0YXNrGAEgASgLMhEudGFza3lhcmQudjEuVGFzayJJCg9XYWl0VGFza1JlcXVlc3QSCgoCaWQYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJGChBXYWl0VGFza1Jlc3BvbnNlEh8KBHRhc2sYASABKAsyES50YXNreWFyZC52MS5UYXNrEhEKCXRpbWVkX291dBgCIAEoCCKnAQoQTGlzdFRhc2tzUmVxdWVzdBImCgZzdGF0ZXMYASADKA4yFi50YXNreWFyZC52MS5UYXNrU3RhdGUSDAoEbmFtZRgCIAEoCRINCgVxdWV1ZRgDIAEoCRInCghwcmlvcml0eRgEIAEoDjIVLnRhc2t5YXJkLnYxLlByaW9yaXR5EhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJIk4KEUxpc3RUYXNrc1Jlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEudGFza3lhcmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoRQ2FuY2VsVGFza1JlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJEicKBHdhaXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iiwEKEkNhbmNlbFRhc2tSZXNwb25zZRIfCgR0YXNrGAEgASgLMhEudGFza3lhcmQudjEuVGFzaxIRCgljYW5jZWxsZWQYAiABKAgSJQoEc3RlcBgDIAEoDjIXLnRhc2t5YXJkLnYxLkNhbmNlbFN0ZXASGgoSY2FuY2VsbGVkX2NoaWxkcmVuGAQgAygJIiAKEkdldFRhc2tUcmVlUmVxdWVzdBIKCgJpZBgBIAEoCSJMCgxUYXNrVHJlZU5vZGUSHwoEdGFzaxgBIAEoCzIRLnRhc2t5YXJkLnYxLlRhc2sSDQoFZGVwdGgYAiABKAUSDAoEcGF0aBgDIAMoCSJjChNHZXRUYXNrVHJlZVJlc3BvbnNlEigKBW5vZGVzGAEgAygLMhkudGFza3lhcmQudjEuVGFza1RyZWVOb2RlEg8KB3Jvb3RfaWQYAiABKAkSEQoJdHJ1bmNhdGVkGAMgASgIIiAKEkV4cGxhaW5UYXNrUmVxdWVzdBIKCgJpZBgBIAEoCSLuAQoTRXhwbGFpblRhc2tSZXNwb25zZRIfCgR0YXNrGAEgASgLMhEudGFza3lhcmQudjEuVGFzaxInCgZyZWFzb24YAiABKA4yFy50YXNreWFyZC52MS5XYWl0UmVhc29uEg8KB21lc3NhZ2UYAyABKAkSKQoFdW50aWwYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCndhaXRpbmdfb24YBSADKAkSGAoQbGFuZV9kZXB0aF9haGVhZBgGIAEoAxIjCgRnYXRlGAcgASgLMhUudGFza3lhcmQudjEuRmxvd0dhdGUiSAoSR2V0VGFza0xvZ3NSZXF1ZXN0EgoKAmlkGAEgASgJEhMKC2Zyb21fb2Zmc2V0GAIgASgDEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJgChNHZXRUYXNrTG9nc1Jlc3BvbnNlEiIKBGxvZ3MYASADKAsyFC50YXNreWFyZC52MS5UYXNrTG9nEhMKC25leHRfb2Zmc2V0GAIgASgDEhAKCGNvbXBsZXRlGAMgASgIIjgKFVN0cmVhbVRhc2tMb2dzUmVxdWVzdBIKCgJpZBgBIAEoCRITCgtmcm9tX29mZnNldBgCIAEoAyI8ChZTdHJlYW1UYXNrTG9nc1Jlc3BvbnNlEiIKBGxvZ3MYASADKAsyFC50YXNreWFyZC52MS5UYXNrTG9nKvMCCgpXYWl0UmVhc29uEhsKF1dBSVRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTV0FJVF9SRUFTT05fUlVOTklORxABEhUKEVdBSVRfUkVBU09OX0ZJTkFMEAISEwoPV0FJVF9SRUFTT05fRVRBEAMSGgoWV0FJVF9SRUFTT05fREVQRU5ERU5DWRAEEhsKF1dBSVRfUkVBU09OX1JFVFJZX0RFTEFZEAUSHAoYV0FJVF9SRUFTT05fUVVFVUVfUEFVU0VEEAYSFwoTV0FJVF9SRUFTT05fTk9fUE9PTBAHEhoKFldBSVRfUkVBU09OX1NMT1RTX0JVU1kQCBIbChdXQUlUX1JFQVNPTl9ESVNQQVRDSElORxAJEhwKGFdBSVRfUkVBU09OX1JBVEVfTElNSVRFRBAKEiAKHFdBSVRfUkVBU09OX0NPTkNVUlJFTkNZX0ZVTEwQCxIaChZXQUlUX1JFQVNPTl9GQUlSX1NIQVJFEAwyugYKC1Rhc2tTZXJ2aWNlEk0KClN1Ym1pdFRhc2sSHi50YXNreWFyZC52MS5TdWJtaXRUYXNrUmVxdWVzdBofLnRhc2t5YXJkLnYxLlN1Ym1pdFRhc2tSZXNwb25zZRJfChBCYXRjaFN1Ym1pdFRhc2tzEiQudGFza3lhcmQudjEuQmF0Y2hTdWJtaXRUYXNrc1JlcXVlc3QaJS50YXNreWFyZC52MS5CYXRjaFN1Ym1pdFRhc2tzUmVzcG9uc2USRAoHR2V0VGFzaxIbLnRhc2t5YXJkLnYxLkdldFRhc2tSZXF1ZXN0GhwudGFza3lhcmQudjEuR2V0VGFza1Jlc3BvbnNlEkcKCFdhaXRUYXNrEhwudGFza3lhcmQudjEuV2FpdFRhc2tSZXF1ZXN0Gh0udGFza3lhcmQudjEuV2FpdFRhc2tSZXNwb25zZRJKCglMaXN0VGFza3MSHS50YXNreWFyZC52MS5MaXN0VGFza3NSZXF1ZXN0Gh4udGFza3lhcmQudjEuTGlzdFRhc2tzUmVzcG9uc2USTQoKQ2FuY2VsVGFzaxIeLnRhc2t5YXJkLnYxLkNhbmNlbFRhc2tSZXF1ZXN0Gh8udGFza3lhcmQudjEuQ2FuY2VsVGFza1Jlc3BvbnNlElAKC0dldFRhc2tUcmVlEh8udGFza3lhcmQudjEuR2V0VGFza1RyZWVSZXF1ZXN0GiAudGFza3lhcmQudjEuR2V0VGFza1RyZWVSZXNwb25zZRJQCgtFeHBsYWluVGFzaxIfLnRhc2t5YXJkLnYxLkV4cGxhaW5UYXNrUmVxdWVzdBogLnRhc2t5YXJkLnYxLkV4cGxhaW5UYXNrUmVzcG9uc2USUAoLR2V0VGFza0xvZ3MSHy50YXNreWFyZC52MS5HZXRUYXNrTG9nc1JlcXVlc3QaIC50YXNreWFyZC52MS5HZXRUYXNrTG9nc1Jlc3BvbnNlElsKDlN0cmVhbVRhc2tMb2dzEiIudGFza3lhcmQudjEuU3RyZWFtVGFza0xvZ3NSZXF1ZXN0GiMudGFza3lhcmQudjEuU3RyZWFtVGFza0xvZ3NSZXNwb25zZTABQrQBCg9kZXYudGFza3lhcmQudjFCEFRhc2tTZXJ2aWNlUHJvdG9QAVpCZ2l0aHViLmNvbS90YXNreWFyZC90YXNreWFyZC9jbGllbnRzL2dvL2dlbi90YXNreWFyZC92MTt0YXNreWFyZHYxogIDVFhYqgILVGFza3lhcmQuVjHKAgtUYXNreWFyZFxWMeICF1Rhc2t5YXJkXFYxXEdQQk1ldGFkYXRh6gIMVGFza3lhcmQ6OlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_taskyard_v1_limit, file_taskyard_v1_task]);
+  fileDesc("Ch50YXNreWFyZC92MS90YXNrX3NlcnZpY2UucHJvdG8SC3Rhc2t5YXJkLnYxIjgKEVN1Ym1pdFRhc2tSZXF1ZXN0EiMKBHRhc2sYASABKAsyFS50YXNreWFyZC52MS5UYXNrU3BlYyJGChJTdWJtaXRUYXNrUmVzcG9uc2USHwoEdGFzaxgBIAEoCzIRLnRhc2t5YXJkLnYxLlRhc2sSDwoHY3JlYXRlZBgCIAEoCCI/ChdCYXRjaFN1Ym1pdFRhc2tzUmVxdWVzdBIkCgV0YXNrcxgBIAMoCzIVLnRhc2t5YXJkLnYxLlRhc2tTcGVjIlMKDVN1Ym1pdHRlZFRhc2sSCgoCaWQYASABKAkSJQoFc3RhdGUYAiABKA4yFi50YXNreWFyZC52MS5UYXNrU3RhdGUSDwoHY3JlYXRlZBgDIAEoCCJFChhCYXRjaFN1Ym1pdFRhc2tzUmVzcG9uc2USKQoFdGFza3MYASADKAsyGi50YXNreWFyZC52MS5TdWJtaXR0ZWRUYXNrIhwKDkdldFRhc2tSZXF1ZXN0EgoKAmlkGAEgASgJIjIKD0dldFRhc2tSZXNwb25zZRIfCgR0YXNrGAEgASgLMhEudGFza3lhcmQudjEuVGFzayJJCg9XYWl0VGFza1JlcXVlc3QSCgoCaWQYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJGChBXYWl0VGFza1Jlc3BvbnNlEh8KBHRhc2sYASABKAsyES50YXNreWFyZC52MS5UYXNrEhEKCXRpbWVkX291dBgCIAEoCCJhCg5SdW5UYXNrUmVxdWVzdBIjCgR0YXNrGAEgASgLMhUudGFza3lhcmQudjEuVGFza1NwZWMSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJSCg9SdW5UYXNrUmVzcG9uc2USHwoEdGFzaxgBIAEoCzIRLnRhc2t5YXJkLnYxLlRhc2sSDwoHY3JlYXRlZBgCIAEoCBINCgVmaW5hbBgDIAEoCCKnAQoQTGlzdFRhc2tzUmVxdWVzdBImCgZzdGF0ZXMYASADKA4yFi50YXNreWFyZC52MS5UYXNrU3RhdGUSDAoEbmFtZRgCIAEoCRINCgVxdWV1ZRgDIAEoCRInCghwcmlvcml0eRgEIAEoDjIVLnRhc2t5YXJkLnYxLlByaW9yaXR5EhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJIk4KEUxpc3RUYXNrc1Jlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEudGFza3lhcmQudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoRQ2FuY2VsVGFza1JlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJEicKBHdhaXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iiwEKEkNhbmNlbFRhc2tSZXNwb25zZRIfCgR0YXNrGAEgASgLMhEudGFza3lhcmQudjEuVGFzaxIRCgljYW5jZWxsZWQYAiABKAgSJQoEc3RlcBgDIAEoDjIXLnRhc2t5YXJkLnYxLkNhbmNlbFN0ZXASGgoSY2FuY2VsbGVkX2NoaWxkcmVuGAQgAygJIiAKEkdldFRhc2tUcmVlUmVxdWVzdBIKCgJpZBgBIAEoCSJMCgxUYXNrVHJlZU5vZGUSHwoEdGFzaxgBIAEoCzIRLnRhc2t5YXJkLnYxLlRhc2sSDQoFZGVwdGgYAiABKAUSDAoEcGF0aBgDIAMoCSJjChNHZXRUYXNrVHJlZVJlc3BvbnNlEigKBW5vZGVzGAEgAygLMhkudGFza3lhcmQudjEuVGFza1RyZWVOb2RlEg8KB3Jvb3RfaWQYAiABKAkSEQoJdHJ1bmNhdGVkGAMgASgIIiAKEkV4cGxhaW5UYXNrUmVxdWVzdBIKCgJpZBgBIAEoCSLuAQoTRXhwbGFpblRhc2tSZXNwb25zZRIfCgR0YXNrGAEgASgLMhEudGFza3lhcmQudjEuVGFzaxInCgZyZWFzb24YAiABKA4yFy50YXNreWFyZC52MS5XYWl0UmVhc29uEg8KB21lc3NhZ2UYAyABKAkSKQoFdW50aWwYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCndhaXRpbmdfb24YBSADKAkSGAoQbGFuZV9kZXB0aF9haGVhZBgGIAEoAxIjCgRnYXRlGAcgASgLMhUudGFza3lhcmQudjEuRmxvd0dhdGUiSAoSR2V0VGFza0xvZ3NSZXF1ZXN0EgoKAmlkGAEgASgJEhMKC2Zyb21fb2Zmc2V0GAIgASgDEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJgChNHZXRUYXNrTG9nc1Jlc3BvbnNlEiIKBGxvZ3MYASADKAsyFC50YXNreWFyZC52MS5UYXNrTG9nEhMKC25leHRfb2Zmc2V0GAIgASgDEhAKCGNvbXBsZXRlGAMgASgIIjgKFVN0cmVhbVRhc2tMb2dzUmVxdWVzdBIKCgJpZBgBIAEoCRITCgtmcm9tX29mZnNldBgCIAEoAyI8ChZTdHJlYW1UYXNrTG9nc1Jlc3BvbnNlEiIKBGxvZ3MYASADKAsyFC50YXNreWFyZC52MS5UYXNrTG9nKvMCCgpXYWl0UmVhc29uEhsKF1dBSVRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTV0FJVF9SRUFTT05fUlVOTklORxABEhUKEVdBSVRfUkVBU09OX0ZJTkFMEAISEwoPV0FJVF9SRUFTT05fRVRBEAMSGgoWV0FJVF9SRUFTT05fREVQRU5ERU5DWRAEEhsKF1dBSVRfUkVBU09OX1JFVFJZX0RFTEFZEAUSHAoYV0FJVF9SRUFTT05fUVVFVUVfUEFVU0VEEAYSFwoTV0FJVF9SRUFTT05fTk9fUE9PTBAHEhoKFldBSVRfUkVBU09OX1NMT1RTX0JVU1kQCBIbChdXQUlUX1JFQVNPTl9ESVNQQVRDSElORxAJEhwKGFdBSVRfUkVBU09OX1JBVEVfTElNSVRFRBAKEiAKHFdBSVRfUkVBU09OX0NPTkNVUlJFTkNZX0ZVTEwQCxIaChZXQUlUX1JFQVNPTl9GQUlSX1NIQVJFEAwygAcKC1Rhc2tTZXJ2aWNlEk0KClN1Ym1pdFRhc2sSHi50YXNreWFyZC52MS5TdWJtaXRUYXNrUmVxdWVzdBofLnRhc2t5YXJkLnYxLlN1Ym1pdFRhc2tSZXNwb25zZRJfChBCYXRjaFN1Ym1pdFRhc2tzEiQudGFza3lhcmQudjEuQmF0Y2hTdWJtaXRUYXNrc1JlcXVlc3QaJS50YXNreWFyZC52MS5CYXRjaFN1Ym1pdFRhc2tzUmVzcG9uc2USRAoHR2V0VGFzaxIbLnRhc2t5YXJkLnYxLkdldFRhc2tSZXF1ZXN0GhwudGFza3lhcmQudjEuR2V0VGFza1Jlc3BvbnNlEkcKCFdhaXRUYXNrEhwudGFza3lhcmQudjEuV2FpdFRhc2tSZXF1ZXN0Gh0udGFza3lhcmQudjEuV2FpdFRhc2tSZXNwb25zZRJECgdSdW5UYXNrEhsudGFza3lhcmQudjEuUnVuVGFza1JlcXVlc3QaHC50YXNreWFyZC52MS5SdW5UYXNrUmVzcG9uc2USSgoJTGlzdFRhc2tzEh0udGFza3lhcmQudjEuTGlzdFRhc2tzUmVxdWVzdBoeLnRhc2t5YXJkLnYxLkxpc3RUYXNrc1Jlc3BvbnNlEk0KCkNhbmNlbFRhc2sSHi50YXNreWFyZC52MS5DYW5jZWxUYXNrUmVxdWVzdBofLnRhc2t5YXJkLnYxLkNhbmNlbFRhc2tSZXNwb25zZRJQCgtHZXRUYXNrVHJlZRIfLnRhc2t5YXJkLnYxLkdldFRhc2tUcmVlUmVxdWVzdBogLnRhc2t5YXJkLnYxLkdldFRhc2tUcmVlUmVzcG9uc2USUAoLRXhwbGFpblRhc2sSHy50YXNreWFyZC52MS5FeHBsYWluVGFza1JlcXVlc3QaIC50YXNreWFyZC52MS5FeHBsYWluVGFza1Jlc3BvbnNlElAKC0dldFRhc2tMb2dzEh8udGFza3lhcmQudjEuR2V0VGFza0xvZ3NSZXF1ZXN0GiAudGFza3lhcmQudjEuR2V0VGFza0xvZ3NSZXNwb25zZRJbCg5TdHJlYW1UYXNrTG9ncxIiLnRhc2t5YXJkLnYxLlN0cmVhbVRhc2tMb2dzUmVxdWVzdBojLnRhc2t5YXJkLnYxLlN0cmVhbVRhc2tMb2dzUmVzcG9uc2UwAUK0AQoPZGV2LnRhc2t5YXJkLnYxQhBUYXNrU2VydmljZVByb3RvUAFaQmdpdGh1Yi5jb20vdGFza3lhcmQvdGFza3lhcmQvY2xpZW50cy9nby9nZW4vdGFza3lhcmQvdjE7dGFza3lhcmR2MaICA1RYWKoCC1Rhc2t5YXJkLlYxygILVGFza3lhcmRcVjHiAhdUYXNreWFyZFxWMVxHUEJNZXRhZGF0YeoCDFRhc2t5YXJkOjpWMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_taskyard_v1_limit, file_taskyard_v1_task]);
 
 /**
  * @generated from message taskyard.v1.SubmitTaskRequest
@@ -205,6 +205,68 @@ export const WaitTaskResponseSchema: GenMessage<WaitTaskResponse> = /*@__PURE__*
   messageDesc(file_taskyard_v1_task_service, 8);
 
 /**
+ * @generated from message taskyard.v1.RunTaskRequest
+ */
+export type RunTaskRequest = Message<"taskyard.v1.RunTaskRequest"> & {
+  /**
+   * @generated from field: taskyard.v1.TaskSpec task = 1;
+   */
+  task?: TaskSpec | undefined;
+
+  /**
+   * How long to wait for the final state after the task is accepted; unset
+   * means 30 s, at most 300 s (as WaitTask). Zero: accept and return at once.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 2;
+   */
+  timeout?: Duration | undefined;
+};
+
+/**
+ * Describes the message taskyard.v1.RunTaskRequest.
+ * Use `create(RunTaskRequestSchema)` to create a new message.
+ */
+export const RunTaskRequestSchema: GenMessage<RunTaskRequest> = /*@__PURE__*/
+  messageDesc(file_taskyard_v1_task_service, 9);
+
+/**
+ * @generated from message taskyard.v1.RunTaskResponse
+ */
+export type RunTaskResponse = Message<"taskyard.v1.RunTaskResponse"> & {
+  /**
+   * The task: final (with its result or error) when final is true, else as it
+   * stands when the wait ended.
+   *
+   * @generated from field: taskyard.v1.Task task = 1;
+   */
+  task?: Task | undefined;
+
+  /**
+   * False when request_id matched an earlier submission (that task is the one
+   * waited on).
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+
+  /**
+   * True when the task reached a final state (SUCCESS, FAILURE, CANCELLED)
+   * before the wait ended; false when the timeout (or the call's deadline)
+   * came first.
+   *
+   * @generated from field: bool final = 3;
+   */
+  final: boolean;
+};
+
+/**
+ * Describes the message taskyard.v1.RunTaskResponse.
+ * Use `create(RunTaskResponseSchema)` to create a new message.
+ */
+export const RunTaskResponseSchema: GenMessage<RunTaskResponse> = /*@__PURE__*/
+  messageDesc(file_taskyard_v1_task_service, 10);
+
+/**
  * @generated from message taskyard.v1.ListTasksRequest
  */
 export type ListTasksRequest = Message<"taskyard.v1.ListTasksRequest"> & {
@@ -250,7 +312,7 @@ export type ListTasksRequest = Message<"taskyard.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 9);
+  messageDesc(file_taskyard_v1_task_service, 11);
 
 /**
  * @generated from message taskyard.v1.ListTasksResponse
@@ -276,7 +338,7 @@ export type ListTasksResponse = Message<"taskyard.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 10);
+  messageDesc(file_taskyard_v1_task_service, 12);
 
 /**
  * @generated from message taskyard.v1.CancelTaskRequest
@@ -306,7 +368,7 @@ export type CancelTaskRequest = Message<"taskyard.v1.CancelTaskRequest"> & {
  * Use `create(CancelTaskRequestSchema)` to create a new message.
  */
 export const CancelTaskRequestSchema: GenMessage<CancelTaskRequest> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 11);
+  messageDesc(file_taskyard_v1_task_service, 13);
 
 /**
  * @generated from message taskyard.v1.CancelTaskResponse
@@ -345,7 +407,7 @@ export type CancelTaskResponse = Message<"taskyard.v1.CancelTaskResponse"> & {
  * Use `create(CancelTaskResponseSchema)` to create a new message.
  */
 export const CancelTaskResponseSchema: GenMessage<CancelTaskResponse> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 12);
+  messageDesc(file_taskyard_v1_task_service, 14);
 
 /**
  * @generated from message taskyard.v1.GetTaskTreeRequest
@@ -362,7 +424,7 @@ export type GetTaskTreeRequest = Message<"taskyard.v1.GetTaskTreeRequest"> & {
  * Use `create(GetTaskTreeRequestSchema)` to create a new message.
  */
 export const GetTaskTreeRequestSchema: GenMessage<GetTaskTreeRequest> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 13);
+  messageDesc(file_taskyard_v1_task_service, 15);
 
 /**
  * One task of a tree, in depth-first order from the root.
@@ -395,7 +457,7 @@ export type TaskTreeNode = Message<"taskyard.v1.TaskTreeNode"> & {
  * Use `create(TaskTreeNodeSchema)` to create a new message.
  */
 export const TaskTreeNodeSchema: GenMessage<TaskTreeNode> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 14);
+  messageDesc(file_taskyard_v1_task_service, 16);
 
 /**
  * @generated from message taskyard.v1.GetTaskTreeResponse
@@ -426,7 +488,7 @@ export type GetTaskTreeResponse = Message<"taskyard.v1.GetTaskTreeResponse"> & {
  * Use `create(GetTaskTreeResponseSchema)` to create a new message.
  */
 export const GetTaskTreeResponseSchema: GenMessage<GetTaskTreeResponse> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 15);
+  messageDesc(file_taskyard_v1_task_service, 17);
 
 /**
  * @generated from message taskyard.v1.ExplainTaskRequest
@@ -443,7 +505,7 @@ export type ExplainTaskRequest = Message<"taskyard.v1.ExplainTaskRequest"> & {
  * Use `create(ExplainTaskRequestSchema)` to create a new message.
  */
 export const ExplainTaskRequestSchema: GenMessage<ExplainTaskRequest> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 16);
+  messageDesc(file_taskyard_v1_task_service, 18);
 
 /**
  * @generated from message taskyard.v1.ExplainTaskResponse
@@ -501,7 +563,7 @@ export type ExplainTaskResponse = Message<"taskyard.v1.ExplainTaskResponse"> & {
  * Use `create(ExplainTaskResponseSchema)` to create a new message.
  */
 export const ExplainTaskResponseSchema: GenMessage<ExplainTaskResponse> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 17);
+  messageDesc(file_taskyard_v1_task_service, 19);
 
 /**
  * @generated from message taskyard.v1.GetTaskLogsRequest
@@ -532,7 +594,7 @@ export type GetTaskLogsRequest = Message<"taskyard.v1.GetTaskLogsRequest"> & {
  * Use `create(GetTaskLogsRequestSchema)` to create a new message.
  */
 export const GetTaskLogsRequestSchema: GenMessage<GetTaskLogsRequest> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 18);
+  messageDesc(file_taskyard_v1_task_service, 20);
 
 /**
  * @generated from message taskyard.v1.GetTaskLogsResponse
@@ -563,7 +625,7 @@ export type GetTaskLogsResponse = Message<"taskyard.v1.GetTaskLogsResponse"> & {
  * Use `create(GetTaskLogsResponseSchema)` to create a new message.
  */
 export const GetTaskLogsResponseSchema: GenMessage<GetTaskLogsResponse> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 19);
+  messageDesc(file_taskyard_v1_task_service, 21);
 
 /**
  * @generated from message taskyard.v1.StreamTaskLogsRequest
@@ -587,7 +649,7 @@ export type StreamTaskLogsRequest = Message<"taskyard.v1.StreamTaskLogsRequest">
  * Use `create(StreamTaskLogsRequestSchema)` to create a new message.
  */
 export const StreamTaskLogsRequestSchema: GenMessage<StreamTaskLogsRequest> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 20);
+  messageDesc(file_taskyard_v1_task_service, 22);
 
 /**
  * Lines in order; the stream ends after the task is final and its last line sent.
@@ -606,7 +668,7 @@ export type StreamTaskLogsResponse = Message<"taskyard.v1.StreamTaskLogsResponse
  * Use `create(StreamTaskLogsResponseSchema)` to create a new message.
  */
 export const StreamTaskLogsResponseSchema: GenMessage<StreamTaskLogsResponse> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_task_service, 21);
+  messageDesc(file_taskyard_v1_task_service, 23);
 
 /**
  * Why a task is where it is.
@@ -757,6 +819,23 @@ export const TaskService: GenService<{
     methodKind: "unary";
     input: typeof WaitTaskRequestSchema;
     output: typeof WaitTaskResponseSchema;
+  },
+  /**
+   * Accept one task and wait for its final state, in one call: SubmitTask
+   * then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+   * Exactly-once per request_id like SubmitTask: a repeated request_id waits
+   * on the task the first submission made (created is false). The end of the
+   * wait is not an error: the task goes on, and the reply carries its id and
+   * current state (final false) for a later WaitTask. The wait ends before
+   * the call's own deadline (about 0.1 s before it), never as
+   * DEADLINE_EXCEEDED once the task is accepted.
+   *
+   * @generated from rpc taskyard.v1.TaskService.RunTask
+   */
+  runTask: {
+    methodKind: "unary";
+    input: typeof RunTaskRequestSchema;
+    output: typeof RunTaskResponseSchema;
   },
   /**
    * @generated from rpc taskyard.v1.TaskService.ListTasks

@@ -141,6 +141,37 @@ public final class TaskServiceGrpc {
     return getWaitTaskMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.taskyard.v1.RunTaskRequest,
+      dev.taskyard.v1.RunTaskResponse> getRunTaskMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RunTask",
+      requestType = dev.taskyard.v1.RunTaskRequest.class,
+      responseType = dev.taskyard.v1.RunTaskResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.taskyard.v1.RunTaskRequest,
+      dev.taskyard.v1.RunTaskResponse> getRunTaskMethod() {
+    io.grpc.MethodDescriptor<dev.taskyard.v1.RunTaskRequest, dev.taskyard.v1.RunTaskResponse> getRunTaskMethod;
+    if ((getRunTaskMethod = TaskServiceGrpc.getRunTaskMethod) == null) {
+      synchronized (TaskServiceGrpc.class) {
+        if ((getRunTaskMethod = TaskServiceGrpc.getRunTaskMethod) == null) {
+          TaskServiceGrpc.getRunTaskMethod = getRunTaskMethod =
+              io.grpc.MethodDescriptor.<dev.taskyard.v1.RunTaskRequest, dev.taskyard.v1.RunTaskResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RunTask"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.taskyard.v1.RunTaskRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.taskyard.v1.RunTaskResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TaskServiceMethodDescriptorSupplier("RunTask"))
+              .build();
+        }
+      }
+    }
+    return getRunTaskMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.taskyard.v1.ListTasksRequest,
       dev.taskyard.v1.ListTasksResponse> getListTasksMethod;
 
@@ -433,6 +464,23 @@ public final class TaskServiceGrpc {
     }
 
     /**
+     * <pre>
+     * Accept one task and wait for its final state, in one call: SubmitTask
+     * then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+     * Exactly-once per request_id like SubmitTask: a repeated request_id waits
+     * on the task the first submission made (created is false). The end of the
+     * wait is not an error: the task goes on, and the reply carries its id and
+     * current state (final false) for a later WaitTask. The wait ends before
+     * the call's own deadline (about 0.1 s before it), never as
+     * DEADLINE_EXCEEDED once the task is accepted.
+     * </pre>
+     */
+    default void runTask(dev.taskyard.v1.RunTaskRequest request,
+        io.grpc.stub.StreamObserver<dev.taskyard.v1.RunTaskResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRunTaskMethod(), responseObserver);
+    }
+
+    /**
      */
     default void listTasks(dev.taskyard.v1.ListTasksRequest request,
         io.grpc.stub.StreamObserver<dev.taskyard.v1.ListTasksResponse> responseObserver) {
@@ -574,6 +622,24 @@ public final class TaskServiceGrpc {
     }
 
     /**
+     * <pre>
+     * Accept one task and wait for its final state, in one call: SubmitTask
+     * then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+     * Exactly-once per request_id like SubmitTask: a repeated request_id waits
+     * on the task the first submission made (created is false). The end of the
+     * wait is not an error: the task goes on, and the reply carries its id and
+     * current state (final false) for a later WaitTask. The wait ends before
+     * the call's own deadline (about 0.1 s before it), never as
+     * DEADLINE_EXCEEDED once the task is accepted.
+     * </pre>
+     */
+    public void runTask(dev.taskyard.v1.RunTaskRequest request,
+        io.grpc.stub.StreamObserver<dev.taskyard.v1.RunTaskResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRunTaskMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
      */
     public void listTasks(dev.taskyard.v1.ListTasksRequest request,
         io.grpc.stub.StreamObserver<dev.taskyard.v1.ListTasksResponse> responseObserver) {
@@ -701,6 +767,23 @@ public final class TaskServiceGrpc {
     }
 
     /**
+     * <pre>
+     * Accept one task and wait for its final state, in one call: SubmitTask
+     * then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+     * Exactly-once per request_id like SubmitTask: a repeated request_id waits
+     * on the task the first submission made (created is false). The end of the
+     * wait is not an error: the task goes on, and the reply carries its id and
+     * current state (final false) for a later WaitTask. The wait ends before
+     * the call's own deadline (about 0.1 s before it), never as
+     * DEADLINE_EXCEEDED once the task is accepted.
+     * </pre>
+     */
+    public dev.taskyard.v1.RunTaskResponse runTask(dev.taskyard.v1.RunTaskRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRunTaskMethod(), getCallOptions(), request);
+    }
+
+    /**
      */
     public dev.taskyard.v1.ListTasksResponse listTasks(dev.taskyard.v1.ListTasksRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
@@ -821,6 +904,23 @@ public final class TaskServiceGrpc {
     public dev.taskyard.v1.WaitTaskResponse waitTask(dev.taskyard.v1.WaitTaskRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getWaitTaskMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Accept one task and wait for its final state, in one call: SubmitTask
+     * then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+     * Exactly-once per request_id like SubmitTask: a repeated request_id waits
+     * on the task the first submission made (created is false). The end of the
+     * wait is not an error: the task goes on, and the reply carries its id and
+     * current state (final false) for a later WaitTask. The wait ends before
+     * the call's own deadline (about 0.1 s before it), never as
+     * DEADLINE_EXCEEDED once the task is accepted.
+     * </pre>
+     */
+    public dev.taskyard.v1.RunTaskResponse runTask(dev.taskyard.v1.RunTaskRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRunTaskMethod(), getCallOptions(), request);
     }
 
     /**
@@ -950,6 +1050,24 @@ public final class TaskServiceGrpc {
     }
 
     /**
+     * <pre>
+     * Accept one task and wait for its final state, in one call: SubmitTask
+     * then WaitTask, with SubmitTask's validation, scope (submit) and errors.
+     * Exactly-once per request_id like SubmitTask: a repeated request_id waits
+     * on the task the first submission made (created is false). The end of the
+     * wait is not an error: the task goes on, and the reply carries its id and
+     * current state (final false) for a later WaitTask. The wait ends before
+     * the call's own deadline (about 0.1 s before it), never as
+     * DEADLINE_EXCEEDED once the task is accepted.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.taskyard.v1.RunTaskResponse> runTask(
+        dev.taskyard.v1.RunTaskRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRunTaskMethod(), getCallOptions()), request);
+    }
+
+    /**
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.taskyard.v1.ListTasksResponse> listTasks(
         dev.taskyard.v1.ListTasksRequest request) {
@@ -1011,12 +1129,13 @@ public final class TaskServiceGrpc {
   private static final int METHODID_BATCH_SUBMIT_TASKS = 1;
   private static final int METHODID_GET_TASK = 2;
   private static final int METHODID_WAIT_TASK = 3;
-  private static final int METHODID_LIST_TASKS = 4;
-  private static final int METHODID_CANCEL_TASK = 5;
-  private static final int METHODID_GET_TASK_TREE = 6;
-  private static final int METHODID_EXPLAIN_TASK = 7;
-  private static final int METHODID_GET_TASK_LOGS = 8;
-  private static final int METHODID_STREAM_TASK_LOGS = 9;
+  private static final int METHODID_RUN_TASK = 4;
+  private static final int METHODID_LIST_TASKS = 5;
+  private static final int METHODID_CANCEL_TASK = 6;
+  private static final int METHODID_GET_TASK_TREE = 7;
+  private static final int METHODID_EXPLAIN_TASK = 8;
+  private static final int METHODID_GET_TASK_LOGS = 9;
+  private static final int METHODID_STREAM_TASK_LOGS = 10;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1050,6 +1169,10 @@ public final class TaskServiceGrpc {
         case METHODID_WAIT_TASK:
           serviceImpl.waitTask((dev.taskyard.v1.WaitTaskRequest) request,
               (io.grpc.stub.StreamObserver<dev.taskyard.v1.WaitTaskResponse>) responseObserver);
+          break;
+        case METHODID_RUN_TASK:
+          serviceImpl.runTask((dev.taskyard.v1.RunTaskRequest) request,
+              (io.grpc.stub.StreamObserver<dev.taskyard.v1.RunTaskResponse>) responseObserver);
           break;
         case METHODID_LIST_TASKS:
           serviceImpl.listTasks((dev.taskyard.v1.ListTasksRequest) request,
@@ -1121,6 +1244,13 @@ public final class TaskServiceGrpc {
               dev.taskyard.v1.WaitTaskRequest,
               dev.taskyard.v1.WaitTaskResponse>(
                 service, METHODID_WAIT_TASK)))
+        .addMethod(
+          getRunTaskMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.taskyard.v1.RunTaskRequest,
+              dev.taskyard.v1.RunTaskResponse>(
+                service, METHODID_RUN_TASK)))
         .addMethod(
           getListTasksMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -1215,6 +1345,7 @@ public final class TaskServiceGrpc {
               .addMethod(getBatchSubmitTasksMethod())
               .addMethod(getGetTaskMethod())
               .addMethod(getWaitTaskMethod())
+              .addMethod(getRunTaskMethod())
               .addMethod(getListTasksMethod())
               .addMethod(getCancelTaskMethod())
               .addMethod(getGetTaskTreeMethod())

@@ -72,6 +72,16 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_taskyard_v1_WaitTaskResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_taskyard_v1_RunTaskRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_taskyard_v1_RunTaskRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_taskyard_v1_RunTaskResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_taskyard_v1_RunTaskResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_taskyard_v1_ListTasksRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -165,82 +175,89 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
       "id\030\001 \001(\tR\002id\0223\n\007timeout\030\002 \001(\0132\031.google.p" +
       "rotobuf.DurationR\007timeout\"V\n\020WaitTaskRes" +
       "ponse\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.TaskR\004" +
-      "task\022\033\n\ttimed_out\030\002 \001(\010R\010timedOut\"\333\001\n\020Li" +
-      "stTasksRequest\022.\n\006states\030\001 \003(\0162\026.taskyar" +
-      "d.v1.TaskStateR\006states\022\022\n\004name\030\002 \001(\tR\004na" +
-      "me\022\024\n\005queue\030\003 \001(\tR\005queue\0221\n\010priority\030\004 \001" +
-      "(\0162\025.taskyard.v1.PriorityR\010priority\022\033\n\tp" +
-      "age_size\030\005 \001(\005R\010pageSize\022\035\n\npage_token\030\006" +
-      " \001(\tR\tpageToken\"d\n\021ListTasksResponse\022\'\n\005" +
-      "tasks\030\001 \003(\0132\021.taskyard.v1.TaskR\005tasks\022&\n" +
-      "\017next_page_token\030\002 \001(\tR\rnextPageToken\"j\n" +
-      "\021CancelTaskRequest\022\016\n\002id\030\001 \001(\tR\002id\022\026\n\006re" +
-      "ason\030\002 \001(\tR\006reason\022-\n\004wait\030\003 \001(\0132\031.googl" +
-      "e.protobuf.DurationR\004wait\"\265\001\n\022CancelTask" +
-      "Response\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.Tas" +
-      "kR\004task\022\034\n\tcancelled\030\002 \001(\010R\tcancelled\022+\n" +
-      "\004step\030\003 \001(\0162\027.taskyard.v1.CancelStepR\004st" +
-      "ep\022-\n\022cancelled_children\030\004 \003(\tR\021cancelle" +
-      "dChildren\"$\n\022GetTaskTreeRequest\022\016\n\002id\030\001 " +
-      "\001(\tR\002id\"_\n\014TaskTreeNode\022%\n\004task\030\001 \001(\0132\021." +
-      "taskyard.v1.TaskR\004task\022\024\n\005depth\030\002 \001(\005R\005d" +
-      "epth\022\022\n\004path\030\003 \003(\tR\004path\"}\n\023GetTaskTreeR" +
-      "esponse\022/\n\005nodes\030\001 \003(\0132\031.taskyard.v1.Tas" +
-      "kTreeNodeR\005nodes\022\027\n\007root_id\030\002 \001(\tR\006rootI" +
-      "d\022\034\n\ttruncated\030\003 \001(\010R\ttruncated\"$\n\022Expla" +
-      "inTaskRequest\022\016\n\002id\030\001 \001(\tR\002id\"\255\002\n\023Explai" +
-      "nTaskResponse\022%\n\004task\030\001 \001(\0132\021.taskyard.v" +
-      "1.TaskR\004task\022/\n\006reason\030\002 \001(\0162\027.taskyard." +
-      "v1.WaitReasonR\006reason\022\030\n\007message\030\003 \001(\tR\007" +
-      "message\0220\n\005until\030\004 \001(\0132\032.google.protobuf" +
-      ".TimestampR\005until\022\035\n\nwaiting_on\030\005 \003(\tR\tw" +
-      "aitingOn\022(\n\020lane_depth_ahead\030\006 \001(\003R\016lane" +
-      "DepthAhead\022)\n\004gate\030\007 \001(\0132\025.taskyard.v1.F" +
-      "lowGateR\004gate\"b\n\022GetTaskLogsRequest\022\016\n\002i" +
-      "d\030\001 \001(\tR\002id\022\037\n\013from_offset\030\002 \001(\003R\nfromOf" +
-      "fset\022\033\n\tpage_size\030\003 \001(\005R\010pageSize\"|\n\023Get" +
-      "TaskLogsResponse\022(\n\004logs\030\001 \003(\0132\024.taskyar" +
-      "d.v1.TaskLogR\004logs\022\037\n\013next_offset\030\002 \001(\003R" +
-      "\nnextOffset\022\032\n\010complete\030\003 \001(\010R\010complete\"" +
-      "H\n\025StreamTaskLogsRequest\022\016\n\002id\030\001 \001(\tR\002id" +
-      "\022\037\n\013from_offset\030\002 \001(\003R\nfromOffset\"B\n\026Str" +
-      "eamTaskLogsResponse\022(\n\004logs\030\001 \003(\0132\024.task" +
-      "yard.v1.TaskLogR\004logs*\363\002\n\nWaitReason\022\033\n\027" +
-      "WAIT_REASON_UNSPECIFIED\020\000\022\027\n\023WAIT_REASON" +
-      "_RUNNING\020\001\022\025\n\021WAIT_REASON_FINAL\020\002\022\023\n\017WAI" +
-      "T_REASON_ETA\020\003\022\032\n\026WAIT_REASON_DEPENDENCY" +
-      "\020\004\022\033\n\027WAIT_REASON_RETRY_DELAY\020\005\022\034\n\030WAIT_" +
-      "REASON_QUEUE_PAUSED\020\006\022\027\n\023WAIT_REASON_NO_" +
-      "POOL\020\007\022\032\n\026WAIT_REASON_SLOTS_BUSY\020\010\022\033\n\027WA" +
-      "IT_REASON_DISPATCHING\020\t\022\034\n\030WAIT_REASON_R" +
-      "ATE_LIMITED\020\n\022 \n\034WAIT_REASON_CONCURRENCY" +
-      "_FULL\020\013\022\032\n\026WAIT_REASON_FAIR_SHARE\020\0142\272\006\n\013" +
-      "TaskService\022M\n\nSubmitTask\022\036.taskyard.v1." +
-      "SubmitTaskRequest\032\037.taskyard.v1.SubmitTa" +
-      "skResponse\022_\n\020BatchSubmitTasks\022$.taskyar" +
-      "d.v1.BatchSubmitTasksRequest\032%.taskyard." +
-      "v1.BatchSubmitTasksResponse\022D\n\007GetTask\022\033" +
-      ".taskyard.v1.GetTaskRequest\032\034.taskyard.v" +
-      "1.GetTaskResponse\022G\n\010WaitTask\022\034.taskyard" +
-      ".v1.WaitTaskRequest\032\035.taskyard.v1.WaitTa" +
-      "skResponse\022J\n\tListTasks\022\035.taskyard.v1.Li" +
-      "stTasksRequest\032\036.taskyard.v1.ListTasksRe" +
-      "sponse\022M\n\nCancelTask\022\036.taskyard.v1.Cance" +
-      "lTaskRequest\032\037.taskyard.v1.CancelTaskRes" +
-      "ponse\022P\n\013GetTaskTree\022\037.taskyard.v1.GetTa" +
-      "skTreeRequest\032 .taskyard.v1.GetTaskTreeR" +
-      "esponse\022P\n\013ExplainTask\022\037.taskyard.v1.Exp" +
-      "lainTaskRequest\032 .taskyard.v1.ExplainTas" +
-      "kResponse\022P\n\013GetTaskLogs\022\037.taskyard.v1.G" +
-      "etTaskLogsRequest\032 .taskyard.v1.GetTaskL" +
-      "ogsResponse\022[\n\016StreamTaskLogs\022\".taskyard" +
-      ".v1.StreamTaskLogsRequest\032#.taskyard.v1." +
-      "StreamTaskLogsResponse0\001B\264\001\n\017dev.taskyar" +
-      "d.v1B\020TaskServiceProtoP\001ZBgithub.com/tas" +
-      "kyard/taskyard/clients/go/gen/taskyard/v" +
-      "1;taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Tasky" +
-      "ard\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014Tasky" +
-      "ard::V1b\006proto3"
+      "task\022\033\n\ttimed_out\030\002 \001(\010R\010timedOut\"p\n\016Run" +
+      "TaskRequest\022)\n\004task\030\001 \001(\0132\025.taskyard.v1." +
+      "TaskSpecR\004task\0223\n\007timeout\030\002 \001(\0132\031.google" +
+      ".protobuf.DurationR\007timeout\"h\n\017RunTaskRe" +
+      "sponse\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.TaskR" +
+      "\004task\022\030\n\007created\030\002 \001(\010R\007created\022\024\n\005final" +
+      "\030\003 \001(\010R\005final\"\333\001\n\020ListTasksRequest\022.\n\006st" +
+      "ates\030\001 \003(\0162\026.taskyard.v1.TaskStateR\006stat" +
+      "es\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005queue\030\003 \001(\tR\005q" +
+      "ueue\0221\n\010priority\030\004 \001(\0162\025.taskyard.v1.Pri" +
+      "orityR\010priority\022\033\n\tpage_size\030\005 \001(\005R\010page" +
+      "Size\022\035\n\npage_token\030\006 \001(\tR\tpageToken\"d\n\021L" +
+      "istTasksResponse\022\'\n\005tasks\030\001 \003(\0132\021.taskya" +
+      "rd.v1.TaskR\005tasks\022&\n\017next_page_token\030\002 \001" +
+      "(\tR\rnextPageToken\"j\n\021CancelTaskRequest\022\016" +
+      "\n\002id\030\001 \001(\tR\002id\022\026\n\006reason\030\002 \001(\tR\006reason\022-" +
+      "\n\004wait\030\003 \001(\0132\031.google.protobuf.DurationR" +
+      "\004wait\"\265\001\n\022CancelTaskResponse\022%\n\004task\030\001 \001" +
+      "(\0132\021.taskyard.v1.TaskR\004task\022\034\n\tcancelled" +
+      "\030\002 \001(\010R\tcancelled\022+\n\004step\030\003 \001(\0162\027.taskya" +
+      "rd.v1.CancelStepR\004step\022-\n\022cancelled_chil" +
+      "dren\030\004 \003(\tR\021cancelledChildren\"$\n\022GetTask" +
+      "TreeRequest\022\016\n\002id\030\001 \001(\tR\002id\"_\n\014TaskTreeN" +
+      "ode\022%\n\004task\030\001 \001(\0132\021.taskyard.v1.TaskR\004ta" +
+      "sk\022\024\n\005depth\030\002 \001(\005R\005depth\022\022\n\004path\030\003 \003(\tR\004" +
+      "path\"}\n\023GetTaskTreeResponse\022/\n\005nodes\030\001 \003" +
+      "(\0132\031.taskyard.v1.TaskTreeNodeR\005nodes\022\027\n\007" +
+      "root_id\030\002 \001(\tR\006rootId\022\034\n\ttruncated\030\003 \001(\010" +
+      "R\ttruncated\"$\n\022ExplainTaskRequest\022\016\n\002id\030" +
+      "\001 \001(\tR\002id\"\255\002\n\023ExplainTaskResponse\022%\n\004tas" +
+      "k\030\001 \001(\0132\021.taskyard.v1.TaskR\004task\022/\n\006reas" +
+      "on\030\002 \001(\0162\027.taskyard.v1.WaitReasonR\006reaso" +
+      "n\022\030\n\007message\030\003 \001(\tR\007message\0220\n\005until\030\004 \001" +
+      "(\0132\032.google.protobuf.TimestampR\005until\022\035\n" +
+      "\nwaiting_on\030\005 \003(\tR\twaitingOn\022(\n\020lane_dep" +
+      "th_ahead\030\006 \001(\003R\016laneDepthAhead\022)\n\004gate\030\007" +
+      " \001(\0132\025.taskyard.v1.FlowGateR\004gate\"b\n\022Get" +
+      "TaskLogsRequest\022\016\n\002id\030\001 \001(\tR\002id\022\037\n\013from_" +
+      "offset\030\002 \001(\003R\nfromOffset\022\033\n\tpage_size\030\003 " +
+      "\001(\005R\010pageSize\"|\n\023GetTaskLogsResponse\022(\n\004" +
+      "logs\030\001 \003(\0132\024.taskyard.v1.TaskLogR\004logs\022\037" +
+      "\n\013next_offset\030\002 \001(\003R\nnextOffset\022\032\n\010compl" +
+      "ete\030\003 \001(\010R\010complete\"H\n\025StreamTaskLogsReq" +
+      "uest\022\016\n\002id\030\001 \001(\tR\002id\022\037\n\013from_offset\030\002 \001(" +
+      "\003R\nfromOffset\"B\n\026StreamTaskLogsResponse\022" +
+      "(\n\004logs\030\001 \003(\0132\024.taskyard.v1.TaskLogR\004log" +
+      "s*\363\002\n\nWaitReason\022\033\n\027WAIT_REASON_UNSPECIF" +
+      "IED\020\000\022\027\n\023WAIT_REASON_RUNNING\020\001\022\025\n\021WAIT_R" +
+      "EASON_FINAL\020\002\022\023\n\017WAIT_REASON_ETA\020\003\022\032\n\026WA" +
+      "IT_REASON_DEPENDENCY\020\004\022\033\n\027WAIT_REASON_RE" +
+      "TRY_DELAY\020\005\022\034\n\030WAIT_REASON_QUEUE_PAUSED\020" +
+      "\006\022\027\n\023WAIT_REASON_NO_POOL\020\007\022\032\n\026WAIT_REASO" +
+      "N_SLOTS_BUSY\020\010\022\033\n\027WAIT_REASON_DISPATCHIN" +
+      "G\020\t\022\034\n\030WAIT_REASON_RATE_LIMITED\020\n\022 \n\034WAI" +
+      "T_REASON_CONCURRENCY_FULL\020\013\022\032\n\026WAIT_REAS" +
+      "ON_FAIR_SHARE\020\0142\200\007\n\013TaskService\022M\n\nSubmi" +
+      "tTask\022\036.taskyard.v1.SubmitTaskRequest\032\037." +
+      "taskyard.v1.SubmitTaskResponse\022_\n\020BatchS" +
+      "ubmitTasks\022$.taskyard.v1.BatchSubmitTask" +
+      "sRequest\032%.taskyard.v1.BatchSubmitTasksR" +
+      "esponse\022D\n\007GetTask\022\033.taskyard.v1.GetTask" +
+      "Request\032\034.taskyard.v1.GetTaskResponse\022G\n" +
+      "\010WaitTask\022\034.taskyard.v1.WaitTaskRequest\032" +
+      "\035.taskyard.v1.WaitTaskResponse\022D\n\007RunTas" +
+      "k\022\033.taskyard.v1.RunTaskRequest\032\034.taskyar" +
+      "d.v1.RunTaskResponse\022J\n\tListTasks\022\035.task" +
+      "yard.v1.ListTasksRequest\032\036.taskyard.v1.L" +
+      "istTasksResponse\022M\n\nCancelTask\022\036.taskyar" +
+      "d.v1.CancelTaskRequest\032\037.taskyard.v1.Can" +
+      "celTaskResponse\022P\n\013GetTaskTree\022\037.taskyar" +
+      "d.v1.GetTaskTreeRequest\032 .taskyard.v1.Ge" +
+      "tTaskTreeResponse\022P\n\013ExplainTask\022\037.tasky" +
+      "ard.v1.ExplainTaskRequest\032 .taskyard.v1." +
+      "ExplainTaskResponse\022P\n\013GetTaskLogs\022\037.tas" +
+      "kyard.v1.GetTaskLogsRequest\032 .taskyard.v" +
+      "1.GetTaskLogsResponse\022[\n\016StreamTaskLogs\022" +
+      "\".taskyard.v1.StreamTaskLogsRequest\032#.ta" +
+      "skyard.v1.StreamTaskLogsResponse0\001B\264\001\n\017d" +
+      "ev.taskyard.v1B\020TaskServiceProtoP\001ZBgith" +
+      "ub.com/taskyard/taskyard/clients/go/gen/" +
+      "taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Taskyard." +
+      "V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBMetada" +
+      "ta\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -304,80 +321,92 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_WaitTaskResponse_descriptor,
         new java.lang.String[] { "Task", "TimedOut", });
-    internal_static_taskyard_v1_ListTasksRequest_descriptor =
+    internal_static_taskyard_v1_RunTaskRequest_descriptor =
       getDescriptor().getMessageType(9);
+    internal_static_taskyard_v1_RunTaskRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_taskyard_v1_RunTaskRequest_descriptor,
+        new java.lang.String[] { "Task", "Timeout", });
+    internal_static_taskyard_v1_RunTaskResponse_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_taskyard_v1_RunTaskResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_taskyard_v1_RunTaskResponse_descriptor,
+        new java.lang.String[] { "Task", "Created", "Final", });
+    internal_static_taskyard_v1_ListTasksRequest_descriptor =
+      getDescriptor().getMessageType(11);
     internal_static_taskyard_v1_ListTasksRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_ListTasksRequest_descriptor,
         new java.lang.String[] { "States", "Name", "Queue", "Priority", "PageSize", "PageToken", });
     internal_static_taskyard_v1_ListTasksResponse_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(12);
     internal_static_taskyard_v1_ListTasksResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_ListTasksResponse_descriptor,
         new java.lang.String[] { "Tasks", "NextPageToken", });
     internal_static_taskyard_v1_CancelTaskRequest_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(13);
     internal_static_taskyard_v1_CancelTaskRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_CancelTaskRequest_descriptor,
         new java.lang.String[] { "Id", "Reason", "Wait", });
     internal_static_taskyard_v1_CancelTaskResponse_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(14);
     internal_static_taskyard_v1_CancelTaskResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_CancelTaskResponse_descriptor,
         new java.lang.String[] { "Task", "Cancelled", "Step", "CancelledChildren", });
     internal_static_taskyard_v1_GetTaskTreeRequest_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(15);
     internal_static_taskyard_v1_GetTaskTreeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_GetTaskTreeRequest_descriptor,
         new java.lang.String[] { "Id", });
     internal_static_taskyard_v1_TaskTreeNode_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(16);
     internal_static_taskyard_v1_TaskTreeNode_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_TaskTreeNode_descriptor,
         new java.lang.String[] { "Task", "Depth", "Path", });
     internal_static_taskyard_v1_GetTaskTreeResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(17);
     internal_static_taskyard_v1_GetTaskTreeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_GetTaskTreeResponse_descriptor,
         new java.lang.String[] { "Nodes", "RootId", "Truncated", });
     internal_static_taskyard_v1_ExplainTaskRequest_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(18);
     internal_static_taskyard_v1_ExplainTaskRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_ExplainTaskRequest_descriptor,
         new java.lang.String[] { "Id", });
     internal_static_taskyard_v1_ExplainTaskResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(19);
     internal_static_taskyard_v1_ExplainTaskResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_ExplainTaskResponse_descriptor,
         new java.lang.String[] { "Task", "Reason", "Message", "Until", "WaitingOn", "LaneDepthAhead", "Gate", });
     internal_static_taskyard_v1_GetTaskLogsRequest_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(20);
     internal_static_taskyard_v1_GetTaskLogsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_GetTaskLogsRequest_descriptor,
         new java.lang.String[] { "Id", "FromOffset", "PageSize", });
     internal_static_taskyard_v1_GetTaskLogsResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(21);
     internal_static_taskyard_v1_GetTaskLogsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_GetTaskLogsResponse_descriptor,
         new java.lang.String[] { "Logs", "NextOffset", "Complete", });
     internal_static_taskyard_v1_StreamTaskLogsRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(22);
     internal_static_taskyard_v1_StreamTaskLogsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_StreamTaskLogsRequest_descriptor,
         new java.lang.String[] { "Id", "FromOffset", });
     internal_static_taskyard_v1_StreamTaskLogsResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(23);
     internal_static_taskyard_v1_StreamTaskLogsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_StreamTaskLogsResponse_descriptor,
