@@ -4,6 +4,7 @@ makes its channels through it, and the blocking and asyncio clients take the sam
 from __future__ import annotations
 
 import inspect
+import time
 from pathlib import Path
 
 import click
@@ -153,6 +154,20 @@ def test_submits_carry_a_request_id_so_a_resent_call_is_idempotent() -> None:
     assert batch.tasks[0].request_id and batch.tasks[1].request_id == "mine"
 
 
+def test_a_run_waits_at_most_one_call_then_loops_and_keeps_the_task_options() -> None:
+    from taskyard.client._common import MAX_SERVER_WAIT, WAIT_SLACK, run_request
+
+    call = run_request("add", 1, 2, wait=900, timeout=5, priority="HIGH")
+    assert call.request.timeout.seconds == MAX_SERVER_WAIT and call.wait == 900
+    assert call.call_deadline == MAX_SERVER_WAIT + WAIT_SLACK
+    assert call.request.task.timeout.seconds == 5 and call.request.task.request_id
+    assert call.rest(time.monotonic()) is not None
+    short = run_request("add", wait=0.5)
+    assert short.request.timeout.nanos == 500_000_000 and short.rest(time.monotonic()) is None
+    with pytest.raises(ValueError, match="wait"):
+        run_request("add", wait=-1)
+
+
 def test_gRPC_retries_unavailable_reads_and_submits_but_not_cancels() -> None:
     import json
 
@@ -162,6 +177,7 @@ def test_gRPC_retries_unavailable_reads_and_submits_but_not_cancels() -> None:
     config = json.loads(options["grpc.service_config"])["methodConfig"][0]
     retried = {(n["service"].rsplit(".", 1)[1], n["method"]) for n in config["name"]}
     assert ("TaskService", "SubmitTask") in retried and ("TaskService", "WaitTask") in retried
+    assert ("TaskService", "RunTask") in retried  # exactly-once per request_id, as a submit
     assert ("TaskService", "CancelTask") not in retried
     assert config["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
     own = dict(channel_options(Endpoint("localhost:1", options=[("grpc.service_config", "{}")])))

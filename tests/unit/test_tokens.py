@@ -103,6 +103,7 @@ def test_every_rpc_has_a_scope() -> None:
     assert {m for m, s in need.items() if s is auth.Scope.SUBMIT} == {
         "SubmitTask",
         "BatchSubmitTasks",
+        "RunTask",
         "CancelTask",
     }
     assert {m for m, s in need.items() if s is auth.Scope.ADMIN} == {

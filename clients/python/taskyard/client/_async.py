@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
@@ -58,6 +59,16 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
         through ``submit_many``:
         ``await client.submit_many([TaskRequest(name="report", kwargs={"limits": 10})])``."""
         return _types.TaskInfo.from_proto((await self._call(self._stub.SubmitTask, req)).task)
+
+    @request_from(_common.run_request)
+    async def run(self, call: _common.Run) -> _types.TaskInfo:
+        """Submit one task and wait for its final state in one call, as Client.run."""
+        started = time.monotonic()
+        task = _types.TaskInfo.from_proto(
+            (await self._call(self._stub.RunTask, call.request, call.call_deadline)).task
+        )
+        rest = None if task.is_final else call.rest(started)
+        return task if rest is None else await self.wait(task.id, rest)
 
     async def submit_many(
         self, tasks: Iterable[_types.TaskRequest | Mapping[str, Any]]

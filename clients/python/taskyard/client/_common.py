@@ -3,6 +3,7 @@ request, and the decoding of its reply. Each client keeps only the call itself."
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import inspect
@@ -155,6 +156,73 @@ def submit_request(
         fairness_key=fairness_key,
     ).to_proto()
     return task_service_pb2.SubmitTaskRequest(task=spec)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Run:
+    """One ``run``: its RunTask request (waiting at most MAX_SERVER_WAIT) and the whole
+    wait asked, which a WaitTask loop finishes when it is longer."""
+
+    request: task_service_pb2.RunTaskRequest
+    wait: float
+
+    @property
+    def call_deadline(self) -> float:
+        return self.request.timeout.ToTimedelta().total_seconds() + WAIT_SLACK
+
+    def rest(self, started: float) -> float | None:
+        """Seconds still to wait after a RunTask started at ``started`` (monotonic) that
+        ended not final; None when the wait asked is over."""
+        left = self.wait - (time.monotonic() - started)
+        return left if left > 0 and self.wait > MAX_SERVER_WAIT else None
+
+
+def run_request(
+    name: str,
+    *args: JSON,
+    wait: float = 30.0,
+    priority: Priority | int | str | None = None,
+    queue: str = "",
+    timeout: float | datetime.timedelta | None = None,
+    max_retries: int | None = None,
+    request_id: str = "",
+    parent_id: str = "",
+    labels: Mapping[str, str] | None = None,
+    depends_on: Iterable[str] = (),
+    idempotency_key: str = "",
+    idempotency_window: float | datetime.timedelta | None = None,
+    eta: datetime.datetime | None = None,
+    countdown: float | datetime.timedelta | None = None,
+    limits: LimitUses | None = None,
+    fairness_key: str = "",
+    **kwargs: JSON,
+) -> Run:
+    """``submit_request``'s arguments, and ``wait``: seconds to wait for the final state
+    (``timeout`` stays the task's execution limit)."""
+    if not wait >= 0:
+        raise ValueError(f"wait must be a non-negative number of seconds, got {wait!r}")
+    spec = submit_request(
+        name,
+        *args,
+        priority=priority,
+        queue=queue,
+        timeout=timeout,
+        max_retries=max_retries,
+        request_id=request_id,
+        parent_id=parent_id,
+        labels=labels,
+        depends_on=depends_on,
+        idempotency_key=idempotency_key,
+        idempotency_window=idempotency_window,
+        eta=eta,
+        countdown=countdown,
+        limits=limits,
+        fairness_key=fairness_key,
+        **kwargs,
+    ).task
+    req = task_service_pb2.RunTaskRequest(task=spec)
+    req.timeout.FromNanoseconds(int(min(wait, MAX_SERVER_WAIT) * 1e9))
+    return Run(request=req, wait=wait)
 
 
 def batch_request(

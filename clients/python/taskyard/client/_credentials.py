@@ -102,6 +102,7 @@ _RETRIED = [
         for method in (
             "SubmitTask",
             "BatchSubmitTasks",
+            "RunTask",
             "GetTask",
             "WaitTask",
             "ListTasks",

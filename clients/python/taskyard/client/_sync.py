@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
@@ -61,6 +62,19 @@ class Client(_common.ClientBase[grpc.Channel]):
         to the task: give it in a TaskRequest's ``kwargs=`` through ``submit_many``:
         ``client.submit_many([TaskRequest(name="report", kwargs={"limits": 10})])``."""
         return _types.TaskInfo.from_proto(self._call(self._stub.SubmitTask, req).task)
+
+    @request_from(_common.run_request)
+    def run(self, call: _common.Run) -> _types.TaskInfo:
+        """Submit one task and wait for its final state in one call (RunTask): ``submit``'s
+        arguments, and ``wait`` (seconds, default 30). The task as final, or as it is when
+        the wait ended (check ``is_final``): the end of the wait is no error, the task goes
+        on (``wait(task.id)`` later). Exactly-once per ``request_id``, as ``submit``."""
+        started = time.monotonic()
+        task = _types.TaskInfo.from_proto(
+            self._call(self._stub.RunTask, call.request, timeout=call.call_deadline).task
+        )
+        rest = None if task.is_final else call.rest(started)
+        return task if rest is None else self.wait(task.id, rest)
 
     def submit_many(
         self, tasks: Iterable[_types.TaskRequest | Mapping[str, Any]]

@@ -3,7 +3,7 @@
 grpc.aio's ``maximum_concurrent_rpcs`` is one pool for every call: a thousand
 ``WaitTask`` calls parked on the event stream made ``Health/Check`` and
 ``GetTask`` fail with RESOURCE_EXHAUSTED. Here long calls (``WaitTask``,
-``CancelTask``, which may wait, and every streaming call) and unary calls each
+``RunTask`` and ``CancelTask``, which may wait, and every streaming call) and unary calls each
 have their own limit, and ``Health/Check`` has none. A call over its limit is
 refused at once with RESOURCE_EXHAUSTED and an ErrorInfo (reason
 ``TOO_MANY_CALLS``); nothing is queued.
@@ -36,7 +36,7 @@ else:
 # Never limited: a probe must be answered however busy the gateway is.
 UNLIMITED_METHODS = frozenset({f"/{health.SERVICE_NAME}/Check"})
 # Unary on the wire, but they may wait for a long time.
-LONG_UNARY_METHODS = frozenset({"/taskyard.v1.TaskService/WaitTask", "/taskyard.v1.TaskService/CancelTask"})
+LONG_UNARY_METHODS = frozenset(f"/taskyard.v1.TaskService/{m}" for m in ("WaitTask", "RunTask", "CancelTask"))
 
 
 def refusing(handler: Handler, refusal: errors.TaskyardError) -> Handler:
@@ -150,7 +150,7 @@ class Admission(Interceptor):
         if unary_limit < 1 or long_limit < 1:
             raise ValueError("call limits must be at least 1")
         self.unary = Gate(kind="unary", limit=unary_limit)
-        self.long = Gate(kind="long (WaitTask, CancelTask, streaming)", limit=long_limit)
+        self.long = Gate(kind="long (WaitTask, RunTask, CancelTask, streaming)", limit=long_limit)
         # The server hands back the same handler for a method each time: wrap it once.
         self._wrapped: dict[str, tuple[Handler, Handler]] = {}
 

@@ -176,7 +176,8 @@ _QUEUES = "/taskyard.v1.QueueService/"
 _LIMITS = "/taskyard.v1.LimitService/"
 
 REQUIRED_SCOPES: Mapping[str, Scope | None] = {
-    **{_TASKS + m: Scope.SUBMIT for m in ("SubmitTask", "BatchSubmitTasks", "CancelTask")},
+    # RunTask reads back only the task it submitted, as SubmitTask does for a repeated request_id.
+    **{_TASKS + m: Scope.SUBMIT for m in ("SubmitTask", "BatchSubmitTasks", "RunTask", "CancelTask")},
     **{
         _TASKS + m: Scope.READ
         for m in (

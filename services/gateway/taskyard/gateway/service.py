@@ -1,5 +1,5 @@
 """``taskyard.v1.TaskService``: validation at the edge, then the scheduler lanes and the store."""
-# Length: _wait_with_trip is WaitTask's wait with its hop stamps, which every step adds to.
+# Length: _await_final is WaitTask's (and RunTask's) wait with its hop stamps, which every step adds to.
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from taskyard.gateway.lanes import Lanes
 from taskyard.gateway.limit_catalog import LimitCatalog
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.reads import RecordReads
-from taskyard.gateway.waiters import Waiters
+from taskyard.gateway.waiters import Waiter, Waiters
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -125,12 +125,29 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         )
 
     async def _submit_one(
-        self, request: task_service_pb2.SubmitTaskRequest, sampled_at: int = 0
+        self,
+        request: task_service_pb2.SubmitTaskRequest | task_service_pb2.RunTaskRequest,
+        sampled_at: int = 0,
+        *,
+        watch: list[Waiter] | None = None,
+        violations: Sequence[codec.Violation] = (),
     ) -> task_service_pb2.SubmitTaskResponse:
+        """``watch``: RunTask's, which gets a waiter on the new task's id registered
+        before the task is sent, so no final event can come before anyone listens.
+        ``violations``: the caller's own, reported with the task's."""
         if not request.HasField("task"):
-            raise codec.invalid([codec.Violation(field="task", description="required")])
+            raise codec.invalid([codec.Violation(field="task", description="required"), *violations])
         spec = request.task
-        records = await self._build([spec], field="task", single=True)
+        try:
+            records = await self._build([spec], field="task", single=True)
+        except errors.TaskyardError as exc:
+            if violations and exc.violations:
+                raise codec.invalid([*exc.violations, *violations]) from exc
+            raise
+        if violations:
+            raise codec.invalid(list(violations))
+        if watch is not None:
+            watch.append(self._waiters.register(records[0].id))
         with tracing.sending(records):
             if sampled_at:
                 hops.start(records[0], "gateway.received", sampled_at)
@@ -265,6 +282,48 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     ) -> task_service_pb2.WaitTaskResponse:
         return (await self._wait_with_trip(request, client_remaining))[0]
 
+    async def RunTask(
+        self, request: task_service_pb2.RunTaskRequest, context: Context
+    ) -> task_service_pb2.RunTaskResponse:
+        sampled_at = time.time_ns() if _asks_for_hops(context) else 0
+
+        async def run() -> task_service_pb2.RunTaskResponse:
+            reply, trip = await self._run(request, context.time_remaining(), sampled_at)
+            if trip:
+                stamps = [*trip, task_record_pb2.HopStamp(hop="gateway.replied", at_ns=time.time_ns())]
+                context.set_trailing_metadata(((hops.METADATA_KEY, hops.to_text(stamps)),))
+            return reply
+
+        return await self._guard(context, run)
+
+    async def _run(
+        self, request: task_service_pb2.RunTaskRequest, client_remaining: float | None, sampled_at: int = 0
+    ) -> tuple[task_service_pb2.RunTaskResponse, hops.HopStamps]:
+        """SubmitTask, then WaitTask on the task it answered with: the wait's time
+        counts from the call's start, and its waiter listens before the task is sent."""
+        violations: list[codec.Violation] = []
+        deadline = time.monotonic() + _wait_limit(request, client_remaining, violations)
+        watched: list[Waiter] = []
+        try:
+            submitted = await self._submit_one(request, sampled_at, watch=watched, violations=violations)
+            task = submitted.task
+            if task.state in states.FINAL_VALUES:
+                # A repeated request_id of a finished task, or a task cancelled at birth.
+                return task_service_pb2.RunTaskResponse(task=task, created=submitted.created, final=True), ()
+            (waiter,) = watched
+            if waiter.task_id != task.id:  # a repeated request_id: wait on the first submission's task
+                self._waiters.unregister(waiter)
+                watched[0] = waiter = self._waiters.register(task.id)
+            limit = max(0.0, deadline - time.monotonic())
+            waited, trip = await self._await_final(task.id, waiter, limit, want_trip=bool(sampled_at))
+        finally:
+            for w in watched:
+                self._waiters.unregister(w)
+        final = not waited.timed_out
+        return task_service_pb2.RunTaskResponse(
+            task=waited.task, created=submitted.created, final=final
+        ), trip
+
     async def _wait_with_trip(
         self,
         request: task_service_pb2.WaitTaskRequest,
@@ -272,84 +331,74 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         *,
         want_trip: bool = False,
     ) -> tuple[task_service_pb2.WaitTaskResponse, hops.HopStamps]:
-        """The answer, and the hop stamps of a sampled task's final event (``want_trip``:
-        a re-read that finds the task final before its event came waits TRIP_GRACE
-        for the event, which alone carries them)."""
         violations: list[codec.Violation] = []
         task_id = _task_id(request.id, violations)
-        limit = DEFAULT_WAIT
-        if request.HasField("timeout"):
-            ms = codec.duration_ms(request.timeout)
-            if ms is None or ms < 0:
-                violations.append(
-                    codec.Violation(field="timeout", description="must be a non-negative duration")
-                )
-            elif ms > MAX_WAIT * 1000:
-                violations.append(
-                    codec.Violation(field="timeout", description=f"must be at most {int(MAX_WAIT)}s")
-                )
-            else:
-                limit = ms / 1000
+        limit = _wait_limit(request, client_remaining, violations)
         if violations:
             raise codec.invalid(violations)
-        if client_remaining is not None:
-            # Answer before the client's own deadline, not with DEADLINE_EXCEEDED.
-            limit = max(0.0, min(limit, client_remaining - 0.1))
         waiter = self._waiters.register(task_id)  # before the read: no lost wake-up
         try:
-            seen = self._waiters.recent_final(task_id)
-            if seen is not None and seen.HasField("record"):
-                return task_service_pb2.WaitTaskResponse(
-                    task=codec.record_to_task(seen.record), timed_out=False
-                ), seen.record.hops
-            # A task submitted here and not seen finishing needs no read before the
-            # wait; an event lost on the way is then caught by an early re-read.
-            recheck = WAIT_RECHECK
-            if seen is None and self._waiters.known_unfinished(task_id):
-                recheck = FIRST_RECHECK_UNREAD
-            else:
-                rec = await self._read_waited(task_id)
-                if rec.state in states.FINAL_VALUES:
-                    task = codec.record_to_task(rec)
-                    return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
-                # A retried task: the failure it had (its event late, or still in the
-                # backlog this registration decoded) is no answer to this wait.
-                waiter.expect(rec.attempt)
-            deadline = time.monotonic() + limit
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.event.wait(), min(remaining, recheck))
-                recheck = WAIT_RECHECK
-                if waiter.event.is_set() and waiter.unconfirmed_failure():
-                    rec = await self._read_waited(task_id)
-                    if rec.state not in states.FINAL_VALUES:
-                        waiter.expect(rec.attempt)
-                        if not waiter.event.is_set():
-                            continue  # retried since: wait for the new attempt's outcome
-                    elif rec.attempt != waiter.attempt:  # retried and ended again since
-                        task = codec.record_to_task(rec)
-                        return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
-                if waiter.event.is_set():
-                    break
-                rec = await self._read_waited(task_id)
-                if rec.state in states.FINAL_VALUES:
-                    grace = min(TRIP_GRACE, deadline - time.monotonic())
-                    if want_trip and not waiter.event.is_set() and grace > 0:
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(waiter.event.wait(), grace)
-                    break
-            if waiter.record is not None:
-                return task_service_pb2.WaitTaskResponse(
-                    task=codec.record_to_task(waiter.record), timed_out=False
-                ), waiter.record.hops
-            rec = await self._read_waited(task_id)
-            final = rec.state in states.FINAL_VALUES
-            return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final), ()
+            return await self._await_final(task_id, waiter, limit, want_trip=want_trip)
         finally:
             self._waiters.unregister(waiter)
+
+    async def _await_final(
+        self, task_id: str, waiter: Waiter, limit: float, *, want_trip: bool
+    ) -> tuple[task_service_pb2.WaitTaskResponse, hops.HopStamps]:
+        """The answer, and the hop stamps of a sampled task's final event (``want_trip``:
+        a re-read that finds the task final before its event came waits TRIP_GRACE
+        for the event, which alone carries them). ``waiter`` is registered already."""
+        seen = self._waiters.recent_final(task_id)
+        if seen is not None and seen.HasField("record"):
+            return task_service_pb2.WaitTaskResponse(
+                task=codec.record_to_task(seen.record), timed_out=False
+            ), seen.record.hops
+        # A task submitted here and not seen finishing needs no read before the
+        # wait; an event lost on the way is then caught by an early re-read.
+        recheck = WAIT_RECHECK
+        if seen is None and self._waiters.known_unfinished(task_id):
+            recheck = FIRST_RECHECK_UNREAD
+        else:
+            rec = await self._read_waited(task_id)
+            if rec.state in states.FINAL_VALUES:
+                task = codec.record_to_task(rec)
+                return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
+            # A retried task: the failure it had (its event late, or still in the
+            # backlog this registration decoded) is no answer to this wait.
+            waiter.expect(rec.attempt)
+        deadline = time.monotonic() + limit
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter.event.wait(), min(remaining, recheck))
+            recheck = WAIT_RECHECK
+            if waiter.event.is_set() and waiter.unconfirmed_failure():
+                rec = await self._read_waited(task_id)
+                if rec.state not in states.FINAL_VALUES:
+                    waiter.expect(rec.attempt)
+                    if not waiter.event.is_set():
+                        continue  # retried since: wait for the new attempt's outcome
+                elif rec.attempt != waiter.attempt:  # retried and ended again since
+                    task = codec.record_to_task(rec)
+                    return task_service_pb2.WaitTaskResponse(task=task, timed_out=False), ()
+            if waiter.event.is_set():
+                break
+            rec = await self._read_waited(task_id)
+            if rec.state in states.FINAL_VALUES:
+                grace = min(TRIP_GRACE, deadline - time.monotonic())
+                if want_trip and not waiter.event.is_set() and grace > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(waiter.event.wait(), grace)
+                break
+        if waiter.record is not None:
+            return task_service_pb2.WaitTaskResponse(
+                task=codec.record_to_task(waiter.record), timed_out=False
+            ), waiter.record.hops
+        rec = await self._read_waited(task_id)
+        final = rec.state in states.FINAL_VALUES
+        return task_service_pb2.WaitTaskResponse(task=codec.record_to_task(rec), timed_out=not final), ()
 
     async def ListTasks(
         self, request: task_service_pb2.ListTasksRequest, context: Context
@@ -418,6 +467,30 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         self, request: task_service_pb2.GetTaskTreeRequest, context: Context
     ) -> task_service_pb2.GetTaskTreeResponse:
         return await self._guard(context, lambda: trees.task_tree(_task_id(request.id), store=self._store))
+
+
+def _wait_limit(
+    request: task_service_pb2.WaitTaskRequest | task_service_pb2.RunTaskRequest,
+    client_remaining: float | None,
+    violations: list[codec.Violation],
+) -> float:
+    """Seconds to wait: the request's timeout (DEFAULT_WAIT when unset, at most
+    MAX_WAIT), ending before the client's own deadline."""
+    limit = DEFAULT_WAIT
+    if request.HasField("timeout"):
+        ms = codec.duration_ms(request.timeout)
+        if ms is None or ms < 0:
+            violations.append(codec.Violation(field="timeout", description="must be a non-negative duration"))
+        elif ms > MAX_WAIT * 1000:
+            violations.append(
+                codec.Violation(field="timeout", description=f"must be at most {int(MAX_WAIT)}s")
+            )
+        else:
+            limit = ms / 1000
+    if client_remaining is not None:
+        # Answer before the client's own deadline, not with DEADLINE_EXCEEDED.
+        limit = max(0.0, min(limit, client_remaining - 0.1))
+    return limit
 
 
 def _asks_for_hops(context: Context) -> bool:
