@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // fakeTasks records what reaches the server; its first failSubmits
@@ -31,6 +32,7 @@ type fakeTasks struct {
 	requestIDs  []string
 	md          []metadata.MD
 	waits       []time.Duration
+	runs        []*taskyardv1.RunTaskRequest
 }
 
 func (f *fakeTasks) SubmitTask(ctx context.Context, req *taskyardv1.SubmitTaskRequest) (*taskyardv1.SubmitTaskResponse, error) {
@@ -58,6 +60,27 @@ func (f *fakeTasks) WaitTask(ctx context.Context, req *taskyardv1.WaitTaskReques
 	defer f.mu.Unlock()
 	f.waits = append(f.waits, req.GetTimeout().AsDuration())
 	return &taskyardv1.WaitTaskResponse{Task: &taskyardv1.Task{Id: req.GetId(), State: taskyardv1.TaskState_TASK_STATE_RUNNING}, TimedOut: true}, nil
+}
+
+// RunTask answers "add" final at once (SUCCESS, 5); any other task it holds as
+// WaitTask does and answers not final.
+func (f *fakeTasks) RunTask(ctx context.Context, req *taskyardv1.RunTaskRequest) (*taskyardv1.RunTaskResponse, error) {
+	f.mu.Lock()
+	f.requestIDs = append(f.requestIDs, req.GetTask().GetRequestId())
+	f.runs = append(f.runs, req)
+	f.mu.Unlock()
+	task := &taskyardv1.Task{Id: "r1", Name: req.GetTask().GetName(), State: taskyardv1.TaskState_TASK_STATE_RUNNING}
+	if req.GetTask().GetName() == "add" {
+		task.State = taskyardv1.TaskState_TASK_STATE_SUCCESS
+		task.Result = structpb.NewNumberValue(5)
+		return &taskyardv1.RunTaskResponse{Task: task, Created: true, Final: true}, nil
+	}
+	hold := req.GetTimeout().AsDuration()
+	if dl, ok := ctx.Deadline(); ok {
+		hold = max(0, min(hold, time.Until(dl)-100*time.Millisecond))
+	}
+	time.Sleep(hold)
+	return &taskyardv1.RunTaskResponse{Task: task, Created: true}, nil
 }
 
 func (f *fakeTasks) CancelTask(_ context.Context, req *taskyardv1.CancelTaskRequest) (*taskyardv1.CancelTaskResponse, error) {
@@ -159,6 +182,34 @@ func TestWaitTimesOutWithoutError(t *testing.T) {
 	}
 }
 
+func TestRunReturnsTheFinalTask(t *testing.T) {
+	f := &fakeTasks{}
+	c := startFake(t, f)
+	run, timedOut, err := c.Run(context.Background(), Spec{Name: "add", Args: []any{2, 3}}, 30*time.Second)
+	if err != nil || timedOut || !run.Created || run.State != StateSuccess {
+		t.Fatalf("Run = %+v, %v, %v", run, timedOut, err)
+	}
+	var got int
+	if err := run.DecodeResult(&got); err != nil || got != 5 {
+		t.Fatalf("result %v (%v), want 5", run.Result, err)
+	}
+	if req := f.runs[0]; req.GetTimeout().AsDuration() != 30*time.Second || req.GetTask().GetRequestId() == "" {
+		t.Errorf("RunTask sent timeout %v, request id %q", req.GetTimeout().AsDuration(), req.GetTask().GetRequestId())
+	}
+}
+
+func TestRunTimesOutWithoutError(t *testing.T) {
+	f := &fakeTasks{}
+	c := startFake(t, f)
+	run, timedOut, err := c.Run(context.Background(), Spec{Name: "sleep", Args: []any{30}}, 50*time.Millisecond)
+	if err != nil || !timedOut || run.Final() || run.ID != "r1" {
+		t.Fatalf("Run = %+v, %v, %v", run, timedOut, err)
+	}
+	if got := f.runs[0].GetTimeout().AsDuration(); got != 50*time.Millisecond {
+		t.Errorf("RunTask sent timeout %v, want 50ms", got)
+	}
+}
+
 func TestBatchGivesEachSpecARequestID(t *testing.T) {
 	p0, _ := Spec{Name: "a"}.proto("tasks[0]")
 	p1, _ := Spec{Name: "a", RequestID: "mine"}.proto("tasks[1]")
@@ -226,7 +277,7 @@ func TestRetriedMethods(t *testing.T) {
 		}
 	}
 	want := []string{
-		"TaskService/SubmitTask", "TaskService/BatchSubmitTasks", "TaskService/GetTask",
+		"TaskService/SubmitTask", "TaskService/BatchSubmitTasks", "TaskService/RunTask", "TaskService/GetTask",
 		"TaskService/WaitTask", "TaskService/ListTasks", "TaskService/GetTaskTree",
 		"TaskService/ExplainTask", "TaskService/GetTaskLogs", "TaskService/StreamTaskLogs",
 		"QueueService/GetQueueStatus", "QueueService/ListServers",

@@ -13,6 +13,7 @@ const serviceConfig = `{
     "name": [
       {"service": "taskyard.v1.TaskService", "method": "SubmitTask"},
       {"service": "taskyard.v1.TaskService", "method": "BatchSubmitTasks"},
+      {"service": "taskyard.v1.TaskService", "method": "RunTask"},
       {"service": "taskyard.v1.TaskService", "method": "GetTask"},
       {"service": "taskyard.v1.TaskService", "method": "WaitTask"},
       {"service": "taskyard.v1.TaskService", "method": "ListTasks"},

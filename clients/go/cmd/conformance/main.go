@@ -53,6 +53,7 @@ var scenarios = []scenario{
 	{"task_failure", taskFailure},
 	{"submit_with_limit_key", submitWithLimitKey},
 	{"unknown_limit_refused", unknownLimitRefused},
+	{"run_task", runTask},
 }
 
 func main() {

@@ -273,3 +273,26 @@ func taskFailure(ctx context.Context, e *env) error {
 	}
 	return nil
 }
+
+func runTask(ctx context.Context, e *env) error {
+	run, timedOut, err := e.client.Run(ctx, taskyard.Spec{Name: "add", Args: []any{2, 3}}, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	if run.ID == "" || !run.Created || timedOut {
+		return fmt.Errorf("run id %q created %v timed out %v, want an id, created, not timed out", run.ID, run.Created, timedOut)
+	}
+	var got int
+	if run.State != taskyard.StateSuccess || run.DecodeResult(&got) != nil || got != 5 {
+		return fmt.Errorf("run state %s result %v, want SUCCESS and 5", run.State, run.Result)
+	}
+	slow, timedOut, err := e.client.Run(ctx, taskyard.Spec{Name: "sleep", Args: []any{30}}, 300*time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("a timed-out run is not an error: %w", err)
+	}
+	defer e.cleanup(slow.ID)
+	if slow.ID == "" || slow.Final() || !timedOut {
+		return fmt.Errorf("run id %q state %s timed out %v, want an id, not final, timed out", slow.ID, slow.State, timedOut)
+	}
+	return nil
+}
