@@ -246,6 +246,18 @@ class Scenarios:
         again = self.client.submit_many([{"name": "echo", "args": ["x"], "request_id": request_id}])
         check(again[0].created, "the refused submit's task was created")
 
+    def run_task(self) -> None:
+        done = self.client.run("add", 2, 3, wait=30)
+        check(done.id, "no id")
+        check(done.state == TaskState.SUCCESS, f"state {done.state.name}")
+        check(done.result == 5, f"result {done.result!r}")
+        slow = self.client.run("sleep", 30, wait=0.3)
+        try:
+            check(slow.id, "no id")
+            check(not slow.is_final, f"final after 0.3 s: {slow.state.name}")
+        finally:
+            self.client.cancel(slow.id)
+
 
 def main() -> int:
     ids = SCENARIOS.read_text().split()

@@ -261,6 +261,23 @@ const scenarios = {
     const after = await client.submit("echo", ["x"], { requestId });
     eq(after.created, true, "the refused submit's task was created");
   },
+
+  async run_task() {
+    const done = await client.run("add", [2, 3], { waitMs: 30_000 });
+    check(done.task.id !== "", "no id");
+    eq(done.created, true, "created");
+    eq(done.timedOut, false, "timedOut");
+    eq(done.task.state, "SUCCESS", "state");
+    eq(done.task.result, 5, "result");
+    const slow = await client.run("sleep", [30], { waitMs: 300 });
+    try {
+      check(slow.task.id !== "", "no id");
+      eq(slow.timedOut, true, "timedOut");
+      eq(slow.task.isFinal, false, "isFinal");
+    } finally {
+      await client.cancel(slow.task.id).catch(() => {});
+    }
+  },
 };
 
 let passed = 0;

@@ -20,6 +20,7 @@ import { createTaskyardTransport, type TaskyardTransport } from "./transport.js"
 import type {
   CancelResult,
   ListFilter,
+  RunResult,
   SubmitResult,
   SubmittedTask,
   TaskInfo,
@@ -36,6 +37,14 @@ export interface SubmitOptions extends TaskOptions, CallOptions {
 
 export interface WaitOptions extends CallOptions {
   /** How long to wait for the task to be final; default 30 000 ms. Longer waits are split. */
+  waitMs?: number;
+}
+
+export interface RunOptions extends SubmitOptions {
+  /**
+   * How long to wait for the task to be final; default 30 000 ms. The gateway waits up to
+   * 300 000 ms in the one call; a longer wait goes on as `wait` does.
+   */
   waitMs?: number;
 }
 
@@ -98,6 +107,34 @@ export class TaskyardClient {
     const task = toSpec({ ...options, name, args }, "task");
     const res = await this.#call(options, (call) => this.#rpc.submitTask({ task }, call));
     return { task: toTaskInfo(res.task), created: res.created };
+  }
+
+  /**
+   * Submits `name(...args, **kwargs)` and waits for its final state, in one call (RunTask).
+   * A wait that runs out is not an error: `timedOut` is true and `task` is as it was then
+   * (the task goes on: `wait(task.id)` later). Exactly-once per `requestId`, as `submit`:
+   * a repeat waits on the first submission's task (`created` false).
+   */
+  async run(name: string, args: readonly JsonValue[] = [], options: RunOptions = {}): Promise<RunResult> {
+    const task = toSpec({ ...options, name, args }, "task");
+    const started = Date.now();
+    const waitMs = checkMs(options.waitMs ?? 30_000, "waitMs");
+    const chunk = Math.min(waitMs, MAX_WAIT_CHUNK_MS);
+    const given = options.timeoutMs === undefined ? undefined : checkMs(options.timeoutMs, "timeoutMs");
+    const timeoutMs = given ?? Math.max(this.#timeoutMs, chunk + WAIT_SLACK_MS);
+    const res = await this.#call({ signal: options.signal, timeoutMs }, (call) =>
+      this.#rpc.runTask({ task, timeout: durationFromMs(chunk, "waitMs") }, call),
+    );
+    const info = toTaskInfo(res.task);
+    const rest = waitMs - (Date.now() - started);
+    if (res.final || info.isFinal || rest <= 0) {
+      return { task: info, created: res.created, timedOut: !res.final && !info.isFinal };
+    }
+    // Longer than one call, or ended early (the call's deadline, a gateway stopping): the
+    // rest as `wait` waits, within what is left of the call's deadline.
+    const left = given === undefined || given <= 0 ? given : Math.max(1, given - (Date.now() - started));
+    const waited = await this.wait(info.id, { waitMs: rest, signal: options.signal, timeoutMs: left });
+    return { task: waited.task, created: res.created, timedOut: waited.timedOut };
   }
 
   /** Submits up to 1,000 tasks in one call: all accepted or none. Outcomes come in request order. */

@@ -1,5 +1,5 @@
 export { TaskyardClient } from "./client.js";
-export type { CancelOptions, ListOptions, SubmitOptions, WaitOptions } from "./client.js";
+export type { CancelOptions, ListOptions, RunOptions, SubmitOptions, WaitOptions } from "./client.js";
 export { TaskyardError } from "./errors.js";
 export { Limits } from "./limits.js";
 export type {
@@ -36,6 +36,7 @@ export type {
   CancelStep,
   ListFilter,
   Priority,
+  RunResult,
   SubmitResult,
   SubmittedTask,
   TaskFailure,

@@ -35,6 +35,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export const RETRIED_METHODS: ReadonlySet<string> = new Set([
   "taskyard.v1.TaskService/SubmitTask",
   "taskyard.v1.TaskService/BatchSubmitTasks",
+  "taskyard.v1.TaskService/RunTask",
   "taskyard.v1.TaskService/GetTask",
   "taskyard.v1.TaskService/WaitTask",
   "taskyard.v1.TaskService/ListTasks",

@@ -139,6 +139,14 @@ export interface SubmittedTask {
   created: boolean;
 }
 
+export interface RunResult {
+  task: TaskInfo;
+  /** False when the request id (or idempotency key) matched an earlier submission. */
+  created: boolean;
+  /** True when the wait ended before the task was final: not an error. */
+  timedOut: boolean;
+}
+
 export interface WaitResult {
   task: TaskInfo;
   /** True when the wait ended before the task was final: not an error. */

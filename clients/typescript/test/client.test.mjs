@@ -118,6 +118,39 @@ test("a timed-out wait is a result; long waits are split in 300 s calls", async 
   assert.deepEqual(asked, [300, 300]); // this fake answers at once: the whole wait is still ahead
 });
 
+test("run submits and waits in one call; a timed-out run is a result", async () => {
+  const runs = [];
+  const waits = [];
+  const client = fakeGateway({
+    async runTask(req) {
+      runs.push(req);
+      const done = req.task.name === "add";
+      // Holds a short wait as the gateway does; a long one it answers at once.
+      const ms = Number(req.timeout.seconds) * 1000 + req.timeout.nanos / 1e6;
+      if (!done && ms < 1000) await new Promise((resolve) => setTimeout(resolve, ms));
+      const state = done ? TaskState.SUCCESS : TaskState.RUNNING;
+      const result = done ? { kind: { case: "numberValue", value: 5 } } : undefined;
+      return { task: stored(req.task, { state, result }), created: true, final: done };
+    },
+    waitTask(req) {
+      waits.push(Number(req.timeout.seconds));
+      return { task: create(TaskSchema, { id: req.id, state: TaskState.SUCCESS }), timedOut: false };
+    },
+  });
+  const done = await client.run("add", [2, 3]);
+  assert.deepEqual([done.timedOut, done.created, done.task.state, done.task.result], [false, true, "SUCCESS", 5]);
+  assert.equal(Number(runs[0].timeout.seconds), 30);
+  assert.match(runs[0].task.requestId, /^[0-9a-f-]{36}$/);
+  const slow = await client.run("sleep", [30], { waitMs: 10 });
+  assert.deepEqual([slow.timedOut, slow.task.isFinal, slow.task.id], [true, false, "t-1"]);
+  assert.equal(waits.length, 0);
+  // Longer than one call: the gateway waits 300 s, the rest is a wait.
+  const long = await client.run("sleep", [30], { waitMs: 400_000 });
+  assert.equal(Number(runs[2].timeout.seconds), 300);
+  assert.deepEqual([long.timedOut, long.task.state, waits.length], [false, "SUCCESS", 1]);
+  await assert.rejects(client.run("add", [], { waitMs: -1 }), TypeError);
+});
+
 test("tasks() follows page tokens", async () => {
   const pages = { "": ["a", "b"], p2: ["c"] };
   const client = fakeGateway({

@@ -83,6 +83,7 @@ test("the retried methods are the reads and the submits", () => {
     [
       "TaskService/SubmitTask",
       "TaskService/BatchSubmitTasks",
+      "TaskService/RunTask",
       "TaskService/GetTask",
       "TaskService/WaitTask",
       "TaskService/ListTasks",
