@@ -1,4 +1,4 @@
-"""The array literals the store sends for text columns (validation.text_array)
+"""The array literals the store sends for text columns (arrays.text_array)
 read back as the same strings, whatever is in them."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from taskyard.result_store.validation import text_array
+from taskyard.result_store.arrays import text_array
 
 AWKWARD = [
     "plain",

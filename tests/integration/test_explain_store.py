@@ -14,7 +14,8 @@ from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import ids
 from taskyard.core.clock import to_us
 from taskyard.core.states import TaskState as S
-from taskyard.result_store import explain, failures, promotions
+from taskyard.result_store.reads import explain, failures
+from taskyard.result_store.writes import promotions
 
 pytestmark = pytest.mark.asyncio
 

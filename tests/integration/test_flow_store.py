@@ -444,7 +444,7 @@ async def test_a_limit_a_schedules_task_uses_is_deleted_only_with_force(
     assert "1 task(s)" in refused.value.message and "3 schedule(s)" in refused.value.message
 
     start = await event_log.read(result_store.pool, event_log_pb2.ReadEventsRequest(), page=100)
-    with caplog.at_level(logging.WARNING, logger="taskyard.result_store.limits"):
+    with caplog.at_level(logging.WARNING, logger="taskyard.result_store.writes.limits"):
         forced = await limits.change(
             flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_DELETE, name="exports", force=True)
         )

@@ -65,7 +65,7 @@ async def test_events_carry_the_log_seq(result_store: Any) -> None:
 
 
 async def test_cap_per_task_drops_with_one_marker(result_store: Any, store_settings: Any) -> None:
-    from taskyard.result_store import logs
+    from taskyard.result_store.writes import logs
 
     tid = await new_task(result_store)
     apply = logs.make_applier(max_lines=5)

@@ -1,5 +1,5 @@
 """Attempts a pool hands back reach the scheduler's lanes as refs, after COMMIT
-(result_store/requeues.py): real PostgreSQL, the store's real events PUB."""
+(result_store/writes/requeues.py): real PostgreSQL, the store's real events PUB."""
 
 from __future__ import annotations
 

@@ -15,9 +15,9 @@ from taskyard.bus.v1 import envelope_pb2 as K
 from taskyard.bus.v1 import pools_pb2
 from taskyard.core import errors
 from taskyard.core.clock import ManualClock
-from taskyard.result_store.heartbeats import heartbeat_columns
 from taskyard.result_store.queries import bind
 from taskyard.result_store.silent_pools import SilentPools
+from taskyard.result_store.writes.heartbeats import heartbeat_columns
 
 pytestmark = pytest.mark.asyncio
 

@@ -32,8 +32,8 @@ from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import clock, contract, errors, ids, rpc
 from taskyard.core.config import Settings
-from taskyard.result_store.memory import MemoryStore
 from taskyard.result_store.service import serve
+from taskyard.result_store.testing.memory import MemoryStore
 from taskyard.v1 import task_pb2
 
 pytestmark = pytest.mark.asyncio

@@ -326,7 +326,7 @@ async def test_a_lone_cancel_that_fails_midway_changes_nothing(
     result_store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from taskyard.core import errors
-    from taskyard.result_store import cancels
+    from taskyard.result_store.writes import cancels
 
     parent = task()
     child = task(parent_id=parent.id)

@@ -20,7 +20,7 @@ from taskyard.core import contract, errors, ids
 from taskyard.core.clock import ManualClock, to_us
 from taskyard.core.retry import RetryPolicy
 from taskyard.gateway import cancels
-from taskyard.result_store.memory import MemoryStore
+from taskyard.result_store.testing.memory import MemoryStore
 from taskyard.scheduler.dispatcher import Dispatcher
 from taskyard.scheduler.lanes import Lanes
 from taskyard.scheduler.maintenance import Maintenance

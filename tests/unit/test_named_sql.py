@@ -90,7 +90,7 @@ def test_every_statement_of_the_store_is_named() -> None:
 
 
 def test_the_insert_statements_take_the_insert_row_fields() -> None:
-    from taskyard.result_store.insert_row import InsertRow
+    from taskyard.result_store.writes.insert_row import InsertRow
 
     assert set(STATEMENTS["insert_tasks"].params) == set(InsertRow._fields)
     extra = set(STATEMENTS["insert_tasks_leasing"].params) - set(InsertRow._fields)

@@ -12,10 +12,11 @@ import pytest
 from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import errors
 from taskyard.result_store import events as store_events
-from taskyard.result_store import records, reports, validation
-from taskyard.result_store.insert_row import InsertRow
+from taskyard.result_store import records
 from taskyard.result_store.queries import Q
-from taskyard.result_store.refs import _Refs
+from taskyard.result_store.writes import insert_checks, reports
+from taskyard.result_store.writes.insert_row import InsertRow
+from taskyard.result_store.writes.refs import _Refs
 from taskyard.v1 import limit_pb2, task_pb2
 
 TID = "0190f5b4-1c2d-7e3f-8a9b-0c1d2e3f4a5b"
@@ -391,7 +392,7 @@ CASES: list[dict[str, Any]] = [
 
 def check(tasks: list[task_record_pb2.TaskRecord], *, max_payload_bytes: int = 1 << 20) -> Any:
     try:
-        return validation.validate_insert(
+        return insert_checks.validate_insert(
             tasks_pb2.InsertTasksRequest(tasks=tasks),
             known_names={"noop"},
             max_payload_bytes=max_payload_bytes,
@@ -406,7 +407,7 @@ def test_fast_path_agrees_with_the_full_rules(over: dict[str, Any], monkeypatch:
     tasks = [gateway_record(), gateway_record(**over)]
     fast = check(tasks)
     small = check(tasks, max_payload_bytes=20)
-    monkeypatch.setattr(validation, "_plain_params", lambda *args: None)
+    monkeypatch.setattr(insert_checks, "_plain_params", lambda *args: None)
     assert check(tasks) == fast
     assert check(tasks, max_payload_bytes=20) == small
 
@@ -442,7 +443,7 @@ def test_flow_is_checked_and_kept_serialized_with_its_limit_names() -> None:
     assert task_record_pb2.FlowControl.FromString(rows[2].flow) == used.flow
     assert rows[2].limit_names == '{"per-customer","a b"}'
     # Not the fast path's: the full rules check it (core/limits.use_violations).
-    assert validation._plain_params(used, None, 1 << 20, 0) is None
+    assert insert_checks._plain_params(used, None, 1 << 20, 0) is None
     used.flow.uses.add(limit="per-customer", units=-1)
     code, _, _, violations = check([used])
     assert code is errors.Code.INVALID_ARGUMENT
@@ -452,9 +453,9 @@ def test_flow_is_checked_and_kept_serialized_with_its_limit_names() -> None:
 def test_fast_path_takes_the_gateways_records() -> None:
     for over in CASES[:6]:
         rec = gateway_record(**over)
-        assert validation._plain_params(rec, {"noop"}, 1 << 20, 0) is not None, over
-        assert validation._plain_params(rec, None, 1 << 20, 0) is not None, over
-    assert validation._plain_params(gateway_record(), {"other"}, 1 << 20, 0) is None
+        assert insert_checks._plain_params(rec, {"noop"}, 1 << 20, 0) is not None, over
+        assert insert_checks._plain_params(rec, None, 1 << 20, 0) is not None, over
+    assert insert_checks._plain_params(gateway_record(), {"other"}, 1 << 20, 0) is None
 
 
 # --- refused completions ----------------------------------------------------------------
@@ -484,7 +485,7 @@ def test_refused_is_what_no_statement_applied() -> None:
 
 def test_a_sampled_tasks_stamps_go_on_its_event_not_on_the_cached_record() -> None:
     from taskyard.bus.v1 import task_record_pb2
-    from taskyard.result_store import reports
+    from taskyard.result_store.writes import reports
 
     rec, ev = records.record_and_event(row())
     trip = [task_record_pb2.HopStamp(hop="worker.finished", at_ns=5)]

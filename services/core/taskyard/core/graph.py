@@ -3,7 +3,7 @@
 ``apply_spec`` validates those fields of one spec into its record (collecting
 violations like the rest of ``codec.build_records``). The store then checks
 that the dependencies exist and decides PENDING -> QUEUED / CANCELLED (see
-``result_store/dependencies.py`` and docs/dependencies.md).
+``result_store/writes/dependencies.py`` and docs/dependencies.md).
 """
 
 from __future__ import annotations

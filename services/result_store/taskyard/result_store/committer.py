@@ -63,7 +63,7 @@ class Db:
 
     It also gathers, in ``waited_on``, the ids of the rows a statement returned
     with a true ``waited_on`` column: the statements that make tasks final
-    return ``has_dependents`` so (dependencies.py)."""
+    return ``has_dependents`` so (writes/dependencies.py)."""
 
     def __init__(self, conn: asyncpg.Connection, stats: Stats) -> None:
         self.conn = conn
@@ -113,7 +113,7 @@ class Outcome:
     # Attempts leased by this write that their pool may start at once (fast path).
     leased: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Other envelopes for the events topic after COMMIT, as (kind, message): e.g.
-    # KIND_GRAPH_RELEASED for attempts a pool handed back to the queue (requeues.py).
+    # KIND_GRAPH_RELEASED for attempts a pool handed back to the queue (writes/requeues.py).
     messages: list[tuple[int, Message]] = dataclasses.field(default_factory=list)
     # Records of sampled tasks (core/hops.py) among the above: stamped after COMMIT.
     sampled: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)

@@ -1,6 +1,6 @@
 """The store's counters (taskyard_counters), read for the servers registry/status.
 
-``late_completions`` is bumped by the report applier (reports.py) whenever
+``late_completions`` is bumped by the report applier (writes/reports.py) whenever
 fencing refuses a completion: a superseded attempt finished after its task was
 rescued or re-run.
 

@@ -150,7 +150,7 @@ REGISTRY.register(QUEUE_DEPTH)
 
 async def keep_queue_depth(pool: asyncpg.Pool, interval: float = DEPTH_INTERVAL_SECONDS) -> None:
     """Read the queues' counts every ``interval`` seconds for ``taskyard_queue_tasks``."""
-    from . import queues  # the committer imports this module, and queues imports the committer
+    from .writes import queues  # the committer imports this module, and queues imports the committer
 
     while True:
         try:

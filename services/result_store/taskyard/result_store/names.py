@@ -1,6 +1,6 @@
 """The task names some worker pool has ever declared (the ``task_names`` table).
 
-Pools declare their names in every heartbeat (``heartbeats.py``) and a name is
+Pools declare their names in every heartbeat (``writes/heartbeats.py``) and a name is
 never forgotten: a task for a pool that is down waits QUEUED (ExplainTask says
 NO_POOL) instead of being refused. Only a name never declared is refused, here
 for every insert and at the gateway.

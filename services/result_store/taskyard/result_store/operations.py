@@ -12,9 +12,10 @@ from taskyard.core import contract, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
-from . import bus_requests, logs, queues
+from . import bus_requests
 from .committer import Applier
 from .retention import DAY_US, Purger
+from .writes import logs, queues
 
 if TYPE_CHECKING:
     from .store import ResultStore

@@ -48,7 +48,7 @@ def traced_records(kind: int, requests: Iterable[Any], out: Outcome) -> Iterator
     elif kind == K.KIND_STORE_LEASE:
         records = (r for reply in out.replies for r in reply.tasks)  # type: ignore[attr-defined]
     else:
-        records = out.traced  # the applier names them (reports.py)
+        records = out.traced  # the applier names them (writes/reports.py)
     return (r for r in records if r.trace_headers)
 
 

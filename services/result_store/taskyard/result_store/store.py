@@ -33,29 +33,10 @@ from taskyard.core import contract, errors, hops, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
-from . import (
-    bus_requests,
-    cancels,
-    counters,
-    dependencies,
-    event_log,
-    event_summary,
-    explain,
-    failures,
-    heartbeats,
-    inserts,
-    leadership,
-    leases,
-    promotions,
-    reconciliation,
-    reports,
-    trees,
-)
+from . import bus_requests, counters, event_log, leadership
 from .cache import ResultCache
 from .committer import Committer, Stats
 from .events import EventPublisher
-from .insert_row import InsertRow
-from .limits import Limits
 from .listener import NotifyListener
 from .migrate import migrate
 from .names import DeclaredNames
@@ -63,10 +44,14 @@ from .operations import Operations
 from .operations import appliers as ops_appliers
 from .queries import bind
 from .readiness import Readiness
-from .reads import Reads
-from .schedules import Schedules
+from .reads import event_summary, explain, failures, trees
+from .reads.tasks import Reads
 from .silent_pools import SilentPools
-from .validation import validate_insert
+from .writes import cancels, dependencies, heartbeats, inserts, leases, promotions, reconciliation, reports
+from .writes.insert_checks import validate_insert
+from .writes.insert_row import InsertRow
+from .writes.limits import Limits
+from .writes.schedules import Schedules
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +137,7 @@ class ResultStore:
                 (K.KIND_STORE_LOSE_POOLS, heartbeats.apply_lose_pools),
                 *ops_appliers(settings),  # logs, queue operations
                 (K.KIND_GRAPH_RESOLVE, self.resolver.apply),
-                # scheduler restart: leases no answering pool holds (reconciliation.py).
+                # scheduler restart: leases no answering pool holds (writes/reconciliation.py).
                 (K.KIND_STORE_RECONCILE, reconciliation.apply_reconcile),
             ],
             on_events=publisher.publish,
@@ -162,7 +147,7 @@ class ResultStore:
             max_rows=max(1000, settings.max_batch * 20),
         )
         self.reads = Reads(pool, cache, self.committer.stats)
-        # Task names ever declared: the name rule of every insert (validation.py).
+        # Task names ever declared: the name rule of every insert (writes/insert_checks.py).
         self.names = DeclaredNames(pool, self.committer.stats)
         # Logs, queues, servers, retention (see operations.py).
         self.ops = Operations(self, cache.clock)
@@ -171,7 +156,7 @@ class ResultStore:
             lost_after=settings.pool_lost_after,
             clock=cache.clock,
         )
-        # Periodic schedules: their own routes, see schedules.py.
+        # Periodic schedules: their own routes, see writes/schedules.py.
         self.schedules = Schedules(
             pool,
             publisher,
@@ -179,7 +164,7 @@ class ResultStore:
             names=self.names,
             max_payload_bytes=settings.max_payload_bytes,
         )
-        # Flow control's limits, weights and leased attempts: their own routes, see limits.py.
+        # Flow control's limits, weights and leased attempts: their own routes, see writes/limits.py.
         self.limits = Limits(pool, publisher, self.committer.stats)
         # Whether it commits, and its clock agrees with the database's (readiness.py).
         self.readiness = Readiness(

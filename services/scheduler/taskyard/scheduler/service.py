@@ -61,7 +61,7 @@ class Scheduler:
         self.id = ids.new_instance_id("scheduler")
         self.term = term
         # Every insert names the term it was submitted in: the store tells the
-        # leader to load what a deposed leader inserted (result_store/inserts.py).
+        # leader to load what a deposed leader inserted (result_store/writes/inserts.py).
         self._term_field = tasks_pb2.InsertTasksRequest(lease_term=term).SerializeToString()
         self._lease_ms = int(settings.lease_seconds * 1000)
         mx = settings.max_message_bytes

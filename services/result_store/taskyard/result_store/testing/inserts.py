@@ -13,10 +13,10 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
-from .insert_row import InsertRow
-from .memory_rows import Row, Tasks, jsonb_text, move, wire_priority, wire_state
-from .transitions import SRC_CANCEL_NOW
-from .validation import norm_uuid
+from ..transitions import SRC_CANCEL_NOW
+from ..uuids import norm_uuid
+from ..writes.insert_row import InsertRow
+from .rows import Row, Tasks, jsonb_text, move, wire_priority, wire_state
 
 S = TaskState
 

@@ -49,9 +49,9 @@ from taskyard.core import errors, states
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
-from .committer import Db, Finals, Outcome
+from ..committer import Db, Finals, Outcome
+from ..records import event_for_record, record_from_row, record_queued_ref
 from .insert_row import NO_DEPENDENCIES, InsertRow
-from .records import event_for_record, record_from_row, record_queued_ref
 
 log = logging.getLogger(__name__)
 

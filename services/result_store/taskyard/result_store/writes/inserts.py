@@ -9,10 +9,9 @@ from typing import Any, NamedTuple
 from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import ids
 
-from . import dependencies
-from .committer import Db, Outcome
-from .insert_row import TEXT_FIELDS, InsertRow
-from .records import (
+from ..arrays import text_array
+from ..committer import Db, Outcome
+from ..records import (
     EVENT_BY_STATE,
     add_record,
     event,
@@ -21,8 +20,10 @@ from .records import (
     record_from_row,
     state_value,
 )
-from .transitions import SRC_CANCEL_NOW
-from .validation import norm_uuid, text_array
+from ..transitions import SRC_CANCEL_NOW
+from ..uuids import norm_uuid
+from . import dependencies
+from .insert_row import TEXT_FIELDS, InsertRow
 
 
 class _Lease(NamedTuple):

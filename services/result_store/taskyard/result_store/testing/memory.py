@@ -9,7 +9,7 @@ an injected clock (``core.clock``): what the real store reads from PostgreSQL's
 clock (leases, lapses, due rows, key windows, live pools) is read from it.
 
 Implemented, with the real store's semantics (its statements in sql/tasks.sql,
-the same insert checks through ``validation.validate_insert``, the same
+the same insert checks through ``writes.insert_checks.validate_insert``, the same
 transition table): InsertTasks (request id and idempotency key de-duplication,
 SCHEDULED tasks, queues, priorities, parents and roots, the scheduler's fast-path
 leases), GetTasks, ListTasks, LeaseTasks, Report (started, succeeded, failed with
@@ -17,7 +17,7 @@ a retry or for good, stopped by a cancel, released, died; fenced on attempt and
 lease token, late outcomes noted), RenewLeases, Rescue, CancelTasks (queued and
 running tasks, and their descendants), LoadQueued, PromoteDue, Heartbeat,
 TaskNames, and flow control's ReadLimits, ChangeLimit and LeasedFlow (tasks carry
-their FlowControl through every read; memory_limits.py).
+their FlowControl through every read; limits.py).
 
 Not faked, each answered with UNIMPLEMENTED:
 - dependencies: an insert of a PENDING task or one with ``depends_on`` (their
@@ -45,20 +45,22 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
-from .memory_cancels import apply_cancel
-from .memory_inserts import apply_insert
-from .memory_limits import FlowTables
-from .memory_reports import Death, apply_report, die
-from .memory_rows import DUE_STATES, LEASED, Row, Tasks, move
-from .records import record_queued_ref
-from .transitions import SRC_ASSIGNED, SRC_PROMOTE
-from .validation import _int_part, _uuid_part, decode_cursor, encode_cursor, norm_uuid, validate_insert
+from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
+from ..records import record_queued_ref
+from ..transitions import SRC_ASSIGNED, SRC_PROMOTE
+from ..uuids import norm_uuid
+from ..writes.insert_checks import validate_insert
+from .cancels import apply_cancel
+from .inserts import apply_insert
+from .limits import FlowTables
+from .reports import Death, apply_report, die
+from .rows import DUE_STATES, LEASED, Row, Tasks, move
 
 S = TaskState
 Rq = TypeVar("Rq", bound=Message)
 Rp = TypeVar("Rp", bound=Message)
 
-# The real store's limits (reads.py, leases.py, promotions.py).
+# The real store's limits (reads/tasks.py, writes/leases.py, writes/promotions.py).
 LIST_DEFAULT_LIMIT = 100
 LIST_MAX_LIMIT = 1000
 LOAD_DEFAULT_LIMIT = 1000

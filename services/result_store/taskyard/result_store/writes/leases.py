@@ -7,12 +7,13 @@ from taskyard.core import ids
 from taskyard.core.states import FINAL_VALUES, TaskState
 from taskyard.v1 import task_pb2
 
-from .committer import Db, Outcome
-from .records import add_record, event_for_record, event_for_record_row, in_record_order, record_from_row
+from ..arrays import text_array
+from ..committer import Db, Outcome
+from ..records import add_record, event_for_record, event_for_record_row, in_record_order, record_from_row
+from ..transitions import SRC_ASSIGNED
+from ..uuids import norm_uuid
 from .refs import _Refs
 from .reports import die
-from .transitions import SRC_ASSIGNED
-from .validation import norm_uuid, text_array
 
 S = TaskState
 RESCUE_DEFAULT_LIMIT = 1000

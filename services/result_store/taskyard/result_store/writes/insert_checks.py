@@ -1,115 +1,26 @@
-"""Checks of request input: task ids, insert records and page tokens (cursors)."""
+"""The checks of an insert: each record checked and normalized into its insert row."""
 # Length: validate_insert and _plain_params run for every row inserted: one pass, no call a field.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
-import uuid
 from collections.abc import Container, Mapping
 
 from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import errors, limits, names
+from taskyard.core import limits, names
 from taskyard.core import validation as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState
 
+from ..arrays import text_array
+from ..transitions import _INITIAL_VALUES
+from ..uuids import _is_canonical_uuid, norm_uuid
 from .insert_row import InsertRow
-from .transitions import _INITIAL_VALUES
 
 S = TaskState
 
 
-# --- helpers ----------------------------------------------------------------
-_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-_is_canonical_uuid = _CANONICAL_UUID.fullmatch
-
-
-def norm_uuid(value: str) -> str | None:
-    """The canonical text of a UUID, or None when it is not one."""
-    if _is_canonical_uuid(value):  # the common case: already canonical
-        return value
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, AttributeError, TypeError):
-        return None
-
-
-# What array_in (PostgreSQL) treats specially in an unquoted element besides
-# the delimiter: braces, quotes, backslashes and its (ASCII) whitespace; one
-# `in` each scans a joined string at C speed, a regex class costs 50x that.
-_ARRAY_SPECIAL = '{}"\\ \t\n\r\v\f'
-
-
-def _bare_array_safe(joined: str) -> bool:
-    for c in _ARRAY_SPECIAL:
-        if c in joined:
-            return False
-    # An unquoted NULL, in any case, is the null value.
-    return not (("l" in joined or "L" in joined) and "null" in joined.lower())
-
-
-def text_array(values: list[str]) -> str:
-    """``values`` as one PostgreSQL array literal, for a ``$n::text::text[]``
-    parameter: asyncpg's array encoder costs several hundred ns an element
-    (ABC isinstance checks) where one joined string costs tens. Elements are
-    left bare when nothing in them is special to array_in (the common case:
-    tokens, pool and worker ids, task names), else every one is quoted."""
-    if not any(values):  # e.g. no task of a batch has a request id
-        return "{" + ",".join(['""'] * len(values)) + "}"
-    joined = ",".join(values)
-    if all(values) and joined.count(",") == len(values) - 1 and _bare_array_safe(joined):
-        return "{" + joined + "}"
-    return "{" + ",".join(['"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values]) + "}"
-
-
-def _bad_page_token(field: str, why: str) -> errors.TaskyardError:
-
-    return errors.TaskyardError(
-        errors.Code.INVALID_ARGUMENT,
-        "INVALID_PAGE_TOKEN",
-        f"{field} is not a valid page token: {why}",
-        (FieldViolation(field=field, description=f"not a token returned by a previous call ({why})"),),
-    )
-
-
-def encode_cursor(*parts: object) -> str:
-    raw = ":".join(str(p) for p in parts).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(token: str, tag: str, n: int, field: str) -> list[str]:
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode("ascii")
-    except (binascii.Error, UnicodeError, ValueError) as exc:
-        raise _bad_page_token(field, "undecodable") from exc
-    parts = raw.split(":")
-    if len(parts) != n + 1 or parts[0] != tag:
-        raise _bad_page_token(field, "wrong shape")
-    return parts[1:]
-
-
-def _int_part(value: str, field: str) -> int:
-    try:
-        return int(value)
-    except ValueError as exc:
-        raise _bad_page_token(field, "not a number") from exc
-
-
-def _uuid_part(value: str, field: str) -> str:
-    u = norm_uuid(value)
-    if u is None:
-        raise _bad_page_token(field, "bad id")
-    return u
-
-
-# --- validation of inserts ------------------------------------------------------
 def validate_insert(
     req: tasks_pb2.InsertTasksRequest,
     *,

@@ -13,7 +13,7 @@ from taskyard.core import limits as rules
 from taskyard.core.states import TaskState
 from taskyard.v1 import limit_pb2
 
-from .limits import (
+from ..writes.limits import (
     already_exists,
     check_change,
     check_leased,
@@ -25,7 +25,7 @@ from .limits import (
     too_many_weights,
     user_made,
 )
-from .memory_rows import LEASED, Row
+from .rows import LEASED, Row
 
 Op = flow_pb2.LimitOp
 

@@ -20,9 +20,9 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
-from .committer import Db, Outcome
-from .queries import bind
-from .validation import norm_uuid
+from ..committer import Db, Outcome
+from ..queries import bind
+from ..uuids import norm_uuid
 
 DEFAULT_MAX_LINES = 100_000
 PAGE_DEFAULT = 100

@@ -8,9 +8,9 @@ from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
-from .committer import Stats
-from .queries import bind
-from .validation import norm_uuid
+from ..committer import Stats
+from ..queries import bind
+from ..uuids import norm_uuid
 
 # A pool that has not beaten for this long does not count as serving anything
 # (the same default as the gateway's known task names).

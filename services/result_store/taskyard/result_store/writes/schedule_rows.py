@@ -16,7 +16,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
 from taskyard.v1 import task_pb2
 
-from .validation import norm_uuid
+from ..uuids import norm_uuid
 
 _TOKEN_TAG = "schedules:"
 

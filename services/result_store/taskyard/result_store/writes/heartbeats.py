@@ -12,8 +12,8 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import event_pb2, pools_pb2
 from taskyard.core.states import WorkerState
 
-from .committer import Db, Outcome
-from .records import event
+from ..committer import Db, Outcome
+from ..records import event
 
 
 def _process(p: pools_pb2.WorkerProcess) -> dict[str, object]:

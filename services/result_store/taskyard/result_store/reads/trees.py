@@ -8,10 +8,10 @@ from taskyard.bus.v1 import graph_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
-from .committer import Stats
-from .queries import bind
-from .records import record_from_row
-from .validation import norm_uuid
+from ..committer import Stats
+from ..queries import bind
+from ..records import record_from_row
+from ..uuids import norm_uuid
 
 # The seed's cap: a bigger tree comes back truncated.
 MAX_TREE_NODES = 10_000

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import envelope_pb2, graph_pb2, task_record_pb2
 from taskyard.core.states import TaskState
 
-from .records import record_queued_ref
+from ..records import record_queued_ref
 
 _QUEUED = int(TaskState.QUEUED)
 

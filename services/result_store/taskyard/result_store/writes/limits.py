@@ -33,10 +33,10 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.validation import quote
 from taskyard.v1 import limit_pb2
 
-from . import bus_requests, event_log
-from .committer import Db, Stats
-from .events import EventPublisher
-from .queries import bind
+from .. import bus_requests, event_log
+from ..committer import Db, Stats
+from ..events import EventPublisher
+from ..queries import bind
 from .schedules import as_bus_errors
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ def declared_violations(declared: Any) -> list[FieldViolation]:
 
 def check_leased(req: flow_pb2.LeasedFlowRequest) -> tuple[int, str]:
     """The page size and the id to start after of a STORE_LEASED_FLOW request."""
-    from .validation import norm_uuid
+    from ..uuids import norm_uuid
 
     if not 0 <= req.limit <= LEASED_MAX_LIMIT:
         raise core_validation.invalid(

@@ -9,11 +9,12 @@ from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
-from .cache import ResultCache
-from .committer import Stats
-from .queries import bind
-from .records import queued_ref, record_from_row
-from .validation import _int_part, _uuid_part, decode_cursor, encode_cursor, norm_uuid
+from ..cache import ResultCache
+from ..committer import Stats
+from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
+from ..queries import bind
+from ..records import queued_ref, record_from_row
+from ..uuids import norm_uuid
 
 LIST_DEFAULT_LIMIT = 100
 LIST_MAX_LIMIT = 1000

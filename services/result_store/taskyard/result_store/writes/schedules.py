@@ -30,14 +30,15 @@ from taskyard.core.errors import FieldViolation
 from taskyard.v1 import limit_pb2 as pub_limit
 from taskyard.v1 import schedule_pb2 as pub
 
-from . import bus_requests, event_log
-from . import metrics as store_metrics
-from .committer import Db, Stats, to_taskyard_error
-from .events import EventPublisher
+from .. import bus_requests, event_log
+from .. import metrics as store_metrics
+from ..committer import Db, Stats, to_taskyard_error
+from ..events import EventPublisher
+from ..names import DeclaredNames
+from ..queries import bind
+from .insert_checks import validate_insert
 from .insert_row import InsertRow
 from .inserts import apply_insert
-from .names import DeclaredNames
-from .queries import bind
 from .schedule_rows import (
     already_exists,
     check,
@@ -50,7 +51,6 @@ from .schedule_rows import (
     spec_of,
     template_json,
 )
-from .validation import validate_insert
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class Schedules:
         )
 
     async def _checked(self, records: list[task_record_pb2.TaskRecord], now: int) -> list[InsertRow]:
-        """Insert parameters of the runs' records, checked like any insert (validation.py)."""
+        """Insert parameters of the runs' records, checked like any insert (insert_checks.py)."""
         await self.names.ensure(r.name for r in records)
         return validate_insert(
             tasks_pb2.InsertTasksRequest(tasks=records),

@@ -21,11 +21,10 @@ from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2
 from taskyard.core import hops, tracing
 from taskyard.core.states import FINAL_VALUES
 
-from .committer import Db, Outcome
-from .records import event_for_row, in_record_order, record_and_event, record_from_row
-from .refs import _Refs
-from .requeues import released_message
-from .transitions import (
+from ..arrays import text_array
+from ..committer import Db, Outcome
+from ..records import event_for_row, in_record_order, record_and_event, record_from_row
+from ..transitions import (
     SRC_CANCELLED_LEASED,
     SRC_FAILURE,
     SRC_FAILURE_LEASED,
@@ -35,7 +34,8 @@ from .transitions import (
     SRC_RUNNING,
     SRC_SUCCESS,
 )
-from .validation import text_array
+from .refs import _Refs
+from .requeues import released_message
 
 DIED_MESSAGE = "the worker process died while running the attempt"
 # Columns sent as one array literal each (text_array), as the statements' refs'

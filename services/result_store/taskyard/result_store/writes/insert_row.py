@@ -9,7 +9,7 @@ NO_DEPENDENCIES = "{}"
 
 
 class InsertRow(NamedTuple):
-    """A checked and normalized insert record (``validation.validate_insert``).
+    """A checked and normalized insert record (``insert_checks.validate_insert``).
 
     A tuple underneath: as cheap to build and read as one, and its fields, in
     order, are the columns the insert statements unnest (each statement
@@ -51,6 +51,6 @@ class InsertRow(NamedTuple):
         return [d for d in self.depends_on.strip("{}").split(",") if d]
 
 
-# The fields sent as one array literal each (validation.text_array): plain text
+# The fields sent as one array literal each (arrays.text_array): plain text
 # that asyncpg's array encoder would otherwise check an element at a time.
 TEXT_FIELDS = ("name", "queue", "request_id", "state", "idempotency_key")

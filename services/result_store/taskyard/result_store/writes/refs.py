@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from taskyard.bus.v1 import task_record_pb2
 
-from .validation import norm_uuid
+from ..uuids import norm_uuid
 
 T = TypeVar("T")
 

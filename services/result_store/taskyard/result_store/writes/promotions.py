@@ -7,10 +7,10 @@ from asyncpg import Pool
 
 from taskyard.bus.v1 import event_pb2, lanes_pb2
 
-from .committer import Db, Outcome, Stats
-from .queries import bind
-from .records import event_for_row, queued_ref
-from .transitions import SRC_PROMOTE
+from ..committer import Db, Outcome, Stats
+from ..queries import bind
+from ..records import event_for_row, queued_ref
+from ..transitions import SRC_PROMOTE
 
 PROMOTE_DEFAULT_LIMIT = 1000
 

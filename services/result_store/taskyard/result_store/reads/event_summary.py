@@ -14,8 +14,8 @@ import asyncpg
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import event_cursor
 
-from . import event_log
-from .queries import bind
+from .. import event_log
+from ..queries import bind
 
 # Caps of one summary, at most.
 MAX_EVENTS = 50_000

@@ -8,9 +8,9 @@ from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
-from .committer import Stats
-from .queries import bind
-from .validation import norm_uuid
+from ..committer import Stats
+from ..queries import bind
+from ..uuids import norm_uuid
 
 # GetTask asks for one task; a bulk caller gets a bounded answer.
 MAX_TASKS = 1000

@@ -10,10 +10,10 @@ from taskyard.bus.v1 import tasks_pb2
 from taskyard.core.states import LEASED_STATES, TaskState
 from taskyard.v1 import task_pb2
 
-from .cancels import answer
-from .memory_rows import Row, Tasks, move
-from .transitions import SRC_CANCEL_NOW
-from .validation import norm_uuid
+from ..transitions import SRC_CANCEL_NOW
+from ..uuids import norm_uuid
+from ..writes.cancels import answer
+from .rows import Row, Tasks, move
 
 S = TaskState
 

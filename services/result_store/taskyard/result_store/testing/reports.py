@@ -13,10 +13,10 @@ from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
-from . import transitions
-from .memory_rows import Row, Tasks, cancel_step, jsonb_text, move
-from .reports import DIED_MESSAGE
-from .validation import norm_uuid
+from .. import transitions
+from ..uuids import norm_uuid
+from ..writes.reports import DIED_MESSAGE
+from .rows import Row, Tasks, cancel_step, jsonb_text, move
 
 S = TaskState
 # An attempt ref as fencing compares it.
