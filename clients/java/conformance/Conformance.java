@@ -67,6 +67,7 @@ public class Conformance {
     scenarios.put("task_failure", Conformance::taskFailure);
     scenarios.put("submit_with_limit_key", Conformance::submitWithLimitKey);
     scenarios.put("unknown_limit_refused", Conformance::unknownLimitRefused);
+    scenarios.put("run_task", Conformance::runTask);
 
     int passed = 0;
     try (TaskyardClient client = client(TARGET, TOKEN)) {
@@ -155,6 +156,24 @@ public class Conformance {
       throw e;
     }
     c.cancel(id, "conformance", Duration.ofSeconds(15));
+  }
+
+  static void runTask(TaskyardClient c) {
+    RunResult done = c.run(TaskSpec.of("add", 2, 3), WAIT);
+    check(!done.task().id().isEmpty(), "empty id");
+    check(done.created(), "created is false");
+    check(!done.timedOut(), "timed out");
+    expectEqual(TaskState.SUCCESS, done.task().state(), "state");
+    expectEqual(5L, done.task().result(), "result");
+    RunResult slow = c.run(TaskSpec.of("sleep", 30), Duration.ofMillis(300));
+    String id = slow.task().id();
+    try {
+      check(!id.isEmpty(), "empty id");
+      check(slow.timedOut(), "timed-out flag not set");
+      check(!slow.task().isFinal(), "task is final: " + slow.task().state());
+    } finally {
+      cancelQuietly(c, id);
+    }
   }
 
   static void listPages(TaskyardClient c) {

@@ -18,6 +18,7 @@ final class RetryPolicy {
   static final List<String> RETRIED = List.of(
       "TaskService/SubmitTask",
       "TaskService/BatchSubmitTasks",
+      "TaskService/RunTask",
       "TaskService/GetTask",
       "TaskService/WaitTask",
       "TaskService/ListTasks",

@@ -5,6 +5,8 @@ import dev.taskyard.v1.CancelTaskRequest;
 import dev.taskyard.v1.CancelTaskResponse;
 import dev.taskyard.v1.GetTaskRequest;
 import dev.taskyard.v1.ListTasksResponse;
+import dev.taskyard.v1.RunTaskRequest;
+import dev.taskyard.v1.RunTaskResponse;
 import dev.taskyard.v1.SubmitTaskRequest;
 import dev.taskyard.v1.SubmitTaskResponse;
 import dev.taskyard.v1.TaskServiceGrpc;
@@ -145,12 +147,47 @@ public final class TaskyardClient implements AutoCloseable {
   }
 
   /**
+   * Submits one task and waits until it is final, or {@code timeout} has passed, in one call
+   * (RunTask): then the result says {@code timedOut} and holds the task as it is (a timed-out run
+   * is not an error: the task goes on). Exactly-once per request id, as {@link #submit(TaskSpec)}:
+   * a repeat waits on the first submission's task ({@code created} false). A wait longer than the
+   * server's 300 s per call goes on as {@link #await(String, Duration)} does.
+   */
+  public RunResult run(TaskSpec spec, Duration timeout) {
+    if (timeout.isNegative()) {
+      throw new IllegalArgumentException("the timeout must not be negative: " + timeout);
+    }
+    Deadline callDeadline = fixed ? deadline(this.timeout) : null;
+    long until = System.nanoTime() + timeout.toNanos();
+    Duration chunk = timeout.compareTo(MAX_SERVER_WAIT) > 0 ? MAX_SERVER_WAIT : timeout;
+    RunTaskRequest req =
+        RunTaskRequest.newBuilder().setTask(spec.withRequestId()).setTimeout(Protos.duration(chunk)).build();
+    Deadline d = callDeadline != null ? callDeadline : deadline(chunk.plus(WAIT_SLACK));
+    RunTaskResponse resp = call(() -> stub.withDeadline(d).runTask(req));
+    TaskInfo task = TaskInfo.fromProto(resp.getTask());
+    if (resp.getFinal() || until - System.nanoTime() <= WAIT_TOLERANCE.toNanos()) {
+      return new RunResult(task, resp.getCreated(), !resp.getFinal());
+    }
+    // Longer than one call, or ended early (the call's deadline, a gateway stopping).
+    WaitResult waited = await(task.id(), Duration.ofNanos(until - System.nanoTime()), callDeadline);
+    return new RunResult(waited.task(), resp.getCreated(), waited.timedOut());
+  }
+
+  /** Runs {@code name(args...)}, waiting up to 30 s; see {@link #run(TaskSpec, Duration)}. */
+  public RunResult run(String name, Object... args) {
+    return run(TaskSpec.of(name, args), Duration.ofSeconds(30));
+  }
+
+  /**
    * Waits until the task is final, or {@code timeout} has passed: then the result says {@code
    * timedOut} and holds the task as it is (a timed-out wait is not an error). Waits longer than
    * the server's 300 s per call take several calls.
    */
   public WaitResult await(String id, Duration timeout) {
-    Deadline callDeadline = fixed ? deadline(this.timeout) : null;
+    return await(id, timeout, fixed ? deadline(this.timeout) : null);
+  }
+
+  private WaitResult await(String id, Duration timeout, Deadline callDeadline) {
     long until = System.nanoTime() + timeout.toNanos();
     while (true) {
       Duration remaining = Duration.ofNanos(Math.max(0, until - System.nanoTime()));

@@ -11,6 +11,8 @@ import dev.taskyard.v1.GetTaskRequest;
 import dev.taskyard.v1.GetTaskResponse;
 import dev.taskyard.v1.ListTasksRequest;
 import dev.taskyard.v1.ListTasksResponse;
+import dev.taskyard.v1.RunTaskRequest;
+import dev.taskyard.v1.RunTaskResponse;
 import dev.taskyard.v1.Task;
 import dev.taskyard.v1.TaskServiceGrpc;
 import dev.taskyard.v1.WaitTaskRequest;
@@ -40,6 +42,36 @@ class TaskyardClientTest {
     final AtomicInteger cancels = new AtomicInteger();
     final AtomicInteger gets = new AtomicInteger();
     final List<String> reasons = new ArrayList<>();
+    final List<RunTaskRequest> runs = new ArrayList<>();
+
+    /** Answers "add" final at once (SUCCESS, 5); holds any other task as waitTask does, not final. */
+    @Override
+    public void runTask(RunTaskRequest req, StreamObserver<RunTaskResponse> out) {
+      synchronized (runs) {
+        runs.add(req);
+      }
+      Task.Builder task = Task.newBuilder().setId("r1").setName(req.getTask().getName());
+      if (req.getTask().getName().equals("add")) {
+        task.setState(dev.taskyard.v1.TaskState.TASK_STATE_SUCCESS)
+            .setResult(com.google.protobuf.Value.newBuilder().setNumberValue(5));
+        out.onNext(RunTaskResponse.newBuilder().setTask(task).setCreated(true).setFinal(true).build());
+        out.onCompleted();
+        return;
+      }
+      long hold = TimeUnit.SECONDS.toMillis(req.getTimeout().getSeconds()) + req.getTimeout().getNanos() / 1_000_000;
+      Deadline deadline = Context.current().getDeadline();
+      if (deadline != null) {
+        hold = Math.max(0, Math.min(hold, deadline.timeRemaining(TimeUnit.MILLISECONDS) - 100));
+      }
+      try {
+        Thread.sleep(hold);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      task.setState(dev.taskyard.v1.TaskState.TASK_STATE_RUNNING);
+      out.onNext(RunTaskResponse.newBuilder().setTask(task).setCreated(true).build());
+      out.onCompleted();
+    }
 
     @Override
     public void waitTask(WaitTaskRequest req, StreamObserver<WaitTaskResponse> out) {
@@ -121,6 +153,29 @@ class TaskyardClientTest {
   }
 
   @Test
+  void aRunReturnsTheFinalTaskInOneCall() {
+    RunResult done = client.run("add", 2, 3);
+    assertFalse(done.timedOut());
+    assertTrue(done.created());
+    assertEquals(TaskState.SUCCESS, done.task().state());
+    assertEquals(5, ((Number) done.task().result()).intValue());
+    RunTaskRequest sent = fake.runs.get(0);
+    assertEquals(30, sent.getTimeout().getSeconds());
+    assertFalse(sent.getTask().getRequestId().isEmpty());
+    assertEquals(0, fake.waits.get());
+  }
+
+  @Test
+  void aTimedOutRunIsAResultNotAnError() {
+    RunResult slow = client.run(TaskSpec.of("sleep", 30), Duration.ofMillis(200));
+    assertTrue(slow.timedOut());
+    assertFalse(slow.task().state().isFinal());
+    assertEquals("r1", slow.task().id());
+    assertEquals(200_000_000, fake.runs.get(0).getTimeout().getNanos());
+    assertThrows(IllegalArgumentException.class, () -> client.run(TaskSpec.of("sleep", 30), Duration.ofMillis(-1)));
+  }
+
+  @Test
   void readsAreRetriedButACancelIsNot() {
     assertEquals("t1", client.get("t1").id());
     assertEquals(2, fake.gets.get());
@@ -134,7 +189,7 @@ class TaskyardClientTest {
   void theRetriedMethodsAreTheReadsAndTheSubmits() {
     assertEquals(
         List.of(
-            "TaskService/SubmitTask", "TaskService/BatchSubmitTasks", "TaskService/GetTask",
+            "TaskService/SubmitTask", "TaskService/BatchSubmitTasks", "TaskService/RunTask", "TaskService/GetTask",
             "TaskService/WaitTask", "TaskService/ListTasks", "TaskService/GetTaskTree",
             "TaskService/ExplainTask", "TaskService/GetTaskLogs", "TaskService/StreamTaskLogs",
             "QueueService/GetQueueStatus", "QueueService/ListServers",
