@@ -122,7 +122,7 @@ def relay_with(outcomes: RecordingOutcomes, logs: LogShipper) -> tuple[ReportRel
     settings = Settings()
     pool, outbox, outlets = PoolState(settings), Outbox(), StoreOutlets(settings)
     outlets.logs = logs
-    outlets.outcomes = outcomes  # type: ignore[assignment]
+    outlets.reports = outcomes  # type: ignore[assignment]
     return ReportRelay(pool, outbox, outlets, notify_scheduler=lambda report: None), pool, outbox
 
 

@@ -139,7 +139,6 @@ class Manager:
         await self.workers.start()
         spawn = self.background.spawn
         self._sender = spawn(self.relay.run(), "reports")
-        spawn(self.relay.send_start_notices(), "start-notices")
         spawn(self.intake.receive_pair(pair), "pair")
         self.intake.open_leased_stream()
         spawn(self.intake.receive_leased_stream(), "leased-stream")

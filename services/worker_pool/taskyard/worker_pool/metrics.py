@@ -1,4 +1,5 @@
-"""The pool's metrics: queue wait and run time of each attempt, workers, slots, deaths.
+"""The pool's metrics: queue wait and run time of each attempt, workers, slots, deaths,
+and the reports it hands the result-store.
 
 Observed by the manager from what its workers report (the workers themselves
 serve nothing), so one ``/metrics`` per pool covers all of its processes.
@@ -42,6 +43,24 @@ DEATHS = Counter(
 # Every cause from the start, at 0 (a series that never appeared reads as no data).
 for _cause in DEATH_CAUSES:
     DEATHS.labels(_cause)
+REPORTS = Counter(
+    "pool_store_reports",
+    "Report requests the pool sent the result-store (start notices and outcomes, "
+    "everything waiting goes in one), retries included.",
+    namespace=metrics.NAMESPACE,
+)
+# How an attempt's start reached the store: as a notice of its own ("notice", the
+# attempt outlived the hold-back), or carried by how it ended ("outcome": the
+# completion, release or death that came first says it started, in one request).
+START_CARRIERS = ("notice", "outcome")
+START_NOTICES = Counter(
+    "pool_start_notices",
+    "Attempts' starts the pool reported, by what carried them to the result-store.",
+    ["carried_by"],
+    namespace=metrics.NAMESPACE,
+)
+for _carrier in START_CARRIERS:
+    START_NOTICES.labels(_carrier)
 # Queue names are the submitter's to choose: past this many, the rest count as "other".
 QUEUES = metrics.LabelBudget(metrics.QUEUE_LABELS)
 _STATES = ("starting", "idle", "busy", "recycling", "stopping")
@@ -62,6 +81,16 @@ def attempt_ended(
         QUEUE_WAIT.labels(queue).observe((started_us - enqueued_us) / 1e6)
     if ended_us >= started_us:
         RUN.labels(queue, name, outcome_of(completion, charged)).observe((ended_us - started_us) / 1e6)
+
+
+def report_sent() -> None:
+    if metrics.enabled():
+        REPORTS.inc()
+
+
+def start_notices(carried_by: str, count: int) -> None:
+    if metrics.enabled():
+        START_NOTICES.labels(carried_by).inc(count)
 
 
 class PoolGauges(Collector):

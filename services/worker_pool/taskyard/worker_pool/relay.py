@@ -1,31 +1,82 @@
 """The report loop: what the workers reported, to the result-store and the scheduler.
 
 Once per loop iteration while there is news, the gathered report (``Outbox``)
-goes to the store, which has custody of results (outcomes at once, start notices
-a little later, an outcome after its own log lines), and a slot notice goes to
-the scheduler through the function the pool gives for it (``SchedulerLink``).
+goes to the store, which has custody of results, and a slot notice goes to the
+scheduler through the function the pool gives for it (``SchedulerLink``).
+
+Start notices and outcomes share one stream to the store (``StoreOutlets.reports``):
+an outcome with nothing ahead of it goes at once, and what arrives while a request
+is in flight goes in the next one. A start notice is held back (``HeldStarts``): a
+short attempt's outcome comes first and carries its start (the time and the worker,
+which the store applies with the outcome, ASSIGNED -> final), so a short task costs
+one request and one row write. A start still held when its attempt ended in
+another way (released, died) goes nowhere either: the release or death carries the
+pool's own started flag. Only the starts of attempts that outlive the hold-back go
+as notices, and one that has not left yet when its outcome comes goes in the same
+request, ahead of it: the store applies starts before outcomes (RUNNING, then final).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from taskyard.bus.v1 import dispatch_pb2, task_record_pb2
 from taskyard.core import hops
+from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.state import Outbox, PoolState
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
-# A start notice waits this long (to twice as long) and is dropped if the attempt
-# ends first: RUNNING shows for tasks that run longer, and short ones cost no write.
+# A start notice is held this long (to twice as long) for its attempt's outcome,
+# which carries it when it comes first: RUNNING shows for tasks that run longer,
+# and a short one costs the store one write and its result never queues behind one.
 START_NOTICE_DELAY = 0.05
 # How long an outcome waits for the log lines ahead of it (then goes anyway),
 # checking at every step whether a drain has begun.
 LOG_SETTLE_TIMEOUT = 2.0
 LOG_SETTLE_STEP = 0.1
+
+Key = tuple[str, int]
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+# When a callback runs: ``loop.call_later`` (a test gives a clock of its own).
+CallLater = Callable[[float, Callable[[], None]], Cancellable]
+
+
+class HeldStarts:
+    """Start notices waiting for their attempt's outcome, in two generations: a
+    start is due at the second ``age`` after it was held, so one to two ticks."""
+
+    def __init__(self) -> None:
+        self._young: dict[Key, task_record_pb2.AttemptRef] = {}
+        self._old: dict[Key, task_record_pb2.AttemptRef] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._young or self._old)
+
+    def hold(self, refs: Iterable[task_record_pb2.AttemptRef]) -> None:
+        young = self._young
+        for ref in refs:
+            young[(ref.task_id, ref.attempt)] = ref
+
+    def take(self, key: Key) -> task_record_pb2.AttemptRef | None:
+        """The held start of ``key``'s attempt (it ended), which is held no more."""
+        ref = self._young.pop(key, None)
+        old = self._old.pop(key, None)
+        return ref if ref is not None else old
+
+    def age(self) -> list[task_record_pb2.AttemptRef]:
+        """A tick: the starts held for a whole tick are due (returned), the others get older."""
+        due, self._old, self._young = self._old, self._young, {}
+        return list(due.values())
 
 
 class ReportRelay:
@@ -35,19 +86,34 @@ class ReportRelay:
         outbox: Outbox,
         outlets: StoreOutlets,
         notify_scheduler: Callable[[dispatch_pb2.PoolReport], None],
+        *,
+        call_later: CallLater | None = None,
     ) -> None:
         self._pool = pool
         self._outbox = outbox
         self._outlets = outlets
         self._notify_scheduler = notify_scheduler
-        self._young_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
-        self._old_starts: dict[tuple[str, int], task_record_pb2.AttemptRef] = {}
+        self._call_later = call_later
+        self._held = HeldStarts()
+        # The hold-back's tick, armed only while a start is held (an idle pool has no timer).
+        self._tick: Cancellable | None = None
+        # Start notices sent to the store / carried by their attempt's end instead.
+        self.starts_sent = 0
+        self.starts_carried = 0
         # Outcomes waiting apart for their log lines (_after_logs).
         self._log_waits: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Until the pool closes and nothing is left: each report to the store, and a
         slot notice to the scheduler when slots or the pool's state changed."""
+        try:
+            await self._relay()
+        finally:
+            if self._tick is not None:
+                self._tick.cancel()
+                self._tick = None
+
+    async def _relay(self) -> None:
         outbox, pool = self._outbox, self._pool
         while True:
             await outbox.news.wait()
@@ -129,32 +195,49 @@ class ReportRelay:
             self._outbox.news.set()
 
     def _hand_to_store(self, report: dispatch_pb2.PoolReport) -> None:
-        """Outcomes go to the store at once. Start notices wait START_NOTICE_DELAY
-        and are dropped when the outcome comes first: a short task costs the store
-        no start write and its result never queues behind one. Correctness does not
-        depend on them: a death carries the pool's own started flag, and the store
-        accepts ASSIGNED -> final with the start time the outcome carries."""
-        young, old = self._young_starts, self._old_starts
-        for ref in report.started:
-            young[(ref.task_id, ref.attempt)] = ref
-        # Then out again if it ended: a start in the same report as its end is dropped too.
-        for ended in (report.completed, report.released, report.died):
-            for e in ended:
-                ref = e.ref
-                key = (ref.task_id, ref.attempt)
-                young.pop(key, None)
-                old.pop(key, None)
-        outcomes = self._outlets.outcomes
-        if outcomes is not None and (report.completed or report.released or report.died):
+        """Outcomes go to the store at once (or with the next request, when one is in
+        flight); start notices are held (``HeldStarts``) and go only when their
+        attempt outlives the hold-back. Correctness does not depend on them: a death
+        carries the pool's own started flag, and the store accepts ASSIGNED -> final
+        with the start time and worker the outcome carries."""
+        held = self._held
+        if report.started:
+            held.hold(report.started)
             del report.started[:]
-            hops.stamp(report.completed, "pool.reported")
-            outcomes.submit(report)
+        # Then out again if it ended: a start in the same report as its end is carried too.
+        if report.completed or report.released or report.died:
+            carried = 0
+            for ended in (report.completed, report.released, report.died):
+                for e in ended:
+                    ref = e.ref
+                    if held.take((ref.task_id, ref.attempt)) is not None:
+                        carried += 1
+            if carried:
+                self.starts_carried += carried
+                pool_metrics.start_notices("outcome", carried)
+            reports = self._outlets.reports
+            if reports is not None:
+                hops.stamp(report.completed, "pool.reported")
+                reports.submit(report)
+        if held:
+            self._arm()
+        elif self._tick is not None:  # nothing left to age: an idle pool keeps no timer
+            self._tick.cancel()
+            self._tick = None
 
-    async def send_start_notices(self) -> None:
-        """Two generations: a start is sent one to two ticks after it happened."""
-        while True:
-            await asyncio.sleep(START_NOTICE_DELAY)
-            due, self._old_starts, self._young_starts = self._old_starts, self._young_starts, {}
-            starts = self._outlets.starts
-            if due and starts is not None:
-                starts.submit(dispatch_pb2.PoolReport(started=list(due.values())))
+    def _arm(self) -> None:
+        if self._tick is None:
+            call_later = self._call_later or asyncio.get_running_loop().call_later
+            self._tick = call_later(START_NOTICE_DELAY, self._on_tick)
+
+    def _on_tick(self) -> None:
+        """The starts held a whole tick go, in the next request (with whatever else waits)."""
+        self._tick = None
+        due = self._held.age()
+        reports = self._outlets.reports
+        if due and reports is not None:
+            self.starts_sent += len(due)
+            pool_metrics.start_notices("notice", len(due))
+            reports.submit(dispatch_pb2.PoolReport(started=due))
+        if self._held:
+            self._arm()

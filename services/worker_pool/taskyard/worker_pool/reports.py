@@ -2,10 +2,11 @@
 
 Results go straight to the store over REQ/REP, whose reply comes after COMMIT,
 and are retried until then: a result never rides on a fire-and-forget socket
-(a PAIR message dies with a peer that goes away). One request is in flight at a
-time, so a task's "started" is always applied before its completion; reports
-that arrive meanwhile are merged into the next request, which is where batching
-comes from under load.
+(a PAIR message dies with a peer that goes away). Start notices and outcomes
+share one stream with one request in flight at a time: a report with nothing
+ahead of it goes at once, those that arrive meanwhile are merged into the next
+request (batching under load, with no timer), and a task's start is always
+applied before its completion (the store applies a request's starts first).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Awaitable
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core.config import Settings
 from taskyard.core.retry import RetryPolicy
+from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool import poison
 from taskyard.worker_pool.contact import StoreContact
 from taskyard.worker_pool.shipper import LogShipper
@@ -30,7 +33,7 @@ RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
 class ReportForwarder:
     def __init__(
         self,
-        store: rpc.Requester,
+        store: rpc.Caller,
         policy: RetryPolicy,
         rng: random.Random | None = None,
         contact: StoreContact | None = None,
@@ -48,6 +51,7 @@ class ReportForwarder:
         self._pump: asyncio.Task[None] | None = None
         self.refused = 0
         self.dropped = 0  # entries the store refused for good (see _isolate)
+        self.requests = 0  # requests handed to the store, retries included
         self.idle = asyncio.Event()
         self.idle.set()
 
@@ -120,10 +124,15 @@ class ReportForwarder:
         """The store's answer to ``req``; one left unanswered too long cuts the pool off."""
         watch = self._contact.watch_request("report") if self._contact is not None else None
         try:
-            return await self._store.call(contract.STORE_REPORT, req)
+            return await self._send(req)
         finally:
             if watch is not None:
                 watch.cancel()
+
+    def _send(self, req: leases_pb2.ReportRequest) -> Awaitable[leases_pb2.ReportReply]:
+        self.requests += 1
+        pool_metrics.report_sent()
+        return self._store.call(contract.STORE_REPORT, req)
 
     async def _isolate(self, req: leases_pb2.ReportRequest, exc: errors.TaskyardError) -> None:
         """The store refused ``req`` for good: send its entries one by one (in
@@ -139,7 +148,7 @@ class ReportForwarder:
             failures = 0
             while True:
                 try:
-                    reply = await self._store.call(contract.STORE_REPORT, single)
+                    reply = await self._send(single)
                     self.refused += reply.refused
                     break
                 except errors.TaskyardError as err:
@@ -178,29 +187,27 @@ def _cut(req: Report, limit: int) -> tuple[Report, Report]:
 
 
 class StoreOutlets:
-    """What the pool hands the result-store through: outcomes (at once), start
-    notices (a little later) and task log lines. They exist once ``open`` gave
-    them the store's requester (the pool dials the store when it starts)."""
+    """What the pool hands the result-store through: reports (outcomes and start
+    notices, one stream) and task log lines. They exist once ``open`` gave them
+    the store's requester (the pool dials the store when it starts)."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self.outcomes: ReportForwarder | None = None
-        self.starts: ReportForwarder | None = None
+        self.reports: ReportForwarder | None = None
         self.logs: LogShipper | None = None
 
     def open(self, store: rpc.Requester, contact: StoreContact | None = None) -> None:
         s = self._settings
         policy = RetryPolicy.from_settings(s)  # with TASKYARD_RETRY_JITTER, as the workers use
         batch_bytes = max(1, s.max_message_bytes // 2)
-        self.starts = ReportForwarder(store, policy, contact=contact, batch_bytes=batch_bytes)
-        self.outcomes = ReportForwarder(store, policy, contact=contact, batch_bytes=batch_bytes)
+        self.reports = ReportForwarder(store, policy, contact=contact, batch_bytes=batch_bytes)
         self.logs = LogShipper(store, max_pending=s.log_buffer_lines, batch_bytes=batch_bytes)
 
     async def flushed(self, limit: float) -> bool:
         """Whether the store acknowledged everything handed over, waiting up to ``limit`` seconds."""
-        if self.outcomes is None or self.starts is None:
+        if self.reports is None:
             return True
-        waits = [self.outcomes.idle.wait(), self.starts.idle.wait()]
+        waits = [self.reports.idle.wait()]
         if self.logs is not None:
             waits.append(self.logs.idle.wait())
         try:
