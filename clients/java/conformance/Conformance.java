@@ -7,6 +7,7 @@ import dev.taskyard.client.CancelResult;
 import dev.taskyard.client.FieldViolation;
 import dev.taskyard.client.LimitUse;
 import dev.taskyard.client.Priority;
+import dev.taskyard.client.RunResult;
 import dev.taskyard.client.Submission;
 import dev.taskyard.client.TaskInfo;
 import dev.taskyard.client.TaskPage;
