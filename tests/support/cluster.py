@@ -359,8 +359,9 @@ class Cluster:
             os.kill(pid, sig)
 
     def worker_pids(self, pool: str = "worker-pool") -> list[int]:
-        """PIDs of a pool manager's worker processes (its direct children, minus
-        multiprocessing helpers); ``pool`` names another instance."""
+        """PIDs of a pool manager's worker processes (the children of its fork
+        template, or its own children minus multiprocessing helpers where workers
+        are spawned); ``pool`` names another instance."""
         proc = self.procs.get(self._name(pool))
         if proc is None or proc.poll() is not None:
             return []
@@ -376,11 +377,32 @@ class Cluster:
                     continue
             except psutil.Error:
                 continue
-            if "resource_tracker" in cmdline or "forkserver" in cmdline:
+            if "forkserver" in cmdline:  # the template: the workers are its children
+                try:
+                    forked = [c for c in child.children() if c.status() != psutil.STATUS_ZOMBIE]
+                except psutil.Error:
+                    continue
+                pids.extend(c.pid for c in forked)
+                self._all_pids.update(c.pid for c in forked)
+                continue
+            if "resource_tracker" in cmdline:
                 continue
             pids.append(child.pid)
             self._all_pids.add(child.pid)
         return sorted(pids)
+
+    def template_pid(self, pool: str = "worker-pool") -> int | None:
+        """The PID of a pool manager's fork template (None: its workers are spawned)."""
+        proc = self.procs.get(self._name(pool))
+        if proc is None or proc.poll() is not None:
+            return None
+        try:
+            for child in psutil.Process(proc.pid).children(recursive=False):
+                if "forkserver" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
+                    return child.pid
+        except psutil.Error:
+            return None
+        return None
 
     def wait_workers(self, count: int | None = None, timeout: float = 30.0) -> list[int]:
         """Wait until the pool has ``count`` (default: settings.workers) workers."""

@@ -1,6 +1,10 @@
-"""A spawned worker process: its start (signals, logging, the bus seal, the task
-modules, the parent watch) and its loop, which reads frames from the manager's pipe
-and writes the Runner's reports back, batched per loop iteration."""
+"""A worker process: its start (signals, logging, the bus seal, the task modules,
+the manager watch) and its loop, which reads frames from the manager's pipe and
+writes the Runner's reports back, batched per loop iteration.
+
+A worker is forked from the pool's template (template.py) or, where the
+template is not used, spawned as a fresh interpreter; ``main`` is the same for
+both."""
 # Length: _serve is the worker's frame loop and the report flush it schedules, which share its state.
 
 from __future__ import annotations
@@ -8,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import select
 import signal
 import socket
 import sys
@@ -24,27 +29,56 @@ from taskyard.worker_pool.worker import Runner
 log = logging.getLogger(__name__)
 
 
-def _watch_parent(ppid: int) -> None:
-    """Exit when the manager is gone even if the loop is wedged by a CPU-bound async task."""
+# How often the manager watch looks at its parent when it has no pidfd to wait on.
+WATCH_PERIOD = 0.5
+
+
+def _watch_manager(manager_pid: int, ppid: int) -> None:
+    """Exit when the manager is gone even if the loop is wedged by a CPU-bound async task.
+
+    A forked worker's parent is the template, not the manager, and the template
+    outlives the manager while a worker holds its alive pipe: the manager itself
+    is watched (a pidfd is readable once it has exited, zombie or not). The parent
+    is watched too: a worker whose template died is an orphan the manager already
+    counts as dead."""
+    pidfd = _pidfd(manager_pid) if manager_pid != ppid else -1
     while True:
-        time.sleep(0.5)
+        if pidfd >= 0:
+            if select.select([pidfd], [], [], WATCH_PERIOD)[0]:
+                os._exit(1)
+        else:
+            time.sleep(WATCH_PERIOD)
         if os.getppid() != ppid:
             os._exit(1)
 
 
-def main(sock: socket.socket, settings: Settings, pool_id: str, index: int) -> None:
-    """Entry point of a spawned worker process."""
+def _pidfd(pid: int) -> int:
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)  # the manager is already gone
+    except (AttributeError, OSError):
+        return -1  # no pidfd here: the parent watch is what remains
+
+
+def main(sock: socket.socket, settings: Settings, pool_id: str, index: int, manager_pid: int = 0) -> None:
+    """Entry point of a worker process (forked from the template, or spawned).
+
+    ``manager_pid`` is the manager's (0: the parent is the manager)."""
     registry._mark_worker_process()
     # The manager stops workers over the pipe, not by signal: Ctrl-C on the
     # terminal or a SIGTERM to the process group must not bypass the drain.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     lifecycle.setup_logging(f"worker-pool.w{index}", settings.log_level)
-    # Spawned: the manager's seal does not carry over, its settings do (without
+    # The manager's seal does not carry over (the template never had one), its settings do (without
     # keys in them, the inherited environment's keys apply, as in the manager).
     if settings.bus_keys or settings.bus_keys_file:
-        seal.install(seal.for_settings(settings))
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+        seal.install(seal.for_settings(settings, role="worker-pool"))
+    ppid = os.getppid()
+    threading.Thread(
+        target=_watch_manager, args=(manager_pid or ppid, ppid), name="manager-watch", daemon=True
+    ).start()
     # Attempts' spans are exported from here (OTEL_* is inherited), under the pool's name.
     tracing.configure("worker-pool")
     try:

@@ -12,7 +12,7 @@ import time
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core.config import Settings
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import attempts, spans
+from taskyard.worker_pool import attempts, launcher, spans
 from taskyard.worker_pool import metrics as pool_metrics
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
@@ -69,10 +69,15 @@ class WorkerHandle:
     # attempts it held did nothing wrong, so they are re-queued (resume_requested,
     # no retry spent) rather than counted as deaths.
     spare_bystanders: bool = False
+    # The process's pidfd (launcher.py; -1: none, or closed once it was reaped).
+    pidfd: int = -1
 
     @property
     def pid(self) -> int:
         return self.process.pid or 0
+
+    def kill(self) -> None:
+        launcher.kill(self.process, self.pidfd)
 
     @property
     def live(self) -> bool:

@@ -13,7 +13,6 @@ import asyncio
 import collections
 import contextlib
 import logging
-import multiprocessing
 import socket
 import time
 from collections.abc import Coroutine
@@ -24,7 +23,7 @@ from taskyard.core import hops, metrics, tracing
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import attempts, beats, bootstrap, pipe, spans
+from taskyard.worker_pool import attempts, beats, launcher, pipe, spans
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.handles import Held, Key, WorkerHandle, log_exit, report_exit
 from taskyard.worker_pool.reports import StoreOutlets
@@ -68,7 +67,7 @@ class Workers:
         self.all_ready = asyncio.Event()
         # Unix microseconds of the last dispatch routed to a worker (registry).
         self.last_dispatch_us = 0
-        self._mp = multiprocessing.get_context("spawn")
+        self.launcher = launcher.Launcher()
         self._early_deaths: dict[int, int] = {}
         # Attempts that ended here lately, by (task, attempt, lease token): the second
         # copy of a dispatch (stream and PAIR both deliver it) must never run again.
@@ -81,17 +80,16 @@ class Workers:
 
     async def spawn(self, index: int) -> None:
         parent_sock, child_sock = socket.socketpair()
-        proc = self._mp.Process(
-            target=bootstrap.main,
-            args=(child_sock, self._settings, self._pool.pool_id, index),
-            name=f"taskyard-worker-{index}",
-        )
         try:
-            proc.start()
+            started = await self.launcher.start(child_sock, self._settings, self._pool.pool_id, index)
+        except BaseException:
+            parent_sock.close()
+            raise
         finally:
             child_sock.close()
+        proc = started.process
         reader, writer = await asyncio.open_connection(sock=parent_sock, limit=2**20)
-        w = WorkerHandle(index, proc, reader, writer, time.monotonic())
+        w = WorkerHandle(index, proc, reader, writer, time.monotonic(), pidfd=started.pidfd)
         self.handles[index] = w
         loop = asyncio.get_running_loop()
         loop.add_reader(proc.sentinel, self._on_sentinel, w)
@@ -195,11 +193,8 @@ class Workers:
         loop = asyncio.get_running_loop()
         loop.remove_reader(w.process.sentinel)
         w.writer.close()
-        proc = w.process
-        await loop.run_in_executor(None, proc.join, 1.0)
-        if proc.is_alive():  # closed its pipe but lingers: useless, end it
-            proc.kill()
-            await loop.run_in_executor(None, proc.join, 5.0)
+        pidfd, w.pidfd = w.pidfd, -1
+        await self.launcher.reap(w.process, pidfd)
         w.exited.set()
         held, w.held = w.held, {}
         stopping = self._pool.stopping()
@@ -216,8 +211,17 @@ class Workers:
         if not w.ready:  # died before it was ready (import error?): back off
             n = self._early_deaths[w.index] = self._early_deaths.get(w.index, 0) + 1
             await asyncio.sleep(min(5.0, 0.2 * 2 ** (n - 1)))
-        if not (self._pool.closing or self._pool.state in (WorkerState.DRAINING, WorkerState.STOPPING)):
-            await self.spawn(w.index)
+        attempt = 0
+        while not (self._pool.closing or self._pool.state in (WorkerState.DRAINING, WorkerState.STOPPING)):
+            try:
+                await self.spawn(w.index)
+                return
+            except (OSError, EOFError, RuntimeError) as exc:
+                # The template could not fork (it died while starting, say): it is
+                # started again on the next try.
+                attempt += 1
+                log.error("worker %d could not be started (try %d): %s", w.index, attempt, exc)
+                await asyncio.sleep(min(5.0, 0.2 * 2 ** (attempt - 1)))
 
     async def stop(self, limit: float) -> None:
         """STOP to every worker; one still alive ``limit`` seconds later is killed."""
@@ -231,7 +235,7 @@ class Workers:
         for w in list(self.handles.values()):
             if not w.gone and w.process.is_alive():
                 log.warning("worker %d (pid %s) still alive after %.1fs: killing", w.index, w.pid, limit)
-                w.process.kill()
+                w.kill()
         await _wait_all([w.exited.wait() for w in self.handles.values()], 10.0)
 
     # ------------------------------------------------------------ supervision inputs

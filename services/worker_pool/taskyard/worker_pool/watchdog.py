@@ -107,7 +107,7 @@ class Watchdog:
         w.killed_for = reason
         log.warning("worker %d (pid %s) %s: killing", w.index, w.pid, reason)
         with contextlib.suppress(OSError, ValueError):
-            w.process.kill()
+            w.kill()
 
     async def run(self) -> None:
         while True:

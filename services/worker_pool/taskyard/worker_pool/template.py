@@ -1,0 +1,76 @@
+"""The fork template: one preloaded process that every worker of a pool is forked from.
+
+The manager starts its workers with multiprocessing's ``forkserver`` method
+(processes.py). Its server process is the template: it imports this module, and
+with it the worker's runtime (bootstrap, the runner, protobuf, pynng,
+pydantic, the OpenTelemetry API), once; each worker is then a fork of it and
+shares those pages copy-on-write instead of paying for a whole interpreter of
+its own. The task modules are still imported by each worker after the fork
+(bootstrap.main): a module's threads, connections and import errors stay the
+worker's, exactly as with a fresh interpreter.
+
+What a fork must not carry over is never made here: no event loop, no thread,
+no NNG socket, no tracer provider. Each worker makes its own (bootstrap.main),
+and the at-fork hooks of ``random`` reseed it in each child.
+
+Importing this module prepares the current process as the template only inside
+the forkserver (``prepare_template``); anywhere else (tests, the manager) it is
+an ordinary import.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import threading
+
+# The runtime every worker runs: importing it here is the point of the template.
+from taskyard.worker_pool import bootstrap  # noqa: F401
+
+# What the forkserver preloads (multiprocessing.set_forkserver_preload).
+PRELOAD = (__name__,)
+
+# The OpenTelemetry SDK is imported only when spans are exported (core.tracing):
+# then the template imports it too, so each worker does not.
+_SDK_MODULES = (
+    "opentelemetry.sdk.resources",
+    "opentelemetry.sdk.trace",
+    "opentelemetry.sdk.trace.export",
+)
+_OTLP_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+class TemplateError(RuntimeError):
+    """The template is not fit to fork from."""
+
+
+def _in_forkserver() -> bool:
+    # multiprocessing starts its server as ``python -c "from multiprocessing.forkserver
+    # import main; main(...)"`` and imports the preload modules before it serves.
+    return sys.argv == ["-c"] and "multiprocessing.forkserver" in sys.modules
+
+
+def prepare_template() -> None:
+    """Make the current process the template workers are forked from."""
+    if any(os.environ.get(name) for name in _OTLP_ENDPOINTS):
+        for name in _SDK_MODULES:
+            __import__(name)
+    # A thread does not survive a fork (only the forking one does), and a lock it
+    # held stays held in every worker: refuse rather than fork workers that may hang.
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    if others:
+        raise TemplateError(f"the worker template must not run threads, found: {', '.join(others)}")
+    # The manager stops the template by exiting (the forkserver's alive pipe), never
+    # by a signal: a SIGTERM to the process group must not end it, which would end
+    # the workers forked from it (their parent watch) before the manager drains them.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # Every object imported so far goes to the permanent generation: the collector
+    # never walks them in a worker, so it does not dirty (copy) their shared pages.
+    gc.collect()
+    gc.freeze()
+
+
+if _in_forkserver():
+    prepare_template()
