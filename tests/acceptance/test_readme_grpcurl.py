@@ -137,6 +137,7 @@ def test_readme_lists_the_session() -> None:
         "taskyard.v1.TaskService",  # describe
         "taskyard.v1.TaskService/SubmitTask",
         "taskyard.v1.TaskService/WaitTask",
+        "taskyard.v1.TaskService/RunTask",
         "taskyard.v1.TaskService/SubmitTask",
     ], steps
     assert all(README_TARGET in shlex.split(s.command) for s in steps)

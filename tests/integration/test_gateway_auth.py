@@ -253,6 +253,11 @@ async def test_cli_with_ca_and_token(secured: Secured, tmp_path: Path) -> None:
     }
     code, out, err = await cli("task", "submit", "add", "1", "2", env=env)
     assert code == 0, err
+    # submit --wait is one RunTask, which the submit scope covers (no read of other tasks):
+    # the fake task never ends, so the wait runs out (status 4), with no refusal.
+    wait = ("--wait", "--wait-timeout", "300ms")
+    code, _out, err = await cli("task", "submit", "add", "1", "2", *wait, env=env)
+    assert code == 4 and "timed out waiting" in err, err
     code, _out, err = await cli("queue", "purge", "--yes", *where, "--token-file", str(reader_file))
     assert code == 1 and "PERMISSION_DENIED" in err and "SCOPE_MISSING" in err, err
     code, _out, err = await cli("task", "cancel", task.id, *where, "--token-file", str(reader_file))

@@ -22,6 +22,7 @@ from taskyard.v1 import (
     limit_service_pb2_grpc,
     queue_service_pb2_grpc,
     schedule_service_pb2_grpc,
+    task_pb2,
     task_service_pb2,
     task_service_pb2_grpc,
 )
@@ -74,6 +75,22 @@ class Gateway:
             )
             if not reply.timed_out or remaining <= chunk.total_seconds():
                 return reply
+
+    def run_task(self, spec: task_pb2.TaskSpec, timeout: dt.timedelta) -> task_service_pb2.WaitTaskResponse:
+        """Submit and wait in one call (RunTask); an answer as ``wait_task``'s, so that
+        ``submit --wait -o json`` prints what it always has. A wait longer than the
+        gateway's per call goes on with WaitTask."""
+        deadline = time.monotonic() + timeout.total_seconds()
+        chunk = min(timeout, MAX_SERVER_WAIT)
+        request = task_service_pb2.RunTaskRequest(task=spec)
+        request.timeout.FromTimedelta(chunk)
+        ran: task_service_pb2.RunTaskResponse = self.call(
+            self.tasks.RunTask, request, timeout=chunk.total_seconds() + WAIT_SLACK
+        )
+        remaining = deadline - time.monotonic()
+        if ran.final or remaining <= 0:
+            return task_service_pb2.WaitTaskResponse(task=ran.task, timed_out=not ran.final)
+        return self.wait_task(ran.task.id, dt.timedelta(seconds=remaining))
 
 
 @contextlib.contextmanager

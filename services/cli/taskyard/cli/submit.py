@@ -2,7 +2,8 @@
 
 Two timeouts, never confused: ``--task-timeout`` limits each attempt of the
 task (TaskSpec.timeout, enforced by its pool), ``--wait-timeout`` is how long
-this command waits for the result with ``--wait``.
+this command waits for the result with ``--wait`` (one RunTask call, which submits
+and waits).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from taskyard.cli.connection import target_options
 from taskyard.cli.durations import DURATION
 from taskyard.cli.gateway import gateway
 from taskyard.cli.output import Output, output_option
-from taskyard.cli.task import show_task, task_group, wait_and_show
+from taskyard.cli.task import show_outcome, show_task, task_group
 from taskyard.cli.task_arguments import json_arg, parse_kwargs, parse_labels, parse_limits
 from taskyard.cli.task_view import PRIORITIES
 from taskyard.client import LimitUse, TaskRequest
@@ -236,8 +237,8 @@ def submit_command(
     patience = _wait_timeout(wait_, wait_timeout, old_timeout)
     spec = Submission(**options).spec()
     with gateway() as g:
-        reply = g.call(g.tasks.SubmitTask, task_service_pb2.SubmitTaskRequest(task=spec))
-        if not wait_:
-            output.emit(reply, show_task)
+        if wait_:  # one call: RunTask submits and waits
+            show_outcome(g.run_task(spec, patience), output)
             return
-        wait_and_show(g, reply.task.id, patience, output)
+        reply = g.call(g.tasks.SubmitTask, task_service_pb2.SubmitTaskRequest(task=spec))
+        output.emit(reply, show_task)

@@ -40,7 +40,11 @@ def show_task(reply: Any) -> RenderableType:
 
 def wait_and_show(g: Gateway, task_id: str, timeout: dt.timedelta, output: Output) -> None:
     """Wait for the task, print it, and end with the status of its outcome (errors.py)."""
-    reply = g.wait_task(task_id, timeout)
+    show_outcome(g.wait_task(task_id, timeout), output)
+
+
+def show_outcome(reply: task_service_pb2.WaitTaskResponse, output: Output) -> None:
+    """Print a waited task, and end with the status of its outcome (errors.py)."""
     output.emit(reply, show_task)
     if reply.timed_out or reply.task.state not in FINAL_STATES:
         click.echo(f"timed out waiting: task {reply.task.id} is {state_name(reply.task)}", err=True)
