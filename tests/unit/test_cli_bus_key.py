@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from taskyard.cli import bus_key
+from taskyard.cli import bus_key, procs
 from taskyard.cli.dev import key_origin, pool_command
 from taskyard.core import seal
 from taskyard.core.config import Settings
 
 OTHER = seal.generate_keys("ops")
+# The keys dev writes: one per role.
+DEV_ROLES = {f"dev-{role}": role for role in ("gateway", "scheduler", "result-store", "worker-pool")}
 
 
 def mode(path: Path) -> int:
@@ -26,7 +28,7 @@ def test_dev_writes_its_key_owner_only_and_keeps_it(tmp_path: Path) -> None:
     first = bus_key.dev_key(tmp_path / ".taskyard")
     assert first.created and first.path == (tmp_path / ".taskyard" / "bus.keys").resolve()
     assert mode(first.path) == 0o600
-    assert seal.Keyring.parse(first.path.read_text()).signer == "dev"
+    assert dict(seal.Keyring.parse(first.path.read_text()).roles) == DEV_ROLES
     again = bus_key.dev_key(tmp_path / ".taskyard")
     assert not again.created and again.keys == first.keys
 
@@ -35,8 +37,42 @@ def test_dev_replaces_a_broken_key_file(tmp_path: Path) -> None:
     path = bus_key.dev_key(tmp_path).path
     path.write_text("not a key\n")
     fresh = bus_key.dev_key(tmp_path)
-    assert fresh.created and seal.Keyring.parse(fresh.keys).signer == "dev"
+    assert fresh.created and dict(seal.Keyring.parse(fresh.keys).roles) == DEV_ROLES
     assert mode(path) == 0o600
+
+
+def test_dev_replaces_a_key_file_without_roles(tmp_path: Path) -> None:
+    """An earlier dev's one shared key: one key per role in its place, saying why."""
+    path = bus_key.dev_key(tmp_path).path
+    path.write_text(f"# an earlier dev's\n{seal.generate_keys('dev')}\n")
+    fresh = bus_key.dev_key(tmp_path)
+    assert fresh.created and dict(seal.Keyring.parse(fresh.keys).roles) == DEV_ROLES
+    assert fresh.distrusted == "binds its keys to no role (an earlier taskyard dev's)"
+    assert key_origin(fresh).endswith(
+        "in place of a file that binds its keys to no role (an earlier taskyard dev's), not used"
+    )
+
+
+def test_each_dev_service_gets_its_key_first_and_only_the_keys_it_verifies(tmp_path: Path) -> None:
+    keys = bus_key.dev_key(tmp_path).keys
+    held = {service: seal.Keyring.parse(bus_key.service_keys(keys, service)) for service in procs.START_ORDER}
+    assert {service: ring.signer for service, ring in held.items()} == {
+        "result-store": "dev-result-store",
+        "scheduler": "dev-scheduler",
+        "worker-pool": "dev-worker-pool",
+        "gateway": "dev-gateway",
+    }
+    assert {service: sorted(role for _, role in ring.roles) for service, ring in held.items()} == {
+        "result-store": ["gateway", "result-store", "scheduler", "worker-pool"],
+        "scheduler": ["gateway", "result-store", "scheduler", "worker-pool"],
+        "worker-pool": ["result-store", "scheduler", "worker-pool"],
+        "gateway": ["gateway", "result-store", "scheduler"],
+    }
+    # Each is a TASKYARD_BUS_KEYS value the service reads as such.
+    ring = Settings.from_env({"TASKYARD_BUS_KEYS": bus_key.service_keys(keys, "worker-pool")})
+    assert seal.for_settings(ring, role="worker-pool").keyring.signer == "dev-worker-pool"
+    # Keys given to dev (no roles): every service gets them as they are.
+    assert bus_key.service_keys(OTHER, "gateway") == OTHER
 
 
 def _replaced(tmp_path: Path, old: bus_key.DevKey, because: str) -> None:
@@ -46,7 +82,7 @@ def _replaced(tmp_path: Path, old: bus_key.DevKey, because: str) -> None:
     assert because in fresh.distrusted, fresh.distrusted
     info = fresh.path.lstat()
     assert stat.S_ISREG(info.st_mode) and mode(fresh.path) == 0o600 and info.st_uid == os.getuid()
-    assert seal.Keyring.parse(fresh.path.read_text()).signer == "dev"
+    assert dict(seal.Keyring.parse(fresh.path.read_text()).roles) == DEV_ROLES
     # Trusted from then on.
     again = bus_key.dev_key(tmp_path)
     assert not again.created and again.keys == fresh.keys and not again.distrusted
@@ -90,7 +126,7 @@ def test_a_symbolic_link_in_place_of_the_key_file_is_not_followed(tmp_path: Path
         f"written to {fresh.path} (0600) in place of a file that is a symbolic link, not used"
     )
     # The link was replaced, its target left as it was.
-    assert planted.path.read_text().strip().endswith(planted.keys)
+    assert seal.Keyring.parse(planted.path.read_text()).spec() == planted.keys
 
 
 def test_a_command_in_the_project_directory_takes_devs_key(tmp_path: Path) -> None:

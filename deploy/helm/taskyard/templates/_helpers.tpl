@@ -113,6 +113,18 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "taskyard.busKeysKey" -}}
 {{- if .Values.bus.keys -}}TASKYARD_BUS_KEYS{{- else -}}{{ .Values.bus.existingSecretKey }}{{- end -}}
 {{- end -}}
+{{/* The Secret (name, key) holding a service's bus keyring: its role's own when
+     bus.roleSecrets names one (docs/security.md, "Keys per role"), else the shared one. */}}
+{{- define "taskyard.busKeysRef" -}}
+{{- $own := index (.root.Values.bus.roleSecrets | default dict) (include "taskyard.valuesKey" .component) | default "" -}}
+{{- if $own -}}
+name: {{ $own }}
+key: {{ .root.Values.bus.roleSecretKey | default "TASKYARD_BUS_KEYS" }}
+{{- else -}}
+name: {{ include "taskyard.busKeysSecret" .root }}
+key: {{ include "taskyard.busKeysKey" .root }}
+{{- end -}}
+{{- end -}}
 
 {{- define "taskyard.databaseSecret" -}}
 {{- if .Values.database.url -}}{{ include "taskyard.fullname" . }}-database{{- else -}}{{ required "database.url or database.existingSecret is required: the result-store needs PostgreSQL" .Values.database.existingSecret }}{{- end -}}
@@ -269,8 +281,7 @@ checksum/database: {{ $v.database.url | sha256sum }}
 - name: TASKYARD_BUS_KEYS
   valueFrom:
     secretKeyRef:
-      name: {{ include "taskyard.busKeysSecret" .root }}
-      key: {{ include "taskyard.busKeysKey" .root }}
+      {{- include "taskyard.busKeysRef" . | nindent 6 }}
 {{- if .root.Values.metrics.enabled }}
 - name: TASKYARD_METRICS_TOKEN
   valueFrom:

@@ -1,9 +1,12 @@
 """The bus key of a ``taskyard dev`` project: written by dev, found by the commands
 run from the same directory.
 
-``taskyard dev`` runs its internal bus sealed with a key of its own. So that another
-pool can join it (``taskyard serve worker-pool``, ``taskyard queue start``), dev keeps
-that key in ``<data-dir>/bus.keys`` (mode 0600, the ``TASKYARD_BUS_KEYS`` format), and
+``taskyard dev`` runs its internal bus sealed with keys of its own, one per role
+(``role/kid:secret``, docs/security.md "Keys per role"): each service it starts gets its
+own keyring (``service_keys``: its role's key, which signs, and the keys of the roles
+whose messages it verifies). So that another pool can join it (``taskyard serve
+worker-pool``, ``taskyard queue start``), dev keeps every role's key in
+``<data-dir>/bus.keys`` (mode 0600, the ``TASKYARD_BUS_KEYS`` format, a key a line), and
 ``taskyard serve`` / ``taskyard queue start`` run from the directory holding the
 default data dir (``.taskyard``) use that file when no key is configured. A key
 configured explicitly (``TASKYARD_BUS_KEYS``, ``TASKYARD_BUS_KEYS_FILE`` or the
@@ -12,7 +15,6 @@ secrets directory) always wins. Either way one line says where the key came from
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import dataclasses
 import errno
@@ -22,7 +24,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from taskyard.core import seal
+from taskyard.cli import procs
+from taskyard.core import contract, roles, seal
 from taskyard.core.config import Settings
 
 # taskyard dev's default --data-dir, relative to where it runs.
@@ -87,7 +90,9 @@ def _write_new(path: Path, keys: str) -> None:
     try:
         try:
             os.fchmod(fd, OWNER_ONLY)  # whatever the umask did
-            os.write(fd, f"# taskyard dev's internal bus key (TASKYARD_BUS_KEYS format)\n{keys}\n".encode())
+            lines = keys.replace(",", "\n")
+            head = "# taskyard dev's internal bus keys: one per role (TASKYARD_BUS_KEYS format)"
+            os.write(fd, f"{head}\n{lines}\n".encode())
         finally:
             os.close(fd)
         os.replace(temporary, path)
@@ -98,24 +103,45 @@ def _write_new(path: Path, keys: str) -> None:
 
 
 def dev_key(data_dir: Path) -> DevKey:
-    """The key in ``<data_dir>/bus.keys``, made (0600) when there is no usable one.
+    """The keys in ``<data_dir>/bus.keys``, made (0600, one per role) when there are no
+    usable ones.
 
     Kept between runs, so a pool started from the project survives a restart of dev;
-    delete the file for a new key. A file another user could have written or read (a
-    mode wider than 0600, another owner, a symbolic link) is not used: a new key
-    replaces it, and ``distrusted`` says why."""
+    delete the file for new keys. A file another user could have written or read (a
+    mode wider than 0600, another owner, a symbolic link) is not used: new keys
+    replace it, and ``distrusted`` says why. So does a file whose keys are bound to no
+    role (written by a dev of an earlier version), or that lacks a role's key."""
     # The directory resolved, the file itself not: a link in its place is not followed.
     path = data_dir.resolve() / KEY_FILE_NAME
     text, distrusted = _read_trusted(path)
     with contextlib.suppress(seal.BusKeyError):
         keyring = seal.Keyring.parse(text, source=str(path)) if text is not None else None
         if keyring is not None and keyring.keys:
-            # As TASKYARD_BUS_KEYS (the file may hold comments), for the services' environment.
-            keys = ",".join(f"{kid}:{base64.b64encode(key).decode()}" for kid, key in keyring.keys)
-            return DevKey(keys=keys, path=path, created=False)
-    keys = seal.generate_keys()
+            missing = set(roles.ROLES) - {role for _, role in keyring.roles}
+            if not missing:
+                # As TASKYARD_BUS_KEYS (the file may hold comments), for the services' environment.
+                return DevKey(keys=keyring.spec(), path=path, created=False)
+            distrusted = (
+                "binds its keys to no role (an earlier taskyard dev's)"
+                if not keyring.roles
+                else f"has no key for {', '.join(sorted(missing))}"
+            )
+    keys = seal.generate_role_keys("dev")
     _write_new(path, keys)
     return DevKey(keys=keys, path=path, created=True, distrusted=distrusted)
+
+
+def service_keys(keys: str, service: str) -> str:
+    """The keyring a service of ``taskyard dev`` gets out of every role's ``keys``: its
+    own role's key first (it signs), then the keys of the roles whose messages it
+    verifies (``contract.KEYS_HELD``): a worker pool, for one, never holds the
+    gateway's key. ``keys`` bound to no role: as they are."""
+    keyring = seal.Keyring.parse(keys)
+    if not keyring.roles:
+        return keys
+    role = procs.canonical(service)
+    held = {role, *contract.KEYS_HELD[role]}
+    return keyring.signing_as(role).only(lambda bound: bound in held).spec()
 
 
 def explicit_source(env: Mapping[str, str]) -> str:

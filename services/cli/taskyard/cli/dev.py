@@ -251,8 +251,8 @@ class _Suite:
             self._key = bus_key.dev_key(options.data_dir)
             changes["bus_keys"] = self._key.keys
             self.say(
-                f"bus key {key_origin(self._key)}; "
-                "taskyard serve / taskyard queue start run from this directory use it"
+                f"bus keys (one per role) {key_origin(self._key)}; "
+                "taskyard serve / taskyard queue start run from this directory use them"
             )
         else:
             self.say(f"bus key from {bus_key.explicit_source(os.environ) or 'the settings'}")
@@ -270,7 +270,9 @@ class _Suite:
         for service in procs.START_ORDER:
             if self._stop.is_set():
                 return
-            child = _Child(service, {**env, **self._observed.service_env(service)}, self._printer)
+            child = _Child(
+                service, {**env, **self._observed.service_env(service), **self._keys(service)}, self._printer
+            )
             self._children[service] = child
             self.say(f"started {service} (pid {child.proc.pid})")
             # Wait for its "ready" line so the listeners come up in order; services
@@ -282,6 +284,13 @@ class _Suite:
                 child.ready.wait(0.1)
             if not child.ready.is_set() and not self._stop.is_set():
                 self.say(f"warning: {service} did not log 'ready' within {timeout:.0f}s; going on")
+
+    def _keys(self, service: str) -> dict[str, str]:
+        """The bus keyring of ``service``: its own role's key and those it verifies,
+        when dev made the keys (keys given to dev go to every service as they are)."""
+        if self._key is None:
+            return {}
+        return {bus_key.KEYS_VARIABLE: bus_key.service_keys(self._key.keys, service)}
 
     def _wait_ready(self, target: str, settings: Settings) -> None:
         # With a tokens file the probe needs a token: the user's own ($TASKYARD_TOKEN, as the

@@ -7,7 +7,8 @@ handler)``), so mypy rejects a caller or a handler that pairs the wrong types, a
 responder refuses at start-up a route that does not match this table or a handler
 whose annotations disagree with it (``check_handler``).
 
-Adding a method is one line here (and its ``Kind`` in envelope.proto) plus its handler.
+Adding a method is one line here (and its ``Kind`` in envelope.proto) plus its handler,
+and a line in ``SENDERS``: which roles may send it (core.roles), to whom.
 The messages that are not request/reply (streams, PAIR dispatches, announcements)
 are declared in ``STREAMS``.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from google.protobuf.message import Message
@@ -39,6 +40,7 @@ from taskyard.bus.v1 import (
     schedule_pb2,
     tasks_pb2,
 )
+from taskyard.core.roles import GATEWAY, RESULT_STORE, ROLES, SCHEDULER, WORKER_POOL
 
 K = envelope_pb2
 Rq = TypeVar("Rq", bound=Message)
@@ -240,15 +242,144 @@ STREAMS: Mapping[int, type[Message]] = {
 }
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Senders:
+    """Which roles may send a kind (``by``), and the roles that receive it (``to``)."""
+
+    by: frozenset[str]
+    to: frozenset[str]
+
+
+def _senders(by: Iterable[str], to: Iterable[str]) -> Senders:
+    return Senders(by=frozenset(by), to=frozenset(to))
+
+
+_STORE = (RESULT_STORE,)
+_SCHEDULER = (SCHEDULER,)
+_POOL = (WORKER_POOL,)
+_BOTH = (GATEWAY, SCHEDULER)  # reads both make
+
+# Least privilege on the bus: who may send each kind, to whom (the roles of core.roles,
+# bound to keys by the keyring, core.seal). A receiver refuses a request whose signer's
+# role is not in ``by`` (core.gate), as it refuses an unauthenticated one. A worker pool
+# runs its users' code: it reports, renews, logs and heartbeats its own attempts, submits
+# child tasks through a scheduler and declares its names, schedules and limits; it never
+# inserts, leases, rescues or cancels.
+SENDERS: Mapping[int, Senders] = {
+    # a scheduler's lanes and registration port
+    SUBMIT.kind: _senders((GATEWAY, WORKER_POOL), _SCHEDULER),  # a pool's child tasks
+    SCHEDULE_TRIGGER.kind: _senders((GATEWAY,), _SCHEDULER),
+    FLOW_GATES.kind: _senders((GATEWAY,), _SCHEDULER),
+    REGISTER.kind: _senders(_POOL, _SCHEDULER),
+    # the result-store: tasks
+    STORE_INSERT.kind: _senders(_SCHEDULER, _STORE),
+    STORE_GET.kind: _senders(_BOTH, _STORE),
+    STORE_LIST.kind: _senders(_BOTH, _STORE),
+    STORE_LEASE.kind: _senders(_SCHEDULER, _STORE),
+    STORE_REPORT.kind: _senders((SCHEDULER, WORKER_POOL), _STORE),
+    STORE_RENEW.kind: _senders((SCHEDULER, WORKER_POOL), _STORE),
+    STORE_RESCUE.kind: _senders(_SCHEDULER, _STORE),
+    STORE_CANCEL.kind: _senders((GATEWAY,), _STORE),
+    STORE_LOAD_QUEUED.kind: _senders(_SCHEDULER, _STORE),
+    STORE_PROMOTE_DUE.kind: _senders(_SCHEDULER, _STORE),
+    STORE_HEARTBEAT.kind: _senders(_POOL, _STORE),
+    STORE_TASK_NAMES.kind: _senders((GATEWAY, SCHEDULER, WORKER_POOL), _STORE),
+    STORE_TREE.kind: _senders(_BOTH, _STORE),
+    # supervision, recovery, time
+    STORE_COUNTERS.kind: _senders(_BOTH, _STORE),
+    STORE_RECONCILE.kind: _senders((SCHEDULER, WORKER_POOL), _STORE),
+    STORE_LOAD_DUE.kind: _senders(_SCHEDULER, _STORE),
+    STORE_FAILURES.kind: _senders(_BOTH, _STORE),
+    STORE_EXPLAIN.kind: _senders(_BOTH, _STORE),
+    STORE_LEADERSHIP.kind: _senders(_SCHEDULER, _STORE),
+    # periodic schedules (a pool saves the schedules its tasks declare)
+    STORE_SCHEDULE_SAVE.kind: _senders((GATEWAY, WORKER_POOL), _STORE),
+    STORE_SCHEDULE_READ.kind: _senders(_BOTH, _STORE),
+    STORE_SCHEDULE_CHANGE.kind: _senders((GATEWAY,), _STORE),
+    STORE_SCHEDULE_FIRE.kind: _senders(_SCHEDULER, _STORE),
+    # logs and queue operations
+    STORE_LOGS.kind: _senders(_POOL, _STORE),
+    STORE_GET_LOGS.kind: _senders(_BOTH, _STORE),
+    STORE_QUEUE_OP.kind: _senders((GATEWAY,), _STORE),
+    STORE_QUEUE_STATUS.kind: _senders(_BOTH, _STORE),
+    STORE_SERVERS.kind: _senders(_BOTH, _STORE),
+    # the durable event log
+    STORE_READ_EVENTS.kind: _senders(_BOTH, _STORE),
+    STORE_SUMMARIZE_EVENTS.kind: _senders(_BOTH, _STORE),
+    # flow control (a pool declares the limits its tasks name)
+    STORE_LIMITS.kind: _senders(_BOTH, _STORE),
+    STORE_LIMIT_CHANGE.kind: _senders((GATEWAY, WORKER_POOL), _STORE),
+    STORE_LEASED_FLOW.kind: _senders(_SCHEDULER, _STORE),
+    # streams
+    K.KIND_ANNOUNCE: _senders(ROLES, ROLES),
+    K.KIND_DISPATCH: _senders((SCHEDULER, RESULT_STORE), _POOL),
+    K.KIND_POOL_REPORT: _senders(_POOL, _SCHEDULER),
+    # The scheduler's survey, and a pool's answer under the same kind.
+    K.KIND_SURVEY: _senders((SCHEDULER, WORKER_POOL), (SCHEDULER, WORKER_POOL)),
+    K.KIND_EVENTS: _senders(_STORE, (GATEWAY, SCHEDULER, WORKER_POOL)),
+    K.KIND_GRAPH_RELEASED: _senders(_STORE, (SCHEDULER,)),
+    # The store's own work items: never on the wire, so nobody may send them.
+    K.KIND_GRAPH_RESOLVE: _senders((), _STORE),
+    K.KIND_STORE_LOSE_POOLS: _senders((), _STORE),
+}
+
+
+# The other roles' keys each role holds, to verify what they send it: its requests'
+# senders, the store's events, the scheduler's dispatches and surveys, and the
+# discovery hub's relays (a scheduler re-seals them). A reply comes under its
+# request's own key, so it needs none. HMAC keys are shared secrets: a process that
+# verifies a role's messages could also sign as that role, so this is also what each
+# role could pretend to be (docs/security.md, "Keys per role").
+KEYS_HELD: Mapping[str, frozenset[str]] = {
+    GATEWAY: frozenset({RESULT_STORE, SCHEDULER}),
+    SCHEDULER: frozenset({GATEWAY, RESULT_STORE, WORKER_POOL}),
+    RESULT_STORE: frozenset({GATEWAY, SCHEDULER, WORKER_POOL}),
+    WORKER_POOL: frozenset({SCHEDULER, RESULT_STORE}),
+}
+
+
+def may_send(role: str, kind: int) -> bool:
+    """Whether a message of ``kind`` signed by a key of ``role`` is accepted. A key
+    bound to no role ("", keys written before roles) may send anything; a kind
+    missing from the table, nothing."""
+    if not role:
+        return True
+    senders = SENDERS.get(kind)
+    return senders is not None and role in senders.by
+
+
+def senders_to(role: str, kinds: Iterable[int]) -> dict[int, frozenset[str]]:
+    """The roles that may send each of ``kinds`` to a receiver of ``role`` (a kind
+    ``role`` does not receive: none), for its gate (``core.gate.Gate(senders=...)``)."""
+    table: dict[int, frozenset[str]] = {}
+    for kind in kinds:
+        senders = SENDERS.get(kind)
+        table[kind] = senders.by if senders is not None and role in senders.to else frozenset()
+    return table
+
+
 def _check_table() -> None:
-    """Every kind of the envelope has exactly one declaration."""
+    """Every kind of the envelope has exactly one declaration, and a line in SENDERS
+    naming only known roles, a method's receiver being the role that serves it."""
     declared = [m.kind for m in _DECLARED] + list(STREAMS)
     kinds = [v for v in K.Kind.values() if v != K.KIND_UNSPECIFIED]
     missing = sorted(set(kinds) - set(declared))
     if missing or len(declared) != len(set(declared)):
         names = [K.Kind.Name(k) for k in missing]
         raise TypeError(f"bus contract: kinds declared twice or not at all: {names}")
+    unlisted = sorted(set(kinds) ^ set(SENDERS))
+    if unlisted:
+        raise TypeError(f"bus contract: kinds without senders: {[K.Kind.Name(k) for k in unlisted]}")
+    for kind, senders in SENDERS.items():
+        if not (senders.by | senders.to) <= set(ROLES):
+            raise TypeError(f"bus contract: {K.Kind.Name(kind)} names an unknown role")
+        method = METHODS.get(kind)
+        if method is not None and senders.to != {SERVED_BY[method.service]}:
+            raise TypeError(f"bus contract: {method} is served by {SERVED_BY[method.service]}")
 
+
+# The role of the service that serves each method's ``service``.
+SERVED_BY: Mapping[str, str] = {STORE: RESULT_STORE, LANE: SCHEDULER, REGISTRATION: SCHEDULER}
 
 _check_table()
 

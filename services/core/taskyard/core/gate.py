@@ -46,6 +46,12 @@ until it has been quiet (no pipe closed for flooding, no connection refused) for
 ``ADDRESS_QUIET_SECONDS``: on one host, the suite's own new connections share that
 rate until then.
 
+A gate given ``senders`` (a socket that serves requests) also enforces who may send
+what (``contract.SENDERS``): a verified message whose key is bound to a role that may
+not send its kind is refused like an unauthenticated one (dropped unanswered, counted
+as ``forbidden``, and logged once per role and kind). Its pipe is not charged: its
+sender holds a key of the suite, and what it may send still goes through.
+
 What a gate does not do is documented in docs/security.md ("Floods from a peer without the key").
 """
 
@@ -53,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -60,8 +67,11 @@ from typing import Any, cast
 
 import pynng
 
+from taskyard.bus.v1 import envelope_pb2
 from taskyard.core import contract
 from taskyard.core import seal as seal_mod
+
+log = logging.getLogger(__name__)
 
 # A body at least this large is hashed in a thread (HMAC-SHA256 runs at ~1 GB/s:
 # 256 KiB is ~0.25 ms of the loop, about a thread hand-off's cost).
@@ -100,6 +110,7 @@ OVERSIZE = "oversize"  # larger than its kind can be
 BUSY = "busy"  # a second large body from an unproven pipe while one is hashed
 CLOSED_PIPE = "closed_pipe"  # delivered by a pipe the gate had closed
 FLOODING_ADDRESS = "flooding_address"  # a connection from an address past its rate
+FORBIDDEN = "forbidden"  # verified, but its key's role may not send its kind (contract.SENDERS)
 
 
 def store_receive_limit(max_message_bytes: int) -> int:
@@ -188,7 +199,9 @@ class Gate:
     ``limits`` maps an envelope kind to the largest message of that kind (trailer
     excluded); kinds not in it are bounded by the socket's receive limit alone.
     ``police`` closes pipes that spend their refusal budget (listening sockets:
-    a dialer's peers are the addresses it was configured with)."""
+    a dialer's peers are the addresses it was configured with). ``senders`` maps an
+    envelope kind to the roles that may send it here (``contract.senders_to``);
+    kinds not in it are let through (a responder answers them "no route")."""
 
     def __init__(
         self,
@@ -198,12 +211,16 @@ class Gate:
         *,
         limits: Mapping[int, int] | None = None,
         police: bool = True,
+        senders: Mapping[int, frozenset[str]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.seal = sealer
         self.guard = guard
         self.where = where
         self.limits: Mapping[int, int] = limits or {}
+        self.senders: Mapping[int, frozenset[str]] = senders or {}
+        # (role, kind) pairs refused and logged already: one line each (bounded by the table).
+        self._forbidden_said: set[tuple[str, int]] = set()
         self.police = police
         self._clock = clock
         self._lock = threading.Lock()
@@ -380,15 +397,48 @@ class Gate:
             self.macs += 1
         return self.seal.open(raw, self.guard, self.where)
 
+    def sender_role(self, msg: Any) -> str:
+        """The role of the key ``msg`` was sealed with ("" for none): for a message
+        this gate let through."""
+        return self.seal.role_of(_body(msg))
+
     def _verified(self, msg: Any, pid: int, clear: bytes | None) -> bytes | None:
         if clear is None:  # the seal counted its reason
             self._charge(msg, pid)
+            return None
+        if self.senders and self.seal.roled and not self._permitted(msg, clear):
             return None
         if self.seal.enabled and pid:
             with self._lock:
                 if pid not in self._gone:
                     self._proven.add(pid)
         return clear
+
+    def _permitted(self, msg: Any, clear: bytes) -> bool:
+        """Whether the role that sealed ``msg`` may send its kind here; if not, the
+        refusal is counted and said (once per role and kind)."""
+        role = self.seal.role_of(_body(msg))
+        kind = envelope_kind(clear)
+        allowed = self.senders.get(kind) if kind is not None else None
+        if not role or kind is None or allowed is None or role in allowed:
+            return True
+        self.seal.refusals.add(FORBIDDEN, self.where)
+        with self._lock:
+            said = (role, kind) in self._forbidden_said
+            self._forbidden_said.add((role, kind))
+        if not said:
+            kid = self.seal.kid_of(_body(msg)).decode("ascii", "replace")
+            log.warning(
+                "refused %s on %s: signed with key %r of role %s, which may not send it (%s may: "
+                "core/contract.py SENDERS); dropped unanswered, counted as %r",
+                _kind_name(kind),
+                self.where or "a socket",
+                kid,
+                role,
+                ", ".join(sorted(allowed)) or "no role",
+                FORBIDDEN,
+            )
+        return False
 
     def _shut(self, pid: int) -> bool:
         """Whether ``pid`` was closed by the gate or is gone."""
@@ -511,3 +561,10 @@ def _varint(body: Any, i: int, end: int) -> tuple[int | None, int]:
             return value, i
         shift += 7
     return None, end
+
+
+def _kind_name(kind: int) -> str:
+    try:
+        return envelope_pb2.Kind.Name(kind)
+    except ValueError:
+        return f"kind {kind}"

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import itertools
 import logging
@@ -337,8 +338,24 @@ def route_table(routes: Iterable[Route[Any] | RawRoute]) -> dict[int, Route[Any]
     return table
 
 
+# The role of the key the request being handled was sealed with (core.roles; "" for
+# a key bound to no role, or an unsealed bus): set by a Responder around its handler.
+_SENDER_ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("taskyard_sender_role", default="")
+
+
+def sender_role() -> str:
+    """The role that sent the request a handler is serving (core.roles), as the
+    receiver's keyring binds the key it was sealed with: "" for a key bound to no
+    role. Read it in the handler itself (a task it starts keeps the value it had)."""
+    return _SENDER_ROLE.get()
+
+
 class Responder:
     """A REP socket listening on one address, served by ``concurrency`` contexts.
+
+    Only the roles ``contract.SENDERS`` lets send a route's kind reach its handler
+    (core.gate refuses the others, as it refuses unauthenticated requests), which
+    learns the role from ``sender_role()``.
 
     Each context handles one request at a time, so up to ``concurrency`` requests
     are in flight at once; that is what lets the result-store group-commit
@@ -360,7 +377,11 @@ class Responder:
         self._routes = route_table(routes)
         self._concurrency = concurrency
         self._sock = transport.open_socket(
-            pynng.Rep0, max_message_bytes=max_message_bytes, listen=address, limits=limits
+            pynng.Rep0,
+            max_message_bytes=max_message_bytes,
+            listen=address,
+            limits=limits,
+            senders={kind: contract.SENDERS[kind].by for kind in self._routes},
         )
         self._contexts: list[asyncio.Task[None]] = []
         # Requests taken off the socket wait here for one of ``concurrency`` handlers,
@@ -390,7 +411,11 @@ class Responder:
                     return
                 received = self._clock()
                 async with self._handlers:
-                    reply = await self._handle(raw, waited=self._clock() - received)
+                    role = _SENDER_ROLE.set(ctx.sender_role)
+                    try:
+                        reply = await self._handle(raw, waited=self._clock() - received)
+                    finally:
+                        _SENDER_ROLE.reset(role)
                 if reply is None:
                     continue  # its caller gave up: no reply (the next receive drops it)
                 try:

@@ -19,6 +19,15 @@ instance or a restart refuses it too: ``Replayed``). The first key of the keyrin
 signs; every key verifies, which is what lets keys rotate without a flag day
 (docs/security.md, "The internal bus").
 
+A key may be bound to a role (``role/kid:secret``, core.roles): a service signs with
+the first key of its own role, and a receiver knows the role of what it verified from
+its own keyring, by the key id, so a sender cannot claim another role. What each role
+may send is the contract's table (``contract.SENDERS``), enforced by the receiving
+gate (core.gate). A reply is sealed under the key its request came with (the
+requester holds it), so a worker pool needs no other role's key to read its replies.
+A key bound to no role (every key, in a keyring written before roles) may send
+anything: a service warns about each one at its start.
+
 With no key configured the seal is absent: messages go out as they are and are not
 checked. That is only allowed when every listener is on loopback (``require_safe``).
 
@@ -53,6 +62,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from taskyard.core import roles as roles_mod
 from taskyard.core import seal_refusals
 
 log = logging.getLogger(__name__)
@@ -102,31 +112,84 @@ class Replayed(Exception):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Keyring:
-    """Keys by id, in order: the first one signs, all of them verify."""
+    """Keys by id, in order: the first one signs, all of them verify. ``roles``
+    binds key ids to roles (core.roles); a key id not in it is bound to none."""
 
     keys: tuple[tuple[str, bytes], ...] = ()
+    roles: tuple[tuple[str, str], ...] = ()
 
     def __repr__(self) -> str:  # never show key material
-        return f"Keyring(kids={[kid for kid, _ in self.keys]})"
+        return f"Keyring(kids={[kid for kid, _ in self.keys]}, roles={dict(self.roles)})"
 
     @property
     def signer(self) -> str:
         return self.keys[0][0] if self.keys else ""
 
+    def role_of(self, kid: str) -> str:
+        """The role ``kid`` is bound to ("" for none)."""
+        return dict(self.roles).get(kid, "")
+
+    @property
+    def unbound(self) -> list[str]:
+        """The key ids bound to no role (each may send anything)."""
+        bound = dict(self.roles)
+        return [kid for kid, _ in self.keys if kid not in bound]
+
+    def signing_as(self, role: str, *, source: str = "TASKYARD_BUS_KEYS") -> Keyring:
+        """This keyring with the key ``role`` signs with first: its first key bound to
+        ``role``, else (keys written before roles) its first key bound to none. A
+        keyring that binds keys to roles but none to ``role`` or to no role cannot sign
+        for it. Unchanged without keys or ``role``."""
+        if not self.keys or not role:
+            return self
+        bound = dict(self.roles)
+        own = [kid for kid, _ in self.keys if bound.get(kid) == role] or self.unbound
+        if not own:
+            raise BusKeyError(
+                f"{source}: no key for role {role!r} (its keys are bound to "
+                f"{', '.join(sorted(set(bound.values())))}): add a '{role}/kid:base64secret' key, "
+                "see docs/security.md"
+            )
+        first = next(pair for pair in self.keys if pair[0] == own[0])
+        return dataclasses.replace(self, keys=(first, *(pair for pair in self.keys if pair is not first)))
+
+    def only(self, kept: Callable[[str], bool]) -> Keyring:
+        """The keys whose role ``kept`` accepts ("" for a key bound to none), in order."""
+        bound = dict(self.roles)
+        keys = tuple(pair for pair in self.keys if kept(bound.get(pair[0], "")))
+        ids = {kid for kid, _ in keys}
+        return Keyring(keys=keys, roles=tuple(pair for pair in self.roles if pair[0] in ids))
+
+    def spec(self) -> str:
+        """This keyring as a ``TASKYARD_BUS_KEYS`` value (``parse`` reads it back)."""
+        bound = dict(self.roles)
+        return ",".join(
+            f"{bound[kid] + '/' if kid in bound else ''}{kid}:{base64.b64encode(key).decode()}"
+            for kid, key in self.keys
+        )
+
     @classmethod
     def parse(cls, spec: str, *, source: str = "TASKYARD_BUS_KEYS") -> Keyring:
         """``kid1:base64secret,kid2:base64secret`` (commas or new lines between keys;
-        blank lines and ``#`` comments ignored, for a keys file)."""
+        blank lines and ``#`` comments ignored, for a keys file). A key may name its
+        role before its id: ``worker-pool/pool-1:base64secret`` (core.roles.ROLES)."""
         keys: list[tuple[str, bytes]] = []
+        bound: list[tuple[str, str]] = []
         seen: set[str] = set()
         for n, item in enumerate(spec.replace("\n", ",").split(","), 1):
             item = item.strip()
             if not item or item.startswith("#"):
                 continue
             kid, sep, secret = item.partition(":")
-            kid = kid.strip()
+            role, slash, kid = kid.strip().rpartition("/")
+            kid, role = kid.strip(), role.strip()
             if not sep or not kid:
-                raise BusKeyError(f"{source}: key {n} must be 'kid:base64secret'")
+                raise BusKeyError(f"{source}: key {n} must be '[role/]kid:base64secret'")
+            if slash and role not in roles_mod.ROLES:
+                raise BusKeyError(
+                    f"{source}: key {kid!r} names the role {role!r}; a role is one of "
+                    f"{', '.join(roles_mod.ROLES)} (and a key id has no '/')"
+                )
             if len(kid.encode()) > MAX_KID_BYTES or not kid.isascii() or not kid.isprintable():
                 raise BusKeyError(
                     f"{source}: key id {kid!r} must be printable ASCII, at most {MAX_KID_BYTES} bytes"
@@ -144,7 +207,9 @@ class Keyring:
                 )
             seen.add(kid)
             keys.append((kid, key))
-        return cls(keys=tuple(keys))
+            if slash:
+                bound.append((kid, role))
+        return cls(keys=tuple(keys), roles=tuple(bound))
 
     @classmethod
     def load(cls, *, keys: str, keys_file: str) -> Keyring:
@@ -160,9 +225,19 @@ class Keyring:
         return cls()
 
 
-def generate_keys(kid: str = "dev") -> str:
-    """A fresh one-key ``TASKYARD_BUS_KEYS`` value (``taskyard dev``, tests)."""
-    return f"{kid}:{base64.b64encode(secrets.token_bytes(32)).decode()}"
+def generate_keys(kid: str = "dev", *, role: str = "") -> str:
+    """A fresh one-key ``TASKYARD_BUS_KEYS`` value (``taskyard dev``, tests), bound to
+    ``role`` when one is given."""
+    if role and role not in roles_mod.ROLES:
+        raise BusKeyError(f"no role {role!r}: one of {', '.join(roles_mod.ROLES)}")
+    bound = f"{role}/" if role else ""
+    return f"{bound}{kid}:{base64.b64encode(secrets.token_bytes(32)).decode()}"
+
+
+def generate_role_keys(prefix: str = "dev") -> str:
+    """A fresh ``TASKYARD_BUS_KEYS`` value with one key per role, ``<prefix>-<role>``
+    each (``taskyard dev``, ``taskyard keys``, tests)."""
+    return ",".join(generate_keys(f"{prefix}-{role}", role=role) for role in roles_mod.ROLES)
 
 
 class Refusals:
@@ -246,10 +321,13 @@ class Seal:
         clock: Callable[[], float] = time.time,
         refusals: Refusals | None = None,
         owner: str = "process",
+        role: str = "",
     ) -> None:
         self.keyring = keyring
         # What this process is, for the line about a key that differs from the suite's.
         self.owner = owner
+        # The role this process signs as ("" for a tool or a test: its keyring's first key).
+        self.role = role
         # Until a message is verified (or, unsealed, taken), sealed ones this process
         # cannot verify mean the suite refuses it too.
         self._accepted = False
@@ -260,9 +338,14 @@ class Seal:
         self._macs: dict[bytes, hmac.HMAC] = {
             kid.encode(): hmac.new(key, digestmod=hashlib.sha256) for kid, key in keyring.keys
         }
+        # The role of each key id: what a verified message's sender is ("" for none).
+        self._roles: dict[bytes, str] = {kid.encode(): role for kid, role in keyring.roles}
+        # Whether senders' roles are known, so the contract's table is enforced.
+        self.roled = bool(keyring.roles)
         signer = keyring.signer.encode()
         self._signer_mac = self._macs.get(signer)
         self._kid_tail = signer + bytes((len(signer), VERSION))
+        self._kid_tails = {kid: kid + bytes((len(kid), VERSION)) for kid in self._macs}
         self._nonce_prefix = secrets.token_bytes(NONCE_BYTES - 8)
         self._sequence = itertools.count()
 
@@ -270,16 +353,20 @@ class Seal:
     def enabled(self) -> bool:
         return self._signer_mac is not None
 
-    def seal(self, data: bytes) -> bytes:
-        """``data`` (topic included) with its trailer."""
+    def seal(self, data: bytes, kid: bytes = b"") -> bytes:
+        """``data`` (topic included) with its trailer, under the signing key, or under
+        ``kid`` when this process holds it (a reply, under its request's key)."""
         base = self._signer_mac
         if base is None:
             return data
+        tail = self._kid_tail
+        if kid and kid in self._macs:
+            base, tail = self._macs[kid], self._kid_tails[kid]
         head = (
             _STAMP.pack(int(self._clock() * 1000))
             + self._nonce_prefix
             + _STAMP.pack(next(self._sequence))
-            + self._kid_tail
+            + tail
         )
         mac = base.copy()
         mac.update(data)
@@ -304,6 +391,21 @@ class Seal:
         self._accepted = True
         kid_len = raw[-MAC_BYTES - 2]
         return raw[: -(FIXED_TRAILER_BYTES + kid_len)]
+
+    def kid_of(self, raw: bytes | memoryview) -> bytes:
+        """The key id in ``raw``'s trailer (b"" when it has none): read, not verified,
+        so only for a message ``open`` let through."""
+        if self._signer_mac is None or len(raw) < FIXED_TRAILER_BYTES + 1:
+            return b""
+        kid_len = raw[-MAC_BYTES - 2]
+        if not 0 < kid_len <= MAX_KID_BYTES or len(raw) < FIXED_TRAILER_BYTES + kid_len:
+            return b""
+        return bytes(raw[-MAC_BYTES - 2 - kid_len : -MAC_BYTES - 2])
+
+    def role_of(self, raw: bytes | memoryview) -> str:
+        """The role of the key that sealed ``raw`` ("" for a key bound to none, or no
+        key): only for a message ``open`` let through."""
+        return self._roles.get(self.kid_of(raw), "") if self.roled else ""
 
     def screen(self, raw: bytes | memoryview) -> str:
         """The refusal reason the trailer alone gives (layout, a key id this process
@@ -439,13 +541,38 @@ class _BusSettings(Protocol):
     def bus_replay_window(self) -> float: ...
 
 
-def for_settings(settings: _BusSettings, *, owner: str = "process") -> Seal:
+def for_settings(settings: _BusSettings, *, owner: str = "process", role: str = "") -> Seal:
+    """The seal ``settings`` configure for a process of ``role`` (signing with that
+    role's key; "" for a tool or a test: the keyring's first key)."""
+    if role and role not in roles_mod.ROLES:
+        raise ValueError(f"no bus role {role!r}: one of {', '.join(roles_mod.ROLES)}")
+    source = "TASKYARD_BUS_KEYS" if settings.bus_keys else settings.bus_keys_file or "TASKYARD_BUS_KEYS"
+    keyring = Keyring.load(keys=settings.bus_keys, keys_file=settings.bus_keys_file)
     return Seal(
-        Keyring.load(keys=settings.bus_keys, keys_file=settings.bus_keys_file),
+        keyring.signing_as(role, source=source),
         window=settings.bus_replay_window,
         refusals=_current.refusals if _current is not None else None,
         owner=owner,
+        role=role,
     )
+
+
+def role_warnings(keyring: Keyring) -> list[str]:
+    """What a service says at its start about keys bound to no role: each may send
+    anything on the bus (docs/security.md, "Keys per role")."""
+    if not keyring.keys:
+        return []
+    if not keyring.roles:
+        return [
+            "the bus keys are bound to no role: every process holding them may send anything "
+            "(insert and lease tasks included); give each service its own key, "
+            "'role/kid:base64secret' (docs/security.md, \"Keys per role\")"
+        ]
+    return [
+        f"bus key {kid!r} is bound to no role: messages signed with it may send anything; "
+        'remove it once every service signs with its own role\'s key (docs/security.md, "Keys per role")'
+        for kid in keyring.unbound
+    ]
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
@@ -480,24 +607,30 @@ def require_safe(settings: _BindSettings, seal: Seal) -> None:
     )
 
 
-def configure(settings: _BindSettings, *, owner: str = "process") -> Seal:
+def configure(settings: _BindSettings, *, owner: str = "process", role: str = "") -> Seal:
     """A service's start: the seal its settings configure, checked and installed;
-    ``owner`` names the process in the line about a refused key ("pool")."""
-    seal = for_settings(settings, owner=owner)
+    ``owner`` names the process in the line about a refused key ("pool"), ``role``
+    is what it signs as (core.roles)."""
+    seal = for_settings(settings, owner=owner, role=role)
     require_safe(settings, seal)
     install(seal)
     if seal.enabled:
+        signer_role = seal.keyring.role_of(seal.keyring.signer)
         log.info(
-            "internal bus sealed (signing key %s, %d key(s) verify)",
+            "internal bus sealed (signing key %s%s, %d key(s) verify)",
             seal.keyring.signer,
+            f" of role {signer_role}" if signer_role else "",
             len(seal.keyring.keys),
         )
+        if role:
+            for line in role_warnings(seal.keyring):
+                log.warning("%s", line)
     return seal
 
 
-def configure_service(settings: _BindSettings, *, owner: str = "process") -> Seal:
+def configure_service(settings: _BindSettings, *, owner: str = "process", role: str = "") -> Seal:
     """``configure`` for a service's entry point: a refusal ends the process with its reason."""
     try:
-        return configure(settings, owner=owner)
+        return configure(settings, owner=owner, role=role)
     except BusKeyError as exc:
         raise SystemExit(f"taskyard: {exc}") from None

@@ -117,19 +117,30 @@ class _Sealed(pynng.Socket):  # type: ignore[misc]
 
 class _SealedContext(pynng.Context):  # type: ignore[misc]
     """A REP context of a sealed socket. A refused request is never answered: the
-    next receive on the context discards it, and its sender times out."""
+    next receive on the context discards it, and its sender times out.
+
+    A reply is sealed under the key its request came with (the requester holds it:
+    a worker pool needs no other role's key to read its replies), and the role of
+    that key is the request's ``sender_role`` (core.roles; "" for a key bound to none)."""
 
     def __init__(self, sock: _Sealed) -> None:
         super().__init__(sock)
         self._sealed_by = sock
+        self.sender_role = ""
+        self._sender_kid = b""
 
     async def asend(self, data: bytes) -> None:
-        await super().asend(self._sealed_by._seal.seal(data))
+        await super().asend(self._sealed_by._seal.seal(data, self._sender_kid))
 
     async def arecv(self) -> bytes:
+        gate_ = self._sealed_by._gate
         while True:
-            clear = await self._sealed_by._gate.open(await super().arecv_msg())
+            msg = await super().arecv_msg()
+            clear = await gate_.open(msg)
             if clear is not None:
+                body = memoryview(msg._buffer)
+                self._sender_kid = gate_.seal.kid_of(body)
+                self.sender_role = gate_.seal.role_of(body)
                 return clear
 
 
@@ -147,11 +158,19 @@ def sealed(cls: type[Any]) -> type[Any]:
 
 
 def _new_sealed(
-    cls: type[Any], where: str, *, limits: Mapping[int, int] | None, police: bool, **options: Any
+    cls: type[Any],
+    where: str,
+    *,
+    limits: Mapping[int, int] | None,
+    police: bool,
+    senders: Mapping[int, frozenset[str]] | None = None,
+    **options: Any,
 ) -> Any:
     sock = sealed(cls)(**options)
     sock._seal = seal.current()
-    sock._gate = gate.Gate(sock._seal, seal.ReplayGuard(), where, limits=limits, police=police)
+    sock._gate = gate.Gate(
+        sock._seal, seal.ReplayGuard(), where, limits=limits, police=police, senders=senders
+    )
     # What the gate keeps per pipe goes with the pipe (NNG runs this on its thread).
     sock.add_post_pipe_remove_cb(sock._gate.forget)
     sock.add_pre_pipe_connect_cb(sock._gate.admit)
@@ -165,13 +184,15 @@ def open_socket(
     listen: str | None = None,
     dial: str | None = None,
     limits: Mapping[int, int] | None = None,
+    senders: Mapping[int, frozenset[str]] | None = None,
     **options: Any,
 ) -> Any:
     """Create a sealed pynng socket with an explicit receive limit: the largest
     message its role may legitimately receive (NNG refuses a larger one from its
     length prefix, before reading it). ``limits``: smaller bounds by envelope kind
-    (core.gate). A listener's gate closes peer pipes that spend their refusal
-    budget; a dialer's peers are the addresses it was given."""
+    (core.gate). ``senders``: the roles that may send each kind to it
+    (``contract.senders_to``). A listener's gate closes peer pipes that spend their
+    refusal budget; a dialer's peers are the addresses it was given."""
     if dial:
         options.setdefault("reconnect_time_min", RECONNECT_MIN_MS)
         options.setdefault("reconnect_time_max", RECONNECT_MAX_MS)
@@ -180,6 +201,7 @@ def open_socket(
         listen or dial or cls.__name__,
         limits=limits,
         police=bool(listen),
+        senders=senders,
         recv_max_size=max_message_bytes,
         **options,
     )

@@ -22,7 +22,7 @@ async def _main() -> None:
 def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("gateway", settings.log_level)
-    seal.configure_service(settings)
+    seal.configure_service(settings, role="gateway")
     try:
         lifecycle.run(_main())
     except (ListenRefused, TokensFileError) as exc:

@@ -20,7 +20,7 @@ async def _main(argv: list[str]) -> int:
     if argv:
         print("usage: python -m taskyard.result_store [migrate]", file=sys.stderr)
         return 2
-    seal.configure_service(settings)
+    seal.configure_service(settings, role="result-store")
     stop = lifecycle.stop_event_on_signals()
     with observability.observed("result-store", settings):
         await serve(settings, stop)

@@ -17,7 +17,7 @@ async def _main(settings: Settings) -> None:
 def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("scheduler", settings.log_level)
-    seal.configure_service(settings)
+    seal.configure_service(settings, role="scheduler")
     lifecycle.run(_main(settings))
 
 

@@ -20,7 +20,7 @@ async def _main(settings: Settings) -> int:
 def main() -> int:
     settings = Settings.from_env()
     lifecycle.setup_logging("worker-pool", settings.log_level)
-    seal.configure_service(settings, owner="pool")
+    seal.configure_service(settings, owner="pool", role="worker-pool")
     return lifecycle.run(_main(settings))
 
 
