@@ -15,6 +15,7 @@ from integration.gateway_fakes import GatewayEnv, gateway_env
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import event_pb2, task_record_pb2
+from taskyard.core import hops
 from taskyard.v1 import task_pb2, task_service_pb2
 
 
@@ -62,6 +63,30 @@ async def test_a_final_event_sent_before_the_submission_is_answered_is_not_lost(
     assert resp.final and resp.created
     assert resp.task.id == sent.id and resp.task.state == task_pb2.TASK_STATE_FAILURE
     assert len(gw.gateway.waiters) == 0
+
+
+async def test_a_sampled_run_returns_its_trip(gw: GatewayEnv) -> None:
+    # Asked for hop stamps as SubmitTask is: the final event's record carries them, and
+    # the answer's trailing metadata has the whole trip, as WaitTask's does.
+    gw.backend.lane_gate = asyncio.Event()
+    call = gw.stub.RunTask(_run_req(20), metadata=((hops.METADATA_KEY, "1"),))
+    await asyncio.wait_for(gw.backend.lane_entered.wait(), 5)
+    (sent,) = gw.backend.submitted
+    record = task_record_pb2.TaskRecord()
+    record.CopyFrom(sent)
+    record.state = task_pb2.TASK_STATE_SUCCESS
+    await gw.backend.publish(
+        event_pb2.Event(
+            type="task.succeeded", task_id=sent.id, state=task_pb2.TASK_STATE_SUCCESS, record=record
+        )
+    )
+    gw.backend.lane_gate.set()
+    resp = await asyncio.wait_for(call, 10)
+    assert resp.final
+    trailing = await call.trailing_metadata()
+    assert trailing is not None
+    trip = [hop for hop, _ in hops.from_text(str(trailing[hops.METADATA_KEY]))]
+    assert trip == ["gateway.received", "gateway.sent", "gateway.replied"], trip
 
 
 async def test_a_timeout_is_an_answer_with_the_task_as_it_stands(gw: GatewayEnv) -> None:
