@@ -249,3 +249,46 @@ async def test_a_summary_refuses_an_expired_cursor(result_store: Any) -> None:
     with pytest.raises(errors.TaskyardError) as refused:
         await result_store._summarize_events(Summarize(after=event_cursor.ORIGIN_CURSOR))
     assert (refused.value.code, refused.value.reason) == (errors.Code.OUT_OF_RANGE, "CURSOR_EXPIRED")
+
+
+async def test_the_statement_that_changes_a_task_logs_its_events(result_store: Any) -> None:
+    """A task's events are written by its statement (the tasks table's triggers):
+    one per state change, none for a change that keeps the state, also for a
+    change made by plain SQL outside the store."""
+    start = await result_store._read_events(Read())
+    born_leased, plain = submitted_task(queue="q1"), submitted_task(queue="q1")
+    await result_store.insert(
+        tasks_pb2.InsertTasksRequest(
+            tasks=[born_leased],
+            pool_id="pool-a",
+            lease_ms=60_000,
+            leases=[leases_pb2.Lease(task_id=born_leased.id, lease_token="tok")],
+        )
+    )
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[plain]))
+    async with result_store.pool.acquire() as conn:
+        await conn.execute("UPDATE tasks SET labels = '{\"k\": \"v\"}' WHERE id = $1", plain.id)
+        await conn.execute(
+            "UPDATE tasks SET state = 'ASSIGNED', worker_id = 'pool-b/w3:77', lease_token = 't' WHERE id = $1",
+            plain.id,
+        )
+        await conn.execute("UPDATE tasks SET state = 'RUNNING' WHERE id = $1", plain.id)
+        await conn.execute(
+            "UPDATE tasks SET state = 'FAILURE', failure_type = 'ValueError', lease_token = '' WHERE id = $1",
+            plain.id,
+        )
+    events, _ = await read_all(result_store, start.cursor)
+    seen = [(e.task_id, e.type, e.state) for e in events]
+    assert seen == [
+        (born_leased.id, "task.queued", task_pb2.TASK_STATE_QUEUED),
+        (born_leased.id, "task.assigned", task_pb2.TASK_STATE_ASSIGNED),
+        (plain.id, "task.queued", task_pb2.TASK_STATE_QUEUED),
+        (plain.id, "task.assigned", task_pb2.TASK_STATE_ASSIGNED),
+        (plain.id, "task.started", task_pb2.TASK_STATE_RUNNING),
+        (plain.id, "task.failed", task_pb2.TASK_STATE_FAILURE),
+    ]
+    assigned, failed = events[3], events[5]
+    assert (assigned.worker_id, assigned.pool_id) == ("pool-b/w3:77", "pool-b")
+    assert (events[0].worker_id, events[0].pool_id) == ("", "")
+    assert dict(failed.attributes) == {"failure_type": "ValueError"}
+    assert all(e.root_id == e.task_id and e.queue == "q1" and e.attempt == 1 for e in events)

@@ -1,10 +1,20 @@
 """Group commit.
 
-Write requests are queued. One writer loop drains everything waiting (up to a
-cap), merges the requests of one kind into ONE multi-row statement (the kind's
-``Applier``), runs all groups of the drain in ONE transaction, commits, then
-caches final records, resolves each request's future with its own reply, and
-only then publishes the drain's events.
+Write requests are queued by kind. The writer loop takes the requests of one
+kind waiting longest (up to a cap) as a drain, merges them into ONE multi-row
+statement (the kind's ``Applier``), commits, then caches final records,
+resolves each request's future with its own reply, and only then publishes the
+drain's events. Up to ``max_drains`` drains of different kinds are in flight at
+once, each on its own connection: one builds its rows while another waits for
+its commit to reach the disk, so both cores work. Two drains of one kind never
+overlap, so the writes of one sender keep their order (say a pool's start notice
+and its outcome).
+
+A task's events are logged by the statement that changes it (the tasks
+table's triggers), so a drain whose kind says it runs one statement
+(``alone``) needs no BEGIN and COMMIT: one round trip, its events committed
+with it or not at all. Other drains run in one transaction with their other
+events (pools, queues: one COPY) and their recorded request ids.
 
 If a drain fails, its requests are retried one per transaction, so one bad
 request (say invalid JSON) fails alone instead of failing its neighbours. A
@@ -24,13 +34,13 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import asyncpg
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, task_record_pb2
 from taskyard.core import errors, hops, seal, tracing
 
 from . import bus_requests, event_log
@@ -55,6 +65,8 @@ class Stats:
     failed_drains: int = 0
     # Drains run again after losing to a concurrent transaction (CONFLICTS).
     conflicts: int = 0
+    # Drains that ran without BEGIN and COMMIT (``Alone``).
+    alone: int = 0
 
 
 class Db:
@@ -124,10 +136,18 @@ class Outcome:
 
 
 Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
+# Whether an applier's writes of these requests need no transaction: each
+# statement it runs for them is a guarded write that stands on its own (a retry
+# of it is refused, or repeated harmlessly, by the same guards) and logs its
+# events itself (a task's: the tables' triggers) or none. Reads may follow.
+Alone = Callable[[list[Any]], bool]
 
 
 @dataclasses.dataclass
 class _Pending:
+    # The order of arrival, across kinds: the kind whose oldest request came
+    # first is drained first.
+    seq: int
     kind: int
     request: Any
     rows: int
@@ -151,19 +171,31 @@ class Committer:
         on_finals: Callable[[list[task_record_pb2.TaskRecord]], None],
         on_leased: Callable[[list[task_record_pb2.TaskRecord]], None] | None = None,
         on_message: Callable[[int, Message], None] | None = None,
+        alone: Mapping[int, Alone] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
+        max_drains: int = 3,
     ) -> None:
         self._pool = pool
-        self._order = [kind for kind, _ in appliers]
         self._appliers = dict(appliers)
+        self._alone = dict(alone or {})
         self._on_events = on_events
         self._on_finals = on_finals
         self._on_leased = on_leased
         self._on_message = on_message
         self.max_rows = max_rows
         self.max_requests = max_requests
-        self._queue: collections.deque[_Pending] = collections.deque()
+        # Drains in flight at once (each holds a connection of ``pool``): at least one.
+        self.max_drains = max(1, max_drains)
+        # Waiting requests by kind, each in order of arrival.
+        self._queues: dict[int, collections.deque[_Pending]] = {
+            kind: collections.deque() for kind, _ in appliers
+        }
+        self._seq = 0
+        self._waiting = 0
+        # Kinds with a drain in flight, and those drains.
+        self._busy: set[int] = set()
+        self._flying: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self.stats = Stats()
         # Writer connections plan again (DISCARD PLANS) when the generation moves
@@ -182,70 +214,102 @@ class Committer:
         if kind not in self._appliers:
             raise errors.internal(f"no applier for kind {kind}")
         fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(kind, request, max(1, rows), fut, request_id))
+        self._seq += 1
+        self._queues[kind].append(_Pending(self._seq, kind, request, max(1, rows), fut, request_id))
+        self._waiting += 1
         self.stats.requests += 1
         self._wake.set()
         return await fut
+
+    @property
+    def waiting(self) -> int:
+        """Requests queued and not yet taken into a drain."""
+        return self._waiting
 
     async def run(self) -> None:
         """The writer loop; runs until cancelled."""
         try:
             while True:
-                if not self._queue:
+                drain = self._take() if len(self._flying) < self.max_drains else []
+                if not drain:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                drain = self._take()
-                await self._commit(drain, retry_alone=True)
+                kind = drain[0].kind
+                self._busy.add(kind)
+                flight = asyncio.get_running_loop().create_task(self._commit(drain, retry_alone=True))
+                self._flying.add(flight)
+                flight.add_done_callback(functools.partial(self._landed, kind))
         finally:
-            for p in self._queue:
-                if not p.future.done():
-                    p.future.set_exception(errors.unavailable("result-store is stopping"))
-            self._queue.clear()
+            for flight in list(self._flying):
+                flight.cancel()
+            if self._flying:
+                await asyncio.gather(*self._flying, return_exceptions=True)
+            for queue in self._queues.values():
+                for p in queue:
+                    if not p.future.done():
+                        p.future.set_exception(errors.unavailable("result-store is stopping"))
+                queue.clear()
+            self._waiting = 0
+
+    def _landed(self, kind: int, flight: asyncio.Task[None]) -> None:
+        """A drain is done: its kind may be drained again."""
+        self._flying.discard(flight)
+        self._busy.discard(kind)
+        if not flight.cancelled() and (exc := flight.exception()) is not None:
+            log.error("a drain ended with an unexpected error: %r", exc)
+        self._wake.set()
 
     def _take(self) -> list[_Pending]:
+        """The next drain: requests of the kind, among those with no drain in
+        flight, whose oldest request came first (in arrival order, up to the caps)."""
+        queue: collections.deque[_Pending] | None = None
+        for kind, waiting in self._queues.items():
+            if waiting and kind not in self._busy and (queue is None or waiting[0].seq < queue[0].seq):
+                queue = waiting
+        if queue is None:
+            return []
         drain: list[_Pending] = []
         rows = 0
-        while self._queue and len(drain) < self.max_requests:
-            nxt = self._queue[0]
+        while queue and len(drain) < self.max_requests:
+            nxt = queue[0]
             if drain and rows + nxt.rows > self.max_rows:
                 break
-            drain.append(self._queue.popleft())
+            drain.append(queue.popleft())
             rows += nxt.rows
+        self._waiting -= len(drain)
         return drain
 
-    async def _apply(
-        self, db: Db, groups: dict[int, list[_Pending]], results: list[tuple[list[_Pending], Outcome]]
-    ) -> None:
-        for kind in self._order:
-            group = groups.get(kind)
-            if not group:
-                continue
-            out = await self._appliers[kind](db, [p.request for p in group])
-            if len(out.replies) != len(group):
-                raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
-            results.append((group, out))
+    async def _apply(self, db: Db, group: list[_Pending], results: _Results) -> None:
+        if not group:
+            return
+        kind = group[0].kind
+        out = await self._appliers[kind](db, [p.request for p in group])
+        if len(out.replies) != len(group):
+            raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
+        results.append((group, out))
 
-    async def _run(self, drain: list[_Pending], groups: dict[int, list[_Pending]], results: _Results) -> Db:
-        """One run of a drain's appliers, in one transaction unless it needs none.
+    async def _run(self, drain: list[_Pending], results: _Results) -> Db:
+        """One run of a drain's applier, in one transaction unless it needs none.
         Raises ``_Lost`` when a concurrent transaction won (``CONFLICTS``)."""
         async with self._pool.acquire() as conn:
             await self._plan(conn)
             db = Db(conn, self.stats)
-            alone = len(drain) == 1 and not _needs_transaction(drain[0])
+            alone = self._stands_alone(drain)
             try:
                 if alone:
-                    # A lone request (the common case at low load) of a kind that logs
-                    # no events skips the BEGIN and COMMIT round trips: each of its
-                    # statements is a guarded write that stands on its own and is
-                    # durable when it returns, and a retry of a half-applied request is
-                    # refused by the same guards. The others need the transaction: their
-                    # events are committed with the change or not at all.
-                    await self._apply(db, groups, results)
+                    self.stats.alone += 1
+                    # One guarded statement that stands on its own: durable when it
+                    # returns, its task events (the triggers') with it, and a retry of
+                    # it refused by the same guards. No BEGIN and COMMIT round trips.
+                    await self._apply(db, drain, results)
+                    # Such a kind logs no event of its own; one it did would still be
+                    # logged (after its change, which is durable already).
+                    await event_log.write(db, [ev for _, out in results for ev in out.events])
                 else:
                     async with conn.transaction():
-                        await self._apply(db, await self._record(db, groups), results)
-                        # The drain's user-facing events, committed with it (event_log.py).
+                        await self._apply(db, await self._record(db, drain), results)
+                        # The drain's other user-facing events, committed with it (event_log.py).
                         await event_log.write(db, [ev for _, out in results for ev in out.events])
                         await self._keep_replies(db, results)
             except asyncpg.PostgresError as exc:
@@ -256,14 +320,22 @@ class Committer:
                 raise
         return db
 
-    async def _record(self, db: Db, groups: dict[int, list[_Pending]]) -> dict[int, list[_Pending]]:
+    def _stands_alone(self, drain: list[_Pending]) -> bool:
+        """Whether the drain runs without a transaction: its kind says it needs none
+        (``Alone``), and it has no request id to record with its effect."""
+        alone = self._alone.get(drain[0].kind)
+        return (
+            alone is not None and not any(p.request_id for p in drain) and alone([p.request for p in drain])
+        )
+
+    async def _record(self, db: Db, drain: list[_Pending]) -> list[_Pending]:
         """Record the drain's request ids in its transaction (one statement, only for a
-        drain that has some); the groups without the requests carried out before, whose
+        drain that has some); the drain without the requests carried out before, whose
         futures get ``seal.Replayed`` with the reply kept for them, and without a second
         copy of one in this drain, whose future follows the first's."""
-        named = [p for group in groups.values() for p in group if p.request_id and not p.future.done()]
+        named = [p for p in drain if p.request_id and not p.future.done()]
         if not named:
-            return groups
+            return drain
         db.stats.statements += 1
         db.ran += 1
         fresh = await bus_requests.record(db.conn, [p.request_id for p in named], [p.kind for p in named])
@@ -284,10 +356,7 @@ class Committer:
             for p in repeats:
                 p.future.set_exception(seal.Replayed(p.kind, reply=kept.get(p.request_id)))
         run = {id(p) for p in firsts.values()}
-        return {
-            kind: [p for p in group if not p.future.done() and (not p.request_id or id(p) in run)]
-            for kind, group in groups.items()
-        }
+        return [p for p in drain if not p.future.done() and (not p.request_id or id(p) in run)]
 
     async def _keep_replies(self, db: Db, results: _Results) -> None:
         """Keep the replies of the drain's recorded requests with their ids, in its
@@ -303,13 +372,13 @@ class Committer:
             db.ran += 1
             await bus_requests.keep_replies(db.conn, [i for i, _ in kept], [r for _, r in kept])
 
-    async def _runs(self, drain: list[_Pending], groups: dict[int, list[_Pending]], results: _Results) -> Db:
+    async def _runs(self, drain: list[_Pending], results: _Results) -> Db:
         """``_run``, again after a short pause each time it lost to a concurrent
         transaction (``CONFLICT_RUNS`` times at most); then the conflict is raised."""
         again = 0
         while True:
             try:
-                return await self._run(drain, groups, results)
+                return await self._run(drain, results)
             except _Lost as lost:
                 if not lost.rerun or again == CONFLICT_RUNS:
                     raise lost.error from None
@@ -323,16 +392,13 @@ class Committer:
         drain = [p for p in drain if not p.future.done()]
         if not drain:
             return
-        groups: dict[int, list[_Pending]] = {}
-        for p in drain:
-            groups.setdefault(p.kind, []).append(p)
         results: _Results = []
         self.stats.drains += 1
         started = time.perf_counter()
         traced = tracing.enabled()
         started_ns = time.time_ns() if traced else 0
         try:
-            db = await self._runs(drain, groups, results)
+            db = await self._runs(drain, results)
             committed_ns = time.time_ns() if traced else 0
             self.stats.transactions += 1
         except asyncio.CancelledError:
@@ -444,11 +510,6 @@ class _Lost(Exception):
         self.rerun = rerun
 
 
-# Kinds whose writes log no events (lease renewals, log lines) and whose
-# statements each stand alone: a lone one needs no transaction.
-_UNLOGGED_KINDS = frozenset({envelope_pb2.KIND_STORE_RENEW, envelope_pb2.KIND_STORE_LOGS})
-
-
 def _follow(copy: asyncio.Future[Message], first: asyncio.Future[Message]) -> None:
     """Settle ``copy``, a second copy of a request in the drain of its first, as ``first``."""
     if copy.done():
@@ -459,14 +520,6 @@ def _follow(copy: asyncio.Future[Message], first: asyncio.Future[Message]) -> No
         copy.set_exception(exc)
     else:
         copy.set_result(first.result())
-
-
-def _needs_transaction(p: _Pending) -> bool:
-    """Whether a lone request needs BEGIN and COMMIT: every kind that may log
-    events (they commit with their change, event_log.py). Among them a cancel
-    (the task, then its descendants) and an insert that names parents or
-    dependencies also need their statements to stand or fall together."""
-    return p.kind not in _UNLOGGED_KINDS or bool(p.request_id)
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -1,9 +1,12 @@
 """The durable event log: what WatchEvents streams (docs/events.md).
 
-Writers add the user-facing events of a change in the transaction of the
-change itself (``write``: one binary COPY); ``read`` returns a page in
-commit order, only below the watermark (the oldest transaction still running),
-so no event can later appear before a cursor already handed out.
+A task's events are logged by the statement that changes it (the triggers of
+migrations/0016_task_events.sql: one INSERT ... SELECT over its transition
+tables), so a lone write is one autocommit statement. Writers add the other
+user-facing events (pools, workers, queues, schedules, limits) in the
+transaction of their change (``write``: one binary COPY). ``read`` returns a
+page in commit order, only below the watermark (the oldest transaction still
+running), so no event can later appear before a cursor already handed out.
 """
 
 from __future__ import annotations
@@ -18,10 +21,8 @@ import asyncpg
 from taskyard.bus.v1 import event_log_pb2, event_pb2
 from taskyard.core import errors, event_cursor, transport
 from taskyard.v1 import event_service_pb2 as pub
-from taskyard.v1 import task_pb2
 
 from .queries import bind
-from .records import EVENT_BY_STATE
 
 if TYPE_CHECKING:
     from .committer import Db
@@ -35,11 +36,11 @@ KIND_BY_SUBJECT: Mapping[str, int] = {
     "schedule": pub.EVENT_KIND_SCHEDULE,
     "limit": pub.EVENT_KIND_LIMIT,
 }
-# The bus events kept in the log: state changes and the lifecycle of pools and
-# queues; not wake-ups, heartbeats, log lines or cancel flags.
+# The bus events this module logs: the lifecycle of pools, workers and queues;
+# not a task's state changes (the tables' triggers log those), wake-ups,
+# heartbeats, log lines or cancel flags.
 LOGGED_TYPES = frozenset(
     {
-        *EVENT_BY_STATE.values(),
         "queue.paused",
         "queue.resumed",
         "pool.registered",
@@ -75,39 +76,8 @@ class Entry:
     attributes: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
-_FAILED = frozenset({task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_RETRYING})
-
-
-def _attributes(ev: event_pb2.Event) -> str | None:
-    if ev.state not in _FAILED:  # only a failure has attributes (its type)
-        return None
-    if ev.HasField("record") and ev.record.HasField("failure") and ev.record.failure.type:
-        return json.dumps({"failure_type": ev.record.failure.type})
-    return None
-
-
-def _task_record(ev: event_pb2.Event) -> tuple[Any, ...]:
-    worker = ev.worker_id or None
-    return (
-        pub.EVENT_KIND_TASK,
-        ev.type,
-        ev.task_id or None,
-        ev.name or None,
-        ev.queue or None,
-        ev.root_id or ev.task_id or None,  # a root task is its own root
-        ev.state or None,
-        ev.attempt or None,
-        ev.priority or None,
-        worker,
-        transport.pool_of_worker(worker) or None if worker else None,
-        None,
-        None,
-        _attributes(ev),
-    )
-
-
 def _other_record(ev: event_pb2.Event, subject: str) -> tuple[Any, ...]:
-    """A queue's or a pool's event (name: the queue; worker_id: the pool)."""
+    """A queue's, a pool's or a worker's event (name: the queue; worker_id: the pool or worker)."""
     queue = pool = worker = None
     if subject == "queue":
         queue = ev.name or None
@@ -118,7 +88,7 @@ def _other_record(ev: event_pb2.Event, subject: str) -> tuple[Any, ...]:
         pool = transport.pool_of_worker(worker) or None if worker else None
     return (
         KIND_BY_SUBJECT[subject], ev.type, None, None, queue, None, None, None, None,
-        worker, pool, None, None, _attributes(ev),
+        worker, pool, None, None, None,
     )  # fmt: skip
 
 
@@ -129,8 +99,7 @@ def records(events: Iterable[event_pb2.Event], entries: Iterable[Entry] = ()) ->
         t = ev.type
         if t not in LOGGED_TYPES:
             continue
-        subject = t.partition(".")[0]
-        out.append(_task_record(ev) if subject == "task" else _other_record(ev, subject))
+        out.append(_other_record(ev, t.partition(".")[0]))
     for e in entries:
         out.append(
             (

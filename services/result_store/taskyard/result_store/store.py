@@ -81,6 +81,10 @@ WRITER_SERVER_SETTINGS = {**STORE_SERVER_SETTINGS, "plan_cache_mode": "force_gen
 # current number of pages, statistics or not). An ANALYZE would do it too, for
 # every session, but costs PostgreSQL 0.1-0.3 s a time on a table of 20,000+ rows.
 PLAN_CHECK_SECONDS = 1.0
+# Drains of different kinds the writer has in flight at once (committer.py):
+# while one waits for its commit, the next is built. Three: inserts, reports and
+# one more kind (leases, renewals) at the busiest.
+WRITER_DRAINS = 3
 # Below this many pages a whole scan costs about what the index probes would.
 PLAN_MIN_PAGES = 32
 TASKS_PAGES = "SELECT pg_relation_size(to_regclass('tasks')) / current_setting('block_size')::int"
@@ -144,7 +148,15 @@ class ResultStore:
             on_finals=self._cache_finals,
             on_leased=publisher.publish_leased,
             on_message=publisher.publish_message,
+            alone={
+                K.KIND_STORE_INSERT: inserts.alone,
+                K.KIND_STORE_LEASE: leases.lease_alone,
+                K.KIND_STORE_REPORT: reports.alone,
+                K.KIND_STORE_RENEW: leases.one_request,
+                K.KIND_STORE_LOGS: leases.one_request,
+            },
             max_rows=max(1000, settings.max_batch * 20),
+            max_drains=WRITER_DRAINS,
         )
         self.reads = Reads(pool, cache, self.committer.stats)
         # Task names ever declared: the name rule of every insert (writes/insert_checks.py).
@@ -209,12 +221,12 @@ class ResultStore:
         assert pool is not None
         writer_pool: asyncpg.Pool | None = None
         try:
-            # One drain at a time: the writer loop needs one connection (two for a
-            # reconnect while the old one is being closed).
+            # A connection for each drain in flight, and one for a reconnect while
+            # an old one is being closed.
             writer_pool = await asyncpg.create_pool(
                 settings.database_url,
                 min_size=1,
-                max_size=2,
+                max_size=WRITER_DRAINS + 1,
                 server_settings=WRITER_SERVER_SETTINGS,
                 reset=_keep_session,
             )

@@ -38,6 +38,13 @@ class _Lease(NamedTuple):
 _NO_LEASE = _Lease("", "", 0)
 
 
+def alone(reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]]) -> bool:
+    """Whether ``apply_insert`` writes these with one statement (the committer's
+    ``Alone``): no row names a parent or dependencies, whose checks, holds and
+    releases must stand or fall with the rows."""
+    return not any(row.parent_id is not None or row.has_dependencies for _, rows in reqs for row in rows)
+
+
 async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]]) -> Outcome:
     rows = [row for _, new_rows in reqs for row in new_rows]
     # Dependencies and parents must exist, and are held until COMMIT: a cancel

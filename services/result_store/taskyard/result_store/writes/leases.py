@@ -19,6 +19,18 @@ S = TaskState
 RESCUE_DEFAULT_LIMIT = 1000
 
 
+def lease_alone(reqs: list[tuple[leases_pb2.LeaseTasksRequest, int]]) -> bool:
+    """Whether ``apply_lease`` writes these with one statement (the committer's
+    ``Alone``): they come from one scheduler's term."""
+    return len({req.term for req, _ in reqs}) <= 1
+
+
+def one_request(reqs: list[object]) -> bool:
+    """The committer's ``Alone`` of lease renewals and log lines: a lone request,
+    which either writes with one statement."""
+    return len(reqs) == 1
+
+
 async def apply_lease(db: Db, reqs: list[tuple[leases_pb2.LeaseTasksRequest, int]]) -> Outcome:
     replies = [leases_pb2.LeaseTasksReply() for _ in reqs]
     events: list[event_pb2.Event] = []

@@ -172,6 +172,7 @@ _DIED = _Step(
 # release or a death of the same attempt moves it on.
 _BEFORE_LATE = (_STARTED, _SUCCEEDED, _FAILED, _STOPPED)
 _AFTER_LATE = (_RELEASED, _DIED)
+_STEPS = _BEFORE_LATE + _AFTER_LATE
 
 
 @dataclasses.dataclass
@@ -193,6 +194,19 @@ class _Drain:
     trips: dict[str, hops.HopStamps] = dataclasses.field(default_factory=dict)
     # Each outcome statement's refs and the rows it applied (for late ones).
     outcomes: list[tuple[_Refs, list[asyncpg.Record]]] = dataclasses.field(default_factory=list)
+
+
+def alone(reqs: list[leases_pb2.ReportRequest]) -> bool:
+    """Whether ``apply_report`` writes these with one statement (the committer's
+    ``Alone``): their entries are all of one kind. A late outcome's notes may
+    follow; they stand alone too (the outcome they note was refused)."""
+    kinds = 0
+    for step in _STEPS:
+        if any(True for req in reqs for _ in step.entries(req)):
+            kinds += 1
+            if kinds > 1:
+                return False
+    return True
 
 
 async def apply_report(db: Db, reqs: list[leases_pb2.ReportRequest]) -> Outcome:
