@@ -28,9 +28,9 @@ import os
 import select
 import signal
 import socket
+from typing import Any
 
 from taskyard.core.config import Settings
-from taskyard.worker_pool import bootstrap
 
 FORKSERVER = "forkserver"
 SPAWN = "spawn"
@@ -42,6 +42,14 @@ LINGER = 1.0
 KILL_WAIT = 5.0
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
+
+
+def _worker_main(*args: Any) -> None:
+    """The worker's entry point, imported where it runs (the template has it
+    already): the manager itself never runs a worker's runtime."""
+    from taskyard.worker_pool import bootstrap
+
+    bootstrap.main(*args)
 
 
 def _pidfds_work() -> bool:
@@ -83,7 +91,7 @@ class Launcher:
     async def start(self, sock: socket.socket, settings: Settings, pool_id: str, index: int) -> Started:
         """A worker process whose end of the pipe is ``sock``."""
         proc = self._mp.Process(
-            target=bootstrap.main,
+            target=_worker_main,
             args=(sock, settings, pool_id, index, os.getpid()),
             name=f"taskyard-worker-{index}",
         )
