@@ -71,7 +71,13 @@ def test_a_long_task_shows_running_and_its_start_goes_before_its_outcome(
         t = client.submit("cooperative", 60.0)
         # RUNNING only ever comes from a start notice: the store has no other way to know.
         wait_until(lambda: client.get(t.id).state == TaskState.RUNNING, 30, "the long task running")
-        running = pool_counts(cluster)
+
+        # Counted once the store's reply is back, just after the commit RUNNING shows.
+        def acknowledged() -> dict[str, float] | None:
+            now = pool_counts(cluster)
+            return now if now["notice"] > before["notice"] else None
+
+        running = wait_until(acknowledged, 30, "the start notice acknowledged")
         client.cancel(t.id, reason="test")
         final = client.wait(t.id, timeout=30)
         after = pool_counts(cluster)
@@ -82,8 +88,9 @@ def test_a_long_task_shows_running_and_its_start_goes_before_its_outcome(
 
 @pytest.mark.asyncio
 async def test_a_start_and_its_outcome_in_one_request_apply_in_that_order(result_store: Any) -> None:
-    """A start notice still waiting in the pool when its outcome came goes in the
-    same request: the store applies it first (RUNNING, then final), in one commit."""
+    """A start notice and its attempt's outcome meet in one request when the one that
+    carried the notice failed and is sent again with what came meanwhile merged behind
+    it: the store applies the start first (RUNNING, then final), in one commit."""
     ok, failing = task(), task(max_retries=1)
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[ok, failing]))
     leased = await result_store.lease(

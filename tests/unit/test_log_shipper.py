@@ -116,6 +116,9 @@ class RecordingOutcomes:
         self.reports.append(report)
         self.arrived.set()
 
+    def withdraw_starts(self, keys: Any) -> int:
+        return 0  # no start notice waits here
+
 
 def relay_with(outcomes: RecordingOutcomes, logs: LogShipper) -> tuple[ReportRelay, PoolState, Outbox]:
     """A report relay whose outcomes are recorded and whose slot notices go nowhere."""

@@ -3,7 +3,7 @@ that answers when the test says: an outcome with nothing ahead of it goes at
 once, what arrives while a request is in flight goes together in the next one,
 a start notice waits for its attempt's outcome (which carries it, one request),
 and only the start of an attempt that outlives the hold-back goes as a notice,
-in the same request as its outcome when that comes before the notice has left."""
+before its outcome (taken back when the attempt ends before the notice has left)."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ async def test_a_lone_outcome_goes_at_once_carrying_its_held_start(pool: Pool) -
     pool.clock.tick()
     pool.clock.tick()
     await pool.settled()
-    assert len(pool.store.requests) == 1 and pool.relay.starts_sent == 0  # carried, never sent again
+    assert len(pool.store.requests) == 1 and pool.forwarder.starts_sent == 0  # carried, never sent
     assert pool.clock.pending == 0  # nothing held: no timer
 
 
@@ -196,17 +196,19 @@ async def test_the_start_of_an_attempt_that_outlives_the_hold_back_goes_before_i
     assert pool.store.requests == []
     pool.clock.tick()
     assert entries(await pool.store.requested(1)) == {"started": ["long"]}
-    assert pool.relay.starts_sent == 1 and pool.clock.pending == 0
+    assert pool.clock.pending == 0  # nothing held any more
 
     pool.worker_reports(dispatch_pb2.PoolReport(completed=[done("long")]))
     await pool.settled()
     assert len(pool.store.requests) == 1  # behind its start, which the store has not answered
     pool.store.answer()
     assert entries(await pool.store.requested(2)) == {"completed": ["long"]}
-    assert pool.relay.starts_carried == 0
+    assert pool.forwarder.starts_sent == 1 and pool.relay.starts_carried == 0
 
 
-async def test_a_due_start_that_has_not_left_goes_in_one_request_ahead_of_its_outcome(pool: Pool) -> None:
+async def test_a_due_start_that_has_not_left_when_its_attempt_ends_is_carried_by_its_outcome(
+    pool: Pool,
+) -> None:
     pool.worker_reports(dispatch_pb2.PoolReport(completed=[done("other")]))
     await pool.store.requested(1)  # in flight, unanswered
     pool.worker_reports(dispatch_pb2.PoolReport(started=[ref("a")]))
@@ -218,7 +220,11 @@ async def test_a_due_start_that_has_not_left_goes_in_one_request_ahead_of_its_ou
     assert len(pool.store.requests) == 1
 
     pool.store.answer()
-    assert entries(await pool.store.requested(2)) == {"started": ["a"], "completed": ["a"]}
+    assert entries(await pool.store.requested(2)) == {"completed": ["a"]}  # one request, one row write
+    assert pool.relay.starts_carried == 1
+    pool.store.answer()
+    await asyncio.wait_for(pool.forwarder.idle.wait(), 5)
+    assert pool.forwarder.starts_sent == 0 and len(pool.store.requests) == 2
 
 
 async def test_a_held_start_is_carried_by_a_release_or_a_death_too(pool: Pool) -> None:

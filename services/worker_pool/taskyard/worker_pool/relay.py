@@ -12,8 +12,9 @@ which the store applies with the outcome, ASSIGNED -> final), so a short task co
 one request and one row write. A start still held when its attempt ended in
 another way (released, died) goes nowhere either: the release or death carries the
 pool's own started flag. Only the starts of attempts that outlive the hold-back go
-as notices, and one that has not left yet when its outcome comes goes in the same
-request, ahead of it: the store applies starts before outcomes (RUNNING, then final).
+as notices, and one that has not left yet when its attempt ends is taken back: the
+end carries it as well. One that has left is applied before the end (one request in
+flight at a time), so it is never refused as late.
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ class ReportRelay:
         self._held = HeldStarts()
         # The hold-back's tick, armed only while a start is held (an idle pool has no timer).
         self._tick: Cancellable | None = None
-        # Start notices sent to the store / carried by their attempt's end instead.
-        self.starts_sent = 0
+        # Starts carried by their attempt's end instead of a notice (the notices
+        # acknowledged are the forwarder's ``starts_sent``).
         self.starts_carried = 0
         # Outcomes waiting apart for their log lines (_after_logs).
         self._log_waits: set[asyncio.Task[None]] = set()
@@ -204,21 +205,28 @@ class ReportRelay:
         if report.started:
             held.hold(report.started)
             del report.started[:]
-        # Then out again if it ended: a start in the same report as its end is carried too.
+        # Then out again if it ended: a start in the same report as its end is carried
+        # too, and so is one handed to the stream that has not left yet.
         if report.completed or report.released or report.died:
             carried = 0
+            gone: list[Key] = []
             for ended in (report.completed, report.released, report.died):
                 for e in ended:
                     ref = e.ref
-                    if held.take((ref.task_id, ref.attempt)) is not None:
+                    key = (ref.task_id, ref.attempt)
+                    if held.take(key) is not None:
                         carried += 1
+                    else:
+                        gone.append(key)
+            reports = self._outlets.reports
+            if reports is not None:
+                if gone:
+                    carried += reports.withdraw_starts(gone)
+                hops.stamp(report.completed, "pool.reported")
+                reports.submit(report)
             if carried:
                 self.starts_carried += carried
                 pool_metrics.start_notices("outcome", carried)
-            reports = self._outlets.reports
-            if reports is not None:
-                hops.stamp(report.completed, "pool.reported")
-                reports.submit(report)
         if held:
             self._arm()
         elif self._tick is not None:  # nothing left to age: an idle pool keeps no timer
@@ -236,8 +244,6 @@ class ReportRelay:
         due = self._held.age()
         reports = self._outlets.reports
         if due and reports is not None:
-            self.starts_sent += len(due)
-            pool_metrics.start_notices("notice", len(due))
             reports.submit(dispatch_pb2.PoolReport(started=due))
         if self._held:
             self._arm()
