@@ -90,6 +90,10 @@ def test_a_suite_with_a_key_per_role_runs_tasks_and_refuses_a_pools_insert_and_l
     cluster.wait_ready(timeout=45)
     for service in procs.START_ORDER:
         assert f"signing key it-{service} of role {service}" in cluster.log_text(service), service
+    # A pool holds its own key alone: what reaches it comes under it.
+    assert "signing key it-worker-pool of role worker-pool, 1 key(s) verify" in cluster.log_text(
+        "worker-pool"
+    )
 
     # End to end: a task, and a parent whose pool submits its children through a lane.
     client = cluster.client()

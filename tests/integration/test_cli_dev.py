@@ -309,10 +309,10 @@ def test_a_second_pool_joins_from_the_project_directory_and_a_wrong_key_is_named
         terminals += [wrong, keyless]
         wrong.wait_for("taskyard: bus key from TASKYARD_BUS_KEYS", timeout=30)
         line = wrong.wait_for(REFUSED, timeout=60)
-        assert "the suite signs with key id 'dev-scheduler', this pool holds 'mine'" in line, line
+        assert "the suite signs with key id 'dev-worker-pool', this pool holds 'mine'" in line, line
         keyless.wait_for("taskyard: no bus key", timeout=30)
         line = keyless.wait_for(REFUSED, timeout=60)
-        assert "(key id 'dev-scheduler') and this pool has no bus key" in line, line
+        assert "(key id 'dev-worker-pool') and this pool has no bus key" in line, line
         for terminal in terminals:
             assert terminal.stop(grace=45) == 0, terminal.text
             assert terminal.read_to_end(timeout=30).count(REFUSED) <= 1, terminal.text  # one line, once

@@ -290,14 +290,32 @@ def test_keys_without_roles_let_every_key_send_anything(tmp_path: object) -> Non
 
 
 def test_each_role_holds_the_keys_of_the_roles_that_send_to_it() -> None:
-    # Requests and streams (a reply comes under its request's key, and announcements
-    # reach a peer re-sealed by the scheduler's hub).
+    # Requests and streams: a reply comes under its request's key, what goes to pools
+    # alone under the pools' key, and the hub's relays (announcements) too.
     for role in roles.ROLES:
         senders = {
             sender
             for kind, s in contract.SENDERS.items()
-            if role in s.to and kind != K.KIND_ANNOUNCE
+            if role in s.to
+            and kind != K.KIND_ANNOUNCE
+            and not (role == roles.WORKER_POOL and kind in contract.TO_POOLS_UNDER_THEIR_KEY)
             for sender in s.by
         } - {role}
-        hub = {roles.SCHEDULER} if role in (roles.GATEWAY, roles.WORKER_POOL) else set()
-        assert contract.KEYS_HELD[role] == senders | hub, role
+        relays = {roles.WORKER_POOL} - {role}
+        assert contract.KEYS_HELD[role] == senders | relays, role
+    assert contract.KEYS_HELD[roles.WORKER_POOL] == frozenset()
+
+
+def test_what_goes_to_pools_alone_is_sealed_under_their_key() -> None:
+    spec = seal.generate_role_keys()
+    scheduler = _seal_of(spec, roles.SCHEDULER)
+    to_pools = scheduler.for_audience(roles.WORKER_POOL)
+    pool_only = seal.Seal(seal.Keyring.parse(spec).only(lambda role: role == roles.WORKER_POOL))
+    assert pool_only.open(to_pools.seal(b"dispatch"), None) == b"dispatch"
+    assert pool_only.open(scheduler.seal(b"dispatch"), None) is None
+    # It verifies as the scheduler's own seal does, and counts with it.
+    assert to_pools.refusals is scheduler.refusals and to_pools.role == roles.SCHEDULER
+    assert to_pools.open(scheduler.seal(b"x"), None) == b"x"
+    # Keys without roles: the seal itself.
+    plain = seal.Seal(seal.Keyring.parse(f"k:{_secret()}"))
+    assert plain.for_audience(roles.WORKER_POOL) is plain

@@ -134,8 +134,8 @@ def dev_key(data_dir: Path) -> DevKey:
 def service_keys(keys: str, service: str) -> str:
     """The keyring a service of ``taskyard dev`` gets out of every role's ``keys``: its
     own role's key first (it signs), then the keys of the roles whose messages it
-    verifies (``contract.KEYS_HELD``): a worker pool, for one, never holds the
-    gateway's key. ``keys`` bound to no role: as they are."""
+    verifies (``contract.KEYS_HELD``): a worker pool's own key alone. ``keys`` bound
+    to no role: as they are."""
     keyring = seal.Keyring.parse(keys)
     if not keyring.roles:
         return keys

@@ -325,17 +325,21 @@ SENDERS: Mapping[int, Senders] = {
 
 
 # The other roles' keys each role holds, to verify what they send it: its requests'
-# senders, the store's events, the scheduler's dispatches and surveys, and the
-# discovery hub's relays (a scheduler re-seals them). A reply comes under its
-# request's own key, so it needs none. HMAC keys are shared secrets: a process that
-# verifies a role's messages could also sign as that role, so this is also what each
-# role could pretend to be (docs/security.md, "Keys per role").
+# senders, the store's events and the discovery hub's relays. A reply comes under its
+# request's own key, and what goes to worker pools alone (a scheduler's dispatches and
+# surveys, the store's stream to the pools, the hub's relays) under the pools' key
+# (``seal.Seal.for_audience``), so a pool holds no other role's key. HMAC keys are
+# shared secrets: a process that verifies a role's messages could also sign as that
+# role, so this is also what each role could pretend to be (docs/security.md, "Keys
+# per role").
 KEYS_HELD: Mapping[str, frozenset[str]] = {
-    GATEWAY: frozenset({RESULT_STORE, SCHEDULER}),
+    GATEWAY: frozenset({RESULT_STORE, WORKER_POOL}),
     SCHEDULER: frozenset({GATEWAY, RESULT_STORE, WORKER_POOL}),
     RESULT_STORE: frozenset({GATEWAY, SCHEDULER, WORKER_POOL}),
-    WORKER_POOL: frozenset({SCHEDULER, RESULT_STORE}),
+    WORKER_POOL: frozenset(),
 }
+# The kinds that reach worker pools alone, sealed under their own role's key.
+TO_POOLS_UNDER_THEIR_KEY = frozenset({K.KIND_DISPATCH, K.KIND_SURVEY, K.KIND_EVENTS, K.KIND_ANNOUNCE})
 
 
 def may_send(role: str, kind: int) -> bool:

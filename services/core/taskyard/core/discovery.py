@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import dialer, transport
+from taskyard.core import dialer, roles, transport
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,9 @@ class Hub:
 
     def __init__(self, address: str) -> None:
         self.address = address
+        # Relayed to every peer, pools included: under the pools' key, the one they hold.
         self._sock = transport.open_socket(
-            pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, listen=address
+            pynng.Bus0, max_message_bytes=MAX_ANNOUNCEMENT_BYTES, listen=address, audience=roles.WORKER_POOL
         )
 
     async def run(self) -> None:

@@ -24,7 +24,8 @@ the first key of its own role, and a receiver knows the role of what it verified
 its own keyring, by the key id, so a sender cannot claim another role. What each role
 may send is the contract's table (``contract.SENDERS``), enforced by the receiving
 gate (core.gate). A reply is sealed under the key its request came with (the
-requester holds it), so a worker pool needs no other role's key to read its replies.
+requester holds it), and what goes to worker pools alone under their own role's key
+(``for_audience``), so a pool holds no other role's key (``contract.KEYS_HELD``).
 A key bound to no role (every key, in a keyring written before roles) may send
 anything: a service warns about each one at its start.
 
@@ -352,6 +353,24 @@ class Seal:
     @property
     def enabled(self) -> bool:
         return self._signer_mac is not None
+
+    def for_audience(self, role: str) -> Seal:
+        """A seal that signs under ``role``'s first key, for a socket whose peers are
+        all of that role (a store's stream to the pools, a scheduler's dispatches and
+        surveys): they then need no key but their own. It verifies as this one does,
+        and counts its refusals with it. This seal itself when its keyring binds no key
+        to ``role`` (keys without roles, or a keyring that cannot reach that role)."""
+        if not self.roled or role not in {bound for _, bound in self.keyring.roles}:
+            return self
+        variant = Seal(
+            self.keyring.signing_as(role),
+            window=self.window_ms / 1000,
+            clock=self._clock,
+            refusals=self.refusals,
+            owner=self.owner,
+            role=self.role,
+        )
+        return variant
 
     def seal(self, data: bytes, kid: bytes = b"") -> bytes:
         """``data`` (topic included) with its trailer, under the signing key, or under

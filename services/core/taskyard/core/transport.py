@@ -164,10 +164,11 @@ def _new_sealed(
     limits: Mapping[int, int] | None,
     police: bool,
     senders: Mapping[int, frozenset[str]] | None = None,
+    audience: str = "",
     **options: Any,
 ) -> Any:
     sock = sealed(cls)(**options)
-    sock._seal = seal.current()
+    sock._seal = seal.current().for_audience(audience) if audience else seal.current()
     sock._gate = gate.Gate(
         sock._seal, seal.ReplayGuard(), where, limits=limits, police=police, senders=senders
     )
@@ -185,14 +186,17 @@ def open_socket(
     dial: str | None = None,
     limits: Mapping[int, int] | None = None,
     senders: Mapping[int, frozenset[str]] | None = None,
+    audience: str = "",
     **options: Any,
 ) -> Any:
     """Create a sealed pynng socket with an explicit receive limit: the largest
     message its role may legitimately receive (NNG refuses a larger one from its
     length prefix, before reading it). ``limits``: smaller bounds by envelope kind
     (core.gate). ``senders``: the roles that may send each kind to it
-    (``contract.senders_to``). A listener's gate closes peer pipes that spend their
-    refusal budget; a dialer's peers are the addresses it was given."""
+    (``contract.senders_to``). ``audience``: the role of all its peers, whose key
+    seals what it sends (``seal.Seal.for_audience``: worker pools hold no other).
+    A listener's gate closes peer pipes that spend their refusal budget; a dialer's
+    peers are the addresses it was given."""
     if dial:
         options.setdefault("reconnect_time_min", RECONNECT_MIN_MS)
         options.setdefault("reconnect_time_max", RECONNECT_MAX_MS)
@@ -202,6 +206,7 @@ def open_socket(
         limits=limits,
         police=bool(listen),
         senders=senders,
+        audience=audience,
         recv_max_size=max_message_bytes,
         **options,
     )
@@ -223,7 +228,12 @@ PAIR_LISTEN_BUFFER = 4
 
 
 def open_pair(
-    *, max_message_bytes: int, listen: str | None = None, dial: str | None = None, several: bool = False
+    *,
+    max_message_bytes: int,
+    listen: str | None = None,
+    dial: str | None = None,
+    several: bool = False,
+    audience: str = "",
 ) -> Any:
     """A PAIR socket with send/receive buffers, so short bursts never block the sender.
 
@@ -239,6 +249,7 @@ def open_pair(
         listen=listen,
         dial=dial,
         polyamorous=several,
+        audience=audience,
         send_buffer_size=PAIR_BUFFER,
         recv_buffer_size=PAIR_LISTEN_BUFFER if several else PAIR_BUFFER,
     )

@@ -24,7 +24,7 @@ import pynng
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import transport
+from taskyard.core import roles, transport
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +47,15 @@ class EventPublisher:
         self._scheduler: Any = None
         if address:
 
-            def pub(listen: str) -> Any:
-                return transport.open_socket(pynng.Pub0, max_message_bytes=max_message_bytes, listen=listen)
+            def pub(listen: str, audience: str = "") -> Any:
+                return transport.open_socket(
+                    pynng.Pub0, max_message_bytes=max_message_bytes, listen=listen, audience=audience
+                )
 
             self._sock = pub(address)
             try:
-                self._pools = pub(pools_address) if pools_address else self._sock
+                # The pools' stream under their key (core.seal, for_audience): a pool holds no other.
+                self._pools = pub(pools_address, roles.WORKER_POOL) if pools_address else self._sock
                 self._scheduler = pub(scheduler_address) if scheduler_address else self._sock
             except BaseException:
                 self.close()  # the listeners opened so far (a retry must find them free)

@@ -24,7 +24,7 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import transport
+from taskyard.core import roles, transport
 from taskyard.core.states import WorkerState
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,8 @@ def open_link(address: str, *, max_message_bytes: int, on_connect: Callable[[], 
     The hello is sent from NNG's thread as the pipe connects, not from the loop: a
     loop stalled longer than the pool waits for it would cost the link (the pool
     drops a pipe that stays silent)."""
-    sock = transport.open_pair(max_message_bytes=max_message_bytes, dial=address)
+    # Sealed under the pools' key (core.seal, for_audience): a pool holds no other.
+    sock = transport.open_pair(max_message_bytes=max_message_bytes, dial=address, audience=roles.WORKER_POOL)
     loop = asyncio.get_running_loop()
 
     def hello() -> None:

@@ -16,7 +16,19 @@ from collections.abc import Sequence
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, tasks_pb2, views_pb2
-from taskyard.core import contract, dialer, discovery, errors, health, hops, ids, lifecycle, rpc, transport
+from taskyard.core import (
+    contract,
+    dialer,
+    discovery,
+    errors,
+    health,
+    hops,
+    ids,
+    lifecycle,
+    roles,
+    rpc,
+    transport,
+)
 from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
@@ -137,8 +149,12 @@ class Scheduler:
                 concurrency=8,
             )
             opened.callback(self._registration.close)
+            # Surveys go to pools alone: under their key (core.seal, for_audience).
             self._surveyor = transport.open_socket(
-                pynng.Surveyor0, max_message_bytes=mx, listen=settings.survey_listen_address
+                pynng.Surveyor0,
+                max_message_bytes=mx,
+                listen=settings.survey_listen_address,
+                audience=roles.WORKER_POOL,
             )
             opened.callback(self._surveyor.close)
             self._surveyor.survey_time = min(SURVEY_WINDOW_MS, int(settings.renew_interval * 500))
