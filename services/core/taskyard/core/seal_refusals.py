@@ -21,7 +21,10 @@ KEYS_HINT = (
     "set TASKYARD_BUS_KEYS or TASKYARD_BUS_KEYS_FILE to the suite's key, or start it from the "
     "directory where `taskyard dev` runs (its key is in .taskyard/bus.keys)"
 )
-PEERS_HINT = "every process of a suite needs the same bus key (TASKYARD_BUS_KEYS or TASKYARD_BUS_KEYS_FILE)"
+PEERS_HINT = (
+    "every process of a suite needs the suite's bus keys, its own role's with keys per role "
+    "(TASKYARD_BUS_KEYS or TASKYARD_BUS_KEYS_FILE; docs/security.md)"
+)
 
 
 def line(*, owner: str, reason: str, peer_kid: str, held: Sequence[str]) -> str:
