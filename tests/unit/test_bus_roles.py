@@ -319,3 +319,89 @@ def test_what_goes_to_pools_alone_is_sealed_under_their_key() -> None:
     # Keys without roles: the seal itself.
     plain = seal.Seal(seal.Keyring.parse(f"k:{_secret()}"))
     assert plain.for_audience(roles.WORKER_POOL) is plain
+
+
+# --- the documented moves, checked on every path the bus carries -----------------------
+
+
+def _paths() -> set[tuple[str, str, bool]]:
+    """(sender, receiver, under the pools' key) for every message the table lets cross
+    between two roles, the discovery hub's relays (a scheduler's, to everyone) included."""
+    paths = {
+        (sender, receiver, receiver == roles.WORKER_POOL and kind in contract.TO_POOLS_UNDER_THEIR_KEY)
+        for kind, s in contract.SENDERS.items()
+        if kind != K.KIND_ANNOUNCE
+        for sender in s.by
+        for receiver in s.to
+        if sender != receiver
+    }
+    paths |= {(role, roles.SCHEDULER, False) for role in roles.ROLES if role != roles.SCHEDULER}
+    paths |= {(roles.SCHEDULER, role, True) for role in roles.ROLES}
+    return paths
+
+
+def _passes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """What fails to verify while a rolling restart takes each service from its keyring
+    in ``before`` to the one in ``after`` (any mix of the two), requests, replies and
+    streams alike."""
+    failed = []
+    for sender, receiver, to_pools in _paths():
+        for sender_spec in (before[sender], after[sender]):
+            for receiver_spec in (before[receiver], after[receiver]):
+                out = _seal_of(sender_spec, sender)
+                into = _seal_of(receiver_spec, receiver)
+                sealed = (out.for_audience(roles.WORKER_POOL) if to_pools else out).seal(b"m")
+                if into.open(sealed, None) is None:
+                    failed.append(f"{sender} -> {receiver}")
+                    continue
+                reply = into.seal(b"r", into.kid_of(sealed))
+                if not to_pools and out.open(reply, None) is None:
+                    failed.append(f"{receiver} -> {sender} (reply)")
+    return failed
+
+
+def _keyrings(keys: dict[str, str], bound: bool, only_held: bool) -> dict[str, str]:
+    """Each service's keyring out of ``keys`` (role -> "kid:secret" entries)."""
+    rings = {}
+    for role in roles.ROLES:
+        held = {role, *contract.KEYS_HELD[role]} if only_held else set(roles.ROLES)
+        rings[role] = ",".join(
+            f"{r}/{entry}" if bound else entry
+            for r, entries in keys.items()
+            if r in held
+            for entry in entries.split(",")
+        )
+    return rings
+
+
+def test_moving_from_a_shared_key_to_keys_per_role_refuses_nothing_on_the_way() -> None:
+    shared = f"shared:{_secret()}"
+    new = {role: f"{role[0]}1:{_secret()}" for role in roles.ROLES}
+    step0 = dict.fromkeys(roles.ROLES, shared)
+    step1 = {role: f"{shared},{','.join(new.values())}" for role in roles.ROLES}
+    step2 = {role: f"{shared},{_keyrings(new, bound=True, only_held=False)[role]}" for role in roles.ROLES}
+    step3 = _keyrings(new, bound=True, only_held=True)
+    assert _passes(step0, step1) == []
+    assert _passes(step1, step2) == []
+    assert _passes(step2, step3) == []
+    assert _keyrings(new, bound=True, only_held=True)[roles.WORKER_POOL].count(":") == 1
+    # Binding roles before every service holds the new keys refuses.
+    assert _passes(step0, step2) != []
+
+
+def test_rotating_one_roles_key_refuses_nothing_on_the_way() -> None:
+    keys = {role: f"{role[0]}1:{_secret()}" for role in roles.ROLES}
+    p2 = f"p2:{_secret()}"
+    step0 = _keyrings(keys, bound=True, only_held=True)
+    step1 = _keyrings(
+        {**keys, roles.WORKER_POOL: f"{keys[roles.WORKER_POOL]},{p2}"}, bound=True, only_held=True
+    )
+    step2 = _keyrings(
+        {**keys, roles.WORKER_POOL: f"{p2},{keys[roles.WORKER_POOL]}"}, bound=True, only_held=True
+    )
+    step3 = _keyrings({**keys, roles.WORKER_POOL: p2}, bound=True, only_held=True)
+    assert _passes(step0, step1) == []
+    assert _passes(step1, step2) == []
+    assert _passes(step2, step3) == []
+    # Skipping the middle step refuses: what goes to pools is still under the old key.
+    assert _passes(step1, step3) != []
