@@ -19,8 +19,6 @@ import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 from taskyard.core import thread_server
 
@@ -116,47 +114,15 @@ def live(timeout: float | None = None) -> bool:
     return ran.wait(timeout)
 
 
-class _Handler(thread_server.HeaderDeadline, BaseHTTPRequestHandler):
-    # A connection that sends nothing, or its headers a byte at a time, holds its
-    # thread at most the header timeout (thread_server.py).
-
-    def do_GET(self) -> None:
-        if self.path == "/livez":
-            ok = live()
-        elif self.path == "/readyz":
-            ok = _ready.is_set() and live()
-        else:
-            self.send_error(404)
-            return
-        body = b"ok\n" if ok else b"not ok\n"
-        self.send_response(200 if ok else 503)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return  # probes every few seconds would flood the log
-
-
-class _Server(thread_server.Bounded, ThreadingHTTPServer):
-    daemon_threads = True
-
-
 class HealthServer:
     """``/livez`` and ``/readyz`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one.
     ``limits``: its connections (thread_server.py), the settings' defaults unless given."""
 
     def __init__(self, host: str, port: int, *, limits: thread_server.Limits | None = None) -> None:
-        server_class = _Server
-        if ":" in host:
-            import socket
+        # http.server (about 1 MiB resident) only in a process that serves probes.
+        from taskyard.core import probes
 
-            class _V6(_Server):
-                address_family = socket.AF_INET6
-
-            server_class = _V6
-        self._server = server_class((host.strip("[]"), port), _Handler)
+        self._server = probes.server(host, port)
         self._server.bound(limits or thread_server.DEFAULT_LIMITS, "health")
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
