@@ -195,7 +195,7 @@ async def test_reconciliation_is_fenced_and_hands_back_only_earlier_terms_leases
         )
 
     async def reconcile(req: leases_pb2.ReconcileRequest) -> set[str]:
-        reply = await store.committer.submit(envelope_pb2.KIND_STORE_RECONCILE, req, 1)
+        reply = await store.committer.submit(contract.STORE_RECONCILE, req, 1)
         return {t.id for t in reply.released}
 
     assert await reconcile(request(1, "t1.")) == set()  # a, deposed: releases nothing

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, leases_pb2, tasks_pb2
+from taskyard.bus.v1 import leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids
+from taskyard.core import contract, ids
 from taskyard.core.states import TaskState as S
 
 pytestmark = pytest.mark.asyncio
@@ -42,7 +42,7 @@ async def _age(store: Any, task_ids: list[str], seconds: float) -> None:
 
 
 async def _reconcile(store: Any, req: leases_pb2.ReconcileRequest) -> leases_pb2.ReconcileReply:
-    reply: leases_pb2.ReconcileReply = await store.committer.submit(envelope_pb2.KIND_STORE_RECONCILE, req, 1)
+    reply: leases_pb2.ReconcileReply = await store.committer.submit(contract.STORE_RECONCILE, req, 1)
     return reply
 
 

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import pytest
+from google.protobuf.message import Message
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2 as K
 from taskyard.bus.v1 import pools_pb2
-from taskyard.core import errors
+from taskyard.core import contract, errors
 from taskyard.core.clock import ManualClock
 from taskyard.result_store.queries import bind
-from taskyard.result_store.silent_pools import SilentPools
+from taskyard.result_store.silent_pools import LOSE_POOLS, SilentPools
 from taskyard.result_store.writes.heartbeats import heartbeat_columns
+
+R = TypeVar("R", bound=Message)
 
 pytestmark = pytest.mark.asyncio
 
@@ -63,9 +65,7 @@ async def waiting_for(holder: asyncpg.Connection) -> None:
 
 
 def sweeper(store: Any, clock: ManualClock) -> SilentPools:
-    return SilentPools(
-        lambda kind, req, rows: store.committer.submit(kind, req, rows), lost_after=LOST_AFTER, clock=clock
-    )
+    return SilentPools(store.committer.submit, lost_after=LOST_AFTER, clock=clock)
 
 
 async def test_a_silent_pool_is_lost_once_and_registers_again_when_it_beats(result_store: Any) -> None:
@@ -120,27 +120,29 @@ async def test_a_sweep_that_waited_too_long_declares_nothing(result_store: Any) 
         requested_at_us=time.monotonic_ns() // 1000 - 10_000_000,
         valid_for_us=5_000_000,
     )
-    reply = await store.committer.submit(K.KIND_STORE_LOSE_POOLS, late, 10)
+    reply = await store.committer.submit(LOSE_POOLS, late, 10)
     assert reply.late and not reply.pool_ids
     clock = ManualClock()
     sweep = sweeper(store, clock)
     clock.advance(LOST_AFTER)
 
-    async def held_up(kind: int, req: pools_pb2.LosePoolsRequest, rows: int) -> Any:
+    async def held_up(
+        method: contract.Method[Any, R], request: Any, rows: int = 1, request_id: str = ""
+    ) -> R:
         return await store.committer.submit(
-            kind,
+            method,
             pools_pb2.LosePoolsRequest(
-                silent_ms=req.silent_ms,
-                limit=req.limit,
-                requested_at_us=req.requested_at_us - 10_000_000,
-                valid_for_us=req.valid_for_us,
+                silent_ms=request.silent_ms,
+                limit=request.limit,
+                requested_at_us=request.requested_at_us - 10_000_000,
+                valid_for_us=request.valid_for_us,
             ),
             rows,
         )
 
     sweep._submit = held_up
     assert await sweep.sweep() == []
-    sweep._submit = lambda kind, req, rows: store.committer.submit(kind, req, rows)
+    sweep._submit = store.committer.submit
     clock.advance(LOST_AFTER - 1)
     assert await sweep.sweep() == []  # the wait started again
     clock.advance(1)
@@ -158,7 +160,9 @@ async def test_a_store_not_in_touch_for_as_long_declares_nothing(result_store: A
     # The database out of reach: the wait starts again.
     real = sweep._submit
 
-    async def unreachable(*_: Any) -> Any:
+    async def unreachable(
+        method: contract.Method[Any, R], request: Any, rows: int = 1, request_id: str = ""
+    ) -> R:
         raise errors.unavailable("database unreachable")
 
     sweep._submit = unreachable

@@ -393,8 +393,8 @@ async def test_no_lease_for_a_draining_pool_and_its_hand_back(result_store: Any)
         )
     )
     assert reply.tasks[0].state == S.QUEUED and not reply.leased
-    back = await result_store._write(
-        envelope_pb2.KIND_STORE_RECONCILE, leases_pb2.ReconcileRequest(pool_ids=["pool-1"]), 1
+    back = await result_store._submit(
+        contract.STORE_RECONCILE, leases_pb2.ReconcileRequest(pool_ids=["pool-1"])
     )
     assert [r.id for r in back.released] == [early.id]
     assert (await row(result_store, early.id)).state == S.QUEUED

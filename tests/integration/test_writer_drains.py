@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from support.records import submitted_task
 
-from taskyard.bus.v1 import tasks_pb2
-from taskyard.result_store.committer import Committer, Db, Outcome
+from taskyard.bus.v1 import event_pb2, tasks_pb2
+from taskyard.core import contract
+from taskyard.result_store.committer import Applier, Committer, Db, Method, Outcome
 
 pytestmark = pytest.mark.asyncio
 
@@ -40,7 +41,17 @@ async def test_an_insert_naming_a_parent_runs_in_a_transaction(result_store: Any
     assert result_store.committer.stats.alone == alone
 
 
-SLOW, QUICK = 1, 2
+def method(kind: int) -> Method:
+    return contract.Method(
+        service="test",
+        name=f"Write{kind}",
+        kind=kind,
+        request=tasks_pb2.InsertTasksRequest,
+        reply=tasks_pb2.InsertTasksReply,
+    )
+
+
+SLOW, QUICK = method(1), method(2)
 
 
 class Held:
@@ -92,6 +103,52 @@ async def test_drains_of_two_kinds_overlap_and_one_kind_keeps_its_order(result_s
         held.go.set()
         await asyncio.gather(first, second)
         assert held.drains == [["first"], ["second"]]
+    finally:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+
+
+def named(name: str) -> Applier:
+    async def apply(db: Db, reqs: list[Any]) -> Outcome:
+        return Outcome(
+            replies=[tasks_pb2.InsertTasksReply() for _ in reqs], events=[event_pb2.Event(type=name)]
+        )
+
+    return apply
+
+
+async def test_drains_in_flight_together_publish_in_the_order_they_committed(result_store: Any) -> None:
+    published: list[str] = []
+    first_publish = asyncio.Event()
+    go = asyncio.Event()
+    both = asyncio.Event()
+
+    async def publish(events: list[event_pb2.Event]) -> None:
+        if events[0].type == "first":
+            first_publish.set()
+            await go.wait()  # the first drain's publishing is slow
+        published.extend(e.type for e in events)
+        if len(published) == 2:
+            both.set()
+
+    first_kind, second_kind = method(3), method(4)
+    committer = Committer(
+        result_store.pool,
+        [(first_kind, named("first")), (second_kind, named("second"))],
+        on_events=publish,
+        on_finals=lambda finals: None,
+        max_drains=2,
+    )
+    writer = asyncio.create_task(committer.run())
+    try:
+        await committer.submit(first_kind, tasks_pb2.InsertTasksRequest())
+        await first_publish.wait()
+        # Committed and answered, but its events wait for the first drain's.
+        await committer.submit(second_kind, tasks_pb2.InsertTasksRequest())
+        assert published == []
+        go.set()
+        await both.wait()
+        assert published == ["first", "second"]
     finally:
         writer.cancel()
         await asyncio.gather(writer, return_exceptions=True)

@@ -35,13 +35,13 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 import asyncpg
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import event_pb2, task_record_pb2
-from taskyard.core import errors, hops, seal, tracing
+from taskyard.core import contract, errors, hops, seal, tracing
 
 from . import bus_requests, event_log
 from . import metrics as store_metrics
@@ -157,6 +157,21 @@ class _Pending:
     request_id: str = ""
 
 
+R = TypeVar("R", bound=Message)
+# A kind of write: the method of the bus contract it carries out (or one of the
+# store's own, never on the wire), whose reply type ``submit`` returns.
+Method = contract.Method[Any, Any]
+
+
+class Submit(Protocol):
+    """``Committer.submit``, as the store's own writers (the dependency resolver,
+    the silent pools' sweep) are handed it."""
+
+    async def __call__(
+        self, method: contract.Method[Any, R], request: Any, rows: int = 1, request_id: str = ""
+    ) -> R: ...
+
+
 # Each applied group of a drain, with its outcome.
 _Results = list[tuple[list[_Pending], Outcome]]
 
@@ -165,20 +180,20 @@ class Committer:
     def __init__(
         self,
         pool: asyncpg.Pool,
-        appliers: Sequence[tuple[int, Applier]],
+        appliers: Sequence[tuple[Method, Applier]],
         *,
         on_events: Callable[[list[event_pb2.Event]], Awaitable[None]],
         on_finals: Callable[[list[task_record_pb2.TaskRecord]], None],
         on_leased: Callable[[list[task_record_pb2.TaskRecord]], None] | None = None,
         on_message: Callable[[int, Message], None] | None = None,
-        alone: Mapping[int, Alone] | None = None,
+        alone: Mapping[Method, Alone] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
         max_drains: int = 3,
     ) -> None:
         self._pool = pool
-        self._appliers = dict(appliers)
-        self._alone = dict(alone or {})
+        self._appliers = {method.kind: applier for method, applier in appliers}
+        self._alone = {method.kind: test for method, test in (alone or {}).items()}
         self._on_events = on_events
         self._on_finals = on_finals
         self._on_leased = on_leased
@@ -189,13 +204,15 @@ class Committer:
         self.max_drains = max(1, max_drains)
         # Waiting requests by kind, each in order of arrival.
         self._queues: dict[int, collections.deque[_Pending]] = {
-            kind: collections.deque() for kind, _ in appliers
+            method.kind: collections.deque() for method, _ in appliers
         }
         self._seq = 0
         self._waiting = 0
         # Kinds with a drain in flight, and those drains.
         self._busy: set[int] = set()
         self._flying: set[asyncio.Task[None]] = set()
+        # Done once the last drain to commit has published its events (``_publish``).
+        self._published: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self.stats = Stats()
         # Writer connections plan again (DISCARD PLANS) when the generation moves
@@ -207,19 +224,24 @@ class Committer:
         """Have every writer connection plan its statements again before its next drain."""
         self._plans += 1
 
-    async def submit(self, kind: int, request: Any, rows: int = 1, request_id: str = "") -> Message:
-        """Queue one write; returns its reply after COMMIT. With ``request_id`` (a bus
-        request's message id) the write is carried out once per database: a request
-        whose id is on record already raises ``seal.Replayed`` (bus_requests.py)."""
+    async def submit(
+        self, method: contract.Method[Any, R], request: Any, rows: int = 1, request_id: str = ""
+    ) -> R:
+        """Queue one write of ``method``'s kind; returns its reply after COMMIT. With
+        ``request_id`` (a bus request's message id) the write is carried out once per
+        database: a request whose id is on record already raises ``seal.Replayed``
+        (bus_requests.py)."""
+        kind = method.kind
         if kind not in self._appliers:
-            raise errors.internal(f"no applier for kind {kind}")
+            raise errors.internal(f"no applier for {method}")
         fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._seq += 1
         self._queues[kind].append(_Pending(self._seq, kind, request, max(1, rows), fut, request_id))
         self._waiting += 1
         self.stats.requests += 1
         self._wake.set()
-        return await fut
+        # The applier registered for the method's kind replies with its reply type.
+        return cast(R, await fut)
 
     @property
     def waiting(self) -> int:
@@ -449,10 +471,7 @@ class Committer:
         self.stats.rows += rows
         elapsed = time.perf_counter() - started
         if events:
-            try:
-                await self._on_events(events)
-            except Exception:  # events are wake-ups; never fail a committed write
-                log.exception("publishing events failed")
+            await self._publish(events)
         try:
             store_metrics.committed(rows, elapsed, (r for _, out in results for r in out.replies), finals)
         except Exception:  # counting must never disturb what has been committed
@@ -467,6 +486,20 @@ class Committer:
                 )
             except Exception:  # nor must tracing it
                 log.exception("recording a commit's spans failed")
+
+    async def _publish(self, events: list[event_pb2.Event]) -> None:
+        """Publish a drain's events after those of every drain that committed before
+        it: drains in flight together must not reorder one task's events."""
+        before, self._published = self._published, asyncio.get_running_loop().create_future()
+        mine = self._published
+        try:
+            if before is not None and not before.done():
+                await asyncio.wait([before])
+            await self._on_events(events)
+        except Exception:  # events are wake-ups; never fail a committed write
+            log.exception("publishing events failed")
+        finally:
+            mine.set_result(None)
 
     async def _plan(self, conn: asyncpg.Connection) -> None:
         """DISCARD PLANS on a connection whose plans are older than ``replan``."""

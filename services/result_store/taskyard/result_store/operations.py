@@ -13,7 +13,7 @@ from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
 from . import bus_requests
-from .committer import Applier
+from .committer import Applier, Method
 from .retention import DAY_US, Purger
 from .writes import logs, queues
 
@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 K = envelope_pb2
 
 
-def appliers(settings: Settings) -> list[tuple[int, Applier]]:
+def appliers(settings: Settings) -> list[tuple[Method, Applier]]:
     """The write kinds of these operations, for the group committer."""
     return [
-        (K.KIND_STORE_LOGS, logs.make_applier(settings.log_max_lines_per_task)),
-        (K.KIND_STORE_QUEUE_OP, queues.make_applier(development=settings.development)),
+        (contract.STORE_LOGS, logs.make_applier(settings.log_max_lines_per_task)),
+        (contract.STORE_QUEUE_OP, queues.make_applier(development=settings.development)),
     ]
 
 
@@ -62,7 +62,7 @@ class Operations:
         n = len(req.lines) + len(req.context) + len(req.dropped)
         if n == 0:
             return logs_pb2.LogBatchReply()
-        reply: logs_pb2.LogBatchReply = await self.store._write(K.KIND_STORE_LOGS, req, n)
+        reply: logs_pb2.LogBatchReply = await self.store._submit(contract.STORE_LOGS, req, n)
         return reply
 
     async def read_logs(self, req: logs_pb2.GetLogsRequest) -> logs_pb2.GetLogsReply:
@@ -82,7 +82,7 @@ class Operations:
             count = await self.store._read(_count(self.purger.purge(window, request_id=request_id)))
             return queues_pb2.QueueOpReply(count=count.count)
         queues.validate(req, development=self.settings.development)
-        reply: queues_pb2.QueueOpReply = await self.store._write(K.KIND_STORE_QUEUE_OP, req, 1, request_id)
+        reply: queues_pb2.QueueOpReply = await self.store._submit(contract.STORE_QUEUE_OP, req, 1, request_id)
         # A retry (FAILURE -> QUEUED) has nothing to forget: no store caches a
         # FAILURE record (cache.py), so none answers for a retried task from memory.
         if req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):

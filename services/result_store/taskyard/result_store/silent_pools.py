@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
-
-from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2 as K
 from taskyard.bus.v1 import pools_pb2
-from taskyard.core import errors
+from taskyard.core import contract, errors
 from taskyard.core.clock import Clock
+
+from .committer import Submit
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +28,14 @@ SWEEP_LIMIT = 100
 # Seconds between a pool's heartbeats unless it is told otherwise (worker_pool/links.py).
 DEFAULT_HEARTBEAT = 5.0
 
-# The committer's submit: (kind, request, rows) -> the applier's reply.
-Submit = Callable[[int, pools_pb2.LosePoolsRequest, int], Awaitable[Message]]
+# The store's own write of the sweep, never on the wire.
+LOSE_POOLS = contract.Method(
+    service=contract.STORE,
+    name="LosePools",
+    kind=K.KIND_STORE_LOSE_POOLS,
+    request=pools_pb2.LosePoolsRequest,
+    reply=pools_pb2.LosePoolsReply,
+)
 
 
 class SilentPools:
@@ -62,11 +67,10 @@ class SilentPools:
             valid_for_us=int(self.interval * 1_000_000),
         )
         try:
-            reply = await self._submit(K.KIND_STORE_LOSE_POOLS, request, SWEEP_LIMIT)
+            reply = await self._submit(LOSE_POOLS, request, SWEEP_LIMIT)
         except errors.TaskyardError:
             self._in_touch_since = self._clock.monotonic()
             raise
-        assert isinstance(reply, pools_pb2.LosePoolsReply)
         if reply.late:  # out of touch while it waited: the wait starts again
             self._in_touch_since = self._clock.monotonic()
             return []

@@ -23,6 +23,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from taskyard.bus.v1 import envelope_pb2, task_record_pb2
+from taskyard.bus.v1.leases_pb2 import LeaseTasksReply
 from taskyard.core import tracing
 from taskyard.v1 import task_pb2
 
@@ -46,7 +47,7 @@ def traced_records(kind: int, requests: Iterable[Any], out: Outcome) -> Iterator
     if kind == K.KIND_STORE_INSERT:
         records: Iterable[task_record_pb2.TaskRecord] = (r for req, _ in requests for r in req.tasks)
     elif kind == K.KIND_STORE_LEASE:
-        records = (r for reply in out.replies for r in reply.tasks)  # type: ignore[attr-defined]
+        records = (r for reply in out.replies if isinstance(reply, LeaseTasksReply) for r in reply.tasks)
     else:
         records = out.traced  # the applier names them (writes/reports.py)
     return (r for r in records if r.trace_headers)

@@ -46,7 +46,7 @@ from .queries import bind
 from .readiness import Readiness
 from .reads import event_summary, explain, failures, trees
 from .reads.tasks import Reads
-from .silent_pools import SilentPools
+from .silent_pools import LOSE_POOLS, SilentPools
 from .writes import cancels, dependencies, heartbeats, inserts, leases, promotions, reconciliation, reports
 from .writes.insert_checks import validate_insert
 from .writes.insert_row import InsertRow
@@ -56,6 +56,7 @@ from .writes.schedules import Schedules
 log = logging.getLogger(__name__)
 
 K = envelope_pb2
+C = contract
 M = TypeVar("M", bound=Message)
 
 # Session settings of every store connection: the NOTIFY trigger skips the
@@ -123,37 +124,37 @@ class ResultStore:
         self.cache = cache
         # Resolves the dependents of every committed final transition.
         self.resolver = dependencies.Resolver(
-            lambda kind, req, rows: self.committer.submit(kind, req, rows),
+            self._submit,
             publisher.publish_message,
             sweep_interval=settings.graph_sweep_interval,
         )
         self.committer = Committer(
             writer_pool or pool,
             [
-                (K.KIND_STORE_INSERT, inserts.apply_insert),
-                (K.KIND_STORE_LEASE, leases.apply_lease),
-                (K.KIND_STORE_REPORT, reports.apply_report),
-                (K.KIND_STORE_RENEW, leases.apply_renew),
-                (K.KIND_STORE_CANCEL, cancels.apply_cancel),
-                (K.KIND_STORE_RESCUE, leases.apply_rescue),
-                (K.KIND_STORE_PROMOTE_DUE, promotions.apply_promote),
-                (K.KIND_STORE_HEARTBEAT, heartbeats.apply_heartbeat),
-                (K.KIND_STORE_LOSE_POOLS, heartbeats.apply_lose_pools),
+                (C.STORE_INSERT, inserts.apply_insert),
+                (C.STORE_LEASE, leases.apply_lease),
+                (C.STORE_REPORT, reports.apply_report),
+                (C.STORE_RENEW, leases.apply_renew),
+                (C.STORE_CANCEL, cancels.apply_cancel),
+                (C.STORE_RESCUE, leases.apply_rescue),
+                (C.STORE_PROMOTE_DUE, promotions.apply_promote),
+                (C.STORE_HEARTBEAT, heartbeats.apply_heartbeat),
+                (LOSE_POOLS, heartbeats.apply_lose_pools),
                 *ops_appliers(settings),  # logs, queue operations
-                (K.KIND_GRAPH_RESOLVE, self.resolver.apply),
+                (dependencies.GRAPH_RESOLVE, self.resolver.apply),
                 # scheduler restart: leases no answering pool holds (writes/reconciliation.py).
-                (K.KIND_STORE_RECONCILE, reconciliation.apply_reconcile),
+                (C.STORE_RECONCILE, reconciliation.apply_reconcile),
             ],
             on_events=publisher.publish,
             on_finals=self._cache_finals,
             on_leased=publisher.publish_leased,
             on_message=publisher.publish_message,
             alone={
-                K.KIND_STORE_INSERT: inserts.alone,
-                K.KIND_STORE_LEASE: leases.lease_alone,
-                K.KIND_STORE_REPORT: reports.alone,
-                K.KIND_STORE_RENEW: leases.one_request,
-                K.KIND_STORE_LOGS: leases.one_request,
+                C.STORE_INSERT: inserts.alone,
+                C.STORE_LEASE: leases.lease_alone,
+                C.STORE_REPORT: reports.alone,
+                C.STORE_RENEW: leases.one_request,
+                C.STORE_LOGS: leases.one_request,
             },
             max_rows=max(1000, settings.max_batch * 20),
             max_drains=WRITER_DRAINS,
@@ -164,7 +165,7 @@ class ResultStore:
         # Logs, queues, servers, retention (see operations.py).
         self.ops = Operations(self, cache.clock)
         self.silent_pools = SilentPools(
-            lambda kind, req, rows: self.committer.submit(kind, req, rows),
+            self._submit,
             lost_after=settings.pool_lost_after,
             clock=cache.clock,
         )
@@ -349,7 +350,7 @@ class ResultStore:
         # checks again as a backstop (a row purged in between).
         if any(row.parent_id or row.has_dependencies for row in rows):
             await self._check_refs(rows)
-        return await self._write(K.KIND_STORE_INSERT, (req, rows), len(rows))  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_INSERT, (req, rows), len(rows))
 
     async def _ensure_names(self, names: Iterable[str]) -> pools_pb2.TaskNamesReply:
         await self.names.ensure(names)
@@ -373,27 +374,24 @@ class ResultStore:
     async def lease(self, req: leases_pb2.LeaseTasksRequest) -> leases_pb2.LeaseTasksReply:
         if not req.leases:
             return leases_pb2.LeaseTasksReply()
-        reply: leases_pb2.LeaseTasksReply = await self._write(
-            K.KIND_STORE_LEASE, (req, self._lease_ms(req.lease_ms)), len(req.leases)
-        )
-        return reply
+        return await self._submit(C.STORE_LEASE, (req, self._lease_ms(req.lease_ms)), len(req.leases))
 
     async def report(self, req: leases_pb2.ReportRequest) -> leases_pb2.ReportReply:
         n = len(req.started) + len(req.completed) + len(req.released) + len(req.died)
         if n == 0:
             return leases_pb2.ReportReply()
         hops.stamp(req.completed, "store.received")
-        return await self._write(K.KIND_STORE_REPORT, req, n)  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_REPORT, req, n)
 
     async def renew(self, req: leases_pb2.RenewLeasesRequest) -> leases_pb2.RenewLeasesReply:
         if not req.refs:
             return leases_pb2.RenewLeasesReply()
-        return await self._write(K.KIND_STORE_RENEW, (req, self._lease_ms(req.lease_ms)), len(req.refs))  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_RENEW, (req, self._lease_ms(req.lease_ms)), len(req.refs))
 
     async def rescue(self, req: leases_pb2.RescueRequest) -> leases_pb2.RescueReply:
         if req.max_rescues <= 0:  # the sender left the quarantine cap to the deployment
             req.max_rescues = self.settings.max_rescues
-        return await self._write(K.KIND_STORE_RESCUE, req, max(1, req.limit))  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_RESCUE, req, max(1, req.limit))
 
     async def cancel(
         self, req: tasks_pb2.CancelTasksRequest, request_id: str = ""
@@ -401,18 +399,18 @@ class ResultStore:
         """``request_id``: the bus request's message id, carried out once (bus_requests.py)."""
         if not req.ids:
             return tasks_pb2.CancelTasksReply()
-        return await self._write(K.KIND_STORE_CANCEL, req, len(req.ids), request_id)  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_CANCEL, req, len(req.ids), request_id)
 
     async def load_queued(self, req: lanes_pb2.LoadQueuedRequest) -> lanes_pb2.LoadQueuedReply:
         return await self._read(self.reads.load_queued(req))
 
     async def promote_due(self, req: lanes_pb2.PromoteDueRequest) -> lanes_pb2.PromoteDueReply:
-        return await self._write(K.KIND_STORE_PROMOTE_DUE, req, max(1, req.limit))  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_PROMOTE_DUE, req, max(1, req.limit))
 
     async def heartbeat(self, req: pools_pb2.HeartbeatRequest) -> pools_pb2.HeartbeatReply:
         if not req.pool_id:
             raise errors.invalid([FieldViolationish("pool_id", "must not be empty")])
-        return await self._write(K.KIND_STORE_HEARTBEAT, req, 1)  # type: ignore[no-any-return]
+        return await self._submit(C.STORE_HEARTBEAT, req, 1)
 
     async def task_names(self, req: pools_pb2.TaskNamesRequest) -> pools_pb2.TaskNamesReply:
         # What gateways probe a store with: one that cannot commit says so at once,
@@ -443,8 +441,11 @@ class ResultStore:
 
         return read
 
-    async def _write(self, kind: int, request: Any, rows: int, request_id: str = "") -> Any:
-        return await self.committer.submit(kind, request, rows, request_id)
+    async def _submit(
+        self, method: contract.Method[Any, M], request: Any, rows: int = 1, request_id: str = ""
+    ) -> M:
+        """Write through the committer (``committer.Submit``)."""
+        return await self.committer.submit(method, request, rows, request_id)
 
     async def _read(self, coro: Awaitable[M]) -> M:
         from .committer import to_taskyard_error
@@ -496,10 +497,7 @@ class ResultStore:
     async def _reconcile(
         self, req: leases_pb2.ReconcileRequest, request_id: str = ""
     ) -> leases_pb2.ReconcileReply:
-        reply: leases_pb2.ReconcileReply = await self._write(
-            K.KIND_STORE_RECONCILE, req, max(1, req.limit), request_id
-        )
-        return reply
+        return await self._submit(C.STORE_RECONCILE, req, max(1, req.limit), request_id)
 
     async def _read_events(self, req: event_log_pb2.ReadEventsRequest) -> event_log_pb2.ReadEventsReply:
         page = self.settings.event_page_size

@@ -45,11 +45,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, task_record_pb2
-from taskyard.core import errors, states
+from taskyard.core import contract, errors, states
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
-from ..committer import Db, Finals, Outcome
+from ..committer import Db, Finals, Outcome, Submit
 from ..records import event_for_record, record_from_row, record_queued_ref
 from .insert_row import NO_DEPENDENCIES, InsertRow
 
@@ -166,7 +166,14 @@ async def apply_resolve(db: Db, reqs: list[graph_pb2.ResolveRequest]) -> Outcome
     return Outcome(replies=list(replies), events=res.events, finals=res.cancelled)
 
 
-Submit = Callable[[int, Any, int], Awaitable[Any]]
+# The store's own write of the resolver, never on the wire.
+GRAPH_RESOLVE = contract.Method(
+    service=contract.STORE,
+    name="Resolve",
+    kind=envelope_pb2.KIND_GRAPH_RESOLVE,
+    request=graph_pb2.ResolveRequest,
+    reply=graph_pb2.ResolveReply,
+)
 Publish = Callable[[int, Any], None]
 
 
@@ -227,7 +234,7 @@ class Resolver:
 
     async def resolve(self, req: graph_pb2.ResolveRequest) -> graph_pb2.ResolveReply:
         rows = max(1, len(req.final_ids) + len(req.candidate_ids))
-        reply: graph_pb2.ResolveReply = await self._submit(envelope_pb2.KIND_GRAPH_RESOLVE, req, rows)
+        reply = await self._submit(GRAPH_RESOLVE, req, rows)
         if reply.queued:
             self._publish(envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=reply.queued))
         self.resolved += len(reply.queued) + len(reply.scheduled) + len(reply.cancelled)

@@ -20,7 +20,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
-from ..committer import Db, Outcome
+from ..committer import Applier, Db, Outcome
 from ..queries import bind
 from ..uuids import norm_uuid
 
@@ -38,7 +38,7 @@ def truncated_line(max_lines: int) -> str:
     return f"[taskyard] log truncated: more than {max_lines} lines; later lines are dropped"
 
 
-def make_applier(max_lines: int = DEFAULT_MAX_LINES):  # type: ignore[no-untyped-def]
+def make_applier(max_lines: int = DEFAULT_MAX_LINES) -> Applier:
     """The KIND_STORE_LOGS applier with the deployment's per-task line cap."""
 
     async def apply_logs(db: Db, reqs: list[logs_pb2.LogBatch]) -> Outcome:

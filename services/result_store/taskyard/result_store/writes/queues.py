@@ -23,7 +23,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import queue_service_pb2 as qs
 
-from ..committer import Db, Outcome
+from ..committer import Applier, Db, Outcome
 from ..queries import bind
 from ..records import event, event_for_record, event_for_row, record_from_row
 from ..uuids import norm_uuid
@@ -63,7 +63,7 @@ def failed_precondition(reason: str, message: str) -> errors.TaskyardError:
     return errors.TaskyardError(errors.Code.FAILED_PRECONDITION, reason, message)
 
 
-def make_applier(*, development: bool):  # type: ignore[no-untyped-def]
+def make_applier(*, development: bool) -> Applier:
     """The KIND_STORE_QUEUE_OP applier; ClearQueue only where ``development``."""
 
     async def apply_queue_ops(db: Db, reqs: list[queues_pb2.QueueOpRequest]) -> Outcome:

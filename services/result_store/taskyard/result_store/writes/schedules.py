@@ -309,7 +309,8 @@ class Schedules:
             if records:
                 insert = tasks_pb2.InsertTasksRequest(tasks=records)
                 outcome = await apply_insert(db, [(insert, await self._checked(records, now))])
-                inserted: tasks_pb2.InsertTasksReply = outcome.replies[0]  # type: ignore[assignment]
+                inserted = outcome.replies[0]
+                assert isinstance(inserted, tasks_pb2.InsertTasksReply)
                 by_id = {t.id: t for t in inserted.tasks if t.created}
                 runs = [rec for rec in records if rec.id in by_id]
                 await db.fetch(
