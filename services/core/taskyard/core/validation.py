@@ -242,6 +242,23 @@ def check_value(
         out.append(Violation(field=path, description=payload.too_deep_message(), reason=PAYLOAD_TOO_DEEP))
 
 
+def check_payloads(
+    out: list[Violation],
+    rec: task_record_pb2.TaskRecord,
+    *,
+    path: str,
+    fields: Fields,
+    values: tuple[payload.JSON, payload.JSON] | None = None,
+) -> None:
+    """The rules of ``rec``'s args and kwargs JSON (``check_value``), their size apart."""
+    args, kwargs = values if values is not None else (_UNPARSED, _UNPARSED)
+    args_json, kwargs_json = rec.args_json, rec.kwargs_json
+    if args_json and args_json != payload.EMPTY_LIST_JSON:
+        check_value(out, f"{path}.{fields.args}", args_json, value=args, kind=list)
+    if kwargs_json and kwargs_json != payload.EMPTY_OBJECT_JSON:
+        check_value(out, f"{path}.{fields.kwargs}", kwargs_json, value=kwargs, kind=dict)
+
+
 def check_record(
     rec: task_record_pb2.TaskRecord,
     *,
@@ -269,12 +286,8 @@ def check_record(
     ):
         check_name(out, f"{path}.name", name, known_names)
 
-    args, kwargs = values if values is not None else (_UNPARSED, _UNPARSED)
+    check_payloads(out, rec, path=path, fields=fields, values=values)
     args_json, kwargs_json = rec.args_json, rec.kwargs_json
-    if args_json and args_json != payload.EMPTY_LIST_JSON:
-        check_value(out, f"{path}.{fields.args}", args_json, value=args, kind=list)
-    if kwargs_json and kwargs_json != payload.EMPTY_OBJECT_JSON:
-        check_value(out, f"{path}.{fields.kwargs}", kwargs_json, value=kwargs, kind=dict)
     size = len(args_json) + len(kwargs_json)
     if size > max_payload_bytes:
         big = fields.args if len(args_json) >= len(kwargs_json) else fields.kwargs

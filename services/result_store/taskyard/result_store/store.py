@@ -29,7 +29,7 @@ from taskyard.bus.v1 import (
     task_record_pb2,
     tasks_pb2,
 )
-from taskyard.core import contract, errors, hops, rpc
+from taskyard.core import contract, errors, hops, roles, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
@@ -341,6 +341,9 @@ class ResultStore:
             known_names=self.names,
             max_payload_bytes=self.settings.max_payload_bytes,
             now_us=time.time_ns() // 1000,
+            # A scheduler relays only JSON a gateway or the scheduler itself checked
+            # (scheduler/payloads.py): not decoded a second time.
+            payloads_checked=rpc.sender_role() == roles.SCHEDULER,
         )
         if not rows:
             return tasks_pb2.InsertTasksReply()

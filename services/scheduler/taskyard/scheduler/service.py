@@ -34,7 +34,7 @@ from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import TaskState, WorkerState
-from taskyard.scheduler import graph, pauses, spans, timers
+from taskyard.scheduler import graph, pauses, payloads, spans, timers
 from taskyard.scheduler import metrics as sched_metrics
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.election import Election
@@ -187,6 +187,7 @@ class Scheduler:
         path's fields appended (concatenated messages merge). The records are
         parsed, as heads only, when something here reads them: hop stamps, the
         fast path, a delayed task's run time."""
+        payloads.check(payload)  # read in the handler: it knows the sender's role
         if not self.flow.loaded.is_set():  # a term's first moments
             await self.flow.wait_loaded()
         if self.flow.declared:  # the limits some task names declare

@@ -27,19 +27,23 @@ def validate_insert(
     known_names: Container[str] | None,
     max_payload_bytes: int,
     now_us: int,
+    payloads_checked: bool = False,
 ) -> list[InsertRow]:
     """Check and normalize the records; returns one insert row per record.
 
     Every record meets the rules the gateway applies (``core.validation``, with
     the record's own field names), whoever sent it; ``known_names`` are the task
     names some pool has declared (None: a caller that checked them itself).
+    ``payloads_checked``: the sender checked the args and kwargs JSON already (a
+    scheduler, scheduler/payloads.py); the common record's is then not decoded
+    again (their size is still checked, and the database takes only valid JSON).
     """
     out: list[InsertRow] = []
     violations: list[FieldViolation] = []
     for i, r in enumerate(req.tasks):
         # The common record (what a gateway builds) in one cheap pass; any other
         # goes through the shared rules, which alone word the violations.
-        params = _plain_params(r, known_names, max_payload_bytes, now_us)
+        params = _plain_params(r, known_names, max_payload_bytes, now_us, payloads_checked)
         if params is not None:
             out.append(params)
             continue
@@ -131,6 +135,7 @@ def _plain_params(
     known_names: Container[str] | None,
     max_payload_bytes: int,
     now_us: int,
+    payloads_checked: bool = False,
 ) -> InsertRow | None:
     """The insert row of ``r`` when ``rules.check_record`` would certainly
     find nothing in it and its ids are canonical, without dependencies or an
@@ -161,10 +166,11 @@ def _plain_params(
     if len(args) + len(kwargs) > max_payload_bytes:
         return None
     found: list[rules.Violation] = []
-    if args and args != _EMPTY_LIST:
-        rules.check_value(found, "args", args, kind=list)
-    if kwargs and kwargs != _EMPTY_OBJECT:
-        rules.check_value(found, "kwargs", kwargs, kind=dict)
+    if not payloads_checked:
+        if args and args != _EMPTY_LIST:
+            rules.check_value(found, "args", args, kind=list)
+        if kwargs and kwargs != _EMPTY_OBJECT:
+            rules.check_value(found, "kwargs", kwargs, kind=dict)
     priority = _WIRE_PRIORITY.get(r.priority)
     timeout_ms = r.timeout_ms
     max_retries = r.max_retries
