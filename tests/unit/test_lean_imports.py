@@ -55,3 +55,19 @@ def test_importing_the_template_elsewhere_changes_nothing() -> None:
     import taskyard.worker_pool.template  # noqa: F401
 
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_the_template_preloads_what_exporting_spans_needs() -> None:
+    from taskyard.worker_pool import template
+
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+    assert template._tracing_modules({}) == ()
+    http = template._tracing_modules(endpoint)
+    assert {
+        "opentelemetry.sdk.trace",
+        "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+        "requests",
+    } <= set(http)
+    # gRPC's core is never loaded in the template: it must not be forked.
+    on_grpc = template._tracing_modules({**endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    assert "opentelemetry.sdk.trace" in on_grpc and not any("grpc" in m for m in on_grpc)

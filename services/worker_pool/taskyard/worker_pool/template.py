@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 
 # The runtime every worker runs: importing it here is the point of the template.
 from taskyard.worker_pool import bootstrap  # noqa: F401
@@ -39,6 +40,10 @@ _SDK_MODULES = (
     "opentelemetry.sdk.trace",
     "opentelemetry.sdk.trace.export",
 )
+# The OTLP/HTTP exporter likewise, with requests (which it imports when it is made).
+# Not the gRPC one: gRPC's core must not be loaded in a process that forks (each
+# worker imports it for itself).
+_HTTP_EXPORTER = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "requests")
 _OTLP_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
@@ -52,11 +57,23 @@ def _in_forkserver() -> bool:
     return sys.argv == ["-c"] and "multiprocessing.forkserver" in sys.modules
 
 
+def _tracing_modules(env: Mapping[str, str]) -> tuple[str, ...]:
+    """What a worker will import to export spans (core.tracing.exporter_for), as far
+    as it is safe to import before a fork."""
+    if not any(env.get(name) for name in _OTLP_ENDPOINTS):
+        return ()
+    protocol = (
+        env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "http/protobuf"
+    )
+    return (*_SDK_MODULES, *_HTTP_EXPORTER) if protocol == "http/protobuf" else _SDK_MODULES
+
+
 def prepare_template() -> None:
     """Make the current process the template workers are forked from."""
-    if any(os.environ.get(name) for name in _OTLP_ENDPOINTS):
-        for name in _SDK_MODULES:
-            __import__(name)
+    for name in _tracing_modules(os.environ):
+        __import__(name)
     # A thread does not survive a fork (only the forking one does), and a lock it
     # held stays held in every worker: refuse rather than fork workers that may hang.
     others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
