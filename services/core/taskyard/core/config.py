@@ -130,7 +130,7 @@ class Settings(Addresses, BaseSettings):
         "so long waits never starve probes and cheap reads. Health/Check: no limit.",
     )
     grpc_max_concurrent_long_rpcs: int = Field(
-        default=10_000, description="WaitTask, CancelTask and streaming calls in flight."
+        default=10_000, description="WaitTask, RunTask, CancelTask and streaming calls in flight."
     )
     request_timeout: float = Field(default=10.0, description="Seconds per internal NNG request.")
     # --- gateway
