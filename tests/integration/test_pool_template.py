@@ -147,3 +147,20 @@ async def test_a_dead_template_is_started_again(pool: Pool) -> None:
     records = await fake.dispatch(*[make_record("add", 1, 2) for _ in range(4)])
     for r in records:
         assert (await fake.log.completion(r.id)).success
+
+
+async def test_forked_workers_draw_their_own_retry_jitter(pool: Pool) -> None:
+    fake, _ = pool
+    await fake.survey_until(lambda r: len(r.worker_pids) == 2)
+    # A tenth attempt's backoff is capped at 300 s, less up to 20 % jitter: 60,000
+    # possible milliseconds. Two workers sharing the template's random state would
+    # draw the same two delays; workers seeded on their own never do (p ~ 1e-9).
+    records = await fake.dispatch(*[make_record("fail", "on purpose", attempt=10) for _ in range(4)])
+    drawn: dict[int, set[int]] = {}
+    for r in records:
+        c = await fake.log.completion(r.id)
+        assert not c.success and c.retryable, c.failure
+        drawn.setdefault(pid_of(c.ref.worker_id), set()).add(c.retry_delay_ms)
+    assert len(drawn) == 2, f"the four attempts ran on {sorted(drawn)}"
+    first, second = drawn.values()
+    assert first != second

@@ -52,10 +52,8 @@ class Runner:
     flushes it (the worker process: once per loop iteration).
     """
 
-    # The deployment's retry policy (_serve sets it from Settings) and
-    # the randomness of its jitter (tests inject a seeded one).
+    # The deployment's retry policy (_serve sets it from Settings).
     retry_policy: retry.RetryPolicy = retry.RetryPolicy()
-    retry_rng: random.Random = random.Random()
 
     def __init__(
         self,
@@ -103,6 +101,10 @@ class Runner:
         self.threads: dict[Key, threads.Job] = {}
         self._watchers: set[asyncio.Task[None]] = set()
         self.cancels: dict[Key, bool] = {}
+        # The randomness of its retry jitter (tests inject a seeded one). Made here,
+        # in the worker: one made at import would be the template's, and every worker
+        # forked from it would draw the same jitter.
+        self.retry_rng: random.Random = random.Random()
 
     def _new_executor(self) -> threads.SyncThreads:
         return threads.SyncThreads(self.concurrency, name="taskyard-task")
