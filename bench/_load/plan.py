@@ -18,8 +18,11 @@ class Target:
     system: str  # "taskyard" or "celery"
     address: str  # the gateway's host:port, or the Redis URL
     mode: str  # "submit" (SubmitTask + WaitTask) or "runtask" (TaskService/RunTask)
-    client: str  # "sync" (the sync API's futures, answered on gRPC's threads) or "aio"
+    # "sync" (the sync API's futures, answered on gRPC's threads), "aio" or "go" (the
+    # compiled generator at `binary`); the probe is the sync client whatever this says
+    client: str
     channels: int  # gRPC channels (or Redis connections) of each process
+    binary: str = ""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -86,6 +86,15 @@ def test_quick_run_with_runtask_on_the_asyncio_client() -> None:
     _check_system(out, "taskyard")
 
 
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+def test_quick_run_on_the_compiled_generator() -> None:
+    code, out = _run(*TINY, "--client", "go", timeout=230)
+    assert code == 0, out
+    assert "client go;" in out, out
+    _check_report(out)
+    _check_system(out, "taskyard")
+
+
 @pytest.mark.skipif(not CELERY, reason="needs the benchmark extras (celery[redis], redis-server)")
 def test_quick_run_against_celery_alternates_the_systems() -> None:
     code, out = _run(*TINY, "--against", "celery", timeout=230)
@@ -104,7 +113,7 @@ def test_quick_run_against_celery_alternates_the_systems() -> None:
         (("--duration", "3", "--warmup", "3"), "--warmup must be at least 0 and less than --duration"),
         (("--processes", "0"), "--processes must be at least 1"),
         (("--max-tasks", "0"), "--max-tasks must be at least 1"),
-        (("--client", "sync,threads"), "--client: one or more of sync, aio"),
+        (("--client", "sync,threads"), "--client: one or more of sync, aio, go"),
     ],
 )
 def test_bad_arguments_are_refused(args: tuple[str, ...], message: str) -> None:
