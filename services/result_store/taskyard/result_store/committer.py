@@ -1,20 +1,23 @@
 """Group commit.
 
-Write requests are queued by kind. The writer loop takes the requests of one
-kind waiting longest (up to a cap) as a drain, merges them into ONE multi-row
-statement (the kind's ``Applier``), commits, then caches final records,
-resolves each request's future with its own reply, and only then publishes the
-drain's events. Up to ``max_drains`` drains of different kinds are in flight at
-once, each on its own connection: one builds its rows while another waits for
-its commit to reach the disk, so both cores work. Two drains of one kind never
-overlap, so the writes of one sender keep their order (say a pool's start notice
-and its outcome).
+Write requests are queued by kind. The writer loop drains everything waiting (up
+to a cap), merges the requests of one kind into ONE multi-row statement (the
+kind's ``Applier``), runs all groups of the drain in ONE transaction, commits,
+then caches final records, resolves each request's future with its own reply,
+and only then publishes the drain's events, in the order the drains committed.
 
 A task's events are logged by the statement that changes it (the tasks
-table's triggers), so a drain whose kind says it runs one statement
-(``alone``) needs no BEGIN and COMMIT: one round trip, its events committed
-with it or not at all. Other drains run in one transaction with their other
-events (pools, queues: one COPY) and their recorded request ids.
+table's triggers), so a drain of one kind that says it needs no transaction
+(``Alone``: a lone submit, lease or outcome, say) runs without BEGIN and
+COMMIT: one round trip, its events committed with it or not at all. Other
+drains write their other events (pools, queues: one COPY) and their recorded
+request ids in their transaction.
+
+``max_drains`` lets drains of kinds not already in flight start while one
+waits for its commit, each on its own connection (as if several stores shared
+the database); two drains of one kind never overlap, so one sender's writes
+keep their order. The store runs one at a time (store.WRITER_DRAINS: on two
+cores, drains in flight together cost PostgreSQL more CPU than they saved).
 
 If a drain fails, its requests are retried one per transaction, so one bad
 request (say invalid JSON) fails alone instead of failing its neighbours. A
@@ -31,6 +34,7 @@ import asyncio
 import collections
 import dataclasses
 import functools
+import heapq
 import logging
 import random
 import time
@@ -193,6 +197,7 @@ class Committer:
     ) -> None:
         self._pool = pool
         self._appliers = {method.kind: applier for method, applier in appliers}
+        self._order = [method.kind for method, _ in appliers]
         self._alone = {method.kind: test for method, test in (alone or {}).items()}
         self._on_events = on_events
         self._on_finals = on_finals
@@ -257,11 +262,11 @@ class Committer:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                kind = drain[0].kind
-                self._busy.add(kind)
+                kinds = frozenset(p.kind for p in drain)
+                self._busy |= kinds
                 flight = asyncio.get_running_loop().create_task(self._commit(drain, retry_alone=True))
                 self._flying.add(flight)
-                flight.add_done_callback(functools.partial(self._landed, kind))
+                flight.add_done_callback(functools.partial(self._landed, kinds))
         finally:
             for flight in list(self._flying):
                 flight.cancel()
@@ -274,45 +279,53 @@ class Committer:
                 queue.clear()
             self._waiting = 0
 
-    def _landed(self, kind: int, flight: asyncio.Task[None]) -> None:
-        """A drain is done: its kind may be drained again."""
+    def _landed(self, kinds: frozenset[int], flight: asyncio.Task[None]) -> None:
+        """A drain is done: its kinds may be drained again."""
         self._flying.discard(flight)
-        self._busy.discard(kind)
+        self._busy -= kinds
         if not flight.cancelled() and (exc := flight.exception()) is not None:
             log.error("a drain ended with an unexpected error: %r", exc)
         self._wake.set()
 
     def _take(self) -> list[_Pending]:
-        """The next drain: requests of the kind, among those with no drain in
-        flight, whose oldest request came first (in arrival order, up to the caps)."""
-        queue: collections.deque[_Pending] | None = None
-        for kind, waiting in self._queues.items():
-            if waiting and kind not in self._busy and (queue is None or waiting[0].seq < queue[0].seq):
-                queue = waiting
-        if queue is None:
-            return []
+        """The next drain: the waiting requests of every kind with no drain in
+        flight, in their order of arrival, up to the caps."""
+        heads = [(q[0].seq, kind) for kind, q in self._queues.items() if q and kind not in self._busy]
+        heapq.heapify(heads)
         drain: list[_Pending] = []
         rows = 0
-        while queue and len(drain) < self.max_requests:
+        while heads and len(drain) < self.max_requests:
+            _, kind = heads[0]
+            queue = self._queues[kind]
             nxt = queue[0]
             if drain and rows + nxt.rows > self.max_rows:
                 break
             drain.append(queue.popleft())
             rows += nxt.rows
+            if queue:
+                heapq.heapreplace(heads, (queue[0].seq, kind))
+            else:
+                heapq.heappop(heads)
         self._waiting -= len(drain)
         return drain
 
-    async def _apply(self, db: Db, group: list[_Pending], results: _Results) -> None:
-        if not group:
-            return
-        kind = group[0].kind
-        out = await self._appliers[kind](db, [p.request for p in group])
-        if len(out.replies) != len(group):
-            raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
-        results.append((group, out))
+    async def _apply(self, db: Db, drain: list[_Pending], results: _Results) -> None:
+        """Each kind's group of the drain through its applier, in the order the
+        kinds were registered (inserts before the leases and reports of a drain)."""
+        groups: dict[int, list[_Pending]] = {}
+        for p in drain:
+            groups.setdefault(p.kind, []).append(p)
+        for kind in self._order:
+            group = groups.get(kind)
+            if not group:
+                continue
+            out = await self._appliers[kind](db, [p.request for p in group])
+            if len(out.replies) != len(group):
+                raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
+            results.append((group, out))
 
     async def _run(self, drain: list[_Pending], results: _Results) -> Db:
-        """One run of a drain's applier, in one transaction unless it needs none.
+        """One run of a drain's appliers, in one transaction unless it needs none.
         Raises ``_Lost`` when a concurrent transaction won (``CONFLICTS``)."""
         async with self._pool.acquire() as conn:
             await self._plan(conn)
@@ -343,12 +356,14 @@ class Committer:
         return db
 
     def _stands_alone(self, drain: list[_Pending]) -> bool:
-        """Whether the drain runs without a transaction: its kind says it needs none
-        (``Alone``), and it has no request id to record with its effect."""
-        alone = self._alone.get(drain[0].kind)
-        return (
-            alone is not None and not any(p.request_id for p in drain) and alone([p.request for p in drain])
-        )
+        """Whether the drain runs without a transaction: its requests are of one kind,
+        which says they need none (``Alone``), and none has a request id to record
+        with its effect."""
+        kind = drain[0].kind
+        alone = self._alone.get(kind)
+        if alone is None or any(p.kind != kind or p.request_id for p in drain):
+            return False
+        return alone([p.request for p in drain])
 
     async def _record(self, db: Db, drain: list[_Pending]) -> list[_Pending]:
         """Record the drain's request ids in its transaction (one statement, only for a

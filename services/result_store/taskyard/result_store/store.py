@@ -82,10 +82,11 @@ WRITER_SERVER_SETTINGS = {**STORE_SERVER_SETTINGS, "plan_cache_mode": "force_gen
 # current number of pages, statistics or not). An ANALYZE would do it too, for
 # every session, but costs PostgreSQL 0.1-0.3 s a time on a table of 20,000+ rows.
 PLAN_CHECK_SECONDS = 1.0
-# Drains of different kinds the writer has in flight at once (committer.py):
-# while one waits for its commit, the next is built. Three: inserts, reports and
-# one more kind (leases, renewals) at the busiest.
-WRITER_DRAINS = 3
+# Drains the writer has in flight at once (committer.py). One: with three, on two
+# cores, PostgreSQL spent 2-3x the CPU a task (92-134 against 201-210 µs in
+# bench/store_writes, interleaved) for less throughput: overlapping writers
+# contend in the database more than the overlap saves.
+WRITER_DRAINS = 1
 # Below this many pages a whole scan costs about what the index probes would.
 PLAN_MIN_PAGES = 32
 TASKS_PAGES = "SELECT pg_relation_size(to_regclass('tasks')) / current_setting('block_size')::int"
