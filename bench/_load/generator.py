@@ -75,7 +75,8 @@ def _run_sync(client: SyncClient, job: Job) -> Outcome:
         for _ in range(min(job.inflight, job.max_tasks)):
             launch(time.monotonic())
             sent += 1
-        while sent < job.max_tasks:
+        # A process given no task in flight (fewer in flight than processes) sends none.
+        while job.inflight and sent < job.max_tasks:
             # Every call has a deadline, so one ends (or fails) within it.
             freed.get(timeout=job.drain + 60)
             now = time.monotonic()
