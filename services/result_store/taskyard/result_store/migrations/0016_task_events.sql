@@ -51,8 +51,11 @@ END
 $$;
 
 -- A changed task's event, one for each row whose state the statement changed.
+-- The join of the old and new rows is a hash join whatever their count: the
+-- plan is cached per session, and one made for a lone row (a nested loop) would
+-- compare every pair of a later drain's thousand rows.
 CREATE FUNCTION tasks_log_changed() RETURNS trigger
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET enable_nestloop = off AS $$
 BEGIN
   INSERT INTO events (kind, type, task_id, task_name, queue, root_id, state, attempt, priority,
                       worker_id, pool_id, attributes)
