@@ -29,6 +29,7 @@ from support.cluster import Cluster  # noqa: E402
 
 from taskyard.cli import jaeger  # noqa: E402
 from taskyard.cli.procs import EmbeddedPostgres  # noqa: E402
+from taskyard.core import seal  # noqa: E402
 
 
 def add_cluster_args(parser: argparse.ArgumentParser, *, workers: int = 1, concurrency: int = 8) -> None:
@@ -100,6 +101,9 @@ def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluste
         cluster = Cluster(
             url,
             work,
+            # A key per role, as taskyard dev and a production suite have them: a lane
+            # relays a gateway's tasks unread, and the store does not decode them again.
+            bus_keys=seal.generate_role_keys("bench"),
             workers=args.workers,
             concurrency=args.concurrency,
             server_name="bench",

@@ -14,6 +14,7 @@ import grpc
 from google.protobuf import duration_pb2
 from support.cluster import Cluster
 
+from taskyard.core import seal
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
 
 from .accounting import ProcessMap, tree
@@ -100,6 +101,7 @@ def taskyard_system(servers: Servers, plan: Plan, work: Path, database: str) -> 
         cluster = Cluster(
             dsn,
             work / database,
+            bus_keys=seal.generate_role_keys("bench"),  # as bench_cluster (bench/_common.py)
             workers=2,
             concurrency=plan.taskyard_concurrency,
             server_name="bench",

@@ -156,3 +156,20 @@ async def test_logs_go_with_the_task(result_store: Any, store_settings: Any) -> 
         assert await conn.fetchval("SELECT count(*) FROM task_logs WHERE task_id = $1", tid) == 0
     finally:
         await conn.close()
+
+
+async def test_a_batchs_lines_and_context_stand_or_fall_together(result_store: Any) -> None:
+    """A batch that writes lines and a context update runs as one transaction: a
+    context the database refuses leaves no line behind (a resent batch would
+    otherwise store its lines twice)."""
+    rec = tr.TaskRecord(id=ids.new_task_id(), name="add", root_id="")
+    rec.root_id = rec.id
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))
+    batch = logs_pb2.LogBatch(
+        lines=[logs_pb2.LogLine(task_id=rec.id, attempt=1, message="hello", at_us=1)],
+        context=[logs_pb2.ContextUpdate(task_id=rec.id, attempt=1, patch_json=b'[[["k"], "a\\u0000b"]]')],
+    )
+    with pytest.raises(errors.TaskyardError):
+        await result_store.ops.write_logs(batch)
+    stored = await result_store.pool.fetchval("SELECT count(*) FROM task_logs WHERE task_id = $1", rec.id)
+    assert stored == 0

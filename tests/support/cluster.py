@@ -45,7 +45,7 @@ from typing import IO, Any
 import grpc
 import psutil
 
-from taskyard.cli import procs
+from taskyard.cli import bus_key, procs
 from taskyard.core import seal
 from taskyard.core.config import Settings
 
@@ -200,6 +200,8 @@ class Cluster:
         if self.metrics:
             port = self.metrics_ports.setdefault(name, procs.free_port())
             own["TASKYARD_METRICS_PORT"] = str(port)
+        # Keys bound to roles: each service its own keyring, as taskyard dev hands them out.
+        own["TASKYARD_BUS_KEYS"] = bus_key.service_keys(self.settings.bus_keys, kind)
         proc = procs.spawn(kind, {**self.env, **own, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
         self.procs[name] = proc
         self._all_pids.add(proc.pid)

@@ -448,8 +448,14 @@ class Committer:
             # A conflict is no request's fault: no use retrying them one by one.
             if retry_alone and len(drain) > 1 and not _is_connection_error(exc) and not is_conflict(exc):
                 log.warning("group commit of %d requests failed (%s); retrying one by one", len(drain), exc)
-                for p in drain:
-                    await self._commit([p], retry_alone=False)
+                try:
+                    for p in drain:
+                        await self._commit([p], retry_alone=False)
+                except asyncio.CancelledError:
+                    for p in drain:  # stopping midway: the rest are not left waiting
+                        if not p.future.done():
+                            p.future.set_exception(errors.unavailable("result-store is stopping"))
+                    raise
                 return
             err = to_taskyard_error(exc)  # a conflict: UNAVAILABLE, which its callers retry
             if err.code.name == "INTERNAL":

@@ -132,6 +132,7 @@ async def write(db: Db, events: Sequence[event_pb2.Event], entries: Sequence[Ent
     if not rows:
         return False
     db.stats.statements += 1
+    db.ran += 1
     await db.conn.copy_records_to_table("events", records=rows, columns=COLUMNS)
     return True
 

@@ -47,7 +47,17 @@ from .readiness import Readiness
 from .reads import event_summary, explain, failures, trees
 from .reads.tasks import Reads
 from .silent_pools import LOSE_POOLS, SilentPools
-from .writes import cancels, dependencies, heartbeats, inserts, leases, promotions, reconciliation, reports
+from .writes import (
+    cancels,
+    dependencies,
+    heartbeats,
+    inserts,
+    leases,
+    logs,
+    promotions,
+    reconciliation,
+    reports,
+)
 from .writes.insert_checks import validate_insert
 from .writes.insert_row import InsertRow
 from .writes.limits import Limits
@@ -155,7 +165,7 @@ class ResultStore:
                 C.STORE_LEASE: leases.lease_alone,
                 C.STORE_REPORT: reports.alone,
                 C.STORE_RENEW: leases.one_request,
-                C.STORE_LOGS: leases.one_request,
+                C.STORE_LOGS: logs.alone,
             },
             max_rows=max(1000, settings.max_batch * 20),
             max_drains=WRITER_DRAINS,

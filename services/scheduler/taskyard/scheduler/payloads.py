@@ -1,10 +1,13 @@
-"""The JSON of tasks a lane receives from anyone but a gateway.
+"""What a lane relays of a submission from anyone but a gateway.
 
 A gateway has checked every record it submits (``core.validation``), so the
 result-store takes the args and kwargs a scheduler relays without decoding them
 again, when the bus says the insert came from a scheduler (keys bound to roles,
 ``core.roles``). The other senders of a lane's Submit, worker pools submitting a
-task's children, are checked here instead, before anything is relayed.
+task's children, are checked here instead, before anything is relayed; and what
+is relayed of theirs is the SubmitRequest alone: a lane passes a submission's
+bytes on as the store's InsertTasksRequest, whose other fields (a pool, leases,
+their length) only the scheduler may set.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from taskyard.core import roles, rpc
 from taskyard.core import validation as rules
 
 
-def check(payload: bytes) -> None:
-    """Refuse (INVALID_ARGUMENT) a SubmitRequest from anyone but a gateway whose
-    records' args or kwargs break the rules; a gateway's passes unread."""
+def checked(payload: bytes) -> bytes:
+    """``payload`` to relay: a gateway's as it came, unread; anyone else's without
+    the fields a SubmitRequest does not have, once its records' args and kwargs
+    meet the rules (else INVALID_ARGUMENT)."""
     if rpc.sender_role() == roles.GATEWAY:
-        return
+        return payload
+    request = dispatch_pb2.SubmitRequest.FromString(payload)
     found: list[rules.Violation] = []
-    for i, rec in enumerate(dispatch_pb2.SubmitRequest.FromString(payload).tasks):
+    for i, rec in enumerate(request.tasks):
         rules.check_payloads(found, rec, path=f"tasks[{i}]", fields=rules.RECORD_FIELDS)
     if found:
         raise rules.invalid(found)
+    request.DiscardUnknownFields()
+    return request.SerializeToString()

@@ -187,7 +187,7 @@ class Scheduler:
         path's fields appended (concatenated messages merge). The records are
         parsed, as heads only, when something here reads them: hop stamps, the
         fast path, a delayed task's run time."""
-        payloads.check(payload)  # read in the handler: it knows the sender's role
+        payload = payloads.checked(payload)  # in the handler: it knows the sender's role
         if not self.flow.loaded.is_set():  # a term's first moments
             await self.flow.wait_loaded()
         if self.flow.declared:  # the limits some task names declare

@@ -45,7 +45,8 @@ BEGIN
     VALUES (1, CASE WHEN n.state IN ('SCHEDULED', 'PENDING') THEN n.state ELSE 'QUEUED'::task_state END),
            (2, CASE WHEN n.state = 'ASSIGNED' THEN n.state END)
   ) AS e(step, state)
-  WHERE e.state IS NOT NULL;
+  WHERE e.state IS NOT NULL
+  ORDER BY e.step;
   RETURN NULL;
 END
 $$;

@@ -25,9 +25,9 @@ def lease_alone(reqs: list[tuple[leases_pb2.LeaseTasksRequest, int]]) -> bool:
     return len({req.term for req, _ in reqs}) <= 1
 
 
-def one_request(reqs: list[object]) -> bool:
-    """The committer's ``Alone`` of lease renewals and log lines: a lone request,
-    which either writes with one statement."""
+def one_request(reqs: list[leases_pb2.RenewLeasesRequest]) -> bool:
+    """The committer's ``Alone`` of lease renewals: a lone request, one statement
+    (one lease length)."""
     return len(reqs) == 1
 
 

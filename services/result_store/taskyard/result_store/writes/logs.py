@@ -109,6 +109,13 @@ async def _apply(db: Db, reqs: list[logs_pb2.LogBatch], max_lines: int) -> Outco
     return Outcome(replies=list(replies), events=events)
 
 
+def alone(reqs: list[logs_pb2.LogBatch]) -> bool:
+    """The committer's ``Alone`` of log batches: a lone batch that writes either
+    lines or a context update (one statement), not both: the two must stand or
+    fall together, or a resent batch would store its lines twice."""
+    return len(reqs) == 1 and not (reqs[0].context and (reqs[0].lines or reqs[0].dropped))
+
+
 async def _apply_context(db: Db, reqs: list[logs_pb2.LogBatch]) -> None:
     # One merged patch per task (pairs in arrival order), from its latest attempt.
     merged: dict[str, tuple[int, list[object]]] = {}
