@@ -11,11 +11,12 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import pynng
 import pytest
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import counters_pb2, envelope_pb2, leases_pb2, tasks_pb2
-from taskyard.core import contract, errors, gate, roles, rpc, seal
+from taskyard.core import contract, errors, gate, roles, rpc, seal, transport
 
 K = envelope_pb2
 
@@ -277,6 +278,79 @@ def test_a_pools_insert_and_lease_are_refused_unanswered_and_counted(
         and "(scheduler may" in line
         for line in lines
     )
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if not n:
+            return bytes(out + bytes([low]))
+        out.append(low | 0x80)
+
+
+async def _send_forged(
+    spec: str, address: str, bodies: dict[str, bytes], seen: list[str]
+) -> dict[str, object]:
+    """Each envelope of ``bodies`` sealed by a pool's key, to a store port serving
+    inserts and reports."""
+
+    async def insert(request: tasks_pb2.InsertTasksRequest, env: K.Envelope) -> tasks_pb2.InsertTasksReply:
+        seen.append(rpc.sender_role())
+        return tasks_pb2.InsertTasksReply()
+
+    async def report(request: leases_pb2.ReportRequest, env: K.Envelope) -> leases_pb2.ReportReply:
+        seen.append(f"report from {rpc.sender_role()}")
+        return leases_pb2.ReportReply()
+
+    store_seal = _seal_of(spec, roles.RESULT_STORE)
+    seal.install(store_seal)
+    responder = rpc.Responder(
+        address,
+        [rpc.serve(contract.STORE_INSERT, insert), rpc.serve(contract.STORE_REPORT, report)],
+        max_message_bytes=1 << 20,
+        concurrency=2,
+    )
+    serving = asyncio.create_task(responder.serve())
+    pool = _seal_of(spec, roles.WORKER_POOL)
+    got: dict[str, object] = {}
+    try:
+        for name, body in bodies.items():
+            with pynng.Req0(dial=address, recv_timeout=500) as sock:
+                await sock.asend(pool.seal(body))
+                try:
+                    await sock.arecv()
+                    got[name] = "answered"
+                except pynng.Timeout:
+                    got[name] = "no reply"
+        got["refusals"] = store_seal.refusals.counts()
+        return got
+    finally:
+        responder.close()
+        serving.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await serving
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_pool_cannot_pass_an_insert_off_as_a_kind_it_may_send(tmp_path: object) -> None:
+    """The kind that picks the handler is the decoded envelope's: an insert whose
+    kind the gate's early read of the first bytes misses, or reads as a report
+    (which a pool may send), is refused all the same."""
+    spec = seal.generate_role_keys("t")
+    payload = tasks_pb2.InsertTasksRequest().SerializeToString()
+    insert_kind = b"\x10" + _varint(K.KIND_STORE_INSERT)
+    bodies = {
+        "behind a long message id": transport.encode(K.KIND_STORE_INSERT, payload, message_id="x" * 200),
+        "a report, then the kind again": transport.encode(K.KIND_STORE_REPORT, payload) + insert_kind,
+        "after the payload": b"\x0a\x04abcd\x2a" + _varint(len(payload)) + payload + insert_kind,
+    }
+    for body in bodies.values():
+        assert transport.decode(body).kind == K.KIND_STORE_INSERT
+    seen: list[str] = []
+    got = asyncio.run(_send_forged(spec, _address(tmp_path), bodies, seen))
+    assert got == {**dict.fromkeys(bodies, "no reply"), "refusals": {gate.FORBIDDEN: 3}}
+    assert seen == []
 
 
 @pytest.mark.usefixtures("installed")

@@ -138,6 +138,18 @@ def test_a_command_in_the_project_directory_takes_devs_key(tmp_path: Path) -> No
     assert Settings.from_env(choice.env).bus_keys_file == str(key.path)
 
 
+def test_a_pool_started_in_the_project_directory_holds_its_own_key_alone(tmp_path: Path) -> None:
+    """taskyard queue start / serve worker-pool beside taskyard dev: the pool's own
+    keyring, as dev hands it out, not every role's keys in the project's file."""
+    key = bus_key.dev_key(tmp_path / ".taskyard")
+    choice = bus_key.project_env({"PATH": "/bin"}, cwd=tmp_path, service="worker-pool")
+    assert "TASKYARD_BUS_KEYS_FILE" not in choice.env
+    held = seal.Keyring.parse(choice.env["TASKYARD_BUS_KEYS"])
+    assert set(dict(held.roles).values()) == {"worker-pool"}
+    assert choice.env["TASKYARD_BUS_KEYS"] == bus_key.service_keys(key.keys, "worker-pool")
+    assert str(key.path) in choice.line and "worker-pool's own keyring" in choice.line
+
+
 @pytest.mark.parametrize(
     ("env", "source"),
     [

@@ -167,15 +167,30 @@ class KeyChoice:
     line: str
 
 
-def project_env(env: Mapping[str, str], cwd: Path | None = None) -> KeyChoice:
+def project_env(env: Mapping[str, str], cwd: Path | None = None, *, service: str = "") -> KeyChoice:
     """``env``, with ``TASKYARD_BUS_KEYS_FILE`` set to the dev project's key file when
-    no key is configured and ``<cwd>/.taskyard/bus.keys`` exists."""
+    no key is configured and ``<cwd>/.taskyard/bus.keys`` exists. With ``service``
+    and keys bound to roles in that file: the service's own keyring alone, as
+    taskyard dev hands it out (a pool joining the project holds its own key only)."""
     chosen = dict(env)
     source = explicit_source(env)
     if source:
         return KeyChoice(env=chosen, line=f"bus key from {source}")
     where = (cwd or Path.cwd()) / key_file(DEFAULT_DATA_DIR)
     if where.is_file():
+        try:
+            keys = ",".join(line.strip() for line in where.read_text().splitlines() if line.strip())
+            own = service_keys(keys, service) if service else keys
+        except (OSError, ValueError):  # the service reads the file, and says what is wrong with it
+            keys = own = ""
+        if own != keys:
+            chosen[KEYS_VARIABLE] = own
+            return KeyChoice(
+                env=chosen,
+                line=f"bus key from {where.resolve()} (taskyard dev's, found in this directory: "
+                f"the {procs.canonical(service)}'s own keyring; {KEYS_VARIABLE} or "
+                f"{KEYS_FILE_VARIABLE} would win)",
+            )
         chosen[KEYS_FILE_VARIABLE] = str(where.resolve())
         return KeyChoice(
             env=chosen,

@@ -39,7 +39,5 @@ from taskyard.cli.serve import exec_service, pool_env, project_env
 )
 def queue_start_command(workers: int | None, concurrency: int | None, tasks: tuple[str, ...]) -> None:
     """Run a worker pool: N worker processes x C tasks each (SIGTERM drains it)."""
-    exec_service(
-        "worker-pool",
-        pool_env(project_env(os.environ), workers=workers, concurrency=concurrency, tasks=tasks),
-    )
+    env = project_env(os.environ, service="worker-pool")
+    exec_service("worker-pool", pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks))

@@ -41,10 +41,11 @@ def pool_env(
     return env
 
 
-def project_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` with the dev project's bus key when none is configured (bus_key.py),
-    and one line on stderr saying which key the service will use."""
-    choice = bus_key.project_env(environ)
+def project_env(environ: Mapping[str, str], service: str = "") -> dict[str, str]:
+    """``environ`` with the dev project's bus key when none is configured (bus_key.py;
+    ``service``'s own keyring when it names one), and one line on stderr saying which
+    key the service will use."""
+    choice = bus_key.project_env(environ, service=service)
     click.echo(f"taskyard: {choice.line}", err=True)
     return choice.env
 
@@ -138,7 +139,7 @@ def serve_command(
     taskyard serve --workers 3 --no-http   only the worker pool
 
     Every other setting comes from the TASKYARD_* environment variables."""
-    env = project_env(os.environ)
+    env = project_env(os.environ, service or "")
     pool_flags = {"--workers": workers, "--concurrency": concurrency, "--tasks": tasks or None}
     if port is not None:
         env["TASKYARD_GRPC_PORT"] = str(port)

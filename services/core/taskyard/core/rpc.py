@@ -54,7 +54,7 @@ from google.protobuf.message import DecodeError, Message
 from pynng import lib
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import contract, dialer, errors, seal, telemetry, transport, wire
+from taskyard.core import contract, dialer, errors, gate, seal, telemetry, transport, wire
 
 log = logging.getLogger(__name__)
 
@@ -384,6 +384,8 @@ class Responder:
             senders={kind: contract.SENDERS[kind].by for kind in self._routes},
         )
         self._contexts: list[asyncio.Task[None]] = []
+        # (role, kind) refusals already said in the log (``_may_send``).
+        self._forbidden_said: set[tuple[str, int]] = set()
         # Requests taken off the socket wait here for one of ``concurrency`` handlers,
         # their receipt known on this clock: one that waited past its budget is dropped.
         self._handlers = asyncio.Semaphore(concurrency)
@@ -428,6 +430,28 @@ class Responder:
             with contextlib.suppress(pynng.NNGException):
                 ctx.close()
 
+    def _may_send(self, kind: int) -> bool:
+        """Whether the role that sealed the request being handled may send ``kind``
+        (contract.SENDERS). The gate refuses early by the kind it reads from the
+        envelope's first bytes; the decoded envelope, which picks the handler, is
+        what decides: a kind repeated, or placed after the payload or a long
+        message id, must not pass under another kind's right."""
+        role = _SENDER_ROLE.get()
+        if contract.may_send(role, kind):
+            return True
+        self._sock._seal.refusals.add(gate.FORBIDDEN, self.address)
+        if (role, kind) not in self._forbidden_said:
+            self._forbidden_said.add((role, kind))
+            log.warning(
+                "refused kind %s on %s: signed with a key of role %s, which may not send it "
+                "(core/contract.py SENDERS); dropped unanswered, counted as %r",
+                kind,
+                self.address,
+                role,
+                gate.FORBIDDEN,
+            )
+        return False
+
     async def _handle(self, raw: bytes, *, waited: float = 0.0) -> bytes | None:
         try:
             env = transport.decode(raw)
@@ -437,6 +461,8 @@ class Responder:
         if arrived_late(env, now_ms=time.time() * 1000, waited_ms=waited * 1000, window_ms=window_ms):
             log.debug("request of kind %s past its deadline: dropped", env.kind)
             return None
+        if not self._may_send(env.kind):
+            return None  # unanswered, as the gate refuses it
         route = self._routes.get(env.kind)
         if route is None:
             return _error_reply(env.message_id, errors.internal(f"no route for kind {env.kind}"))
