@@ -63,6 +63,15 @@ def test_a_role_secret_the_chart_does_not_know_is_refused(value: str) -> None:
     assert "values don't meet the specifications of the schema" in helm.refusal("--set", value)
 
 
+def test_a_keyring_in_place_of_a_secrets_name_is_refused() -> None:
+    """roleSecrets name Secrets: key material pasted there would travel in the
+    manifests in clear (and name no Secret)."""
+    keyring = seal.generate_role_keys("x").split(",")[0]
+    assert "values don't meet the specifications of the schema" in helm.refusal(
+        "--set", f"bus.roleSecrets.gateway={keyring}"
+    )
+
+
 def test_the_documented_install_reads_the_secrets_the_documented_keys_make(tmp_path: Path) -> None:
     """docs/kubernetes.md, as written: `taskyard keys new bus-keys`, a Secret per service
     from its file, and the install with values-bus-roles.yaml reading them."""
