@@ -82,3 +82,25 @@ def test_failed_tasks_are_counted_with_the_first_error_and_no_latency() -> None:
     assert outcome.sent == outcome.errors == 5
     assert outcome.latencies_ms == () and outcome.unfinished == 0
     assert outcome.first_error == "refused #1"
+
+
+def test_a_target_is_not_met_by_a_step_that_lost_tasks() -> None:
+    """The percentiles count the tasks that finished: the slowest ones, failed or never
+    finished, are not in them, so a step that lost some cannot meet a target."""
+    from _load import figures
+
+    def step(name: str, *, errors: int = 0, unfinished: int = 0) -> figures.Step:
+        return figures.Step(
+            system="taskyard", round=1, name=name, rate=1.0, done_per_s=5000.0,
+            probe_p50_ms=1.0, probe_p99_ms=2.0, errors=errors, unfinished=unfinished,
+        )  # fmt: skip
+
+    whole = [step(figures.MAX), step(figures.IDLE), step("50 %"), step("80 %")]
+    assert all(v.met for v in figures.targets(whole))
+    lossy = [step(figures.MAX), step(figures.IDLE), step("50 %", unfinished=3), step("80 %", errors=1)]
+    verdicts = {v.target: v for v in figures.targets(lossy)}
+    assert verdicts["unary maximum >= 2,000 tasks/s"].met
+    assert not verdicts["probe p99 at 50 % <= 10 ms"].met
+    assert "3 failed or unfinished" in verdicts["probe p99 at 50 % <= 10 ms"].figure
+    assert not verdicts["probe p99 at 80 % <= 25 ms"].met
+    assert not verdicts["probe p50 at 50 % <= 1.5x idle p50"].met
