@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -101,3 +102,23 @@ async def test_a_worker_is_killed_and_reaped(method: str) -> None:
         launcher.kill(w.started.process, w.started.pidfd)
         await w.closed()
         assert await w.reap() == -signal.SIGKILL
+
+
+@pytest.mark.skipif(launcher.start_method() != launcher.FORKSERVER, reason="no pidfds")
+async def test_an_ended_forked_worker_without_a_pidfd_is_not_signalled_by_pid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker forked from the template is reaped by the template as it ends: its
+    pid is free from then on, and may be another process's. Without a pidfd, the
+    manager kills by pid only while the worker's sentinel says it runs. (A spawned
+    worker is the manager's own child: its pid stays its own until joined.)"""
+    async with worker(launcher.FORKSERVER) as w:
+        await w.hello()
+        w.writer.write(pipe.pack(pipe.STOP))
+        await w.closed()
+        # Ended (its sentinel says so), not yet joined here: the template reaped it.
+        assert multiprocessing.connection.wait([w.started.process.sentinel], timeout=30)
+        signalled: list[int] = []
+        monkeypatch.setattr(os, "kill", lambda pid, sig: signalled.append(pid))
+        launcher.kill(w.started.process, -1)
+        assert signalled == []

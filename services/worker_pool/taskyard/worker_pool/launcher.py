@@ -115,11 +115,14 @@ class Launcher:
 
 
 def kill(process: multiprocessing.process.BaseProcess, pidfd: int) -> None:
-    """SIGKILL the worker (by pidfd when there is one: its pid may be reused)."""
+    """SIGKILL the worker (by pidfd when there is one: its pid may be reused). Without
+    one, by pid only while its sentinel says it has not ended: a worker forked from
+    the template is reaped by the template at once, and its pid is free from then on
+    (a forked worker has no pidfd when it had ended before the manager opened one)."""
     if pidfd >= 0:
         with contextlib.suppress(ProcessLookupError):
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    else:
+    elif process.is_alive():
         process.kill()
 
 
