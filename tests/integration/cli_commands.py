@@ -10,6 +10,8 @@ from taskyard.cli.main import cli
 
 # They run services in the foreground and print their logs, not data.
 SERVICE_RUNNERS = frozenset({"dev", "serve", "queue start"})
+# They write files on this machine and say which, calling no service: no reply to print.
+FILE_WRITERS = frozenset({"keys new"})
 
 
 def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:
@@ -21,4 +23,4 @@ def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tu
 
 
 ALL_COMMANDS = dict(leaf_commands(cli))
-DATA_COMMANDS = sorted(name for name in ALL_COMMANDS if name not in SERVICE_RUNNERS)
+DATA_COMMANDS = sorted(name for name in ALL_COMMANDS if name not in SERVICE_RUNNERS | FILE_WRITERS)
