@@ -81,6 +81,12 @@ async def worker(method: str) -> AsyncIterator[Worker]:
         ln.close()
 
 
+def _ignores(pid: int, signum: int) -> bool:
+    with open(f"/proc/{pid}/status") as status:
+        mask = next(int(line.split()[1], 16) for line in status if line.startswith("SigIgn:"))
+    return bool(mask & (1 << (signum - 1)))
+
+
 @pytest.mark.parametrize("method", METHODS)
 async def test_a_worker_stops_on_stop(method: str) -> None:
     async with worker(method) as w:
@@ -88,6 +94,9 @@ async def test_a_worker_stops_on_stop(method: str) -> None:
         if method == launcher.FORKSERVER:
             assert w.process.ppid() != os.getpid(), "a forked worker's parent is the template"
             assert w.started.pidfd >= 0
+            # The template prepared itself (template.prepare_template): a SIGTERM to the
+            # process group does not end it.
+            assert _ignores(w.process.ppid(), signal.SIGTERM)
         else:
             assert w.process.ppid() == os.getpid() and w.started.pidfd == -1
         w.writer.write(pipe.pack(pipe.STOP))

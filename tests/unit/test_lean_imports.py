@@ -71,3 +71,16 @@ def test_the_template_preloads_what_exporting_spans_needs() -> None:
     # gRPC's core is never loaded in the template: it must not be forked.
     on_grpc = template._tracing_modules({**endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
     assert "opentelemetry.sdk.trace" in on_grpc and not any("grpc" in m for m in on_grpc)
+
+
+def test_a_process_started_with_python_c_is_no_template_for_importing_it() -> None:
+    """A test runner's worker runs as ``python -c`` too, with threads, and may have
+    imported multiprocessing.forkserver: importing the template there changes nothing."""
+    code = (
+        "import signal, threading, time, multiprocessing.forkserver\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "import taskyard.worker_pool.template\n"
+        "print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr

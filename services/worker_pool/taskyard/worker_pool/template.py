@@ -21,10 +21,12 @@ an ordinary import.
 from __future__ import annotations
 
 import gc
+import multiprocessing.forkserver
 import os
 import signal
 import sys
 import threading
+import types
 from collections.abc import Mapping
 
 # The runtime every worker runs: importing it here is the point of the template.
@@ -52,9 +54,19 @@ class TemplateError(RuntimeError):
 
 
 def _in_forkserver() -> bool:
-    # multiprocessing starts its server as ``python -c "from multiprocessing.forkserver
-    # import main; main(...)"`` and imports the preload modules before it serves.
-    return sys.argv == ["-c"] and "multiprocessing.forkserver" in sys.modules
+    """Whether this import is multiprocessing's forkserver preloading its modules: its
+    ``main`` is on the stack. (Its command line, ``python -c``, is also a test runner's
+    worker's, which may have imported multiprocessing.forkserver too.)"""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "main" and code.co_filename == _FORKSERVER_FILE:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_FORKSERVER_FILE = multiprocessing.forkserver.__file__
 
 
 def _tracing_modules(env: Mapping[str, str]) -> tuple[str, ...]:
