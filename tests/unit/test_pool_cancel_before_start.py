@@ -161,3 +161,21 @@ async def test_a_flagged_copy_the_manager_holds_nothing_of_ends_not_started() ->
     # Routed, it would go back to the queue (no worker here to take it): it is dropped.
     late = outbox.take()
     assert not (late.completed or late.released or late.started), late
+
+
+async def test_a_dispatch_while_a_live_worker_is_started_again_waits_for_it() -> None:
+    """While a worker that died is started again (a fork server's round trip), an
+    attempt dispatched with no other slot waits for the replacement instead of going
+    back to the queue (each bounce is a new attempt); if the replacement will not
+    come, it goes back once."""
+    workers, outbox = manager_workers()
+    record = make_record("add", 1, 2)
+    workers._respawning.add(0)
+    workers.route(dispatch_pb2.Dispatch(tasks=[record]))
+    assert not outbox.take().released
+    assert [t.id for t in workers._parked.tasks] == [record.id]
+    workers._release_parked()
+    assert [r.ref.task_id for r in outbox.take().released] == [record.id]
+    # With nobody being started again: back to the queue at once, as before.
+    workers.route(dispatch_pb2.Dispatch(tasks=[make_record("add", 3, 4)]))
+    assert len(outbox.take().released) == 1

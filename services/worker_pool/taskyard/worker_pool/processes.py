@@ -68,6 +68,12 @@ class Workers:
         # Unix microseconds of the last dispatch routed to a worker (registry).
         self.last_dispatch_us = 0
         self.launcher = launcher.Launcher()
+        # Indexes of live workers that died and are being started again, and the
+        # attempts dispatched meanwhile with no other slot: they wait for the
+        # replacement (starting one takes a fork server's round trip) instead of
+        # bouncing back to the queue, each bounce a new attempt.
+        self._respawning: set[int] = set()
+        self._parked = dispatch_pb2.Dispatch()
         self._early_deaths: dict[int, int] = {}
         # Attempts that ended here lately, by (task, attempt, lease token): the second
         # copy of a dispatch (stream and PAIR both deliver it) must never run again.
@@ -95,6 +101,22 @@ class Workers:
         loop.add_reader(proc.sentinel, self._on_sentinel, w)
         self._background.spawn(self._read_worker(w), f"worker-{index}")
         log.info("worker %d started (pid %s)", index, proc.pid)
+        self._respawning.discard(index)
+        if self._parked.tasks and not self._respawning:
+            parked, self._parked = self._parked, dispatch_pb2.Dispatch()
+            self.route(parked, arrived=False)
+
+    def _release_parked(self, *, keep_waiting: bool = False) -> None:
+        """The attempts waiting for a replacement that will not come (the pool stops,
+        or the replacement could not be started), back to the queue, no retry spent.
+        ``keep_waiting``: later dispatches may still wait for the replacement."""
+        if not keep_waiting:
+            self._respawning.clear()
+        parked, self._parked = self._parked, dispatch_pb2.Dispatch()
+        for record in parked.tasks:
+            self._outbox.report.released.append(leases_pb2.Release(ref=attempts.ref_of(record, "")))
+        if parked.tasks:
+            self._outbox.slots_changed()
 
     def _on_sentinel(self, w: WorkerHandle) -> None:
         """The process exited: end its pipe even if a grandchild inherited the other end."""
@@ -190,6 +212,8 @@ class Workers:
         if w.gone:
             return
         w.gone = True
+        if w.ready and not (self._pool.stopping() or self._pool.closing):
+            self._respawning.add(w.index)
         loop = asyncio.get_running_loop()
         loop.remove_reader(w.process.sentinel)
         w.writer.close()
@@ -206,6 +230,8 @@ class Workers:
         self._outbox.slots_changed()
         if not (stopping or self._pool.closing):
             await self._respawn(w)
+        if w.index in self._respawning:  # not started again: the pool stops
+            self._release_parked()
 
     async def _respawn(self, w: WorkerHandle) -> None:
         if not w.ready:  # died before it was ready (import error?): back off
@@ -221,6 +247,7 @@ class Workers:
                 # started again on the next try.
                 attempt += 1
                 log.error("worker %d could not be started (try %d): %s", w.index, attempt, exc)
+                self._release_parked(keep_waiting=True)  # no slot soon: not worth their wait
                 await asyncio.sleep(min(5.0, 0.2 * 2 ** (attempt - 1)))
 
     async def stop(self, limit: float) -> None:
@@ -269,9 +296,11 @@ class Workers:
                 w.writer.write(pipe.pack(pipe.STOP))
 
     # ------------------------------------------------------------ routing
-    def route(self, batch: dispatch_pb2.Dispatch) -> None:
+    def route(self, batch: dispatch_pb2.Dispatch, *, arrived: bool = True) -> None:
         """Each attempt of ``batch`` to the least-loaded worker that takes work; one
-        without a slot goes back to the queue, a second copy of one is dropped."""
+        without a slot waits for a worker being started again, else goes back to the
+        queue; a second copy of one is dropped. ``arrived``: the batch just came (not
+        parked ones routed again)."""
         per_worker: dict[int, dispatch_pb2.Dispatch] = {}
         workers = list(self.handles.values())
         # Who may take work does not change while a batch is routed, only how much
@@ -287,7 +316,8 @@ class Workers:
         # an attempt whose worker dies (a copy a task costs the manager otherwise).
         observed = tracing.enabled() or metrics.enabled()
         refused = 0
-        hops.stamp(batch.tasks, "pool.received")
+        if arrived:
+            hops.stamp(batch.tasks, "pool.received")
         for record in batch.tasks:
             task_id, attempt = record.id, record.attempt
             key = (task_id, attempt)
@@ -305,6 +335,9 @@ class Workers:
                 n = len(w.held)
                 if n < fewest:
                     target, fewest = w, n
+            if target is None and self._respawning and self._pool.accepting():
+                self._parked.tasks.append(record)
+                continue
             if target is None:
                 # No slot (or draining): back to the queue, no retry burned.
                 self._outbox.report.released.append(leases_pb2.Release(ref=attempts.ref_of(record, "")))
