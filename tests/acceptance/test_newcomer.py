@@ -63,9 +63,10 @@ SOURCE_ROOTS = (
 )
 # make dev installs grpcurl and copies Jaeger and its UI from the tools cache first.
 READY_TIMEOUT = 600.0
-# The trace's two ends: the gateway's submission and the attempt a worker ran (spans
-# of messages are named after their queue, OpenTelemetry's messaging convention).
-SUBMIT_SPAN = "/taskyard.v1.TaskService/SubmitTask"
+# The trace's two ends: the gateway's submission (the banner's `task submit --wait` is
+# one RunTask call) and the attempt a worker ran (spans of messages are named after
+# their queue, OpenTelemetry's messaging convention).
+SUBMIT_SPAN = "/taskyard.v1.TaskService/RunTask"
 PROCESS_SPAN = "process default"
 
 
