@@ -267,9 +267,10 @@ async def test_the_statement_that_changes_a_task_logs_its_events(result_store: A
     )
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[plain]))
     async with result_store.pool.acquire() as conn:
-        await conn.execute("UPDATE tasks SET labels = '{\"k\": \"v\"}' WHERE id = $1", plain.id)
+        await conn.execute('UPDATE tasks SET labels = \'{"k": "v"}\' WHERE id = $1', plain.id)
         await conn.execute(
-            "UPDATE tasks SET state = 'ASSIGNED', worker_id = 'pool-b/w3:77', lease_token = 't' WHERE id = $1",
+            "UPDATE tasks SET state = 'ASSIGNED', worker_id = 'pool-b/w3:77', lease_token = 't'"
+            " WHERE id = $1",
             plain.id,
         )
         await conn.execute("UPDATE tasks SET state = 'RUNNING' WHERE id = $1", plain.id)

@@ -69,16 +69,22 @@ async def test_cap_per_task_drops_with_one_marker(result_store: Any, store_setti
 
     tid = await new_task(result_store)
     apply = logs.make_applier(max_lines=5)
-    from taskyard.result_store.committer import Db
+    from taskyard.result_store.appliers import Db
 
     async with result_store.pool.acquire() as conn:
         db = Db(conn, result_store.stats)
-        out = await apply(db, [logs_pb2.LogBatch(lines=lines(tid, 0, 3))])
-        assert out.replies[0].stored == 3
-        out = await apply(db, [logs_pb2.LogBatch(lines=lines(tid, 3, 4))])
-        assert out.replies[0].stored == 3 and out.replies[0].dropped == 2  # 2 lines + marker
-        out = await apply(db, [logs_pb2.LogBatch(lines=lines(tid, 7, 4))])
-        assert out.replies[0].stored == 0 and out.replies[0].dropped == 4
+
+        async def reply(batch: logs_pb2.LogBatch) -> logs_pb2.LogBatchReply:
+            (got,) = (await apply(db, [batch])).replies
+            assert isinstance(got, logs_pb2.LogBatchReply)
+            return got
+
+        out = await reply(logs_pb2.LogBatch(lines=lines(tid, 0, 3)))
+        assert out.stored == 3
+        out = await reply(logs_pb2.LogBatch(lines=lines(tid, 3, 4)))
+        assert out.stored == 3 and out.dropped == 2  # 2 lines + marker
+        out = await reply(logs_pb2.LogBatch(lines=lines(tid, 7, 4)))
+        assert out.stored == 0 and out.dropped == 4
     got = await all_logs(result_store, tid)
     assert [x.offset for x in got] == list(range(6))
     assert got[-1].type == "warning" and "log truncated" in got[-1].message

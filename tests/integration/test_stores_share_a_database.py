@@ -30,10 +30,10 @@ from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.config import Settings
 from taskyard.result_store.arrays import text_array
-from taskyard.result_store.committer import CONFLICT_RUNS
 from taskyard.result_store.queries import bind
 from taskyard.result_store.store import ResultStore
 from taskyard.result_store.transitions import SRC_CANCEL_NOW, SRC_SUCCESS
+from taskyard.result_store.write_errors import CONFLICT_RUNS
 from taskyard.v1 import task_pb2
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(180)]

@@ -12,7 +12,8 @@ from support.records import submitted_task
 
 from taskyard.bus.v1 import event_pb2, tasks_pb2
 from taskyard.core import contract
-from taskyard.result_store.committer import Applier, Committer, Db, Method, Outcome
+from taskyard.result_store.appliers import Applier, Db, Method, Outcome
+from taskyard.result_store.committer import Committer
 
 pytestmark = pytest.mark.asyncio
 

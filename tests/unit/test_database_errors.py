@@ -11,7 +11,7 @@ import pytest
 
 from taskyard.core import errors
 from taskyard.result_store import database_errors
-from taskyard.result_store.committer import to_taskyard_error
+from taskyard.result_store.write_errors import to_taskyard_error
 
 SERVER_TEXT = 'could not extend file "base/16384/2619": No space left on device; INSERT INTO events'
 

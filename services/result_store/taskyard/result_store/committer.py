@@ -36,10 +36,9 @@ import dataclasses
 import functools
 import heapq
 import logging
-import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
 
 import asyncpg
 from google.protobuf.message import Message
@@ -47,104 +46,12 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import event_pb2, task_record_pb2
 from taskyard.core import contract, errors, hops, seal, tracing
 
-from . import bus_requests, event_log
+from . import bus_requests, event_log, write_errors
 from . import metrics as store_metrics
 from . import spans as store_spans
-from .database_errors import database_error, sqlstate
-from .queries import STATEMENTS
+from .appliers import Alone, Applier, Db, Finals, Method, Outcome, R, Stats
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass
-class Stats:
-    """Counters exposed for tests and metrics."""
-
-    requests: int = 0
-    drains: int = 0
-    transactions: int = 0
-    statements: int = 0
-    rows: int = 0
-    refused: int = 0
-    failed_drains: int = 0
-    # Drains run again after losing to a concurrent transaction (CONFLICTS).
-    conflicts: int = 0
-    # Drains that ran without BEGIN and COMMIT (``Alone``).
-    alone: int = 0
-
-
-class Db:
-    """A connection that runs named statements, their parameters given by
-    name (``queries.py``), and counts them.
-
-    It also gathers, in ``waited_on``, the ids of the rows a statement returned
-    with a true ``waited_on`` column: the statements that make tasks final
-    return ``has_dependents`` so (writes/dependencies.py)."""
-
-    def __init__(self, conn: asyncpg.Connection, stats: Stats) -> None:
-        self.conn = conn
-        self.stats = stats
-        self.ran = 0
-        self.waited_on: set[str] = set()
-
-    async def fetch(self, query: str, /, **values: Any) -> list[asyncpg.Record]:
-        self.stats.statements += 1
-        self.ran += 1
-        statement = STATEMENTS[query]
-        rows: list[asyncpg.Record] = await self.conn.fetch(statement.sql, *statement.args(values))
-        if rows and rows[0].get(WAITED_ON) is not None:
-            self.waited_on.update(r["id"] for r in rows if r[WAITED_ON])
-        return rows
-
-    async def fetchval(self, query: str, /, **values: Any) -> Any:
-        self.stats.statements += 1
-        self.ran += 1
-        statement = STATEMENTS[query]
-        return await self.conn.fetchval(statement.sql, *statement.args(values))
-
-
-# The column by which a statement's rows say some task depends on them.
-WAITED_ON = "waited_on"
-
-
-class Finals(list[task_record_pb2.TaskRecord]):
-    """The final records of one commit (``Committer``'s ``on_finals``), and the
-    ids of those some task depends on: their rows said so (``Db.waited_on``)."""
-
-    def __init__(self, records: Iterable[task_record_pb2.TaskRecord], waited_on: frozenset[str]) -> None:
-        super().__init__(records)
-        self.waited_on = waited_on
-
-
-@dataclasses.dataclass
-class Outcome:
-    """What one applier produced for its group: a reply per request, in order."""
-
-    replies: list[Message]
-    events: list[event_pb2.Event] = dataclasses.field(default_factory=list)
-    finals: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
-    # Final records this write changed without a transition (a refused late outcome
-    # noted on the row): cached like finals, never counted as another finish.
-    refreshed: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
-    # Attempts leased by this write that their pool may start at once (fast path).
-    leased: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
-    # Other envelopes for the events topic after COMMIT, as (kind, message): e.g.
-    # KIND_GRAPH_RELEASED for attempts a pool handed back to the queue (writes/requeues.py).
-    messages: list[tuple[int, Message]] = dataclasses.field(default_factory=list)
-    # Records of sampled tasks (core/hops.py) among the above: stamped after COMMIT.
-    sampled: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
-    # Records this write changed that carry a trace context, for their commit spans
-    # (spans.py), from the appliers that do not reply with the records (reports):
-    # filled only while tracing is on.
-    traced: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
-
-
-Applier = Callable[[Db, list[Any]], Awaitable[Outcome]]
-# Whether an applier's writes of these requests need no transaction: each
-# statement it runs for them is a guarded write that stands on its own (a retry
-# of it is refused, or repeated harmlessly, by the same guards) and logs its
-# events itself (a task's: the tables' triggers) or none. Reads may follow.
-Alone = Callable[[list[Any]], bool]
 
 
 @dataclasses.dataclass
@@ -159,21 +66,6 @@ class _Pending:
     # The envelope's message id of a request carried out once per database
     # (bus_requests.py); empty for the others.
     request_id: str = ""
-
-
-R = TypeVar("R", bound=Message)
-# A kind of write: the method of the bus contract it carries out (or one of the
-# store's own, never on the wire), whose reply type ``submit`` returns.
-Method = contract.Method[Any, Any]
-
-
-class Submit(Protocol):
-    """``Committer.submit``, as the store's own writers (the dependency resolver,
-    the silent pools' sweep) are handed it."""
-
-    async def __call__(
-        self, method: contract.Method[Any, R], request: Any, rows: int = 1, request_id: str = ""
-    ) -> R: ...
 
 
 # Each applied group of a drain, with its outcome.
@@ -326,7 +218,7 @@ class Committer:
 
     async def _run(self, drain: list[_Pending], results: _Results) -> Db:
         """One run of a drain's appliers, in one transaction unless it needs none.
-        Raises ``_Lost`` when a concurrent transaction won (``CONFLICTS``)."""
+        Raises ``write_errors.Lost`` when a concurrent transaction won (``CONFLICTS``)."""
         async with self._pool.acquire() as conn:
             await self._plan(conn)
             db = Db(conn, self.stats)
@@ -348,10 +240,10 @@ class Committer:
                         await event_log.write(db, [ev for _, out in results for ev in out.events])
                         await self._keep_replies(db, results)
             except asyncpg.PostgresError as exc:
-                if is_conflict(exc):
+                if write_errors.is_conflict(exc):
                     # Rolled back whole, unless a statement before the one that lost
                     # stood alone (and committed): then a second run would repeat it.
-                    raise _Lost(exc, rerun=not alone or db.ran == 1) from exc
+                    raise write_errors.Lost(exc, rerun=not alone or db.ran == 1) from exc
                 raise
         return db
 
@@ -411,19 +303,19 @@ class Committer:
 
     async def _runs(self, drain: list[_Pending], results: _Results) -> Db:
         """``_run``, again after a short pause each time it lost to a concurrent
-        transaction (``CONFLICT_RUNS`` times at most); then the conflict is raised."""
+        transaction (``write_errors.CONFLICT_RUNS`` times at most); then the conflict is raised."""
         again = 0
         while True:
             try:
                 return await self._run(drain, results)
-            except _Lost as lost:
-                if not lost.rerun or again == CONFLICT_RUNS:
+            except write_errors.Lost as lost:
+                if not lost.rerun or again == write_errors.CONFLICT_RUNS:
                     raise lost.error from None
                 again += 1
                 self.stats.conflicts += 1
                 log.info("a drain of %d requests lost to a concurrent transaction: %s", len(drain), lost)
                 results.clear()
-                await asyncio.sleep(conflict_pause(again))
+                await asyncio.sleep(write_errors.conflict_pause(again))
 
     async def _commit(self, drain: list[_Pending], *, retry_alone: bool) -> None:
         drain = [p for p in drain if not p.future.done()]
@@ -446,7 +338,8 @@ class Committer:
         except Exception as exc:
             self.stats.failed_drains += 1
             # A conflict is no request's fault: no use retrying them one by one.
-            if retry_alone and len(drain) > 1 and not _is_connection_error(exc) and not is_conflict(exc):
+            failed_alone = write_errors.is_connection_error(exc) or write_errors.is_conflict(exc)
+            if retry_alone and len(drain) > 1 and not failed_alone:
                 log.warning("group commit of %d requests failed (%s); retrying one by one", len(drain), exc)
                 try:
                     for p in drain:
@@ -457,7 +350,7 @@ class Committer:
                             p.future.set_exception(errors.unavailable("result-store is stopping"))
                     raise
                 return
-            err = to_taskyard_error(exc)  # a conflict: UNAVAILABLE, which its callers retry
+            err = write_errors.to_taskyard_error(exc)  # a conflict: UNAVAILABLE, which its callers retry
             if err.code.name == "INTERNAL":
                 log.error("write failed: %r", exc)
             for p in drain:
@@ -533,37 +426,6 @@ class Committer:
         self._planned[pid] = self._plans
 
 
-# SQLSTATEs of a transaction that lost to a concurrent one (deadlock_detected,
-# serialization_failure, lock_not_available): PostgreSQL rolled it back, and
-# nothing was wrong with the requests. Between stores sharing the database
-# (each of its multi-row statements takes its rows in id order, so deadlocks
-# are rare) and with maintenance sessions.
-CONFLICTS = frozenset({"40P01", "40001", "55P03"})
-# Runs of a drain after the first that lost, and the pause before the first of
-# them (doubled each time, jittered so that two stores do not meet again):
-# about 2 + 4 + 8 ms in all, while the writer loop waits.
-CONFLICT_RUNS = 3
-CONFLICT_PAUSE = 0.002
-
-
-def is_conflict(exc: BaseException) -> bool:
-    return getattr(exc, "sqlstate", None) in CONFLICTS
-
-
-def conflict_pause(run: int) -> float:
-    """Seconds to wait before the ``run``-th run again of a drain (1, 2, ...)."""
-    return CONFLICT_PAUSE * 2.0 ** (run - 1) * random.uniform(0.5, 1.5)
-
-
-class _Lost(Exception):
-    """A run of a drain lost to a concurrent transaction; ``rerun``: it may run again."""
-
-    def __init__(self, error: asyncpg.PostgresError, *, rerun: bool) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.rerun = rerun
-
-
 def _follow(copy: asyncio.Future[Message], first: asyncio.Future[Message]) -> None:
     """Settle ``copy``, a second copy of a request in the drain of its first, as ``first``."""
     if copy.done():
@@ -574,31 +436,3 @@ def _follow(copy: asyncio.Future[Message], first: asyncio.Future[Message]) -> No
         copy.set_exception(exc)
     else:
         copy.set_result(first.result())
-
-
-def _is_connection_error(exc: BaseException) -> bool:
-    return isinstance(
-        exc,
-        asyncpg.exceptions.ConnectionDoesNotExistError
-        | asyncpg.exceptions.InterfaceError
-        | asyncpg.exceptions.PostgresConnectionError
-        | asyncpg.exceptions.CannotConnectNowError
-        | asyncpg.exceptions.AdminShutdownError
-        | OSError
-        | asyncio.TimeoutError,
-    )
-
-
-def to_taskyard_error(exc: BaseException) -> errors.TaskyardError:
-    """Map a database (or other) exception to an error that can cross the bus."""
-    # The exception's text names the server's files, schema or address: the log has it,
-    # the reply does not (database_errors.py).
-    if isinstance(exc, errors.TaskyardError):
-        return exc
-    if _is_connection_error(exc):
-        log.info("database unavailable: %r", exc)
-        return errors.unavailable("the database is unavailable; retry with backoff")
-    if is_conflict(exc):  # the same request may well succeed at once: a retryable status
-        state = sqlstate(exc)
-        return errors.unavailable(f"lost to a concurrent transaction (SQLSTATE {state}); try again")
-    return database_error(exc)

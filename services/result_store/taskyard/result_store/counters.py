@@ -19,7 +19,7 @@ import asyncpg
 from taskyard.bus.v1 import counters_pb2
 from taskyard.core import seal
 
-from .committer import Stats
+from .appliers import Stats
 from .queries import bind
 
 

@@ -25,7 +25,7 @@ from taskyard.v1 import event_service_pb2 as pub
 from .queries import bind
 
 if TYPE_CHECKING:
-    from .committer import Db
+    from .appliers import Db
 
 # The kind of an event by the subject of its type ("task.succeeded" -> task).
 KIND_BY_SUBJECT: Mapping[str, int] = {

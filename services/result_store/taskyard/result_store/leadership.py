@@ -10,7 +10,7 @@ from asyncpg import Pool
 from taskyard.bus.v1 import leader_pb2
 from taskyard.core import errors
 
-from .committer import Stats
+from .appliers import Stats
 from .queries import bind
 
 # A lease longer than this would keep a dead leader's row for too long to matter.

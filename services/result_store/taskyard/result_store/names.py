@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import asyncpg
 
-from .committer import Stats
+from .appliers import Stats
 from .queries import bind
 
 

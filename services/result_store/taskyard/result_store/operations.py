@@ -13,7 +13,7 @@ from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
 from . import bus_requests
-from .committer import Applier, Method
+from .appliers import Applier, Method
 from .retention import DAY_US, Purger
 from .writes import logs, queues
 

@@ -17,7 +17,7 @@ from taskyard.bus.v1 import pools_pb2
 from taskyard.core import contract, errors
 from taskyard.core.clock import Clock
 
-from .committer import Submit
+from .appliers import Submit
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from taskyard.core import tracing
 from taskyard.v1 import task_pb2
 
 if TYPE_CHECKING:
-    from .committer import Outcome
+    from .appliers import Outcome
 
 _tracer = trace.get_tracer("taskyard.result_store")
 

@@ -34,8 +34,9 @@ from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
 from . import bus_requests, counters, event_log, leadership
+from .appliers import Stats
 from .cache import ResultCache
-from .committer import Committer, Stats
+from .committer import Committer
 from .events import EventPublisher
 from .listener import NotifyListener
 from .migrate import migrate
@@ -371,7 +372,8 @@ class ResultStore:
         return pools_pb2.TaskNamesReply()
 
     async def _check_refs(self, rows: list[InsertRow]) -> None:
-        from .committer import Db, to_taskyard_error
+        from .appliers import Db
+        from .write_errors import to_taskyard_error
 
         try:
             async with self.pool.acquire() as conn:
@@ -462,7 +464,7 @@ class ResultStore:
         return await self.committer.submit(method, request, rows, request_id)
 
     async def _read(self, coro: Awaitable[M]) -> M:
-        from .committer import to_taskyard_error
+        from .write_errors import to_taskyard_error
 
         try:
             return await coro

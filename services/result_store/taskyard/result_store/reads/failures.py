@@ -8,7 +8,7 @@ from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
-from ..committer import Stats
+from ..appliers import Stats
 from ..queries import bind
 from ..uuids import norm_uuid
 

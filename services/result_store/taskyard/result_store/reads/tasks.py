@@ -9,8 +9,8 @@ from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
+from ..appliers import Stats
 from ..cache import ResultCache
-from ..committer import Stats
 from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
 from ..queries import bind
 from ..records import queued_ref, record_from_row

@@ -8,7 +8,7 @@ from taskyard.bus.v1 import graph_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
-from ..committer import Stats
+from ..appliers import Stats
 from ..queries import bind
 from ..records import record_from_row
 from ..uuids import norm_uuid

@@ -13,7 +13,7 @@ from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
 from taskyard.core.states import FINAL_VALUES
 from taskyard.v1 import task_pb2
 
-from ..committer import Db, Outcome
+from ..appliers import Db, Outcome
 from ..records import event_for_record, record_from_row
 from ..transitions import SRC_CANCEL_NOW
 from ..uuids import norm_uuid

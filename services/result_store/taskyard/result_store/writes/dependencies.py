@@ -49,7 +49,7 @@ from taskyard.core import contract, errors, states
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
-from ..committer import Db, Finals, Outcome, Submit
+from ..appliers import Db, Finals, Outcome, Submit
 from ..records import event_for_record, record_from_row, record_queued_ref
 from .insert_row import NO_DEPENDENCIES, InsertRow
 
@@ -224,7 +224,7 @@ class Resolver:
                     log.warning("resolving dependents of %d tasks failed: %s", len(batch), exc)
                     continue
                 # The database is away, or the write kept losing to other stores'
-                # (committer.CONFLICTS): the same look again, after a pause.
+                # (write_errors.CONFLICTS): the same look again, after a pause.
                 log.info("resolving dependents of %d tasks: %s; again", len(batch), exc)
                 self._pending.update(batch)
                 await asyncio.sleep(RESOLVE_PAUSE)

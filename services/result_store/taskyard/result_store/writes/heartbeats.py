@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import event_pb2, pools_pb2
 from taskyard.core.states import WorkerState
 
-from ..committer import Db, Outcome
+from ..appliers import Db, Outcome
 from ..records import event
 
 

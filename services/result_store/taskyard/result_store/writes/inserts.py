@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 from taskyard.bus.v1 import event_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import ids
 
+from ..appliers import Db, Outcome
 from ..arrays import text_array
-from ..committer import Db, Outcome
 from ..records import (
     EVENT_BY_STATE,
     add_record,

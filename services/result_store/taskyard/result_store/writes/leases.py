@@ -7,8 +7,8 @@ from taskyard.core import ids
 from taskyard.core.states import FINAL_VALUES, TaskState
 from taskyard.v1 import task_pb2
 
+from ..appliers import Db, Outcome
 from ..arrays import text_array
-from ..committer import Db, Outcome
 from ..records import add_record, event_for_record, event_for_record_row, in_record_order, record_from_row
 from ..transitions import SRC_ASSIGNED
 from ..uuids import norm_uuid

@@ -34,7 +34,7 @@ from taskyard.core.validation import quote
 from taskyard.v1 import limit_pb2
 
 from .. import bus_requests, event_log
-from ..committer import Db, Stats
+from ..appliers import Db, Stats
 from ..events import EventPublisher
 from ..queries import bind
 from .schedules import as_bus_errors

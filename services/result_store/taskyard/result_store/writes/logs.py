@@ -20,7 +20,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
-from ..committer import Applier, Db, Outcome
+from ..appliers import Applier, Db, Outcome
 from ..queries import bind
 from ..uuids import norm_uuid
 

@@ -7,7 +7,7 @@ from asyncpg import Pool
 
 from taskyard.bus.v1 import event_pb2, lanes_pb2
 
-from ..committer import Db, Outcome, Stats
+from ..appliers import Db, Outcome, Stats
 from ..queries import bind
 from ..records import event_for_row, queued_ref
 from ..transitions import SRC_PROMOTE

@@ -23,7 +23,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import queue_service_pb2 as qs
 
-from ..committer import Applier, Db, Outcome
+from ..appliers import Applier, Db, Outcome
 from ..queries import bind
 from ..records import event, event_for_record, event_for_row, record_from_row
 from ..uuids import norm_uuid

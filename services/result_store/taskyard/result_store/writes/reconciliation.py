@@ -13,7 +13,7 @@ from __future__ import annotations
 from taskyard.bus.v1 import event_pb2, leases_pb2
 from taskyard.core.states import TaskState
 
-from ..committer import Db, Outcome
+from ..appliers import Db, Outcome
 from ..records import event_for_record, record_from_row, record_queued_ref
 from ..transitions import sources
 from .requeues import released_message

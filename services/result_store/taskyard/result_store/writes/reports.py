@@ -21,8 +21,8 @@ from taskyard.bus.v1 import event_pb2, leases_pb2, task_record_pb2
 from taskyard.core import hops, tracing
 from taskyard.core.states import FINAL_VALUES
 
+from ..appliers import Db, Outcome
 from ..arrays import text_array
-from ..committer import Db, Outcome
 from ..records import event_for_row, in_record_order, record_and_event, record_from_row
 from ..transitions import (
     SRC_CANCELLED_LEASED,

@@ -32,10 +32,11 @@ from taskyard.v1 import schedule_pb2 as pub
 
 from .. import bus_requests, event_log
 from .. import metrics as store_metrics
-from ..committer import Db, Stats, to_taskyard_error
+from ..appliers import Db, Stats
 from ..events import EventPublisher
 from ..names import DeclaredNames
 from ..queries import bind
+from ..write_errors import to_taskyard_error
 from .insert_checks import validate_insert
 from .insert_row import InsertRow
 from .inserts import apply_insert
