@@ -23,6 +23,9 @@ class FakeProcess:
     def __init__(self) -> None:
         self.killed = 0
 
+    def is_alive(self) -> bool:
+        return not self.killed
+
     def kill(self) -> None:
         self.killed += 1
 

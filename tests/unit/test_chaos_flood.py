@@ -33,6 +33,10 @@ def test_reads_slower_under_a_flood_on_shared_cores_are_a_figure_not_a_failure()
 
 
 def test_memory_past_its_bound_a_read_in_error_or_none_answered_fail_the_run() -> None:
-    assert not figures(rss_peak=58 * MIB + chaos_flood.RSS_BOUND).passed
+    assert not figures(size=10 * MIB, rss_peak=58 * MIB + chaos_flood.RSS_BOUND).passed
+    # Near the socket's limit, the bodies NNG may hold on the flooders' connections and the
+    # one being hashed: five of them (+148 MiB of 32.9 MiB junk was seen in CI).
+    assert figures(rss_peak=(57 + 148) * MIB).passed
+    assert not figures(size=10 * MIB, rss_peak=(57 + 148) * MIB).passed
     assert not figures(read_errors=1).passed
     assert not figures(reads_during=0).passed
