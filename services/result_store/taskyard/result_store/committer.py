@@ -85,7 +85,7 @@ class Committer:
         alone: Mapping[Method, Alone] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
-        max_drains: int = 3,
+        max_drains: int = 1,
     ) -> None:
         self._pool = pool
         self._appliers = {method.kind: applier for method, applier in appliers}
