@@ -34,6 +34,13 @@ class Priority(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PRIORITY_NORMAL: _ClassVar[Priority]
     PRIORITY_LOW: _ClassVar[Priority]
 
+class DeadLetterReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DEAD_LETTER_REASON_UNSPECIFIED: _ClassVar[DeadLetterReason]
+    DEAD_LETTER_REASON_RETRIES_EXHAUSTED: _ClassVar[DeadLetterReason]
+    DEAD_LETTER_REASON_QUARANTINED: _ClassVar[DeadLetterReason]
+    DEAD_LETTER_REASON_NOT_RETRYABLE: _ClassVar[DeadLetterReason]
+
 class CancelStep(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CANCEL_STEP_UNSPECIFIED: _ClassVar[CancelStep]
@@ -56,6 +63,10 @@ PRIORITY_CRITICAL: Priority
 PRIORITY_HIGH: Priority
 PRIORITY_NORMAL: Priority
 PRIORITY_LOW: Priority
+DEAD_LETTER_REASON_UNSPECIFIED: DeadLetterReason
+DEAD_LETTER_REASON_RETRIES_EXHAUSTED: DeadLetterReason
+DEAD_LETTER_REASON_QUARANTINED: DeadLetterReason
+DEAD_LETTER_REASON_NOT_RETRYABLE: DeadLetterReason
 CANCEL_STEP_UNSPECIFIED: CancelStep
 CANCEL_STEP_NOT_STARTED: CancelStep
 CANCEL_STEP_FLAG: CancelStep
@@ -108,23 +119,27 @@ class TaskSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., eta: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., countdown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., fairness_key: _Optional[str] = ...) -> None: ...
 
 class TaskFailure(_message.Message):
-    __slots__ = ("type", "message", "traceback", "attempt", "failed_at", "retry_at")
+    __slots__ = ("type", "message", "traceback", "attempt", "failed_at", "retry_at", "group_id", "redrive_id")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     TRACEBACK_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     FAILED_AT_FIELD_NUMBER: _ClassVar[int]
     RETRY_AT_FIELD_NUMBER: _ClassVar[int]
+    GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    REDRIVE_ID_FIELD_NUMBER: _ClassVar[int]
     type: str
     message: str
     traceback: str
     attempt: int
     failed_at: _timestamp_pb2.Timestamp
     retry_at: _timestamp_pb2.Timestamp
-    def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., traceback: _Optional[str] = ..., attempt: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    group_id: str
+    redrive_id: str
+    def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., traceback: _Optional[str] = ..., attempt: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., group_id: _Optional[str] = ..., redrive_id: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result", "failure", "created_at", "started_at", "finished_at", "updated_at", "worker_id", "cancel_requested", "run_at", "depends_on", "idempotency_key", "context", "cancel_reason", "cancel_step", "resume_requested", "failures", "schedule_id", "rescues", "uncharged_attempts", "late_reports", "late_attempt", "omitted", "trace_id", "limits", "fairness_key")
+    __slots__ = ("id", "name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result", "failure", "created_at", "started_at", "finished_at", "updated_at", "worker_id", "cancel_requested", "run_at", "depends_on", "idempotency_key", "context", "cancel_reason", "cancel_step", "resume_requested", "failures", "schedule_id", "rescues", "uncharged_attempts", "late_reports", "late_attempt", "omitted", "trace_id", "limits", "fairness_key", "dead_letter_reason", "redrive_id", "redriven_from_attempt")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +193,9 @@ class Task(_message.Message):
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    DEAD_LETTER_REASON_FIELD_NUMBER: _ClassVar[int]
+    REDRIVE_ID_FIELD_NUMBER: _ClassVar[int]
+    REDRIVEN_FROM_ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     args: _struct_pb2.ListValue
@@ -217,7 +235,10 @@ class Task(_message.Message):
     trace_id: str
     limits: _containers.RepeatedCompositeFieldContainer[_limit_pb2.LimitUse]
     fairness_key: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[TaskState, str]] = ..., attempt: _Optional[int] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., failure: _Optional[_Union[TaskFailure, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[CancelStep, str]] = ..., resume_requested: bool = ..., failures: _Optional[_Iterable[_Union[TaskFailure, _Mapping]]] = ..., schedule_id: _Optional[str] = ..., rescues: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., omitted: _Optional[_Mapping[str, str]] = ..., trace_id: _Optional[str] = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., fairness_key: _Optional[str] = ...) -> None: ...
+    dead_letter_reason: DeadLetterReason
+    redrive_id: str
+    redriven_from_attempt: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[TaskState, str]] = ..., attempt: _Optional[int] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., failure: _Optional[_Union[TaskFailure, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[CancelStep, str]] = ..., resume_requested: bool = ..., failures: _Optional[_Iterable[_Union[TaskFailure, _Mapping]]] = ..., schedule_id: _Optional[str] = ..., rescues: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., omitted: _Optional[_Mapping[str, str]] = ..., trace_id: _Optional[str] = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., fairness_key: _Optional[str] = ..., dead_letter_reason: _Optional[_Union[DeadLetterReason, str]] = ..., redrive_id: _Optional[str] = ..., redriven_from_attempt: _Optional[int] = ...) -> None: ...
 
 class TaskLog(_message.Message):
     __slots__ = ("offset", "type", "message", "created_at", "attempt", "trace_id")

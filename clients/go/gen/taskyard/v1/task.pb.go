@@ -160,6 +160,62 @@ func (Priority) EnumDescriptor() ([]byte, []int) {
 	return file_taskyard_v1_task_proto_rawDescGZIP(), []int{1}
 }
 
+// Why a task's failure is final (FailureService: it is a dead letter).
+type DeadLetterReason int32
+
+const (
+	DeadLetterReason_DEAD_LETTER_REASON_UNSPECIFIED DeadLetterReason = 0
+	// Its retry budget is spent.
+	DeadLetterReason_DEAD_LETTER_REASON_RETRIES_EXHAUSTED DeadLetterReason = 1
+	// Its worker died under it as many times as the deployment allows.
+	DeadLetterReason_DEAD_LETTER_REASON_QUARANTINED DeadLetterReason = 2
+	// It failed with an error marked not retryable.
+	DeadLetterReason_DEAD_LETTER_REASON_NOT_RETRYABLE DeadLetterReason = 3
+)
+
+// Enum value maps for DeadLetterReason.
+var (
+	DeadLetterReason_name = map[int32]string{
+		0: "DEAD_LETTER_REASON_UNSPECIFIED",
+		1: "DEAD_LETTER_REASON_RETRIES_EXHAUSTED",
+		2: "DEAD_LETTER_REASON_QUARANTINED",
+		3: "DEAD_LETTER_REASON_NOT_RETRYABLE",
+	}
+	DeadLetterReason_value = map[string]int32{
+		"DEAD_LETTER_REASON_UNSPECIFIED":       0,
+		"DEAD_LETTER_REASON_RETRIES_EXHAUSTED": 1,
+		"DEAD_LETTER_REASON_QUARANTINED":       2,
+		"DEAD_LETTER_REASON_NOT_RETRYABLE":     3,
+	}
+)
+
+func (x DeadLetterReason) Enum() *DeadLetterReason {
+	p := new(DeadLetterReason)
+	*p = x
+	return p
+}
+
+func (x DeadLetterReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DeadLetterReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskyard_v1_task_proto_enumTypes[2].Descriptor()
+}
+
+func (DeadLetterReason) Type() protoreflect.EnumType {
+	return &file_taskyard_v1_task_proto_enumTypes[2]
+}
+
+func (x DeadLetterReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DeadLetterReason.Descriptor instead.
+func (DeadLetterReason) EnumDescriptor() ([]byte, []int) {
+	return file_taskyard_v1_task_proto_rawDescGZIP(), []int{2}
+}
+
 // How a cancellation took effect, escalating for a running task: the cancel
 // flag the task polls, then asyncio cancellation, then killing its worker.
 type CancelStep int32
@@ -206,11 +262,11 @@ func (x CancelStep) String() string {
 }
 
 func (CancelStep) Descriptor() protoreflect.EnumDescriptor {
-	return file_taskyard_v1_task_proto_enumTypes[2].Descriptor()
+	return file_taskyard_v1_task_proto_enumTypes[3].Descriptor()
 }
 
 func (CancelStep) Type() protoreflect.EnumType {
-	return &file_taskyard_v1_task_proto_enumTypes[2]
+	return &file_taskyard_v1_task_proto_enumTypes[3]
 }
 
 func (x CancelStep) Number() protoreflect.EnumNumber {
@@ -219,7 +275,7 @@ func (x CancelStep) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CancelStep.Descriptor instead.
 func (CancelStep) EnumDescriptor() ([]byte, []int) {
-	return file_taskyard_v1_task_proto_rawDescGZIP(), []int{2}
+	return file_taskyard_v1_task_proto_rawDescGZIP(), []int{3}
 }
 
 // What a client asks to run.
@@ -439,7 +495,12 @@ type TaskFailure struct {
 	// When it failed (GetTask's failures list; unset elsewhere).
 	FailedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=failed_at,json=failedAt,proto3" json:"failed_at,omitempty"`
 	// When the next attempt was due (RETRYING); unset when it was the last.
-	RetryAt       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=retry_at,json=retryAt,proto3" json:"retry_at,omitempty"`
+	RetryAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=retry_at,json=retryAt,proto3" json:"retry_at,omitempty"`
+	// The failure's group (FailureGroup.group_id): its queue, task name and
+	// fingerprint.
+	GroupId string `protobuf:"bytes,7,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	// The redrive that re-queued the task from this failure, if one did.
+	RedriveId     string `protobuf:"bytes,8,opt,name=redrive_id,json=redriveId,proto3" json:"redrive_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -516,6 +577,20 @@ func (x *TaskFailure) GetRetryAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *TaskFailure) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
+}
+
+func (x *TaskFailure) GetRedriveId() string {
+	if x != nil {
+		return x.RedriveId
+	}
+	return ""
+}
+
 // A task as stored.
 type Task struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -588,10 +663,17 @@ type Task struct {
 	// off, or its trace was not sampled). Every attempt of a task shares it.
 	TraceId string `protobuf:"bytes,37,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	// As submitted (TaskSpec.limits), with the limits its task name declares.
-	Limits        []*LimitUse `protobuf:"bytes,38,rep,name=limits,proto3" json:"limits,omitempty"`
-	FairnessKey   string      `protobuf:"bytes,39,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limits      []*LimitUse `protobuf:"bytes,38,rep,name=limits,proto3" json:"limits,omitempty"`
+	FairnessKey string      `protobuf:"bytes,39,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	// Set while it is a dead letter (FAILURE for good: FailureService).
+	DeadLetterReason DeadLetterReason `protobuf:"varint,40,opt,name=dead_letter_reason,json=deadLetterReason,proto3,enum=taskyard.v1.DeadLetterReason" json:"dead_letter_reason,omitempty"`
+	// The redrive that re-queued it last, if any (its current attempt came
+	// from that redrive when redriven_from_attempt is set).
+	RedriveId string `protobuf:"bytes,41,opt,name=redrive_id,json=redriveId,proto3" json:"redrive_id,omitempty"`
+	// The failed attempt the last redrive took it from.
+	RedrivenFromAttempt int32 `protobuf:"varint,42,opt,name=redriven_from_attempt,json=redrivenFromAttempt,proto3" json:"redriven_from_attempt,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -897,6 +979,27 @@ func (x *Task) GetFairnessKey() string {
 	return ""
 }
 
+func (x *Task) GetDeadLetterReason() DeadLetterReason {
+	if x != nil {
+		return x.DeadLetterReason
+	}
+	return DeadLetterReason_DEAD_LETTER_REASON_UNSPECIFIED
+}
+
+func (x *Task) GetRedriveId() string {
+	if x != nil {
+		return x.RedriveId
+	}
+	return ""
+}
+
+func (x *Task) GetRedrivenFromAttempt() int32 {
+	if x != nil {
+		return x.RedrivenFromAttempt
+	}
+	return 0
+}
+
 // One line a task logged (ctx.log / ctx.logger), in order.
 type TaskLog struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1017,14 +1120,17 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
-	"\f_max_retries\"\xe3\x01\n" +
+	"\f_max_retries\"\x9d\x02\n" +
 	"\vTaskFailure\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
 	"\ttraceback\x18\x03 \x01(\tR\ttraceback\x12\x18\n" +
 	"\aattempt\x18\x04 \x01(\x05R\aattempt\x127\n" +
 	"\tfailed_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x125\n" +
-	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\"\xd4\r\n" +
+	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\x12\x19\n" +
+	"\bgroup_id\x18\a \x01(\tR\agroupId\x12\x1d\n" +
+	"\n" +
+	"redrive_id\x18\b \x01(\tR\tredriveId\"\xf4\x0e\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
@@ -1074,7 +1180,11 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\aomitted\x18$ \x03(\v2\x1e.taskyard.v1.Task.OmittedEntryR\aomitted\x12\x19\n" +
 	"\btrace_id\x18% \x01(\tR\atraceId\x12-\n" +
 	"\x06limits\x18& \x03(\v2\x15.taskyard.v1.LimitUseR\x06limits\x12!\n" +
-	"\ffairness_key\x18' \x01(\tR\vfairnessKey\x1a9\n" +
+	"\ffairness_key\x18' \x01(\tR\vfairnessKey\x12K\n" +
+	"\x12dead_letter_reason\x18( \x01(\x0e2\x1d.taskyard.v1.DeadLetterReasonR\x10deadLetterReason\x12\x1d\n" +
+	"\n" +
+	"redrive_id\x18) \x01(\tR\tredriveId\x122\n" +
+	"\x15redriven_from_attempt\x18* \x01(\x05R\x13redrivenFromAttempt\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +
@@ -1105,7 +1215,12 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\x11PRIORITY_CRITICAL\x10\x01\x12\x11\n" +
 	"\rPRIORITY_HIGH\x10\x02\x12\x13\n" +
 	"\x0fPRIORITY_NORMAL\x10\x03\x12\x10\n" +
-	"\fPRIORITY_LOW\x10\x04*\x8b\x01\n" +
+	"\fPRIORITY_LOW\x10\x04*\xaa\x01\n" +
+	"\x10DeadLetterReason\x12\"\n" +
+	"\x1eDEAD_LETTER_REASON_UNSPECIFIED\x10\x00\x12(\n" +
+	"$DEAD_LETTER_REASON_RETRIES_EXHAUSTED\x10\x01\x12\"\n" +
+	"\x1eDEAD_LETTER_REASON_QUARANTINED\x10\x02\x12$\n" +
+	" DEAD_LETTER_REASON_NOT_RETRYABLE\x10\x03*\x8b\x01\n" +
 	"\n" +
 	"CancelStep\x12\x1b\n" +
 	"\x17CANCEL_STEP_UNSPECIFIED\x10\x00\x12\x1b\n" +
@@ -1127,62 +1242,64 @@ func file_taskyard_v1_task_proto_rawDescGZIP() []byte {
 	return file_taskyard_v1_task_proto_rawDescData
 }
 
-var file_taskyard_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_taskyard_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_taskyard_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_taskyard_v1_task_proto_goTypes = []any{
 	(TaskState)(0),                // 0: taskyard.v1.TaskState
 	(Priority)(0),                 // 1: taskyard.v1.Priority
-	(CancelStep)(0),               // 2: taskyard.v1.CancelStep
-	(*TaskSpec)(nil),              // 3: taskyard.v1.TaskSpec
-	(*TaskFailure)(nil),           // 4: taskyard.v1.TaskFailure
-	(*Task)(nil),                  // 5: taskyard.v1.Task
-	(*TaskLog)(nil),               // 6: taskyard.v1.TaskLog
-	nil,                           // 7: taskyard.v1.TaskSpec.LabelsEntry
-	nil,                           // 8: taskyard.v1.Task.LabelsEntry
-	nil,                           // 9: taskyard.v1.Task.OmittedEntry
-	(*structpb.ListValue)(nil),    // 10: google.protobuf.ListValue
-	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
-	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*LimitUse)(nil),              // 14: taskyard.v1.LimitUse
-	(*structpb.Value)(nil),        // 15: google.protobuf.Value
+	(DeadLetterReason)(0),         // 2: taskyard.v1.DeadLetterReason
+	(CancelStep)(0),               // 3: taskyard.v1.CancelStep
+	(*TaskSpec)(nil),              // 4: taskyard.v1.TaskSpec
+	(*TaskFailure)(nil),           // 5: taskyard.v1.TaskFailure
+	(*Task)(nil),                  // 6: taskyard.v1.Task
+	(*TaskLog)(nil),               // 7: taskyard.v1.TaskLog
+	nil,                           // 8: taskyard.v1.TaskSpec.LabelsEntry
+	nil,                           // 9: taskyard.v1.Task.LabelsEntry
+	nil,                           // 10: taskyard.v1.Task.OmittedEntry
+	(*structpb.ListValue)(nil),    // 11: google.protobuf.ListValue
+	(*structpb.Struct)(nil),       // 12: google.protobuf.Struct
+	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*LimitUse)(nil),              // 15: taskyard.v1.LimitUse
+	(*structpb.Value)(nil),        // 16: google.protobuf.Value
 }
 var file_taskyard_v1_task_proto_depIdxs = []int32{
-	10, // 0: taskyard.v1.TaskSpec.args:type_name -> google.protobuf.ListValue
-	11, // 1: taskyard.v1.TaskSpec.kwargs:type_name -> google.protobuf.Struct
+	11, // 0: taskyard.v1.TaskSpec.args:type_name -> google.protobuf.ListValue
+	12, // 1: taskyard.v1.TaskSpec.kwargs:type_name -> google.protobuf.Struct
 	1,  // 2: taskyard.v1.TaskSpec.priority:type_name -> taskyard.v1.Priority
-	12, // 3: taskyard.v1.TaskSpec.timeout:type_name -> google.protobuf.Duration
-	7,  // 4: taskyard.v1.TaskSpec.labels:type_name -> taskyard.v1.TaskSpec.LabelsEntry
-	13, // 5: taskyard.v1.TaskSpec.eta:type_name -> google.protobuf.Timestamp
-	12, // 6: taskyard.v1.TaskSpec.countdown:type_name -> google.protobuf.Duration
-	12, // 7: taskyard.v1.TaskSpec.idempotency_window:type_name -> google.protobuf.Duration
-	14, // 8: taskyard.v1.TaskSpec.limits:type_name -> taskyard.v1.LimitUse
-	13, // 9: taskyard.v1.TaskFailure.failed_at:type_name -> google.protobuf.Timestamp
-	13, // 10: taskyard.v1.TaskFailure.retry_at:type_name -> google.protobuf.Timestamp
-	10, // 11: taskyard.v1.Task.args:type_name -> google.protobuf.ListValue
-	11, // 12: taskyard.v1.Task.kwargs:type_name -> google.protobuf.Struct
+	13, // 3: taskyard.v1.TaskSpec.timeout:type_name -> google.protobuf.Duration
+	8,  // 4: taskyard.v1.TaskSpec.labels:type_name -> taskyard.v1.TaskSpec.LabelsEntry
+	14, // 5: taskyard.v1.TaskSpec.eta:type_name -> google.protobuf.Timestamp
+	13, // 6: taskyard.v1.TaskSpec.countdown:type_name -> google.protobuf.Duration
+	13, // 7: taskyard.v1.TaskSpec.idempotency_window:type_name -> google.protobuf.Duration
+	15, // 8: taskyard.v1.TaskSpec.limits:type_name -> taskyard.v1.LimitUse
+	14, // 9: taskyard.v1.TaskFailure.failed_at:type_name -> google.protobuf.Timestamp
+	14, // 10: taskyard.v1.TaskFailure.retry_at:type_name -> google.protobuf.Timestamp
+	11, // 11: taskyard.v1.Task.args:type_name -> google.protobuf.ListValue
+	12, // 12: taskyard.v1.Task.kwargs:type_name -> google.protobuf.Struct
 	1,  // 13: taskyard.v1.Task.priority:type_name -> taskyard.v1.Priority
-	12, // 14: taskyard.v1.Task.timeout:type_name -> google.protobuf.Duration
-	8,  // 15: taskyard.v1.Task.labels:type_name -> taskyard.v1.Task.LabelsEntry
+	13, // 14: taskyard.v1.Task.timeout:type_name -> google.protobuf.Duration
+	9,  // 15: taskyard.v1.Task.labels:type_name -> taskyard.v1.Task.LabelsEntry
 	0,  // 16: taskyard.v1.Task.state:type_name -> taskyard.v1.TaskState
-	15, // 17: taskyard.v1.Task.result:type_name -> google.protobuf.Value
-	4,  // 18: taskyard.v1.Task.failure:type_name -> taskyard.v1.TaskFailure
-	13, // 19: taskyard.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	13, // 20: taskyard.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	13, // 21: taskyard.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	13, // 22: taskyard.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	13, // 23: taskyard.v1.Task.run_at:type_name -> google.protobuf.Timestamp
-	11, // 24: taskyard.v1.Task.context:type_name -> google.protobuf.Struct
-	2,  // 25: taskyard.v1.Task.cancel_step:type_name -> taskyard.v1.CancelStep
-	4,  // 26: taskyard.v1.Task.failures:type_name -> taskyard.v1.TaskFailure
-	9,  // 27: taskyard.v1.Task.omitted:type_name -> taskyard.v1.Task.OmittedEntry
-	14, // 28: taskyard.v1.Task.limits:type_name -> taskyard.v1.LimitUse
-	13, // 29: taskyard.v1.TaskLog.created_at:type_name -> google.protobuf.Timestamp
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	16, // 17: taskyard.v1.Task.result:type_name -> google.protobuf.Value
+	5,  // 18: taskyard.v1.Task.failure:type_name -> taskyard.v1.TaskFailure
+	14, // 19: taskyard.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	14, // 20: taskyard.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	14, // 21: taskyard.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	14, // 22: taskyard.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	14, // 23: taskyard.v1.Task.run_at:type_name -> google.protobuf.Timestamp
+	12, // 24: taskyard.v1.Task.context:type_name -> google.protobuf.Struct
+	3,  // 25: taskyard.v1.Task.cancel_step:type_name -> taskyard.v1.CancelStep
+	5,  // 26: taskyard.v1.Task.failures:type_name -> taskyard.v1.TaskFailure
+	10, // 27: taskyard.v1.Task.omitted:type_name -> taskyard.v1.Task.OmittedEntry
+	15, // 28: taskyard.v1.Task.limits:type_name -> taskyard.v1.LimitUse
+	2,  // 29: taskyard.v1.Task.dead_letter_reason:type_name -> taskyard.v1.DeadLetterReason
+	14, // 30: taskyard.v1.TaskLog.created_at:type_name -> google.protobuf.Timestamp
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_task_proto_init() }
@@ -1197,7 +1314,7 @@ func file_taskyard_v1_task_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskyard_v1_task_proto_rawDesc), len(file_taskyard_v1_task_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -163,7 +163,7 @@ public enum CancelStep
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.taskyard.v1.TaskProto.getDescriptor().getEnumType(2);
+    return dev.taskyard.v1.TaskProto.getDescriptor().getEnumType(3);
   }
 
   private static final CancelStep[] VALUES = values();

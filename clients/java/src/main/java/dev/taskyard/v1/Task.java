@@ -51,6 +51,8 @@ private static final long serialVersionUID = 0L;
     traceId_ = "";
     limits_ = java.util.Collections.emptyList();
     fairnessKey_ = "";
+    deadLetterReason_ = 0;
+    redriveId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -1469,6 +1471,96 @@ java.lang.String defaultValue) {
     }
   }
 
+  public static final int DEAD_LETTER_REASON_FIELD_NUMBER = 40;
+  private int deadLetterReason_ = 0;
+  /**
+   * <pre>
+   * Set while it is a dead letter (FAILURE for good: FailureService).
+   * </pre>
+   *
+   * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+   * @return The enum numeric value on the wire for deadLetterReason.
+   */
+  @java.lang.Override public int getDeadLetterReasonValue() {
+    return deadLetterReason_;
+  }
+  /**
+   * <pre>
+   * Set while it is a dead letter (FAILURE for good: FailureService).
+   * </pre>
+   *
+   * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+   * @return The deadLetterReason.
+   */
+  @java.lang.Override public dev.taskyard.v1.DeadLetterReason getDeadLetterReason() {
+    dev.taskyard.v1.DeadLetterReason result = dev.taskyard.v1.DeadLetterReason.forNumber(deadLetterReason_);
+    return result == null ? dev.taskyard.v1.DeadLetterReason.UNRECOGNIZED : result;
+  }
+
+  public static final int REDRIVE_ID_FIELD_NUMBER = 41;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object redriveId_ = "";
+  /**
+   * <pre>
+   * The redrive that re-queued it last, if any (its current attempt came
+   * from that redrive when redriven_from_attempt is set).
+   * </pre>
+   *
+   * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+   * @return The redriveId.
+   */
+  @java.lang.Override
+  public java.lang.String getRedriveId() {
+    java.lang.Object ref = redriveId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      redriveId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The redrive that re-queued it last, if any (its current attempt came
+   * from that redrive when redriven_from_attempt is set).
+   * </pre>
+   *
+   * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+   * @return The bytes for redriveId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRedriveIdBytes() {
+    java.lang.Object ref = redriveId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      redriveId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int REDRIVEN_FROM_ATTEMPT_FIELD_NUMBER = 42;
+  private int redrivenFromAttempt_ = 0;
+  /**
+   * <pre>
+   * The failed attempt the last redrive took it from.
+   * </pre>
+   *
+   * <code>int32 redriven_from_attempt = 42 [json_name = "redrivenFromAttempt"];</code>
+   * @return The redrivenFromAttempt.
+   */
+  @java.lang.Override
+  public int getRedrivenFromAttempt() {
+    return redrivenFromAttempt_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1605,6 +1697,15 @@ java.lang.String defaultValue) {
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(fairnessKey_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 39, fairnessKey_);
+    }
+    if (deadLetterReason_ != dev.taskyard.v1.DeadLetterReason.DEAD_LETTER_REASON_UNSPECIFIED.getNumber()) {
+      output.writeEnum(40, deadLetterReason_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(redriveId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 41, redriveId_);
+    }
+    if (redrivenFromAttempt_ != 0) {
+      output.writeInt32(42, redrivenFromAttempt_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1784,6 +1885,17 @@ java.lang.String defaultValue) {
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(fairnessKey_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(39, fairnessKey_);
     }
+    if (deadLetterReason_ != dev.taskyard.v1.DeadLetterReason.DEAD_LETTER_REASON_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(40, deadLetterReason_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(redriveId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(41, redriveId_);
+    }
+    if (redrivenFromAttempt_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(42, redrivenFromAttempt_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1917,6 +2029,11 @@ java.lang.String defaultValue) {
         .equals(other.getLimitsList())) return false;
     if (!getFairnessKey()
         .equals(other.getFairnessKey())) return false;
+    if (deadLetterReason_ != other.deadLetterReason_) return false;
+    if (!getRedriveId()
+        .equals(other.getRedriveId())) return false;
+    if (getRedrivenFromAttempt()
+        != other.getRedrivenFromAttempt()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -2040,6 +2157,12 @@ java.lang.String defaultValue) {
     }
     hash = (37 * hash) + FAIRNESS_KEY_FIELD_NUMBER;
     hash = (53 * hash) + getFairnessKey().hashCode();
+    hash = (37 * hash) + DEAD_LETTER_REASON_FIELD_NUMBER;
+    hash = (53 * hash) + deadLetterReason_;
+    hash = (37 * hash) + REDRIVE_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRedriveId().hashCode();
+    hash = (37 * hash) + REDRIVEN_FROM_ATTEMPT_FIELD_NUMBER;
+    hash = (53 * hash) + getRedrivenFromAttempt();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -2316,6 +2439,9 @@ java.lang.String defaultValue) {
       }
       bitField1_ = (bitField1_ & ~0x00000020);
       fairnessKey_ = "";
+      deadLetterReason_ = 0;
+      redriveId_ = "";
+      redrivenFromAttempt_ = 0;
       return this;
     }
 
@@ -2525,6 +2651,15 @@ java.lang.String defaultValue) {
       if (((from_bitField1_ & 0x00000040) != 0)) {
         result.fairnessKey_ = fairnessKey_;
       }
+      if (((from_bitField1_ & 0x00000080) != 0)) {
+        result.deadLetterReason_ = deadLetterReason_;
+      }
+      if (((from_bitField1_ & 0x00000100) != 0)) {
+        result.redriveId_ = redriveId_;
+      }
+      if (((from_bitField1_ & 0x00000200) != 0)) {
+        result.redrivenFromAttempt_ = redrivenFromAttempt_;
+      }
     }
 
     @java.lang.Override
@@ -2732,6 +2867,17 @@ java.lang.String defaultValue) {
         fairnessKey_ = other.fairnessKey_;
         bitField1_ |= 0x00000040;
         onChanged();
+      }
+      if (other.deadLetterReason_ != 0) {
+        setDeadLetterReasonValue(other.getDeadLetterReasonValue());
+      }
+      if (!other.getRedriveId().isEmpty()) {
+        redriveId_ = other.redriveId_;
+        bitField1_ |= 0x00000100;
+        onChanged();
+      }
+      if (other.getRedrivenFromAttempt() != 0) {
+        setRedrivenFromAttempt(other.getRedrivenFromAttempt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -2998,6 +3144,21 @@ java.lang.String defaultValue) {
               bitField1_ |= 0x00000040;
               break;
             } // case 314
+            case 320: {
+              deadLetterReason_ = input.readEnum();
+              bitField1_ |= 0x00000080;
+              break;
+            } // case 320
+            case 330: {
+              redriveId_ = input.readStringRequireUtf8();
+              bitField1_ |= 0x00000100;
+              break;
+            } // case 330
+            case 336: {
+              redrivenFromAttempt_ = input.readInt32();
+              bitField1_ |= 0x00000200;
+              break;
+            } // case 336
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -7031,6 +7192,219 @@ java.lang.String defaultValue) {
       checkByteStringIsUtf8(value);
       fairnessKey_ = value;
       bitField1_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private int deadLetterReason_ = 0;
+    /**
+     * <pre>
+     * Set while it is a dead letter (FAILURE for good: FailureService).
+     * </pre>
+     *
+     * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+     * @return The enum numeric value on the wire for deadLetterReason.
+     */
+    @java.lang.Override public int getDeadLetterReasonValue() {
+      return deadLetterReason_;
+    }
+    /**
+     * <pre>
+     * Set while it is a dead letter (FAILURE for good: FailureService).
+     * </pre>
+     *
+     * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+     * @param value The enum numeric value on the wire for deadLetterReason to set.
+     * @return This builder for chaining.
+     */
+    public Builder setDeadLetterReasonValue(int value) {
+      deadLetterReason_ = value;
+      bitField1_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set while it is a dead letter (FAILURE for good: FailureService).
+     * </pre>
+     *
+     * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+     * @return The deadLetterReason.
+     */
+    @java.lang.Override
+    public dev.taskyard.v1.DeadLetterReason getDeadLetterReason() {
+      dev.taskyard.v1.DeadLetterReason result = dev.taskyard.v1.DeadLetterReason.forNumber(deadLetterReason_);
+      return result == null ? dev.taskyard.v1.DeadLetterReason.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * Set while it is a dead letter (FAILURE for good: FailureService).
+     * </pre>
+     *
+     * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+     * @param value The deadLetterReason to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setDeadLetterReason(dev.taskyard.v1.DeadLetterReason value) {
+      java.util.Objects.requireNonNull(value);
+      bitField1_ |= 0x00000080;
+      deadLetterReason_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set while it is a dead letter (FAILURE for good: FailureService).
+     * </pre>
+     *
+     * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearDeadLetterReason() {
+      bitField1_ = (bitField1_ & ~0x00000080);
+      deadLetterReason_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object redriveId_ = "";
+    /**
+     * <pre>
+     * The redrive that re-queued it last, if any (its current attempt came
+     * from that redrive when redriven_from_attempt is set).
+     * </pre>
+     *
+     * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+     * @return The redriveId.
+     */
+    public java.lang.String getRedriveId() {
+      java.lang.Object ref = redriveId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        redriveId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued it last, if any (its current attempt came
+     * from that redrive when redriven_from_attempt is set).
+     * </pre>
+     *
+     * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+     * @return The bytes for redriveId.
+     */
+    public com.google.protobuf.ByteString
+        getRedriveIdBytes() {
+      java.lang.Object ref = redriveId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        redriveId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued it last, if any (its current attempt came
+     * from that redrive when redriven_from_attempt is set).
+     * </pre>
+     *
+     * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+     * @param value The redriveId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRedriveId(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      redriveId_ = value;
+      bitField1_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued it last, if any (its current attempt came
+     * from that redrive when redriven_from_attempt is set).
+     * </pre>
+     *
+     * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRedriveId() {
+      redriveId_ = getDefaultInstance().getRedriveId();
+      bitField1_ = (bitField1_ & ~0x00000100);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued it last, if any (its current attempt came
+     * from that redrive when redriven_from_attempt is set).
+     * </pre>
+     *
+     * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+     * @param value The bytes for redriveId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRedriveIdBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      redriveId_ = value;
+      bitField1_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+
+    private int redrivenFromAttempt_ ;
+    /**
+     * <pre>
+     * The failed attempt the last redrive took it from.
+     * </pre>
+     *
+     * <code>int32 redriven_from_attempt = 42 [json_name = "redrivenFromAttempt"];</code>
+     * @return The redrivenFromAttempt.
+     */
+    @java.lang.Override
+    public int getRedrivenFromAttempt() {
+      return redrivenFromAttempt_;
+    }
+    /**
+     * <pre>
+     * The failed attempt the last redrive took it from.
+     * </pre>
+     *
+     * <code>int32 redriven_from_attempt = 42 [json_name = "redrivenFromAttempt"];</code>
+     * @param value The redrivenFromAttempt to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRedrivenFromAttempt(int value) {
+
+      redrivenFromAttempt_ = value;
+      bitField1_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The failed attempt the last redrive took it from.
+     * </pre>
+     *
+     * <code>int32 redriven_from_attempt = 42 [json_name = "redrivenFromAttempt"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRedrivenFromAttempt() {
+      bitField1_ = (bitField1_ & ~0x00000200);
+      redrivenFromAttempt_ = 0;
       onChanged();
       return this;
     }

@@ -35,6 +35,8 @@ private static final long serialVersionUID = 0L;
     type_ = "";
     message_ = "";
     traceback_ = "";
+    groupId_ = "";
+    redriveId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -272,6 +274,102 @@ private static final long serialVersionUID = 0L;
     return retryAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : retryAt_;
   }
 
+  public static final int GROUP_ID_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object groupId_ = "";
+  /**
+   * <pre>
+   * The failure's group (FailureGroup.group_id): its queue, task name and
+   * fingerprint.
+   * </pre>
+   *
+   * <code>string group_id = 7 [json_name = "groupId"];</code>
+   * @return The groupId.
+   */
+  @java.lang.Override
+  public java.lang.String getGroupId() {
+    java.lang.Object ref = groupId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      groupId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The failure's group (FailureGroup.group_id): its queue, task name and
+   * fingerprint.
+   * </pre>
+   *
+   * <code>string group_id = 7 [json_name = "groupId"];</code>
+   * @return The bytes for groupId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getGroupIdBytes() {
+    java.lang.Object ref = groupId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      groupId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int REDRIVE_ID_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object redriveId_ = "";
+  /**
+   * <pre>
+   * The redrive that re-queued the task from this failure, if one did.
+   * </pre>
+   *
+   * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+   * @return The redriveId.
+   */
+  @java.lang.Override
+  public java.lang.String getRedriveId() {
+    java.lang.Object ref = redriveId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      redriveId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The redrive that re-queued the task from this failure, if one did.
+   * </pre>
+   *
+   * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+   * @return The bytes for redriveId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRedriveIdBytes() {
+    java.lang.Object ref = redriveId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      redriveId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -304,6 +402,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(6, getRetryAt());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(groupId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, groupId_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(redriveId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, redriveId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -328,6 +432,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, getRetryAt());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(groupId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, groupId_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(redriveId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, redriveId_);
     }
     return size;
   }
@@ -371,6 +481,10 @@ private static final long serialVersionUID = 0L;
       if (!getRetryAt()
           .equals(other.getRetryAt())) return false;
     }
+    if (!getGroupId()
+        .equals(other.getGroupId())) return false;
+    if (!getRedriveId()
+        .equals(other.getRedriveId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -398,6 +512,10 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + RETRY_AT_FIELD_NUMBER;
       hash = (53 * hash) + getRetryAt().hashCode();
     }
+    hash = (37 * hash) + GROUP_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getGroupId().hashCode();
+    hash = (37 * hash) + REDRIVE_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRedriveId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -554,6 +672,8 @@ private static final long serialVersionUID = 0L;
         retryAtBuilder_.dispose();
         retryAtBuilder_ = null;
       }
+      groupId_ = "";
+      redriveId_ = "";
       return this;
     }
 
@@ -612,6 +732,12 @@ private static final long serialVersionUID = 0L;
             : retryAtBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.groupId_ = groupId_;
+      }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.redriveId_ = redriveId_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -650,6 +776,16 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasRetryAt()) {
         mergeRetryAt(other.getRetryAt());
+      }
+      if (!other.getGroupId().isEmpty()) {
+        groupId_ = other.groupId_;
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      if (!other.getRedriveId().isEmpty()) {
+        redriveId_ = other.redriveId_;
+        bitField0_ |= 0x00000080;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -709,6 +845,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 58: {
+              groupId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
+            case 66: {
+              redriveId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1314,6 +1460,195 @@ private static final long serialVersionUID = 0L;
         retryAt_ = null;
       }
       return retryAtBuilder_;
+    }
+
+    private java.lang.Object groupId_ = "";
+    /**
+     * <pre>
+     * The failure's group (FailureGroup.group_id): its queue, task name and
+     * fingerprint.
+     * </pre>
+     *
+     * <code>string group_id = 7 [json_name = "groupId"];</code>
+     * @return The groupId.
+     */
+    public java.lang.String getGroupId() {
+      java.lang.Object ref = groupId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        groupId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The failure's group (FailureGroup.group_id): its queue, task name and
+     * fingerprint.
+     * </pre>
+     *
+     * <code>string group_id = 7 [json_name = "groupId"];</code>
+     * @return The bytes for groupId.
+     */
+    public com.google.protobuf.ByteString
+        getGroupIdBytes() {
+      java.lang.Object ref = groupId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        groupId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The failure's group (FailureGroup.group_id): its queue, task name and
+     * fingerprint.
+     * </pre>
+     *
+     * <code>string group_id = 7 [json_name = "groupId"];</code>
+     * @param value The groupId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGroupId(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      groupId_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The failure's group (FailureGroup.group_id): its queue, task name and
+     * fingerprint.
+     * </pre>
+     *
+     * <code>string group_id = 7 [json_name = "groupId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGroupId() {
+      groupId_ = getDefaultInstance().getGroupId();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The failure's group (FailureGroup.group_id): its queue, task name and
+     * fingerprint.
+     * </pre>
+     *
+     * <code>string group_id = 7 [json_name = "groupId"];</code>
+     * @param value The bytes for groupId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGroupIdBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      groupId_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object redriveId_ = "";
+    /**
+     * <pre>
+     * The redrive that re-queued the task from this failure, if one did.
+     * </pre>
+     *
+     * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+     * @return The redriveId.
+     */
+    public java.lang.String getRedriveId() {
+      java.lang.Object ref = redriveId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        redriveId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued the task from this failure, if one did.
+     * </pre>
+     *
+     * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+     * @return The bytes for redriveId.
+     */
+    public com.google.protobuf.ByteString
+        getRedriveIdBytes() {
+      java.lang.Object ref = redriveId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        redriveId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued the task from this failure, if one did.
+     * </pre>
+     *
+     * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+     * @param value The redriveId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRedriveId(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      redriveId_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued the task from this failure, if one did.
+     * </pre>
+     *
+     * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRedriveId() {
+      redriveId_ = getDefaultInstance().getRedriveId();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The redrive that re-queued the task from this failure, if one did.
+     * </pre>
+     *
+     * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+     * @param value The bytes for redriveId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRedriveIdBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      redriveId_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.TaskFailure)

@@ -117,4 +117,46 @@ public interface TaskFailureOrBuilder extends
    * <code>.google.protobuf.Timestamp retry_at = 6 [json_name = "retryAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getRetryAtOrBuilder();
+
+  /**
+   * <pre>
+   * The failure's group (FailureGroup.group_id): its queue, task name and
+   * fingerprint.
+   * </pre>
+   *
+   * <code>string group_id = 7 [json_name = "groupId"];</code>
+   * @return The groupId.
+   */
+  java.lang.String getGroupId();
+  /**
+   * <pre>
+   * The failure's group (FailureGroup.group_id): its queue, task name and
+   * fingerprint.
+   * </pre>
+   *
+   * <code>string group_id = 7 [json_name = "groupId"];</code>
+   * @return The bytes for groupId.
+   */
+  com.google.protobuf.ByteString
+      getGroupIdBytes();
+
+  /**
+   * <pre>
+   * The redrive that re-queued the task from this failure, if one did.
+   * </pre>
+   *
+   * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+   * @return The redriveId.
+   */
+  java.lang.String getRedriveId();
+  /**
+   * <pre>
+   * The redrive that re-queued the task from this failure, if one did.
+   * </pre>
+   *
+   * <code>string redrive_id = 8 [json_name = "redriveId"];</code>
+   * @return The bytes for redriveId.
+   */
+  com.google.protobuf.ByteString
+      getRedriveIdBytes();
 }

@@ -756,4 +756,55 @@ java.lang.String defaultValue);
    */
   com.google.protobuf.ByteString
       getFairnessKeyBytes();
+
+  /**
+   * <pre>
+   * Set while it is a dead letter (FAILURE for good: FailureService).
+   * </pre>
+   *
+   * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+   * @return The enum numeric value on the wire for deadLetterReason.
+   */
+  int getDeadLetterReasonValue();
+  /**
+   * <pre>
+   * Set while it is a dead letter (FAILURE for good: FailureService).
+   * </pre>
+   *
+   * <code>.taskyard.v1.DeadLetterReason dead_letter_reason = 40 [json_name = "deadLetterReason"];</code>
+   * @return The deadLetterReason.
+   */
+  dev.taskyard.v1.DeadLetterReason getDeadLetterReason();
+
+  /**
+   * <pre>
+   * The redrive that re-queued it last, if any (its current attempt came
+   * from that redrive when redriven_from_attempt is set).
+   * </pre>
+   *
+   * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+   * @return The redriveId.
+   */
+  java.lang.String getRedriveId();
+  /**
+   * <pre>
+   * The redrive that re-queued it last, if any (its current attempt came
+   * from that redrive when redriven_from_attempt is set).
+   * </pre>
+   *
+   * <code>string redrive_id = 41 [json_name = "redriveId"];</code>
+   * @return The bytes for redriveId.
+   */
+  com.google.protobuf.ByteString
+      getRedriveIdBytes();
+
+  /**
+   * <pre>
+   * The failed attempt the last redrive took it from.
+   * </pre>
+   *
+   * <code>int32 redriven_from_attempt = 42 [json_name = "redrivenFromAttempt"];</code>
+   * @return The redrivenFromAttempt.
+   */
+  int getRedrivenFromAttempt();
 }
