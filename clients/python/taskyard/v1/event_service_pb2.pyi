@@ -26,6 +26,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_QUEUE: _ClassVar[EventKind]
     EVENT_KIND_SCHEDULE: _ClassVar[EventKind]
     EVENT_KIND_LIMIT: _ClassVar[EventKind]
+    EVENT_KIND_BREAKER: _ClassVar[EventKind]
 WATCH_START_UNSPECIFIED: WatchStart
 WATCH_START_NOW: WatchStart
 WATCH_START_OLDEST: WatchStart
@@ -36,6 +37,7 @@ EVENT_KIND_POOL: EventKind
 EVENT_KIND_QUEUE: EventKind
 EVENT_KIND_SCHEDULE: EventKind
 EVENT_KIND_LIMIT: EventKind
+EVENT_KIND_BREAKER: EventKind
 
 class WatchEventsRequest(_message.Message):
     __slots__ = ("after", "start", "kinds", "queues", "task_names", "states", "task_ids", "root_ids")

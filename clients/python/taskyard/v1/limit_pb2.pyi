@@ -36,11 +36,26 @@ class ConcurrencyLimit(_message.Message):
     max_units: int
     def __init__(self, max_units: _Optional[int] = ...) -> None: ...
 
+class CircuitBreaker(_message.Message):
+    __slots__ = ("failure_threshold", "window", "min_attempts", "cool_down", "half_open_probes")
+    FAILURE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    MIN_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    COOL_DOWN_FIELD_NUMBER: _ClassVar[int]
+    HALF_OPEN_PROBES_FIELD_NUMBER: _ClassVar[int]
+    failure_threshold: int
+    window: _duration_pb2.Duration
+    min_attempts: int
+    cool_down: _duration_pb2.Duration
+    half_open_probes: int
+    def __init__(self, failure_threshold: _Optional[int] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., min_attempts: _Optional[int] = ..., cool_down: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., half_open_probes: _Optional[int] = ...) -> None: ...
+
 class Limit(_message.Message):
-    __slots__ = ("name", "rate", "concurrency", "per_key", "description", "task_name", "key_argument", "created_at", "updated_at", "usage")
+    __slots__ = ("name", "rate", "concurrency", "breaker", "per_key", "description", "task_name", "key_argument", "created_at", "updated_at", "usage")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RATE_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    BREAKER_FIELD_NUMBER: _ClassVar[int]
     PER_KEY_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -51,6 +66,7 @@ class Limit(_message.Message):
     name: str
     rate: RateLimit
     concurrency: ConcurrencyLimit
+    breaker: CircuitBreaker
     per_key: bool
     description: str
     task_name: str
@@ -58,7 +74,7 @@ class Limit(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     usage: LimitUsage
-    def __init__(self, name: _Optional[str] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., concurrency: _Optional[_Union[ConcurrencyLimit, _Mapping]] = ..., per_key: bool = ..., description: _Optional[str] = ..., task_name: _Optional[str] = ..., key_argument: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[LimitUsage, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., concurrency: _Optional[_Union[ConcurrencyLimit, _Mapping]] = ..., breaker: _Optional[_Union[CircuitBreaker, _Mapping]] = ..., per_key: bool = ..., description: _Optional[str] = ..., task_name: _Optional[str] = ..., key_argument: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[LimitUsage, _Mapping]] = ...) -> None: ...
 
 class LimitUsage(_message.Message):
     __slots__ = ("units_in_use", "admitted", "throttled", "waiting", "keys", "busiest_keys")

@@ -28,6 +28,7 @@ class WaitReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WAIT_REASON_RATE_LIMITED: _ClassVar[WaitReason]
     WAIT_REASON_CONCURRENCY_FULL: _ClassVar[WaitReason]
     WAIT_REASON_FAIR_SHARE: _ClassVar[WaitReason]
+    WAIT_REASON_BREAKER_OPEN: _ClassVar[WaitReason]
 WAIT_REASON_UNSPECIFIED: WaitReason
 WAIT_REASON_RUNNING: WaitReason
 WAIT_REASON_FINAL: WaitReason
@@ -41,6 +42,7 @@ WAIT_REASON_DISPATCHING: WaitReason
 WAIT_REASON_RATE_LIMITED: WaitReason
 WAIT_REASON_CONCURRENCY_FULL: WaitReason
 WAIT_REASON_FAIR_SHARE: WaitReason
+WAIT_REASON_BREAKER_OPEN: WaitReason
 
 class SubmitTaskRequest(_message.Message):
     __slots__ = ("task",)

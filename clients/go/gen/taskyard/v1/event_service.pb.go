@@ -92,6 +92,10 @@ const (
 	// A limit created, updated or deleted, or a fairness weight set
 	// (attributes: "limit" or "key", "weight").
 	EventKind_EVENT_KIND_LIMIT EventKind = 6
+	// A circuit breaker of a limit opened or closed for a key
+	// ("breaker.opened", "breaker.closed"; attributes
+	// "limit", "key", and "failures", "next_probe_at" when it opened).
+	EventKind_EVENT_KIND_BREAKER EventKind = 7
 )
 
 // Enum value maps for EventKind.
@@ -104,6 +108,7 @@ var (
 		4: "EVENT_KIND_QUEUE",
 		5: "EVENT_KIND_SCHEDULE",
 		6: "EVENT_KIND_LIMIT",
+		7: "EVENT_KIND_BREAKER",
 	}
 	EventKind_value = map[string]int32{
 		"EVENT_KIND_UNSPECIFIED": 0,
@@ -113,6 +118,7 @@ var (
 		"EVENT_KIND_QUEUE":       4,
 		"EVENT_KIND_SCHEDULE":    5,
 		"EVENT_KIND_LIMIT":       6,
+		"EVENT_KIND_BREAKER":     7,
 	}
 )
 
@@ -522,7 +528,7 @@ const file_taskyard_v1_event_service_proto_rawDesc = "" +
 	"WatchStart\x12\x1b\n" +
 	"\x17WATCH_START_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fWATCH_START_NOW\x10\x01\x12\x16\n" +
-	"\x12WATCH_START_OLDEST\x10\x02*\xad\x01\n" +
+	"\x12WATCH_START_OLDEST\x10\x02*\xc5\x01\n" +
 	"\tEventKind\x12\x1a\n" +
 	"\x16EVENT_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fEVENT_KIND_TASK\x10\x01\x12\x15\n" +
@@ -530,7 +536,8 @@ const file_taskyard_v1_event_service_proto_rawDesc = "" +
 	"\x0fEVENT_KIND_POOL\x10\x03\x12\x14\n" +
 	"\x10EVENT_KIND_QUEUE\x10\x04\x12\x17\n" +
 	"\x13EVENT_KIND_SCHEDULE\x10\x05\x12\x14\n" +
-	"\x10EVENT_KIND_LIMIT\x10\x062b\n" +
+	"\x10EVENT_KIND_LIMIT\x10\x06\x12\x16\n" +
+	"\x12EVENT_KIND_BREAKER\x10\a2b\n" +
 	"\fEventService\x12R\n" +
 	"\vWatchEvents\x12\x1f.taskyard.v1.WatchEventsRequest\x1a .taskyard.v1.WatchEventsResponse0\x01B\xb5\x01\n" +
 	"\x0fdev.taskyard.v1B\x11EventServiceProtoP\x01ZBgithub.com/taskyard/taskyard/clients/go/gen/taskyard/v1;taskyardv1\xa2\x02\x03TXX\xaa\x02\vTaskyard.V1\xca\x02\vTaskyard\\V1\xe2\x02\x17Taskyard\\V1\\GPBMetadata\xea\x02\fTaskyard::V1b\x06proto3"

@@ -205,6 +205,95 @@ func (x *ConcurrencyLimit) GetMaxUnits() int64 {
 	return 0
 }
 
+// A circuit breaker: it opens when the attempts that use it failed too often
+// lately (a throttling answer, RetryAfter, or any other failure), holds its
+// tasks while open, and after `cool_down` admits `half_open_probes` attempts:
+// a probe's success closes it, a probe's failure opens it again. Throttled
+// attempts (RetryAfter) spend no retry. Per key (Limit.per_key) it is one
+// breaker per downstream key, e.g. "payments-api".
+type CircuitBreaker struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Failed attempts within `window` that open it: 1 to 1,000,000.
+	FailureThreshold int64 `protobuf:"varint,1,opt,name=failure_threshold,json=failureThreshold,proto3" json:"failure_threshold,omitempty"`
+	// How far back attempts count: 1 ms to 1 day, whole milliseconds; unset: 60 s.
+	Window *durationpb.Duration `protobuf:"bytes,2,opt,name=window,proto3" json:"window,omitempty"`
+	// Attempts ended within `window` before it may open (0: failure_threshold),
+	// at most 1,000,000.
+	MinAttempts int64 `protobuf:"varint,3,opt,name=min_attempts,json=minAttempts,proto3" json:"min_attempts,omitempty"`
+	// How long it stays open before a probe: 1 ms to 1 day, whole milliseconds;
+	// unset: 30 s.
+	CoolDown *durationpb.Duration `protobuf:"bytes,4,opt,name=cool_down,json=coolDown,proto3" json:"cool_down,omitempty"`
+	// Attempts admitted at once while half-open: 0 means 1, at most 1000.
+	HalfOpenProbes int64 `protobuf:"varint,5,opt,name=half_open_probes,json=halfOpenProbes,proto3" json:"half_open_probes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CircuitBreaker) Reset() {
+	*x = CircuitBreaker{}
+	mi := &file_taskyard_v1_limit_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CircuitBreaker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CircuitBreaker) ProtoMessage() {}
+
+func (x *CircuitBreaker) ProtoReflect() protoreflect.Message {
+	mi := &file_taskyard_v1_limit_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CircuitBreaker.ProtoReflect.Descriptor instead.
+func (*CircuitBreaker) Descriptor() ([]byte, []int) {
+	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CircuitBreaker) GetFailureThreshold() int64 {
+	if x != nil {
+		return x.FailureThreshold
+	}
+	return 0
+}
+
+func (x *CircuitBreaker) GetWindow() *durationpb.Duration {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+func (x *CircuitBreaker) GetMinAttempts() int64 {
+	if x != nil {
+		return x.MinAttempts
+	}
+	return 0
+}
+
+func (x *CircuitBreaker) GetCoolDown() *durationpb.Duration {
+	if x != nil {
+		return x.CoolDown
+	}
+	return nil
+}
+
+func (x *CircuitBreaker) GetHalfOpenProbes() int64 {
+	if x != nil {
+		return x.HalfOpenProbes
+	}
+	return 0
+}
+
 type Limit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 1 to 128 characters: an ASCII letter or digit, then letters, digits, '.',
@@ -214,6 +303,7 @@ type Limit struct {
 	//
 	//	*Limit_Rate
 	//	*Limit_Concurrency
+	//	*Limit_Breaker
 	Kind isLimit_Kind `protobuf_oneof:"kind"`
 	// True: every key of a LimitUse has its own bucket ("at most 3 per
 	// customer"); false: one bucket for all ("500 calls a second in all").
@@ -237,7 +327,7 @@ type Limit struct {
 
 func (x *Limit) Reset() {
 	*x = Limit{}
-	mi := &file_taskyard_v1_limit_proto_msgTypes[3]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +339,7 @@ func (x *Limit) String() string {
 func (*Limit) ProtoMessage() {}
 
 func (x *Limit) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_limit_proto_msgTypes[3]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +352,7 @@ func (x *Limit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limit.ProtoReflect.Descriptor instead.
 func (*Limit) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{3}
+	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Limit) GetName() string {
@@ -292,6 +382,15 @@ func (x *Limit) GetConcurrency() *ConcurrencyLimit {
 	if x != nil {
 		if x, ok := x.Kind.(*Limit_Concurrency); ok {
 			return x.Concurrency
+		}
+	}
+	return nil
+}
+
+func (x *Limit) GetBreaker() *CircuitBreaker {
+	if x != nil {
+		if x, ok := x.Kind.(*Limit_Breaker); ok {
+			return x.Breaker
 		}
 	}
 	return nil
@@ -358,14 +457,21 @@ type Limit_Concurrency struct {
 	Concurrency *ConcurrencyLimit `protobuf:"bytes,3,opt,name=concurrency,proto3,oneof"`
 }
 
+type Limit_Breaker struct {
+	Breaker *CircuitBreaker `protobuf:"bytes,11,opt,name=breaker,proto3,oneof"`
+}
+
 func (*Limit_Rate) isLimit_Kind() {}
 
 func (*Limit_Concurrency) isLimit_Kind() {}
 
+func (*Limit_Breaker) isLimit_Kind() {}
+
 // What a limit holds back now, on the leading scheduler.
 type LimitUsage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Units held (concurrency) or admitted in the last period (rate), all keys.
+	// Units held (concurrency) or admitted in the last period (rate), all keys;
+	// for a breaker, its keys that are open or half-open now.
 	UnitsInUse int64 `protobuf:"varint,1,opt,name=units_in_use,json=unitsInUse,proto3" json:"units_in_use,omitempty"`
 	// Attempts admitted and held back since the scheduler's term began.
 	Admitted  int64 `protobuf:"varint,2,opt,name=admitted,proto3" json:"admitted,omitempty"`
@@ -382,7 +488,7 @@ type LimitUsage struct {
 
 func (x *LimitUsage) Reset() {
 	*x = LimitUsage{}
-	mi := &file_taskyard_v1_limit_proto_msgTypes[4]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +500,7 @@ func (x *LimitUsage) String() string {
 func (*LimitUsage) ProtoMessage() {}
 
 func (x *LimitUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_limit_proto_msgTypes[4]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +513,7 @@ func (x *LimitUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LimitUsage.ProtoReflect.Descriptor instead.
 func (*LimitUsage) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{4}
+	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LimitUsage) GetUnitsInUse() int64 {
@@ -463,7 +569,7 @@ type KeyUsage struct {
 
 func (x *KeyUsage) Reset() {
 	*x = KeyUsage{}
-	mi := &file_taskyard_v1_limit_proto_msgTypes[5]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +581,7 @@ func (x *KeyUsage) String() string {
 func (*KeyUsage) ProtoMessage() {}
 
 func (x *KeyUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_limit_proto_msgTypes[5]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +594,7 @@ func (x *KeyUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyUsage.ProtoReflect.Descriptor instead.
 func (*KeyUsage) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{5}
+	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *KeyUsage) GetKey() string {
@@ -526,7 +632,7 @@ type KeyWeight struct {
 
 func (x *KeyWeight) Reset() {
 	*x = KeyWeight{}
-	mi := &file_taskyard_v1_limit_proto_msgTypes[6]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +644,7 @@ func (x *KeyWeight) String() string {
 func (*KeyWeight) ProtoMessage() {}
 
 func (x *KeyWeight) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_limit_proto_msgTypes[6]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +657,7 @@ func (x *KeyWeight) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyWeight.ProtoReflect.Descriptor instead.
 func (*KeyWeight) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{6}
+	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *KeyWeight) GetKey() string {
@@ -571,11 +677,13 @@ func (x *KeyWeight) GetWeight() int32 {
 // What holds a queued task back at admission (ExplainTaskResponse.gate).
 type FlowGate struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+	// The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
 	Limit string `protobuf:"bytes,1,opt,name=limit,proto3" json:"limit,omitempty"`
 	// The key of that limit, or the task's fairness key (FAIR_SHARE).
 	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	// RATE_LIMITED: the earliest instant the limit admits its units again.
+	// BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+	// a probe runs: it is decided by the probe's outcome).
 	NextAdmissionAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=next_admission_at,json=nextAdmissionAt,proto3" json:"next_admission_at,omitempty"`
 	// CONCURRENCY_FULL: up to 10 ids of tasks that hold the units.
 	HolderIds []string `protobuf:"bytes,4,rep,name=holder_ids,json=holderIds,proto3" json:"holder_ids,omitempty"`
@@ -591,7 +699,7 @@ type FlowGate struct {
 
 func (x *FlowGate) Reset() {
 	*x = FlowGate{}
-	mi := &file_taskyard_v1_limit_proto_msgTypes[7]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +711,7 @@ func (x *FlowGate) String() string {
 func (*FlowGate) ProtoMessage() {}
 
 func (x *FlowGate) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_v1_limit_proto_msgTypes[7]
+	mi := &file_taskyard_v1_limit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +724,7 @@ func (x *FlowGate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowGate.ProtoReflect.Descriptor instead.
 func (*FlowGate) Descriptor() ([]byte, []int) {
-	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{7}
+	return file_taskyard_v1_limit_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FlowGate) GetLimit() string {
@@ -682,11 +790,18 @@ const file_taskyard_v1_limit_proto_rawDesc = "" +
 	"\x06period\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x14\n" +
 	"\x05burst\x18\x03 \x01(\x03R\x05burst\"/\n" +
 	"\x10ConcurrencyLimit\x12\x1b\n" +
-	"\tmax_units\x18\x01 \x01(\x03R\bmaxUnits\"\xb4\x03\n" +
+	"\tmax_units\x18\x01 \x01(\x03R\bmaxUnits\"\xf5\x01\n" +
+	"\x0eCircuitBreaker\x12+\n" +
+	"\x11failure_threshold\x18\x01 \x01(\x03R\x10failureThreshold\x121\n" +
+	"\x06window\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06window\x12!\n" +
+	"\fmin_attempts\x18\x03 \x01(\x03R\vminAttempts\x126\n" +
+	"\tcool_down\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\bcoolDown\x12(\n" +
+	"\x10half_open_probes\x18\x05 \x01(\x03R\x0ehalfOpenProbes\"\xed\x03\n" +
 	"\x05Limit\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04rate\x18\x02 \x01(\v2\x16.taskyard.v1.RateLimitH\x00R\x04rate\x12A\n" +
-	"\vconcurrency\x18\x03 \x01(\v2\x1d.taskyard.v1.ConcurrencyLimitH\x00R\vconcurrency\x12\x17\n" +
+	"\vconcurrency\x18\x03 \x01(\v2\x1d.taskyard.v1.ConcurrencyLimitH\x00R\vconcurrency\x127\n" +
+	"\abreaker\x18\v \x01(\v2\x1b.taskyard.v1.CircuitBreakerH\x00R\abreaker\x12\x17\n" +
 	"\aper_key\x18\x04 \x01(\bR\x06perKey\x12 \n" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x1b\n" +
 	"\ttask_name\x18\x06 \x01(\tR\btaskName\x12!\n" +
@@ -740,34 +855,38 @@ func file_taskyard_v1_limit_proto_rawDescGZIP() []byte {
 	return file_taskyard_v1_limit_proto_rawDescData
 }
 
-var file_taskyard_v1_limit_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_taskyard_v1_limit_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_taskyard_v1_limit_proto_goTypes = []any{
 	(*LimitUse)(nil),              // 0: taskyard.v1.LimitUse
 	(*RateLimit)(nil),             // 1: taskyard.v1.RateLimit
 	(*ConcurrencyLimit)(nil),      // 2: taskyard.v1.ConcurrencyLimit
-	(*Limit)(nil),                 // 3: taskyard.v1.Limit
-	(*LimitUsage)(nil),            // 4: taskyard.v1.LimitUsage
-	(*KeyUsage)(nil),              // 5: taskyard.v1.KeyUsage
-	(*KeyWeight)(nil),             // 6: taskyard.v1.KeyWeight
-	(*FlowGate)(nil),              // 7: taskyard.v1.FlowGate
-	(*durationpb.Duration)(nil),   // 8: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*CircuitBreaker)(nil),        // 3: taskyard.v1.CircuitBreaker
+	(*Limit)(nil),                 // 4: taskyard.v1.Limit
+	(*LimitUsage)(nil),            // 5: taskyard.v1.LimitUsage
+	(*KeyUsage)(nil),              // 6: taskyard.v1.KeyUsage
+	(*KeyWeight)(nil),             // 7: taskyard.v1.KeyWeight
+	(*FlowGate)(nil),              // 8: taskyard.v1.FlowGate
+	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
 }
 var file_taskyard_v1_limit_proto_depIdxs = []int32{
-	8, // 0: taskyard.v1.RateLimit.period:type_name -> google.protobuf.Duration
-	1, // 1: taskyard.v1.Limit.rate:type_name -> taskyard.v1.RateLimit
-	2, // 2: taskyard.v1.Limit.concurrency:type_name -> taskyard.v1.ConcurrencyLimit
-	9, // 3: taskyard.v1.Limit.created_at:type_name -> google.protobuf.Timestamp
-	9, // 4: taskyard.v1.Limit.updated_at:type_name -> google.protobuf.Timestamp
-	4, // 5: taskyard.v1.Limit.usage:type_name -> taskyard.v1.LimitUsage
-	5, // 6: taskyard.v1.LimitUsage.busiest_keys:type_name -> taskyard.v1.KeyUsage
-	9, // 7: taskyard.v1.FlowGate.next_admission_at:type_name -> google.protobuf.Timestamp
-	8, // 8: taskyard.v1.FlowGate.waited:type_name -> google.protobuf.Duration
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	9,  // 0: taskyard.v1.RateLimit.period:type_name -> google.protobuf.Duration
+	9,  // 1: taskyard.v1.CircuitBreaker.window:type_name -> google.protobuf.Duration
+	9,  // 2: taskyard.v1.CircuitBreaker.cool_down:type_name -> google.protobuf.Duration
+	1,  // 3: taskyard.v1.Limit.rate:type_name -> taskyard.v1.RateLimit
+	2,  // 4: taskyard.v1.Limit.concurrency:type_name -> taskyard.v1.ConcurrencyLimit
+	3,  // 5: taskyard.v1.Limit.breaker:type_name -> taskyard.v1.CircuitBreaker
+	10, // 6: taskyard.v1.Limit.created_at:type_name -> google.protobuf.Timestamp
+	10, // 7: taskyard.v1.Limit.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 8: taskyard.v1.Limit.usage:type_name -> taskyard.v1.LimitUsage
+	6,  // 9: taskyard.v1.LimitUsage.busiest_keys:type_name -> taskyard.v1.KeyUsage
+	10, // 10: taskyard.v1.FlowGate.next_admission_at:type_name -> google.protobuf.Timestamp
+	9,  // 11: taskyard.v1.FlowGate.waited:type_name -> google.protobuf.Duration
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_limit_proto_init() }
@@ -775,9 +894,10 @@ func file_taskyard_v1_limit_proto_init() {
 	if File_taskyard_v1_limit_proto != nil {
 		return
 	}
-	file_taskyard_v1_limit_proto_msgTypes[3].OneofWrappers = []any{
+	file_taskyard_v1_limit_proto_msgTypes[4].OneofWrappers = []any{
 		(*Limit_Rate)(nil),
 		(*Limit_Concurrency)(nil),
+		(*Limit_Breaker)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -785,7 +905,7 @@ func file_taskyard_v1_limit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskyard_v1_limit_proto_rawDesc), len(file_taskyard_v1_limit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -500,7 +500,13 @@ type TaskFailure struct {
 	// fingerprint.
 	GroupId string `protobuf:"bytes,7,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	// The redrive that re-queued the task from this failure, if one did.
-	RedriveId     string `protobuf:"bytes,8,opt,name=redrive_id,json=redriveId,proto3" json:"redrive_id,omitempty"`
+	RedriveId string `protobuf:"bytes,8,opt,name=redrive_id,json=redriveId,proto3" json:"redrive_id,omitempty"`
+	// The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it
+	// spent no retry. Set on the attempt's outcome as the worker reports it.
+	Throttled bool `protobuf:"varint,13,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	// The delay that answer asked for (Retry-After): the next attempt is not due
+	// before it.
+	RetryAfter    *durationpb.Duration `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -589,6 +595,20 @@ func (x *TaskFailure) GetRedriveId() string {
 		return x.RedriveId
 	}
 	return ""
+}
+
+func (x *TaskFailure) GetThrottled() bool {
+	if x != nil {
+		return x.Throttled
+	}
+	return false
+}
+
+func (x *TaskFailure) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
 }
 
 // A task as stored.
@@ -1120,7 +1140,7 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
-	"\f_max_retries\"\x9d\x02\n" +
+	"\f_max_retries\"\xf7\x02\n" +
 	"\vTaskFailure\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
@@ -1130,7 +1150,10 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\bretry_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\x12\x19\n" +
 	"\bgroup_id\x18\a \x01(\tR\agroupId\x12\x1d\n" +
 	"\n" +
-	"redrive_id\x18\b \x01(\tR\tredriveId\"\xf4\x0e\n" +
+	"redrive_id\x18\b \x01(\tR\tredriveId\x12\x1c\n" +
+	"\tthrottled\x18\r \x01(\bR\tthrottled\x12:\n" +
+	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\"\xf4\x0e\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
@@ -1275,31 +1298,32 @@ var file_taskyard_v1_task_proto_depIdxs = []int32{
 	15, // 8: taskyard.v1.TaskSpec.limits:type_name -> taskyard.v1.LimitUse
 	14, // 9: taskyard.v1.TaskFailure.failed_at:type_name -> google.protobuf.Timestamp
 	14, // 10: taskyard.v1.TaskFailure.retry_at:type_name -> google.protobuf.Timestamp
-	11, // 11: taskyard.v1.Task.args:type_name -> google.protobuf.ListValue
-	12, // 12: taskyard.v1.Task.kwargs:type_name -> google.protobuf.Struct
-	1,  // 13: taskyard.v1.Task.priority:type_name -> taskyard.v1.Priority
-	13, // 14: taskyard.v1.Task.timeout:type_name -> google.protobuf.Duration
-	9,  // 15: taskyard.v1.Task.labels:type_name -> taskyard.v1.Task.LabelsEntry
-	0,  // 16: taskyard.v1.Task.state:type_name -> taskyard.v1.TaskState
-	16, // 17: taskyard.v1.Task.result:type_name -> google.protobuf.Value
-	5,  // 18: taskyard.v1.Task.failure:type_name -> taskyard.v1.TaskFailure
-	14, // 19: taskyard.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	14, // 20: taskyard.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	14, // 21: taskyard.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 22: taskyard.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	14, // 23: taskyard.v1.Task.run_at:type_name -> google.protobuf.Timestamp
-	12, // 24: taskyard.v1.Task.context:type_name -> google.protobuf.Struct
-	3,  // 25: taskyard.v1.Task.cancel_step:type_name -> taskyard.v1.CancelStep
-	5,  // 26: taskyard.v1.Task.failures:type_name -> taskyard.v1.TaskFailure
-	10, // 27: taskyard.v1.Task.omitted:type_name -> taskyard.v1.Task.OmittedEntry
-	15, // 28: taskyard.v1.Task.limits:type_name -> taskyard.v1.LimitUse
-	2,  // 29: taskyard.v1.Task.dead_letter_reason:type_name -> taskyard.v1.DeadLetterReason
-	14, // 30: taskyard.v1.TaskLog.created_at:type_name -> google.protobuf.Timestamp
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	13, // 11: taskyard.v1.TaskFailure.retry_after:type_name -> google.protobuf.Duration
+	11, // 12: taskyard.v1.Task.args:type_name -> google.protobuf.ListValue
+	12, // 13: taskyard.v1.Task.kwargs:type_name -> google.protobuf.Struct
+	1,  // 14: taskyard.v1.Task.priority:type_name -> taskyard.v1.Priority
+	13, // 15: taskyard.v1.Task.timeout:type_name -> google.protobuf.Duration
+	9,  // 16: taskyard.v1.Task.labels:type_name -> taskyard.v1.Task.LabelsEntry
+	0,  // 17: taskyard.v1.Task.state:type_name -> taskyard.v1.TaskState
+	16, // 18: taskyard.v1.Task.result:type_name -> google.protobuf.Value
+	5,  // 19: taskyard.v1.Task.failure:type_name -> taskyard.v1.TaskFailure
+	14, // 20: taskyard.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	14, // 21: taskyard.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	14, // 22: taskyard.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	14, // 23: taskyard.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	14, // 24: taskyard.v1.Task.run_at:type_name -> google.protobuf.Timestamp
+	12, // 25: taskyard.v1.Task.context:type_name -> google.protobuf.Struct
+	3,  // 26: taskyard.v1.Task.cancel_step:type_name -> taskyard.v1.CancelStep
+	5,  // 27: taskyard.v1.Task.failures:type_name -> taskyard.v1.TaskFailure
+	10, // 28: taskyard.v1.Task.omitted:type_name -> taskyard.v1.Task.OmittedEntry
+	15, // 29: taskyard.v1.Task.limits:type_name -> taskyard.v1.LimitUse
+	2,  // 30: taskyard.v1.Task.dead_letter_reason:type_name -> taskyard.v1.DeadLetterReason
+	14, // 31: taskyard.v1.TaskLog.created_at:type_name -> google.protobuf.Timestamp
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_task_proto_init() }

@@ -53,6 +53,9 @@ const (
 	WaitReason_WAIT_REASON_CONCURRENCY_FULL WaitReason = 11
 	// Other fairness keys are being served first (gate: key, position, keys_ahead).
 	WaitReason_WAIT_REASON_FAIR_SHARE WaitReason = 12
+	// A circuit breaker it uses is open (gate: the limit, its key and, in
+	// next_admission_at, when it admits a probe).
+	WaitReason_WAIT_REASON_BREAKER_OPEN WaitReason = 13
 )
 
 // Enum value maps for WaitReason.
@@ -71,6 +74,7 @@ var (
 		10: "WAIT_REASON_RATE_LIMITED",
 		11: "WAIT_REASON_CONCURRENCY_FULL",
 		12: "WAIT_REASON_FAIR_SHARE",
+		13: "WAIT_REASON_BREAKER_OPEN",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":      0,
@@ -86,6 +90,7 @@ var (
 		"WAIT_REASON_RATE_LIMITED":     10,
 		"WAIT_REASON_CONCURRENCY_FULL": 11,
 		"WAIT_REASON_FAIR_SHARE":       12,
+		"WAIT_REASON_BREAKER_OPEN":     13,
 	}
 )
 
@@ -1178,7 +1183,7 @@ type ExplainTaskResponse struct {
 	// Queued tasks that will be dispatched before it (its lane and higher ones).
 	LaneDepthAhead int64 `protobuf:"varint,6,opt,name=lane_depth_ahead,json=laneDepthAhead,proto3" json:"lane_depth_ahead,omitempty"`
 	// The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-	// FAIR_SHARE), from the leading scheduler.
+	// FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
 	Gate          *FlowGate `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1576,7 +1581,7 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
 	"fromOffset\"B\n" +
 	"\x16StreamTaskLogsResponse\x12(\n" +
-	"\x04logs\x18\x01 \x03(\v2\x14.taskyard.v1.TaskLogR\x04logs*\xf3\x02\n" +
+	"\x04logs\x18\x01 \x03(\v2\x14.taskyard.v1.TaskLogR\x04logs*\x91\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -1592,7 +1597,8 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\x18WAIT_REASON_RATE_LIMITED\x10\n" +
 	"\x12 \n" +
 	"\x1cWAIT_REASON_CONCURRENCY_FULL\x10\v\x12\x1a\n" +
-	"\x16WAIT_REASON_FAIR_SHARE\x10\f2\x80\a\n" +
+	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12\x1c\n" +
+	"\x18WAIT_REASON_BREAKER_OPEN\x10\r2\x80\a\n" +
 	"\vTaskService\x12M\n" +
 	"\n" +
 	"SubmitTask\x12\x1e.taskyard.v1.SubmitTaskRequest\x1a\x1f.taskyard.v1.SubmitTaskResponse\x12_\n" +

@@ -55,6 +55,7 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_STORE_LIMIT_CHANGE: _ClassVar[Kind]
     KIND_STORE_LEASED_FLOW: _ClassVar[Kind]
     KIND_FLOW_GATES: _ClassVar[Kind]
+    KIND_STORE_BREAKER_EVENTS: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -101,6 +102,7 @@ KIND_STORE_LIMITS: Kind
 KIND_STORE_LIMIT_CHANGE: Kind
 KIND_STORE_LEASED_FLOW: Kind
 KIND_FLOW_GATES: Kind
+KIND_STORE_BREAKER_EVENTS: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error", "budget_ms")

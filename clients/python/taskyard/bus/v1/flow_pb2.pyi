@@ -133,3 +133,29 @@ class FlowGatesReply(_message.Message):
     usage: _containers.MessageMap[str, _limit_pb2.LimitUsage]
     term: int
     def __init__(self, gates: _Optional[_Iterable[_Union[TaskGate, _Mapping]]] = ..., usage: _Optional[_Mapping[str, _limit_pb2.LimitUsage]] = ..., term: _Optional[int] = ...) -> None: ...
+
+class BreakerChange(_message.Message):
+    __slots__ = ("limit", "key", "change", "failures", "next_probe_at_us")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PROBE_AT_US_FIELD_NUMBER: _ClassVar[int]
+    limit: str
+    key: str
+    change: str
+    failures: int
+    next_probe_at_us: int
+    def __init__(self, limit: _Optional[str] = ..., key: _Optional[str] = ..., change: _Optional[str] = ..., failures: _Optional[int] = ..., next_probe_at_us: _Optional[int] = ...) -> None: ...
+
+class BreakerEventsRequest(_message.Message):
+    __slots__ = ("changes",)
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _containers.RepeatedCompositeFieldContainer[BreakerChange]
+    def __init__(self, changes: _Optional[_Iterable[_Union[BreakerChange, _Mapping]]] = ...) -> None: ...
+
+class BreakerEventsReply(_message.Message):
+    __slots__ = ("logged",)
+    LOGGED_FIELD_NUMBER: _ClassVar[int]
+    logged: int
+    def __init__(self, logged: _Optional[int] = ...) -> None: ...

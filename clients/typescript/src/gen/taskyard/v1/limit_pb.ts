@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskyard/v1/limit.proto.
  */
 export const file_taskyard_v1_limit: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YXNreWFyZC92MS9saW1pdC5wcm90bxILdGFza3lhcmQudjEiNQoITGltaXRVc2USDQoFbGltaXQYASABKAkSCwoDa2V5GAIgASgJEg0KBXVuaXRzGAMgASgDIlQKCVJhdGVMaW1pdBINCgV1bml0cxgBIAEoAxIpCgZwZXJpb2QYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDQoFYnVyc3QYAyABKAMiJQoQQ29uY3VycmVuY3lMaW1pdBIRCgltYXhfdW5pdHMYASABKAMi0gIKBUxpbWl0EgwKBG5hbWUYASABKAkSJgoEcmF0ZRgCIAEoCzIWLnRhc2t5YXJkLnYxLlJhdGVMaW1pdEgAEjQKC2NvbmN1cnJlbmN5GAMgASgLMh0udGFza3lhcmQudjEuQ29uY3VycmVuY3lMaW1pdEgAEg8KB3Blcl9rZXkYBCABKAgSEwoLZGVzY3JpcHRpb24YBSABKAkSEQoJdGFza19uYW1lGAYgASgJEhQKDGtleV9hcmd1bWVudBgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgV1c2FnZRgKIAEoCzIXLnRhc2t5YXJkLnYxLkxpbWl0VXNhZ2VCBgoEa2luZCKTAQoKTGltaXRVc2FnZRIUCgx1bml0c19pbl91c2UYASABKAMSEAoIYWRtaXR0ZWQYAiABKAMSEQoJdGhyb3R0bGVkGAMgASgDEg8KB3dhaXRpbmcYBCABKAMSDAoEa2V5cxgFIAEoAxIrCgxidXNpZXN0X2tleXMYBiADKAsyFS50YXNreWFyZC52MS5LZXlVc2FnZSI+CghLZXlVc2FnZRILCgNrZXkYASABKAkSFAoMdW5pdHNfaW5fdXNlGAIgASgDEg8KB3dhaXRpbmcYAyABKAMiKAoJS2V5V2VpZ2h0EgsKA2tleRgBIAEoCRIOCgZ3ZWlnaHQYAiABKAUiwgEKCEZsb3dHYXRlEg0KBWxpbWl0GAEgASgJEgsKA2tleRgCIAEoCRI1ChFuZXh0X2FkbWlzc2lvbl9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaG9sZGVyX2lkcxgEIAMoCRIQCghwb3NpdGlvbhgFIAEoAxISCgprZXlzX2FoZWFkGAYgASgDEikKBndhaXRlZBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkKuAQoPZGV2LnRhc2t5YXJkLnYxQgpMaW1pdFByb3RvUAFaQmdpdGh1Yi5jb20vdGFza3lhcmQvdGFza3lhcmQvY2xpZW50cy9nby9nZW4vdGFza3lhcmQvdjE7dGFza3lhcmR2MaICA1RYWKoCC1Rhc2t5YXJkLlYxygILVGFza3lhcmRcVjHiAhdUYXNreWFyZFxWMVxHUEJNZXRhZGF0YeoCDFRhc2t5YXJkOjpWMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Chd0YXNreWFyZC92MS9saW1pdC5wcm90bxILdGFza3lhcmQudjEiNQoITGltaXRVc2USDQoFbGltaXQYASABKAkSCwoDa2V5GAIgASgJEg0KBXVuaXRzGAMgASgDIlQKCVJhdGVMaW1pdBINCgV1bml0cxgBIAEoAxIpCgZwZXJpb2QYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDQoFYnVyc3QYAyABKAMiJQoQQ29uY3VycmVuY3lMaW1pdBIRCgltYXhfdW5pdHMYASABKAMitAEKDkNpcmN1aXRCcmVha2VyEhkKEWZhaWx1cmVfdGhyZXNob2xkGAEgASgDEikKBndpbmRvdxgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxtaW5fYXR0ZW1wdHMYAyABKAMSLAoJY29vbF9kb3duGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhgKEGhhbGZfb3Blbl9wcm9iZXMYBSABKAMiggMKBUxpbWl0EgwKBG5hbWUYASABKAkSJgoEcmF0ZRgCIAEoCzIWLnRhc2t5YXJkLnYxLlJhdGVMaW1pdEgAEjQKC2NvbmN1cnJlbmN5GAMgASgLMh0udGFza3lhcmQudjEuQ29uY3VycmVuY3lMaW1pdEgAEi4KB2JyZWFrZXIYCyABKAsyGy50YXNreWFyZC52MS5DaXJjdWl0QnJlYWtlckgAEg8KB3Blcl9rZXkYBCABKAgSEwoLZGVzY3JpcHRpb24YBSABKAkSEQoJdGFza19uYW1lGAYgASgJEhQKDGtleV9hcmd1bWVudBgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgV1c2FnZRgKIAEoCzIXLnRhc2t5YXJkLnYxLkxpbWl0VXNhZ2VCBgoEa2luZCKTAQoKTGltaXRVc2FnZRIUCgx1bml0c19pbl91c2UYASABKAMSEAoIYWRtaXR0ZWQYAiABKAMSEQoJdGhyb3R0bGVkGAMgASgDEg8KB3dhaXRpbmcYBCABKAMSDAoEa2V5cxgFIAEoAxIrCgxidXNpZXN0X2tleXMYBiADKAsyFS50YXNreWFyZC52MS5LZXlVc2FnZSI+CghLZXlVc2FnZRILCgNrZXkYASABKAkSFAoMdW5pdHNfaW5fdXNlGAIgASgDEg8KB3dhaXRpbmcYAyABKAMiKAoJS2V5V2VpZ2h0EgsKA2tleRgBIAEoCRIOCgZ3ZWlnaHQYAiABKAUiwgEKCEZsb3dHYXRlEg0KBWxpbWl0GAEgASgJEgsKA2tleRgCIAEoCRI1ChFuZXh0X2FkbWlzc2lvbl9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKaG9sZGVyX2lkcxgEIAMoCRIQCghwb3NpdGlvbhgFIAEoAxISCgprZXlzX2FoZWFkGAYgASgDEikKBndhaXRlZBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkKuAQoPZGV2LnRhc2t5YXJkLnYxQgpMaW1pdFByb3RvUAFaQmdpdGh1Yi5jb20vdGFza3lhcmQvdGFza3lhcmQvY2xpZW50cy9nby9nZW4vdGFza3lhcmQvdjE7dGFza3lhcmR2MaICA1RYWKoCC1Rhc2t5YXJkLlYxygILVGFza3lhcmRcVjHiAhdUYXNreWFyZFxWMVxHUEJNZXRhZGF0YeoCDFRhc2t5YXJkOjpWMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * A task's use of one limit, given at submit (TaskSpec.limits) or derived from
@@ -114,6 +114,62 @@ export const ConcurrencyLimitSchema: GenMessage<ConcurrencyLimit> = /*@__PURE__*
   messageDesc(file_taskyard_v1_limit, 2);
 
 /**
+ * A circuit breaker: it opens when the attempts that use it failed too often
+ * lately (a throttling answer, RetryAfter, or any other failure), holds its
+ * tasks while open, and after `cool_down` admits `half_open_probes` attempts:
+ * a probe's success closes it, a probe's failure opens it again. Throttled
+ * attempts (RetryAfter) spend no retry. Per key (Limit.per_key) it is one
+ * breaker per downstream key, e.g. "payments-api".
+ *
+ * @generated from message taskyard.v1.CircuitBreaker
+ */
+export type CircuitBreaker = Message<"taskyard.v1.CircuitBreaker"> & {
+  /**
+   * Failed attempts within `window` that open it: 1 to 1,000,000.
+   *
+   * @generated from field: int64 failure_threshold = 1;
+   */
+  failureThreshold: bigint;
+
+  /**
+   * How far back attempts count: 1 ms to 1 day, whole milliseconds; unset: 60 s.
+   *
+   * @generated from field: google.protobuf.Duration window = 2;
+   */
+  window?: Duration | undefined;
+
+  /**
+   * Attempts ended within `window` before it may open (0: failure_threshold),
+   * at most 1,000,000.
+   *
+   * @generated from field: int64 min_attempts = 3;
+   */
+  minAttempts: bigint;
+
+  /**
+   * How long it stays open before a probe: 1 ms to 1 day, whole milliseconds;
+   * unset: 30 s.
+   *
+   * @generated from field: google.protobuf.Duration cool_down = 4;
+   */
+  coolDown?: Duration | undefined;
+
+  /**
+   * Attempts admitted at once while half-open: 0 means 1, at most 1000.
+   *
+   * @generated from field: int64 half_open_probes = 5;
+   */
+  halfOpenProbes: bigint;
+};
+
+/**
+ * Describes the message taskyard.v1.CircuitBreaker.
+ * Use `create(CircuitBreakerSchema)` to create a new message.
+ */
+export const CircuitBreakerSchema: GenMessage<CircuitBreaker> = /*@__PURE__*/
+  messageDesc(file_taskyard_v1_limit, 3);
+
+/**
  * @generated from message taskyard.v1.Limit
  */
 export type Limit = Message<"taskyard.v1.Limit"> & {
@@ -140,6 +196,12 @@ export type Limit = Message<"taskyard.v1.Limit"> & {
      */
     value: ConcurrencyLimit;
     case: "concurrency";
+  } | {
+    /**
+     * @generated from field: taskyard.v1.CircuitBreaker breaker = 11;
+     */
+    value: CircuitBreaker;
+    case: "breaker";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -197,7 +259,7 @@ export type Limit = Message<"taskyard.v1.Limit"> & {
  * Use `create(LimitSchema)` to create a new message.
  */
 export const LimitSchema: GenMessage<Limit> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_limit, 3);
+  messageDesc(file_taskyard_v1_limit, 4);
 
 /**
  * What a limit holds back now, on the leading scheduler.
@@ -206,7 +268,8 @@ export const LimitSchema: GenMessage<Limit> = /*@__PURE__*/
  */
 export type LimitUsage = Message<"taskyard.v1.LimitUsage"> & {
   /**
-   * Units held (concurrency) or admitted in the last period (rate), all keys.
+   * Units held (concurrency) or admitted in the last period (rate), all keys;
+   * for a breaker, its keys that are open or half-open now.
    *
    * @generated from field: int64 units_in_use = 1;
    */
@@ -251,7 +314,7 @@ export type LimitUsage = Message<"taskyard.v1.LimitUsage"> & {
  * Use `create(LimitUsageSchema)` to create a new message.
  */
 export const LimitUsageSchema: GenMessage<LimitUsage> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_limit, 4);
+  messageDesc(file_taskyard_v1_limit, 5);
 
 /**
  * @generated from message taskyard.v1.KeyUsage
@@ -278,7 +341,7 @@ export type KeyUsage = Message<"taskyard.v1.KeyUsage"> & {
  * Use `create(KeyUsageSchema)` to create a new message.
  */
 export const KeyUsageSchema: GenMessage<KeyUsage> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_limit, 5);
+  messageDesc(file_taskyard_v1_limit, 6);
 
 /**
  * A fairness key's share of its lane: a key of weight 3 is served three tasks
@@ -307,7 +370,7 @@ export type KeyWeight = Message<"taskyard.v1.KeyWeight"> & {
  * Use `create(KeyWeightSchema)` to create a new message.
  */
 export const KeyWeightSchema: GenMessage<KeyWeight> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_limit, 6);
+  messageDesc(file_taskyard_v1_limit, 7);
 
 /**
  * What holds a queued task back at admission (ExplainTaskResponse.gate).
@@ -316,7 +379,7 @@ export const KeyWeightSchema: GenMessage<KeyWeight> = /*@__PURE__*/
  */
 export type FlowGate = Message<"taskyard.v1.FlowGate"> & {
   /**
-   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
    *
    * @generated from field: string limit = 1;
    */
@@ -331,6 +394,8 @@ export type FlowGate = Message<"taskyard.v1.FlowGate"> & {
 
   /**
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    *
    * @generated from field: google.protobuf.Timestamp next_admission_at = 3;
    */
@@ -370,5 +435,5 @@ export type FlowGate = Message<"taskyard.v1.FlowGate"> & {
  * Use `create(FlowGateSchema)` to create a new message.
  */
 export const FlowGateSchema: GenMessage<FlowGate> = /*@__PURE__*/
-  messageDesc(file_taskyard_v1_limit, 7);
+  messageDesc(file_taskyard_v1_limit, 8);
 

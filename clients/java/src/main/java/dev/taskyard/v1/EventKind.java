@@ -64,6 +64,16 @@ public enum EventKind
    * <code>EVENT_KIND_LIMIT = 6;</code>
    */
   EVENT_KIND_LIMIT(6),
+  /**
+   * <pre>
+   * A circuit breaker of a limit opened or closed for a key
+   * ("breaker.opened", "breaker.closed"; attributes
+   * "limit", "key", and "failures", "next_probe_at" when it opened).
+   * </pre>
+   *
+   * <code>EVENT_KIND_BREAKER = 7;</code>
+   */
+  EVENT_KIND_BREAKER(7),
   UNRECOGNIZED(-1),
   ;
 
@@ -129,6 +139,16 @@ public enum EventKind
    * <code>EVENT_KIND_LIMIT = 6;</code>
    */
   public static final int EVENT_KIND_LIMIT_VALUE = 6;
+  /**
+   * <pre>
+   * A circuit breaker of a limit opened or closed for a key
+   * ("breaker.opened", "breaker.closed"; attributes
+   * "limit", "key", and "failures", "next_probe_at" when it opened).
+   * </pre>
+   *
+   * <code>EVENT_KIND_BREAKER = 7;</code>
+   */
+  public static final int EVENT_KIND_BREAKER_VALUE = 7;
 
 
   public final int getNumber() {
@@ -162,6 +182,7 @@ public enum EventKind
       case 4: return EVENT_KIND_QUEUE;
       case 5: return EVENT_KIND_SCHEDULE;
       case 6: return EVENT_KIND_LIMIT;
+      case 7: return EVENT_KIND_BREAKER;
       default: return null;
     }
   }

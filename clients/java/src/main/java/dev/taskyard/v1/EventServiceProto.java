@@ -85,18 +85,19 @@ public final class EventServiceProto extends com.google.protobuf.GeneratedFile {
       "ntR\006events\022\026\n\006cursor\030\002 \001(\tR\006cursor*V\n\nWa" +
       "tchStart\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n" +
       "\017WATCH_START_NOW\020\001\022\026\n\022WATCH_START_OLDEST" +
-      "\020\002*\255\001\n\tEventKind\022\032\n\026EVENT_KIND_UNSPECIFI" +
+      "\020\002*\305\001\n\tEventKind\022\032\n\026EVENT_KIND_UNSPECIFI" +
       "ED\020\000\022\023\n\017EVENT_KIND_TASK\020\001\022\025\n\021EVENT_KIND_" +
       "WORKER\020\002\022\023\n\017EVENT_KIND_POOL\020\003\022\024\n\020EVENT_K" +
       "IND_QUEUE\020\004\022\027\n\023EVENT_KIND_SCHEDULE\020\005\022\024\n\020" +
-      "EVENT_KIND_LIMIT\020\0062b\n\014EventService\022R\n\013Wa" +
-      "tchEvents\022\037.taskyard.v1.WatchEventsReque" +
-      "st\032 .taskyard.v1.WatchEventsResponse0\001B\265" +
-      "\001\n\017dev.taskyard.v1B\021EventServiceProtoP\001Z" +
-      "Bgithub.com/taskyard/taskyard/clients/go" +
-      "/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Task" +
-      "yard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBM" +
-      "etadata\352\002\014Taskyard::V1b\006proto3"
+      "EVENT_KIND_LIMIT\020\006\022\026\n\022EVENT_KIND_BREAKER" +
+      "\020\0072b\n\014EventService\022R\n\013WatchEvents\022\037.task" +
+      "yard.v1.WatchEventsRequest\032 .taskyard.v1" +
+      ".WatchEventsResponse0\001B\265\001\n\017dev.taskyard." +
+      "v1B\021EventServiceProtoP\001ZBgithub.com/task" +
+      "yard/taskyard/clients/go/gen/taskyard/v1" +
+      ";taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskya" +
+      "rd\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014Taskya" +
+      "rd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

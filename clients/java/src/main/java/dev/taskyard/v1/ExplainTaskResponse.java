@@ -255,7 +255,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-   * FAIR_SHARE), from the leading scheduler.
+   * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
    * </pre>
    *
    * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -268,7 +268,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-   * FAIR_SHARE), from the leading scheduler.
+   * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
    * </pre>
    *
    * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -281,7 +281,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-   * FAIR_SHARE), from the leading scheduler.
+   * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
    * </pre>
    *
    * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1407,7 +1407,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1419,7 +1419,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1435,7 +1435,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1454,7 +1454,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1473,7 +1473,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1499,7 +1499,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1517,7 +1517,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1530,7 +1530,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -1546,7 +1546,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-     * FAIR_SHARE), from the leading scheduler.
+     * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
      * </pre>
      *
      * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>

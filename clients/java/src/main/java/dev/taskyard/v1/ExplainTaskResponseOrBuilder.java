@@ -137,7 +137,7 @@ public interface ExplainTaskResponseOrBuilder extends
   /**
    * <pre>
    * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-   * FAIR_SHARE), from the leading scheduler.
+   * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
    * </pre>
    *
    * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -147,7 +147,7 @@ public interface ExplainTaskResponseOrBuilder extends
   /**
    * <pre>
    * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-   * FAIR_SHARE), from the leading scheduler.
+   * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
    * </pre>
    *
    * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>
@@ -157,7 +157,7 @@ public interface ExplainTaskResponseOrBuilder extends
   /**
    * <pre>
    * The flow-control gate that holds it (RATE_LIMITED, CONCURRENCY_FULL,
-   * FAIR_SHARE), from the leading scheduler.
+   * FAIR_SHARE, BREAKER_OPEN), from the leading scheduler.
    * </pre>
    *
    * <code>.taskyard.v1.FlowGate gate = 7 [json_name = "gate"];</code>

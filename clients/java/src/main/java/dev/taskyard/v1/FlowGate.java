@@ -62,7 +62,7 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object limit_ = "";
   /**
    * <pre>
-   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
    * </pre>
    *
    * <code>string limit = 1 [json_name = "limit"];</code>
@@ -83,7 +83,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
    * </pre>
    *
    * <code>string limit = 1 [json_name = "limit"];</code>
@@ -156,6 +156,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -168,6 +170,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -180,6 +184,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -806,7 +812,7 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object limit_ = "";
     /**
      * <pre>
-     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
      * </pre>
      *
      * <code>string limit = 1 [json_name = "limit"];</code>
@@ -826,7 +832,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
      * </pre>
      *
      * <code>string limit = 1 [json_name = "limit"];</code>
@@ -847,7 +853,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
      * </pre>
      *
      * <code>string limit = 1 [json_name = "limit"];</code>
@@ -864,7 +870,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
      * </pre>
      *
      * <code>string limit = 1 [json_name = "limit"];</code>
@@ -878,7 +884,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+     * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
      * </pre>
      *
      * <code>string limit = 1 [json_name = "limit"];</code>
@@ -993,6 +999,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1004,6 +1012,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1019,6 +1029,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1037,6 +1049,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1055,6 +1069,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1080,6 +1096,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1097,6 +1115,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1109,6 +1129,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -1124,6 +1146,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * RATE_LIMITED: the earliest instant the limit admits its units again.
+     * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+     * a probe runs: it is decided by the probe's outcome).
      * </pre>
      *
      * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>

@@ -12,7 +12,7 @@ public interface FlowGateOrBuilder extends
 
   /**
    * <pre>
-   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
    * </pre>
    *
    * <code>string limit = 1 [json_name = "limit"];</code>
@@ -21,7 +21,7 @@ public interface FlowGateOrBuilder extends
   java.lang.String getLimit();
   /**
    * <pre>
-   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL).
+   * The limit that holds it (RATE_LIMITED, CONCURRENCY_FULL, BREAKER_OPEN).
    * </pre>
    *
    * <code>string limit = 1 [json_name = "limit"];</code>
@@ -53,6 +53,8 @@ public interface FlowGateOrBuilder extends
   /**
    * <pre>
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -62,6 +64,8 @@ public interface FlowGateOrBuilder extends
   /**
    * <pre>
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>
@@ -71,6 +75,8 @@ public interface FlowGateOrBuilder extends
   /**
    * <pre>
    * RATE_LIMITED: the earliest instant the limit admits its units again.
+   * BREAKER_OPEN: when the breaker half-opens and admits a probe (unset while
+   * a probe runs: it is decided by the probe's outcome).
    * </pre>
    *
    * <code>.google.protobuf.Timestamp next_admission_at = 3 [json_name = "nextAdmissionAt"];</code>

@@ -61,6 +61,7 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.AbstractMessage.InternalOneOfEnum {
     RATE(2),
     CONCURRENCY(3),
+    BREAKER(11),
     KIND_NOT_SET(0);
     private final int value;
     private KindCase(int value) {
@@ -80,6 +81,7 @@ private static final long serialVersionUID = 0L;
       switch (value) {
         case 2: return RATE;
         case 3: return CONCURRENCY;
+        case 11: return BREAKER;
         case 0: return KIND_NOT_SET;
         default: return null;
       }
@@ -204,6 +206,37 @@ private static final long serialVersionUID = 0L;
        return (dev.taskyard.v1.ConcurrencyLimit) kind_;
     }
     return dev.taskyard.v1.ConcurrencyLimit.getDefaultInstance();
+  }
+
+  public static final int BREAKER_FIELD_NUMBER = 11;
+  /**
+   * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+   * @return Whether the breaker field is set.
+   */
+  @java.lang.Override
+  public boolean hasBreaker() {
+    return kindCase_ == 11;
+  }
+  /**
+   * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+   * @return The breaker.
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.CircuitBreaker getBreaker() {
+    if (kindCase_ == 11) {
+       return (dev.taskyard.v1.CircuitBreaker) kind_;
+    }
+    return dev.taskyard.v1.CircuitBreaker.getDefaultInstance();
+  }
+  /**
+   * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+   */
+  @java.lang.Override
+  public dev.taskyard.v1.CircuitBreakerOrBuilder getBreakerOrBuilder() {
+    if (kindCase_ == 11) {
+       return (dev.taskyard.v1.CircuitBreaker) kind_;
+    }
+    return dev.taskyard.v1.CircuitBreaker.getDefaultInstance();
   }
 
   public static final int PER_KEY_FIELD_NUMBER = 4;
@@ -508,6 +541,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeMessage(10, getUsage());
     }
+    if (kindCase_ == 11) {
+      output.writeMessage(11, (dev.taskyard.v1.CircuitBreaker) kind_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -547,6 +583,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(10, getUsage());
+    }
+    if (kindCase_ == 11) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(11, (dev.taskyard.v1.CircuitBreaker) kind_);
     }
     return size;
   }
@@ -607,6 +647,10 @@ private static final long serialVersionUID = 0L;
         if (!getConcurrency()
             .equals(other.getConcurrency())) return false;
         break;
+      case 11:
+        if (!getBreaker()
+            .equals(other.getBreaker())) return false;
+        break;
       case 0:
       default:
     }
@@ -652,6 +696,10 @@ private static final long serialVersionUID = 0L;
       case 3:
         hash = (37 * hash) + CONCURRENCY_FIELD_NUMBER;
         hash = (53 * hash) + getConcurrency().hashCode();
+        break;
+      case 11:
+        hash = (37 * hash) + BREAKER_FIELD_NUMBER;
+        hash = (53 * hash) + getBreaker().hashCode();
         break;
       case 0:
       default:
@@ -802,6 +850,9 @@ private static final long serialVersionUID = 0L;
       if (concurrencyBuilder_ != null) {
         concurrencyBuilder_.clear();
       }
+      if (breakerBuilder_ != null) {
+        breakerBuilder_.clear();
+      }
       perKey_ = false;
       description_ = "";
       taskName_ = "";
@@ -860,32 +911,32 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.name_ = name_;
       }
-      if (((from_bitField0_ & 0x00000008) != 0)) {
+      if (((from_bitField0_ & 0x00000010) != 0)) {
         result.perKey_ = perKey_;
       }
-      if (((from_bitField0_ & 0x00000010) != 0)) {
+      if (((from_bitField0_ & 0x00000020) != 0)) {
         result.description_ = description_;
       }
-      if (((from_bitField0_ & 0x00000020) != 0)) {
+      if (((from_bitField0_ & 0x00000040) != 0)) {
         result.taskName_ = taskName_;
       }
-      if (((from_bitField0_ & 0x00000040) != 0)) {
+      if (((from_bitField0_ & 0x00000080) != 0)) {
         result.keyArgument_ = keyArgument_;
       }
       int to_bitField0_ = 0;
-      if (((from_bitField0_ & 0x00000080) != 0)) {
+      if (((from_bitField0_ & 0x00000100) != 0)) {
         result.createdAt_ = createdAtBuilder_ == null
             ? createdAt_
             : createdAtBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
-      if (((from_bitField0_ & 0x00000100) != 0)) {
+      if (((from_bitField0_ & 0x00000200) != 0)) {
         result.updatedAt_ = updatedAtBuilder_ == null
             ? updatedAt_
             : updatedAtBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
-      if (((from_bitField0_ & 0x00000200) != 0)) {
+      if (((from_bitField0_ & 0x00000400) != 0)) {
         result.usage_ = usageBuilder_ == null
             ? usage_
             : usageBuilder_.build();
@@ -904,6 +955,10 @@ private static final long serialVersionUID = 0L;
       if (kindCase_ == 3 &&
           concurrencyBuilder_ != null) {
         result.kind_ = concurrencyBuilder_.build();
+      }
+      if (kindCase_ == 11 &&
+          breakerBuilder_ != null) {
+        result.kind_ = breakerBuilder_.build();
       }
     }
 
@@ -929,17 +984,17 @@ private static final long serialVersionUID = 0L;
       }
       if (!other.getDescription().isEmpty()) {
         description_ = other.description_;
-        bitField0_ |= 0x00000010;
+        bitField0_ |= 0x00000020;
         onChanged();
       }
       if (!other.getTaskName().isEmpty()) {
         taskName_ = other.taskName_;
-        bitField0_ |= 0x00000020;
+        bitField0_ |= 0x00000040;
         onChanged();
       }
       if (!other.getKeyArgument().isEmpty()) {
         keyArgument_ = other.keyArgument_;
-        bitField0_ |= 0x00000040;
+        bitField0_ |= 0x00000080;
         onChanged();
       }
       if (other.hasCreatedAt()) {
@@ -958,6 +1013,10 @@ private static final long serialVersionUID = 0L;
         }
         case CONCURRENCY: {
           mergeConcurrency(other.getConcurrency());
+          break;
+        }
+        case BREAKER: {
+          mergeBreaker(other.getBreaker());
           break;
         }
         case KIND_NOT_SET: {
@@ -1009,45 +1068,52 @@ private static final long serialVersionUID = 0L;
             } // case 26
             case 32: {
               perKey_ = input.readBool();
-              bitField0_ |= 0x00000008;
+              bitField0_ |= 0x00000010;
               break;
             } // case 32
             case 42: {
               description_ = input.readStringRequireUtf8();
-              bitField0_ |= 0x00000010;
+              bitField0_ |= 0x00000020;
               break;
             } // case 42
             case 50: {
               taskName_ = input.readStringRequireUtf8();
-              bitField0_ |= 0x00000020;
+              bitField0_ |= 0x00000040;
               break;
             } // case 50
             case 58: {
               keyArgument_ = input.readStringRequireUtf8();
-              bitField0_ |= 0x00000040;
+              bitField0_ |= 0x00000080;
               break;
             } // case 58
             case 66: {
               input.readMessage(
                   internalGetCreatedAtFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00000080;
+              bitField0_ |= 0x00000100;
               break;
             } // case 66
             case 74: {
               input.readMessage(
                   internalGetUpdatedAtFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00000100;
+              bitField0_ |= 0x00000200;
               break;
             } // case 74
             case 82: {
               input.readMessage(
                   internalGetUsageFieldBuilder().getBuilder(),
                   extensionRegistry);
-              bitField0_ |= 0x00000200;
+              bitField0_ |= 0x00000400;
               break;
             } // case 82
+            case 90: {
+              input.readMessage(
+                  internalGetBreakerFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              kindCase_ = 11;
+              break;
+            } // case 90
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1457,6 +1523,146 @@ private static final long serialVersionUID = 0L;
       return concurrencyBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.taskyard.v1.CircuitBreaker, dev.taskyard.v1.CircuitBreaker.Builder, dev.taskyard.v1.CircuitBreakerOrBuilder> breakerBuilder_;
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     * @return Whether the breaker field is set.
+     */
+    @java.lang.Override
+    public boolean hasBreaker() {
+      return kindCase_ == 11;
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     * @return The breaker.
+     */
+    @java.lang.Override
+    public dev.taskyard.v1.CircuitBreaker getBreaker() {
+      if (breakerBuilder_ == null) {
+        if (kindCase_ == 11) {
+          return (dev.taskyard.v1.CircuitBreaker) kind_;
+        }
+        return dev.taskyard.v1.CircuitBreaker.getDefaultInstance();
+      } else {
+        if (kindCase_ == 11) {
+          return breakerBuilder_.getMessage();
+        }
+        return dev.taskyard.v1.CircuitBreaker.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    public Builder setBreaker(dev.taskyard.v1.CircuitBreaker value) {
+      if (breakerBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        kind_ = value;
+        onChanged();
+      } else {
+        breakerBuilder_.setMessage(value);
+      }
+      kindCase_ = 11;
+      return this;
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    public Builder setBreaker(
+        dev.taskyard.v1.CircuitBreaker.Builder builderForValue) {
+      if (breakerBuilder_ == null) {
+        kind_ = builderForValue.build();
+        onChanged();
+      } else {
+        breakerBuilder_.setMessage(builderForValue.build());
+      }
+      kindCase_ = 11;
+      return this;
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    public Builder mergeBreaker(dev.taskyard.v1.CircuitBreaker value) {
+      if (breakerBuilder_ == null) {
+        if (kindCase_ == 11 &&
+            kind_ != dev.taskyard.v1.CircuitBreaker.getDefaultInstance()) {
+          kind_ = dev.taskyard.v1.CircuitBreaker.newBuilder((dev.taskyard.v1.CircuitBreaker) kind_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          kind_ = value;
+        }
+        onChanged();
+      } else {
+        if (kindCase_ == 11) {
+          breakerBuilder_.mergeFrom(value);
+        } else {
+          breakerBuilder_.setMessage(value);
+        }
+      }
+      kindCase_ = 11;
+      return this;
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    public Builder clearBreaker() {
+      if (breakerBuilder_ == null) {
+        if (kindCase_ == 11) {
+          kindCase_ = 0;
+          kind_ = null;
+          onChanged();
+        }
+      } else {
+        if (kindCase_ == 11) {
+          kindCase_ = 0;
+          kind_ = null;
+        }
+        breakerBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    public dev.taskyard.v1.CircuitBreaker.Builder getBreakerBuilder() {
+      return internalGetBreakerFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    @java.lang.Override
+    public dev.taskyard.v1.CircuitBreakerOrBuilder getBreakerOrBuilder() {
+      if ((kindCase_ == 11) && (breakerBuilder_ != null)) {
+        return breakerBuilder_.getMessageOrBuilder();
+      } else {
+        if (kindCase_ == 11) {
+          return (dev.taskyard.v1.CircuitBreaker) kind_;
+        }
+        return dev.taskyard.v1.CircuitBreaker.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.taskyard.v1.CircuitBreaker, dev.taskyard.v1.CircuitBreaker.Builder, dev.taskyard.v1.CircuitBreakerOrBuilder> 
+        internalGetBreakerFieldBuilder() {
+      if (breakerBuilder_ == null) {
+        if (!(kindCase_ == 11)) {
+          kind_ = dev.taskyard.v1.CircuitBreaker.getDefaultInstance();
+        }
+        breakerBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.taskyard.v1.CircuitBreaker, dev.taskyard.v1.CircuitBreaker.Builder, dev.taskyard.v1.CircuitBreakerOrBuilder>(
+                (dev.taskyard.v1.CircuitBreaker) kind_,
+                getParentForChildren(),
+                isClean());
+        kind_ = null;
+      }
+      kindCase_ = 11;
+      onChanged();
+      return breakerBuilder_;
+    }
+
     private boolean perKey_ ;
     /**
      * <pre>
@@ -1484,7 +1690,7 @@ private static final long serialVersionUID = 0L;
     public Builder setPerKey(boolean value) {
 
       perKey_ = value;
-      bitField0_ |= 0x00000008;
+      bitField0_ |= 0x00000010;
       onChanged();
       return this;
     }
@@ -1498,7 +1704,7 @@ private static final long serialVersionUID = 0L;
      * @return This builder for chaining.
      */
     public Builder clearPerKey() {
-      bitField0_ = (bitField0_ & ~0x00000008);
+      bitField0_ = (bitField0_ & ~0x00000010);
       perKey_ = false;
       onChanged();
       return this;
@@ -1559,7 +1765,7 @@ private static final long serialVersionUID = 0L;
         java.lang.String value) {
       java.util.Objects.requireNonNull(value);
       description_ = value;
-      bitField0_ |= 0x00000010;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }
@@ -1573,7 +1779,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder clearDescription() {
       description_ = getDefaultInstance().getDescription();
-      bitField0_ = (bitField0_ & ~0x00000010);
+      bitField0_ = (bitField0_ & ~0x00000020);
       onChanged();
       return this;
     }
@@ -1591,7 +1797,7 @@ private static final long serialVersionUID = 0L;
       java.util.Objects.requireNonNull(value);
       checkByteStringIsUtf8(value);
       description_ = value;
-      bitField0_ |= 0x00000010;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }
@@ -1657,7 +1863,7 @@ private static final long serialVersionUID = 0L;
         java.lang.String value) {
       java.util.Objects.requireNonNull(value);
       taskName_ = value;
-      bitField0_ |= 0x00000020;
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }
@@ -1673,7 +1879,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder clearTaskName() {
       taskName_ = getDefaultInstance().getTaskName();
-      bitField0_ = (bitField0_ & ~0x00000020);
+      bitField0_ = (bitField0_ & ~0x00000040);
       onChanged();
       return this;
     }
@@ -1693,7 +1899,7 @@ private static final long serialVersionUID = 0L;
       java.util.Objects.requireNonNull(value);
       checkByteStringIsUtf8(value);
       taskName_ = value;
-      bitField0_ |= 0x00000020;
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }
@@ -1741,7 +1947,7 @@ private static final long serialVersionUID = 0L;
         java.lang.String value) {
       java.util.Objects.requireNonNull(value);
       keyArgument_ = value;
-      bitField0_ |= 0x00000040;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }
@@ -1751,7 +1957,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder clearKeyArgument() {
       keyArgument_ = getDefaultInstance().getKeyArgument();
-      bitField0_ = (bitField0_ & ~0x00000040);
+      bitField0_ = (bitField0_ & ~0x00000080);
       onChanged();
       return this;
     }
@@ -1765,7 +1971,7 @@ private static final long serialVersionUID = 0L;
       java.util.Objects.requireNonNull(value);
       checkByteStringIsUtf8(value);
       keyArgument_ = value;
-      bitField0_ |= 0x00000040;
+      bitField0_ |= 0x00000080;
       onChanged();
       return this;
     }
@@ -1782,7 +1988,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the createdAt field is set.
      */
     public boolean hasCreatedAt() {
-      return ((bitField0_ & 0x00000080) != 0);
+      return ((bitField0_ & 0x00000100) != 0);
     }
     /**
      * <pre>
@@ -1813,7 +2019,7 @@ private static final long serialVersionUID = 0L;
       } else {
         createdAtBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00000080;
+      bitField0_ |= 0x00000100;
       onChanged();
       return this;
     }
@@ -1831,7 +2037,7 @@ private static final long serialVersionUID = 0L;
       } else {
         createdAtBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00000080;
+      bitField0_ |= 0x00000100;
       onChanged();
       return this;
     }
@@ -1844,7 +2050,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeCreatedAt(com.google.protobuf.Timestamp value) {
       if (createdAtBuilder_ == null) {
-        if (((bitField0_ & 0x00000080) != 0) &&
+        if (((bitField0_ & 0x00000100) != 0) &&
           createdAt_ != null &&
           createdAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
           getCreatedAtBuilder().mergeFrom(value);
@@ -1855,7 +2061,7 @@ private static final long serialVersionUID = 0L;
         createdAtBuilder_.mergeFrom(value);
       }
       if (createdAt_ != null) {
-        bitField0_ |= 0x00000080;
+        bitField0_ |= 0x00000100;
         onChanged();
       }
       return this;
@@ -1868,7 +2074,7 @@ private static final long serialVersionUID = 0L;
      * <code>.google.protobuf.Timestamp created_at = 8 [json_name = "createdAt"];</code>
      */
     public Builder clearCreatedAt() {
-      bitField0_ = (bitField0_ & ~0x00000080);
+      bitField0_ = (bitField0_ & ~0x00000100);
       createdAt_ = null;
       if (createdAtBuilder_ != null) {
         createdAtBuilder_.dispose();
@@ -1885,7 +2091,7 @@ private static final long serialVersionUID = 0L;
      * <code>.google.protobuf.Timestamp created_at = 8 [json_name = "createdAt"];</code>
      */
     public com.google.protobuf.Timestamp.Builder getCreatedAtBuilder() {
-      bitField0_ |= 0x00000080;
+      bitField0_ |= 0x00000100;
       onChanged();
       return internalGetCreatedAtFieldBuilder().getBuilder();
     }
@@ -1933,7 +2139,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the updatedAt field is set.
      */
     public boolean hasUpdatedAt() {
-      return ((bitField0_ & 0x00000100) != 0);
+      return ((bitField0_ & 0x00000200) != 0);
     }
     /**
      * <code>.google.protobuf.Timestamp updated_at = 9 [json_name = "updatedAt"];</code>
@@ -1956,7 +2162,7 @@ private static final long serialVersionUID = 0L;
       } else {
         updatedAtBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00000100;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }
@@ -1970,7 +2176,7 @@ private static final long serialVersionUID = 0L;
       } else {
         updatedAtBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00000100;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }
@@ -1979,7 +2185,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeUpdatedAt(com.google.protobuf.Timestamp value) {
       if (updatedAtBuilder_ == null) {
-        if (((bitField0_ & 0x00000100) != 0) &&
+        if (((bitField0_ & 0x00000200) != 0) &&
           updatedAt_ != null &&
           updatedAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
           getUpdatedAtBuilder().mergeFrom(value);
@@ -1990,7 +2196,7 @@ private static final long serialVersionUID = 0L;
         updatedAtBuilder_.mergeFrom(value);
       }
       if (updatedAt_ != null) {
-        bitField0_ |= 0x00000100;
+        bitField0_ |= 0x00000200;
         onChanged();
       }
       return this;
@@ -1999,7 +2205,7 @@ private static final long serialVersionUID = 0L;
      * <code>.google.protobuf.Timestamp updated_at = 9 [json_name = "updatedAt"];</code>
      */
     public Builder clearUpdatedAt() {
-      bitField0_ = (bitField0_ & ~0x00000100);
+      bitField0_ = (bitField0_ & ~0x00000200);
       updatedAt_ = null;
       if (updatedAtBuilder_ != null) {
         updatedAtBuilder_.dispose();
@@ -2012,7 +2218,7 @@ private static final long serialVersionUID = 0L;
      * <code>.google.protobuf.Timestamp updated_at = 9 [json_name = "updatedAt"];</code>
      */
     public com.google.protobuf.Timestamp.Builder getUpdatedAtBuilder() {
-      bitField0_ |= 0x00000100;
+      bitField0_ |= 0x00000200;
       onChanged();
       return internalGetUpdatedAtFieldBuilder().getBuilder();
     }
@@ -2057,7 +2263,7 @@ private static final long serialVersionUID = 0L;
      * @return Whether the usage field is set.
      */
     public boolean hasUsage() {
-      return ((bitField0_ & 0x00000200) != 0);
+      return ((bitField0_ & 0x00000400) != 0);
     }
     /**
      * <pre>
@@ -2090,7 +2296,7 @@ private static final long serialVersionUID = 0L;
       } else {
         usageBuilder_.setMessage(value);
       }
-      bitField0_ |= 0x00000200;
+      bitField0_ |= 0x00000400;
       onChanged();
       return this;
     }
@@ -2109,7 +2315,7 @@ private static final long serialVersionUID = 0L;
       } else {
         usageBuilder_.setMessage(builderForValue.build());
       }
-      bitField0_ |= 0x00000200;
+      bitField0_ |= 0x00000400;
       onChanged();
       return this;
     }
@@ -2123,7 +2329,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder mergeUsage(dev.taskyard.v1.LimitUsage value) {
       if (usageBuilder_ == null) {
-        if (((bitField0_ & 0x00000200) != 0) &&
+        if (((bitField0_ & 0x00000400) != 0) &&
           usage_ != null &&
           usage_ != dev.taskyard.v1.LimitUsage.getDefaultInstance()) {
           getUsageBuilder().mergeFrom(value);
@@ -2134,7 +2340,7 @@ private static final long serialVersionUID = 0L;
         usageBuilder_.mergeFrom(value);
       }
       if (usage_ != null) {
-        bitField0_ |= 0x00000200;
+        bitField0_ |= 0x00000400;
         onChanged();
       }
       return this;
@@ -2148,7 +2354,7 @@ private static final long serialVersionUID = 0L;
      * <code>.taskyard.v1.LimitUsage usage = 10 [json_name = "usage"];</code>
      */
     public Builder clearUsage() {
-      bitField0_ = (bitField0_ & ~0x00000200);
+      bitField0_ = (bitField0_ & ~0x00000400);
       usage_ = null;
       if (usageBuilder_ != null) {
         usageBuilder_.dispose();
@@ -2166,7 +2372,7 @@ private static final long serialVersionUID = 0L;
      * <code>.taskyard.v1.LimitUsage usage = 10 [json_name = "usage"];</code>
      */
     public dev.taskyard.v1.LimitUsage.Builder getUsageBuilder() {
-      bitField0_ |= 0x00000200;
+      bitField0_ |= 0x00000400;
       onChanged();
       return internalGetUsageFieldBuilder().getBuilder();
     }

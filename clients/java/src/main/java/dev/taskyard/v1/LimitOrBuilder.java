@@ -63,6 +63,21 @@ public interface LimitOrBuilder extends
   dev.taskyard.v1.ConcurrencyLimitOrBuilder getConcurrencyOrBuilder();
 
   /**
+   * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+   * @return Whether the breaker field is set.
+   */
+  boolean hasBreaker();
+  /**
+   * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+   * @return The breaker.
+   */
+  dev.taskyard.v1.CircuitBreaker getBreaker();
+  /**
+   * <code>.taskyard.v1.CircuitBreaker breaker = 11 [json_name = "breaker"];</code>
+   */
+  dev.taskyard.v1.CircuitBreakerOrBuilder getBreakerOrBuilder();
+
+  /**
    * <pre>
    * True: every key of a LimitUse has its own bucket ("at most 3 per
    * customer"); false: one bucket for all ("500 calls a second in all").

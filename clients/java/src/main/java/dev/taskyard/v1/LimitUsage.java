@@ -57,7 +57,8 @@ private static final long serialVersionUID = 0L;
   private long unitsInUse_ = 0L;
   /**
    * <pre>
-   * Units held (concurrency) or admitted in the last period (rate), all keys.
+   * Units held (concurrency) or admitted in the last period (rate), all keys;
+   * for a breaker, its keys that are open or half-open now.
    * </pre>
    *
    * <code>int64 units_in_use = 1 [json_name = "unitsInUse"];</code>
@@ -661,7 +662,8 @@ private static final long serialVersionUID = 0L;
     private long unitsInUse_ ;
     /**
      * <pre>
-     * Units held (concurrency) or admitted in the last period (rate), all keys.
+     * Units held (concurrency) or admitted in the last period (rate), all keys;
+     * for a breaker, its keys that are open or half-open now.
      * </pre>
      *
      * <code>int64 units_in_use = 1 [json_name = "unitsInUse"];</code>
@@ -673,7 +675,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Units held (concurrency) or admitted in the last period (rate), all keys.
+     * Units held (concurrency) or admitted in the last period (rate), all keys;
+     * for a breaker, its keys that are open or half-open now.
      * </pre>
      *
      * <code>int64 units_in_use = 1 [json_name = "unitsInUse"];</code>
@@ -689,7 +692,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Units held (concurrency) or admitted in the last period (rate), all keys.
+     * Units held (concurrency) or admitted in the last period (rate), all keys;
+     * for a breaker, its keys that are open or half-open now.
      * </pre>
      *
      * <code>int64 units_in_use = 1 [json_name = "unitsInUse"];</code>

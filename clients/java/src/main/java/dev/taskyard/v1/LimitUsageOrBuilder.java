@@ -12,7 +12,8 @@ public interface LimitUsageOrBuilder extends
 
   /**
    * <pre>
-   * Units held (concurrency) or admitted in the last period (rate), all keys.
+   * Units held (concurrency) or admitted in the last period (rate), all keys;
+   * for a breaker, its keys that are open or half-open now.
    * </pre>
    *
    * <code>int64 units_in_use = 1 [json_name = "unitsInUse"];</code>

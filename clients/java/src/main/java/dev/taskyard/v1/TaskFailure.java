@@ -370,6 +370,63 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int THROTTLED_FIELD_NUMBER = 13;
+  private boolean throttled_ = false;
+  /**
+   * <pre>
+   * The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it
+   * spent no retry. Set on the attempt's outcome as the worker reports it.
+   * </pre>
+   *
+   * <code>bool throttled = 13 [json_name = "throttled"];</code>
+   * @return The throttled.
+   */
+  @java.lang.Override
+  public boolean getThrottled() {
+    return throttled_;
+  }
+
+  public static final int RETRY_AFTER_FIELD_NUMBER = 14;
+  private com.google.protobuf.Duration retryAfter_;
+  /**
+   * <pre>
+   * The delay that answer asked for (Retry-After): the next attempt is not due
+   * before it.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+   * @return Whether the retryAfter field is set.
+   */
+  @java.lang.Override
+  public boolean hasRetryAfter() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * The delay that answer asked for (Retry-After): the next attempt is not due
+   * before it.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+   * @return The retryAfter.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getRetryAfter() {
+    return retryAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : retryAfter_;
+  }
+  /**
+   * <pre>
+   * The delay that answer asked for (Retry-After): the next attempt is not due
+   * before it.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getRetryAfterOrBuilder() {
+    return retryAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : retryAfter_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -408,6 +465,12 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(redriveId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 8, redriveId_);
     }
+    if (throttled_ != false) {
+      output.writeBool(13, throttled_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(14, getRetryAfter());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -438,6 +501,14 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(redriveId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(8, redriveId_);
+    }
+    if (throttled_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(13, throttled_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(14, getRetryAfter());
     }
     return size;
   }
@@ -485,6 +556,13 @@ private static final long serialVersionUID = 0L;
         .equals(other.getGroupId())) return false;
     if (!getRedriveId()
         .equals(other.getRedriveId())) return false;
+    if (getThrottled()
+        != other.getThrottled()) return false;
+    if (hasRetryAfter() != other.hasRetryAfter()) return false;
+    if (hasRetryAfter()) {
+      if (!getRetryAfter()
+          .equals(other.getRetryAfter())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -516,6 +594,13 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getGroupId().hashCode();
     hash = (37 * hash) + REDRIVE_ID_FIELD_NUMBER;
     hash = (53 * hash) + getRedriveId().hashCode();
+    hash = (37 * hash) + THROTTLED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getThrottled());
+    if (hasRetryAfter()) {
+      hash = (37 * hash) + RETRY_AFTER_FIELD_NUMBER;
+      hash = (53 * hash) + getRetryAfter().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -652,6 +737,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetFailedAtFieldBuilder();
         internalGetRetryAtFieldBuilder();
+        internalGetRetryAfterFieldBuilder();
       }
     }
     @java.lang.Override
@@ -674,6 +760,12 @@ private static final long serialVersionUID = 0L;
       }
       groupId_ = "";
       redriveId_ = "";
+      throttled_ = false;
+      retryAfter_ = null;
+      if (retryAfterBuilder_ != null) {
+        retryAfterBuilder_.dispose();
+        retryAfterBuilder_ = null;
+      }
       return this;
     }
 
@@ -738,6 +830,15 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.redriveId_ = redriveId_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.throttled_ = throttled_;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.retryAfter_ = retryAfterBuilder_ == null
+            ? retryAfter_
+            : retryAfterBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -786,6 +887,12 @@ private static final long serialVersionUID = 0L;
         redriveId_ = other.redriveId_;
         bitField0_ |= 0x00000080;
         onChanged();
+      }
+      if (other.getThrottled() != false) {
+        setThrottled(other.getThrottled());
+      }
+      if (other.hasRetryAfter()) {
+        mergeRetryAfter(other.getRetryAfter());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -855,6 +962,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 104: {
+              throttled_ = input.readBool();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 104
+            case 114: {
+              input.readMessage(
+                  internalGetRetryAfterFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 114
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1649,6 +1768,217 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000080;
       onChanged();
       return this;
+    }
+
+    private boolean throttled_ ;
+    /**
+     * <pre>
+     * The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it
+     * spent no retry. Set on the attempt's outcome as the worker reports it.
+     * </pre>
+     *
+     * <code>bool throttled = 13 [json_name = "throttled"];</code>
+     * @return The throttled.
+     */
+    @java.lang.Override
+    public boolean getThrottled() {
+      return throttled_;
+    }
+    /**
+     * <pre>
+     * The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it
+     * spent no retry. Set on the attempt's outcome as the worker reports it.
+     * </pre>
+     *
+     * <code>bool throttled = 13 [json_name = "throttled"];</code>
+     * @param value The throttled to set.
+     * @return This builder for chaining.
+     */
+    public Builder setThrottled(boolean value) {
+
+      throttled_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it
+     * spent no retry. Set on the attempt's outcome as the worker reports it.
+     * </pre>
+     *
+     * <code>bool throttled = 13 [json_name = "throttled"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearThrottled() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      throttled_ = false;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Duration retryAfter_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> retryAfterBuilder_;
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     * @return Whether the retryAfter field is set.
+     */
+    public boolean hasRetryAfter() {
+      return ((bitField0_ & 0x00000200) != 0);
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     * @return The retryAfter.
+     */
+    public com.google.protobuf.Duration getRetryAfter() {
+      if (retryAfterBuilder_ == null) {
+        return retryAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : retryAfter_;
+      } else {
+        return retryAfterBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    public Builder setRetryAfter(com.google.protobuf.Duration value) {
+      if (retryAfterBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        retryAfter_ = value;
+      } else {
+        retryAfterBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    public Builder setRetryAfter(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (retryAfterBuilder_ == null) {
+        retryAfter_ = builderForValue.build();
+      } else {
+        retryAfterBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    public Builder mergeRetryAfter(com.google.protobuf.Duration value) {
+      if (retryAfterBuilder_ == null) {
+        if (((bitField0_ & 0x00000200) != 0) &&
+          retryAfter_ != null &&
+          retryAfter_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getRetryAfterBuilder().mergeFrom(value);
+        } else {
+          retryAfter_ = value;
+        }
+      } else {
+        retryAfterBuilder_.mergeFrom(value);
+      }
+      if (retryAfter_ != null) {
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    public Builder clearRetryAfter() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      retryAfter_ = null;
+      if (retryAfterBuilder_ != null) {
+        retryAfterBuilder_.dispose();
+        retryAfterBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getRetryAfterBuilder() {
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return internalGetRetryAfterFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getRetryAfterOrBuilder() {
+      if (retryAfterBuilder_ != null) {
+        return retryAfterBuilder_.getMessageOrBuilder();
+      } else {
+        return retryAfter_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : retryAfter_;
+      }
+    }
+    /**
+     * <pre>
+     * The delay that answer asked for (Retry-After): the next attempt is not due
+     * before it.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetRetryAfterFieldBuilder() {
+      if (retryAfterBuilder_ == null) {
+        retryAfterBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getRetryAfter(),
+                getParentForChildren(),
+                isClean());
+        retryAfter_ = null;
+      }
+      return retryAfterBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.TaskFailure)

@@ -159,4 +159,45 @@ public interface TaskFailureOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRedriveIdBytes();
+
+  /**
+   * <pre>
+   * The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it
+   * spent no retry. Set on the attempt's outcome as the worker reports it.
+   * </pre>
+   *
+   * <code>bool throttled = 13 [json_name = "throttled"];</code>
+   * @return The throttled.
+   */
+  boolean getThrottled();
+
+  /**
+   * <pre>
+   * The delay that answer asked for (Retry-After): the next attempt is not due
+   * before it.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+   * @return Whether the retryAfter field is set.
+   */
+  boolean hasRetryAfter();
+  /**
+   * <pre>
+   * The delay that answer asked for (Retry-After): the next attempt is not due
+   * before it.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+   * @return The retryAfter.
+   */
+  com.google.protobuf.Duration getRetryAfter();
+  /**
+   * <pre>
+   * The delay that answer asked for (Retry-After): the next attempt is not due
+   * before it.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getRetryAfterOrBuilder();
 }

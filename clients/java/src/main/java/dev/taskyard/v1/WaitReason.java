@@ -116,6 +116,15 @@ public enum WaitReason
    * <code>WAIT_REASON_FAIR_SHARE = 12;</code>
    */
   WAIT_REASON_FAIR_SHARE(12),
+  /**
+   * <pre>
+   * A circuit breaker it uses is open (gate: the limit, its key and, in
+   * next_admission_at, when it admits a probe).
+   * </pre>
+   *
+   * <code>WAIT_REASON_BREAKER_OPEN = 13;</code>
+   */
+  WAIT_REASON_BREAKER_OPEN(13),
   UNRECOGNIZED(-1),
   ;
 
@@ -229,6 +238,15 @@ public enum WaitReason
    * <code>WAIT_REASON_FAIR_SHARE = 12;</code>
    */
   public static final int WAIT_REASON_FAIR_SHARE_VALUE = 12;
+  /**
+   * <pre>
+   * A circuit breaker it uses is open (gate: the limit, its key and, in
+   * next_admission_at, when it admits a probe).
+   * </pre>
+   *
+   * <code>WAIT_REASON_BREAKER_OPEN = 13;</code>
+   */
+  public static final int WAIT_REASON_BREAKER_OPEN_VALUE = 13;
 
 
   public final int getNumber() {
@@ -268,6 +286,7 @@ public enum WaitReason
       case 10: return WAIT_REASON_RATE_LIMITED;
       case 11: return WAIT_REASON_CONCURRENCY_FULL;
       case 12: return WAIT_REASON_FAIR_SHARE;
+      case 13: return WAIT_REASON_BREAKER_OPEN;
       default: return null;
     }
   }
