@@ -29,6 +29,7 @@ from taskyard.bus.v1 import (
     envelope_pb2,
     event_log_pb2,
     event_pb2,
+    failures_pb2,
     flow_pb2,
     graph_pb2,
     lanes_pb2,
@@ -226,6 +227,37 @@ STORE_LEASED_FLOW = _method(
     STORE, "LeasedFlow", K.KIND_STORE_LEASED_FLOW, flow_pb2.LeasedFlowRequest, flow_pb2.LeasedFlowReply
 )
 
+# --- the result-store: dead letters and redrives ----------------------------------------
+F = failures_pb2
+STORE_FAILURE_GROUPS = _method(
+    STORE, "FailureGroups", K.KIND_STORE_FAILURE_GROUPS, F.FailureGroupsRequest, F.FailureGroupsReply
+)
+STORE_DEAD_LETTERS = _method(
+    STORE, "DeadLetters", K.KIND_STORE_DEAD_LETTERS, F.DeadLettersRequest, F.DeadLettersReply
+)
+STORE_PURGE_DEAD_LETTERS = _method(
+    STORE,
+    "PurgeDeadLetters",
+    K.KIND_STORE_PURGE_DEAD_LETTERS,
+    F.PurgeDeadLettersRequest,
+    F.PurgeDeadLettersReply,
+)
+STORE_REDRIVE_CREATE = _method(
+    STORE, "CreateRedrive", K.KIND_STORE_REDRIVE_CREATE, F.CreateRedriveRequest, F.CreateRedriveReply
+)
+STORE_REDRIVE_CONTROL = _method(
+    STORE, "RedriveControl", K.KIND_STORE_REDRIVE_CONTROL, F.RedriveControlRequest, F.RedriveControlReply
+)
+STORE_REDRIVE_LIST = _method(
+    STORE, "RedriveList", K.KIND_STORE_REDRIVE_LIST, F.RedriveListRequest, F.RedriveListReply
+)
+STORE_REDRIVE_STEP = _method(
+    STORE, "RedriveStep", K.KIND_STORE_REDRIVE_STEP, F.RedriveStepRequest, F.RedriveStepReply
+)
+STORE_REDRIVES_ACTIVE = _method(
+    STORE, "ActiveRedrives", K.KIND_STORE_REDRIVES_ACTIVE, F.ActiveRedrivesRequest, F.ActiveRedrivesReply
+)
+
 _DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]
 METHODS: Mapping[int, Method[Any, Any]] = {m.kind: m for m in _DECLARED}
 
@@ -310,6 +342,15 @@ SENDERS: Mapping[int, Senders] = {
     STORE_LIMITS.kind: _senders(_BOTH, _STORE),
     STORE_LIMIT_CHANGE.kind: _senders((GATEWAY, WORKER_POOL), _STORE),
     STORE_LEASED_FLOW.kind: _senders(_SCHEDULER, _STORE),
+    # dead letters and redrives: the gateway reads and steers, the leader runs them
+    STORE_FAILURE_GROUPS.kind: _senders(_BOTH, _STORE),
+    STORE_DEAD_LETTERS.kind: _senders(_BOTH, _STORE),
+    STORE_PURGE_DEAD_LETTERS.kind: _senders((GATEWAY,), _STORE),
+    STORE_REDRIVE_CREATE.kind: _senders((GATEWAY,), _STORE),
+    STORE_REDRIVE_CONTROL.kind: _senders(_BOTH, _STORE),
+    STORE_REDRIVE_LIST.kind: _senders(_BOTH, _STORE),
+    STORE_REDRIVE_STEP.kind: _senders(_SCHEDULER, _STORE),
+    STORE_REDRIVES_ACTIVE.kind: _senders(_SCHEDULER, _STORE),
     # streams
     K.KIND_ANNOUNCE: _senders(ROLES, ROLES),
     K.KIND_DISPATCH: _senders((SCHEDULER, RESULT_STORE), _POOL),
