@@ -11,7 +11,13 @@ import pytest
 
 from taskyard.core.config import Settings
 from taskyard.gateway import auth, tls
-from taskyard.v1 import limit_service_pb2, queue_service_pb2, schedule_service_pb2, task_service_pb2
+from taskyard.v1 import (
+    failure_service_pb2,
+    limit_service_pb2,
+    queue_service_pb2,
+    schedule_service_pb2,
+    task_service_pb2,
+)
 
 SUBMITTER = "submitter-token-0123456789abcdef"
 READER = "reader-token-0123456789abcdef"
@@ -95,6 +101,7 @@ def test_every_rpc_has_a_scope() -> None:
             (schedule_service_pb2, "ScheduleService"),
             (queue_service_pb2, "QueueService"),
             (limit_service_pb2, "LimitService"),
+            (failure_service_pb2, "FailureService"),
         )
     ]
     methods = {f"/{s.full_name}/{m.name}" for s in services for m in s.methods}
@@ -121,6 +128,19 @@ def test_every_rpc_has_a_scope() -> None:
         "UpdateLimit",
         "DeleteLimit",
         "SetKeyWeight",
+        # A dry run of a redrive too: one method, one scope.
+        "Redrive",
+        "PauseRedrive",
+        "ResumeRedrive",
+        "CancelRedrive",
+        "PurgeDeadLetters",
+    }
+    assert {m for m, s in need.items() if s is auth.Scope.READ} >= {
+        "ListFailureGroups",
+        "ListFailures",
+        "GetRedrive",
+        "ListRedrives",
+        "ListRedriveItems",
     }
     assert auth.required_scope("/taskyard.v1.TaskService/SomethingNew") is auth.Scope.ADMIN
 
@@ -170,3 +190,14 @@ def test_settings_from_the_environment() -> None:
     assert s.grpc_tokens_file == "/s/tokens" and s.grpc_allow_insecure
     assert s.grpc_max_concurrent_long_rpcs == 20000 and s.grpc_keepalive_time == 30.0
     assert Settings.from_env(s.to_env()) == s
+
+
+def test_caller_name_is_the_tokens_name(tmp_path: Path) -> None:
+    """A redrive's audit says who asked: the token's name, "dev" on a gateway without tokens."""
+    path = tmp_path / "tokens"
+    path.write_text(f"{ADMIN} admin ops\n{READER} read dashboard\n")
+    tokens = auth.TokensFile(str(path))
+    assert auth.caller_name(tokens, (("authorization", f"Bearer {ADMIN}"),)) == "ops"
+    assert auth.caller_name(tokens, (("authorization", f"Bearer {READER}"),)) == "dashboard"
+    assert auth.caller_name(tokens, (("authorization", "Bearer not-a-token-at-all-x"),)) == ""
+    assert auth.caller_name(None, ()) == auth.NO_TOKENS_CALLER == "dev"

@@ -174,6 +174,7 @@ _TASKS = "/taskyard.v1.TaskService/"
 _SCHEDULES = "/taskyard.v1.ScheduleService/"
 _QUEUES = "/taskyard.v1.QueueService/"
 _LIMITS = "/taskyard.v1.LimitService/"
+_FAILURES = "/taskyard.v1.FailureService/"
 
 REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     # RunTask reads back only the task it submitted, as SubmitTask does for a repeated request_id.
@@ -200,6 +201,15 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     **{_QUEUES + m: Scope.READ for m in ("GetQueueStatus", "ListServers")},
     "/taskyard.v1.EventService/WatchEvents": Scope.READ,
     **{
+        _FAILURES + m: Scope.READ
+        for m in ("ListFailureGroups", "ListFailures", "GetRedrive", "ListRedrives", "ListRedriveItems")
+    },
+    # A dry run too: it reads what a filter would redrive, a step before doing it.
+    **{
+        _FAILURES + m: Scope.ADMIN
+        for m in ("Redrive", "PauseRedrive", "ResumeRedrive", "CancelRedrive", "PurgeDeadLetters")
+    },
+    **{
         _QUEUES + m: Scope.ADMIN
         for m in ("PauseQueue", "ResumeQueue", "ClearQueue", "RetryTasks", "PurgeTasks")
     },
@@ -213,6 +223,21 @@ OPEN_METHODS = frozenset(f"/{health.SERVICE_NAME}/{m}" for m in ("Check", "Watch
 def required_scope(method: str) -> Scope | None:
     """What ``method`` needs; a method the table does not name needs ``admin``."""
     return REQUIRED_SCOPES.get(method, Scope.ADMIN)
+
+
+# Who a call came from on a gateway without tokens (the audit's created_by).
+NO_TOKENS_CALLER = "dev"
+
+
+def caller_name(tokens: TokensFile | None, metadata: Sequence[tuple[str, str | bytes]] | None) -> str:
+    """The name of the token a call came with, for an audit record; ``NO_TOKENS_CALLER``
+    on a gateway without tokens. The authenticator has already refused a call without
+    a valid token, so "" only when the file changed in between."""
+    if tokens is None:
+        return NO_TOKENS_CALLER
+    presented = bearer(metadata)
+    token = tokens.find(presented) if presented else None
+    return token.name if token is not None else ""
 
 
 def _refusal(code: errors.Code, reason: str, message: str) -> errors.TaskyardError:

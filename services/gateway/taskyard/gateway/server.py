@@ -21,6 +21,7 @@ from taskyard.gateway import auth, reflection, tls
 from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.bodies import Decoder
 from taskyard.gateway.event_service import EVENT_SERVICE_NAME, EventService
+from taskyard.gateway.failures import FAILURE_SERVICE_NAME, FailureService
 from taskyard.gateway.lanes import Lane, Lanes
 from taskyard.gateway.limit_catalog import LimitCatalog
 from taskyard.gateway.limits import LIMIT_SERVICE_NAME, LimitService
@@ -49,6 +50,7 @@ SERVICE_NAMES = (
     LIMIT_SERVICE_NAME,
     QUEUE_SERVICE_NAME,
     EVENT_SERVICE_NAME,
+    FAILURE_SERVICE_NAME,
     health.SERVICE_NAME,
 )
 # How often the store is probed once it answered, and how long a probe waits. The
@@ -215,6 +217,10 @@ class Gateway:
         )
         LimitService.register(self.server, store=self.store, lane=flow_lane, catalog=self.limit_catalog)
         QueueService.register(self.store, self.server)
+        # Dead letters and redrives; a redrive records the name of the token that asked.
+        FailureService.register(
+            self.server, store=self.store, caller=functools.partial(auth.caller_name, self.tokens)
+        )
         # WatchEvents: one tail of the store's event log, woken by every committed batch.
         self.event_service = EventService(store=self.store, settings=settings)
         self.event_service.register(self.server)

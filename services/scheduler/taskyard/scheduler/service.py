@@ -44,6 +44,7 @@ from taskyard.scheduler.maintenance import Maintenance
 from taskyard.scheduler.periodic import Periodic
 from taskyard.scheduler.pools import Pool, PoolRegistry
 from taskyard.scheduler.reconciler import Reconciler
+from taskyard.scheduler.redrives import RedriveRunner
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,8 @@ class Scheduler:
             refresh_interval=settings.schedule_refresh_interval,
             declared=self.flow.declared_limits,
         )
+        # Redrives of dead letters, paced, each step fenced by the term (redrives.py).
+        self.redrives = RedriveRunner(self.store, term=term)
         # What is open is closed again if a later listener cannot bind (a deposed
         # leader on its way out may still hold the address: serve tries again).
         with contextlib.ExitStack() as opened:
@@ -388,6 +391,7 @@ class Scheduler:
                     tg.create_task(self.maintenance.run_survey(self._surveyor, self.id, s.renew_interval))
                 )
                 tasks.append(tg.create_task(self.periodic.run()))
+                tasks.append(tg.create_task(self.redrives.run()))
                 tasks.append(tg.create_task(self.timers.run()))
                 if self.term > 1:  # a predecessor, which may still have inserted meanwhile
                     tasks.append(tg.create_task(self._reload_after(max(s.leader_ttl, s.request_timeout))))
