@@ -36,12 +36,17 @@ class Store:
         self.weights: list[limit_pb2.KeyWeight] = []
         self.version = 1
         self.leased: list[flow_pb2.LeasedFlow] = []
+        self.breaker_events: list[flow_pb2.BreakerChange] = []
 
     async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
         if method is contract.STORE_LIMITS:
             return flow_pb2.ReadLimitsReply(version=self.version, limits=self.limits, weights=self.weights)
         if method is contract.STORE_LEASED_FLOW:
             return flow_pb2.LeasedFlowReply(attempts=self.leased)
+        if method is contract.STORE_BREAKER_EVENTS:
+            assert isinstance(request, flow_pb2.BreakerEventsRequest)
+            self.breaker_events.extend(request.changes)
+            return flow_pb2.BreakerEventsReply(logged=len(request.changes))
         raise AssertionError(method)
 
 
@@ -53,6 +58,28 @@ def rate(name: str, units: int, period_ms: int, burst: int = 0, *, per_key: bool
 
 def concurrency(name: str, n: int, *, per_key: bool = True) -> limit_pb2.Limit:
     return limit_pb2.Limit(name=name, per_key=per_key, concurrency=limit_pb2.ConcurrencyLimit(max_units=n))
+
+
+def breaker(
+    name: str,
+    failures: int,
+    window_ms: int,
+    cool_down_ms: int,
+    *,
+    probes: int = 0,
+    min_attempts: int = 0,
+    per_key: bool = True,
+) -> limit_pb2.Limit:
+    out = limit_pb2.Limit(
+        name=name,
+        per_key=per_key,
+        breaker=limit_pb2.CircuitBreaker(
+            failure_threshold=failures, half_open_probes=probes, min_attempts=min_attempts
+        ),
+    )
+    out.breaker.window.FromMilliseconds(window_ms)
+    out.breaker.cool_down.FromMilliseconds(cool_down_ms)
+    return out
 
 
 class Harness:
@@ -98,6 +125,12 @@ class Harness:
 
     def finish(self, task_id: str) -> None:
         self.flow.release(task_id, self.running.pop(task_id))
+
+    def end(self, task_id: str, *, failed: bool) -> None:
+        """The attempt ended with a result, as a pool's notice tells (scheduler/service.py)."""
+        token = self.running.pop(task_id)
+        self.flow.outcome(task_id, token, failed=failed)
+        self.flow.release(task_id, token)
 
     def tick(self, seconds: float) -> None:
         self.clock.now += seconds

@@ -226,6 +226,14 @@ STORE_LIMIT_CHANGE = _method(
 STORE_LEASED_FLOW = _method(
     STORE, "LeasedFlow", K.KIND_STORE_LEASED_FLOW, flow_pb2.LeasedFlowRequest, flow_pb2.LeasedFlowReply
 )
+# The leading scheduler's circuit breakers that opened or closed, for the event log.
+STORE_BREAKER_EVENTS = _method(
+    STORE,
+    "BreakerEvents",
+    K.KIND_STORE_BREAKER_EVENTS,
+    flow_pb2.BreakerEventsRequest,
+    flow_pb2.BreakerEventsReply,
+)
 
 # --- the result-store: dead letters and redrives ----------------------------------------
 F = failures_pb2
@@ -342,6 +350,7 @@ SENDERS: Mapping[int, Senders] = {
     STORE_LIMITS.kind: _senders(_BOTH, _STORE),
     STORE_LIMIT_CHANGE.kind: _senders((GATEWAY, WORKER_POOL), _STORE),
     STORE_LEASED_FLOW.kind: _senders(_SCHEDULER, _STORE),
+    STORE_BREAKER_EVENTS.kind: _senders(_SCHEDULER, _STORE),
     # dead letters and redrives: the gateway reads and steers, the leader runs them
     STORE_FAILURE_GROUPS.kind: _senders(_BOTH, _STORE),
     STORE_DEAD_LETTERS.kind: _senders(_BOTH, _STORE),

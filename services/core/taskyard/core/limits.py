@@ -14,6 +14,8 @@ import json
 import re
 from collections.abc import Container, Sequence
 
+from google.protobuf import duration_pb2
+
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import names
 from taskyard.core.validation import Violation, quote
@@ -37,6 +39,12 @@ MAX_WEIGHT = 1000
 MAX_WEIGHTS = 10_000
 # Limits in all (the scheduler holds every one; ListLimits pages them).
 MAX_LIMITS = 10_000
+# A circuit breaker's numbers (limit.proto CircuitBreaker): unset durations take
+# the defaults; a breaker remembers at most MAX_BREAKER_ATTEMPTS outcomes per key.
+MAX_BREAKER_ATTEMPTS = 1_000_000
+MAX_PROBES = 1000
+DEFAULT_WINDOW_MS = 60_000
+DEFAULT_COOL_DOWN_MS = 30_000
 
 # FieldViolation reasons.
 UNKNOWN_LIMIT = "UNKNOWN_LIMIT"
@@ -52,10 +60,80 @@ def period_ms(rate: limit_pb2.RateLimit) -> int:
 
 
 def burst_of(limit: limit_pb2.Limit) -> int:
-    """A rate limit's burst (0 means its units), a concurrency limit's max_units."""
+    """A rate limit's burst (0 means its units), a concurrency limit's max_units; a
+    breaker takes no units (any use fits it)."""
     if limit.HasField("rate"):
         return limit.rate.burst or limit.rate.units
+    if limit.HasField("breaker"):
+        return MAX_UNITS
     return limit.concurrency.max_units
+
+
+def _ms(d: duration_pb2.Duration) -> int:
+    return d.seconds * 1000 + d.nanos // 1_000_000
+
+
+def window_ms(breaker: limit_pb2.CircuitBreaker) -> int:
+    return _ms(breaker.window) if breaker.HasField("window") else DEFAULT_WINDOW_MS
+
+
+def cool_down_ms(breaker: limit_pb2.CircuitBreaker) -> int:
+    return _ms(breaker.cool_down) if breaker.HasField("cool_down") else DEFAULT_COOL_DOWN_MS
+
+
+def probes_of(breaker: limit_pb2.CircuitBreaker) -> int:
+    return breaker.half_open_probes or 1
+
+
+def min_attempts_of(breaker: limit_pb2.CircuitBreaker) -> int:
+    return breaker.min_attempts or breaker.failure_threshold
+
+
+def parse_breaker(text: str) -> limit_pb2.CircuitBreaker:
+    """``"5/30s"``: open after 5 failed attempts within 30 s (the window); ValueError otherwise."""
+    m = _RATE.fullmatch(text)
+    if m is None:
+        raise ValueError(f"a breaker is failures/window, e.g. '5/30s' or '20/min', got {text!r}")
+    breaker = limit_pb2.CircuitBreaker(failure_threshold=int(m.group(1)))
+    breaker.window.FromMilliseconds(round(float(m.group(2) or 1) * _UNIT_MS[m.group(3)]))
+    return breaker
+
+
+def _duration_violations(d: duration_pb2.Duration, field: str) -> list[Violation]:
+    ms = _ms(d)
+    if MIN_PERIOD_MS <= ms <= MAX_PERIOD_MS and d.nanos % 1_000_000 == 0 and d.seconds >= 0:
+        return []
+    return [Violation(field=field, description="must be 1 ms to 1 day, in whole milliseconds")]
+
+
+def breaker_violations(breaker: limit_pb2.CircuitBreaker, path: str) -> list[Violation]:
+    out: list[Violation] = []
+    if not 1 <= breaker.failure_threshold <= MAX_BREAKER_ATTEMPTS:
+        out.append(
+            Violation(
+                field=f"{path}.failure_threshold",
+                description=f"must be 1 to {MAX_BREAKER_ATTEMPTS}, got {breaker.failure_threshold}",
+            )
+        )
+    if not 0 <= breaker.min_attempts <= MAX_BREAKER_ATTEMPTS:
+        out.append(
+            Violation(
+                field=f"{path}.min_attempts",
+                description=f"must be 0 to {MAX_BREAKER_ATTEMPTS}, got {breaker.min_attempts}",
+            )
+        )
+    if not 0 <= breaker.half_open_probes <= MAX_PROBES:
+        out.append(
+            Violation(
+                field=f"{path}.half_open_probes",
+                description=f"must be 0 to {MAX_PROBES}, got {breaker.half_open_probes}",
+            )
+        )
+    if breaker.HasField("window"):
+        out += _duration_violations(breaker.window, f"{path}.window")
+    if breaker.HasField("cool_down"):
+        out += _duration_violations(breaker.cool_down, f"{path}.cool_down")
+    return out
 
 
 def units_of(use: limit_pb2.LimitUse) -> int:
@@ -87,7 +165,7 @@ def limit_violations(limit: limit_pb2.Limit, path: str = "limit") -> list[Violat
         out.append(Violation(field=f"{path}.name", description=found[0], reason=found[1]))
     kind = limit.WhichOneof("kind")
     if kind is None:
-        out.append(Violation(field=path, description="must set rate or concurrency"))
+        out.append(Violation(field=path, description="must set rate, concurrency or breaker"))
     elif kind == "rate":
         rate = limit.rate
         if not 1 <= rate.units <= MAX_UNITS:
@@ -111,6 +189,8 @@ def limit_violations(limit: limit_pb2.Limit, path: str = "limit") -> list[Violat
                     field=f"{path}.rate.burst", description=f"must be 0 to {MAX_UNITS}, got {rate.burst}"
                 )
             )
+    elif kind == "breaker":
+        out += breaker_violations(limit.breaker, f"{path}.breaker")
     elif not 1 <= limit.concurrency.max_units <= MAX_UNITS:
         out.append(
             Violation(

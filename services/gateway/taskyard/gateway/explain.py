@@ -38,7 +38,12 @@ SHOWN_IDS = 3
 SHOWN_HOLDERS = 10
 # The reasons of a gate (what the scheduler may answer; anything else: no gate).
 GATE_REASONS = frozenset(
-    {R.WAIT_REASON_RATE_LIMITED, R.WAIT_REASON_CONCURRENCY_FULL, R.WAIT_REASON_FAIR_SHARE}
+    {
+        R.WAIT_REASON_RATE_LIMITED,
+        R.WAIT_REASON_CONCURRENCY_FULL,
+        R.WAIT_REASON_FAIR_SHARE,
+        R.WAIT_REASON_BREAKER_OPEN,
+    }
 )
 
 
@@ -197,6 +202,12 @@ class Explainer:
                 seconds = max(0.0, gate.next_admission_at.ToMicroseconds() / 1e6 - self._clock.now())
                 when = f"in {seconds:.1f} s"
             return f"held by rate limit {limit}{key}: next admission {when}"
+        if reason == R.WAIT_REASON_BREAKER_OPEN:
+            key = f" for key {codec.quote(gate.key)}" if gate.key else ""
+            if gate.HasField("next_admission_at"):
+                seconds = max(0.0, gate.next_admission_at.ToMicroseconds() / 1e6 - self._clock.now())
+                return f"circuit breaker {limit} is open{key}: next probe in {seconds:.1f} s"
+            return f"circuit breaker {limit} is half-open{key}: waiting for its probe's outcome"
         if reason == R.WAIT_REASON_CONCURRENCY_FULL:
             key = f" for key {codec.quote(gate.key)}" if gate.key else ""
             return f"concurrency limit {limit} is full{key}" + _holders(list(gate.holder_ids))

@@ -35,6 +35,7 @@ KIND_BY_SUBJECT: Mapping[str, int] = {
     "queue": pub.EVENT_KIND_QUEUE,
     "schedule": pub.EVENT_KIND_SCHEDULE,
     "limit": pub.EVENT_KIND_LIMIT,
+    "breaker": pub.EVENT_KIND_BREAKER,
 }
 # The bus events this module logs: the lifecycle of pools, workers and queues;
 # not a task's state changes (the tables' triggers log those), wake-ups,

@@ -1,9 +1,10 @@
 """Admission: whether a queued task may be leased now, by the limits it uses.
 
 The lanes pick candidates (priority lane, then fair share); here each candidate
-takes the units of every limit it uses, all or none, rate limits checked first,
-then concurrency limits. A refusal names its gate: the limit and bucket that
-said no (scheduler/gates.py holds the task there until the gate opens).
+takes the units of every limit it uses, all or none, circuit breakers checked
+first (scheduler/breakers.py), then rate limits, then concurrency limits. A
+refusal names its gate: the limit and bucket that said no (scheduler/gates.py
+holds the task there until the gate opens).
 
 - Rate: GCRA. A bucket admits ``n`` units at ``now`` when its theoretical
   arrival time after them, ``max(tat, now) + n*T`` (T = period/units), is at
@@ -28,6 +29,7 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 
 from taskyard.core import limits as rules
+from taskyard.scheduler.breakers import Breakers
 from taskyard.scheduler.lanes import Ref, Use
 from taskyard.v1 import limit_pb2
 
@@ -51,6 +53,7 @@ class _Limit:
     interval: float
     burst: int
     is_rate: bool
+    is_breaker: bool
     # Rate: a bucket's theoretical arrival time, and the earliest one a bucket
     # starts with (the term's start for a limit of the first read).
     tats: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -80,8 +83,10 @@ class _Hold:
 def _limit_state(spec: limit_pb2.Limit) -> _Limit:
     if spec.HasField("rate"):
         interval = rules.period_ms(spec.rate) / 1000.0 / spec.rate.units
-        return _Limit(spec, spec.per_key, interval, rules.burst_of(spec), True)
-    return _Limit(spec, spec.per_key, 0.0, spec.concurrency.max_units, False)
+        return _Limit(spec, spec.per_key, interval, rules.burst_of(spec), True, False)
+    if spec.HasField("breaker"):
+        return _Limit(spec, spec.per_key, 0.0, rules.burst_of(spec), False, True)
+    return _Limit(spec, spec.per_key, 0.0, spec.concurrency.max_units, False, False)
 
 
 def _rescaled(old: _Limit, new: _Limit, now: float) -> tuple[dict[str, float], float]:
@@ -103,6 +108,7 @@ class Admission:
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
         self.limits: dict[str, _Limit] = {}
+        self.breakers = Breakers(clock)
         # Until the limits are first read, every task that uses one waits (CATALOG).
         self.ready = False
         # Limits seen deleted: their uses are ignored without waiting for a read.
@@ -136,6 +142,8 @@ class Admission:
                 state.admitted, state.throttled = old.admitted, old.throttled
                 if old.spec != spec:
                     changed.add(spec.name)
+                if old.is_breaker != state.is_breaker or (state.is_breaker and old.per_key != state.per_key):
+                    self.breakers.drop(spec.name)  # its old buckets are other buckets now
                 if old.is_rate != state.is_rate or old.per_key != state.per_key:
                     # Its buckets are other buckets now: concurrency counts move
                     # with the holds, a rate's new buckets start empty (what the
@@ -157,6 +165,7 @@ class Admission:
         self.gone = (self.gone | removed) - set(fresh)
         added = set(fresh) - set(self.limits)
         self.limits = fresh
+        self.breakers.set_specs({n: lim.spec.breaker for n, lim in fresh.items() if lim.is_breaker})
         self.ready = True
         # Holds count under the limits as they are: one that went, changed its buckets
         # or came (back: running attempts may name it) moves the counts.
@@ -178,6 +187,17 @@ class Admission:
         if not known and any(u[0] not in self.limits and u[0] not in self.gone for u in ref.uses):
             return Refusal(CATALOG, None)
         now = self._clock()
+        breakers: list[tuple[Gate, bool]] = []
+        for limit_name, key, _units in ref.uses:
+            limit = self.limits.get(limit_name)
+            if limit is None or not limit.is_breaker:
+                continue
+            gate = (limit_name, key if limit.per_key else "")
+            admitted, probe, at = self.breakers.check(gate)
+            if not admitted:
+                limit.throttled += 1
+                return Refusal(gate, at)
+            breakers.append((gate, probe))
         rates: list[tuple[_Limit, str, float]] = []
         counts: list[tuple[Gate, int]] = []
         refusal: Refusal | None = None
@@ -198,7 +218,7 @@ class Admission:
             rates.append((limit, bucket, after))
         for limit_name, key, units in ref.uses:
             limit = self.limits.get(limit_name)
-            if limit is None or limit.is_rate:
+            if limit is None or limit.is_rate or limit.is_breaker:
                 continue
             gate = (limit_name, key if limit.per_key else "")
             units = min(units, limit.burst)
@@ -214,6 +234,10 @@ class Admission:
             limit.admitted += 1
         for gate, _units in counts:
             self.limits[gate[0]].admitted += 1
+        if breakers:
+            for gate, _probe in breakers:
+                self.limits[gate[0]].admitted += 1
+            self.breakers.admitted(ref.id, token, breakers)
         if counts:
             self._holds.setdefault(ref.id, {})[token] = _Hold(float("inf"), ref.uses)
             self._tally(ref.id)
@@ -227,8 +251,11 @@ class Admission:
             hold.since = now
 
     def next_admission(self, gate: Gate, units: int = 1) -> float | None:
-        """When a rate gate admits ``units`` again (None: not a rate limit, or now)."""
+        """When a rate gate admits ``units`` again, or a breaker's admits a probe
+        (None: a concurrency limit, or now)."""
         limit = self.limits.get(gate[0])
+        if limit is not None and limit.is_breaker:
+            return self.breakers.next_probe(gate)
         if limit is None or not limit.is_rate:
             return None
         now = self._clock()
@@ -243,6 +270,8 @@ class Admission:
             return 1 << 30 if self.ready else 0
         if limit is None:
             return 1 << 30
+        if limit.is_breaker:
+            return self.breakers.room(gate)
         if limit.is_rate:
             now = self._clock()
             tat = max(limit.tats.get(gate[1], limit.floor), now)
@@ -262,7 +291,7 @@ class Admission:
         for hold in self._holds.get(task_id, {}).values():
             for name, key, units in hold.uses:
                 limit = self.limits.get(name)
-                if limit is None or limit.is_rate:
+                if limit is None or limit.is_rate or limit.is_breaker:
                     continue
                 gate = (name, key if limit.per_key else "")
                 mine[gate] = max(mine.get(gate, 0), min(units, limit.burst))
@@ -302,11 +331,20 @@ class Admission:
             self._tally(task_id)
 
     def holds(self, task_id: str) -> bool:
-        return task_id in self._holds
+        return task_id in self._holds or self.breakers.holds(task_id)
+
+    def outcome(self, task_id: str, token: str, *, failed: bool) -> list[Gate]:
+        """The attempt ended with a result: its breakers count it. Returns the
+        breakers whose state changed (call ``release`` after it)."""
+        return self.breakers.outcome(task_id, token, failed=failed)
 
     def release(self, task_id: str, token: str) -> list[Gate]:
         """The attempt leased under ``token`` ended (or was never leased): its units
         are free. Returns the gates that have room again."""
+        freed = self.breakers.forget(task_id, token) if self.breakers.holds(task_id) else []
+        return freed + self._release(task_id, token)
+
+    def _release(self, task_id: str, token: str) -> list[Gate]:
         held = self._holds.get(task_id)
         if held is None:
             return []
@@ -321,12 +359,12 @@ class Admission:
     def release_task(self, task_id: str, *, before: float) -> list[Gate]:
         """The task's lease ended (lapsed, handed back, reconciled): free what its
         attempts admitted before ``before`` hold (a later one is a new attempt)."""
+        freed = self.breakers.forget_task(task_id, before=before)
         held = self._holds.get(task_id)
         if held is None:
-            return []
-        freed: list[Gate] = []
+            return freed
         for token in [t for t, h in held.items() if h.since < before]:
-            freed += self.release(task_id, token)
+            freed += self._release(task_id, token)
         return freed
 
     def resync(self, leased: Sequence[tuple[str, str, Sequence[Use]]], *, before: float) -> list[Gate]:
@@ -353,10 +391,10 @@ class Admission:
                 if (task_id, token) not in seen and hold.since >= before:
                     fresh.setdefault(task_id, {})[token] = hold
         self._holds = fresh
+        freed: list[Gate] = self.breakers.resync(((t, tok) for t, tok, _uses in leased), before=before)
         # What the store no longer has cannot come back: forget its tombstone.
         self._ended &= seen
         self._recount()
-        freed: list[Gate] = []
         for name, keys in before_counts.items():
             now_keys = self._held.get(name, {})
             freed += [(name, key) for key, n in keys.items() if now_keys.get(key, 0) < n]
@@ -386,7 +424,10 @@ class Admission:
         return out
 
     def _in_use(self, name: str, limit: _Limit) -> dict[str, int]:
-        """Units in use by bucket: held (concurrency), or spent of the burst (rate)."""
+        """Units in use by bucket: held (concurrency), spent of the burst (rate), or
+        1 for a breaker that is not closed."""
+        if limit.is_breaker:
+            return dict.fromkeys(self.breakers.not_closed(name), 1)
         if not limit.is_rate:
             return dict(self._held.get(name, {}))
         now = self._clock()
@@ -401,7 +442,7 @@ class Admission:
         """Forget the rate buckets that are full again (no state: an absent bucket
         is a full one once the term's start is a burst behind); returns how many."""
         now = self._clock()
-        dropped = 0
+        dropped = self.breakers.prune()
         for limit in self.limits.values():
             if limit.is_rate and limit.floor <= now:
                 full = [bucket for bucket, tat in limit.tats.items() if tat <= now]

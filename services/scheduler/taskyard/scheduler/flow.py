@@ -11,6 +11,8 @@
 - Limits a task name declares (@task(rate_limit=..., concurrency=...)) are added
   to each submitted task of that name, keyed by the declared keyword argument.
 - FLOW_GATES answers what holds a queued task and how busy the limits are.
+- Circuit breakers (breakers.py) hear every attempt's outcome from the pools'
+  notices (``outcome``); their opens and closes go to the store's event log.
 """
 # Length: the term's flow-control loops, the dispatcher's hooks and the gates route share one state.
 
@@ -48,6 +50,8 @@ MAX_GATE_TASKS = 100
 LOAD_WAIT = 2.0
 # Tasks remembered as sent back by a gate (past it, the sweep alone finds unused room).
 MAX_OPENED = 100_000
+# Breaker changes per request to the store.
+BREAKER_BATCH = 1000
 R = task_service_pb2
 
 
@@ -91,6 +95,8 @@ class Flow:
         self._resync_soon = False
         # Tasks a concurrency gate sent back to their lanes, by that gate.
         self._opened: dict[str, Gate] = {}
+        # Set when a breaker opened or closed: send_breaker_events logs it.
+        self.breaker_news = asyncio.Event()
 
     # --- the dispatcher's hooks ----------------------------------------------------
     def admit(self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str]) -> list[int]:
@@ -142,6 +148,26 @@ class Flow:
         """An attempt ended, or its lease was refused or handed back."""
         self._open(self.admission.release(task_id, token))
 
+    def outcome(self, task_id: str, token: str, *, failed: bool) -> None:
+        """An attempt ended with a result (before its ``release``): the breakers it
+        went through count it; one that closed sends its tasks back to their lanes,
+        one that opened again is looked at when its cool-down ends."""
+        changed = self.admission.outcome(task_id, token, failed=failed)
+        if not changed:
+            return
+        self._breakers_changed(changed)
+        if self.admission.breakers.changes:
+            self.breaker_news.set()
+
+    def _breakers_changed(self, gates: Iterable[Gate]) -> None:
+        for gate in gates:
+            if self.admission.room(gate) > 0:
+                self._open([gate])
+            else:
+                at = self.admission.next_admission(gate)
+                if at is not None and self.gates.waiting(gate):
+                    self.gates.schedule(gate, at)
+
     def release_tasks(self, task_ids: Iterable[str], *, before: float) -> None:
         """These tasks' leases ended in the store (lapsed, reconciled) by a request
         sent at ``before``."""
@@ -156,6 +182,17 @@ class Flow:
         now = self._clock()
         opened = 0
         for gate in self.gates.due(now):
+            limit = self.admission.limits.get(gate[0])
+            if limit is not None and limit.is_breaker:
+                # Half-open now (probes), or still open: looked at again when its
+                # cool-down ends; a probe's outcome opens it, not the clock.
+                opened += self._opened_from(
+                    gate, self.gates.open(gate, min(self.admission.room(gate), MAX_GATE_TASKS))
+                )
+                at = self.admission.next_admission(gate)
+                if at is not None and self.gates.waiting(gate):
+                    self.gates.schedule(gate, at)
+                continue
             room = self.admission.room(gate)
             opened += self._opened_from(gate, self.gates.open(gate, min(max(1, room), MAX_GATE_TASKS)))
             if self.gates.waiting(gate):
@@ -300,6 +337,35 @@ class Flow:
             if self.gates.open(CATALOG, 1 << 30):
                 self._wake()
 
+    async def send_breaker_events(self) -> None:
+        """Log the breakers' opens and closes in the store (WatchEvents), as they come."""
+        while True:
+            await self.breaker_news.wait()
+            self.breaker_news.clear()
+            await self.flush_breaker_events()
+
+    async def flush_breaker_events(self) -> None:
+        """Send the changes not logged yet. Lossy past its bound (Breakers.MAX_CHANGES)
+        and when the store refuses: the events tell, the breakers themselves live here."""
+        breakers = self.admission.breakers
+        while breakers.changes:
+            batch, breakers.changes = breakers.changes[:BREAKER_BATCH], breakers.changes[BREAKER_BATCH:]
+            wall, now = self._wall(), self._clock()
+            request = flow_pb2.BreakerEventsRequest()
+            for change in batch:
+                request.changes.add(
+                    limit=change.gate[0],
+                    key=change.gate[1],
+                    change=change.change,
+                    failures=change.failures,
+                    next_probe_at_us=int((wall + change.probe_at - now) * 1e6) if change.probe_at else 0,
+                )
+                log.info("circuit breaker %s [%s] %s", change.gate[0], change.gate[1], change.change)
+            try:
+                await self._store.call(contract.STORE_BREAKER_EVENTS, request)
+            except errors.TaskyardError as exc:
+                log.warning("circuit breaker events not logged: %s", exc)
+
     # --- declared limits ---------------------------------------------------------------
     async def wait_loaded(self) -> None:
         """Until the limits were read once; UNAVAILABLE past LOAD_WAIT."""
@@ -366,6 +432,11 @@ class Flow:
             state = self.admission.limits.get(limit)
             if (limit, key) == CATALOG or state is None:
                 out.reason = R.WAIT_REASON_DISPATCHING
+            elif state.is_breaker:
+                out.reason = R.WAIT_REASON_BREAKER_OPEN
+                at = self.admission.next_admission((limit, key))
+                if at is not None:
+                    out.gate.next_admission_at.CopyFrom(_wall_at(self._wall() + (at - now)))
             elif state.is_rate:
                 out.reason = R.WAIT_REASON_RATE_LIMITED
                 at = self.admission.next_admission((limit, key)) or now

@@ -288,6 +288,12 @@ class Scheduler:
             pool.state = report.state
         pool.cut_off = report.cut_off  # every notice says whether its reports reach a store
         release = self.flow.release
+        if self.flow.admission.breakers.specs:
+            # Circuit breakers count the outcomes (a cancelled attempt tells nothing).
+            outcome = self.flow.outcome
+            for c in report.completed:
+                if not c.cancel_step:
+                    outcome(c.ref.task_id, c.ref.lease_token, failed=not c.success)
         for refs in (report.completed, report.released, report.died):
             for item in refs:
                 pool.inflight.pop(item.ref.task_id, None)
@@ -383,6 +389,7 @@ class Scheduler:
                 tasks.append(tg.create_task(self._watch_announcements()))
                 tasks.append(tg.create_task(self.dispatcher.run()))
                 tasks.append(tg.create_task(self.flow.run()))
+                tasks.append(tg.create_task(self.flow.send_breaker_events()))
                 loaded = await self._initial_load(stop)
                 log.info("scheduler ready (term %d, %d queued tasks loaded)", self.term, loaded)
                 polling = self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval)

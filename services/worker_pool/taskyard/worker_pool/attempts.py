@@ -78,6 +78,8 @@ def outcome_of(completion: leases_pb2.Completion, charged: int) -> str:
         return "success"
     if completion.cancel_step:
         return "cancelled"
+    if completion.failure.throttled:  # spends no retry (sql/tasks.sql fail_attempts)
+        return "retry"
     return "retry" if completion.retryable and charged <= completion.max_retries else "failure"
 
 

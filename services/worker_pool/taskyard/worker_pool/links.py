@@ -105,9 +105,10 @@ class SchedulerLink:
             released=report.released,
             died=[leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
         )
-        add = notice.completed.add  # the refs only: what the scheduler reads
+        add = notice.completed.add  # the refs and outcomes only: what the scheduler reads
         for c in report.completed:
-            add().ref.CopyFrom(c.ref)
+            # Circuit breakers count successes and failures (scheduler/breakers.py).
+            add(success=c.success, cancel_step=c.cancel_step).ref.CopyFrom(c.ref)
         if self._pair is None or not self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice)):
             log.debug("slot notice dropped: no scheduler connected")
 

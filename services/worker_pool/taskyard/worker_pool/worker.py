@@ -24,7 +24,7 @@ from typing import Any
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core import hops, retry
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import arguments, children, context, registry, spans, threads
+from taskyard.worker_pool import arguments, children, context, registry, spans, threads, throttle
 from taskyard.worker_pool.attempts import (
     Cancelled,
     Key,
@@ -331,6 +331,14 @@ class Runner:
         except arguments.ArgumentsMismatch as exc:  # the same arguments would be refused again
             return leases_pb2.Completion(
                 success=False, failure=failure_of(exc, attempt, type_name="TypeError"), retryable=False
+            )
+        except throttle.RetryAfter as exc:  # a throttling answer: retried after it, no retry spent
+            return leases_pb2.Completion(
+                success=False,
+                failure=throttle.failure_of(exc, failure_of(exc, attempt)),
+                retryable=True,
+                # 0: the policy's backoff (reports.py); the store waits at least this.
+                retry_delay_ms=exc.delay_ms,
             )
         except retry.Retry as exc:  # the task asked to be retried: counts against its budget
             return leases_pb2.Completion(

@@ -207,11 +207,15 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
 -- Failed attempts -> RETRYING (attempt + 1, run_at = now() + delay) when
 -- retryable and attempt <= max_retries, else FAILURE. Fenced; each failure is
 -- kept in task_failures. Successes go through complete_successes.
+-- A throttled attempt (RetryAfter, a 429/503 answer: circuit breakers) spends no
+-- retry: RETRYING as an uncharged attempt, run_at after its Retry-After, while
+-- the task's uncharged attempts are below :max_uncharged (past it, it is charged).
 WITH c AS (
   SELECT c.*, CASE
            -- A failure while a cancel was requested stops the task for good: the
            -- user asked for it to end, so no retry.
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
+           WHEN c.throttled AND t0.uncharged_attempts < :max_uncharged THEN 'RETRYING'::task_state
            -- max_retries -1: the budget the pool resolved from @task(...) or its default.
            -- Only charged attempts spend it (0007_executions.sql).
            WHEN c.retryable AND c.attempt - t0.uncharged_attempts
@@ -221,14 +225,17 @@ WITH c AS (
   FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :failure_types::text[],
               :failure_messages::text[], :tracebacks::text[], :retryable::bool[],
               :delays_ms::bigint[], :worker_ids::text::text[], :started_us::bigint[],
-              :max_retries::int[])
+              :max_retries::int[], :throttled::bool[])
        AS c(id, attempt, token, ftype, fmsg, ftb, retryable, delay_ms, worker_id, started_us,
-            max_retries)
+            max_retries, throttled)
   JOIN tasks t0 ON t0.id = c.id
 ), upd AS (
   UPDATE tasks t
   SET state = c.target,
       attempt = CASE WHEN c.target = 'RETRYING' THEN t.attempt + 1 ELSE t.attempt END,
+      uncharged_attempts = t.uncharged_attempts
+        + CASE WHEN c.target = 'RETRYING' AND c.throttled AND t.uncharged_attempts < :max_uncharged
+               THEN 1 ELSE 0 END,
       failure_type = c.ftype, failure_message = c.fmsg, failure_traceback = c.ftb,
       failure_attempt = c.attempt,
       run_at = CASE WHEN c.target = 'RETRYING'

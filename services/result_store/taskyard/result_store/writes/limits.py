@@ -18,6 +18,7 @@ requests run again one by one.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import logging
 import time
 from collections.abc import Mapping
@@ -42,6 +43,9 @@ from .schedules import as_bus_errors
 log = logging.getLogger(__name__)
 K = envelope_pb2
 Op = flow_pb2.LimitOp
+# Breaker changes logged per request, and the changes there are.
+MAX_BREAKER_CHANGES = 1000
+BREAKER_CHANGES = frozenset({"opened", "closed"})
 # Attempts per page of STORE_LEASED_FLOW.
 LEASED_DEFAULT_LIMIT = 1000
 LEASED_MAX_LIMIT = 10_000
@@ -220,6 +224,7 @@ class Limits:
             # Carried out once per database, whichever store a copy reaches (bus_requests.py).
             rpc.serve(contract.STORE_LIMIT_CHANGE, bus_requests.once(as_bus_errors(self.change))),
             rpc.serve_call(contract.STORE_LEASED_FLOW, as_bus_errors(self.leased)),
+            rpc.serve_call(contract.STORE_BREAKER_EVENTS, as_bus_errors(self.breaker_events)),
         ]
 
     # --- reads ------------------------------------------------------------------------
@@ -253,6 +258,17 @@ class Limits:
         if len(rows) == limit:
             reply.next_after_id = rows[-1]["id"]
         return reply
+
+    async def breaker_events(self, req: flow_pb2.BreakerEventsRequest) -> flow_pb2.BreakerEventsReply:
+        """Log the leading scheduler's breaker opens and closes (WatchEvents)."""
+        entries = [
+            _breaker_entry(c) for c in req.changes[:MAX_BREAKER_CHANGES] if c.change in BREAKER_CHANGES
+        ]
+        if entries:
+            async with self.pool.acquire() as conn, conn.transaction():
+                await event_log.write(Db(conn, self.stats), (), entries)
+            await self._publish(entries)
+        return flow_pb2.BreakerEventsReply(logged=len(entries))
 
     # --- changes ----------------------------------------------------------------------
     async def change(
@@ -369,6 +385,20 @@ class Limits:
             await self.publisher.publish(
                 [event_pb2.Event(type=e.type, at_us=at_us, attributes=dict(e.attributes)) for e in entries]
             )
+
+
+def _breaker_entry(change: flow_pb2.BreakerChange) -> event_log.Entry:
+    attributes = {"limit": change.limit[: rules.MAX_TASK_NAME_CHARS], "key": _key(change.key)}
+    if change.change == "opened":
+        attributes["failures"] = str(change.failures)
+        if change.next_probe_at_us:
+            at = datetime.datetime.fromtimestamp(change.next_probe_at_us / 1e6, datetime.UTC)
+            attributes["next_probe_at"] = at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return event_log.Entry(type=f"breaker.{change.change}", attributes=attributes)
+
+
+def _key(key: str) -> str:
+    return key.encode()[: rules.MAX_KEY_BYTES].decode(errors="ignore").replace("\x00", "")
 
 
 def _entry(type_: str, *, limit: str) -> event_log.Entry:

@@ -38,6 +38,9 @@ from .refs import _Refs
 from .requeues import released_message
 
 DIED_MESSAGE = "the worker process died while running the attempt"
+# Throttled attempts (RetryAfter) spend no retry while a task's uncharged attempts
+# are fewer than this: past it (a downstream that never recovers), they do.
+MAX_UNCHARGED = 10_000
 # Columns sent as one array literal each (text_array), as the statements' refs'
 # lease tokens are: short plain text that asyncpg would encode an element at a time.
 _LITERAL_COLUMNS = frozenset({"worker_ids"})
@@ -125,8 +128,10 @@ _FAILED = _completion_step(
         "retryable": _get("retryable"),
         "delays_ms": _get("retry_delay_ms"),
         "max_retries": _get("max_retries"),
+        "throttled": _get("failure.throttled"),
     },
     {
+        "max_uncharged": MAX_UNCHARGED,
         "retrying_sources": SRC_RETRYING.db,
         "failure_sources": SRC_FAILURE.db,
         "cancelled_sources": SRC_CANCELLED_LEASED.db,

@@ -1,0 +1,302 @@
+"""Circuit breakers: a limit that holds a downstream key's tasks while its recent
+attempts keep failing (docs/flow-control.md, "Circuit breakers").
+
+A breaker is per bucket of its limit, as a rate or a concurrency limit is: one
+for all (global) or one per key (``per_key``: "payments-api"). It is
+
+- **closed**: every attempt is admitted; the outcomes of the last ``window``
+  are counted. When at least ``failure_threshold`` of them failed (and at least
+  ``min_attempts`` ended), it **opens**.
+- **open**: nothing is admitted until ``cool_down`` has passed since it opened;
+  then it is **half-open**: up to ``half_open_probes`` attempts at once are
+  admitted as probes. A probe's success closes it (its history forgotten); a
+  probe's failure opens it again for another ``cool_down``. A probe that ends
+  without an outcome (its worker died, its lease lapsed, a resync did not find
+  it) frees its place for another probe. Outcomes of attempts admitted before
+  it opened are ignored while it is open: they tell of the outage it already
+  knows.
+
+Only the leading scheduler keeps breakers, in memory: a new leader starts every
+one closed (what the old one saw is gone; the downstream's next failures open
+it again). All times are the injected clock's seconds.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from taskyard.core import limits as rules
+from taskyard.v1 import limit_pb2
+
+# (limit name, bucket): the same shape as admission's gates.
+Gate = tuple[str, str]
+Attempt = tuple[str, str]  # (task id, lease token)
+
+CLOSED = "closed"
+OPEN = "open"
+HALF_OPEN = "half_open"
+# A gate's room when its breaker is closed: everything waiting.
+UNBOUNDED = 1 << 30
+# Float slack for comparing computed times with the clock's.
+_EPS = 1e-9
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Spec:
+    threshold: int
+    window: float
+    min_attempts: int
+    cool_down: float
+    probes: int
+
+    @classmethod
+    def of(cls, breaker: limit_pb2.CircuitBreaker) -> Spec:
+        return cls(
+            threshold=breaker.failure_threshold,
+            window=rules.window_ms(breaker) / 1000.0,
+            min_attempts=rules.min_attempts_of(breaker),
+            cool_down=rules.cool_down_ms(breaker) / 1000.0,
+            probes=rules.probes_of(breaker),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """A breaker that opened or closed (an event for the store to log)."""
+
+    gate: Gate
+    change: str  # "opened" or "closed"
+    failures: int
+    # Opened: when it admits a probe (clock seconds).
+    probe_at: float
+
+
+@dataclasses.dataclass(slots=True)
+class _Breaker:
+    state: str = CLOSED
+    # Closed: the outcomes within the window, oldest first: (when, failed).
+    outcomes: collections.deque[tuple[float, bool]] = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=rules.MAX_BREAKER_ATTEMPTS)
+    )
+    failures: int = 0
+    # Open: when it half-opens.
+    until: float = 0.0
+    # Probes out now (half-open).
+    probes: set[Attempt] = dataclasses.field(default_factory=set)
+
+
+@dataclasses.dataclass(slots=True)
+class _Admitted:
+    # The breakers an attempt went through, and whether it is a probe at each.
+    gates: tuple[tuple[Gate, bool], ...]
+    at: float
+
+
+class Breakers:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.specs: dict[str, Spec] = {}
+        self._breakers: dict[Gate, _Breaker] = {}
+        self._attempts: dict[Attempt, _Admitted] = {}
+        self._by_task: dict[str, set[str]] = {}
+        # Opens and closes not yet logged by the store (flow.py sends them), at most MAX_CHANGES.
+        self.changes: list[Change] = []
+        # Since the term began, by limit (metrics).
+        self.opened: collections.Counter[str] = collections.Counter()
+        self.closed: collections.Counter[str] = collections.Counter()
+
+    MAX_CHANGES = 10_000
+
+    # --- the limits ------------------------------------------------------------------
+    def set_specs(self, specs: Mapping[str, limit_pb2.CircuitBreaker]) -> None:
+        """The breaker limits as they are now: a breaker keeps its state through a
+        change of its numbers; the breakers of a limit that is gone are forgotten."""
+        self.specs = {name: Spec.of(b) for name, b in specs.items()}
+        for gate in [g for g in self._breakers if g[0] not in self.specs]:
+            del self._breakers[gate]
+
+    def drop(self, name: str) -> None:
+        """Forget the breakers of limit ``name`` (its buckets changed: per key or not)."""
+        for gate in [g for g in self._breakers if g[0] == name]:
+            del self._breakers[gate]
+
+    # --- admission ---------------------------------------------------------------------
+    def check(self, gate: Gate) -> tuple[bool, bool, float | None]:
+        """Whether ``gate`` admits an attempt now: (admitted, as a probe, when to look
+        again if not: the end of its cool-down, None while its probes run)."""
+        breaker = self._breakers.get(gate)
+        if breaker is None or breaker.state == CLOSED:
+            return True, False, None
+        now = self._clock()
+        if now + _EPS < breaker.until:
+            return False, False, breaker.until
+        spec = self.specs.get(gate[0])
+        if spec is not None and len(breaker.probes) < spec.probes:
+            return True, True, None
+        return False, False, None
+
+    def admitted(self, task_id: str, token: str, gates: Sequence[tuple[Gate, bool]]) -> None:
+        """An attempt of these breakers was admitted (each: whether as a probe)."""
+        self._attempts[(task_id, token)] = _Admitted(tuple(gates), self._clock())
+        self._by_task.setdefault(task_id, set()).add(token)
+        for gate, probe in gates:
+            if probe:
+                self._breakers[gate].probes.add((task_id, token))
+
+    def holds(self, task_id: str) -> bool:
+        return task_id in self._by_task
+
+    def _pop(self, task_id: str, token: str) -> _Admitted | None:
+        admitted = self._attempts.pop((task_id, token), None)
+        if admitted is not None:
+            tokens = self._by_task[task_id]
+            tokens.discard(token)
+            if not tokens:
+                del self._by_task[task_id]
+        return admitted
+
+    # --- outcomes ------------------------------------------------------------------------
+    def outcome(self, task_id: str, token: str, *, failed: bool) -> list[Gate]:
+        """The attempt ended with a result (``failed``: any failure, a throttling
+        answer included). Returns the breakers whose state changed."""
+        admitted = self._pop(task_id, token)
+        if admitted is None:
+            return []
+        now = self._clock()
+        changed: list[Gate] = []
+        for gate, probe in admitted.gates:
+            spec = self.specs.get(gate[0])
+            if spec is None:
+                continue
+            breaker = self._breakers.get(gate)
+            if breaker is None:
+                if not failed:
+                    continue  # a success of a closed breaker with no history changes nothing
+                breaker = self._breakers[gate] = _Breaker()
+            if breaker.state == CLOSED:
+                if self._count(breaker, spec, now, failed):
+                    self._open(gate, breaker, spec, now)
+                    changed.append(gate)
+                continue
+            if not probe or (task_id, token) not in breaker.probes:
+                continue  # admitted before it opened: it tells of the outage it knows
+            breaker.probes.discard((task_id, token))
+            if failed:
+                breaker.until = now + spec.cool_down
+            else:
+                self._close(gate, breaker)
+            changed.append(gate)
+        return changed
+
+    def forget(self, task_id: str, token: str) -> list[Gate]:
+        """The attempt ended with no outcome (released, died, lapsed): a probe's place
+        is free again. Returns the breakers with a probe's place freed."""
+        admitted = self._pop(task_id, token)
+        if admitted is None:
+            return []
+        freed: list[Gate] = []
+        for gate, probe in admitted.gates:
+            breaker = self._breakers.get(gate)
+            if probe and breaker is not None and (task_id, token) in breaker.probes:
+                breaker.probes.discard((task_id, token))
+                freed.append(gate)
+        return freed
+
+    def forget_task(self, task_id: str, *, before: float) -> list[Gate]:
+        """Every attempt of the task admitted before ``before`` ended with no outcome."""
+        freed: list[Gate] = []
+        for token in list(self._by_task.get(task_id, ())):
+            admitted = self._attempts.get((task_id, token))
+            if admitted is not None and admitted.at < before:
+                freed += self.forget(task_id, token)
+        return freed
+
+    def resync(self, leased: Iterable[Attempt], *, before: float) -> list[Gate]:
+        """The attempts the store has leased now, read after ``before``: one admitted
+        before it and not leased there ended, and its outcome was missed (a lost
+        notice): it is forgotten, so a lost probe does not hold a breaker half-open."""
+        live = set(leased)
+        freed: list[Gate] = []
+        for attempt in [a for a, adm in self._attempts.items() if adm.at < before and a not in live]:
+            freed += self.forget(*attempt)
+        return freed
+
+    def _count(self, breaker: _Breaker, spec: Spec, now: float, failed: bool) -> bool:
+        """Count an outcome of a closed breaker; whether it must open."""
+        outcomes = breaker.outcomes
+        if len(outcomes) == outcomes.maxlen and outcomes[0][1]:
+            breaker.failures -= 1  # the deque drops it
+        outcomes.append((now, failed))
+        breaker.failures += failed
+        horizon = now - spec.window
+        while outcomes and outcomes[0][0] <= horizon:
+            _at, was_failed = outcomes.popleft()
+            breaker.failures -= was_failed
+        return failed and breaker.failures >= spec.threshold and len(outcomes) >= spec.min_attempts
+
+    def _open(self, gate: Gate, breaker: _Breaker, spec: Spec, now: float) -> None:
+        failures = breaker.failures
+        breaker.state = OPEN
+        breaker.until = now + spec.cool_down
+        breaker.outcomes.clear()
+        breaker.failures = 0
+        self.opened[gate[0]] += 1
+        self._note(Change(gate=gate, change="opened", failures=failures, probe_at=breaker.until))
+
+    def _close(self, gate: Gate, breaker: _Breaker) -> None:
+        # Its other probes' outcomes no longer matter: they count as a closed one's.
+        breaker.state = CLOSED
+        breaker.probes.clear()
+        breaker.until = 0.0
+        self.closed[gate[0]] += 1
+        self._note(Change(gate=gate, change="closed", failures=0, probe_at=0.0))
+
+    def _note(self, change: Change) -> None:
+        if len(self.changes) < self.MAX_CHANGES:
+            self.changes.append(change)
+
+    # --- what it looks like ----------------------------------------------------------------
+    def room(self, gate: Gate) -> int:
+        """Attempts ``gate`` admits now: all when closed, none while cooling down,
+        the free probe places when half-open."""
+        breaker = self._breakers.get(gate)
+        if breaker is None or breaker.state == CLOSED:
+            return UNBOUNDED
+        if self._clock() + _EPS < breaker.until:
+            return 0
+        spec = self.specs.get(gate[0])
+        return max(0, spec.probes - len(breaker.probes)) if spec is not None else UNBOUNDED
+
+    def next_probe(self, gate: Gate) -> float | None:
+        """When an open breaker half-opens; None when closed or half-open already."""
+        breaker = self._breakers.get(gate)
+        if breaker is None or breaker.state == CLOSED or self._clock() + _EPS >= breaker.until:
+            return None
+        return breaker.until
+
+    def state(self, gate: Gate) -> str:
+        breaker = self._breakers.get(gate)
+        if breaker is None or breaker.state == CLOSED:
+            return CLOSED
+        return OPEN if self._clock() + _EPS < breaker.until else HALF_OPEN
+
+    def not_closed(self, limit: str) -> dict[str, str]:
+        """The buckets of ``limit`` whose breaker is open or half-open, and which."""
+        return {g[1]: self.state(g) for g, b in self._breakers.items() if g[0] == limit and b.state != CLOSED}
+
+    def prune(self) -> int:
+        """Forget closed breakers whose window holds no failure (no state: an absent
+        breaker is a closed one); returns how many."""
+        now = self._clock()
+        drop = []
+        for gate, b in self._breakers.items():
+            spec = self.specs.get(gate[0])
+            if b.state == CLOSED and (
+                spec is None or not b.outcomes or b.outcomes[-1][0] <= now - spec.window
+            ):
+                drop.append(gate)
+        for gate in drop:
+            del self._breakers[gate]
+        return len(drop)
