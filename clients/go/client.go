@@ -16,10 +16,11 @@ import (
 // A Client calls one Taskyard gateway. It is safe for concurrent use; make
 // one per gateway and Close it when done.
 type Client struct {
-	conn    *grpc.ClientConn
-	tasks   taskyardv1.TaskServiceClient
-	limits  taskyardv1.LimitServiceClient
-	timeout time.Duration
+	conn     *grpc.ClientConn
+	tasks    taskyardv1.TaskServiceClient
+	limits   taskyardv1.LimitServiceClient
+	failures taskyardv1.FailureServiceClient
+	timeout  time.Duration
 }
 
 // New makes a client of the gateway at target ("host:port"). It does not
@@ -68,10 +69,11 @@ func New(target string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("taskyard: %w", err)
 	}
 	return &Client{
-		conn:    conn,
-		tasks:   taskyardv1.NewTaskServiceClient(conn),
-		limits:  taskyardv1.NewLimitServiceClient(conn),
-		timeout: cfg.timeout,
+		conn:     conn,
+		tasks:    taskyardv1.NewTaskServiceClient(conn),
+		limits:   taskyardv1.NewLimitServiceClient(conn),
+		failures: taskyardv1.NewFailureServiceClient(conn),
+		timeout:  cfg.timeout,
 	}, nil
 }
 

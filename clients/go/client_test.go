@@ -283,6 +283,8 @@ func TestRetriedMethods(t *testing.T) {
 		"QueueService/GetQueueStatus", "QueueService/ListServers",
 		"ScheduleService/GetSchedule", "ScheduleService/ListSchedules",
 		"LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights",
+		"FailureService/ListFailureGroups", "FailureService/ListFailures", "FailureService/GetRedrive",
+		"FailureService/ListRedrives", "FailureService/ListRedriveItems",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("retried %v, want %v", got, want)

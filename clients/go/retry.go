@@ -6,7 +6,7 @@ package taskyard
 // makes a repeat return the first task (gRPC resends the same request bytes).
 // CancelTask is not among them: a repeat of a cancel that took effect would
 // answer TASK_ALREADY_FINAL. Nor are the other writes (pausing, clearing,
-// purging, schedules, limits and weights), whose repeat is not known to be
+// purging, schedules, limits and weights, redrives and their controls), whose repeat is not known to be
 // harmless.
 const serviceConfig = `{
   "methodConfig": [{
@@ -27,7 +27,12 @@ const serviceConfig = `{
       {"service": "taskyard.v1.ScheduleService", "method": "ListSchedules"},
       {"service": "taskyard.v1.LimitService", "method": "GetLimit"},
       {"service": "taskyard.v1.LimitService", "method": "ListLimits"},
-      {"service": "taskyard.v1.LimitService", "method": "ListKeyWeights"}
+      {"service": "taskyard.v1.LimitService", "method": "ListKeyWeights"},
+      {"service": "taskyard.v1.FailureService", "method": "ListFailureGroups"},
+      {"service": "taskyard.v1.FailureService", "method": "ListFailures"},
+      {"service": "taskyard.v1.FailureService", "method": "GetRedrive"},
+      {"service": "taskyard.v1.FailureService", "method": "ListRedrives"},
+      {"service": "taskyard.v1.FailureService", "method": "ListRedriveItems"}
     ],
     "retryPolicy": {
       "maxAttempts": 4,

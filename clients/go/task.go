@@ -40,7 +40,13 @@ type Task struct {
 	// As submitted (Spec.Limits), with the limits its task name declares.
 	Limits      []LimitUse
 	FairnessKey string
-	Context     map[string]any
+	// Set while it is a dead letter (FAILURE for good: [Client.Failures]).
+	DeadLetterReason DeadLetterReason
+	// The redrive that re-queued it last, if any, and the failed attempt it
+	// took it from.
+	RedriveID           string
+	RedrivenFromAttempt int
+	Context             map[string]any
 	// Payload fields left out of this view, each with why.
 	Omitted    map[string]string
 	CreatedAt  time.Time
@@ -70,6 +76,10 @@ type Failure struct {
 	Attempt   int
 	FailedAt  time.Time
 	RetryAt   time.Time // when the next attempt is due; zero after the last
+	// Its failure group (FailureGroup.GroupID), and the redrive that
+	// re-queued the task from it, if one did.
+	GroupID   string
+	RedriveID string
 }
 
 func taskFromProto(p *taskyardv1.Task) *Task {
@@ -77,39 +87,42 @@ func taskFromProto(p *taskyardv1.Task) *Task {
 		return nil
 	}
 	t := &Task{
-		ID:              p.GetId(),
-		Name:            p.GetName(),
-		Args:            fromList(p.GetArgs()),
-		Kwargs:          fromStruct(p.GetKwargs()),
-		Priority:        Priority(p.GetPriority()),
-		Queue:           p.GetQueue(),
-		Timeout:         duration(p.GetTimeout()),
-		MaxRetries:      int(p.GetMaxRetries()),
-		RequestID:       p.GetRequestId(),
-		IdempotencyKey:  p.GetIdempotencyKey(),
-		ParentID:        p.GetParentId(),
-		RootID:          p.GetRootId(),
-		DependsOn:       p.GetDependsOn(),
-		Labels:          p.GetLabels(),
-		State:           State(p.GetState()),
-		Attempt:         int(p.GetAttempt()),
-		Result:          fromValue(p.GetResult()),
-		Failure:         failureFromProto(p.GetFailure()),
-		WorkerID:        p.GetWorkerId(),
-		CancelRequested: p.GetCancelRequested(),
-		CancelReason:    p.GetCancelReason(),
-		CancelStep:      CancelStep(p.GetCancelStep()),
-		ScheduleID:      p.GetScheduleId(),
-		Limits:          usesFromProto(p.GetLimits()),
-		FairnessKey:     p.GetFairnessKey(),
-		Context:         fromStruct(p.GetContext()),
-		Omitted:         p.GetOmitted(),
-		CreatedAt:       timestamp(p.GetCreatedAt()),
-		StartedAt:       timestamp(p.GetStartedAt()),
-		FinishedAt:      timestamp(p.GetFinishedAt()),
-		UpdatedAt:       timestamp(p.GetUpdatedAt()),
-		RunAt:           timestamp(p.GetRunAt()),
-		result:          p.GetResult(),
+		ID:                  p.GetId(),
+		Name:                p.GetName(),
+		Args:                fromList(p.GetArgs()),
+		Kwargs:              fromStruct(p.GetKwargs()),
+		Priority:            Priority(p.GetPriority()),
+		Queue:               p.GetQueue(),
+		Timeout:             duration(p.GetTimeout()),
+		MaxRetries:          int(p.GetMaxRetries()),
+		RequestID:           p.GetRequestId(),
+		IdempotencyKey:      p.GetIdempotencyKey(),
+		ParentID:            p.GetParentId(),
+		RootID:              p.GetRootId(),
+		DependsOn:           p.GetDependsOn(),
+		Labels:              p.GetLabels(),
+		State:               State(p.GetState()),
+		Attempt:             int(p.GetAttempt()),
+		Result:              fromValue(p.GetResult()),
+		Failure:             failureFromProto(p.GetFailure()),
+		WorkerID:            p.GetWorkerId(),
+		CancelRequested:     p.GetCancelRequested(),
+		CancelReason:        p.GetCancelReason(),
+		CancelStep:          CancelStep(p.GetCancelStep()),
+		ScheduleID:          p.GetScheduleId(),
+		Limits:              usesFromProto(p.GetLimits()),
+		FairnessKey:         p.GetFairnessKey(),
+		DeadLetterReason:    DeadLetterReason(p.GetDeadLetterReason()),
+		RedriveID:           p.GetRedriveId(),
+		RedrivenFromAttempt: int(p.GetRedrivenFromAttempt()),
+		Context:             fromStruct(p.GetContext()),
+		Omitted:             p.GetOmitted(),
+		CreatedAt:           timestamp(p.GetCreatedAt()),
+		StartedAt:           timestamp(p.GetStartedAt()),
+		FinishedAt:          timestamp(p.GetFinishedAt()),
+		UpdatedAt:           timestamp(p.GetUpdatedAt()),
+		RunAt:               timestamp(p.GetRunAt()),
+		result:              p.GetResult(),
 	}
 	for _, f := range p.GetFailures() {
 		t.Failures = append(t.Failures, *failureFromProto(f))
@@ -128,6 +141,8 @@ func failureFromProto(p *taskyardv1.TaskFailure) *Failure {
 		Attempt:   int(p.GetAttempt()),
 		FailedAt:  timestamp(p.GetFailedAt()),
 		RetryAt:   timestamp(p.GetRetryAt()),
+		GroupID:   p.GetGroupId(),
+		RedriveID: p.GetRedriveId(),
 	}
 }
 

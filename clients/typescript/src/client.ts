@@ -1,5 +1,6 @@
 /** TaskyardClient: submit, inspect and cancel tasks through a Taskyard gateway. */
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { FailureService } from "./gen/taskyard/v1/failure_service_pb.js";
 import { LimitService } from "./gen/taskyard/v1/limit_service_pb.js";
 import { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
 import {
@@ -14,6 +15,7 @@ import {
 } from "./convert.js";
 import { TaskyardError } from "./errors.js";
 import type { JsonValue } from "./json.js";
+import { Failures } from "./failures.js";
 import { Limits } from "./limits.js";
 import { DEFAULT_TIMEOUT_MS, type CallOptions, type ClientOptions } from "./options.js";
 import { createTaskyardTransport, type TaskyardTransport } from "./transport.js";
@@ -79,6 +81,8 @@ export class TaskyardClient {
   readonly transport: Transport;
   /** Named limits and fairness weights: `client.limits.create(...)`, `.get`, `.list`, ... */
   readonly limits: Limits;
+  /** Dead letters, their groups, redrives and purge: `client.failures.groups()`, `.redrive(...)`, ... */
+  readonly failures: Failures;
   readonly #rpc: Client<typeof TaskService>;
   /** The transport the client made, and so closes; undefined for one given in the options. */
   readonly #own: TaskyardTransport | undefined;
@@ -97,6 +101,7 @@ export class TaskyardClient {
     this.transport = options.transport ?? (this.#own as TaskyardTransport);
     this.#rpc = createClient(TaskService, this.transport);
     this.limits = new Limits(createClient(LimitService, this.transport), (options, fn) => this.#call(options, fn));
+    this.failures = new Failures(createClient(FailureService, this.transport), (options, fn) => this.#call(options, fn));
   }
 
   /**

@@ -5,6 +5,7 @@ import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { randomUUID } from "node:crypto";
 import {
   CancelStep as PbCancelStep,
+  DeadLetterReason as PbDeadLetterReason,
   Priority as PbPriority,
   TaskSpecSchema,
   TaskState as PbTaskState,
@@ -17,6 +18,7 @@ import { fromLimitUses, toLimitUses } from "./limits.js";
 import {
   FINAL_STATES,
   type CancelStep,
+  type DeadLetterReason,
   type Priority,
   type TaskFailure,
   type TaskInfo,
@@ -67,6 +69,17 @@ export function cancelStepName(step: PbCancelStep): CancelStep {
   return (PbCancelStep[step] as CancelStep | undefined) ?? "UNSPECIFIED";
 }
 
+export function deadLetterReasonName(reason: PbDeadLetterReason): DeadLetterReason {
+  return (PbDeadLetterReason[reason] as DeadLetterReason | undefined) ?? "UNSPECIFIED";
+}
+
+export function deadLetterReasonValue(reason: DeadLetterReason): PbDeadLetterReason {
+  // Checked at run time too: JavaScript callers are not held to the type.
+  const value = (PbDeadLetterReason as unknown as Record<string, PbDeadLetterReason | undefined>)[reason];
+  if (value === undefined) throw new TypeError(`unknown dead letter reason ${JSON.stringify(reason)}`);
+  return value;
+}
+
 /** The wire spec of one request; `path` prefixes the names in client-side errors. */
 export function toSpec(req: TaskRequest, path: string): TaskSpec {
   if (req.eta !== undefined && req.countdownMs !== undefined) {
@@ -100,7 +113,7 @@ function date(ts: Timestamp | undefined): Date | undefined {
   return ts ? timestampDate(ts) : undefined;
 }
 
-function failure(f: PbTaskFailure): TaskFailure {
+export function toFailure(f: PbTaskFailure): TaskFailure {
   return {
     type: f.type,
     message: f.message,
@@ -108,6 +121,8 @@ function failure(f: PbTaskFailure): TaskFailure {
     attempt: f.attempt,
     failedAt: date(f.failedAt),
     retryAt: date(f.retryAt),
+    groupId: f.groupId,
+    redriveId: f.redriveId,
   };
 }
 
@@ -128,8 +143,8 @@ export function toTaskInfo(t: Task | undefined): TaskInfo {
     taskTimeoutMs: t.timeout ? durationMs(t.timeout) : undefined,
     attempt: t.attempt,
     result: fromValue(t.result),
-    failure: t.failure ? failure(t.failure) : undefined,
-    failures: t.failures.map(failure),
+    failure: t.failure ? toFailure(t.failure) : undefined,
+    failures: t.failures.map(toFailure),
     requestId: t.requestId,
     idempotencyKey: t.idempotencyKey,
     parentId: t.parentId,
@@ -142,6 +157,9 @@ export function toTaskInfo(t: Task | undefined): TaskInfo {
     scheduleId: t.scheduleId,
     limits: fromLimitUses(t.limits),
     fairnessKey: t.fairnessKey,
+    deadLetterReason: deadLetterReasonName(t.deadLetterReason),
+    redriveId: t.redriveId,
+    redrivenFromAttempt: t.redrivenFromAttempt,
     context: t.context ?? {},
     createdAt: date(t.createdAt),
     startedAt: date(t.startedAt),

@@ -1,6 +1,22 @@
 export { TaskyardClient } from "./client.js";
 export type { CancelOptions, ListOptions, RunOptions, SubmitOptions, WaitOptions } from "./client.js";
 export { TaskyardError } from "./errors.js";
+export { Failures, MAX_FILTER_TASK_IDS, MAX_REDRIVE_RATE } from "./failures.js";
+export type {
+  DeadLetter,
+  FailureFilter,
+  FailureGroup,
+  ListFailuresOptions,
+  ListRedrivesOptions,
+  Page,
+  PurgeOptions,
+  Redrive,
+  RedriveItem,
+  RedriveOptions,
+  RedriveOutcome,
+  RedriveResult,
+  RedriveState,
+} from "./failures.js";
 export { Limits } from "./limits.js";
 export type {
   ConcurrencyLimit,
@@ -26,6 +42,7 @@ export type { TaskyardTransport } from "./transport.js";
 export { createClient } from "@connectrpc/connect";
 export type { Client, Transport } from "@connectrpc/connect";
 export { EventService } from "./gen/taskyard/v1/event_service_pb.js";
+export { FailureService } from "./gen/taskyard/v1/failure_service_pb.js";
 export { LimitService } from "./gen/taskyard/v1/limit_service_pb.js";
 export { QueueService } from "./gen/taskyard/v1/queue_service_pb.js";
 export { ScheduleService } from "./gen/taskyard/v1/schedule_service_pb.js";
@@ -34,6 +51,7 @@ export { FINAL_STATES } from "./types.js";
 export type {
   CancelResult,
   CancelStep,
+  DeadLetterReason,
   ListFilter,
   Priority,
   RunResult,

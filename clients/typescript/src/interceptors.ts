@@ -50,6 +50,11 @@ export const RETRIED_METHODS: ReadonlySet<string> = new Set([
   "taskyard.v1.LimitService/GetLimit",
   "taskyard.v1.LimitService/ListLimits",
   "taskyard.v1.LimitService/ListKeyWeights",
+  "taskyard.v1.FailureService/ListFailureGroups",
+  "taskyard.v1.FailureService/ListFailures",
+  "taskyard.v1.FailureService/GetRedrive",
+  "taskyard.v1.FailureService/ListRedrives",
+  "taskyard.v1.FailureService/ListRedriveItems",
 ]);
 
 const TIMEOUT_HEADER = "grpc-timeout";

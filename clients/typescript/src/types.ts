@@ -20,6 +20,12 @@ export type Priority = "CRITICAL" | "HIGH" | "NORMAL" | "LOW";
 /** How a cancellation took effect: at once, through the task's flag, asyncio, or a worker kill. */
 export type CancelStep = "UNSPECIFIED" | "NOT_STARTED" | "FLAG" | "ASYNCIO" | "KILL";
 
+/**
+ * Why a task's failure is final (it is a dead letter): its retries are spent, its worker died
+ * under it too often, or its error was marked not retryable. UNSPECIFIED: not a dead letter.
+ */
+export type DeadLetterReason = "UNSPECIFIED" | "RETRIES_EXHAUSTED" | "QUARANTINED" | "NOT_RETRYABLE";
+
 /** SUCCESS, FAILURE and CANCELLED: nothing more will happen to the task by itself. */
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(["SUCCESS", "FAILURE", "CANCELLED"]);
 
@@ -76,6 +82,10 @@ export interface TaskFailure {
   attempt: number;
   failedAt?: Date;
   retryAt?: Date;
+  /** Its failure group (`client.failures`): queue, task name and fingerprint. */
+  groupId: string;
+  /** The redrive that re-queued the task from this failure; "" when none did. */
+  redriveId: string;
 }
 
 /** A task as the gateway stores it. */
@@ -114,6 +124,11 @@ export interface TaskInfo {
   /** As submitted, with the limits its task name declares. */
   limits: Required<LimitUse>[];
   fairnessKey: string;
+  /** Set while it is a dead letter (FAILURE for good); UNSPECIFIED otherwise. */
+  deadLetterReason: DeadLetterReason;
+  /** The redrive that re-queued it last ("" when none), and the failed attempt it took it from. */
+  redriveId: string;
+  redrivenFromAttempt: number;
   /** What the task code set with ctx.set_context (progress among it). */
   context: JsonObject;
   createdAt?: Date;

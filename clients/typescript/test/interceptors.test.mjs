@@ -98,6 +98,11 @@ test("the retried methods are the reads and the submits", () => {
       "LimitService/GetLimit",
       "LimitService/ListLimits",
       "LimitService/ListKeyWeights",
+      "FailureService/ListFailureGroups",
+      "FailureService/ListFailures",
+      "FailureService/GetRedrive",
+      "FailureService/ListRedrives",
+      "FailureService/ListRedriveItems",
     ],
   );
 });

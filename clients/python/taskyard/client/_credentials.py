@@ -119,6 +119,10 @@ _RETRIED = [
     {"service": "taskyard.v1.LimitService", "method": "GetLimit"},
     {"service": "taskyard.v1.LimitService", "method": "ListLimits"},
     {"service": "taskyard.v1.LimitService", "method": "ListKeyWeights"},
+    *(
+        {"service": "taskyard.v1.FailureService", "method": method}
+        for method in ("ListFailureGroups", "ListFailures", "GetRedrive", "ListRedrives", "ListRedriveItems")
+    ),
 ]
 SERVICE_CONFIG = json.dumps(
     {

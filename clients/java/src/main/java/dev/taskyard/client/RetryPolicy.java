@@ -32,7 +32,12 @@ final class RetryPolicy {
       "ScheduleService/ListSchedules",
       "LimitService/GetLimit",
       "LimitService/ListLimits",
-      "LimitService/ListKeyWeights");
+      "LimitService/ListKeyWeights",
+      "FailureService/ListFailureGroups",
+      "FailureService/ListFailures",
+      "FailureService/GetRedrive",
+      "FailureService/ListRedrives",
+      "FailureService/ListRedriveItems");
 
   static Map<String, Object> serviceConfig() {
     // Numbers are Doubles: the shape gRPC's JSON parser gives, which is what it expects here.

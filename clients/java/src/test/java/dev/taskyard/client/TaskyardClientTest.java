@@ -194,7 +194,9 @@ class TaskyardClientTest {
             "TaskService/ExplainTask", "TaskService/GetTaskLogs", "TaskService/StreamTaskLogs",
             "QueueService/GetQueueStatus", "QueueService/ListServers",
             "ScheduleService/GetSchedule", "ScheduleService/ListSchedules",
-            "LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights"),
+            "LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights",
+            "FailureService/ListFailureGroups", "FailureService/ListFailures", "FailureService/GetRedrive",
+            "FailureService/ListRedrives", "FailureService/ListRedriveItems"),
         RetryPolicy.RETRIED);
     assertFalse(RetryPolicy.serviceConfig().toString().contains("CancelTask"));
   }
