@@ -16,6 +16,7 @@ from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._events import AsyncEventWatch, Events
+from taskyard.client._failures import AsyncFailures
 from taskyard.client._limits import AsyncLimits
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
@@ -42,6 +43,8 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
         self.queues = AsyncQueues(self._channel, self._call)
         # Flow control: client.limits.create(...), .get, .list, .delete, .set_weight, ...
         self.limits = AsyncLimits(self._channel, self._call)
+        # Dead letters and their redrive: await client.failures.groups(), .redrive(...), ...
+        self.failures = AsyncFailures(self._channel, self._call)
 
     async def _call(
         self, method: Callable[..., Awaitable[R]], request: Any, deadline: float | None = None

@@ -15,6 +15,7 @@ from taskyard.client._common import request_from
 from taskyard.client._endpoint import Endpoint
 from taskyard.client._errors import TaskyardError
 from taskyard.client._events import Events, EventWatch
+from taskyard.client._failures import Failures
 from taskyard.client._limits import Limits
 from taskyard.client._ops import Logs, Queues
 from taskyard.client._schedules import Schedules
@@ -45,6 +46,8 @@ class Client(_common.ClientBase[grpc.Channel]):
         self.queues = Queues(self._channel, self._call)
         # Flow control: client.limits.create(...), .get, .list, .delete, .set_weight, ...
         self.limits = Limits(self._channel, self._call)
+        # Dead letters and their redrive: client.failures.groups(), .redrive(...), ...
+        self.failures = Failures(self._channel, self._call)
 
     def _call(self, method: Callable[..., R], request: Any, timeout: float | None = None) -> R:
         try:

@@ -19,6 +19,7 @@ import grpc
 from taskyard.cli.connection import Connection
 from taskyard.client import TaskyardError
 from taskyard.v1 import (
+    failure_service_pb2_grpc,
     limit_service_pb2_grpc,
     queue_service_pb2_grpc,
     schedule_service_pb2_grpc,
@@ -37,7 +38,8 @@ WAIT_SLACK = 10.0
 
 
 class Gateway:
-    """The public services on one channel: ``gateway.tasks``, ``.queues``, ``.schedules``, ``.limits``."""
+    """The public services on one channel: ``gateway.tasks``, ``.queues``, ``.schedules``, ``.limits``,
+    ``.failures``."""
 
     def __init__(self, channel: grpc.Channel) -> None:
         self.channel = channel
@@ -45,6 +47,7 @@ class Gateway:
         self.queues = queue_service_pb2_grpc.QueueServiceStub(channel)
         self.schedules = schedule_service_pb2_grpc.ScheduleServiceStub(channel)
         self.limits = limit_service_pb2_grpc.LimitServiceStub(channel)
+        self.failures = failure_service_pb2_grpc.FailureServiceStub(channel)
 
     def call(self, method: Callable[..., R], request: Any, *, timeout: float = CALL_TIMEOUT) -> R:
         try:

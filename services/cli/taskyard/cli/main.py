@@ -12,10 +12,12 @@ from taskyard.cli import task_list as _task_list  # noqa: F401
 from taskyard.cli import tree as _tree  # noqa: F401
 from taskyard.cli.dev import dev_command
 from taskyard.cli.errors import CommandGroup
+from taskyard.cli.failures import failures_group
 from taskyard.cli.keys import keys_group
 from taskyard.cli.limit import limit_group
 from taskyard.cli.queue import queue_group
 from taskyard.cli.queue_start import queue_start_command
+from taskyard.cli.redrive import redrive_group
 from taskyard.cli.schedule import schedule_group
 from taskyard.cli.serve import serve_command
 from taskyard.cli.task import task_group
@@ -36,6 +38,8 @@ cli.add_command(queue_group)
 cli.add_command(schedule_group)
 cli.add_command(limit_group)
 cli.add_command(keys_group)
+cli.add_command(failures_group)
+cli.add_command(redrive_group)
 queue_group.add_command(queue_start_command)
 
 
