@@ -26,6 +26,7 @@ from taskyard.bus.v1 import (
     dispatch_pb2,
     envelope_pb2,
     event_pb2,
+    failures_pb2,
     flow_pb2,
     pools_pb2,
     task_record_pb2,
@@ -91,6 +92,18 @@ class FakeBackend:
                     rpc.serve(contract.STORE_FAILURES, self._failures),
                     rpc.serve(contract.STORE_LIMITS, self._read_limits),
                     rpc.serve(contract.STORE_LIMIT_CHANGE, self._change_limit),
+                    # FailureService: recorded, answered empty (tests check what arrived).
+                    *(
+                        rpc.serve(m, self._failure_request(m))
+                        for m in (
+                            contract.STORE_FAILURE_GROUPS,
+                            contract.STORE_DEAD_LETTERS,
+                            contract.STORE_PURGE_DEAD_LETTERS,
+                            contract.STORE_REDRIVE_CREATE,
+                            contract.STORE_REDRIVE_CONTROL,
+                            contract.STORE_REDRIVE_LIST,
+                        )
+                    ),
                 ],
                 max_message_bytes=mmb,
                 concurrency=8,
@@ -194,6 +207,15 @@ class FakeBackend:
         return handle
 
     # --- store -------------------------------------------------------------
+    def _failure_request(self, method: contract.Method[Any, Any]) -> Any:
+        async def handle(req: Any, env: Envelope) -> Any:
+            self.store_requests.append((method.kind, req))
+            if method is contract.STORE_REDRIVE_CONTROL:
+                return failures_pb2.RedriveControlReply(redrive={"id": req.id})
+            return method.reply()
+
+        return handle
+
     async def _get(self, req: tasks_pb2.GetTasksRequest, env: Envelope) -> tasks_pb2.GetTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_GET, req))
         return tasks_pb2.GetTasksReply(tasks=[self.tasks[i] for i in req.ids if i in self.tasks])
