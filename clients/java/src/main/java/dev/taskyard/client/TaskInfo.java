@@ -139,6 +139,26 @@ public final class TaskInfo {
     return proto.getFairnessKey();
   }
 
+  /** Why its failure is final while it is a dead letter; UNSPECIFIED otherwise. */
+  public DeadLetterReason deadLetterReason() {
+    return DeadLetterReason.fromProto(proto.getDeadLetterReason());
+  }
+
+  /** The redrive that re-queued it last; empty when none did. */
+  public String redriveId() {
+    return proto.getRedriveId();
+  }
+
+  /** The failed attempt the last redrive took it from; 0 when none did. */
+  public int redrivenFromAttempt() {
+    return proto.getRedrivenFromAttempt();
+  }
+
+  /** Every failed attempt, oldest first ({@link TaskyardClient#get} fills it; lists leave it empty). */
+  public List<TaskFailure> failures() {
+    return proto.getFailuresList().stream().map(TaskFailure::fromProto).toList();
+  }
+
   public Optional<Instant> createdAt() {
     return Protos.instant(proto.hasCreatedAt(), proto.getCreatedAt());
   }

@@ -38,6 +38,8 @@ import java.util.stream.StreamSupport;
  * }
  * }</pre>
  *
+ * <p>{@link #failures()} lists dead letters by failure group and redrives them.
+ *
  * <p>{@link #limits()} manages the limits and fairness weights that tasks name in {@link
  * TaskSpec.Builder#limit} and {@link TaskSpec.Builder#fairnessKey}.
  *
@@ -71,6 +73,7 @@ public final class TaskyardClient implements AutoCloseable {
   private final boolean fixed;
   private final boolean owner;
   private final Limits limits;
+  private final Failures failures;
 
   TaskyardClient(ManagedChannel channel, Duration timeout) {
     this(channel, TaskServiceGrpc.newBlockingStub(channel), timeout, false, true);
@@ -84,6 +87,7 @@ public final class TaskyardClient implements AutoCloseable {
     this.fixed = fixed;
     this.owner = owner;
     this.limits = new Limits(channel, timeout);
+    this.failures = new Failures(channel, timeout);
   }
 
   /** A builder for a client of the gateway at {@code target} ({@code host:port}). */
@@ -245,6 +249,14 @@ public final class TaskyardClient implements AutoCloseable {
    */
   public Limits limits() {
     return limits;
+  }
+
+  /**
+   * Dead letters, their groups, their redrive and their purge, over this client's connection and
+   * with its deadline: {@code client.failures().redrive(FailureFilter.group(id), 50, true, "")}.
+   */
+  public Failures failures() {
+    return failures;
   }
 
   /** Cancels a task; see {@link #cancel(String, String, Duration)}. */
