@@ -240,6 +240,9 @@ install_clients() {
   command -v mvn >/dev/null || die "mvn is not installed (the Java client)"
   log "clients: go mod download"
   (cd clients/go && go mod download) && (cd clients/go/examples && go mod download)
+  # The transactional enqueue examples in Go (pgx) and Node (pg), which the tests run.
+  (cd examples/transactional/go && go mod download)
+  (cd examples/transactional/node && npm ci --no-audit --no-fund --loglevel=error)
   log "clients: npm ci in clients/typescript"
   (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error)
   log "clients: Maven dependencies of clients/java"

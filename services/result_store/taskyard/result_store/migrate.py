@@ -3,7 +3,8 @@
 A session-level advisory lock serialises stores that start together; each file
 runs in its own transaction and is recorded in ``schema_migrations``. After the
 files, the store syncs what the Python side owns: the transition table (from
-``taskyard.core.states.TRANSITIONS``, the single source) and the NOTIFY channel.
+``taskyard.core.states.TRANSITIONS``, the single source), the NOTIFY channel and
+the payload cap that ``taskyard_submit`` reads (0017_transactional_submit.sql).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def transition_pairs() -> set[tuple[str, str]]:
     return {(src.db_name, dst.db_name) for src, targets in states.TRANSITIONS.items() for dst in targets}
 
 
-async def migrate(conn: asyncpg.Connection, *, notify_channel: str | None = None) -> list[str]:
-    """Apply pending migrations and sync transitions; returns the versions applied."""
+async def migrate(
+    conn: asyncpg.Connection, *, notify_channel: str | None = None, max_payload_bytes: int | None = None
+) -> list[str]:
+    """Apply pending migrations and sync transitions and settings; returns the versions applied."""
     applied: list[str] = []
     await conn.execute("SELECT pg_advisory_lock($1)", LOCK_KEY)
     try:
@@ -56,15 +59,22 @@ async def migrate(conn: asyncpg.Connection, *, notify_channel: str | None = None
             applied.append(version)
         await sync_transitions(conn)
         if notify_channel is not None:
-            await conn.execute(
-                """INSERT INTO taskyard_config (key, value) VALUES ('notify_channel', $1)
-                   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-                   WHERE taskyard_config.value IS DISTINCT FROM EXCLUDED.value""",
-                notify_channel,
-            )
+            await _sync_config(conn, "notify_channel", notify_channel)
+        if max_payload_bytes is not None:
+            await _sync_config(conn, "max_payload_bytes", str(max_payload_bytes))
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
     return applied
+
+
+async def _sync_config(conn: asyncpg.Connection, key: str, value: str) -> None:
+    await conn.execute(
+        """INSERT INTO taskyard_config (key, value) VALUES ($1, $2)
+           ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+           WHERE taskyard_config.value IS DISTINCT FROM EXCLUDED.value""",
+        key,
+        value,
+    )
 
 
 def allowed_body(pairs: set[tuple[str, str]]) -> str:
@@ -113,9 +123,11 @@ async def sync_transitions(conn: asyncpg.Connection) -> bool:
     return True
 
 
-async def migrate_dsn(dsn: str, *, notify_channel: str | None = None) -> list[str]:
+async def migrate_dsn(
+    dsn: str, *, notify_channel: str | None = None, max_payload_bytes: int | None = None
+) -> list[str]:
     conn = await asyncpg.connect(dsn)
     try:
-        return await migrate(conn, notify_channel=notify_channel)
+        return await migrate(conn, notify_channel=notify_channel, max_payload_bytes=max_payload_bytes)
     finally:
         await conn.close()

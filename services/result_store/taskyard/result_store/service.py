@@ -78,4 +78,8 @@ async def migrate_only(settings: Settings) -> list[str]:
 
     if not settings.database_url:
         raise SystemExit("TASKYARD_DATABASE_URL (or DATABASE_URL) is not set")
-    return await migrate_dsn(settings.database_url, notify_channel=settings.notify_channel)
+    return await migrate_dsn(
+        settings.database_url,
+        notify_channel=settings.notify_channel,
+        max_payload_bytes=settings.max_payload_bytes,
+    )

@@ -221,7 +221,11 @@ class ResultStore:
         if run_migrations:
             conn = await asyncpg.connect(settings.database_url)
             try:
-                await migrate(conn, notify_channel=settings.notify_channel)
+                await migrate(
+                    conn,
+                    notify_channel=settings.notify_channel,
+                    max_payload_bytes=settings.max_payload_bytes,
+                )
             finally:
                 await conn.close()
         pool = await asyncpg.create_pool(

@@ -1,0 +1,334 @@
+"""taskyard_submit (migrations/0017_transactional_submit.sql) on a real PostgreSQL:
+it writes the row the store writes for the same SubmitTask, refuses what the gateway
+refuses with the gateway's reasons, accepts a request once, and a transaction of many
+calls wakes the listeners once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import asyncpg
+import pytest
+from support.waiting import wait_until_async
+
+from taskyard.bus.v1 import tasks_pb2
+from taskyard.core import codec, graph, names, payload, validation
+from taskyard.core.config import Settings
+from taskyard.v1 import task_pb2
+
+pytestmark = pytest.mark.asyncio
+
+# Columns a row has whoever writes it, bar those unique to each task or moment.
+_OWN = {"id", "root_id", "created_at", "updated_at", "trace_headers", "idempotency_expires_at"}
+
+
+async def _connect(database_url: str) -> asyncpg.Connection:
+    conn = await asyncpg.connect(database_url)
+    await conn.execute("INSERT INTO task_names (name) VALUES ('add') ON CONFLICT DO NOTHING")
+    return conn
+
+
+async def _refusal(conn: asyncpg.Connection, *call: Any) -> asyncpg.PostgresError:
+    with pytest.raises(asyncpg.PostgresError) as info:
+        await conn.fetchval("SELECT taskyard_submit($1, $2::jsonb, $3::jsonb, $4::jsonb)", *call)
+    return info.value
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+async def test_its_limits_are_the_gateways(database_url: str) -> None:
+    conn = await _connect(database_url)
+    try:
+        source = await conn.fetchval("SELECT prosrc FROM pg_proc WHERE proname = 'taskyard_submit'")
+        declared = dict(re.findall(r"\n\s*(\w+) constant \w+ := ([^;]+);", source))
+        values = {k: await conn.fetchval(f"SELECT {v}") for k, v in declared.items() if k != "known_options"}
+    finally:
+        await conn.close()
+    assert values == {
+        "max_name_chars": validation.MAX_NAME_CHARS,
+        "max_request_id_chars": validation.MAX_REQUEST_ID_CHARS,
+        "max_idempotency_key_chars": validation.MAX_IDEMPOTENCY_KEY_CHARS,
+        "max_labels": validation.MAX_LABELS,
+        "max_label_key_chars": validation.MAX_LABEL_KEY_CHARS,
+        "max_label_value_chars": validation.MAX_LABEL_VALUE_CHARS,
+        "max_timeout_ms": validation.MAX_TIMEOUT_MS,
+        "max_retries_limit": validation.MAX_RETRIES_LIMIT,
+        "max_idempotency_window_ms": validation.MAX_IDEMPOTENCY_WINDOW_MS,
+        "default_idempotency_window_ms": graph.DEFAULT_IDEMPOTENCY_WINDOW_MS,
+        "max_eta_days": validation.MAX_ETA_DAYS,
+        "max_nesting": payload.MAX_NESTING,
+        "queue_pattern": f"^{names.PATTERN}$",
+    }
+
+
+async def test_the_row_is_the_one_the_store_writes_for_the_gateway(
+    result_store: Any, database_url: str
+) -> None:
+    spec = task_pb2.TaskSpec(name="add", queue="reports.nightly", priority=task_pb2.PRIORITY_HIGH)
+    spec.args.extend([2, 3])
+    spec.kwargs.update({"note": "x"})
+    spec.labels.update({"team": "billing"})
+    (rec,) = codec.build_records(
+        [spec], known_names={"add"}, limits=codec.Limits.from_settings(Settings()), field="task", single=True
+    )
+    reply = await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))
+    gateway_id = reply.tasks[0].id
+
+    conn = await _connect(database_url)
+    try:
+        sql_id = await conn.fetchval(
+            "SELECT taskyard_submit('add', '[2, 3]', '{\"note\": \"x\"}', "
+            '\'{"queue": "reports.nightly", "priority": "high", "labels": {"team": "billing"}}\')'
+        )
+        rows = {
+            str(r["id"]): dict(r)
+            for r in await conn.fetch("SELECT * FROM tasks WHERE id = ANY($1::uuid[])", [gateway_id, sql_id])
+        }
+        events = await conn.fetch(
+            "SELECT task_id, type, state, attempt, priority, queue, task_name, root_id = task_id AS own_root "
+            "FROM events WHERE task_id = ANY($1::uuid[]) ORDER BY id",
+            [gateway_id, sql_id],
+        )
+    finally:
+        await conn.close()
+    by_sql, by_gateway = rows[str(sql_id)], rows[gateway_id]
+    assert {k: v for k, v in by_sql.items() if k not in _OWN} == {
+        k: v for k, v in by_gateway.items() if k not in _OWN
+    }
+    assert by_sql["root_id"] == by_sql["id"] and str(by_gateway["root_id"]) == gateway_id
+    assert by_sql["state"] == "QUEUED" and by_sql["attempt"] == 1
+    assert by_sql["max_retries"] == -1 and by_sql["timeout_ms"] == 0  # the task's own, else the defaults
+    # Time-ordered ids, as the gateway's (core/ids.py): version 7.
+    assert sql_id.version == 7
+    # One task.queued event each, written by the insert's trigger.
+    assert [(str(e["task_id"]) == gateway_id, e["type"], e["state"], e["own_root"]) for e in events] == [
+        (True, "task.queued", task_pb2.TASK_STATE_QUEUED, True),
+        (False, "task.queued", task_pb2.TASK_STATE_QUEUED, True),
+    ]
+
+
+# (name, args, kwargs, options) -> (reason, field)
+_BAD: list[tuple[tuple[Any, ...], tuple[str, str]]] = [
+    (("nope", "[]", "{}", "{}"), ("UNKNOWN_TASK_NAME", "name")),
+    (("", "[]", "{}", "{}"), ("INVALID_ARGUMENT", "name")),
+    (("add", '{"a": 1}', "{}", "{}"), ("INVALID_ARGUMENT", "args")),
+    (("add", "[]", "[1]", "{}"), ("INVALID_ARGUMENT", "kwargs")),
+    (("add", json.dumps(["x" * 300_000]), "{}", "{}"), ("PAYLOAD_TOO_LARGE", "args")),
+    (("add", "[]", json.dumps({"big": "x" * 300_000}), "{}"), ("PAYLOAD_TOO_LARGE", "kwargs")),
+    (("add", json.dumps(_nested(payload.MAX_NESTING + 1)), "{}", "{}"), ("PAYLOAD_TOO_DEEP", "args")),
+    (("add", "[]", json.dumps({"k": _nested(payload.MAX_NESTING)}), "{}"), ("PAYLOAD_TOO_DEEP", "kwargs")),
+    (("add", "[]", "{}", '{"queue": "no spaces"}'), ("INVALID_ARGUMENT", "options.queue")),
+    (("add", "[]", "{}", json.dumps({"queue": "q" * 129})), ("INVALID_ARGUMENT", "options.queue")),
+    (("add", "[]", "{}", '{"priority": 7}'), ("INVALID_ARGUMENT", "options.priority")),
+    (("add", "[]", "{}", '{"priority": "urgent"}'), ("INVALID_ARGUMENT", "options.priority")),
+    (("add", "[]", "{}", '{"timeout": 0}'), ("INVALID_ARGUMENT", "options.timeout")),
+    (("add", "[]", "{}", '{"timeout": 90000}'), ("INVALID_ARGUMENT", "options.timeout")),
+    (("add", "[]", "{}", '{"max_retries": 101}'), ("INVALID_ARGUMENT", "options.max_retries")),
+    (("add", "[]", "{}", '{"max_retries": "3"}'), ("INVALID_ARGUMENT", "options.max_retries")),
+    (("add", "[]", "{}", '{"countdown": -1}'), ("INVALID_ARGUMENT", "options.countdown")),
+    (
+        ("add", "[]", "{}", '{"countdown": 1, "eta": "2030-01-01T00:00:00Z"}'),
+        ("INVALID_ARGUMENT", "options.countdown"),
+    ),
+    (("add", "[]", "{}", '{"eta": "tomorrow-ish"}'), ("INVALID_ARGUMENT", "options.eta")),
+    (("add", "[]", "{}", '{"eta": "2999-01-01T00:00:00Z"}'), ("INVALID_ARGUMENT", "options.eta")),
+    (("add", "[]", "{}", '{"labels": {"team": 1}}'), ("INVALID_ARGUMENT", 'options.labels["team"]')),
+    (
+        ("add", "[]", "{}", json.dumps({"labels": {f"k{i}": "v" for i in range(65)}})),
+        ("INVALID_ARGUMENT", "options.labels"),
+    ),
+    (("add", "[]", "{}", json.dumps({"request_id": "r" * 256})), ("INVALID_ARGUMENT", "options.request_id")),
+    (("add", "[]", "{}", '{"idempotency_window": 60}'), ("INVALID_ARGUMENT", "options.idempotency_window")),
+    (
+        ("add", "[]", "{}", '{"idempotency_key": "k", "idempotency_window": 0}'),
+        ("INVALID_ARGUMENT", "options.idempotency_window"),
+    ),
+    (("add", "[]", "{}", '{"depends_on": []}'), ("INVALID_ARGUMENT", "options.depends_on")),
+    (("add", "[]", "{}", "[]"), ("INVALID_ARGUMENT", "options")),
+]
+
+
+@pytest.mark.parametrize(("call", "refused"), _BAD, ids=[f"{r[1]}-{i}" for i, (_, r) in enumerate(_BAD)])
+async def test_a_bad_call_is_refused_with_the_gateways_reason(
+    database_url: str, call: tuple[Any, ...], refused: tuple[str, str]
+) -> None:
+    conn = await _connect(database_url)
+    try:
+        exc = await _refusal(conn, *call)
+        assert exc.sqlstate == "22023", exc
+        assert (exc.detail, exc.hint) == refused, str(exc)
+        assert str(exc).startswith(f"{refused[0]}: {refused[1]}: "), str(exc)
+        assert await conn.fetchval("SELECT count(*) FROM tasks") == 0
+    finally:
+        await conn.close()
+
+
+async def test_within_the_limits_is_accepted(database_url: str) -> None:
+    conn = await _connect(database_url)
+    try:
+        fine = [
+            ("add", json.dumps(_nested(payload.MAX_NESTING)), "{}", "{}"),
+            ("add", "[]", "{}", json.dumps({"queue": "q" * 128, "priority": 1, "max_retries": 100})),
+            ("add", "[]", "{}", json.dumps({"labels": {f"k{i}": "v" * 255 for i in range(64)}})),
+            (
+                "add",
+                "[]",
+                "{}",
+                '{"priority": "PRIORITY_LOW", "timeout": 86400, "eta": "2000-01-01T00:00:00Z"}',
+            ),
+        ]
+        got = [
+            await conn.fetchval("SELECT taskyard_submit($1, $2::jsonb, $3::jsonb, $4::jsonb)", *c)
+            for c in fine
+        ]
+        rows = await conn.fetch(
+            "SELECT priority, queue, max_retries, timeout_ms, state::text, run_at IS NOT NULL AS has_run_at "
+            "FROM tasks WHERE id = ANY($1::uuid[]) ORDER BY id",
+            got,
+        )
+    finally:
+        await conn.close()
+    assert [tuple(r) for r in rows] == [
+        (3, "default", -1, 0, "QUEUED", False),
+        (1, "q" * 128, 100, 0, "QUEUED", False),
+        (3, "default", -1, 0, "QUEUED", False),
+        # An ETA already passed: queued at once, the time asked for kept.
+        (4, "default", -1, 86_400_000, "QUEUED", True),
+    ]
+
+
+async def test_the_payload_cap_is_the_stores_setting(database_url: str) -> None:
+    from taskyard.result_store.migrate import migrate_dsn
+
+    await migrate_dsn(database_url, max_payload_bytes=100)
+    conn = await _connect(database_url)
+    try:
+        exc = await _refusal(conn, "add", json.dumps(["x" * 100]), "{}", "{}")
+        assert exc.detail == "PAYLOAD_TOO_LARGE"
+        assert "over the 100-byte limit" in str(exc)
+    finally:
+        await conn.close()
+
+
+async def test_a_countdown_schedules_the_task(database_url: str) -> None:
+    conn = await _connect(database_url)
+    try:
+        tid = await conn.fetchval("SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"countdown\": 3600}')")
+        row = await conn.fetchrow(
+            "SELECT state::text, round(extract(epoch FROM run_at - created_at)) AS ahead "
+            "FROM tasks WHERE id = $1",
+            tid,
+        )
+        event = await conn.fetchval("SELECT type FROM events WHERE task_id = $1", tid)
+    finally:
+        await conn.close()
+    assert (row["state"], row["ahead"], event) == ("SCHEDULED", 3600, "task.scheduled")
+
+
+async def test_a_request_is_accepted_once(database_url: str) -> None:
+    conn = await _connect(database_url)
+    try:
+        call = "SELECT taskyard_submit('add', $1::jsonb, '{}', $2::jsonb)"
+        first = await conn.fetchval(call, "[1, 2]", '{"request_id": "order-17"}')
+        again = await conn.fetchval(call, "[9, 9]", '{"request_id": "order-17"}')
+        keyed = await conn.fetchval(call, "[1]", '{"idempotency_key": "mail-5", "idempotency_window": 60}')
+        keyed_again = await conn.fetchval(call, "[2]", '{"idempotency_key": "mail-5"}')
+        # The key's window passes: the next call makes a new task.
+        await conn.execute(
+            "UPDATE tasks SET idempotency_expires_at = now() - interval '1 second' WHERE id = $1", keyed
+        )
+        keyed_later = await conn.fetchval(call, "[3]", '{"idempotency_key": "mail-5"}')
+        count = await conn.fetchval("SELECT count(*) FROM tasks")
+    finally:
+        await conn.close()
+    assert again == first and keyed_again == keyed
+    assert keyed_later not in (keyed, first)
+    assert count == 3
+
+
+async def test_a_request_committed_by_another_transaction_meanwhile_returns_its_task(
+    database_url: str,
+) -> None:
+    one, two = await _connect(database_url), await _connect(database_url)
+    try:
+        call = "SELECT taskyard_submit('add', '[]', '{}', '{\"request_id\": \"race\"}')"
+        tx = one.transaction()
+        await tx.start()
+        first = await one.fetchval(call)
+        # The second waits on the first's uncommitted row, then finds it committed.
+        second = asyncio.create_task(two.fetchval(call))
+        waiting = "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1"
+        await wait_until_async(
+            lambda: one.fetchval(waiting, two.get_server_pid()), 10, "the second call to wait on the first"
+        )
+        await tx.commit()
+        assert await asyncio.wait_for(second, 10) == first
+        assert await one.fetchval("SELECT count(*) FROM tasks") == 1
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_one_transaction_of_many_calls_notifies_once(database_url: str) -> None:
+    listener, app = await asyncpg.connect(database_url), await _connect(database_url)
+    got: list[str] = []
+    marker = asyncio.get_running_loop().create_future()
+
+    def on_notify(_conn: Any, _pid: int, channel: str, body: str) -> None:
+        got.append(body)
+        if body == "marker" and not marker.done():
+            marker.set_result(None)
+
+    try:
+        channel = await app.fetchval("SELECT value FROM taskyard_config WHERE key = 'notify_channel'")
+        await listener.add_listener(channel, on_notify)
+        async with app.transaction():
+            await app.execute(
+                "SELECT taskyard_submit('add', jsonb_build_array(i), '{}', '{}') "
+                "FROM generate_series(1, 1000) AS i"
+            )
+        # Notifications arrive in commit order: once the marker is here, so is the submit's.
+        await app.execute("SELECT pg_notify($1, 'marker')", channel)
+        await asyncio.wait_for(marker, 10)
+        assert got == ["", "marker"]
+        assert await app.fetchval("SELECT count(*) FROM tasks") == 1000
+    finally:
+        await listener.close()
+        await app.close()
+
+
+async def test_a_role_with_the_documented_grants_can_submit(database_url: str) -> None:
+    """docs/transactional-enqueue.md, "Permissions": exactly these grants suffice."""
+    conn = await _connect(database_url)
+    role = f"app_{abs(hash(database_url)) % 10**8}"
+    try:
+        await conn.execute(f"CREATE ROLE {role}")
+        await conn.execute(
+            f"""GRANT EXECUTE ON FUNCTION taskyard_submit(text, jsonb, jsonb, jsonb) TO {role};
+                GRANT INSERT, SELECT, UPDATE ON tasks TO {role};
+                GRANT SELECT ON task_names, taskyard_config TO {role};
+                GRANT INSERT ON events TO {role};
+                GRANT USAGE ON SEQUENCE events_id_seq TO {role}"""
+        )
+        async with conn.transaction():
+            await conn.execute(f"SET LOCAL ROLE {role}")
+            await conn.fetchval(
+                "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
+            )
+            again = await conn.fetchval(
+                "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
+            )
+        assert await conn.fetchval("SELECT count(*) FROM tasks") == 1
+        assert again is not None
+    finally:
+        await conn.execute(f"DROP OWNED BY {role}")
+        await conn.execute(f"DROP ROLE {role}")
+        await conn.close()
