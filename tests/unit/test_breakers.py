@@ -255,3 +255,25 @@ def test_the_opens_and_closes_go_to_the_store_as_events() -> None:
         ("payments", "a", "closed"),
     ]
     assert h.store.breaker_events[0].failures == 1 and h.store.breaker_events[0].next_probe_at_us > 0
+
+
+def test_metrics_count_opens_and_closes_and_list_the_breakers_not_closed() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from taskyard.scheduler.metrics import BreakerState
+
+    b, clock = _breakers(failures=1, cool_down_ms=1_000)
+    registry = CollectorRegistry()
+    registry.register(BreakerState(b.figures))
+    _attempt(b, 0)
+    _fail(b, 0)
+    text = generate_latest(registry).decode()
+    assert 'taskyard_breaker_opened_total{limit="payments"} 1.0' in text
+    assert 'taskyard_breaker_state{key="payments-api",limit="payments",state="open"} 1.0' in text
+    clock.now += 1.0
+    _attempt(b, 1)
+    _fail(b, 1, failed=False)
+    text = generate_latest(registry).decode()
+    assert 'taskyard_breaker_closed_total{limit="payments"} 1.0' in text
+    assert 'taskyard_breakers_not_closed{limit="payments"} 0.0' in text
+    assert "taskyard_breaker_state{" not in text

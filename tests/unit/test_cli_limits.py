@@ -80,6 +80,14 @@ def test_a_rate_prints_as_rate_takes_it(text: str) -> None:
     assert rules.parse_rate(rate_text(parsed)) == parsed
 
 
+def test_a_breaker_prints_its_threshold_cool_down_and_probes() -> None:
+    spec = limit_pb2.Limit(name="p", breaker=rules.parse_breaker("5/30s"))
+    assert amount(spec) == "opens at 5/30s failed, cool-down 30s, 1 probe(s)"
+    spec.breaker.cool_down.FromSeconds(10)
+    spec.breaker.half_open_probes = 2
+    assert amount(spec) == "opens at 5/30s failed, cool-down 10s, 2 probe(s)"
+
+
 def test_amounts() -> None:
     rate = limit_pb2.Limit(name="a", rate=rules.parse_rate("100/s", burst=20))
     assert amount(rate) == "100/s, burst 20"
@@ -91,10 +99,10 @@ def test_amounts() -> None:
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        (["create", "x"], "give exactly one of --rate and --concurrency"),
+        (["create", "x"], "give exactly one of --rate, --concurrency and --breaker"),
         (
             ["create", "x", "--rate", "5/s", "--concurrency", "2"],
-            "give exactly one of --rate and --concurrency",
+            "give exactly one of --rate, --concurrency and --breaker",
         ),
         (["create", "x", "--rate", "100 per second"], "a rate is units/period"),
         (["create", "x", "--concurrency", "0"], "0 is not in the range x>=1"),
@@ -102,8 +110,17 @@ def test_amounts() -> None:
         (["update", "x"], "nothing to change"),
         # Refused before any call: a concurrency limit has no burst to keep it in.
         (["update", "x", "--concurrency", "3", "--burst", "50"], "--burst applies to a rate limit"),
-        (["update", "x", "--rate", "5/s", "--concurrency", "3"], "give one of --rate and --concurrency"),
+        (
+            ["update", "x", "--rate", "5/s", "--concurrency", "3"],
+            "give one of --rate, --concurrency and --breaker",
+        ),
         (["weight", "tenant-a", "1001"], "1001 is not in the range 0<=x<=1000"),
+        (["create", "x", "--breaker", "five"], "a breaker is failures/window"),
+        (["create", "x", "--breaker", "5/30s", "--burst", "2"], "--burst applies to a rate limit only"),
+        (["create", "x", "--rate", "5/s", "--cool-down", "10s"], "apply to a --breaker only"),
+        (["create", "x", "--breaker", "5/30s", "--cool-down", "soon"], "is not a duration"),
+        (["create", "x", "--breaker", "5/30s", "--probes", "0"], "0 is not in the range 1<=x<=1000"),
+        (["create", "x", "--breaker", "5/30s", "--rate", "5/s"], "give exactly one of"),
     ],
 )
 def test_bad_limit_commands_are_usage_errors(args: list[str], text: str) -> None:

@@ -35,6 +35,7 @@ from taskyard.client._failure_types import (
     RedriveState,
 )
 from taskyard.client._flow import (
+    Breaker,
     FlowGate,
     KeyUsage,
     KeyWeight,
@@ -65,6 +66,7 @@ __all__ = [
     "DEFAULT_TARGET",
     "AsyncClient",
     "AsyncEventWatch",
+    "Breaker",
     "Cancellation",
     "Client",
     "DeadLetter",

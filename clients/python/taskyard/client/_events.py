@@ -82,7 +82,7 @@ class Event:
 class WatchFilters(TypedDict, total=False):
     """Where a watch begins and what it keeps (WatchEventsRequest): ``after`` a cursor,
     else ``start`` "now" (the default) or "oldest"; each filter given must match, by
-    any of its values (kinds "task", "worker", "pool", "queue", "schedule", "limit"; states
+    any of its values (kinds "task", "worker", "pool", "queue", "schedule", "limit", "breaker"; states
     "SUCCESS", ...)."""
 
     after: str

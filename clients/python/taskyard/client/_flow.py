@@ -79,6 +79,44 @@ class Rate:
     burst: int = 0
 
 
+def _span(value: float | datetime.timedelta) -> datetime.timedelta:
+    return value if isinstance(value, datetime.timedelta) else datetime.timedelta(seconds=value)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Breaker:
+    """A circuit breaker: it opens when ``failures`` attempts failed within ``window``
+    (after at least ``min_attempts`` ended there; 0 means ``failures``), holds its key's
+    tasks for ``cool_down``, then admits ``probes`` at once: a probe's success closes it,
+    a failure opens it again. Durations in seconds or timedeltas."""
+
+    failures: int
+    window: float | datetime.timedelta = 60.0
+    cool_down: float | datetime.timedelta = 30.0
+    probes: int = 1
+    min_attempts: int = 0
+
+    def to_proto(self) -> limit_pb2.CircuitBreaker:
+        out = limit_pb2.CircuitBreaker(
+            failure_threshold=self.failures, half_open_probes=self.probes, min_attempts=self.min_attempts
+        )
+        out.window.FromTimedelta(_span(self.window))
+        out.cool_down.FromTimedelta(_span(self.cool_down))
+        return out
+
+    @classmethod
+    def from_proto(cls, m: limit_pb2.CircuitBreaker) -> Breaker:
+        return cls(
+            failures=m.failure_threshold,
+            window=m.window.ToTimedelta() if m.HasField("window") else datetime.timedelta(seconds=60),
+            cool_down=m.cool_down.ToTimedelta()
+            if m.HasField("cool_down")
+            else datetime.timedelta(seconds=30),
+            probes=m.half_open_probes or 1,
+            min_attempts=m.min_attempts,
+        )
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class KeyUsage:
     key: str
@@ -115,7 +153,7 @@ class LimitUsage:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LimitInfo:
-    """A limit: exactly one of ``rate`` and ``concurrency`` (its max units) is set.
+    """A limit: exactly one of ``rate``, ``concurrency`` (its max units) and ``breaker`` is set.
     ``task_name`` is set for a limit a task declares (``@task(rate_limit=...)``), keyed by
     its argument ``key_argument``. ``usage`` is None when no scheduler answered."""
 
@@ -129,6 +167,7 @@ class LimitInfo:
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
     usage: LimitUsage | None
+    breaker: Breaker | None = None
 
     @classmethod
     def from_proto(cls, m: limit_pb2.Limit) -> LimitInfo:
@@ -146,6 +185,7 @@ class LimitInfo:
             created_at=_when(m, "created_at"),
             updated_at=_when(m, "updated_at"),
             usage=LimitUsage.from_proto(m.usage) if m.HasField("usage") else None,
+            breaker=Breaker.from_proto(m.breaker) if kind == "breaker" else None,
         )
 
 

@@ -3,6 +3,7 @@
 with Client() as c:
     c.limits.create("openai", rate=500, period=1.0, burst=50)      # 500 a second in all
     c.limits.create("per-customer", concurrency=3, per_key=True)   # 3 at once per key
+    c.limits.create("payments", breaker=Breaker(failures=5, window=30, cool_down=10), per_key=True)
     c.submit("call_openai", limits={"openai": "", "per-customer": "customer:42"})
     c.limits.set_weight("customer:42", 3)                          # 3 shares of its lane
 
@@ -19,7 +20,7 @@ from typing import Any
 import grpc
 
 from taskyard.client._common import request_from
-from taskyard.client._flow import KeyWeight, LimitInfo, LimitPage
+from taskyard.client._flow import Breaker, KeyWeight, LimitInfo, LimitPage
 from taskyard.v1 import limit_pb2, limit_service_pb2, limit_service_pb2_grpc
 
 
@@ -30,13 +31,15 @@ def definition(
     period: float | datetime.timedelta = 1.0,
     burst: int = 0,
     concurrency: int | None = None,
+    breaker: Breaker | None = None,
     per_key: bool = False,
     description: str = "",
     task_name: str = "",
     key_argument: str = "",
 ) -> limit_pb2.Limit:
     """A limit: exactly one of ``rate`` (units per ``period``, seconds or a timedelta, in
-    bursts of up to ``burst``; 0 means ``rate``) and ``concurrency`` (units held at once).
+    bursts of up to ``burst``; 0 means ``rate``), ``concurrency`` (units held at once) and
+    ``breaker`` (a circuit breaker, ``Breaker``: per key with ``per_key``).
     ``per_key``: each key of a LimitUse has its own bucket. ``task_name``: every task of
     that name uses the limit, keyed (with ``per_key``) by its keyword argument
     ``key_argument``, as ``@task(rate_limit=..., limit_key=...)`` declares it. The gateway
@@ -46,8 +49,8 @@ def definition(
     is reset to its default, so updating a limit a task declares (``send_invoice.rate``)
     without ``task_name=`` (and ``key_argument=``, ``per_key=True``) stops it applying to
     that task's tasks."""
-    if (rate is None) == (concurrency is None):
-        raise ValueError("give exactly one of rate= and concurrency=")
+    if [rate is not None, concurrency is not None, breaker is not None].count(True) != 1:
+        raise ValueError("give exactly one of rate=, concurrency= and breaker=")
     limit = limit_pb2.Limit(
         name=name, per_key=per_key, description=description, task_name=task_name, key_argument=key_argument
     )
@@ -56,9 +59,11 @@ def definition(
         limit.rate.units = rate
         limit.rate.burst = burst
         limit.rate.period.FromTimedelta(span)
+    elif burst:
+        raise ValueError("burst= applies to rate= only")
+    elif breaker is not None:
+        limit.breaker.CopyFrom(breaker.to_proto())
     else:
-        if burst:
-            raise ValueError("burst= applies to rate=, not concurrency=")
         assert concurrency is not None
         limit.concurrency.max_units = concurrency
     return limit

@@ -207,7 +207,8 @@ def _time(t: Any, field: str) -> datetime.datetime | None:
 class Explanation:
     """Why a task is where it is (ExplainTask): ``reason`` is ETA, DEPENDENCY,
     RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY, DISPATCHING, RUNNING or FINAL, or a
-    flow-control gate: RATE_LIMITED, CONCURRENCY_FULL or FAIR_SHARE, with ``gate``."""
+    flow-control gate: RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE or BREAKER_OPEN (a
+    circuit breaker: ``gate.next_admission_at`` is its next probe), with ``gate``."""
 
     task: TaskInfo
     reason: str
@@ -215,7 +216,7 @@ class Explanation:
     until: datetime.datetime | None
     waiting_on: tuple[str, ...]
     lane_depth_ahead: int
-    # The gate that holds it (RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE), else None.
+    # The gate that holds it (RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE, BREAKER_OPEN), else None.
     gate: FlowGate | None = None
 
     @classmethod

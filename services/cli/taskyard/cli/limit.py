@@ -1,7 +1,9 @@
 """``taskyard limit ...``: flow control's named limits and fairness weights (LimitService).
 
-A limit is a rate (``--rate 100/s``, bursts of ``--burst N``) or a concurrency
-(``--concurrency N`` units at once), global or ``--per-key``. ``update`` changes
+A limit is a rate (``--rate 100/s``, bursts of ``--burst N``), a concurrency
+(``--concurrency N`` units at once) or a circuit breaker (``--breaker 5/30s``: open
+after 5 failed attempts within 30 s, ``--cool-down``, ``--probes``), global or
+``--per-key``. ``update`` changes
 only what it is given: it reads the limit, applies the options and sends the
 whole definition back (UpdateLimit replaces it). ``delete`` asks first
 (confirmation.py). Exit status: errors.py.
@@ -9,11 +11,14 @@ whole definition back (UpdateLimit replaces it). ``delete`` asks first
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from typing import Any
 
 import click
 from rich.text import Text
 
+from taskyard.cli import durations
 from taskyard.cli.confirmation import confirm, yes_option
 from taskyard.cli.connection import target_options
 from taskyard.cli.errors import CommandGroup
@@ -25,12 +30,32 @@ from taskyard.v1 import limit_pb2
 from taskyard.v1 import limit_service_pb2 as ls
 
 RATE_HELP = "Units per period: 100/s, 10/min, 5/2s, 1000/h (ms, s, min, h, d)."
+BREAKER_HELP = (
+    "A circuit breaker: open after FAILURES failed attempts within WINDOW, e.g. 5/30s, 20/min "
+    "(RetryAfter answers count; they spend no retry)."
+)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Breaker:
+    """The breaker options given (None: not given)."""
+
+    spec: limit_pb2.CircuitBreaker | None
+    cool_down: dt.timedelta | None
+    probes: int | None
+    min_attempts: int | None
+
+    def given(self) -> bool:
+        return any(v is not None for v in (self.spec, self.cool_down, self.probes, self.min_attempts))
+
+    def tuning(self) -> bool:
+        return any(v is not None for v in (self.cool_down, self.probes, self.min_attempts))
 
 
 @click.group("limit", cls=CommandGroup)
 @target_options
 def limit_group() -> None:
-    """Create and operate flow-control limits (rates, concurrency) and fairness weights."""
+    """Create and operate flow-control limits (rates, concurrency, circuit breakers) and fairness weights."""
 
 
 def _rate(_ctx: click.Context, _param: click.Parameter, value: str | None) -> limit_pb2.RateLimit | None:
@@ -38,6 +63,26 @@ def _rate(_ctx: click.Context, _param: click.Parameter, value: str | None) -> li
         return None
     try:
         return rules.parse_rate(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _breaker(
+    _ctx: click.Context, _param: click.Parameter, value: str | None
+) -> limit_pb2.CircuitBreaker | None:
+    if value is None:
+        return None
+    try:
+        return rules.parse_breaker(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _duration(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dt.timedelta | None:
+    if value is None:
+        return None
+    try:
+        return durations.parse(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -64,6 +109,25 @@ def _definition_options(func: Any) -> Any:
                 default=None,
                 help="At most N units held at once.",
             ),
+            click.option("--breaker", callback=_breaker, metavar="FAILURES/WINDOW", help=BREAKER_HELP),
+            click.option(
+                "--cool-down",
+                callback=_duration,
+                metavar="DURATION",
+                help="With --breaker: how long it stays open before a probe (default 30s).",
+            ),
+            click.option(
+                "--probes",
+                type=click.IntRange(min=1, max=rules.MAX_PROBES),
+                default=None,
+                help="With --breaker: attempts admitted at once while half-open (default 1).",
+            ),
+            click.option(
+                "--min-attempts",
+                type=click.IntRange(min=1, max=rules.MAX_BREAKER_ATTEMPTS),
+                default=None,
+                help="With --breaker: attempts ended in the window before it may open (default FAILURES).",
+            ),
         )
     ):
         func = option(func)
@@ -82,38 +146,52 @@ def create_command(
     rate: limit_pb2.RateLimit | None,
     burst: int | None,
     concurrency: int | None,
+    breaker: limit_pb2.CircuitBreaker | None,
+    cool_down: dt.timedelta | None,
+    probes: int | None,
+    min_attempts: int | None,
     per_key: bool,
     description: str,
     output: Output,
 ) -> None:
-    """Create limit NAME: --rate RATE [--burst N] or --concurrency N.
+    """Create limit NAME: --rate RATE [--burst N], --concurrency N or --breaker FAILURES/WINDOW.
 
     \b
     Examples:
       taskyard limit create openai --rate 500/s --burst 50
       taskyard limit create per-customer --concurrency 3 --per-key
+      taskyard limit create payments --breaker 5/30s --cool-down 10s --per-key
     """
-    if (rate is None) == (concurrency is None):
-        raise click.UsageError("give exactly one of --rate and --concurrency")
-    _check_kind(rate, burst, concurrency)
+    b = _Breaker(spec=breaker, cool_down=cool_down, probes=probes, min_attempts=min_attempts)
+    if [rate is not None, concurrency is not None, breaker is not None].count(True) != 1:
+        raise click.UsageError("give exactly one of --rate, --concurrency and --breaker")
+    _check_kind(rate, burst, concurrency, b)
     limit = limit_pb2.Limit(name=name, per_key=per_key, description=description)
-    _apply(limit, rate, burst, concurrency)
+    _apply(limit, rate, burst, concurrency, b)
     with gateway() as g:
         reply = g.call(g.limits.CreateLimit, ls.CreateLimitRequest(limit=limit))
     output.emit(reply, _show)
 
 
-def _check_kind(rate: limit_pb2.RateLimit | None, burst: int | None, concurrency: int | None) -> None:
-    """Options of both kinds at once, refused before any call (a concurrency limit
+def _check_kind(
+    rate: limit_pb2.RateLimit | None, burst: int | None, concurrency: int | None, breaker: _Breaker
+) -> None:
+    """Options of two kinds at once, refused before any call (a concurrency limit
     has no burst: it would be dropped without a word)."""
-    if rate is not None and concurrency is not None:
-        raise click.UsageError("give one of --rate and --concurrency")
-    if burst is not None and concurrency is not None:
-        raise click.UsageError("--burst applies to a rate limit, not to --concurrency")
+    if [rate is not None, concurrency is not None, breaker.spec is not None].count(True) > 1:
+        raise click.UsageError("give one of --rate, --concurrency and --breaker")
+    if burst is not None and (concurrency is not None or breaker.spec is not None):
+        raise click.UsageError("--burst applies to a rate limit only")
+    if breaker.tuning() and (rate is not None or concurrency is not None):
+        raise click.UsageError("--cool-down, --probes and --min-attempts apply to a --breaker only")
 
 
 def _apply(
-    limit: limit_pb2.Limit, rate: limit_pb2.RateLimit | None, burst: int | None, concurrency: int | None
+    limit: limit_pb2.Limit,
+    rate: limit_pb2.RateLimit | None,
+    burst: int | None,
+    concurrency: int | None,
+    breaker: _Breaker,
 ) -> None:
     """The kind and numbers given onto ``limit`` (the ones not given stay)."""
     if rate is not None:
@@ -126,6 +204,22 @@ def _apply(
         limit.rate.burst = burst
     if concurrency is not None:
         limit.concurrency.max_units = concurrency
+    if breaker.spec is not None:
+        # A new threshold and window keep the breaker's other numbers.
+        old = limit.breaker if limit.HasField("breaker") else limit_pb2.CircuitBreaker()
+        old.failure_threshold = breaker.spec.failure_threshold
+        old.window.CopyFrom(breaker.spec.window)
+        limit.breaker.CopyFrom(old)
+    elif breaker.tuning() and not limit.HasField("breaker"):
+        raise click.UsageError(
+            "--cool-down, --probes and --min-attempts apply to a breaker (give --breaker too)"
+        )
+    if breaker.cool_down is not None:
+        limit.breaker.cool_down.FromTimedelta(breaker.cool_down)
+    if breaker.probes is not None:
+        limit.breaker.half_open_probes = breaker.probes
+    if breaker.min_attempts is not None:
+        limit.breaker.min_attempts = breaker.min_attempts
 
 
 @limit_group.command("get")
@@ -176,28 +270,35 @@ def update_command(
     rate: limit_pb2.RateLimit | None,
     burst: int | None,
     concurrency: int | None,
+    breaker: limit_pb2.CircuitBreaker | None,
+    cool_down: dt.timedelta | None,
+    probes: int | None,
+    min_attempts: int | None,
     per_key: bool | None,
     description: str | None,
     output: Output,
 ) -> None:
-    """Change limit NAME: only the options given change (--rate or --concurrency changes its kind).
+    """Change limit NAME: only the options given change (--rate, --concurrency or --breaker changes its kind).
 
     \b
     Examples:
       taskyard limit update openai --rate 800/s
       taskyard limit update per-customer --concurrency 5 --description "5 per customer"
     """
-    if rate is None and burst is None and concurrency is None and per_key is None and description is None:
+    b = _Breaker(spec=breaker, cool_down=cool_down, probes=probes, min_attempts=min_attempts)
+    nothing = rate is None and burst is None and concurrency is None and not b.given()
+    if nothing and per_key is None and description is None:
         raise click.UsageError(
-            "nothing to change: give --rate, --burst, --concurrency, --per-key/--global or --description"
+            "nothing to change: give --rate, --burst, --concurrency, --breaker (--cool-down, --probes, "
+            "--min-attempts), --per-key/--global or --description"
         )
-    _check_kind(rate, burst, concurrency)
+    _check_kind(rate, burst, concurrency, b)
     with gateway() as g:
         limit = g.call(g.limits.GetLimit, ls.GetLimitRequest(name=name)).limit
         # Output only: the gateway ignores them, and they are not the new definition.
         for field in ("usage", "created_at", "updated_at"):
             limit.ClearField(field)
-        _apply(limit, rate, burst, concurrency)
+        _apply(limit, rate, burst, concurrency, b)
         if per_key is not None:
             limit.per_key = per_key
         if description is not None:

@@ -37,6 +37,13 @@ def amount(limit: limit_pb2.Limit) -> str:
     if limit.HasField("rate"):
         burst = f", burst {limit.rate.burst}" if limit.rate.burst else ""
         return rate_text(limit.rate) + burst
+    if limit.HasField("breaker"):
+        b = limit.breaker
+        window = rate_text(limit_pb2.RateLimit(units=b.failure_threshold, period=b.window))
+        if not b.HasField("window"):
+            window = f"{b.failure_threshold}/{rules.DEFAULT_WINDOW_MS // 1000}s"
+        cool_down = rules.cool_down_ms(b) / 1000
+        return f"opens at {window} failed, cool-down {cool_down:g}s, {rules.probes_of(b)} probe(s)"
     return f"{limit.concurrency.max_units} at once" if limit.HasField("concurrency") else "-"
 
 

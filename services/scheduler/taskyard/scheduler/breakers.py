@@ -73,6 +73,16 @@ class Change:
     probe_at: float
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Figures:
+    """A breaker limit's figures for metrics: opens and closes this term, and its
+    breakers that are not closed (key -> open or half_open)."""
+
+    opened: int
+    closed: int
+    not_closed: dict[str, str]
+
+
 @dataclasses.dataclass(slots=True)
 class _Breaker:
     state: str = CLOSED
@@ -285,6 +295,17 @@ class Breakers:
     def not_closed(self, limit: str) -> dict[str, str]:
         """The buckets of ``limit`` whose breaker is open or half-open, and which."""
         return {g[1]: self.state(g) for g, b in self._breakers.items() if g[0] == limit and b.state != CLOSED}
+
+    def figures(self) -> dict[str, Figures]:
+        """Every breaker limit's figures (metrics: read from the scrape's thread, whole)."""
+        states: dict[str, dict[str, str]] = {name: {} for name in self.specs}
+        for gate, b in list(self._breakers.items()):
+            if b.state != CLOSED and gate[0] in states:
+                states[gate[0]][gate[1]] = self.state(gate)
+        return {
+            name: Figures(opened=self.opened[name], closed=self.closed[name], not_closed=keys)
+            for name, keys in states.items()
+        }
 
     def prune(self) -> int:
         """Forget closed breakers whose window holds no failure (no state: an absent

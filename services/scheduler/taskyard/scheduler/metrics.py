@@ -12,6 +12,7 @@ from prometheus_client.registry import REGISTRY, Collector
 
 from taskyard.core import metrics
 from taskyard.core.priority import LANES, Priority
+from taskyard.scheduler.breakers import Figures
 from taskyard.v1 import limit_pb2
 
 # How a rescued lease ended (maintenance.py): the task queued again, or failed for good.
@@ -102,6 +103,51 @@ class FlowState(Collector):
         yield throttled
         yield waiting
         yield in_use
+
+
+# Breakers listed by key in taskyard_breaker_state per limit (the others are counted).
+SHOWN_BREAKERS = 100
+
+
+class BreakerState(Collector):
+    """Circuit breakers, read at scrape time: opens and closes per limit this term,
+    and each breaker that is not closed (1 for its state: open or half_open), the
+    first SHOWN_BREAKERS keys of a limit by name, all of them in breakers_not_closed."""
+
+    def __init__(self, figures: Callable[[], dict[str, Figures]]) -> None:
+        self._figures = figures
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        ns = metrics.NAMESPACE
+        opened = CounterMetricFamily(
+            f"{ns}_breaker_opened",
+            "Times a circuit breaker opened (this scheduler's term).",
+            labels=["limit"],
+        )
+        closed = CounterMetricFamily(
+            f"{ns}_breaker_closed",
+            "Times a circuit breaker closed after a probe's success (this scheduler's term).",
+            labels=["limit"],
+        )
+        not_closed = GaugeMetricFamily(
+            f"{ns}_breakers_not_closed", "Circuit breakers open or half-open now.", labels=["limit"]
+        )
+        state = GaugeMetricFamily(
+            f"{ns}_breaker_state",
+            "1 for each circuit breaker open or half-open now, by key and state (closed ones are absent).",
+            labels=["limit", "key", "state"],
+        )
+        empty: dict[str, Figures] = {}
+        for name, figures in sorted(metrics.read_live(self._figures, empty).items()):
+            opened.add_metric([name], figures.opened)
+            closed.add_metric([name], figures.closed)
+            not_closed.add_metric([name], len(figures.not_closed))
+            for key in sorted(figures.not_closed)[:SHOWN_BREAKERS]:
+                state.add_metric([name, key, figures.not_closed[key]], 1)
+        yield opened
+        yield closed
+        yield not_closed
+        yield state
 
 
 def register(state: Collector) -> Callable[[], None]:

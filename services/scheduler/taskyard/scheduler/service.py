@@ -369,9 +369,13 @@ class Scheduler:
             )
         )
         unregister_flow = sched_metrics.register(sched_metrics.FlowState(self.flow.usage))
+        unregister_breakers = sched_metrics.register(
+            sched_metrics.BreakerState(self.flow.admission.breakers.figures)
+        )
         try:
             await self._serve(stop)
         finally:
+            unregister_breakers()
             unregister_flow()
             unregister()
 
