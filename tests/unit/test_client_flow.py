@@ -15,6 +15,7 @@ import pytest
 
 from taskyard.client import (
     AsyncClient,
+    Breaker,
     Client,
     Explanation,
     KeyWeight,
@@ -154,9 +155,11 @@ def test_create_sends_a_rate_or_a_concurrency_and_reads_the_limit_back() -> None
 @pytest.mark.parametrize(
     ("options", "text"),
     [
-        ({}, "exactly one of rate= and concurrency="),
-        ({"rate": 5, "concurrency": 2}, "exactly one of rate= and concurrency="),
+        ({}, "exactly one of rate=, concurrency= and breaker="),
+        ({"rate": 5, "concurrency": 2}, "exactly one of rate=, concurrency= and breaker="),
+        ({"rate": 5, "breaker": Breaker(failures=1)}, "exactly one of rate=, concurrency= and breaker="),
         ({"concurrency": 2, "burst": 4}, "burst= applies to rate="),
+        ({"breaker": Breaker(failures=2), "burst": 4}, "burst= applies to rate="),
     ],
 )
 def test_a_limit_is_a_rate_or_a_concurrency(options: dict[str, Any], text: str) -> None:
@@ -164,6 +167,22 @@ def test_a_limit_is_a_rate_or_a_concurrency(options: dict[str, Any], text: str) 
     with pytest.raises(ValueError, match=text):
         _limits(rec).create("x", **options)
     assert rec.requests == []
+
+
+def test_a_breaker_is_sent_with_its_numbers_and_read_back() -> None:
+    made = limit_pb2.Limit(
+        name="payments", per_key=True, breaker=limit_pb2.CircuitBreaker(failure_threshold=5)
+    )
+    rec = Recorder(ls.CreateLimitResponse(limit=made))
+    info = _limits(rec).create("payments", breaker=Breaker(failures=5, window=30, cool_down=10), per_key=True)
+    sent = rec.requests[0].limit
+    assert sent.WhichOneof("kind") == "breaker" and sent.per_key
+    assert (sent.breaker.failure_threshold, sent.breaker.half_open_probes) == (5, 1)
+    assert (sent.breaker.window.seconds, sent.breaker.cool_down.seconds) == (30, 10)
+    assert info.breaker == Breaker(
+        failures=5, window=datetime.timedelta(seconds=60), cool_down=datetime.timedelta(seconds=30)
+    )
+    assert info.rate is None and info.concurrency is None
 
 
 def test_update_delete_and_weights_send_what_was_asked() -> None:
