@@ -127,3 +127,23 @@ def test_the_python_clients_filter_round_trips() -> None:
     )
     assert FailureFilter.from_proto(f.to_proto()) == f
     assert f.to_proto().reason == task_pb2.DEAD_LETTER_REASON_QUARANTINED
+
+
+def test_a_task_says_its_dead_letter_reason_and_its_redrive() -> None:
+    from taskyard.client import TaskInfo
+
+    task = task_pb2.Task(
+        id=TASK,
+        name="charge",
+        dead_letter_reason=task_pb2.DEAD_LETTER_REASON_NOT_RETRYABLE,
+        redrive_id="r1",
+        redriven_from_attempt=1,
+        failures=[task_pb2.TaskFailure(attempt=1, type="ValueError", group_id="g1", redrive_id="r1")],
+    )
+    info = TaskInfo.from_proto(task)
+    assert (info.dead_letter_reason, info.redrive_id, info.redriven_from_attempt) == (
+        DeadLetterReason.NOT_RETRYABLE,
+        "r1",
+        1,
+    )
+    assert (info.failures[0].group_id, info.failures[0].redrive_id) == ("g1", "r1")

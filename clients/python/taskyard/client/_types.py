@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 
 from google.protobuf import struct_pb2, timestamp_pb2
 
+from taskyard.client._failure_types import DeadLetterReason
 from taskyard.client._flow import FlowGate, LimitUse, LimitUses, limit_uses
 from taskyard.v1 import task_pb2, task_service_pb2
 
@@ -76,6 +77,9 @@ class TaskFailure:
     failed_at: datetime.datetime | None = None
     # When the next attempt was due (a retry), else None.
     retry_at: datetime.datetime | None = None
+    # Its failure group (client.failures), and the redrive that re-queued the task from it.
+    group_id: str = ""
+    redrive_id: str = ""
 
     @classmethod
     def from_proto(cls, f: task_pb2.TaskFailure) -> TaskFailure:
@@ -86,6 +90,8 @@ class TaskFailure:
             attempt=f.attempt,
             failed_at=_time(f, "failed_at"),
             retry_at=_time(f, "retry_at"),
+            group_id=f.group_id,
+            redrive_id=f.redrive_id,
         )
 
 
@@ -141,6 +147,11 @@ class TaskInfo:
     # declares) and its fairness key.
     limits: tuple[LimitUse, ...] = ()
     fairness_key: str = ""
+    # Why it is a dead letter (UNSPECIFIED unless FAILURE by a failure), and the redrive
+    # that re-queued it last, from which failed attempt (client.failures).
+    dead_letter_reason: DeadLetterReason = DeadLetterReason.UNSPECIFIED
+    redrive_id: str = ""
+    redriven_from_attempt: int = 0
 
     @property
     def is_final(self) -> bool:
@@ -188,6 +199,9 @@ class TaskInfo:
             trace_id=t.trace_id,
             limits=tuple(LimitUse.from_proto(u) for u in t.limits),
             fairness_key=t.fairness_key,
+            dead_letter_reason=DeadLetterReason(t.dead_letter_reason),
+            redrive_id=t.redrive_id,
+            redriven_from_attempt=t.redriven_from_attempt,
         )
 
 
