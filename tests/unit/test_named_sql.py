@@ -86,7 +86,14 @@ def test_every_statement_of_the_store_is_named() -> None:
         used = {int(n) for n in re.findall(r"\$(\d+)", statement.sql)}
         assert used == set(range(1, len(statement.params) + 1)), name
         assert queries.Q[name] == statement.sql
-    assert {"record", "schedule", "expired_keys", "leader_term", "heartbeat_rows"} == queries.FRAGMENTS
+    assert {
+        "record",
+        "schedule",
+        "expired_keys",
+        "leader_term",
+        "heartbeat_rows",
+        "dead_letter_filter",
+    } == queries.FRAGMENTS
 
 
 def test_the_insert_statements_take_the_insert_row_fields() -> None:

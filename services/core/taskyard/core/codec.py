@@ -321,6 +321,9 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
         uncharged_attempts=rec.uncharged_attempts,
         late_reports=rec.late_reports,
         late_attempt=rec.late_attempt,
+        dead_letter_reason=rec.dead_letter_reason,
+        redrive_id=rec.redrive_id,
+        redriven_from_attempt=rec.redriven_from_attempt,
     )
     if rec.labels:
         task.labels.update(rec.labels)

@@ -38,6 +38,7 @@ from .appliers import Stats
 from .cache import ResultCache
 from .committer import Committer
 from .events import EventPublisher
+from .failure_service import FailureRoutes
 from .listener import NotifyListener
 from .migrate import migrate
 from .names import DeclaredNames
@@ -191,6 +192,8 @@ class ResultStore:
         )
         # Flow control's limits, weights and leased attempts: their own routes, see writes/limits.py.
         self.limits = Limits(pool, publisher, self.committer.stats)
+        # Dead letters, their groups and purge, and redrives (failure_service.py).
+        self.failures = FailureRoutes(self)
         # Whether it commits, and its clock agrees with the database's (readiness.py).
         self.readiness = Readiness(
             writer_pool or pool,
@@ -507,6 +510,7 @@ class ResultStore:
             *self.schedules.routes(),
             *self.limits.routes(),
             *self.ops.routes(),
+            *self.failures.routes(),
             # The scheduler's due heap, failures of each attempt, explain facts.
             serve(contract.STORE_LOAD_DUE, self._time_read(promotions.load_due)),
             serve(contract.STORE_FAILURES, self._time_read(failures.get_failures)),

@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class TaskRecord(_message.Message):
-    __slots__ = ("id", "name", "args_json", "kwargs_json", "priority", "queue", "timeout_ms", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result_json", "failure", "created_at_us", "started_at_us", "finished_at_us", "updated_at_us", "worker_id", "cancel_requested", "run_at_us", "trace_headers", "lease_token", "pool_id", "resume_requested", "depends_on", "idempotency_key", "context_json", "cancel_reason", "cancel_step", "rescues", "schedule_id", "idempotency_expires_at_us", "uncharged_attempts", "late_reports", "late_attempt", "hops", "flow")
+    __slots__ = ("id", "name", "args_json", "kwargs_json", "priority", "queue", "timeout_ms", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result_json", "failure", "created_at_us", "started_at_us", "finished_at_us", "updated_at_us", "worker_id", "cancel_requested", "run_at_us", "trace_headers", "lease_token", "pool_id", "resume_requested", "depends_on", "idempotency_key", "context_json", "cancel_reason", "cancel_step", "rescues", "schedule_id", "idempotency_expires_at_us", "uncharged_attempts", "late_reports", "late_attempt", "hops", "flow", "dead_letter_reason", "redrive_id", "redriven_from_attempt")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +64,9 @@ class TaskRecord(_message.Message):
     LATE_ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     HOPS_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
+    DEAD_LETTER_REASON_FIELD_NUMBER: _ClassVar[int]
+    REDRIVE_ID_FIELD_NUMBER: _ClassVar[int]
+    REDRIVEN_FROM_ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     args_json: bytes
@@ -104,7 +107,10 @@ class TaskRecord(_message.Message):
     late_attempt: int
     hops: _containers.RepeatedCompositeFieldContainer[HopStamp]
     flow: FlowControl
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args_json: _Optional[bytes] = ..., kwargs_json: _Optional[bytes] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., created_at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., finished_at_us: _Optional[int] = ..., updated_at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., pool_id: _Optional[str] = ..., resume_requested: bool = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context_json: _Optional[bytes] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., rescues: _Optional[int] = ..., schedule_id: _Optional[str] = ..., idempotency_expires_at_us: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[FlowControl, _Mapping]] = ...) -> None: ...
+    dead_letter_reason: _task_pb2.DeadLetterReason
+    redrive_id: str
+    redriven_from_attempt: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args_json: _Optional[bytes] = ..., kwargs_json: _Optional[bytes] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., created_at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., finished_at_us: _Optional[int] = ..., updated_at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., pool_id: _Optional[str] = ..., resume_requested: bool = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context_json: _Optional[bytes] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., rescues: _Optional[int] = ..., schedule_id: _Optional[str] = ..., idempotency_expires_at_us: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[FlowControl, _Mapping]] = ..., dead_letter_reason: _Optional[_Union[_task_pb2.DeadLetterReason, str]] = ..., redrive_id: _Optional[str] = ..., redriven_from_attempt: _Optional[int] = ...) -> None: ...
 
 class FlowControl(_message.Message):
     __slots__ = ("fairness_key", "uses")

@@ -34,7 +34,12 @@ async def get_failures(
         if item is None:
             item = by_task[row["task_id"]] = tasks_pb2.TaskFailures(task_id=row["task_id"])
         failure = item.failures.add(
-            type=row["type"], message=row["message"], traceback=row["traceback"], attempt=row["attempt"]
+            type=row["type"],
+            message=row["message"],
+            traceback=row["traceback"],
+            attempt=row["attempt"],
+            group_id=row["group_id"],
+            redrive_id=row["redrive_id"],
         )
         if row["failed_at_us"]:
             failure.failed_at.FromMicroseconds(row["failed_at_us"])

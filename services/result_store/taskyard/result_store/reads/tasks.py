@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import asyncpg
 
 from taskyard.bus.v1 import lanes_pb2, pools_pb2, task_record_pb2, tasks_pb2
@@ -21,6 +24,19 @@ LIST_MAX_LIMIT = 1000
 LOAD_DEFAULT_LIMIT = 1000
 LOAD_MAX_LIMIT = 10_000
 TASK_NAMES_DEFAULT_AGE_MS = 60_000
+
+
+def dead_letter_fields(rec: task_record_pb2.TaskRecord, row: Mapping[str, Any]) -> None:
+    """What a row of ``get_tasks`` says beyond ``{{record}}``: its dead-letter reason,
+    its final failure's group, and the redrive that re-queued it last."""
+    if reason := row["dead_letter_reason"]:
+        rec.dead_letter_reason = reason
+    if rec.HasField("failure") and (group := row["failure_group"]):
+        rec.failure.group_id = group
+    if redrive_id := row["redrive_id"]:
+        rec.redrive_id = redrive_id
+    if attempt := row["redriven_from_attempt"]:
+        rec.redriven_from_attempt = attempt
 
 
 class Reads:
@@ -46,6 +62,7 @@ class Reads:
             epoch = self.cache.epoch  # an invalidation meanwhile (a purge) makes these rows suspect
             for row in await self.pool.fetch(*bind("get_tasks", ids=misses)):
                 rec = record_from_row(row)
+                dead_letter_fields(rec, row)
                 found[rec.id] = rec
                 self.cache.put_if_current(rec, epoch)
         reply = tasks_pb2.GetTasksReply()

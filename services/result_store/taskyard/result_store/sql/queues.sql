@@ -21,9 +21,11 @@ RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: retry_failed
 -- FAILURE -> QUEUED as a new attempt (:sources = sources of QUEUED, checked against
--- FAILURE by the caller). The failure stays on the row and in task_failures.
+-- FAILURE by the caller). The failure stays on the row and in task_failures; the
+-- task is no longer a dead letter, nor its attempt a redrive's (0018_dead_letters.sql).
 UPDATE tasks t
 SET state = 'QUEUED', attempt = t.attempt + 1, finished_at = NULL, started_at = NULL,
+    dead_letter_reason = 0, redriven_from_attempt = 0,
     run_at = NULL, lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
     result = NULL, cancel_requested = false, resume_requested = false, updated_at = now()
 WHERE t.id IN (
@@ -84,12 +86,14 @@ ORDER BY w.server_name, w.pool_id
 
 -- name: purge_final
 -- One chunk of the retention purge: final tasks finished before :before_us (unix us),
--- their logs and failures with them (ON DELETE CASCADE). Never a non-final row.
+-- their logs and failures with them (ON DELETE CASCADE). Never a non-final row,
+-- nor a dead letter: it is kept until a redrive or PurgeDeadLetters takes it.
 DELETE FROM tasks t
 WHERE t.id IN (
   SELECT p.id FROM tasks p
   WHERE p.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND p.finished_at < ty_ts(:before_us::bigint)
+    AND p.dead_letter_reason = 0
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
-) AND t.state IN ('SUCCESS', 'FAILURE', 'CANCELLED')
+) AND t.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND t.dead_letter_reason = 0
 RETURNING t.id::text AS id

@@ -152,7 +152,10 @@ expired_keys AS (
 )
 
 -- name: get_tasks
-SELECT {{record}} FROM tasks t WHERE t.id = ANY(:ids::uuid[])
+-- With what GetTask shows of a dead letter and of its last redrive (0018_dead_letters.sql).
+SELECT {{record}}, t.dead_letter_reason, coalesce(t.failure_group, '') AS failure_group,
+       coalesce(t.redrive_id::text, '') AS redrive_id, t.redriven_from_attempt
+FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: list_tasks
 -- Newest first; keyset cursor (created_at, id) of the last row of the previous page.
@@ -221,7 +224,8 @@ WITH c AS (
            WHEN c.retryable AND c.attempt - t0.uncharged_attempts
                                 <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                                         ELSE c.max_retries END THEN 'RETRYING'::task_state
-           ELSE 'FAILURE'::task_state END AS target
+           ELSE 'FAILURE'::task_state END AS target,
+         fp.fmask, fp.fframe, g.fgroup
   FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :failure_types::text[],
               :failure_messages::text[], :tracebacks::text[], :retryable::bool[],
               :delays_ms::bigint[], :worker_ids::text::text[], :started_us::bigint[],
@@ -229,6 +233,9 @@ WITH c AS (
        AS c(id, attempt, token, ftype, fmsg, ftb, retryable, delay_ms, worker_id, started_us,
             max_retries, throttled)
   JOIN tasks t0 ON t0.id = c.id
+  -- The failure's fingerprint and group (0018_dead_letters.sql).
+  CROSS JOIN LATERAL (SELECT ty_failure_mask(c.fmsg) AS fmask, ty_failure_frame(c.ftb) AS fframe) fp
+  CROSS JOIN LATERAL (SELECT ty_failure_group(t0.queue, t0.name, c.ftype, fp.fmask, fp.fframe) AS fgroup) g
 ), upd AS (
   UPDATE tasks t
   SET state = c.target,
@@ -237,7 +244,10 @@ WITH c AS (
         + CASE WHEN c.target = 'RETRYING' AND c.throttled AND t.uncharged_attempts < :max_uncharged
                THEN 1 ELSE 0 END,
       failure_type = c.ftype, failure_message = c.fmsg, failure_traceback = c.ftb,
-      failure_attempt = c.attempt,
+      failure_attempt = c.attempt, failure_group = c.fgroup,
+      -- A final failure is a dead letter: RETRIES_EXHAUSTED (1) or NOT_RETRYABLE (3).
+      dead_letter_reason = CASE WHEN c.target <> 'FAILURE' THEN 0
+                                WHEN c.retryable OR c.throttled THEN 1 ELSE 3 END,
       run_at = CASE WHEN c.target = 'RETRYING'
                     THEN now() + greatest(c.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
       finished_at = CASE WHEN c.target = 'RETRYING' THEN t.finished_at ELSE now() END,
@@ -254,13 +264,16 @@ WITH c AS (
                                     WHEN 'CANCELLED' THEN :cancelled_sources::task_state[]
                                     ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt,
-            c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker, t.has_dependents AS waited_on
+            c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker, t.has_dependents AS waited_on,
+            c.fgroup, c.fmask, c.fframe
 ), failures AS (
-  INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at)
+  INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at,
+                             group_id, masked_message, frame)
   SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
          coalesce(u.ftb, ''), u.ref_worker,
          -- When the next attempt is due (0004_time.sql).
-         CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END
+         CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END,
+         u.fgroup, u.fmask, u.fframe
   FROM upd u
 )
 SELECT * FROM upd
@@ -328,7 +341,7 @@ RETURNING {{record}}, r.token AS ref_token, r.attempt AS ref_attempt, t.has_depe
 -- :*_sources = sources of QUEUED/RETRYING/FAILURE/CANCELLED (leased states).
 WITH d AS (
   SELECT d.*, t0.attempt AS cur_attempt,
-         (d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues) AS quarantine,
+         (d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues) AS quarantine, q.fmsg, g.fmask, g.fgroup,
          CASE
            -- A cancel was requested (on a leased row): the death ends it as
            -- CANCELLED, never a retry; the step as the pool says (KILL: it killed
@@ -346,6 +359,14 @@ WITH d AS (
               :cancel_steps::smallint[])
        AS d(id, attempt, token, started, delay_ms, max_retries, max_rescues, cancel_step)
   JOIN tasks t0 ON t0.id = d.id
+  -- The failure's message, fingerprint (no traceback: no frame) and group (0018_dead_letters.sql).
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues
+                THEN 'quarantined: its worker died ' || (t0.rescues + 1)
+                     || ' times running it (TASKYARD_MAX_RESCUES = ' || d.max_rescues || ')'
+                ELSE :message::text END AS fmsg) q
+  CROSS JOIN LATERAL (SELECT m.fmask, ty_failure_group(t0.queue, t0.name, 'WorkerProcessDied', m.fmask, '') AS fgroup
+                      FROM (SELECT ty_failure_mask(q.fmsg) AS fmask) m) g
 ), upd AS (
   UPDATE tasks t
   SET state = d.target,
@@ -361,14 +382,14 @@ WITH d AS (
       failure_type = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_type
                           ELSE 'WorkerProcessDied' END,
       failure_message = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_message
-                             WHEN d.target = 'FAILURE' AND d.quarantine
-                             THEN 'quarantined: its worker died ' || (t.rescues + 1)
-                                  || ' times running it (TASKYARD_MAX_RESCUES = ' || d.max_rescues || ')'
-                             ELSE :message::text END,
+                             ELSE d.fmsg END,
       failure_traceback = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_traceback
                                ELSE '' END,
       failure_attempt = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_attempt
                              ELSE d.attempt END,
+      failure_group = CASE WHEN d.target IN ('QUEUED', 'CANCELLED') THEN t.failure_group ELSE d.fgroup END,
+      -- A death that ends it is a dead letter: QUARANTINED (2) or RETRIES_EXHAUSTED (1).
+      dead_letter_reason = CASE WHEN d.target <> 'FAILURE' THEN 0 WHEN d.quarantine THEN 2 ELSE 1 END,
       run_at = CASE WHEN d.target = 'RETRYING'
                     THEN now() + greatest(d.delay_ms, 0) * interval '1 millisecond' ELSE t.run_at END,
       finished_at = CASE WHEN d.target IN ('FAILURE', 'CANCELLED') THEN now() ELSE t.finished_at END,
@@ -383,11 +404,11 @@ WITH d AS (
                                     WHEN 'CANCELLED' THEN :cancelled_sources::task_state[]
                                     ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, d.token AS ref_token, d.attempt AS ref_attempt, d.target::text AS target,
-            t.failure_message AS fmsg, t.has_dependents AS waited_on
+            t.failure_message AS fmsg, t.has_dependents AS waited_on, d.fgroup, d.fmask
 ), failures AS (
-  INSERT INTO task_failures (task_id, attempt, type, message, worker_id, retry_at)
+  INSERT INTO task_failures (task_id, attempt, type, message, worker_id, retry_at, group_id, masked_message)
   SELECT u.id::uuid, u.ref_attempt, 'WorkerProcessDied', u.fmsg, u.worker_id,
-         CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END
+         CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END, u.fgroup, u.fmask
   FROM upd u WHERE u.target IN ('RETRYING', 'FAILURE')
 )
 SELECT * FROM upd

@@ -1,0 +1,254 @@
+"""Dead letters and their groups (FailureService's reads, sql/dead_letters.sql).
+
+A dead letter is a task whose failure is final (migrations/0018_dead_letters.sql
+marks it where the failure is written). A ``FailureFilter`` picks dead letters:
+the conjunction of what is set; the store checks it again (the gateway checked
+it first), since any sender of the bus may reach it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import asyncpg
+
+from taskyard.bus.v1 import failures_pb2 as bus
+from taskyard.core import errors
+from taskyard.core.errors import FieldViolation
+from taskyard.v1 import failure_service_pb2 as fs
+from taskyard.v1 import task_pb2
+
+from ..appliers import Stats
+from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
+from ..queries import bind
+from ..records import _json_map
+from ..uuids import norm_uuid
+
+# The limits failure_service.proto states.
+MAX_TASK_IDS = 1000
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+# Ids a group shows, and dead letters a dry run shows.
+GROUP_SAMPLE = 5
+SAMPLE = 10
+# A group id as the store makes it (ty_failure_group: 16 hex digits); longer
+# ones are refused before any read.
+_GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_REASONS = frozenset(task_pb2.DeadLetterReason.values())
+# ErrorInfo.reason of an unknown group.
+GROUP_NOT_FOUND = "FAILURE_GROUP_NOT_FOUND"
+FILTER_EMPTY = "FILTER_EMPTY"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Filter:
+    """A checked ``FailureFilter`` as the parameters of ``{{dead_letter_filter}}``."""
+
+    group_id: str = ""
+    queue: str = ""
+    name: str = ""
+    failed_after_us: int = 0
+    failed_before_us: int = 0
+    labels: str = "{}"
+    task_ids: tuple[str, ...] = ()
+    reason: int = 0
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "group_id": self.group_id,
+            "queue": self.queue,
+            "name": self.name,
+            "failed_after_us": self.failed_after_us,
+            "failed_before_us": self.failed_before_us,
+            "labels": self.labels,
+            "task_ids": list(self.task_ids),
+            "reason": self.reason,
+        }
+
+
+def _empty(f: fs.FailureFilter) -> bool:
+    return not (
+        f.group_id
+        or f.queue
+        or f.name
+        or f.HasField("failed_after")
+        or f.HasField("failed_before")
+        or f.labels
+        or f.task_ids
+        or f.reason
+    )
+
+
+def check_filter(f: fs.FailureFilter, *, groups: bool = False, path: str = "filter") -> Filter:
+    """``f`` as parameters; INVALID_ARGUMENT naming the fields otherwise. ``groups``:
+    ListFailureGroups' reading (group_id and task_ids ignored, nothing set = every group)."""
+    out: list[FieldViolation] = []
+    if not groups and _empty(f) and not f.all:
+        out.append(
+            FieldViolation(
+                field=path,
+                description="set at least one of group_id, queue, name, failed_after, failed_before, "
+                "labels, task_ids, reason; or all=true to match every dead letter",
+            )
+        )
+    group_id = "" if groups else f.group_id
+    if group_id and not _GROUP_ID.fullmatch(group_id):
+        out.append(FieldViolation(field=f"{path}.group_id", description="not a group id"))
+    if f.reason not in _REASONS:
+        out.append(FieldViolation(field=f"{path}.reason", description=f"unknown reason {f.reason}"))
+    if any(not key for key in f.labels):
+        out.append(FieldViolation(field=f"{path}.labels", description="a label key must not be empty"))
+    after_us = f.failed_after.ToMicroseconds() if f.HasField("failed_after") else 0
+    before_us = f.failed_before.ToMicroseconds() if f.HasField("failed_before") else 0
+    if after_us and before_us and after_us >= before_us:
+        out.append(FieldViolation(field=f"{path}.failed_before", description="must be after failed_after"))
+    ids: list[str] = []
+    if not groups:
+        if len(f.task_ids) > MAX_TASK_IDS:
+            out.append(
+                FieldViolation(
+                    field=f"{path}.task_ids", description=f"at most {MAX_TASK_IDS} ids, got {len(f.task_ids)}"
+                )
+            )
+        else:
+            for i, raw in enumerate(f.task_ids):
+                tid = norm_uuid(raw)
+                if tid is None:
+                    out.append(
+                        FieldViolation(field=f"{path}.task_ids[{i}]", description="must be a task id (UUID)")
+                    )
+                else:
+                    ids.append(tid)
+    if out:
+        raise errors.invalid(out[:20])
+    return Filter(
+        group_id=group_id,
+        queue=f.queue.strip(),
+        name=f.name.strip(),
+        failed_after_us=max(0, after_us),
+        failed_before_us=max(0, before_us),
+        labels=json.dumps(dict(f.labels), sort_keys=True) if f.labels else "{}",
+        task_ids=tuple(dict.fromkeys(ids)),
+        reason=f.reason,
+    )
+
+
+def page_size(value: int) -> int:
+    if not 0 <= value <= MAX_PAGE_SIZE:
+        raise errors.invalid(
+            [FieldViolation(field="page_size", description=f"must be between 1 and {MAX_PAGE_SIZE} (0: 100)")]
+        )
+    return value or DEFAULT_PAGE_SIZE
+
+
+async def require_known_group(conn: asyncpg.Pool | asyncpg.Connection, group_id: str) -> None:
+    """NOT_FOUND unless a dead letter or a failure has ever had ``group_id``."""
+    if not await conn.fetchval(*bind("failure_group_known", group_id=group_id)):
+        raise errors.TaskyardError(
+            errors.Code.NOT_FOUND, GROUP_NOT_FOUND, f"failure group {group_id} not found"
+        )
+
+
+def dead_letter(row: Mapping[str, Any]) -> fs.DeadLetter:
+    """A DeadLetter from a row of ``dead_letters``."""
+    item = fs.DeadLetter(
+        task_id=row["id"],
+        queue=row["queue"],
+        name=row["name"],
+        reason=row["dead_letter_reason"],
+        group_id=row["group_id"],
+        redrives=row["redrives"],
+        failure=task_pb2.TaskFailure(
+            type=row["type"],
+            message=row["message"],
+            traceback=row["traceback"],
+            attempt=row["attempt"],
+            group_id=row["group_id"],
+        ),
+    )
+    if row["failed_at_us"]:
+        item.failure.failed_at.FromMicroseconds(row["failed_at_us"])
+    if labels := _json_map(row["labels"]):
+        item.labels.update(labels)
+    return item
+
+
+async def read_dead_letters(
+    conn: asyncpg.Pool | asyncpg.Connection,
+    f: Filter,
+    *,
+    limit: int,
+    after_us: int | None = None,
+    after_id: str | None = None,
+) -> list[asyncpg.Record]:
+    rows: list[asyncpg.Record] = await conn.fetch(
+        *bind("dead_letters", **f.params(), after_us=after_us, after_id=after_id, limit=limit)
+    )
+    return rows
+
+
+async def list_dead_letters(
+    pool: asyncpg.Pool, stats: Stats, req: bus.DeadLettersRequest
+) -> bus.DeadLettersReply:
+    r = req.request
+    f = check_filter(r.filter)
+    limit = page_size(r.page_size)
+    after_us: int | None = None
+    after_id: str | None = None
+    if r.page_token:
+        us, tid = decode_cursor(r.page_token, "d1", 2, "page_token")
+        after_us, after_id = _int_part(us, "page_token"), _uuid_part(tid, "page_token")
+    stats.statements += 1
+    rows = await read_dead_letters(pool, f, limit=limit + 1, after_us=after_us, after_id=after_id)
+    if not rows and f.group_id and not r.page_token:
+        await require_known_group(pool, f.group_id)
+    reply = bus.DeadLettersReply()
+    out = reply.response
+    out.failures.extend(dead_letter(row) for row in rows[:limit])
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        out.next_page_token = encode_cursor("d1", last["failed_at_us"], last["id"])
+    return reply
+
+
+async def list_failure_groups(
+    pool: asyncpg.Pool, stats: Stats, req: bus.FailureGroupsRequest
+) -> bus.FailureGroupsReply:
+    r = req.request
+    f = check_filter(r.filter, groups=True)
+    limit = page_size(r.page_size)
+    after_n: int | None = None
+    after_group = ""
+    if r.page_token:
+        n, after_group = decode_cursor(r.page_token, "g1", 2, "page_token")
+        after_n = _int_part(n, "page_token")
+    stats.statements += 1
+    rows = await pool.fetch(
+        *bind("failure_groups", **f.params(), after_n=after_n, after_group=after_group, limit=limit + 1)
+    )
+    reply = bus.FailureGroupsReply()
+    out = reply.response
+    for row in rows[:limit]:
+        group = out.groups.add(
+            group_id=row["group_id"],
+            queue=row["queue"],
+            name=row["name"],
+            type=row["type"],
+            message=row["message"],
+            frame=row["frame"],
+            count=row["n"],
+            sample_task_ids=row["ids"] or [],
+            sample_traceback=row["traceback"],
+        )
+        if row["first_us"]:
+            group.first_seen.FromMicroseconds(row["first_us"])
+        if row["last_us"]:
+            group.last_seen.FromMicroseconds(row["last_us"])
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        out.next_page_token = encode_cursor("g1", last["n"], last["group_id"])
+    return reply
