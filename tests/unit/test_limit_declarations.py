@@ -78,7 +78,7 @@ def test_a_key_argument_may_come_through_kwargs() -> None:
         ("flow_bad", {"concurrency": 0}, ValueError, "concurrency must be at least 1"),
         ("flow_bad", {"concurrency": 2.5}, TypeError, "a whole number"),
         ("flow_bad", {"concurrency": True}, TypeError, "a whole number"),
-        ("flow_bad", {"limit_key": "customer_id"}, ValueError, "applies with rate_limit= or concurrency="),
+        ("flow_bad", {"limit_key": "customer_id"}, ValueError, "applies with rate_limit=, concurrency= or"),
         ("flow_bad", {"concurrency": 2, "rate_burst": 4}, ValueError, "rate_burst= applies with rate_limit="),
         ("flow_bad", {"concurrency": 2, "limit_key": "nope"}, ValueError, "no keyword argument of that name"),
         ("flow_bad", {"concurrency": 2, "limit_key": "a-b"}, ValueError, "names a keyword argument"),
@@ -212,3 +212,39 @@ def test_the_guide_declares_as_written() -> None:
         assert tdef.limits.key_argument == "customer_id"
     finally:
         registry.unregister("send_invoice")
+
+
+def test_a_task_declares_a_circuit_breaker_per_downstream() -> None:
+    @task(name="flow_breaker", breaker="5/30s", breaker_cool_down=10, limit_key="host")
+    def call(path: str, *, host: str) -> str:
+        return path
+
+    try:
+        tdef = registry.get("flow_breaker")
+        assert tdef is not None and tdef.limits is not None
+        (limit,) = tdef.limits.to_protos()
+        assert (limit.name, limit.task_name, limit.key_argument, limit.per_key) == (
+            "flow_breaker.breaker",
+            "flow_breaker",
+            "host",
+            True,
+        )
+        assert limit.breaker.failure_threshold == 5 and limit.breaker.window.seconds == 30
+        assert limit.breaker.cool_down.seconds == 10
+    finally:
+        registry.unregister("flow_breaker")
+
+
+@pytest.mark.parametrize(
+    ("options", "text"),
+    [
+        ({"breaker": "often"}, "breaker: a breaker is failures/window"),
+        ({"breaker": "0/30s"}, "failure_threshold must be 1 to"),
+        ({"breaker_cool_down": 5}, "breaker_cool_down= applies with breaker="),
+        ({"breaker": "5/30s", "breaker_cool_down": 0}, "breaker_cool_down= takes seconds above 0"),
+    ],
+)
+def test_a_bad_breaker_declaration_fails_at_import(options: dict[str, Any], text: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(text)):
+        task(name="flow_bad_breaker", **options)(lambda: None)
+    assert registry.get("flow_bad_breaker") is None

@@ -60,3 +60,42 @@ def test_a_throttled_attempt_reports_its_delay_and_is_a_retry_whatever_its_budge
     assert completion.retry_delay_ms == 2500
     completion.max_retries = 0
     assert outcome_of(completion, charged=5) == "retry"
+
+
+def test_the_guide_maps_a_503_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/writing-tasks.md's example, run with an httpx that answers 503, then 200."""
+    import re
+    import sys
+    import types
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "writing-tasks.md").read_text()
+    part = text.split('\n### A downstream that says "come back later"\n', 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", part, re.S)
+    assert block is not None
+    answers = [(503, {"Retry-After": "7"}), (200, {})]
+
+    class Response:
+        def __init__(self, status: int, headers: dict[str, str]) -> None:
+            self.status_code, self.headers = status, headers
+
+        def raise_for_status(self) -> None:
+            assert self.status_code < 400
+
+        def json(self) -> dict[str, bool]:
+            return {"charged": True}
+
+    fake = types.ModuleType("httpx")
+    fake.post = lambda url, json: Response(*answers.pop(0))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "httpx", fake)
+    namespace: dict[str, object] = {}
+    try:
+        exec(block.group(1), namespace)
+        charge = namespace["charge"]
+        assert callable(charge)
+        with pytest.raises(RetryAfter) as raised:
+            charge(1)
+        assert raised.value.seconds == 7.0
+        assert charge(1) == {"charged": True}
+    finally:
+        registry.unregister("charge")

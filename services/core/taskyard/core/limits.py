@@ -23,9 +23,9 @@ from taskyard.v1 import limit_pb2
 
 # Limits of flow control itself (README, "Limits").
 MAX_USES = 8
-# A task name declares at most a rate and a concurrency limit, which the scheduler adds
-# to the uses a task was submitted with: what the store takes is both together.
-MAX_DECLARED = 2
+# A task name declares at most a rate, a concurrency limit and a circuit breaker, which
+# the scheduler adds to the uses a task was submitted with: what the store takes is both together.
+MAX_DECLARED = 3
 MAX_STORED_USES = MAX_USES + MAX_DECLARED
 MAX_TASK_NAME_CHARS = 255
 MAX_KEY_BYTES = 256

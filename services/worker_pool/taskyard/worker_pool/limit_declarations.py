@@ -1,7 +1,8 @@
-"""Limits declared in code: ``@task(rate_limit="100/s", concurrency=3, limit_key="customer_id")``.
+"""Limits declared in code: ``@task(rate_limit="100/s", concurrency=3, limit_key="customer_id")``,
+and circuit breakers: ``@task(breaker="5/30s", breaker_cool_down=10, limit_key="host")``.
 
 Each becomes a limit named after the task (core/limits.declared_name:
-``send_email.rate``, ``send_email.concurrency``) that every task of that name
+``send_email.rate``, ``send_email.concurrency``, ``send_email.breaker``) that every task of that name
 uses, keyed by the value of its keyword argument ``limit_key`` (per key; without
 ``limit_key`` one bucket for all). The manager declares them to the result-store
 once it is registered (STORE_LIMIT_CHANGE, LIMIT_OP_DECLARE), retrying until the
@@ -31,13 +32,16 @@ RETRY_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DeclaredLimits:
-    """What one ``@task`` declares: a rate (its text, as written), a concurrency, or both."""
+    """What one ``@task`` declares: a rate (its text, as written), a concurrency, a
+    circuit breaker (its text, "5/30s", and cool-down in seconds, 0: the default), or several."""
 
     task_name: str
     rate: str = ""
     burst: int = 0
     concurrency: int = 0
     key_argument: str = ""
+    breaker: str = ""
+    breaker_cool_down: float = 0.0
 
     def to_protos(self) -> list[limit_pb2.Limit]:
         out: list[limit_pb2.Limit] = []
@@ -48,6 +52,12 @@ class DeclaredLimits:
         if self.concurrency:
             limit = self._limit("concurrency")
             limit.concurrency.max_units = self.concurrency
+            out.append(limit)
+        if self.breaker:
+            limit = self._limit("breaker")
+            limit.breaker.CopyFrom(limits.parse_breaker(self.breaker))
+            if self.breaker_cool_down:
+                limit.breaker.cool_down.FromMilliseconds(round(self.breaker_cool_down * 1000))
             out.append(limit)
         return out
 
@@ -74,14 +84,35 @@ def declared_limits(
     rate_burst: int | None,
     concurrency: int | None,
     limit_key: str | None,
+    breaker: str | None = None,
+    breaker_cool_down: float | None = None,
 ) -> DeclaredLimits | None:
-    """The limits of ``@task(rate_limit=, concurrency=, limit_key=)``, checked now with
-    core/limits' rules (a bad one fails at import)."""
-    if rate_limit is None and concurrency is None:
+    """The limits of ``@task(rate_limit=, concurrency=, breaker=, limit_key=)``, checked
+    now with core/limits' rules (a bad one fails at import)."""
+    if breaker_cool_down is not None and breaker is None:
+        raise ValueError(f"@task({task_name!r}): breaker_cool_down= applies with breaker=")
+    if rate_limit is None and concurrency is None and breaker is None:
         for option, value in (("rate_burst", rate_burst), ("limit_key", limit_key)):
             if value is not None:
-                raise ValueError(f"@task({task_name!r}): {option}= applies with rate_limit= or concurrency=")
+                raise ValueError(
+                    f"@task({task_name!r}): {option}= applies with rate_limit=, concurrency= or breaker="
+                )
         return None
+    if breaker is not None:
+        if not isinstance(breaker, str):
+            raise TypeError(f"@task(breaker=...) takes failures/window such as '5/30s', got {breaker!r}")
+        try:
+            limits.parse_breaker(breaker)
+        except ValueError as exc:
+            raise ValueError(f"@task({task_name!r}): breaker: {exc}") from None
+    if breaker_cool_down is not None and (
+        isinstance(breaker_cool_down, bool)
+        or not isinstance(breaker_cool_down, int | float)
+        or breaker_cool_down <= 0
+    ):
+        raise ValueError(
+            f"@task({task_name!r}): breaker_cool_down= takes seconds above 0, got {breaker_cool_down!r}"
+        )
     if rate_burst is not None and rate_limit is None:
         raise ValueError(f"@task({task_name!r}): rate_burst= applies with rate_limit=")
     if rate_limit is not None:
@@ -103,6 +134,8 @@ def declared_limits(
         burst=0 if rate_burst is None else _whole("rate_burst", rate_burst),
         concurrency=0 if concurrency is None else _whole("concurrency", concurrency),
         key_argument=limit_key or "",
+        breaker=breaker or "",
+        breaker_cool_down=float(breaker_cool_down or 0.0),
     )
     if concurrency is not None and decl.concurrency < 1:
         raise ValueError(f"@task({task_name!r}): concurrency must be at least 1, got {concurrency}")

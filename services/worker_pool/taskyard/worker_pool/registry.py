@@ -63,6 +63,8 @@ class TaskOptions(TypedDict, total=False):
     rate_burst: int | None  # left out: the rate's units
     concurrency: int | None
     limit_key: str | None  # a keyword argument of the task
+    breaker: str | None  # a circuit breaker: "5/30s", open at 5 failed attempts within 30 s
+    breaker_cool_down: float | None  # seconds it stays open before a probe (default 30)
 
 
 @overload
@@ -91,7 +93,9 @@ def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable
     ``<name>.rate`` and ``<name>.concurrency`` that every task of this name takes a
     unit of; with ``limit_key="customer_id"`` they hold per value of that keyword-only
     argument, ``def f(..., *, customer_id)`` ("at most 3 at once per customer"). Pools
-    upsert them when they start.
+    upsert them when they start. ``breaker="5/30s"`` (``breaker_cool_down`` seconds,
+    default 30) declares a circuit breaker ``<name>.breaker``, per ``limit_key`` value
+    (one per downstream) when given.
 
     The function is returned unchanged, so it can still be called directly.
     """
@@ -127,6 +131,8 @@ def task(fn: F | None = None, /, **options: Unpack[TaskOptions]) -> F | Callable
             rate_burst=options.get("rate_burst"),
             concurrency=options.get("concurrency"),
             limit_key=options.get("limit_key"),
+            breaker=options.get("breaker"),
+            breaker_cool_down=options.get("breaker_cool_down"),
         )
         tdef = TaskDef(
             name=tname,
