@@ -93,6 +93,7 @@ def test_every_statement_of_the_store_is_named() -> None:
         "leader_term",
         "heartbeat_rows",
         "dead_letter_filter",
+        "redrive_columns",
     } == queries.FRAGMENTS
 
 

@@ -39,6 +39,7 @@ from .cache import ResultCache
 from .committer import Committer
 from .events import EventPublisher
 from .failure_service import FailureRoutes
+from .failure_service import appliers as failure_appliers
 from .listener import NotifyListener
 from .migrate import migrate
 from .names import DeclaredNames
@@ -157,6 +158,7 @@ class ResultStore:
                 (dependencies.GRAPH_RESOLVE, self.resolver.apply),
                 # scheduler restart: leases no answering pool holds (writes/reconciliation.py).
                 (C.STORE_RECONCILE, reconciliation.apply_reconcile),
+                *failure_appliers(),  # a redrive's steps (failure_service.py)
             ],
             on_events=publisher.publish,
             on_finals=self._cache_finals,

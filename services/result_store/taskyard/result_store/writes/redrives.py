@@ -1,0 +1,220 @@
+"""Redrives: their creation and control (on the pool) and their steps (through the committer).
+
+Creation (STORE_REDRIVE_CREATE) matches the filter and, unless a dry run,
+writes the redrive and one item per matched dead letter in one transaction: the
+set is fixed then. It may write 100,000 items, so it runs on its own connection,
+never in the group commit; so do the controls (STORE_REDRIVE_CONTROL), rare and
+often refused (a pause of a redrive that is DONE). Both are carried out once per
+database (bus_requests.py).
+
+A step (STORE_REDRIVE_STEP) re-queues tasks: it is a write of the committer like
+RetryTasks (writes/queues.py), so its tasks' events are published after COMMIT
+and the scheduler loads what it queued (``tasks.available``). Its transaction
+locks the redrive's row first (``lock_redrive``): a step is refused unless it
+comes with the leading scheduler's term, and takes nothing unless the redrive is
+RUNNING; two steps of one redrive, or a step and a cancel, run one after the
+other, so an item is taken once. Each task is re-queued only if it is still a
+dead letter at the attempt its item took (``redrive_step``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+
+import asyncpg
+
+from taskyard.bus.v1 import envelope_pb2
+from taskyard.bus.v1 import failures_pb2 as bus
+from taskyard.core import errors
+from taskyard.core.errors import FieldViolation
+from taskyard.core.states import TaskState, db_names, sources_of
+from taskyard.v1 import failure_service_pb2 as fs
+
+from .. import bus_requests
+from ..appliers import Db, Outcome
+from ..queries import bind
+from ..reads.dead_letters import (
+    SAMPLE,
+    check_filter,
+    dead_letter,
+    read_dead_letters,
+    require_known_group,
+)
+from ..reads.redrives import filter_json, get_redrive, not_found, redrive_from_row, redrive_id
+from ..records import event, event_for_row
+
+K = envelope_pb2
+# The limits failure_service.proto states.
+MAX_RATE = 10_000.0
+MAX_MATCHED = 100_000
+MAX_NOTE_BYTES = 1024
+# Items one step may take (the leader asks for at most 500: scheduler/redrives.py).
+MAX_STEP = 1000
+# Where failures_pb2 (RedriveState, RedriveOutcome) and migrations/0019 agree.
+RUNNING = fs.REDRIVE_STATE_RUNNING
+PAUSED = fs.REDRIVE_STATE_PAUSED
+CANCELLED = fs.REDRIVE_STATE_CANCELLED
+SKIPPED = fs.REDRIVE_OUTCOME_SKIPPED
+# ErrorInfo.reason of the refusals.
+NOT_DEAD_LETTERS = "NOT_DEAD_LETTERS"
+TOO_MANY_MATCHED = "TOO_MANY_MATCHED"
+NOTHING_TO_REDRIVE = "NOTHING_TO_REDRIVE"
+REDRIVE_STATE = "REDRIVE_STATE"
+NOT_LEADER = "NOT_LEADER"
+# What a control moves a redrive from, and to.
+_CONTROLS = {
+    bus.REDRIVE_OP_PAUSE: ((RUNNING,), PAUSED),
+    bus.REDRIVE_OP_RESUME: ((PAUSED,), RUNNING),
+    bus.REDRIVE_OP_CANCEL: ((RUNNING, PAUSED), CANCELLED),
+}
+# The applier's word to the step's handler, in a reply's ``requeued`` (never a count).
+_STALE_TERM = -1
+_UNKNOWN = -2
+# FAILURE -> QUEUED is the manual retry of core.states, which a redrive is.
+assert TaskState.FAILURE in sources_of(TaskState.QUEUED)
+_QUEUED_SOURCES = db_names(sources_of(TaskState.QUEUED))
+
+
+def _precondition(reason: str, message: str) -> errors.TaskyardError:
+    return errors.TaskyardError(errors.Code.FAILED_PRECONDITION, reason, message)
+
+
+def _check_request(r: fs.RedriveRequest) -> None:
+    out: list[FieldViolation] = []
+    if not (math.isfinite(r.rate) and 0 < r.rate <= MAX_RATE):
+        out.append(
+            FieldViolation(field="rate", description=f"must be more than 0 and at most {MAX_RATE:,.0f}")
+        )
+    if len(r.note.encode()) > MAX_NOTE_BYTES:
+        out.append(FieldViolation(field="note", description=f"at most {MAX_NOTE_BYTES} bytes"))
+    if out:
+        raise errors.invalid(out)
+
+
+async def create_redrive(
+    pool: asyncpg.Pool, req: bus.CreateRedriveRequest, request_id: str = ""
+) -> bus.CreateRedriveReply:
+    r = req.request
+    f = check_filter(r.filter)
+    _check_request(r)
+    reply = bus.CreateRedriveReply()
+    out = reply.response
+    async with pool.acquire() as conn, conn.transaction():
+        if request_id and not r.dry_run:
+            await bus_requests.record_one(conn, request_id, K.KIND_STORE_REDRIVE_CREATE)
+        if f.task_ids:
+            rows = await conn.fetch(*bind("not_dead_letters", task_ids=list(f.task_ids), limit=10))
+            if rows:
+                ids = ", ".join(row["id"] for row in rows)
+                raise _precondition(NOT_DEAD_LETTERS, f"not dead letters (nothing was changed): {ids}")
+        matched = int(await conn.fetchval(*bind("count_dead_letters", **f.params(), limit=MAX_MATCHED)))
+        if matched > MAX_MATCHED:
+            raise _precondition(
+                TOO_MANY_MATCHED, f"the filter matches more than {MAX_MATCHED:,} dead letters: narrow it"
+            )
+        if not matched and f.group_id:
+            await require_known_group(conn, f.group_id)
+        out.sample.extend(dead_letter(row) for row in await read_dead_letters(conn, f, limit=SAMPLE))
+        out.matched = matched
+        if r.dry_run:
+            return reply
+        if not matched:
+            raise _precondition(NOTHING_TO_REDRIVE, "nothing to redrive: the filter matches no dead letter")
+        row = await conn.fetchrow(
+            *bind(
+                "create_redrive",
+                **f.params(),
+                redrive_id=str(uuid.uuid4()),
+                filter_json=filter_json(r.filter),
+                rate=r.rate,
+                note=r.note,
+                created_by=req.created_by,
+            )
+        )
+        assert row is not None  # an INSERT ... SELECT count(*): one row
+        if row["matched"] > MAX_MATCHED:  # more arrived since the count: rolled back
+            raise _precondition(
+                TOO_MANY_MATCHED, f"the filter matches more than {MAX_MATCHED:,} dead letters: narrow it"
+            )
+        out.redrive.CopyFrom(redrive_from_row(row))
+        out.matched = row["matched"]
+        if request_id:
+            await bus_requests.keep_replies(conn, [request_id], [reply])
+    return reply
+
+
+async def control_redrive(
+    pool: asyncpg.Pool, req: bus.RedriveControlRequest, request_id: str = ""
+) -> bus.RedriveControlReply:
+    rid = redrive_id(req.id)
+    if req.op == bus.REDRIVE_OP_GET:
+        return bus.RedriveControlReply(redrive=await get_redrive(pool, rid))
+    if req.op not in _CONTROLS:
+        raise errors.invalid([FieldViolation(field="op", description="unknown redrive operation")])
+    sources, target = _CONTROLS[req.op]
+    async with pool.acquire() as conn, conn.transaction():
+        if request_id:
+            await bus_requests.record_one(conn, request_id, K.KIND_STORE_REDRIVE_CONTROL)
+        locked = await conn.fetchrow(*bind("lock_redrive", id=rid))
+        if locked is None:
+            raise not_found(rid)
+        if locked["state"] not in sources:
+            state = fs.RedriveState.Name(locked["state"]).removeprefix("REDRIVE_STATE_")
+            wanted = " or ".join(fs.RedriveState.Name(s).removeprefix("REDRIVE_STATE_") for s in sources)
+            raise _precondition(REDRIVE_STATE, f"redrive {rid} is {state}, not {wanted}")
+        if target == CANCELLED:
+            await conn.execute(*bind("cancel_redrive_items", id=rid))
+        row = await conn.fetchrow(*bind("set_redrive_state", id=rid, state=target, sources=list(sources)))
+        assert row is not None  # its state was checked under the lock
+        reply = bus.RedriveControlReply(redrive=redrive_from_row(row))
+        if request_id:
+            await bus_requests.keep_replies(conn, [request_id], [reply])
+    return reply
+
+
+def check_step(req: bus.RedriveStepRequest) -> None:
+    """Refuse a bad step before it joins a group commit."""
+    redrive_id(req.id)
+    if not 1 <= req.limit <= MAX_STEP:
+        raise errors.invalid([FieldViolation(field="limit", description=f"must be 1..{MAX_STEP}")])
+
+
+def step_reply(req: bus.RedriveStepRequest, reply: bus.RedriveStepReply) -> bus.RedriveStepReply:
+    """The applier's reply as the step's caller gets it: a refusal is an error."""
+    if reply.requeued == _UNKNOWN:
+        raise not_found(req.id)
+    if reply.requeued == _STALE_TERM:
+        raise _precondition(
+            NOT_LEADER, f"term {req.term} is not the leading scheduler's: the step is refused"
+        )
+    return reply
+
+
+async def apply_steps(db: Db, reqs: list[bus.RedriveStepRequest]) -> Outcome:
+    """The KIND_STORE_REDRIVE_STEP applier: each step in turn, in the drain's transaction."""
+    out = Outcome(replies=[])
+    for req in reqs:
+        out.replies.append(await _step(db, req, out))
+    return out
+
+
+async def _step(db: Db, req: bus.RedriveStepRequest, out: Outcome) -> bus.RedriveStepReply:
+    rid = redrive_id(req.id)
+    locked = await db.fetch("lock_redrive", id=rid)
+    if not locked:
+        return bus.RedriveStepReply(requeued=_UNKNOWN)
+    if locked[0]["leader_term"] != req.term:
+        return bus.RedriveStepReply(requeued=_STALE_TERM)
+    if locked[0]["state"] != RUNNING:  # paused or over: nothing taken, the caller sees why
+        (row,) = await db.fetch("get_redrive", id=rid)
+        return bus.RedriveStepReply(redrive=redrive_from_row(row))
+    rows = await db.fetch("redrive_step", id=rid, limit=req.limit, sources=_QUEUED_SOURCES)
+    requeued = [r for r in rows if r["id"] is not None]
+    skipped = sum(1 for r in rows if r["outcome"] == SKIPPED)
+    out.events.extend(event_for_row(r) for r in requeued)
+    if requeued:
+        out.events.append(event("tasks.available", at_us=time.time_ns() // 1000))
+    (row,) = await db.fetch("count_redrive_step", id=rid, requeued=len(requeued), skipped=skipped)
+    return bus.RedriveStepReply(redrive=redrive_from_row(row), requeued=len(requeued), skipped=skipped)
