@@ -107,7 +107,16 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
         name="payments",
         rate=limit_pb2.RateLimit(units=100, period=duration_pb2.Duration(seconds=1), burst=20),
     )
-    for limit in (exports, payments):
+    downstream = limit_pb2.Limit(
+        name="downstream",
+        per_key=True,
+        breaker=limit_pb2.CircuitBreaker(
+            failure_threshold=5,
+            window=duration_pb2.Duration(seconds=30),
+            cool_down=duration_pb2.Duration(seconds=10),
+        ),
+    )
+    for limit in (exports, payments, downstream):
         limits.CreateLimit(limit_service_pb2.CreateLimitRequest(limit=limit), timeout=10)
 
     browser.goto(url + "#/limits")
@@ -120,6 +129,11 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     rate = browser.locator('#limits tr[data-limit="payments"]')
     expect(rate.locator('[data-cell="numbers"]')).to_have_text("100 per 1 s, burst 20")
     expect(rate.locator('[data-cell="scope"]')).to_have_text("global")
+    breaker = browser.locator('#limits tr[data-limit="downstream"]')
+    expect(breaker.locator('[data-cell="kind"]')).to_have_text("breaker")
+    expect(breaker.locator('[data-cell="numbers"]')).to_have_text(
+        "opens at 5 failures in 30 s, cool-down 10 s, 1 probe(s)"
+    )
 
     # The scheduler reports the limit's usage once it applies it (it reads the limits
     # every 0.5 s): from then on every task using it is counted.

@@ -27,6 +27,13 @@ function numbers(limit) {
     return `${r.units} per ${period(r.period)}, burst ${r.burst && r.burst !== "0" ? r.burst : r.units}`;
   }
   if (limit.concurrency) return `at most ${limit.concurrency.maxUnits} at once`;
+  if (limit.breaker) {
+    // A circuit breaker (docs/flow-control.md): unset numbers are the defaults.
+    const b = limit.breaker;
+    const probes = b.halfOpenProbes && b.halfOpenProbes !== "0" ? b.halfOpenProbes : 1;
+    return `opens at ${b.failureThreshold} failures in ${period(b.window || "60s")}, ` +
+      `cool-down ${period(b.coolDown || "30s")}, ${probes} probe(s)`;
+  }
   return "-";
 }
 
@@ -50,7 +57,8 @@ function row(limit) {
   return h("tr", { "data-limit": limit.name },
     h("th", { scope: "row" }, h("span", { class: "mono" }, limit.name),
       limit.description ? h("div", { class: "meta" }, limit.description) : ""),
-    h("td", { "data-cell": "kind" }, limit.rate ? "rate" : limit.concurrency ? "concurrency" : "-"),
+    h("td", { "data-cell": "kind" },
+      limit.rate ? "rate" : limit.concurrency ? "concurrency" : limit.breaker ? "breaker" : "-"),
     h("td", { "data-cell": "numbers" }, numbers(limit)),
     h("td", { "data-cell": "scope" }, limit.perKey ? "per key" : "global"),
     h("td", { "data-cell": "declared" }, declaredBy(limit)),
