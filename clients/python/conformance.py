@@ -1,15 +1,17 @@
 """The client conformance scenarios (clients/conformance/README.md), run with the Python client.
 
     TASKYARD_TARGET=127.0.0.1:50051 TASKYARD_TOKEN=... TASKYARD_READ_TOKEN=... \\
-    TASKYARD_CLOSED_TARGET=127.0.0.1:1 TASKYARD_LIMIT=... python clients/python/conformance.py
+    TASKYARD_CLOSED_TARGET=127.0.0.1:1 TASKYARD_LIMIT=... TASKYARD_ADMIN_TOKEN=... \
+    python clients/python/conformance.py
 
-Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/21 passed``;
+Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/23 passed``;
 exits 0 only when every scenario passed.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 import time
 import traceback
@@ -17,10 +19,21 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import grpc
 
-from taskyard.client import Client, LimitUse, TaskInfo, TaskState, TaskyardError
+from taskyard.client import (
+    Client,
+    DeadLetterReason,
+    FailureFilter,
+    LimitUse,
+    RedriveOutcome,
+    RedriveState,
+    TaskInfo,
+    TaskState,
+    TaskyardError,
+)
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "conformance" / "scenarios.txt"
 DOMAIN = "taskyard.dev"
@@ -58,10 +71,15 @@ class Scenarios:
         # A per-key concurrency limit of 2 the harness made; its scenario fails without it.
         self.limit = env.get("TASKYARD_LIMIT", "")
         self.client = Client(self.target, token=self.token, tls=False)
+        # The redrive scenario's client (scope admin); it fails without the token.
+        admin_token = env.get("TASKYARD_ADMIN_TOKEN", "")
+        self.admin = Client(self.target, token=admin_token, tls=False) if admin_token else None
         self.done_id = ""  # a task that succeeded, for error_already_final
 
     def close(self) -> None:
         self.client.close()
+        if self.admin is not None:
+            self.admin.close()
 
     def finished(self, task_id: str) -> TaskInfo:
         task = self.client.wait(task_id, timeout=30)
@@ -257,6 +275,102 @@ class Scenarios:
             check(not slow.is_final, f"final after 0.3 s: {slow.state.name}")
         finally:
             self.client.cancel(slow.id)
+
+    def redrive_dead_letters(self) -> None:
+        admin = self.admin
+        check(admin is not None, "TASKYARD_ADMIN_TOKEN is not set (see clients/conformance/README.md)")
+        assert admin is not None
+        # Letters g-z only: a fingerprint masks numbers and hex ids, and keeps these.
+        marker = "".join(secrets.choice("ghijklmnopqrstuvwxyz") for _ in range(12))
+        ids = [
+            self.client.submit("fail", f"conformance redrive {marker}", max_retries=0).id for _ in range(3)
+        ]
+        groups = set()
+        for task_id in ids:
+            self.finished(task_id)
+            task = self.client.get(task_id)
+            check(task.state == TaskState.FAILURE, f"{task_id}: state {task.state.name}")
+            reason = task.dead_letter_reason
+            check(
+                reason == DeadLetterReason.RETRIES_EXHAUSTED, f"{task_id}: dead letter reason {reason.name}"
+            )
+            check(task.failure is not None and task.failure.group_id, f"{task_id}: failure {task.failure}")
+            assert task.failure is not None
+            groups.add(task.failure.group_id)
+        check(len(groups) == 1, f"the three failures are in groups {groups}, want one")
+        group = groups.pop()
+        counts = {
+            g.group_id: g.count
+            for g in _every(lambda t: admin.failures.groups(FailureFilter(name="fail"), page_token=t))
+        }
+        check(
+            counts.get(group) == 3,
+            f"group {group} has count {counts.get(group)} among the groups of fail, want 3",
+        )
+        only = FailureFilter(group_id=group)
+        listed = [d.task_id for d in _every(lambda t: admin.failures.list(only, page_token=t))]
+        check(sorted(listed) == sorted(ids), f"the group's failures are {listed}, want {ids}")
+        dry = admin.failures.redrive(only, rate=100, dry_run=True)
+        check(
+            dry.matched == 3 and len(dry.sample) == 3 and dry.redrive is None,
+            f"dry run matched {dry.matched} with {len(dry.sample)} in the sample, redrive {dry.redrive}",
+        )
+        first = self.client.get(ids[0])
+        check(
+            first.state == TaskState.FAILURE and first.attempt == 1, f"after the dry run {first.state.name}"
+        )
+        redrive = admin.failures.redrive(only, rate=100, note=marker).redrive
+        check(
+            redrive is not None
+            and redrive.id
+            and redrive.matched == 3
+            and redrive.created_by
+            and redrive.note == marker,
+            f"redrive {redrive}",
+        )
+        assert redrive is not None
+        deadline = time.monotonic() + 30
+        while redrive.state != RedriveState.DONE:
+            check(time.monotonic() < deadline, f"redrive {redrive.id} is {redrive.state.name} after 30 s")
+            time.sleep(0.1)
+            redrive = admin.failures.get_redrive(redrive.id)
+        check(
+            redrive.requeued == 3 and redrive.skipped == 0 and redrive.finished_at is not None,
+            f"done redrive {redrive}",
+        )
+        check(
+            any(r.id == redrive.id for r in admin.failures.list_redrives().items),
+            f"redrive {redrive.id} is not on the first page of redrives",
+        )
+        rid = redrive.id
+        items = list(_every(lambda t: admin.failures.redrive_items(rid, page_token=t)))
+        check(sorted(i.task_id for i in items) == sorted(ids), f"the redrive's items are {items}")
+        for item in items:
+            check(
+                item.outcome == RedriveOutcome.REQUEUED and (item.failed_attempt, item.new_attempt) == (1, 2),
+                f"item {item}",
+            )
+        for task_id in ids:
+            again = self.finished(task_id)
+            check(
+                again.state == TaskState.FAILURE
+                and again.attempt == 2
+                and again.redrive_id == rid
+                and again.redriven_from_attempt == 1,
+                f"{task_id} did not run again from the redrive: {again.state.name} attempt {again.attempt} "
+                f"redrive {again.redrive_id!r} from attempt {again.redriven_from_attempt}",
+            )
+
+
+def _every(fetch: Callable[[str], Any]) -> Iterator[Any]:
+    """Every item of a paged listing: ``fetch(page_token)`` returns a page."""
+    token = ""
+    while True:
+        page = fetch(token)
+        yield from page.items
+        if not page.next_page_token or page.next_page_token == token:
+            return
+        token = page.next_page_token
 
 
 def main() -> int:

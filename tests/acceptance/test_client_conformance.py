@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = (ROOT / "clients/conformance/scenarios.txt").read_text().split()
 TOKEN = "conformance-token-0123456789"
 READ_TOKEN = "reader-token-0123456789"
-# Makes the suite's limit before the runners run (they hold no admin scope).
+# Makes the suite's limit before the runners run; the runners use it for redrives only.
 ADMIN_TOKEN = "conformance-admin-0123456789"
 
 
@@ -104,6 +104,7 @@ class Suite:
             TASKYARD_READ_TOKEN=READ_TOKEN,
             TASKYARD_CLOSED_TARGET=f"127.0.0.1:{self.closed_port}",
             TASKYARD_LIMIT=LIMIT,
+            TASKYARD_ADMIN_TOKEN=ADMIN_TOKEN,
             **extra,
         )
         return env

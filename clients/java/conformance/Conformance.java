@@ -4,9 +4,18 @@
 
 import dev.taskyard.client.BatchEntry;
 import dev.taskyard.client.CancelResult;
+import dev.taskyard.client.DeadLetter;
+import dev.taskyard.client.DeadLetterReason;
+import dev.taskyard.client.FailureFilter;
+import dev.taskyard.client.FailureGroup;
+import dev.taskyard.client.Failures;
 import dev.taskyard.client.FieldViolation;
 import dev.taskyard.client.LimitUse;
 import dev.taskyard.client.Priority;
+import dev.taskyard.client.Redrive;
+import dev.taskyard.client.RedriveItem;
+import dev.taskyard.client.RedriveOutcome;
+import dev.taskyard.client.RedriveState;
 import dev.taskyard.client.RunResult;
 import dev.taskyard.client.Submission;
 import dev.taskyard.client.TaskInfo;
@@ -18,6 +27,7 @@ import dev.taskyard.client.TaskyardClient;
 import dev.taskyard.client.TaskyardException;
 import dev.taskyard.client.WaitResult;
 import io.grpc.Status;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -69,6 +79,7 @@ public class Conformance {
     scenarios.put("submit_with_limit_key", Conformance::submitWithLimitKey);
     scenarios.put("unknown_limit_refused", Conformance::unknownLimitRefused);
     scenarios.put("run_task", Conformance::runTask);
+    scenarios.put("redrive_dead_letters", Conformance::redriveDeadLetters);
 
     int passed = 0;
     try (TaskyardClient client = client(TARGET, TOKEN)) {
@@ -319,6 +330,90 @@ public class Conformance {
     expectEqual(TaskState.FAILURE, t.state(), "state");
     String message = t.failure().map(f -> f.message()).orElse("");
     check(message.contains("boom-conformance"), "failure message: " + message);
+  }
+
+  static void redriveDeadLetters(TaskyardClient c) throws InterruptedException {
+    String adminToken = System.getenv("TASKYARD_ADMIN_TOKEN");
+    check(adminToken != null && !adminToken.isEmpty(), "TASKYARD_ADMIN_TOKEN is not set (clients/conformance/README.md)");
+    try (TaskyardClient admin = client(TARGET, adminToken)) {
+      Failures failures = admin.failures();
+      // Letters g-z only: a fingerprint masks numbers and hex ids, and keeps these.
+      SecureRandom random = new SecureRandom();
+      StringBuilder marker = new StringBuilder();
+      for (int i = 0; i < 12; i++) {
+        marker.append("ghijklmnopqrstuvwxyz".charAt(random.nextInt(20)));
+      }
+      List<String> ids = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        TaskSpec spec = TaskSpec.builder("fail").args("conformance redrive " + marker).maxRetries(0).build();
+        ids.add(c.submit(spec).task().id());
+      }
+      Set<String> groups = new HashSet<>();
+      for (String id : ids) {
+        c.await(id, WAIT);
+        TaskInfo t = c.get(id);
+        expectEqual(TaskState.FAILURE, t.state(), id + " state");
+        expectEqual(DeadLetterReason.RETRIES_EXHAUSTED, t.deadLetterReason(), id + " dead letter reason");
+        String group = t.failure().map(f -> f.groupId()).orElse("");
+        check(!group.isEmpty(), id + ": its failure has no group");
+        groups.add(group);
+      }
+      expectEqual(1, groups.size(), "groups of the three failures " + groups);
+      String group = groups.iterator().next();
+      long count = -1;
+      for (FailureGroup g : failures.iterateGroups(FailureFilter.builder().name("fail").build(), 0)) {
+        if (g.groupId().equals(group)) {
+          count = g.count();
+        }
+      }
+      expectEqual(3L, count, "count of group " + group + " among the groups of fail");
+      FailureFilter only = FailureFilter.group(group);
+      List<String> listed = new ArrayList<>();
+      for (DeadLetter d : failures.iterate(only, 0)) {
+        listed.add(d.taskId());
+      }
+      expectEqual(new HashSet<>(ids), new HashSet<>(listed), "the group's failures");
+      expectEqual(3, listed.size(), "the group's failures " + listed);
+      var dry = failures.redrive(only, 100, true, "");
+      expectEqual(3L, dry.matched(), "dry run matched");
+      expectEqual(3, dry.sample().size(), "dry run sample");
+      check(dry.redrive().isEmpty(), "a dry run answered a redrive");
+      TaskInfo first = c.get(ids.get(0));
+      check(first.state() == TaskState.FAILURE && first.attempt() == 1, "after the dry run: " + first.state());
+      Redrive r = failures.redrive(only, 100, false, marker.toString()).redrive().orElseThrow();
+      check(
+          !r.id().isEmpty() && r.matched() == 3 && !r.createdBy().isEmpty() && r.note().equals(marker.toString()),
+          "redrive " + r);
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (r.state() != RedriveState.DONE) {
+        check(System.nanoTime() < deadline, "redrive " + r.id() + " is " + r.state() + " after 30 s");
+        Thread.sleep(100);
+        r = failures.getRedrive(r.id());
+      }
+      check(r.requeued() == 3 && r.skipped() == 0 && r.finishedAt().isPresent(), "done redrive " + r);
+      String rid = r.id();
+      check(
+          failures.redrives(0, "").items().stream().anyMatch(x -> x.id().equals(rid)),
+          "redrive " + rid + " is not on the first page of redrives");
+      List<String> items = new ArrayList<>();
+      for (RedriveItem item : failures.iterateRedriveItems(rid, 0)) {
+        check(
+            item.outcome() == RedriveOutcome.REQUEUED && item.failedAttempt() == 1 && item.newAttempt() == 2,
+            "item " + item + ", want REQUEUED from attempt 1 to 2");
+        items.add(item.taskId());
+      }
+      expectEqual(new HashSet<>(ids), new HashSet<>(items), "the redrive's items");
+      for (String id : ids) {
+        TaskInfo again = c.await(id, WAIT).task();
+        check(
+            again.state() == TaskState.FAILURE
+                && again.attempt() == 2
+                && again.redriveId().equals(rid)
+                && again.redrivenFromAttempt() == 1,
+            id + " did not run again from the redrive: " + again.state() + " attempt " + again.attempt()
+                + " redrive \"" + again.redriveId() + "\" from attempt " + again.redrivenFromAttempt());
+      }
+    }
   }
 
   static void submitWithLimitKey(TaskyardClient c) {

@@ -1,6 +1,6 @@
 // The client conformance scenarios (clients/conformance/README.md) against a live suite,
 // through the package's public API only.
-import { randomUUID } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
 import { TaskyardClient, TaskyardError } from "@taskyard/client";
 
 const env = (name) => {
@@ -11,6 +11,9 @@ const env = (name) => {
 const target = env("TASKYARD_TARGET");
 const dial = (t, token) => new TaskyardClient(t, { tls: false, token, timeoutMs: 30_000 });
 const client = dial(target, env("TASKYARD_TOKEN"));
+// The redrive scenario's client (scope admin), made when that scenario runs.
+let adminClient;
+const admin = () => (adminClient ??= dial(target, env("TASKYARD_ADMIN_TOKEN")));
 
 class Mismatch extends Error {}
 function check(ok, what) {
@@ -278,6 +281,74 @@ const scenarios = {
       await client.cancel(slow.task.id).catch(() => {});
     }
   },
+
+  async redrive_dead_letters() {
+    const failures = admin().failures;
+    // Letters g-z only: a fingerprint masks numbers and hex ids, and keeps these.
+    const marker = Array.from({ length: 12 }, () => "ghijklmnopqrstuvwxyz"[randomInt(20)]).join("");
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await client.submit("fail", [`conformance redrive ${marker}`], { maxRetries: 0 })).task.id);
+    }
+    const groups = new Set();
+    for (const id of ids) {
+      await finished(id);
+      const task = await client.get(id);
+      eq(task.state, "FAILURE", `${id} state`);
+      eq(task.deadLetterReason, "RETRIES_EXHAUSTED", `${id} dead letter reason`);
+      check(task.failure?.groupId, `${id}: failure ${JSON.stringify(task.failure)} has no group`);
+      groups.add(task.failure.groupId);
+    }
+    eq(groups.size, 1, "groups of the three failures");
+    const [group] = groups;
+    let count;
+    for await (const g of failures.allGroups({ filter: { name: "fail" } })) if (g.groupId === group) count = g.count;
+    eq(count, 3, `count of group ${group} among the groups of fail`);
+    const only = { groupId: group };
+    const listed = [];
+    for await (const d of failures.all({ filter: only })) listed.push(d.taskId);
+    eq(JSON.stringify(listed.sort()), JSON.stringify([...ids].sort()), "the group's failures");
+    const dry = await failures.redrive(only, { rate: 100, dryRun: true });
+    eq(dry.matched, 3, "dry run matched");
+    eq(dry.sample.length, 3, "dry run sample");
+    eq(dry.redrive, undefined, "dry run redrive");
+    const first = await client.get(ids[0]);
+    check(first.state === "FAILURE" && first.attempt === 1, `after the dry run: ${first.state} attempt ${first.attempt}`);
+    let redrive = (await failures.redrive(only, { rate: 100, note: marker })).redrive;
+    check(
+      redrive && redrive.id && redrive.matched === 3 && redrive.createdBy && redrive.note === marker,
+      `redrive ${JSON.stringify(redrive)}`,
+    );
+    const deadline = Date.now() + 30_000;
+    while (redrive.state !== "DONE") {
+      check(Date.now() < deadline, `redrive ${redrive.id} is ${redrive.state} after 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      redrive = await failures.getRedrive(redrive.id);
+    }
+    check(
+      redrive.requeued === 3 && redrive.skipped === 0 && redrive.finishedAt instanceof Date,
+      `done redrive ${JSON.stringify(redrive)}`,
+    );
+    const page = await failures.listRedrives();
+    check(page.items.some((r) => r.id === redrive.id), `redrive ${redrive.id} is not on the first page of redrives`);
+    const items = [];
+    for await (const item of failures.allRedriveItems(redrive.id)) {
+      check(
+        item.outcome === "REQUEUED" && item.failedAttempt === 1 && item.newAttempt === 2,
+        `item ${JSON.stringify(item)}, want REQUEUED from attempt 1 to 2`,
+      );
+      items.push(item.taskId);
+    }
+    eq(JSON.stringify(items.sort()), JSON.stringify([...ids].sort()), "the redrive's items");
+    for (const id of ids) {
+      const again = await finished(id);
+      check(
+        again.state === "FAILURE" && again.attempt === 2 && again.redriveId === redrive.id && again.redrivenFromAttempt === 1,
+        `${id} did not run again from the redrive: ${again.state} attempt ${again.attempt} ` +
+          `redrive ${JSON.stringify(again.redriveId)} from attempt ${again.redrivenFromAttempt}`,
+      );
+    }
+  },
 };
 
 let passed = 0;
@@ -293,5 +364,6 @@ for (const [id, run] of Object.entries(scenarios)) {
   }
 }
 client.close();
+adminClient?.close();
 console.log(`typescript conformance: ${passed}/${total} passed`);
 process.exitCode = passed === total ? 0 : 1;

@@ -3,7 +3,7 @@
 // public API of package taskyard only.
 //
 // It reads TASKYARD_TARGET, TASKYARD_TOKEN, TASKYARD_READ_TOKEN,
-// TASKYARD_CLOSED_TARGET and TASKYARD_LIMIT, prints PASS or FAIL per scenario and exits 0 only
+// TASKYARD_CLOSED_TARGET, TASKYARD_LIMIT and TASKYARD_ADMIN_TOKEN, prints PASS or FAIL per scenario and exits 0 only
 // when all passed.
 package main
 
@@ -23,6 +23,8 @@ type env struct {
 	// A per-key concurrency limit of 2 the harness created.
 	limit  string
 	client *taskyard.Client
+	// A client with the admin scope (redrives); nil without TASKYARD_ADMIN_TOKEN.
+	admin *taskyard.Client
 }
 
 type scenario struct {
@@ -54,6 +56,7 @@ var scenarios = []scenario{
 	{"submit_with_limit_key", submitWithLimitKey},
 	{"unknown_limit_refused", unknownLimitRefused},
 	{"run_task", runTask},
+	{"redrive_dead_letters", redriveDeadLetters},
 }
 
 func main() {
@@ -71,6 +74,15 @@ func main() {
 	}
 	defer client.Close()
 	e.client = client
+	if token := os.Getenv("TASKYARD_ADMIN_TOKEN"); token != "" {
+		admin, err := e.dial(e.target, token)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			os.Exit(2)
+		}
+		defer admin.Close()
+		e.admin = admin
+	}
 
 	passed := 0
 	for _, s := range scenarios {
