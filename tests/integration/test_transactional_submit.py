@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -21,6 +22,7 @@ from taskyard.v1 import task_pb2
 
 pytestmark = pytest.mark.asyncio
 
+DOC = Path(__file__).resolve().parents[2] / "docs" / "transactional-enqueue.md"
 # Columns a row has whoever writes it, bar those unique to each task or moment.
 _OWN = {"id", "root_id", "created_at", "updated_at", "trace_headers", "idempotency_expires_at"}
 
@@ -47,7 +49,7 @@ def _nested(depth: int) -> Any:
 async def test_its_limits_are_the_gateways(database_url: str) -> None:
     conn = await _connect(database_url)
     try:
-        source = await conn.fetchval("SELECT prosrc FROM pg_proc WHERE proname = 'taskyard_submit'")
+        source = await conn.fetchval("SELECT prosrc FROM pg_proc WHERE proname = 'ty_submission_of'")
         declared = dict(re.findall(r"\n\s*(\w+) constant \w+ := ([^;]+);", source))
         values = {k: await conn.fetchval(f"SELECT {v}") for k, v in declared.items() if k != "known_options"}
     finally:
@@ -313,6 +315,7 @@ async def test_a_role_with_the_documented_grants_can_submit(database_url: str) -
         await conn.execute(f"CREATE ROLE {role}")
         await conn.execute(
             f"""GRANT EXECUTE ON FUNCTION taskyard_submit(text, jsonb, jsonb, jsonb) TO {role};
+                GRANT EXECUTE ON FUNCTION taskyard_submit_many(jsonb) TO {role};
                 GRANT INSERT, SELECT, UPDATE ON tasks TO {role};
                 GRANT SELECT ON task_names, taskyard_config TO {role};
                 GRANT INSERT ON events TO {role};
@@ -323,12 +326,92 @@ async def test_a_role_with_the_documented_grants_can_submit(database_url: str) -
             await conn.fetchval(
                 "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
             )
+            await conn.fetchval('SELECT taskyard_submit_many(\'[{"name": "add"}]\')')
             again = await conn.fetchval(
                 "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
             )
-        assert await conn.fetchval("SELECT count(*) FROM tasks") == 1
+        assert await conn.fetchval("SELECT count(*) FROM tasks") == 2
         assert again is not None
     finally:
         await conn.execute(f"DROP OWNED BY {role}")
         await conn.execute(f"DROP ROLE {role}")
         await conn.close()
+
+
+async def test_many_calls_in_one_are_written_in_order(database_url: str) -> None:
+    conn = await _connect(database_url)
+    try:
+        await conn.fetchval("SELECT taskyard_submit('add', '[0]', '{}', '{\"request_id\": \"seen\"}')")
+        seen = await conn.fetchval("SELECT id FROM tasks WHERE request_id = 'seen'")
+        batch = [
+            {"name": "add", "args": [1, 2]},
+            {"name": "add", "args": [3], "options": {"request_id": "seen"}},  # accepted before
+            {"name": "add", "kwargs": {"x": 1}, "options": {"idempotency_key": "twice", "queue": "q1"}},
+            {"name": "add", "options": {"idempotency_key": "twice"}},  # earlier in this batch
+            {"name": "add", "options": {"countdown": 60, "priority": "low"}},
+        ]
+        ids = await conn.fetchval("SELECT taskyard_submit_many($1::jsonb)", json.dumps(batch))
+        rows = await conn.fetch(
+            "SELECT id, args, kwargs::text AS kwargs, queue, priority, state::text AS state FROM tasks "
+            "WHERE id = ANY($1::uuid[]) ORDER BY id",
+            ids,
+        )
+        empty = await conn.fetchval("SELECT taskyard_submit_many('[]')")
+    finally:
+        await conn.close()
+    assert len(ids) == 5 and ids[1] == seen and ids[3] == ids[2]
+    assert len({ids[0], ids[2], ids[4]}) == 3
+    by_id = {r["id"]: r for r in rows}
+    assert json.loads(by_id[ids[0]]["args"]) == [1, 2]
+    assert (by_id[ids[2]]["kwargs"], by_id[ids[2]]["queue"]) == ('{"x": 1}', "q1")
+    assert (by_id[ids[4]]["state"], by_id[ids[4]]["priority"]) == ("SCHEDULED", 4)
+    assert empty == []
+
+
+_BAD_BATCHES: list[tuple[Any, tuple[str, str]]] = [
+    ({"name": "add"}, ("INVALID_ARGUMENT", "tasks")),
+    ([{"name": "add"}, "add"], ("INVALID_ARGUMENT", "tasks[1]")),
+    ([{"name": "add", "args": [1], "eta_at": 5}], ("INVALID_ARGUMENT", "tasks[0].eta_at")),
+    ([{"name": "add"}, {"name": 7}], ("INVALID_ARGUMENT", "tasks[1].name")),
+    ([{"name": "add"}, {"name": "nope"}], ("UNKNOWN_TASK_NAME", "tasks[1].name")),
+    (
+        [{"name": "add"}, {"name": "add", "options": {"queue": "a b"}}],
+        ("INVALID_ARGUMENT", "tasks[1].options.queue"),
+    ),
+    ([{"name": "add", "args": [_nested(payload.MAX_NESTING)]}], ("PAYLOAD_TOO_DEEP", "tasks[0].args")),
+    ([{"name": "add"}] * 10_001, ("BATCH_TOO_LARGE", "tasks")),
+]
+
+
+@pytest.mark.parametrize(("batch", "refused"), _BAD_BATCHES, ids=[r[1] for _, r in _BAD_BATCHES])
+async def test_a_bad_batch_is_refused_whole(database_url: str, batch: Any, refused: tuple[str, str]) -> None:
+    conn = await _connect(database_url)
+    try:
+        with pytest.raises(asyncpg.PostgresError) as info:
+            await conn.fetchval("SELECT taskyard_submit_many($1::jsonb)", json.dumps(batch))
+        assert (info.value.sqlstate, info.value.detail, info.value.hint) == ("22023", *refused), str(
+            info.value
+        )
+        assert await conn.fetchval("SELECT count(*) FROM tasks") == 0
+    finally:
+        await conn.close()
+
+
+async def test_the_docs_sql_runs_as_written(database_url: str) -> None:
+    """docs/transactional-enqueue.md's SQL blocks (bar the signatures), in a fresh database."""
+    doc = DOC.read_text()
+    blocks = [
+        b for b in re.findall(r"^```sql\n(.*?)^```$", doc, re.MULTILINE | re.DOTALL) if "RETURNS" not in b
+    ]
+    assert len(blocks) == 2
+    conn = await _connect(database_url)
+    try:
+        await conn.execute("CREATE TABLE orders (id serial PRIMARY KEY, item text NOT NULL)")
+        for block in blocks:
+            await conn.execute(block)
+        rows = await conn.fetch(
+            "SELECT request_id, priority, args::text AS args FROM tasks ORDER BY created_at"
+        )
+    finally:
+        await conn.close()
+    assert [tuple(r) for r in rows] == [("order-41", 3, "[41, 1]"), ("", 3, "[1, 2]"), ("", 2, "[3, 4]")]
