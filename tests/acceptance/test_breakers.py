@@ -8,6 +8,7 @@ command docs/flow-control.md shows, as written."""
 from __future__ import annotations
 
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 from support.waiting import wait_until
+
+from taskyard.client import Breaker
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(180)]
 
@@ -108,6 +111,55 @@ def test_an_open_breaker_holds_its_key_spends_no_retry_and_closes_after_a_probe(
         # Each ran its body once for a charge: every other attempt was throttled.
         assert all(r["attempt"] - r["uncharged_attempts"] == 1 for r in rows), rows
         assert [e.type for e in seen][:1] == ["breaker.opened"]
+    finally:
+        watch.close()
+        client.close()
+
+
+@pytest.mark.cluster(task_modules=("taskyard.examples", "support.breaker_tasks"), concurrency=4)
+def test_a_new_scheduler_starts_every_breaker_closed_and_learns_the_outage_again(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """Breakers live on the leader only: after a SIGKILL of the scheduler its successor
+    admits the key's tasks again, their throttled attempts open its own breaker, and
+    still no retry is spent; once the downstream is back every task completes."""
+    client = cluster.client()
+    client.limits.create("payments", breaker=Breaker(failures=2, window=60, cool_down=30), per_key=True)
+    down_dir = tmp_path / "down"
+    down_dir.mkdir()
+    (down_dir / "payments-api").touch()
+    watch = client.events.watch(kinds=["breaker"])
+    seen: list[Any] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(watch)), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: watch.cursor, 10, "the watch to begin")
+        down = [
+            client.submit(
+                "call_downstream", "payments-api", str(down_dir), limits={"payments": "payments-api"}
+            ).id
+            for _ in range(3)
+        ]
+        wait_until(
+            lambda: [e for e in seen if e.type == "breaker.opened"], 30, "the first term's breaker to open"
+        )
+        cluster.kill("scheduler", signal.SIGKILL)
+        cluster.start_service("scheduler")
+        # A cool-down of 30 s: a second open within the test is the new leader's own.
+        wait_until(
+            lambda: len([e for e in seen if e.type == "breaker.opened"]) >= 2,
+            45,
+            lambda: f"the new leader's breaker to open: {[e.type for e in seen]}",
+        )
+        rows = _states(cluster, down)
+        assert all(r["state"] != "FAILURE" for r in rows), rows
+        (down_dir / "payments-api").unlink()
+        # Its cool-down is 30 s: make the probe come sooner (an update keeps the breaker's state).
+        client.limits.update("payments", breaker=Breaker(failures=2, window=60, cool_down=0.5), per_key=True)
+        assert [client.wait(i, timeout=90).result for i in down] == ["payments-api"] * 3
+        wait_until(lambda: any(e.type == "breaker.closed" for e in seen), 30, "the breaker to close")
+        rows = _states(cluster, down)
+        assert all(r["attempt"] - r["uncharged_attempts"] == 1 for r in rows), rows
     finally:
         watch.close()
         client.close()

@@ -277,3 +277,15 @@ def test_metrics_count_opens_and_closes_and_list_the_breakers_not_closed() -> No
     assert 'taskyard_breaker_closed_total{limit="payments"} 1.0' in text
     assert 'taskyard_breakers_not_closed{limit="payments"} 0.0' in text
     assert "taskyard_breaker_state{" not in text
+
+
+def test_a_new_cool_down_applies_to_an_open_breaker_from_when_it_opened() -> None:
+    b, clock = _breakers(failures=1, cool_down_ms=30_000)
+    _attempt(b, 0)
+    _fail(b, 0)
+    opened = clock.now
+    clock.now += 1.0
+    b.set_specs({"payments": breaker("payments", 1, 10_000, 500).breaker})
+    assert b.state(GATE) == HALF_OPEN  # 0.5 s after it opened: past
+    b.set_specs({"payments": breaker("payments", 1, 10_000, 5_000).breaker})
+    assert b.state(GATE) == OPEN and b.next_probe(GATE) == opened + 5.0

@@ -91,7 +91,8 @@ class _Breaker:
         default_factory=lambda: collections.deque(maxlen=rules.MAX_BREAKER_ATTEMPTS)
     )
     failures: int = 0
-    # Open: when it half-opens.
+    # Open: when it (re)opened, and when it half-opens.
+    since: float = 0.0
     until: float = 0.0
     # Probes out now (half-open).
     probes: set[Attempt] = dataclasses.field(default_factory=set)
@@ -122,10 +123,17 @@ class Breakers:
     # --- the limits ------------------------------------------------------------------
     def set_specs(self, specs: Mapping[str, limit_pb2.CircuitBreaker]) -> None:
         """The breaker limits as they are now: a breaker keeps its state through a
-        change of its numbers; the breakers of a limit that is gone are forgotten."""
+        change of its numbers (an open one half-opens a new cool-down after it
+        opened); the breakers of a limit that is gone are forgotten."""
+        old = self.specs
         self.specs = {name: Spec.of(b) for name, b in specs.items()}
         for gate in [g for g in self._breakers if g[0] not in self.specs]:
             del self._breakers[gate]
+        changed = {n for n, spec in self.specs.items() if n in old and old[n].cool_down != spec.cool_down}
+        if changed:
+            for gate, breaker in self._breakers.items():
+                if gate[0] in changed and breaker.state == OPEN:
+                    breaker.until = breaker.since + self.specs[gate[0]].cool_down
 
     def drop(self, name: str) -> None:
         """Forget the breakers of limit ``name`` (its buckets changed: per key or not)."""
@@ -194,7 +202,7 @@ class Breakers:
                 continue  # admitted before it opened: it tells of the outage it knows
             breaker.probes.discard((task_id, token))
             if failed:
-                breaker.until = now + spec.cool_down
+                breaker.since, breaker.until = now, now + spec.cool_down
             else:
                 self._close(gate, breaker)
             changed.append(gate)
@@ -249,7 +257,7 @@ class Breakers:
     def _open(self, gate: Gate, breaker: _Breaker, spec: Spec, now: float) -> None:
         failures = breaker.failures
         breaker.state = OPEN
-        breaker.until = now + spec.cool_down
+        breaker.since, breaker.until = now, now + spec.cool_down
         breaker.outcomes.clear()
         breaker.failures = 0
         self.opened[gate[0]] += 1
