@@ -231,7 +231,8 @@ readme: $(PYTHON_READY)
 # Debian's chromium drives them (Playwright's own browser download is never used).
 screenshots: $(PYTHON_READY)
 	@tools/install-tools.sh postgres browser
-	TASKYARD_UPDATE_SCREENSHOTS=1 $(PYTEST) tests/acceptance/test_dashboard.py tests/acceptance/test_dashboard_limits.py
+	TASKYARD_UPDATE_SCREENSHOTS=1 $(PYTEST) tests/acceptance/test_dashboard.py tests/acceptance/test_dashboard_limits.py \
+		tests/acceptance/test_dashboard_failures.py
 
 # grpcurl is for the README's session against it, Jaeger for the traces (built once,
 # about 4 minutes; JAEGER=0 skips it): the suite runs without either.

@@ -17,6 +17,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from taskyard.v1 import (
     event_service_pb2,
+    failure_service_pb2,
     limit_service_pb2,
     queue_service_pb2,
     schedule_service_pb2,
@@ -32,6 +33,7 @@ SERVICES = {
         schedule_service_pb2.DESCRIPTOR.services_by_name["ScheduleService"],
         limit_service_pb2.DESCRIPTOR.services_by_name["LimitService"],
         event_service_pb2.DESCRIPTOR.services_by_name["EventService"],
+        failure_service_pb2.DESCRIPTOR.services_by_name["FailureService"],
     )
 }
 # A unary call from a page: longer than a CancelTask's wait for its task to stop.

@@ -1,11 +1,14 @@
-// The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules, #/limits),
+// The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules, #/limits,
+// #/failures, #/failures/GROUP, #/redrives/ID),
 // the token form (shown only when the gateway asks for tokens), the live indicator
 // and the notice line every view reports to.
 
 import { config, setToken, token } from "./api.js";
 import { replace } from "./dom.js";
+import * as failures from "./views/failures.js";
 import * as limits from "./views/limits.js";
 import * as overview from "./views/overview.js";
+import * as redrives from "./views/redrives.js";
 import * as schedules from "./views/schedules.js";
 import * as task from "./views/task.js";
 import * as tasks from "./views/tasks.js";
@@ -49,8 +52,15 @@ async function route() {
   else if (parts[0] === "tasks") view = tasks;
   else if (parts[0] === "schedules") view = schedules;
   else if (parts[0] === "limits") view = limits;
+  else if (parts[0] === "failures" && parts[1]) {
+    [view, arg] = [{ render: (m, id, p) => failures.renderGroup(m, id, p, params) }, parts[1]];
+  } else if (parts[0] === "failures") view = failures;
+  else if (parts[0] === "redrives" && parts[1]) {
+    [view, arg] = [{ render: (m, id, p) => redrives.render(m, id, p, params) }, parts[1]];
+  }
+  const current = view === task ? "tasks" : parts[0] === "redrives" ? "failures" : parts[0] || "overview";
   for (const link of document.querySelectorAll("nav a")) {
-    if (link.dataset.page === (view === task ? "tasks" : parts[0] || "overview")) {
+    if (link.dataset.page === current) {
       link.setAttribute("aria-current", "page");
     } else link.removeAttribute("aria-current");
   }

@@ -57,6 +57,15 @@ function facts(task) {
   if (task.cancelRequested || task.cancelStep) {
     rows.push(["cancel", `${enumName(task.cancelStep, "CANCEL_STEP_")}${task.cancelReason ? ` (${task.cancelReason})` : ""}`]);
   }
+  if (task.deadLetterReason) {
+    const reason = String(task.deadLetterReason).replace("DEAD_LETTER_REASON_", "").toLowerCase().replace(/_/g, " ");
+    const group = task.failure && task.failure.groupId;
+    rows.push(["dead letter", [reason, group ? [" · ", h("a", { href: `#/failures/${encodeURIComponent(group)}` }, "its failure group")] : ""]]);
+  }
+  if (task.redriveId) {
+    rows.push(["redriven", [h("a", { href: `#/redrives/${encodeURIComponent(task.redriveId)}` }, "by a redrive"),
+      task.redrivenFromAttempt ? ` from attempt ${task.redrivenFromAttempt}` : ""]]);
+  }
   if (task.labels) rows.push(["labels", Object.entries(task.labels).map(([k, v]) => `${k}=${v}`).join(", ")]);
   return h("dl", { class: "facts", id: "task-facts" },
     rows.map(([k, v]) => [h("dt", {}, k), h("dd", { "data-fact": k }, v)]));
@@ -67,7 +76,8 @@ function attempts(task) {
   if (task.failure && !failures.some((f) => f.attempt === task.failure.attempt)) failures.push(task.failure);
   const rows = failures.map((f) => h("li", { class: "failure" },
     h("p", {}, h("strong", {}, `attempt ${f.attempt || "?"}: ${f.type || "failure"}`), ` ${f.message || ""} `, time(f.failedAt),
-      f.retryAt ? [" · retry at ", time(f.retryAt)] : ""),
+      f.retryAt ? [" · retry at ", time(f.retryAt)] : "",
+      f.redriveId ? [" · ", h("a", { href: `#/redrives/${encodeURIComponent(f.redriveId)}` }, "redriven")] : ""),
     f.traceback ? h("details", {}, h("summary", {}, "traceback"), h("pre", { class: "traceback" }, f.traceback)) : ""));
   const last = h("li", {}, h("p", {}, h("strong", {}, `attempt ${task.attempt || 0}: `), badge(task.state)));
   return h("ol", { class: "attempts", id: "attempts" }, rows, FINAL.has(stateName(task.state)) && failures.length ? "" : last);
