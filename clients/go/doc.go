@@ -17,6 +17,10 @@
 // Task arguments and results are JSON values: they are converted as
 // encoding/json would (numbers come back as float64; see [Task.DecodeResult]).
 //
+// [Client.Limits] manages the limits and fairness weights of flow control;
+// [Client.Failures] lists dead letters (tasks whose failure is final) by
+// failure group and redrives them at a bounded rate, with an audit.
+//
 // A failed call returns an *[Error], which carries the gRPC code and the
 // reason and field violations the gateway gave.
 package taskyard
