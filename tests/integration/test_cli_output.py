@@ -18,8 +18,11 @@ from click.testing import CliRunner, Result
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from integration.cli_commands import ALL_COMMANDS, DATA_COMMANDS, FILE_WRITERS, SERVICE_RUNNERS
+from support.waiting import wait_until
 
 from taskyard.cli.main import cli
+from taskyard.client import FailureFilter
+from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import limit_service_pb2 as ls
 from taskyard.v1 import limit_service_pb2_grpc, schedule_service_pb2_grpc, task_service_pb2_grpc
 from taskyard.v1 import queue_service_pb2 as qs
@@ -385,6 +388,100 @@ def _limit_weights(cluster: Any) -> Invocation:
         reply=ls.ListKeyWeightsResponse,
         check=lambda data: data["weights"] == [{"key": "tenant-a", "weight": 3}],
     )
+
+
+def dead_letter(cluster: Any) -> str:
+    """A task dead-lettered now (the example ``fail``, no retry), listed as such."""
+    with cluster.client() as client:
+        failed = client.submit("fail", max_retries=0)
+        client.wait(failed.id, timeout=30)
+        only = FailureFilter(task_ids=[failed.id])
+        wait_until(lambda: client.failures.list(only).items, 30, "the task listed as a dead letter")
+    return str(failed.id)
+
+
+def slow_redrive(cluster: Any, *, paused: bool = False) -> str:
+    """A redrive that stays RUNNING (0.01 a second: its first task is due in 100 s)."""
+    with cluster.client() as client:
+        started = client.failures.redrive(FailureFilter(task_ids=[dead_letter(cluster)]), rate=0.01)
+        assert started.redrive is not None
+        if paused:
+            client.failures.pause_redrive(started.redrive.id)
+    return started.redrive.id
+
+
+@invocation("failures groups")
+def _failure_groups(cluster: Any) -> Invocation:
+    dead_letter(cluster)
+    return Invocation(
+        args=["--name", "fail"],
+        reply=fs.ListFailureGroupsResponse,
+        check=lambda data: data["groups"] and {g["name"] for g in data["groups"]} == {"fail"},
+    )
+
+
+@invocation("failures list")
+def _failures_list(cluster: Any) -> Invocation:
+    task_id = dead_letter(cluster)
+    return Invocation(
+        args=["--task", task_id],
+        reply=fs.ListFailuresResponse,
+        check=lambda data: [d["task_id"] for d in data["failures"]] == [task_id],
+    )
+
+
+@invocation("failures purge")
+def _failures_purge(cluster: Any) -> Invocation:
+    task_id = dead_letter(cluster)
+    return Invocation(
+        args=["--task", task_id, "--dry-run"],
+        reply=fs.PurgeDeadLettersResponse,
+        check=lambda data: data["purged"] == "1",  # int64: a string in the JSON mapping
+    )
+
+
+@invocation("redrive get")
+def _redrive_get(cluster: Any) -> Invocation:
+    redrive_id = slow_redrive(cluster)
+    return Invocation(
+        args=[redrive_id], reply=fs.GetRedriveResponse, check=lambda data: data["redrive"]["id"] == redrive_id
+    )
+
+
+@invocation("redrive list")
+def _redrive_list(cluster: Any) -> Invocation:
+    redrive_id = slow_redrive(cluster)
+    return Invocation(
+        args=[],
+        reply=fs.ListRedrivesResponse,
+        check=lambda data: redrive_id in [r["id"] for r in data["redrives"]],
+    )
+
+
+@invocation("redrive items")
+def _redrive_items(cluster: Any) -> Invocation:
+    redrive_id = slow_redrive(cluster)
+    return Invocation(
+        args=[redrive_id],
+        reply=fs.ListRedriveItemsResponse,
+        check=lambda data: [i["outcome"] for i in data["items"]] == ["REDRIVE_OUTCOME_PENDING"],
+    )
+
+
+def _redrive_control(command: str, state: str, *, paused: bool = False) -> None:
+    @invocation(f"redrive {command}")
+    def make(cluster: Any) -> Invocation:
+        redrive_id = slow_redrive(cluster, paused=paused)
+        return Invocation(
+            args=[redrive_id],
+            reply=getattr(fs, f"{command.capitalize()}RedriveResponse"),
+            check=lambda data: data["redrive"]["state"] == state,
+        )
+
+
+_redrive_control("pause", "REDRIVE_STATE_PAUSED")
+_redrive_control("resume", "REDRIVE_STATE_RUNNING", paused=True)
+_redrive_control("cancel", "REDRIVE_STATE_CANCELLED")
 
 
 @pytest.mark.parametrize("command", DATA_COMMANDS)
