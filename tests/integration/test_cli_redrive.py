@@ -5,6 +5,7 @@ task that is not a dead letter, no --rate, no terminal to confirm on without --y
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,7 @@ from support.cluster import Cluster
 from support.waiting import wait_until
 
 from taskyard.cli.main import cli
-from taskyard.client import TaskRequest
+from taskyard.client import FailureFilter, TaskRequest
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -51,6 +52,12 @@ def test_bad_redrives_are_refused_and_change_nothing(cluster_factory: Callable[.
         assert result.exit_code == status, (args, result.output)
         for text in said:
             assert text in result.stderr, (args, result.stderr)
+    # A dead letter says so, with its group (what `failures list --group` and `redrive` take).
+    dead = client.failures.list(FailureFilter(group_id=group.group_id), page_size=1).items[0].task_id
+    shown = CliRunner().invoke(cli, ["task", "get", dead, "--target", cluster.target])
+    assert re.search(rf"^dead_letter:\s+retries-exhausted \(group {group.group_id}\)$", shown.stdout, re.M), (
+        shown.stdout
+    )
     listed = json.loads(run("list", "-o", "json").stdout)
     assert listed["redrives"] == []
     assert [g.count for g in client.failures.groups().items] == [3]

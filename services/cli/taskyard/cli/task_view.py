@@ -64,6 +64,13 @@ def _outcome(task: task_pb2.Task) -> list[Row]:
         rows.append(("result", payload(task.result)))
     if task.HasField("failure"):
         rows.append(("failure", f"{task.failure.type}: {task.failure.message}"))
+    if task.dead_letter_reason:
+        # Its group is the one `taskyard failures list --group` and `taskyard redrive` take.
+        reason = task_pb2.DeadLetterReason.Name(task.dead_letter_reason).removeprefix("DEAD_LETTER_REASON_")
+        group = f" (group {task.failure.group_id})" if task.failure.group_id else ""
+        rows.append(("dead_letter", reason.lower().replace("_", "-") + group))
+    if task.redrive_id:
+        rows.append(("redriven", f"from attempt {task.redriven_from_attempt} by redrive {task.redrive_id}"))
     if task.cancel_requested:
         rows.append(("cancel", "requested"))
     if task.depends_on:
