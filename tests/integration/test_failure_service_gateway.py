@@ -18,7 +18,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from integration.gateway_fakes import GatewayEnv, gateway_env
 
-from taskyard.bus.v1 import envelope_pb2
+from taskyard.bus.v1 import envelope_pb2, failures_pb2
 from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import failure_service_pb2_grpc
 
@@ -137,3 +137,25 @@ async def test_created_by_is_the_tokens_name_and_a_redrive_takes_admin(tmp_path:
         await s.Redrive(request, metadata=as_admin)
         creates = [r for k, r in sent(env) if k == K.KIND_STORE_REDRIVE_CREATE]
         assert [r.created_by for r in creates] == ["ops-oncall"]
+
+
+async def test_the_async_client_sends_what_it_is_given(gw: GatewayEnv) -> None:
+    from taskyard.client import AsyncClient, FailureFilter
+
+    async with AsyncClient(gw.target) as client:
+        page = await client.failures.groups(FailureFilter(queue="emails"), page_size=5)
+        assert page.items == () and page.next_page_token == ""
+        dry = await client.failures.redrive(FailureFilter(task_ids=[TASK]), rate=3, dry_run=True, note="n")
+        assert dry.redrive is None and dry.matched == 0
+        redrive = await client.failures.pause_redrive("r-2")
+        assert redrive.id == "r-2"
+        assert await client.failures.purge(FailureFilter(all=True), dry_run=True) == 0
+    groups, create, control, purge = (r for _, r in sent(gw))
+    assert groups.request.filter.queue == "emails" and groups.request.page_size == 5
+    assert (list(create.request.filter.task_ids), create.request.rate, create.request.note) == (
+        [TASK],
+        3,
+        "n",
+    )
+    assert create.request.dry_run and control.op == failures_pb2.REDRIVE_OP_PAUSE
+    assert purge.request.filter.all and purge.request.dry_run
