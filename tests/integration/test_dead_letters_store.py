@@ -438,3 +438,23 @@ async def test_purge_deletes_the_dead_letters_a_filter_matches(result_store: Any
     with pytest.raises(errors.TaskyardError) as caught:
         await purge(False)
     assert caught.value.violations[0].field == "filter"
+
+
+async def test_the_in_memory_store_refuses_the_failure_kinds() -> None:
+    from taskyard.result_store.testing.memory import MemoryStore
+
+    memory = MemoryStore(task_names=["add"])
+    requests: list[tuple[Any, Any]] = [
+        (contract.STORE_FAILURE_GROUPS, bus.FailureGroupsRequest()),
+        (contract.STORE_DEAD_LETTERS, bus.DeadLettersRequest()),
+        (contract.STORE_PURGE_DEAD_LETTERS, bus.PurgeDeadLettersRequest()),
+        (contract.STORE_REDRIVE_CREATE, bus.CreateRedriveRequest()),
+        (contract.STORE_REDRIVE_CONTROL, bus.RedriveControlRequest()),
+        (contract.STORE_REDRIVE_LIST, bus.RedriveListRequest()),
+        (contract.STORE_REDRIVE_STEP, bus.RedriveStepRequest()),
+        (contract.STORE_REDRIVES_ACTIVE, bus.ActiveRedrivesRequest()),
+    ]
+    for method, request in requests:
+        with pytest.raises(errors.TaskyardError) as caught:
+            await memory.call(method, request)
+        assert caught.value.code == errors.Code.UNIMPLEMENTED, method

@@ -243,6 +243,21 @@ async def test_steps_requeue_each_task_as_a_new_attempt_linked_to_its_failure(
     after = await step(result_store, rid, 2)
     assert (after.requeued, after.redrive.state) == (0, DONE)
     assert not (await result_store.failures.active_redrives(bus.ActiveRedrivesRequest())).redrives
+    # A redriven task that succeeds still says where its attempt came from (its
+    # final record, cached by the write path, does not carry it).
+    token = "t2"
+    await result_store.lease(
+        leases_pb2.LeaseTasksRequest(
+            pool_id="pool-1", lease_ms=60_000, leases=[leases_pb2.Lease(task_id=ids[1], lease_token=token)]
+        )
+    )
+    completion = leases_pb2.Completion(ref=_ref(ids[1], 2, token), success=True, result_json=b"3")
+    assert list((await result_store.report(leases_pb2.ReportRequest(completed=[completion]))).completed) == [
+        ids[1]
+    ]
+    assert result_store.cache.get(ids[1]) is not None
+    rec = await get(result_store, ids[1])
+    assert (rec.state, rec.redrive_id, rec.redriven_from_attempt) == (task_pb2.TASK_STATE_SUCCESS, rid, 1)
     # The redriven task fails again: a dead letter once more, redriven once before.
     await lease_and_fail(result_store, [ids[0]], attempt=2)
     req = fs.ListFailuresRequest(filter=fs.FailureFilter(task_ids=[ids[0]]))

@@ -53,7 +53,10 @@ class Reads:
             if tid is None or tid in found:
                 continue
             rec = self.cache.get(tid)
-            if rec is not None:
+            # A record cached by the write path lacks the redrive that re-queued its
+            # task (dead_letter_fields): only a task past its first attempt can have
+            # one, and such a task is read from its row.
+            if rec is not None and rec.attempt == 1:
                 found[tid] = rec
             else:
                 misses.append(tid)
