@@ -119,6 +119,7 @@ def test_every_public_rpc_has_an_example() -> None:
     """Each RPC of the public services has a grpcurl example (README session or docs/grpc-api.md)."""
     from taskyard.v1 import (
         event_service_pb2,
+        failure_service_pb2,
         limit_service_pb2,
         queue_service_pb2,
         schedule_service_pb2,
@@ -133,6 +134,7 @@ def test_every_public_rpc_has_an_example() -> None:
         queue_service_pb2,
         event_service_pb2,
         limit_service_pb2,
+        failure_service_pb2,
     )
     for module in modules:
         for service in module.DESCRIPTOR.services_by_name.values():
