@@ -74,7 +74,9 @@ def test_final_states() -> None:
 def test_final_states_have_no_exits_except_manual_retry_of_a_failure() -> None:
     for s in IMMUTABLE_STATES:
         assert TRANSITIONS[s] == frozenset(), f"{s.name} must be immutable"
-    assert TRANSITIONS[S.FAILURE] == frozenset({S.QUEUED}), "FAILURE only leaves by a manual retry"
+    assert TRANSITIONS[S.FAILURE] == frozenset({S.QUEUED, S.RETRYING}), (
+        "FAILURE only leaves by a manual retry, or a circuit breaker's refund"
+    )
 
 
 def test_initial_and_leased_states() -> None:
@@ -121,7 +123,8 @@ def test_a_task_runs_only_after_being_leased() -> None:
     # An attempt's outcome comes from a leased state (ASSIGNED when the outcome
     # overtook the start notice), never from a waiting state.
     assert set(sources_of(S.SUCCESS)) == LEASED_STATES
-    assert set(sources_of(S.RETRYING)) == LEASED_STATES
+    # RETRYING from FAILURE too: a circuit breaker's refund, not an attempt's outcome.
+    assert set(sources_of(S.RETRYING)) == LEASED_STATES | {S.FAILURE}
     assert set(sources_of(S.FAILURE)) <= LEASED_STATES
 
 

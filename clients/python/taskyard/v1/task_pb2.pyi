@@ -119,7 +119,7 @@ class TaskSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.ListValue, _Mapping]] = ..., kwargs: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., priority: _Optional[_Union[Priority, str]] = ..., queue: _Optional[str] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., eta: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., countdown: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., fairness_key: _Optional[str] = ...) -> None: ...
 
 class TaskFailure(_message.Message):
-    __slots__ = ("type", "message", "traceback", "attempt", "failed_at", "retry_at", "group_id", "redrive_id", "throttled", "retry_after")
+    __slots__ = ("type", "message", "traceback", "attempt", "failed_at", "retry_at", "group_id", "redrive_id", "throttled", "retry_after", "refunded")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     TRACEBACK_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +130,7 @@ class TaskFailure(_message.Message):
     REDRIVE_ID_FIELD_NUMBER: _ClassVar[int]
     THROTTLED_FIELD_NUMBER: _ClassVar[int]
     RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    REFUNDED_FIELD_NUMBER: _ClassVar[int]
     type: str
     message: str
     traceback: str
@@ -140,7 +141,8 @@ class TaskFailure(_message.Message):
     redrive_id: str
     throttled: bool
     retry_after: _duration_pb2.Duration
-    def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., traceback: _Optional[str] = ..., attempt: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., group_id: _Optional[str] = ..., redrive_id: _Optional[str] = ..., throttled: bool = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    refunded: bool
+    def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., traceback: _Optional[str] = ..., attempt: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retry_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., group_id: _Optional[str] = ..., redrive_id: _Optional[str] = ..., throttled: bool = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., refunded: bool = ...) -> None: ...
 
 class Task(_message.Message):
     __slots__ = ("id", "name", "args", "kwargs", "priority", "queue", "timeout", "max_retries", "request_id", "parent_id", "root_id", "labels", "state", "attempt", "result", "failure", "created_at", "started_at", "finished_at", "updated_at", "worker_id", "cancel_requested", "run_at", "depends_on", "idempotency_key", "context", "cancel_reason", "cancel_step", "resume_requested", "failures", "schedule_id", "rescues", "uncharged_attempts", "late_reports", "late_attempt", "omitted", "trace_id", "limits", "fairness_key", "dead_letter_reason", "redrive_id", "redriven_from_attempt")

@@ -234,6 +234,14 @@ STORE_BREAKER_EVENTS = _method(
     flow_pb2.BreakerEventsRequest,
     flow_pb2.BreakerEventsReply,
 )
+# Failed attempts the leader's breakers counted as an outage's: refunded, fenced by its term.
+STORE_BREAKER_REFUNDS = _method(
+    STORE,
+    "BreakerRefunds",
+    K.KIND_STORE_BREAKER_REFUNDS,
+    flow_pb2.BreakerRefundsRequest,
+    flow_pb2.BreakerRefundsReply,
+)
 
 # --- the result-store: dead letters and redrives ----------------------------------------
 F = failures_pb2
@@ -351,6 +359,7 @@ SENDERS: Mapping[int, Senders] = {
     STORE_LIMIT_CHANGE.kind: _senders((GATEWAY, WORKER_POOL), _STORE),
     STORE_LEASED_FLOW.kind: _senders(_SCHEDULER, _STORE),
     STORE_BREAKER_EVENTS.kind: _senders(_SCHEDULER, _STORE),
+    STORE_BREAKER_REFUNDS.kind: _senders(_SCHEDULER, _STORE),
     # dead letters and redrives: the gateway reads and steers, the leader runs them
     STORE_FAILURE_GROUPS.kind: _senders(_BOTH, _STORE),
     STORE_DEAD_LETTERS.kind: _senders(_BOTH, _STORE),

@@ -39,7 +39,8 @@ S = TaskState
 FINAL_STATES: frozenset[TaskState] = frozenset({S.SUCCESS, S.FAILURE, S.CANCELLED})
 # The same, as the wire values of taskyard.v1.TaskState (records, events).
 FINAL_VALUES: frozenset[int] = frozenset(int(s) for s in FINAL_STATES)
-# SUCCESS and CANCELLED never change again; FAILURE only by a manual retry.
+# SUCCESS and CANCELLED never change again; FAILURE only by a manual retry or a
+# circuit breaker's refund.
 IMMUTABLE_STATES: frozenset[TaskState] = frozenset({S.SUCCESS, S.CANCELLED})
 # States in which a worker holds the task under a lease.
 LEASED_STATES: frozenset[TaskState] = frozenset({S.ASSIGNED, S.RUNNING})
@@ -59,8 +60,10 @@ TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
     # RUNNING -> QUEUED: a shutdown stopped it (resume_requested), no retry burned.
     S.RUNNING: frozenset({S.SUCCESS, S.FAILURE, S.RETRYING, S.QUEUED, S.CANCELLED}),
     S.RETRYING: frozenset({S.QUEUED, S.CANCELLED}),
-    # A manual retry makes a new attempt of a failed task.
-    S.FAILURE: frozenset({S.QUEUED}),
+    # A manual retry makes a new attempt of a failed task. FAILURE -> RETRYING: a
+    # circuit breaker refunded the charges that spent its retries (the failures
+    # were an outage's, sql/refunds.sql): it is retried at the breaker's next probe.
+    S.FAILURE: frozenset({S.QUEUED, S.RETRYING}),
     S.SUCCESS: frozenset(),
     S.CANCELLED: frozenset(),
 }

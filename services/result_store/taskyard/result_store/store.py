@@ -59,6 +59,7 @@ from .writes import (
     logs,
     promotions,
     reconciliation,
+    refunds,
     reports,
 )
 from .writes.insert_checks import validate_insert
@@ -159,6 +160,8 @@ class ResultStore:
                 # scheduler restart: leases no answering pool holds (writes/reconciliation.py).
                 (C.STORE_RECONCILE, reconciliation.apply_reconcile),
                 *failure_appliers(),  # a redrive's steps (failure_service.py)
+                # a circuit breaker's refunds of failed attempts (writes/refunds.py).
+                (C.STORE_BREAKER_REFUNDS, refunds.apply_refunds),
             ],
             on_events=publisher.publish,
             on_finals=self._cache_finals,
@@ -511,6 +514,7 @@ class ResultStore:
             serve(contract.STORE_SUMMARIZE_EVENTS, self._summarize_events),
             *self.schedules.routes(),
             *self.limits.routes(),
+            *refunds.routes(self._submit),
             *self.ops.routes(),
             *self.failures.routes(),
             # The scheduler's due heap, failures of each attempt, explain facts.

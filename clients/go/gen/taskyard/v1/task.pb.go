@@ -506,7 +506,11 @@ type TaskFailure struct {
 	Throttled bool `protobuf:"varint,13,opt,name=throttled,proto3" json:"throttled,omitempty"`
 	// The delay that answer asked for (Retry-After): the next attempt is not due
 	// before it.
-	RetryAfter    *durationpb.Duration `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	RetryAfter *durationpb.Duration `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// The attempt was charged to the task's retries when it failed and refunded
+	// later: its circuit breaker counted the failure as the outage's (one of
+	// the failures that opened it, or one while it was open or half-open).
+	Refunded      bool `protobuf:"varint,15,opt,name=refunded,proto3" json:"refunded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -609,6 +613,13 @@ func (x *TaskFailure) GetRetryAfter() *durationpb.Duration {
 		return x.RetryAfter
 	}
 	return nil
+}
+
+func (x *TaskFailure) GetRefunded() bool {
+	if x != nil {
+		return x.Refunded
+	}
+	return false
 }
 
 // A task as stored.
@@ -1140,7 +1151,7 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
-	"\f_max_retries\"\xf7\x02\n" +
+	"\f_max_retries\"\x93\x03\n" +
 	"\vTaskFailure\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
@@ -1153,7 +1164,8 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"redrive_id\x18\b \x01(\tR\tredriveId\x12\x1c\n" +
 	"\tthrottled\x18\r \x01(\bR\tthrottled\x12:\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
-	"retryAfter\"\xf4\x0e\n" +
+	"retryAfter\x12\x1a\n" +
+	"\brefunded\x18\x0f \x01(\bR\brefunded\"\xf4\x0e\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +

@@ -64,6 +64,7 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_STORE_REDRIVE_STEP: _ClassVar[Kind]
     KIND_STORE_REDRIVES_ACTIVE: _ClassVar[Kind]
     KIND_STORE_BREAKER_EVENTS: _ClassVar[Kind]
+    KIND_STORE_BREAKER_REFUNDS: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -119,6 +120,7 @@ KIND_STORE_REDRIVE_LIST: Kind
 KIND_STORE_REDRIVE_STEP: Kind
 KIND_STORE_REDRIVES_ACTIVE: Kind
 KIND_STORE_BREAKER_EVENTS: Kind
+KIND_STORE_BREAKER_REFUNDS: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error", "budget_ms")

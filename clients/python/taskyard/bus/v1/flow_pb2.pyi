@@ -159,3 +159,31 @@ class BreakerEventsReply(_message.Message):
     LOGGED_FIELD_NUMBER: _ClassVar[int]
     logged: int
     def __init__(self, logged: _Optional[int] = ...) -> None: ...
+
+class BreakerRefund(_message.Message):
+    __slots__ = ("task_id", "attempt", "next_probe_at_us")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PROBE_AT_US_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    attempt: int
+    next_probe_at_us: int
+    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., next_probe_at_us: _Optional[int] = ...) -> None: ...
+
+class BreakerRefundsRequest(_message.Message):
+    __slots__ = ("term", "refunds")
+    TERM_FIELD_NUMBER: _ClassVar[int]
+    REFUNDS_FIELD_NUMBER: _ClassVar[int]
+    term: int
+    refunds: _containers.RepeatedCompositeFieldContainer[BreakerRefund]
+    def __init__(self, term: _Optional[int] = ..., refunds: _Optional[_Iterable[_Union[BreakerRefund, _Mapping]]] = ...) -> None: ...
+
+class BreakerRefundsReply(_message.Message):
+    __slots__ = ("refunded", "revived", "pending")
+    REFUNDED_FIELD_NUMBER: _ClassVar[int]
+    REVIVED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    refunded: int
+    revived: int
+    pending: _containers.RepeatedCompositeFieldContainer[BreakerRefund]
+    def __init__(self, refunded: _Optional[int] = ..., revived: _Optional[int] = ..., pending: _Optional[_Iterable[_Union[BreakerRefund, _Mapping]]] = ...) -> None: ...

@@ -40,6 +40,8 @@ async def get_failures(
             attempt=row["attempt"],
             group_id=row["group_id"],
             redrive_id=row["redrive_id"],
+            # A circuit breaker gave its retry back (writes/refunds.py).
+            refunded=row["refunded"],
         )
         if row["failed_at_us"]:
             failure.failed_at.FromMicroseconds(row["failed_at_us"])

@@ -225,6 +225,9 @@ WITH c AS (
                                 <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                                         ELSE c.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target,
+         -- Whether it spends no retry as a throttled attempt (the CASE's second branch):
+         -- task_failures.charged, so a breaker's refund never gives it back twice (0020).
+         (c.throttled AND NOT t0.cancel_requested AND t0.uncharged_attempts < :max_uncharged) AS free,
          fp.fmask, fp.fframe, g.fgroup
   FROM unnest(:ids::uuid[], :attempts::int[], :tokens::text::text[], :failure_types::text[],
               :failure_messages::text[], :tracebacks::text[], :retryable::bool[],
@@ -265,15 +268,15 @@ WITH c AS (
                                     ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt,
             c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker, t.has_dependents AS waited_on,
-            c.fgroup, c.fmask, c.fframe
+            c.fgroup, c.fmask, c.fframe, c.free
 ), failures AS (
   INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at,
-                             group_id, masked_message, frame)
+                             group_id, masked_message, frame, charged)
   SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
          coalesce(u.ftb, ''), u.ref_worker,
          -- When the next attempt is due (0004_time.sql).
          CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END,
-         u.fgroup, u.fmask, u.fframe
+         u.fgroup, u.fmask, u.fframe, NOT u.free
   FROM upd u
 )
 SELECT * FROM upd

@@ -19,7 +19,8 @@ LEFT JOIN LATERAL (
 -- Every failed attempt of some tasks, oldest first.
 SELECT f.task_id::text AS task_id, f.attempt, f.type, f.message, f.traceback,
        ty_us(f.created_at) AS failed_at_us, ty_us(f.retry_at) AS retry_at_us,
-       f.group_id, coalesce(f.redrive_id::text, '') AS redrive_id
+       f.group_id, coalesce(f.redrive_id::text, '') AS redrive_id,
+       f.refunded_at IS NOT NULL AS refunded
 FROM task_failures f
 WHERE f.task_id = ANY(:task_ids::uuid[])
 ORDER BY f.task_id, f.attempt, f.id

@@ -156,7 +156,7 @@ def _fail(row: Row, c: leases_pb2.Completion, now_us: int) -> bool:
     if row.rec.cancel_requested:
         target, sources = S.CANCELLED, transitions.SRC_CANCELLED_LEASED
     elif c.retryable and charged <= _budget(row, c.max_retries):
-        target, sources = S.RETRYING, transitions.SRC_RETRYING
+        target, sources = S.RETRYING, transitions.SRC_RETRYING_LEASED
     else:
         target, sources = S.FAILURE, transitions.SRC_FAILURE
     if row.state not in sources:

@@ -29,7 +29,6 @@ from ..transitions import (
     SRC_FAILURE,
     SRC_FAILURE_LEASED,
     SRC_QUEUED_LEASED,
-    SRC_RETRYING,
     SRC_RETRYING_LEASED,
     SRC_RUNNING,
     SRC_SUCCESS,
@@ -132,7 +131,8 @@ _FAILED = _completion_step(
     },
     {
         "max_uncharged": MAX_UNCHARGED,
-        "retrying_sources": SRC_RETRYING.db,
+        # Leased ones: a FAILURE goes back to RETRYING only by a breaker's refund (sql/refunds.sql).
+        "retrying_sources": SRC_RETRYING_LEASED.db,
         "failure_sources": SRC_FAILURE.db,
         "cancelled_sources": SRC_CANCELLED_LEASED.db,
     },

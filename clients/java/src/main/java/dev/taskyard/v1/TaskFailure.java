@@ -427,6 +427,23 @@ private static final long serialVersionUID = 0L;
     return retryAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : retryAfter_;
   }
 
+  public static final int REFUNDED_FIELD_NUMBER = 15;
+  private boolean refunded_ = false;
+  /**
+   * <pre>
+   * The attempt was charged to the task's retries when it failed and refunded
+   * later: its circuit breaker counted the failure as the outage's (one of
+   * the failures that opened it, or one while it was open or half-open).
+   * </pre>
+   *
+   * <code>bool refunded = 15 [json_name = "refunded"];</code>
+   * @return The refunded.
+   */
+  @java.lang.Override
+  public boolean getRefunded() {
+    return refunded_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -471,6 +488,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeMessage(14, getRetryAfter());
     }
+    if (refunded_ != false) {
+      output.writeBool(15, refunded_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -509,6 +529,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(14, getRetryAfter());
+    }
+    if (refunded_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(15, refunded_);
     }
     return size;
   }
@@ -563,6 +587,8 @@ private static final long serialVersionUID = 0L;
       if (!getRetryAfter()
           .equals(other.getRetryAfter())) return false;
     }
+    if (getRefunded()
+        != other.getRefunded()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -601,6 +627,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + RETRY_AFTER_FIELD_NUMBER;
       hash = (53 * hash) + getRetryAfter().hashCode();
     }
+    hash = (37 * hash) + REFUNDED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getRefunded());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -766,6 +795,7 @@ private static final long serialVersionUID = 0L;
         retryAfterBuilder_.dispose();
         retryAfterBuilder_ = null;
       }
+      refunded_ = false;
       return this;
     }
 
@@ -839,6 +869,9 @@ private static final long serialVersionUID = 0L;
             : retryAfterBuilder_.build();
         to_bitField0_ |= 0x00000004;
       }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.refunded_ = refunded_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -893,6 +926,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasRetryAfter()) {
         mergeRetryAfter(other.getRetryAfter());
+      }
+      if (other.getRefunded() != false) {
+        setRefunded(other.getRefunded());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -974,6 +1010,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000200;
               break;
             } // case 114
+            case 120: {
+              refunded_ = input.readBool();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 120
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1979,6 +2020,56 @@ private static final long serialVersionUID = 0L;
         retryAfter_ = null;
       }
       return retryAfterBuilder_;
+    }
+
+    private boolean refunded_ ;
+    /**
+     * <pre>
+     * The attempt was charged to the task's retries when it failed and refunded
+     * later: its circuit breaker counted the failure as the outage's (one of
+     * the failures that opened it, or one while it was open or half-open).
+     * </pre>
+     *
+     * <code>bool refunded = 15 [json_name = "refunded"];</code>
+     * @return The refunded.
+     */
+    @java.lang.Override
+    public boolean getRefunded() {
+      return refunded_;
+    }
+    /**
+     * <pre>
+     * The attempt was charged to the task's retries when it failed and refunded
+     * later: its circuit breaker counted the failure as the outage's (one of
+     * the failures that opened it, or one while it was open or half-open).
+     * </pre>
+     *
+     * <code>bool refunded = 15 [json_name = "refunded"];</code>
+     * @param value The refunded to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRefunded(boolean value) {
+
+      refunded_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The attempt was charged to the task's retries when it failed and refunded
+     * later: its circuit breaker counted the failure as the outage's (one of
+     * the failures that opened it, or one while it was open or half-open).
+     * </pre>
+     *
+     * <code>bool refunded = 15 [json_name = "refunded"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRefunded() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      refunded_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.TaskFailure)

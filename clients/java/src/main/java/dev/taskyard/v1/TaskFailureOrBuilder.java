@@ -200,4 +200,16 @@ public interface TaskFailureOrBuilder extends
    * <code>.google.protobuf.Duration retry_after = 14 [json_name = "retryAfter"];</code>
    */
   com.google.protobuf.DurationOrBuilder getRetryAfterOrBuilder();
+
+  /**
+   * <pre>
+   * The attempt was charged to the task's retries when it failed and refunded
+   * later: its circuit breaker counted the failure as the outage's (one of
+   * the failures that opened it, or one while it was open or half-open).
+   * </pre>
+   *
+   * <code>bool refunded = 15 [json_name = "refunded"];</code>
+   * @return The refunded.
+   */
+  boolean getRefunded();
 }

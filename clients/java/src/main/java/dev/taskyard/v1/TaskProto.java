@@ -94,7 +94,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "skyard.v1.LimitUseR\006limits\022!\n\014fairness_k" +
       "ey\030\021 \001(\tR\013fairnessKey\0329\n\013LabelsEntry\022\020\n\003" +
       "key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001" +
-      "B\016\n\014_max_retries\"\367\002\n\013TaskFailure\022\022\n\004type" +
+      "B\016\n\014_max_retries\"\223\003\n\013TaskFailure\022\022\n\004type" +
       "\030\001 \001(\tR\004type\022\030\n\007message\030\002 \001(\tR\007message\022\034" +
       "\n\ttraceback\030\003 \001(\tR\ttraceback\022\030\n\007attempt\030" +
       "\004 \001(\005R\007attempt\0227\n\tfailed_at\030\005 \001(\0132\032.goog" +
@@ -103,82 +103,83 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "etryAt\022\031\n\010group_id\030\007 \001(\tR\007groupId\022\035\n\nred" +
       "rive_id\030\010 \001(\tR\tredriveId\022\034\n\tthrottled\030\r " +
       "\001(\010R\tthrottled\022:\n\013retry_after\030\016 \001(\0132\031.go" +
-      "ogle.protobuf.DurationR\nretryAfter\"\364\016\n\004T" +
-      "ask\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002 \001(\tR\004name\022" +
-      ".\n\004args\030\003 \001(\0132\032.google.protobuf.ListValu" +
-      "eR\004args\022/\n\006kwargs\030\004 \001(\0132\027.google.protobu" +
-      "f.StructR\006kwargs\0221\n\010priority\030\005 \001(\0162\025.tas" +
-      "kyard.v1.PriorityR\010priority\022\024\n\005queue\030\006 \001" +
-      "(\tR\005queue\0223\n\007timeout\030\007 \001(\0132\031.google.prot" +
-      "obuf.DurationR\007timeout\022\037\n\013max_retries\030\010 " +
-      "\001(\005R\nmaxRetries\022\035\n\nrequest_id\030\t \001(\tR\treq" +
-      "uestId\022\033\n\tparent_id\030\n \001(\tR\010parentId\022\027\n\007r" +
-      "oot_id\030\013 \001(\tR\006rootId\0225\n\006labels\030\014 \003(\0132\035.t" +
-      "askyard.v1.Task.LabelsEntryR\006labels\022,\n\005s" +
-      "tate\030\r \001(\0162\026.taskyard.v1.TaskStateR\005stat" +
-      "e\022\030\n\007attempt\030\016 \001(\005R\007attempt\022.\n\006result\030\017 " +
-      "\001(\0132\026.google.protobuf.ValueR\006result\0222\n\007f" +
-      "ailure\030\020 \001(\0132\030.taskyard.v1.TaskFailureR\007" +
-      "failure\0229\n\ncreated_at\030\021 \001(\0132\032.google.pro" +
-      "tobuf.TimestampR\tcreatedAt\0229\n\nstarted_at" +
-      "\030\022 \001(\0132\032.google.protobuf.TimestampR\tstar" +
-      "tedAt\022;\n\013finished_at\030\023 \001(\0132\032.google.prot" +
-      "obuf.TimestampR\nfinishedAt\0229\n\nupdated_at" +
-      "\030\024 \001(\0132\032.google.protobuf.TimestampR\tupda" +
-      "tedAt\022\033\n\tworker_id\030\025 \001(\tR\010workerId\022)\n\020ca" +
-      "ncel_requested\030\026 \001(\010R\017cancelRequested\0221\n" +
-      "\006run_at\030\027 \001(\0132\032.google.protobuf.Timestam" +
-      "pR\005runAt\022\035\n\ndepends_on\030\030 \003(\tR\tdependsOn\022" +
-      "\'\n\017idempotency_key\030\031 \001(\tR\016idempotencyKey" +
-      "\0221\n\007context\030\032 \001(\0132\027.google.protobuf.Stru" +
-      "ctR\007context\022#\n\rcancel_reason\030\033 \001(\tR\014canc" +
-      "elReason\0228\n\013cancel_step\030\034 \001(\0162\027.taskyard" +
-      ".v1.CancelStepR\ncancelStep\022)\n\020resume_req" +
-      "uested\030\035 \001(\010R\017resumeRequested\0224\n\010failure" +
-      "s\030\036 \003(\0132\030.taskyard.v1.TaskFailureR\010failu" +
-      "res\022\037\n\013schedule_id\030\037 \001(\tR\nscheduleId\022\030\n\007" +
-      "rescues\030  \001(\005R\007rescues\022-\n\022uncharged_atte" +
-      "mpts\030! \001(\005R\021unchargedAttempts\022!\n\014late_re" +
-      "ports\030\" \001(\005R\013lateReports\022!\n\014late_attempt" +
-      "\030# \001(\005R\013lateAttempt\0228\n\007omitted\030$ \003(\0132\036.t" +
-      "askyard.v1.Task.OmittedEntryR\007omitted\022\031\n" +
-      "\010trace_id\030% \001(\tR\007traceId\022-\n\006limits\030& \003(\013" +
-      "2\025.taskyard.v1.LimitUseR\006limits\022!\n\014fairn" +
-      "ess_key\030\' \001(\tR\013fairnessKey\022K\n\022dead_lette" +
-      "r_reason\030( \001(\0162\035.taskyard.v1.DeadLetterR" +
-      "easonR\020deadLetterReason\022\035\n\nredrive_id\030) " +
-      "\001(\tR\tredriveId\0222\n\025redriven_from_attempt\030" +
-      "* \001(\005R\023redrivenFromAttempt\0329\n\013LabelsEntr" +
-      "y\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005valu" +
-      "e:\0028\001\032:\n\014OmittedEntry\022\020\n\003key\030\001 \001(\tR\003key\022" +
-      "\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\277\001\n\007TaskLog\022\026\n" +
-      "\006offset\030\001 \001(\003R\006offset\022\022\n\004type\030\002 \001(\tR\004typ" +
-      "e\022\030\n\007message\030\003 \001(\tR\007message\0229\n\ncreated_a" +
-      "t\030\004 \001(\0132\032.google.protobuf.TimestampR\tcre" +
-      "atedAt\022\030\n\007attempt\030\005 \001(\005R\007attempt\022\031\n\010trac" +
-      "e_id\030\006 \001(\tR\007traceId*\204\002\n\tTaskState\022\032\n\026TAS" +
-      "K_STATE_UNSPECIFIED\020\000\022\026\n\022TASK_STATE_PEND" +
-      "ING\020\001\022\025\n\021TASK_STATE_QUEUED\020\002\022\030\n\024TASK_STA" +
-      "TE_SCHEDULED\020\003\022\027\n\023TASK_STATE_ASSIGNED\020\004\022" +
-      "\026\n\022TASK_STATE_RUNNING\020\005\022\026\n\022TASK_STATE_SU" +
-      "CCESS\020\006\022\026\n\022TASK_STATE_FAILURE\020\007\022\027\n\023TASK_" +
-      "STATE_RETRYING\020\010\022\030\n\024TASK_STATE_CANCELLED" +
-      "\020\t*u\n\010Priority\022\030\n\024PRIORITY_UNSPECIFIED\020\000" +
-      "\022\025\n\021PRIORITY_CRITICAL\020\001\022\021\n\rPRIORITY_HIGH" +
-      "\020\002\022\023\n\017PRIORITY_NORMAL\020\003\022\020\n\014PRIORITY_LOW\020" +
-      "\004*\252\001\n\020DeadLetterReason\022\"\n\036DEAD_LETTER_RE" +
-      "ASON_UNSPECIFIED\020\000\022(\n$DEAD_LETTER_REASON" +
-      "_RETRIES_EXHAUSTED\020\001\022\"\n\036DEAD_LETTER_REAS" +
-      "ON_QUARANTINED\020\002\022$\n DEAD_LETTER_REASON_N" +
-      "OT_RETRYABLE\020\003*\213\001\n\nCancelStep\022\033\n\027CANCEL_" +
-      "STEP_UNSPECIFIED\020\000\022\033\n\027CANCEL_STEP_NOT_ST" +
-      "ARTED\020\001\022\024\n\020CANCEL_STEP_FLAG\020\002\022\027\n\023CANCEL_" +
-      "STEP_ASYNCIO\020\003\022\024\n\020CANCEL_STEP_KILL\020\004B\255\001\n" +
-      "\017dev.taskyard.v1B\tTaskProtoP\001ZBgithub.co" +
-      "m/taskyard/taskyard/clients/go/gen/tasky" +
-      "ard/v1;taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013" +
-      "Taskyard\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014" +
-      "Taskyard::V1b\006proto3"
+      "ogle.protobuf.DurationR\nretryAfter\022\032\n\010re" +
+      "funded\030\017 \001(\010R\010refunded\"\364\016\n\004Task\022\016\n\002id\030\001 " +
+      "\001(\tR\002id\022\022\n\004name\030\002 \001(\tR\004name\022.\n\004args\030\003 \001(" +
+      "\0132\032.google.protobuf.ListValueR\004args\022/\n\006k" +
+      "wargs\030\004 \001(\0132\027.google.protobuf.StructR\006kw" +
+      "args\0221\n\010priority\030\005 \001(\0162\025.taskyard.v1.Pri" +
+      "orityR\010priority\022\024\n\005queue\030\006 \001(\tR\005queue\0223\n" +
+      "\007timeout\030\007 \001(\0132\031.google.protobuf.Duratio" +
+      "nR\007timeout\022\037\n\013max_retries\030\010 \001(\005R\nmaxRetr" +
+      "ies\022\035\n\nrequest_id\030\t \001(\tR\trequestId\022\033\n\tpa" +
+      "rent_id\030\n \001(\tR\010parentId\022\027\n\007root_id\030\013 \001(\t" +
+      "R\006rootId\0225\n\006labels\030\014 \003(\0132\035.taskyard.v1.T" +
+      "ask.LabelsEntryR\006labels\022,\n\005state\030\r \001(\0162\026" +
+      ".taskyard.v1.TaskStateR\005state\022\030\n\007attempt" +
+      "\030\016 \001(\005R\007attempt\022.\n\006result\030\017 \001(\0132\026.google" +
+      ".protobuf.ValueR\006result\0222\n\007failure\030\020 \001(\013" +
+      "2\030.taskyard.v1.TaskFailureR\007failure\0229\n\nc" +
+      "reated_at\030\021 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\tcreatedAt\0229\n\nstarted_at\030\022 \001(\0132\032.goo" +
+      "gle.protobuf.TimestampR\tstartedAt\022;\n\013fin" +
+      "ished_at\030\023 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\nfinishedAt\0229\n\nupdated_at\030\024 \001(\0132\032.goo" +
+      "gle.protobuf.TimestampR\tupdatedAt\022\033\n\twor" +
+      "ker_id\030\025 \001(\tR\010workerId\022)\n\020cancel_request" +
+      "ed\030\026 \001(\010R\017cancelRequested\0221\n\006run_at\030\027 \001(" +
+      "\0132\032.google.protobuf.TimestampR\005runAt\022\035\n\n" +
+      "depends_on\030\030 \003(\tR\tdependsOn\022\'\n\017idempoten" +
+      "cy_key\030\031 \001(\tR\016idempotencyKey\0221\n\007context\030" +
+      "\032 \001(\0132\027.google.protobuf.StructR\007context\022" +
+      "#\n\rcancel_reason\030\033 \001(\tR\014cancelReason\0228\n\013" +
+      "cancel_step\030\034 \001(\0162\027.taskyard.v1.CancelSt" +
+      "epR\ncancelStep\022)\n\020resume_requested\030\035 \001(\010" +
+      "R\017resumeRequested\0224\n\010failures\030\036 \003(\0132\030.ta" +
+      "skyard.v1.TaskFailureR\010failures\022\037\n\013sched" +
+      "ule_id\030\037 \001(\tR\nscheduleId\022\030\n\007rescues\030  \001(" +
+      "\005R\007rescues\022-\n\022uncharged_attempts\030! \001(\005R\021" +
+      "unchargedAttempts\022!\n\014late_reports\030\" \001(\005R" +
+      "\013lateReports\022!\n\014late_attempt\030# \001(\005R\013late" +
+      "Attempt\0228\n\007omitted\030$ \003(\0132\036.taskyard.v1.T" +
+      "ask.OmittedEntryR\007omitted\022\031\n\010trace_id\030% " +
+      "\001(\tR\007traceId\022-\n\006limits\030& \003(\0132\025.taskyard." +
+      "v1.LimitUseR\006limits\022!\n\014fairness_key\030\' \001(" +
+      "\tR\013fairnessKey\022K\n\022dead_letter_reason\030( \001" +
+      "(\0162\035.taskyard.v1.DeadLetterReasonR\020deadL" +
+      "etterReason\022\035\n\nredrive_id\030) \001(\tR\tredrive" +
+      "Id\0222\n\025redriven_from_attempt\030* \001(\005R\023redri" +
+      "venFromAttempt\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001" +
+      "(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\032:\n\014Omi" +
+      "ttedEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001" +
+      "(\tR\005value:\0028\001\"\277\001\n\007TaskLog\022\026\n\006offset\030\001 \001(" +
+      "\003R\006offset\022\022\n\004type\030\002 \001(\tR\004type\022\030\n\007message" +
+      "\030\003 \001(\tR\007message\0229\n\ncreated_at\030\004 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\tcreatedAt\022\030\n\007at" +
+      "tempt\030\005 \001(\005R\007attempt\022\031\n\010trace_id\030\006 \001(\tR\007" +
+      "traceId*\204\002\n\tTaskState\022\032\n\026TASK_STATE_UNSP" +
+      "ECIFIED\020\000\022\026\n\022TASK_STATE_PENDING\020\001\022\025\n\021TAS" +
+      "K_STATE_QUEUED\020\002\022\030\n\024TASK_STATE_SCHEDULED" +
+      "\020\003\022\027\n\023TASK_STATE_ASSIGNED\020\004\022\026\n\022TASK_STAT" +
+      "E_RUNNING\020\005\022\026\n\022TASK_STATE_SUCCESS\020\006\022\026\n\022T" +
+      "ASK_STATE_FAILURE\020\007\022\027\n\023TASK_STATE_RETRYI" +
+      "NG\020\010\022\030\n\024TASK_STATE_CANCELLED\020\t*u\n\010Priori" +
+      "ty\022\030\n\024PRIORITY_UNSPECIFIED\020\000\022\025\n\021PRIORITY" +
+      "_CRITICAL\020\001\022\021\n\rPRIORITY_HIGH\020\002\022\023\n\017PRIORI" +
+      "TY_NORMAL\020\003\022\020\n\014PRIORITY_LOW\020\004*\252\001\n\020DeadLe" +
+      "tterReason\022\"\n\036DEAD_LETTER_REASON_UNSPECI" +
+      "FIED\020\000\022(\n$DEAD_LETTER_REASON_RETRIES_EXH" +
+      "AUSTED\020\001\022\"\n\036DEAD_LETTER_REASON_QUARANTIN" +
+      "ED\020\002\022$\n DEAD_LETTER_REASON_NOT_RETRYABLE" +
+      "\020\003*\213\001\n\nCancelStep\022\033\n\027CANCEL_STEP_UNSPECI" +
+      "FIED\020\000\022\033\n\027CANCEL_STEP_NOT_STARTED\020\001\022\024\n\020C" +
+      "ANCEL_STEP_FLAG\020\002\022\027\n\023CANCEL_STEP_ASYNCIO" +
+      "\020\003\022\024\n\020CANCEL_STEP_KILL\020\004B\255\001\n\017dev.taskyar" +
+      "d.v1B\tTaskProtoP\001ZBgithub.com/taskyard/t" +
+      "askyard/clients/go/gen/taskyard/v1;tasky" +
+      "ardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342" +
+      "\002\027Taskyard\\V1\\GPBMetadata\352\002\014Taskyard::V1" +
+      "b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -205,7 +206,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_TaskFailure_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_TaskFailure_descriptor,
-        new java.lang.String[] { "Type", "Message", "Traceback", "Attempt", "FailedAt", "RetryAt", "GroupId", "RedriveId", "Throttled", "RetryAfter", });
+        new java.lang.String[] { "Type", "Message", "Traceback", "Attempt", "FailedAt", "RetryAt", "GroupId", "RedriveId", "Throttled", "RetryAfter", "Refunded", });
     internal_static_taskyard_v1_Task_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_taskyard_v1_Task_fieldAccessorTable = new
