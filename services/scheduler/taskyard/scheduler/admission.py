@@ -333,10 +333,11 @@ class Admission:
     def holds(self, task_id: str) -> bool:
         return task_id in self._holds or self.breakers.holds(task_id)
 
-    def outcome(self, task_id: str, token: str, *, failed: bool) -> list[Gate]:
-        """The attempt ended with a result: its breakers count it. Returns the
-        breakers whose state changed (call ``release`` after it)."""
-        return self.breakers.outcome(task_id, token, failed=failed)
+    def outcome(self, task_id: str, token: str, *, failed: bool, attempt: int = 0) -> list[Gate]:
+        """The attempt ended with a result: its breakers count it (and refund it,
+        an outage's failure). Returns the breakers whose state changed (call
+        ``release`` after it)."""
+        return self.breakers.outcome(task_id, token, failed=failed, attempt=attempt)
 
     def release(self, task_id: str, token: str) -> list[Gate]:
         """The attempt leased under ``token`` ended (or was never leased): its units

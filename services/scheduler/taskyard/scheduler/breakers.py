@@ -16,6 +16,15 @@ for all (global) or one per key (``per_key``: "payments-api"). It is
   it opened are ignored while it is open: they tell of the outage it already
   knows.
 
+**Refunds.** The failures that open a breaker (those in its window then) and
+every failure of its attempts while it is open or half-open (a failed probe
+included, and the attempts admitted before it opened) are the outage's, not
+their tasks': each becomes a ``Refund`` (``refunds``), which the leader sends to
+the store (flow.py, STORE_BREAKER_REFUNDS) to give the attempt's retry back; a
+task those charges failed is retried at the breaker's next probe. The store
+refunds an attempt once, whoever asks how often, and never a throttled one
+(it spent nothing).
+
 Only the leading scheduler keeps breakers, in memory: a new leader starts every
 one closed (what the old one saw is gone; the downstream's next failures open
 it again). All times are the injected clock's seconds.
@@ -74,6 +83,17 @@ class Change:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Refund:
+    """A failed attempt its breaker counted as the outage's: its retry goes back."""
+
+    task_id: str
+    attempt: int
+    # When its breaker admits the next probe (clock seconds): when a task these
+    # charges failed is due again.
+    probe_at: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Figures:
     """A breaker limit's figures for metrics: opens and closes this term, and its
     breakers that are not closed (key -> open or half_open)."""
@@ -86,8 +106,9 @@ class Figures:
 @dataclasses.dataclass(slots=True)
 class _Breaker:
     state: str = CLOSED
-    # Closed: the outcomes within the window, oldest first: (when, failed).
-    outcomes: collections.deque[tuple[float, bool]] = dataclasses.field(
+    # Closed: the outcomes within the window, oldest first: (when, failed, the
+    # attempt as (task id, attempt number), for its refund if it opens).
+    outcomes: collections.deque[tuple[float, bool, tuple[str, int]]] = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=rules.MAX_BREAKER_ATTEMPTS)
     )
     failures: int = 0
@@ -117,8 +138,13 @@ class Breakers:
         # Since the term began, by limit (metrics).
         self.opened: collections.Counter[str] = collections.Counter()
         self.closed: collections.Counter[str] = collections.Counter()
+        # Failed attempts to refund, not yet sent to the store (flow.py sends them),
+        # at most MAX_REFUNDS; the ones dropped past it stay charged (counted).
+        self.refunds: list[Refund] = []
+        self.refunds_dropped = 0
 
     MAX_CHANGES = 10_000
+    MAX_REFUNDS = 100_000
 
     # --- the limits ------------------------------------------------------------------
     def set_specs(self, specs: Mapping[str, limit_pb2.CircuitBreaker]) -> None:
@@ -176,14 +202,17 @@ class Breakers:
         return admitted
 
     # --- outcomes ------------------------------------------------------------------------
-    def outcome(self, task_id: str, token: str, *, failed: bool) -> list[Gate]:
+    def outcome(self, task_id: str, token: str, *, failed: bool, attempt: int = 0) -> list[Gate]:
         """The attempt ended with a result (``failed``: any failure, a throttling
-        answer included). Returns the breakers whose state changed."""
+        answer included). Returns the breakers whose state changed. ``attempt``:
+        its number, for a refund (0: unknown, never refunded)."""
         admitted = self._pop(task_id, token)
         if admitted is None:
             return []
         now = self._clock()
         changed: list[Gate] = []
+        # Refunded once, at the latest probe time of its breakers that are not closed.
+        refund_at: float | None = None
         for gate, probe in admitted.gates:
             spec = self.specs.get(gate[0])
             if spec is None:
@@ -194,18 +223,25 @@ class Breakers:
                     continue  # a success of a closed breaker with no history changes nothing
                 breaker = self._breakers[gate] = _Breaker()
             if breaker.state == CLOSED:
-                if self._count(breaker, spec, now, failed):
+                if self._count(breaker, spec, now, failed, (task_id, attempt)):
+                    # Its window's failures (this one among them) were the outage's.
+                    self._refund_window(breaker, until=now + spec.cool_down, skip=(task_id, attempt))
                     self._open(gate, breaker, spec, now)
                     changed.append(gate)
+                    refund_at = max(refund_at or 0.0, breaker.until) if failed else refund_at
                 continue
-            if not probe or (task_id, token) not in breaker.probes:
-                continue  # admitted before it opened: it tells of the outage it knows
-            breaker.probes.discard((task_id, token))
-            if failed:
-                breaker.since, breaker.until = now, now + spec.cool_down
-            else:
-                self._close(gate, breaker)
-            changed.append(gate)
+            if probe and (task_id, token) in breaker.probes:
+                breaker.probes.discard((task_id, token))
+                if failed:
+                    breaker.since, breaker.until = now, now + spec.cool_down
+                else:
+                    self._close(gate, breaker)
+                changed.append(gate)
+            # else admitted before it opened: it tells of the outage it knows (not counted).
+            if failed and breaker.state != CLOSED:
+                refund_at = max(refund_at or 0.0, breaker.until)
+        if refund_at is not None and attempt > 0:
+            self._refund(Refund(task_id=task_id, attempt=attempt, probe_at=refund_at))
         return changed
 
     def forget(self, task_id: str, token: str) -> list[Gate]:
@@ -241,18 +277,32 @@ class Breakers:
             freed += self.forget(*attempt)
         return freed
 
-    def _count(self, breaker: _Breaker, spec: Spec, now: float, failed: bool) -> bool:
+    def _count(
+        self, breaker: _Breaker, spec: Spec, now: float, failed: bool, attempt: tuple[str, int]
+    ) -> bool:
         """Count an outcome of a closed breaker; whether it must open."""
         outcomes = breaker.outcomes
         if len(outcomes) == outcomes.maxlen and outcomes[0][1]:
             breaker.failures -= 1  # the deque drops it
-        outcomes.append((now, failed))
+        outcomes.append((now, failed, attempt))
         breaker.failures += failed
         horizon = now - spec.window
         while outcomes and outcomes[0][0] <= horizon:
-            _at, was_failed = outcomes.popleft()
+            _at, was_failed, _attempt = outcomes.popleft()
             breaker.failures -= was_failed
         return failed and breaker.failures >= spec.threshold and len(outcomes) >= spec.min_attempts
+
+    def _refund_window(self, breaker: _Breaker, *, until: float, skip: tuple[str, int]) -> None:
+        """Refund the failures in a closed breaker's window (it opens on them), bar ``skip``."""
+        for _at, failed, (task_id, attempt) in breaker.outcomes:
+            if failed and attempt > 0 and (task_id, attempt) != skip:
+                self._refund(Refund(task_id=task_id, attempt=attempt, probe_at=until))
+
+    def _refund(self, refund: Refund) -> None:
+        if len(self.refunds) < self.MAX_REFUNDS:
+            self.refunds.append(refund)
+        else:
+            self.refunds_dropped += 1
 
     def _open(self, gate: Gate, breaker: _Breaker, spec: Spec, now: float) -> None:
         failures = breaker.failures

@@ -12,7 +12,9 @@
   to each submitted task of that name, keyed by the declared keyword argument.
 - FLOW_GATES answers what holds a queued task and how busy the limits are.
 - Circuit breakers (breakers.py) hear every attempt's outcome from the pools'
-  notices (``outcome``); their opens and closes go to the store's event log.
+  notices (``outcome``); their opens and closes go to the store's event log, and
+  the failed attempts they count as an outage's to the store as refunds
+  (STORE_BREAKER_REFUNDS, fenced by this term), so those spend no retry.
 """
 # Length: the term's flow-control loops, the dispatcher's hooks and the gates route share one state.
 
@@ -30,6 +32,7 @@ from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, flow_pb2, views_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core import limits as rules
 from taskyard.scheduler.admission import CATALOG, Admission, Gate
+from taskyard.scheduler.breakers import Refund
 from taskyard.scheduler.gates import Gates
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.v1 import limit_pb2, task_service_pb2
@@ -52,6 +55,14 @@ LOAD_WAIT = 2.0
 MAX_OPENED = 100_000
 # Breaker changes per request to the store.
 BREAKER_BATCH = 1000
+# Refunds per request to the store (its cap: result_store/writes/refunds.py MAX_REFUNDS).
+REFUND_BATCH = 1000
+# A refund the store could not make yet (its attempt's failure not written: the
+# pool's notice overtook its report; or the store out of reach) is asked again
+# after REFUND_RETRY, until REFUND_PATIENCE after it was decided: past it the
+# report was lost with its pool, and the lapsed lease's death is not the outage's.
+REFUND_RETRY = 0.25
+REFUND_PATIENCE = 60.0
 R = task_service_pb2
 
 
@@ -97,6 +108,11 @@ class Flow:
         self._opened: dict[str, Gate] = {}
         # Set when a breaker opened or closed: send_breaker_events logs it.
         self.breaker_news = asyncio.Event()
+        # Set when a breaker decided a refund: send_breaker_refunds sends it.
+        self.refund_news = asyncio.Event()
+        # Refunds to send again (the store said pending, or was out of reach), with
+        # when each was decided.
+        self._refunds_again: list[tuple[float, Refund]] = []
 
     # --- the dispatcher's hooks ----------------------------------------------------
     def admit(self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str]) -> list[int]:
@@ -148,11 +164,14 @@ class Flow:
         """An attempt ended, or its lease was refused or handed back."""
         self._open(self.admission.release(task_id, token))
 
-    def outcome(self, task_id: str, token: str, *, failed: bool) -> None:
+    def outcome(self, task_id: str, token: str, *, failed: bool, attempt: int = 0) -> None:
         """An attempt ended with a result (before its ``release``): the breakers it
         went through count it; one that closed sends its tasks back to their lanes,
-        one that opened again is looked at when its cool-down ends."""
-        changed = self.admission.outcome(task_id, token, failed=failed)
+        one that opened again is looked at when its cool-down ends. An outage's
+        failures (``attempt``: its number) are refunded."""
+        changed = self.admission.outcome(task_id, token, failed=failed, attempt=attempt)
+        if self.admission.breakers.refunds:
+            self.refund_news.set()
         if not changed:
             return
         self._breakers_changed(changed)
@@ -365,6 +384,63 @@ class Flow:
                 await self._store.call(contract.STORE_BREAKER_EVENTS, request)
             except errors.TaskyardError as exc:
                 log.warning("circuit breaker events not logged: %s", exc)
+
+    async def send_breaker_refunds(self) -> None:
+        """Send the breakers' refunds to the store as they come, and again those it
+        could not make yet."""
+        while True:
+            await self.refund_news.wait()
+            self.refund_news.clear()
+            if await self.flush_breaker_refunds():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.refund_news.wait(), REFUND_RETRY)
+                self.refund_news.set()
+
+    async def flush_breaker_refunds(self) -> bool:
+        """Send the refunds decided and those to send again, REFUND_BATCH a request,
+        fenced by this term; returns whether some are kept to send again. Exact
+        whatever is sent twice: the store refunds an attempt once. A refusal of the
+        term (a new leader) drops them: a deposed leader's breakers decide nothing."""
+        breakers, now = self.admission.breakers, self._clock()
+        todo = self._refunds_again + [(now, r) for r in breakers.refunds]
+        breakers.refunds, self._refunds_again = [], []
+        keep: list[tuple[float, Refund]] = []
+        while todo:
+            batch, todo = todo[:REFUND_BATCH], todo[REFUND_BATCH:]
+            wall = self._wall()
+            request = flow_pb2.BreakerRefundsRequest(term=self.term)
+            for _decided, r in batch:
+                request.refunds.add(
+                    task_id=r.task_id,
+                    attempt=r.attempt,
+                    next_probe_at_us=max(0, int((wall + r.probe_at - now) * 1e6)),
+                )
+            try:
+                reply = await self._store.call(contract.STORE_BREAKER_REFUNDS, request)
+            except errors.TaskyardError as exc:
+                if exc.code == errors.Code.FAILED_PRECONDITION:
+                    log.warning("circuit breaker refunds dropped: %s", exc)
+                    return False
+                # The store out of reach: patience counts from when it answers again.
+                log.warning("circuit breaker refunds not sent yet: %s", exc)
+                keep += [(self._clock(), r) for _d, r in batch]
+                continue
+            if reply.refunded or reply.revived:
+                log.info(
+                    "circuit breakers refunded %d failed attempts (%d tasks retried again)",
+                    reply.refunded,
+                    reply.revived,
+                )
+            pending = {(p.task_id, p.attempt) for p in reply.pending}
+            keep += [(d, r) for d, r in batch if (r.task_id, r.attempt) in pending]
+        self._refunds_again = [(d, r) for d, r in keep if self._clock() - d < REFUND_PATIENCE]
+        if len(self._refunds_again) < len(keep):
+            log.warning(
+                "circuit breakers: %d refunds given up (no failure written within %.0f s)",
+                len(keep) - len(self._refunds_again),
+                REFUND_PATIENCE,
+            )
+        return bool(self._refunds_again)
 
     # --- declared limits ---------------------------------------------------------------
     async def wait_loaded(self) -> None:

@@ -293,7 +293,7 @@ class Scheduler:
             outcome = self.flow.outcome
             for c in report.completed:
                 if not c.cancel_step:
-                    outcome(c.ref.task_id, c.ref.lease_token, failed=not c.success)
+                    outcome(c.ref.task_id, c.ref.lease_token, failed=not c.success, attempt=c.ref.attempt)
         for refs in (report.completed, report.released, report.died):
             for item in refs:
                 pool.inflight.pop(item.ref.task_id, None)
@@ -394,6 +394,7 @@ class Scheduler:
                 tasks.append(tg.create_task(self.dispatcher.run()))
                 tasks.append(tg.create_task(self.flow.run()))
                 tasks.append(tg.create_task(self.flow.send_breaker_events()))
+                tasks.append(tg.create_task(self.flow.send_breaker_refunds()))
                 loaded = await self._initial_load(stop)
                 log.info("scheduler ready (term %d, %d queued tasks loaded)", self.term, loaded)
                 polling = self.maintenance.run_polling(s.polling_interval, s.fallback_polling_interval)
