@@ -130,6 +130,7 @@ def test_failures_page_groups_dry_run_confirmed_redrive_and_its_controls(
     expect(browser.locator("#dry-run-matched")).to_have_text("3")
     expect(browser.locator("#notice")).to_contain_text("dry run: 3 dead letter(s) would be redriven")
     assert [get(t).state for t in declined] == [S.TASK_STATE_FAILURE] * 3
+    screenshot(browser, "failure-group", tmp_path)
     assert not list(failures.ListRedrives(failure_service_pb2.ListRedrivesRequest(), timeout=10).redrives)
 
     # The redrive, confirmed: its page follows it to DONE.
@@ -156,19 +157,21 @@ def test_failures_page_groups_dry_run_confirmed_redrive_and_its_controls(
     no_markup(browser)
     screenshot(browser, "redrive", tmp_path)
 
-    # The tasks ran again: their second attempt succeeded; the failure it came from names the redrive.
+    # The tasks ran again: their second attempt succeeded, linked to the redrive and the failure it came from.
     def succeeded(task_id: str) -> task_pb2.Task | None:
         task = get(task_id)
         return task if task.state == S.TASK_STATE_SUCCESS else None
 
     for task_id in declined:
         done = wait_until(lambda t=task_id: succeeded(t), 30, f"{task_id} to run again and succeed")
-        assert done.attempt == 2
+        assert (done.attempt, done.redrive_id, done.redriven_from_attempt) == (2, redrive_id, 1)
         assert [(f.attempt, f.redrive_id) for f in done.failures] == [(1, redrive_id)]
         assert done.dead_letter_reason == task_pb2.DEAD_LETTER_REASON_UNSPECIFIED
     browser.goto(f"{url}#/tasks/{first}")
-    link = browser.locator(f'#attempts a[href="#/redrives/{redrive_id}"]')
-    expect(link).to_have_text("redriven")
+    redriven = browser.locator('#task-facts [data-fact="redriven"]')
+    expect(redriven).to_contain_text("from attempt 1")
+    expect(redriven.locator("a")).to_have_attribute("href", f"#/redrives/{redrive_id}")
+    expect(browser.locator(f'#attempts a[href="#/redrives/{redrive_id}"]')).to_have_text("redriven")
 
     # A slow redrive of the other group: paused, resumed, then cancelled before its first task.
     slow = failures.Redrive(
