@@ -114,11 +114,13 @@ def refusal(call: Callable[[], Any]) -> TaskyardError:
 
 
 def check_links(channel: grpc.Channel, task_ids: list[str], redrive_id: str) -> None:
-    """Each task: its failed attempt 1 linked to this redrive and its group, attempt 2 succeeded."""
+    """Each task: redriven once by this redrive, from attempt 1 to attempt 2 (which succeeded),
+    its failed attempt 1 linked to the redrive and to its group."""
     tasks = task_service_pb2_grpc.TaskServiceStub(channel)
     for task_id in task_ids:
         task = tasks.GetTask(task_service_pb2.GetTaskRequest(id=task_id), timeout=15).task
         assert task.state == task_pb2.TASK_STATE_SUCCESS and task.attempt == 2, task
+        assert (task.redrive_id, task.redriven_from_attempt) == (redrive_id, 1), task
         assert task.dead_letter_reason == task_pb2.DEAD_LETTER_REASON_UNSPECIFIED
         (failure,) = [f for f in task.failures if f.attempt == 1]
         assert failure.redrive_id == redrive_id and failure.group_id, failure
@@ -280,11 +282,6 @@ def test_a_redrive_survives_a_killed_store_and_a_killed_leader(
     assert not twice, f"not run exactly once more: {twice[:10]}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store's result cache holds a redriven task's final record as its completion wrote it, "
-    "without Task.redrive_id and redriven_from_attempt (GetTask reads the cache first)",
-)
 def test_a_redriven_task_says_its_redrive(
     cluster_factory: Callable[..., Cluster], journal: Path, fixed: Path
 ) -> None:
