@@ -68,6 +68,8 @@ def row(**over: Any) -> dict[str, Any]:
         "late_reports": 0,
         "late_attempt": 0,
         "flow": None,
+        "redrive_id": "",
+        "redriven_from_attempt": 0,
     }
     base.update(over)
     return base
@@ -107,6 +109,8 @@ def every_field_set() -> dict[str, Any]:
         late_reports=2,
         late_attempt=1,
         flow=FLOW.SerializeToString(),
+        redrive_id=OTHER,
+        redriven_from_attempt=1,
     )
 
 
@@ -157,6 +161,8 @@ def test_record_from_row_sets_every_column() -> None:
         late_reports=2,
         late_attempt=1,
         flow=FLOW,
+        redrive_id=OTHER,
+        redriven_from_attempt=1,
     )
 
 

@@ -27,16 +27,12 @@ TASK_NAMES_DEFAULT_AGE_MS = 60_000
 
 
 def dead_letter_fields(rec: task_record_pb2.TaskRecord, row: Mapping[str, Any]) -> None:
-    """What a row of ``get_tasks`` says beyond ``{{record}}``: its dead-letter reason,
-    its final failure's group, and the redrive that re-queued it last."""
+    """What a row of ``get_tasks`` says beyond ``{{record}}``: its dead-letter reason
+    and its final failure's group (a FAILURE record is never cached: always read so)."""
     if reason := row["dead_letter_reason"]:
         rec.dead_letter_reason = reason
     if rec.HasField("failure") and (group := row["failure_group"]):
         rec.failure.group_id = group
-    if redrive_id := row["redrive_id"]:
-        rec.redrive_id = redrive_id
-    if attempt := row["redriven_from_attempt"]:
-        rec.redriven_from_attempt = attempt
 
 
 class Reads:
@@ -53,10 +49,7 @@ class Reads:
             if tid is None or tid in found:
                 continue
             rec = self.cache.get(tid)
-            # A record cached by the write path lacks the redrive that re-queued its
-            # task (dead_letter_fields): only a task past its first attempt can have
-            # one, and such a task is read from its row.
-            if rec is not None and rec.attempt == 1:
+            if rec is not None:
                 found[tid] = rec
             else:
                 misses.append(tid)

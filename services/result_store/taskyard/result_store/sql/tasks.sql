@@ -20,7 +20,8 @@ t.depends_on::text[] AS depends_on, t.idempotency_key, t.context::text AS contex
 coalesce(t.cancel_reason, '') AS cancel_reason, t.cancel_step, t.rescues,
 coalesce(t.schedule_id::text, '') AS schedule_id,
 ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us,
-t.uncharged_attempts, t.late_reports, t.late_attempt, t.flow
+t.uncharged_attempts, t.late_reports, t.late_attempt, t.flow,
+coalesce(t.redrive_id::text, '') AS redrive_id, t.redriven_from_attempt
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id, request_id or a live idempotency key,
@@ -152,9 +153,8 @@ expired_keys AS (
 )
 
 -- name: get_tasks
--- With what GetTask shows of a dead letter and of its last redrive (0018_dead_letters.sql).
-SELECT {{record}}, t.dead_letter_reason, coalesce(t.failure_group, '') AS failure_group,
-       coalesce(t.redrive_id::text, '') AS redrive_id, t.redriven_from_attempt
+-- With what GetTask shows of a dead letter (0018_dead_letters.sql).
+SELECT {{record}}, t.dead_letter_reason, coalesce(t.failure_group, '') AS failure_group
 FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: list_tasks
