@@ -21,12 +21,19 @@ TID = "0190f0c2-0000-7000-8000-000000000001"
 
 
 class FakeStore:
-    def __init__(self, facts: tasks_pb2.ExplainFactsReply | None = None) -> None:
+    def __init__(
+        self,
+        facts: tasks_pb2.ExplainFactsReply | None = None,
+        failures: tasks_pb2.GetFailuresReply | None = None,
+    ) -> None:
         self.facts = facts or tasks_pb2.ExplainFactsReply(found=True)
+        self.failures = failures or tasks_pb2.GetFailuresReply()
         self.kinds: list[int] = []
 
     async def call(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> Any:
         self.kinds.append(method.kind)
+        if method is contract.STORE_FAILURES:
+            return self.failures
         assert method is contract.STORE_EXPLAIN
         return self.facts
 
@@ -88,6 +95,36 @@ async def test_a_final_task_tells_its_uncounted_runs() -> None:
         "2 late outcomes refused, the last of attempt 2)"
     )
     assert out.task.uncharged_attempts == 1 and out.task.late_reports == 2 and out.task.late_attempt == 2
+
+
+async def test_failed_attempts_a_circuit_breaker_refunded_are_told() -> None:
+    rec = _rec(
+        TaskState.RETRYING,
+        uncharged_attempts=2,
+        run_at_us=to_us(CLOCK.now() + 5),
+        failure=task_pb2.TaskFailure(type="ConnectionError", message="refused", attempt=2),
+    )
+    rec.attempt = 3
+    failures = tasks_pb2.GetFailuresReply(
+        tasks=[
+            tasks_pb2.TaskFailures(
+                task_id=TID,
+                failures=[
+                    task_pb2.TaskFailure(type="ConnectionError", attempt=1, refunded=True),
+                    task_pb2.TaskFailure(type="ConnectionError", attempt=2, refunded=True),
+                ],
+            )
+        ]
+    )
+    store = FakeStore(failures=failures)
+    out = await _explain(rec, store)
+    assert out.reason == R.WAIT_REASON_RETRY_DELAY
+    assert out.message.endswith("; 2 failed attempts refunded by a circuit breaker (an outage's failures)")
+    assert store.kinds == [contract.STORE_FAILURES.kind]
+    # No uncharged attempt, no read of its failures.
+    store = FakeStore(failures=failures)
+    rec.uncharged_attempts = 0
+    assert "circuit breaker" not in (await _explain(rec, store)).message and store.kinds == []
 
 
 async def test_dependencies() -> None:

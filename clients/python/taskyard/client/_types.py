@@ -80,6 +80,8 @@ class TaskFailure:
     # Its failure group (client.failures), and the redrive that re-queued the task from it.
     group_id: str = ""
     redrive_id: str = ""
+    # A circuit breaker gave the retry it spent back: the failure was an outage's.
+    refunded: bool = False
 
     @classmethod
     def from_proto(cls, f: task_pb2.TaskFailure) -> TaskFailure:
@@ -92,6 +94,7 @@ class TaskFailure:
             retry_at=_time(f, "retry_at"),
             group_id=f.group_id,
             redrive_id=f.redrive_id,
+            refunded=f.refunded,
         )
 
 

@@ -21,7 +21,7 @@ from typing import TypeVar
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import flow_pb2, task_record_pb2, tasks_pb2
-from taskyard.core import codec, contract, rpc
+from taskyard.core import codec, contract, errors, rpc
 from taskyard.core.clock import Clock, SystemClock, from_us
 from taskyard.core.states import TaskState
 from taskyard.gateway import flow_gates
@@ -147,7 +147,21 @@ class Explainer:
             out.message += (
                 f"; its ETA ({_instant(rec.run_at_us)}) had passed at submission: it was queued at once"
             )
+        out.message += await self._refunds(rec)
         return out
+
+    async def _refunds(self, rec: task_record_pb2.TaskRecord) -> str:
+        """Its failed attempts a circuit breaker refunded (an outage's: TaskFailure.refunded),
+        read only for a task with uncharged attempts."""
+        if not rec.uncharged_attempts:
+            return ""
+        try:
+            refunded = sum(1 for f in await self.failures(rec.id) if f.refunded)
+        except errors.TaskyardError:
+            return ""  # the rest of the answer stands without it
+        if not refunded:
+            return ""
+        return f"; {_plural(refunded, 'failed attempt')} refunded by a circuit breaker (an outage's failures)"
 
     def _timed(
         self, rec: task_record_pb2.TaskRecord, state: TaskState, out: task_service_pb2.ExplainTaskResponse
