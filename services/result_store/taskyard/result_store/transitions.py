@@ -32,6 +32,7 @@ def sources(target: TaskState, within: Iterable[TaskState] | None = None) -> Sou
 SRC_ASSIGNED = sources(S.ASSIGNED)
 SRC_RUNNING = sources(S.RUNNING)
 SRC_SUCCESS = sources(S.SUCCESS)
+# FAILURE among them (a circuit breaker's refund): an attempt's outcome takes SRC_RETRYING_LEASED.
 SRC_RETRYING = sources(S.RETRYING)
 SRC_FAILURE = sources(S.FAILURE)
 # Releases and deaths only ever concern leased attempts.
