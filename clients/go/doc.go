@@ -17,7 +17,8 @@
 // Task arguments and results are JSON values: they are converted as
 // encoding/json would (numbers come back as float64; see [Task.DecodeResult]).
 //
-// [Client.Limits] manages the limits and fairness weights of flow control;
+// [Client.Limits] manages the limits (rate, concurrency and circuit breakers)
+// and fairness weights of flow control;
 // [Client.Failures] lists dead letters (tasks whose failure is final) by
 // failure group and redrives them at a bounded rate, with an audit.
 //

@@ -18,19 +18,21 @@ type LimitUse struct {
 	// a global limit ignores it.
 	Key string
 	// Units the task takes; zero: 1. At most the limit's burst (rate) or its
-	// MaxUnits (concurrency).
+	// MaxUnits (concurrency); a breaker takes none, whatever is given.
 	Units int64
 }
 
-// A Limit is a named rate or concurrency limit that the scheduler applies
-// when it admits a task that uses it (docs/flow-control.md).
+// A Limit is a named rate limit, concurrency limit or circuit breaker that
+// the scheduler applies when it admits a task that uses it
+// (docs/flow-control.md).
 type Limit struct {
 	// 1 to 128 characters: an ASCII letter or digit, then letters, digits,
 	// '.', '_', ':' or '-'.
 	Name string
-	// Exactly one of Rate and Concurrency.
+	// Exactly one of Rate, Concurrency and Breaker.
 	Rate        *RateLimit
 	Concurrency *ConcurrencyLimit
+	Breaker     *CircuitBreaker
 	// True: every key of a LimitUse has its own bucket ("at most 3 per
 	// customer"); false: one bucket for all.
 	PerKey      bool
@@ -61,9 +63,30 @@ type ConcurrencyLimit struct {
 	MaxUnits int64
 }
 
+// A CircuitBreaker opens when FailureThreshold attempts that use it failed
+// within Window (a throttling answer or any other failure), holds its tasks
+// for CoolDown, then admits HalfOpenProbes attempts at once: a probe's success
+// closes it, a probe's failure opens it again. With Limit.PerKey each key of
+// a LimitUse (a downstream, e.g. "payments-api") has a breaker of its own.
+type CircuitBreaker struct {
+	FailureThreshold int64 // 1 to 1,000,000
+	// How far back attempts count: 1 ms to 1 day, whole milliseconds; zero:
+	// unset, 60 s.
+	Window time.Duration
+	// Attempts ended within Window before it may open, at most 1,000,000;
+	// zero: FailureThreshold.
+	MinAttempts int64
+	// How long it stays open before a probe: 1 ms to 1 day, whole
+	// milliseconds; zero: unset, 30 s.
+	CoolDown time.Duration
+	// Attempts admitted at once while half-open, at most 1000; zero: 1.
+	HalfOpenProbes int64
+}
+
 // LimitUsage is what a limit holds back now, on the leading scheduler.
 type LimitUsage struct {
-	// Units held (concurrency) or admitted in the last period (rate), all keys.
+	// Units held (concurrency) or admitted in the last period (rate), all keys;
+	// for a breaker, its keys that are open or half-open now.
 	UnitsInUse int64
 	// Attempts admitted and held back since the scheduler's term began.
 	Admitted  int64
@@ -250,9 +273,15 @@ func (l Limit) proto() (*taskyardv1.Limit, error) {
 		TaskName:    l.TaskName,
 		KeyArgument: l.KeyArgument,
 	}
+	kinds := 0
+	for _, set := range []bool{l.Rate != nil, l.Concurrency != nil, l.Breaker != nil} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
-	case l.Rate != nil && l.Concurrency != nil:
-		return nil, errorf("limit", "set one of Rate and Concurrency, not both")
+	case kinds > 1:
+		return nil, errorf("limit", "set one of Rate, Concurrency and Breaker, not several")
 	case l.Rate != nil:
 		p.Kind = &taskyardv1.Limit_Rate{Rate: &taskyardv1.RateLimit{
 			Units:  l.Rate.Units,
@@ -261,8 +290,27 @@ func (l Limit) proto() (*taskyardv1.Limit, error) {
 		}}
 	case l.Concurrency != nil:
 		p.Kind = &taskyardv1.Limit_Concurrency{Concurrency: &taskyardv1.ConcurrencyLimit{MaxUnits: l.Concurrency.MaxUnits}}
+	case l.Breaker != nil:
+		p.Kind = &taskyardv1.Limit_Breaker{Breaker: l.Breaker.proto()}
 	}
 	return p, nil
+}
+
+// proto leaves a zero Window or CoolDown unset, so the gateway applies its
+// default; any other value is sent as given, for the gateway to check.
+func (b *CircuitBreaker) proto() *taskyardv1.CircuitBreaker {
+	p := &taskyardv1.CircuitBreaker{
+		FailureThreshold: b.FailureThreshold,
+		MinAttempts:      b.MinAttempts,
+		HalfOpenProbes:   b.HalfOpenProbes,
+	}
+	if b.Window != 0 {
+		p.Window = durationpb.New(b.Window)
+	}
+	if b.CoolDown != 0 {
+		p.CoolDown = durationpb.New(b.CoolDown)
+	}
+	return p
 }
 
 func limitFromProto(p *taskyardv1.Limit) *Limit {
@@ -283,6 +331,15 @@ func limitFromProto(p *taskyardv1.Limit) *Limit {
 	}
 	if c := p.GetConcurrency(); c != nil {
 		l.Concurrency = &ConcurrencyLimit{MaxUnits: c.GetMaxUnits()}
+	}
+	if b := p.GetBreaker(); b != nil {
+		l.Breaker = &CircuitBreaker{
+			FailureThreshold: b.GetFailureThreshold(),
+			Window:           duration(b.GetWindow()),
+			MinAttempts:      b.GetMinAttempts(),
+			CoolDown:         duration(b.GetCoolDown()),
+			HalfOpenProbes:   b.GetHalfOpenProbes(),
+		}
 	}
 	if u := p.GetUsage(); u != nil {
 		l.Usage = &LimitUsage{

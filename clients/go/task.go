@@ -80,6 +80,14 @@ type Failure struct {
 	// re-queued the task from it, if one did.
 	GroupID   string
 	RedriveID string
+	// The attempt ended with a throttling answer (RetryAfter, HTTP 429/503):
+	// it spent no retry. RetryAfter is the delay that answer asked for: the
+	// next attempt is not due before it.
+	Throttled  bool
+	RetryAfter time.Duration
+	// The attempt was charged to the task's retries and refunded later: its
+	// circuit breaker counted the failure as an outage's.
+	Refunded bool
 }
 
 func taskFromProto(p *taskyardv1.Task) *Task {
@@ -135,14 +143,17 @@ func failureFromProto(p *taskyardv1.TaskFailure) *Failure {
 		return nil
 	}
 	return &Failure{
-		Type:      p.GetType(),
-		Message:   p.GetMessage(),
-		Traceback: p.GetTraceback(),
-		Attempt:   int(p.GetAttempt()),
-		FailedAt:  timestamp(p.GetFailedAt()),
-		RetryAt:   timestamp(p.GetRetryAt()),
-		GroupID:   p.GetGroupId(),
-		RedriveID: p.GetRedriveId(),
+		Type:       p.GetType(),
+		Message:    p.GetMessage(),
+		Traceback:  p.GetTraceback(),
+		Attempt:    int(p.GetAttempt()),
+		FailedAt:   timestamp(p.GetFailedAt()),
+		RetryAt:    timestamp(p.GetRetryAt()),
+		GroupID:    p.GetGroupId(),
+		RedriveID:  p.GetRedriveId(),
+		Throttled:  p.GetThrottled(),
+		RetryAfter: duration(p.GetRetryAfter()),
+		Refunded:   p.GetRefunded(),
 	}
 }
 
