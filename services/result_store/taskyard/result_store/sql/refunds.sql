@@ -48,6 +48,8 @@ RETURNING t.id::text AS id, n.refunds, n.run_at_us,
 -- reason it read, in the same transaction.
 UPDATE tasks t
 SET state = 'RETRYING', attempt = t.attempt + 1, dead_letter_reason = 0,
+    -- Its next attempt comes from the refund, not from a redrive (as retry_failed).
+    redriven_from_attempt = 0,
     run_at = greatest(now(), ty_ts(v.run_at_us)), finished_at = NULL, updated_at = now()
 FROM unnest(:ids::uuid[], :run_at_us::bigint[]) AS v(id, run_at_us)
 WHERE t.id = v.id AND t.state = 'FAILURE' AND t.dead_letter_reason = 1
