@@ -123,6 +123,9 @@ export function toFailure(f: PbTaskFailure): TaskFailure {
     retryAt: date(f.retryAt),
     groupId: f.groupId,
     redriveId: f.redriveId,
+    throttled: f.throttled,
+    retryAfterMs: f.retryAfter ? durationMs(f.retryAfter) : undefined,
+    refunded: f.refunded,
   };
 }
 

@@ -19,6 +19,8 @@ export type {
 } from "./failures.js";
 export { Limits } from "./limits.js";
 export type {
+  CircuitBreaker,
+  CircuitBreakerInfo,
   ConcurrencyLimit,
   DeleteLimitOptions,
   KeyUsage,

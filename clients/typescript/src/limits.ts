@@ -4,11 +4,13 @@ import { durationMs, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { durationFromMs } from "./convert.js";
 import {
+  CircuitBreakerSchema,
   ConcurrencyLimitSchema,
   KeyWeightSchema,
   LimitSchema,
   LimitUseSchema,
   RateLimitSchema,
+  type CircuitBreaker as PbCircuitBreaker,
   type Limit as PbLimit,
   type LimitUse as PbLimitUse,
 } from "./gen/taskyard/v1/limit_pb.js";
@@ -21,7 +23,7 @@ export interface LimitUse {
   limit: string;
   /** The bucket of a per-key limit, e.g. "customer:42" (at most 256 bytes); a global limit ignores it. */
   key?: string;
-  /** Units the task takes; default 1. At most the limit's burst (rate) or maxUnits (concurrency). */
+  /** Units the task takes; default 1. At most the limit's burst (rate) or maxUnits (concurrency); a breaker takes none. */
   units?: number;
 }
 
@@ -38,12 +40,41 @@ export interface ConcurrencyLimit {
   maxUnits: number;
 }
 
-/** What `create` and `update` take: exactly one of `rate` and `concurrency`. */
+/**
+ * A circuit breaker: it opens when `failureThreshold` attempts that use it failed within `windowMs`
+ * (a throttling answer or any other failure), holds its tasks for `coolDownMs`, then admits
+ * `halfOpenProbes` attempts at once: a probe's success closes it, a failure opens it again. Per key
+ * (`perKey`) each downstream key, e.g. "payments-api", has a breaker of its own.
+ */
+export interface CircuitBreaker {
+  /** 1 to 1,000,000. */
+  failureThreshold: number;
+  /** How far back attempts count: 1 ms to 1 day, whole milliseconds; default (unset) 60 s. */
+  windowMs?: number;
+  /** Attempts ended within the window before it may open, at most 1,000,000; default 0: `failureThreshold`. */
+  minAttempts?: number;
+  /** How long it stays open before a probe: 1 ms to 1 day, whole milliseconds; default (unset) 30 s. */
+  coolDownMs?: number;
+  /** Attempts admitted at once while half-open, at most 1000; default 0: 1. */
+  halfOpenProbes?: number;
+}
+
+/** A breaker as the gateway stores it: `windowMs` and `coolDownMs` are undefined where unset (60 s, 30 s). */
+export interface CircuitBreakerInfo {
+  failureThreshold: number;
+  windowMs?: number;
+  minAttempts: number;
+  coolDownMs?: number;
+  halfOpenProbes: number;
+}
+
+/** What `create` and `update` take: exactly one of `rate`, `concurrency` and `breaker`. */
 export interface LimitDefinition {
   /** 1 to 128 characters: an ASCII letter or digit, then letters, digits, '.', '_', ':' or '-'. */
   name: string;
   rate?: RateLimit;
   concurrency?: ConcurrencyLimit;
+  breaker?: CircuitBreaker;
   /** True: each key has its own bucket ("at most 3 per customer"); default false: one bucket for all. */
   perKey?: boolean;
   description?: string;
@@ -61,7 +92,7 @@ export interface KeyUsage {
 
 /** What a limit holds back now, on the leading scheduler. */
 export interface LimitUsage {
-  /** Units held (concurrency) or admitted in the last period (rate), all keys. */
+  /** Units held (concurrency) or admitted in the last period (rate), all keys; a breaker's keys open or half-open. */
   unitsInUse: number;
   /** Attempts admitted and held back since the scheduler's term began. */
   admitted: number;
@@ -79,6 +110,7 @@ export interface LimitInfo {
   name: string;
   rate?: Required<RateLimit>;
   concurrency?: ConcurrencyLimit;
+  breaker?: CircuitBreakerInfo;
   perKey: boolean;
   description: string;
   taskName: string;
@@ -140,9 +172,31 @@ export function fromLimitUses(uses: readonly PbLimitUse[]): Required<LimitUse>[]
   return uses.map((u) => ({ limit: u.limit, key: u.key, units: Number(u.units) }));
 }
 
+function toBreaker(b: CircuitBreaker): PbCircuitBreaker {
+  // An unset duration takes the gateway's default; any number given is sent for it to check.
+  return create(CircuitBreakerSchema, {
+    failureThreshold: int64(b.failureThreshold, "limit.breaker.failureThreshold"),
+    window: b.windowMs === undefined ? undefined : durationFromMs(b.windowMs, "limit.breaker.windowMs"),
+    minAttempts: int64(b.minAttempts, "limit.breaker.minAttempts"),
+    coolDown: b.coolDownMs === undefined ? undefined : durationFromMs(b.coolDownMs, "limit.breaker.coolDownMs"),
+    halfOpenProbes: int64(b.halfOpenProbes, "limit.breaker.halfOpenProbes"),
+  });
+}
+
+function fromBreaker(b: PbCircuitBreaker): CircuitBreakerInfo {
+  return {
+    failureThreshold: Number(b.failureThreshold),
+    windowMs: b.window ? durationMs(b.window) : undefined,
+    minAttempts: Number(b.minAttempts),
+    coolDownMs: b.coolDown ? durationMs(b.coolDown) : undefined,
+    halfOpenProbes: Number(b.halfOpenProbes),
+  };
+}
+
 function toLimit(def: LimitDefinition): PbLimit {
-  if (def.rate !== undefined && def.concurrency !== undefined) {
-    throw new TypeError("limit: rate and concurrency are exclusive");
+  const kinds = [def.rate, def.concurrency, def.breaker].filter((k) => k !== undefined).length;
+  if (kinds > 1) {
+    throw new TypeError("limit: rate, concurrency and breaker are exclusive");
   }
   const limit = create(LimitSchema, {
     name: def.name,
@@ -161,6 +215,8 @@ function toLimit(def: LimitDefinition): PbLimit {
   } else if (def.concurrency !== undefined) {
     const maxUnits = int64(def.concurrency.maxUnits, "limit.concurrency.maxUnits");
     limit.kind = { case: "concurrency", value: create(ConcurrencyLimitSchema, { maxUnits }) };
+  } else if (def.breaker !== undefined) {
+    limit.kind = { case: "breaker", value: toBreaker(def.breaker) };
   }
   return limit;
 }
@@ -179,6 +235,7 @@ export function toLimitInfo(l: PbLimit | undefined): LimitInfo {
           }
         : undefined,
     concurrency: l.kind.case === "concurrency" ? { maxUnits: Number(l.kind.value.maxUnits) } : undefined,
+    breaker: l.kind.case === "breaker" ? fromBreaker(l.kind.value) : undefined,
     perKey: l.perKey,
     description: l.description,
     taskName: l.taskName,
@@ -201,7 +258,7 @@ export function toLimitInfo(l: PbLimit | undefined): LimitInfo {
 }
 
 /**
- * Named rate and concurrency limits, and fairness weights: `client.limits`. Changes take a
+ * Named rate limits, concurrency limits and circuit breakers, and fairness weights: `client.limits`. Changes take a
  * token with the `admin` scope, reads `read`. Errors are {@link TaskyardError}s, as for tasks.
  */
 export class Limits {

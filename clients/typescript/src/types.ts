@@ -86,6 +86,12 @@ export interface TaskFailure {
   groupId: string;
   /** The redrive that re-queued the task from this failure; "" when none did. */
   redriveId: string;
+  /** The attempt ended with a throttling answer (RetryAfter, HTTP 429/503): it spent no retry. */
+  throttled: boolean;
+  /** The delay that answer asked for: the next attempt is not due before it; undefined when none. */
+  retryAfterMs?: number;
+  /** Charged to the task's retries, then refunded: its circuit breaker counted it as an outage's. */
+  refunded: boolean;
 }
 
 /** A task as the gateway stores it. */
