@@ -7,8 +7,8 @@ import java.util.Optional;
 
 /**
  * A limit as the gateway stores it, with the leading scheduler's live view of it when {@link
- * Limits#get} or {@link Limits#list} got one. Exactly one of {@link #rate()} and {@link
- * #concurrency()} is present.
+ * Limits#get} or {@link Limits#list} got one. Exactly one of {@link #rate()}, {@link
+ * #concurrency()} and {@link #breaker()} is present.
  */
 public final class LimitInfo {
   private final Limit proto;
@@ -43,6 +43,11 @@ public final class LimitInfo {
     return proto.hasConcurrency()
         ? Optional.of(new ConcurrencyLimit(proto.getConcurrency().getMaxUnits()))
         : Optional.empty();
+  }
+
+  /** A circuit breaker's numbers, when it is one. */
+  public Optional<CircuitBreaker> breaker() {
+    return proto.hasBreaker() ? Optional.of(CircuitBreaker.fromProto(proto.getBreaker())) : Optional.empty();
   }
 
   /** True: each key has its own bucket; false: one bucket for all. */
