@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import pynng
 
 from support.waiting import wait_until_async
-from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2
 from taskyard.core import transport
 
 
@@ -24,6 +24,8 @@ class Subscriber:
         self.events: list[event_pb2.Event] = []
         # As published: one batch per commit.
         self.batches: list[list[event_pb2.Event]] = []
+        # Envelopes of the other kinds on the topic (e.g. KIND_GRAPH_RELEASED), as received.
+        self.others: list[envelope_pb2.Envelope] = []
 
     async def connected(self, within: float = 5.0) -> None:
         await wait_until_async(lambda: len(self.sock.pipes) > 0, within, "the SUB to connect")
@@ -34,16 +36,46 @@ class Subscriber:
             for e in self.events:
                 if pred(e):
                     return e
-            try:
-                raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
-            except (TimeoutError, pynng.Timeout):
-                continue
-            env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
-            assert env.kind == envelope_pb2.KIND_EVENTS
-            batch = list(transport.unpack(env, event_pb2.EventBatch).events)
-            self.batches.append(batch)
-            self.events.extend(batch)
+            await self._receive()
         raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")
+
+    def released(self) -> list[str]:
+        """The task ids of every KIND_GRAPH_RELEASED received (refs the lanes push), in order."""
+        return [
+            t.id
+            for env in self.others
+            if env.kind == envelope_pb2.KIND_GRAPH_RELEASED
+            for t in transport.unpack(env, graph_pb2.ReleasedTasks).tasks
+        ]
+
+    async def wait_for_released(self, task_ids: Collection[str], within: float = 5.0) -> None:
+        """Until every one of ``task_ids`` was in a KIND_GRAPH_RELEASED."""
+        wanted = set(task_ids)
+        await self.until(lambda: wanted <= set(self.released()), within, f"{len(wanted)} tasks released")
+
+    async def until(self, cond: Callable[[], bool], within: float = 5.0, what: str = "the condition") -> None:
+        """Receive until ``cond()`` (which reads ``events``, ``others``...) holds."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            if cond():
+                return
+            await self._receive()
+        raise AssertionError(
+            f"not seen: {what}; got {[e.type for e in self.events]}, {len(self.others)} others"
+        )
+
+    async def _receive(self) -> None:
+        try:
+            raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
+        except (TimeoutError, pynng.Timeout):
+            return
+        env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
+        if env.kind != envelope_pb2.KIND_EVENTS:
+            self.others.append(env)
+            return
+        batch = list(transport.unpack(env, event_pb2.EventBatch).events)
+        self.batches.append(batch)
+        self.events.extend(batch)
 
     def batch_of(self, pred: Callable[[event_pb2.Event], bool]) -> list[str]:
         """The types of the first batch with a matching event."""

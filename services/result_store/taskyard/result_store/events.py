@@ -108,10 +108,10 @@ class EventPublisher:
                         log.warning("event publish failed: %s", exc)
             self.published_batches += 1
             self.published_events += len(chunk)
-        self._publish_for_scheduler(wanted)
+        self.publish_for_scheduler(wanted)
         self._publish_cancels(cancels)
 
-    def _publish_for_scheduler(self, wanted: list[event_pb2.Event]) -> None:
+    def publish_for_scheduler(self, wanted: Sequence[event_pb2.Event]) -> None:
         """The few types the scheduler reads (``wanted``), under its own topic
         (latency: the common task.queued/assigned/final batches do not wake it)."""
         if self._scheduler is None:

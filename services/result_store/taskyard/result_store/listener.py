@@ -2,9 +2,10 @@
 
 Tasks inserted by anyone but the store (psql, another application) fire
 ``pg_notify(channel)`` from a statement trigger; each notification becomes a
-``tasks.available`` event (coalesced: at most one per ``debounce`` seconds).
-The listen connection is re-established with exponential backoff when it
-drops; after every (re)connect one ``tasks.available`` is published, since
+call of ``on_available`` (coalesced: at most one per ``debounce`` seconds; the
+store reads what is new, arrivals.py). The listen connection is re-established
+with exponential backoff when it drops; after every (re)connect
+``on_connected`` is called instead (by default ``on_available``), since
 notifications sent while we were away are lost. The scheduler's fallback
 polling covers any remaining gap.
 """
@@ -31,10 +32,12 @@ class NotifyListener:
         debounce: float = 0.005,
         health_interval: float = 5.0,
         max_backoff: float = 5.0,
+        on_connected: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.dsn = dsn
         self.channel = channel
         self.on_available = on_available
+        self.on_connected = on_connected or on_available
         self.debounce = debounce
         self.health_interval = health_interval
         self.max_backoff = max_backoff
@@ -42,6 +45,8 @@ class NotifyListener:
         self.notifications = 0
         self.reconnects = 0
         self._pending = asyncio.Event()
+        # A (re)connect not yet told to on_connected.
+        self._fresh = False
         self._conn: asyncpg.Connection | None = None
 
     def _on_notify(self, conn: Any, pid: int, channel: str, payload: str) -> None:
@@ -58,8 +63,9 @@ class NotifyListener:
             await self._pending.wait()
             await asyncio.sleep(self.debounce)
             self._pending.clear()
+            fresh, self._fresh = self._fresh, False
             try:
-                await self.on_available()
+                await (self.on_connected if fresh else self.on_available)()
             except Exception:
                 log.exception("publishing tasks.available failed")
 
@@ -86,7 +92,8 @@ class NotifyListener:
                 log.info("LISTEN %s: reconnected", self.channel)
             first = False
             self.connected.set()
-            self._pending.set()  # anything may have arrived while we were away
+            self._fresh = True  # anything may have arrived while we were away
+            self._pending.set()
             try:
                 while not lost.is_set():
                     try:

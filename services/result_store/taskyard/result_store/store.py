@@ -35,6 +35,7 @@ from taskyard.core.config import Settings
 
 from . import bus_requests, counters, event_log, leadership
 from .appliers import Stats
+from .arrivals import Arrivals
 from .cache import ResultCache
 from .committer import Committer
 from .events import EventPublisher
@@ -206,6 +207,8 @@ class ResultStore:
             tolerance=settings.bus_replay_window,
         )
         self.listener: NotifyListener | None = None
+        # Tasks inserted outside the store, read on its notifications (arrivals.py).
+        self.arrivals: Arrivals | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         # The size of tasks (pages) the writer's plans were last made for.
         self._planned_pages = 0
@@ -280,9 +283,14 @@ class ResultStore:
             asyncio.create_task(self.resolver.run_sweep(self._pending_page), name="store-graph-sweep")
         )
         if self.settings.use_notify if listen is None else listen:
+            self.arrivals = Arrivals(self.pool, self.publisher)
             self.listener = NotifyListener(
-                self.settings.database_url, self.settings.notify_channel, self.publisher.tasks_available
+                self.settings.database_url,
+                self.settings.notify_channel,
+                self.arrivals.notified,
+                on_connected=self.arrivals.connected,
             )
+            self._tasks.append(asyncio.create_task(self.arrivals.run(), name="store-arrivals"))
             self._tasks.append(asyncio.create_task(self.listener.run(), name="store-listener"))
         if sweep:
             self._tasks.append(asyncio.create_task(self.cache.run_sweeper(), name="store-cache-sweeper"))

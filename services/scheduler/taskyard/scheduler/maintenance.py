@@ -2,8 +2,9 @@
 
 - rescue: leases that lapsed by the database's clock;
 - promote: SCHEDULED/RETRYING rows whose time has come;
-- reload: QUEUED rows the lanes do not know (start-up, a NOTIFY from outside,
-  and a fallback poll in case a wake-up was lost);
+- reload: QUEUED rows the lanes do not know (start-up, a store's listener
+  (re)connecting, and a fallback poll in case a wake-up was lost; a NOTIFY from
+  outside brings only its own tasks, result_store/arrivals.py);
 - survey: ask every pool what it holds, renew those leases, correct slots.
 """
 
@@ -23,7 +24,7 @@ from taskyard.scheduler import pauses
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
 from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes, Ref
-from taskyard.scheduler.metrics import LEASES_RESCUED
+from taskyard.scheduler.metrics import LANES_RELOADS, LEASES_RESCUED
 from taskyard.scheduler.pools import PoolRegistry
 from taskyard.scheduler.reconciler import Reconciler
 
@@ -75,6 +76,7 @@ class Maintenance:
 
     async def reload(self) -> int:
         """Page through every QUEUED row and enqueue the ones the lanes lack."""
+        LANES_RELOADS.inc()
         # Paused queues first (a lost queue.resumed event must not park a queue's
         # tasks until restart), so a resumed queue's rows go straight to the lanes.
         if await pauses.load(self._store, self._lanes):

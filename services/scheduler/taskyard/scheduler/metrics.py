@@ -27,6 +27,14 @@ LEASES_RESCUED = Counter(
 # series that never appeared leaves its dashboard query empty, not 0.
 for _outcome in RESCUE_OUTCOMES:
     LEASES_RESCUED.labels(_outcome)
+# Full reads of the store's QUEUED rows into the lanes (maintenance.py): start-up, a
+# store's listener (re)connecting, a lost pool, the fallback poll. A task inserted
+# outside the store reaches the lanes without one (result_store/arrivals.py).
+LANES_RELOADS = Counter(
+    "lanes_reloads",
+    "Full reloads of the lanes from every QUEUED row in the store.",
+    namespace=metrics.NAMESPACE,
+)
 LEADER_TERM = Gauge(
     "scheduler_term",
     "The election term this scheduler leads; 0 while it stands by (docs/scaling.md).",

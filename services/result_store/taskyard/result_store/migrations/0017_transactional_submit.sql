@@ -468,3 +468,39 @@ BEGIN
   EXECUTE format('ALTER FUNCTION taskyard_submit_many(jsonb) SET search_path = %I', current_schema());
 END
 $pin$;
+
+-- A wake-up loads only what is new (result_store/arrivals.py). An application that
+-- enqueues in each of its transactions wakes the stores tens of times a second; the
+-- scheduler reading every QUEUED row each time would re-read a deep backlog
+-- continuously. So the task events of rows inserted by anyone but the store are
+-- marked external, and a store reads the final ones after its cursor, in log order,
+-- through this partial index (the store's own events, the bulk, are not in it).
+ALTER TABLE events ADD COLUMN external boolean;
+CREATE INDEX events_external ON events (xid, id) WHERE external;
+
+-- 0016's tasks_log_inserted, marking the events of an insert made outside the store
+-- (taskyard.origin is 'store' on the store's connections; NULL, not false, keeps the
+-- store's rows out of the index).
+CREATE OR REPLACE FUNCTION tasks_log_inserted() RETURNS trigger
+  LANGUAGE plpgsql AS $$
+DECLARE
+  external boolean := CASE WHEN coalesce(current_setting('taskyard.origin', true), '') <> 'store'
+                           THEN true END;
+BEGIN
+  INSERT INTO events (kind, type, task_id, task_name, queue, root_id, state, attempt, priority,
+                      worker_id, pool_id, external)
+  SELECT 1, ty_state_event(e.state), n.id, n.name, n.queue, coalesce(n.root_id, n.id),
+         ty_state_number(e.state), n.attempt, n.priority,
+         CASE WHEN e.state = 'ASSIGNED' THEN nullif(n.worker_id, '') END,
+         CASE WHEN e.state = 'ASSIGNED' THEN nullif(substring(n.worker_id FROM '^(.*)/w'), '') END,
+         external
+  FROM new_rows n
+  CROSS JOIN LATERAL (
+    VALUES (1, CASE WHEN n.state IN ('SCHEDULED', 'PENDING') THEN n.state ELSE 'QUEUED'::task_state END),
+           (2, CASE WHEN n.state = 'ASSIGNED' THEN n.state END)
+  ) AS e(step, state)
+  WHERE e.state IS NOT NULL
+  ORDER BY e.step;
+  RETURN NULL;
+END
+$$;
