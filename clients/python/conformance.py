@@ -4,12 +4,13 @@
     TASKYARD_CLOSED_TARGET=127.0.0.1:1 TASKYARD_LIMIT=... TASKYARD_ADMIN_TOKEN=... \
     python clients/python/conformance.py
 
-Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/23 passed``;
+Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/24 passed``;
 exits 0 only when every scenario passed.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import secrets
 import sys
@@ -24,6 +25,7 @@ from typing import Any
 import grpc
 
 from taskyard.client import (
+    Breaker,
     Client,
     DeadLetterReason,
     FailureFilter,
@@ -71,7 +73,7 @@ class Scenarios:
         # A per-key concurrency limit of 2 the harness made; its scenario fails without it.
         self.limit = env.get("TASKYARD_LIMIT", "")
         self.client = Client(self.target, token=self.token, tls=False)
-        # The redrive scenario's client (scope admin); it fails without the token.
+        # The redrive and breaker scenarios' client (scope admin); they fail without the token.
         admin_token = env.get("TASKYARD_ADMIN_TOKEN", "")
         self.admin = Client(self.target, token=admin_token, tls=False) if admin_token else None
         self.done_id = ""  # a task that succeeded, for error_already_final
@@ -360,6 +362,41 @@ class Scenarios:
                 f"{task_id} did not run again from the redrive: {again.state.name} attempt {again.attempt} "
                 f"redrive {again.redrive_id!r} from attempt {again.redriven_from_attempt}",
             )
+
+    def breaker_limit(self) -> None:
+        admin = self.admin
+        check(admin is not None, "TASKYARD_ADMIN_TOKEN is not set (see clients/conformance/README.md)")
+        assert admin is not None
+        # The four runners share one suite: each makes a breaker of its own.
+        name = f"conformance-breaker-{secrets.token_hex(4)}"
+        seconds = datetime.timedelta(seconds=1)
+        want = Breaker(failures=5, window=30 * seconds, min_attempts=8, cool_down=10 * seconds, probes=2)
+        admin.limits.create(name, breaker=want, per_key=True)
+        got = admin.limits.get(name)
+        check(got.breaker == want, f"the breaker read back {got.breaker}, want {want}")
+        check(got.per_key, "not per key")
+        check(got.rate is None and got.concurrency is None, f"a breaker with another kind: {got}")
+        # submit returns the task itself: submit_many says whether it was created.
+        task = self.client.submit_many([{"name": "echo", "args": ["x"], "limits": {name: "payments-api"}}])[0]
+        check(task.created, f"task {task.id} not created")
+        stored = self.client.get(task.id)
+        check(
+            any(u.limit == name and u.key == "payments-api" for u in stored.limits),
+            f"limits {stored.limits}, want them to hold {name} with key payments-api",
+        )
+        done = self.finished(task.id)
+        check(done.state == TaskState.SUCCESS, f"state {done.state.name}")
+        bad = {
+            "limit.breaker.failure_threshold": Breaker(failures=0),
+            "limit.breaker.half_open_probes": Breaker(failures=5, probes=1001),
+        }
+        for field, numbers in bad.items():
+            with refused(grpc.StatusCode.INVALID_ARGUMENT) as caught:
+                admin.limits.create(f"{name}-refused", breaker=numbers)
+            fields = {v.field for v in caught[0].violations}
+            check(field in fields, f"violations {caught[0].violations}, want one on {field}")
+            with refused(grpc.StatusCode.NOT_FOUND, "LIMIT_NOT_FOUND"):
+                admin.limits.get(f"{name}-refused")
 
 
 def _every(fetch: Callable[[str], Any]) -> Iterator[Any]:

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = (ROOT / "clients/conformance/scenarios.txt").read_text().split()
 TOKEN = "conformance-token-0123456789"
 READ_TOKEN = "reader-token-0123456789"
-# Makes the suite's limit before the runners run; the runners use it for redrives only.
+# Makes the suite's limit before the runners run; the runners use it for redrives and breakers only.
 ADMIN_TOKEN = "conformance-admin-0123456789"
 
 

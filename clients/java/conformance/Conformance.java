@@ -4,13 +4,17 @@
 
 import dev.taskyard.client.BatchEntry;
 import dev.taskyard.client.CancelResult;
+import dev.taskyard.client.CircuitBreaker;
 import dev.taskyard.client.DeadLetter;
 import dev.taskyard.client.DeadLetterReason;
 import dev.taskyard.client.FailureFilter;
 import dev.taskyard.client.FailureGroup;
 import dev.taskyard.client.Failures;
 import dev.taskyard.client.FieldViolation;
+import dev.taskyard.client.LimitInfo;
+import dev.taskyard.client.LimitSpec;
 import dev.taskyard.client.LimitUse;
+import dev.taskyard.client.Limits;
 import dev.taskyard.client.Priority;
 import dev.taskyard.client.Redrive;
 import dev.taskyard.client.RedriveItem;
@@ -80,6 +84,7 @@ public class Conformance {
     scenarios.put("unknown_limit_refused", Conformance::unknownLimitRefused);
     scenarios.put("run_task", Conformance::runTask);
     scenarios.put("redrive_dead_letters", Conformance::redriveDeadLetters);
+    scenarios.put("breaker_limit", Conformance::breakerLimit);
 
     int passed = 0;
     try (TaskyardClient client = client(TARGET, TOKEN)) {
@@ -442,6 +447,47 @@ public class Conformance {
         "no violation on task.limits[0].limit with reason UNKNOWN_LIMIT: " + e.violations());
     // Its request id is still unused: the refused task was not written.
     check(c.submit(spec.limits(List.of()).build()).created(), "the refused submit's task was created");
+  }
+
+  static void breakerLimit(TaskyardClient c) {
+    String adminToken = System.getenv("TASKYARD_ADMIN_TOKEN");
+    check(adminToken != null && !adminToken.isEmpty(), "TASKYARD_ADMIN_TOKEN is not set (clients/conformance/README.md)");
+    try (TaskyardClient admin = client(TARGET, adminToken)) {
+      Limits limits = admin.limits();
+      // The four runners share one suite: each makes a breaker of its own.
+      String name = "conformance-breaker-" + UUID.randomUUID().toString().substring(0, 8);
+      limits.create(LimitSpec.breaker(name, 5)
+          .window(Duration.ofSeconds(30))
+          .minAttempts(8)
+          .coolDown(Duration.ofSeconds(10))
+          .halfOpenProbes(2)
+          .perKey(true)
+          .build());
+      LimitInfo got = limits.get(name);
+      expectEqual(
+          java.util.Optional.of(new CircuitBreaker(5, Duration.ofSeconds(30), 8, Duration.ofSeconds(10), 2)),
+          got.breaker(),
+          "the breaker read back");
+      check(got.perKey(), "not per key");
+      check(got.rate().isEmpty() && got.concurrency().isEmpty(), "a breaker with another kind: " + got.proto());
+      LimitUse use = LimitUse.of(name, "payments-api");
+      Submission s = c.submit(TaskSpec.builder("echo").args("x").limit(use).build());
+      check(s.created(), "task " + s.task().id() + " not created");
+      TaskInfo t = c.get(s.task().id());
+      check(
+          t.limits().stream().anyMatch(u -> u.limit().equals(name) && u.key().equals("payments-api")),
+          "limits " + t.limits() + ", want them to hold " + name + " with key payments-api");
+      expectEqual(TaskState.SUCCESS, c.await(s.task().id(), WAIT).task().state(), "state");
+      Map<String, LimitSpec> bad = new LinkedHashMap<>();
+      bad.put("limit.breaker.failure_threshold", LimitSpec.breaker(name + "-refused", 0).build());
+      bad.put("limit.breaker.half_open_probes", LimitSpec.breaker(name + "-refused", 5).halfOpenProbes(1001).build());
+      for (Map.Entry<String, LimitSpec> b : bad.entrySet()) {
+        TaskyardException e = expectError(Status.Code.INVALID_ARGUMENT, () -> limits.create(b.getValue()));
+        check(hasViolation(e, b.getKey()), "no violation on " + b.getKey() + ": " + e.violations());
+        TaskyardException missing = expectError(Status.Code.NOT_FOUND, () -> limits.get(name + "-refused"));
+        expectEqual("LIMIT_NOT_FOUND", missing.reason(), "reason of the refused breaker's get");
+      }
+    }
   }
 
   // --- helpers ----------------------------------------------------------------------------

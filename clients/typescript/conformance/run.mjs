@@ -11,7 +11,7 @@ const env = (name) => {
 const target = env("TASKYARD_TARGET");
 const dial = (t, token) => new TaskyardClient(t, { tls: false, token, timeoutMs: 30_000 });
 const client = dial(target, env("TASKYARD_TOKEN"));
-// The redrive scenario's client (scope admin), made when that scenario runs.
+// The redrive and breaker scenarios' client (scope admin), made when one of them runs.
 let adminClient;
 const admin = () => (adminClient ??= dial(target, env("TASKYARD_ADMIN_TOKEN")));
 
@@ -347,6 +347,39 @@ const scenarios = {
         `${id} did not run again from the redrive: ${again.state} attempt ${again.attempt} ` +
           `redrive ${JSON.stringify(again.redriveId)} from attempt ${again.redrivenFromAttempt}`,
       );
+    }
+  },
+
+  async breaker_limit() {
+    const limits = admin().limits;
+    // The four runners share one suite: each makes a breaker of its own.
+    const name = `conformance-breaker-${randomUUID().slice(0, 8)}`;
+    const breaker = { failureThreshold: 5, windowMs: 30_000, minAttempts: 8, coolDownMs: 10_000, halfOpenProbes: 2 };
+    await limits.create({ name, breaker, perKey: true });
+    const got = await limits.get(name);
+    eq(JSON.stringify(got.breaker), JSON.stringify(breaker), "the breaker read back");
+    eq(got.perKey, true, "perKey");
+    check(got.rate === undefined && got.concurrency === undefined, `a breaker with another kind: ${JSON.stringify(got)}`);
+    const { task, created } = await client.submit("echo", ["x"], { limits: [{ limit: name, key: "payments-api" }] });
+    eq(created, true, "created");
+    const stored = await client.get(task.id);
+    check(
+      stored.limits.some((u) => u.limit === name && u.key === "payments-api"),
+      `limits ${JSON.stringify(stored.limits)}, want them to hold ${name} with key payments-api`,
+    );
+    eq((await finished(task.id)).state, "SUCCESS", "state");
+    const bad = [
+      ["limit.breaker.failure_threshold", { failureThreshold: 0 }],
+      ["limit.breaker.half_open_probes", { failureThreshold: 5, halfOpenProbes: 1001 }],
+    ];
+    for (const [field, numbers] of bad) {
+      const refusedName = `${name}-refused`;
+      const err = await refused(limits.create({ name: refusedName, breaker: numbers }), "INVALID_ARGUMENT");
+      check(
+        err.violations.some((v) => v.field === field),
+        `violations ${JSON.stringify(err.violations)}, want one on ${field}`,
+      );
+      await refused(limits.get(refusedName), "NOT_FOUND", "LIMIT_NOT_FOUND");
     }
   },
 };

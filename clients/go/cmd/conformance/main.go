@@ -23,7 +23,7 @@ type env struct {
 	// A per-key concurrency limit of 2 the harness created.
 	limit  string
 	client *taskyard.Client
-	// A client with the admin scope (redrives); nil without TASKYARD_ADMIN_TOKEN.
+	// A client with the admin scope (redrives, breakers); nil without TASKYARD_ADMIN_TOKEN.
 	admin *taskyard.Client
 }
 
@@ -57,6 +57,7 @@ var scenarios = []scenario{
 	{"unknown_limit_refused", unknownLimitRefused},
 	{"run_task", runTask},
 	{"redrive_dead_letters", redriveDeadLetters},
+	{"breaker_limit", breakerLimit},
 }
 
 func main() {
