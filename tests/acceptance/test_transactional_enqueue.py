@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support.observability import scrape
 from support.waiting import wait_until
 
 pytestmark = pytest.mark.acceptance
@@ -188,3 +189,73 @@ def test_the_documented_examples_run(cluster: Any) -> None:
         stored = cluster.query("SELECT item, task_id::text AS task_id FROM orders WHERE id = $1", order_id)
         assert stored == [{"item": "book", "task_id": task_id}], via
     assert cluster.query("SELECT count(*) AS n FROM orders WHERE item = 'never stored'") == [{"n": 0}]
+
+
+BACKLOG = 5_000
+BURST = 1_000
+BURST_CONNECTIONS = 8
+
+
+def _lanes_reloads(cluster: Any) -> float:
+    """The scheduler's full reloads of every QUEUED row so far (taskyard_lanes_reloads_total)."""
+    text = scrape(cluster.metrics_ports["scheduler"])
+    found = re.search(r"^taskyard_lanes_reloads_total (\S+)$", text, re.M)
+    assert found is not None, "taskyard_lanes_reloads_total not served"
+    return float(found.group(1))
+
+
+@pytest.mark.cluster(metrics=True, **SLOW_POLLS)
+def test_small_transactions_reach_the_lanes_without_reloading_the_backlog(
+    cluster: Any, journal: Path
+) -> None:
+    """A backlog waits in a paused queue; then 1,000 transactions of one call each, from
+    several connections at once: each task runs exactly once, and the scheduler never
+    reads the backlog again (each commit's NOTIFY brings its own task). A reconnect of
+    the store's listener still loads everything."""
+    _declared(cluster, "journal")
+    client = cluster.client()
+    client.queues.pause("parked")
+    cluster.query(
+        "SELECT taskyard_submit('journal', jsonb_build_array('parked' || i), '{}', "
+        """'{"queue": "parked"}') FROM generate_series(1, $1::int) AS i""",
+        BACKLOG,
+    )
+    reloads = _lanes_reloads(cluster)
+
+    submit = "SELECT taskyard_submit('journal', jsonb_build_array($1::text))"
+
+    async def one_connection(first: int, count: int) -> None:
+        conn = await asyncpg.connect(cluster.database_url)
+        try:
+            for i in range(first, first + count):
+                async with conn.transaction():
+                    await conn.execute("INSERT INTO app_orders (item) VALUES ($1)", f"b{i}")
+                    await conn.execute(submit, f"b{i}")
+        finally:
+            await conn.close()
+
+    async def burst() -> None:
+        per = BURST // BURST_CONNECTIONS
+        await asyncio.gather(*(one_connection(c * per, per) for c in range(BURST_CONNECTIONS)))
+
+    _app_table(cluster)
+    asyncio.run(burst())
+    wait_until(
+        lambda: cluster.count_tasks(states=["SUCCESS"]) == BURST + 1,
+        120,
+        lambda: f"{BURST} tasks done (states: {cluster.query(_STATES)})",
+    )
+    starts = Counter(
+        line.split()[1] for line in journal.read_text().splitlines() if line.startswith("start ")
+    )
+    assert starts == Counter({f"b{i}": 1 for i in range(BURST)})
+    assert _lanes_reloads(cluster) == reloads
+    assert cluster.query("SELECT count(*) AS n FROM tasks WHERE queue = 'parked' AND state = 'QUEUED'") == [
+        {"n": BACKLOG}
+    ]
+
+    # The store's listener loses its connection: what it missed meanwhile is found by a reload.
+    cluster.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'taskyard-listen'"
+    )
+    wait_until(lambda: _lanes_reloads(cluster) > reloads, 30, "a full reload after the reconnect")
