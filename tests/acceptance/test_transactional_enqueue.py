@@ -9,10 +9,11 @@ import asyncio
 import json
 import os
 import re
-import shutil
+import shlex
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -161,19 +162,36 @@ def _run(argv: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+DOC = ROOT / "docs" / "transactional-enqueue.md"
+DOC_DSN = "postgresql://..."
+
+
+def _documented(example: str) -> Callable[[str], list[str]]:
+    """The shell command docs/transactional-enqueue.md gives for examples/transactional/<example>,
+    as written (from the repository's root, its dependencies installed by the command itself
+    when it says so), the database URL put in for its placeholder."""
+    found = re.findall(
+        rf"`(cd examples/transactional/{example} && [^`]*{re.escape(DOC_DSN)})`", DOC.read_text()
+    )
+    assert len(found) == 1, f"{example}: {found}"
+    command = str(found[0])
+    return lambda dsn: ["bash", "-c", command.replace(DOC_DSN, shlex.quote(dsn))]
+
+
 _EXAMPLES = [
     ("asyncpg", lambda dsn: [sys.executable, str(EXAMPLES / "asyncpg_submit.py"), dsn], ROOT),
     ("psycopg", lambda dsn: [sys.executable, str(EXAMPLES / "psycopg_submit.py"), dsn], ROOT),
     ("sqlalchemy", lambda dsn: [sys.executable, str(EXAMPLES / "sqlalchemy_submit.py"), dsn], ROOT),
-    ("pgx", lambda dsn: [shutil.which("go") or "go", "run", ".", dsn], EXAMPLES / "go"),
-    ("pg", lambda dsn: [shutil.which("node") or "node", "submit.mjs", dsn], EXAMPLES / "node"),
+    ("pgx", _documented("go"), ROOT),
+    ("pg", _documented("node"), ROOT),
 ]
 
 
 @pytest.mark.cluster(**SLOW_POLLS)
 def test_the_documented_examples_run(cluster: Any) -> None:
-    """Each example of docs/transactional-enqueue.md as a user runs it: its order and
-    its task committed together, the task run, a bad call refused and rolled back."""
+    """Each example of docs/transactional-enqueue.md as a user runs it (the Go and Node
+    ones by the doc's own command lines, `npm ci` included): its order and its task
+    committed together, the task run, a bad call refused and rolled back."""
     _declared(cluster, "add")
     client = cluster.client()
     for via, argv, cwd in _EXAMPLES:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,27 @@ _BAD: list[tuple[tuple[Any, ...], tuple[str, str]]] = [
         ("INVALID_ARGUMENT", "options.countdown"),
     ),
     (("add", "[]", "{}", '{"eta": "tomorrow-ish"}'), ("INVALID_ARGUMENT", "options.eta")),
+    # PostgreSQL's own words for a time, a time without its zone, a date that does not exist
+    # (all in the past, which is taken: nothing is refused for being too far ahead).
+    *[
+        (("add", "[]", "{}", json.dumps({"eta": eta})), ("INVALID_ARGUMENT", "options.eta"))
+        for eta in (
+            "infinity",
+            "-infinity",
+            "now",
+            "epoch",
+            "tomorrow",
+            "today",
+            "2020-01-01 09:00",
+            "2020-01-01T09:00:00",
+            "2020-01-01",
+            "2020-02-30T09:00:00Z",
+            "2020-01-01T24:00:00Z",
+            "2020-01-01T09:00:00+24:00",
+            "0000-01-01T00:00:00Z",
+            "Jan 1 2020 09:00:00 UTC",
+        )
+    ],
     (("add", "[]", "{}", '{"eta": "2999-01-01T00:00:00Z"}'), ("INVALID_ARGUMENT", "options.eta")),
     (("add", "[]", "{}", '{"labels": {"team": 1}}'), ("INVALID_ARGUMENT", 'options.labels["team"]')),
     (
@@ -235,6 +257,48 @@ async def test_a_countdown_schedules_the_task(database_url: str) -> None:
     assert (row["state"], row["ahead"], event) == ("SCHEDULED", 3600, "task.scheduled")
 
 
+async def test_an_eta_is_the_time_its_offset_says_whatever_the_sessions_time_zone(database_url: str) -> None:
+    conn = await _connect(database_url)
+    try:
+        await conn.execute("SET TimeZone = 'Pacific/Kiritimati'")  # UTC+14: any zone read from it shows
+        etas = [
+            "2020-01-01T09:00:00Z",
+            "2020-01-01t09:00:00.000z",
+            "2020-01-01T10:30:00+01:30",
+            "2020-01-01 04:00:00-05:00",
+        ]
+        got = [
+            await conn.fetchval(
+                "SELECT taskyard_submit('add', '[]', '{}', $1::jsonb)", json.dumps({"eta": eta})
+            )
+            for eta in etas
+        ]
+        many = await conn.fetchval(
+            "SELECT taskyard_submit_many($1::jsonb)",
+            json.dumps([{"name": "add", "options": {"eta": "2020-01-01T09:00:00Z"}}]),
+        )
+        rows = await conn.fetch(
+            "SELECT state::text, run_at = '2020-01-01 09:00:00+00' AS due "
+            "FROM tasks WHERE id = ANY($1::uuid[])",
+            [*got, *many],
+        )
+        with pytest.raises(asyncpg.PostgresError) as info:
+            await conn.fetchval(
+                "SELECT taskyard_submit_many($1::jsonb)",
+                json.dumps([{"name": "add"}, {"name": "add", "options": {"eta": "now"}}]),
+            )
+    finally:
+        await conn.close()
+    assert [tuple(r) for r in rows] == [("QUEUED", True)] * 5
+    refused = info.value
+    assert (refused.sqlstate, refused.detail, refused.hint) == (
+        "22023",
+        "INVALID_ARGUMENT",
+        "tasks[1].options.eta",
+    )
+    assert str(refused).startswith("INVALID_ARGUMENT: tasks[1].options.eta: must be an RFC 3339 timestamp")
+
+
 async def test_a_request_is_accepted_once(database_url: str) -> None:
     conn = await _connect(database_url)
     try:
@@ -307,35 +371,173 @@ async def test_one_transaction_of_many_calls_notifies_once(database_url: str) ->
         await app.close()
 
 
-async def test_a_role_with_the_documented_grants_can_submit(database_url: str) -> None:
-    """docs/transactional-enqueue.md, "Permissions": exactly these grants suffice."""
-    conn = await _connect(database_url)
-    role = f"app_{abs(hash(database_url)) % 10**8}"
-    try:
-        await conn.execute(f"CREATE ROLE {role}")
-        await conn.execute(
-            f"""GRANT EXECUTE ON FUNCTION taskyard_submit(text, jsonb, jsonb, jsonb) TO {role};
-                GRANT EXECUTE ON FUNCTION taskyard_submit_many(jsonb) TO {role};
-                GRANT INSERT, SELECT, UPDATE ON tasks TO {role};
-                GRANT SELECT ON task_names, taskyard_config TO {role};
-                GRANT INSERT ON events TO {role};
-                GRANT USAGE ON SEQUENCE events_id_seq TO {role}"""
-        )
+def _documented_grant() -> str:
+    """docs/transactional-enqueue.md, "Permissions": its one GRANT, as written."""
+    blocks = re.findall(r"^```sql\n(GRANT .*?)^```$", DOC.read_text(), re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 1
+    return str(blocks[0])
+
+
+async def _refused_in_savepoint(conn: asyncpg.Connection, sql: str) -> asyncpg.PostgresError:
+    with pytest.raises(asyncpg.PostgresError) as info:
         async with conn.transaction():
-            await conn.execute(f"SET LOCAL ROLE {role}")
-            await conn.fetchval(
-                "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
+            await conn.execute(sql)
+    return info.value
+
+
+async def test_an_application_role_with_the_documented_grant_submits_and_writes_nothing_else(
+    database_url: str,
+) -> None:
+    """The documented GRANT alone lets app_role submit (reusing an expired idempotency
+    key too), and nothing more: no write to tasks or events but through the checks, no
+    helper called directly, and a temporary table named like a store's table is not
+    read. All in one transaction rolled back, so app_role is never committed."""
+    conn = await _connect(database_url)
+    tx = conn.transaction()
+    await tx.start()
+    try:
+        await conn.execute("CREATE ROLE app_role")
+        await conn.execute(_documented_grant())
+        expired = await conn.fetchval(
+            "SELECT taskyard_submit('add', '[0]', '{}', '{\"idempotency_key\": \"k\"}')"
+        )
+        await conn.execute(
+            "UPDATE tasks SET idempotency_expires_at = now() - interval '1 second' WHERE id = $1", expired
+        )
+        await conn.execute("SET LOCAL ROLE app_role")
+
+        one = await conn.fetchval(
+            "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
+        )
+        many = await conn.fetchval("""SELECT taskyard_submit_many('[{"name": "add"}, {"name": "add"}]')""")
+
+        # Before any temporary table: an unqualified name would be found in pg_temp first.
+        denied = {
+            sql: (await _refused_in_savepoint(conn, sql)).sqlstate
+            for sql in (
+                "INSERT INTO tasks (id, name) VALUES (gen_random_uuid(), 'undeclared')",
+                "UPDATE tasks SET priority = 1",
+                "DELETE FROM tasks",
+                "SELECT count(*) FROM tasks",
+                "INSERT INTO events (kind, type) VALUES (1, 'task.succeeded')",
+                "INSERT INTO task_names (name) VALUES ('undeclared')",
+                "UPDATE taskyard_config SET value = '1'",
+                "SELECT ty_submit_rows('{}')",
+                "SELECT ty_submission_of('undeclared', '[]', '{}', '{}', now(), '', 1)",
+                "SELECT ty_uuid7()",
             )
-            await conn.fetchval('SELECT taskyard_submit_many(\'[{"name": "add"}]\')')
-            again = await conn.fetchval(
-                "SELECT taskyard_submit('add', '[1, 2]', '{}', '{\"idempotency_key\": \"k\"}')"
-            )
-        assert await conn.fetchval("SELECT count(*) FROM tasks") == 2
-        assert again is not None
+        }
+        await conn.execute("CREATE TEMP TABLE task_names (name text)")
+        await conn.execute("INSERT INTO pg_temp.task_names VALUES ('undeclared')")
+        shadowed = await _refused_in_savepoint(conn, "SELECT taskyard_submit('undeclared')")
+        await conn.execute("CREATE TEMP TABLE taskyard_config (key text, value text)")
+        await conn.execute("INSERT INTO pg_temp.taskyard_config VALUES ('max_payload_bytes', '1')")
+        await conn.fetchval("SELECT taskyard_submit('add', '[1, 2, 3]')")
+
+        await conn.execute("RESET ROLE")
+        events = await conn.fetch(
+            "SELECT task_id, external FROM events WHERE task_id <> $1 ORDER BY id", expired
+        )
+        names = await conn.fetchval("SELECT count(*) FROM tasks WHERE name = 'undeclared'")
     finally:
-        await conn.execute(f"DROP OWNED BY {role}")
-        await conn.execute(f"DROP ROLE {role}")
+        await tx.rollback()
         await conn.close()
+    assert one != expired and len(many) == 2
+    assert (shadowed.sqlstate, shadowed.detail) == ("22023", "UNKNOWN_TASK_NAME"), str(shadowed)
+    assert set(denied.values()) == {"42501"}, denied  # insufficient_privilege, each of them
+    assert len(events) == 4 and all(e["external"] for e in events)
+    assert names == 0
+
+
+async def test_a_store_role_that_is_not_a_superuser_migrates_and_owns_the_calls(database_url: str) -> None:
+    """A deployment's store is an ordinary role owning its database: every migration
+    applies as it, the two calls run as it, and app_role with the documented grant
+    submits through them."""
+    from taskyard.result_store.migrate import migrate
+
+    suffix = uuid.uuid4().hex[:12]
+    owner, database = f"store_{suffix}", f"s_{suffix}"
+    admin = await asyncpg.connect(database_url)
+    try:
+        await admin.execute(f"CREATE ROLE {owner} LOGIN")
+        await admin.execute(f'CREATE DATABASE "{database}" OWNER {owner}')
+        store = await asyncpg.connect(database_url, database=database, user=owner)
+        try:
+            await migrate(store)
+            await store.execute("INSERT INTO task_names (name) VALUES ('add')")
+            owners = await store.fetch(
+                "SELECT DISTINCT proowner::regrole::text AS owner, prosecdef FROM pg_proc "
+                "WHERE proname LIKE 'taskyard\\_submit%'"
+            )
+            superuser = await store.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        finally:
+            await store.close()
+        operator = await asyncpg.connect(database_url, database=database)
+        tx = operator.transaction()
+        await tx.start()
+        try:
+            await operator.execute("CREATE ROLE app_role")
+            await operator.execute(_documented_grant())
+            await operator.execute("SET LOCAL ROLE app_role")
+            submitted = await operator.fetchval(
+                "SELECT taskyard_submit('add', '[1]', '{}', '{\"eta\": \"2020-01-01T09:00:00+01:00\"}')"
+            )
+            denied = await _refused_in_savepoint(
+                operator, "INSERT INTO tasks (id, name) VALUES (gen_random_uuid(), 'x')"
+            )
+            await operator.execute("RESET ROLE")
+            event = await operator.fetchrow("SELECT type, external FROM events WHERE task_id = $1", submitted)
+        finally:
+            await tx.rollback()
+            await operator.close()
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        await admin.execute(f"DROP ROLE IF EXISTS {owner}")
+        await admin.close()
+    assert superuser is False
+    assert [tuple(r) for r in owners] == [(owner, True)]
+    assert denied.sqlstate == "42501"
+    assert (event["type"], event["external"]) == ("task.queued", True)
+
+
+async def test_no_one_else_may_call_the_functions_and_each_finds_the_stores_tables_first(
+    database_url: str,
+) -> None:
+    """Every function taskyard_submit and taskyard_submit_many reach (by name, through
+    ty_* calls) is pinned to the store's schema then pg_temp and not executable by
+    PUBLIC; the two public ones run as their owner. A helper added later without its
+    line in the migrations fails here."""
+    conn = await _connect(database_url)
+    try:
+        rows = {
+            r["proname"]: r
+            for r in await conn.fetch(
+                "SELECT proname, prosrc, prosecdef, proconfig, "
+                "has_function_privilege('public', oid, 'EXECUTE') AS public_may "
+                "FROM pg_proc WHERE pronamespace = current_schema()::regnamespace "
+                "AND (proname LIKE 'ty\\_%' OR proname LIKE 'taskyard\\_submit%')"
+            )
+        }
+        schema = await conn.fetchval("SELECT current_schema()")
+    finally:
+        await conn.close()
+    reached, todo = set(), ["taskyard_submit", "taskyard_submit_many"]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(c for c in re.findall(r"\b(ty_\w+)\s*\(", rows[name]["prosrc"]) if c in rows)
+    assert {
+        "ty_submission_of",
+        "ty_submit_text",
+        "ty_submit_eta",
+        "ty_submit_rows",
+        "ty_uuid7",
+    } <= reached
+    for name in sorted(reached):
+        assert f"search_path={schema}, pg_temp" in (rows[name]["proconfig"] or []), name
+        assert not rows[name]["public_may"], name
+        assert rows[name]["prosecdef"] == name.startswith("taskyard_submit"), name
 
 
 async def test_many_calls_in_one_are_written_in_order(database_url: str) -> None:
@@ -398,10 +600,13 @@ async def test_a_bad_batch_is_refused_whole(database_url: str, batch: Any, refus
 
 
 async def test_the_docs_sql_runs_as_written(database_url: str) -> None:
-    """docs/transactional-enqueue.md's SQL blocks (bar the signatures), in a fresh database."""
+    """docs/transactional-enqueue.md's SQL blocks (bar the signatures, and the GRANT the role
+    test runs), in a fresh database."""
     doc = DOC.read_text()
     blocks = [
-        b for b in re.findall(r"^```sql\n(.*?)^```$", doc, re.MULTILINE | re.DOTALL) if "RETURNS" not in b
+        b
+        for b in re.findall(r"^```sql\n(.*?)^```$", doc, re.MULTILINE | re.DOTALL)
+        if "RETURNS" not in b and not b.startswith("GRANT ")
     ]
     assert len(blocks) == 2
     conn = await _connect(database_url)

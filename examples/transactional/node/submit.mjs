@@ -1,6 +1,6 @@
 // Enqueue a task in the same transaction as your own write, with node-postgres (pg).
 //
-//   npm install && node submit.mjs postgresql://user@host:5432/taskyard
+//   npm ci && node submit.mjs postgresql://user@host:5432/taskyard
 //
 // The order row and its task commit together or not at all
 // (docs/transactional-enqueue.md).
