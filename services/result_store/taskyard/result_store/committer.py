@@ -25,6 +25,12 @@ drain that lost to a concurrent transaction (a deadlock, a serialization
 failure, a lock not available: several stores share the database) was rolled
 back whole and runs again as it is, after a short jittered pause; if it still
 loses, its requests fail UNAVAILABLE, which callers retry.
+
+A drain with a keyed insert (a request_id or an idempotency key, which another
+transaction may hold uncommitted: an application's ``taskyard_submit``) waits
+for a lock ``key_waits.LOCK_TIMEOUT_MS`` at most; then it runs again without
+its keyed inserts, which are retried on their own, off the writer loop, until
+that transaction ends or ``key_waits.BOUND`` passes (key_waits.py).
 """
 # Length: _commit is one drain of the group-commit loop; its failure handling reads in the order it happens.
 
@@ -46,7 +52,7 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import event_pb2, task_record_pb2
 from taskyard.core import contract, errors, hops, seal, tracing
 
-from . import bus_requests, event_log, write_errors
+from . import bus_requests, event_log, key_waits, write_errors
 from . import metrics as store_metrics
 from . import spans as store_spans
 from .appliers import Alone, Applier, Db, Finals, Method, Outcome, R, Stats
@@ -66,6 +72,8 @@ class _Pending:
     # The envelope's message id of a request carried out once per database
     # (bus_requests.py); empty for the others.
     request_id: str = ""
+    # May wait on another transaction's unique key (key_waits.py).
+    keyed: bool = False
 
 
 # Each applied group of a drain, with its outcome.
@@ -116,24 +124,33 @@ class Committer:
         # on (``replan``); backend pid -> the generation its plans belong to.
         self._plans = 0
         self._planned: dict[int, int] = {}
+        # Keyed inserts set aside while another transaction holds their key.
+        self.key_waits: key_waits.KeyWaits[_Pending] = key_waits.KeyWaits(self._retry_keyed)
 
     def replan(self) -> None:
         """Have every writer connection plan its statements again before its next drain."""
         self._plans += 1
 
     async def submit(
-        self, method: contract.Method[Any, R], request: Any, rows: int = 1, request_id: str = ""
+        self,
+        method: contract.Method[Any, R],
+        request: Any,
+        rows: int = 1,
+        request_id: str = "",
+        *,
+        keyed: bool = False,
     ) -> R:
         """Queue one write of ``method``'s kind; returns its reply after COMMIT. With
         ``request_id`` (a bus request's message id) the write is carried out once per
         database: a request whose id is on record already raises ``seal.Replayed``
-        (bus_requests.py)."""
+        (bus_requests.py). ``keyed``: it writes a unique key another transaction may
+        hold (key_waits.py)."""
         kind = method.kind
         if kind not in self._appliers:
             raise errors.internal(f"no applier for {method}")
         fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._seq += 1
-        self._queues[kind].append(_Pending(self._seq, kind, request, max(1, rows), fut, request_id))
+        self._queues[kind].append(_Pending(self._seq, kind, request, max(1, rows), fut, request_id, keyed))
         self._waiting += 1
         self.stats.requests += 1
         self._wake.set()
@@ -147,6 +164,7 @@ class Committer:
 
     async def run(self) -> None:
         """The writer loop; runs until cancelled."""
+        side = asyncio.get_running_loop().create_task(self.key_waits.run(), name="store-key-waits")
         try:
             while True:
                 drain = self._take() if len(self._flying) < self.max_drains else []
@@ -160,6 +178,8 @@ class Committer:
                 self._flying.add(flight)
                 flight.add_done_callback(functools.partial(self._landed, kinds))
         finally:
+            side.cancel()
+            await asyncio.gather(side, return_exceptions=True)
             for flight in list(self._flying):
                 flight.cancel()
             if self._flying:
@@ -216,13 +236,15 @@ class Committer:
                 raise errors.internal(f"applier for kind {kind} returned a wrong reply count")
             results.append((group, out))
 
-    async def _run(self, drain: list[_Pending], results: _Results) -> Db:
+    async def _run(self, drain: list[_Pending], results: _Results, lock_ms: int) -> Db:
         """One run of a drain's appliers, in one transaction unless it needs none.
-        Raises ``write_errors.Lost`` when a concurrent transaction won (``CONFLICTS``)."""
+        Raises ``write_errors.Lost`` when a concurrent transaction won (``CONFLICTS``);
+        with ``lock_ms`` (a drain with keyed inserts), ``key_waits.KeyBusy`` when a
+        lock was not had within that many milliseconds."""
         async with self._pool.acquire() as conn:
             await self._plan(conn)
             db = Db(conn, self.stats)
-            alone = self._stands_alone(drain)
+            alone = not lock_ms and self._stands_alone(drain)
             try:
                 if alone:
                     self.stats.alone += 1
@@ -235,11 +257,15 @@ class Committer:
                     await event_log.write(db, [ev for _, out in results for ev in out.events])
                 else:
                     async with conn.transaction():
+                        if lock_ms:
+                            await conn.execute(key_waits.lock_timeout(lock_ms))
                         await self._apply(db, await self._record(db, drain), results)
                         # The drain's other user-facing events, committed with it (event_log.py).
                         await event_log.write(db, [ev for _, out in results for ev in out.events])
                         await self._keep_replies(db, results)
             except asyncpg.PostgresError as exc:
+                if lock_ms and exc.sqlstate == key_waits.LOCK_NOT_AVAILABLE:
+                    raise key_waits.KeyBusy(str(exc)) from exc
                 if write_errors.is_conflict(exc):
                     # Rolled back whole, unless a statement before the one that lost
                     # stood alone (and committed): then a second run would repeat it.
@@ -301,13 +327,13 @@ class Committer:
             db.ran += 1
             await bus_requests.keep_replies(db.conn, [i for i, _ in kept], [r for _, r in kept])
 
-    async def _runs(self, drain: list[_Pending], results: _Results) -> Db:
+    async def _runs(self, drain: list[_Pending], results: _Results, lock_ms: int) -> Db:
         """``_run``, again after a short pause each time it lost to a concurrent
         transaction (``write_errors.CONFLICT_RUNS`` times at most); then the conflict is raised."""
         again = 0
         while True:
             try:
-                return await self._run(drain, results)
+                return await self._run(drain, results, lock_ms)
             except write_errors.Lost as lost:
                 if not lost.rerun or again == write_errors.CONFLICT_RUNS:
                     raise lost.error from None
@@ -317,17 +343,23 @@ class Committer:
                 results.clear()
                 await asyncio.sleep(write_errors.conflict_pause(again))
 
-    async def _commit(self, drain: list[_Pending], *, retry_alone: bool) -> None:
+    async def _commit(
+        self, drain: list[_Pending], *, retry_alone: bool, lock_ms: int = key_waits.LOCK_TIMEOUT_MS
+    ) -> None:
+        """One drain: run, commit, reply, publish. ``lock_ms``: how long a drain with
+        keyed inserts waits for a lock before it sets them aside (key_waits.py)."""
         drain = [p for p in drain if not p.future.done()]
         if not drain:
             return
+        if not any(p.keyed for p in drain):
+            lock_ms = 0
         results: _Results = []
         self.stats.drains += 1
         started = time.perf_counter()
         traced = tracing.enabled()
         started_ns = time.time_ns() if traced else 0
         try:
-            db = await self._runs(drain, results)
+            db = await self._runs(drain, results, lock_ms)
             committed_ns = time.time_ns() if traced else 0
             self.stats.transactions += 1
         except asyncio.CancelledError:
@@ -335,6 +367,17 @@ class Committer:
                 if not p.future.done():
                     p.future.set_exception(errors.unavailable("result-store is stopping"))
             raise
+        except key_waits.KeyBusy as exc:
+            # Rolled back whole: the keyed inserts wait on their own, the rest go on now.
+            self.stats.failed_drains += 1
+            log.info(
+                "a drain of %d requests waited on a held key (%s); keyed inserts set aside", len(drain), exc
+            )
+            for p in drain:
+                if p.keyed:
+                    self.key_waits.set_aside(p)
+            await self._commit([p for p in drain if not p.keyed], retry_alone=retry_alone)
+            return
         except Exception as exc:
             self.stats.failed_drains += 1
             # A conflict is no request's fault: no use retrying them one by one.
@@ -424,6 +467,10 @@ class Committer:
         if made is not None:  # a new connection has no plans yet
             await conn.execute("DISCARD PLANS")
         self._planned[pid] = self._plans
+
+    async def _retry_keyed(self, p: _Pending) -> None:
+        """One more try of a set-aside keyed insert, alone (key_waits.py)."""
+        await self._commit([p], retry_alone=False, lock_ms=key_waits.RETRY_LOCK_TIMEOUT_MS)
 
 
 def _follow(copy: asyncio.Future[Message], first: asyncio.Future[Message]) -> None:

@@ -33,7 +33,7 @@ from taskyard.core import contract, errors, hops, roles, rpc
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
-from . import bus_requests, counters, event_log, leadership
+from . import bus_requests, counters, event_log, key_waits, leadership
 from .appliers import Stats
 from .arrivals import Arrivals
 from .cache import ResultCache
@@ -83,7 +83,20 @@ STORE_SERVER_SETTINGS = {"taskyard.origin": "store", "application_name": "taskya
 # as good as a custom one, while re-planning the insert on every execution
 # (PostgreSQL keeps custom plans for it: a custom plan knows the array holds
 # one row) cost 0.46 ms of its 0.7 ms. Reads keep custom plans.
-WRITER_SERVER_SETTINGS = {**STORE_SERVER_SETTINGS, "plan_cache_mode": "force_generic_plan"}
+#
+# No writer statement waits for a lock longer than WRITER_LOCK_TIMEOUT_MS: a
+# session outside the store that keeps a task's row locked (an application's
+# transaction that reused an expired idempotency key, a maintenance session)
+# would otherwise hold up every write behind the drain that meets it. A drain
+# that times out lost to a concurrent transaction (write_errors.CONFLICTS): it
+# runs again, then fails UNAVAILABLE, so the writer waits (1 + CONFLICT_RUNS)
+# times this at most. Keyed inserts wait less and go on aside (key_waits.py).
+WRITER_LOCK_TIMEOUT_MS = 500
+WRITER_SERVER_SETTINGS = {
+    **STORE_SERVER_SETTINGS,
+    "plan_cache_mode": "force_generic_plan",
+    "lock_timeout": str(WRITER_LOCK_TIMEOUT_MS),
+}
 
 # A generic plan is made at a statement's first execution and kept: made on a
 # nearly empty tasks table (a fresh database), it scans the table whole, and
@@ -178,6 +191,8 @@ class ResultStore:
             max_rows=max(1000, settings.max_batch * 20),
             max_drains=WRITER_DRAINS,
         )
+        # A keyed insert set aside is answered before its sender's request times out.
+        self.committer.key_waits.bound = min(key_waits.BOUND, settings.request_timeout / 2)
         self.reads = Reads(pool, cache, self.committer.stats)
         # Task names ever declared: the name rule of every insert (writes/insert_checks.py).
         self.names = DeclaredNames(pool, self.committer.stats)
@@ -249,12 +264,13 @@ class ResultStore:
         assert pool is not None
         writer_pool: asyncpg.Pool | None = None
         try:
-            # A connection for each drain in flight, and one for a reconnect while
-            # an old one is being closed.
+            # A connection for each drain in flight, one for a reconnect while an
+            # old one is being closed, and one for the keyed inserts set aside while
+            # another transaction holds their key (key_waits.py).
             writer_pool = await asyncpg.create_pool(
                 settings.database_url,
                 min_size=1,
-                max_size=WRITER_DRAINS + 1,
+                max_size=WRITER_DRAINS + 2,
                 server_settings=WRITER_SERVER_SETTINGS,
                 reset=_keep_session,
             )
@@ -385,7 +401,10 @@ class ResultStore:
         # checks again as a backstop (a row purged in between).
         if any(row.parent_id or row.has_dependencies for row in rows):
             await self._check_refs(rows)
-        return await self._submit(C.STORE_INSERT, (req, rows), len(rows))
+        # A request_id or an idempotency key may be held by another transaction (an
+        # application's taskyard_submit): such an insert must not hold up the writer.
+        keyed = any(row.request_id or row.idempotency_key for row in rows)
+        return await self.committer.submit(C.STORE_INSERT, (req, rows), len(rows), keyed=keyed)
 
     async def _ensure_names(self, names: Iterable[str]) -> pools_pb2.TaskNamesReply:
         await self.names.ensure(names)
