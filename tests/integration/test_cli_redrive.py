@@ -38,8 +38,10 @@ def test_bad_redrives_are_refused_and_change_nothing(cluster_factory: Callable[.
         (
             ("--group", group.group_id, "--rate", "0", "--yes"),
             1,
-            ["INVALID_ARGUMENT", "rate:", "more than 0"],
+            ["INVALID_ARGUMENT", "rate:", "at least 0.01"],
         ),
+        # Below the least rate: a redrive that would barely ever step.
+        (("--group", group.group_id, "--rate", "0.001", "--yes"), 1, ["INVALID_ARGUMENT", "at least 0.01"]),
         (("--group", group.group_id, "--rate", "-1", "--yes"), 1, ["INVALID_ARGUMENT", "rate:"]),
         (("--group", "0123456789abcdef", "--rate", "50", "--yes"), 1, ["NOT_FOUND"]),
         (("--task", succeeded, "--rate", "50", "--yes"), 1, ["FAILED_PRECONDITION", succeeded]),

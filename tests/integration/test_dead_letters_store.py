@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
+from google.protobuf.timestamp_pb2 import Timestamp
 from support.records import task
 
 from taskyard.bus.v1 import failures_pb2 as bus
@@ -438,6 +439,34 @@ async def test_purge_deletes_the_dead_letters_a_filter_matches(result_store: Any
     with pytest.raises(errors.TaskyardError) as caught:
         await purge(False)
     assert caught.value.violations[0].field == "filter"
+
+
+async def test_a_time_at_the_epoch_is_a_condition_not_an_unset_field(result_store: Any) -> None:
+    ids = await fail(result_store, n=3)
+    epoch = Timestamp(seconds=0)
+
+    async def purge(dry_run: bool, **f: Any) -> int:
+        req = bus.PurgeDeadLettersRequest(
+            request=fs.PurgeDeadLettersRequest(filter=fs.FailureFilter(**f), dry_run=dry_run)
+        )
+        return (await result_store.failures.purge(req, "")).response.purged
+
+    # Nothing failed before 1970: the filter matches none (it matched every one when 0 read as unset).
+    assert (await dead_letters(result_store, failed_before=epoch)).failures == []
+    assert await purge(True, failed_before=epoch) == 0
+    assert await purge(False, failed_before=epoch) == 0
+    assert len((await dead_letters(result_store, failed_after=epoch)).failures) == 3
+    assert sorted(d.task_id for d in (await dead_letters(result_store, all=True)).failures) == sorted(ids)
+
+
+async def test_a_time_past_the_timestamp_range_is_refused_by_the_store(result_store: Any) -> None:
+    await fail(result_store)
+    for field in ("failed_after", "failed_before"):
+        far: dict[str, Any] = {field: Timestamp(seconds=10**15)}
+        with pytest.raises(errors.TaskyardError) as caught:
+            await dead_letters(result_store, **far)
+        assert caught.value.code == errors.Code.INVALID_ARGUMENT
+        assert [v.field for v in caught.value.violations] == [f"filter.{field}"]
 
 
 async def test_the_in_memory_store_refuses_the_failure_kinds() -> None:

@@ -1,7 +1,8 @@
 """FailureService at the gateway against a fake store: bad input is INVALID_ARGUMENT with
 the field named and never reaches the store; good input reaches it checked (task ids
 canonical) with the caller's name for the audit. The store's own answers (NOT_FOUND,
-FAILED_PRECONDITION) are tested against the real store (test_redrive_cluster.py)."""
+FAILED_PRECONDITION) are tested against the real store (test_dead_letters_store.py,
+test_redrives_store.py) and end to end (tests/acceptance/test_redrive.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import grpc
 import pytest
 import pytest_asyncio
+from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from integration.gateway_fakes import GatewayEnv, gateway_env
@@ -82,6 +84,22 @@ async def test_bad_input_is_refused_with_its_field_and_reaches_no_store(gw: Gate
             lambda: s.Redrive(fs.RedriveRequest(filter=fs.FailureFilter(task_ids=["x"]), rate=1)),
             ["filter.task_ids[0]"],
         ),
+        # A time past google.protobuf.Timestamp's range is no instant (the store failed on it: INTERNAL).
+        (
+            lambda: s.PurgeDeadLetters(
+                fs.PurgeDeadLettersRequest(filter=fs.FailureFilter(failed_after=Timestamp(seconds=10**15)))
+            ),
+            ["filter.failed_after"],
+        ),
+        (
+            lambda: s.Redrive(
+                fs.RedriveRequest(filter=fs.FailureFilter(failed_before=Timestamp(seconds=-(10**15))), rate=1)
+            ),
+            ["filter.failed_before"],
+        ),
+        # Below the least rate a redrive may have: one that would barely ever step.
+        (lambda: s.Redrive(fs.RedriveRequest(filter=group, rate=1e-9)), ["rate"]),
+        (lambda: s.Redrive(fs.RedriveRequest(filter=group, rate=0.009)), ["rate"]),
         (lambda: s.ListFailures(fs.ListFailuresRequest(filter=group, page_size=1001)), ["page_size"]),
         (lambda: s.ListFailureGroups(fs.ListFailureGroupsRequest(page_size=-1)), ["page_size"]),
         (lambda: s.GetRedrive(fs.GetRedriveRequest()), ["id"]),

@@ -22,7 +22,7 @@ from support.records import task
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import failures_pb2 as bus
-from taskyard.bus.v1 import leases_pb2, queues_pb2, tasks_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors, seal
 from taskyard.core.config import Settings
@@ -184,7 +184,7 @@ async def test_bad_redrives_are_refused_and_change_nothing(
     dead_ids = await dead(result_store, 3)
     live = task()
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[live]))
-    for rate in (0.0, -1.0, 10_001.0, float("nan")):
+    for rate in (0.0, -1.0, 1e-9, 0.009, 10_001.0, float("nan")):
         err = await refused(create(result_store, rate=rate, all=True))
         assert (err.code, [v.field for v in err.violations]) == (errors.Code.INVALID_ARGUMENT, ["rate"])
     err = await refused(create(result_store))
@@ -384,8 +384,9 @@ async def test_pause_resume_and_cancel(result_store: Any) -> None:
 
 async def test_redrives_and_their_items_are_paged(result_store: Any) -> None:
     ids = await dead(result_store, 5)
-    made = [(await create(result_store, task_ids=[t])).redrive.id for t in ids[:3]]
     whole = (await create(result_store, all=True)).redrive.id
+    await control(result_store, bus.REDRIVE_OP_CANCEL, whole)  # its tasks free for the next ones
+    made = [(await create(result_store, task_ids=[t])).redrive.id for t in ids[:3]]
     seen: list[str] = []
     token = ""
     while True:
@@ -395,7 +396,7 @@ async def test_redrives_and_their_items_are_paged(result_store: Any) -> None:
         token = page.next_page_token
         if not token:
             break
-    assert seen == [whole, *made[::-1]]  # newest first
+    assert seen == [*made[::-1], whole]  # newest first
     got: list[str] = []
     token = ""
     while True:
@@ -409,3 +410,103 @@ async def test_redrives_and_their_items_are_paged(result_store: Any) -> None:
     assert err.code == errors.Code.NOT_FOUND
     err = await refused(items(result_store, whole, page_size=1001))
     assert err.violations[0].field == "page_size"
+
+
+async def _fail_then_promote(store: Any, tid: str, attempt: int) -> tr.TaskRecord:
+    """Attempt ``attempt`` of ``tid`` fails (retryable, no delay); a RETRYING task is queued again."""
+    await lease_and_fail(store, [tid], attempt=attempt)
+    rec = await get(store, tid)
+    if rec.state == task_pb2.TASK_STATE_RETRYING:
+        promoted = await store.promote_due(lanes_pb2.PromoteDueRequest(limit=10))
+        assert [r.id for r in promoted.tasks] == [tid]
+    return rec
+
+
+async def test_a_redriven_task_gets_its_retry_budget_back(result_store: Any) -> None:
+    rec = task(max_retries=1)
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))
+    assert (await _fail_then_promote(result_store, rec.id, 1)).state == task_pb2.TASK_STATE_RETRYING
+    spent = await _fail_then_promote(result_store, rec.id, 2)
+    assert (spent.state, spent.dead_letter_reason) == (FAILURE, EXHAUSTED)
+    rid = (await create(result_store, task_ids=[rec.id])).redrive.id
+    assert (await step(result_store, rid, 10)).requeued == 1
+    # Its first failure after the redrive is retried, as its first failure ever was.
+    again = await _fail_then_promote(result_store, rec.id, 3)
+    assert (again.state, again.attempt, again.dead_letter_reason) == (task_pb2.TASK_STATE_RETRYING, 4, 0)
+    # And its budget is one retry again, no more.
+    last = await _fail_then_promote(result_store, rec.id, 4)
+    assert (last.state, last.dead_letter_reason) == (FAILURE, EXHAUSTED)
+
+
+async def test_a_manual_retry_gets_the_retry_budget_back_too(result_store: Any) -> None:
+    rec = task(max_retries=1)
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[rec]))
+    await _fail_then_promote(result_store, rec.id, 1)
+    assert (await _fail_then_promote(result_store, rec.id, 2)).state == FAILURE
+    await result_store.ops.queue_op(queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_RETRY, ids=[rec.id]))
+    again = await _fail_then_promote(result_store, rec.id, 3)
+    assert (again.state, again.attempt) == (task_pb2.TASK_STATE_RETRYING, 4)
+    assert (await _fail_then_promote(result_store, rec.id, 4)).state == FAILURE
+
+
+async def test_a_dead_letter_pending_in_another_redrive_is_left_out(
+    result_store: Any, database_url: str
+) -> None:
+    ids = await dead(result_store, 3)
+    first = (await create(result_store, all=True)).redrive.id
+    await control(result_store, bus.REDRIVE_OP_PAUSE, first)  # paused: still holds its tasks
+    # Every dead letter matched is the first redrive's: nothing to redrive, and which one holds them.
+    err = await refused(create(result_store, all=True))
+    assert (err.code, err.reason) == (errors.Code.FAILED_PRECONDITION, "NOTHING_TO_REDRIVE")
+    assert f"redrive {first} (PAUSED)" in err.message
+    assert (await create(result_store, all=True, dry_run=True)).matched == 0
+    # Named by id: refused, naming the redrive that holds it; nothing written.
+    err = await refused(create(result_store, task_ids=[ids[1]]))
+    assert (err.code, err.reason) == (errors.Code.FAILED_PRECONDITION, "PENDING_IN_ANOTHER_REDRIVE")
+    assert ids[1] in err.message and first in err.message
+    assert await sql(database_url, "SELECT count(*) FROM redrives") == 1
+    # A new dead letter is free: a second redrive takes it and only it.
+    (fresh,) = await dead(result_store, 1)
+    second = await create(result_store, all=True)
+    assert second.matched == 1
+    assert [i.task_id for i in (await items(result_store, second.redrive.id)).items] == [fresh]
+    # Once the first is over, its tasks may be redriven again.
+    await control(result_store, bus.REDRIVE_OP_CANCEL, first)
+    assert (await create(result_store, task_ids=[ids[1]])).matched == 1
+
+
+async def test_active_redrives_are_capped(result_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redrive_writes, "MAX_ACTIVE", 2)
+    ids = await dead(result_store, 3)
+    one = (await create(result_store, task_ids=[ids[0]])).redrive.id
+    two = (await create(result_store, task_ids=[ids[1]])).redrive.id
+    await control(result_store, bus.REDRIVE_OP_PAUSE, two)  # paused counts: it may resume
+    err = await refused(create(result_store, task_ids=[ids[2]]))
+    assert (err.code, err.reason) == (errors.Code.FAILED_PRECONDITION, "TOO_MANY_REDRIVES")
+    assert "(2)" in err.message
+    # A dry run writes nothing: it is not refused.
+    assert (await create(result_store, task_ids=[ids[2]], dry_run=True)).matched == 1
+    assert (await step(result_store, one, 10)).redrive.state == DONE
+    assert (await create(result_store, task_ids=[ids[2]])).matched == 1
+
+
+async def test_retention_deletes_finished_redrives_items_then_their_rows(
+    result_store: Any, database_url: str
+) -> None:
+    ids = await dead(result_store, 3)
+    done = (await create(result_store, task_ids=ids[:2])).redrive.id
+    assert (await step(result_store, done, 10)).redrive.state == DONE
+    running = (await create(result_store, task_ids=[ids[2]])).redrive.id
+    purger = result_store.ops.purger
+    assert await purger.purge_redrives() == (0, 0)  # finished just now: within the window
+    # Past the window: the finished redrive's items go, its row (the audit's summary) stays.
+    assert await purger.purge_redrives(items_older_than_us=0) == (2, 0)
+    assert (await items(result_store, done)).items == []
+    kept = await control(result_store, bus.REDRIVE_OP_GET, done)
+    assert (kept.state, kept.matched, kept.requeued, kept.created_by) == (DONE, 2, 2, "ops-token")
+    # Past the summary's window the row goes too; an active redrive is never touched.
+    assert await purger.purge_redrives(items_older_than_us=0, rows_older_than_us=0) == (0, 1)
+    err = await refused(control(result_store, bus.REDRIVE_OP_GET, done))
+    assert err.code == errors.Code.NOT_FOUND
+    assert len((await items(result_store, running)).items) == 1
+    assert await sql(database_url, "SELECT count(*) FROM redrives") == 1

@@ -7,6 +7,7 @@ import datetime as dt
 import math
 
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskyard.cli.failure_options import failure_filter
 from taskyard.client import DeadLetterReason, FailureFilter
@@ -63,8 +64,19 @@ def test_task_ids_are_bounded_and_made_canonical() -> None:
     assert list(checked.task_ids) == [TASK]
 
 
-@pytest.mark.parametrize("rate", [0.0, -1.0, math.nan, math.inf, 10_000.5])
-def test_a_rate_must_be_more_than_zero_and_at_most_10000(rate: float) -> None:
+def test_a_time_at_the_epoch_is_set_and_one_out_of_range_is_refused() -> None:
+    epoch = fs.FailureFilter(failed_before=Timestamp(seconds=0))
+    assert rules.check_filter(epoch).HasField("failed_before")  # a condition: not an empty filter
+    for far in (Timestamp(seconds=10**15), Timestamp(seconds=-(10**15)), Timestamp(seconds=0, nanos=-1)):
+        found = violations(lambda far=far: rules.check_filter(fs.FailureFilter(failed_after=far)))
+        assert [f for f, _ in found] == ["filter.failed_after"]
+    edge = fs.FailureFilter(failed_after=Timestamp(seconds=rules.MIN_TIMESTAMP_SECONDS))
+    edge.failed_before.FromDatetime(dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC))
+    assert rules.check_filter(edge) == edge
+
+
+@pytest.mark.parametrize("rate", [0.0, -1.0, 1e-9, 0.0099, math.nan, math.inf, 10_000.5])
+def test_a_rate_must_be_at_least_a_hundredth_and_at_most_10000(rate: float) -> None:
     out: list[rules.Violation] = []
     rules.check_rate(out, rate)
     assert [v.field for v in out] == ["rate"]
@@ -72,7 +84,7 @@ def test_a_rate_must_be_more_than_zero_and_at_most_10000(rate: float) -> None:
 
 def test_rates_notes_pages_and_ids_in_bounds_pass() -> None:
     out: list[rules.Violation] = []
-    rules.check_rate(out, 0.01)
+    rules.check_rate(out, rules.MIN_RATE)
     rules.check_rate(out, 10_000.0)
     rules.check_note(out, "x" * 1024)
     rules.check_page(out, 0, "")

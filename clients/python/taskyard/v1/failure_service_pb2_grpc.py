@@ -132,7 +132,11 @@ class FailureServiceServicer(object):
         """Re-queue the dead letters a filter matches, at most `rate` a second, as a
         new attempt each. The set is fixed when the call is accepted; the leading
         scheduler runs it, and it goes on across a restart of any service. A dry
-        run changes nothing and answers with the count and a sample.
+        run changes nothing and answers with the count and a sample. A dead letter
+        pending in another RUNNING or PAUSED redrive is left out (named by id:
+        FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+        or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+        each task re-queued starts again.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -31,7 +31,7 @@ FINISHED = frozenset({fs.REDRIVE_STATE_DONE, fs.REDRIVE_STATE_CANCELLED})
 @click.group("redrive", cls=CommandGroup, invoke_without_command=True, subcommand_metavar="[COMMAND]")
 @filter_options()
 @click.option(
-    "--rate", type=float, default=None, help="Tasks a second, at most (more than 0, at most 10,000)."
+    "--rate", type=float, default=None, help="Tasks a second, at most (at least 0.01, at most 10,000)."
 )
 @click.option(
     "--dry-run",

@@ -1,15 +1,20 @@
 """The rules of FailureService's requests (failure_service.proto), in one place.
 
 The gateway checks every request with them before anything reaches the store
-(INVALID_ARGUMENT with the fields named, nothing sent); the store may check
-again with the same functions. What only the store knows (an unknown group, a
-task that is not a dead letter, how many a filter matches) stays with it.
+(INVALID_ARGUMENT with the fields named, nothing sent); the store checks a
+filter again with the same function (reads/dead_letters.check_filter), since any
+sender of the bus may reach it: one set of rules for both. A filter field counts
+as set when it is present (a time at the epoch is a condition, not "unset").
+What only the store knows (an unknown group, a task that is not a dead letter,
+how many a filter matches) stays with it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+
+from google.protobuf import timestamp_pb2
 
 from taskyard.core import validation
 from taskyard.v1 import failure_service_pb2 as fs
@@ -20,6 +25,14 @@ Violation = validation.Violation
 # The limits failure_service.proto states.
 MAX_TASK_IDS = 1000
 MAX_RATE = 10_000.0
+# The least rate: one task every 100 s. Slower, a RUNNING redrive would barely
+# ever step (1e-9 a second is one task in 30 years) while it holds its tasks
+# from every other redrive and counts against MAX_ACTIVE_REDRIVES.
+MIN_RATE = 0.01
+# Redrives RUNNING or PAUSED at once, at most (the store refuses one more):
+# each is a stream of re-queues against a downstream, and the leader reads them
+# all every second.
+MAX_ACTIVE_REDRIVES = 100
 MAX_NOTE_BYTES = 1024
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
@@ -30,6 +43,9 @@ MAX_ID_CHARS = 64
 _WORD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TOKEN = re.compile(r"[A-Za-z0-9_=.-]*")
 REASONS = frozenset(task_pb2.DeadLetterReason.values())
+# google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+MIN_TIMESTAMP_SECONDS = -62_135_596_800
+MAX_TIMESTAMP_SECONDS = 253_402_300_799
 FILTER_EMPTY = "FILTER_EMPTY"
 
 
@@ -44,6 +60,12 @@ def _filter_is_empty(f: fs.FailureFilter) -> bool:
         or f.task_ids
         or f.reason
     )
+
+
+def _valid_timestamp(ts: timestamp_pb2.Timestamp) -> bool:
+    """Within google.protobuf.Timestamp's range: a time past it (seconds=10**15) is no
+    instant, and would overflow the store's microseconds."""
+    return MIN_TIMESTAMP_SECONDS <= ts.seconds <= MAX_TIMESTAMP_SECONDS and 0 <= ts.nanos < 1_000_000_000
 
 
 def _task_ids(out: list[Violation], path: str, raw: list[str]) -> list[str]:
@@ -109,11 +131,19 @@ def filter_violations(
             kp = f"{path}.labels[{validation.quote(key)}]"
             validation.check_text(out, kp, key, max_chars=validation.MAX_LABEL_KEY_CHARS, required=True)
             validation.check_text(out, kp, value, max_chars=validation.MAX_LABEL_VALUE_CHARS)
+    bad_time = False
     for field in ("failed_after", "failed_before"):
-        if checked.HasField(field) and not 0 <= getattr(checked, field).nanos < 1_000_000_000:
-            out.append(Violation(field=f"{path}.{field}", description="not a valid timestamp"))
+        if checked.HasField(field) and not _valid_timestamp(getattr(checked, field)):
+            bad_time = True
+            out.append(
+                Violation(
+                    field=f"{path}.{field}",
+                    description="not a valid timestamp (0001-01-01 to 9999-12-31 UTC, nanos 0..999999999)",
+                )
+            )
     if (
-        checked.HasField("failed_after")
+        not bad_time
+        and checked.HasField("failed_after")
         and checked.HasField("failed_before")
         and checked.failed_after.ToNanoseconds() >= checked.failed_before.ToNanoseconds()
     ):
@@ -141,11 +171,12 @@ def check_page(out: list[Violation], page_size: int, page_token: str) -> None:
 
 
 def check_rate(out: list[Violation], rate: float) -> None:
-    if not (math.isfinite(rate) and 0 < rate <= MAX_RATE):
+    if not (math.isfinite(rate) and MIN_RATE <= rate <= MAX_RATE):
         out.append(
             Violation(
                 field="rate",
-                description=f"must be more than 0 and at most {MAX_RATE:,.0f} a second, got {rate:g}",
+                description=f"must be at least {MIN_RATE:g} and at most {MAX_RATE:,.0f} a second, "
+                f"got {rate:g}",
             )
         )
 

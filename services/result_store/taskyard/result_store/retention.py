@@ -1,5 +1,6 @@
 """Retention: final tasks older than the window are deleted, logs and failures with them;
-events older than their own window (TASKYARD_EVENT_RETENTION) too.
+events older than their own window (TASKYARD_EVENT_RETENTION) too; the items of
+redrives finished before the window, and those redrives' rows a year after.
 
 Chunks of ``CHUNK`` rows, each its own short statement (``SKIP LOCKED``), outside
 the group committer so a large purge never holds up the hot path. Only final
@@ -25,6 +26,9 @@ log = logging.getLogger(__name__)
 
 CHUNK = 10_000
 DAY_US = 86_400 * 1_000_000
+# A finished redrive's row (its audit's summary) is kept this long, or the
+# retention window if that is longer; its items go after the window.
+REDRIVE_ROWS_DAYS = 365.0
 
 
 class Purger:
@@ -132,12 +136,48 @@ class Purger:
             log.info("retention: purged %d events committed before the cutoff", total)
         return total
 
+    async def purge_redrives(
+        self, items_older_than_us: int | None = None, rows_older_than_us: int | None = None
+    ) -> tuple[int, int]:
+        """Delete the items of redrives finished more than ``items_older_than_us`` ago
+        (default: the window), then the redrives themselves finished more than
+        ``rows_older_than_us`` ago (default: ``REDRIVE_ROWS_DAYS``, or the window if
+        longer): a redrive's row is its audit's summary (who, when, the filter, how
+        many), kept longer than the fate of each task. (items, redrives) deleted."""
+        now_us = int(self.clock.now() * 1_000_000)
+        items_window = self.retention_us if items_older_than_us is None else items_older_than_us
+        rows_window = (
+            max(self.retention_us, int(REDRIVE_ROWS_DAYS * DAY_US))
+            if rows_older_than_us is None
+            else rows_older_than_us
+        )
+        counts = []
+        async with self._lock:
+            for query, window in (("purge_redrive_items", items_window), ("purge_redrives", rows_window)):
+                total = 0
+                while True:
+                    gone = int(
+                        await self.pool.fetchval(
+                            *bind(query, before_us=now_us - max(0, window), limit=self.chunk)
+                        )
+                    )
+                    total += gone
+                    if gone < self.chunk:
+                        break
+                    await asyncio.sleep(0)
+                counts.append(total)
+        items, rows = counts
+        if items or rows:
+            log.info("retention: deleted %d items of finished redrives and %d redrives", items, rows)
+        return items, rows
+
     async def run(self, interval: float) -> None:
         """Purge every ``interval`` seconds until cancelled (the first one right away)."""
         while True:
             try:
                 await self.purge()
                 await self.purge_events()
+                await self.purge_redrives()
                 await self.forget_requests()
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 log.warning("retention purge failed: %s (next in %.0fs)", exc, interval)

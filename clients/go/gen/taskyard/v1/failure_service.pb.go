@@ -144,7 +144,9 @@ type FailureFilter struct {
 	Queue   string `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
 	// A task name.
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	// The final failure happened at or after / before these instants.
+	// The final failure happened at or after / before these instants. A time
+	// given is a condition, whatever it is (1970-01-01 included); one outside
+	// google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
 	FailedAfter  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=failed_after,json=failedAfter,proto3" json:"failed_after,omitempty"`
 	FailedBefore *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=failed_before,json=failedBefore,proto3" json:"failed_before,omitempty"`
 	// Every one of these labels, with these values.
@@ -260,7 +262,8 @@ type FailureGroup struct {
 	Name    string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// The fingerprint's parts: the exception type, the masked message (numbers,
 	// ids and quoted values replaced by placeholders) and the innermost frame of
-	// the task's own code ("module.function", empty when no traceback).
+	// the task's own code ("file:function": the file's name without its
+	// directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
 	Type    string `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	Frame   string `protobuf:"bytes,6,opt,name=frame,proto3" json:"frame,omitempty"`
@@ -946,7 +949,7 @@ func (x *RedriveItem) GetDetail() string {
 type RedriveRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Filter *FailureFilter         `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
-	// Tasks a second: more than 0, at most 10,000.
+	// Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
 	Rate   float64 `protobuf:"fixed64,2,opt,name=rate,proto3" json:"rate,omitempty"`
 	DryRun bool    `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	// At most 1024 bytes, kept with the redrive.
@@ -1018,7 +1021,8 @@ type RedriveResponse struct {
 	// Unset for a dry run.
 	Redrive *Redrive `protobuf:"bytes,1,opt,name=redrive,proto3" json:"redrive,omitempty"`
 	// Tasks the filter matches (at most 100,000 in one redrive: more is
-	// FAILED_PRECONDITION; narrow the filter).
+	// FAILED_PRECONDITION; narrow the filter), less those pending in another
+	// active redrive.
 	Matched int64 `protobuf:"varint,2,opt,name=matched,proto3" json:"matched,omitempty"`
 	// Up to 10 of them, newest failure first.
 	Sample        []*DeadLetter `protobuf:"bytes,3,rep,name=sample,proto3" json:"sample,omitempty"`

@@ -2,15 +2,14 @@
 
 A dead letter is a task whose failure is final (migrations/0018_dead_letters.sql
 marks it where the failure is written). A ``FailureFilter`` picks dead letters:
-the conjunction of what is set; the store checks it again (the gateway checked
-it first), since any sender of the bus may reach it.
+the conjunction of what is set; the store checks it again with the gateway's
+rules (core/failure_filters.py), since any sender of the bus may reach it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +17,7 @@ import asyncpg
 
 from taskyard.bus.v1 import failures_pb2 as bus
 from taskyard.core import errors
+from taskyard.core import failure_filters as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import task_pb2
@@ -26,36 +26,33 @@ from ..appliers import Stats
 from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
 from ..queries import bind
 from ..records import _json_map
-from ..uuids import norm_uuid
 
-# The limits failure_service.proto states.
-MAX_TASK_IDS = 1000
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
+# The limits failure_service.proto states (core/failure_filters.py).
+DEFAULT_PAGE_SIZE = rules.DEFAULT_PAGE_SIZE
+MAX_PAGE_SIZE = rules.MAX_PAGE_SIZE
 # Ids a group shows, and dead letters a dry run shows.
 GROUP_SAMPLE = 5
 SAMPLE = 10
-# A group id as the store makes it (ty_failure_group: 16 hex digits); longer
-# ones are refused before any read.
-_GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_REASONS = frozenset(task_pb2.DeadLetterReason.values())
 # ErrorInfo.reason of an unknown group.
 GROUP_NOT_FOUND = "FAILURE_GROUP_NOT_FOUND"
-FILTER_EMPTY = "FILTER_EMPTY"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Filter:
-    """A checked ``FailureFilter`` as the parameters of ``{{dead_letter_filter}}``."""
+    """A checked ``FailureFilter`` as the parameters of ``{{dead_letter_filter}}``:
+    ``None`` (SQL NULL) for a time not set, so any instant given, the epoch
+    included, is a condition."""
 
     group_id: str = ""
     queue: str = ""
     name: str = ""
-    failed_after_us: int = 0
-    failed_before_us: int = 0
+    failed_after_us: int | None = None
+    failed_before_us: int | None = None
     labels: str = "{}"
     task_ids: tuple[str, ...] = ()
     reason: int = 0
+    # Leave out the dead letters pending in an active redrive (a new redrive's set).
+    not_pending: bool = False
 
     def params(self) -> dict[str, Any]:
         return {
@@ -67,73 +64,27 @@ class Filter:
             "labels": self.labels,
             "task_ids": list(self.task_ids),
             "reason": self.reason,
+            "not_pending": self.not_pending,
         }
 
 
-def _empty(f: fs.FailureFilter) -> bool:
-    return not (
-        f.group_id
-        or f.queue
-        or f.name
-        or f.HasField("failed_after")
-        or f.HasField("failed_before")
-        or f.labels
-        or f.task_ids
-        or f.reason
-    )
-
-
 def check_filter(f: fs.FailureFilter, *, groups: bool = False, path: str = "filter") -> Filter:
-    """``f`` as parameters; INVALID_ARGUMENT naming the fields otherwise. ``groups``:
-    ListFailureGroups' reading (group_id and task_ids ignored, nothing set = every group)."""
-    out: list[FieldViolation] = []
-    if not groups and _empty(f) and not f.all:
-        out.append(
-            FieldViolation(
-                field=path,
-                description="set at least one of group_id, queue, name, failed_after, failed_before, "
-                "labels, task_ids, reason; or all=true to match every dead letter",
-            )
-        )
-    group_id = "" if groups else f.group_id
-    if group_id and not _GROUP_ID.fullmatch(group_id):
-        out.append(FieldViolation(field=f"{path}.group_id", description="not a group id"))
-    if f.reason not in _REASONS:
-        out.append(FieldViolation(field=f"{path}.reason", description=f"unknown reason {f.reason}"))
-    if any(not key for key in f.labels):
-        out.append(FieldViolation(field=f"{path}.labels", description="a label key must not be empty"))
-    after_us = f.failed_after.ToMicroseconds() if f.HasField("failed_after") else 0
-    before_us = f.failed_before.ToMicroseconds() if f.HasField("failed_before") else 0
-    if after_us and before_us and after_us >= before_us:
-        out.append(FieldViolation(field=f"{path}.failed_before", description="must be after failed_after"))
-    ids: list[str] = []
-    if not groups:
-        if len(f.task_ids) > MAX_TASK_IDS:
-            out.append(
-                FieldViolation(
-                    field=f"{path}.task_ids", description=f"at most {MAX_TASK_IDS} ids, got {len(f.task_ids)}"
-                )
-            )
-        else:
-            for i, raw in enumerate(f.task_ids):
-                tid = norm_uuid(raw)
-                if tid is None:
-                    out.append(
-                        FieldViolation(field=f"{path}.task_ids[{i}]", description="must be a task id (UUID)")
-                    )
-                else:
-                    ids.append(tid)
-    if out:
-        raise errors.invalid(out[:20])
+    """``f`` as parameters, checked by the gateway's rules (core/failure_filters.py: one
+    set of rules, the store's second look included); INVALID_ARGUMENT naming the fields
+    otherwise. ``groups``: ListFailureGroups' reading (group_id and task_ids ignored,
+    nothing set = every group)."""
+    checked = rules.check_filter(f, path, groups=groups)
+    after = checked.failed_after.ToMicroseconds() if checked.HasField("failed_after") else None
+    before = checked.failed_before.ToMicroseconds() if checked.HasField("failed_before") else None
     return Filter(
-        group_id=group_id,
-        queue=f.queue.strip(),
-        name=f.name.strip(),
-        failed_after_us=max(0, after_us),
-        failed_before_us=max(0, before_us),
-        labels=json.dumps(dict(f.labels), sort_keys=True) if f.labels else "{}",
-        task_ids=tuple(dict.fromkeys(ids)),
-        reason=f.reason,
+        group_id=checked.group_id,
+        queue=checked.queue.strip(),
+        name=checked.name.strip(),
+        failed_after_us=after,
+        failed_before_us=before,
+        labels=json.dumps(dict(checked.labels), sort_keys=True) if checked.labels else "{}",
+        task_ids=tuple(dict.fromkeys(checked.task_ids)),
+        reason=checked.reason,
     )
 
 

@@ -10,6 +10,7 @@ from google.protobuf import json_format
 
 from taskyard.bus.v1 import failures_pb2 as bus
 from taskyard.core import errors
+from taskyard.core import failure_filters as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import failure_service_pb2 as fs
 
@@ -124,5 +125,6 @@ async def active_redrives(
     pool: asyncpg.Pool, stats: Stats, req: bus.ActiveRedrivesRequest
 ) -> bus.ActiveRedrivesReply:
     stats.statements += 1
-    rows = await pool.fetch(*bind("active_redrives"))
+    # Bounded: a store has at most that many RUNNING or PAUSED (writes/redrives.py).
+    rows = await pool.fetch(*bind("active_redrives", limit=rules.MAX_ACTIVE_REDRIVES))
     return bus.ActiveRedrivesReply(redrives=[redrive_from_row(row) for row in rows])

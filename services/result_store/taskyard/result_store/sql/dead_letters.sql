@@ -5,16 +5,20 @@
 
 -- name: dead_letter_filter
 -- (A condition on tasks t.) A FailureFilter: the conjunction of what is set
--- ('' / 0 / '{}' / an empty array: not set). :failed_before_us is exclusive.
+-- ('' / 0 / '{}' / an empty array / a NULL time: not set; a time given is a
+-- condition whatever it is, the epoch's 0 included). :failed_before_us is exclusive.
 t.dead_letter_reason > 0
   AND (:group_id::text = '' OR t.failure_group = :group_id::text)
   AND (:queue::text = '' OR t.queue = :queue::text)
   AND (:name::text = '' OR t.name = :name::text)
-  AND (:failed_after_us::bigint = 0 OR t.finished_at >= ty_ts(:failed_after_us::bigint))
-  AND (:failed_before_us::bigint = 0 OR t.finished_at < ty_ts(:failed_before_us::bigint))
+  AND (:failed_after_us::bigint IS NULL OR t.finished_at >= ty_ts(:failed_after_us::bigint))
+  AND (:failed_before_us::bigint IS NULL OR t.finished_at < ty_ts(:failed_before_us::bigint))
   AND (:labels::text = '{}' OR t.labels @> :labels::jsonb)
   AND (cardinality(:task_ids::uuid[]) = 0 OR t.id = ANY(:task_ids::uuid[]))
   AND (:reason::smallint = 0 OR t.dead_letter_reason = :reason::smallint)
+  -- A new redrive's reading: not one pending in an active redrive (0021).
+  AND (NOT :not_pending::bool
+       OR NOT EXISTS (SELECT 1 FROM redrive_items i WHERE i.task_id = t.id AND i.outcome = 1))
 
 -- name: failure_groups
 -- Groups of the dead letters a filter matches, most dead letters first (then by
@@ -41,7 +45,9 @@ FROM page
 CROSS JOIN LATERAL (
   SELECT array_agg(x.id::text ORDER BY x.finished_at DESC, x.id DESC) AS ids
   FROM (SELECT t.id, t.finished_at FROM tasks t
-        WHERE coalesce(t.failure_group, '') = page.group_id AND {{dead_letter_filter}}
+        -- failure_group itself, not coalesced: tasks_dead_letter_groups_idx serves it (a
+        -- dead letter always has its group: fail_attempts and die_attempts set both).
+        WHERE t.failure_group = page.group_id AND {{dead_letter_filter}}
         ORDER BY t.finished_at DESC, t.id DESC LIMIT 5) x
 ) s
 JOIN tasks n ON n.id = s.ids[1]::uuid

@@ -23,9 +23,12 @@ RETURNING {{record}}, t.has_dependents AS waited_on
 -- FAILURE -> QUEUED as a new attempt (:sources = sources of QUEUED, checked against
 -- FAILURE by the caller). The failure stays on the row and in task_failures; the
 -- task is no longer a dead letter, nor its attempt a redrive's (0018_dead_letters.sql).
+-- Its retry budget starts again: the charged attempts so far are written off
+-- (retry_base, 0021_redrive_budget.sql), as a redrive does.
 UPDATE tasks t
 SET state = 'QUEUED', attempt = t.attempt + 1, finished_at = NULL, started_at = NULL,
     dead_letter_reason = 0, redriven_from_attempt = 0,
+    retry_base = t.attempt - t.uncharged_attempts,
     run_at = NULL, lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
     result = NULL, cancel_requested = false, resume_requested = false, updated_at = now()
 WHERE t.id IN (

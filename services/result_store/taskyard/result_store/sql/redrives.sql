@@ -13,6 +13,35 @@ WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = x.id AND t.dead_letter_reas
 ORDER BY x.n
 LIMIT :limit
 
+-- name: lock_redrive_creation
+-- Redrives are created one at a time (a transaction-level lock): the count of
+-- active ones and the tasks pending in them stay true until this one commits.
+SELECT pg_advisory_xact_lock(hashtext('taskyard.redrives.create'))
+
+-- name: count_active_redrives
+SELECT count(*) AS n FROM redrives r WHERE r.state IN (1, 2)
+
+-- name: pending_elsewhere
+-- Of :task_ids, the ones pending in an active redrive (RUNNING or PAUSED: a
+-- PENDING item is only ever theirs), with that redrive and its state, in their order.
+SELECT x.id::text AS id, i.redrive_id::text AS redrive_id, r.state
+FROM unnest(:task_ids::uuid[]) WITH ORDINALITY AS x(id, n)
+JOIN redrive_items i ON i.task_id = x.id AND i.outcome = 1
+JOIN redrives r ON r.id = i.redrive_id
+ORDER BY x.n
+LIMIT :limit
+
+-- name: redrives_holding
+-- The active redrives holding dead letters a filter matches (a new redrive left
+-- them out), at most :limit, oldest first.
+SELECT r.id::text AS id, r.state
+FROM redrives r
+WHERE r.state IN (1, 2) AND EXISTS (
+  SELECT 1 FROM redrive_items i JOIN tasks t ON t.id = i.task_id
+  WHERE i.redrive_id = r.id AND i.outcome = 1 AND {{dead_letter_filter}})
+ORDER BY r.created_at, r.id
+LIMIT :limit
+
 -- name: create_redrive
 -- A redrive (RUNNING) and one PENDING item per dead letter the filter matches,
 -- oldest failure first, each with the attempt it failed at: the set is fixed here.
@@ -73,7 +102,9 @@ WITH items AS (
   SET state = 'QUEUED', attempt = t.attempt + 1, finished_at = NULL, started_at = NULL,
       run_at = NULL, lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
       result = NULL, cancel_requested = false, resume_requested = false, updated_at = now(),
-      dead_letter_reason = 0, redrive_id = :id::uuid, redriven_from_attempt = t.attempt
+      dead_letter_reason = 0, redrive_id = :id::uuid, redriven_from_attempt = t.attempt,
+      -- A fresh retry budget: the charged attempts so far are written off (0021).
+      retry_base = t.attempt - t.uncharged_attempts
   FROM items i
   WHERE t.id = i.task_id AND t.state = 'FAILURE' AND t.dead_letter_reason > 0
     AND t.attempt = i.failed_attempt AND t.state = ANY(:sources::task_state[])
@@ -134,4 +165,33 @@ ORDER BY i.seq
 LIMIT :limit
 
 -- name: active_redrives
-SELECT {{redrive_columns}} FROM redrives r WHERE r.state = 1 ORDER BY r.created_at, r.id
+-- The RUNNING ones, oldest first: at most :limit (a store refuses to have more
+-- than that many RUNNING or PAUSED, writes/redrives.py).
+SELECT {{redrive_columns}} FROM redrives r WHERE r.state = 1 ORDER BY r.created_at, r.id LIMIT :limit
+
+-- name: purge_redrive_items
+-- One chunk of retention: the items of redrives finished before :before_us.
+WITH gone AS (
+  DELETE FROM redrive_items x
+  USING (
+    SELECT i.redrive_id, i.seq FROM redrive_items i JOIN redrives r ON r.id = i.redrive_id
+    WHERE r.finished_at < ty_ts(:before_us::bigint)
+    LIMIT :limit::int
+  ) p
+  WHERE x.redrive_id = p.redrive_id AND x.seq = p.seq
+  RETURNING 1
+)
+SELECT count(*) AS n FROM gone
+
+-- name: purge_redrives
+-- One chunk of retention: redrives finished before :before_us (with any items left).
+WITH gone AS (
+  DELETE FROM redrives x
+  WHERE x.id IN (
+    SELECT r.id FROM redrives r WHERE r.finished_at < ty_ts(:before_us::bigint)
+    LIMIT :limit::int
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING 1
+)
+SELECT count(*) AS n FROM gone

@@ -208,7 +208,8 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
 
 -- name: fail_attempts
 -- Failed attempts -> RETRYING (attempt + 1, run_at = now() + delay) when
--- retryable and attempt <= max_retries, else FAILURE. Fenced; each failure is
+-- retryable and its charged attempts (attempt - uncharged_attempts - retry_base)
+-- <= max_retries, else FAILURE. Fenced; each failure is
 -- kept in task_failures. Successes go through complete_successes.
 -- A throttled attempt (RetryAfter, a 429/503 answer: circuit breakers) spends no
 -- retry: RETRYING as an uncharged attempt, run_at after its Retry-After, while
@@ -220,8 +221,9 @@ WITH c AS (
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            WHEN c.throttled AND t0.uncharged_attempts < :max_uncharged THEN 'RETRYING'::task_state
            -- max_retries -1: the budget the pool resolved from @task(...) or its default.
-           -- Only charged attempts spend it (0007_executions.sql).
-           WHEN c.retryable AND c.attempt - t0.uncharged_attempts
+           -- Only charged attempts spend it (0007_executions.sql), since the last
+           -- redrive or retry (retry_base, 0021_redrive_budget.sql).
+           WHEN c.retryable AND c.attempt - t0.uncharged_attempts - t0.retry_base
                                 <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                                         ELSE c.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target,
@@ -353,7 +355,8 @@ WITH d AS (
            WHEN t0.cancel_requested THEN 'CANCELLED'::task_state
            WHEN t0.state <> 'RUNNING' AND NOT d.started THEN 'QUEUED'::task_state
            WHEN d.max_rescues > 0 AND t0.rescues + 1 >= d.max_rescues THEN 'FAILURE'::task_state
-           WHEN d.attempt - t0.uncharged_attempts
+           -- Charged attempts since the last redrive or retry (0021_redrive_budget.sql).
+           WHEN d.attempt - t0.uncharged_attempts - t0.retry_base
                 <= CASE WHEN t0.max_retries >= 0 THEN t0.max_retries
                         ELSE d.max_retries END THEN 'RETRYING'::task_state
            ELSE 'FAILURE'::task_state END AS target

@@ -19,7 +19,7 @@ dead letter at the attempt its item took (``redrive_step``).
 
 from __future__ import annotations
 
-import math
+import dataclasses
 import time
 import uuid
 
@@ -28,6 +28,7 @@ import asyncpg
 from taskyard.bus.v1 import envelope_pb2
 from taskyard.bus.v1 import failures_pb2 as bus
 from taskyard.core import errors
+from taskyard.core import failure_filters as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import failure_service_pb2 as fs
@@ -47,9 +48,8 @@ from ..records import event, event_for_row
 
 K = envelope_pb2
 # The limits failure_service.proto states.
-MAX_RATE = 10_000.0
 MAX_MATCHED = 100_000
-MAX_NOTE_BYTES = 1024
+MAX_ACTIVE = rules.MAX_ACTIVE_REDRIVES
 # Items one step may take (the leader asks for at most 500: scheduler/redrives.py).
 MAX_STEP = 1000
 # Where failures_pb2 (RedriveState, RedriveOutcome) and migrations/0019 agree.
@@ -63,6 +63,8 @@ TOO_MANY_MATCHED = "TOO_MANY_MATCHED"
 NOTHING_TO_REDRIVE = "NOTHING_TO_REDRIVE"
 REDRIVE_STATE = "REDRIVE_STATE"
 NOT_LEADER = "NOT_LEADER"
+PENDING_ELSEWHERE = "PENDING_IN_ANOTHER_REDRIVE"
+TOO_MANY_REDRIVES = "TOO_MANY_REDRIVES"
 # What a control moves a redrive from, and to.
 _CONTROLS = {
     bus.REDRIVE_OP_PAUSE: ((RUNNING,), PAUSED),
@@ -77,31 +79,36 @@ assert TaskState.FAILURE in sources_of(TaskState.QUEUED)
 _QUEUED_SOURCES = db_names(sources_of(TaskState.QUEUED))
 
 
+def _named(rid: str, state: int) -> str:
+    """A redrive as a refusal names it: ``redrive <id> (RUNNING)``."""
+    return f"redrive {rid} ({fs.RedriveState.Name(state).removeprefix('REDRIVE_STATE_')})"
+
+
 def _precondition(reason: str, message: str) -> errors.TaskyardError:
     return errors.TaskyardError(errors.Code.FAILED_PRECONDITION, reason, message)
 
 
 def _check_request(r: fs.RedriveRequest) -> None:
-    out: list[FieldViolation] = []
-    if not (math.isfinite(r.rate) and 0 < r.rate <= MAX_RATE):
-        out.append(
-            FieldViolation(field="rate", description=f"must be more than 0 and at most {MAX_RATE:,.0f}")
-        )
-    if len(r.note.encode()) > MAX_NOTE_BYTES:
-        out.append(FieldViolation(field="note", description=f"at most {MAX_NOTE_BYTES} bytes"))
-    if out:
-        raise errors.invalid(out)
+    """The gateway's rules (core/failure_filters.py), checked again: any sender of the bus may reach it."""
+    out: list[rules.Violation] = []
+    rules.check_rate(out, r.rate)
+    rules.check_note(out, r.note)
+    rules.raise_if(out)
 
 
 async def create_redrive(
     pool: asyncpg.Pool, req: bus.CreateRedriveRequest, request_id: str = ""
 ) -> bus.CreateRedriveReply:
     r = req.request
-    f = check_filter(r.filter)
+    # The dead letters pending in another active redrive are left out: two redrives
+    # pushing the same tasks would add their rates against the same downstream.
+    f = dataclasses.replace(check_filter(r.filter), not_pending=True)
     _check_request(r)
     reply = bus.CreateRedriveReply()
     out = reply.response
     async with pool.acquire() as conn, conn.transaction():
+        if not r.dry_run:
+            await conn.execute(*bind("lock_redrive_creation"))
         if request_id and not r.dry_run:
             await bus_requests.record_one(conn, request_id, K.KIND_STORE_REDRIVE_CREATE)
         if f.task_ids:
@@ -109,6 +116,22 @@ async def create_redrive(
             if rows:
                 ids = ", ".join(row["id"] for row in rows)
                 raise _precondition(NOT_DEAD_LETTERS, f"not dead letters (nothing was changed): {ids}")
+            rows = await conn.fetch(*bind("pending_elsewhere", task_ids=list(f.task_ids), limit=10))
+            if rows:
+                raise _precondition(
+                    PENDING_ELSEWHERE,
+                    "already pending in another redrive (nothing was changed): "
+                    + ", ".join(f"{row['id']} in {_named(row['redrive_id'], row['state'])}" for row in rows)
+                    + "; wait for it to finish or cancel it",
+                )
+        if not r.dry_run:
+            active = int(await conn.fetchval(*bind("count_active_redrives")))
+            if active >= MAX_ACTIVE:
+                raise _precondition(
+                    TOO_MANY_REDRIVES,
+                    f"{active} redrives are running or paused, the most there may be at once "
+                    f"({MAX_ACTIVE}): wait for one to finish or cancel one",
+                )
         matched = int(await conn.fetchval(*bind("count_dead_letters", **f.params(), limit=MAX_MATCHED)))
         if matched > MAX_MATCHED:
             raise _precondition(
@@ -121,6 +144,15 @@ async def create_redrive(
         if r.dry_run:
             return reply
         if not matched:
+            every = dataclasses.replace(f, not_pending=False)
+            holding = await conn.fetch(*bind("redrives_holding", **every.params(), limit=3))
+            if holding:
+                raise _precondition(
+                    NOTHING_TO_REDRIVE,
+                    "nothing to redrive: every dead letter the filter matches is pending in another redrive ("
+                    + ", ".join(_named(row["id"], row["state"]) for row in holding)
+                    + ")",
+                )
             raise _precondition(NOTHING_TO_REDRIVE, "nothing to redrive: the filter matches no dead letter")
         row = await conn.fetchrow(
             *bind(

@@ -43,7 +43,9 @@ export type FailureFilter = Message<"taskyard.v1.FailureFilter"> & {
   name: string;
 
   /**
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.Timestamp failed_after = 4;
    */
@@ -114,7 +116,8 @@ export type FailureGroup = Message<"taskyard.v1.FailureGroup"> & {
   /**
    * The fingerprint's parts: the exception type, the masked message (numbers,
    * ids and quoted values replaced by placeholders) and the innermost frame of
-   * the task's own code ("module.function", empty when no traceback).
+   * the task's own code ("file:function": the file's name without its
+   * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
    *
    * @generated from field: string type = 4;
    */
@@ -481,7 +484,7 @@ export type RedriveRequest = Message<"taskyard.v1.RedriveRequest"> & {
   filter?: FailureFilter | undefined;
 
   /**
-   * Tasks a second: more than 0, at most 10,000.
+   * Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
    *
    * @generated from field: double rate = 2;
    */
@@ -520,7 +523,8 @@ export type RedriveResponse = Message<"taskyard.v1.RedriveResponse"> & {
 
   /**
    * Tasks the filter matches (at most 100,000 in one redrive: more is
-   * FAILED_PRECONDITION; narrow the filter).
+   * FAILED_PRECONDITION; narrow the filter), less those pending in another
+   * active redrive.
    *
    * @generated from field: int64 matched = 2;
    */
@@ -935,7 +939,11 @@ export const FailureService: GenService<{
    * Re-queue the dead letters a filter matches, at most `rate` a second, as a
    * new attempt each. The set is fixed when the call is accepted; the leading
    * scheduler runs it, and it goes on across a restart of any service. A dry
-   * run changes nothing and answers with the count and a sample.
+   * run changes nothing and answers with the count and a sample. A dead letter
+   * pending in another RUNNING or PAUSED redrive is left out (named by id:
+   * FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+   * or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+   * each task re-queued starts again.
    *
    * @generated from rpc taskyard.v1.FailureService.Redrive
    */

@@ -209,7 +209,9 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Timestamp failedAfter_;
   /**
    * <pre>
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -221,7 +223,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -233,7 +237,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1288,7 +1294,9 @@ java.lang.String defaultValue) {
         com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> failedAfterBuilder_;
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1299,7 +1307,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1314,7 +1324,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1332,7 +1344,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1350,7 +1364,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1375,7 +1391,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1392,7 +1410,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1404,7 +1424,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -1419,7 +1441,9 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * The final failure happened at or after / before these instants.
+     * The final failure happened at or after / before these instants. A time
+     * given is a condition, whatever it is (1970-01-01 included); one outside
+     * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>

@@ -64,7 +64,9 @@ public interface FailureFilterOrBuilder extends
 
   /**
    * <pre>
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -73,7 +75,9 @@ public interface FailureFilterOrBuilder extends
   boolean hasFailedAfter();
   /**
    * <pre>
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>
@@ -82,7 +86,9 @@ public interface FailureFilterOrBuilder extends
   com.google.protobuf.Timestamp getFailedAfter();
   /**
    * <pre>
-   * The final failure happened at or after / before these instants.
+   * The final failure happened at or after / before these instants. A time
+   * given is a condition, whatever it is (1970-01-01 included); one outside
+   * google.protobuf.Timestamp's range (years 1 to 9999) is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>.google.protobuf.Timestamp failed_after = 4 [json_name = "failedAfter"];</code>

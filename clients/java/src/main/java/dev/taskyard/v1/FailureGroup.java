@@ -194,7 +194,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The fingerprint's parts: the exception type, the masked message (numbers,
    * ids and quoted values replaced by placeholders) and the innermost frame of
-   * the task's own code ("module.function", empty when no traceback).
+   * the task's own code ("file:function": the file's name without its
+   * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
    * </pre>
    *
    * <code>string type = 4 [json_name = "type"];</code>
@@ -217,7 +218,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The fingerprint's parts: the exception type, the masked message (numbers,
    * ids and quoted values replaced by placeholders) and the innermost frame of
-   * the task's own code ("module.function", empty when no traceback).
+   * the task's own code ("file:function": the file's name without its
+   * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
    * </pre>
    *
    * <code>string type = 4 [json_name = "type"];</code>
@@ -1325,7 +1327,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The fingerprint's parts: the exception type, the masked message (numbers,
      * ids and quoted values replaced by placeholders) and the innermost frame of
-     * the task's own code ("module.function", empty when no traceback).
+     * the task's own code ("file:function": the file's name without its
+     * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
      * </pre>
      *
      * <code>string type = 4 [json_name = "type"];</code>
@@ -1347,7 +1350,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The fingerprint's parts: the exception type, the masked message (numbers,
      * ids and quoted values replaced by placeholders) and the innermost frame of
-     * the task's own code ("module.function", empty when no traceback).
+     * the task's own code ("file:function": the file's name without its
+     * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
      * </pre>
      *
      * <code>string type = 4 [json_name = "type"];</code>
@@ -1370,7 +1374,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The fingerprint's parts: the exception type, the masked message (numbers,
      * ids and quoted values replaced by placeholders) and the innermost frame of
-     * the task's own code ("module.function", empty when no traceback).
+     * the task's own code ("file:function": the file's name without its
+     * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
      * </pre>
      *
      * <code>string type = 4 [json_name = "type"];</code>
@@ -1389,7 +1394,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The fingerprint's parts: the exception type, the masked message (numbers,
      * ids and quoted values replaced by placeholders) and the innermost frame of
-     * the task's own code ("module.function", empty when no traceback).
+     * the task's own code ("file:function": the file's name without its
+     * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
      * </pre>
      *
      * <code>string type = 4 [json_name = "type"];</code>
@@ -1405,7 +1411,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The fingerprint's parts: the exception type, the masked message (numbers,
      * ids and quoted values replaced by placeholders) and the innermost frame of
-     * the task's own code ("module.function", empty when no traceback).
+     * the task's own code ("file:function": the file's name without its
+     * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
      * </pre>
      *
      * <code>string type = 4 [json_name = "type"];</code>

@@ -58,7 +58,8 @@ public interface FailureGroupOrBuilder extends
    * <pre>
    * The fingerprint's parts: the exception type, the masked message (numbers,
    * ids and quoted values replaced by placeholders) and the innermost frame of
-   * the task's own code ("module.function", empty when no traceback).
+   * the task's own code ("file:function": the file's name without its
+   * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
    * </pre>
    *
    * <code>string type = 4 [json_name = "type"];</code>
@@ -69,7 +70,8 @@ public interface FailureGroupOrBuilder extends
    * <pre>
    * The fingerprint's parts: the exception type, the masked message (numbers,
    * ids and quoted values replaced by placeholders) and the innermost frame of
-   * the task's own code ("module.function", empty when no traceback).
+   * the task's own code ("file:function": the file's name without its
+   * directory and ".py", e.g. "billing:charge_card"; empty when no traceback).
    * </pre>
    *
    * <code>string type = 4 [json_name = "type"];</code>

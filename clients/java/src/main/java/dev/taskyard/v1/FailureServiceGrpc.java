@@ -435,7 +435,11 @@ public final class FailureServiceGrpc {
      * Re-queue the dead letters a filter matches, at most `rate` a second, as a
      * new attempt each. The set is fixed when the call is accepted; the leading
      * scheduler runs it, and it goes on across a restart of any service. A dry
-     * run changes nothing and answers with the count and a sample.
+     * run changes nothing and answers with the count and a sample. A dead letter
+     * pending in another RUNNING or PAUSED redrive is left out (named by id:
+     * FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+     * or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+     * each task re-queued starts again.
      * </pre>
      */
     default void redrive(dev.taskyard.v1.RedriveRequest request,
@@ -591,7 +595,11 @@ public final class FailureServiceGrpc {
      * Re-queue the dead letters a filter matches, at most `rate` a second, as a
      * new attempt each. The set is fixed when the call is accepted; the leading
      * scheduler runs it, and it goes on across a restart of any service. A dry
-     * run changes nothing and answers with the count and a sample.
+     * run changes nothing and answers with the count and a sample. A dead letter
+     * pending in another RUNNING or PAUSED redrive is left out (named by id:
+     * FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+     * or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+     * each task re-queued starts again.
      * </pre>
      */
     public void redrive(dev.taskyard.v1.RedriveRequest request,
@@ -730,7 +738,11 @@ public final class FailureServiceGrpc {
      * Re-queue the dead letters a filter matches, at most `rate` a second, as a
      * new attempt each. The set is fixed when the call is accepted; the leading
      * scheduler runs it, and it goes on across a restart of any service. A dry
-     * run changes nothing and answers with the count and a sample.
+     * run changes nothing and answers with the count and a sample. A dead letter
+     * pending in another RUNNING or PAUSED redrive is left out (named by id:
+     * FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+     * or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+     * each task re-queued starts again.
      * </pre>
      */
     public dev.taskyard.v1.RedriveResponse redrive(dev.taskyard.v1.RedriveRequest request) throws io.grpc.StatusException {
@@ -861,7 +873,11 @@ public final class FailureServiceGrpc {
      * Re-queue the dead letters a filter matches, at most `rate` a second, as a
      * new attempt each. The set is fixed when the call is accepted; the leading
      * scheduler runs it, and it goes on across a restart of any service. A dry
-     * run changes nothing and answers with the count and a sample.
+     * run changes nothing and answers with the count and a sample. A dead letter
+     * pending in another RUNNING or PAUSED redrive is left out (named by id:
+     * FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+     * or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+     * each task re-queued starts again.
      * </pre>
      */
     public dev.taskyard.v1.RedriveResponse redrive(dev.taskyard.v1.RedriveRequest request) {
@@ -994,7 +1010,11 @@ public final class FailureServiceGrpc {
      * Re-queue the dead letters a filter matches, at most `rate` a second, as a
      * new attempt each. The set is fixed when the call is accepted; the leading
      * scheduler runs it, and it goes on across a restart of any service. A dry
-     * run changes nothing and answers with the count and a sample.
+     * run changes nothing and answers with the count and a sample. A dead letter
+     * pending in another RUNNING or PAUSED redrive is left out (named by id:
+     * FAILED_PRECONDITION naming that redrive); at most 100 redrives are RUNNING
+     * or PAUSED at once (one more is FAILED_PRECONDITION). The retry budget of
+     * each task re-queued starts again.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.taskyard.v1.RedriveResponse> redrive(

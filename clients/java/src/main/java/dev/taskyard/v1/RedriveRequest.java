@@ -80,7 +80,7 @@ private static final long serialVersionUID = 0L;
   private double rate_ = 0D;
   /**
    * <pre>
-   * Tasks a second: more than 0, at most 10,000.
+   * Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
    * </pre>
    *
    * <code>double rate = 2 [json_name = "rate"];</code>
@@ -661,7 +661,7 @@ private static final long serialVersionUID = 0L;
     private double rate_ ;
     /**
      * <pre>
-     * Tasks a second: more than 0, at most 10,000.
+     * Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
      * </pre>
      *
      * <code>double rate = 2 [json_name = "rate"];</code>
@@ -673,7 +673,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Tasks a second: more than 0, at most 10,000.
+     * Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
      * </pre>
      *
      * <code>double rate = 2 [json_name = "rate"];</code>
@@ -689,7 +689,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Tasks a second: more than 0, at most 10,000.
+     * Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
      * </pre>
      *
      * <code>double rate = 2 [json_name = "rate"];</code>

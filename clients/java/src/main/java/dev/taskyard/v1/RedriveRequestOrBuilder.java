@@ -27,7 +27,7 @@ public interface RedriveRequestOrBuilder extends
 
   /**
    * <pre>
-   * Tasks a second: more than 0, at most 10,000.
+   * Tasks a second: at least 0.01 (one every 100 s), at most 10,000.
    * </pre>
    *
    * <code>double rate = 2 [json_name = "rate"];</code>

@@ -93,7 +93,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Tasks the filter matches (at most 100,000 in one redrive: more is
-   * FAILED_PRECONDITION; narrow the filter).
+   * FAILED_PRECONDITION; narrow the filter), less those pending in another
+   * active redrive.
    * </pre>
    *
    * <code>int64 matched = 2 [json_name = "matched"];</code>
@@ -743,7 +744,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Tasks the filter matches (at most 100,000 in one redrive: more is
-     * FAILED_PRECONDITION; narrow the filter).
+     * FAILED_PRECONDITION; narrow the filter), less those pending in another
+     * active redrive.
      * </pre>
      *
      * <code>int64 matched = 2 [json_name = "matched"];</code>
@@ -756,7 +758,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Tasks the filter matches (at most 100,000 in one redrive: more is
-     * FAILED_PRECONDITION; narrow the filter).
+     * FAILED_PRECONDITION; narrow the filter), less those pending in another
+     * active redrive.
      * </pre>
      *
      * <code>int64 matched = 2 [json_name = "matched"];</code>
@@ -773,7 +776,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * Tasks the filter matches (at most 100,000 in one redrive: more is
-     * FAILED_PRECONDITION; narrow the filter).
+     * FAILED_PRECONDITION; narrow the filter), less those pending in another
+     * active redrive.
      * </pre>
      *
      * <code>int64 matched = 2 [json_name = "matched"];</code>

@@ -40,7 +40,8 @@ public interface RedriveResponseOrBuilder extends
   /**
    * <pre>
    * Tasks the filter matches (at most 100,000 in one redrive: more is
-   * FAILED_PRECONDITION; narrow the filter).
+   * FAILED_PRECONDITION; narrow the filter), less those pending in another
+   * active redrive.
    * </pre>
    *
    * <code>int64 matched = 2 [json_name = "matched"];</code>
