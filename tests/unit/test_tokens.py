@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import hashlib
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
 from taskyard.core.config import Settings
@@ -192,12 +196,45 @@ def test_settings_from_the_environment() -> None:
     assert Settings.from_env(s.to_env()) == s
 
 
-def test_caller_name_is_the_tokens_name(tmp_path: Path) -> None:
-    """A redrive's audit says who asked: the token's name, "dev" on a gateway without tokens."""
+@dataclasses.dataclass(frozen=True)
+class _Call:
+    """What grpc hands an interceptor (grpc.HandlerCallDetails)."""
+
+    method: str
+    invocation_metadata: tuple[tuple[str, str], ...]
+
+
+async def test_caller_name_is_the_name_of_the_token_the_interceptor_accepted(tmp_path: Path) -> None:
+    """A redrive's audit says who asked: the token the authenticator accepted for the
+    call, even when the file is reloaded before the servicer asks (a second look-up
+    then found no token and recorded ""); "dev" on a gateway without tokens."""
     path = tmp_path / "tokens"
     path.write_text(f"{ADMIN} admin ops\n{READER} read dashboard\n")
     tokens = auth.TokensFile(str(path))
-    assert auth.caller_name(tokens, (("authorization", f"Bearer {ADMIN}"),)) == "ops"
-    assert auth.caller_name(tokens, (("authorization", f"Bearer {READER}"),)) == "dashboard"
-    assert auth.caller_name(tokens, (("authorization", "Bearer not-a-token-at-all-x"),)) == ""
-    assert auth.caller_name(None, ()) == auth.NO_TOKENS_CALLER == "dev"
+    authenticator = auth.Authenticator(tokens)
+    seen: list[str] = []
+
+    async def redrive(request: object, context: object) -> None:
+        seen.append(auth.caller_name(tokens))
+
+    async def served(details: object) -> Any:
+        return grpc.unary_unary_rpc_method_handler(redrive)
+
+    async def call(handler: Any) -> None:
+        await handler.unary_unary(object(), object())
+
+    method = "/taskyard.v1.FailureService/Redrive"
+    as_admin = (("authorization", f"Bearer {ADMIN}"),)
+    handler = await authenticator.intercept_service(served, _Call(method, as_admin))  # type: ignore[arg-type]
+    # The token is taken out of the file between the interceptor and the servicer.
+    path.write_text(f"{READER} read dashboard\n")
+    assert tokens.reload()
+    await call(handler)
+    assert seen == ["ops"]
+    # Another call's own token, in its own task.
+    path.write_text(f"{ADMIN} admin ops-renamed\n")
+    tokens.reload()
+    handler = await authenticator.intercept_service(served, _Call(method, as_admin))  # type: ignore[arg-type]
+    await asyncio.create_task(call(handler))
+    assert seen == ["ops", "ops-renamed"]
+    assert auth.caller_name(None) == auth.NO_TOKENS_CALLER == "dev"

@@ -16,14 +16,17 @@ Neither a token nor a line of the file ever goes into a log or an error message.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import enum
 import hashlib
 import hmac
+import inspect
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health
@@ -229,15 +232,40 @@ def required_scope(method: str) -> Scope | None:
 NO_TOKENS_CALLER = "dev"
 
 
-def caller_name(tokens: TokensFile | None, metadata: Sequence[tuple[str, str | bytes]] | None) -> str:
-    """The name of the token a call came with, for an audit record; ``NO_TOKENS_CALLER``
-    on a gateway without tokens. The authenticator has already refused a call without
-    a valid token, so "" only when the file changed in between."""
+# The name of the token the Authenticator accepted for the call being served (each
+# call is its own task, so its own context): set by the handler it wraps.
+_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("taskyard_gateway_caller", default="")
+
+
+def caller_name(tokens: TokensFile | None) -> str:
+    """The name of the token the call being served came with, for an audit record;
+    ``NO_TOKENS_CALLER`` on a gateway without tokens. It is the token the
+    Authenticator accepted, passed along with the call, never looked up again: the
+    file may be reloaded in between, and the token gone from it or renamed."""
     if tokens is None:
         return NO_TOKENS_CALLER
-    presented = bearer(metadata)
-    token = tokens.find(presented) if presented else None
-    return token.name if token is not None else ""
+    return _CALLER.get()
+
+
+def with_caller(handler: admission.Handler, name: str) -> admission.Handler:
+    """``handler``, its calls served with ``name`` as their ``caller_name``."""
+    behavior = admission.behavior_of(handler)
+
+    if inspect.isasyncgenfunction(behavior):
+
+        async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            _CALLER.set(name)
+            async for item in behavior(request, context):
+                yield item
+
+        return admission.handler_like(handler, stream)
+
+    async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        _CALLER.set(name)
+        result = behavior(request, context)
+        return await result if inspect.isawaitable(result) else result
+
+    return admission.handler_like(handler, call)
 
 
 def _refusal(code: errors.Code, reason: str, message: str) -> errors.TaskyardError:
@@ -273,22 +301,32 @@ class Authenticator(admission.Interceptor):
     ) -> errors.TaskyardError | None:
         """The refusal of a call to ``method``, or None. Without ``scope_checked``
         only the token is checked (a method nobody serves needs no scope)."""
+        return self.authorize(method, metadata, scope_checked=scope_checked)[0]
+
+    def authorize(
+        self,
+        method: str,
+        metadata: Sequence[tuple[str, str | bytes]] | None,
+        *,
+        scope_checked: bool = True,
+    ) -> tuple[errors.TaskyardError | None, Token | None]:
+        """``check``'s refusal, or None and the token accepted (None for an open method)."""
         if method in OPEN_METHODS:
-            return None
+            return None, None
         presented = bearer(metadata)
         if presented is None:
             return _refusal(
                 errors.Code.UNAUTHENTICATED,
                 "TOKEN_MISSING",
                 "this gateway needs a token: send the header 'authorization: Bearer <token>'",
-            )
+            ), None
         token = self.tokens.find(presented) if presented else None
         if token is None:
             return _refusal(
                 errors.Code.UNAUTHENTICATED,
                 "TOKEN_INVALID",
                 "the token is not valid here (header 'authorization: Bearer <token>')",
-            )
+            ), None
         scope = required_scope(method)
         if scope_checked and not token.allows(scope):
             assert scope is not None
@@ -299,8 +337,8 @@ class Authenticator(admission.Interceptor):
                 + ("" if scope is Scope.ADMIN else " (or 'admin')")
                 + "; "
                 f"token '{token.name}' has {', '.join(sorted(s.value for s in token.scopes))}",
-            )
-        return None
+            ), token
+        return None, token
 
     async def intercept_service(
         self,
@@ -319,9 +357,11 @@ class Authenticator(admission.Interceptor):
             self.refused += 1
             log.info("refused %s (not served): %s", method[:200], refusal.reason)
             return admission.refusing_any(refusal)
-        refusal = self.check(method, handler_call_details.invocation_metadata)
+        refusal, token = self.authorize(method, handler_call_details.invocation_metadata)
         if refusal is None:
-            return handler
+            # The servicer learns who called from this token (caller_name), not from a
+            # second look-up a reload of the file could answer differently.
+            return handler if token is None else with_caller(handler, token.name)
         self.refused += 1
         log.info("refused %s: %s", method, refusal.reason)
         return admission.refusing(handler, refusal)

@@ -6,13 +6,14 @@ INVALID_ARGUMENT with the fields named, nothing sent), makes one store request
 what only it knows (an unknown group is NOT_FOUND, a task that is not a dead
 letter FAILED_PRECONDITION, a filter matching too many); the leading scheduler
 runs an accepted redrive (scheduler/redrives.py). A redrive records who asked:
-the name of the call's token (auth.caller_name).
+the name of the token the gateway's authenticator accepted for the call
+(auth.caller_name).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 Context = grpc.aio.ServicerContext[Any, Any]
-Metadata = Sequence[tuple[str, str | bytes]] | None
 Op = bus.RedriveOp
 
 FAILURE_SERVICE_NAME = fs.DESCRIPTOR.services_by_name["FailureService"].full_name
@@ -41,13 +41,13 @@ def _paged(page_size: int, page_token: str) -> None:
 
 
 class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
-    def __init__(self, *, store: rpc.Caller, caller: Callable[[Metadata], str]) -> None:
+    def __init__(self, *, store: rpc.Caller, caller: Callable[[], str]) -> None:
         self._store = store
         self._caller = caller
 
     @classmethod
     def register(
-        cls, server: grpc.aio.Server, *, store: rpc.Caller, caller: Callable[[Metadata], str]
+        cls, server: grpc.aio.Server, *, store: rpc.Caller, caller: Callable[[], str]
     ) -> FailureService:
         service = cls(store=store, caller=caller)
         failure_service_pb2_grpc.add_FailureServiceServicer_to_server(service, server)
@@ -127,9 +127,7 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
             inner = fs.RedriveRequest(
                 filter=checked, rate=request.rate, dry_run=request.dry_run, note=request.note
             )
-            create = bus.CreateRedriveRequest(
-                request=inner, created_by=self._caller(tuple(context.invocation_metadata() or ()))
-            )
+            create = bus.CreateRedriveRequest(request=inner, created_by=self._caller())
             reply = await self._store.call(contract.STORE_REDRIVE_CREATE, create)
             return reply.response
 
