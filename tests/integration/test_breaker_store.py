@@ -13,6 +13,7 @@ from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import event_log_pb2, flow_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
+from taskyard.core import errors
 from taskyard.core.states import TaskState as S
 from taskyard.v1 import event_service_pb2 as pub
 
@@ -98,9 +99,20 @@ async def read_from(store: Any, after: str) -> list[pub.Event]:
         req = event_log_pb2.ReadEventsRequest(after=reply.cursor, limit=100)
 
 
+TERM = 7
+
+
+async def lead(store: Any, term: int = TERM) -> None:
+    await store.pool.execute(
+        "UPDATE scheduler_leader SET term = $1, holder = 'sched-a', expires_at = now() + interval '1 h'",
+        term,
+    )
+
+
 async def test_breaker_opens_and_closes_are_logged_as_breaker_events(result_store: Any) -> None:
+    await lead(result_store)
     start = await result_store._read_events(event_log_pb2.ReadEventsRequest())
-    request = flow_pb2.BreakerEventsRequest()
+    request = flow_pb2.BreakerEventsRequest(term=TERM)
     request.changes.add(
         limit="payments",
         key="payments-api",
@@ -123,3 +135,22 @@ async def test_breaker_opens_and_closes_are_logged_as_breaker_events(result_stor
         "next_probe_at": "2027-01-15T08:00:00.000Z",
     }
     assert dict(breaker[1].attributes) == {"limit": "payments", "key": "payments-api"}
+
+
+async def test_a_deposed_leaders_breaker_events_are_refused_and_log_nothing(result_store: Any) -> None:
+    await lead(result_store)
+    start = await result_store._read_events(event_log_pb2.ReadEventsRequest())
+    for term in (TERM - 1, 0):
+        request = flow_pb2.BreakerEventsRequest(term=term)
+        request.changes.add(limit="payments", key="payments-api", change="opened", failures=5)
+        with pytest.raises(errors.TaskyardError) as caught:
+            await result_store.limits.breaker_events(request)
+        assert caught.value.code == (
+            errors.Code.FAILED_PRECONDITION if term else errors.Code.INVALID_ARGUMENT
+        ), caught.value
+    # The leader's own term is taken, and only its event is in the log.
+    request = flow_pb2.BreakerEventsRequest(term=TERM)
+    request.changes.add(limit="payments", key="payments-api", change="closed")
+    assert (await result_store.limits.breaker_events(request)).logged == 1
+    events = await read_from(result_store, start.cursor)
+    assert [e.type for e in events if e.kind == pub.EVENT_KIND_BREAKER] == ["breaker.closed"]

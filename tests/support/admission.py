@@ -37,6 +37,7 @@ class Store:
         self.version = 1
         self.leased: list[flow_pb2.LeasedFlow] = []
         self.breaker_events: list[flow_pb2.BreakerChange] = []
+        self.breaker_event_terms: list[int] = []
 
     async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
         if method is contract.STORE_LIMITS:
@@ -46,6 +47,7 @@ class Store:
         if method is contract.STORE_BREAKER_EVENTS:
             assert isinstance(request, flow_pb2.BreakerEventsRequest)
             self.breaker_events.extend(request.changes)
+            self.breaker_event_terms.append(request.term)
             return flow_pb2.BreakerEventsReply(logged=len(request.changes))
         raise AssertionError(method)
 

@@ -12,11 +12,12 @@ from google.protobuf.message import Message
 from support.admission import Clock, Store, breaker
 
 from taskyard.bus.v1 import flow_pb2
-from taskyard.core import contract, errors
+from taskyard.core import contract, errors, limits
 from taskyard.scheduler import flow as flow_module
-from taskyard.scheduler.breakers import Breakers, Refund
+from taskyard.scheduler.breakers import OPEN, Breakers, Refund
 from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes
+from taskyard.v1 import limit_pb2
 
 GATE = ("payments", "payments-api")
 OTHER = ("payments", "ledger-api")
@@ -221,3 +222,86 @@ def test_an_outcome_that_decides_a_refund_wakes_the_sender() -> None:
     flow.outcome("a", "tok", failed=True, attempt=1)
     assert flow.refund_news.is_set()
     assert [(r.task_id, r.attempt) for r in flow.admission.breakers.refunds] == [("a", 1)]
+
+
+def _bounded(*, max_refunds: int = 0, max_outage_ms: int = 0) -> tuple[Breakers, Clock]:
+    """A breaker opened by 2 failures in 10 s, a probe every second."""
+    b, clock = _breakers(failures=2, window_ms=10_000, cool_down_ms=1_000)
+    spec = breaker("payments", 2, 10_000, 1_000).breaker
+    spec.max_refunds_per_task = max_refunds
+    if max_outage_ms:
+        spec.max_outage.FromMilliseconds(max_outage_ms)
+    b.set_specs({"payments": spec})
+    return b, clock
+
+
+def _probe_until_charged(b: Breakers, clock: Clock, task: str, *, first: int) -> int:
+    """Fail ``task``'s probes, one per cool-down, until one is charged; returns its attempt."""
+    for attempt in range(first, first + 1000):
+        admitted, _probe, at = b.check(GATE)
+        if not admitted:
+            assert at is not None
+            clock.now = at
+        _admit(b, task, attempt)
+        _end(b, task, attempt)
+        if not [r for r in _refunded(b) if r[0] == task]:
+            return attempt
+    raise AssertionError(f"{task}'s failures were refunded a thousand times")
+
+
+def test_a_task_whose_own_code_fails_is_refunded_at_most_max_refunds_per_task_times() -> None:
+    b, clock = _bounded()
+    _admit(b, "other", 1)
+    _end(b, "other", 1)
+    _admit(b, "bug", 1)
+    _end(b, "bug", 1)  # opens it: both refunded
+    assert sorted(r[0] for r in _refunded(b)) == ["bug", "other"]
+    # Every later failed probe of "bug" is refunded until its 20th refund, then charged:
+    # its retries are spent as always and it ends a dead letter.
+    charged = _probe_until_charged(b, clock, "bug", first=2)
+    assert charged == limits.DEFAULT_MAX_REFUNDS_PER_TASK + 1
+    assert b.refunds_refused == 1
+    # Another task of the same outage still has its own refunds.
+    clock.now = b.check(GATE)[2] or clock.now
+    _admit(b, "other", 2)
+    _end(b, "other", 2)
+    assert [r[:2] for r in _refunded(b)] == [("other", 2)]
+
+
+def test_max_refunds_per_task_is_the_breakers_own_number() -> None:
+    b, clock = _bounded(max_refunds=3)
+    _admit(b, "a", 1)
+    _admit(b, "bug", 1)
+    _end(b, "a", 1)
+    _end(b, "bug", 1)
+    _refunded(b)
+    assert _probe_until_charged(b, clock, "bug", first=2) == 4  # attempts 1, 2, 3 refunded
+
+
+def test_past_max_outage_a_failed_probe_is_charged_and_a_new_outage_refunds_again() -> None:
+    b, clock = _bounded(max_refunds=10_000, max_outage_ms=5_000)
+    opened = clock.now
+    _admit(b, "a", 1)
+    _admit(b, "b", 1)
+    _end(b, "a", 1)
+    _end(b, "b", 1)
+    assert len(_refunded(b)) == 2
+    charged = _probe_until_charged(b, clock, "a", first=2)
+    # Failed probes re-open it every second; the outage's clock runs from when it opened.
+    assert clock.now - opened >= 5.0 and charged == 6
+    assert b.state(GATE) == OPEN
+    clock.now = b.check(GATE)[2] or clock.now
+    _admit(b, "a", charged + 1)
+    assert _end(b, "a", charged + 1, failed=False) == [GATE]  # recovered: closed
+    _admit(b, "c", 1)
+    _admit(b, "d", 1)
+    _end(b, "c", 1)
+    _end(b, "d", 1)  # a new outage: refunded again
+    assert sorted(r[0] for r in _refunded(b)) == ["c", "d"]
+
+
+def test_bad_refund_bounds_are_refused_by_field() -> None:
+    spec = limit_pb2.CircuitBreaker(failure_threshold=1, max_refunds_per_task=10_001)
+    spec.max_outage.FromMilliseconds(0)
+    fields = sorted(v.field for v in limits.breaker_violations(spec, "limit.breaker"))
+    assert fields == ["limit.breaker.max_outage", "limit.breaker.max_refunds_per_task"]

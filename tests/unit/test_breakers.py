@@ -11,6 +11,7 @@ from support.admission import Clock, Harness, breaker
 
 from taskyard.bus.v1 import flow_pb2
 from taskyard.core import limits
+from taskyard.scheduler import breakers as breakers_module
 from taskyard.scheduler.breakers import CLOSED, HALF_OPEN, OPEN, UNBOUNDED, Breakers
 from taskyard.v1 import limit_pb2, task_service_pb2
 
@@ -131,10 +132,12 @@ def test_a_probe_that_ends_without_an_outcome_frees_its_place() -> None:
     assert b.forget("t1", "tok1") == [GATE]  # its worker died, its lease lapsed
     assert b.room(GATE) == 1
     _attempt(b, 2)
-    # A lost notice: the store no longer has it leased, and it was admitted before the read.
+    b.confirm("t2", "tok2", clock.now)
+    # A lost notice: the store no longer has it leased, and its lease was known before the read.
     assert b.resync([], before=clock.now + 0.1) == [GATE]
     assert b.room(GATE) == 1
     _attempt(b, 3)
+    b.confirm("t3", "tok3", clock.now)
     assert b.resync([("t3", "tok3")], before=clock.now + 0.1) == []  # still leased: kept
     assert b.room(GATE) == 0
 
@@ -249,7 +252,9 @@ def test_the_opens_and_closes_go_to_the_store_as_events() -> None:
     h.end("a1", failed=False)
 
     assert h.flow.breaker_news.is_set()
+    h.flow.term = 5
     asyncio.run(h.flow.flush_breaker_events())
+    assert h.store.breaker_event_terms == [5]  # fenced by the leader's term in the store
     assert [(c.limit, c.key, c.change) for c in h.store.breaker_events] == [
         ("payments", "a", "opened"),
         ("payments", "a", "closed"),
@@ -289,3 +294,74 @@ def test_a_new_cool_down_applies_to_an_open_breaker_from_when_it_opened() -> Non
     assert b.state(GATE) == HALF_OPEN  # 0.5 s after it opened: past
     b.set_specs({"payments": breaker("payments", 1, 10_000, 5_000).breaker})
     assert b.state(GATE) == OPEN and b.next_probe(GATE) == opened + 5.0
+
+
+def test_a_probe_whose_lease_is_in_flight_during_a_resync_keeps_its_place() -> None:
+    b, clock = _breakers(failures=1, cool_down_ms=1_000)
+    _attempt(b, 0)
+    _fail(b, 0)
+    clock.now += 2.0
+    _attempt(b, 1)  # the probe: admitted, its lease not confirmed yet
+    assert b.room(GATE) == 0
+    clock.now += 0.001
+    # The resync's read of the leased attempts began before the probe's lease committed.
+    assert b.resync([], before=clock.now) == []
+    assert b.room(GATE) == 0 and b.check(GATE) == (False, False, None)  # no second probe
+    b.confirm("t1", "tok1", clock.now)
+    assert b.resync([("t1", "tok1")], before=clock.now + 0.1) == []
+    assert _fail(b, 1, failed=False) == [GATE]  # its success is heard: closed
+    assert b.state(GATE) == CLOSED
+
+
+def test_admission_confirms_a_breakers_attempt_with_its_lease() -> None:
+    h = Harness(breaker("payments", 1, 10_000, 1_000))
+    h.load()
+    h.submit("a0", ("payments", "a", 1))
+    h.submit("a1", ("payments", "a", 1))
+    h.dispatch(1)
+    h.end("a0", failed=True)
+    h.tick(1.0)
+    assert h.dispatch(1) == ["a1"]  # the probe, confirmed by its lease
+    breakers = h.flow.admission.breakers
+    ((task_id, token),) = [a for a in breakers._attempts if a[0] == "a1"]
+    breakers.confirm(task_id, token, float("inf"))  # no-op: an earlier confirmation stands
+    assert breakers._attempts[(task_id, token)].at < float("inf")
+
+
+def test_a_breakers_memory_is_buckets_and_the_failures_it_may_refund() -> None:
+    b, clock = _breakers(failures=1_000_000, window_ms=60_000)
+    for n in range(20_000):
+        _attempt(b, n)
+        b.outcome(f"t{n}", f"tok{n}", failed=n % 100 == 0, attempt=1)
+        clock.now += 0.01  # 200 s: the window passes three times
+    buckets, failures = b.memory()
+    assert buckets <= breakers_module.BUCKETS + 1
+    # Only the last window's failures: 60 s at one failure a second.
+    assert 55 <= failures <= 61
+
+
+def test_failures_remembered_per_key_are_bounded_and_the_rest_still_count(monkeypatch: Any) -> None:
+    monkeypatch.setattr(breakers_module, "MAX_FAILURES_KEPT", 5)
+    b, _clock = _breakers(failures=8, window_ms=60_000)
+    for n in range(8):
+        _attempt(b, n)
+    for n in range(7):
+        b.outcome(f"t{n}", f"tok{n}", failed=True, attempt=1)
+    assert b.memory() == (1, 5)
+    assert b.outcome("t7", "tok7", failed=True, attempt=1) == [GATE]  # all 8 counted: opens
+    # The 5 newest failures are refunded (the one that opened it among them); older ones stay charged.
+    assert sorted(r.task_id for r in b.refunds) == ["t3", "t4", "t5", "t6", "t7"]
+    assert b.memory() == (0, 0)
+
+
+def test_keys_with_state_are_bounded(monkeypatch: Any) -> None:
+    monkeypatch.setattr(breakers_module, "MAX_KEYS", 3)
+    b, clock = _breakers(failures=5, window_ms=1_000)
+    for n in range(4):
+        _attempt(b, n, gate=("payments", f"k{n}"))
+        _fail(b, n)
+    assert len(b.not_closed("payments")) == 0 and b.untracked == 1
+    clock.now += 1.5  # their windows are quiet: a new key takes a pruned one's place
+    _attempt(b, 9, gate=("payments", "k9"))
+    _fail(b, 9)
+    assert b.untracked == 1 and b.memory()[0] == 1

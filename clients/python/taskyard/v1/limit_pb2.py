@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskyard/v1/limit.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n\x08LimitUse\x12\r\n\x05limit\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\r\n\x05units\x18\x03 \x01(\x03\"T\n\tRateLimit\x12\r\n\x05units\x18\x01 \x01(\x03\x12)\n\x06period\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05\x62urst\x18\x03 \x01(\x03\"%\n\x10\x43oncurrencyLimit\x12\x11\n\tmax_units\x18\x01 \x01(\x03\"\xb4\x01\n\x0e\x43ircuitBreaker\x12\x19\n\x11\x66\x61ilure_threshold\x18\x01 \x01(\x03\x12)\n\x06window\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x14\n\x0cmin_attempts\x18\x03 \x01(\x03\x12,\n\tcool_down\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x18\n\x10half_open_probes\x18\x05 \x01(\x03\"\x82\x03\n\x05Limit\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x04rate\x18\x02 \x01(\x0b\x32\x16.taskyard.v1.RateLimitH\x00\x12\x34\n\x0b\x63oncurrency\x18\x03 \x01(\x0b\x32\x1d.taskyard.v1.ConcurrencyLimitH\x00\x12.\n\x07\x62reaker\x18\x0b \x01(\x0b\x32\x1b.taskyard.v1.CircuitBreakerH\x00\x12\x0f\n\x07per_key\x18\x04 \x01(\x08\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x11\n\ttask_name\x18\x06 \x01(\t\x12\x14\n\x0ckey_argument\x18\x07 \x01(\t\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x05usage\x18\n \x01(\x0b\x32\x17.taskyard.v1.LimitUsageB\x06\n\x04kind\"\x93\x01\n\nLimitUsage\x12\x14\n\x0cunits_in_use\x18\x01 \x01(\x03\x12\x10\n\x08\x61\x64mitted\x18\x02 \x01(\x03\x12\x11\n\tthrottled\x18\x03 \x01(\x03\x12\x0f\n\x07waiting\x18\x04 \x01(\x03\x12\x0c\n\x04keys\x18\x05 \x01(\x03\x12+\n\x0c\x62usiest_keys\x18\x06 \x03(\x0b\x32\x15.taskyard.v1.KeyUsage\">\n\x08KeyUsage\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x14\n\x0cunits_in_use\x18\x02 \x01(\x03\x12\x0f\n\x07waiting\x18\x03 \x01(\x03\"(\n\tKeyWeight\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0e\n\x06weight\x18\x02 \x01(\x05\"\xc2\x01\n\x08\x46lowGate\x12\r\n\x05limit\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x35\n\x11next_admission_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nholder_ids\x18\x04 \x03(\t\x12\x10\n\x08position\x18\x05 \x01(\x03\x12\x12\n\nkeys_ahead\x18\x06 \x01(\x03\x12)\n\x06waited\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Durationb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17taskyard/v1/limit.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n\x08LimitUse\x12\r\n\x05limit\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\r\n\x05units\x18\x03 \x01(\x03\"T\n\tRateLimit\x12\r\n\x05units\x18\x01 \x01(\x03\x12)\n\x06period\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05\x62urst\x18\x03 \x01(\x03\"%\n\x10\x43oncurrencyLimit\x12\x11\n\tmax_units\x18\x01 \x01(\x03\"\x81\x02\n\x0e\x43ircuitBreaker\x12\x19\n\x11\x66\x61ilure_threshold\x18\x01 \x01(\x03\x12)\n\x06window\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x14\n\x0cmin_attempts\x18\x03 \x01(\x03\x12,\n\tcool_down\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x18\n\x10half_open_probes\x18\x05 \x01(\x03\x12\x1c\n\x14max_refunds_per_task\x18\x06 \x01(\x03\x12-\n\nmax_outage\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x82\x03\n\x05Limit\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x04rate\x18\x02 \x01(\x0b\x32\x16.taskyard.v1.RateLimitH\x00\x12\x34\n\x0b\x63oncurrency\x18\x03 \x01(\x0b\x32\x1d.taskyard.v1.ConcurrencyLimitH\x00\x12.\n\x07\x62reaker\x18\x0b \x01(\x0b\x32\x1b.taskyard.v1.CircuitBreakerH\x00\x12\x0f\n\x07per_key\x18\x04 \x01(\x08\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x11\n\ttask_name\x18\x06 \x01(\t\x12\x14\n\x0ckey_argument\x18\x07 \x01(\t\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x05usage\x18\n \x01(\x0b\x32\x17.taskyard.v1.LimitUsageB\x06\n\x04kind\"\x93\x01\n\nLimitUsage\x12\x14\n\x0cunits_in_use\x18\x01 \x01(\x03\x12\x10\n\x08\x61\x64mitted\x18\x02 \x01(\x03\x12\x11\n\tthrottled\x18\x03 \x01(\x03\x12\x0f\n\x07waiting\x18\x04 \x01(\x03\x12\x0c\n\x04keys\x18\x05 \x01(\x03\x12+\n\x0c\x62usiest_keys\x18\x06 \x03(\x0b\x32\x15.taskyard.v1.KeyUsage\">\n\x08KeyUsage\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x14\n\x0cunits_in_use\x18\x02 \x01(\x03\x12\x0f\n\x07waiting\x18\x03 \x01(\x03\"(\n\tKeyWeight\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0e\n\x06weight\x18\x02 \x01(\x05\"\xc2\x01\n\x08\x46lowGate\x12\r\n\x05limit\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x35\n\x11next_admission_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nholder_ids\x18\x04 \x03(\t\x12\x10\n\x08position\x18\x05 \x01(\x03\x12\x12\n\nkeys_ahead\x18\x06 \x01(\x03\x12)\n\x06waited\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Durationb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,15 +40,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CONCURRENCYLIMIT']._serialized_start=246
   _globals['_CONCURRENCYLIMIT']._serialized_end=283
   _globals['_CIRCUITBREAKER']._serialized_start=286
-  _globals['_CIRCUITBREAKER']._serialized_end=466
-  _globals['_LIMIT']._serialized_start=469
-  _globals['_LIMIT']._serialized_end=855
-  _globals['_LIMITUSAGE']._serialized_start=858
-  _globals['_LIMITUSAGE']._serialized_end=1005
-  _globals['_KEYUSAGE']._serialized_start=1007
-  _globals['_KEYUSAGE']._serialized_end=1069
-  _globals['_KEYWEIGHT']._serialized_start=1071
-  _globals['_KEYWEIGHT']._serialized_end=1111
-  _globals['_FLOWGATE']._serialized_start=1114
-  _globals['_FLOWGATE']._serialized_end=1308
+  _globals['_CIRCUITBREAKER']._serialized_end=543
+  _globals['_LIMIT']._serialized_start=546
+  _globals['_LIMIT']._serialized_end=932
+  _globals['_LIMITUSAGE']._serialized_start=935
+  _globals['_LIMITUSAGE']._serialized_end=1082
+  _globals['_KEYUSAGE']._serialized_start=1084
+  _globals['_KEYUSAGE']._serialized_end=1146
+  _globals['_KEYWEIGHT']._serialized_start=1148
+  _globals['_KEYWEIGHT']._serialized_end=1188
+  _globals['_FLOWGATE']._serialized_start=1191
+  _globals['_FLOWGATE']._serialized_end=1385
 # @@protoc_insertion_point(module_scope)

@@ -37,18 +37,22 @@ class ConcurrencyLimit(_message.Message):
     def __init__(self, max_units: _Optional[int] = ...) -> None: ...
 
 class CircuitBreaker(_message.Message):
-    __slots__ = ("failure_threshold", "window", "min_attempts", "cool_down", "half_open_probes")
+    __slots__ = ("failure_threshold", "window", "min_attempts", "cool_down", "half_open_probes", "max_refunds_per_task", "max_outage")
     FAILURE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     WINDOW_FIELD_NUMBER: _ClassVar[int]
     MIN_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     COOL_DOWN_FIELD_NUMBER: _ClassVar[int]
     HALF_OPEN_PROBES_FIELD_NUMBER: _ClassVar[int]
+    MAX_REFUNDS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    MAX_OUTAGE_FIELD_NUMBER: _ClassVar[int]
     failure_threshold: int
     window: _duration_pb2.Duration
     min_attempts: int
     cool_down: _duration_pb2.Duration
     half_open_probes: int
-    def __init__(self, failure_threshold: _Optional[int] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., min_attempts: _Optional[int] = ..., cool_down: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., half_open_probes: _Optional[int] = ...) -> None: ...
+    max_refunds_per_task: int
+    max_outage: _duration_pb2.Duration
+    def __init__(self, failure_threshold: _Optional[int] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., min_attempts: _Optional[int] = ..., cool_down: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., half_open_probes: _Optional[int] = ..., max_refunds_per_task: _Optional[int] = ..., max_outage: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Limit(_message.Message):
     __slots__ = ("name", "rate", "concurrency", "breaker", "per_key", "description", "task_name", "key_argument", "created_at", "updated_at", "usage")

@@ -40,11 +40,19 @@ MAX_WEIGHTS = 10_000
 # Limits in all (the scheduler holds every one; ListLimits pages them).
 MAX_LIMITS = 10_000
 # A circuit breaker's numbers (limit.proto CircuitBreaker): unset durations take
-# the defaults; a breaker remembers at most MAX_BREAKER_ATTEMPTS outcomes per key.
+# the defaults. Its thresholds count up to MAX_BREAKER_ATTEMPTS; what the leader
+# keeps of them is bounded apart (scheduler/breakers.py: outcomes are counted in
+# BREAKER_BUCKETS buckets of its window, only failures are remembered one by one).
 MAX_BREAKER_ATTEMPTS = 1_000_000
 MAX_PROBES = 1000
 DEFAULT_WINDOW_MS = 60_000
 DEFAULT_COOL_DOWN_MS = 30_000
+# An outage's failures a breaker refunds per task (0 means the default), and for
+# how long from when it opened: past either, a failure is charged as always, so a
+# task whose own code fails still ends a dead letter.
+DEFAULT_MAX_REFUNDS_PER_TASK = 20
+MAX_REFUNDS_PER_TASK = 10_000
+DEFAULT_MAX_OUTAGE_MS = 3_600_000
 
 # FieldViolation reasons.
 UNKNOWN_LIMIT = "UNKNOWN_LIMIT"
@@ -89,6 +97,14 @@ def min_attempts_of(breaker: limit_pb2.CircuitBreaker) -> int:
     return breaker.min_attempts or breaker.failure_threshold
 
 
+def max_refunds_of(breaker: limit_pb2.CircuitBreaker) -> int:
+    return breaker.max_refunds_per_task or DEFAULT_MAX_REFUNDS_PER_TASK
+
+
+def max_outage_ms(breaker: limit_pb2.CircuitBreaker) -> int:
+    return _ms(breaker.max_outage) if breaker.HasField("max_outage") else DEFAULT_MAX_OUTAGE_MS
+
+
 def parse_breaker(text: str) -> limit_pb2.CircuitBreaker:
     """``"5/30s"``: open after 5 failed attempts within 30 s (the window); ValueError otherwise."""
     m = _RATE.fullmatch(text)
@@ -129,10 +145,19 @@ def breaker_violations(breaker: limit_pb2.CircuitBreaker, path: str) -> list[Vio
                 description=f"must be 0 to {MAX_PROBES}, got {breaker.half_open_probes}",
             )
         )
+    if not 0 <= breaker.max_refunds_per_task <= MAX_REFUNDS_PER_TASK:
+        out.append(
+            Violation(
+                field=f"{path}.max_refunds_per_task",
+                description=f"must be 0 to {MAX_REFUNDS_PER_TASK}, got {breaker.max_refunds_per_task}",
+            )
+        )
     if breaker.HasField("window"):
         out += _duration_violations(breaker.window, f"{path}.window")
     if breaker.HasField("cool_down"):
         out += _duration_violations(breaker.cool_down, f"{path}.cool_down")
+    if breaker.HasField("max_outage"):
+        out += _duration_violations(breaker.max_outage, f"{path}.max_outage")
     return out
 
 

@@ -249,6 +249,7 @@ class Admission:
         hold = self._holds.get(task_id, {}).get(token)
         if hold is not None and hold.since > now:
             hold.since = now
+        self.breakers.confirm(task_id, token, now)
 
     def next_admission(self, gate: Gate, units: int = 1) -> float | None:
         """When a rate gate admits ``units`` again, or a breaker's admits a probe

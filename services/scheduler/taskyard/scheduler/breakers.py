@@ -23,7 +23,20 @@ their tasks': each becomes a ``Refund`` (``refunds``), which the leader sends to
 the store (flow.py, STORE_BREAKER_REFUNDS) to give the attempt's retry back; a
 task those charges failed is retried at the breaker's next probe. The store
 refunds an attempt once, whoever asks how often, and never a throttled one
-(it spent nothing).
+(it spent nothing). Refunds are bounded, so a task whose own code fails (a bad
+deploy behind a breaker) still ends a dead letter: a breaker refunds at most
+``max_refunds_per_task`` failures of one task, and only within ``max_outage``
+of when it opened (a failed probe does not restart that clock); past either,
+a failure is charged as always, a failed probe's too.
+
+**Memory.** A breaker counts its window's outcomes in ``BUCKETS`` buckets of
+``window / BUCKETS`` (an outcome counts for the window less at most one bucket)
+and remembers one by one only the failures it may refund when it opens: at most
+``MAX_FAILURES_KEPT`` per key and ``MAX_FAILURES_KEPT_ALL`` in all (past them, a
+failure is counted but not refunded). At most ``MAX_KEYS`` breakers have state
+at once (a closed one with a quiet window has none); past it, a new key's
+outcomes are not counted (``untracked``). Refund counts are kept for at most
+``MAX_REFUND_TASKS`` tasks (the oldest forgotten first).
 
 Only the leading scheduler keeps breakers, in memory: a new leader starts every
 one closed (what the old one saw is gone; the downstream's next failures open
@@ -59,6 +72,8 @@ class Spec:
     min_attempts: int
     cool_down: float
     probes: int
+    max_refunds: int = rules.DEFAULT_MAX_REFUNDS_PER_TASK
+    max_outage: float = rules.DEFAULT_MAX_OUTAGE_MS / 1000.0
 
     @classmethod
     def of(cls, breaker: limit_pb2.CircuitBreaker) -> Spec:
@@ -68,6 +83,8 @@ class Spec:
             min_attempts=rules.min_attempts_of(breaker),
             cool_down=rules.cool_down_ms(breaker) / 1000.0,
             probes=rules.probes_of(breaker),
+            max_refunds=rules.max_refunds_of(breaker),
+            max_outage=rules.max_outage_ms(breaker) / 1000.0,
         )
 
 
@@ -103,18 +120,31 @@ class Figures:
     not_closed: dict[str, str]
 
 
+BUCKETS = 32
+MAX_KEYS = 100_000
+MAX_FAILURES_KEPT = 1000
+MAX_FAILURES_KEPT_ALL = 200_000
+MAX_REFUND_TASKS = 100_000
+
+
 @dataclasses.dataclass(slots=True)
 class _Breaker:
     state: str = CLOSED
-    # Closed: the outcomes within the window, oldest first: (when, failed, the
-    # attempt as (task id, attempt number), for its refund if it opens).
-    outcomes: collections.deque[tuple[float, bool, tuple[str, int]]] = dataclasses.field(
-        default_factory=lambda: collections.deque(maxlen=rules.MAX_BREAKER_ATTEMPTS)
-    )
+    # Closed: the window's outcomes in buckets, oldest first: [bucket number
+    # (clock // width), attempts ended, failed], and their sums.
+    buckets: collections.deque[list[int]] = dataclasses.field(default_factory=collections.deque)
+    attempts: int = 0
     failures: int = 0
+    # Closed: the window's failures one by one, oldest first, for their refunds
+    # if it opens: (bucket number, task id, attempt number).
+    failed: collections.deque[tuple[int, str, int]] = dataclasses.field(default_factory=collections.deque)
+    # When it last counted an outcome.
+    last: float = 0.0
     # Open: when it (re)opened, and when it half-opens.
     since: float = 0.0
     until: float = 0.0
+    # When the outage began: it opened from closed (a failed probe keeps it).
+    outage: float = 0.0
     # Probes out now (half-open).
     probes: set[Attempt] = dataclasses.field(default_factory=set)
 
@@ -123,6 +153,8 @@ class _Breaker:
 class _Admitted:
     # The breakers an attempt went through, and whether it is a probe at each.
     gates: tuple[tuple[Gate, bool], ...]
+    # When its lease was known to be in the store (inf until then), as a
+    # concurrency hold's: a resync's read may be older than an in-flight lease.
     at: float
 
 
@@ -142,6 +174,13 @@ class Breakers:
         # at most MAX_REFUNDS; the ones dropped past it stay charged (counted).
         self.refunds: list[Refund] = []
         self.refunds_dropped = 0
+        # Failures left charged: past a breaker's max_refunds_per_task or max_outage.
+        self.refunds_refused = 0
+        # Refunds made per task: (how many, the last attempt counted), oldest first.
+        self._refunded: dict[str, tuple[int, int]] = {}
+        # Failures remembered for refunds, all keys; outcomes not counted (MAX_KEYS).
+        self._kept = 0
+        self.untracked = 0
 
     MAX_CHANGES = 10_000
     MAX_REFUNDS = 100_000
@@ -150,11 +189,16 @@ class Breakers:
     def set_specs(self, specs: Mapping[str, limit_pb2.CircuitBreaker]) -> None:
         """The breaker limits as they are now: a breaker keeps its state through a
         change of its numbers (an open one half-opens a new cool-down after it
-        opened); the breakers of a limit that is gone are forgotten."""
+        opened, a closed one with a new window counts afresh); the breakers of a
+        limit that is gone are forgotten."""
         old = self.specs
         self.specs = {name: Spec.of(b) for name, b in specs.items()}
         for gate in [g for g in self._breakers if g[0] not in self.specs]:
-            del self._breakers[gate]
+            self._delete(gate)
+        # Its buckets' width is its window's: counted in other buckets, they mean nothing.
+        rewindowed = {n for n, spec in self.specs.items() if n in old and old[n].window != spec.window}
+        for gate in [g for g, b in self._breakers.items() if g[0] in rewindowed and b.state == CLOSED]:
+            self._delete(gate)
         changed = {n for n, spec in self.specs.items() if n in old and old[n].cool_down != spec.cool_down}
         if changed:
             for gate, breaker in self._breakers.items():
@@ -164,7 +208,7 @@ class Breakers:
     def drop(self, name: str) -> None:
         """Forget the breakers of limit ``name`` (its buckets changed: per key or not)."""
         for gate in [g for g in self._breakers if g[0] == name]:
-            del self._breakers[gate]
+            self._delete(gate)
 
     # --- admission ---------------------------------------------------------------------
     def check(self, gate: Gate) -> tuple[bool, bool, float | None]:
@@ -183,11 +227,18 @@ class Breakers:
 
     def admitted(self, task_id: str, token: str, gates: Sequence[tuple[Gate, bool]]) -> None:
         """An attempt of these breakers was admitted (each: whether as a probe)."""
-        self._attempts[(task_id, token)] = _Admitted(tuple(gates), self._clock())
+        self._attempts[(task_id, token)] = _Admitted(tuple(gates), float("inf"))
         self._by_task.setdefault(task_id, set()).add(token)
         for gate, probe in gates:
             if probe:
                 self._breakers[gate].probes.add((task_id, token))
+
+    def confirm(self, task_id: str, token: str, now: float) -> None:
+        """The attempt's lease is in the store (or its outcome unknown): from now on
+        a resync that does not find it there forgets it."""
+        admitted = self._attempts.get((task_id, token))
+        if admitted is not None and admitted.at > now:
+            admitted.at = now
 
     def holds(self, task_id: str) -> bool:
         return task_id in self._by_task
@@ -211,8 +262,12 @@ class Breakers:
             return []
         now = self._clock()
         changed: list[Gate] = []
-        # Refunded once, at the latest probe time of its breakers that are not closed.
+        # Refunded once, at the latest probe time of its breakers that are not
+        # closed and still refund (within max_outage), up to the largest cap of them.
         refund_at: float | None = None
+        cap = 0
+        if not failed:
+            self._refunded.pop(task_id, None)  # it ran: its next outage counts afresh
         for gate, probe in admitted.gates:
             spec = self.specs.get(gate[0])
             if spec is None:
@@ -221,14 +276,17 @@ class Breakers:
             if breaker is None:
                 if not failed:
                     continue  # a success of a closed breaker with no history changes nothing
-                breaker = self._breakers[gate] = _Breaker()
+                breaker = self._new(gate)
+                if breaker is None:
+                    continue
             if breaker.state == CLOSED:
                 if self._count(breaker, spec, now, failed, (task_id, attempt)):
                     # Its window's failures (this one among them) were the outage's.
-                    self._refund_window(breaker, until=now + spec.cool_down, skip=(task_id, attempt))
+                    self._refund_window(breaker, spec, until=now + spec.cool_down, skip=(task_id, attempt))
                     self._open(gate, breaker, spec, now)
                     changed.append(gate)
-                    refund_at = max(refund_at or 0.0, breaker.until) if failed else refund_at
+                    if failed:
+                        refund_at, cap = max(refund_at or 0.0, breaker.until), max(cap, spec.max_refunds)
                 continue
             if probe and (task_id, token) in breaker.probes:
                 breaker.probes.discard((task_id, token))
@@ -239,9 +297,12 @@ class Breakers:
                 changed.append(gate)
             # else admitted before it opened: it tells of the outage it knows (not counted).
             if failed and breaker.state != CLOSED:
-                refund_at = max(refund_at or 0.0, breaker.until)
+                if now - breaker.outage < spec.max_outage:
+                    refund_at, cap = max(refund_at or 0.0, breaker.until), max(cap, spec.max_refunds)
+                elif attempt > 0:
+                    self.refunds_refused += 1  # an outage this long: charged as always
         if refund_at is not None and attempt > 0:
-            self._refund(Refund(task_id=task_id, attempt=attempt, probe_at=refund_at))
+            self._refund(Refund(task_id=task_id, attempt=attempt, probe_at=refund_at), cap)
         return changed
 
     def forget(self, task_id: str, token: str) -> list[Gate]:
@@ -277,28 +338,70 @@ class Breakers:
             freed += self.forget(*attempt)
         return freed
 
+    def _new(self, gate: Gate) -> _Breaker | None:
+        """A breaker for a key with no state yet; None past MAX_KEYS (not counted)."""
+        if len(self._breakers) >= MAX_KEYS and not self.prune():
+            self.untracked += 1
+            return None
+        breaker = self._breakers[gate] = _Breaker()
+        return breaker
+
+    def _delete(self, gate: Gate) -> None:
+        breaker = self._breakers.pop(gate)
+        self._kept -= len(breaker.failed)
+
     def _count(
         self, breaker: _Breaker, spec: Spec, now: float, failed: bool, attempt: tuple[str, int]
     ) -> bool:
         """Count an outcome of a closed breaker; whether it must open."""
-        outcomes = breaker.outcomes
-        if len(outcomes) == outcomes.maxlen and outcomes[0][1]:
-            breaker.failures -= 1  # the deque drops it
-        outcomes.append((now, failed, attempt))
+        width = spec.window / BUCKETS
+        bucket = int(now // width)
+        buckets = breaker.buckets
+        if buckets and buckets[-1][0] == bucket:
+            buckets[-1][1] += 1
+            buckets[-1][2] += failed
+        else:
+            buckets.append([bucket, 1, int(failed)])
+        breaker.attempts += 1
         breaker.failures += failed
-        horizon = now - spec.window
-        while outcomes and outcomes[0][0] <= horizon:
-            _at, was_failed, _attempt = outcomes.popleft()
-            breaker.failures -= was_failed
-        return failed and breaker.failures >= spec.threshold and len(outcomes) >= spec.min_attempts
+        breaker.last = now
+        if failed and attempt[1] > 0:
+            full = len(breaker.failed) >= MAX_FAILURES_KEPT or self._kept >= MAX_FAILURES_KEPT_ALL
+            if full and breaker.failed:
+                breaker.failed.popleft()  # the oldest gives its place
+                self._kept -= 1
+            if self._kept < MAX_FAILURES_KEPT_ALL:
+                breaker.failed.append((bucket, *attempt))
+                self._kept += 1
+        # A bucket counts while it is less than a window old.
+        oldest = bucket - BUCKETS
+        while buckets and buckets[0][0] <= oldest:
+            _b, attempts, failures = buckets.popleft()
+            breaker.attempts -= attempts
+            breaker.failures -= failures
+        while breaker.failed and breaker.failed[0][0] <= oldest:
+            breaker.failed.popleft()
+            self._kept -= 1
+        return failed and breaker.failures >= spec.threshold and breaker.attempts >= spec.min_attempts
 
-    def _refund_window(self, breaker: _Breaker, *, until: float, skip: tuple[str, int]) -> None:
+    def _refund_window(self, breaker: _Breaker, spec: Spec, *, until: float, skip: tuple[str, int]) -> None:
         """Refund the failures in a closed breaker's window (it opens on them), bar ``skip``."""
-        for _at, failed, (task_id, attempt) in breaker.outcomes:
-            if failed and attempt > 0 and (task_id, attempt) != skip:
-                self._refund(Refund(task_id=task_id, attempt=attempt, probe_at=until))
+        for _bucket, task_id, attempt in breaker.failed:
+            if (task_id, attempt) != skip:
+                self._refund(Refund(task_id=task_id, attempt=attempt, probe_at=until), spec.max_refunds)
 
-    def _refund(self, refund: Refund) -> None:
+    def _refund(self, refund: Refund, cap: int) -> None:
+        count, last = self._refunded.pop(refund.task_id, (0, 0))
+        if refund.attempt != last:
+            if count >= cap:
+                # Its own failures, not the outage's: charged, so it ends a dead letter.
+                self._refunded[refund.task_id] = (count, last)
+                self.refunds_refused += 1
+                return
+            count, last = count + 1, refund.attempt
+        self._refunded[refund.task_id] = (count, last)
+        if len(self._refunded) > MAX_REFUND_TASKS:
+            del self._refunded[next(iter(self._refunded))]
         if len(self.refunds) < self.MAX_REFUNDS:
             self.refunds.append(refund)
         else:
@@ -307,9 +410,11 @@ class Breakers:
     def _open(self, gate: Gate, breaker: _Breaker, spec: Spec, now: float) -> None:
         failures = breaker.failures
         breaker.state = OPEN
-        breaker.since, breaker.until = now, now + spec.cool_down
-        breaker.outcomes.clear()
-        breaker.failures = 0
+        breaker.since, breaker.until, breaker.outage = now, now + spec.cool_down, now
+        breaker.buckets.clear()
+        self._kept -= len(breaker.failed)
+        breaker.failed.clear()
+        breaker.attempts = breaker.failures = 0
         self.opened[gate[0]] += 1
         self._note(Change(gate=gate, change="opened", failures=failures, probe_at=breaker.until))
 
@@ -372,10 +477,12 @@ class Breakers:
         drop = []
         for gate, b in self._breakers.items():
             spec = self.specs.get(gate[0])
-            if b.state == CLOSED and (
-                spec is None or not b.outcomes or b.outcomes[-1][0] <= now - spec.window
-            ):
+            if b.state == CLOSED and (spec is None or not b.attempts or b.last <= now - spec.window):
                 drop.append(gate)
         for gate in drop:
-            del self._breakers[gate]
+            self._delete(gate)
         return len(drop)
+
+    def memory(self) -> tuple[int, int]:
+        """What the breakers keep: (buckets of outcomes, failures remembered), all keys."""
+        return sum(len(b.buckets) for b in self._breakers.values()), self._kept

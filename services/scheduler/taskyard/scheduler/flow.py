@@ -370,7 +370,7 @@ class Flow:
         while breakers.changes:
             batch, breakers.changes = breakers.changes[:BREAKER_BATCH], breakers.changes[BREAKER_BATCH:]
             wall, now = self._wall(), self._clock()
-            request = flow_pb2.BreakerEventsRequest()
+            request = flow_pb2.BreakerEventsRequest(term=self.term)
             for change in batch:
                 request.changes.add(
                     limit=change.gate[0],
@@ -384,6 +384,9 @@ class Flow:
                 await self._store.call(contract.STORE_BREAKER_EVENTS, request)
             except errors.TaskyardError as exc:
                 log.warning("circuit breaker events not logged: %s", exc)
+                if exc.code == errors.Code.FAILED_PRECONDITION:
+                    breakers.changes = []  # a new leader's: this term's breakers tell nothing
+                    return
 
     async def send_breaker_refunds(self) -> None:
         """Send the breakers' refunds to the store as they come, and again those it

@@ -225,8 +225,16 @@ type CircuitBreaker struct {
 	CoolDown *durationpb.Duration `protobuf:"bytes,4,opt,name=cool_down,json=coolDown,proto3" json:"cool_down,omitempty"`
 	// Attempts admitted at once while half-open: 0 means 1, at most 1000.
 	HalfOpenProbes int64 `protobuf:"varint,5,opt,name=half_open_probes,json=halfOpenProbes,proto3" json:"half_open_probes,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Failed attempts of one task the breaker refunds (counts as the outage's,
+	// not the task's) before it charges them again: 0 means 20, at most 10,000.
+	// A task whose own code fails (a bad deploy) still becomes a dead letter.
+	MaxRefundsPerTask int64 `protobuf:"varint,6,opt,name=max_refunds_per_task,json=maxRefundsPerTask,proto3" json:"max_refunds_per_task,omitempty"`
+	// How long an outage's failures are refunded, from when the breaker opened
+	// (a failed probe does not restart it): past it every failure, a failed probe
+	// included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+	MaxOutage     *durationpb.Duration `protobuf:"bytes,7,opt,name=max_outage,json=maxOutage,proto3" json:"max_outage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CircuitBreaker) Reset() {
@@ -292,6 +300,20 @@ func (x *CircuitBreaker) GetHalfOpenProbes() int64 {
 		return x.HalfOpenProbes
 	}
 	return 0
+}
+
+func (x *CircuitBreaker) GetMaxRefundsPerTask() int64 {
+	if x != nil {
+		return x.MaxRefundsPerTask
+	}
+	return 0
+}
+
+func (x *CircuitBreaker) GetMaxOutage() *durationpb.Duration {
+	if x != nil {
+		return x.MaxOutage
+	}
+	return nil
 }
 
 type Limit struct {
@@ -790,13 +812,16 @@ const file_taskyard_v1_limit_proto_rawDesc = "" +
 	"\x06period\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x14\n" +
 	"\x05burst\x18\x03 \x01(\x03R\x05burst\"/\n" +
 	"\x10ConcurrencyLimit\x12\x1b\n" +
-	"\tmax_units\x18\x01 \x01(\x03R\bmaxUnits\"\xf5\x01\n" +
+	"\tmax_units\x18\x01 \x01(\x03R\bmaxUnits\"\xe0\x02\n" +
 	"\x0eCircuitBreaker\x12+\n" +
 	"\x11failure_threshold\x18\x01 \x01(\x03R\x10failureThreshold\x121\n" +
 	"\x06window\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06window\x12!\n" +
 	"\fmin_attempts\x18\x03 \x01(\x03R\vminAttempts\x126\n" +
 	"\tcool_down\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\bcoolDown\x12(\n" +
-	"\x10half_open_probes\x18\x05 \x01(\x03R\x0ehalfOpenProbes\"\xed\x03\n" +
+	"\x10half_open_probes\x18\x05 \x01(\x03R\x0ehalfOpenProbes\x12/\n" +
+	"\x14max_refunds_per_task\x18\x06 \x01(\x03R\x11maxRefundsPerTask\x128\n" +
+	"\n" +
+	"max_outage\x18\a \x01(\v2\x19.google.protobuf.DurationR\tmaxOutage\"\xed\x03\n" +
 	"\x05Limit\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04rate\x18\x02 \x01(\v2\x16.taskyard.v1.RateLimitH\x00R\x04rate\x12A\n" +
@@ -873,20 +898,21 @@ var file_taskyard_v1_limit_proto_depIdxs = []int32{
 	9,  // 0: taskyard.v1.RateLimit.period:type_name -> google.protobuf.Duration
 	9,  // 1: taskyard.v1.CircuitBreaker.window:type_name -> google.protobuf.Duration
 	9,  // 2: taskyard.v1.CircuitBreaker.cool_down:type_name -> google.protobuf.Duration
-	1,  // 3: taskyard.v1.Limit.rate:type_name -> taskyard.v1.RateLimit
-	2,  // 4: taskyard.v1.Limit.concurrency:type_name -> taskyard.v1.ConcurrencyLimit
-	3,  // 5: taskyard.v1.Limit.breaker:type_name -> taskyard.v1.CircuitBreaker
-	10, // 6: taskyard.v1.Limit.created_at:type_name -> google.protobuf.Timestamp
-	10, // 7: taskyard.v1.Limit.updated_at:type_name -> google.protobuf.Timestamp
-	5,  // 8: taskyard.v1.Limit.usage:type_name -> taskyard.v1.LimitUsage
-	6,  // 9: taskyard.v1.LimitUsage.busiest_keys:type_name -> taskyard.v1.KeyUsage
-	10, // 10: taskyard.v1.FlowGate.next_admission_at:type_name -> google.protobuf.Timestamp
-	9,  // 11: taskyard.v1.FlowGate.waited:type_name -> google.protobuf.Duration
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	9,  // 3: taskyard.v1.CircuitBreaker.max_outage:type_name -> google.protobuf.Duration
+	1,  // 4: taskyard.v1.Limit.rate:type_name -> taskyard.v1.RateLimit
+	2,  // 5: taskyard.v1.Limit.concurrency:type_name -> taskyard.v1.ConcurrencyLimit
+	3,  // 6: taskyard.v1.Limit.breaker:type_name -> taskyard.v1.CircuitBreaker
+	10, // 7: taskyard.v1.Limit.created_at:type_name -> google.protobuf.Timestamp
+	10, // 8: taskyard.v1.Limit.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 9: taskyard.v1.Limit.usage:type_name -> taskyard.v1.LimitUsage
+	6,  // 10: taskyard.v1.LimitUsage.busiest_keys:type_name -> taskyard.v1.KeyUsage
+	10, // 11: taskyard.v1.FlowGate.next_admission_at:type_name -> google.protobuf.Timestamp
+	9,  // 12: taskyard.v1.FlowGate.waited:type_name -> google.protobuf.Duration
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_v1_limit_proto_init() }

@@ -149,10 +149,12 @@ class BreakerChange(_message.Message):
     def __init__(self, limit: _Optional[str] = ..., key: _Optional[str] = ..., change: _Optional[str] = ..., failures: _Optional[int] = ..., next_probe_at_us: _Optional[int] = ...) -> None: ...
 
 class BreakerEventsRequest(_message.Message):
-    __slots__ = ("changes",)
+    __slots__ = ("changes", "term")
     CHANGES_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
     changes: _containers.RepeatedCompositeFieldContainer[BreakerChange]
-    def __init__(self, changes: _Optional[_Iterable[_Union[BreakerChange, _Mapping]]] = ...) -> None: ...
+    term: int
+    def __init__(self, changes: _Optional[_Iterable[_Union[BreakerChange, _Mapping]]] = ..., term: _Optional[int] = ...) -> None: ...
 
 class BreakerEventsReply(_message.Message):
     __slots__ = ("logged",)

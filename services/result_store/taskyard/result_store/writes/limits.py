@@ -260,13 +260,27 @@ class Limits:
         return reply
 
     async def breaker_events(self, req: flow_pb2.BreakerEventsRequest) -> flow_pb2.BreakerEventsReply:
-        """Log the leading scheduler's breaker opens and closes (WatchEvents)."""
+        """Log the leading scheduler's breaker opens and closes (WatchEvents), only
+        from the leader now: a deposed one's term is refused, as its refunds are."""
+        if req.term <= 0:
+            raise errors.invalid(
+                [FieldViolation(field="term", description="must be the scheduler's term (1 or more)")]
+            )
         entries = [
             _breaker_entry(c) for c in req.changes[:MAX_BREAKER_CHANGES] if c.change in BREAKER_CHANGES
         ]
+        async with self.pool.acquire() as conn, conn.transaction():
+            db = Db(conn, self.stats)
+            # The leader's row share-locked until COMMIT: a takeover waits for these events.
+            if await db.fetchval("leader_term_now") != req.term:
+                raise errors.TaskyardError(
+                    errors.Code.FAILED_PRECONDITION,
+                    "NOT_LEADER",
+                    f"term {req.term} is not the leading scheduler's: its breaker events are refused",
+                )
+            if entries:
+                await event_log.write(db, (), entries)
         if entries:
-            async with self.pool.acquire() as conn, conn.transaction():
-                await event_log.write(Db(conn, self.stats), (), entries)
             await self._publish(entries)
         return flow_pb2.BreakerEventsReply(logged=len(entries))
 

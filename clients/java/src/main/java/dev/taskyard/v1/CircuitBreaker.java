@@ -183,6 +183,67 @@ private static final long serialVersionUID = 0L;
     return halfOpenProbes_;
   }
 
+  public static final int MAX_REFUNDS_PER_TASK_FIELD_NUMBER = 6;
+  private long maxRefundsPerTask_ = 0L;
+  /**
+   * <pre>
+   * Failed attempts of one task the breaker refunds (counts as the outage's,
+   * not the task's) before it charges them again: 0 means 20, at most 10,000.
+   * A task whose own code fails (a bad deploy) still becomes a dead letter.
+   * </pre>
+   *
+   * <code>int64 max_refunds_per_task = 6 [json_name = "maxRefundsPerTask"];</code>
+   * @return The maxRefundsPerTask.
+   */
+  @java.lang.Override
+  public long getMaxRefundsPerTask() {
+    return maxRefundsPerTask_;
+  }
+
+  public static final int MAX_OUTAGE_FIELD_NUMBER = 7;
+  private com.google.protobuf.Duration maxOutage_;
+  /**
+   * <pre>
+   * How long an outage's failures are refunded, from when the breaker opened
+   * (a failed probe does not restart it): past it every failure, a failed probe
+   * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+   * @return Whether the maxOutage field is set.
+   */
+  @java.lang.Override
+  public boolean hasMaxOutage() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * How long an outage's failures are refunded, from when the breaker opened
+   * (a failed probe does not restart it): past it every failure, a failed probe
+   * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+   * @return The maxOutage.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getMaxOutage() {
+    return maxOutage_ == null ? com.google.protobuf.Duration.getDefaultInstance() : maxOutage_;
+  }
+  /**
+   * <pre>
+   * How long an outage's failures are refunded, from when the breaker opened
+   * (a failed probe does not restart it): past it every failure, a failed probe
+   * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getMaxOutageOrBuilder() {
+    return maxOutage_ == null ? com.google.protobuf.Duration.getDefaultInstance() : maxOutage_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -212,6 +273,12 @@ private static final long serialVersionUID = 0L;
     if (halfOpenProbes_ != 0L) {
       output.writeInt64(5, halfOpenProbes_);
     }
+    if (maxRefundsPerTask_ != 0L) {
+      output.writeInt64(6, maxRefundsPerTask_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(7, getMaxOutage());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -235,6 +302,14 @@ private static final long serialVersionUID = 0L;
     if (halfOpenProbes_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(5, halfOpenProbes_);
+    }
+    if (maxRefundsPerTask_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(6, maxRefundsPerTask_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(7, getMaxOutage());
     }
     return size;
   }
@@ -276,6 +351,13 @@ private static final long serialVersionUID = 0L;
     }
     if (getHalfOpenProbes()
         != other.getHalfOpenProbes()) return false;
+    if (getMaxRefundsPerTask()
+        != other.getMaxRefundsPerTask()) return false;
+    if (hasMaxOutage() != other.hasMaxOutage()) return false;
+    if (hasMaxOutage()) {
+      if (!getMaxOutage()
+          .equals(other.getMaxOutage())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -304,6 +386,13 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + HALF_OPEN_PROBES_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getHalfOpenProbes());
+    hash = (37 * hash) + MAX_REFUNDS_PER_TASK_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getMaxRefundsPerTask());
+    if (hasMaxOutage()) {
+      hash = (37 * hash) + MAX_OUTAGE_FIELD_NUMBER;
+      hash = (53 * hash) + getMaxOutage().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -445,6 +534,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetWindowFieldBuilder();
         internalGetCoolDownFieldBuilder();
+        internalGetMaxOutageFieldBuilder();
       }
     }
     @java.lang.Override
@@ -464,6 +554,12 @@ private static final long serialVersionUID = 0L;
         coolDownBuilder_ = null;
       }
       halfOpenProbes_ = 0L;
+      maxRefundsPerTask_ = 0L;
+      maxOutage_ = null;
+      if (maxOutageBuilder_ != null) {
+        maxOutageBuilder_.dispose();
+        maxOutageBuilder_ = null;
+      }
       return this;
     }
 
@@ -519,6 +615,15 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.halfOpenProbes_ = halfOpenProbes_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.maxRefundsPerTask_ = maxRefundsPerTask_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.maxOutage_ = maxOutageBuilder_ == null
+            ? maxOutage_
+            : maxOutageBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -548,6 +653,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getHalfOpenProbes() != 0L) {
         setHalfOpenProbes(other.getHalfOpenProbes());
+      }
+      if (other.getMaxRefundsPerTask() != 0L) {
+        setMaxRefundsPerTask(other.getMaxRefundsPerTask());
+      }
+      if (other.hasMaxOutage()) {
+        mergeMaxOutage(other.getMaxOutage());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -602,6 +713,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 48: {
+              maxRefundsPerTask_ = input.readInt64();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
+            case 58: {
+              input.readMessage(
+                  internalGetMaxOutageFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1071,6 +1194,229 @@ private static final long serialVersionUID = 0L;
       halfOpenProbes_ = 0L;
       onChanged();
       return this;
+    }
+
+    private long maxRefundsPerTask_ ;
+    /**
+     * <pre>
+     * Failed attempts of one task the breaker refunds (counts as the outage's,
+     * not the task's) before it charges them again: 0 means 20, at most 10,000.
+     * A task whose own code fails (a bad deploy) still becomes a dead letter.
+     * </pre>
+     *
+     * <code>int64 max_refunds_per_task = 6 [json_name = "maxRefundsPerTask"];</code>
+     * @return The maxRefundsPerTask.
+     */
+    @java.lang.Override
+    public long getMaxRefundsPerTask() {
+      return maxRefundsPerTask_;
+    }
+    /**
+     * <pre>
+     * Failed attempts of one task the breaker refunds (counts as the outage's,
+     * not the task's) before it charges them again: 0 means 20, at most 10,000.
+     * A task whose own code fails (a bad deploy) still becomes a dead letter.
+     * </pre>
+     *
+     * <code>int64 max_refunds_per_task = 6 [json_name = "maxRefundsPerTask"];</code>
+     * @param value The maxRefundsPerTask to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxRefundsPerTask(long value) {
+
+      maxRefundsPerTask_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Failed attempts of one task the breaker refunds (counts as the outage's,
+     * not the task's) before it charges them again: 0 means 20, at most 10,000.
+     * A task whose own code fails (a bad deploy) still becomes a dead letter.
+     * </pre>
+     *
+     * <code>int64 max_refunds_per_task = 6 [json_name = "maxRefundsPerTask"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxRefundsPerTask() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      maxRefundsPerTask_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Duration maxOutage_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> maxOutageBuilder_;
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     * @return Whether the maxOutage field is set.
+     */
+    public boolean hasMaxOutage() {
+      return ((bitField0_ & 0x00000040) != 0);
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     * @return The maxOutage.
+     */
+    public com.google.protobuf.Duration getMaxOutage() {
+      if (maxOutageBuilder_ == null) {
+        return maxOutage_ == null ? com.google.protobuf.Duration.getDefaultInstance() : maxOutage_;
+      } else {
+        return maxOutageBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    public Builder setMaxOutage(com.google.protobuf.Duration value) {
+      if (maxOutageBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        maxOutage_ = value;
+      } else {
+        maxOutageBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    public Builder setMaxOutage(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (maxOutageBuilder_ == null) {
+        maxOutage_ = builderForValue.build();
+      } else {
+        maxOutageBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    public Builder mergeMaxOutage(com.google.protobuf.Duration value) {
+      if (maxOutageBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0) &&
+          maxOutage_ != null &&
+          maxOutage_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getMaxOutageBuilder().mergeFrom(value);
+        } else {
+          maxOutage_ = value;
+        }
+      } else {
+        maxOutageBuilder_.mergeFrom(value);
+      }
+      if (maxOutage_ != null) {
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    public Builder clearMaxOutage() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      maxOutage_ = null;
+      if (maxOutageBuilder_ != null) {
+        maxOutageBuilder_.dispose();
+        maxOutageBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getMaxOutageBuilder() {
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return internalGetMaxOutageFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getMaxOutageOrBuilder() {
+      if (maxOutageBuilder_ != null) {
+        return maxOutageBuilder_.getMessageOrBuilder();
+      } else {
+        return maxOutage_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : maxOutage_;
+      }
+    }
+    /**
+     * <pre>
+     * How long an outage's failures are refunded, from when the breaker opened
+     * (a failed probe does not restart it): past it every failure, a failed probe
+     * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetMaxOutageFieldBuilder() {
+      if (maxOutageBuilder_ == null) {
+        maxOutageBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getMaxOutage(),
+                getParentForChildren(),
+                isClean());
+        maxOutage_ = null;
+      }
+      return maxOutageBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.CircuitBreaker)

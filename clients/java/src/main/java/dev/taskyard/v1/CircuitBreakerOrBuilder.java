@@ -97,4 +97,49 @@ public interface CircuitBreakerOrBuilder extends
    * @return The halfOpenProbes.
    */
   long getHalfOpenProbes();
+
+  /**
+   * <pre>
+   * Failed attempts of one task the breaker refunds (counts as the outage's,
+   * not the task's) before it charges them again: 0 means 20, at most 10,000.
+   * A task whose own code fails (a bad deploy) still becomes a dead letter.
+   * </pre>
+   *
+   * <code>int64 max_refunds_per_task = 6 [json_name = "maxRefundsPerTask"];</code>
+   * @return The maxRefundsPerTask.
+   */
+  long getMaxRefundsPerTask();
+
+  /**
+   * <pre>
+   * How long an outage's failures are refunded, from when the breaker opened
+   * (a failed probe does not restart it): past it every failure, a failed probe
+   * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+   * @return Whether the maxOutage field is set.
+   */
+  boolean hasMaxOutage();
+  /**
+   * <pre>
+   * How long an outage's failures are refunded, from when the breaker opened
+   * (a failed probe does not restart it): past it every failure, a failed probe
+   * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+   * @return The maxOutage.
+   */
+  com.google.protobuf.Duration getMaxOutage();
+  /**
+   * <pre>
+   * How long an outage's failures are refunded, from when the breaker opened
+   * (a failed probe does not restart it): past it every failure, a failed probe
+   * included, is charged as always. 1 ms to 1 day, whole milliseconds; unset: 1 h.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration max_outage = 7 [json_name = "maxOutage"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getMaxOutageOrBuilder();
 }

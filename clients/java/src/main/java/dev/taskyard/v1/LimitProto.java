@@ -88,46 +88,48 @@ public final class LimitProto extends com.google.protobuf.GeneratedFile {
       "\001 \001(\003R\005units\0221\n\006period\030\002 \001(\0132\031.google.pr" +
       "otobuf.DurationR\006period\022\024\n\005burst\030\003 \001(\003R\005" +
       "burst\"/\n\020ConcurrencyLimit\022\033\n\tmax_units\030\001" +
-      " \001(\003R\010maxUnits\"\365\001\n\016CircuitBreaker\022+\n\021fai" +
+      " \001(\003R\010maxUnits\"\340\002\n\016CircuitBreaker\022+\n\021fai" +
       "lure_threshold\030\001 \001(\003R\020failureThreshold\0221" +
       "\n\006window\030\002 \001(\0132\031.google.protobuf.Duratio" +
       "nR\006window\022!\n\014min_attempts\030\003 \001(\003R\013minAtte" +
       "mpts\0226\n\tcool_down\030\004 \001(\0132\031.google.protobu" +
       "f.DurationR\010coolDown\022(\n\020half_open_probes" +
-      "\030\005 \001(\003R\016halfOpenProbes\"\355\003\n\005Limit\022\022\n\004name" +
-      "\030\001 \001(\tR\004name\022,\n\004rate\030\002 \001(\0132\026.taskyard.v1" +
-      ".RateLimitH\000R\004rate\022A\n\013concurrency\030\003 \001(\0132" +
-      "\035.taskyard.v1.ConcurrencyLimitH\000R\013concur" +
-      "rency\0227\n\007breaker\030\013 \001(\0132\033.taskyard.v1.Cir" +
-      "cuitBreakerH\000R\007breaker\022\027\n\007per_key\030\004 \001(\010R" +
-      "\006perKey\022 \n\013description\030\005 \001(\tR\013descriptio" +
-      "n\022\033\n\ttask_name\030\006 \001(\tR\010taskName\022!\n\014key_ar" +
-      "gument\030\007 \001(\tR\013keyArgument\0229\n\ncreated_at\030" +
-      "\010 \001(\0132\032.google.protobuf.TimestampR\tcreat" +
-      "edAt\0229\n\nupdated_at\030\t \001(\0132\032.google.protob" +
-      "uf.TimestampR\tupdatedAt\022-\n\005usage\030\n \001(\0132\027" +
-      ".taskyard.v1.LimitUsageR\005usageB\006\n\004kind\"\320" +
-      "\001\n\nLimitUsage\022 \n\014units_in_use\030\001 \001(\003R\nuni" +
-      "tsInUse\022\032\n\010admitted\030\002 \001(\003R\010admitted\022\034\n\tt" +
-      "hrottled\030\003 \001(\003R\tthrottled\022\030\n\007waiting\030\004 \001" +
-      "(\003R\007waiting\022\022\n\004keys\030\005 \001(\003R\004keys\0228\n\014busie" +
-      "st_keys\030\006 \003(\0132\025.taskyard.v1.KeyUsageR\013bu" +
-      "siestKeys\"X\n\010KeyUsage\022\020\n\003key\030\001 \001(\tR\003key\022" +
-      " \n\014units_in_use\030\002 \001(\003R\nunitsInUse\022\030\n\007wai" +
-      "ting\030\003 \001(\003R\007waiting\"5\n\tKeyWeight\022\020\n\003key\030" +
-      "\001 \001(\tR\003key\022\026\n\006weight\030\002 \001(\005R\006weight\"\207\002\n\010F" +
-      "lowGate\022\024\n\005limit\030\001 \001(\tR\005limit\022\020\n\003key\030\002 \001" +
-      "(\tR\003key\022F\n\021next_admission_at\030\003 \001(\0132\032.goo" +
-      "gle.protobuf.TimestampR\017nextAdmissionAt\022" +
-      "\035\n\nholder_ids\030\004 \003(\tR\tholderIds\022\032\n\010positi" +
-      "on\030\005 \001(\003R\010position\022\035\n\nkeys_ahead\030\006 \001(\003R\t" +
-      "keysAhead\0221\n\006waited\030\007 \001(\0132\031.google.proto" +
-      "buf.DurationR\006waitedB\256\001\n\017dev.taskyard.v1" +
-      "B\nLimitProtoP\001ZBgithub.com/taskyard/task" +
-      "yard/clients/go/gen/taskyard/v1;taskyard" +
-      "v1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027T" +
-      "askyard\\V1\\GPBMetadata\352\002\014Taskyard::V1b\006p" +
-      "roto3"
+      "\030\005 \001(\003R\016halfOpenProbes\022/\n\024max_refunds_pe" +
+      "r_task\030\006 \001(\003R\021maxRefundsPerTask\0228\n\nmax_o" +
+      "utage\030\007 \001(\0132\031.google.protobuf.DurationR\t" +
+      "maxOutage\"\355\003\n\005Limit\022\022\n\004name\030\001 \001(\tR\004name\022" +
+      ",\n\004rate\030\002 \001(\0132\026.taskyard.v1.RateLimitH\000R" +
+      "\004rate\022A\n\013concurrency\030\003 \001(\0132\035.taskyard.v1" +
+      ".ConcurrencyLimitH\000R\013concurrency\0227\n\007brea" +
+      "ker\030\013 \001(\0132\033.taskyard.v1.CircuitBreakerH\000" +
+      "R\007breaker\022\027\n\007per_key\030\004 \001(\010R\006perKey\022 \n\013de" +
+      "scription\030\005 \001(\tR\013description\022\033\n\ttask_nam" +
+      "e\030\006 \001(\tR\010taskName\022!\n\014key_argument\030\007 \001(\tR" +
+      "\013keyArgument\0229\n\ncreated_at\030\010 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\tcreatedAt\0229\n\nupdat" +
+      "ed_at\030\t \001(\0132\032.google.protobuf.TimestampR" +
+      "\tupdatedAt\022-\n\005usage\030\n \001(\0132\027.taskyard.v1." +
+      "LimitUsageR\005usageB\006\n\004kind\"\320\001\n\nLimitUsage" +
+      "\022 \n\014units_in_use\030\001 \001(\003R\nunitsInUse\022\032\n\010ad" +
+      "mitted\030\002 \001(\003R\010admitted\022\034\n\tthrottled\030\003 \001(" +
+      "\003R\tthrottled\022\030\n\007waiting\030\004 \001(\003R\007waiting\022\022" +
+      "\n\004keys\030\005 \001(\003R\004keys\0228\n\014busiest_keys\030\006 \003(\013" +
+      "2\025.taskyard.v1.KeyUsageR\013busiestKeys\"X\n\010" +
+      "KeyUsage\022\020\n\003key\030\001 \001(\tR\003key\022 \n\014units_in_u" +
+      "se\030\002 \001(\003R\nunitsInUse\022\030\n\007waiting\030\003 \001(\003R\007w" +
+      "aiting\"5\n\tKeyWeight\022\020\n\003key\030\001 \001(\tR\003key\022\026\n" +
+      "\006weight\030\002 \001(\005R\006weight\"\207\002\n\010FlowGate\022\024\n\005li" +
+      "mit\030\001 \001(\tR\005limit\022\020\n\003key\030\002 \001(\tR\003key\022F\n\021ne" +
+      "xt_admission_at\030\003 \001(\0132\032.google.protobuf." +
+      "TimestampR\017nextAdmissionAt\022\035\n\nholder_ids" +
+      "\030\004 \003(\tR\tholderIds\022\032\n\010position\030\005 \001(\003R\010pos" +
+      "ition\022\035\n\nkeys_ahead\030\006 \001(\003R\tkeysAhead\0221\n\006" +
+      "waited\030\007 \001(\0132\031.google.protobuf.DurationR" +
+      "\006waitedB\256\001\n\017dev.taskyard.v1B\nLimitProtoP" +
+      "\001ZBgithub.com/taskyard/taskyard/clients/" +
+      "go/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Ta" +
+      "skyard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GP" +
+      "BMetadata\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -158,7 +160,7 @@ public final class LimitProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_CircuitBreaker_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_CircuitBreaker_descriptor,
-        new java.lang.String[] { "FailureThreshold", "Window", "MinAttempts", "CoolDown", "HalfOpenProbes", });
+        new java.lang.String[] { "FailureThreshold", "Window", "MinAttempts", "CoolDown", "HalfOpenProbes", "MaxRefundsPerTask", "MaxOutage", });
     internal_static_taskyard_v1_Limit_descriptor =
       getDescriptor().getMessageType(4);
     internal_static_taskyard_v1_Limit_fieldAccessorTable = new
