@@ -9,6 +9,7 @@ breaker's next probe, and no longer a dead letter.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import tempfile
@@ -18,9 +19,9 @@ from typing import Any
 
 import asyncpg
 import pytest
-from support.records import task
+from support.records import submitted_task, task
 
-from taskyard.bus.v1 import flow_pb2, leases_pb2, tasks_pb2
+from taskyard.bus.v1 import flow_pb2, leases_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors
 from taskyard.core.config import Settings
@@ -33,6 +34,8 @@ pytestmark = pytest.mark.asyncio
 
 FAILURE = task_pb2.TASK_STATE_FAILURE
 RETRYING = task_pb2.TASK_STATE_RETRYING
+CANCELLED = task_pb2.TASK_STATE_CANCELLED
+QUEUED = task_pb2.TASK_STATE_QUEUED
 EXHAUSTED = task_pb2.DEAD_LETTER_REASON_RETRIES_EXHAUSTED
 NOT_RETRYABLE = task_pb2.DEAD_LETTER_REASON_NOT_RETRYABLE
 TERM = 7
@@ -257,3 +260,84 @@ async def test_a_refund_sent_again_to_another_store_refunds_nothing_twice(
         rec = await get(result_store, t)
         assert (rec.state, rec.attempt, rec.uncharged_attempts) == (RETRYING, 2, 1)
     assert await sql(database_url, "SELECT count(*) FROM task_failures WHERE refunded_at IS NOT NULL") == 3
+
+
+async def until_cancelled(store: Any, tid: str, within: float = 5.0) -> tr.TaskRecord:
+    """The dependent once its store has resolved it (the cascade runs after the failure's commit)."""
+    deadline = time.monotonic() + within
+    while True:
+        rec = await get(store, tid)
+        if rec.state == CANCELLED or time.monotonic() > deadline:
+            return rec
+        await asyncio.sleep(0.02)
+
+
+async def test_a_refund_does_not_revive_a_task_whose_dependents_its_failure_cancelled(
+    result_store: Any, database_url: str
+) -> None:
+    await lead(database_url)
+    a = submitted_task(max_retries=0)
+    b = submitted_task(depends_on=[a.id])
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[a, b]))
+    await lease(result_store, [a.id])
+    await fail(result_store, [a.id])
+    rec_b = await until_cancelled(result_store, b.id)
+    assert (rec_b.state, rec_b.cancel_reason) == (CANCELLED, f"dependency {a.id} failed")
+
+    reply = await refund(result_store, [(a.id, 1)])
+    # The retry is given back, but the task stays final: its chain was already cut.
+    assert (reply.refunded, reply.revived) == (1, 0)
+    rec_a = await get(result_store, a.id)
+    assert (rec_a.state, rec_a.attempt, rec_a.dead_letter_reason, rec_a.uncharged_attempts) == (
+        FAILURE,
+        1,
+        EXHAUSTED,
+        1,
+    )
+    assert (await failures(result_store, a.id))[0].refunded
+    assert (await get(result_store, b.id)).state == CANCELLED
+
+
+async def test_a_refund_does_not_revive_a_task_a_dependent_was_cancelled_for_at_its_insert(
+    result_store: Any, database_url: str
+) -> None:
+    await lead(database_url)
+    (tid,) = await submit(result_store, 1, max_retries=0)
+    await lease(result_store, [tid])
+    await fail(result_store, [tid])
+    # Inserted after the failure: cancelled at once, the failed task never marked as waited on.
+    late = submitted_task(depends_on=[tid])
+    (inserted,) = (await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[late]))).tasks
+    assert inserted.state == CANCELLED
+
+    reply = await refund(result_store, [(tid, 1)])
+    assert (reply.refunded, reply.revived) == (1, 0)
+    assert (await get(result_store, tid)).state == FAILURE
+
+
+async def test_a_refund_after_a_retry_gives_back_only_the_attempts_since(
+    result_store: Any, database_url: str
+) -> None:
+    await lead(database_url)
+    (tid,) = await submit(result_store, 1, max_retries=0)
+    await lease(result_store, [tid])
+    await fail(result_store, [tid])
+    await result_store.ops.queue_op(queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_RETRY, ids=[tid]))
+    rec = await get(result_store, tid)
+    assert (rec.state, rec.attempt) == (QUEUED, 2)
+
+    # The breaker's refund of attempt 1 lands late: the retry wrote its charge off already.
+    reply = await refund(result_store, [(tid, 1)])
+    assert (reply.refunded, reply.revived, list(reply.pending)) == (0, 0, [])
+    rec = await get(result_store, tid)
+    assert (rec.state, rec.attempt, rec.uncharged_attempts) == (QUEUED, 2, 0)
+    assert not any(f.refunded for f in await failures(result_store, tid))
+
+    # Attempt 2 spends the new budget: a refund of it is given back, and revives the task.
+    await lease(result_store, [tid], attempt=2)
+    await fail(result_store, [tid], attempt=2)
+    assert (await get(result_store, tid)).state == FAILURE
+    reply = await refund(result_store, [(tid, 2)])
+    assert (reply.refunded, reply.revived) == (1, 1)
+    rec = await get(result_store, tid)
+    assert (rec.state, rec.attempt, rec.uncharged_attempts) == (RETRYING, 3, 1)

@@ -29,6 +29,8 @@ UPDATE tasks t
 SET state = 'QUEUED', attempt = t.attempt + 1, finished_at = NULL, started_at = NULL,
     dead_letter_reason = 0, redriven_from_attempt = 0,
     retry_base = t.attempt - t.uncharged_attempts,
+    -- A breaker's refund of this attempt or an earlier one now gives nothing back (0024).
+    written_off_attempt = t.attempt,
     run_at = NULL, lease_token = '', lease_expires_at = NULL, pool_id = '', worker_id = '',
     result = NULL, cancel_requested = false, resume_requested = false, updated_at = now()
 WHERE t.id IN (
@@ -89,13 +91,17 @@ ORDER BY w.server_name, w.pool_id
 
 -- name: purge_final
 -- One chunk of the retention purge: final tasks finished before :before_us (unix us),
--- their logs and failures with them (ON DELETE CASCADE). Never a non-final row,
--- nor a dead letter: it is kept until a redrive or PurgeDeadLetters takes it.
+-- oldest first, their logs and failures with them (ON DELETE CASCADE). Never a
+-- non-final row, nor a dead letter: it is kept until a redrive or
+-- PurgeDeadLetters takes it. The conditions are tasks_retention_idx's
+-- (0024_failure_rows.sql), so a chunk reads the rows it deletes and not the
+-- dead letters it keeps: keep them in step.
 DELETE FROM tasks t
 WHERE t.id IN (
   SELECT p.id FROM tasks p
   WHERE p.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND p.finished_at < ty_ts(:before_us::bigint)
     AND p.dead_letter_reason = 0
+  ORDER BY p.finished_at
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
 ) AND t.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND t.dead_letter_reason = 0

@@ -104,7 +104,9 @@ WITH items AS (
       result = NULL, cancel_requested = false, resume_requested = false, updated_at = now(),
       dead_letter_reason = 0, redrive_id = :id::uuid, redriven_from_attempt = t.attempt,
       -- A fresh retry budget: the charged attempts so far are written off (0021).
-      retry_base = t.attempt - t.uncharged_attempts
+      retry_base = t.attempt - t.uncharged_attempts,
+      -- A breaker's refund of this attempt or an earlier one now gives nothing back (0024).
+      written_off_attempt = t.attempt
   FROM items i
   WHERE t.id = i.task_id AND t.state = 'FAILURE' AND t.dead_letter_reason > 0
     AND t.attempt = i.failed_attempt AND t.state = ANY(:sources::task_state[])

@@ -9,7 +9,10 @@ one statement (``refund_attempts``, sql/refunds.sql), fenced by the leader's
 term, marks each failure refunded at most once and adds the refunds to the
 task's uncharged attempts; a task whose last failure was refunded while its
 spent retries made it a dead letter is RETRYING again, due at the breaker's
-next probe. A refund sent twice (a reply lost, the store restarted) refunds
+next probe, unless another task depends on it (its failure cut that chain:
+the dependents are cancelled, so it stays FAILURE). An attempt a redrive or
+RetryTasks wrote off (at or before the one it started the task again from) is
+not refunded. A refund sent twice (a reply lost, the store restarted) refunds
 nothing the second time. The attempts whose failure is not written yet (the
 pool's notice overtook its report) come back as ``pending``: the scheduler asks
 again.
