@@ -29,9 +29,11 @@ class FakeStore:
         self.facts = facts or tasks_pb2.ExplainFactsReply(found=True)
         self.failures = failures or tasks_pb2.GetFailuresReply()
         self.kinds: list[int] = []
+        self.requests: list[Any] = []
 
     async def call(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> Any:
         self.kinds.append(method.kind)
+        self.requests.append(request)
         if method is contract.STORE_FAILURES:
             return self.failures
         assert method is contract.STORE_EXPLAIN
@@ -105,22 +107,14 @@ async def test_failed_attempts_a_circuit_breaker_refunded_are_told() -> None:
         failure=task_pb2.TaskFailure(type="ConnectionError", message="refused", attempt=2),
     )
     rec.attempt = 3
-    failures = tasks_pb2.GetFailuresReply(
-        tasks=[
-            tasks_pb2.TaskFailures(
-                task_id=TID,
-                failures=[
-                    task_pb2.TaskFailure(type="ConnectionError", attempt=1, refunded=True),
-                    task_pb2.TaskFailure(type="ConnectionError", attempt=2, refunded=True),
-                ],
-            )
-        ]
-    )
+    # The store counts them (a throttled task has thousands of failures): no failure is read.
+    failures = tasks_pb2.GetFailuresReply(tasks=[tasks_pb2.TaskFailures(task_id=TID, earlier=2, refunded=2)])
     store = FakeStore(failures=failures)
     out = await _explain(rec, store)
     assert out.reason == R.WAIT_REASON_RETRY_DELAY
     assert out.message.endswith("; 2 failed attempts refunded by a circuit breaker (an outage's failures)")
     assert store.kinds == [contract.STORE_FAILURES.kind]
+    assert [(list(r.task_ids), r.counts_only) for r in store.requests] == [([TID], True)]
     # No uncharged attempt, no read of its failures.
     store = FakeStore(failures=failures)
     rec.uncharged_attempts = 0

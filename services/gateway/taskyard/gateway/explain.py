@@ -25,7 +25,7 @@ from taskyard.core import codec, contract, errors, rpc
 from taskyard.core.clock import Clock, SystemClock, from_us
 from taskyard.core.states import TaskState
 from taskyard.gateway import flow_gates
-from taskyard.v1 import limit_pb2, task_pb2, task_service_pb2
+from taskyard.v1 import limit_pb2, task_service_pb2
 
 M = TypeVar("M", bound=Message)
 S = TaskState
@@ -87,11 +87,16 @@ class Explainer:
         self._flow_lane = flow_lane
         self._clock = clock or SystemClock()
 
-    async def failures(self, task_id: str) -> list[task_pb2.TaskFailure]:
+    async def failures(self, task_id: str, *, counts_only: bool = False) -> tasks_pb2.TaskFailures:
+        """Its last failed attempts (at most 100, the store's bound) and how many came
+        before; with ``counts_only`` just the counts."""
         reply = await self._store.call(
-            contract.STORE_FAILURES, tasks_pb2.GetFailuresRequest(task_ids=[task_id])
+            contract.STORE_FAILURES, tasks_pb2.GetFailuresRequest(task_ids=[task_id], counts_only=counts_only)
         )
-        return [f for t in reply.tasks if t.task_id == task_id for f in t.failures]
+        for t in reply.tasks:
+            if t.task_id == task_id:
+                return t
+        return tasks_pb2.TaskFailures(task_id=task_id)
 
     async def _facts(self, task_id: str) -> tasks_pb2.ExplainFactsReply:
         return await self._store.call(contract.STORE_EXPLAIN, tasks_pb2.ExplainFactsRequest(task_id=task_id))
@@ -152,11 +157,12 @@ class Explainer:
 
     async def _refunds(self, rec: task_record_pb2.TaskRecord) -> str:
         """Its failed attempts a circuit breaker refunded (an outage's: TaskFailure.refunded),
-        read only for a task with uncharged attempts."""
+        read only for a task with uncharged attempts: counted by the store, not from
+        its failures (a throttled task has thousands)."""
         if not rec.uncharged_attempts:
             return ""
         try:
-            refunded = sum(1 for f in await self.failures(rec.id) if f.refunded)
+            refunded = (await self.failures(rec.id, counts_only=True)).refunded
         except errors.TaskyardError:
             return ""  # the rest of the answer stands without it
         if not refunded:

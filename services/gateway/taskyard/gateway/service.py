@@ -233,10 +233,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     ) -> task_service_pb2.GetTaskResponse:
         async def run() -> task_service_pb2.GetTaskResponse:
             task_id = _task_id(request.id)
-            # Every failed attempt too, read alongside the record.
+            # Its last failed attempts too (and how many came before), read alongside the record.
             rec, failures = await asyncio.gather(self._get(task_id), self._explainer.failures(task_id))
             task = codec.record_to_task(rec)
-            task.failures.extend(failures)
+            task.failures.extend(failures.failures)
+            task.earlier_failures = failures.earlier
             return task_service_pb2.GetTaskResponse(task=task)
 
         return await self._guard(context, run)

@@ -668,7 +668,11 @@ type Task struct {
 	CancelStep CancelStep `protobuf:"varint,28,opt,name=cancel_step,json=cancelStep,proto3,enum=taskyard.v1.CancelStep" json:"cancel_step,omitempty"`
 	// A shutdown stopped the current attempt; it was re-queued without burning it.
 	ResumeRequested bool `protobuf:"varint,29,opt,name=resume_requested,json=resumeRequested,proto3" json:"resume_requested,omitempty"`
-	// Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+	// Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+	// empty); earlier_failures counts the ones before them, left out. A throttled
+	// attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+	// type and message, and its traceback only on the task's first uncharged
+	// attempt and on its latest failure.
 	Failures []*TaskFailure `protobuf:"bytes,30,rep,name=failures,proto3" json:"failures,omitempty"`
 	// The periodic schedule that fired it, if any.
 	ScheduleId string `protobuf:"bytes,31,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
@@ -703,8 +707,11 @@ type Task struct {
 	RedriveId string `protobuf:"bytes,41,opt,name=redrive_id,json=redriveId,proto3" json:"redrive_id,omitempty"`
 	// The failed attempt the last redrive took it from.
 	RedrivenFromAttempt int32 `protobuf:"varint,42,opt,name=redriven_from_attempt,json=redrivenFromAttempt,proto3" json:"redriven_from_attempt,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Failed attempts before those in failures, left out of this view (a task
+	// throttled thousands of times would not fit in a reply). GetTask fills it.
+	EarlierFailures int32 `protobuf:"varint,50,opt,name=earlier_failures,json=earlierFailures,proto3" json:"earlier_failures,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -1031,6 +1038,13 @@ func (x *Task) GetRedrivenFromAttempt() int32 {
 	return 0
 }
 
+func (x *Task) GetEarlierFailures() int32 {
+	if x != nil {
+		return x.EarlierFailures
+	}
+	return 0
+}
+
 // One line a task logged (ctx.log / ctx.logger), in order.
 type TaskLog struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1165,7 +1179,7 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\tthrottled\x18\r \x01(\bR\tthrottled\x12:\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12\x1a\n" +
-	"\brefunded\x18\x0f \x01(\bR\brefunded\"\xf4\x0e\n" +
+	"\brefunded\x18\x0f \x01(\bR\brefunded\"\x9f\x0f\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
@@ -1219,7 +1233,8 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\x12dead_letter_reason\x18( \x01(\x0e2\x1d.taskyard.v1.DeadLetterReasonR\x10deadLetterReason\x12\x1d\n" +
 	"\n" +
 	"redrive_id\x18) \x01(\tR\tredriveId\x122\n" +
-	"\x15redriven_from_attempt\x18* \x01(\x05R\x13redrivenFromAttempt\x1a9\n" +
+	"\x15redriven_from_attempt\x18* \x01(\x05R\x13redrivenFromAttempt\x12)\n" +
+	"\x10earlier_failures\x182 \x01(\x05R\x0fearlierFailures\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +

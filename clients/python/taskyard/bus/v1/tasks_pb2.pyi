@@ -118,18 +118,24 @@ class CancelTasksReply(_message.Message):
     def __init__(self, outcomes: _Optional[_Iterable[_Union[CancelOutcome, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., cancelled_children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetFailuresRequest(_message.Message):
-    __slots__ = ("task_ids",)
+    __slots__ = ("task_ids", "counts_only")
     TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_ONLY_FIELD_NUMBER: _ClassVar[int]
     task_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, task_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    counts_only: bool
+    def __init__(self, task_ids: _Optional[_Iterable[str]] = ..., counts_only: bool = ...) -> None: ...
 
 class TaskFailures(_message.Message):
-    __slots__ = ("task_id", "failures")
+    __slots__ = ("task_id", "failures", "earlier", "refunded")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     FAILURES_FIELD_NUMBER: _ClassVar[int]
+    EARLIER_FIELD_NUMBER: _ClassVar[int]
+    REFUNDED_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     failures: _containers.RepeatedCompositeFieldContainer[_task_pb2.TaskFailure]
-    def __init__(self, task_id: _Optional[str] = ..., failures: _Optional[_Iterable[_Union[_task_pb2.TaskFailure, _Mapping]]] = ...) -> None: ...
+    earlier: int
+    refunded: int
+    def __init__(self, task_id: _Optional[str] = ..., failures: _Optional[_Iterable[_Union[_task_pb2.TaskFailure, _Mapping]]] = ..., earlier: _Optional[int] = ..., refunded: _Optional[int] = ...) -> None: ...
 
 class GetFailuresReply(_message.Message):
     __slots__ = ("tasks",)

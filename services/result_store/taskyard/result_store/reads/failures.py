@@ -1,4 +1,7 @@
-"""Every failed attempt of a task (``task_failures``), for GetTask."""
+"""A task's failed attempts (``task_failures``), for GetTask and ExplainTask: the
+last ``MAX_FAILURES_PER_TASK``, with how many came before and how many a circuit
+breaker refunded, counted in SQL. A task throttled for hours has thousands of
+failures: all of them would not fit in a reply (gRPC's 4 MiB)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ from ..uuids import norm_uuid
 
 # GetTask asks for one task; a bulk caller gets a bounded answer.
 MAX_TASKS = 1000
+# The failed attempts returned per task, the newest (Task.failures, earlier_failures).
+MAX_FAILURES_PER_TASK = 100
 
 
 async def get_failures(
@@ -29,10 +34,21 @@ async def get_failures(
         return reply
     stats.statements += 1
     by_task: dict[str, tasks_pb2.TaskFailures] = {}
-    for row in await pool.fetch(*bind("task_failures", task_ids=ids)):
+    if req.counts_only:
+        for row in await pool.fetch(*bind("failure_counts", task_ids=ids)):
+            by_task[row["task_id"]] = tasks_pb2.TaskFailures(
+                task_id=row["task_id"], earlier=row["total"], refunded=row["refunded"]
+            )
+        reply.tasks.extend(by_task[t] for t in ids if t in by_task)
+        return reply
+    for row in await pool.fetch(*bind("task_failures", task_ids=ids, per_task=MAX_FAILURES_PER_TASK)):
         item = by_task.get(row["task_id"])
         if item is None:
-            item = by_task[row["task_id"]] = tasks_pb2.TaskFailures(task_id=row["task_id"])
+            item = by_task[row["task_id"]] = tasks_pb2.TaskFailures(
+                task_id=row["task_id"],
+                earlier=max(0, row["total"] - MAX_FAILURES_PER_TASK),
+                refunded=row["refunded_n"],
+            )
         failure = item.failures.add(
             type=row["type"],
             message=row["message"],

@@ -270,12 +270,18 @@ WITH c AS (
                                     ELSE :failure_sources::task_state[] END)
   RETURNING {{record}}, c.token AS ref_token, c.attempt AS ref_attempt,
             c.ftype, c.fmsg, c.ftb, c.worker_id AS ref_worker, t.has_dependents AS waited_on,
-            c.fgroup, c.fmask, c.fframe, c.free
+            c.fgroup, c.fmask, c.fframe, c.free,
+            -- Its first uncharged attempt: a free one is counted by this update.
+            (c.free AND t.uncharged_attempts = 1) AS first_free
 ), failures AS (
   INSERT INTO task_failures (task_id, attempt, type, message, traceback, worker_id, retry_at,
                              group_id, masked_message, frame, charged)
   SELECT u.id::uuid, u.ref_attempt, coalesce(u.ftype, ''), coalesce(u.fmsg, ''),
-         coalesce(u.ftb, ''), u.ref_worker,
+         -- A throttled failure keeps its traceback only on the task's first uncharged
+         -- attempt: a downstream throttling for hours writes thousands of them, each
+         -- the same answer. The latest is on the task's row (failure_traceback),
+         -- which reads show for it (sql/time.sql task_failures).
+         CASE WHEN u.free AND NOT u.first_free THEN '' ELSE coalesce(u.ftb, '') END, u.ref_worker,
          -- When the next attempt is due (0004_time.sql).
          CASE WHEN u.state = 'RETRYING' THEN ty_ts(u.run_at_us) END,
          u.fgroup, u.fmask, u.fframe, NOT u.free

@@ -1,4 +1,4 @@
--- Time: the scheduler's due heap, every failed attempt, ExplainTask facts.
+-- Time: the scheduler's due heap, failed attempts, ExplainTask facts.
 
 -- name: load_due
 -- SCHEDULED/RETRYING rows due within :window_ms by the database clock, soonest first
@@ -15,14 +15,42 @@ LEFT JOIN LATERAL (
   LIMIT :limit
 ) AS d ON true
 
+-- name: failure_counts
+-- How many failed attempts each of some tasks has, and how many of them a
+-- circuit breaker refunded (tasks without one: no row). Counted here, not from
+-- the failures: a throttled task may have thousands.
+SELECT f.task_id::text AS task_id, count(*)::int AS total,
+       (count(*) FILTER (WHERE f.refunded_at IS NOT NULL))::int AS refunded
+FROM task_failures f
+WHERE f.task_id = ANY(:task_ids::uuid[])
+GROUP BY f.task_id
+
 -- name: task_failures
--- Every failed attempt of some tasks, oldest first.
-SELECT f.task_id::text AS task_id, f.attempt, f.type, f.message, f.traceback,
+-- The last :per_task failed attempts of each of some tasks, oldest first, with
+-- failure_counts' figures on each row. A throttled failure written without its
+-- traceback (fail_attempts) that is the task's latest shows the one on the task's
+-- row.
+SELECT c.task_id::text AS task_id, c.total, c.refunded_n, f.attempt, f.type, f.message,
+       CASE WHEN f.traceback = '' AND f.attempt = t.failure_attempt
+            THEN coalesce(t.failure_traceback, '') ELSE f.traceback END AS traceback,
        ty_us(f.created_at) AS failed_at_us, ty_us(f.retry_at) AS retry_at_us,
        f.group_id, coalesce(f.redrive_id::text, '') AS redrive_id,
        f.refunded_at IS NOT NULL AS refunded
-FROM task_failures f
-WHERE f.task_id = ANY(:task_ids::uuid[])
+FROM (
+  SELECT f.task_id, count(*)::int AS total,
+         (count(*) FILTER (WHERE f.refunded_at IS NOT NULL))::int AS refunded_n
+  FROM task_failures f
+  WHERE f.task_id = ANY(:task_ids::uuid[])
+  GROUP BY f.task_id
+) c
+JOIN tasks t ON t.id = c.task_id
+-- The newest through task_failures_task_idx (task_id, attempt), the rest unread.
+CROSS JOIN LATERAL (
+  SELECT f.* FROM task_failures f
+  WHERE f.task_id = c.task_id
+  ORDER BY f.attempt DESC, f.id DESC
+  LIMIT :per_task::int
+) f
 ORDER BY f.task_id, f.attempt, f.id
 
 -- name: explain_facts

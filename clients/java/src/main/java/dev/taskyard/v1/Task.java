@@ -1049,7 +1049,11 @@ java.lang.String defaultValue) {
   private java.util.List<dev.taskyard.v1.TaskFailure> failures_;
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -1060,7 +1064,11 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -1072,7 +1080,11 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -1083,7 +1095,11 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -1094,7 +1110,11 @@ java.lang.String defaultValue) {
   }
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -1561,6 +1581,22 @@ java.lang.String defaultValue) {
     return redrivenFromAttempt_;
   }
 
+  public static final int EARLIER_FAILURES_FIELD_NUMBER = 50;
+  private int earlierFailures_ = 0;
+  /**
+   * <pre>
+   * Failed attempts before those in failures, left out of this view (a task
+   * throttled thousands of times would not fit in a reply). GetTask fills it.
+   * </pre>
+   *
+   * <code>int32 earlier_failures = 50 [json_name = "earlierFailures"];</code>
+   * @return The earlierFailures.
+   */
+  @java.lang.Override
+  public int getEarlierFailures() {
+    return earlierFailures_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1706,6 +1742,9 @@ java.lang.String defaultValue) {
     }
     if (redrivenFromAttempt_ != 0) {
       output.writeInt32(42, redrivenFromAttempt_);
+    }
+    if (earlierFailures_ != 0) {
+      output.writeInt32(50, earlierFailures_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1896,6 +1935,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(42, redrivenFromAttempt_);
     }
+    if (earlierFailures_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(50, earlierFailures_);
+    }
     return size;
   }
   @java.lang.Override
@@ -2034,6 +2077,8 @@ java.lang.String defaultValue) {
         .equals(other.getRedriveId())) return false;
     if (getRedrivenFromAttempt()
         != other.getRedrivenFromAttempt()) return false;
+    if (getEarlierFailures()
+        != other.getEarlierFailures()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -2163,6 +2208,8 @@ java.lang.String defaultValue) {
     hash = (53 * hash) + getRedriveId().hashCode();
     hash = (37 * hash) + REDRIVEN_FROM_ATTEMPT_FIELD_NUMBER;
     hash = (53 * hash) + getRedrivenFromAttempt();
+    hash = (37 * hash) + EARLIER_FAILURES_FIELD_NUMBER;
+    hash = (53 * hash) + getEarlierFailures();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -2442,6 +2489,7 @@ java.lang.String defaultValue) {
       deadLetterReason_ = 0;
       redriveId_ = "";
       redrivenFromAttempt_ = 0;
+      earlierFailures_ = 0;
       return this;
     }
 
@@ -2659,6 +2707,9 @@ java.lang.String defaultValue) {
       }
       if (((from_bitField1_ & 0x00000200) != 0)) {
         result.redrivenFromAttempt_ = redrivenFromAttempt_;
+      }
+      if (((from_bitField1_ & 0x00000400) != 0)) {
+        result.earlierFailures_ = earlierFailures_;
       }
     }
 
@@ -2878,6 +2929,9 @@ java.lang.String defaultValue) {
       }
       if (other.getRedrivenFromAttempt() != 0) {
         setRedrivenFromAttempt(other.getRedrivenFromAttempt());
+      }
+      if (other.getEarlierFailures() != 0) {
+        setEarlierFailures(other.getEarlierFailures());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -3159,6 +3213,11 @@ java.lang.String defaultValue) {
               bitField1_ |= 0x00000200;
               break;
             } // case 336
+            case 400: {
+              earlierFailures_ = input.readInt32();
+              bitField1_ |= 0x00000400;
+              break;
+            } // case 400
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -5972,7 +6031,11 @@ java.lang.String defaultValue) {
 
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -5986,7 +6049,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6000,7 +6067,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6014,7 +6085,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6033,7 +6108,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6051,7 +6130,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6069,7 +6152,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6088,7 +6175,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6106,7 +6197,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6124,7 +6219,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6143,7 +6242,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6160,7 +6263,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6177,7 +6284,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6188,7 +6299,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6202,7 +6317,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6217,7 +6336,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6228,7 +6351,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -6240,7 +6367,11 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+     * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+     * empty); earlier_failures counts the ones before them, left out. A throttled
+     * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+     * type and message, and its traceback only on the task's first uncharged
+     * attempt and on its latest failure.
      * </pre>
      *
      * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -7405,6 +7536,53 @@ java.lang.String defaultValue) {
     public Builder clearRedrivenFromAttempt() {
       bitField1_ = (bitField1_ & ~0x00000200);
       redrivenFromAttempt_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int earlierFailures_ ;
+    /**
+     * <pre>
+     * Failed attempts before those in failures, left out of this view (a task
+     * throttled thousands of times would not fit in a reply). GetTask fills it.
+     * </pre>
+     *
+     * <code>int32 earlier_failures = 50 [json_name = "earlierFailures"];</code>
+     * @return The earlierFailures.
+     */
+    @java.lang.Override
+    public int getEarlierFailures() {
+      return earlierFailures_;
+    }
+    /**
+     * <pre>
+     * Failed attempts before those in failures, left out of this view (a task
+     * throttled thousands of times would not fit in a reply). GetTask fills it.
+     * </pre>
+     *
+     * <code>int32 earlier_failures = 50 [json_name = "earlierFailures"];</code>
+     * @param value The earlierFailures to set.
+     * @return This builder for chaining.
+     */
+    public Builder setEarlierFailures(int value) {
+
+      earlierFailures_ = value;
+      bitField1_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Failed attempts before those in failures, left out of this view (a task
+     * throttled thousands of times would not fit in a reply). GetTask fills it.
+     * </pre>
+     *
+     * <code>int32 earlier_failures = 50 [json_name = "earlierFailures"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearEarlierFailures() {
+      bitField1_ = (bitField1_ & ~0x00000400);
+      earlierFailures_ = 0;
       onChanged();
       return this;
     }

@@ -506,7 +506,11 @@ java.lang.String defaultValue);
 
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -515,7 +519,11 @@ java.lang.String defaultValue);
       getFailuresList();
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -523,7 +531,11 @@ java.lang.String defaultValue);
   dev.taskyard.v1.TaskFailure getFailures(int index);
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -531,7 +543,11 @@ java.lang.String defaultValue);
   int getFailuresCount();
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -540,7 +556,11 @@ java.lang.String defaultValue);
       getFailuresOrBuilderList();
   /**
    * <pre>
-   * Every failed attempt, oldest first (GetTask fills it; lists leave it empty).
+   * Its last 100 failed attempts, oldest first (GetTask fills it; lists leave it
+   * empty); earlier_failures counts the ones before them, left out. A throttled
+   * attempt's failure (TaskFailure.throttled: RetryAfter, HTTP 429/503) keeps its
+   * type and message, and its traceback only on the task's first uncharged
+   * attempt and on its latest failure.
    * </pre>
    *
    * <code>repeated .taskyard.v1.TaskFailure failures = 30 [json_name = "failures"];</code>
@@ -807,4 +827,15 @@ java.lang.String defaultValue);
    * @return The redrivenFromAttempt.
    */
   int getRedrivenFromAttempt();
+
+  /**
+   * <pre>
+   * Failed attempts before those in failures, left out of this view (a task
+   * throttled thousands of times would not fit in a reply). GetTask fills it.
+   * </pre>
+   *
+   * <code>int32 earlier_failures = 50 [json_name = "earlierFailures"];</code>
+   * @return The earlierFailures.
+   */
+  int getEarlierFailures();
 }
