@@ -11,7 +11,7 @@ import pytest
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.worker_pool import RetryAfter, raise_for_throttle, registry, task, throttle_of
 from taskyard.worker_pool.attempts import outcome_of
-from taskyard.worker_pool.throttle import MAX_RETRY_AFTER, retry_after_seconds
+from taskyard.worker_pool.throttle import MAX_RETRY_AFTER, MIN_RETRY_AFTER, retry_after_seconds
 from taskyard.worker_pool.worker import Runner
 
 
@@ -60,6 +60,30 @@ def test_a_throttled_attempt_reports_its_delay_and_is_a_retry_whatever_its_budge
     assert completion.retry_delay_ms == 2500
     completion.max_retries = 0
     assert outcome_of(completion, charged=5) == "retry"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "delay_ms"), [(0.001, 100), (0.0004, 100), (0.1, 100), (0.25, 250), (0, 0)]
+)
+def test_a_tiny_retry_after_waits_at_least_the_floor(seconds: float, delay_ms: int) -> None:
+    """A throttled attempt spends no retry: "retry after 1 ms" must not make the task spin."""
+
+    @task(name="throttled_briefly_for_test", max_retries=0)
+    def body() -> None:
+        raise RetryAfter(seconds)
+
+    try:
+        runner = Runner(concurrency=1, default_timeout=10.0, worker="w")
+        record = task_record_pb2.TaskRecord(id="t", name="throttled_briefly_for_test", attempt=1)
+        completion = asyncio.run(runner.execute(record))
+        runner.close()
+    finally:
+        registry.unregister("throttled_briefly_for_test")
+    assert completion.failure.throttled
+    # 0 is the task's backoff, filled in later (reports.py): never a 1 ms delay either.
+    assert completion.retry_delay_ms == delay_ms
+    assert delay_ms == 0 or delay_ms >= MIN_RETRY_AFTER * 1000
+    assert completion.failure.retry_after.ToMilliseconds() == delay_ms
 
 
 def test_the_guide_maps_a_503_as_written(monkeypatch: pytest.MonkeyPatch) -> None:

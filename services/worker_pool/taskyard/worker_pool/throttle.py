@@ -22,11 +22,17 @@ THROTTLING_STATUSES = frozenset({429, 503})
 MAX_RETRY_AFTER = 86_400.0
 # A throttling answer without a usable Retry-After waits this long.
 DEFAULT_RETRY_AFTER = 1.0
+# The shortest delay a RetryAfter above 0 waits (a shorter one is raised to it):
+# a throttled attempt spends no retry, so a task answered "retry after 1 ms"
+# would otherwise come back a thousand times a second, each attempt a lease, a
+# failure row and a dispatch. 0 keeps its meaning: the task's retry backoff.
+MIN_RETRY_AFTER = 0.1
 
 
 class RetryAfter(Exception):
     """Raised by a task body when a downstream throttles it: the attempt is retried
-    after ``seconds`` (0 to 1 day) and spends none of the task's retries."""
+    after ``seconds`` (0 to 1 day; above 0, at least MIN_RETRY_AFTER; 0: the task's
+    retry backoff) and spends none of the task's retries."""
 
     def __init__(self, seconds: float, reason: str = "") -> None:
         if not math.isfinite(seconds) or not 0 <= seconds <= MAX_RETRY_AFTER:
@@ -37,7 +43,10 @@ class RetryAfter(Exception):
 
     @property
     def delay_ms(self) -> int:
-        return round(self.seconds * 1000)
+        """The delay the attempt reports: 0 (its retry backoff) or at least MIN_RETRY_AFTER."""
+        if self.seconds == 0:
+            return 0
+        return max(round(self.seconds * 1000), round(MIN_RETRY_AFTER * 1000))
 
 
 def retry_after_seconds(value: str | None, *, now: datetime.datetime | None = None) -> float | None:
