@@ -82,8 +82,9 @@ async def test_a_retention_chunk_reads_only_what_it_deletes(database_url: str, r
     on_tasks = [n for n in plan if n.get("Relation Name") == "tasks"]
     assert not [n for n in on_tasks if n["Node Type"] == "Seq Scan"], on_tasks
     assert any(n.get("Index Name") == "tasks_retention_idx" for n in plan), plan
-    # Not one of the dead letters it keeps is read and dropped.
+    # Not one of the dead letters it keeps is read and dropped, nor more than a chunk.
     assert sum(n.get("Rows Removed by Filter", 0) for n in on_tasks) == 0, on_tasks
+    assert all(n["Actual Rows"] <= CHUNK for n in on_tasks), on_tasks
     (delete,) = [n for n in plan if n["Node Type"] == "ModifyTable"]
     assert delete["Actual Rows"] == CHUNK
 

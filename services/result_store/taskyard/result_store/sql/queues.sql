@@ -95,14 +95,15 @@ ORDER BY w.server_name, w.pool_id
 -- non-final row, nor a dead letter: it is kept until a redrive or
 -- PurgeDeadLetters takes it. The conditions are tasks_retention_idx's
 -- (0024_failure_rows.sql), so a chunk reads the rows it deletes and not the
--- dead letters it keeps: keep them in step.
+-- dead letters it keeps: keep them in step. The ids as an array, so the delete
+-- finds each by its key (IN let the planner hash-join every purgeable row).
 DELETE FROM tasks t
-WHERE t.id IN (
+WHERE t.id = ANY(ARRAY(
   SELECT p.id FROM tasks p
   WHERE p.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND p.finished_at < ty_ts(:before_us::bigint)
     AND p.dead_letter_reason = 0
   ORDER BY p.finished_at
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
-) AND t.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND t.dead_letter_reason = 0
+)) AND t.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND t.dead_letter_reason = 0
 RETURNING t.id::text AS id
