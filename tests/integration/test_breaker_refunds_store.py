@@ -21,13 +21,14 @@ import asyncpg
 import pytest
 from support.records import submitted_task, task
 
-from taskyard.bus.v1 import flow_pb2, leases_pb2, queues_pb2, tasks_pb2
+from taskyard.bus.v1 import failures_pb2, flow_pb2, leases_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors
 from taskyard.core.config import Settings
 from taskyard.result_store.reads.failures import get_failures
 from taskyard.result_store.store import ResultStore
 from taskyard.result_store.writes import refunds
+from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import task_pb2
 
 pytestmark = pytest.mark.asyncio
@@ -341,3 +342,27 @@ async def test_a_refund_after_a_retry_gives_back_only_the_attempts_since(
     assert (reply.refunded, reply.revived) == (1, 1)
     rec = await get(result_store, tid)
     assert (rec.state, rec.attempt, rec.uncharged_attempts) == (RETRYING, 3, 1)
+
+
+async def test_a_refund_after_a_redrive_gives_back_nothing_it_wrote_off(
+    result_store: Any, database_url: str
+) -> None:
+    await lead(database_url)
+    (tid,) = await submit(result_store, 1, max_retries=0)
+    await lease(result_store, [tid])
+    await fail(result_store, [tid])
+    created = await result_store.failures.create_redrive(
+        failures_pb2.CreateRedriveRequest(
+            request=fs.RedriveRequest(filter=fs.FailureFilter(task_ids=[tid]), rate=100.0),
+            created_by="ops-token",
+        ),
+        "",
+    )
+    step = await result_store.failures.step(
+        failures_pb2.RedriveStepRequest(id=created.response.redrive.id, limit=10, term=TERM)
+    )
+    assert step.requeued == 1
+    reply = await refund(result_store, [(tid, 1)])
+    assert (reply.refunded, reply.revived) == (0, 0)
+    rec = await get(result_store, tid)
+    assert (rec.state, rec.attempt, rec.uncharged_attempts, rec.redriven_from_attempt) == (QUEUED, 2, 0, 1)
