@@ -53,6 +53,8 @@ class FakeBackend:
         self.store_names: list[str] = []
         self.submits: dict[Priority, list[dispatch_pb2.SubmitRequest]] = {p: [] for p in LANES}
         self.store_requests: list[tuple[int, Any]] = []
+        # STORE_FAILURES' answer (GetTask's failed attempts, ExplainTask's counts).
+        self.failures_reply = tasks_pb2.GetFailuresReply()
         self.lane_gate: asyncio.Event | None = None  # when set up, lanes wait on it
         self.lane_entered = asyncio.Event()
         self.fail_lane: errors.TaskyardError | None = None
@@ -222,7 +224,7 @@ class FakeBackend:
 
     async def _failures(self, req: tasks_pb2.GetFailuresRequest, env: Envelope) -> tasks_pb2.GetFailuresReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_FAILURES, req))
-        return tasks_pb2.GetFailuresReply()
+        return self.failures_reply
 
     async def _list(self, req: tasks_pb2.ListTasksRequest, env: Envelope) -> tasks_pb2.ListTasksReply:
         self.store_requests.append((envelope_pb2.KIND_STORE_LIST, req))
