@@ -87,6 +87,13 @@ def test_a_task_shows_its_limits_and_fairness_key() -> None:
     assert TaskInfo.from_proto(task_pb2.Task(id="t2")).limits == ()
 
 
+def test_a_task_says_how_many_failed_attempts_came_before_those_it_lists() -> None:
+    t = task_pb2.Task(id="t1", failures=[task_pb2.TaskFailure(attempt=3001)], earlier_failures=3000)
+    info = TaskInfo.from_proto(t)
+    assert ([f.attempt for f in info.failures], info.earlier_failures) == ([3001], 3000)
+    assert TaskInfo.from_proto(task_pb2.Task(id="t2")).earlier_failures == 0
+
+
 def test_an_explanation_carries_its_gate() -> None:
     r = task_service_pb2.ExplainTaskResponse(
         task=task_pb2.Task(id="t1"),

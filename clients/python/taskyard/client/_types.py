@@ -130,7 +130,8 @@ class TaskInfo:
     cancel_step: str = ""
     # Set by the task code (ctx.set_context / ctx.progress).
     context: Mapping[str, JSON] = dataclasses.field(default_factory=dict)
-    # Every failed attempt, oldest first (get() fills it; lists leave it empty).
+    # Its last 100 failed attempts, oldest first (get() fills it; lists leave it
+    # empty), and how many came before them, left out (earlier_failures).
     failures: tuple[TaskFailure, ...] = ()
     resume_requested: bool = False
     schedule_id: str = ""
@@ -155,6 +156,7 @@ class TaskInfo:
     dead_letter_reason: DeadLetterReason = DeadLetterReason.UNSPECIFIED
     redrive_id: str = ""
     redriven_from_attempt: int = 0
+    earlier_failures: int = 0
 
     @property
     def is_final(self) -> bool:
@@ -205,6 +207,7 @@ class TaskInfo:
             dead_letter_reason=DeadLetterReason(t.dead_letter_reason),
             redrive_id=t.redrive_id,
             redriven_from_attempt=t.redriven_from_attempt,
+            earlier_failures=t.earlier_failures,
         )
 
 
