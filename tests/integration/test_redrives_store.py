@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from support.bus_events import Subscriber
 from support.records import task
 from support.waiting import wait_until_async
 
@@ -510,3 +511,26 @@ async def test_retention_deletes_finished_redrives_items_then_their_rows(
     assert err.code == errors.Code.NOT_FOUND
     assert len((await items(result_store, running)).items) == 1
     assert await sql(database_url, "SELECT count(*) FROM redrives") == 1
+
+
+async def test_a_step_and_a_retry_publish_their_tasks_refs_not_a_reload(
+    result_store: Any, store_settings: Any
+) -> None:
+    """The lanes take what a step (or RetryTasks) queued from its refs: a step every
+    100 ms that asked the leader to read every QUEUED row again would keep it reading."""
+    redriven = await dead(result_store, 2)
+    retried = await dead(result_store, 1)
+    rid = (await create(result_store, task_ids=redriven)).redrive.id
+    sub = Subscriber(store_settings.events_address)
+    try:
+        await sub.connected()
+        assert (await step(result_store, rid, 10)).requeued == 2
+        await result_store.ops.queue_op(queues_pb2.QueueOpRequest(op=queues_pb2.QUEUE_OP_RETRY, ids=retried))
+        await sub.wait_for_released([*redriven, *retried])
+        queued = {*redriven, *retried}
+        await sub.until(lambda: queued <= {e.task_id for e in sub.events if e.type == "task.queued"})
+        for t in (*redriven, *retried):
+            types = sub.batch_of(lambda e, t=t: e.task_id == t and e.type == "task.queued")  # type: ignore[misc]
+            assert "tasks.available" not in types, types
+    finally:
+        sub.close()

@@ -44,7 +44,8 @@ WHERE t.id IN (
   FOR UPDATE SKIP LOCKED
 ) AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
-          t.worker_id, ty_us(t.updated_at) AS at_us, t.queue, coalesce(t.root_id::text, '') AS root_id
+          t.worker_id, ty_us(t.updated_at) AS at_us, t.queue, coalesce(t.root_id::text, '') AS root_id,
+          ty_us(t.created_at) AS created_at_us, t.flow
 
 -- name: queue_counts
 SELECT t.queue, t.state::text AS state, count(*) AS n

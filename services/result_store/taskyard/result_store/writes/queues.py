@@ -4,7 +4,7 @@ Pause/resume write the ``queues`` table and publish ``queue.paused`` /
 ``queue.resumed`` (Event.name = the queue) after COMMIT; the scheduler parks or
 releases the queue's tasks at once. Clear cancels a queue's waiting tasks; retry
 turns failed tasks into a new attempt (FAILURE -> QUEUED, attempt + 1) and
-publishes ``tasks.available`` so the scheduler loads them.
+publishes their refs, which the scheduler's lanes take as they are (writes/requeues.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..appliers import Applier, Db, Outcome
 from ..queries import bind
 from ..records import event, event_for_record, event_for_row, record_from_row
 from ..uuids import norm_uuid
+from .requeues import queued_message
 
 DEFAULT_QUEUE = "default"
 RETRY_DEFAULT = 1000
@@ -137,8 +138,7 @@ async def _apply_one(
             sources=db_names(sources_of(TaskState.QUEUED)),
         )
         out.events.extend(event_for_row(r) for r in rows)
-        if rows:
-            out.events.append(event("tasks.available", at_us=now_us))
+        out.messages.extend(queued_message(rows))
         return queues_pb2.QueueOpReply(count=len(rows), ids=[r["id"] for r in rows])
     raise errors.invalid([FieldViolation(field="op", description="unknown queue operation")])
 

@@ -9,7 +9,9 @@ database (bus_requests.py).
 
 A step (STORE_REDRIVE_STEP) re-queues tasks: it is a write of the committer like
 RetryTasks (writes/queues.py), so its tasks' events are published after COMMIT
-and the scheduler loads what it queued (``tasks.available``). Its transaction
+with the refs of what it queued, which the scheduler's lanes take as they are
+(writes/requeues.py: a step every 100 ms must not make the leader read every
+QUEUED row again). Its transaction
 locks the redrive's row first (``lock_redrive``): a step is refused unless it
 comes with the leading scheduler's term, and takes nothing unless the redrive is
 RUNNING; two steps of one redrive, or a step and a cancel, run one after the
@@ -20,7 +22,6 @@ dead letter at the attempt its item took (``redrive_step``).
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 
 import asyncpg
@@ -44,7 +45,8 @@ from ..reads.dead_letters import (
     require_known_group,
 )
 from ..reads.redrives import filter_json, get_redrive, not_found, redrive_from_row, redrive_id
-from ..records import event, event_for_row
+from ..records import event_for_row
+from .requeues import queued_message
 
 K = envelope_pb2
 # The limits failure_service.proto states.
@@ -246,7 +248,6 @@ async def _step(db: Db, req: bus.RedriveStepRequest, out: Outcome) -> bus.Redriv
     requeued = [r for r in rows if r["id"] is not None]
     skipped = sum(1 for r in rows if r["outcome"] == SKIPPED)
     out.events.extend(event_for_row(r) for r in requeued)
-    if requeued:
-        out.events.append(event("tasks.available", at_us=time.time_ns() // 1000))
+    out.messages.extend(queued_message(requeued))
     (row,) = await db.fetch("count_redrive_step", id=rid, requeued=len(requeued), skipped=skipped)
     return bus.RedriveStepReply(redrive=redrive_from_row(row), requeued=len(requeued), skipped=skipped)
