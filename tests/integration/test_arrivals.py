@@ -8,14 +8,19 @@ holding the log's bound back)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
+import pynng
 import pytest
 from support.bus_events import Subscriber
 from support.waiting import wait_until_async
+
+from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.core import transport
 
 pytestmark = pytest.mark.asyncio
 
@@ -150,3 +155,39 @@ async def test_a_transaction_holding_the_bound_back_falls_back_to_a_reload(
         await sub.wait_for_released([task_id])
     finally:
         await holder.close()
+
+
+async def test_a_task_with_an_eta_goes_to_the_schedulers_timers(
+    listening: Subscriber, result_store: Any, store_settings: Any, database_url: str
+) -> None:
+    """A SCHEDULED arrival is told to the scheduler's stream as a task.scheduled with its
+    time, so its timers hold it (no lane, no reload)."""
+    sched = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=100)
+    sched.subscribe(transport.SCHEDULER_TOPIC)
+    sched.dial(store_settings.scheduler_stream_address, block=False)
+    try:
+        await wait_until_async(lambda: len(sched.pipes) > 0, 5, "the scheduler's SUB to connect")
+        conn = await asyncpg.connect(database_url)
+        try:
+            task_id = str(
+                await conn.fetchval("""SELECT taskyard_submit('add', '[1]', '{}', '{"countdown": 3600}')""")
+            )
+            run_at_us = await conn.fetchval("SELECT ty_us(run_at) FROM tasks WHERE id = $1::uuid", task_id)
+        finally:
+            await conn.close()
+        seen: list[event_pb2.Event] = []
+
+        async def heard() -> bool:
+            with contextlib.suppress(pynng.Timeout):
+                raw = await sched.arecv()
+                env = transport.decode(raw[len(transport.SCHEDULER_TOPIC) :])
+                if env.kind == envelope_pb2.KIND_EVENTS:
+                    seen.extend(transport.unpack(env, event_pb2.EventBatch).events)
+            return any(e.task_id == task_id for e in seen)
+
+        await wait_until_async(heard, 5, "the task's task.scheduled on the scheduler's stream")
+        (ev,) = [e for e in seen if e.task_id == task_id]
+        assert (ev.type, ev.run_at_us, ev.name) == ("task.scheduled", run_at_us, "add")
+        assert task_id not in listening.released()
+    finally:
+        sched.close()
