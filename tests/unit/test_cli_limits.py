@@ -121,6 +121,12 @@ def test_amounts() -> None:
         (["create", "x", "--breaker", "5/30s", "--cool-down", "soon"], "is not a duration"),
         (["create", "x", "--breaker", "5/30s", "--probes", "0"], "0 is not in the range 1<=x<=1000"),
         (["create", "x", "--breaker", "5/30s", "--rate", "5/s"], "give exactly one of"),
+        (["create", "x", "--rate", "5/s", "--max-refunds", "3"], "apply to a --breaker only"),
+        (
+            ["create", "x", "--breaker", "5/30s", "--max-refunds", "10001"],
+            "10001 is not in the range 1<=x<=10000",
+        ),
+        (["create", "x", "--breaker", "5/30s", "--max-outage", "soon"], "is not a duration"),
     ],
 )
 def test_bad_limit_commands_are_usage_errors(args: list[str], text: str) -> None:
@@ -133,3 +139,25 @@ def test_delete_asks_first() -> None:
     result = run("limit", "delete", "x")
     assert result.exit_code == 2
     assert "pass --yes" in result.stderr, result.stderr
+
+
+def test_a_breakers_refund_bounds_go_onto_its_limit_and_keep_its_other_numbers() -> None:
+    import datetime as dt
+
+    from taskyard.cli import limit as limit_cli
+
+    limit = limit_pb2.Limit(name="payments", breaker=rules.parse_breaker("5/30s"))
+    limit.breaker.half_open_probes = 2
+    tuning = limit_cli._Breaker(
+        spec=None,
+        cool_down=None,
+        probes=None,
+        min_attempts=None,
+        max_refunds=3,
+        max_outage=dt.timedelta(minutes=10),
+    )
+    limit_cli._apply(limit, None, None, None, tuning)
+    assert limit.breaker.max_refunds_per_task == 3
+    assert rules.max_outage_ms(limit.breaker) == 600_000
+    assert (limit.breaker.failure_threshold, limit.breaker.half_open_probes) == (5, 2)
+    assert not rules.breaker_violations(limit.breaker, "limit.breaker")

@@ -44,12 +44,15 @@ class _Breaker:
     cool_down: dt.timedelta | None
     probes: int | None
     min_attempts: int | None
+    max_refunds: int | None = None
+    max_outage: dt.timedelta | None = None
 
     def given(self) -> bool:
-        return any(v is not None for v in (self.spec, self.cool_down, self.probes, self.min_attempts))
+        return self.spec is not None or self.tuning()
 
     def tuning(self) -> bool:
-        return any(v is not None for v in (self.cool_down, self.probes, self.min_attempts))
+        tuning = (self.cool_down, self.probes, self.min_attempts, self.max_refunds, self.max_outage)
+        return any(v is not None for v in tuning)
 
 
 @click.group("limit", cls=CommandGroup)
@@ -128,6 +131,20 @@ def _definition_options(func: Any) -> Any:
                 default=None,
                 help="With --breaker: attempts ended in the window before it may open (default FAILURES).",
             ),
+            click.option(
+                "--max-refunds",
+                type=click.IntRange(min=1, max=rules.MAX_REFUNDS_PER_TASK),
+                default=None,
+                help="With --breaker: an outage's failures of one task it refunds; past them they are "
+                f"charged (default {rules.DEFAULT_MAX_REFUNDS_PER_TASK}).",
+            ),
+            click.option(
+                "--max-outage",
+                callback=_duration,
+                metavar="DURATION",
+                help="With --breaker: how long after it opened an outage's failures are refunded; past it "
+                "they are charged (default 1h).",
+            ),
         )
     ):
         func = option(func)
@@ -150,6 +167,8 @@ def create_command(
     cool_down: dt.timedelta | None,
     probes: int | None,
     min_attempts: int | None,
+    max_refunds: int | None,
+    max_outage: dt.timedelta | None,
     per_key: bool,
     description: str,
     output: Output,
@@ -162,7 +181,14 @@ def create_command(
       taskyard limit create per-customer --concurrency 3 --per-key
       taskyard limit create payments --breaker 5/30s --cool-down 10s --per-key
     """
-    b = _Breaker(spec=breaker, cool_down=cool_down, probes=probes, min_attempts=min_attempts)
+    b = _Breaker(
+        spec=breaker,
+        cool_down=cool_down,
+        probes=probes,
+        min_attempts=min_attempts,
+        max_refunds=max_refunds,
+        max_outage=max_outage,
+    )
     if [rate is not None, concurrency is not None, breaker is not None].count(True) != 1:
         raise click.UsageError("give exactly one of --rate, --concurrency and --breaker")
     _check_kind(rate, burst, concurrency, b)
@@ -183,7 +209,9 @@ def _check_kind(
     if burst is not None and (concurrency is not None or breaker.spec is not None):
         raise click.UsageError("--burst applies to a rate limit only")
     if breaker.tuning() and (rate is not None or concurrency is not None):
-        raise click.UsageError("--cool-down, --probes and --min-attempts apply to a --breaker only")
+        raise click.UsageError(
+            "--cool-down, --probes, --min-attempts, --max-refunds and --max-outage apply to a --breaker only"
+        )
 
 
 def _apply(
@@ -212,7 +240,8 @@ def _apply(
         limit.breaker.CopyFrom(old)
     elif breaker.tuning() and not limit.HasField("breaker"):
         raise click.UsageError(
-            "--cool-down, --probes and --min-attempts apply to a breaker (give --breaker too)"
+            "--cool-down, --probes, --min-attempts, --max-refunds and --max-outage apply to a breaker "
+            "(give --breaker too)"
         )
     if breaker.cool_down is not None:
         limit.breaker.cool_down.FromTimedelta(breaker.cool_down)
@@ -220,6 +249,10 @@ def _apply(
         limit.breaker.half_open_probes = breaker.probes
     if breaker.min_attempts is not None:
         limit.breaker.min_attempts = breaker.min_attempts
+    if breaker.max_refunds is not None:
+        limit.breaker.max_refunds_per_task = breaker.max_refunds
+    if breaker.max_outage is not None:
+        limit.breaker.max_outage.FromTimedelta(breaker.max_outage)
 
 
 @limit_group.command("get")
@@ -274,6 +307,8 @@ def update_command(
     cool_down: dt.timedelta | None,
     probes: int | None,
     min_attempts: int | None,
+    max_refunds: int | None,
+    max_outage: dt.timedelta | None,
     per_key: bool | None,
     description: str | None,
     output: Output,
@@ -285,12 +320,19 @@ def update_command(
       taskyard limit update openai --rate 800/s
       taskyard limit update per-customer --concurrency 5 --description "5 per customer"
     """
-    b = _Breaker(spec=breaker, cool_down=cool_down, probes=probes, min_attempts=min_attempts)
+    b = _Breaker(
+        spec=breaker,
+        cool_down=cool_down,
+        probes=probes,
+        min_attempts=min_attempts,
+        max_refunds=max_refunds,
+        max_outage=max_outage,
+    )
     nothing = rate is None and burst is None and concurrency is None and not b.given()
     if nothing and per_key is None and description is None:
         raise click.UsageError(
             "nothing to change: give --rate, --burst, --concurrency, --breaker (--cool-down, --probes, "
-            "--min-attempts), --per-key/--global or --description"
+            "--min-attempts, --max-refunds, --max-outage), --per-key/--global or --description"
         )
     _check_kind(rate, burst, concurrency, b)
     with gateway() as g:
