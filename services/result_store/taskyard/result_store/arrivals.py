@@ -55,8 +55,10 @@ SETTLE_WAIT = 0.002
 MAX_SETTLE_WAIT = 0.1
 # A running transaction that holds committed events back this long: they are loaded whole.
 BLOCKED_RELOAD_AFTER = 1.0
-# After a failed read, before the next try (the full reload follows it).
+# After a failed read, before the next try (the full reload follows it); it doubles
+# while the reads keep failing (the database away), up to MAX_RETRY_AFTER.
 RETRY_AFTER = 0.5
+MAX_RETRY_AFTER = 5.0
 
 Cursor = tuple[int, int]
 
@@ -103,6 +105,7 @@ class Arrivals:
 
     async def run(self) -> None:
         wait: float | None = None
+        retry = RETRY_AFTER
         while True:
             if wait is None:
                 await self._wanted.wait()
@@ -112,10 +115,11 @@ class Arrivals:
             self._wanted.clear()
             try:
                 wait = await self._catch_up()
+                retry = RETRY_AFTER
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
                 log.warning("reading the tasks inserted outside the store failed (%s); loading all", exc)
                 self._restart = True
-                wait = RETRY_AFTER
+                wait, retry = retry, min(retry * 2, MAX_RETRY_AFTER)
 
     async def _catch_up(self) -> float | None:
         """Read and publish what is new; the seconds until another look is due, or None."""
