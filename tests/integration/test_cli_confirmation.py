@@ -21,6 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 # Nothing listens on port 1: a command that called the gateway would end UNAVAILABLE (5).
 NOWHERE = "127.0.0.1:1"
 DESTRUCTIVE = {
+    # Dead letters are deleted with their logs, past any redrive.
+    "failures purge": ["--group", "0123456789abcdef"],
     # A forced delete takes the limit away from the tasks that use it.
     "limit delete": ["api"],
     "queue clear": ["reports"],
