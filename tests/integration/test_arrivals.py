@@ -91,6 +91,23 @@ async def test_a_transactional_submit_is_published_by_itself(
     assert arrivals.full_reloads == reloads and _reloads(sub) == 0
 
 
+async def test_a_bare_notify_has_every_queued_row_read_again(
+    listening: Subscriber, result_store: Any, store_settings: Any, database_url: str
+) -> None:
+    """An operator who changed rows by hand (an UPDATE sends no NOTIFY) wakes the
+    scheduler with a NOTIFY of their own: no insert to read, so a full reload."""
+    sub = listening
+    arrivals = result_store.arrivals
+    reloads = arrivals.full_reloads
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("SELECT pg_notify($1, '')", store_settings.notify_channel)
+    finally:
+        await conn.close()
+    await sub.until(lambda: _reloads(sub) == 1, 5, "a full reload asked of the scheduler")
+    assert arrivals.full_reloads == reloads + 1
+
+
 async def test_a_burst_of_small_transactions_is_all_published(
     listening: Subscriber, result_store: Any, database_url: str
 ) -> None:

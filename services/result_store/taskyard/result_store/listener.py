@@ -1,12 +1,14 @@
 """LISTEN on the NOTIFY channel, robustly.
 
 Tasks inserted by anyone but the store (psql, another application) fire
-``pg_notify(channel)`` from a statement trigger; each notification becomes a
-call of ``on_available`` (coalesced: at most one per ``debounce`` seconds; the
-store reads what is new, arrivals.py). The listen connection is re-established
-with exponential backoff when it drops; after every (re)connect
-``on_connected`` is called instead (by default ``on_available``), since
-notifications sent while we were away are lost. The scheduler's fallback
+``pg_notify(channel, 'inserted')`` from a statement trigger; each notification
+becomes a call of ``on_available`` (coalesced: at most one per ``debounce``
+seconds; the store reads what is new, arrivals.py). A notification with any
+other payload (an operator's bare NOTIFY after changing rows by hand) is
+taken as a (re)connect is: ``on_connected``, which has every QUEUED row read
+again. The listen connection is re-established with exponential backoff when
+it drops; after every (re)connect ``on_connected`` is called instead (by
+default ``on_available``), since notifications sent while we were away are lost. The scheduler's fallback
 polling covers any remaining gap.
 """
 
@@ -20,6 +22,9 @@ from typing import Any
 import asyncpg
 
 log = logging.getLogger(__name__)
+
+# The payload of the insert trigger's NOTIFY (migrations 0022_notify_payload.sql).
+INSERTED = "inserted"
 
 
 class NotifyListener:
@@ -51,6 +56,8 @@ class NotifyListener:
 
     def _on_notify(self, conn: Any, pid: int, channel: str, payload: str) -> None:
         self.notifications += 1
+        if payload != INSERTED:
+            self._fresh = True
         self._pending.set()
 
     async def run(self) -> None:
