@@ -324,11 +324,11 @@ async def test_leased_attempts_are_paged_by_id(backend: Backend) -> None:
 
 
 async def test_a_task_with_bad_flow_is_refused_and_not_stored(backend: Backend) -> None:
-    # Eight named at submit and the two a task name may declare are the most.
-    eleven = flow(*((f"l{i}", "", 1) for i in range(11)))
+    # Eight named at submit and the three a task name may declare are the most.
+    too_many = flow(*((f"l{i}", "", 1) for i in range(core_limits.MAX_STORED_USES + 1)))
     long_key = flow(("api", "k" * 257, 1))
     negative = flow(("api", "", -1), ("api", "", 1), fairness_key="f" * 257)
-    records = [task(flow=eleven), task(flow=long_key), task(flow=negative), task()]
+    records = [task(flow=too_many), task(flow=long_key), task(flow=negative), task()]
     err = await refused(insert(backend, *records))
     assert err.code is errors.Code.INVALID_ARGUMENT
     assert [x.field for x in err.violations] == [
