@@ -27,14 +27,17 @@ PAIR1_PROTOCOL = 0x11  # NNG_PAIR1_SELF
 class _Raw:
     """A keyless peer: a plain pynng PAIR socket that records its pipes' lives."""
 
-    def __init__(self, address: str) -> None:
-        self.sock = pynng.Pair1(recv_timeout=200)
+    def __init__(self, address: str, *, redial_ms: int | None = None) -> None:
+        # ``redial_ms``: how long a closed pipe waits before NNG dials again (its
+        # default is soon, so a refused peer comes back and is refused again).
+        self.sock = pynng.Pair1(recv_timeout=200, reconnect_time_min=redial_ms, reconnect_time_max=redial_ms)
         self.connected = 0
         self.closed = 0
+        # Set before the callbacks exist: NNG may call them as soon as the dial starts.
+        self._ids: set[int] = set()
         self.sock.add_post_pipe_connect_cb(self._up)
         self.sock.add_post_pipe_remove_cb(self._down)
         self.sock.dial(address, block=False)
-        self._ids: set[int] = set()
 
     def _up(self, pipe: Any) -> None:
         self._ids.add(pipe.id)
@@ -127,7 +130,8 @@ async def test_a_keyless_peer_gets_a_few_pending_pipes_and_the_rest_are_closed_a
     peers = SchedulerPeers(sock, where=address, on_lost=lambda: None, hello_timeout=600)
     peers.attach(asyncio.get_running_loop())
     many = peers_mod.PENDING_PER_HOST + 6
-    squatters = [_Raw(address) for _ in range(many)]
+    # Refused ones would dial again and again (and be refused again): not while counted.
+    squatters = [_Raw(address, redial_ms=600_000) for _ in range(many)]
     try:
         # Every one connects once; all but the cap's worth are closed at once,
         # before NNG reads anything from them.
