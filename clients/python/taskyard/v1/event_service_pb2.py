@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskyard/v1/event_service.proto\x12\x0btaskyard.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\xe2\x01\n\x12WatchEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\t\x12&\n\x05start\x18\x02 \x01(\x0e\x32\x17.taskyard.v1.WatchStart\x12%\n\x05kinds\x18\x03 \x03(\x0e\x32\x16.taskyard.v1.EventKind\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12\x12\n\ntask_names\x18\x05 \x03(\t\x12&\n\x06states\x18\x06 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x10\n\x08task_ids\x18\x07 \x03(\t\x12\x10\n\x08root_ids\x18\x08 \x03(\t\"\xd5\x03\n\x05\x45vent\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.EventKind\x12\x0c\n\x04type\x18\x03 \x01(\t\x12(\n\x04time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07task_id\x18\x05 \x01(\t\x12\x11\n\ttask_name\x18\x06 \x01(\t\x12\r\n\x05queue\x18\x07 \x01(\t\x12%\n\x05state\x18\x08 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\t \x01(\x05\x12\x0f\n\x07root_id\x18\n \x01(\t\x12\'\n\x08priority\x18\x0b \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x11\n\tworker_id\x18\x0c \x01(\t\x12\x0f\n\x07pool_id\x18\r \x01(\t\x12\x13\n\x0bschedule_id\x18\x0e \x01(\t\x12\x15\n\rschedule_name\x18\x0f \x01(\t\x12\x36\n\nattributes\x18\x10 \x03(\x0b\x32\".taskyard.v1.Event.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"I\n\x13WatchEventsResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.taskyard.v1.Event\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t*V\n\nWatchStart\x12\x1b\n\x17WATCH_START_UNSPECIFIED\x10\x00\x12\x13\n\x0fWATCH_START_NOW\x10\x01\x12\x16\n\x12WATCH_START_OLDEST\x10\x02*\xc5\x01\n\tEventKind\x12\x1a\n\x16\x45VENT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x45VENT_KIND_TASK\x10\x01\x12\x15\n\x11\x45VENT_KIND_WORKER\x10\x02\x12\x13\n\x0f\x45VENT_KIND_POOL\x10\x03\x12\x14\n\x10\x45VENT_KIND_QUEUE\x10\x04\x12\x17\n\x13\x45VENT_KIND_SCHEDULE\x10\x05\x12\x14\n\x10\x45VENT_KIND_LIMIT\x10\x06\x12\x16\n\x12\x45VENT_KIND_BREAKER\x10\x07\x32\x62\n\x0c\x45ventService\x12R\n\x0bWatchEvents\x12\x1f.taskyard.v1.WatchEventsRequest\x1a .taskyard.v1.WatchEventsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskyard/v1/event_service.proto\x12\x0btaskyard.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\xe2\x01\n\x12WatchEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\t\x12&\n\x05start\x18\x02 \x01(\x0e\x32\x17.taskyard.v1.WatchStart\x12%\n\x05kinds\x18\x03 \x03(\x0e\x32\x16.taskyard.v1.EventKind\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12\x12\n\ntask_names\x18\x05 \x03(\t\x12&\n\x06states\x18\x06 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x10\n\x08task_ids\x18\x07 \x03(\t\x12\x10\n\x08root_ids\x18\x08 \x03(\t\"\xe5\x03\n\x05\x45vent\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\t\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.EventKind\x12\x0c\n\x04type\x18\x03 \x01(\t\x12(\n\x04time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07task_id\x18\x05 \x01(\t\x12\x11\n\ttask_name\x18\x06 \x01(\t\x12\r\n\x05queue\x18\x07 \x01(\t\x12%\n\x05state\x18\x08 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\t \x01(\x05\x12\x0f\n\x07root_id\x18\n \x01(\t\x12\'\n\x08priority\x18\x0b \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x11\n\tworker_id\x18\x0c \x01(\t\x12\x0f\n\x07pool_id\x18\r \x01(\t\x12\x13\n\x0bschedule_id\x18\x0e \x01(\t\x12\x15\n\rschedule_name\x18\x0f \x01(\t\x12\x36\n\nattributes\x18\x10 \x03(\x0b\x32\".taskyard.v1.Event.AttributesEntry\x12\x0e\n\x06tenant\x18\x11 \x01(\t\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"I\n\x13WatchEventsResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.taskyard.v1.Event\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t*V\n\nWatchStart\x12\x1b\n\x17WATCH_START_UNSPECIFIED\x10\x00\x12\x13\n\x0fWATCH_START_NOW\x10\x01\x12\x16\n\x12WATCH_START_OLDEST\x10\x02*\xdc\x01\n\tEventKind\x12\x1a\n\x16\x45VENT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x45VENT_KIND_TASK\x10\x01\x12\x15\n\x11\x45VENT_KIND_WORKER\x10\x02\x12\x13\n\x0f\x45VENT_KIND_POOL\x10\x03\x12\x14\n\x10\x45VENT_KIND_QUEUE\x10\x04\x12\x17\n\x13\x45VENT_KIND_SCHEDULE\x10\x05\x12\x14\n\x10\x45VENT_KIND_LIMIT\x10\x06\x12\x16\n\x12\x45VENT_KIND_BREAKER\x10\x07\x12\x15\n\x11\x45VENT_KIND_TENANT\x10\x08\x32\x62\n\x0c\x45ventService\x12R\n\x0bWatchEvents\x12\x1f.taskyard.v1.WatchEventsRequest\x1a .taskyard.v1.WatchEventsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,18 +35,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EVENT_ATTRIBUTESENTRY']._loaded_options = None
   _globals['_EVENT_ATTRIBUTESENTRY']._serialized_options = b'8\001'
-  _globals['_WATCHSTART']._serialized_start=881
-  _globals['_WATCHSTART']._serialized_end=967
-  _globals['_EVENTKIND']._serialized_start=970
-  _globals['_EVENTKIND']._serialized_end=1167
+  _globals['_WATCHSTART']._serialized_start=897
+  _globals['_WATCHSTART']._serialized_end=983
+  _globals['_EVENTKIND']._serialized_start=986
+  _globals['_EVENTKIND']._serialized_end=1206
   _globals['_WATCHEVENTSREQUEST']._serialized_start=106
   _globals['_WATCHEVENTSREQUEST']._serialized_end=332
   _globals['_EVENT']._serialized_start=335
-  _globals['_EVENT']._serialized_end=804
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=755
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=804
-  _globals['_WATCHEVENTSRESPONSE']._serialized_start=806
-  _globals['_WATCHEVENTSRESPONSE']._serialized_end=879
-  _globals['_EVENTSERVICE']._serialized_start=1169
-  _globals['_EVENTSERVICE']._serialized_end=1267
+  _globals['_EVENT']._serialized_end=820
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=771
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=820
+  _globals['_WATCHEVENTSRESPONSE']._serialized_start=822
+  _globals['_WATCHEVENTSRESPONSE']._serialized_end=895
+  _globals['_EVENTSERVICE']._serialized_start=1208
+  _globals['_EVENTSERVICE']._serialized_end=1306
 # @@protoc_insertion_point(module_scope)

@@ -27,6 +27,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_SCHEDULE: _ClassVar[EventKind]
     EVENT_KIND_LIMIT: _ClassVar[EventKind]
     EVENT_KIND_BREAKER: _ClassVar[EventKind]
+    EVENT_KIND_TENANT: _ClassVar[EventKind]
 WATCH_START_UNSPECIFIED: WatchStart
 WATCH_START_NOW: WatchStart
 WATCH_START_OLDEST: WatchStart
@@ -38,6 +39,7 @@ EVENT_KIND_QUEUE: EventKind
 EVENT_KIND_SCHEDULE: EventKind
 EVENT_KIND_LIMIT: EventKind
 EVENT_KIND_BREAKER: EventKind
+EVENT_KIND_TENANT: EventKind
 
 class WatchEventsRequest(_message.Message):
     __slots__ = ("after", "start", "kinds", "queues", "task_names", "states", "task_ids", "root_ids")
@@ -60,7 +62,7 @@ class WatchEventsRequest(_message.Message):
     def __init__(self, after: _Optional[str] = ..., start: _Optional[_Union[WatchStart, str]] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ..., queues: _Optional[_Iterable[str]] = ..., task_names: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[_Union[_task_pb2.TaskState, str]]] = ..., task_ids: _Optional[_Iterable[str]] = ..., root_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("cursor", "kind", "type", "time", "task_id", "task_name", "queue", "state", "attempt", "root_id", "priority", "worker_id", "pool_id", "schedule_id", "schedule_name", "attributes")
+    __slots__ = ("cursor", "kind", "type", "time", "task_id", "task_name", "queue", "state", "attempt", "root_id", "priority", "worker_id", "pool_id", "schedule_id", "schedule_name", "attributes", "tenant")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +86,7 @@ class Event(_message.Message):
     SCHEDULE_ID_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_NAME_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     cursor: str
     kind: EventKind
     type: str
@@ -100,7 +103,8 @@ class Event(_message.Message):
     schedule_id: str
     schedule_name: str
     attributes: _containers.ScalarMap[str, str]
-    def __init__(self, cursor: _Optional[str] = ..., kind: _Optional[_Union[EventKind, str]] = ..., type: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., task_id: _Optional[str] = ..., task_name: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., root_id: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., worker_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule_name: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, cursor: _Optional[str] = ..., kind: _Optional[_Union[EventKind, str]] = ..., type: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., task_id: _Optional[str] = ..., task_name: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., root_id: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., worker_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., schedule_id: _Optional[str] = ..., schedule_name: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class WatchEventsResponse(_message.Message):
     __slots__ = ("events", "cursor")

@@ -29,6 +29,8 @@ class WaitReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WAIT_REASON_CONCURRENCY_FULL: _ClassVar[WaitReason]
     WAIT_REASON_FAIR_SHARE: _ClassVar[WaitReason]
     WAIT_REASON_BREAKER_OPEN: _ClassVar[WaitReason]
+    WAIT_REASON_TENANT_SUSPENDED: _ClassVar[WaitReason]
+    WAIT_REASON_TENANT_QUOTA: _ClassVar[WaitReason]
 WAIT_REASON_UNSPECIFIED: WaitReason
 WAIT_REASON_RUNNING: WaitReason
 WAIT_REASON_FINAL: WaitReason
@@ -43,6 +45,8 @@ WAIT_REASON_RATE_LIMITED: WaitReason
 WAIT_REASON_CONCURRENCY_FULL: WaitReason
 WAIT_REASON_FAIR_SHARE: WaitReason
 WAIT_REASON_BREAKER_OPEN: WaitReason
+WAIT_REASON_TENANT_SUSPENDED: WaitReason
+WAIT_REASON_TENANT_QUOTA: WaitReason
 
 class SubmitTaskRequest(_message.Message):
     __slots__ = ("task",)

@@ -40,6 +40,7 @@ from taskyard.bus.v1 import (
     queues_pb2,
     schedule_pb2,
     tasks_pb2,
+    tenants_pb2,
 )
 from taskyard.core.roles import GATEWAY, RESULT_STORE, ROLES, SCHEDULER, WORKER_POOL
 
@@ -274,6 +275,13 @@ STORE_REDRIVES_ACTIVE = _method(
     STORE, "ActiveRedrives", K.KIND_STORE_REDRIVES_ACTIVE, F.ActiveRedrivesRequest, F.ActiveRedrivesReply
 )
 
+# --- the result-store: tenants ----------------------------------------------------------
+T = tenants_pb2
+STORE_TENANTS = _method(STORE, "Tenants", K.KIND_STORE_TENANTS, T.ReadTenantsRequest, T.ReadTenantsReply)
+STORE_TENANT_CHANGE = _method(
+    STORE, "ChangeTenant", K.KIND_STORE_TENANT_CHANGE, T.ChangeTenantRequest, T.ChangeTenantReply
+)
+
 _DECLARED = [v for v in dict(globals()).values() if isinstance(v, Method)]
 METHODS: Mapping[int, Method[Any, Any]] = {m.kind: m for m in _DECLARED}
 
@@ -369,6 +377,9 @@ SENDERS: Mapping[int, Senders] = {
     STORE_REDRIVE_LIST.kind: _senders(_BOTH, _STORE),
     STORE_REDRIVE_STEP.kind: _senders(_SCHEDULER, _STORE),
     STORE_REDRIVES_ACTIVE.kind: _senders(_SCHEDULER, _STORE),
+    # tenants: the gateway and the scheduler read them, the gateway changes them
+    STORE_TENANTS.kind: _senders(_BOTH, _STORE),
+    STORE_TENANT_CHANGE.kind: _senders((GATEWAY,), _STORE),
     # streams
     K.KIND_ANNOUNCE: _senders(ROLES, ROLES),
     K.KIND_DISPATCH: _senders((SCHEDULER, RESULT_STORE), _POOL),

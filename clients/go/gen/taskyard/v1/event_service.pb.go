@@ -96,6 +96,9 @@ const (
 	// ("breaker.opened", "breaker.closed"; attributes
 	// "limit", "key", and "failures", "next_probe_at" when it opened).
 	EventKind_EVENT_KIND_BREAKER EventKind = 7
+	// A tenant created, updated, suspended or resumed ("tenant.*"; attribute
+	// "tenant"). Only operator tokens receive them.
+	EventKind_EVENT_KIND_TENANT EventKind = 8
 )
 
 // Enum value maps for EventKind.
@@ -109,6 +112,7 @@ var (
 		5: "EVENT_KIND_SCHEDULE",
 		6: "EVENT_KIND_LIMIT",
 		7: "EVENT_KIND_BREAKER",
+		8: "EVENT_KIND_TENANT",
 	}
 	EventKind_value = map[string]int32{
 		"EVENT_KIND_UNSPECIFIED": 0,
@@ -119,6 +123,7 @@ var (
 		"EVENT_KIND_SCHEDULE":    5,
 		"EVENT_KIND_LIMIT":       6,
 		"EVENT_KIND_BREAKER":     7,
+		"EVENT_KIND_TENANT":      8,
 	}
 )
 
@@ -279,7 +284,10 @@ type Event struct {
 	ScheduleId   string `protobuf:"bytes,14,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
 	ScheduleName string `protobuf:"bytes,15,opt,name=schedule_name,json=scheduleName,proto3" json:"schedule_name,omitempty"`
 	// Anything else the event says, e.g. a failure's type, a pause's reason.
-	Attributes    map[string]string `protobuf:"bytes,16,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Attributes map[string]string `protobuf:"bytes,16,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The tenant the event belongs to ("" for the default tenant and for events of
+	// the suite itself, such as a pool's); a tenant token receives its own only.
+	Tenant        string `protobuf:"bytes,17,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -426,6 +434,13 @@ func (x *Event) GetAttributes() map[string]string {
 	return nil
 }
 
+func (x *Event) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 type WatchEventsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// In commit order; possibly empty.
@@ -496,7 +511,7 @@ const file_taskyard_v1_event_service_proto_rawDesc = "" +
 	"task_names\x18\x05 \x03(\tR\ttaskNames\x12.\n" +
 	"\x06states\x18\x06 \x03(\x0e2\x16.taskyard.v1.TaskStateR\x06states\x12\x19\n" +
 	"\btask_ids\x18\a \x03(\tR\ataskIds\x12\x19\n" +
-	"\broot_ids\x18\b \x03(\tR\arootIds\"\xee\x04\n" +
+	"\broot_ids\x18\b \x03(\tR\arootIds\"\x86\x05\n" +
 	"\x05Event\x12\x16\n" +
 	"\x06cursor\x18\x01 \x01(\tR\x06cursor\x12*\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x16.taskyard.v1.EventKindR\x04kind\x12\x12\n" +
@@ -517,7 +532,8 @@ const file_taskyard_v1_event_service_proto_rawDesc = "" +
 	"\rschedule_name\x18\x0f \x01(\tR\fscheduleName\x12B\n" +
 	"\n" +
 	"attributes\x18\x10 \x03(\v2\".taskyard.v1.Event.AttributesEntryR\n" +
-	"attributes\x1a=\n" +
+	"attributes\x12\x16\n" +
+	"\x06tenant\x18\x11 \x01(\tR\x06tenant\x1a=\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Y\n" +
@@ -528,7 +544,7 @@ const file_taskyard_v1_event_service_proto_rawDesc = "" +
 	"WatchStart\x12\x1b\n" +
 	"\x17WATCH_START_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fWATCH_START_NOW\x10\x01\x12\x16\n" +
-	"\x12WATCH_START_OLDEST\x10\x02*\xc5\x01\n" +
+	"\x12WATCH_START_OLDEST\x10\x02*\xdc\x01\n" +
 	"\tEventKind\x12\x1a\n" +
 	"\x16EVENT_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fEVENT_KIND_TASK\x10\x01\x12\x15\n" +
@@ -537,7 +553,8 @@ const file_taskyard_v1_event_service_proto_rawDesc = "" +
 	"\x10EVENT_KIND_QUEUE\x10\x04\x12\x17\n" +
 	"\x13EVENT_KIND_SCHEDULE\x10\x05\x12\x14\n" +
 	"\x10EVENT_KIND_LIMIT\x10\x06\x12\x16\n" +
-	"\x12EVENT_KIND_BREAKER\x10\a2b\n" +
+	"\x12EVENT_KIND_BREAKER\x10\a\x12\x15\n" +
+	"\x11EVENT_KIND_TENANT\x10\b2b\n" +
 	"\fEventService\x12R\n" +
 	"\vWatchEvents\x12\x1f.taskyard.v1.WatchEventsRequest\x1a .taskyard.v1.WatchEventsResponse0\x01B\xb5\x01\n" +
 	"\x0fdev.taskyard.v1B\x11EventServiceProtoP\x01ZBgithub.com/taskyard/taskyard/clients/go/gen/taskyard/v1;taskyardv1\xa2\x02\x03TXX\xaa\x02\vTaskyard.V1\xca\x02\vTaskyard\\V1\xe2\x02\x17Taskyard\\V1\\GPBMetadata\xea\x02\fTaskyard::V1b\x06proto3"

@@ -707,6 +707,10 @@ type Task struct {
 	RedriveId string `protobuf:"bytes,41,opt,name=redrive_id,json=redriveId,proto3" json:"redrive_id,omitempty"`
 	// The failed attempt the last redrive took it from.
 	RedrivenFromAttempt int32 `protobuf:"varint,42,opt,name=redriven_from_attempt,json=redrivenFromAttempt,proto3" json:"redriven_from_attempt,omitempty"`
+	// The tenant it belongs to: the submitting token's (a child's is its parent's,
+	// a schedule run's its schedule's); "" is the default tenant. Never set by a
+	// caller: SubmitTask ignores it.
+	Tenant string `protobuf:"bytes,43,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// Failed attempts before those in failures, left out of this view (a task
 	// throttled thousands of times would not fit in a reply). GetTask fills it.
 	EarlierFailures int32 `protobuf:"varint,50,opt,name=earlier_failures,json=earlierFailures,proto3" json:"earlier_failures,omitempty"`
@@ -1038,6 +1042,13 @@ func (x *Task) GetRedrivenFromAttempt() int32 {
 	return 0
 }
 
+func (x *Task) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 func (x *Task) GetEarlierFailures() int32 {
 	if x != nil {
 		return x.EarlierFailures
@@ -1179,7 +1190,7 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\tthrottled\x18\r \x01(\bR\tthrottled\x12:\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12\x1a\n" +
-	"\brefunded\x18\x0f \x01(\bR\brefunded\"\x9f\x0f\n" +
+	"\brefunded\x18\x0f \x01(\bR\brefunded\"\xb7\x0f\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
@@ -1233,7 +1244,8 @@ const file_taskyard_v1_task_proto_rawDesc = "" +
 	"\x12dead_letter_reason\x18( \x01(\x0e2\x1d.taskyard.v1.DeadLetterReasonR\x10deadLetterReason\x12\x1d\n" +
 	"\n" +
 	"redrive_id\x18) \x01(\tR\tredriveId\x122\n" +
-	"\x15redriven_from_attempt\x18* \x01(\x05R\x13redrivenFromAttempt\x12)\n" +
+	"\x15redriven_from_attempt\x18* \x01(\x05R\x13redrivenFromAttempt\x12\x16\n" +
+	"\x06tenant\x18+ \x01(\tR\x06tenant\x12)\n" +
 	"\x10earlier_failures\x182 \x01(\x05R\x0fearlierFailures\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

@@ -56,6 +56,11 @@ const (
 	// A circuit breaker it uses is open (gate: the limit, its key and, in
 	// next_admission_at, when it admits a probe).
 	WaitReason_WAIT_REASON_BREAKER_OPEN WaitReason = 13
+	// Its tenant is suspended (TenantService): it waits, queued, until resumed.
+	WaitReason_WAIT_REASON_TENANT_SUSPENDED WaitReason = 14
+	// Its tenant's quota (TenantService) is used up: gate names the quota
+	// ("tenant.concurrency" or "tenant.rate") with the tenant as its key.
+	WaitReason_WAIT_REASON_TENANT_QUOTA WaitReason = 15
 )
 
 // Enum value maps for WaitReason.
@@ -75,6 +80,8 @@ var (
 		11: "WAIT_REASON_CONCURRENCY_FULL",
 		12: "WAIT_REASON_FAIR_SHARE",
 		13: "WAIT_REASON_BREAKER_OPEN",
+		14: "WAIT_REASON_TENANT_SUSPENDED",
+		15: "WAIT_REASON_TENANT_QUOTA",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":      0,
@@ -91,6 +98,8 @@ var (
 		"WAIT_REASON_CONCURRENCY_FULL": 11,
 		"WAIT_REASON_FAIR_SHARE":       12,
 		"WAIT_REASON_BREAKER_OPEN":     13,
+		"WAIT_REASON_TENANT_SUSPENDED": 14,
+		"WAIT_REASON_TENANT_QUOTA":     15,
 	}
 )
 
@@ -1581,7 +1590,7 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
 	"fromOffset\"B\n" +
 	"\x16StreamTaskLogsResponse\x12(\n" +
-	"\x04logs\x18\x01 \x03(\v2\x14.taskyard.v1.TaskLogR\x04logs*\x91\x03\n" +
+	"\x04logs\x18\x01 \x03(\v2\x14.taskyard.v1.TaskLogR\x04logs*\xd1\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -1598,7 +1607,9 @@ const file_taskyard_v1_task_service_proto_rawDesc = "" +
 	"\x12 \n" +
 	"\x1cWAIT_REASON_CONCURRENCY_FULL\x10\v\x12\x1a\n" +
 	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12\x1c\n" +
-	"\x18WAIT_REASON_BREAKER_OPEN\x10\r2\x80\a\n" +
+	"\x18WAIT_REASON_BREAKER_OPEN\x10\r\x12 \n" +
+	"\x1cWAIT_REASON_TENANT_SUSPENDED\x10\x0e\x12\x1c\n" +
+	"\x18WAIT_REASON_TENANT_QUOTA\x10\x0f2\x80\a\n" +
 	"\vTaskService\x12M\n" +
 	"\n" +
 	"SubmitTask\x12\x1e.taskyard.v1.SubmitTaskRequest\x1a\x1f.taskyard.v1.SubmitTaskResponse\x12_\n" +

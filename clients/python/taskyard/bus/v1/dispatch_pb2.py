@@ -27,7 +27,7 @@ from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task_
 from taskyard.bus.v1 import tasks_pb2 as taskyard_dot_bus_dot_v1_dot_tasks__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/dispatch.proto\x12\x0ftaskyard.bus.v1\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\";\n\rSubmitRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\";\n\x0bSubmitReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\"y\n\x08Register\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x14\n\x0cpair_address\x18\x03 \x01(\t\x12\x12\n\ntask_names\x18\x04 \x03(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x0b\n\x03pid\x18\x06 \x01(\x05\"O\n\rRegisterReply\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\x12\x16\n\x0esurvey_address\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\"6\n\x08\x44ispatch\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x81\x02\n\nPoolReport\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07started\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x03 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x04 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x05 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\x12\x12\n\nfree_slots\x18\x06 \x01(\x05\x12\r\n\x05state\x18\x07 \x01(\t\x12\x0f\n\x07\x63ut_off\x18\x08 \x01(\x08\"\x1e\n\x06Survey\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\"\xd1\x01\n\x0bSurveyReply\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07running\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x12\n\nfree_slots\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x12\n\ntask_names\x18\x05 \x03(\t\x12\x14\n\x0cpair_address\x18\x06 \x01(\t\x12\r\n\x05state\x18\x07 \x01(\t\x12\x13\n\x0bworker_pids\x18\x08 \x03(\x05\x12\x0f\n\x07\x63ut_off\x18\t \x01(\x08\"\x84\x01\n\x0c\x41nnouncement\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x12\n\ntask_names\x18\x03 \x03(\t\x12\x14\n\x0cpair_address\x18\x04 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x12\n\nsent_at_ms\x18\x06 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/dispatch.proto\x12\x0ftaskyard.bus.v1\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\";\n\rSubmitRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\";\n\x0bSubmitReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\"\x8a\x01\n\x08Register\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x14\n\x0cpair_address\x18\x03 \x01(\t\x12\x12\n\ntask_names\x18\x04 \x03(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12\x0f\n\x07tenants\x18\x07 \x03(\t\"O\n\rRegisterReply\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\x12\x16\n\x0esurvey_address\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\"6\n\x08\x44ispatch\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x81\x02\n\nPoolReport\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07started\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x03 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x04 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x05 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\x12\x12\n\nfree_slots\x18\x06 \x01(\x05\x12\r\n\x05state\x18\x07 \x01(\t\x12\x0f\n\x07\x63ut_off\x18\x08 \x01(\x08\"\x1e\n\x06Survey\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\"\xe2\x01\n\x0bSurveyReply\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07running\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x12\n\nfree_slots\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x12\n\ntask_names\x18\x05 \x03(\t\x12\x14\n\x0cpair_address\x18\x06 \x01(\t\x12\r\n\x05state\x18\x07 \x01(\t\x12\x13\n\x0bworker_pids\x18\x08 \x03(\x05\x12\x0f\n\x07\x63ut_off\x18\t \x01(\x08\x12\x0f\n\x07tenants\x18\n \x03(\t\"\x95\x01\n\x0c\x41nnouncement\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x12\n\ntask_names\x18\x03 \x03(\t\x12\x14\n\x0cpair_address\x18\x04 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x12\n\nsent_at_ms\x18\x06 \x01(\x03\x12\x0f\n\x07tenants\x18\x07 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,18 +38,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SUBMITREQUEST']._serialized_end=204
   _globals['_SUBMITREPLY']._serialized_start=206
   _globals['_SUBMITREPLY']._serialized_end=265
-  _globals['_REGISTER']._serialized_start=267
-  _globals['_REGISTER']._serialized_end=388
-  _globals['_REGISTERREPLY']._serialized_start=390
-  _globals['_REGISTERREPLY']._serialized_end=469
-  _globals['_DISPATCH']._serialized_start=471
-  _globals['_DISPATCH']._serialized_end=525
-  _globals['_POOLREPORT']._serialized_start=528
-  _globals['_POOLREPORT']._serialized_end=785
-  _globals['_SURVEY']._serialized_start=787
-  _globals['_SURVEY']._serialized_end=817
-  _globals['_SURVEYREPLY']._serialized_start=820
-  _globals['_SURVEYREPLY']._serialized_end=1029
-  _globals['_ANNOUNCEMENT']._serialized_start=1032
-  _globals['_ANNOUNCEMENT']._serialized_end=1164
+  _globals['_REGISTER']._serialized_start=268
+  _globals['_REGISTER']._serialized_end=406
+  _globals['_REGISTERREPLY']._serialized_start=408
+  _globals['_REGISTERREPLY']._serialized_end=487
+  _globals['_DISPATCH']._serialized_start=489
+  _globals['_DISPATCH']._serialized_end=543
+  _globals['_POOLREPORT']._serialized_start=546
+  _globals['_POOLREPORT']._serialized_end=803
+  _globals['_SURVEY']._serialized_start=805
+  _globals['_SURVEY']._serialized_end=835
+  _globals['_SURVEYREPLY']._serialized_start=838
+  _globals['_SURVEYREPLY']._serialized_end=1064
+  _globals['_ANNOUNCEMENT']._serialized_start=1067
+  _globals['_ANNOUNCEMENT']._serialized_end=1216
 # @@protoc_insertion_point(module_scope)

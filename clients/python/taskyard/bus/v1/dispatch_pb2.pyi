@@ -22,20 +22,22 @@ class SubmitReply(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_tasks_pb2.InsertedTask, _Mapping]]] = ...) -> None: ...
 
 class Register(_message.Message):
-    __slots__ = ("pool_id", "server_name", "pair_address", "task_names", "capacity", "pid")
+    __slots__ = ("pool_id", "server_name", "pair_address", "task_names", "capacity", "pid", "tenants")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
     PAIR_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     TASK_NAMES_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
+    TENANTS_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     server_name: str
     pair_address: str
     task_names: _containers.RepeatedScalarFieldContainer[str]
     capacity: int
     pid: int
-    def __init__(self, pool_id: _Optional[str] = ..., server_name: _Optional[str] = ..., pair_address: _Optional[str] = ..., task_names: _Optional[_Iterable[str]] = ..., capacity: _Optional[int] = ..., pid: _Optional[int] = ...) -> None: ...
+    tenants: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pool_id: _Optional[str] = ..., server_name: _Optional[str] = ..., pair_address: _Optional[str] = ..., task_names: _Optional[_Iterable[str]] = ..., capacity: _Optional[int] = ..., pid: _Optional[int] = ..., tenants: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RegisterReply(_message.Message):
     __slots__ = ("scheduler_id", "survey_address", "lease_ms")
@@ -80,7 +82,7 @@ class Survey(_message.Message):
     def __init__(self, scheduler_id: _Optional[str] = ...) -> None: ...
 
 class SurveyReply(_message.Message):
-    __slots__ = ("pool_id", "running", "free_slots", "capacity", "task_names", "pair_address", "state", "worker_pids", "cut_off")
+    __slots__ = ("pool_id", "running", "free_slots", "capacity", "task_names", "pair_address", "state", "worker_pids", "cut_off", "tenants")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
     FREE_SLOTS_FIELD_NUMBER: _ClassVar[int]
@@ -90,6 +92,7 @@ class SurveyReply(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     WORKER_PIDS_FIELD_NUMBER: _ClassVar[int]
     CUT_OFF_FIELD_NUMBER: _ClassVar[int]
+    TENANTS_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     running: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.AttemptRef]
     free_slots: int
@@ -99,20 +102,23 @@ class SurveyReply(_message.Message):
     state: str
     worker_pids: _containers.RepeatedScalarFieldContainer[int]
     cut_off: bool
-    def __init__(self, pool_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., free_slots: _Optional[int] = ..., capacity: _Optional[int] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., state: _Optional[str] = ..., worker_pids: _Optional[_Iterable[int]] = ..., cut_off: bool = ...) -> None: ...
+    tenants: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pool_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., free_slots: _Optional[int] = ..., capacity: _Optional[int] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., state: _Optional[str] = ..., worker_pids: _Optional[_Iterable[int]] = ..., cut_off: bool = ..., tenants: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Announcement(_message.Message):
-    __slots__ = ("service", "instance_id", "task_names", "pair_address", "capacity", "sent_at_ms")
+    __slots__ = ("service", "instance_id", "task_names", "pair_address", "capacity", "sent_at_ms", "tenants")
     SERVICE_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_NAMES_FIELD_NUMBER: _ClassVar[int]
     PAIR_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     SENT_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TENANTS_FIELD_NUMBER: _ClassVar[int]
     service: str
     instance_id: str
     task_names: _containers.RepeatedScalarFieldContainer[str]
     pair_address: str
     capacity: int
     sent_at_ms: int
-    def __init__(self, service: _Optional[str] = ..., instance_id: _Optional[str] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., capacity: _Optional[int] = ..., sent_at_ms: _Optional[int] = ...) -> None: ...
+    tenants: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, service: _Optional[str] = ..., instance_id: _Optional[str] = ..., task_names: _Optional[_Iterable[str]] = ..., pair_address: _Optional[str] = ..., capacity: _Optional[int] = ..., sent_at_ms: _Optional[int] = ..., tenants: _Optional[_Iterable[str]] = ...) -> None: ...

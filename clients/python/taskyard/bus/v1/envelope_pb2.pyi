@@ -65,6 +65,8 @@ class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KIND_STORE_REDRIVES_ACTIVE: _ClassVar[Kind]
     KIND_STORE_BREAKER_EVENTS: _ClassVar[Kind]
     KIND_STORE_BREAKER_REFUNDS: _ClassVar[Kind]
+    KIND_STORE_TENANTS: _ClassVar[Kind]
+    KIND_STORE_TENANT_CHANGE: _ClassVar[Kind]
 KIND_UNSPECIFIED: Kind
 KIND_SUBMIT: Kind
 KIND_STORE_INSERT: Kind
@@ -121,6 +123,8 @@ KIND_STORE_REDRIVE_STEP: Kind
 KIND_STORE_REDRIVES_ACTIVE: Kind
 KIND_STORE_BREAKER_EVENTS: Kind
 KIND_STORE_BREAKER_REFUNDS: Kind
+KIND_STORE_TENANTS: Kind
+KIND_STORE_TENANT_CHANGE: Kind
 
 class Envelope(_message.Message):
     __slots__ = ("message_id", "kind", "headers", "deadline_unix_ms", "payload", "error", "budget_ms")

@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import event_service_pb2 as _event_service_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
@@ -27,16 +28,18 @@ class ReadEventsReply(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[_event_service_pb2.Event, _Mapping]]] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class SummarizeEventsRequest(_message.Message):
-    __slots__ = ("after", "limit", "max_task_ids", "max_entered")
+    __slots__ = ("after", "limit", "max_task_ids", "max_entered", "scope")
     AFTER_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     MAX_TASK_IDS_FIELD_NUMBER: _ClassVar[int]
     MAX_ENTERED_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     after: str
     limit: int
     max_task_ids: int
     max_entered: int
-    def __init__(self, after: _Optional[str] = ..., limit: _Optional[int] = ..., max_task_ids: _Optional[int] = ..., max_entered: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, after: _Optional[str] = ..., limit: _Optional[int] = ..., max_task_ids: _Optional[int] = ..., max_entered: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class EnteredState(_message.Message):
     __slots__ = ("queue", "task_name", "state")

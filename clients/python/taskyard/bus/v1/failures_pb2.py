@@ -22,48 +22,49 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import failure_service_pb2 as taskyard_dot_v1_dot_failure__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/failures.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/v1/failure_service.proto\"N\n\x14\x46\x61ilureGroupsRequest\x12\x36\n\x07request\x18\x01 \x01(\x0b\x32%.taskyard.v1.ListFailureGroupsRequest\"N\n\x12\x46\x61ilureGroupsReply\x12\x38\n\x08response\x18\x01 \x01(\x0b\x32&.taskyard.v1.ListFailureGroupsResponse\"G\n\x12\x44\x65\x61\x64LettersRequest\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListFailuresRequest\"G\n\x10\x44\x65\x61\x64LettersReply\x12\x33\n\x08response\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListFailuresResponse\"P\n\x17PurgeDeadLettersRequest\x12\x35\n\x07request\x18\x01 \x01(\x0b\x32$.taskyard.v1.PurgeDeadLettersRequest\"P\n\x15PurgeDeadLettersReply\x12\x37\n\x08response\x18\x01 \x01(\x0b\x32%.taskyard.v1.PurgeDeadLettersResponse\"X\n\x14\x43reateRedriveRequest\x12,\n\x07request\x18\x01 \x01(\x0b\x32\x1b.taskyard.v1.RedriveRequest\x12\x12\n\ncreated_by\x18\x02 \x01(\t\"D\n\x12\x43reateRedriveReply\x12.\n\x08response\x18\x01 \x01(\x0b\x32\x1c.taskyard.v1.RedriveResponse\"K\n\x15RedriveControlRequest\x12&\n\x02op\x18\x01 \x01(\x0e\x32\x1a.taskyard.bus.v1.RedriveOp\x12\n\n\x02id\x18\x02 \x01(\t\"<\n\x13RedriveControlReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\"}\n\x12RedriveListRequest\x12\x32\n\x08redrives\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListRedrivesRequest\x12\x33\n\x05items\x18\x02 \x01(\x0b\x32$.taskyard.v1.ListRedriveItemsRequest\"}\n\x10RedriveListReply\x12\x33\n\x08redrives\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListRedrivesResponse\x12\x34\n\x05items\x18\x02 \x01(\x0b\x32%.taskyard.v1.ListRedriveItemsResponse\"=\n\x12RedriveStepRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0c\n\x04term\x18\x03 \x01(\x03\"\\\n\x10RedriveStepReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\x12\x10\n\x08requeued\x18\x02 \x01(\x03\x12\x0f\n\x07skipped\x18\x03 \x01(\x03\"\x17\n\x15\x41\x63tiveRedrivesRequest\"=\n\x13\x41\x63tiveRedrivesReply\x12&\n\x08redrives\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.Redrive*\x7f\n\tRedriveOp\x12\x1a\n\x16REDRIVE_OP_UNSPECIFIED\x10\x00\x12\x12\n\x0eREDRIVE_OP_GET\x10\x01\x12\x14\n\x10REDRIVE_OP_PAUSE\x10\x02\x12\x15\n\x11REDRIVE_OP_RESUME\x10\x03\x12\x15\n\x11REDRIVE_OP_CANCEL\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/failures.proto\x12\x0ftaskyard.bus.v1\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a!taskyard/v1/failure_service.proto\"{\n\x14\x46\x61ilureGroupsRequest\x12\x36\n\x07request\x18\x01 \x01(\x0b\x32%.taskyard.v1.ListFailureGroupsRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"N\n\x12\x46\x61ilureGroupsReply\x12\x38\n\x08response\x18\x01 \x01(\x0b\x32&.taskyard.v1.ListFailureGroupsResponse\"t\n\x12\x44\x65\x61\x64LettersRequest\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListFailuresRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"G\n\x10\x44\x65\x61\x64LettersReply\x12\x33\n\x08response\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListFailuresResponse\"}\n\x17PurgeDeadLettersRequest\x12\x35\n\x07request\x18\x01 \x01(\x0b\x32$.taskyard.v1.PurgeDeadLettersRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"P\n\x15PurgeDeadLettersReply\x12\x37\n\x08response\x18\x01 \x01(\x0b\x32%.taskyard.v1.PurgeDeadLettersResponse\"\x85\x01\n\x14\x43reateRedriveRequest\x12,\n\x07request\x18\x01 \x01(\x0b\x32\x1b.taskyard.v1.RedriveRequest\x12\x12\n\ncreated_by\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"D\n\x12\x43reateRedriveReply\x12.\n\x08response\x18\x01 \x01(\x0b\x32\x1c.taskyard.v1.RedriveResponse\"x\n\x15RedriveControlRequest\x12&\n\x02op\x18\x01 \x01(\x0e\x32\x1a.taskyard.bus.v1.RedriveOp\x12\n\n\x02id\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"<\n\x13RedriveControlReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\"\xaa\x01\n\x12RedriveListRequest\x12\x32\n\x08redrives\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListRedrivesRequest\x12\x33\n\x05items\x18\x02 \x01(\x0b\x32$.taskyard.v1.ListRedriveItemsRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"}\n\x10RedriveListReply\x12\x33\n\x08redrives\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListRedrivesResponse\x12\x34\n\x05items\x18\x02 \x01(\x0b\x32%.taskyard.v1.ListRedriveItemsResponse\"=\n\x12RedriveStepRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0c\n\x04term\x18\x03 \x01(\x03\"\\\n\x10RedriveStepReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\x12\x10\n\x08requeued\x18\x02 \x01(\x03\x12\x0f\n\x07skipped\x18\x03 \x01(\x03\"\x17\n\x15\x41\x63tiveRedrivesRequest\"=\n\x13\x41\x63tiveRedrivesReply\x12&\n\x08redrives\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.Redrive*\x7f\n\tRedriveOp\x12\x1a\n\x16REDRIVE_OP_UNSPECIFIED\x10\x00\x12\x12\n\x0eREDRIVE_OP_GET\x10\x01\x12\x14\n\x10REDRIVE_OP_PAUSE\x10\x02\x12\x15\n\x11REDRIVE_OP_RESUME\x10\x03\x12\x15\n\x11REDRIVE_OP_CANCEL\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.failures_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REDRIVEOP']._serialized_start=1354
-  _globals['_REDRIVEOP']._serialized_end=1481
-  _globals['_FAILUREGROUPSREQUEST']._serialized_start=86
-  _globals['_FAILUREGROUPSREQUEST']._serialized_end=164
-  _globals['_FAILUREGROUPSREPLY']._serialized_start=166
-  _globals['_FAILUREGROUPSREPLY']._serialized_end=244
-  _globals['_DEADLETTERSREQUEST']._serialized_start=246
-  _globals['_DEADLETTERSREQUEST']._serialized_end=317
-  _globals['_DEADLETTERSREPLY']._serialized_start=319
-  _globals['_DEADLETTERSREPLY']._serialized_end=390
-  _globals['_PURGEDEADLETTERSREQUEST']._serialized_start=392
-  _globals['_PURGEDEADLETTERSREQUEST']._serialized_end=472
-  _globals['_PURGEDEADLETTERSREPLY']._serialized_start=474
-  _globals['_PURGEDEADLETTERSREPLY']._serialized_end=554
-  _globals['_CREATEREDRIVEREQUEST']._serialized_start=556
-  _globals['_CREATEREDRIVEREQUEST']._serialized_end=644
-  _globals['_CREATEREDRIVEREPLY']._serialized_start=646
-  _globals['_CREATEREDRIVEREPLY']._serialized_end=714
-  _globals['_REDRIVECONTROLREQUEST']._serialized_start=716
-  _globals['_REDRIVECONTROLREQUEST']._serialized_end=791
-  _globals['_REDRIVECONTROLREPLY']._serialized_start=793
-  _globals['_REDRIVECONTROLREPLY']._serialized_end=853
-  _globals['_REDRIVELISTREQUEST']._serialized_start=855
-  _globals['_REDRIVELISTREQUEST']._serialized_end=980
-  _globals['_REDRIVELISTREPLY']._serialized_start=982
-  _globals['_REDRIVELISTREPLY']._serialized_end=1107
-  _globals['_REDRIVESTEPREQUEST']._serialized_start=1109
-  _globals['_REDRIVESTEPREQUEST']._serialized_end=1170
-  _globals['_REDRIVESTEPREPLY']._serialized_start=1172
-  _globals['_REDRIVESTEPREPLY']._serialized_end=1264
-  _globals['_ACTIVEREDRIVESREQUEST']._serialized_start=1266
-  _globals['_ACTIVEREDRIVESREQUEST']._serialized_end=1289
-  _globals['_ACTIVEREDRIVESREPLY']._serialized_start=1291
-  _globals['_ACTIVEREDRIVESREPLY']._serialized_end=1352
+  _globals['_REDRIVEOP']._serialized_start=1657
+  _globals['_REDRIVEOP']._serialized_end=1784
+  _globals['_FAILUREGROUPSREQUEST']._serialized_start=117
+  _globals['_FAILUREGROUPSREQUEST']._serialized_end=240
+  _globals['_FAILUREGROUPSREPLY']._serialized_start=242
+  _globals['_FAILUREGROUPSREPLY']._serialized_end=320
+  _globals['_DEADLETTERSREQUEST']._serialized_start=322
+  _globals['_DEADLETTERSREQUEST']._serialized_end=438
+  _globals['_DEADLETTERSREPLY']._serialized_start=440
+  _globals['_DEADLETTERSREPLY']._serialized_end=511
+  _globals['_PURGEDEADLETTERSREQUEST']._serialized_start=513
+  _globals['_PURGEDEADLETTERSREQUEST']._serialized_end=638
+  _globals['_PURGEDEADLETTERSREPLY']._serialized_start=640
+  _globals['_PURGEDEADLETTERSREPLY']._serialized_end=720
+  _globals['_CREATEREDRIVEREQUEST']._serialized_start=723
+  _globals['_CREATEREDRIVEREQUEST']._serialized_end=856
+  _globals['_CREATEREDRIVEREPLY']._serialized_start=858
+  _globals['_CREATEREDRIVEREPLY']._serialized_end=926
+  _globals['_REDRIVECONTROLREQUEST']._serialized_start=928
+  _globals['_REDRIVECONTROLREQUEST']._serialized_end=1048
+  _globals['_REDRIVECONTROLREPLY']._serialized_start=1050
+  _globals['_REDRIVECONTROLREPLY']._serialized_end=1110
+  _globals['_REDRIVELISTREQUEST']._serialized_start=1113
+  _globals['_REDRIVELISTREQUEST']._serialized_end=1283
+  _globals['_REDRIVELISTREPLY']._serialized_start=1285
+  _globals['_REDRIVELISTREPLY']._serialized_end=1410
+  _globals['_REDRIVESTEPREQUEST']._serialized_start=1412
+  _globals['_REDRIVESTEPREQUEST']._serialized_end=1473
+  _globals['_REDRIVESTEPREPLY']._serialized_start=1475
+  _globals['_REDRIVESTEPREPLY']._serialized_end=1567
+  _globals['_ACTIVEREDRIVESREQUEST']._serialized_start=1569
+  _globals['_ACTIVEREDRIVESREQUEST']._serialized_end=1592
+  _globals['_ACTIVEREDRIVESREPLY']._serialized_start=1594
+  _globals['_ACTIVEREDRIVESREPLY']._serialized_end=1655
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import failure_service_pb2 as _failure_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -22,10 +23,12 @@ REDRIVE_OP_RESUME: RedriveOp
 REDRIVE_OP_CANCEL: RedriveOp
 
 class FailureGroupsRequest(_message.Message):
-    __slots__ = ("request",)
+    __slots__ = ("request", "scope")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     request: _failure_service_pb2.ListFailureGroupsRequest
-    def __init__(self, request: _Optional[_Union[_failure_service_pb2.ListFailureGroupsRequest, _Mapping]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, request: _Optional[_Union[_failure_service_pb2.ListFailureGroupsRequest, _Mapping]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class FailureGroupsReply(_message.Message):
     __slots__ = ("response",)
@@ -34,10 +37,12 @@ class FailureGroupsReply(_message.Message):
     def __init__(self, response: _Optional[_Union[_failure_service_pb2.ListFailureGroupsResponse, _Mapping]] = ...) -> None: ...
 
 class DeadLettersRequest(_message.Message):
-    __slots__ = ("request",)
+    __slots__ = ("request", "scope")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     request: _failure_service_pb2.ListFailuresRequest
-    def __init__(self, request: _Optional[_Union[_failure_service_pb2.ListFailuresRequest, _Mapping]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, request: _Optional[_Union[_failure_service_pb2.ListFailuresRequest, _Mapping]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class DeadLettersReply(_message.Message):
     __slots__ = ("response",)
@@ -46,10 +51,12 @@ class DeadLettersReply(_message.Message):
     def __init__(self, response: _Optional[_Union[_failure_service_pb2.ListFailuresResponse, _Mapping]] = ...) -> None: ...
 
 class PurgeDeadLettersRequest(_message.Message):
-    __slots__ = ("request",)
+    __slots__ = ("request", "scope")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     request: _failure_service_pb2.PurgeDeadLettersRequest
-    def __init__(self, request: _Optional[_Union[_failure_service_pb2.PurgeDeadLettersRequest, _Mapping]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, request: _Optional[_Union[_failure_service_pb2.PurgeDeadLettersRequest, _Mapping]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class PurgeDeadLettersReply(_message.Message):
     __slots__ = ("response",)
@@ -58,12 +65,14 @@ class PurgeDeadLettersReply(_message.Message):
     def __init__(self, response: _Optional[_Union[_failure_service_pb2.PurgeDeadLettersResponse, _Mapping]] = ...) -> None: ...
 
 class CreateRedriveRequest(_message.Message):
-    __slots__ = ("request", "created_by")
+    __slots__ = ("request", "created_by", "scope")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     request: _failure_service_pb2.RedriveRequest
     created_by: str
-    def __init__(self, request: _Optional[_Union[_failure_service_pb2.RedriveRequest, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, request: _Optional[_Union[_failure_service_pb2.RedriveRequest, _Mapping]] = ..., created_by: _Optional[str] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class CreateRedriveReply(_message.Message):
     __slots__ = ("response",)
@@ -72,12 +81,14 @@ class CreateRedriveReply(_message.Message):
     def __init__(self, response: _Optional[_Union[_failure_service_pb2.RedriveResponse, _Mapping]] = ...) -> None: ...
 
 class RedriveControlRequest(_message.Message):
-    __slots__ = ("op", "id")
+    __slots__ = ("op", "id", "scope")
     OP_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     op: RedriveOp
     id: str
-    def __init__(self, op: _Optional[_Union[RedriveOp, str]] = ..., id: _Optional[str] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, op: _Optional[_Union[RedriveOp, str]] = ..., id: _Optional[str] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class RedriveControlReply(_message.Message):
     __slots__ = ("redrive",)
@@ -86,12 +97,14 @@ class RedriveControlReply(_message.Message):
     def __init__(self, redrive: _Optional[_Union[_failure_service_pb2.Redrive, _Mapping]] = ...) -> None: ...
 
 class RedriveListRequest(_message.Message):
-    __slots__ = ("redrives", "items")
+    __slots__ = ("redrives", "items", "scope")
     REDRIVES_FIELD_NUMBER: _ClassVar[int]
     ITEMS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     redrives: _failure_service_pb2.ListRedrivesRequest
     items: _failure_service_pb2.ListRedriveItemsRequest
-    def __init__(self, redrives: _Optional[_Union[_failure_service_pb2.ListRedrivesRequest, _Mapping]] = ..., items: _Optional[_Union[_failure_service_pb2.ListRedriveItemsRequest, _Mapping]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, redrives: _Optional[_Union[_failure_service_pb2.ListRedrivesRequest, _Mapping]] = ..., items: _Optional[_Union[_failure_service_pb2.ListRedriveItemsRequest, _Mapping]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class RedriveListReply(_message.Message):
     __slots__ = ("redrives", "items")

@@ -1,4 +1,5 @@
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import limit_pb2 as _limit_pb2
 from taskyard.v1 import task_service_pb2 as _task_service_pb2
 from google.protobuf.internal import containers as _containers
@@ -26,10 +27,12 @@ LIMIT_OP_DECLARE: LimitOp
 LIMIT_OP_SET_WEIGHT: LimitOp
 
 class ReadLimitsRequest(_message.Message):
-    __slots__ = ("known_version",)
+    __slots__ = ("known_version", "scope")
     KNOWN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     known_version: int
-    def __init__(self, known_version: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, known_version: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class ReadLimitsReply(_message.Message):
     __slots__ = ("version", "unchanged", "limits", "weights")
@@ -44,20 +47,22 @@ class ReadLimitsReply(_message.Message):
     def __init__(self, version: _Optional[int] = ..., unchanged: bool = ..., limits: _Optional[_Iterable[_Union[_limit_pb2.Limit, _Mapping]]] = ..., weights: _Optional[_Iterable[_Union[_limit_pb2.KeyWeight, _Mapping]]] = ...) -> None: ...
 
 class ChangeLimitRequest(_message.Message):
-    __slots__ = ("op", "limit", "name", "force", "declared", "weight")
+    __slots__ = ("op", "limit", "name", "force", "declared", "weight", "scope")
     OP_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
     DECLARED_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     op: LimitOp
     limit: _limit_pb2.Limit
     name: str
     force: bool
     declared: _containers.RepeatedCompositeFieldContainer[_limit_pb2.Limit]
     weight: _limit_pb2.KeyWeight
-    def __init__(self, op: _Optional[_Union[LimitOp, str]] = ..., limit: _Optional[_Union[_limit_pb2.Limit, _Mapping]] = ..., name: _Optional[str] = ..., force: bool = ..., declared: _Optional[_Iterable[_Union[_limit_pb2.Limit, _Mapping]]] = ..., weight: _Optional[_Union[_limit_pb2.KeyWeight, _Mapping]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, op: _Optional[_Union[LimitOp, str]] = ..., limit: _Optional[_Union[_limit_pb2.Limit, _Mapping]] = ..., name: _Optional[str] = ..., force: bool = ..., declared: _Optional[_Iterable[_Union[_limit_pb2.Limit, _Mapping]]] = ..., weight: _Optional[_Union[_limit_pb2.KeyWeight, _Mapping]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class ChangeLimitReply(_message.Message):
     __slots__ = ("limit", "tasks_released", "weight", "version")
@@ -100,12 +105,14 @@ class LeasedFlowReply(_message.Message):
     def __init__(self, attempts: _Optional[_Iterable[_Union[LeasedFlow, _Mapping]]] = ..., next_after_id: _Optional[str] = ...) -> None: ...
 
 class FlowGatesRequest(_message.Message):
-    __slots__ = ("task_ids", "limits")
+    __slots__ = ("task_ids", "limits", "scope")
     TASK_IDS_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     task_ids: _containers.RepeatedScalarFieldContainer[str]
     limits: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, task_ids: _Optional[_Iterable[str]] = ..., limits: _Optional[_Iterable[str]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, task_ids: _Optional[_Iterable[str]] = ..., limits: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class TaskGate(_message.Message):
     __slots__ = ("task_id", "reason", "gate")

@@ -24,25 +24,26 @@ _sym_db = _symbol_database.Default()
 
 from taskyard.bus.v1 import lanes_pb2 as taskyard_dot_bus_dot_v1_dot_lanes__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
+from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/graph.proto\x12\x0ftaskyard.bus.v1\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\":\n\x0eResolveRequest\x12\x11\n\tfinal_ids\x18\x01 \x03(\t\x12\x15\n\rcandidate_ids\x18\x02 \x03(\t\"`\n\x0cResolveReply\x12*\n\x06queued\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x11\n\tscheduled\x18\x02 \x03(\t\x12\x11\n\tcancelled\x18\x03 \x03(\t\":\n\rReleasedTasks\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\",\n\x0fTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"V\n\x0cTaskTreeNode\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"p\n\rTaskTreeReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12,\n\x05nodes\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskTreeNode\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/graph.proto\x12\x0ftaskyard.bus.v1\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\":\n\x0eResolveRequest\x12\x11\n\tfinal_ids\x18\x01 \x03(\t\x12\x15\n\rcandidate_ids\x18\x02 \x03(\t\"`\n\x0cResolveReply\x12*\n\x06queued\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x11\n\tscheduled\x18\x02 \x03(\t\x12\x11\n\tcancelled\x18\x03 \x03(\t\":\n\rReleasedTasks\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\"Y\n\x0fTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"V\n\x0cTaskTreeNode\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"p\n\rTaskTreeReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12,\n\x05nodes\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskTreeNode\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.graph_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RESOLVEREQUEST']._serialized_start=112
-  _globals['_RESOLVEREQUEST']._serialized_end=170
-  _globals['_RESOLVEREPLY']._serialized_start=172
-  _globals['_RESOLVEREPLY']._serialized_end=268
-  _globals['_RELEASEDTASKS']._serialized_start=270
-  _globals['_RELEASEDTASKS']._serialized_end=328
-  _globals['_TASKTREEREQUEST']._serialized_start=330
-  _globals['_TASKTREEREQUEST']._serialized_end=374
-  _globals['_TASKTREENODE']._serialized_start=376
-  _globals['_TASKTREENODE']._serialized_end=462
-  _globals['_TASKTREEREPLY']._serialized_start=464
-  _globals['_TASKTREEREPLY']._serialized_end=576
+  _globals['_RESOLVEREQUEST']._serialized_start=143
+  _globals['_RESOLVEREQUEST']._serialized_end=201
+  _globals['_RESOLVEREPLY']._serialized_start=203
+  _globals['_RESOLVEREPLY']._serialized_end=299
+  _globals['_RELEASEDTASKS']._serialized_start=301
+  _globals['_RELEASEDTASKS']._serialized_end=359
+  _globals['_TASKTREEREQUEST']._serialized_start=361
+  _globals['_TASKTREEREQUEST']._serialized_end=450
+  _globals['_TASKTREENODE']._serialized_start=452
+  _globals['_TASKTREENODE']._serialized_end=538
+  _globals['_TASKTREEREPLY']._serialized_start=540
+  _globals['_TASKTREEREPLY']._serialized_end=652
 # @@protoc_insertion_point(module_scope)

@@ -1,5 +1,6 @@
 from taskyard.bus.v1 import lanes_pb2 as _lanes_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -33,12 +34,14 @@ class ReleasedTasks(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_lanes_pb2.QueuedRef, _Mapping]]] = ...) -> None: ...
 
 class TaskTreeRequest(_message.Message):
-    __slots__ = ("id", "limit")
+    __slots__ = ("id", "limit", "scope")
     ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     id: str
     limit: int
-    def __init__(self, id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, id: _Optional[str] = ..., limit: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class TaskTreeNode(_message.Message):
     __slots__ = ("task", "depth", "path")

@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -60,14 +61,16 @@ class LogBatchReply(_message.Message):
     def __init__(self, stored: _Optional[int] = ..., dropped: _Optional[int] = ...) -> None: ...
 
 class GetLogsRequest(_message.Message):
-    __slots__ = ("task_id", "from_offset", "limit")
+    __slots__ = ("task_id", "from_offset", "limit", "scope")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_OFFSET_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     from_offset: int
     limit: int
-    def __init__(self, task_id: _Optional[str] = ..., from_offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, task_id: _Optional[str] = ..., from_offset: _Optional[int] = ..., limit: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class GetLogsReply(_message.Message):
     __slots__ = ("found", "logs", "next_offset", "final", "log_seq")

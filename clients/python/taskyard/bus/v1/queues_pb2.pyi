@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import queue_service_pb2 as _queue_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -24,20 +25,22 @@ QUEUE_OP_RETRY: QueueOp
 QUEUE_OP_PURGE: QueueOp
 
 class QueueOpRequest(_message.Message):
-    __slots__ = ("op", "queue", "name", "ids", "limit", "older_than_us")
+    __slots__ = ("op", "queue", "name", "ids", "limit", "older_than_us", "scope")
     OP_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OLDER_THAN_US_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     op: QueueOp
     queue: str
     name: str
     ids: _containers.RepeatedScalarFieldContainer[str]
     limit: int
     older_than_us: int
-    def __init__(self, op: _Optional[_Union[QueueOp, str]] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., older_than_us: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, op: _Optional[_Union[QueueOp, str]] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., older_than_us: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class QueueOpReply(_message.Message):
     __slots__ = ("count", "ids", "queue")
@@ -50,12 +53,14 @@ class QueueOpReply(_message.Message):
     def __init__(self, count: _Optional[int] = ..., ids: _Optional[_Iterable[str]] = ..., queue: _Optional[_Union[_queue_service_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
 class QueueStatusRequest(_message.Message):
-    __slots__ = ("queue", "paused_only")
+    __slots__ = ("queue", "paused_only", "scope")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PAUSED_ONLY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     queue: str
     paused_only: bool
-    def __init__(self, queue: _Optional[str] = ..., paused_only: bool = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, queue: _Optional[str] = ..., paused_only: bool = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class QueueStatusReply(_message.Message):
     __slots__ = ("queues", "servers", "capacity", "running_tasks", "late_completions", "paused")

@@ -24,33 +24,34 @@ _sym_db = _symbol_database.Default()
 
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tasks_pb2 as taskyard_dot_bus_dot_v1_dot_tasks__pb2
+from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import limit_pb2 as taskyard_dot_v1_dot_limit__pb2
 from taskyard.v1 import schedule_pb2 as taskyard_dot_v1_dot_schedule__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/schedule.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\x1a\x17taskyard/v1/limit.proto\x1a\x1ataskyard/v1/schedule.proto\"b\n\x14SaveSchedulesRequest\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x10\n\x08\x64\x65\x63lared\x18\x02 \x01(\x08\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\">\n\x12SaveSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\"I\n\x14ReadSchedulesRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"W\n\x12ReadSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"d\n\x15\x43hangeScheduleRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12/\n\x06\x61\x63tion\x18\x02 \x01(\x0e\x32\x1f.taskyard.bus.v1.ScheduleAction\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\">\n\x13\x43hangeScheduleReply\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.Schedule\"l\n\x14\x46ireSchedulesRequest\x12\x0e\n\x06now_us\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0f\n\x07trigger\x18\x03 \x01(\t\x12$\n\x08\x64\x65\x63lared\x18\x04 \x03(\x0b\x32\x12.taskyard.v1.Limit\"\xde\x01\n\x12\x46ireSchedulesReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12(\n\tschedules\x18\x02 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x0f\n\x07skipped\x18\x03 \x01(\x05\x12\x13\n\x0bnext_due_us\x18\x04 \x01(\x03\x12\x0c\n\x04more\x18\x05 \x01(\x08\x12,\n\x07records\x18\x06 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0e\n\x06now_us\x18\x07 \x01(\x03*\x84\x01\n\x0eScheduleAction\x12\x1f\n\x1bSCHEDULE_ACTION_UNSPECIFIED\x10\x00\x12\x19\n\x15SCHEDULE_ACTION_PAUSE\x10\x01\x12\x1a\n\x16SCHEDULE_ACTION_RESUME\x10\x02\x12\x1a\n\x16SCHEDULE_ACTION_DELETE\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/schedule.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x17taskyard/v1/limit.proto\x1a\x1ataskyard/v1/schedule.proto\"\x8f\x01\n\x14SaveSchedulesRequest\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x10\n\x08\x64\x65\x63lared\x18\x02 \x01(\x08\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\">\n\x12SaveSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\"v\n\x14ReadSchedulesRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"W\n\x12ReadSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x91\x01\n\x15\x43hangeScheduleRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12/\n\x06\x61\x63tion\x18\x02 \x01(\x0e\x32\x1f.taskyard.bus.v1.ScheduleAction\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\">\n\x13\x43hangeScheduleReply\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.Schedule\"\x99\x01\n\x14\x46ireSchedulesRequest\x12\x0e\n\x06now_us\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0f\n\x07trigger\x18\x03 \x01(\t\x12$\n\x08\x64\x65\x63lared\x18\x04 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\xde\x01\n\x12\x46ireSchedulesReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12(\n\tschedules\x18\x02 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x0f\n\x07skipped\x18\x03 \x01(\x05\x12\x13\n\x0bnext_due_us\x18\x04 \x01(\x03\x12\x0c\n\x04more\x18\x05 \x01(\x08\x12,\n\x07records\x18\x06 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0e\n\x06now_us\x18\x07 \x01(\x03*\x84\x01\n\x0eScheduleAction\x12\x1f\n\x1bSCHEDULE_ACTION_UNSPECIFIED\x10\x00\x12\x19\n\x15SCHEDULE_ACTION_PAUSE\x10\x01\x12\x1a\n\x16SCHEDULE_ACTION_RESUME\x10\x02\x12\x1a\n\x16SCHEDULE_ACTION_DELETE\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.schedule_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SCHEDULEACTION']._serialized_start=998
-  _globals['_SCHEDULEACTION']._serialized_end=1130
-  _globals['_SAVESCHEDULESREQUEST']._serialized_start=168
-  _globals['_SAVESCHEDULESREQUEST']._serialized_end=266
-  _globals['_SAVESCHEDULESREPLY']._serialized_start=268
-  _globals['_SAVESCHEDULESREPLY']._serialized_end=330
-  _globals['_READSCHEDULESREQUEST']._serialized_start=332
-  _globals['_READSCHEDULESREQUEST']._serialized_end=405
-  _globals['_READSCHEDULESREPLY']._serialized_start=407
-  _globals['_READSCHEDULESREPLY']._serialized_end=494
-  _globals['_CHANGESCHEDULEREQUEST']._serialized_start=496
-  _globals['_CHANGESCHEDULEREQUEST']._serialized_end=596
-  _globals['_CHANGESCHEDULEREPLY']._serialized_start=598
-  _globals['_CHANGESCHEDULEREPLY']._serialized_end=660
-  _globals['_FIRESCHEDULESREQUEST']._serialized_start=662
-  _globals['_FIRESCHEDULESREQUEST']._serialized_end=770
-  _globals['_FIRESCHEDULESREPLY']._serialized_start=773
-  _globals['_FIRESCHEDULESREPLY']._serialized_end=995
+  _globals['_SCHEDULEACTION']._serialized_start=1212
+  _globals['_SCHEDULEACTION']._serialized_end=1344
+  _globals['_SAVESCHEDULESREQUEST']._serialized_start=200
+  _globals['_SAVESCHEDULESREQUEST']._serialized_end=343
+  _globals['_SAVESCHEDULESREPLY']._serialized_start=345
+  _globals['_SAVESCHEDULESREPLY']._serialized_end=407
+  _globals['_READSCHEDULESREQUEST']._serialized_start=409
+  _globals['_READSCHEDULESREQUEST']._serialized_end=527
+  _globals['_READSCHEDULESREPLY']._serialized_start=529
+  _globals['_READSCHEDULESREPLY']._serialized_end=616
+  _globals['_CHANGESCHEDULEREQUEST']._serialized_start=619
+  _globals['_CHANGESCHEDULEREQUEST']._serialized_end=764
+  _globals['_CHANGESCHEDULEREPLY']._serialized_start=766
+  _globals['_CHANGESCHEDULEREPLY']._serialized_end=828
+  _globals['_FIRESCHEDULESREQUEST']._serialized_start=831
+  _globals['_FIRESCHEDULESREQUEST']._serialized_end=984
+  _globals['_FIRESCHEDULESREPLY']._serialized_start=987
+  _globals['_FIRESCHEDULESREPLY']._serialized_end=1209
 # @@protoc_insertion_point(module_scope)

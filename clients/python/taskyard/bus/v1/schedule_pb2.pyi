@@ -1,5 +1,6 @@
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.bus.v1 import tasks_pb2 as _tasks_pb2
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import limit_pb2 as _limit_pb2
 from taskyard.v1 import schedule_pb2 as _schedule_pb2
 from google.protobuf.internal import containers as _containers
@@ -23,14 +24,16 @@ SCHEDULE_ACTION_RESUME: ScheduleAction
 SCHEDULE_ACTION_DELETE: ScheduleAction
 
 class SaveSchedulesRequest(_message.Message):
-    __slots__ = ("schedules", "declared", "now_us")
+    __slots__ = ("schedules", "declared", "now_us", "scope")
     SCHEDULES_FIELD_NUMBER: _ClassVar[int]
     DECLARED_FIELD_NUMBER: _ClassVar[int]
     NOW_US_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     schedules: _containers.RepeatedCompositeFieldContainer[_schedule_pb2.Schedule]
     declared: bool
     now_us: int
-    def __init__(self, schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., declared: bool = ..., now_us: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., declared: bool = ..., now_us: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class SaveSchedulesReply(_message.Message):
     __slots__ = ("schedules",)
@@ -39,14 +42,16 @@ class SaveSchedulesReply(_message.Message):
     def __init__(self, schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ...) -> None: ...
 
 class ReadSchedulesRequest(_message.Message):
-    __slots__ = ("id", "page_size", "page_token")
+    __slots__ = ("id", "page_size", "page_token", "scope")
     ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     id: str
     page_size: int
     page_token: str
-    def __init__(self, id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class ReadSchedulesReply(_message.Message):
     __slots__ = ("schedules", "next_page_token")
@@ -57,14 +62,16 @@ class ReadSchedulesReply(_message.Message):
     def __init__(self, schedules: _Optional[_Iterable[_Union[_schedule_pb2.Schedule, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ChangeScheduleRequest(_message.Message):
-    __slots__ = ("id", "action", "now_us")
+    __slots__ = ("id", "action", "now_us", "scope")
     ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     NOW_US_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     id: str
     action: ScheduleAction
     now_us: int
-    def __init__(self, id: _Optional[str] = ..., action: _Optional[_Union[ScheduleAction, str]] = ..., now_us: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, id: _Optional[str] = ..., action: _Optional[_Union[ScheduleAction, str]] = ..., now_us: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class ChangeScheduleReply(_message.Message):
     __slots__ = ("schedule",)
@@ -73,16 +80,18 @@ class ChangeScheduleReply(_message.Message):
     def __init__(self, schedule: _Optional[_Union[_schedule_pb2.Schedule, _Mapping]] = ...) -> None: ...
 
 class FireSchedulesRequest(_message.Message):
-    __slots__ = ("now_us", "limit", "trigger", "declared")
+    __slots__ = ("now_us", "limit", "trigger", "declared", "scope")
     NOW_US_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
     DECLARED_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     now_us: int
     limit: int
     trigger: str
     declared: _containers.RepeatedCompositeFieldContainer[_limit_pb2.Limit]
-    def __init__(self, now_us: _Optional[int] = ..., limit: _Optional[int] = ..., trigger: _Optional[str] = ..., declared: _Optional[_Iterable[_Union[_limit_pb2.Limit, _Mapping]]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, now_us: _Optional[int] = ..., limit: _Optional[int] = ..., trigger: _Optional[str] = ..., declared: _Optional[_Iterable[_Union[_limit_pb2.Limit, _Mapping]]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class FireSchedulesReply(_message.Message):
     __slots__ = ("tasks", "schedules", "skipped", "next_due_us", "more", "records", "now_us")

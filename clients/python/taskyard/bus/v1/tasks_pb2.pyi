@@ -1,5 +1,6 @@
 from taskyard.bus.v1 import leases_pb2 as _leases_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
+from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -50,10 +51,12 @@ class InsertTasksReply(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[InsertedTask, _Mapping]]] = ..., leased: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
 
 class GetTasksRequest(_message.Message):
-    __slots__ = ("ids",)
+    __slots__ = ("ids", "scope")
     IDS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class GetTasksReply(_message.Message):
     __slots__ = ("tasks",)
@@ -62,20 +65,22 @@ class GetTasksReply(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("states", "name", "queue", "priority", "limit", "cursor")
+    __slots__ = ("states", "name", "queue", "priority", "limit", "cursor", "scope")
     STATES_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedScalarFieldContainer[_task_pb2.TaskState]
     name: str
     queue: str
     priority: _task_pb2.Priority
     limit: int
     cursor: str
-    def __init__(self, states: _Optional[_Iterable[_Union[_task_pb2.TaskState, str]]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, states: _Optional[_Iterable[_Union[_task_pb2.TaskState, str]]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., limit: _Optional[int] = ..., cursor: _Optional[str] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class ListTasksReply(_message.Message):
     __slots__ = ("tasks", "next_cursor")
@@ -86,12 +91,14 @@ class ListTasksReply(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class CancelTasksRequest(_message.Message):
-    __slots__ = ("ids", "reason")
+    __slots__ = ("ids", "reason", "scope")
     IDS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     ids: _containers.RepeatedScalarFieldContainer[str]
     reason: str
-    def __init__(self, ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class CancelOutcome(_message.Message):
     __slots__ = ("id", "cancelled", "flagged", "not_found", "already_final")
@@ -118,12 +125,14 @@ class CancelTasksReply(_message.Message):
     def __init__(self, outcomes: _Optional[_Iterable[_Union[CancelOutcome, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., cancelled_children: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetFailuresRequest(_message.Message):
-    __slots__ = ("task_ids", "counts_only")
+    __slots__ = ("task_ids", "counts_only", "scope")
     TASK_IDS_FIELD_NUMBER: _ClassVar[int]
     COUNTS_ONLY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     task_ids: _containers.RepeatedScalarFieldContainer[str]
     counts_only: bool
-    def __init__(self, task_ids: _Optional[_Iterable[str]] = ..., counts_only: bool = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, task_ids: _Optional[_Iterable[str]] = ..., counts_only: bool = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class TaskFailures(_message.Message):
     __slots__ = ("task_id", "failures", "earlier", "refunded")
@@ -144,12 +153,14 @@ class GetFailuresReply(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[TaskFailures, _Mapping]]] = ...) -> None: ...
 
 class ExplainFactsRequest(_message.Message):
-    __slots__ = ("task_id", "max_age_ms")
+    __slots__ = ("task_id", "max_age_ms", "scope")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_AGE_MS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     max_age_ms: int
-    def __init__(self, task_id: _Optional[str] = ..., max_age_ms: _Optional[int] = ...) -> None: ...
+    scope: _tenants_pb2.TenantScope
+    def __init__(self, task_id: _Optional[str] = ..., max_age_ms: _Optional[int] = ..., scope: _Optional[_Union[_tenants_pb2.TenantScope, _Mapping]] = ...) -> None: ...
 
 class ExplainFactsReply(_message.Message):
     __slots__ = ("found", "queue_paused", "pools", "capacity", "running", "depth_ahead", "waiting_on")

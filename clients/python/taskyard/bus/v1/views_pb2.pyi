@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class TaskRecordHead(_message.Message):
-    __slots__ = ("id", "name", "priority", "queue", "state", "attempt", "run_at_us", "trace_headers", "lease_token", "hops", "flow")
+    __slots__ = ("id", "name", "priority", "queue", "state", "attempt", "run_at_us", "trace_headers", "lease_token", "hops", "flow", "tenant")
     class TraceHeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,7 @@ class TaskRecordHead(_message.Message):
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     HOPS_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     priority: _task_pb2.Priority
@@ -40,7 +41,8 @@ class TaskRecordHead(_message.Message):
     lease_token: str
     hops: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.HopStamp]
     flow: _task_record_pb2.FlowControl
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., hops: _Optional[_Iterable[_Union[_task_record_pb2.HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., hops: _Optional[_Iterable[_Union[_task_record_pb2.HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class TaskRecordHeads(_message.Message):
     __slots__ = ("tasks",)

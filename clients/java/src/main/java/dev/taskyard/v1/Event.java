@@ -41,6 +41,7 @@ private static final long serialVersionUID = 0L;
     poolId_ = "";
     scheduleId_ = "";
     scheduleName_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -702,6 +703,55 @@ java.lang.String defaultValue) {
     return map.get(key);
   }
 
+  public static final int TENANT_FIELD_NUMBER = 17;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant the event belongs to ("" for the default tenant and for events of
+   * the suite itself, such as a pool's); a tenant token receives its own only.
+   * </pre>
+   *
+   * <code>string tenant = 17 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant the event belongs to ("" for the default tenant and for events of
+   * the suite itself, such as a pool's); a tenant token receives its own only.
+   * </pre>
+   *
+   * <code>string tenant = 17 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -767,6 +817,9 @@ java.lang.String defaultValue) {
         internalGetAttributes(),
         AttributesDefaultEntryHolder.defaultEntry,
         16);
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 17, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -831,6 +884,9 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
           .computeMessageSize(16, attributes__);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(17, tenant_);
+    }
     return size;
   }
   @java.lang.Override
@@ -887,6 +943,8 @@ java.lang.String defaultValue) {
         .equals(other.getScheduleName())) return false;
     if (!internalGetAttributes().equals(
         other.internalGetAttributes())) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -934,6 +992,8 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + ATTRIBUTES_FIELD_NUMBER;
       hash = (53 * hash) + internalGetAttributes().hashCode();
     }
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1113,6 +1173,7 @@ java.lang.String defaultValue) {
       scheduleId_ = "";
       scheduleName_ = "";
       internalGetMutableAttributes().clear();
+      tenant_ = "";
       return this;
     }
 
@@ -1199,6 +1260,9 @@ java.lang.String defaultValue) {
         result.attributes_ = internalGetAttributes();
         result.attributes_.makeImmutable();
       }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.tenant_ = tenant_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1282,6 +1346,11 @@ java.lang.String defaultValue) {
       internalGetMutableAttributes().mergeFrom(
           other.internalGetAttributes());
       bitField0_ |= 0x00008000;
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1392,6 +1461,11 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00008000;
               break;
             } // case 130
+            case 138: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2724,6 +2798,103 @@ java.lang.String defaultValue) {
       internalGetMutableAttributes().getMutableMap()
           .putAll(values);
       bitField0_ |= 0x00008000;
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant the event belongs to ("" for the default tenant and for events of
+     * the suite itself, such as a pool's); a tenant token receives its own only.
+     * </pre>
+     *
+     * <code>string tenant = 17 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant the event belongs to ("" for the default tenant and for events of
+     * the suite itself, such as a pool's); a tenant token receives its own only.
+     * </pre>
+     *
+     * <code>string tenant = 17 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant the event belongs to ("" for the default tenant and for events of
+     * the suite itself, such as a pool's); a tenant token receives its own only.
+     * </pre>
+     *
+     * <code>string tenant = 17 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant the event belongs to ("" for the default tenant and for events of
+     * the suite itself, such as a pool's); a tenant token receives its own only.
+     * </pre>
+     *
+     * <code>string tenant = 17 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00010000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant the event belongs to ("" for the default tenant and for events of
+     * the suite itself, such as a pool's); a tenant token receives its own only.
+     * </pre>
+     *
+     * <code>string tenant = 17 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
       return this;
     }
 

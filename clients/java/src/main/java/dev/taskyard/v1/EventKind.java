@@ -74,6 +74,15 @@ public enum EventKind
    * <code>EVENT_KIND_BREAKER = 7;</code>
    */
   EVENT_KIND_BREAKER(7),
+  /**
+   * <pre>
+   * A tenant created, updated, suspended or resumed ("tenant.*"; attribute
+   * "tenant"). Only operator tokens receive them.
+   * </pre>
+   *
+   * <code>EVENT_KIND_TENANT = 8;</code>
+   */
+  EVENT_KIND_TENANT(8),
   UNRECOGNIZED(-1),
   ;
 
@@ -149,6 +158,15 @@ public enum EventKind
    * <code>EVENT_KIND_BREAKER = 7;</code>
    */
   public static final int EVENT_KIND_BREAKER_VALUE = 7;
+  /**
+   * <pre>
+   * A tenant created, updated, suspended or resumed ("tenant.*"; attribute
+   * "tenant"). Only operator tokens receive them.
+   * </pre>
+   *
+   * <code>EVENT_KIND_TENANT = 8;</code>
+   */
+  public static final int EVENT_KIND_TENANT_VALUE = 8;
 
 
   public final int getNumber() {
@@ -183,6 +201,7 @@ public enum EventKind
       case 5: return EVENT_KIND_SCHEDULE;
       case 6: return EVENT_KIND_LIMIT;
       case 7: return EVENT_KIND_BREAKER;
+      case 8: return EVENT_KIND_TENANT;
       default: return null;
     }
   }

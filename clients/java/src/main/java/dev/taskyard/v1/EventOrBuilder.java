@@ -289,4 +289,26 @@ java.lang.String defaultValue);
    */
   java.lang.String getAttributesOrThrow(
       java.lang.String key);
+
+  /**
+   * <pre>
+   * The tenant the event belongs to ("" for the default tenant and for events of
+   * the suite itself, such as a pool's); a tenant token receives its own only.
+   * </pre>
+   *
+   * <code>string tenant = 17 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant the event belongs to ("" for the default tenant and for events of
+   * the suite itself, such as a pool's); a tenant token receives its own only.
+   * </pre>
+   *
+   * <code>string tenant = 17 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

@@ -64,8 +64,8 @@ public final class EventServiceProto extends com.google.protobuf.GeneratedFile {
       "s\022\026\n\006queues\030\004 \003(\tR\006queues\022\035\n\ntask_names\030" +
       "\005 \003(\tR\ttaskNames\022.\n\006states\030\006 \003(\0162\026.tasky" +
       "ard.v1.TaskStateR\006states\022\031\n\010task_ids\030\007 \003" +
-      "(\tR\007taskIds\022\031\n\010root_ids\030\010 \003(\tR\007rootIds\"\356" +
-      "\004\n\005Event\022\026\n\006cursor\030\001 \001(\tR\006cursor\022*\n\004kind" +
+      "(\tR\007taskIds\022\031\n\010root_ids\030\010 \003(\tR\007rootIds\"\206" +
+      "\005\n\005Event\022\026\n\006cursor\030\001 \001(\tR\006cursor\022*\n\004kind" +
       "\030\002 \001(\0162\026.taskyard.v1.EventKindR\004kind\022\022\n\004" +
       "type\030\003 \001(\tR\004type\022.\n\004time\030\004 \001(\0132\032.google." +
       "protobuf.TimestampR\004time\022\027\n\007task_id\030\005 \001(" +
@@ -79,25 +79,26 @@ public final class EventServiceProto extends com.google.protobuf.GeneratedFile {
       "\001(\tR\nscheduleId\022#\n\rschedule_name\030\017 \001(\tR\014" +
       "scheduleName\022B\n\nattributes\030\020 \003(\0132\".tasky" +
       "ard.v1.Event.AttributesEntryR\nattributes" +
-      "\032=\n\017AttributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n" +
-      "\005value\030\002 \001(\tR\005value:\0028\001\"Y\n\023WatchEventsRe" +
-      "sponse\022*\n\006events\030\001 \003(\0132\022.taskyard.v1.Eve" +
-      "ntR\006events\022\026\n\006cursor\030\002 \001(\tR\006cursor*V\n\nWa" +
-      "tchStart\022\033\n\027WATCH_START_UNSPECIFIED\020\000\022\023\n" +
-      "\017WATCH_START_NOW\020\001\022\026\n\022WATCH_START_OLDEST" +
-      "\020\002*\305\001\n\tEventKind\022\032\n\026EVENT_KIND_UNSPECIFI" +
-      "ED\020\000\022\023\n\017EVENT_KIND_TASK\020\001\022\025\n\021EVENT_KIND_" +
-      "WORKER\020\002\022\023\n\017EVENT_KIND_POOL\020\003\022\024\n\020EVENT_K" +
-      "IND_QUEUE\020\004\022\027\n\023EVENT_KIND_SCHEDULE\020\005\022\024\n\020" +
-      "EVENT_KIND_LIMIT\020\006\022\026\n\022EVENT_KIND_BREAKER" +
-      "\020\0072b\n\014EventService\022R\n\013WatchEvents\022\037.task" +
-      "yard.v1.WatchEventsRequest\032 .taskyard.v1" +
-      ".WatchEventsResponse0\001B\265\001\n\017dev.taskyard." +
-      "v1B\021EventServiceProtoP\001ZBgithub.com/task" +
-      "yard/taskyard/clients/go/gen/taskyard/v1" +
-      ";taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskya" +
-      "rd\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014Taskya" +
-      "rd::V1b\006proto3"
+      "\022\026\n\006tenant\030\021 \001(\tR\006tenant\032=\n\017AttributesEn" +
+      "try\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005va" +
+      "lue:\0028\001\"Y\n\023WatchEventsResponse\022*\n\006events" +
+      "\030\001 \003(\0132\022.taskyard.v1.EventR\006events\022\026\n\006cu" +
+      "rsor\030\002 \001(\tR\006cursor*V\n\nWatchStart\022\033\n\027WATC" +
+      "H_START_UNSPECIFIED\020\000\022\023\n\017WATCH_START_NOW" +
+      "\020\001\022\026\n\022WATCH_START_OLDEST\020\002*\334\001\n\tEventKind" +
+      "\022\032\n\026EVENT_KIND_UNSPECIFIED\020\000\022\023\n\017EVENT_KI" +
+      "ND_TASK\020\001\022\025\n\021EVENT_KIND_WORKER\020\002\022\023\n\017EVEN" +
+      "T_KIND_POOL\020\003\022\024\n\020EVENT_KIND_QUEUE\020\004\022\027\n\023E" +
+      "VENT_KIND_SCHEDULE\020\005\022\024\n\020EVENT_KIND_LIMIT" +
+      "\020\006\022\026\n\022EVENT_KIND_BREAKER\020\007\022\025\n\021EVENT_KIND" +
+      "_TENANT\020\0102b\n\014EventService\022R\n\013WatchEvents" +
+      "\022\037.taskyard.v1.WatchEventsRequest\032 .task" +
+      "yard.v1.WatchEventsResponse0\001B\265\001\n\017dev.ta" +
+      "skyard.v1B\021EventServiceProtoP\001ZBgithub.c" +
+      "om/taskyard/taskyard/clients/go/gen/task" +
+      "yard/v1;taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002" +
+      "\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002" +
+      "\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -116,7 +117,7 @@ public final class EventServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_Event_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Event_descriptor,
-        new java.lang.String[] { "Cursor", "Kind", "Type", "Time", "TaskId", "TaskName", "Queue", "State", "Attempt", "RootId", "Priority", "WorkerId", "PoolId", "ScheduleId", "ScheduleName", "Attributes", });
+        new java.lang.String[] { "Cursor", "Kind", "Type", "Time", "TaskId", "TaskName", "Queue", "State", "Attempt", "RootId", "Priority", "WorkerId", "PoolId", "ScheduleId", "ScheduleName", "Attributes", "Tenant", });
     internal_static_taskyard_v1_Event_AttributesEntry_descriptor =
       internal_static_taskyard_v1_Event_descriptor.getNestedType(0);
     internal_static_taskyard_v1_Event_AttributesEntry_fieldAccessorTable = new

@@ -53,6 +53,7 @@ private static final long serialVersionUID = 0L;
     fairnessKey_ = "";
     deadLetterReason_ = 0;
     redriveId_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -1581,6 +1582,57 @@ java.lang.String defaultValue) {
     return redrivenFromAttempt_;
   }
 
+  public static final int TENANT_FIELD_NUMBER = 43;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant it belongs to: the submitting token's (a child's is its parent's,
+   * a schedule run's its schedule's); "" is the default tenant. Never set by a
+   * caller: SubmitTask ignores it.
+   * </pre>
+   *
+   * <code>string tenant = 43 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant it belongs to: the submitting token's (a child's is its parent's,
+   * a schedule run's its schedule's); "" is the default tenant. Never set by a
+   * caller: SubmitTask ignores it.
+   * </pre>
+   *
+   * <code>string tenant = 43 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   public static final int EARLIER_FAILURES_FIELD_NUMBER = 50;
   private int earlierFailures_ = 0;
   /**
@@ -1742,6 +1794,9 @@ java.lang.String defaultValue) {
     }
     if (redrivenFromAttempt_ != 0) {
       output.writeInt32(42, redrivenFromAttempt_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 43, tenant_);
     }
     if (earlierFailures_ != 0) {
       output.writeInt32(50, earlierFailures_);
@@ -1935,6 +1990,9 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(42, redrivenFromAttempt_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(43, tenant_);
+    }
     if (earlierFailures_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(50, earlierFailures_);
@@ -2077,6 +2135,8 @@ java.lang.String defaultValue) {
         .equals(other.getRedriveId())) return false;
     if (getRedrivenFromAttempt()
         != other.getRedrivenFromAttempt()) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (getEarlierFailures()
         != other.getEarlierFailures()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
@@ -2208,6 +2268,8 @@ java.lang.String defaultValue) {
     hash = (53 * hash) + getRedriveId().hashCode();
     hash = (37 * hash) + REDRIVEN_FROM_ATTEMPT_FIELD_NUMBER;
     hash = (53 * hash) + getRedrivenFromAttempt();
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (37 * hash) + EARLIER_FAILURES_FIELD_NUMBER;
     hash = (53 * hash) + getEarlierFailures();
     hash = (29 * hash) + getUnknownFields().hashCode();
@@ -2489,6 +2551,7 @@ java.lang.String defaultValue) {
       deadLetterReason_ = 0;
       redriveId_ = "";
       redrivenFromAttempt_ = 0;
+      tenant_ = "";
       earlierFailures_ = 0;
       return this;
     }
@@ -2709,6 +2772,9 @@ java.lang.String defaultValue) {
         result.redrivenFromAttempt_ = redrivenFromAttempt_;
       }
       if (((from_bitField1_ & 0x00000400) != 0)) {
+        result.tenant_ = tenant_;
+      }
+      if (((from_bitField1_ & 0x00000800) != 0)) {
         result.earlierFailures_ = earlierFailures_;
       }
     }
@@ -2929,6 +2995,11 @@ java.lang.String defaultValue) {
       }
       if (other.getRedrivenFromAttempt() != 0) {
         setRedrivenFromAttempt(other.getRedrivenFromAttempt());
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField1_ |= 0x00000400;
+        onChanged();
       }
       if (other.getEarlierFailures() != 0) {
         setEarlierFailures(other.getEarlierFailures());
@@ -3213,9 +3284,14 @@ java.lang.String defaultValue) {
               bitField1_ |= 0x00000200;
               break;
             } // case 336
+            case 346: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField1_ |= 0x00000400;
+              break;
+            } // case 346
             case 400: {
               earlierFailures_ = input.readInt32();
-              bitField1_ |= 0x00000400;
+              bitField1_ |= 0x00000800;
               break;
             } // case 400
             default: {
@@ -7540,6 +7616,108 @@ java.lang.String defaultValue) {
       return this;
     }
 
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant it belongs to: the submitting token's (a child's is its parent's,
+     * a schedule run's its schedule's); "" is the default tenant. Never set by a
+     * caller: SubmitTask ignores it.
+     * </pre>
+     *
+     * <code>string tenant = 43 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant it belongs to: the submitting token's (a child's is its parent's,
+     * a schedule run's its schedule's); "" is the default tenant. Never set by a
+     * caller: SubmitTask ignores it.
+     * </pre>
+     *
+     * <code>string tenant = 43 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant it belongs to: the submitting token's (a child's is its parent's,
+     * a schedule run's its schedule's); "" is the default tenant. Never set by a
+     * caller: SubmitTask ignores it.
+     * </pre>
+     *
+     * <code>string tenant = 43 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField1_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant it belongs to: the submitting token's (a child's is its parent's,
+     * a schedule run's its schedule's); "" is the default tenant. Never set by a
+     * caller: SubmitTask ignores it.
+     * </pre>
+     *
+     * <code>string tenant = 43 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField1_ = (bitField1_ & ~0x00000400);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant it belongs to: the submitting token's (a child's is its parent's,
+     * a schedule run's its schedule's); "" is the default tenant. Never set by a
+     * caller: SubmitTask ignores it.
+     * </pre>
+     *
+     * <code>string tenant = 43 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField1_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+
     private int earlierFailures_ ;
     /**
      * <pre>
@@ -7567,7 +7745,7 @@ java.lang.String defaultValue) {
     public Builder setEarlierFailures(int value) {
 
       earlierFailures_ = value;
-      bitField1_ |= 0x00000400;
+      bitField1_ |= 0x00000800;
       onChanged();
       return this;
     }
@@ -7581,7 +7759,7 @@ java.lang.String defaultValue) {
      * @return This builder for chaining.
      */
     public Builder clearEarlierFailures() {
-      bitField1_ = (bitField1_ & ~0x00000400);
+      bitField1_ = (bitField1_ & ~0x00000800);
       earlierFailures_ = 0;
       onChanged();
       return this;

@@ -830,6 +830,30 @@ java.lang.String defaultValue);
 
   /**
    * <pre>
+   * The tenant it belongs to: the submitting token's (a child's is its parent's,
+   * a schedule run's its schedule's); "" is the default tenant. Never set by a
+   * caller: SubmitTask ignores it.
+   * </pre>
+   *
+   * <code>string tenant = 43 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant it belongs to: the submitting token's (a child's is its parent's,
+   * a schedule run's its schedule's); "" is the default tenant. Never set by a
+   * caller: SubmitTask ignores it.
+   * </pre>
+   *
+   * <code>string tenant = 43 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
+
+  /**
+   * <pre>
    * Failed attempts before those in failures, left out of this view (a task
    * throttled thousands of times would not fit in a reply). GetTask fills it.
    * </pre>

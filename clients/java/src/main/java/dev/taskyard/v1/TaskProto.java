@@ -104,7 +104,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "rive_id\030\010 \001(\tR\tredriveId\022\034\n\tthrottled\030\r " +
       "\001(\010R\tthrottled\022:\n\013retry_after\030\016 \001(\0132\031.go" +
       "ogle.protobuf.DurationR\nretryAfter\022\032\n\010re" +
-      "funded\030\017 \001(\010R\010refunded\"\237\017\n\004Task\022\016\n\002id\030\001 " +
+      "funded\030\017 \001(\010R\010refunded\"\267\017\n\004Task\022\016\n\002id\030\001 " +
       "\001(\tR\002id\022\022\n\004name\030\002 \001(\tR\004name\022.\n\004args\030\003 \001(" +
       "\0132\032.google.protobuf.ListValueR\004args\022/\n\006k" +
       "wargs\030\004 \001(\0132\027.google.protobuf.StructR\006kw" +
@@ -149,38 +149,38 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
       "(\0162\035.taskyard.v1.DeadLetterReasonR\020deadL" +
       "etterReason\022\035\n\nredrive_id\030) \001(\tR\tredrive" +
       "Id\0222\n\025redriven_from_attempt\030* \001(\005R\023redri" +
-      "venFromAttempt\022)\n\020earlier_failures\0302 \001(\005" +
-      "R\017earlierFailures\0329\n\013LabelsEntry\022\020\n\003key\030" +
-      "\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\032:\n\014" +
-      "OmittedEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030" +
-      "\002 \001(\tR\005value:\0028\001\"\277\001\n\007TaskLog\022\026\n\006offset\030\001" +
-      " \001(\003R\006offset\022\022\n\004type\030\002 \001(\tR\004type\022\030\n\007mess" +
-      "age\030\003 \001(\tR\007message\0229\n\ncreated_at\030\004 \001(\0132\032" +
-      ".google.protobuf.TimestampR\tcreatedAt\022\030\n" +
-      "\007attempt\030\005 \001(\005R\007attempt\022\031\n\010trace_id\030\006 \001(" +
-      "\tR\007traceId*\204\002\n\tTaskState\022\032\n\026TASK_STATE_U" +
-      "NSPECIFIED\020\000\022\026\n\022TASK_STATE_PENDING\020\001\022\025\n\021" +
-      "TASK_STATE_QUEUED\020\002\022\030\n\024TASK_STATE_SCHEDU" +
-      "LED\020\003\022\027\n\023TASK_STATE_ASSIGNED\020\004\022\026\n\022TASK_S" +
-      "TATE_RUNNING\020\005\022\026\n\022TASK_STATE_SUCCESS\020\006\022\026" +
-      "\n\022TASK_STATE_FAILURE\020\007\022\027\n\023TASK_STATE_RET" +
-      "RYING\020\010\022\030\n\024TASK_STATE_CANCELLED\020\t*u\n\010Pri" +
-      "ority\022\030\n\024PRIORITY_UNSPECIFIED\020\000\022\025\n\021PRIOR" +
-      "ITY_CRITICAL\020\001\022\021\n\rPRIORITY_HIGH\020\002\022\023\n\017PRI" +
-      "ORITY_NORMAL\020\003\022\020\n\014PRIORITY_LOW\020\004*\252\001\n\020Dea" +
-      "dLetterReason\022\"\n\036DEAD_LETTER_REASON_UNSP" +
-      "ECIFIED\020\000\022(\n$DEAD_LETTER_REASON_RETRIES_" +
-      "EXHAUSTED\020\001\022\"\n\036DEAD_LETTER_REASON_QUARAN" +
-      "TINED\020\002\022$\n DEAD_LETTER_REASON_NOT_RETRYA" +
-      "BLE\020\003*\213\001\n\nCancelStep\022\033\n\027CANCEL_STEP_UNSP" +
-      "ECIFIED\020\000\022\033\n\027CANCEL_STEP_NOT_STARTED\020\001\022\024" +
-      "\n\020CANCEL_STEP_FLAG\020\002\022\027\n\023CANCEL_STEP_ASYN" +
-      "CIO\020\003\022\024\n\020CANCEL_STEP_KILL\020\004B\255\001\n\017dev.task" +
-      "yard.v1B\tTaskProtoP\001ZBgithub.com/taskyar" +
-      "d/taskyard/clients/go/gen/taskyard/v1;ta" +
-      "skyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskyard\\" +
-      "V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014Taskyard:" +
-      ":V1b\006proto3"
+      "venFromAttempt\022\026\n\006tenant\030+ \001(\tR\006tenant\022)" +
+      "\n\020earlier_failures\0302 \001(\005R\017earlierFailure" +
+      "s\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005va" +
+      "lue\030\002 \001(\tR\005value:\0028\001\032:\n\014OmittedEntry\022\020\n\003" +
+      "key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001" +
+      "\"\277\001\n\007TaskLog\022\026\n\006offset\030\001 \001(\003R\006offset\022\022\n\004" +
+      "type\030\002 \001(\tR\004type\022\030\n\007message\030\003 \001(\tR\007messa" +
+      "ge\0229\n\ncreated_at\030\004 \001(\0132\032.google.protobuf" +
+      ".TimestampR\tcreatedAt\022\030\n\007attempt\030\005 \001(\005R\007" +
+      "attempt\022\031\n\010trace_id\030\006 \001(\tR\007traceId*\204\002\n\tT" +
+      "askState\022\032\n\026TASK_STATE_UNSPECIFIED\020\000\022\026\n\022" +
+      "TASK_STATE_PENDING\020\001\022\025\n\021TASK_STATE_QUEUE" +
+      "D\020\002\022\030\n\024TASK_STATE_SCHEDULED\020\003\022\027\n\023TASK_ST" +
+      "ATE_ASSIGNED\020\004\022\026\n\022TASK_STATE_RUNNING\020\005\022\026" +
+      "\n\022TASK_STATE_SUCCESS\020\006\022\026\n\022TASK_STATE_FAI" +
+      "LURE\020\007\022\027\n\023TASK_STATE_RETRYING\020\010\022\030\n\024TASK_" +
+      "STATE_CANCELLED\020\t*u\n\010Priority\022\030\n\024PRIORIT" +
+      "Y_UNSPECIFIED\020\000\022\025\n\021PRIORITY_CRITICAL\020\001\022\021" +
+      "\n\rPRIORITY_HIGH\020\002\022\023\n\017PRIORITY_NORMAL\020\003\022\020" +
+      "\n\014PRIORITY_LOW\020\004*\252\001\n\020DeadLetterReason\022\"\n" +
+      "\036DEAD_LETTER_REASON_UNSPECIFIED\020\000\022(\n$DEA" +
+      "D_LETTER_REASON_RETRIES_EXHAUSTED\020\001\022\"\n\036D" +
+      "EAD_LETTER_REASON_QUARANTINED\020\002\022$\n DEAD_" +
+      "LETTER_REASON_NOT_RETRYABLE\020\003*\213\001\n\nCancel" +
+      "Step\022\033\n\027CANCEL_STEP_UNSPECIFIED\020\000\022\033\n\027CAN" +
+      "CEL_STEP_NOT_STARTED\020\001\022\024\n\020CANCEL_STEP_FL" +
+      "AG\020\002\022\027\n\023CANCEL_STEP_ASYNCIO\020\003\022\024\n\020CANCEL_" +
+      "STEP_KILL\020\004B\255\001\n\017dev.taskyard.v1B\tTaskPro" +
+      "toP\001ZBgithub.com/taskyard/taskyard/clien" +
+      "ts/go/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002" +
+      "\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1" +
+      "\\GPBMetadata\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -213,7 +213,7 @@ public final class TaskProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_Task_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Task_descriptor,
-        new java.lang.String[] { "Id", "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "RootId", "Labels", "State", "Attempt", "Result", "Failure", "CreatedAt", "StartedAt", "FinishedAt", "UpdatedAt", "WorkerId", "CancelRequested", "RunAt", "DependsOn", "IdempotencyKey", "Context", "CancelReason", "CancelStep", "ResumeRequested", "Failures", "ScheduleId", "Rescues", "UnchargedAttempts", "LateReports", "LateAttempt", "Omitted", "TraceId", "Limits", "FairnessKey", "DeadLetterReason", "RedriveId", "RedrivenFromAttempt", "EarlierFailures", });
+        new java.lang.String[] { "Id", "Name", "Args", "Kwargs", "Priority", "Queue", "Timeout", "MaxRetries", "RequestId", "ParentId", "RootId", "Labels", "State", "Attempt", "Result", "Failure", "CreatedAt", "StartedAt", "FinishedAt", "UpdatedAt", "WorkerId", "CancelRequested", "RunAt", "DependsOn", "IdempotencyKey", "Context", "CancelReason", "CancelStep", "ResumeRequested", "Failures", "ScheduleId", "Rescues", "UnchargedAttempts", "LateReports", "LateAttempt", "Omitted", "TraceId", "Limits", "FairnessKey", "DeadLetterReason", "RedriveId", "RedrivenFromAttempt", "Tenant", "EarlierFailures", });
     internal_static_taskyard_v1_Task_LabelsEntry_descriptor =
       internal_static_taskyard_v1_Task_descriptor.getNestedType(0);
     internal_static_taskyard_v1_Task_LabelsEntry_fieldAccessorTable = new

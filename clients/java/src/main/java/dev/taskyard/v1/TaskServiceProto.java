@@ -221,7 +221,7 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
       "uest\022\016\n\002id\030\001 \001(\tR\002id\022\037\n\013from_offset\030\002 \001(" +
       "\003R\nfromOffset\"B\n\026StreamTaskLogsResponse\022" +
       "(\n\004logs\030\001 \003(\0132\024.taskyard.v1.TaskLogR\004log" +
-      "s*\221\003\n\nWaitReason\022\033\n\027WAIT_REASON_UNSPECIF" +
+      "s*\321\003\n\nWaitReason\022\033\n\027WAIT_REASON_UNSPECIF" +
       "IED\020\000\022\027\n\023WAIT_REASON_RUNNING\020\001\022\025\n\021WAIT_R" +
       "EASON_FINAL\020\002\022\023\n\017WAIT_REASON_ETA\020\003\022\032\n\026WA" +
       "IT_REASON_DEPENDENCY\020\004\022\033\n\027WAIT_REASON_RE" +
@@ -231,34 +231,35 @@ public final class TaskServiceProto extends com.google.protobuf.GeneratedFile {
       "G\020\t\022\034\n\030WAIT_REASON_RATE_LIMITED\020\n\022 \n\034WAI" +
       "T_REASON_CONCURRENCY_FULL\020\013\022\032\n\026WAIT_REAS" +
       "ON_FAIR_SHARE\020\014\022\034\n\030WAIT_REASON_BREAKER_O" +
-      "PEN\020\r2\200\007\n\013TaskService\022M\n\nSubmitTask\022\036.ta" +
-      "skyard.v1.SubmitTaskRequest\032\037.taskyard.v" +
-      "1.SubmitTaskResponse\022_\n\020BatchSubmitTasks" +
-      "\022$.taskyard.v1.BatchSubmitTasksRequest\032%" +
-      ".taskyard.v1.BatchSubmitTasksResponse\022D\n" +
-      "\007GetTask\022\033.taskyard.v1.GetTaskRequest\032\034." +
-      "taskyard.v1.GetTaskResponse\022G\n\010WaitTask\022" +
-      "\034.taskyard.v1.WaitTaskRequest\032\035.taskyard" +
-      ".v1.WaitTaskResponse\022D\n\007RunTask\022\033.taskya" +
-      "rd.v1.RunTaskRequest\032\034.taskyard.v1.RunTa" +
-      "skResponse\022J\n\tListTasks\022\035.taskyard.v1.Li" +
-      "stTasksRequest\032\036.taskyard.v1.ListTasksRe" +
-      "sponse\022M\n\nCancelTask\022\036.taskyard.v1.Cance" +
-      "lTaskRequest\032\037.taskyard.v1.CancelTaskRes" +
-      "ponse\022P\n\013GetTaskTree\022\037.taskyard.v1.GetTa" +
-      "skTreeRequest\032 .taskyard.v1.GetTaskTreeR" +
-      "esponse\022P\n\013ExplainTask\022\037.taskyard.v1.Exp" +
-      "lainTaskRequest\032 .taskyard.v1.ExplainTas" +
-      "kResponse\022P\n\013GetTaskLogs\022\037.taskyard.v1.G" +
-      "etTaskLogsRequest\032 .taskyard.v1.GetTaskL" +
-      "ogsResponse\022[\n\016StreamTaskLogs\022\".taskyard" +
-      ".v1.StreamTaskLogsRequest\032#.taskyard.v1." +
-      "StreamTaskLogsResponse0\001B\264\001\n\017dev.taskyar" +
-      "d.v1B\020TaskServiceProtoP\001ZBgithub.com/tas" +
-      "kyard/taskyard/clients/go/gen/taskyard/v" +
-      "1;taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Tasky" +
-      "ard\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014Tasky" +
-      "ard::V1b\006proto3"
+      "PEN\020\r\022 \n\034WAIT_REASON_TENANT_SUSPENDED\020\016\022" +
+      "\034\n\030WAIT_REASON_TENANT_QUOTA\020\0172\200\007\n\013TaskSe" +
+      "rvice\022M\n\nSubmitTask\022\036.taskyard.v1.Submit" +
+      "TaskRequest\032\037.taskyard.v1.SubmitTaskResp" +
+      "onse\022_\n\020BatchSubmitTasks\022$.taskyard.v1.B" +
+      "atchSubmitTasksRequest\032%.taskyard.v1.Bat" +
+      "chSubmitTasksResponse\022D\n\007GetTask\022\033.tasky" +
+      "ard.v1.GetTaskRequest\032\034.taskyard.v1.GetT" +
+      "askResponse\022G\n\010WaitTask\022\034.taskyard.v1.Wa" +
+      "itTaskRequest\032\035.taskyard.v1.WaitTaskResp" +
+      "onse\022D\n\007RunTask\022\033.taskyard.v1.RunTaskReq" +
+      "uest\032\034.taskyard.v1.RunTaskResponse\022J\n\tLi" +
+      "stTasks\022\035.taskyard.v1.ListTasksRequest\032\036" +
+      ".taskyard.v1.ListTasksResponse\022M\n\nCancel" +
+      "Task\022\036.taskyard.v1.CancelTaskRequest\032\037.t" +
+      "askyard.v1.CancelTaskResponse\022P\n\013GetTask" +
+      "Tree\022\037.taskyard.v1.GetTaskTreeRequest\032 ." +
+      "taskyard.v1.GetTaskTreeResponse\022P\n\013Expla" +
+      "inTask\022\037.taskyard.v1.ExplainTaskRequest\032" +
+      " .taskyard.v1.ExplainTaskResponse\022P\n\013Get" +
+      "TaskLogs\022\037.taskyard.v1.GetTaskLogsReques" +
+      "t\032 .taskyard.v1.GetTaskLogsResponse\022[\n\016S" +
+      "treamTaskLogs\022\".taskyard.v1.StreamTaskLo" +
+      "gsRequest\032#.taskyard.v1.StreamTaskLogsRe" +
+      "sponse0\001B\264\001\n\017dev.taskyard.v1B\020TaskServic" +
+      "eProtoP\001ZBgithub.com/taskyard/taskyard/c" +
+      "lients/go/gen/taskyard/v1;taskyardv1\242\002\003T" +
+      "XX\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027Taskyar" +
+      "d\\V1\\GPBMetadata\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

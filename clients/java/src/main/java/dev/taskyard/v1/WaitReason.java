@@ -125,6 +125,23 @@ public enum WaitReason
    * <code>WAIT_REASON_BREAKER_OPEN = 13;</code>
    */
   WAIT_REASON_BREAKER_OPEN(13),
+  /**
+   * <pre>
+   * Its tenant is suspended (TenantService): it waits, queued, until resumed.
+   * </pre>
+   *
+   * <code>WAIT_REASON_TENANT_SUSPENDED = 14;</code>
+   */
+  WAIT_REASON_TENANT_SUSPENDED(14),
+  /**
+   * <pre>
+   * Its tenant's quota (TenantService) is used up: gate names the quota
+   * ("tenant.concurrency" or "tenant.rate") with the tenant as its key.
+   * </pre>
+   *
+   * <code>WAIT_REASON_TENANT_QUOTA = 15;</code>
+   */
+  WAIT_REASON_TENANT_QUOTA(15),
   UNRECOGNIZED(-1),
   ;
 
@@ -247,6 +264,23 @@ public enum WaitReason
    * <code>WAIT_REASON_BREAKER_OPEN = 13;</code>
    */
   public static final int WAIT_REASON_BREAKER_OPEN_VALUE = 13;
+  /**
+   * <pre>
+   * Its tenant is suspended (TenantService): it waits, queued, until resumed.
+   * </pre>
+   *
+   * <code>WAIT_REASON_TENANT_SUSPENDED = 14;</code>
+   */
+  public static final int WAIT_REASON_TENANT_SUSPENDED_VALUE = 14;
+  /**
+   * <pre>
+   * Its tenant's quota (TenantService) is used up: gate names the quota
+   * ("tenant.concurrency" or "tenant.rate") with the tenant as its key.
+   * </pre>
+   *
+   * <code>WAIT_REASON_TENANT_QUOTA = 15;</code>
+   */
+  public static final int WAIT_REASON_TENANT_QUOTA_VALUE = 15;
 
 
   public final int getNumber() {
@@ -287,6 +321,8 @@ public enum WaitReason
       case 11: return WAIT_REASON_CONCURRENCY_FULL;
       case 12: return WAIT_REASON_FAIR_SHARE;
       case 13: return WAIT_REASON_BREAKER_OPEN;
+      case 14: return WAIT_REASON_TENANT_SUSPENDED;
+      case 15: return WAIT_REASON_TENANT_QUOTA;
       default: return null;
     }
   }

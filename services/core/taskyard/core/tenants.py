@@ -1,0 +1,68 @@
+"""Tenants' names, and how a tenant's own names are kept apart from another's.
+
+A tenant is named by 1 to 64 characters of ``[a-z0-9-]``: a word in a URL, a metric
+label and a token file's field without quoting. ``""`` is the default tenant: what
+an operator token submits into, what every task before tenants belongs to, and all
+there is in dev mode without tokens.
+
+Each tenant has its own queues, schedules and limits: two tenants may both have a
+queue "reports". On the bus and in the database a name of a tenant other than the
+default one is *qualified*, ``tenant/name``; the default tenant's names stay bare, so
+nothing stored before tenants changes. Names never contain ``/`` (core/names.py), so
+a qualified name splits one way only. The gateway is the one place that qualifies
+what a caller sends and strips what it returns: a caller never sees the prefix.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_CHARS = 64
+PATTERN = r"[a-z0-9-]{1,64}"
+CHARSET = "1 to 64 characters of [a-z0-9-]"
+DEFAULT = ""
+SEPARATOR = "/"
+# FieldViolation / ErrorInfo reasons.
+INVALID_TENANT = "INVALID_TENANT"
+TENANT_UNKNOWN = "TENANT_UNKNOWN"
+TENANT_SUSPENDED = "TENANT_SUSPENDED"
+OPERATOR_ONLY = "OPERATOR_ONLY"
+# The gRPC metadata key with which an operator token acts as one tenant.
+METADATA_KEY = "taskyard-tenant"
+# How much of a bad name a description quotes.
+_QUOTE_CHARS = 64
+
+_NAME = re.compile(PATTERN)
+
+
+def fits(name: str) -> bool:
+    """Whether ``name`` names a tenant (the default tenant ``""`` does not: it is no name)."""
+    return _NAME.fullmatch(name) is not None
+
+
+def problem(name: str) -> str | None:
+    """What is wrong with ``name`` as a tenant's name, or None."""
+    if fits(name):
+        return None
+    if not name:
+        return "must not be empty"
+    if len(name) > MAX_CHARS:
+        return f"must be at most {MAX_CHARS} characters, got {len(name)}"
+    shown = name if len(name) <= _QUOTE_CHARS else name[:_QUOTE_CHARS] + "…"
+    return f"must be {CHARSET}, got {shown!r}"
+
+
+def qualify(tenant: str, name: str) -> str:
+    """``name`` as stored for ``tenant``: bare for the default tenant."""
+    return f"{tenant}{SEPARATOR}{name}" if tenant else name
+
+
+def split(stored: str) -> tuple[str, str]:
+    """(tenant, name) of a stored name: ("", name) for a bare one."""
+    tenant, sep, name = stored.partition(SEPARATOR)
+    return (tenant, name) if sep else (DEFAULT, stored)
+
+
+def strip(tenant: str, stored: str) -> str:
+    """The name ``tenant`` knows a stored name of its own by."""
+    return stored[len(tenant) + 1 :] if tenant and stored.startswith(tenant + SEPARATOR) else stored
