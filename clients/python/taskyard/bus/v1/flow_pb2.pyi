@@ -77,24 +77,28 @@ class ChangeLimitReply(_message.Message):
     def __init__(self, limit: _Optional[_Union[_limit_pb2.Limit, _Mapping]] = ..., tasks_released: _Optional[int] = ..., weight: _Optional[_Union[_limit_pb2.KeyWeight, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class LeasedFlowRequest(_message.Message):
-    __slots__ = ("limit", "after_id")
+    __slots__ = ("limit", "after_id", "tenants")
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     AFTER_ID_FIELD_NUMBER: _ClassVar[int]
+    TENANTS_FIELD_NUMBER: _ClassVar[int]
     limit: int
     after_id: str
-    def __init__(self, limit: _Optional[int] = ..., after_id: _Optional[str] = ...) -> None: ...
+    tenants: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, limit: _Optional[int] = ..., after_id: _Optional[str] = ..., tenants: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LeasedFlow(_message.Message):
-    __slots__ = ("task_id", "attempt", "lease_token", "flow")
+    __slots__ = ("task_id", "attempt", "lease_token", "flow", "tenant")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     attempt: int
     lease_token: str
     flow: _task_record_pb2.FlowControl
-    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., lease_token: _Optional[str] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, task_id: _Optional[str] = ..., attempt: _Optional[int] = ..., lease_token: _Optional[str] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class LeasedFlowReply(_message.Message):
     __slots__ = ("attempts", "next_after_id")
