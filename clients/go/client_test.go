@@ -285,6 +285,7 @@ func TestRetriedMethods(t *testing.T) {
 		"LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights",
 		"FailureService/ListFailureGroups", "FailureService/ListFailures", "FailureService/GetRedrive",
 		"FailureService/ListRedrives", "FailureService/ListRedriveItems",
+		"TenantService/GetTenant", "TenantService/ListTenants",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("retried %v, want %v", got, want)

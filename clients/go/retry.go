@@ -32,7 +32,9 @@ const serviceConfig = `{
       {"service": "taskyard.v1.FailureService", "method": "ListFailures"},
       {"service": "taskyard.v1.FailureService", "method": "GetRedrive"},
       {"service": "taskyard.v1.FailureService", "method": "ListRedrives"},
-      {"service": "taskyard.v1.FailureService", "method": "ListRedriveItems"}
+      {"service": "taskyard.v1.FailureService", "method": "ListRedriveItems"},
+      {"service": "taskyard.v1.TenantService", "method": "GetTenant"},
+      {"service": "taskyard.v1.TenantService", "method": "ListTenants"}
     ],
     "retryPolicy": {
       "maxAttempts": 4,

@@ -55,6 +55,8 @@ export const RETRIED_METHODS: ReadonlySet<string> = new Set([
   "taskyard.v1.FailureService/GetRedrive",
   "taskyard.v1.FailureService/ListRedrives",
   "taskyard.v1.FailureService/ListRedriveItems",
+  "taskyard.v1.TenantService/GetTenant",
+  "taskyard.v1.TenantService/ListTenants",
 ]);
 
 const TIMEOUT_HEADER = "grpc-timeout";

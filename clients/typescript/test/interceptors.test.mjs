@@ -103,6 +103,8 @@ test("the retried methods are the reads and the submits", () => {
       "FailureService/GetRedrive",
       "FailureService/ListRedrives",
       "FailureService/ListRedriveItems",
+      "TenantService/GetTenant",
+      "TenantService/ListTenants",
     ],
   );
 });

@@ -48,6 +48,7 @@ from taskyard.client._flow import (
 from taskyard.client._ops import LogLine, LogPage, QueueInfo, QueueStatus, ServerInfo, WorkerProcessInfo
 from taskyard.client._schedules import ScheduleInfo, SchedulePage, Triggered
 from taskyard.client._sync import Client
+from taskyard.client._tenants import TenantInfo, TenantPage, TenantState
 from taskyard.client._types import (
     Cancellation,
     Explanation,
@@ -108,6 +109,9 @@ __all__ = [
     "TaskState",
     "TaskTree",
     "TaskyardError",
+    "TenantInfo",
+    "TenantPage",
+    "TenantState",
     "TreeNode",
     "Triggered",
     "WorkerProcessInfo",

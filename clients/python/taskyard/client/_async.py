@@ -20,6 +20,7 @@ from taskyard.client._failures import AsyncFailures
 from taskyard.client._limits import AsyncLimits
 from taskyard.client._ops import AsyncLogs, AsyncQueues
 from taskyard.client._schedules import AsyncSchedules
+from taskyard.client._tenants import AsyncTenants
 from taskyard.v1 import task_service_pb2
 
 R = TypeVar("R")
@@ -45,6 +46,8 @@ class AsyncClient(_common.ClientBase[grpc.aio.Channel]):
         self.limits = AsyncLimits(self._channel, self._call)
         # Dead letters and their redrive: await client.failures.groups(), .redrive(...), ...
         self.failures = AsyncFailures(self._channel, self._call)
+        # Tenants, for operator tokens: client.tenants.create(...), .suspend(...), ...
+        self.tenants = AsyncTenants(self._channel, self._call)
 
     async def _call(
         self, method: Callable[..., Awaitable[R]], request: Any, deadline: float | None = None

@@ -88,6 +88,7 @@ class ClientBase(Generic[ChannelT]):
         tls_cert: PemSource | None = None,
         tls_key: PemSource | None = None,
         tls_server_name: str | None = None,
+        tenant: str | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
@@ -102,7 +103,10 @@ class ClientBase(Generic[ChannelT]):
             tls_server_name=tls_server_name,
             credentials=credentials,
             options=options,
+            tenant=tenant,
         )
+        # The tenant an operator token acts as (None: every tenant; docs/tenants.md).
+        self.tenant = tenant or None
         self._channel = self._open(endpoint)
         self._stub = task_service_pb2_grpc.TaskServiceStub(self._channel)
         self._attach()

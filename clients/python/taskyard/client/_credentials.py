@@ -95,7 +95,7 @@ def channel_credentials(endpoint: Endpoint) -> grpc.ChannelCredentials | None:
 # restarting), resending the same bytes: a submit carries its request_id, so a resent one
 # is answered with the first task; the others only read. Not CancelTask: a resent cancel
 # whose first try committed answers FAILED_PRECONDITION (already final), nor the schedule,
-# queue and limit writes. The Go, TypeScript and Java clients retry the same list.
+# queue, limit and tenant writes. The Go, TypeScript and Java clients retry the same list.
 _RETRIED = [
     *(
         {"service": "taskyard.v1.TaskService", "method": method}
@@ -123,6 +123,8 @@ _RETRIED = [
         {"service": "taskyard.v1.FailureService", "method": method}
         for method in ("ListFailureGroups", "ListFailures", "GetRedrive", "ListRedrives", "ListRedriveItems")
     ),
+    {"service": "taskyard.v1.TenantService", "method": "GetTenant"},
+    {"service": "taskyard.v1.TenantService", "method": "ListTenants"},
 ]
 SERVICE_CONFIG = json.dumps(
     {

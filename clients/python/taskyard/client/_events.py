@@ -40,7 +40,7 @@ _STARTS = {"now": pub.WATCH_START_NOW, "oldest": pub.WATCH_START_OLDEST}
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Event:
     cursor: str
-    # "task", "worker", "pool", "queue", "schedule" or "limit".
+    # "task", "worker", "pool", "queue", "schedule", "limit", "breaker" or "tenant".
     kind: str
     # "<subject>.<verb>": "task.succeeded", "queue.paused", ...
     type: str
@@ -57,6 +57,9 @@ class Event:
     schedule_id: str = ""
     schedule_name: str = ""
     attributes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # The tenant it belongs to ("" for the default tenant and the suite's own events); a
+    # tenant token receives its own only, an operator every tenant's.
+    tenant: str = ""
 
     @classmethod
     def from_proto(cls, e: pub.Event) -> Event:
@@ -76,14 +79,15 @@ class Event:
             schedule_id=e.schedule_id,
             schedule_name=e.schedule_name,
             attributes=dict(e.attributes),
+            tenant=e.tenant,
         )
 
 
 class WatchFilters(TypedDict, total=False):
     """Where a watch begins and what it keeps (WatchEventsRequest): ``after`` a cursor,
     else ``start`` "now" (the default) or "oldest"; each filter given must match, by
-    any of its values (kinds "task", "worker", "pool", "queue", "schedule", "limit", "breaker"; states
-    "SUCCESS", ...)."""
+    any of its values (kinds "task", "worker", "pool", "queue", "schedule", "limit", "breaker",
+    "tenant"; states "SUCCESS", ...)."""
 
     after: str
     start: str

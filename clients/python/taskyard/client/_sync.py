@@ -19,6 +19,7 @@ from taskyard.client._failures import Failures
 from taskyard.client._limits import Limits
 from taskyard.client._ops import Logs, Queues
 from taskyard.client._schedules import Schedules
+from taskyard.client._tenants import Tenants
 from taskyard.v1 import task_service_pb2
 
 R = TypeVar("R")
@@ -30,7 +31,8 @@ class Client(_common.ClientBase[grpc.Channel]):
     Every failed call raises ``TaskyardError`` (code, reason, field violations).
     ``timeout`` is the deadline of each call, in seconds. A gateway with TLS and
     tokens: ``Client("gw:50051", tls_ca="ca.pem", token="...")`` (docs/security.md);
-    the other options are ``Endpoint``'s, which says what each does.
+    an operator token acting as one tenant: ``Client(..., token=operator, tenant="acme")``
+    (docs/tenants.md); the other options are ``Endpoint``'s, which says what each does.
     """
 
     def _open(self, endpoint: Endpoint) -> grpc.Channel:
@@ -48,6 +50,8 @@ class Client(_common.ClientBase[grpc.Channel]):
         self.limits = Limits(self._channel, self._call)
         # Dead letters and their redrive: client.failures.groups(), .redrive(...), ...
         self.failures = Failures(self._channel, self._call)
+        # Tenants, for operator tokens: client.tenants.create(...), .suspend(...), ...
+        self.tenants = Tenants(self._channel, self._call)
 
     def _call(self, method: Callable[..., R], request: Any, timeout: float | None = None) -> R:
         try:

@@ -157,6 +157,9 @@ class TaskInfo:
     redrive_id: str = ""
     redriven_from_attempt: int = 0
     earlier_failures: int = 0
+    # The tenant it belongs to: the submitting token's ("" is the default tenant). An
+    # operator listing across tenants tells them apart by it (docs/tenants.md).
+    tenant: str = ""
 
     @property
     def is_final(self) -> bool:
@@ -208,6 +211,7 @@ class TaskInfo:
             redrive_id=t.redrive_id,
             redriven_from_attempt=t.redriven_from_attempt,
             earlier_failures=t.earlier_failures,
+            tenant=t.tenant,
         )
 
 
@@ -228,7 +232,10 @@ class Explanation:
     """Why a task is where it is (ExplainTask): ``reason`` is ETA, DEPENDENCY,
     RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY, DISPATCHING, RUNNING or FINAL, or a
     flow-control gate: RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE or BREAKER_OPEN (a
-    circuit breaker: ``gate.next_admission_at`` is its next probe), with ``gate``."""
+    circuit breaker: ``gate.next_admission_at`` is its next probe), with ``gate``; or its
+    tenant's: TENANT_SUSPENDED (it waits until the tenant is resumed) or TENANT_QUOTA (the
+    tenant's quota is used up: ``gate.limit`` is "tenant.concurrency" or "tenant.rate",
+    ``gate.key`` the tenant)."""
 
     task: TaskInfo
     reason: str
@@ -236,7 +243,8 @@ class Explanation:
     until: datetime.datetime | None
     waiting_on: tuple[str, ...]
     lane_depth_ahead: int
-    # The gate that holds it (RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE, BREAKER_OPEN), else None.
+    # The gate that holds it (RATE_LIMITED, CONCURRENCY_FULL, FAIR_SHARE, BREAKER_OPEN,
+    # TENANT_QUOTA), else None.
     gate: FlowGate | None = None
 
     @classmethod

@@ -37,7 +37,9 @@ final class RetryPolicy {
       "FailureService/ListFailures",
       "FailureService/GetRedrive",
       "FailureService/ListRedrives",
-      "FailureService/ListRedriveItems");
+      "FailureService/ListRedriveItems",
+      "TenantService/GetTenant",
+      "TenantService/ListTenants");
 
   static Map<String, Object> serviceConfig() {
     // Numbers are Doubles: the shape gRPC's JSON parser gives, which is what it expects here.

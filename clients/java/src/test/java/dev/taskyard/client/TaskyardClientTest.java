@@ -196,7 +196,8 @@ class TaskyardClientTest {
             "ScheduleService/GetSchedule", "ScheduleService/ListSchedules",
             "LimitService/GetLimit", "LimitService/ListLimits", "LimitService/ListKeyWeights",
             "FailureService/ListFailureGroups", "FailureService/ListFailures", "FailureService/GetRedrive",
-            "FailureService/ListRedrives", "FailureService/ListRedriveItems"),
+            "FailureService/ListRedrives", "FailureService/ListRedriveItems",
+            "TenantService/GetTenant", "TenantService/ListTenants"),
         RetryPolicy.RETRIED);
     assertFalse(RetryPolicy.serviceConfig().toString().contains("CancelTask"));
   }
