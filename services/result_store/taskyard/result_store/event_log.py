@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from taskyard.bus.v1 import event_log_pb2, event_pb2
-from taskyard.core import errors, event_cursor, transport
+from taskyard.core import errors, event_cursor, tenants, transport
 from taskyard.v1 import event_service_pb2 as pub
 
 from .queries import bind
@@ -36,6 +36,7 @@ KIND_BY_SUBJECT: Mapping[str, int] = {
     "schedule": pub.EVENT_KIND_SCHEDULE,
     "limit": pub.EVENT_KIND_LIMIT,
     "breaker": pub.EVENT_KIND_BREAKER,
+    "tenant": pub.EVENT_KIND_TENANT,
 }
 # The bus events this module logs: the lifecycle of pools, workers and queues;
 # not a task's state changes (the tables' triggers log those), wake-ups,
@@ -59,7 +60,7 @@ MAX_PAGE = 5000
 # others: xid, id and at by their defaults).
 COLUMNS = (
     "kind", "type", "task_id", "task_name", "queue", "root_id", "state", "attempt", "priority",
-    "worker_id", "pool_id", "schedule_id", "schedule_name", "attributes",
+    "worker_id", "pool_id", "schedule_id", "schedule_name", "attributes", "tenant",
 )  # fmt: skip
 
 
@@ -75,6 +76,8 @@ class Entry:
     schedule_id: str = ""
     schedule_name: str = ""
     attributes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Whose it is ("" the default tenant's, and the suite's own: pools, workers).
+    tenant: str = ""
 
 
 def _other_record(ev: event_pb2.Event, subject: str) -> tuple[Any, ...]:
@@ -89,8 +92,13 @@ def _other_record(ev: event_pb2.Event, subject: str) -> tuple[Any, ...]:
         pool = transport.pool_of_worker(worker) or None if worker else None
     return (
         KIND_BY_SUBJECT[subject], ev.type, None, None, queue, None, None, None, None,
-        worker, pool, None, None, None,
+        worker, pool, None, None, None, _tenant_of_queue(subject, queue),
     )  # fmt: skip
+
+
+def _tenant_of_queue(subject: str, queue: str | None) -> str:
+    """A queue event's tenant: its qualified name's (core/tenants.py); the suite's own otherwise."""
+    return tenants.split(queue)[0] if subject == "queue" and queue else ""
 
 
 def records(events: Iterable[event_pb2.Event], entries: Iterable[Entry] = ()) -> list[tuple[Any, ...]]:
@@ -118,6 +126,7 @@ def records(events: Iterable[event_pb2.Event], entries: Iterable[Entry] = ()) ->
                 e.schedule_id or None,
                 e.schedule_name or None,
                 json.dumps(dict(e.attributes)) if e.attributes else None,
+                e.tenant,
             )
         )
     return out
@@ -141,7 +150,7 @@ async def write(db: Db, events: Sequence[event_pb2.Event], entries: Sequence[Ent
 # read_events' columns after xid, id and at_us, in its order: Event fields of the same names.
 _READ_FIELDS = (
     "kind", "type", "task_id", "task_name", "queue", "state", "attempt", "root_id", "priority",
-    "worker_id", "pool_id", "schedule_id", "schedule_name",
+    "worker_id", "pool_id", "schedule_id", "schedule_name", "tenant",
 )  # fmt: skip
 
 

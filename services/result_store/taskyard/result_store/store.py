@@ -51,6 +51,7 @@ from .readiness import Readiness
 from .reads import event_summary, explain, failures, trees
 from .reads.tasks import Reads
 from .silent_pools import LOSE_POOLS, SilentPools
+from .tenants import Tenants
 from .writes import (
     cancels,
     dependencies,
@@ -213,6 +214,8 @@ class ResultStore:
         )
         # Flow control's limits, weights and leased attempts: their own routes, see writes/limits.py.
         self.limits = Limits(pool, publisher, self.committer.stats)
+        # Tenants: their rows, version and changes (tenants.py).
+        self.tenants = Tenants(pool, publisher, self.committer.stats)
         # Dead letters, their groups and purge, and redrives (failure_service.py).
         self.failures = FailureRoutes(self)
         # Whether it commits, and its clock agrees with the database's (readiness.py).
@@ -541,6 +544,7 @@ class ResultStore:
             serve(contract.STORE_SUMMARIZE_EVENTS, self._summarize_events),
             *self.schedules.routes(),
             *self.limits.routes(),
+            *self.tenants.routes(),
             *refunds.routes(self._submit),
             *self.ops.routes(),
             *self.failures.routes(),

@@ -15,7 +15,7 @@ SELECT e.xid::text AS xid, e.id, ty_us(e.at) AS at_us, e.kind, e.type,
        coalesce(e.attempt, 0) AS attempt, coalesce(e.root_id::text, '') AS root_id,
        coalesce(e.priority, 0) AS priority, coalesce(e.worker_id, '') AS worker_id,
        coalesce(e.pool_id, '') AS pool_id, coalesce(e.schedule_id::text, '') AS schedule_id,
-       coalesce(e.schedule_name, '') AS schedule_name, e.attributes::text AS attributes
+       coalesce(e.schedule_name, '') AS schedule_name, e.tenant, e.attributes::text AS attributes
 FROM events e
 WHERE (e.xid, e.id) > (:after_xid::text::xid8, :after_id::bigint)
   AND e.xid < :xmin::text::xid8
