@@ -17,20 +17,22 @@ class LoadQueuedRequest(_message.Message):
     def __init__(self, limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class QueuedRef(_message.Message):
-    __slots__ = ("id", "name", "priority", "queue", "created_at_us", "flow")
+    __slots__ = ("id", "name", "priority", "queue", "created_at_us", "flow", "tenant")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_US_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     priority: _task_pb2.Priority
     queue: str
     created_at_us: int
     flow: _task_record_pb2.FlowControl
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., created_at_us: _Optional[int] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., created_at_us: _Optional[int] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class LoadQueuedReply(_message.Message):
     __slots__ = ("tasks", "next_cursor")

@@ -25,7 +25,7 @@ class InsertTasksRequest(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[_task_record_pb2.TaskRecord, _Mapping]]] = ..., pool_id: _Optional[str] = ..., lease_ms: _Optional[int] = ..., leases: _Optional[_Iterable[_Union[_leases_pb2.Lease, _Mapping]]] = ..., lease_term: _Optional[int] = ...) -> None: ...
 
 class InsertedTask(_message.Message):
-    __slots__ = ("id", "state", "created", "priority", "name", "queue", "flow")
+    __slots__ = ("id", "state", "created", "priority", "name", "queue", "flow", "tenant")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
@@ -33,6 +33,7 @@ class InsertedTask(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     id: str
     state: _task_pb2.TaskState
     created: bool
@@ -40,7 +41,8 @@ class InsertedTask(_message.Message):
     name: str
     queue: str
     flow: _task_record_pb2.FlowControl
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., created: bool = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., created: bool = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., flow: _Optional[_Union[_task_record_pb2.FlowControl, _Mapping]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class InsertTasksReply(_message.Message):
     __slots__ = ("tasks", "leased")
