@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pynng
 import pytest
 
 from taskyard.bus.v1 import envelope_pb2, task_record_pb2, tasks_pb2
-from taskyard.core import contract, errors, rpc, transport
+from taskyard.core import contract, errors, gate, rpc, transport
 
 LIMIT = 64 * 1024
 GET = envelope_pb2.KIND_STORE_GET
@@ -417,6 +419,50 @@ async def test_oversized_reply_is_dropped(
     # The reply is too big for the client, whose NNG closes the pipe; the request is
     # then sent again on the next pipe until the deadline (handlers are idempotent).
     assert servers[0].calls >= 1
+
+
+async def test_a_refused_message_is_let_go_by_the_context_that_received_it(
+    tmp_path: Path,
+    servers: list[Server],
+    requesters: list[rpc.Requester],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the gate refuses leaves memory at once, not when the context that received
+    it takes its next request. NNG hands messages to the waiting contexts in turn, so a
+    context that kept its last refused message kept it while every other context took
+    one: under a keyless flood of 32.9 MiB bodies a store (256 contexts) held up to 14
+    of them (+458 MiB, bench/chaos_flood.py), past what docs/security.md says NNG holds."""
+    junk_messages = 3  # fewer than a pipe's refusal burst: its pipe stays open
+    refused: list[weakref.ref[pynng.Message]] = []
+    all_refused = asyncio.Event()
+    original = gate.Gate.open
+
+    async def noting(self: gate.Gate, msg: Any) -> bytes | None:
+        clear = await original(self, msg)
+        if clear is None:
+            refused.append(weakref.ref(msg))
+            if len(refused) == junk_messages:
+                all_refused.set()
+        return clear
+
+    monkeypatch.setattr(gate.Gate, "open", noting)
+
+    async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
+        return echo_reply(req)
+
+    address = ipc(tmp_path, "store")
+    servers.append(Server(address, handler, max_message_bytes=4 << 20))
+    keyless = pynng.Req0(dial=address, send_timeout=5000)  # no seal: refused as unsigned
+    try:
+        for _ in range(junk_messages):
+            await keyless.asend(bytes(1 << 20))
+        await asyncio.wait_for(all_refused.wait(), 30)
+    finally:
+        keyless.close()
+    # Each went to a context of its own, which waits for its next request now: none is held.
+    assert [alive() for alive in refused] == [None] * junk_messages
+    r = make_requester(requesters, address)
+    assert [t.id for t in (await get(r, "after")).tasks] == ["after"]
 
 
 # --- Inbox: a socket's messages taken on the event loop (NNG's receive fd) -------------

@@ -406,29 +406,38 @@ class Responder:
     async def _serve_context(self) -> None:
         ctx = self._sock.new_context()
         try:
-            while True:
-                try:
-                    raw = await ctx.arecv()
-                except pynng.Closed:
-                    return
-                received = self._clock()
-                async with self._handlers:
-                    role = _SENDER_ROLE.set(ctx.sender_role)
-                    try:
-                        reply = await self._handle(raw, waited=self._clock() - received)
-                    finally:
-                        _SENDER_ROLE.reset(role)
-                if reply is None:
-                    continue  # its caller gave up: no reply (the next receive drops it)
-                try:
-                    await ctx.asend(reply)
-                except pynng.Closed:
-                    return
-                except pynng.NNGException as exc:  # requester went away
-                    log.debug("reply dropped: %s", exc)
+            while await self._serve_one(ctx):
+                pass
         finally:
             with contextlib.suppress(pynng.NNGException):
                 ctx.close()
+
+    async def _serve_one(self, ctx: Any) -> bool:
+        """Receive, handle and answer one request on ``ctx``; False once the socket is
+        closed. A frame of its own per request: the request and its reply (each up to
+        the receive limit) go with it, so a context waiting for its next request holds
+        neither (there are ``RECEIVERS_PER_HANDLER`` per handler)."""
+        try:
+            raw = await ctx.arecv()
+        except pynng.Closed:
+            return False
+        received = self._clock()
+        async with self._handlers:
+            role = _SENDER_ROLE.set(ctx.sender_role)
+            try:
+                reply = await self._handle(raw, waited=self._clock() - received)
+            finally:
+                _SENDER_ROLE.reset(role)
+        del raw
+        if reply is None:
+            return True  # its caller gave up: no reply (the next receive drops it)
+        try:
+            await ctx.asend(reply)
+        except pynng.Closed:
+            return False
+        except pynng.NNGException as exc:  # requester went away
+            log.debug("reply dropped: %s", exc)
+        return True
 
     def _may_send(self, kind: int) -> bool:
         """Whether the role that sealed the request being handled may send ``kind``

@@ -142,6 +142,12 @@ class _SealedContext(pynng.Context):  # type: ignore[misc]
                 self._sender_kid = gate_.seal.kid_of(body)
                 self.sender_role = gate_.seal.role_of(body)
                 return clear
+            # Refused: NNG's buffer goes now. Still named here while the next receive
+            # waits, it would outlive the refusal until this context's next message
+            # (NNG hands messages to waiting contexts in turn): a responder's every
+            # context would keep the last junk body it refused (a flood of 33 MiB
+            # bodies made a store hold 360 MiB of them).
+            del msg
 
 
 _SEALED: dict[type[Any], type[Any]] = {}
