@@ -19,7 +19,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from google.protobuf import duration_pb2, struct_pb2
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import eta, graph, ids, payload, telemetry, validation
+from taskyard.core import eta, graph, ids, payload, telemetry, tenants, validation
 from taskyard.core import limits as flow_rules
 from taskyard.core.config import Settings
 
@@ -283,26 +283,30 @@ def _payload(
 # --- TaskRecord -> Task --------------------------------------------------------
 
 
-def put_flow(task: task_pb2.Task, flow: task_record_pb2.FlowControl) -> None:
+def put_flow(task: task_pb2.Task, flow: task_record_pb2.FlowControl, tenant: str = tenants.DEFAULT) -> None:
     """Set ``task``'s limits and fairness key from a record's flow control. Units
     are shown as admission counts them (0, the default, is 1): clients that send
-    1 and clients that send 0 for the same request read the same task."""
+    1 and clients that send 0 for the same request read the same task. Limit names
+    as ``tenant`` knows them (stored qualified, core/tenants.py)."""
     task.fairness_key = flow.fairness_key
     del task.limits[:]
     for use in flow.uses:
         shown = task.limits.add()
         shown.CopyFrom(use)
+        shown.limit = tenants.strip(tenant, use.limit)
         shown.units = flow_rules.units_of(use)
 
 
 def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True) -> task_pb2.Task:
     """The public view of a stored record: no lease token, pool id or trace headers,
-    only the trace id of the headers' ``traceparent`` (where its spans are)."""
+    only the trace id of the headers' ``traceparent`` (where its spans are). Its
+    queue and limits by the names its tenant knows them by (stored qualified)."""
     task = task_pb2.Task(
         id=rec.id,
         name=rec.name,
         priority=rec.priority,
-        queue=rec.queue,
+        queue=tenants.strip(rec.tenant, rec.queue),
+        tenant=rec.tenant,
         max_retries=rec.max_retries,
         request_id=rec.request_id,
         parent_id=rec.parent_id,
@@ -328,7 +332,7 @@ def record_to_task(rec: task_record_pb2.TaskRecord, *, with_payload: bool = True
     if rec.labels:
         task.labels.update(rec.labels)
     if rec.HasField("flow"):
-        put_flow(task, rec.flow)
+        put_flow(task, rec.flow, rec.tenant)
     if rec.trace_headers:
         task.trace_id = telemetry.trace_id_in(rec.trace_headers)
     if rec.timeout_ms:

@@ -2,9 +2,13 @@
 
 The tokens file (``TASKYARD_AUTH_TOKENS_FILE``) has one token per line::
 
-    # token (or sha256:<hex of its SHA-256>)   scopes              name
+    # token (or sha256:<hex of its SHA-256>)   scopes              name          [tenant]
     sha256:9f86d081884c7d659a2feaa0c55ad015...  submit,read         ci-producer
     Zq3...long random text...                   admin               ops
+    sha256:60303ae22b998861bce3b28f33eec1be...  submit,read         acme-ci       tenant=acme
+
+A token with ``tenant=NAME`` belongs to that tenant: its scopes apply within it
+only (docs/tenants.md). A token without one is an operator's, over every tenant.
 
 Blank lines and lines starting with ``#`` are ignored. A token written in clear must be at
 least ``MIN_TOKEN_LENGTH`` characters; the gateway keeps only SHA-256 digests
@@ -25,13 +29,14 @@ import inspect
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health
 
-from taskyard.core import errors
+from taskyard.bus.v1 import tenants_pb2
+from taskyard.core import errors, tenants, validation
 from taskyard.gateway import admission, reflection
 
 log = logging.getLogger(__name__)
@@ -40,6 +45,7 @@ MIN_TOKEN_LENGTH = 16
 # How often a call may look at the file's modification time.
 RELOAD_CHECK_INTERVAL = 1.0
 _DIGEST_PREFIX = "sha256:"
+_TENANT_PREFIX = "tenant="
 
 
 class Scope(enum.Enum):
@@ -57,6 +63,8 @@ class Token:
     name: str
     digest: bytes
     scopes: frozenset[Scope]
+    # The tenant it belongs to; None: an operator's token, over every tenant.
+    tenant: str | None = None
 
     def allows(self, scope: Scope | None) -> bool:
         """``None`` asks only for a valid token; ``admin`` implies every scope."""
@@ -75,9 +83,13 @@ def parse_tokens(text: str, *, source: str = "tokens file") -> tuple[Token, ...]
         if not line or line.startswith("#"):
             continue
         fields = line.split()
-        if len(fields) != 3:
-            raise TokensFileError(f"{source}, line {number}: expected 'TOKEN SCOPES NAME' (3 fields)")
-        secret, scope_text, name = fields
+        if len(fields) not in (3, 4):
+            raise TokensFileError(
+                f"{source}, line {number}: expected 'TOKEN SCOPES NAME' (3 fields), "
+                "or 'TOKEN SCOPES NAME tenant=TENANT' (4 fields)"
+            )
+        secret, scope_text, name = fields[:3]
+        tenant = _tenant_field(fields[3], source, number) if len(fields) == 4 else None
         if secret.startswith(_DIGEST_PREFIX):
             try:
                 value = bytes.fromhex(secret.removeprefix(_DIGEST_PREFIX))
@@ -103,8 +115,19 @@ def parse_tokens(text: str, *, source: str = "tokens file") -> tuple[Token, ...]
         if name in names:
             raise TokensFileError(f"{source}, line {number}: the name {name!r} is used twice")
         names.add(name)
-        tokens.append(Token(name=name, digest=value, scopes=scopes))
+        tokens.append(Token(name=name, digest=value, scopes=scopes, tenant=tenant))
     return tuple(tokens)
+
+
+def _tenant_field(text: str, source: str, number: int) -> str:
+    """The tenant of a 4th field ``tenant=NAME`` (its text is no secret: quoted)."""
+    if not text.startswith(_TENANT_PREFIX):
+        raise TokensFileError(f"{source}, line {number}: the 4th field is 'tenant=NAME'")
+    name = text.removeprefix(_TENANT_PREFIX)
+    problem = tenants.problem(name)
+    if problem is not None:
+        raise TokensFileError(f"{source}, line {number}: the tenant name {problem}")
+    return name
 
 
 class TokensFile:
@@ -143,7 +166,9 @@ class TokensFile:
             log.error("tokens not reloaded, the previous %d stay: %s", len(self.tokens), exc)
             return False
         self._mtime = mtime
-        changed = {(t.digest, t.scopes) for t in tokens} != {(t.digest, t.scopes) for t in self.tokens}
+        changed = {(t.digest, t.scopes, t.tenant) for t in tokens} != {
+            (t.digest, t.scopes, t.tenant) for t in self.tokens
+        }
         self.tokens = tokens
         log.info("tokens loaded from %s: %s", self.path, ", ".join(t.name for t in tokens))
         return changed
@@ -178,6 +203,7 @@ _SCHEDULES = "/taskyard.v1.ScheduleService/"
 _QUEUES = "/taskyard.v1.QueueService/"
 _LIMITS = "/taskyard.v1.LimitService/"
 _FAILURES = "/taskyard.v1.FailureService/"
+_TENANTS = "/taskyard.v1.TenantService/"
 
 REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     # RunTask reads back only the task it submitted, as SubmitTask does for a repeated request_id.
@@ -202,6 +228,8 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     **{_LIMITS + m: Scope.READ for m in ("GetLimit", "ListLimits", "ListKeyWeights")},
     **{_LIMITS + m: Scope.ADMIN for m in ("CreateLimit", "UpdateLimit", "DeleteLimit", "SetKeyWeight")},
     **{_QUEUES + m: Scope.READ for m in ("GetQueueStatus", "ListServers")},
+    # Its writes need admin (the default); ListTenants is an operator's only (tenancy.py).
+    **{_TENANTS + m: Scope.READ for m in ("GetTenant", "ListTenants")},
     "/taskyard.v1.EventService/WatchEvents": Scope.READ,
     **{
         _FAILURES + m: Scope.READ
@@ -232,9 +260,64 @@ def required_scope(method: str) -> Scope | None:
 NO_TOKENS_CALLER = "dev"
 
 
-# The name of the token the Authenticator accepted for the call being served (each
-# call is its own task, so its own context): set by the handler it wraps.
-_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("taskyard_gateway_caller", default="")
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Identity:
+    """Who the call being served came from: the token's name, and whose rows it reaches."""
+
+    name: str
+    # The token's tenant; None: an operator's token (or a gateway without tokens).
+    tenant: str | None = None
+    # An operator acting as one tenant (the ``taskyard-tenant`` metadata).
+    acting: str | None = None
+
+    @property
+    def operator(self) -> bool:
+        return self.tenant is None
+
+    @property
+    def within(self) -> str | None:
+        """The one tenant the call is confined to; None: every tenant (an operator's reads)."""
+        return self.tenant if self.tenant is not None else self.acting
+
+    @property
+    def home(self) -> str:
+        """The tenant the call's submissions and named objects belong to."""
+        within = self.within
+        return "" if within is None else within
+
+    def scope(self) -> tenants_pb2.TenantScope:
+        within = self.within
+        return tenants_pb2.TenantScope(all=True) if within is None else tenants_pb2.TenantScope(tenant=within)
+
+    def sees(self, tenant: str) -> bool:
+        """Whether a row of ``tenant`` is within the call's reach."""
+        within = self.within
+        return within is None or within == tenant
+
+
+# A call without a token (a gateway without tokens, or a background task of the
+# gateway's own): an operator's, over every tenant.
+OPERATOR = Identity(name="")
+# Who the call being served came from (each call is its own task, so its own
+# context): set by the handler the Authenticator wraps, then by Tenancy's.
+_IDENTITY: contextvars.ContextVar[Identity] = contextvars.ContextVar(
+    "taskyard_gateway_caller", default=OPERATOR
+)
+
+
+def identity() -> Identity:
+    """The identity of the call being served (OPERATOR outside a call)."""
+    return _IDENTITY.get()
+
+
+def set_identity(who: Identity) -> None:
+    """Serve the rest of the call being served as ``who``'s."""
+    _IDENTITY.set(who)
+
+
+def scope() -> tenants_pb2.TenantScope:
+    """The TenantScope of the call being served, for the bus requests it sends."""
+    return _IDENTITY.get().scope()
 
 
 def caller_name(tokens: TokensFile | None) -> str:
@@ -244,28 +327,69 @@ def caller_name(tokens: TokensFile | None) -> str:
     file may be reloaded in between, and the token gone from it or renamed."""
     if tokens is None:
         return NO_TOKENS_CALLER
-    return _CALLER.get()
+    return _IDENTITY.get().name
 
 
-def with_caller(handler: admission.Handler, name: str) -> admission.Handler:
-    """``handler``, its calls served with ``name`` as their ``caller_name``."""
+def with_identity(handler: admission.Handler, who: Identity) -> admission.Handler:
+    """``handler``, its calls served as ``who``'s."""
     behavior = admission.behavior_of(handler)
 
     if inspect.isasyncgenfunction(behavior):
 
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-            _CALLER.set(name)
+            _IDENTITY.set(who)
             async for item in behavior(request, context):
                 yield item
 
         return admission.handler_like(handler, stream)
 
     async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        _CALLER.set(name)
+        _IDENTITY.set(who)
         result = behavior(request, context)
         return await result if inspect.isawaitable(result) else result
 
     return admission.handler_like(handler, call)
+
+
+def with_caller(handler: admission.Handler, name: str) -> admission.Handler:
+    """``handler``, its calls served with ``name`` as their ``caller_name`` (an operator's)."""
+    return with_identity(handler, Identity(name=name))
+
+
+def act_as(metadata: Iterable[tuple[str, str | bytes]] | None, who: Identity) -> Identity:
+    """``who`` with the tenant the ``taskyard-tenant`` metadata names. Raises
+    INVALID_ARGUMENT (INVALID_TENANT) for a bad name, PERMISSION_DENIED
+    (OPERATOR_ONLY) for a tenant token naming another tenant; its own is ignored."""
+    wanted: str | None = None
+    for key, value in metadata or ():
+        if key == tenants.METADATA_KEY:
+            wanted = value.decode("latin-1") if isinstance(value, bytes) else value
+    if not wanted:
+        return who
+    problem = tenants.problem(wanted)
+    if problem is not None:
+        raise errors.TaskyardError(
+            errors.Code.INVALID_ARGUMENT,
+            tenants.INVALID_TENANT,
+            f"metadata {tenants.METADATA_KEY}: {problem}",
+            (
+                validation.Violation(
+                    field=f"metadata.{tenants.METADATA_KEY}",
+                    description=problem,
+                    reason=tenants.INVALID_TENANT,
+                ),
+            ),
+        )
+    if who.tenant is not None:
+        if wanted == who.tenant:
+            return who
+        raise errors.TaskyardError(
+            errors.Code.PERMISSION_DENIED,
+            tenants.OPERATOR_ONLY,
+            f"only an operator token may act as another tenant ({tenants.METADATA_KEY}); "
+            f"token '{who.name}' belongs to a tenant",
+        )
+    return dataclasses.replace(who, acting=wanted)
 
 
 def _refusal(code: errors.Code, reason: str, message: str) -> errors.TaskyardError:
@@ -361,7 +485,9 @@ class Authenticator(admission.Interceptor):
         if refusal is None:
             # The servicer learns who called from this token (caller_name), not from a
             # second look-up a reload of the file could answer differently.
-            return handler if token is None else with_caller(handler, token.name)
+            if token is None:
+                return handler
+            return with_identity(handler, Identity(name=token.name, tenant=token.tenant))
         self.refused += 1
         log.info("refused %s: %s", method, refusal.reason)
         return admission.refusing(handler, refusal)

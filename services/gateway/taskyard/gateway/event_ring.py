@@ -41,7 +41,7 @@ def index_of(events: Sequence[pub.Event]) -> Index:
     index: Index = {}
     for i, e in enumerate(events):
         kind = e.kind
-        keys = [("kind", kind), ("queue", e.queue), ("task_name", e.task_name)]
+        keys = [("kind", kind), ("queue", e.queue), ("task_name", e.task_name), ("tenant", e.tenant)]
         keys += [("task_id", e.task_id), ("root_id", e.root_id)]
         if kind == pub.EVENT_KIND_TASK:
             keys.append(("state", e.state))
@@ -144,6 +144,7 @@ def _pick(index: Index, f: EventFilter, n: int) -> list[int]:
         ("queue", f.queues),
         ("state", f.states),
         ("kind", f.kinds),
+        ("tenant", frozenset(()) if f.tenant is None else frozenset((f.tenant,))),
     )
     sets: list[set[int]] = []
     for field, values in wanted:

@@ -16,7 +16,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from taskyard.bus.v1 import event_log_pb2
-from taskyard.core import contract, errors, rpc
+from taskyard.core import contract, errors, rpc, tenants
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 from taskyard.gateway import status
@@ -55,6 +55,21 @@ async def abort_with_cursor(context: Any, exc: errors.TaskyardError, cursor: str
     await context.abort(out.code, out.details, trailing_metadata=out.trailing_metadata)
 
 
+def strip_names(event: pub.Event) -> None:
+    """``event``'s queue, schedule and limit names as its tenant knows them (stored
+    qualified, core/tenants.py): once, as it enters the ring or a replay, for every
+    stream (an operator's reads ``tenant`` beside the bare name)."""
+    tenant = event.tenant
+    if not tenant:
+        return
+    event.queue = tenants.strip(tenant, event.queue)
+    event.schedule_name = tenants.strip(tenant, event.schedule_name)
+    for key, value in event.attributes.items():
+        bare = tenants.strip(tenant, value)
+        if bare != value:
+            event.attributes[key] = bare
+
+
 def _as_is(data: bytes) -> bytes:
     return data
 
@@ -83,7 +98,10 @@ class EventService:
         self.cut_off = 0
 
     async def read_store(self, req: event_log_pb2.ReadEventsRequest) -> event_log_pb2.ReadEventsReply:
-        return await self._store.call(contract.STORE_READ_EVENTS, req)
+        reply = await self._store.call(contract.STORE_READ_EVENTS, req)
+        for event in reply.events:
+            strip_names(event)
+        return reply
 
     def register(self, server: grpc.aio.Server) -> None:
         handler = grpc.unary_stream_rpc_method_handler(

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import errors, event_cursor
 from taskyard.core.clock import Clock, sleep_unless
+from taskyard.gateway import auth
 from taskyard.gateway import event_wire as wire
 from taskyard.gateway.event_filter import EventFilter
 from taskyard.gateway.event_ring import Ring
@@ -108,7 +109,8 @@ class EventStream:
         self._read_store = read_store
         self._clock = clock
         self._limits = limits
-        self._filter = EventFilter.of(req)
+        # A tenant's stream (its token's, or an operator's acting as it): its own events.
+        self._filter = EventFilter.of(req, auth.identity().within)
         self._request = req
         self._pos, self._oldest = "", False
         self._last_sent = clock.monotonic()

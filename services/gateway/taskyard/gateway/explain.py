@@ -21,7 +21,7 @@ from typing import TypeVar
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import flow_pb2, task_record_pb2, tasks_pb2
-from taskyard.core import codec, contract, errors, rpc
+from taskyard.core import codec, contract, errors, rpc, tenants
 from taskyard.core.clock import Clock, SystemClock, from_us
 from taskyard.core.states import TaskState
 from taskyard.gateway import flow_gates
@@ -147,7 +147,9 @@ class Explainer:
             if gate is not None:
                 out.reason = gate.reason
                 out.gate.CopyFrom(gate.gate)
-                out.message = self._gated(gate.reason, gate.gate)
+                # As the task's tenant knows the limit ("tenant.*" quotas are no one's).
+                out.gate.limit = tenants.strip(rec.tenant, gate.gate.limit)
+                out.message = self._gated(gate.reason, out.gate)
         if state not in (S.SCHEDULED, S.RETRYING) and eta_had_passed(rec):
             out.message += (
                 f"; its ETA ({_instant(rec.run_at_us)}) had passed at submission: it was queued at once"
@@ -197,7 +199,8 @@ class Explainer:
         ahead = f"{_plural(facts.depth_ahead, 'task')} ahead of it"
         if facts.queue_paused:
             out.reason = R.WAIT_REASON_QUEUE_PAUSED
-            out.message = f"queue {rec.queue!r} is paused; it runs once the queue is resumed"
+            queue = tenants.strip(rec.tenant, rec.queue)
+            out.message = f"queue {queue!r} is paused; it runs once the queue is resumed"
         elif facts.pools == 0:
             out.reason = R.WAIT_REASON_NO_POOL
             out.message = f"no live worker pool serves {rec.name!r}; it waits until one starts"

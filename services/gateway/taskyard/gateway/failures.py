@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 import grpc
 
 from taskyard.bus.v1 import failures_pb2 as bus
-from taskyard.core import contract, rpc
+from taskyard.core import contract, rpc, tenants
 from taskyard.core import failure_filters as rules
-from taskyard.gateway import status
+from taskyard.gateway import auth, status
 from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import failure_service_pb2_grpc
 
@@ -32,6 +32,26 @@ Context = grpc.aio.ServicerContext[Any, Any]
 Op = bus.RedriveOp
 
 FAILURE_SERVICE_NAME = fs.DESCRIPTOR.services_by_name["FailureService"].full_name
+
+
+def _own(checked: fs.FailureFilter) -> fs.FailureFilter:
+    """``checked`` with its queue as stored for the caller's tenant (core/tenants.py)."""
+    tenant = auth.identity().home
+    if tenant and checked.queue:
+        checked.queue = tenants.qualify(tenant, checked.queue)
+    return checked
+
+
+def _bare(queue: str) -> str:
+    """A stored queue name as the caller's tenant knows it (an operator over every
+    tenant reads other tenants' queues qualified)."""
+    within = auth.identity().within
+    return tenants.strip(within, queue) if within else queue
+
+
+def _shown_redrive(redrive: fs.Redrive) -> fs.Redrive:
+    redrive.filter.queue = _bare(redrive.filter.queue)
+    return redrive
 
 
 def _paged(page_size: int, page_token: str) -> None:
@@ -64,11 +84,13 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
             checked = rules.check_filter(request.filter, groups=True)
             _paged(request.page_size, request.page_token)
             inner = fs.ListFailureGroupsRequest(
-                filter=checked, page_size=request.page_size, page_token=request.page_token
+                filter=_own(checked), page_size=request.page_size, page_token=request.page_token
             )
             reply = await self._store.call(
                 contract.STORE_FAILURE_GROUPS, bus.FailureGroupsRequest(request=inner)
             )
+            for group in reply.response.groups:
+                group.queue = _bare(group.queue)
             return reply.response
 
         return await self._guard(context, call)
@@ -80,9 +102,11 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
             checked = rules.check_filter(request.filter)
             _paged(request.page_size, request.page_token)
             inner = fs.ListFailuresRequest(
-                filter=checked, page_size=request.page_size, page_token=request.page_token
+                filter=_own(checked), page_size=request.page_size, page_token=request.page_token
             )
             reply = await self._store.call(contract.STORE_DEAD_LETTERS, bus.DeadLettersRequest(request=inner))
+            for letter in reply.response.failures:
+                letter.queue = _bare(letter.queue)
             return reply.response
 
         return await self._guard(context, call)
@@ -101,6 +125,8 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
             reply = await self._store.call(
                 contract.STORE_REDRIVE_LIST, bus.RedriveListRequest(redrives=request)
             )
+            for redrive in reply.redrives.redrives:
+                _shown_redrive(redrive)
             return reply.redrives
 
         return await self._guard(context, call)
@@ -125,10 +151,12 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
             rules.check_note(out, request.note)
             rules.raise_if(out)
             inner = fs.RedriveRequest(
-                filter=checked, rate=request.rate, dry_run=request.dry_run, note=request.note
+                filter=_own(checked), rate=request.rate, dry_run=request.dry_run, note=request.note
             )
             create = bus.CreateRedriveRequest(request=inner, created_by=self._caller())
             reply = await self._store.call(contract.STORE_REDRIVE_CREATE, create)
+            if reply.response.HasField("redrive"):
+                _shown_redrive(reply.response.redrive)
             return reply.response
 
         return await self._guard(context, call)
@@ -136,7 +164,7 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
     async def _control(self, op: bus.RedriveOp, raw_id: str) -> fs.Redrive:
         request = bus.RedriveControlRequest(op=op, id=rules.redrive_id(raw_id))
         reply = await self._store.call(contract.STORE_REDRIVE_CONTROL, request)
-        return reply.redrive
+        return _shown_redrive(reply.redrive)
 
     async def PauseRedrive(
         self, request: fs.PauseRedriveRequest, context: Context
@@ -167,7 +195,7 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
     ) -> fs.PurgeDeadLettersResponse:
         async def call() -> fs.PurgeDeadLettersResponse:
             inner = fs.PurgeDeadLettersRequest(
-                filter=rules.check_filter(request.filter), dry_run=request.dry_run
+                filter=_own(rules.check_filter(request.filter)), dry_run=request.dry_run
             )
             reply = await self._store.call(
                 contract.STORE_PURGE_DEAD_LETTERS, bus.PurgeDeadLettersRequest(request=inner)

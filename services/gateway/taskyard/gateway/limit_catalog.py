@@ -18,8 +18,9 @@ import time
 from collections.abc import Iterable, Sequence
 
 from taskyard.bus.v1 import flow_pb2
-from taskyard.core import codec, contract, rpc
+from taskyard.core import codec, contract, rpc, tenants
 from taskyard.core import limits as rules
+from taskyard.gateway import scoped
 from taskyard.v1 import limit_pb2
 
 # How old the copy held may be when a submission's limits are all in it.
@@ -56,8 +57,17 @@ class Snapshot:
         i = bisect.bisect_right(self.names, name) if name else 0
         return self.limits[i : i + count]
 
-    def flow(self) -> codec.FlowCatalog:
-        return codec.FlowCatalog(names=self.bursts, bursts=self.bursts)
+    def flow(self, tenant: str = tenants.DEFAULT) -> codec.FlowCatalog:
+        """The limits ``tenant``'s tasks may use, by the names it knows them by:
+        its own only (stored qualified, core/tenants.py)."""
+        if not tenant and all(tenants.SEPARATOR not in n for n in self.names):
+            return codec.FlowCatalog(names=self.bursts, bursts=self.bursts)
+        own = {}
+        for name, burst in self.bursts.items():
+            owner, bare = tenants.split(name)
+            if owner == tenant:
+                own[bare] = burst
+        return codec.FlowCatalog(names=own, bursts=own)
 
     def admits(self, uses: Iterable[limit_pb2.LimitUse]) -> bool:
         """Whether every use names a limit held here and fits its burst."""
@@ -95,13 +105,20 @@ class LimitCatalog:
         """What the store holds now (for LimitService's reads)."""
         return await self._read()
 
-    async def for_uses(self, uses: Sequence[limit_pb2.LimitUse]) -> codec.FlowCatalog:
-        """The catalog to check ``uses`` against: the copy held when it is recent and
-        admits them all, else the store's answer now."""
+    async def for_uses(
+        self, uses: Sequence[limit_pb2.LimitUse], tenant: str = tenants.DEFAULT
+    ) -> codec.FlowCatalog:
+        """The catalog to check ``tenant``'s ``uses`` (bare names) against: the copy
+        held when it is recent and admits them all, else the store's answer now."""
         held = self._held
+        if tenant:
+            uses = [
+                limit_pb2.LimitUse(limit=tenants.qualify(tenant, u.limit), key=u.key, units=u.units)
+                for u in uses
+            ]
         if time.monotonic() - self._read_at < self.max_age and held.admits(uses):
-            return held.flow()
-        return (await self._read()).flow()
+            return held.flow(tenant)
+        return (await self._read()).flow(tenant)
 
     async def _read(self) -> Snapshot:
         """The store's answer, read after the last change through this gateway;
@@ -118,7 +135,9 @@ class LimitCatalog:
         try:
             held = self._held
             reply = await self._store.call(
-                contract.STORE_LIMITS, flow_pb2.ReadLimitsRequest(known_version=held.version)
+                contract.STORE_LIMITS,
+                # Every tenant's, shared by every caller (each sees its own: ``flow``).
+                flow_pb2.ReadLimitsRequest(known_version=held.version, scope=scoped.every_tenant()),
             )
             self.reads += 1
             # Versions only grow: an older answer (a read overtaken by a later one)

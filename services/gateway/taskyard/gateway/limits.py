@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -19,10 +20,10 @@ from typing import TypeVar
 import grpc
 
 from taskyard.bus.v1 import flow_pb2
-from taskyard.core import codec, contract, errors, names, rpc
+from taskyard.core import codec, contract, errors, names, rpc, tenants
 from taskyard.core import limits as rules
-from taskyard.gateway import flow_gates, status
-from taskyard.gateway.limit_catalog import LimitCatalog
+from taskyard.gateway import auth, flow_gates, status
+from taskyard.gateway.limit_catalog import LimitCatalog, Snapshot
 from taskyard.v1 import limit_pb2, limit_service_pb2_grpc
 from taskyard.v1 import limit_service_pb2 as svc
 
@@ -61,6 +62,12 @@ def _definition(request: svc.CreateLimitRequest | svc.UpdateLimitRequest) -> lim
     return limit
 
 
+def _copy(weight: limit_pb2.KeyWeight) -> limit_pb2.KeyWeight:
+    out = limit_pb2.KeyWeight()
+    out.CopyFrom(weight)
+    return out
+
+
 def page_token(after: str) -> str:
     return base64.urlsafe_b64encode(after.encode()).decode().rstrip("=")
 
@@ -75,7 +82,9 @@ def _after(token: str, violations: list[codec.Violation]) -> str:
             name = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         except (binascii.Error, UnicodeDecodeError, ValueError):
             name = ""
-    if not names.fits(name):
+    # An operator's listing of every tenant's continues after a qualified name.
+    owner, bare = tenants.split(name)
+    if not names.fits(bare) or (owner and not tenants.fits(owner)):
         violations.append(codec.Violation(field="page_token", description="not a token from a previous page"))
     return name
 
@@ -89,6 +98,37 @@ def _page_size(value: int, violations: list[codec.Violation]) -> int:
             )
         )
     return size
+
+
+def _own_limits(held: Snapshot) -> list[limit_pb2.Limit]:
+    """The limits the caller reaches, sorted by the names it knows them by: its
+    tenant's, stripped (an operator over every tenant: all, others' qualified)."""
+    within = auth.identity().within
+    if within is None:
+        return list(held.limits)
+    return sorted(
+        (lim for lim in held.limits if tenants.split(lim.name)[0] == within), key=lambda lim: _bare(lim.name)
+    )
+
+
+def _bare(stored: str) -> str:
+    return tenants.split(stored)[1]
+
+
+def _stored(name: str) -> str:
+    return tenants.qualify(auth.identity().home, name)
+
+
+def _shown_limit(limit: limit_pb2.Limit) -> limit_pb2.Limit:
+    if auth.identity().within:
+        limit.name = _bare(limit.name)
+    return limit
+
+
+def _shown_weight(weight: limit_pb2.KeyWeight) -> limit_pb2.KeyWeight:
+    if auth.identity().within:
+        weight.key = _bare(weight.key)
+    return weight
 
 
 class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
@@ -127,29 +167,31 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
                 for lim in out:
                     if lim.name in reply.usage:
                         lim.usage.CopyFrom(reply.usage[lim.name])
-        return out
+        return [_shown_limit(lim) for lim in out]
 
     # --- changes (admin) ---------------------------------------------------------
     async def CreateLimit(self, request: svc.CreateLimitRequest, context: Context) -> svc.CreateLimitResponse:
         async def call() -> svc.CreateLimitResponse:
             limit = _definition(request)
+            limit.name = _stored(limit.name)
             reply = await self._change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_CREATE, limit=limit))
-            return svc.CreateLimitResponse(limit=reply.limit)
+            return svc.CreateLimitResponse(limit=_shown_limit(reply.limit))
 
         return await self._guard(context, call)
 
     async def UpdateLimit(self, request: svc.UpdateLimitRequest, context: Context) -> svc.UpdateLimitResponse:
         async def call() -> svc.UpdateLimitResponse:
             limit = _definition(request)
+            limit.name = _stored(limit.name)
             reply = await self._change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_UPDATE, limit=limit))
-            return svc.UpdateLimitResponse(limit=reply.limit)
+            return svc.UpdateLimitResponse(limit=_shown_limit(reply.limit))
 
         return await self._guard(context, call)
 
     async def DeleteLimit(self, request: svc.DeleteLimitRequest, context: Context) -> svc.DeleteLimitResponse:
         async def call() -> svc.DeleteLimitResponse:
             change = flow_pb2.ChangeLimitRequest(
-                op=Op.LIMIT_OP_DELETE, name=_name(request.name), force=request.force
+                op=Op.LIMIT_OP_DELETE, name=_stored(_name(request.name)), force=request.force
             )
             reply = await self._change(change)
             return svc.DeleteLimitResponse(tasks_released=reply.tasks_released)
@@ -165,10 +207,11 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
             violations = rules.weight_violations(request.weight, "weight")
             if violations:
                 raise codec.invalid(violations)
-            reply = await self._change(
-                flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_SET_WEIGHT, weight=request.weight)
-            )
-            return svc.SetKeyWeightResponse(weight=reply.weight)
+            weight = limit_pb2.KeyWeight()
+            weight.CopyFrom(request.weight)
+            weight.key = _stored(weight.key)
+            reply = await self._change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_SET_WEIGHT, weight=weight))
+            return svc.SetKeyWeightResponse(weight=_shown_weight(reply.weight))
 
         return await self._guard(context, call)
 
@@ -176,7 +219,8 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
     async def GetLimit(self, request: svc.GetLimitRequest, context: Context) -> svc.GetLimitResponse:
         async def call() -> svc.GetLimitResponse:
             name = _name(request.name)
-            found = (await self._catalog.fresh()).find(name)
+            # Another tenant's limit is not found as a missing one is not.
+            found = (await self._catalog.fresh()).find(_stored(name))
             if found is None:
                 raise errors.not_found("limit", name)
             (limit,) = await self._with_usage([found])
@@ -191,13 +235,16 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
             after = _after(request.page_token, violations)
             if violations:
                 raise codec.invalid(violations)
-            catalog = await self._catalog.fresh()
-            page = catalog.after(after, size + 1)
+            own = _own_limits(await self._catalog.fresh())
+            within = auth.identity().within
+            shown = [lim.name if within is None else _bare(lim.name) for lim in own]
+            first = bisect.bisect_right(shown, after) if after else 0
+            page = own[first : first + size + 1]
             more = len(page) > size
             page = page[:size]
             out = svc.ListLimitsResponse(limits=await self._with_usage(page))
             if more:
-                out.next_page_token = page_token(page[-1].name)
+                out.next_page_token = page_token(out.limits[-1].name)
             return out
 
         return await self._guard(context, call)
@@ -206,6 +253,10 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
         self, request: svc.ListKeyWeightsRequest, context: Context
     ) -> svc.ListKeyWeightsResponse:
         async def call() -> svc.ListKeyWeightsResponse:
-            return svc.ListKeyWeightsResponse(weights=(await self._catalog.fresh()).weights)
+            within = auth.identity().within
+            weights = (await self._catalog.fresh()).weights
+            if within is not None:
+                weights = tuple(w for w in weights if tenants.split(w.key)[0] == within)
+            return svc.ListKeyWeightsResponse(weights=[_shown_weight(_copy(w)) for w in weights])
 
         return await self._guard(context, call)

@@ -15,8 +15,8 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import pools_pb2, queues_pb2
-from taskyard.core import codec, contract, rpc, validation
-from taskyard.gateway import status
+from taskyard.core import codec, contract, names, rpc, tenants, validation
+from taskyard.gateway import auth, status
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc
 
@@ -33,6 +33,25 @@ def _queue(raw: str, field: str = "queue") -> str:
     """A queue's name as given (core/names.py's rules; empty: the default queue, or
     every queue where the call says so)."""
     return validation.chosen_name(raw, field, required=False)
+
+
+def _own(name: str, *, default: bool = False) -> str:
+    """The stored name of the caller's queue ``name`` (qualified for a tenant:
+    core/tenants.py); with ``default`` an empty name is the default queue, else
+    it stays empty (every queue of the caller's)."""
+    tenant = auth.identity().home
+    if not tenant or not (name or default):
+        return name
+    return tenants.qualify(tenant, name or names.DEFAULT_QUEUE)
+
+
+def _shown(info: qs.QueueInfo) -> qs.QueueInfo:
+    """``info`` named as the caller knows its queue (an operator over every tenant
+    reads other tenants' queues qualified: QueueInfo has no tenant of its own)."""
+    within = auth.identity().within
+    if within:
+        info.name = tenants.strip(within, info.name)
+    return info
 
 
 def _positive_ms(request: Message, field: str) -> int:
@@ -74,14 +93,18 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
         """One operation on one queue (pause, resume, clear), its reply mapped by ``respond``."""
 
         async def run() -> R:
-            request = queues_pb2.QueueOpRequest(op=op, queue=_queue(queue))
+            named = op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME)
+            request = queues_pb2.QueueOpRequest(op=op, queue=_own(_queue(queue), default=named))
             return respond(await self._op(request))
 
         return await self._guard(context, run)
 
     async def PauseQueue(self, request: qs.PauseQueueRequest, context: Context) -> qs.PauseQueueResponse:
         return await self._queue_op(
-            context, queues_pb2.QUEUE_OP_PAUSE, request.queue, lambda r: qs.PauseQueueResponse(queue=r.queue)
+            context,
+            queues_pb2.QUEUE_OP_PAUSE,
+            request.queue,
+            lambda r: qs.PauseQueueResponse(queue=_shown(r.queue)),
         )
 
     async def ResumeQueue(self, request: qs.ResumeQueueRequest, context: Context) -> qs.ResumeQueueResponse:
@@ -89,7 +112,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
             context,
             queues_pb2.QUEUE_OP_RESUME,
             request.queue,
-            lambda r: qs.ResumeQueueResponse(queue=r.queue),
+            lambda r: qs.ResumeQueueResponse(queue=_shown(r.queue)),
         )
 
     async def ClearQueue(self, request: qs.ClearQueueRequest, context: Context) -> qs.ClearQueueResponse:
@@ -125,7 +148,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
             reply = await self._op(
                 queues_pb2.QueueOpRequest(
                     op=queues_pb2.QUEUE_OP_RETRY,
-                    queue=_queue(request.queue),
+                    queue=_own(_queue(request.queue)),
                     name=request.name.strip(),
                     ids=ids,
                     limit=request.limit,
@@ -151,7 +174,7 @@ class QueueService(queue_service_pb2_grpc.QueueServiceServicer):
         async def run() -> qs.GetQueueStatusResponse:
             reply = await self._store.call(contract.STORE_QUEUE_STATUS, queues_pb2.QueueStatusRequest())
             return qs.GetQueueStatusResponse(
-                queues=reply.queues,
+                queues=[_shown(q) for q in reply.queues],
                 servers=reply.servers,
                 capacity=reply.capacity,
                 running_tasks=reply.running_tasks,

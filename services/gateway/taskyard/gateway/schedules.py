@@ -18,9 +18,9 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2, schedule_pb2
-from taskyard.core import codec, contract, errors, rpc, validation
+from taskyard.core import codec, contract, errors, rpc, tenants, validation
 from taskyard.core import schedule as timing
-from taskyard.gateway import status
+from taskyard.gateway import auth, status
 from taskyard.gateway.limit_catalog import LimitCatalog
 from taskyard.gateway.names import KnownNames
 from taskyard.v1 import schedule_pb2 as pub
@@ -81,6 +81,28 @@ def template_violations(s: pub.Schedule, path: str) -> list[codec.Violation]:
     ]
 
 
+def _qualify(s: pub.Schedule, tenant: str) -> None:
+    """Name ``s``, its task's queue and limits as stored for ``tenant`` (core/tenants.py)."""
+    if not tenant:
+        return
+    s.name = tenants.qualify(tenant, s.name)
+    s.task.queue = tenants.qualify(tenant, s.task.queue or codec.DEFAULT_QUEUE)
+    for use in s.task.limits:
+        use.limit = tenants.qualify(tenant, use.limit)
+
+
+def _shown(s: pub.Schedule) -> pub.Schedule:
+    """``s`` named as the caller's tenant knows it (an operator over every tenant
+    reads other tenants' schedules qualified: Schedule has no tenant of its own)."""
+    within = auth.identity().within
+    if within:
+        s.name = tenants.strip(within, s.name)
+        s.task.queue = tenants.strip(within, s.task.queue)
+        for use in s.task.limits:
+            use.limit = tenants.strip(within, use.limit)
+    return s
+
+
 class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
     def __init__(
         self,
@@ -138,7 +160,8 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
             await self._names.ensure({s.task.name})
             # Read before the try below: the store's own error (UNAVAILABLE) must
             # reach the caller as it does for SubmitTask, not leave the limits unchecked.
-            flow = await self._catalog.for_uses(s.task.limits) if s.task.limits else None
+            tenant = auth.identity().home
+            flow = await self._catalog.for_uses(s.task.limits, tenant) if s.task.limits else None
             try:
                 codec.build_records(
                     [s.task],
@@ -171,10 +194,12 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
             "declared",
         ):
             s.ClearField(name)
+        # The store saves it for the caller's tenant (the request's scope).
+        _qualify(s, auth.identity().home)
         reply = await self._store.call(
             contract.STORE_SCHEDULE_SAVE, schedule_pb2.SaveSchedulesRequest(schedules=[s], now_us=_now_us())
         )
-        return svc.CreateScheduleResponse(schedule=reply.schedules[0])
+        return svc.CreateScheduleResponse(schedule=_shown(reply.schedules[0]))
 
     # --- reads ---------------------------------------------------------------------
     async def GetSchedule(self, request: svc.GetScheduleRequest, context: Context) -> svc.GetScheduleResponse:
@@ -182,7 +207,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
             reply = await self._store.call(
                 contract.STORE_SCHEDULE_READ, schedule_pb2.ReadSchedulesRequest(id=_ident(request.id))
             )
-            return svc.GetScheduleResponse(schedule=reply.schedules[0])
+            return svc.GetScheduleResponse(schedule=_shown(reply.schedules[0]))
 
         return await self._guard(context, call)
 
@@ -203,7 +228,9 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
                 contract.STORE_SCHEDULE_READ,
                 schedule_pb2.ReadSchedulesRequest(page_size=request.page_size, page_token=request.page_token),
             )
-            return svc.ListSchedulesResponse(schedules=reply.schedules, next_page_token=reply.next_page_token)
+            return svc.ListSchedulesResponse(
+                schedules=[_shown(s) for s in reply.schedules], next_page_token=reply.next_page_token
+            )
 
         return await self._guard(context, call)
 
@@ -211,7 +238,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
     async def _change(self, ident: str, action: int) -> pub.Schedule:
         request = schedule_pb2.ChangeScheduleRequest(id=_ident(ident), action=action, now_us=_now_us())  # type: ignore[arg-type]
         reply = await self._store.call(contract.STORE_SCHEDULE_CHANGE, request)
-        return reply.schedule
+        return _shown(reply.schedule)
 
     async def PauseSchedule(
         self, request: svc.PauseScheduleRequest, context: Context
@@ -250,7 +277,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
             )
             out = svc.TriggerScheduleResponse()
             if reply.schedules:
-                out.schedule.CopyFrom(reply.schedules[0])
+                out.schedule.CopyFrom(_shown(reply.schedules[0]))
             if reply.records:
                 out.task.CopyFrom(codec.record_to_task(reply.records[0]))
             return out

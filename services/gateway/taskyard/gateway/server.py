@@ -28,7 +28,10 @@ from taskyard.gateway.limits import LIMIT_SERVICE_NAME, LimitService
 from taskyard.gateway.names import KnownNames
 from taskyard.gateway.queues import QUEUE_SERVICE_NAME, QueueService
 from taskyard.gateway.schedules import ScheduleService
+from taskyard.gateway.scoped import Scoped
 from taskyard.gateway.service import TaskService
+from taskyard.gateway.tenancy import TENANT_SERVICE_NAME, Tenancy, TenantCache
+from taskyard.gateway.tenant_service import TenantService
 from taskyard.gateway.waiters import EventSubscriber, Waiters
 from taskyard.v1 import (
     schedule_service_pb2,
@@ -51,6 +54,7 @@ SERVICE_NAMES = (
     QUEUE_SERVICE_NAME,
     EVENT_SERVICE_NAME,
     FAILURE_SERVICE_NAME,
+    TENANT_SERVICE_NAME,
     health.SERVICE_NAME,
 )
 # How often the store is probed once it answered, and how long a probe waits. The
@@ -164,7 +168,9 @@ class Gateway:
         self.instance_id = ids.new_instance_id("gateway")
         timeout = settings.request_timeout
         mmb = settings.max_message_bytes
-        self.store = rpc.Requester(settings.store_addresses, max_message_bytes=mmb, timeout=timeout)
+        self.store_requester = rpc.Requester(settings.store_addresses, max_message_bytes=mmb, timeout=timeout)
+        # Every request sent for a caller carries its TenantScope (scoped.py).
+        self.store = Scoped(self.store_requester)
         self._lane_requesters = {
             p: rpc.Requester(settings.lane_addresses(p), max_message_bytes=mmb, timeout=timeout)
             for p in LANES
@@ -182,7 +188,9 @@ class Gateway:
         # The limits tasks may use, shared by submissions and LimitService's reads.
         self.limit_catalog = LimitCatalog(self.store)
         # FLOW_GATES (the leader's gates and usage) on the lane that triggers schedules.
-        flow_lane = self._lane_requesters[Priority.NORMAL]
+        flow_lane = Scoped(self._lane_requesters[Priority.NORMAL])
+        # Who may act for which tenant, before anything runs (tenancy.py).
+        self.tenants = TenantCache(self.store)
         self.service = TaskService(
             limits=codec.Limits.from_settings(settings),
             store=self.store,
@@ -193,7 +201,7 @@ class Gateway:
             flow_lane=flow_lane,
         )
         # Innermost, the decoding of request bodies: a bad one is INVALID_ARGUMENT, not UNKNOWN.
-        interceptors: list[Interceptor] = [self.admission, Decoder()]
+        interceptors: list[Interceptor] = [Tenancy(self.tenants), self.admission, Decoder()]
         if self.authenticator is not None:
             interceptors.insert(0, self.authenticator)  # the admission gates never count a refused call
         if settings.metrics_port:
@@ -208,7 +216,7 @@ class Gateway:
         schedule_service_pb2_grpc.add_ScheduleServiceServicer_to_server(
             ScheduleService(
                 store=self.store,
-                lane=self._lane_requesters[Priority.NORMAL],
+                lane=flow_lane,
                 names=self.names,
                 limits=codec.Limits.from_settings(settings),
                 catalog=self.limit_catalog,
@@ -221,10 +229,18 @@ class Gateway:
         FailureService.register(
             self.server, store=self.store, caller=functools.partial(auth.caller_name, self.tokens)
         )
+        # Tenants, for operators; a change records the name of the token that asked.
+        TenantService.register(
+            self.server,
+            store=self.store,
+            cache=self.tenants,
+            caller=functools.partial(auth.caller_name, self.tokens),
+        )
         # WatchEvents: one tail of the store's event log, woken by every committed batch.
         self.event_service = EventService(store=self.store, settings=settings)
         self.event_service.register(self.server)
         self.waiters.taps.append(self.event_service.tail.nudge)
+        self.waiters.taps.append(self.tenants.tap)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         # The same health answers, plaintext and nothing else, for probes that cannot
         # do TLS or send a token (the kubelet's gRPC probe): the edge keeps both.
@@ -350,7 +366,7 @@ class Gateway:
         self.events.close()
         if self.peer is not None:
             self.peer.close()
-        self.store.close()
+        self.store_requester.close()
         for r in self._lane_requesters.values():
             r.close()
         log.info("gateway stopped")

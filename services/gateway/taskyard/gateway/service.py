@@ -14,8 +14,20 @@ import grpc
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import codec, contract, errors, graph, hops, rpc, states, telemetry, tracing, validation
-from taskyard.gateway import cancels, status, trees
+from taskyard.core import (
+    codec,
+    contract,
+    errors,
+    graph,
+    hops,
+    rpc,
+    states,
+    telemetry,
+    tenants,
+    tracing,
+    validation,
+)
+from taskyard.gateway import auth, cancels, scoped, status, trees
 from taskyard.gateway import logs as task_logs
 from taskyard.gateway.explain import Explainer
 from taskyard.gateway.lanes import Lanes
@@ -67,8 +79,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         self._lanes = lanes
         self._names = names
         self._waiters = waiters
-        # A wait's reads of its task go to the store together with the other waits'.
-        self._wait_reads = RecordReads(self._get_records)
+        # A wait's reads of its task go to the store together with the other waits'
+        # (of every tenant: each wait keeps its record only if its caller sees it).
+        self._wait_reads = RecordReads(self._get_any_records)
         # GetTaskLogs / StreamTaskLogs (see logs.py), woken by the event stream.
         self._logs = task_logs.TaskLogs(
             store, task_logs.Followers(), page_bytes=max(1, limits.grpc_max_message_bytes // 2)
@@ -115,14 +128,23 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             codec.check_batch_size(len(specs), self._limits, field)
         await self._names.ensure({s.name for s in specs})
         uses = [use for s in specs for use in s.limits]
-        return codec.build_records(
+        # The caller's tenant, never the request's; its names qualified (core/tenants.py).
+        tenant = auth.identity().home
+        records = codec.build_records(
             specs,
             known_names=self._names.snapshot(),
             limits=self._limits,
             field=field,
             single=single,
-            flow=await self._catalog.for_uses(uses) if uses else None,
+            flow=await self._catalog.for_uses(uses, tenant) if uses else None,
         )
+        if tenant:
+            for rec in records:
+                rec.tenant = tenant
+                rec.queue = tenants.qualify(tenant, rec.queue)
+                for use in rec.flow.uses:
+                    use.limit = tenants.qualify(tenant, use.limit)
+        return records
 
     async def _submit_one(
         self,
@@ -170,7 +192,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if inserted.HasField("flow"):
                 # As stored: with the limits its task name declares (the scheduler
                 # adds them), which the record sent does not have.
-                codec.put_flow(task, inserted.flow)
+                codec.put_flow(task, inserted.flow, records[0].tenant)
             return task_service_pb2.SubmitTaskResponse(task=task, created=True)
         # A repeated request_id or idempotency key: answer with the task the first
         # submission made (with its result when final).
@@ -184,7 +206,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             state=inserted.state,
             priority=inserted.priority,
             name=inserted.name,
-            queue=inserted.queue,
+            queue=tenants.strip(records[0].tenant, inserted.queue),
+            tenant=records[0].tenant,
         )
         return task_service_pb2.SubmitTaskResponse(task=task, created=False)
 
@@ -216,6 +239,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         reply = await self._store.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=task_ids))
         return list(reply.tasks)
 
+    async def _get_any_records(self, task_ids: Sequence[str]) -> list[task_record_pb2.TaskRecord]:
+        request = tasks_pb2.GetTasksRequest(ids=task_ids, scope=scoped.every_tenant())
+        return list((await self._store.call(contract.STORE_GET, request)).tasks)
+
     async def _get(self, task_id: str) -> task_record_pb2.TaskRecord:
         for rec in await self._get_records([task_id]):
             if rec.id == task_id:
@@ -224,7 +251,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     async def _read_waited(self, task_id: str) -> task_record_pb2.TaskRecord:
         rec = await self._wait_reads.get(task_id)
-        if rec is None:
+        if rec is None or not auth.identity().sees(rec.tenant):
             raise errors.not_found("task", task_id)
         return rec
 
@@ -349,15 +376,17 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         """The answer, and the hop stamps of a sampled task's final event (``want_trip``:
         a re-read that finds the task final before its event came waits TRIP_GRACE
         for the event, which alone carries them). ``waiter`` is registered already."""
+        who = auth.identity()
         seen = self._waiters.recent_final(task_id)
-        if seen is not None and seen.HasField("record"):
+        if seen is not None and seen.HasField("record") and who.sees(seen.record.tenant):
             return task_service_pb2.WaitTaskResponse(
                 task=codec.record_to_task(seen.record), timed_out=False
             ), seen.record.hops
         # A task submitted here and not seen finishing needs no read before the
         # wait; an event lost on the way is then caught by an early re-read.
         recheck = WAIT_RECHECK
-        if seen is None and self._waiters.known_unfinished(task_id):
+        # (An operator's only: whose task it is must be read first for anyone else.)
+        if seen is None and who.within is None and self._waiters.known_unfinished(task_id):
             recheck = FIRST_RECHECK_UNREAD
         else:
             rec = await self._read_waited(task_id)
@@ -393,7 +422,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(waiter.event.wait(), grace)
                 break
-        if waiter.record is not None:
+        if waiter.record is not None and who.sees(waiter.record.tenant):
             return task_service_pb2.WaitTaskResponse(
                 task=codec.record_to_task(waiter.record), timed_out=False
             ), waiter.record.hops
@@ -430,10 +459,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         codec.check_text(violations, "page_token", request.page_token, max_chars=MAX_PAGE_TOKEN_CHARS)
         if violations:
             raise codec.invalid(violations)
+        within = auth.identity().within
         query = tasks_pb2.ListTasksRequest(
             states=request.states,
             name=request.name,
-            queue=request.queue,
+            queue=tenants.qualify(within, request.queue) if within and request.queue else request.queue,
             priority=request.priority,
             limit=page_size,
             cursor=request.page_token,

@@ -1,0 +1,203 @@
+"""Who a call acts for, and whether its tenant may: the tenants the store holds, and
+the refusals made before anything runs (docs/tenants.md).
+
+A token of a tenant the store does not know is refused (PERMISSION_DENIED,
+TENANT_UNKNOWN), and so is an operator acting as one (the ``taskyard-tenant``
+metadata). A suspended tenant's submissions, retries, redrives and schedule
+creations and firings are refused (FAILED_PRECONDITION, TENANT_SUSPENDED); its
+reads and cancels go on. TenantService is the operators', but for a tenant reading
+its own (GetTenant): OPERATOR_ONLY otherwise.
+
+The tenants are held as the store last said (STORE_TENANTS with the version held:
+``unchanged`` costs one indexed read), read again when older than ``max_age``, when
+a ``tenant.*`` event passes, and at once for a name the copy held lacks, before
+that name is refused. The store checks suspension again inside the insert: this
+copy only spares it the submissions it would refuse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from taskyard.bus.v1 import event_pb2, tenants_pb2
+from taskyard.core import contract, errors, rpc, tenants
+from taskyard.gateway import admission, auth, status
+from taskyard.v1 import tenant_service_pb2
+
+# How old the copy held may be when it is used.
+MAX_AGE = 1.0
+
+TENANT_SERVICE_NAME = tenant_service_pb2.DESCRIPTOR.services_by_name["TenantService"].full_name
+_TENANTS = f"/{TENANT_SERVICE_NAME}/"
+# Refused to a suspended tenant: what would start work of its (reads and cancels go on).
+SUSPENDED_REFUSES = frozenset(
+    {
+        "/taskyard.v1.TaskService/SubmitTask",
+        "/taskyard.v1.TaskService/BatchSubmitTasks",
+        "/taskyard.v1.TaskService/RunTask",
+        "/taskyard.v1.QueueService/RetryTasks",
+        "/taskyard.v1.FailureService/Redrive",
+        "/taskyard.v1.ScheduleService/CreateSchedule",
+        "/taskyard.v1.ScheduleService/TriggerSchedule",
+    }
+)
+# TenantService but GetTenant (a tenant token reads its own).
+OPERATOR_METHODS = frozenset(
+    _TENANTS + m for m in ("CreateTenant", "ListTenants", "UpdateTenant", "SuspendTenant", "ResumeTenant")
+)
+
+
+def unknown(name: str) -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.PERMISSION_DENIED,
+        tenants.TENANT_UNKNOWN,
+        f"the token's tenant {name!r} is not known; an operator creates it with TenantService.CreateTenant",
+    )
+
+
+def suspended(name: str) -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.FAILED_PRECONDITION,
+        tenants.TENANT_SUSPENDED,
+        f"the tenant {name!r} is suspended: it submits nothing until an operator resumes it "
+        "(TenantService.ResumeTenant); its tasks wait, queued",
+    )
+
+
+def operator_only(method: str, who: auth.Identity) -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.PERMISSION_DENIED,
+        tenants.OPERATOR_ONLY,
+        f"{method.rsplit('/', 1)[-1]} is for operator tokens only; token '{who.name}' belongs to a tenant",
+    )
+
+
+class TenantCache:
+    """The tenants by name, as the store last said."""
+
+    def __init__(
+        self, store: rpc.Caller, *, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._store = store
+        self.max_age = max_age
+        self._clock = clock
+        self._held: dict[str, tenant_service_pb2.Tenant] = {}
+        self._version = -1
+        self._read_at = -1e9
+        self._generation = 0
+        self._reading: asyncio.Task[None] | None = None
+        self._reading_generation = -1
+        self.reads = 0
+
+    def stale(self) -> None:
+        """A tenant changed: read before the next use."""
+        self._generation += 1
+        self._read_at = -1e9
+
+    def tap(self, batch: event_pb2.EventBatch) -> None:
+        """For Waiters.taps: a ``tenant.*`` event makes the copy stale."""
+        if any(ev.type.startswith("tenant.") for ev in batch.events):
+            self.stale()
+
+    async def get(self, name: str) -> tenant_service_pb2.Tenant | None:
+        """``name``'s tenant, or None when the store does not hold it (asked now)."""
+        if self._clock() - self._read_at >= self.max_age:
+            await self._read()
+        found = self._held.get(name)
+        if found is None:
+            self.stale()
+            await self._read()
+            found = self._held.get(name)
+        return found
+
+    async def _read(self) -> None:
+        if self._reading is None or self._reading_generation != self._generation:
+            reading = asyncio.get_running_loop().create_task(
+                self._load(self._generation), name="gateway-tenants"
+            )
+            self._reading, self._reading_generation = reading, self._generation
+        await asyncio.shield(self._reading)
+
+    async def _load(self, generation: int) -> None:
+        try:
+            reply = await self._store.call(
+                contract.STORE_TENANTS, tenants_pb2.ReadTenantsRequest(known_version=self._version)
+            )
+            self.reads += 1
+            if not reply.unchanged and reply.version >= self._version:
+                self._held = {t.name: t for t in reply.tenants}
+                self._version = reply.version
+            if generation == self._generation:
+                self._read_at = self._clock()
+        finally:
+            if self._reading is asyncio.current_task():
+                self._reading = None
+
+    async def refusal(self, method: str, who: auth.Identity) -> errors.TaskyardError | None:
+        """Why ``who`` may not call ``method`` now, or None."""
+        if method in OPERATOR_METHODS:
+            return None if who.operator else operator_only(method, who)
+        within = who.within
+        if not within or method.startswith(_TENANTS):
+            return None  # every tenant's, or the default one (no row); TenantService answers itself
+        tenant = await self.get(within)
+        if tenant is None:
+            return unknown(within)
+        if method in SUSPENDED_REFUSES and tenant.state == tenant_service_pb2.TENANT_STATE_SUSPENDED:
+            return suspended(within)
+        return None
+
+
+class Tenancy(admission.Interceptor):
+    """Sets the identity of each call (with the ``taskyard-tenant`` metadata) and
+    makes the refusals above. Inside the Authenticator, which names the token."""
+
+    def __init__(self, cache: TenantCache) -> None:
+        self.cache = cache
+        self.refused = 0
+
+    async def _admit(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        who = auth.identity()
+        try:
+            who = auth.act_as(context.invocation_metadata(), who)
+            refusal = await self.cache.refusal(method, who)
+        except errors.TaskyardError as exc:
+            refusal = exc
+        if refusal is not None:
+            self.refused += 1
+            await status.abort(context, refusal)
+        auth.set_identity(who)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[admission.Handler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> admission.Handler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or method in auth.OPEN_METHODS or method.startswith("/grpc.reflection."):
+            return handler
+        behavior = admission.behavior_of(handler)
+        admit = self._admit
+
+        if inspect.isasyncgenfunction(behavior):
+
+            async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                await admit(method, context)
+                async for item in behavior(request, context):
+                    yield item
+
+            return admission.handler_like(handler, stream)
+
+        async def call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await admit(method, context)
+            result = behavior(request, context)
+            return await result if inspect.isawaitable(result) else result
+
+        return admission.handler_like(handler, call)
