@@ -5,6 +5,7 @@ admitted peers only (worker_pool/peers.py)."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -180,4 +181,33 @@ async def test_a_keyless_peer_that_declares_a_message_past_the_limit_is_closed_u
         await wait_until_async(lambda: peers.pending == 0, 10, "its place given back")
     finally:
         writer.close()
+        peers.close()
+
+
+async def test_a_refused_message_is_not_kept_while_the_next_one_is_awaited(tmp_path: Path) -> None:
+    """What fails the seal is freed as it is refused: the receive loop does not keep it
+    while it waits for the next message (each may be as large as the receive limit)."""
+    address = f"ipc://{tmp_path}/pool.pair"
+    peers, lost = await _listener(address)
+    received: list[weakref.ref[pynng.Message]] = []
+    take = peers.sock.arecv_msg
+
+    async def noting() -> pynng.Message:
+        msg = await take()
+        received.append(weakref.ref(msg))
+        return msg
+
+    peers.sock.arecv_msg = noting
+    squatter = _Raw(address)
+    receiving = asyncio.ensure_future(peers.arecv())
+    try:
+        await wait_until_async(lambda: squatter.connected == 1, 5, "the squatter to connect")
+        await squatter.sock.asend(transport.encode(envelope_pb2.KIND_DISPATCH, bytes(MAX_BYTES // 2)))
+        await wait_until_async(lambda: peers.dropped == 1, 10, "its drop")
+        # The loop waits for the next message now, holding nothing of the refused one.
+        assert len(received) == 1 and received[0]() is None
+        assert not receiving.done() and lost == []
+    finally:
+        receiving.cancel()
+        squatter.sock.close()
         peers.close()

@@ -189,11 +189,16 @@ class SchedulerPeers:
             # without a copy or a MAC.
             reason = self._gate.screen(pid, gate._body(msg))
             if reason:
+                # NNG's buffer goes now: named here while the next receive waits, a
+                # refused message would be kept until the next one came (one body of
+                # the receive limit more than docs/security.md counts for keyless peers).
+                del msg
                 self._gate.seal.refusals.add(reason, self._where)
                 if pipe is not None:
                     self._drop(pipe, f"a message that fails the seal ({reason})")
                 continue
             clear = await self._gate.open(msg)  # a large body is hashed in a thread
+            del msg  # as above: not kept while the next receive waits
             if pipe is None:  # gone meanwhile: nothing to answer, nothing to close
                 continue
             if pipe.id in self._admitted:
