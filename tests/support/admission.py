@@ -10,12 +10,12 @@ from typing import Any, cast
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import flow_pb2
+from taskyard.bus.v1 import flow_pb2, tenants_pb2
 from taskyard.core import contract
 from taskyard.core.priority import Priority
 from taskyard.scheduler.flow import Flow
 from taskyard.scheduler.lanes import Lanes, Ref, Use
-from taskyard.v1 import limit_pb2
+from taskyard.v1 import limit_pb2, tenant_service_pb2
 
 ALL = frozenset({"add"})
 
@@ -38,12 +38,23 @@ class Store:
         self.leased: list[flow_pb2.LeasedFlow] = []
         self.breaker_events: list[flow_pb2.BreakerChange] = []
         self.breaker_event_terms: list[int] = []
+        # Tenants (KIND_STORE_TENANTS), their version, and the leased-flow requests seen.
+        self.tenants: list[tenant_service_pb2.Tenant] = []
+        self.tenant_version = 1
+        self.leased_requests: list[flow_pb2.LeasedFlowRequest] = []
 
     async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
         if method is contract.STORE_LIMITS:
             return flow_pb2.ReadLimitsReply(version=self.version, limits=self.limits, weights=self.weights)
         if method is contract.STORE_LEASED_FLOW:
+            assert isinstance(request, flow_pb2.LeasedFlowRequest)
+            self.leased_requests.append(request)
             return flow_pb2.LeasedFlowReply(attempts=self.leased)
+        if method is contract.STORE_TENANTS:
+            assert isinstance(request, tenants_pb2.ReadTenantsRequest)
+            if request.known_version == self.tenant_version:
+                return tenants_pb2.ReadTenantsReply(version=self.tenant_version, unchanged=True)
+            return tenants_pb2.ReadTenantsReply(version=self.tenant_version, tenants=self.tenants)
         if method is contract.STORE_BREAKER_EVENTS:
             assert isinstance(request, flow_pb2.BreakerEventsRequest)
             self.breaker_events.extend(request.changes)
@@ -106,8 +117,8 @@ class Harness:
         await self.flow.read_limits()
         await self.flow.resync()
 
-    def submit(self, task_id: str, *uses: Use, key: str = "") -> None:
-        self.lanes.push(Ref(task_id, "add", Priority.NORMAL, "default", key, tuple(uses)))
+    def submit(self, task_id: str, *uses: Use, key: str = "", tenant: str = "") -> None:
+        self.lanes.push(Ref(task_id, "add", Priority.NORMAL, "default", key, tuple(uses), tenant))
 
     def dispatch(self, slots: int) -> list[str]:
         """What a pool with ``slots`` free slots is leased (leases all succeed)."""

@@ -19,6 +19,12 @@ holds the task there until the gate opens).
 A use of a limit this scheduler does not know waits for its next read of the
 limits (the limit may be that new); still unknown then (deleted with force), the
 use is ignored. All times are the injected clock's seconds.
+
+A tenant's quota (TenantService) is two more limits keyed by the tenant,
+``tenant.concurrency`` and ``tenant.rate``, each tenant's with its own numbers
+(``set_quotas``): every task of the tenant uses them, taken with its other limits,
+all or none, and a quota's concurrency units are held and given back as a
+concurrency limit's are. A tenant without a quota costs one dict lookup a task.
 """
 # Length: the two kinds of limit, their holders and the usage figures are one state.
 
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from taskyard.core import limits as rules
 from taskyard.scheduler.breakers import Breakers
@@ -43,6 +49,12 @@ _EPS = 1e-9
 TOP_KEYS = 10
 # Holder ids listed in a CONCURRENCY_FULL gate.
 SHOWN_HOLDERS = 10
+# A tenant's quota as flow-control limits, keyed by the tenant (gates and ExplainTask name them).
+QUOTA_CONCURRENCY = "tenant.concurrency"
+QUOTA_RATE = "tenant.rate"
+QUOTAS = frozenset({QUOTA_CONCURRENCY, QUOTA_RATE})
+# A leased attempt as the store has it: (task id, lease token, uses, tenant).
+Leased = tuple[str, str, Sequence[Use], str]
 
 
 @dataclasses.dataclass(slots=True)
@@ -78,6 +90,8 @@ class _Hold:
     # worked out from the limits as they are now (a limit made global, per key or
     # of the other kind moves its holds: _recount).
     uses: tuple[Use, ...]
+    # Its task's tenant: the tenant's quota, as it is now, counts it too.
+    tenant: str = ""
 
 
 def _limit_state(spec: limit_pb2.Limit) -> _Limit:
@@ -113,6 +127,11 @@ class Admission:
         self.ready = False
         # Limits seen deleted: their uses are ignored without waiting for a read.
         self.gone: set[str] = set()
+        # Tenants' quotas: tenant -> quota name -> its state (set_quotas), and the
+        # uses every task of a tenant with a quota takes.
+        self.quotas: dict[str, dict[str, _Limit]] = {}
+        self.quota_uses: dict[str, tuple[Use, ...]] = {}
+        self._quotas_read = False
         # Concurrency units held, by limit then key, and by which task (derived
         # from _holds under the limits as they are).
         self._held: dict[str, dict[str, int]] = {}
@@ -173,24 +192,79 @@ class Admission:
             self._recount()
         return changed
 
+    def set_quotas(self, quotas: Mapping[str, Sequence[limit_pb2.Limit]]) -> set[Gate]:
+        """Replace the tenants' quotas (tenant -> its quota as limits named QUOTA_*);
+        returns the gates whose quota changed (their tasks must be looked at again).
+        A rate quota keeps what its bucket spent across a change, and one seen in the
+        term's first read starts spent, as a rate limit does."""
+        now = self._clock()
+        first = not self._quotas_read
+        fresh: dict[str, dict[str, _Limit]] = {}
+        changed: set[Gate] = set()
+        for tenant, specs in quotas.items():
+            had = self.quotas.get(tenant, {})
+            mine: dict[str, _Limit] = {}
+            for spec in specs:
+                old = had.get(spec.name)
+                state = _limit_state(spec)
+                if old is not None:
+                    state.admitted, state.throttled = old.admitted, old.throttled
+                    if old.spec != spec:
+                        changed.add((spec.name, tenant))
+                    if state.is_rate and old.is_rate:
+                        state.tats, state.floor = _rescaled(old, state, now)
+                else:
+                    changed.add((spec.name, tenant))
+                    if first and state.is_rate:
+                        state.floor = now + state.burst * state.interval
+                mine[spec.name] = state
+            if mine:
+                fresh[tenant] = mine
+        for tenant, had in self.quotas.items():
+            changed |= {(name, tenant) for name in had if name not in fresh.get(tenant, {})}
+        self.quotas = fresh
+        self.quota_uses = {
+            tenant: tuple((name, tenant, 1) for name in (QUOTA_RATE, QUOTA_CONCURRENCY) if name in mine)
+            for tenant, mine in fresh.items()
+        }
+        self._quotas_read = True
+        if self._holds and any(gate[0] == QUOTA_CONCURRENCY for gate in changed):
+            self._recount()
+        return changed
+
+    def limit_of(self, name: str, key: str) -> _Limit | None:
+        """The limit a use of ``name`` with ``key`` meets: a tenant's quota's own
+        numbers, or the limit of that name."""
+        if name in QUOTAS:
+            return self.quotas.get(key, {}).get(name)
+        return self.limits.get(name)
+
     # --- admission ----------------------------------------------------------------
     def admit(self, ref: Ref, token: str, *, known: bool = False) -> Refusal | None:
-        """Take the units of every limit ``ref`` uses (None), or none of them and
-        the first gate that refuses, rate limits before concurrency limits. A limit
-        this scheduler does not know holds the task at CATALOG (it may have been
-        created a moment ago) unless ``known``: the limits were read since the task
-        arrived there, so the limit is gone and its use is ignored."""
-        if not ref.uses:
+        """Take the units of every limit ``ref`` uses, its tenant's quota included
+        (None), or none of them and the first gate that refuses, rate limits before
+        concurrency limits. A limit this scheduler does not know holds the task at
+        CATALOG (it may have been created a moment ago) unless ``known``: the limits
+        were read since the task arrived there, so the limit is gone and its use is
+        ignored."""
+        quota = self.quota_uses.get(ref.tenant) if self.quota_uses else None
+        uses = ref.uses
+        if uses:
+            if not self.ready:
+                return Refusal(CATALOG, None)
+            if not known and any(u[0] not in self.limits and u[0] not in self.gone for u in uses):
+                return Refusal(CATALOG, None)
+            if quota:
+                uses = uses + quota
+        elif quota:
+            uses = quota
+        else:
             return None
-        if not self.ready:
-            return Refusal(CATALOG, None)
-        if not known and any(u[0] not in self.limits and u[0] not in self.gone for u in ref.uses):
-            return Refusal(CATALOG, None)
         now = self._clock()
         breakers: list[tuple[Gate, bool]] = []
-        for limit_name, key, _units in ref.uses:
+        for limit_name, key, _units in uses:
             limit = self.limits.get(limit_name)
-            if limit is None or not limit.is_breaker:
+            if limit is None or not limit.is_breaker or limit_name in QUOTAS:
                 continue
             gate = (limit_name, key if limit.per_key else "")
             admitted, probe, at = self.breakers.check(gate)
@@ -199,12 +273,12 @@ class Admission:
                 return Refusal(gate, at)
             breakers.append((gate, probe))
         rates: list[tuple[_Limit, str, float]] = []
-        counts: list[tuple[Gate, int]] = []
+        counts: list[tuple[_Limit, Gate, int]] = []
         refusal: Refusal | None = None
         # Units over a limit's burst (it was lowered since the task was submitted)
         # take the whole limit: never more than it admits at once, so never stuck.
-        for limit_name, key, units in ref.uses:
-            limit = self.limits.get(limit_name)
+        for limit_name, key, units in uses:
+            limit = self.limit_of(limit_name, key)
             if limit is None or not limit.is_rate:
                 continue
             units = min(units, limit.burst)
@@ -216,8 +290,8 @@ class Admission:
                 limit.throttled += 1
                 return refusal
             rates.append((limit, bucket, after))
-        for limit_name, key, units in ref.uses:
-            limit = self.limits.get(limit_name)
+        for limit_name, key, units in uses:
+            limit = self.limit_of(limit_name, key)
             if limit is None or limit.is_rate or limit.is_breaker:
                 continue
             gate = (limit_name, key if limit.per_key else "")
@@ -228,18 +302,18 @@ class Admission:
             if self.held(gate) - own + max(units, own) > limit.burst:
                 limit.throttled += 1
                 return Refusal(gate, None)
-            counts.append((gate, units))
+            counts.append((limit, gate, units))
         for limit, bucket, after in rates:
             limit.tats[bucket] = after
             limit.admitted += 1
-        for gate, _units in counts:
-            self.limits[gate[0]].admitted += 1
+        for limit, _gate, _units in counts:
+            limit.admitted += 1
         if breakers:
             for gate, _probe in breakers:
                 self.limits[gate[0]].admitted += 1
             self.breakers.admitted(ref.id, token, breakers)
         if counts:
-            self._holds.setdefault(ref.id, {})[token] = _Hold(float("inf"), ref.uses)
+            self._holds.setdefault(ref.id, {})[token] = _Hold(float("inf"), ref.uses, ref.tenant)
             self._tally(ref.id)
         return None
 
@@ -254,7 +328,7 @@ class Admission:
     def next_admission(self, gate: Gate, units: int = 1) -> float | None:
         """When a rate gate admits ``units`` again, or a breaker's admits a probe
         (None: a concurrency limit, or now)."""
-        limit = self.limits.get(gate[0])
+        limit = self.limit_of(*gate)
         if limit is not None and limit.is_breaker:
             return self.breakers.next_probe(gate)
         if limit is None or not limit.is_rate:
@@ -266,7 +340,7 @@ class Admission:
 
     def room(self, gate: Gate) -> int:
         """Units a gate could admit now (a gate that is no longer a limit: unbounded)."""
-        limit = self.limits.get(gate[0])
+        limit = self.limit_of(*gate)
         if gate == CATALOG:
             return 1 << 30 if self.ready else 0
         if limit is None:
@@ -289,9 +363,13 @@ class Admission:
         the others are leases whose outcome is not known yet, which the store's
         answer or a resync settles). Returns the gates whose count went down."""
         mine: dict[Gate, int] = {}
+        quotas = self.quota_uses
         for hold in self._holds.get(task_id, {}).values():
-            for name, key, units in hold.uses:
-                limit = self.limits.get(name)
+            uses = hold.uses
+            if quotas and hold.tenant in quotas:
+                uses = uses + quotas[hold.tenant]
+            for name, key, units in uses:
+                limit = self.limit_of(name, key)
                 if limit is None or limit.is_rate or limit.is_breaker:
                     continue
                 gate = (name, key if limit.per_key else "")
@@ -369,9 +447,9 @@ class Admission:
             freed += self._release(task_id, token)
         return freed
 
-    def resync(self, leased: Sequence[tuple[str, str, Sequence[Use]]], *, before: float) -> list[Gate]:
-        """The leased attempts that use limits, as the store has them (task id, lease
-        token, uses), read after ``before``. The store is the truth for what it has
+    def resync(self, leased: Sequence[Leased], *, before: float) -> list[Gate]:
+        """The leased attempts that use limits or a quota, as the store has them (task
+        id, lease token, uses, tenant), read after ``before``. The store is the truth for what it has
         committed: its attempts are held with the uses it gives (a predecessor's
         included), bar the ones ended here already; a hold it does not have is
         freed if its lease was known before the read began (its end was missed), and
@@ -380,20 +458,20 @@ class Admission:
         before_counts = {name: dict(keys) for name, keys in self._held.items()}
         fresh: dict[str, dict[str, _Hold]] = {}
         seen: set[tuple[str, str]] = set()
-        for task_id, token, uses in leased:
+        for task_id, token, uses, tenant in leased:
             seen.add((task_id, token))
             if (task_id, token) in self._ended:
                 continue
             old = self._holds.get(task_id, {}).get(token)
             fresh.setdefault(task_id, {})[token] = _Hold(
-                old.since if old is not None else now, tuple((n, k, u) for n, k, u in uses)
+                old.since if old is not None else now, tuple((n, k, u) for n, k, u in uses), tenant
             )
         for task_id, held in self._holds.items():
             for token, hold in held.items():
                 if (task_id, token) not in seen and hold.since >= before:
                     fresh.setdefault(task_id, {})[token] = hold
         self._holds = fresh
-        freed: list[Gate] = self.breakers.resync(((t, tok) for t, tok, _uses in leased), before=before)
+        freed: list[Gate] = self.breakers.resync(((t, tok) for t, tok, _uses, _t in leased), before=before)
         # What the store no longer has cannot come back: forget its tombstone.
         self._ended &= seen
         self._recount()
@@ -445,7 +523,8 @@ class Admission:
         is a full one once the term's start is a burst behind); returns how many."""
         now = self._clock()
         dropped = self.breakers.prune()
-        for limit in self.limits.values():
+        quotas = [limit for mine in self.quotas.values() for limit in mine.values()]
+        for limit in [*self.limits.values(), *quotas]:
             if limit.is_rate and limit.floor <= now:
                 full = [bucket for bucket, tat in limit.tats.items() if tat <= now]
                 for bucket in full:

@@ -45,10 +45,10 @@ def ref_of(record: lanes_pb2.QueuedRef | tasks_pb2.InsertedTask | Record) -> Ref
     p = record.priority
     priority = _BY_WIRE[p] if 0 <= p < len(_BY_WIRE) else Priority.from_wire(p)
     if not record.HasField("flow"):
-        return Ref(record.id, record.name, priority, record.queue)
+        return Ref(record.id, record.name, priority, record.queue, "", (), record.tenant)
     flow = record.flow
     uses = tuple((u.limit, u.key, u.units or 1) for u in flow.uses)
-    return Ref(record.id, record.name, priority, record.queue, flow.fairness_key, uses)
+    return Ref(record.id, record.name, priority, record.queue, flow.fairness_key, uses, record.tenant)
 
 
 def lease_tokens(prefix: str, n: int) -> list[str]:
@@ -130,7 +130,7 @@ class Dispatcher:
                 continue
             want = min(free, MAX_DISPATCH_BATCH)
             if self.flow is None:
-                refs = self.lanes.take(pool.names, want)
+                refs = self.lanes.take(pool.names, want, None, pool.tenants)
                 tokens = lease_tokens(self.token_prefix, len(refs))
             else:
                 refs, tokens = self._admitted(pool, want, self.flow)
@@ -151,7 +151,7 @@ class Dispatcher:
         tokens: list[str] = []
         while len(refs) < want:
             seqs: list[int] = []
-            taken = self.lanes.take(pool.names, want - len(refs), seqs)
+            taken = self.lanes.take(pool.names, want - len(refs), seqs, pool.tenants)
             if not taken:
                 break
             fresh = lease_tokens(self.token_prefix, len(taken))
@@ -268,17 +268,27 @@ class Dispatcher:
         for record in tasks:
             if pool.free <= 0:
                 break
-            # A task that uses limits goes through the lanes' admission.
+            # A task that uses limits or its tenant's quota goes through the lanes'
+            # admission, as does a suspended tenant's (parked there).
             if (
-                record.name in pool.names
+                pool.serves(record.name, record.tenant)
                 and record.state == QUEUED
                 and record.queue not in self.lanes.paused
                 and not (record.HasField("flow") and record.flow.uses)
+                and (not record.tenant or self._tenant_free(record.tenant))
             ):
                 pool.inflight[record.id] = now
                 token = ids.new_lease_token(self.token_prefix)
                 leases.append(leases_pb2.Lease(task_id=record.id, lease_token=token))
         return (pool, leases) if leases else (None, [])
+
+    def _tenant_free(self, tenant: str) -> bool:
+        """Whether a named tenant's task may skip the lanes: the tenants were read,
+        and it is neither suspended nor bound by a quota."""
+        if tenant in self.lanes.suspended:
+            return False
+        flow = self.flow
+        return flow is None or (flow.tenants.read_once and tenant not in flow.admission.quota_uses)
 
     async def _release(self, pool: Pool, tasks: Sequence[Record]) -> None:
         """The pool could not be reached: hand the leases back at once."""

@@ -11,6 +11,10 @@
 - Limits a task name declares (@task(rate_limit=..., concurrency=...)) are added
   to each submitted task of that name, keyed by the declared keyword argument.
 - FLOW_GATES answers what holds a queued task and how busy the limits are.
+- Tenants (tenants.py) are read with the limits, and at once on a ``tenant.*``
+  event: their weights, suspensions and quotas. A named tenant's task waits for
+  the term's first read of them (its quota may hold it); the default tenant's
+  never do (it has no quota).
 - Circuit breakers (breakers.py) hear every attempt's outcome from the pools'
   notices (``outcome``); their opens and closes go to the store's event log, and
   the failed attempts they count as an outage's to the store as refunds
@@ -28,13 +32,15 @@ from collections.abc import Callable, Iterable, Sequence
 
 from google.protobuf import timestamp_pb2
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, flow_pb2, views_pb2
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, flow_pb2, tenants_pb2, views_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core import limits as rules
-from taskyard.scheduler.admission import CATALOG, Admission, Gate
+from taskyard.core import tenants as tenant_names
+from taskyard.scheduler.admission import CATALOG, QUOTA_CONCURRENCY, QUOTAS, Admission, Gate
 from taskyard.scheduler.breakers import Refund
 from taskyard.scheduler.gates import Gates
 from taskyard.scheduler.lanes import Lanes, Ref
+from taskyard.scheduler.tenants import Tenants
 from taskyard.v1 import limit_pb2, task_service_pb2
 
 log = logging.getLogger(__name__)
@@ -64,6 +70,8 @@ REFUND_BATCH = 1000
 REFUND_RETRY = 0.25
 REFUND_PATIENCE = 60.0
 R = task_service_pb2
+# The scope of the suite's own requests to the store (the store's default is the default tenant's rows).
+ALL_TENANTS = tenants_pb2.TenantScope(all=True)
 
 
 class Flow:
@@ -85,6 +93,10 @@ class Flow:
         self.term = term
         self.admission = Admission(clock)
         self.gates = Gates(lanes)
+        self.tenants = Tenants(store, lanes, self.admission)
+        # Whether a live pool serves a task name and tenant (the scheduler's pools;
+        # None: not asked), for FLOW_GATES to say NO_POOL.
+        self.serving: Callable[[str, str], bool] | None = None
         self._version = -1
         # Task name -> the limits it declares.
         self.declared: dict[str, list[limit_pb2.Limit]] = {}
@@ -121,11 +133,12 @@ class Flow:
         reopen: list[Gate] = []
         now = self._clock()
         admission, gates = self.admission, self.gates
+        quotas, tenants_read = admission.quota_uses, self.tenants.read_once
         for i, ref in enumerate(refs):
-            if not ref.uses:
+            if not ref.uses and (not ref.tenant or (tenants_read and ref.tenant not in quotas)):
                 out.append(i)
                 continue
-            if not self.ready:
+            if not self.ready or (ref.tenant and not tenants_read):
                 gates.hold(CATALOG, seqs[i], ref, now)
                 continue
             refusal = admission.admit(ref, tokens[i], known=ref.id in self._settled)
@@ -201,7 +214,7 @@ class Flow:
         now = self._clock()
         opened = 0
         for gate in self.gates.due(now):
-            limit = self.admission.limits.get(gate[0])
+            limit = self.admission.limit_of(*gate)
             if limit is not None and limit.is_breaker:
                 # Half-open now (probes), or still open: looked at again when its
                 # cool-down ends; a probe's outcome opens it, not the clock.
@@ -215,7 +228,7 @@ class Flow:
             room = self.admission.room(gate)
             opened += self._opened_from(gate, self.gates.open(gate, min(max(1, room), MAX_GATE_TASKS)))
             if self.gates.waiting(gate):
-                interval = self.admission.limits[gate[0]].interval if gate[0] in self.admission.limits else 0
+                interval = limit.interval if limit is not None else 0
                 self.gates.schedule(gate, now + max(MIN_GATE_WAIT, interval))
         if opened:
             self._wake()
@@ -254,7 +267,7 @@ class Flow:
         admission = self.admission
         opened = 0
         for gate in self.gates.gates():
-            limit = admission.limits.get(gate[0])
+            limit = admission.limit_of(*gate)
             if gate != CATALOG and (limit is None or not limit.is_rate):
                 room = admission.room(gate)
                 if room > 0:
@@ -270,6 +283,7 @@ class Flow:
         while True:
             try:
                 await self.read_limits()
+                await self.read_tenants()
                 if self._resync_soon or self._clock() - last_resync >= RESYNC_INTERVAL:
                     last_resync = self._clock()
                     self._resync_soon = False
@@ -298,7 +312,9 @@ class Flow:
         self._reads += 1
         began = self._reads
         reply = await self._store.call(
-            contract.STORE_LIMITS, flow_pb2.ReadLimitsRequest(known_version=max(self._version, 0))
+            contract.STORE_LIMITS,
+            # Every tenant's limits: the suite's own read, not a caller's.
+            flow_pb2.ReadLimitsRequest(known_version=max(self._version, 0), scope=ALL_TENANTS),
         )
         if self._unknown:
             self._settle(began)
@@ -319,17 +335,33 @@ class Flow:
             self._wake()
         self._become_ready()
 
+    async def read_tenants(self) -> None:
+        """Read the tenants if they changed (tenants.py) and act on what changed."""
+        async with self._reading:
+            applied = await self.tenants.read()
+        if applied is None:
+            return
+        if any(gate[0] == QUOTA_CONCURRENCY for gate in applied.gates):
+            self._resync_soon = True  # a new concurrency quota counts what runs already
+        self._open(applied.gates)
+        if applied.woke:
+            if self.ready:  # named tenants' tasks held until the tenants were read
+                self.gates.open(CATALOG, 1 << 30)
+            self._wake()
+
     async def resync(self) -> None:
         before = self._clock()
-        leased: list[tuple[str, str, list[tuple[str, str, int]]]] = []
+        leased: list[tuple[str, str, list[tuple[str, str, int]], str]] = []
         after = ""
+        tenants = self.tenants.concurrency_quotas()
         while True:
             reply = await self._store.call(
-                contract.STORE_LEASED_FLOW, flow_pb2.LeasedFlowRequest(limit=LEASED_PAGE, after_id=after)
+                contract.STORE_LEASED_FLOW,
+                flow_pb2.LeasedFlowRequest(limit=LEASED_PAGE, after_id=after, tenants=tenants),
             )
             for a in reply.attempts:
                 uses = [(u.limit, u.key, u.units or 1) for u in a.flow.uses]
-                leased.append((a.task_id, a.lease_token, uses))
+                leased.append((a.task_id, a.lease_token, uses, a.tenant))
             if not reply.next_after_id or not reply.attempts:
                 break
             after = reply.next_after_id
@@ -485,6 +517,8 @@ class Flow:
         names = list(request.limits)
         if "*" in names:
             names = sorted(self.admission.limits)
+            if not request.scope.all:  # a tenant's caller: its own tenant's limits only
+                names = [n for n in names if tenant_names.split(n)[0] == request.scope.tenant]
         for name in names[:10_000]:
             usage = self.admission.usage(name, self.gates.waiting_by_key(name))
             if usage is not None:
@@ -508,9 +542,16 @@ class Flow:
             out.gate.limit, out.gate.key = limit, key
             if since:
                 out.gate.waited.FromMilliseconds(int((now - since) * 1000))
-            state = self.admission.limits.get(limit)
+            state = self.admission.limit_of(limit, key)
             if (limit, key) == CATALOG or state is None:
                 out.reason = R.WAIT_REASON_DISPATCHING
+            elif limit in QUOTAS:
+                out.reason = R.WAIT_REASON_TENANT_QUOTA
+                if state.is_rate:
+                    due = self.admission.next_admission((limit, key)) or now
+                    out.gate.next_admission_at.CopyFrom(_wall_at(self._wall() + (due - now)))
+                else:
+                    out.gate.holder_ids.extend(self.admission.holder_ids((limit, key)))
             elif state.is_breaker:
                 out.reason = R.WAIT_REASON_BREAKER_OPEN
                 at = self.admission.next_admission((limit, key))
@@ -523,6 +564,13 @@ class Flow:
             else:
                 out.reason = R.WAIT_REASON_CONCURRENCY_FULL
                 out.gate.holder_ids.extend(self.admission.holder_ids((limit, key)))
+            return
+        if self.lanes.held_by_suspension(task_id):
+            out.reason = R.WAIT_REASON_TENANT_SUSPENDED
+            return
+        ref = self.lanes.get(task_id)
+        if ref is not None and self.serving is not None and not self.serving(ref.name, ref.tenant):
+            out.reason = R.WAIT_REASON_NO_POOL
             return
         standing = self.lanes.standing(task_id)
         if standing is not None and standing[2] > 0:

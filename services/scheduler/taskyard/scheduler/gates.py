@@ -6,7 +6,7 @@ opens (a concurrency unit released, a rate bucket's next admission time
 reached, the limit changed or deleted), its oldest tasks go back to their
 lanes at the place they had, fairness keys in turn (as many per turn as the
 key's weight), so a key that flooded a shared limit does not starve the others
-there either.
+there either. A key is a tenant's (two tenants' keys of one name are two keys).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
+from taskyard.core import tenants
 from taskyard.core.priority import LANES, Priority
 from taskyard.scheduler.admission import Gate
 from taskyard.scheduler.lanes import Lanes, Ref
@@ -22,6 +23,8 @@ from taskyard.scheduler.lanes import Lanes, Ref
 _EPS = 1e-9
 # (arrival number, task, when it began to wait here)
 _Waiting = tuple[int, Ref, float]
+# A fairness key of a tenant: (tenant, key).
+_Key = tuple[str, str]
 
 
 class _Queue:
@@ -31,8 +34,8 @@ class _Queue:
     __slots__ = ("keys", "rings", "size")
 
     def __init__(self) -> None:
-        self.keys: dict[tuple[Priority, str], deque[_Waiting]] = {}
-        self.rings: dict[Priority, deque[str]] = {}
+        self.keys: dict[tuple[Priority, _Key], deque[_Waiting]] = {}
+        self.rings: dict[Priority, deque[_Key]] = {}
         self.size = 0
 
 
@@ -61,10 +64,11 @@ class Gates:
         if queue is None:
             queue = self._queues[gate] = _Queue()
             self._by_limit.setdefault(gate[0], set()).add(gate)
-        fifo = queue.keys.get((ref.priority, ref.key))
+        key = (ref.tenant, ref.key)
+        fifo = queue.keys.get((ref.priority, key))
         if fifo is None:
-            fifo = queue.keys[(ref.priority, ref.key)] = deque()
-            queue.rings.setdefault(ref.priority, deque()).append(ref.key)
+            fifo = queue.keys[(ref.priority, key)] = deque()
+            queue.rings.setdefault(ref.priority, deque()).append(key)
         item = (seq, ref, now)
         if not fifo or fifo[-1][0] < seq:
             fifo.append(item)
@@ -98,7 +102,7 @@ class Gates:
             while ring and len(sent) < n:
                 key = ring[0]
                 fifo = queue.keys[(priority, key)]
-                take = min(weights.get(key, 1), n - len(sent), len(fifo))
+                take = min(weights.get(tenants.qualify(*key), 1), n - len(sent), len(fifo))
                 for _ in range(take):
                     seq, ref, _since = fifo.popleft()
                     self._release(ref)

@@ -1,12 +1,21 @@
-"""Four strictly ordered priority lanes of task references, shared fairly by key.
+"""Four strictly ordered priority lanes of task references, shared fairly by
+tenant, then by key.
 
-Inside a lane, tasks wait per fairness key (``TaskSpec.fairness_key``; empty is
-a key too), FIFO inside a key, and the keys are served by deficit round robin:
-each turn a key may take as many tasks as its weight (default 1), so a flood
-from one key delays another key's task by at most one turn of the ring. Within
-a key, one FIFO per task name lets a pool that serves only some names find its
-work without scanning past tasks it cannot run; a global sequence number keeps
-arrival order across names.
+Inside a lane, tasks wait per tenant (``Ref.tenant``; ``""``, the default tenant,
+is a tenant like the others), then per fairness key of that tenant
+(``TaskSpec.fairness_key``; empty is a key too), FIFO inside a key. Both levels
+are served by deficit round robin: each turn a tenant may take as many tasks as
+its weight (TenantService; default 1), and those go to its keys in turn, each as
+many as the key's weight (LimitService.SetKeyWeight; default 1). A tenant that
+floods with many keys therefore delays another tenant's task by at most one turn
+of the tenants' ring, and a key that floods delays its own tenant's other keys by
+at most one turn of that tenant's ring. Only tenants and keys with waiting tasks
+are in a ring, so a take costs the same whatever the number of tenants.
+
+Within a key, one FIFO per task name lets a pool that serves only some names find
+its work without scanning past tasks it cannot run; a global sequence number keeps
+arrival order across names. A suspended tenant's tasks and a paused queue's are
+parked out of the lanes until resumed.
 """
 # Length: the lane structure and its one take() loop belong together.
 
@@ -17,6 +26,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from taskyard.core import tenants as tenant_names
 from taskyard.core.priority import LANES, Priority
 
 # A limit a task takes units of: (limit name, key, units).
@@ -34,35 +44,53 @@ class Ref(NamedTuple):
     name: str
     priority: Priority
     queue: str = "default"
-    # Its fairness key ("" for a task that names none).
+    # Its fairness key ("" for a task that names none), within its tenant.
     key: str = ""
     # The limits it takes units of at admission (scheduler/admission.py).
     uses: tuple[Use, ...] = ()
+    # Its tenant ("" the default tenant).
+    tenant: str = ""
 
 
 class _Key:
     """One fairness key's waiting tasks in one lane."""
 
-    __slots__ = ("deficit", "fifos", "size", "turn")
+    __slots__ = ("deficit", "fifos", "size", "turn", "weight_key")
 
-    def __init__(self) -> None:
+    def __init__(self, weight_key: str) -> None:
         self.fifos: dict[str, deque[Item]] = {}
         self.size = 0
         # Deficit round robin: tasks it may still take in its current turn.
         self.deficit = 0
         self.turn = False
+        # Its weight's key in Lanes.weights: the tenant's qualified key.
+        self.weight_key = weight_key
 
 
-class _Lane:
-    __slots__ = ("keys", "names", "ring")
+class _Tenant:
+    """One tenant's waiting tasks in one lane: its keys and their ring."""
+
+    __slots__ = ("deficit", "keys", "ring", "size", "turn")
 
     def __init__(self) -> None:
         self.keys: dict[str, _Key] = {}
         # The keys with waiting tasks, in serving order (the head has the turn).
         self.ring: deque[str] = deque()
-        # Waiting tasks by name, all keys together: a pool that runs none of them
-        # passes the lane without visiting a key, and a take stops once it has all
-        # there is for its pool instead of going round every key again.
+        self.size = 0
+        self.deficit = 0
+        self.turn = False
+
+
+class _Lane:
+    __slots__ = ("names", "ring", "tenants")
+
+    def __init__(self) -> None:
+        self.tenants: dict[str, _Tenant] = {}
+        # The tenants with waiting tasks, in serving order (the head has the turn).
+        self.ring: deque[str] = deque()
+        # Waiting tasks by name, all tenants together: a pool that runs none of them
+        # passes the lane without visiting a tenant, and a take stops once it has all
+        # there is for its pool instead of going round every tenant again.
         self.names: dict[str, int] = {}
 
 
@@ -90,11 +118,14 @@ def _insert(fifo: deque[Item], item: Item) -> None:
 class Lanes:
     def __init__(self) -> None:
         self._lanes: dict[Priority, _Lane] = {p: _Lane() for p in LANES}
-        # Every waiting task (its lane and fairness key: where ExplainTask finds it).
+        # Every waiting task (its lane, tenant and fairness key: where ExplainTask finds it).
         self._ids: dict[str, Ref] = {}
         self._seq = itertools.count()
-        # Fairness weights by key (LimitService.SetKeyWeight); absent: 1.
+        # Fairness weights by key (LimitService.SetKeyWeight), a tenant's keys
+        # qualified "tenant/key" (core/tenants.qualify) as the store keeps them; absent: 1.
         self.weights: dict[str, int] = {}
+        # Tenants' weights (TenantService); absent: 1.
+        self.tenant_weights: dict[str, int] = {}
         # Tasks waiting at a flow-control gate (scheduler/gates.py): not in a lane,
         # but a reload must not enqueue them a second time.
         self.gated: set[str] = set()
@@ -105,12 +136,19 @@ class Lanes:
         # Bumped by every pause/resume, so a reconcile whose store read raced an
         # event can tell (pauses.load) and leave the newer event's word standing.
         self.pause_epoch = 0
+        # Suspended tenants (scheduler/tenants.py): parked as a paused queue's are.
+        self.suspended: set[str] = set()
+        self._suspended: dict[str, dict[str, Ref]] = {}
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def __contains__(self, task_id: str) -> bool:
         return task_id in self._ids
+
+    def get(self, task_id: str) -> Ref | None:
+        """A task waiting in a lane."""
+        return self._ids.get(task_id)
 
     def push(self, ref: Ref) -> bool:
         """Append a task; False if it is already waiting."""
@@ -122,6 +160,12 @@ class Lanes:
         task_id = ref.id
         if task_id in self._ids or task_id in self.gated:
             return False
+        if self.suspended and ref.tenant in self.suspended:
+            held = self._suspended.setdefault(ref.tenant, {})
+            if task_id in held:
+                return False
+            held[task_id] = ref
+            return True
         if ref.queue in self.paused:
             parked = self._parked.setdefault(ref.queue, {})
             if task_id in parked:
@@ -130,10 +174,14 @@ class Lanes:
             return True
         self._ids[task_id] = ref
         lane = self._lanes[ref.priority]
-        kq = lane.keys.get(ref.key)
+        tq = lane.tenants.get(ref.tenant)
+        if tq is None:
+            tq = lane.tenants[ref.tenant] = _Tenant()
+            lane.ring.append(ref.tenant)
+        kq = tq.keys.get(ref.key)
         if kq is None:
-            kq = lane.keys[ref.key] = _Key()
-            lane.ring.append(ref.key)
+            kq = tq.keys[ref.key] = _Key(tenant_names.qualify(ref.tenant, ref.key))
+            tq.ring.append(ref.key)
         fifo = kq.fifos.get(ref.name)
         if fifo is None:
             kq.fifos[ref.name] = deque([(seq, ref)])
@@ -142,38 +190,51 @@ class Lanes:
         else:
             _insert(fifo, (seq, ref))
         kq.size += 1
+        tq.size += 1
         lane.names[ref.name] = lane.names.get(ref.name, 0) + 1
         return True
 
     def push_all(self, refs: Iterable[Ref]) -> int:
         return sum(1 for ref in refs if self.push(ref))
 
+    def _park_where(self, parked: dict[str, Ref], test: str, *, by_tenant: bool) -> int:
+        """Move every waiting task whose queue (or tenant) is ``test`` into ``parked``,
+        in arrival order; returns how many moved."""
+        found: list[Item] = []
+        for lane in self._lanes.values():
+            for tenant, tq in list(lane.tenants.items()):
+                if by_tenant and tenant != test:
+                    continue
+                for key, kq in list(tq.keys.items()):
+                    for name in list(kq.fifos):
+                        keep: deque[Item] = deque()
+                        for item in kq.fifos[name]:
+                            if by_tenant or item[1].queue == test:
+                                found.append(item)
+                                del self._ids[item[1].id]
+                                kq.size -= 1
+                                tq.size -= 1
+                                _uncount(lane, name, 1)
+                            else:
+                                keep.append(item)
+                        if keep:
+                            kq.fifos[name] = keep
+                        else:
+                            del kq.fifos[name]
+                    if not kq.size:
+                        self._forget(tq, key)
+                if not tq.size:
+                    self._forget_tenant(lane, tenant)
+        found.sort(key=lambda item: item[0])
+        for _seq, ref in found:
+            parked[ref.id] = ref
+        return len(found)
+
     def pause(self, queue: str) -> int:
         """Park every waiting task of ``queue`` and the ones that come later; returns how many moved."""
         self.paused.add(queue)
         self.pause_epoch += 1
-        moved = 0
-        parked = self._parked.setdefault(queue, {})
-        for lane in self._lanes.values():
-            for key, kq in list(lane.keys.items()):
-                for name in list(kq.fifos):
-                    keep: deque[Item] = deque()
-                    for item in kq.fifos[name]:
-                        if item[1].queue == queue:
-                            parked[item[1].id] = item[1]
-                            del self._ids[item[1].id]
-                            kq.size -= 1
-                            _uncount(lane, name, 1)
-                            moved += 1
-                        else:
-                            keep.append(item)
-                    if keep:
-                        kq.fifos[name] = keep
-                    else:
-                        del kq.fifos[name]
-                if not kq.size:
-                    self._forget(lane, key)
-        return moved
+        return self._park_where(self._parked.setdefault(queue, {}), queue, by_tenant=False)
 
     def resume(self, queue: str) -> int:
         """Back to the lanes, in the order they were parked; returns how many."""
@@ -184,54 +245,86 @@ class Lanes:
     def parked(self, queue: str) -> int:
         return len(self._parked.get(queue, {}))
 
+    def suspend(self, tenant: str) -> int:
+        """Park every waiting task of ``tenant`` and the ones that come later (its
+        tenant is suspended); returns how many moved."""
+        self.suspended.add(tenant)
+        return self._park_where(self._suspended.setdefault(tenant, {}), tenant, by_tenant=True)
+
+    def unsuspend(self, tenant: str) -> int:
+        """The tenant resumed: its tasks back to the lanes, in the order they were
+        parked (a paused queue's stay parked there); returns how many."""
+        self.suspended.discard(tenant)
+        return self.push_all(self._suspended.pop(tenant, {}).values())
+
+    def held_by_suspension(self, task_id: str) -> bool:
+        """Whether ``task_id`` waits parked under a suspended tenant (a scan of the
+        suspended tenants: ExplainTask's, not the dispatcher's)."""
+        return any(task_id in held for held in self._suspended.values())
+
     def drop(self, task_id: str, priority: Priority, name: str) -> bool:
-        """Remove a waiting task (cancelled); a scan of its FIFOs, as cancels are rare."""
-        if task_id not in self._ids:
+        """Remove a waiting task (cancelled)."""
+        ref = self._ids.get(task_id)
+        if ref is None:
             return False
         lane = self._lanes[priority]
-        for key, kq in lane.keys.items():
-            fifo = kq.fifos.get(name)
-            if fifo is None:
-                continue
-            for item in fifo:
-                if item[1].id == task_id:
-                    fifo.remove(item)
-                    del self._ids[task_id]
-                    kq.size -= 1
-                    _uncount(lane, name, 1)
-                    if not fifo:
-                        del kq.fifos[name]
-                    if not kq.size:
-                        self._forget(lane, key)
-                    return True
+        tq = lane.tenants.get(ref.tenant)
+        kq = tq.keys.get(ref.key) if tq is not None else None
+        fifo = kq.fifos.get(name) if kq is not None else None
+        if tq is None or kq is None or fifo is None:
+            return False
+        for item in fifo:
+            if item[1].id == task_id:
+                fifo.remove(item)
+                del self._ids[task_id]
+                kq.size -= 1
+                tq.size -= 1
+                _uncount(lane, name, 1)
+                if not fifo:
+                    del kq.fifos[name]
+                if not kq.size:
+                    self._forget(tq, ref.key)
+                if not tq.size:
+                    self._forget_tenant(lane, ref.tenant)
+                return True
         return False
 
     def depth(self, priority: Priority) -> int:
-        return sum(kq.size for kq in self._lanes[priority].keys.values())
+        return sum(tq.size for tq in self._lanes[priority].tenants.values())
 
     def standing(self, task_id: str) -> tuple[str, int, int] | None:
         """Where a waiting task stands in its lane: its fairness key, the tasks of that
-        key ahead of it, and the other keys with tasks waiting in the lane (a scan of
-        its key: ExplainTask's, not the dispatcher's)."""
+        key ahead of it, and the others waiting in the lane with a turn before it can
+        come round again (its tenant's other keys, and the other tenants); a scan of
+        its key: ExplainTask's, not the dispatcher's."""
         ref = self._ids.get(task_id)
         if ref is None:
             return None
         lane = self._lanes[ref.priority]
-        kq = lane.keys[ref.key]
+        tq = lane.tenants[ref.tenant]
+        kq = tq.keys[ref.key]
         found = [s for s, r in kq.fifos[ref.name] if r.id == task_id]
         ahead = sum(1 for fifo in kq.fifos.values() for s, _ in fifo if s < found[0]) if found else 0
-        return ref.key, ahead, len(lane.keys) - 1
+        return ref.key, ahead, len(tq.keys) - 1 + len(lane.tenants) - 1
 
-    def take(self, names: frozenset[str], limit: int, seqs: list[int] | None = None) -> list[Ref]:
+    def take(
+        self,
+        names: frozenset[str],
+        limit: int,
+        seqs: list[int] | None = None,
+        tenants: frozenset[str] | None = None,
+    ) -> list[Ref]:
         """Up to ``limit`` tasks this pool can run: CRITICAL first; inside a lane the
-        keys in turn, each as many as its weight; oldest first within a key.
-        ``seqs``, when given, receives each task's arrival number (to ``restore`` it)."""
+        tenants in turn, each as many as its weight, its keys in turn within that;
+        oldest first within a key. ``tenants``: the tenants the pool serves (None:
+        every one). ``seqs``, when given, receives each task's arrival number (to
+        ``restore`` it)."""
         out: list[Ref] = []
         for priority in LANES:
             if len(out) >= limit:
                 break
             lane = self._lanes[priority]
-            if not lane.keys:
+            if not lane.tenants:
                 continue
             counts = lane.names
             runnable = (
@@ -241,35 +334,119 @@ class Lanes:
             )
             if not runnable:
                 continue
-            if len(lane.keys) == 1:
-                key, kq = next(iter(lane.keys.items()))
-                self._take_key(lane, kq, names, limit - len(out), out, seqs)
-                if not kq.size:
-                    self._forget(lane, key)
-                continue
-            self._take_turns(lane, names, min(limit, len(out) + runnable), out, seqs)
+            want = min(limit, len(out) + runnable)
+            if tenants is not None and len(tenants) < len(lane.tenants):
+                self._take_served(lane, tenants, names, want, out, seqs)
+            elif len(lane.tenants) == 1:
+                tenant, tq = next(iter(lane.tenants.items()))
+                if tenants is None or tenant in tenants:
+                    self._take_keys(lane, tq, names, want - len(out), out, seqs)
+                    if not tq.size:
+                        self._forget_tenant(lane, tenant)
+            else:
+                self._take_turns(lane, tenants, names, want, out, seqs)
         ids = self._ids
         for ref in out:
             del ids[ref.id]
         return out
 
     def _take_turns(
-        self, lane: _Lane, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None
+        self,
+        lane: _Lane,
+        tenants: frozenset[str] | None,
+        names: frozenset[str],
+        limit: int,
+        out: list[Ref],
+        seqs: list[int] | None,
     ) -> None:
-        ring, weights = lane.ring, self.weights
-        idle = 0  # keys in a row that had nothing this pool runs
+        """Deficit round robin over the lane's tenants."""
+        ring, weights = lane.ring, self.tenant_weights
+        idle = 0  # tenants in a row that had nothing this pool runs
         while ring and len(out) < limit and idle < len(ring):
+            tenant = ring[0]
+            tq = lane.tenants[tenant]
+            if tenants is not None and tenant not in tenants:
+                ring.rotate(-1)
+                idle += 1
+                continue
+            if not tq.turn:
+                tq.turn = True
+                tq.deficit += weights.get(tenant, 1)
+            want = min(tq.deficit, limit - len(out))
+            got = self._take_keys(lane, tq, names, want, out, seqs)
+            tq.deficit -= got
+            if not tq.size:  # at the ring's head: no scan to drop it
+                ring.popleft()
+                del lane.tenants[tenant]
+                idle = 0
+                continue
+            if got < want or tq.deficit <= 0:
+                if got < want:  # nothing more this pool can run: no credit saved up
+                    tq.deficit = 0
+                tq.turn = False
+                ring.rotate(-1)
+                idle = idle + 1 if got == 0 else 0
+            # else: the limit cut its turn short; it goes on at the next take()
+
+    def _take_served(
+        self,
+        lane: _Lane,
+        tenants: frozenset[str],
+        names: frozenset[str],
+        limit: int,
+        out: list[Ref],
+        seqs: list[int] | None,
+    ) -> None:
+        """A pool that serves fewer tenants than wait in the lane: its tenants in turn
+        (each as many as its weight a round), without going round the others."""
+        served = [(t, lane.tenants[t]) for t in sorted(tenants) if t in lane.tenants]
+        weights = self.tenant_weights
+        while served and len(out) < limit:
+            before = len(out)
+            for tenant, tq in served:
+                if len(out) >= limit:
+                    break
+                self._take_keys(lane, tq, names, min(weights.get(tenant, 1), limit - len(out)), out, seqs)
+                if not tq.size:
+                    self._forget_tenant(lane, tenant)
+            served = [(t, tq) for t, tq in served if tq.size]
+            if len(out) == before:
+                break
+
+    def _take_keys(
+        self,
+        lane: _Lane,
+        tq: _Tenant,
+        names: frozenset[str],
+        limit: int,
+        out: list[Ref],
+        seqs: list[int] | None,
+    ) -> int:
+        """Up to ``limit`` of one tenant's tasks: deficit round robin over its keys."""
+        start = len(out)
+        if len(tq.keys) == 1:
+            key, kq = next(iter(tq.keys.items()))
+            got = self._take_key(lane, kq, names, limit, out, seqs)
+            tq.size -= got
+            if not kq.size:
+                self._forget(tq, key)
+            return got
+        ring, weights = tq.ring, self.weights
+        end = start + limit
+        idle = 0  # keys in a row that had nothing this pool runs
+        while ring and len(out) < end and idle < len(ring):
             key = ring[0]
-            kq = lane.keys[key]
+            kq = tq.keys[key]
             if not kq.turn:
                 kq.turn = True
-                kq.deficit += weights.get(key, 1)
-            want = min(kq.deficit, limit - len(out))
+                kq.deficit += weights.get(kq.weight_key, 1)
+            want = min(kq.deficit, end - len(out))
             got = self._take_key(lane, kq, names, want, out, seqs)
             kq.deficit -= got
+            tq.size -= got
             if not kq.size:  # at the ring's head: no scan to drop it
                 ring.popleft()
-                del lane.keys[key]
+                del tq.keys[key]
                 idle = 0
                 continue
             if got < want or kq.deficit <= 0:
@@ -279,6 +456,7 @@ class Lanes:
                 ring.rotate(-1)
                 idle = idle + 1 if got == 0 else 0
             # else: the limit cut its turn short; it goes on at the next take()
+        return len(out) - start
 
     @staticmethod
     def _take_key(
@@ -318,7 +496,13 @@ class Lanes:
         return got
 
     @staticmethod
-    def _forget(lane: _Lane, key: str) -> None:
-        del lane.keys[key]
-        if key in lane.ring:
-            lane.ring.remove(key)
+    def _forget(tq: _Tenant, key: str) -> None:
+        del tq.keys[key]
+        if key in tq.ring:
+            tq.ring.remove(key)
+
+    @staticmethod
+    def _forget_tenant(lane: _Lane, tenant: str) -> None:
+        del lane.tenants[tenant]
+        if tenant in lane.ring:
+            lane.ring.remove(tenant)

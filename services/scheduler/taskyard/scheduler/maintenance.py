@@ -205,6 +205,7 @@ class Maintenance:
                 capacity=reply.capacity,
                 state=reply.state,
                 cut_off=reply.cut_off,
+                tenants=list(reply.tenants),
             )
             if pool is None:  # its link dropped: a reply sent before it died
                 continue

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from taskyard.bus.v1 import event_pb2, queues_pb2
+from taskyard.bus.v1 import event_pb2, queues_pb2, tenants_pb2
 from taskyard.core import contract, rpc
 from taskyard.scheduler.lanes import Lanes
 
@@ -29,7 +29,9 @@ async def load(store: rpc.Caller, lanes: Lanes) -> bool:
     reply, so the reply is then dropped (the next reload reconciles again).
     """
     epoch = lanes.pause_epoch
-    reply = await store.call(contract.STORE_QUEUE_STATUS, queues_pb2.QueueStatusRequest(paused_only=True))
+    # Every tenant's paused queues (their names qualified): the suite's own read.
+    request = queues_pb2.QueueStatusRequest(paused_only=True, scope=tenants_pb2.TenantScope(all=True))
+    reply = await store.call(contract.STORE_QUEUE_STATUS, request)
     if lanes.pause_epoch != epoch:
         return False
     paused = set(reply.paused)

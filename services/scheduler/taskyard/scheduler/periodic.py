@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2
+from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, tenants_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core.clock import Clock, SystemClock, sleep_unless, to_us
 from taskyard.core.states import TaskState
@@ -113,7 +113,12 @@ class Periodic:
             reply = await self._store.call(
                 contract.STORE_SCHEDULE_FIRE,
                 schedule_pb2.FireSchedulesRequest(
-                    now_us=self._now_us(), limit=self.limit, declared=self._declared()
+                    now_us=self._now_us(),
+                    limit=self.limit,
+                    declared=self._declared(),
+                    # Every tenant's schedules: the suite's own firing (a manual
+                    # trigger keeps its caller's scope).
+                    scope=tenants_pb2.TenantScope(all=True),
                 ),
             )
             self._fired_at_us = reply.now_us

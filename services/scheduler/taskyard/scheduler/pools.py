@@ -9,6 +9,10 @@ pool gets nothing new (``free`` is 0) while it says it is cut off from every
 store (``cut_off``, worker_pool/contact.py), or while a store has declared it
 lost and no store has heard from it since (``lost``: pool.lost, until its
 heartbeat reaches a store again, pool.registered).
+
+A pool serves every tenant's tasks, or only those of the tenants it lists
+(``taskyard pool --tenant``; Register/SurveyReply/Announcement.tenants, ``""``
+the default tenant): ``Pool.tenants``, None for every tenant.
 """
 
 from __future__ import annotations
@@ -92,6 +96,12 @@ class Pool:
     # What the pool reports (slot notices, one per finished task), taken on the
     # loop; closing it closes ``socket``.
     inbox: transport.Inbox | None = None
+    # The tenants whose tasks it runs; None: every tenant's.
+    tenants: frozenset[str] | None = None
+
+    def serves(self, name: str, tenant: str) -> bool:
+        """Whether it runs tasks of this name and tenant."""
+        return name in self.names and (self.tenants is None or tenant in self.tenants)
 
     @property
     def benched(self) -> bool:
@@ -137,6 +147,7 @@ class PoolRegistry:
         state: str = "",
         registered: bool = False,
         cut_off: bool | None = None,
+        tenants: list[str] | None = None,
     ) -> Pool | None:
         """Learn about a pool from a registration, an announcement or a survey reply.
 
@@ -175,6 +186,8 @@ class PoolRegistry:
         else:
             pool.names = frozenset(names) or pool.names
             pool.capacity = max(0, capacity) or pool.capacity
+        if tenants is not None:  # every message of a pool says which (empty: all)
+            pool.tenants = frozenset(tenants) or None
         if state:
             pool.state = state
         if cut_off is not None:
@@ -183,6 +196,10 @@ class PoolRegistry:
         pool.missed_surveys = 0
         self._on_change()
         return pool
+
+    def serving(self, name: str, tenant: str) -> bool:
+        """Whether a pool it knows runs tasks of this name and tenant."""
+        return any(pool.serves(name, tenant) for pool in self.pools.values())
 
     def declare_lost(self, pool_id: str) -> bool:
         """A store declared the pool lost: nothing new goes to it until a store hears

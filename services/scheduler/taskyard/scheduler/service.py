@@ -91,6 +91,7 @@ class Scheduler:
         )
         # Limits and fair share (flow.py): admission between the lanes and the pools.
         self.flow = Flow(self.lanes, self.store, wake=self._wake, term=term)
+        self.flow.serving = self.pools.serving
         self.dispatcher = Dispatcher(
             self.lanes,
             self.pools,
@@ -270,6 +271,7 @@ class Scheduler:
             names=list(request.task_names),
             capacity=request.capacity,
             registered=True,
+            tenants=list(request.tenants),
         )
         # This scheduler's own survey address as pools dial it (not the one we listen on).
         return dispatch_pb2.RegisterReply(
@@ -323,7 +325,7 @@ class Scheduler:
             for e in batch.events:
                 if e.type == "task.cancelled":
                     self.flow.drop(e.task_id)
-                elif e.type.startswith("limit."):
+                elif e.type.startswith(("limit.", "tenant.")):
                     self.flow.changed.set()
             self._pool_news(batch.events)
             if batch is not None:
@@ -357,6 +359,7 @@ class Scheduler:
                             pair_address=ann.pair_address,
                             names=list(ann.task_names),
                             capacity=ann.capacity,
+                            tenants=list(ann.tenants),
                         )
 
     async def run(self, stop: asyncio.Event) -> None:

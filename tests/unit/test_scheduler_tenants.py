@@ -1,0 +1,252 @@
+"""The leading scheduler's tenants: quotas as flow-control gates keyed by the
+tenant ("tenant.concurrency", "tenant.rate"), taken with a task's other limits,
+all or none, their held units given back and rebuilt by a new leader; suspended
+tenants parked; the tenants read with a known version; a store without the kind
+read as no tenants; NO_POOL when no pool serves a task's name and tenant."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+from google.protobuf.message import Message
+from support.admission import Harness, concurrency
+
+from taskyard.bus.v1 import flow_pb2
+from taskyard.core import contract, errors
+from taskyard.scheduler.admission import QUOTA_CONCURRENCY, QUOTA_RATE
+from taskyard.v1 import task_service_pb2, tenant_service_pb2
+
+R = task_service_pb2
+ACTIVE = tenant_service_pb2.TENANT_STATE_ACTIVE
+SUSPENDED = tenant_service_pb2.TENANT_STATE_SUSPENDED
+
+
+def _tenant(
+    name: str,
+    *,
+    max_concurrency: int = 0,
+    rate: tuple[int, int] | None = None,
+    state: int = ACTIVE,
+    weight: int = 0,
+) -> tenant_service_pb2.Tenant:
+    out = tenant_service_pb2.Tenant(name=name, state=cast(Any, state), weight=weight)
+    out.quota.max_concurrency = max_concurrency
+    if rate is not None:
+        out.quota.rate.units = rate[0]
+        out.quota.rate.period.FromMilliseconds(rate[1])
+    return out
+
+
+async def _loaded(h: Harness, *tenants: tenant_service_pb2.Tenant) -> None:
+    h.store.tenants = list(tenants)
+    await h.flow.read_limits()
+    await h.flow.read_tenants()
+    await h.flow.resync()
+
+
+def _gate(h: Harness, task_id: str) -> flow_pb2.TaskGate:
+    reply = asyncio.run(h.flow.on_gates(flow_pb2.FlowGatesRequest(task_ids=[task_id]), cast(Any, None)))
+    return reply.gates[0]
+
+
+def test_a_concurrency_quota_holds_the_tenants_tasks_past_it_and_frees_a_unit_on_completion() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h, _tenant("acme", max_concurrency=2)))
+    for i in range(4):
+        h.submit(f"a{i}", tenant="acme")
+    h.submit("d0")  # the default tenant: no quota
+    h.submit("b0", tenant="beta")  # a tenant without a row: no quota either
+    assert sorted(h.dispatch(10)) == ["a0", "a1", "b0", "d0"]
+    gate = _gate(h, "a2")
+    assert gate.reason == R.WAIT_REASON_TENANT_QUOTA
+    assert (gate.gate.limit, gate.gate.key) == (QUOTA_CONCURRENCY, "acme")
+    assert sorted(gate.gate.holder_ids) == ["a0", "a1"]
+    h.finish("a0")  # its unit given back: the next one goes
+    assert h.dispatch(10) == ["a2"]
+    h.flow.release_tasks(["a1"], before=h.clock.now + 1)  # a lapsed lease gives its unit back too
+    assert h.dispatch(10) == ["a3"]
+
+
+def test_a_tenant_without_a_quota_holds_nothing() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h, _tenant("acme")))
+    h.submit("a0", tenant="acme")
+    assert h.dispatch(1) == ["a0"]
+    assert not h.flow.admission.holds("a0")
+    assert h.flow.admission.quotas == {}
+
+
+def test_a_rate_quota_admits_its_units_per_period() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h, _tenant("acme", rate=(2, 1000))))
+    for i in range(5):
+        h.submit(f"a{i}", tenant="acme")
+    # A quota of the term's first read starts spent, as a rate limit does.
+    assert h.dispatch(5) == []
+    gate = _gate(h, "a0")
+    assert gate.reason == R.WAIT_REASON_TENANT_QUOTA
+    assert (gate.gate.limit, gate.gate.key) == (QUOTA_RATE, "acme")
+    assert gate.gate.HasField("next_admission_at")
+    h.tick(1.0)
+    assert h.dispatch(5) == ["a0", "a1"]
+    h.tick(0.5)
+    assert h.dispatch(5) == ["a2"]
+
+
+def test_a_quota_is_taken_with_the_tasks_limits_all_or_none() -> None:
+    h = Harness(concurrency("db", 5, per_key=False))
+    asyncio.run(_loaded(h, _tenant("acme", max_concurrency=1)))
+    h.submit("a0", ("db", "", 1), tenant="acme")
+    h.submit("a1", ("db", "", 1), tenant="acme")
+    assert h.dispatch(2) == ["a0"]
+    # a1 was refused by the quota: it took none of db's units.
+    assert h.flow.admission.held(("db", "")) == 1
+    assert h.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 1
+    # And the other way round: db full, the quota's unit is not taken.
+    h2 = Harness(concurrency("db", 1, per_key=False))
+    asyncio.run(_loaded(h2, _tenant("acme", max_concurrency=5)))
+    h2.submit("d0", ("db", "", 1))
+    h2.submit("a0", ("db", "", 1), tenant="acme")
+    assert h2.dispatch(2) == ["d0"]
+    assert h2.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 0
+    assert _gate(h2, "a0").reason == R.WAIT_REASON_CONCURRENCY_FULL
+
+
+def test_a_new_leader_counts_the_attempts_a_quota_holds() -> None:
+    running = flow_pb2.LeasedFlow(task_id="a0", attempt=1, lease_token="old-leader", tenant="acme")
+    h = Harness(leased=[running])
+    asyncio.run(_loaded(h, _tenant("acme", max_concurrency=1)))
+    # It asked the store for the attempts of the tenants with a concurrency quota.
+    assert list(h.store.leased_requests[-1].tenants) == ["acme"]
+    assert h.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 1
+    h.submit("a1", tenant="acme")
+    assert h.dispatch(1) == []
+    assert _gate(h, "a1").reason == R.WAIT_REASON_TENANT_QUOTA
+    # The old leader's attempt ended (the store no longer has it): its unit is free.
+    h.store.leased = []
+    h.clock.now += 1
+    asyncio.run(h.flow.resync())
+    assert h.dispatch(1) == ["a1"]
+
+
+def test_a_quota_added_counts_what_runs_already_and_one_removed_frees_its_tasks() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h, _tenant("acme")))
+    h.submit("a0", tenant="acme")
+    assert h.dispatch(1) == ["a0"]
+    h.store.leased = [flow_pb2.LeasedFlow(task_id="a0", attempt=1, lease_token="tok0", tenant="acme")]
+    h.store.tenants = [_tenant("acme", max_concurrency=1)]
+    h.store.tenant_version += 1
+    asyncio.run(h.flow.read_tenants())
+    asyncio.run(h.flow.resync())
+    assert h.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 1
+    h.submit("a1", tenant="acme")
+    assert h.dispatch(1) == []
+    # The quota lifted: a1 goes at once.
+    h.store.tenants = [_tenant("acme")]
+    h.store.tenant_version += 1
+    asyncio.run(h.flow.read_tenants())
+    assert h.dispatch(1) == ["a1"]
+
+
+def test_a_named_tenants_task_waits_for_the_first_read_of_the_tenants() -> None:
+    h = Harness()
+    asyncio.run(h.load_async())  # limits and leased attempts, not the tenants yet
+    h.submit("a0", tenant="acme")
+    h.submit("d0")
+    assert h.dispatch(2) == ["d0"]
+    h.store.tenants = [_tenant("acme", max_concurrency=1)]
+    asyncio.run(h.flow.read_tenants())
+    assert h.dispatch(2) == ["a0"]
+
+
+def test_a_suspended_tenant_is_parked_and_resumed_by_the_reads() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h, _tenant("acme", state=SUSPENDED)))
+    h.submit("a0", tenant="acme")
+    h.submit("b0", tenant="beta")
+    assert h.dispatch(5) == ["b0"]
+    assert _gate(h, "a0").reason == R.WAIT_REASON_TENANT_SUSPENDED
+    # Unchanged: one read, nothing done.
+    wakes = h.wakes
+    asyncio.run(h.flow.read_tenants())
+    assert h.wakes == wakes
+    h.store.tenants = [_tenant("acme")]
+    h.store.tenant_version += 1
+    asyncio.run(h.flow.read_tenants())
+    assert h.wakes > wakes  # dispatch at once
+    assert h.dispatch(5) == ["a0"]
+
+
+def test_tenant_weights_come_from_the_reads() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h, _tenant("gold", weight=4), _tenant("tin", weight=1)))
+    assert h.flow.lanes.tenant_weights == {"gold": 4}
+
+
+class _OldStore:
+    """A store that does not serve tenants (no route for the kind)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.asked = 0
+
+    async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
+        if method is contract.STORE_TENANTS:
+            self.asked += 1
+            raise errors.internal(f"no route for kind {method.kind}")
+        result: Message = await self.inner.call(method, request)
+        return result
+
+
+def test_a_store_without_tenants_reads_as_no_tenants() -> None:
+    h = Harness()
+    old = _OldStore(h.store)
+    h.flow._store = cast(Any, old)
+    h.flow.tenants._store = cast(Any, old)
+    asyncio.run(_loaded(h))
+    assert old.asked == 1 and h.flow.tenants.read_once
+    h.submit("a0", tenant="acme")
+    assert h.dispatch(1) == ["a0"]
+    asyncio.run(h.flow.read_tenants())  # asked again, still nothing breaks
+    assert old.asked == 2
+
+
+def test_no_pool_serving_the_tasks_name_and_tenant_says_no_pool() -> None:
+    h = Harness()
+    asyncio.run(_loaded(h))
+    h.flow.serving = lambda name, tenant: tenant == "acme"
+    h.submit("b0", tenant="beta")
+    h.submit("a0", tenant="acme")
+    h.submit("a1", tenant="acme")
+    assert _gate(h, "b0").reason == R.WAIT_REASON_NO_POOL
+    assert _gate(h, "a1").reason == R.WAIT_REASON_FAIR_SHARE
+
+
+def test_a_tenant_caller_sees_its_own_tenants_limits_only() -> None:
+    h = Harness(concurrency("acme/db", 2), concurrency("db", 2))
+    asyncio.run(_loaded(h))
+    mine = flow_pb2.FlowGatesRequest(limits=["*"])
+    mine.scope.tenant = "acme"
+    reply = asyncio.run(h.flow.on_gates(mine, cast(Any, None)))
+    assert sorted(reply.usage) == ["acme/db"]
+    every = flow_pb2.FlowGatesRequest(limits=["*"])
+    every.scope.all = True
+    reply = asyncio.run(h.flow.on_gates(every, cast(Any, None)))
+    assert sorted(reply.usage) == ["acme/db", "db"]
+
+
+def test_the_scheduler_reads_every_tenants_limits() -> None:
+    h = Harness()
+    seen: list[flow_pb2.ReadLimitsRequest] = []
+    inner = h.store.call
+
+    async def call(method: contract.Method[Any, Any], request: Message) -> Message:
+        if isinstance(request, flow_pb2.ReadLimitsRequest):
+            seen.append(request)
+        return await inner(method, request)
+
+    h.store.call = call  # type: ignore[method-assign]
+    asyncio.run(h.flow.read_limits())
+    assert seen and seen[0].scope.all
