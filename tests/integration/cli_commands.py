@@ -10,8 +10,9 @@ from taskyard.cli.main import cli
 
 # They run services in the foreground and print their logs, not data.
 SERVICE_RUNNERS = frozenset({"dev", "serve", "queue start"})
-# They write files on this machine and say which, calling no service: no reply to print.
-FILE_WRITERS = frozenset({"keys new"})
+# They write files on this machine and say which, calling no service: no reply to print
+# (keys token prints the token it made, not a reply of the API).
+FILE_WRITERS = frozenset({"keys new", "keys token"})
 
 
 def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:

@@ -1,4 +1,5 @@
-"""Commands that remove data ask first, and refuse at once when no one can answer."""
+"""Commands that remove data (or stop a whole tenant's work) ask first, and refuse at once when
+no one can answer."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ DESTRUCTIVE = {
     "queue clear": ["reports"],
     "queue purge": ["--older-than", "7d"],
     "schedule delete": ["nightly"],
+    # Not removal, but it stops a whole tenant's work and refuses its submissions.
+    "tenant suspend": ["acme"],
 }
 
 

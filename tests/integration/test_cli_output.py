@@ -28,6 +28,7 @@ from taskyard.v1 import limit_service_pb2_grpc, schedule_service_pb2_grpc, task_
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import schedule_service_pb2 as ss
 from taskyard.v1 import task_service_pb2 as ts
+from taskyard.v1 import tenant_service_pb2 as tns
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -482,6 +483,76 @@ def _redrive_control(command: str, state: str, *, paused: bool = False) -> None:
 _redrive_control("pause", "REDRIVE_STATE_PAUSED")
 _redrive_control("resume", "REDRIVE_STATE_RUNNING", paused=True)
 _redrive_control("cancel", "REDRIVE_STATE_CANCELLED")
+
+
+def tenant_acme(cluster: Any) -> None:
+    with cluster.client() as client:
+        client.tenants.create("acme", max_concurrency=5, weight=2)
+
+
+@invocation("tenant create")
+def _tenant_create(cluster: Any) -> Invocation:
+    def check(data: dict[str, Any]) -> None:
+        tenant = data["tenant"]
+        assert (tenant["name"], tenant["state"], tenant["weight"]) == ("acme", "TENANT_STATE_ACTIVE", 2)
+        assert tenant["quota"]["rate"] == {"units": "100", "period": "1s", "burst": "0"}
+
+    return Invocation(
+        args=["acme", "--rate", "100/s", "--weight", "2"], reply=tns.CreateTenantResponse, check=check
+    )
+
+
+@invocation("tenant get")
+def _tenant_get(cluster: Any) -> Invocation:
+    tenant_acme(cluster)
+    return Invocation(
+        args=["acme"],
+        reply=tns.GetTenantResponse,
+        check=lambda data: data["tenant"]["quota"]["max_concurrency"] == "5",
+    )
+
+
+@invocation("tenant list")
+def _tenant_list(cluster: Any) -> Invocation:
+    tenant_acme(cluster)
+    return Invocation(
+        args=["--all"],
+        reply=tns.ListTenantsResponse,
+        check=lambda data: [t["name"] for t in data["tenants"]] == ["acme"],
+    )
+
+
+@invocation("tenant update")
+def _tenant_update(cluster: Any) -> Invocation:
+    tenant_acme(cluster)
+
+    def check(data: dict[str, Any]) -> None:
+        # Only what was given changes: the weight stays.
+        assert data["tenant"]["quota"]["max_concurrency"] == "9" and data["tenant"]["weight"] == 2
+
+    return Invocation(args=["acme", "--max-concurrency", "9"], reply=tns.UpdateTenantResponse, check=check)
+
+
+@invocation("tenant suspend")
+def _tenant_suspend(cluster: Any) -> Invocation:
+    tenant_acme(cluster)
+    return Invocation(
+        args=["acme", "--reason", "invoice overdue", "--yes"],
+        reply=tns.SuspendTenantResponse,
+        check=lambda data: data["tenant"]["state"] == "TENANT_STATE_SUSPENDED",
+    )
+
+
+@invocation("tenant resume")
+def _tenant_resume(cluster: Any) -> Invocation:
+    tenant_acme(cluster)
+    with cluster.client() as client:
+        client.tenants.suspend("acme")
+    return Invocation(
+        args=["acme"],
+        reply=tns.ResumeTenantResponse,
+        check=lambda data: data["tenant"]["state"] == "TENANT_STATE_ACTIVE",
+    )
 
 
 @pytest.mark.parametrize("command", DATA_COMMANDS)

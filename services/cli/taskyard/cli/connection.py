@@ -5,7 +5,10 @@ Each option has an environment twin, so a shell can be set up once::
     export TASKYARD_TARGET=gw.example.com:50051 TASKYARD_TLS_CA=ca.pem TASKYARD_TOKEN_FILE=~/.taskyard-token
 
 The options may be given on a command group or after the subcommand; the
-values live in the click context object next to ``target``.
+values live in the click context object next to ``target``. ``--tenant NAME`` (or
+``TASKYARD_TENANT``), also given before any command (``taskyard --tenant acme task list``),
+has an operator token act as that one tenant: every call carries ``taskyard-tenant``
+metadata (docs/tenants.md).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import click
 import grpc
 
 from taskyard.client import DEFAULT_TARGET, Endpoint
+from taskyard.core import tenants
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,6 +35,7 @@ ENVIRONMENT = {
     "tls_key": "TASKYARD_TLS_CLIENT_KEY",
     "token": "TASKYARD_TOKEN",
     "token_file": "TASKYARD_TOKEN_FILE",
+    "tenant": "TASKYARD_TENANT",
 }
 
 
@@ -41,6 +46,8 @@ class Connection:
     tls_cert: str | None = None
     tls_key: str | None = None
     token: str | None = None
+    # The tenant an operator token acts as; None: every tenant (or the token's own).
+    tenant: str | None = None
 
     @classmethod
     def current(cls, target: str | None = None) -> Connection:
@@ -56,8 +63,10 @@ class Connection:
             token = _read_token(given["token_file"])
         if token is None and env["token"] is None and env["token_file"] is not None:
             token = _read_token(env["token_file"])
-        for key in ("tls_ca", "tls_cert", "tls_key"):
+        for key in ("tls_ca", "tls_cert", "tls_key", "tenant"):
             given[key] = given[key] or env[key]
+        if given["tenant"] is not None and (problem := tenants.problem(given["tenant"])) is not None:
+            raise click.UsageError(f"--tenant (or {ENVIRONMENT['tenant']}): the tenant name {problem}")
         return cls(
             target=target or obj.get("target") or os.environ.get(TARGET_ENVIRONMENT) or DEFAULT_TARGET,
             tls_ca=given["tls_ca"],
@@ -65,13 +74,19 @@ class Connection:
             tls_key=given["tls_key"],
             # None: the client falls back to $TASKYARD_TOKEN itself.
             token=token or env["token"],
+            tenant=given["tenant"],
         )
 
     def channel(self) -> grpc.Channel:
         """A channel to the gateway with these credentials (gateway.py calls the stubs on it),
         made as the Python client makes its own, so the two secure a connection alike."""
         endpoint = Endpoint(
-            self.target, token=self.token, tls_ca=self.tls_ca, tls_cert=self.tls_cert, tls_key=self.tls_key
+            self.target,
+            token=self.token,
+            tls_ca=self.tls_ca,
+            tls_cert=self.tls_cert,
+            tls_key=self.tls_key,
+            tenant=self.tenant,
         )
         try:
             return endpoint.channel()
@@ -115,13 +130,26 @@ def security_options(func: F) -> F:
     return func
 
 
+def tenant_option(func: F) -> F:
+    """``--tenant NAME`` (env TASKYARD_TENANT): an operator token acting as one tenant."""
+    return click.option(
+        "--tenant",
+        expose_value=False,
+        callback=_store("tenant"),
+        default=None,
+        metavar="NAME",
+        help="Act as tenant NAME (an operator token; the calls carry taskyard-tenant) "
+        f"(env {ENVIRONMENT['tenant']}).",
+    )(func)
+
+
 def target_options(func: F) -> F:
-    """``--target`` and the security options, on a group or a command: the one given
-    last on the command line wins, then the environment, then localhost:50051."""
+    """``--target``, ``--tenant`` and the security options, on a group or a command: the
+    one given last on the command line wins, then the environment, then localhost:50051."""
     return click.option(
         "--target",
         expose_value=False,
         callback=_store("target"),
         default=None,
         help=f"Gateway address host:port (env {TARGET_ENVIRONMENT}, default {DEFAULT_TARGET}).",
-    )(security_options(func))
+    )(tenant_option(security_options(func)))

@@ -46,7 +46,9 @@ def explain_command(task_id: str, output: Output) -> None:
     Reasons: ETA, DEPENDENCY, RETRY_DELAY, QUEUE_PAUSED, NO_POOL, SLOTS_BUSY,
     DISPATCHING, RUNNING, FINAL; held by flow control: RATE_LIMITED,
     CONCURRENCY_FULL, FAIR_SHARE, BREAKER_OPEN (with the limit or fairness key that
-    holds it; a breaker's next_admission is its next probe).
+    holds it; a breaker's next_admission is its next probe); by its tenant:
+    TENANT_SUSPENDED, TENANT_QUOTA (limit tenant.concurrency or tenant.rate, key the
+    tenant).
     """
     with gateway() as g:
         reply = g.call(g.tasks.ExplainTask, task_service_pb2.ExplainTaskRequest(id=task_id))

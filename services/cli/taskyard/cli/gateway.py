@@ -26,6 +26,7 @@ from taskyard.v1 import (
     task_pb2,
     task_service_pb2,
     task_service_pb2_grpc,
+    tenant_service_pb2_grpc,
 )
 
 R = TypeVar("R")
@@ -39,7 +40,7 @@ WAIT_SLACK = 10.0
 
 class Gateway:
     """The public services on one channel: ``gateway.tasks``, ``.queues``, ``.schedules``, ``.limits``,
-    ``.failures``."""
+    ``.failures``, ``.tenants``."""
 
     def __init__(self, channel: grpc.Channel) -> None:
         self.channel = channel
@@ -48,6 +49,7 @@ class Gateway:
         self.schedules = schedule_service_pb2_grpc.ScheduleServiceStub(channel)
         self.limits = limit_service_pb2_grpc.LimitServiceStub(channel)
         self.failures = failure_service_pb2_grpc.FailureServiceStub(channel)
+        self.tenants = tenant_service_pb2_grpc.TenantServiceStub(channel)
 
     def call(self, method: Callable[..., R], request: Any, *, timeout: float = CALL_TIMEOUT) -> R:
         try:

@@ -10,6 +10,7 @@ from taskyard.cli import logs as _logs  # noqa: F401
 from taskyard.cli import submit as _submit  # noqa: F401
 from taskyard.cli import task_list as _task_list  # noqa: F401
 from taskyard.cli import tree as _tree  # noqa: F401
+from taskyard.cli.connection import tenant_option
 from taskyard.cli.dev import dev_command
 from taskyard.cli.errors import CommandGroup
 from taskyard.cli.failures import failures_group
@@ -21,12 +22,14 @@ from taskyard.cli.redrive import redrive_group
 from taskyard.cli.schedule import schedule_group
 from taskyard.cli.serve import serve_command
 from taskyard.cli.task import task_group
+from taskyard.cli.tenant import tenant_group
 
 
 @click.group(
     cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
 @click.version_option(package_name="taskyard", prog_name="taskyard")
+@tenant_option
 def cli() -> None:
     """Taskyard: a distributed task queue (gRPC edge, NNG inside, PostgreSQL custody)."""
 
@@ -40,6 +43,7 @@ cli.add_command(limit_group)
 cli.add_command(keys_group)
 cli.add_command(failures_group)
 cli.add_command(redrive_group)
+cli.add_command(tenant_group)
 queue_group.add_command(queue_start_command)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 from rich.console import RenderableType
 
-from taskyard.cli.connection import target_options
+from taskyard.cli.connection import Connection, target_options
 from taskyard.cli.gateway import gateway
 from taskyard.cli.output import Output, output_option
 from taskyard.cli.task import task_group
@@ -31,7 +31,7 @@ def _request(
 
 
 def _show(reply: task_service_pb2.ListTasksResponse) -> RenderableType:
-    return task_table(reply.tasks)
+    return task_table(reply.tasks, acting_tenant=Connection.current().tenant)
 
 
 @task_group.command("list")

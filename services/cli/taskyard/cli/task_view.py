@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -36,6 +36,7 @@ def cancel_step_name(step: int) -> str:
 def _identity(task: task_pb2.Task) -> list[Row]:
     rows: list[Row] = [("id", task.id), ("name", task.name), ("state", state(state_name(task)))]
     given = {
+        "tenant": task.tenant,
         "attempt": str(task.attempt) if task.attempt else "",
         "priority": priority_name(task),
         "queue": task.queue,
@@ -95,12 +96,27 @@ def task_detail(task: task_pb2.Task, extra: Iterable[Row] = ()) -> RenderableTyp
     return Group(grid, Text(traceback)) if traceback else grid
 
 
-def task_table(tasks: Iterable[task_pb2.Task]) -> RenderableType:
+def task_table(tasks: Sequence[task_pb2.Task], *, acting_tenant: str | None = None) -> RenderableType:
+    """One task per row; with a TENANT column when the rows may be of several tenants: the
+    caller acts as no one tenant (``--tenant``) and a row is of a tenant other than the
+    default one (an operator listing across tenants)."""
+    by_tenant = acting_tenant is None and any(t.tenant for t in tasks)
+    headers = (
+        "id",
+        *(("tenant",) if by_tenant else ()),
+        "name",
+        "state",
+        "att",
+        "priority",
+        "queue",
+        "created",
+    )
     return table(
-        ("id", "name", "state", "att", "priority", "queue", "created"),
+        headers,
         (
             (
                 t.id,
+                *((t.tenant or "(default)",) if by_tenant else ()),
                 t.name,
                 state(state_name(t)),
                 str(t.attempt or ""),
