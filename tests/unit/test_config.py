@@ -205,7 +205,7 @@ def test_to_env_covers_every_field() -> None:
         elif isinstance(value, float):
             changed[f.name] = value + 0.5
         elif isinstance(value, tuple):
-            changed[f.name] = ("some.module",)
+            changed[f.name] = ("some-tenant",) if f.name == "pool_tenants" else ("some.module",)
         else:
             changed[f.name] = "ipc" if f.name == "transport" else f"x-{value}"
     s = Settings(**changed)
@@ -652,3 +652,12 @@ def test_a_spawned_process_gets_the_same_settings_by_pickle() -> None:
         seen = pool.submit(Settings.to_env, parent).result(timeout=60)
     assert Settings.from_env(seen) == parent
     assert (seen["TASKYARD_DATABASE_URL"], seen["TASKYARD_BUS_KEYS"]) == (DSN, BUS_KEYS)
+
+
+def test_a_pools_tenants_are_tenant_names_or_default() -> None:
+    env = {"TASKYARD_POOL_TENANTS": "acme, default"}
+    assert Settings.from_env(env).pool_tenants == ("acme", "default")
+    for bad, why in (("Acme", "'Acme' must be"), ("a/b", "'a/b' must be"), ("acme,acme", "listed twice")):
+        with pytest.raises(ValueError, match="TASKYARD_POOL_TENANTS") as caught:
+            Settings.from_env({"TASKYARD_POOL_TENANTS": bad})
+        assert why in str(caught.value)

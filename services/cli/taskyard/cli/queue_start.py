@@ -12,7 +12,7 @@ import os
 
 import click
 
-from taskyard.cli.serve import exec_service, pool_env, project_env
+from taskyard.cli.serve import TENANT_HELP, check_tenants, exec_service, pool_env, project_env
 
 
 @click.command("start")
@@ -37,7 +37,12 @@ from taskyard.cli.serve import exec_service, pool_env, project_env
     metavar="MODULE",
     help="Module(s) of task functions to load (TASKYARD_TASK_MODULES).",
 )
-def queue_start_command(workers: int | None, concurrency: int | None, tasks: tuple[str, ...]) -> None:
+@click.option("--tenant", "tenants", multiple=True, metavar="NAME", callback=check_tenants, help=TENANT_HELP)
+def queue_start_command(
+    workers: int | None, concurrency: int | None, tasks: tuple[str, ...], tenants: tuple[str, ...]
+) -> None:
     """Run a worker pool: N worker processes x C tasks each (SIGTERM drains it)."""
     env = project_env(os.environ, service="worker-pool")
-    exec_service("worker-pool", pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks))
+    exec_service(
+        "worker-pool", pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks, tenants=tenants)
+    )

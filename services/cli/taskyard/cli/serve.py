@@ -19,7 +19,8 @@ import click
 
 from taskyard.cli import bus_key, procs
 from taskyard.cli.stop_request import StopRequest
-from taskyard.core import lifecycle
+from taskyard.core import lifecycle, variables
+from taskyard.core import tenants as tenant_names
 
 
 def pool_env(
@@ -28,9 +29,12 @@ def pool_env(
     workers: int | None = None,
     concurrency: int | None = None,
     tasks: tuple[str, ...] = (),
+    tenants: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The environment of a worker pool with the command line's overrides applied."""
     env = dict(base)
+    if tenants:  # the command line's list replaces the environment's
+        env["TASKYARD_POOL_TENANTS"] = ",".join(dict.fromkeys(tenants))
     if workers is not None:
         env["TASKYARD_WORKERS"] = str(workers)
     if concurrency is not None:
@@ -39,6 +43,23 @@ def pool_env(
         existing = [m for m in env.get("TASKYARD_TASK_MODULES", "").split(",") if m.strip()]
         env["TASKYARD_TASK_MODULES"] = ",".join(dict.fromkeys([*existing, *tasks]))
     return env
+
+
+def check_tenants(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--tenant`` values: tenants' names, or "default" for the default tenant."""
+    for name in value:
+        if name != variables.DEFAULT_TENANT_NAME and not tenant_names.fits(name):
+            raise click.BadParameter(
+                f"{name!r}: a tenant's name {tenant_names.problem(name)} "
+                f"(or {variables.DEFAULT_TENANT_NAME!r} for the default tenant)"
+            )
+    return value
+
+
+TENANT_HELP = (
+    "Run only this tenant's tasks (repeatable; 'default' is the default tenant; "
+    "TASKYARD_POOL_TENANTS). Without it: every tenant's."
+)
 
 
 def project_env(environ: Mapping[str, str], service: str = "") -> dict[str, str]:
@@ -110,6 +131,14 @@ def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> 
     help="worker-pool: module(s) of task functions to load (TASKYARD_TASK_MODULES).",
 )
 @click.option(
+    "--tenant",
+    "tenants",
+    multiple=True,
+    metavar="NAME",
+    callback=check_tenants,
+    help="worker-pool: " + TENANT_HELP,
+)
+@click.option(
     "--http/--no-http",
     default=True,
     help="Without SERVICE: run the gateway (gRPC API and dashboard) or not (--no-http: workers only).",
@@ -126,6 +155,7 @@ def serve_command(
     workers: int | None,
     concurrency: int | None,
     tasks: tuple[str, ...],
+    tenants: tuple[str, ...],
     http: bool,
     port: int | None,
     database_url: str | None,
@@ -140,7 +170,12 @@ def serve_command(
 
     Every other setting comes from the TASKYARD_* environment variables."""
     env = project_env(os.environ, service or "")
-    pool_flags = {"--workers": workers, "--concurrency": concurrency, "--tasks": tasks or None}
+    pool_flags = {
+        "--workers": workers,
+        "--concurrency": concurrency,
+        "--tasks": tasks or None,
+        "--tenant": tenants or None,
+    }
     if port is not None:
         env["TASKYARD_GRPC_PORT"] = str(port)
     if database_url is not None:
@@ -148,13 +183,13 @@ def serve_command(
     if service is None:
         if database_url is not None:
             raise click.UsageError("--database-url only applies to result-store")
-        with_pool = workers is not None or concurrency is not None or bool(tasks) or not http
+        with_pool = workers is not None or concurrency is not None or bool(tasks) or bool(tenants) or not http
         if not http and port is not None:
             raise click.UsageError("--port applies to the gateway, which --no-http leaves out")
         if not with_pool:
             exec_service("gateway", env)
             return
-        penv = pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks)
+        penv = pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks, tenants=tenants)
         if not http:
             exec_service("worker-pool", penv)
             return
@@ -170,7 +205,7 @@ def serve_command(
         raise click.UsageError("--port only applies to gateway")
     if database_url is not None and name != "result-store":
         raise click.UsageError("--database-url only applies to result-store")
-    exec_service(name, pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks))
+    exec_service(name, pool_env(env, workers=workers, concurrency=concurrency, tasks=tasks, tenants=tenants))
 
 
 def _grace(env: Mapping[str, str]) -> float:

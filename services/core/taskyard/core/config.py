@@ -35,6 +35,7 @@ from taskyard.core.variables import (
     Modules,
     Port,
     Secret,
+    Tenants,
     Timeout,
     Transport,
     reveal,
@@ -304,6 +305,11 @@ class Settings(Addresses, BaseSettings):
         description="MiB; a worker above it is recycled; 0 = no limit.",
     )
     task_modules: Modules = Field(default=(), description="Modules of @task functions (comma-separated).")
+    pool_tenants: Tenants = Field(
+        default=(),
+        description="The tenants whose tasks this pool runs (comma-separated; 'default' the default "
+        "tenant); empty: every tenant's.",
+    )
     server_name: str = Field(
         default_factory=lambda: os.uname().nodename, description="This pool's name (default: the host's)."
     )

@@ -20,6 +20,8 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, SecretsSettingsSource
 from pydantic_settings.sources.utils import parse_env_vars
 
+from taskyard.core import tenants as tenant_names
+
 PREFIX = "TASKYARD_"
 # A directory of files named like the variables (a mounted Kubernetes secret): they
 # supply the settings the environment leaves unset, under any of their names.
@@ -132,6 +134,33 @@ Timeout = Annotated[
 Transport = Annotated[str, AfterValidator(_transport), Expect(f"one of {', '.join(TRANSPORTS)}")]
 # "a.tasks, b.jobs": split here, never read as JSON.
 Modules = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
+# The name that stands for the default tenant ("") in a list of tenants.
+DEFAULT_TENANT_NAME = "default"
+
+
+def _tenants(value: tuple[str, ...]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    for name in value:
+        if name != DEFAULT_TENANT_NAME and not tenant_names.fits(name):
+            raise ValueError(f"{name!r} {tenant_names.problem(name)}")
+        if name in seen:
+            raise ValueError(f"{name!r} is listed twice")
+        seen.add(name)
+    return value
+
+
+# "acme, default": tenants' names, "default" the default tenant's; split here, never read as JSON.
+Tenants = Annotated[
+    tuple[str, ...],
+    NoDecode,
+    BeforeValidator(_comma_list),
+    AfterValidator(_tenants),
+    Expect(
+        f"a comma-separated list of tenant names ({tenant_names.CHARSET}; "
+        f"{DEFAULT_TENANT_NAME!r} for the default tenant)",
+        detail=True,
+    ),
+]
 if TYPE_CHECKING:
     # Callers hand secrets over as plain strings; the model keeps them as SecretStr.
     Secret: TypeAlias = str | SecretStr

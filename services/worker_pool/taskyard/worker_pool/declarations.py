@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import schedule_pb2
+from taskyard.bus.v1 import schedule_pb2, tenants_pb2
 from taskyard.core import contract, errors, names, rpc
 from taskyard.core import schedule as timing
 from taskyard.v1 import schedule_pb2 as pub
@@ -91,7 +91,10 @@ async def declare(store: rpc.Caller, declarations: list[Declared]) -> int:
     """Upsert ``declarations``; retried until the store answers. Returns how many it applied."""
     if not declarations:
         return 0
-    request = schedule_pb2.SaveSchedulesRequest(schedules=[d.to_proto() for d in declarations], declared=True)
+    # The suite's own declaration (its task code's), not a caller's: an operator's scope.
+    request = schedule_pb2.SaveSchedulesRequest(
+        schedules=[d.to_proto() for d in declarations], declared=True, scope=tenants_pb2.TenantScope(all=True)
+    )
     attempt = 0
     while True:
         request.now_us = time.time_ns() // 1000

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from taskyard.bus.v1 import flow_pb2
+from taskyard.bus.v1 import flow_pb2, tenants_pb2
 from taskyard.core import contract, errors, limits, rpc
 from taskyard.v1 import limit_pb2
 
@@ -183,7 +183,10 @@ async def declare(store: rpc.Caller, declarations: list[DeclaredLimits]) -> int:
     declared = [limit for d in declarations for limit in d.to_protos()]
     if not declared:
         return 0
-    request = flow_pb2.ChangeLimitRequest(op=flow_pb2.LIMIT_OP_DECLARE, declared=declared)
+    # The suite's own declaration (its task code's), not a caller's: an operator's scope.
+    request = flow_pb2.ChangeLimitRequest(
+        op=flow_pb2.LIMIT_OP_DECLARE, declared=declared, scope=tenants_pb2.TenantScope(all=True)
+    )
     attempt = 0
     while True:
         try:

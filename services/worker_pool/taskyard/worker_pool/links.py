@@ -57,6 +57,7 @@ class SchedulerLink:
             free_slots=0 if pool.contact.cut_off else workers.free_slots(),
             capacity=pool.capacity,
             task_names=pool.task_names,
+            tenants=pool.tenants,
             pair_address=pool.pair_address,
             state=pool.state.value,
             worker_pids=workers.worker_pids(),
@@ -69,6 +70,7 @@ class SchedulerLink:
             service="worker_pool",
             instance_id=pool.pool_id,
             task_names=pool.task_names,
+            tenants=pool.tenants,
             pair_address=pool.pair_address,
             capacity=pool.capacity,
         )
@@ -148,6 +150,7 @@ class SchedulerLink:
                     server_name=s.server_name,
                     pair_address=pool.pair_address,
                     task_names=pool.task_names,
+                    tenants=pool.tenants,
                     capacity=pool.capacity,
                     pid=os.getpid(),
                 )

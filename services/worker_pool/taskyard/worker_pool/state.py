@@ -18,6 +18,7 @@ from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import ids, lifecycle
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
+from taskyard.core.variables import DEFAULT_TENANT_NAME
 from taskyard.worker_pool.contact import StoreContact
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
@@ -32,6 +33,9 @@ class PoolState:
         self.concurrency = max(1, settings.concurrency)
         self.capacity = max(1, settings.workers) * self.concurrency
         self.task_names: list[str] = []
+        # The tenants whose tasks it runs, as the scheduler names them ("" the
+        # default tenant); empty: every tenant's (TASKYARD_POOL_TENANTS).
+        self.tenants: list[str] = ["" if t == DEFAULT_TENANT_NAME else t for t in settings.pool_tenants]
         # What the pool registers and announces (the bound PAIR port on the advertise host).
         self.pair_address = ""
         # The last reports are being handed over: no worker is respawned any more,
