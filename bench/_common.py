@@ -16,6 +16,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.cluster import Cluster  # noqa: E402
 
-from taskyard.cli import jaeger  # noqa: E402
+from taskyard.cli import jaeger, procs  # noqa: E402
 from taskyard.cli.procs import EmbeddedPostgres  # noqa: E402
 from taskyard.core import seal  # noqa: E402
 
@@ -71,7 +72,12 @@ def print_header(name: str) -> None:
 
 
 @contextlib.contextmanager
-def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluster]:
+def bench_cluster(
+    args: argparse.Namespace, *, tokens: str = "", ready_token: str = "", **overrides: Any
+) -> Iterator[Cluster]:
+    """The cluster, ready. ``tokens``: a tokens file's text, which turns auth on (the
+    gateway then takes only these tokens); ``ready_token`` is the token (submit and
+    read) the readiness probe sends."""
     work = Path(tempfile.mkdtemp(prefix="taskyard-bench-"))
     pg: EmbeddedPostgres | None = None
     cluster: Cluster | None = None
@@ -98,6 +104,13 @@ def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluste
             print("database: fresh embedded PostgreSQL (pgserver), fsync=on, synchronous_commit=on")
         else:
             print("database: given by --database-url")
+        if tokens:
+            tokens_file = work / "tokens"
+            tokens_file.touch(mode=0o600)
+            tokens_file.write_text(tokens)
+            overrides["env"] = {**overrides.get("env", {}), "TASKYARD_AUTH_TOKENS_FILE": str(tokens_file)}
+            count = sum(1 for line in tokens.splitlines() if line.strip() and not line.startswith("#"))
+            print(f"auth: on, {count} tokens")
         cluster = Cluster(
             url,
             work,
@@ -115,7 +128,18 @@ def bench_cluster(args: argparse.Namespace, **overrides: Any) -> Iterator[Cluste
         )
         sys.stdout.flush()
         cluster.start()
-        cluster.wait_ready(timeout=60)
+        if ready_token:
+            try:
+                procs.wait_ready(
+                    cluster.target,
+                    deadline=time.monotonic() + 60,
+                    alive=list(cluster.procs.values()),
+                    token=ready_token,
+                )
+            except procs.NotReady as exc:
+                raise SystemExit(f"cluster not ready: {exc}") from exc
+        else:
+            cluster.wait_ready(timeout=60)
         yield cluster
         ok = True
     finally:

@@ -63,13 +63,26 @@ def spec(
     )
 
 
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    """A call's metadata with ``token`` ("": none)."""
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
 async def submit_batches(
-    target: str, batches: Sequence[Sequence[task_pb2.TaskSpec]], clients: int
+    target: str,
+    batches: Sequence[Sequence[task_pb2.TaskSpec]],
+    clients: int,
+    *,
+    tokens: Sequence[str] = (),
 ) -> list[str]:
-    """Every batch through BatchSubmitTasks from ``clients`` channels at once; the ids."""
-    work: asyncio.Queue[Sequence[task_pb2.TaskSpec]] = asyncio.Queue()
-    for b in batches:
-        work.put_nowait(b)
+    """Every batch through BatchSubmitTasks from ``clients`` channels at once; the ids.
+    ``tokens``: the token each batch is sent with (a tenant's: its tasks are that
+    tenant's), one per batch; empty: none."""
+    if tokens and len(tokens) != len(batches):
+        raise ValueError(f"{len(tokens)} tokens for {len(batches)} batches")
+    work: asyncio.Queue[tuple[Sequence[task_pb2.TaskSpec], str]] = asyncio.Queue()
+    for i, b in enumerate(batches):
+        work.put_nowait((b, tokens[i] if tokens else ""))
     ids: list[str] = []
 
     async def one_client() -> None:
@@ -77,11 +90,13 @@ async def submit_batches(
             stub = task_service_pb2_grpc.TaskServiceStub(channel)
             while True:
                 try:
-                    batch = work.get_nowait()
+                    batch, token = work.get_nowait()
                 except asyncio.QueueEmpty:
                     return
                 reply = await stub.BatchSubmitTasks(
-                    task_service_pb2.BatchSubmitTasksRequest(tasks=list(batch)), timeout=120
+                    task_service_pb2.BatchSubmitTasksRequest(tasks=list(batch)),
+                    timeout=120,
+                    metadata=bearer(token),
                 )
                 ids.extend(t.id for t in reply.tasks)
 
