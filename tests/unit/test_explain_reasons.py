@@ -236,6 +236,27 @@ SOON.FromMicroseconds(to_us(CLOCK.now() + 0.4))
             R.WAIT_REASON_FAIR_SHARE,
             "fair share: 2 tasks of key 'tenant-a' ahead of it, 5 other keys waiting",
         ),
+        (
+            _gated(R.WAIT_REASON_TENANT_QUOTA, limit="tenant.concurrency", key="acme", holder_ids=["a", "b"]),
+            R.WAIT_REASON_TENANT_QUOTA,
+            "the concurrency quota of tenant 'acme' is full: held by 2 tasks (a, b)",
+        ),
+        (
+            _gated(R.WAIT_REASON_TENANT_QUOTA, limit="tenant.rate", key="acme", next_admission_at=SOON),
+            R.WAIT_REASON_TENANT_QUOTA,
+            "the rate quota of tenant 'acme' is spent: next admission in 0.4 s",
+        ),
+        (
+            _gated(R.WAIT_REASON_TENANT_SUSPENDED),
+            R.WAIT_REASON_TENANT_SUSPENDED,
+            "its tenant is suspended; it runs once the tenant is resumed",
+        ),
+        (
+            # A pool serves the name (the store's facts), none its tenant (the leader's word).
+            _gated(R.WAIT_REASON_NO_POOL),
+            R.WAIT_REASON_NO_POOL,
+            "no live worker pool serves 'add' for its tenant; it waits until one starts",
+        ),
     ],
 )
 async def test_a_gate_from_the_scheduler_wins(reply: flow_pb2.FlowGatesReply, reason: int, text: str) -> None:

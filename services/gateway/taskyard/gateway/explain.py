@@ -43,6 +43,10 @@ GATE_REASONS = frozenset(
         R.WAIT_REASON_CONCURRENCY_FULL,
         R.WAIT_REASON_FAIR_SHARE,
         R.WAIT_REASON_BREAKER_OPEN,
+        # Tenants (the leader's word: scheduler/flow.py).
+        R.WAIT_REASON_TENANT_QUOTA,
+        R.WAIT_REASON_TENANT_SUSPENDED,
+        R.WAIT_REASON_NO_POOL,
     }
 )
 
@@ -150,6 +154,10 @@ class Explainer:
                 # As the task's tenant knows the limit ("tenant.*" quotas are no one's).
                 out.gate.limit = tenants.strip(rec.tenant, gate.gate.limit)
                 out.message = self._gated(gate.reason, out.gate)
+                if gate.reason == R.WAIT_REASON_NO_POOL:
+                    out.message = (
+                        f"no live worker pool serves {rec.name!r} for its tenant; it waits until one starts"
+                    )
         if state not in (S.SCHEDULED, S.RETRYING) and eta_had_passed(rec):
             out.message += (
                 f"; its ETA ({_instant(rec.run_at_us)}) had passed at submission: it was queued at once"
@@ -234,6 +242,14 @@ class Explainer:
         if reason == R.WAIT_REASON_CONCURRENCY_FULL:
             key = f" for key {codec.quote(gate.key)}" if gate.key else ""
             return f"concurrency limit {limit} is full{key}" + _holders(list(gate.holder_ids))
+        if reason == R.WAIT_REASON_TENANT_SUSPENDED:
+            return "its tenant is suspended; it runs once the tenant is resumed"
+        if reason == R.WAIT_REASON_TENANT_QUOTA:
+            tenant = codec.quote(gate.key)
+            if gate.HasField("next_admission_at"):
+                seconds = max(0.0, gate.next_admission_at.ToMicroseconds() / 1e6 - self._clock.now())
+                return f"the rate quota of tenant {tenant} is spent: next admission in {seconds:.1f} s"
+            return f"the concurrency quota of tenant {tenant} is full" + _holders(list(gate.holder_ids))
         return (
             f"fair share: {_plural(gate.position, 'task')} of key {codec.quote(gate.key)} ahead of it, "
             f"{_plural(gate.keys_ahead, 'other key')} waiting"
