@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 from support.admission import Harness, concurrency
 
 from taskyard.bus.v1 import flow_pb2
-from taskyard.core import contract, errors
+from taskyard.core import contract, errors, transport
 from taskyard.scheduler.admission import QUOTA_CONCURRENCY, QUOTA_RATE
 from taskyard.v1 import task_service_pb2, tenant_service_pb2
 
@@ -250,3 +250,10 @@ def test_the_scheduler_reads_every_tenants_limits() -> None:
     h.store.call = call  # type: ignore[method-assign]
     asyncio.run(h.flow.read_limits())
     assert seen and seen[0].scope.all
+
+
+def test_the_stores_tenant_events_reach_the_scheduler() -> None:
+    # The leader reads the tenants at once on these (a suspension within a read, not a poll).
+    assert {"tenant.created", "tenant.updated", "tenant.suspended", "tenant.resumed"} <= (
+        transport.SCHEDULER_EVENT_TYPES
+    )

@@ -299,6 +299,10 @@ SCHEDULER_EVENT_TYPES = frozenset(
         "limit.deleted",
         "limit.declared",
         "limit.weight",
+        "tenant.created",  # tenants: read them again at once (weights, quotas, suspensions)
+        "tenant.updated",
+        "tenant.suspended",
+        "tenant.resumed",
     }
 )
 
