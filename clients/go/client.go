@@ -20,7 +20,10 @@ type Client struct {
 	tasks    taskyardv1.TaskServiceClient
 	limits   taskyardv1.LimitServiceClient
 	failures taskyardv1.FailureServiceClient
+	tenants  taskyardv1.TenantServiceClient
 	timeout  time.Duration
+	// The tenant an operator token acts as ([WithTenant]); empty: none.
+	tenant string
 }
 
 // New makes a client of the gateway at target ("host:port"). It does not
@@ -60,6 +63,7 @@ func New(target string, opts ...Option) (*Client, error) {
 		}
 		dial = append(dial, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
 	}
+	dial = append(dial, tenantInterceptors(cfg.tenant)...)
 	if cfg.token != "" {
 		tok := bearer{header: "Bearer " + cfg.token, plaintextOK: cfg.insecure}
 		dial = append(dial, grpc.WithPerRPCCredentials(tok))
@@ -73,9 +77,14 @@ func New(target string, opts ...Option) (*Client, error) {
 		tasks:    taskyardv1.NewTaskServiceClient(conn),
 		limits:   taskyardv1.NewLimitServiceClient(conn),
 		failures: taskyardv1.NewFailureServiceClient(conn),
+		tenants:  taskyardv1.NewTenantServiceClient(conn),
 		timeout:  cfg.timeout,
+		tenant:   cfg.tenant,
 	}, nil
 }
+
+// Tenant is the tenant the client acts as ([WithTenant]); empty: none.
+func (c *Client) Tenant() string { return c.tenant }
 
 // Close closes the connection; calls in flight fail with Canceled.
 func (c *Client) Close() error { return c.conn.Close() }

@@ -50,6 +50,12 @@ var (
 	ErrTokenMissing     = &Error{Code: codes.Unauthenticated, Reason: "TOKEN_MISSING"}
 	ErrTokenInvalid     = &Error{Code: codes.Unauthenticated, Reason: "TOKEN_INVALID"}
 	ErrScopeMissing     = &Error{Code: codes.PermissionDenied, Reason: "SCOPE_MISSING"}
+	// Tenants (docs/tenants.md): a submission of a suspended tenant, an
+	// operator-only call with a tenant token (or a tenant token acting as
+	// another tenant), a token whose tenant does not exist.
+	ErrTenantSuspended = &Error{Code: codes.FailedPrecondition, Reason: "TENANT_SUSPENDED"}
+	ErrOperatorOnly    = &Error{Code: codes.PermissionDenied, Reason: "OPERATOR_ONLY"}
+	ErrTenantUnknown   = &Error{Code: codes.PermissionDenied, Reason: "TENANT_UNKNOWN"}
 )
 
 func (e *Error) Error() string {

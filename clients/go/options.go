@@ -18,6 +18,7 @@ type Option func(*config)
 
 type config struct {
 	token    string
+	tenant   string
 	tls      *tls.Config
 	roots    *x509.CertPool // from WithCA, whatever the order of the options
 	insecure bool

@@ -37,6 +37,9 @@ type Task struct {
 	CancelReason    string
 	CancelStep      CancelStep
 	ScheduleID      string
+	// The tenant it belongs to: the submitting token's ("" is the default
+	// tenant). An operator listing across tenants tells them apart by it.
+	Tenant string
 	// As submitted (Spec.Limits), with the limits its task name declares.
 	Limits      []LimitUse
 	FairnessKey string
@@ -118,6 +121,7 @@ func taskFromProto(p *taskyardv1.Task) *Task {
 		CancelReason:        p.GetCancelReason(),
 		CancelStep:          CancelStep(p.GetCancelStep()),
 		ScheduleID:          p.GetScheduleId(),
+		Tenant:              p.GetTenant(),
 		Limits:              usesFromProto(p.GetLimits()),
 		FairnessKey:         p.GetFairnessKey(),
 		DeadLetterReason:    DeadLetterReason(p.GetDeadLetterReason()),
