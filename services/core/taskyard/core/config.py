@@ -202,6 +202,12 @@ class Settings(Addresses, BaseSettings):
     metrics_host: str = Field(
         default="127.0.0.1", description="The /metrics bind address; off loopback it needs metrics_token."
     )
+    metrics_tenants: int = Field(
+        default=20,
+        ge=0,
+        le=10_000,
+        description="Tenants a metric's tenant label names one by one (first seen); the rest are 'other'.",
+    )
     # --- probes (core/health.py): the services without a gRPC server
     health_port: Port = Field(
         default=0,

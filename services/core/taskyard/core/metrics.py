@@ -75,6 +75,14 @@ class LabelBudget:
         return "other"
 
 
+class TenantLabels(LabelBudget):
+    """A metric's ``tenant`` label: the first ``limit`` tenants seen (TASKYARD_METRICS_TENANTS)
+    by name, the rest "other"; the default tenant ("") shows as "default"."""
+
+    def of(self, value: str) -> str:
+        return super().of(value) if value else "default"
+
+
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 

@@ -1,6 +1,7 @@
 """The gateway's gRPC server metrics, named as go-grpc-prometheus names them
 (``grpc_server_started_total``, ``grpc_server_handled_total{grpc_code}``,
-``grpc_server_handling_seconds``), so existing dashboards and alerts apply."""
+``grpc_server_handling_seconds``), so existing dashboards and alerts apply; the
+calls handled and the tasks submitted by tenant (a bounded label: core/metrics.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,24 @@ import grpc
 from prometheus_client import Counter, Histogram
 
 from taskyard.core import metrics
+from taskyard.core.metrics import TenantLabels
+from taskyard.gateway import auth
 from taskyard.gateway.admission import Handler, Interceptor, behavior_of, handler_like
+
+# TASKYARD_METRICS_TENANTS' default (core/config.py).
+DEFAULT_TENANTS = 20
 
 _LABELS = ["grpc_type", "grpc_service", "grpc_method"]
 STARTED = Counter("grpc_server_started", "RPCs started on the server.", _LABELS)
 HANDLED = Counter(
-    "grpc_server_handled", "RPCs completed on the server, by status code.", [*_LABELS, "grpc_code"]
+    "grpc_server_handled",
+    "RPCs completed on the server, by status code and the caller's tenant.",
+    [*_LABELS, "grpc_code", "tenant"],
+)
+SUBMITTED = Counter(
+    "taskyard_gateway_tasks_submitted",
+    "Tasks a submission created (SubmitTask, BatchSubmitTasks, RunTask), by tenant.",
+    ["tenant"],
 )
 SECONDS = Histogram(
     "grpc_server_handling_seconds",
@@ -43,8 +56,11 @@ def _code(context: grpc.aio.ServicerContext[Any, Any], failed: bool) -> str:
     return "UNKNOWN" if failed else "OK"
 
 
-def measured(handler: Handler, method: str) -> Handler:
-    """``handler`` counted and timed under ``method`` (``/package.Service/Method``)."""
+def measured(handler: Handler, method: str, tenants: TenantLabels | None = None) -> Handler:
+    """``handler`` counted and timed under ``method`` (``/package.Service/Method``);
+    its end under its caller's tenant (as the call's identity says once it ends:
+    a call refused before its identity was known counts as an operator's)."""
+    labels_of = tenants or TenantLabels(DEFAULT_TENANTS)
     service, _, name = method.lstrip("/").rpartition("/")
     labels = (_type(handler), service, name)
     started, seconds = STARTED.labels(*labels), SECONDS.labels(*labels)
@@ -52,7 +68,7 @@ def measured(handler: Handler, method: str) -> Handler:
 
     def done(context: grpc.aio.ServicerContext[Any, Any], began: float, failed: bool) -> None:
         seconds.observe(time.perf_counter() - began)
-        HANDLED.labels(*labels, _code(context, failed)).inc()
+        HANDLED.labels(*labels, _code(context, failed), labels_of.of(auth.identity().home)).inc()
 
     if inspect.isasyncgenfunction(behavior):
 
@@ -84,8 +100,13 @@ def measured(handler: Handler, method: str) -> Handler:
 class CallMetrics(Interceptor):
     """Every call counted and timed (outermost, so refused calls count too)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tenants: TenantLabels | None = None) -> None:
         self._wrapped: dict[str, tuple[Handler, Handler]] = {}
+        self.tenants = tenants or TenantLabels(DEFAULT_TENANTS)
+
+    def submitted(self, tenant: str, count: int) -> None:
+        """``count`` tasks a submission of ``tenant`` created."""
+        SUBMITTED.labels(self.tenants.of(tenant)).inc(count)
 
     async def intercept_service(
         self,
@@ -98,6 +119,6 @@ class CallMetrics(Interceptor):
         method = details.method
         cached = self._wrapped.get(method)
         if cached is None or cached[0] is not handler:
-            cached = (handler, measured(handler, method))
+            cached = (handler, measured(handler, method, self.tenants))
             self._wrapped[method] = cached
         return cached[1]

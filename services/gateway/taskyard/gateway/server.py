@@ -205,9 +205,12 @@ class Gateway:
         if self.authenticator is not None:
             interceptors.insert(0, self.authenticator)  # the admission gates never count a refused call
         if settings.metrics_port:
+            from taskyard.core.metrics import TenantLabels
             from taskyard.gateway.metrics import CallMetrics  # prometheus_client only when served
 
-            interceptors.insert(0, CallMetrics())  # every call, the refused ones too
+            calls = CallMetrics(TenantLabels(settings.metrics_tenants))
+            interceptors.insert(0, calls)  # every call, the refused ones too
+            self.service.on_submitted = calls.submitted
         if tracing.enabled():
             interceptors.insert(0, server_spans())
         # No maximum_concurrent_rpcs: one pool for all calls is what let waits starve probes.

@@ -87,6 +87,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             store, task_logs.Followers(), page_bytes=max(1, limits.grpc_max_message_bytes // 2)
         )
         task_logs.attach(waiters, self._logs.followers)
+        # With metrics served: the tasks each submission created, by tenant (metrics.py).
+        self.on_submitted: Callable[[str, int], None] | None = None
 
     # --- plumbing ----------------------------------------------------------
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
@@ -182,6 +184,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 raise graph.single_paths(exc, "task") from exc
             if inserted.created and inserted.state != task_pb2.TASK_STATE_CANCELLED:
                 self._waiters.submitted((inserted.id,), losses=losses)
+            if inserted.created and self.on_submitted is not None:
+                self.on_submitted(records[0].tenant, 1)
         # A child's root and a task cancelled at birth (a dependency had
         # failed) are only known to the store.
         if inserted.created and not (spec.parent_id or inserted.state == task_pb2.TASK_STATE_CANCELLED):
@@ -232,6 +236,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if created and state != task_pb2.TASK_STATE_CANCELLED:
                 fresh.append(task_id)
         self._waiters.submitted(fresh, losses=losses)
+        if self.on_submitted is not None:
+            self.on_submitted(records[0].tenant, sum(1 for i in inserted if i.created))
         return response
 
     # --- reads ------------------------------------------------------------

@@ -15,6 +15,7 @@ from google.protobuf import json_format, message, message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.rpc import error_details_pb2, status_pb2
 
+from taskyard.core import tenants
 from taskyard.v1 import (
     event_service_pb2,
     failure_service_pb2,
@@ -22,6 +23,7 @@ from taskyard.v1 import (
     queue_service_pb2,
     schedule_service_pb2,
     task_service_pb2,
+    tenant_service_pb2,
 )
 
 # The services the JSON API exposes; health and reflection stay gRPC-only.
@@ -34,8 +36,11 @@ SERVICES = {
         limit_service_pb2.DESCRIPTOR.services_by_name["LimitService"],
         event_service_pb2.DESCRIPTOR.services_by_name["EventService"],
         failure_service_pb2.DESCRIPTOR.services_by_name["FailureService"],
+        tenant_service_pb2.DESCRIPTOR.services_by_name["TenantService"],
     )
 }
+# The query parameter with which an operator's page shows one tenant's.
+TENANT_PARAMETER = "tenant"
 # A unary call from a page: longer than a CancelTask's wait for its task to stop.
 CALL_TIMEOUT = 30.0
 # grpc.StatusCode -> the HTTP status a page gets.
@@ -93,9 +98,18 @@ def parse(method: Method, body: Mapping[str, Any]) -> message.Message:
     return json_format.ParseDict(dict(body), method.request_type())
 
 
-def metadata(authorization: str | None) -> Sequence[tuple[str, str]]:
-    """The browser's ``Authorization`` header, forwarded as is: the gateway judges it."""
-    return (("authorization", authorization),) if authorization else ()
+def metadata(authorization: str | None, tenant: str | None = None) -> Sequence[tuple[str, str]]:
+    """The browser's ``Authorization`` header, forwarded as is: the gateway judges it;
+    and the tenant an operator's page picked (``?tenant=``), as ``taskyard-tenant``."""
+    out = [("authorization", authorization)] if authorization else []
+    if tenant:
+        out.append((tenants.METADATA_KEY, tenant))
+    return tuple(out)
+
+
+def page_tenant(query: Mapping[str, str]) -> str | None:
+    """The tenant a page asks to see (``?tenant=NAME``; an operator's tenant picker)."""
+    return query.get(TENANT_PARAMETER) or None
 
 
 def error_body(error: grpc.aio.AioRpcError) -> tuple[int, dict[str, Any]]:

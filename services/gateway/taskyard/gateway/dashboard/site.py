@@ -19,7 +19,7 @@ from taskyard.core import errors
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
 from taskyard.gateway.auth import Authenticator
-from taskyard.gateway.dashboard import calls, doors, history, hub, usage
+from taskyard.gateway.dashboard import calls, doors, history, hub, scopes, usage
 from taskyard.gateway.dashboard.streams import Streams
 
 log = logging.getLogger(__name__)
@@ -103,6 +103,7 @@ class Api:
         if method.streaming:
             return _refuse(404, "NOT_FOUND", f"{method.path} streams: see docs/dashboard.md")
         authorization = request.headers.get("Authorization")
+        tenant = calls.page_tenant(request.query)
         if self._authenticator is not None:
             refusal = self._authenticator.check(method.path, calls.metadata(authorization))
             if refusal is not None:
@@ -124,7 +125,8 @@ class Api:
         try:
             reply = await self._loopback.unary(method)(
                 rpc_request,
-                metadata=calls.metadata(authorization),
+                # The gateway's own interceptors judge the tenant (tenancy.py).
+                metadata=calls.metadata(authorization, tenant),
                 timeout=calls.CALL_TIMEOUT,
             )
         except grpc.aio.AioRpcError as exc:
@@ -166,16 +168,37 @@ class Dashboard:
     ) -> None:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
-        self.hub = hub.PulseHub(summarize, read=read, authorize=_watch_authorizer(authenticator))
-        # The Limits page's feed: the store's limits and the leading scheduler's usage of them.
-        self.usage: usage.UsageFeed | None = None
-        if read_limits is not None and flow_gates is not None:
-            self.usage = usage.UsageFeed(
-                read_limits, flow_gates, authorize=_authorizer(authenticator, usage.LIMITS_PATH)
+        # The pulse of every tenant (an operator's page), and of each tenant a page is confined to.
+        self.hub = hub.PulseHub(
+            scopes.scoped_summarize(summarize, None), read=read, authorize=_watch_authorizer(authenticator)
+        )
+
+        def pulse_of(within: str | None) -> hub.PulseHub:
+            if within is None:
+                return self.hub
+            return hub.PulseHub(
+                scopes.scoped_summarize(summarize, within),
+                read=read,
+                authorize=_watch_authorizer(authenticator),
             )
+
+        self.pulses = scopes.ScopedFeeds(pulse_of, authenticator=authenticator, path=hub.WATCH_PATH)
+        # The Limits page's feed: the store's limits and the leading scheduler's usage of them.
+        self.usage: scopes.ScopedFeeds[usage.UsageFeed] | None = None
+        if read_limits is not None and flow_gates is not None:
+            reads, gates = read_limits, flow_gates
+
+            def usage_of(within: str | None) -> usage.UsageFeed:
+                return usage.UsageFeed(
+                    scopes.scoped_limits(reads, within),
+                    scopes.scoped_gates(gates, within),
+                    authorize=_authorizer(authenticator, usage.LIMITS_PATH),
+                )
+
+            self.usage = scopes.ScopedFeeds(usage_of, authenticator=authenticator, path=usage.LIMITS_PATH)
         self.streams = Streams(
             self.loopback,
-            self.hub,
+            self.pulses,
             limit=settings.dashboard_max_streams,
             per_client=settings.dashboard_max_streams_per_client,
         )
@@ -254,6 +277,7 @@ class Dashboard:
         if self.doors is not None:
             await self.doors.close()
         await self.hub.close()
+        await self.pulses.close()
         if self.usage is not None:
             await self.usage.close()
         await self.runner.cleanup()

@@ -23,7 +23,7 @@ from google.protobuf import json_format, message
 
 from taskyard.gateway import auth
 from taskyard.gateway.dashboard import calls
-from taskyard.gateway.dashboard.hub import Feed, PulseHub
+from taskyard.gateway.dashboard.scopes import Shared
 from taskyard.v1 import event_service_pb2, task_service_pb2
 
 # The filters that make /api/events follow given tasks: one of them is required.
@@ -134,7 +134,7 @@ def encode(kind: str, ident: str | None, data: Mapping[str, Any]) -> bytes:
 class Streams:
     """The SSE endpoints and the count of open ones."""
 
-    def __init__(self, loopback: calls.Loopback, hub: PulseHub, *, limit: int, per_client: int) -> None:
+    def __init__(self, loopback: calls.Loopback, hub: Shared, *, limit: int, per_client: int) -> None:
         self._loopback = loopback
         self._hub = hub
         self.slots = Slots(limit=limit, per_client=per_client)
@@ -143,7 +143,7 @@ class Streams:
         """``GET /api/pulse``: the suite's summary every half second (hub.py)."""
         return await self.feed(self._hub, request)
 
-    async def feed(self, feed: Feed, request: web.Request) -> web.StreamResponse:
+    async def feed(self, feed: Shared, request: web.Request) -> web.StreamResponse:
         """A view shared by every page (hub.Feed), in a live view's slot."""
         clients = Slots.clients(request)
         refused = self.slots.refusal(clients)
@@ -218,7 +218,8 @@ class Streams:
         await response.prepare(request)
         await response.write(b": open\n\n")
         call = self._loopback.stream(method)(
-            rpc_request, metadata=calls.metadata(request.headers.get("Authorization"))
+            rpc_request,
+            metadata=calls.metadata(request.headers.get("Authorization"), calls.page_tenant(request.query)),
         )
         try:
             async for reply in call:

@@ -2,6 +2,8 @@
 // into the page (kept in sessionStorage: gone with the tab).
 
 const TOKEN_KEY = "taskyard.token";
+// The tenant an operator picked in the header ("" = every tenant's), kept as the token is.
+const TENANT_KEY = "taskyard.tenant";
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -21,6 +23,21 @@ export function setToken(value) {
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
+export function tenant() {
+  return sessionStorage.getItem(TENANT_KEY) || "";
+}
+
+export function setTenant(value) {
+  if (value) sessionStorage.setItem(TENANT_KEY, value);
+  else sessionStorage.removeItem(TENANT_KEY);
+}
+
+// A URL of the API, with the picked tenant (?tenant=NAME) when there is one.
+export function scoped(url) {
+  if (!tenant()) return url;
+  return `${url}${url.includes("?") ? "&" : "?"}tenant=${encodeURIComponent(tenant())}`;
+}
+
 export function headers(extra = {}) {
   const out = { ...extra };
   if (token()) out.Authorization = `Bearer ${token()}`;
@@ -28,7 +45,7 @@ export function headers(extra = {}) {
 }
 
 export async function call(service, method, body = {}) {
-  const reply = await fetch(`/api/taskyard.v1.${service}/${method}`, {
+  const reply = await fetch(scoped(`/api/taskyard.v1.${service}/${method}`), {
     method: "POST",
     headers: headers({ "Content-Type": "application/json" }),
     body: JSON.stringify(body),

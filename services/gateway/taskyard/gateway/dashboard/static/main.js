@@ -1,9 +1,10 @@
 // The page's frame: the router (#/overview, #/tasks, #/tasks/ID, #/schedules, #/limits,
 // #/failures, #/failures/GROUP, #/redrives/ID),
-// the token form (shown only when the gateway asks for tokens), the live indicator
+// the token form (shown only when the gateway asks for tokens), the tenant picker
+// (an operator's: shown when ListTenants answers), the live indicator
 // and the notice line every view reports to.
 
-import { config, setToken, token } from "./api.js";
+import { call, config, setTenant, setToken, tenant, token } from "./api.js";
 import { replace } from "./dom.js";
 import * as failures from "./views/failures.js";
 import * as limits from "./views/limits.js";
@@ -72,7 +73,37 @@ async function route() {
     document.getElementById("token").focus();
     return;
   }
+  await pickTenants();
   cleanup = view.render(main, arg, page) || null;
+}
+
+// The picker lists the tenants for an operator's token; a tenant's token is
+// refused ListTenants (OPERATOR_ONLY) and sees its own tenant only, without it.
+// Read once per token typed in.
+let tenantsOf = null;
+async function pickTenants() {
+  if (tenantsOf === token()) return;
+  tenantsOf = token();
+  const picker = document.getElementById("tenant-pick");
+  const select = document.getElementById("tenant");
+  const picked = tenant();
+  setTenant("");
+  let names = [];
+  try {
+    let pageToken = "";
+    do {
+      const reply = await call("TenantService", "ListTenants", { pageSize: 1000, pageToken });
+      names = names.concat((reply.tenants || []).map((t) => t.name));
+      pageToken = reply.nextPageToken || "";
+    } while (pageToken);
+  } catch {
+    picker.hidden = true;
+    return;
+  }
+  replace(select, new Option("All tenants", ""), ...names.map((name) => new Option(name, name)));
+  if (names.includes(picked)) setTenant(picked);
+  select.value = tenant();
+  picker.hidden = false;
 }
 
 document.getElementById("token-form").addEventListener("submit", (event) => {
@@ -86,6 +117,10 @@ document.getElementById("token-form").addEventListener("submit", (event) => {
 document.getElementById("token-forget").addEventListener("click", () => {
   setToken("");
   document.getElementById("token").placeholder = "bearer token";
+  route();
+});
+document.getElementById("tenant").addEventListener("change", (event) => {
+  setTenant(event.target.value);
   route();
 });
 document.getElementById("token").placeholder = token() ? "token set" : "bearer token";

@@ -2,7 +2,7 @@
 // send an Authorization header. A dropped connection is opened again with
 // Last-Event-ID, so the server resumes right after the last message received.
 
-import { headers } from "./api.js";
+import { headers, scoped } from "./api.js";
 
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10000;
@@ -35,7 +35,7 @@ export function open(url, handlers) {
   async function readOnce() {
     const extra = { Accept: "text/event-stream" };
     if (lastId) extra["Last-Event-ID"] = lastId;
-    const reply = await fetch(url, { headers: headers(extra), signal: controller.signal });
+    const reply = await fetch(scoped(url), { headers: headers(extra), signal: controller.signal });
     if (!reply.ok) {
       const body = await reply.json().catch(() => ({ code: `HTTP_${reply.status}` }));
       return { error: body };
