@@ -172,3 +172,11 @@ def test_a_cancelled_task_leaves_its_tenant_and_key() -> None:
     assert not lanes.drop("a0", Priority.NORMAL, "add")
     assert [r.id for r in lanes.take(ADD, 10)] == ["b0"]
     assert len(lanes) == 0 and lanes.depth(Priority.NORMAL) == 0
+
+
+def test_a_pool_serving_some_tenants_taking_one_at_a_time_alternates_between_them() -> None:
+    lanes = Lanes()
+    for t in ("a", "b", "c", "d"):
+        _flood(lanes, t, keys=1, per_key=10)
+    taken = _take_one_by_one(lanes, 6, frozenset({"a", "b"}))
+    assert sorted(r.tenant for r in taken) == ["a", "a", "a", "b", "b", "b"]

@@ -139,6 +139,8 @@ class Lanes:
         # Suspended tenants (scheduler/tenants.py): parked as a paused queue's are.
         self.suspended: set[str] = set()
         self._suspended: dict[str, dict[str, Ref]] = {}
+        # Where a pool that serves some tenants begins its next take (_take_served).
+        self._served_turn = 0
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -400,6 +402,10 @@ class Lanes:
         """A pool that serves fewer tenants than wait in the lane: its tenants in turn
         (each as many as its weight a round), without going round the others."""
         served = [(t, lane.tenants[t]) for t in sorted(tenants) if t in lane.tenants]
+        if len(served) > 1:  # each take begins with the next one: none is always first
+            start = self._served_turn % len(served)
+            self._served_turn += 1
+            served = served[start:] + served[:start]
         weights = self.tenant_weights
         while served and len(out) < limit:
             before = len(out)
