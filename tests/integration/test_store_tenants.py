@@ -10,23 +10,29 @@ columns, the durable event log and the statements run can be read.
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
+import asyncpg
 import pytest
+from support.records import task as add_task
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import event_log_pb2, tenants_pb2
+from taskyard.bus.v1 import event_log_pb2, tasks_pb2, tenants_pb2
+from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors, rpc
 from taskyard.result_store import event_log
 from taskyard.result_store import tenants as store_tenants
 from taskyard.v1 import event_service_pb2 as pub
-from taskyard.v1 import limit_pb2
+from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.v1 import tenant_service_pb2 as tenant_pub
 
 pytestmark = pytest.mark.asyncio
 Op = tenants_pb2.ChangeTenantRequest.Op
 ACTIVE = tenant_pub.TENANT_STATE_ACTIVE
 SUSPENDED = tenant_pub.TENANT_STATE_SUSPENDED
+CANCELLED = task_pb2.TASK_STATE_CANCELLED
 
 
 def tenant(name: str, **kw: Any) -> tenant_pub.Tenant:
@@ -185,3 +191,240 @@ async def test_tenants_over_the_bus_once_per_request(store_settings: Any) -> Non
         got = await requester.call(contract.STORE_TENANTS, tenants_pb2.ReadTenantsRequest(names=["acme"]))
         assert [t.name for t in got.tenants] == ["acme"] and got.version == 1
         assert isinstance(requester, rpc.Requester)
+
+
+# --- inserts: a task's tenant ------------------------------------------------------------------------
+def scope(tenant_name: str = "", *, everyone: bool = False) -> tenants_pb2.TenantScope:
+    return tenants_pb2.TenantScope(all=everyone, tenant=tenant_name)
+
+
+EVERY = scope(everyone=True)
+
+
+async def insert(store: Any, *records: tr.TaskRecord) -> tasks_pb2.InsertTasksReply:
+    reply: tasks_pb2.InsertTasksReply = await store.insert(tasks_pb2.InsertTasksRequest(tasks=records))
+    return reply
+
+
+async def get(store: Any, task_id: str, where: tenants_pb2.TenantScope = EVERY) -> tr.TaskRecord | None:
+    got = await store.get(tasks_pb2.GetTasksRequest(ids=[task_id], scope=where))
+    return got.tasks[0] if got.tasks else None
+
+
+async def stored(store: Any, task_id: str) -> asyncpg.Record:
+    row = await store.pool.fetchrow(
+        "SELECT tenant, queue, request_id, idempotency_key, limit_names FROM tasks WHERE id = $1", task_id
+    )
+    assert row is not None
+    return row
+
+
+async def two_tenants(store: Any) -> None:
+    await change(store, Op.OP_CREATE, tenant("acme"))
+    await change(store, Op.OP_CREATE, tenant("beta"))
+
+
+async def test_a_tenants_task_is_stored_with_its_names_qualified_and_read_back_as_given(
+    result_store: Any,
+) -> None:
+    await two_tenants(result_store)
+    flow = tr.FlowControl(uses=[limit_pb2.LimitUse(limit="api", units=1)])
+    hour = int(time.time() * 1e6) + 3_600_000_000
+    keyed: dict[str, Any] = {"request_id": "r1", "idempotency_key": "k1", "idempotency_expires_at_us": hour}
+    a = add_task(tenant="acme", queue="reports", flow=flow, **keyed)
+    b = add_task(tenant="beta", queue="beta/reports", **keyed)
+    d = add_task(queue="reports", request_id="r1")
+    replies = [await insert(result_store, r) for r in (a, b, d)]
+    # The same request id and key in three tenants: three tasks.
+    assert [r.tasks[0].created for r in replies] == [True, True, True]
+    assert [r.tasks[0].queue for r in replies] == ["acme/reports", "beta/reports", "reports"]
+
+    row = await stored(result_store, a.id)
+    assert (row["tenant"], row["queue"], row["request_id"], row["idempotency_key"], row["limit_names"]) == (
+        "acme",
+        "acme/reports",
+        "acme/r1",
+        "acme/k1",
+        ["acme/api"],
+    )
+    rec = await get(result_store, a.id)
+    assert rec is not None
+    assert (rec.tenant, rec.queue, rec.request_id, rec.idempotency_key) == (
+        "acme",
+        "acme/reports",
+        "r1",
+        "k1",
+    )
+    assert [u.limit for u in rec.flow.uses] == ["acme/api"]
+    assert (await stored(result_store, d.id))["tenant"] == ""
+
+    # Another tenant's queue or limit is no name of this tenant's.
+    err = await refused(insert(result_store, add_task(tenant="acme", queue="beta/reports")))
+    assert err.code == errors.Code.INVALID_ARGUMENT and [v.field for v in err.violations] == [
+        "tasks[0].queue"
+    ]
+    err = await refused(insert(result_store, add_task(queue="beta/reports")))
+    assert [v.field for v in err.violations] == ["tasks[0].queue"]
+    err = await refused(insert(result_store, add_task(tenant="Not_A_Name")))
+    assert (err.reason, [v.field for v in err.violations]) == ("INVALID_TENANT", ["tasks[0].tenant"])
+
+
+async def test_a_child_is_its_parents_tenants_whatever_its_record_says(result_store: Any) -> None:
+    await two_tenants(result_store)
+    parent = add_task(tenant="acme")
+    await insert(result_store, parent)
+    child = add_task(parent_id=parent.id, tenant="beta", queue="exports")
+    flow = tr.FlowControl(uses=[limit_pb2.LimitUse(limit="api", units=1)])
+    bare = add_task(parent_id=parent.id, flow=flow)  # a pool's child: no tenant, bare names
+    reply = await insert(result_store, child, bare)
+    assert [t.queue for t in reply.tasks] == ["acme/exports", "acme/default"]
+    assert [(await stored(result_store, t.id))["tenant"] for t in (child, bare)] == ["acme", "acme"]
+    assert (await stored(result_store, bare.id))["limit_names"] == ["acme/api"]
+    # A default-tenant parent's child stays the default tenant's, with its names bare.
+    top = add_task()
+    await insert(result_store, top)
+    kid = add_task(parent_id=top.id, tenant="beta")
+    assert (await insert(result_store, kid)).tasks[0].queue == "default"
+    assert (await stored(result_store, kid.id))["tenant"] == ""
+    # Parent and child in one request.
+    mother = add_task(tenant="beta")
+    daughter = add_task(parent_id=mother.id)
+    await insert(result_store, mother, daughter)
+    assert (await stored(result_store, daughter.id))["tenant"] == "beta"
+
+
+async def test_an_insert_for_a_suspended_or_unknown_tenant_is_refused_and_loses_no_other(
+    result_store: Any,
+) -> None:
+    import asyncio
+
+    await two_tenants(result_store)
+    await change(result_store, Op.OP_SUSPEND, tenant("beta"))
+    good = [add_task(tenant="acme"), add_task(), add_task(tenant="acme")]
+    bad = [add_task(tenant="beta"), add_task(tenant="ghost")]
+    # In one drain or not, each request stands or falls alone.
+    results = await asyncio.gather(*(insert(result_store, r) for r in good + bad), return_exceptions=True)
+    assert all(isinstance(r, tasks_pb2.InsertTasksReply) and r.tasks[0].created for r in results[:3])
+    suspended, unknown = results[3], results[4]
+    assert isinstance(suspended, errors.TaskyardError) and isinstance(unknown, errors.TaskyardError)
+    assert (suspended.code, suspended.reason, suspended.message) == (
+        errors.Code.FAILED_PRECONDITION,
+        "TENANT_SUSPENDED",
+        "the tenant 'beta' is suspended: it takes no new tasks until an operator resumes it",
+    )
+    assert (unknown.code, unknown.reason) == (errors.Code.FAILED_PRECONDITION, "TENANT_UNKNOWN")
+    for r in good:
+        assert await get(result_store, r.id) is not None
+    for r in bad:
+        assert await get(result_store, r.id) is None
+    # Resumed, it takes tasks again; its tasks stayed.
+    await change(result_store, Op.OP_RESUME, tenant("beta"))
+    assert (await insert(result_store, bad[0])).tasks[0].created
+
+
+async def test_the_default_tenants_inserts_read_no_tenant(result_store: Any) -> None:
+    await change(result_store, Op.OP_CREATE, tenant("acme"))
+    await insert(result_store, add_task(), add_task(tenant="acme"))  # names declared, plans made
+    before = result_store.stats.statements
+    await insert(result_store, add_task(), add_task())
+    assert result_store.stats.statements - before == 1  # the insert alone
+    before = result_store.stats.statements
+    await insert(result_store, add_task(tenant="acme"), add_task(tenant="acme"))
+    assert result_store.stats.statements - before == 2  # and one lookup of the tenants
+
+
+# --- scopes: another tenant's rows answer as missing ones ---------------------------------------------
+async def test_get_list_and_cancel_reach_the_scopes_tenant_only(result_store: Any) -> None:
+    await two_tenants(result_store)
+    a = add_task(tenant="acme", queue="q")
+    b = add_task(tenant="beta", queue="q")
+    d = add_task(queue="q")
+    for r in (a, b, d):
+        await insert(result_store, r)
+    A, B, D = scope("acme"), scope("beta"), scope()
+
+    assert (await get(result_store, a.id, A)) is not None
+    assert (await get(result_store, a.id, B)) is None
+    assert (await get(result_store, a.id, D)) is None  # an unset scope: the default tenant's only
+    assert (await get(result_store, d.id, D)) is not None and (await get(result_store, d.id, A)) is None
+    assert (await get(result_store, b.id, EVERY)) is not None
+
+    async def listed(where: tenants_pb2.TenantScope, **kw: Any) -> list[str]:
+        got = await result_store.list(tasks_pb2.ListTasksRequest(scope=where, **kw))
+        return [t.id for t in got.tasks]
+
+    assert await listed(A) == [a.id]
+    assert await listed(B, queue="beta/q") == [b.id]
+    assert await listed(B, queue="acme/q") == []
+    assert await listed(D) == [d.id]
+    assert set(await listed(EVERY)) == {a.id, b.id, d.id}
+    # A page token from A's listing lists B's rows only for B.
+    first = await result_store.list(tasks_pb2.ListTasksRequest(scope=EVERY, limit=1))
+    rest = await result_store.list(tasks_pb2.ListTasksRequest(scope=A, cursor=first.next_cursor))
+    assert {t.tenant for t in rest.tasks} <= {"acme"}
+
+    missing = "01890000-0000-7000-8000-000000000000"
+    mine = await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[b.id, missing], scope=A))
+    assert [(o.not_found, o.cancelled) for o in mine.outcomes] == [(True, False), (True, False)]
+    assert list(mine.tasks) == []
+    still = await get(result_store, b.id)
+    assert still is not None and still.state != CANCELLED
+    theirs = await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[b.id], scope=B))
+    assert theirs.outcomes[0].cancelled
+
+
+async def test_a_cached_record_of_another_tenant_is_read_as_a_miss(result_store: Any) -> None:
+    await two_tenants(result_store)
+    b = add_task(tenant="beta")
+    await insert(result_store, b)
+    await result_store.cancel(tasks_pb2.CancelTasksRequest(ids=[b.id], scope=scope("beta")))
+    assert (await get(result_store, b.id, scope("beta"))) is not None  # final: cached
+    missing = "01890000-0000-7000-8000-000000000000"
+    before = result_store.stats.statements
+    assert (await get(result_store, b.id, scope("acme"))) is None
+    other = result_store.stats.statements - before
+    before = result_store.stats.statements
+    assert (await get(result_store, missing, scope("acme"))) is None
+    assert other == result_store.stats.statements - before == 1
+
+
+# --- transactional enqueue ------------------------------------------------------------------------
+async def test_taskyard_submit_for_a_tenant(result_store: Any, database_url: str) -> None:
+    await two_tenants(result_store)
+    await change(result_store, Op.OP_SUSPEND, tenant("beta"))
+    conn = await asyncpg.connect(database_url)
+    try:
+        one = await conn.fetchval(
+            "SELECT taskyard_submit('add', '[1]', '{}', '{\"queue\": \"q\", \"request_id\": \"r\"}', 'acme')"
+        )
+        again = await conn.fetchval(
+            "SELECT taskyard_submit('add', '[1]', '{}', '{\"queue\": \"q\", \"request_id\": \"r\"}', 'acme')"
+        )
+        default = await conn.fetchval("SELECT taskyard_submit('add', '[1]', '{}', '{\"request_id\": \"r\"}')")
+        many = await conn.fetchval(
+            "SELECT taskyard_submit_many($1::jsonb, 'acme')", json.dumps([{"name": "add"}, {"name": "add"}])
+        )
+        refusals = []
+        for call in (
+            "SELECT taskyard_submit('add', '[]', '{}', '{}', 'beta')",
+            "SELECT taskyard_submit('add', '[]', '{}', '{}', 'ghost')",
+            "SELECT taskyard_submit_many('[{\"name\": \"add\"}]', 'Bad_Name')",
+        ):
+            with pytest.raises(asyncpg.InvalidParameterValueError) as caught:
+                await conn.fetchval(call)
+            refusals.append(caught.value.detail)
+        rows = {
+            r["id"]: r
+            for r in await conn.fetch("SELECT id, tenant, queue, request_id FROM tasks ORDER BY created_at")
+        }
+        events = await conn.fetch("SELECT DISTINCT tenant FROM events WHERE task_id = ANY($1::uuid[])", many)
+    finally:
+        await conn.close()
+    assert one == again and default != one
+    assert (rows[one]["tenant"], rows[one]["queue"], rows[one]["request_id"]) == ("acme", "acme/q", "acme/r")
+    assert (rows[default]["tenant"], rows[default]["request_id"]) == ("", "r")
+    assert [rows[i]["queue"] for i in many] == ["acme/default", "acme/default"]
+    assert [e["tenant"] for e in events] == ["acme"]
+    assert refusals == ["TENANT_SUSPENDED", "TENANT_UNKNOWN", "INVALID_TENANT"]
+    rec = await get(result_store, str(one))
+    assert rec is not None and (rec.tenant, rec.request_id) == ("acme", "r")

@@ -70,6 +70,7 @@ def row(**over: Any) -> dict[str, Any]:
         "flow": None,
         "redrive_id": "",
         "redriven_from_attempt": 0,
+        "tenant": "",
     }
     base.update(over)
     return base
@@ -111,6 +112,7 @@ def every_field_set() -> dict[str, Any]:
         flow=FLOW.SerializeToString(),
         redrive_id=OTHER,
         redriven_from_attempt=1,
+        tenant="acme",
     )
 
 
@@ -163,6 +165,7 @@ def test_record_from_row_sets_every_column() -> None:
         flow=FLOW,
         redrive_id=OTHER,
         redriven_from_attempt=1,
+        tenant="acme",
     )
 
 

@@ -28,6 +28,7 @@ async def _main(argv: list[str]) -> int:
 
 
 def main() -> None:
+    lifecycle.end_with_launcher()
     sys.exit(lifecycle.run(_main(sys.argv[1:])))
 
 

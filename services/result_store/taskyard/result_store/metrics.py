@@ -150,11 +150,12 @@ REGISTRY.register(QUEUE_DEPTH)
 
 async def keep_queue_depth(pool: asyncpg.Pool, interval: float = DEPTH_INTERVAL_SECONDS) -> None:
     """Read the queues' counts every ``interval`` seconds for ``taskyard_queue_tasks``."""
+    from . import scopes
     from .writes import queues  # the committer imports this module, and queues imports the committer
 
     while True:
         try:
-            status = await queues.read_status(pool, queues_pb2.QueueStatusRequest())
+            status = await queues.read_status(pool, queues_pb2.QueueStatusRequest(scope=scopes.ALL))
             QUEUE_DEPTH.update(status.queues, status.late_completions)
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
             log.debug("reading queue depth for metrics failed: %s", exc)

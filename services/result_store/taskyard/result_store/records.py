@@ -56,7 +56,7 @@ RECORD_COLUMNS = (
     "updated_at_us", "worker_id", "cancel_requested", "run_at_us", "trace_headers", "lease_token",
     "pool_id", "resume_requested", "depends_on", "idempotency_key", "context", "cancel_reason",
     "cancel_step", "rescues", "schedule_id", "idempotency_expires_at_us", "uncharged_attempts",
-    "late_reports", "late_attempt", "flow", "redrive_id", "redriven_from_attempt",
+    "late_reports", "late_attempt", "flow", "redrive_id", "redriven_from_attempt", "tenant",
 )  # fmt: skip
 
 

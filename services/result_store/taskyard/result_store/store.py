@@ -52,6 +52,7 @@ from .reads import event_summary, explain, failures, trees
 from .reads.tasks import Reads
 from .silent_pools import LOSE_POOLS, SilentPools
 from .tenants import Tenants
+from .uuids import norm_uuid
 from .writes import (
     cancels,
     dependencies,
@@ -385,6 +386,10 @@ class ResultStore:
                 [FieldViolationish("tasks", f"at most {self.settings.max_batch * 10} tasks per request")]
             )
         hops.stamp(req.tasks, "store.received")
+        if any(r.parent_id for r in req.tasks):
+            # A child is its parent's tenant's, whatever its record says (a pool
+            # sends the children its task code submits).
+            await self._read(self._inherit_tenants(req))
         # The gateway's rules, whoever sent the records (a lane, a task's children, a forger).
         await self._read(self._ensure_names(r.name for r in req.tasks))
         rows = validate_insert(
@@ -408,6 +413,23 @@ class ResultStore:
         # application's taskyard_submit): such an insert must not hold up the writer.
         keyed = any(row.request_id or row.idempotency_key for row in rows)
         return await self.committer.submit(C.STORE_INSERT, (req, rows), len(rows), keyed=keyed)
+
+    async def _inherit_tenants(self, req: tasks_pb2.InsertTasksRequest) -> tasks_pb2.InsertTasksRequest:
+        """Each child record's tenant set to its parent's: one indexed read of the
+        parents, the ones of the same request read from it (a missing parent is
+        refused by the reference checks after)."""
+        own = {norm_uuid(r.id): r.tenant for r in req.tasks}
+        parents = {r.parent_id: norm_uuid(r.parent_id) for r in req.tasks if r.parent_id}
+        wanted = sorted({p for p in parents.values() if p is not None and p not in own})
+        found = own
+        if wanted:
+            self.stats.statements += 1
+            rows = await self.pool.fetch(*bind("parent_tenants", ids=wanted))
+            found = {**own, **{r["id"]: r["tenant"] for r in rows}}
+        for r in req.tasks:
+            if r.parent_id and (tenant := found.get(parents[r.parent_id])) is not None:
+                r.tenant = tenant
+        return req
 
     async def _ensure_names(self, names: Iterable[str]) -> pools_pb2.TaskNamesReply:
         await self.names.ensure(names)

@@ -34,11 +34,11 @@ from .appliers import Db, Stats
 from .events import EventPublisher
 from .queries import bind
 from .writes.schedules import as_bus_errors
+from .writes.tenant_checks import SUSPENDED
 
 K = envelope_pb2
 Op = tenants_pb2.ChangeTenantRequest.Op
 ACTIVE = pub.TENANT_STATE_ACTIVE
-SUSPENDED = pub.TENANT_STATE_SUSPENDED
 # Limits (docs/tenants.md, "Limits").
 MAX_TENANTS = 10_000
 MAX_DESCRIPTION_CHARS = 1024
@@ -166,41 +166,6 @@ def too_many() -> errors.TaskyardError:
         TOO_MANY_TENANTS,
         f"at most {MAX_TENANTS} tenants are kept; this suite has that many already",
     )
-
-
-def unknown_tenant(name: str) -> errors.TaskyardError:
-    """An insert for a tenant with no row (FAILED_PRECONDITION, reason TENANT_UNKNOWN)."""
-    return errors.TaskyardError(
-        errors.Code.FAILED_PRECONDITION,
-        names.TENANT_UNKNOWN,
-        f"the tenant {quote(name)} is not known; an operator creates it with TenantService.CreateTenant",
-    )
-
-
-def suspended_tenant(name: str) -> errors.TaskyardError:
-    """An insert for a suspended tenant (FAILED_PRECONDITION, reason TENANT_SUSPENDED)."""
-    return errors.TaskyardError(
-        errors.Code.FAILED_PRECONDITION,
-        names.TENANT_SUSPENDED,
-        f"the tenant {quote(name)} is suspended: it takes no new tasks until an operator resumes it",
-    )
-
-
-async def check_inserts(db: Db, tenants: set[str]) -> None:
-    """Refuse an insert whose tenants are not all known and active, inside its
-    transaction: the rows are share-locked to COMMIT, so a suspension waits for
-    it and no insert follows a suspension that has returned. One statement,
-    none for the default tenant's tasks (it has no row and is never suspended)."""
-    wanted = sorted(tenants - {names.DEFAULT})
-    if not wanted:
-        return
-    states = {r["name"]: r["state"] for r in await db.fetch("tenant_states", names=wanted)}
-    for name in wanted:
-        state = states.get(name)
-        if state is None:
-            raise unknown_tenant(name)
-        if state == SUSPENDED:
-            raise suspended_tenant(name)
 
 
 class Tenants:

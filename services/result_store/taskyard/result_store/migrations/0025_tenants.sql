@@ -96,8 +96,8 @@ $$;
 -- TENANT_SUSPENDED) as the gateway and the store refuse it. The database role is
 -- trusted as an operator token is: it names the tenant (docs/tenants.md).
 
--- 0017's ty_submit_rows, for one tenant: the rows' queues qualified, the tenant
--- stored. The one-argument call is this one for the default tenant.
+-- 0017's ty_submit_rows, for one tenant: the rows' queues, request ids and keys
+-- qualified, the tenant stored. The one-argument call is this one for the default tenant.
 CREATE FUNCTION ty_submit_rows(subs ty_submission[], tenant text) RETURNS uuid[]
   LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -124,6 +124,16 @@ BEGIN
                                format('tenant %L is suspended: it takes no new tasks until it is resumed',
                                       tenant));
     END IF;
+    -- Its queue, request id and idempotency key as the store keeps a tenant's:
+    -- qualified (core/tenants.py, writes/insert_checks.py).
+    subs := ARRAY(
+      SELECT ROW(s.id, s.name, s.args, s.kwargs, s.priority, tenant || '/' || s.queue, s.timeout_ms,
+                 s.max_retries, CASE WHEN s.request_id <> '' THEN tenant || '/' || s.request_id ELSE '' END,
+                 s.labels, s.state, s.created_at, s.run_at,
+                 CASE WHEN s.idempotency_key <> '' THEN tenant || '/' || s.idempotency_key ELSE '' END,
+                 s.idempotency_expires_at)::ty_submission
+      FROM unnest(subs) WITH ORDINALITY AS s
+      ORDER BY s.ordinality);
   END IF;
   IF keyed THEN
     UPDATE tasks o SET idempotency_key = ''
@@ -135,9 +145,7 @@ BEGIN
     id, root_id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
     labels, state, attempt, created_at, updated_at, run_at, idempotency_key, idempotency_expires_at, tenant
   )
-  SELECT s.id, s.id, s.name, s.args, s.kwargs, s.priority,
-         CASE WHEN tenant <> '' THEN tenant || '/' || s.queue ELSE s.queue END,
-         s.timeout_ms, s.max_retries,
+  SELECT s.id, s.id, s.name, s.args, s.kwargs, s.priority, s.queue, s.timeout_ms, s.max_retries,
          s.request_id, s.labels, s.state, 1, s.created_at, s.created_at, s.run_at, s.idempotency_key,
          s.idempotency_expires_at, tenant
   FROM unnest(subs) AS s

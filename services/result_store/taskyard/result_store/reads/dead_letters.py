@@ -16,12 +16,14 @@ from typing import Any
 import asyncpg
 
 from taskyard.bus.v1 import failures_pb2 as bus
-from taskyard.core import errors
+from taskyard.bus.v1 import tenants_pb2
+from taskyard.core import errors, tenants
 from taskyard.core import failure_filters as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import task_pb2
 
+from .. import scopes
 from ..appliers import Stats
 from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
 from ..queries import bind
@@ -53,9 +55,14 @@ class Filter:
     reason: int = 0
     # Leave out the dead letters pending in an active redrive (a new redrive's set).
     not_pending: bool = False
+    # Whose dead letters (scopes.py): the default tenant's unless said otherwise.
+    all_tenants: bool = False
+    tenant: str = ""
 
     def params(self) -> dict[str, Any]:
         return {
+            "all_tenants": self.all_tenants,
+            "tenant": self.tenant,
             "group_id": self.group_id,
             "queue": self.queue,
             "name": self.name,
@@ -68,23 +75,34 @@ class Filter:
         }
 
 
-def check_filter(f: fs.FailureFilter, *, groups: bool = False, path: str = "filter") -> Filter:
+def check_filter(
+    f: fs.FailureFilter, *, scope: tenants_pb2.TenantScope, groups: bool = False, path: str = "filter"
+) -> Filter:
     """``f`` as parameters, checked by the gateway's rules (core/failure_filters.py: one
     set of rules, the store's second look included); INVALID_ARGUMENT naming the fields
     otherwise. ``groups``: ListFailureGroups' reading (group_id and task_ids ignored,
-    nothing set = every group)."""
+    nothing set = every group). ``scope``: whose dead letters; its tenant's queue is
+    named as the tenant knows it, and matched qualified (core/tenants.py)."""
+    owner = scopes.owner(scope)
+    if owner and f.queue:
+        bare = fs.FailureFilter()
+        bare.CopyFrom(f)  # a copy: the caller's filter stays as given
+        bare.queue = tenants.strip(owner, f.queue)
+        f = bare
     checked = rules.check_filter(f, path, groups=groups)
     after = checked.failed_after.ToMicroseconds() if checked.HasField("failed_after") else None
     before = checked.failed_before.ToMicroseconds() if checked.HasField("failed_before") else None
     return Filter(
         group_id=checked.group_id,
-        queue=checked.queue.strip(),
+        queue=tenants.qualify(owner, checked.queue.strip()) if checked.queue.strip() else "",
         name=checked.name.strip(),
         failed_after_us=after,
         failed_before_us=before,
         labels=json.dumps(dict(checked.labels), sort_keys=True) if checked.labels else "{}",
         task_ids=tuple(dict.fromkeys(checked.task_ids)),
         reason=checked.reason,
+        all_tenants=scope.all,
+        tenant=scope.tenant,
     )
 
 
@@ -96,9 +114,13 @@ def page_size(value: int) -> int:
     return value or DEFAULT_PAGE_SIZE
 
 
-async def require_known_group(conn: asyncpg.Pool | asyncpg.Connection, group_id: str) -> None:
-    """NOT_FOUND unless a dead letter or a failure has ever had ``group_id``."""
-    if not await conn.fetchval(*bind("failure_group_known", group_id=group_id)):
+async def require_known_group(conn: asyncpg.Pool | asyncpg.Connection, f: Filter) -> None:
+    """NOT_FOUND unless a dead letter or a failure of ``f``'s tenant has ever had its group."""
+    group_id = f.group_id
+    known = await conn.fetchval(
+        *bind("failure_group_known", group_id=group_id, all_tenants=f.all_tenants, tenant=f.tenant)
+    )
+    if not known:
         raise errors.TaskyardError(
             errors.Code.NOT_FOUND, GROUP_NOT_FOUND, f"failure group {group_id} not found"
         )
@@ -146,7 +168,7 @@ async def list_dead_letters(
     pool: asyncpg.Pool, stats: Stats, req: bus.DeadLettersRequest
 ) -> bus.DeadLettersReply:
     r = req.request
-    f = check_filter(r.filter)
+    f = check_filter(r.filter, scope=req.scope)
     limit = page_size(r.page_size)
     after_us: int | None = None
     after_id: str | None = None
@@ -156,7 +178,7 @@ async def list_dead_letters(
     stats.statements += 1
     rows = await read_dead_letters(pool, f, limit=limit + 1, after_us=after_us, after_id=after_id)
     if not rows and f.group_id and not r.page_token:
-        await require_known_group(pool, f.group_id)
+        await require_known_group(pool, f)
     reply = bus.DeadLettersReply()
     out = reply.response
     out.failures.extend(dead_letter(row) for row in rows[:limit])
@@ -170,7 +192,7 @@ async def list_failure_groups(
     pool: asyncpg.Pool, stats: Stats, req: bus.FailureGroupsRequest
 ) -> bus.FailureGroupsReply:
     r = req.request
-    f = check_filter(r.filter, groups=True)
+    f = check_filter(r.filter, scope=req.scope, groups=True)
     limit = page_size(r.page_size)
     after_n: int | None = None
     after_group = ""

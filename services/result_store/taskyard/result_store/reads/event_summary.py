@@ -14,7 +14,7 @@ import asyncpg
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import event_cursor
 
-from .. import event_log
+from .. import event_log, scopes
 from ..queries import bind
 
 # Caps of one summary, at most.
@@ -48,6 +48,7 @@ async def _summarize(
             limit=limit,
             max_task_ids=max_ids,
             max_entered=max_entered,
+            **scopes.params(req.scope),
         )
     )
     assert row is not None  # aggregates without GROUP BY: always one row

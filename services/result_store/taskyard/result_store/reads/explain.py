@@ -8,6 +8,7 @@ from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
+from .. import scopes
 from ..appliers import Stats
 from ..queries import bind
 from ..uuids import norm_uuid
@@ -25,7 +26,7 @@ async def explain_facts(
         raise errors.invalid([FieldViolation(field="task_id", description="must be a UUID")])
     age = req.max_age_ms if req.max_age_ms > 0 else DEFAULT_MAX_AGE_MS
     stats.statements += 1
-    row = await pool.fetchrow(*bind("explain_facts", id=tid, max_age_ms=age))
+    row = await pool.fetchrow(*bind("explain_facts", id=tid, max_age_ms=age, **scopes.params(req.scope)))
     if row is None:
         return tasks_pb2.ExplainFactsReply(found=False)
     return tasks_pb2.ExplainFactsReply(

@@ -11,6 +11,7 @@ from taskyard.bus.v1 import tasks_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
+from .. import scopes
 from ..appliers import Stats
 from ..queries import bind
 from ..uuids import norm_uuid
@@ -35,13 +36,15 @@ async def get_failures(
     stats.statements += 1
     by_task: dict[str, tasks_pb2.TaskFailures] = {}
     if req.counts_only:
-        for row in await pool.fetch(*bind("failure_counts", task_ids=ids)):
+        for row in await pool.fetch(*bind("failure_counts", task_ids=ids, **scopes.params(req.scope))):
             by_task[row["task_id"]] = tasks_pb2.TaskFailures(
                 task_id=row["task_id"], earlier=row["total"], refunded=row["refunded"]
             )
         reply.tasks.extend(by_task[t] for t in ids if t in by_task)
         return reply
-    for row in await pool.fetch(*bind("task_failures", task_ids=ids, per_task=MAX_FAILURES_PER_TASK)):
+    for row in await pool.fetch(
+        *bind("task_failures", task_ids=ids, per_task=MAX_FAILURES_PER_TASK, **scopes.params(req.scope))
+    ):
         item = by_task.get(row["task_id"])
         if item is None:
             item = by_task[row["task_id"]] = tasks_pb2.TaskFailures(

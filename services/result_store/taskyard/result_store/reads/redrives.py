@@ -9,11 +9,13 @@ import asyncpg
 from google.protobuf import json_format
 
 from taskyard.bus.v1 import failures_pb2 as bus
+from taskyard.bus.v1 import tenants_pb2
 from taskyard.core import errors
 from taskyard.core import failure_filters as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import failure_service_pb2 as fs
 
+from .. import scopes
 from ..appliers import Stats
 from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
 from ..queries import bind
@@ -63,8 +65,11 @@ def filter_json(f: fs.FailureFilter) -> str:
     return json_format.MessageToJson(f, indent=None)
 
 
-async def get_redrive(conn: asyncpg.Pool | asyncpg.Connection, rid: str) -> fs.Redrive:
-    row = await conn.fetchrow(*bind("get_redrive", id=rid))
+async def get_redrive(
+    conn: asyncpg.Pool | asyncpg.Connection, rid: str, scope: tenants_pb2.TenantScope
+) -> fs.Redrive:
+    """The redrive ``rid`` of ``scope``'s tenant; NOT_FOUND for another tenant's, as for a missing one."""
+    row = await conn.fetchrow(*bind("get_redrive", id=rid, **scopes.params(scope)))
     if row is None:
         raise not_found(rid)
     return redrive_from_row(row)
@@ -76,7 +81,7 @@ async def list_redrives(
     """Redrives newest first, or (``items`` set) one redrive's items in the order they are taken."""
     reply = bus.RedriveListReply()
     if req.HasField("items"):
-        await _items(pool, stats, req.items, reply.items)
+        await _items(pool, stats, req.items, reply.items, req.scope)
         return reply
     r = req.redrives
     limit = page_size(r.page_size)
@@ -86,7 +91,11 @@ async def list_redrives(
         us, rid = decode_cursor(r.page_token, "r1", 2, "page_token")
         after_us, after_id = _int_part(us, "page_token"), _uuid_part(rid, "page_token")
     stats.statements += 1
-    rows = await pool.fetch(*bind("list_redrives", after_us=after_us, after_id=after_id, limit=limit + 1))
+    rows = await pool.fetch(
+        *bind(
+            "list_redrives", after_us=after_us, after_id=after_id, limit=limit + 1, **scopes.params(req.scope)
+        )
+    )
     reply.redrives.redrives.extend(redrive_from_row(row) for row in rows[:limit])
     if len(rows) > limit:
         last = rows[limit - 1]
@@ -95,7 +104,11 @@ async def list_redrives(
 
 
 async def _items(
-    pool: asyncpg.Pool, stats: Stats, r: fs.ListRedriveItemsRequest, out: fs.ListRedriveItemsResponse
+    pool: asyncpg.Pool,
+    stats: Stats,
+    r: fs.ListRedriveItemsRequest,
+    out: fs.ListRedriveItemsResponse,
+    scope: tenants_pb2.TenantScope,
 ) -> None:
     rid = redrive_id(r.id)
     limit = page_size(r.page_size)
@@ -104,9 +117,11 @@ async def _items(
         (seq,) = decode_cursor(r.page_token, "i1", 1, "page_token")
         after_seq = _int_part(seq, "page_token")
     stats.statements += 1
-    rows = await pool.fetch(*bind("list_redrive_items", id=rid, after_seq=after_seq, limit=limit + 1))
+    rows = await pool.fetch(
+        *bind("list_redrive_items", id=rid, after_seq=after_seq, limit=limit + 1, **scopes.params(scope))
+    )
     if not rows and not r.page_token:
-        await get_redrive(pool, rid)  # NOT_FOUND for an unknown redrive
+        await get_redrive(pool, rid, scope)  # NOT_FOUND for an unknown redrive (or another tenant's)
     for row in rows[:limit]:
         item = out.items.add(
             task_id=row["task_id"],

@@ -12,6 +12,7 @@ from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 
+from .. import scopes
 from ..appliers import Stats
 from ..cache import ResultCache
 from ..cursors import _int_part, _uuid_part, decode_cursor, encode_cursor
@@ -44,19 +45,23 @@ class Reads:
     async def get(self, req: tasks_pb2.GetTasksRequest) -> tasks_pb2.GetTasksReply:
         found: dict[str, task_record_pb2.TaskRecord] = {}
         misses: list[str] = []
+        scope = req.scope
+        everyone = scope.all
         for raw in req.ids:
             tid = norm_uuid(raw)
             if tid is None or tid in found:
                 continue
             rec = self.cache.get(tid)
-            if rec is not None:
+            # A cached record of another tenant is read as a miss is (scopes.py): the
+            # statement finds nothing, as for a missing id, by the same work.
+            if rec is not None and (everyone or rec.tenant == scope.tenant):
                 found[tid] = rec
             else:
                 misses.append(tid)
         if misses:
             self.stats.statements += 1
             epoch = self.cache.epoch  # an invalidation meanwhile (a purge) makes these rows suspect
-            for row in await self.pool.fetch(*bind("get_tasks", ids=misses)):
+            for row in await self.pool.fetch(*bind("get_tasks", ids=misses, **scopes.params(scope))):
                 rec = record_from_row(row)
                 dead_letter_fields(rec, row)
                 found[rec.id] = rec
@@ -97,6 +102,7 @@ class Reads:
                 after_us=c_us,
                 after_id=c_id,
                 limit=limit + 1,
+                **scopes.params(req.scope),
             )
         )
         reply = tasks_pb2.ListTasksReply()

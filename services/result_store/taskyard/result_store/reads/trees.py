@@ -8,6 +8,7 @@ from taskyard.bus.v1 import graph_pb2
 from taskyard.core import errors
 from taskyard.core.errors import FieldViolation
 
+from .. import scopes
 from ..appliers import Stats
 from ..queries import bind
 from ..records import record_from_row
@@ -27,7 +28,7 @@ async def task_tree(pool: Pool, stats: Stats, req: graph_pb2.TaskTreeRequest) ->
     limit = req.limit if 0 < req.limit <= MAX_TREE_NODES else MAX_TREE_NODES
     stats.statements += 1
     # One row more than asked tells whether the tree was cut.
-    rows = await pool.fetch(*bind("graph_tree", id=tid, limit=limit + 1))
+    rows = await pool.fetch(*bind("graph_tree", id=tid, limit=limit + 1, **scopes.params(req.scope)))
     reply = graph_pb2.TaskTreeReply(found=bool(rows), truncated=len(rows) > limit)
     spent = 0
     for row in rows[:limit]:

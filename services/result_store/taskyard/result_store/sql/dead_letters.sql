@@ -8,6 +8,8 @@
 -- ('' / 0 / '{}' / an empty array / a NULL time: not set; a time given is a
 -- condition whatever it is, the epoch's 0 included). :failed_before_us is exclusive.
 t.dead_letter_reason > 0
+  -- The caller's tenant's (scopes.py): another tenant's dead letters are never reached.
+  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
   AND (:group_id::text = '' OR t.failure_group = :group_id::text)
   AND (:queue::text = '' OR t.queue = :queue::text)
   AND (:name::text = '' OR t.name = :name::text)
@@ -74,9 +76,14 @@ LIMIT :limit
 SELECT count(*) AS n FROM (SELECT 1 FROM tasks t WHERE {{dead_letter_filter}} LIMIT :limit::bigint + 1) x
 
 -- name: failure_group_known
--- Whether a group was ever seen: a dead letter or any failure has it.
-SELECT EXISTS (SELECT 1 FROM tasks t WHERE t.failure_group = :group_id::text AND t.dead_letter_reason > 0)
-    OR EXISTS (SELECT 1 FROM task_failures f WHERE f.group_id = :group_id::text) AS known
+-- Whether a group was ever seen: a dead letter or any failure of the caller's
+-- tenant has it (another tenant's group is not found, as a missing one).
+SELECT EXISTS (SELECT 1 FROM tasks t
+               WHERE t.failure_group = :group_id::text AND t.dead_letter_reason > 0
+                 AND (:all_tenants::boolean OR t.tenant = :tenant::text))
+    OR EXISTS (SELECT 1 FROM task_failures f JOIN tasks t ON t.id = f.task_id
+               WHERE f.group_id = :group_id::text AND (:all_tenants::boolean OR t.tenant = :tenant::text))
+       AS known
 
 -- name: purge_dead_letters
 -- One chunk of PurgeDeadLetters: dead letters a filter matches, deleted with

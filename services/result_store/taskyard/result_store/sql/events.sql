@@ -71,6 +71,8 @@ WITH w AS (
   FROM events e
   WHERE (e.xid, e.id) > (:after_xid::text::xid8, :after_id::bigint)
     AND e.xid < :xmin::text::xid8
+    -- The caller's tenant's events only (scopes.py).
+    AND (:all_tenants::boolean OR e.tenant = :tenant::text)
   ORDER BY e.xid, e.id
   LIMIT :limit::int
 ), last AS (

@@ -14,22 +14,26 @@ SELECT v.version FROM flow_version v FOR UPDATE
 UPDATE flow_version v SET version = v.version + 1 RETURNING v.version
 
 -- name: list_limits
+-- The scope's tenant's (scopes.py); the scheduler reads every tenant's.
 SELECT l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l.updated_at) AS updated_us
 FROM flow_limits l
+WHERE :all_tenants::boolean OR l.tenant = :tenant::text
 ORDER BY l.name
 
 -- name: list_weights
-SELECT w.key, w.weight FROM flow_weights w ORDER BY w.key
+SELECT w.key, w.weight FROM flow_weights w WHERE :all_tenants::boolean OR w.tenant = :tenant::text
+ORDER BY w.key
 
 -- name: count_limits
 SELECT count(*) FROM flow_limits l
 
 -- name: lookup_limits
-SELECT l.name, l.spec, l.declared FROM flow_limits l WHERE l.name = ANY(:names::text[])
+SELECT l.name, l.spec, l.declared FROM flow_limits l
+WHERE l.name = ANY(:names::text[]) AND (:all_tenants::boolean OR l.tenant = :tenant::text)
 
 -- name: insert_limit
 -- A name already taken returns no row (ALREADY_EXISTS).
-INSERT INTO flow_limits AS l (name, spec) VALUES (:name::text, :spec::bytea)
+INSERT INTO flow_limits AS l (name, spec, tenant) VALUES (:name::text, :spec::bytea, :owner::text)
 ON CONFLICT (name) DO NOTHING
 RETURNING l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l.updated_at) AS updated_us
 
@@ -37,11 +41,13 @@ RETURNING l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l
 -- A user's change: the limit is the user's from then on (a pool's declaration
 -- no longer rewrites it).
 UPDATE flow_limits l SET spec = :spec::bytea, declared = false, updated_at = now()
-WHERE l.name = :name::text
+WHERE l.name = :name::text AND (:all_tenants::boolean OR l.tenant = :tenant::text)
 RETURNING l.name, l.spec, l.declared, ty_us(l.created_at) AS created_us, ty_us(l.updated_at) AS updated_us
 
 -- name: delete_limit
-DELETE FROM flow_limits l WHERE l.name = :name::text RETURNING l.name
+DELETE FROM flow_limits l
+WHERE l.name = :name::text AND (:all_tenants::boolean OR l.tenant = :tenant::text)
+RETURNING l.name
 
 -- name: limit_users
 -- Tasks not final that use limit :name (tasks_limit_names_idx: the same predicate),
@@ -73,13 +79,13 @@ SELECT count(*) AS n, coalesce(bool_or(w.key = :key::text), false) AS held FROM 
 
 -- name: set_weight
 -- No row back when the key already has this weight.
-INSERT INTO flow_weights AS w (key, weight) VALUES (:key::text, :weight::int)
+INSERT INTO flow_weights AS w (key, weight, tenant) VALUES (:key::text, :weight::int, :owner::text)
 ON CONFLICT (key) DO UPDATE SET weight = EXCLUDED.weight
 WHERE w.weight <> EXCLUDED.weight
 RETURNING w.key
 
 -- name: delete_weight
-DELETE FROM flow_weights w WHERE w.key = :key::text RETURNING w.key
+DELETE FROM flow_weights w WHERE w.key = :key::text AND w.tenant = :owner::text RETURNING w.key
 
 -- name: leased_flow
 -- ASSIGNED and RUNNING attempts that use limits, by id after :after_id

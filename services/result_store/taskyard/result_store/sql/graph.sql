@@ -119,7 +119,8 @@ ORDER BY d.id, d.depth
 -- depth-first, children in creation order; :limit rows at most.
 WITH RECURSIVE start AS (
   SELECT coalesce((SELECT r.id FROM tasks r WHERE r.id = s.root_id), s.id) AS root
-  FROM tasks s WHERE s.id = :id::uuid
+  -- Of the caller's tenant's task (scopes.py); a tree is one tenant's.
+  FROM tasks s WHERE s.id = :id::uuid AND (:all_tenants::boolean OR s.tenant = :tenant::text)
 ), tree(id, depth, path, sortkey) AS (
   SELECT t.id, 0, ARRAY[t.id], ARRAY[lpad(ty_us(t.created_at)::text, 20, '0') || t.id::text]
   FROM tasks t JOIN start ON t.id = start.root

@@ -61,8 +61,9 @@ WHERE t.id = u.id AND t.attempt = u.attempt
 RETURNING t.id::text AS id
 
 -- name: log_head
+-- Of the caller's tenant's task (scopes.py): another tenant's is not found.
 SELECT t.state::text AS state, t.log_seq, t.trace_headers->>'traceparent' AS traceparent
-FROM tasks t WHERE t.id = :id::uuid
+FROM tasks t WHERE t.id = :id::uuid AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 
 -- name: get_logs
 SELECT l.seq, l.type, l.message, ty_us(l.created_at) AS at_us, l.attempt

@@ -1,12 +1,15 @@
 -- Queue operations, status, the servers registry and retention.
 
 -- name: set_queue_paused
-INSERT INTO queues AS q (name, paused, updated_at) VALUES (:name::text, :paused::boolean, now())
+INSERT INTO queues AS q (name, paused, updated_at, tenant)
+VALUES (:name::text, :paused::boolean, now(), :owner::text)
 ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = now()
 RETURNING q.name, q.paused
 
 -- name: paused_queues
-SELECT q.name FROM queues q WHERE q.paused ORDER BY q.name
+SELECT q.name FROM queues q
+WHERE q.paused AND (:all_tenants::boolean OR q.tenant = :tenant::text)
+ORDER BY q.name
 
 -- name: clear_queue
 -- Cancel every task of a queue (:queue, '' = all) that waits to run: :sources = the
@@ -17,6 +20,7 @@ UPDATE tasks t
 SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(), lease_token = '', lease_expires_at = NULL
 WHERE (:queue::text = '' OR t.queue = :queue::text) AND t.state = ANY(:sources::task_state[])
+  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: retry_failed
@@ -39,6 +43,7 @@ WHERE t.id IN (
     AND (:queue::text = '' OR f.queue = :queue::text)
     AND (:name::text = '' OR f.name = :name::text)
     AND (cardinality(:ids::uuid[]) = 0 OR f.id = ANY(:ids::uuid[]))
+    AND (:all_tenants::boolean OR f.tenant = :tenant::text)
   ORDER BY f.finished_at, f.id
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
@@ -50,7 +55,7 @@ RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priorit
 -- name: queue_counts
 SELECT t.queue, t.state::text AS state, count(*) AS n
 FROM tasks t
-WHERE (:queue::text = '' OR t.queue = :queue::text)
+WHERE (:queue::text = '' OR t.queue = :queue::text) AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 GROUP BY t.queue, t.state
 
 -- name: queue_recent
@@ -67,10 +72,12 @@ WHERE t.state IN ('SUCCESS', 'FAILURE')
   AND t.finished_at >= least(now() - interval '1 hour',
                              date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
   AND (:queue::text = '' OR t.queue = :queue::text)
+  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 GROUP BY t.queue
 
 -- name: queue_names
-SELECT q.name, q.paused FROM queues q WHERE (:queue::text = '' OR q.name = :queue::text)
+SELECT q.name, q.paused FROM queues q
+WHERE (:queue::text = '' OR q.name = :queue::text) AND (:all_tenants::boolean OR q.tenant = :tenant::text)
 
 -- name: servers_summary
 SELECT count(*)::int AS servers, coalesce(sum(w.capacity), 0)::int AS capacity,

@@ -9,7 +9,8 @@ ty_us(r.finished_at) AS finished_at_us, r.matched, r.requeued, r.skipped
 -- Which of :task_ids are not dead letters (no such task, or not dead-lettered), in their order.
 SELECT x.id::text AS id
 FROM unnest(:task_ids::uuid[]) WITH ORDINALITY AS x(id, n)
-WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = x.id AND t.dead_letter_reason > 0)
+WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = x.id AND t.dead_letter_reason > 0
+                  AND (:all_tenants::boolean OR t.tenant = :tenant::text))
 ORDER BY x.n
 LIMIT :limit
 
@@ -50,8 +51,9 @@ WITH m AS (
   FROM tasks t
   WHERE {{dead_letter_filter}}
 ), r AS (
-  INSERT INTO redrives (id, filter, rate, note, created_by, matched)
-  SELECT :redrive_id::uuid, :filter_json::jsonb, :rate::float8, :note::text, :created_by::text, count(*)
+  INSERT INTO redrives (id, filter, rate, note, created_by, matched, tenant)
+  SELECT :redrive_id::uuid, :filter_json::jsonb, :rate::float8, :note::text, :created_by::text, count(*),
+         :owner::text
   FROM m
   RETURNING *
 ), items AS (
@@ -61,14 +63,16 @@ WITH m AS (
 SELECT {{redrive_columns}} FROM r
 
 -- name: get_redrive
-SELECT {{redrive_columns}} FROM redrives r WHERE r.id = :id::uuid
+-- Of the caller's tenant (scopes.py); the scheduler's steps reach every tenant's.
+SELECT {{redrive_columns}} FROM redrives r
+WHERE r.id = :id::uuid AND (:all_tenants::boolean OR r.tenant = :tenant::text)
 
 -- name: lock_redrive
 -- The redrive row, locked for the rest of the transaction: its steps and its
 -- controls are serialized by it (a step never races a cancel or another step of
 -- the same redrive); with the current scheduler leader's term, for a step's fence.
 SELECT r.state, (SELECT s.term FROM scheduler_leader s) AS leader_term
-FROM redrives r WHERE r.id = :id::uuid
+FROM redrives r WHERE r.id = :id::uuid AND (:all_tenants::boolean OR r.tenant = :tenant::text)
 FOR UPDATE OF r
 
 -- name: set_redrive_state
@@ -154,7 +158,8 @@ RETURNING {{redrive_columns}}
 -- Newest first, keyset-paged after (:after_us, :after_id).
 SELECT {{redrive_columns}}
 FROM redrives r
-WHERE :after_us::bigint IS NULL OR (r.created_at, r.id) < (ty_ts(:after_us::bigint), :after_id::uuid)
+WHERE (:after_us::bigint IS NULL OR (r.created_at, r.id) < (ty_ts(:after_us::bigint), :after_id::uuid))
+  AND (:all_tenants::boolean OR r.tenant = :tenant::text)
 ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 
@@ -164,6 +169,8 @@ SELECT i.task_id::text AS task_id, i.seq, i.outcome, i.failed_attempt, i.new_att
        ty_us(i.at) AS at_us, i.detail
 FROM redrive_items i
 WHERE i.redrive_id = :id::uuid AND i.seq > :after_seq::int
+  AND EXISTS (SELECT 1 FROM redrives r
+              WHERE r.id = i.redrive_id AND (:all_tenants::boolean OR r.tenant = :tenant::text))
 ORDER BY i.seq
 LIMIT :limit
 

@@ -6,14 +6,14 @@
 s.id::text AS id, s.name, s.task::text AS task, s.interval_ms, s.cron, s.time_zone, s.paused,
 s.overlap, s.times_run, s.times_skipped, ty_us(s.next_run_at) AS next_run_at_us,
 ty_us(s.last_run_at) AS last_run_at_us, coalesce(s.last_task_id::text, '') AS last_task_id,
-s.declared, ty_us(s.created_at) AS created_at_us, ty_us(s.updated_at) AS updated_at_us
+s.declared, ty_us(s.created_at) AS created_at_us, ty_us(s.updated_at) AS updated_at_us, s.tenant
 
 -- name: insert_schedule
 -- A name already taken returns no row (ALREADY_EXISTS).
 INSERT INTO schedules AS s (id, name, task, interval_ms, cron, time_zone, paused, overlap,
-                            next_run_at, created_at, updated_at)
+                            next_run_at, created_at, updated_at, tenant)
 VALUES (:id::uuid, :name, :task::jsonb, :interval_ms, :cron, :time_zone, :paused, :overlap,
-        ty_ts(:next_us), ty_ts(:now_us), ty_ts(:now_us))
+        ty_ts(:next_us), ty_ts(:now_us), ty_ts(:now_us), :tenant::text)
 ON CONFLICT (name) DO NOTHING
 RETURNING {{schedule}}
 
@@ -43,13 +43,16 @@ WHERE s.declared
 RETURNING {{schedule}}
 
 -- name: get_schedule
--- By id (:id, NULL when the text is not a UUID) or by name (:name).
-SELECT {{schedule}} FROM schedules s WHERE s.id = :id::uuid OR s.name = :name::text
+-- By id (:id, NULL when the text is not a UUID) or by name (:name), of the
+-- caller's tenant (scopes.py): another tenant's is not found, as a missing one.
+SELECT {{schedule}} FROM schedules s
+WHERE (s.id = :id::uuid OR s.name = :name::text) AND (:all_tenants::boolean OR s.tenant = :tenant::text)
 ORDER BY (s.id = :id::uuid) IS TRUE DESC
 LIMIT 1
 
 -- name: lock_schedule
-SELECT {{schedule}} FROM schedules s WHERE s.id = :id::uuid OR s.name = :name::text
+SELECT {{schedule}} FROM schedules s
+WHERE (s.id = :id::uuid OR s.name = :name::text) AND (:all_tenants::boolean OR s.tenant = :tenant::text)
 ORDER BY (s.id = :id::uuid) IS TRUE DESC
 LIMIT 1
 FOR UPDATE
@@ -57,7 +60,7 @@ FOR UPDATE
 -- name: list_schedules
 -- By name; keyset cursor = the last name of the previous page.
 SELECT {{schedule}} FROM schedules s
-WHERE (:after::text IS NULL OR s.name > :after::text)
+WHERE (:after::text IS NULL OR s.name > :after::text) AND (:all_tenants::boolean OR s.tenant = :tenant::text)
 ORDER BY s.name
 LIMIT :limit
 

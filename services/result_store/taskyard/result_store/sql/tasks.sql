@@ -6,8 +6,13 @@
 -- (::text::text[]) comes as one array literal (validation.text_array).
 
 -- name: record
+-- (A tenant's request ids and idempotency keys are stored qualified, "tenant/key",
+-- so two tenants' keys never meet: writes/insert_checks.py; a record shows them
+-- as they were given.)
 t.id::text AS id, t.name, t.args::text AS args, t.kwargs::text AS kwargs, t.priority,
-t.queue, t.timeout_ms, t.max_retries, t.request_id,
+t.queue, t.timeout_ms, t.max_retries,
+CASE WHEN t.tenant <> '' AND starts_with(t.request_id, t.tenant || '/')
+     THEN substr(t.request_id, length(t.tenant) + 2) ELSE t.request_id END AS request_id,
 coalesce(t.parent_id::text, '') AS parent_id, coalesce(t.root_id::text, '') AS root_id,
 t.labels::text AS labels, t.state::text AS state, t.attempt,
 coalesce(t.result::text, '') AS result,
@@ -16,12 +21,15 @@ ty_us(t.created_at) AS created_at_us, ty_us(t.started_at) AS started_at_us,
 ty_us(t.finished_at) AS finished_at_us, ty_us(t.updated_at) AS updated_at_us,
 t.worker_id, t.cancel_requested, ty_us(t.run_at) AS run_at_us,
 t.trace_headers::text AS trace_headers, t.lease_token, t.pool_id, t.resume_requested,
-t.depends_on::text[] AS depends_on, t.idempotency_key, t.context::text AS context,
+t.depends_on::text[] AS depends_on,
+CASE WHEN t.tenant <> '' AND starts_with(t.idempotency_key, t.tenant || '/')
+     THEN substr(t.idempotency_key, length(t.tenant) + 2) ELSE t.idempotency_key END AS idempotency_key,
+t.context::text AS context,
 coalesce(t.cancel_reason, '') AS cancel_reason, t.cancel_step, t.rescues,
 coalesce(t.schedule_id::text, '') AS schedule_id,
 ty_us(t.idempotency_expires_at) AS idempotency_expires_at_us,
 t.uncharged_attempts, t.late_reports, t.late_attempt, t.flow,
-coalesce(t.redrive_id::text, '') AS redrive_id, t.redriven_from_attempt
+coalesce(t.redrive_id::text, '') AS redrive_id, t.redriven_from_attempt, t.tenant
 
 -- name: insert_tasks
 -- One multi-row insert; duplicates (id, request_id or a live idempotency key,
@@ -36,7 +44,7 @@ WITH {{expired_keys}}
 INSERT INTO tasks AS t (
   id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
   parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
-  depends_on, idempotency_key, idempotency_expires_at, flow, limit_names
+  depends_on, idempotency_key, idempotency_expires_at, flow, limit_names, tenant
 )
 SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
        r.max_retries, r.request_id, r.parent_id,
@@ -46,17 +54,17 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
        r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END,
-       r.flow, r.limit_names::text[]
+       r.flow, r.limit_names::text[], r.tenant
 FROM unnest(:id::uuid[], :name::text::text[], :args::text[], :kwargs::text[],
             :priority::smallint[], :queue::text::text[], :timeout_ms::bigint[],
             :max_retries::int[], :request_id::text::text[], :parent_id::uuid[], :root_id::uuid[],
             :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
             :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
             :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[],
-            :flow::bytea[], :limit_names::text[])
+            :flow::bytea[], :limit_names::text[], :tenant::text::text[])
      AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
           parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-          deps, ikey, ikey_us, flow, limit_names)
+          deps, ikey, ikey_us, flow, limit_names, tenant)
 WHERE (SELECT count(*) FROM expired_keys) >= 0
 ON CONFLICT DO NOTHING
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.priority, t.name, t.queue,
@@ -72,7 +80,7 @@ WITH {{expired_keys}}
 INSERT INTO tasks AS t (
   id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
   parent_id, root_id, labels, state, attempt, created_at, updated_at, run_at, trace_headers,
-  depends_on, idempotency_key, idempotency_expires_at, flow, limit_names,
+  depends_on, idempotency_key, idempotency_expires_at, flow, limit_names, tenant,
   lease_token, pool_id, lease_expires_at
 )
 SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.timeout_ms,
@@ -85,7 +93,7 @@ SELECT r.id, r.name, r.args::jsonb, r.kwargs::jsonb, r.priority, r.queue, r.time
        CASE WHEN r.run_us > 0 THEN ty_ts(r.run_us) END,
        r.trace_headers::jsonb,
        r.deps::uuid[], r.ikey, CASE WHEN r.ikey <> '' THEN ty_ts(r.ikey_us) END,
-       r.flow, r.limit_names::text[],
+       r.flow, r.limit_names::text[], r.tenant,
        CASE WHEN r.lease THEN r.token ELSE '' END,
        CASE WHEN r.lease THEN r.pool_id ELSE '' END,
        CASE WHEN r.lease THEN now() + r.lease_ms * interval '1 millisecond' END
@@ -106,12 +114,12 @@ FROM (
               :labels::text[], :state::text::text[], :attempt::int[], :created_at_us::bigint[],
               :run_at_us::bigint[], :trace_headers::text[], :depends_on::text[],
               :idempotency_key::text::text[], :idempotency_expires_at_us::bigint[],
-              :flow::bytea[], :limit_names::text[],
+              :flow::bytea[], :limit_names::text[], :tenant::text::text[],
               :lease_token::text::text[], :pool_id::text::text[], :lease_ms::bigint[],
               :lease_term::bigint[])
        AS r(id, name, args, kwargs, priority, queue, timeout_ms, max_retries, request_id,
             parent_id, root_id, labels, state, attempt, created_us, run_us, trace_headers,
-            deps, ikey, ikey_us, flow, limit_names, token, pool_id, lease_ms, lease_term)
+            deps, ikey, ikey_us, flow, limit_names, tenant, token, pool_id, lease_ms, lease_term)
   -- A fence: without it the planner pulls the subquery up and copies the
   -- lease test (and its subplans) into each CASE that reads it.
   OFFSET 0
@@ -134,6 +142,10 @@ WHERE t.id = ANY(:ids::uuid[]) AND p.id = t.parent_id
   AND t.state = ANY(:sources::task_state[])
 RETURNING {{record}}
 
+-- name: parent_tenants
+-- The tenants of the parents an insert names (a child is its parent's tenant's).
+SELECT t.id::text AS id, t.tenant FROM tasks t WHERE t.id = ANY(:ids::uuid[])
+
 -- name: lookup_duplicates
 SELECT t.id::text AS id, t.request_id, t.idempotency_key, t.state::text AS state, t.attempt,
        t.priority, t.name, t.queue, t.flow
@@ -155,7 +167,7 @@ expired_keys AS (
 -- name: get_tasks
 -- With what GetTask shows of a dead letter (0018_dead_letters.sql).
 SELECT {{record}}, t.dead_letter_reason, coalesce(t.failure_group, '') AS failure_group
-FROM tasks t WHERE t.id = ANY(:ids::uuid[])
+FROM tasks t WHERE t.id = ANY(:ids::uuid[]) AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 
 -- name: list_tasks
 -- Newest first; keyset cursor (created_at, id) of the last row of the previous page.
@@ -165,6 +177,8 @@ WHERE (:states::task_state[] IS NULL OR t.state = ANY(:states::task_state[]))
   AND (:name::text = '' OR t.name = :name::text)
   AND (:queue::text = '' OR t.queue = :queue::text)
   AND (:priority::smallint = 0 OR t.priority = :priority::smallint)
+  -- The caller's tenant's (tasks_tenant_listing_idx), or every tenant's.
+  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
   AND (:after_us::bigint IS NULL OR (t.created_at, t.id) < (ty_ts(:after_us::bigint), :after_id::uuid))
 ORDER BY t.created_at DESC, t.id DESC
 LIMIT :limit
@@ -491,6 +505,7 @@ SET state = 'CANCELLED', cancel_reason = :reason::text, cancel_step = 1,
     finished_at = now(), updated_at = now(),
     lease_token = '', lease_expires_at = NULL
 WHERE t.id = ANY(:ids::uuid[]) AND t.state = ANY(:sources::task_state[])
+  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 RETURNING {{record}}, t.has_dependents AS waited_on
 
 -- name: cancel_flag
@@ -502,10 +517,12 @@ RETURNING {{record}}, t.has_dependents AS waited_on
 UPDATE tasks t
 SET cancel_requested = true, cancel_reason = :reason::text, updated_at = now()
 WHERE t.id = ANY(:ids::uuid[]) AND t.state IN ('ASSIGNED', 'RUNNING')
+  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 RETURNING {{record}}
 
 -- name: cancel_lookup
-SELECT {{record}} FROM tasks t WHERE t.id = ANY(:ids::uuid[])
+SELECT {{record}} FROM tasks t
+WHERE t.id = ANY(:ids::uuid[]) AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 
 -- name: load_queued
 -- QUEUED refs in dispatch order, keyset-paged on (priority, created_at, id).

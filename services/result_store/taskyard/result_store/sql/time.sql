@@ -22,8 +22,12 @@ LEFT JOIN LATERAL (
 SELECT f.task_id::text AS task_id, count(*)::int AS total,
        (count(*) FILTER (WHERE f.refunded_at IS NOT NULL))::int AS refunded
 FROM task_failures f
-WHERE f.task_id = ANY(:task_ids::uuid[])
+WHERE f.task_id = ANY(ARRAY({{scoped_task_ids}}))
 GROUP BY f.task_id
+
+-- name: scoped_task_ids
+-- (Of :task_ids, the caller's tenant's tasks (scopes.py): another tenant's have no failures to show.)
+SELECT s.id FROM tasks s WHERE s.id = ANY(:task_ids::uuid[]) AND (:all_tenants::boolean OR s.tenant = :tenant::text)
 
 -- name: task_failures
 -- The last :per_task failed attempts of each of some tasks, oldest first, with
@@ -40,7 +44,7 @@ FROM (
   SELECT f.task_id, count(*)::int AS total,
          (count(*) FILTER (WHERE f.refunded_at IS NOT NULL))::int AS refunded_n
   FROM task_failures f
-  WHERE f.task_id = ANY(:task_ids::uuid[])
+  WHERE f.task_id = ANY(ARRAY({{scoped_task_ids}}))
   GROUP BY f.task_id
 ) c
 JOIN tasks t ON t.id = c.task_id
@@ -60,7 +64,7 @@ ORDER BY f.task_id, f.attempt, f.id
 -- its dependencies that have not succeeded. :max_age_ms = heartbeat age limit.
 WITH t AS (
   SELECT t.id, t.name, t.queue, t.priority, t.created_at, t.depends_on
-  FROM tasks t WHERE t.id = :id::uuid
+  FROM tasks t WHERE t.id = :id::uuid AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 ), live AS (
   SELECT w.capacity, w.running, w.task_names
   FROM workers w, t

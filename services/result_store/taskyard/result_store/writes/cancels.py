@@ -19,6 +19,7 @@ from ..transitions import SRC_CANCEL_NOW
 from ..uuids import norm_uuid
 
 Records = dict[str, task_record_pb2.TaskRecord]
+ALL_TENANTS: Mapping[str, object] = {"all_tenants": True, "tenant": ""}
 
 
 async def apply_cancel(db: Db, reqs: list[tasks_pb2.CancelTasksRequest]) -> Outcome:
@@ -26,20 +27,23 @@ async def apply_cancel(db: Db, reqs: list[tasks_pb2.CancelTasksRequest]) -> Outc
     events: list[event_pb2.Event] = []
     finals: list[task_record_pb2.TaskRecord] = []
     flagged_all: list[task_record_pb2.TaskRecord] = []
-    by_reason: dict[str, list[int]] = {}
+    # One set of statements per reason and scope (a scope reaches its tenant's rows
+    # only: another tenant's task is not found, as a missing one, scopes.py).
+    by_reason: dict[tuple[str, bool, str], list[int]] = {}
     for i, req in enumerate(reqs):
-        by_reason.setdefault(req.reason, []).append(i)
-    for reason, members in by_reason.items():
+        by_reason.setdefault((req.reason, req.scope.all, req.scope.tenant), []).append(i)
+    for (reason, all_tenants, tenant), members in by_reason.items():
+        scope = {"all_tenants": all_tenants, "tenant": tenant}
         wanted = sorted({u for i in members for x in reqs[i].ids if (u := norm_uuid(x)) is not None})
         cancelled: Records = {}
         flagged: Records = {}
         current: Records = {}
         if wanted:
-            cancelled, flagged = await _cancel_or_flag(db, wanted, reason, events, finals)
+            cancelled, flagged = await _cancel_or_flag(db, wanted, reason, events, finals, scope)
             flagged_all.extend(flagged.values())
             rest = [t for t in wanted if t not in cancelled and t not in flagged]
             if rest:
-                for row in await db.fetch("cancel_lookup", ids=rest):
+                for row in await db.fetch("cancel_lookup", ids=rest, **scope):
                     rec = record_from_row(row)
                     current[rec.id] = rec
         reported: set[str] = set()
@@ -66,11 +70,13 @@ async def _cancel_or_flag(
     reason: str,
     events: list[event_pb2.Event],
     finals: list[task_record_pb2.TaskRecord],
+    scope: Mapping[str, object] = ALL_TENANTS,
 ) -> tuple[Records, Records]:
     """Cancel at once those of ``ids`` not running, then flag the running ones
-    among the rest; the records of each."""
+    among the rest; the records of each. ``scope``: whose rows (scopes.params);
+    a task's descendants are its own tenant's."""
     cancelled: Records = {}
-    for row in await db.fetch("cancel_now", ids=ids, sources=SRC_CANCEL_NOW.db, reason=reason):
+    for row in await db.fetch("cancel_now", ids=ids, sources=SRC_CANCEL_NOW.db, reason=reason, **scope):
         rec = record_from_row(row)
         cancelled[rec.id] = rec
         events.append(event_for_record(rec, "task.cancelled"))
@@ -78,7 +84,7 @@ async def _cancel_or_flag(
     flagged: Records = {}
     rest = [t for t in ids if t not in cancelled]
     if rest:
-        for row in await db.fetch("cancel_flag", ids=rest, reason=reason):
+        for row in await db.fetch("cancel_flag", ids=rest, reason=reason, **scope):
             rec = record_from_row(row)
             flagged[rec.id] = rec
             events.append(event_for_record(rec, "task.cancel_requested"))

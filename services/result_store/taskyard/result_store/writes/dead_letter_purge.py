@@ -27,11 +27,11 @@ COUNT_ALL = 2**62
 async def purge_dead_letters(
     pool: asyncpg.Pool, req: bus.PurgeDeadLettersRequest, request_id: str = ""
 ) -> bus.PurgeDeadLettersReply:
-    f = check_filter(req.request.filter)
+    f = check_filter(req.request.filter, scope=req.scope)
     if req.request.dry_run:
         n = await pool.fetchval(*bind("count_dead_letters", **f.params(), limit=COUNT_ALL))
         if not n and f.group_id:
-            await require_known_group(pool, f.group_id)
+            await require_known_group(pool, f)
         return _reply(int(n or 0))
     total = 0
     first = True
@@ -41,7 +41,7 @@ async def purge_dead_letters(
         else:
             rows = await pool.fetch(*bind("purge_dead_letters", **f.params(), limit=CHUNK))
         if first and not rows and f.group_id:
-            await require_known_group(pool, f.group_id)
+            await require_known_group(pool, f)
         first = False
         total += len(rows)
         if len(rows) < CHUNK:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Container, Mapping
 
 from taskyard.bus.v1 import task_record_pb2, tasks_pb2
-from taskyard.core import limits, names
+from taskyard.core import limits, names, tenants
 from taskyard.core import validation as rules
 from taskyard.core.errors import FieldViolation
 from taskyard.core.priority import Priority
@@ -41,11 +41,14 @@ def validate_insert(
     out: list[InsertRow] = []
     violations: list[FieldViolation] = []
     for i, r in enumerate(req.tasks):
+        tenant = r.tenant
+        if tenant and not _bare_names(r, tenant, f"tasks[{i}]", violations):
+            continue
         # The common record (what a gateway builds) in one cheap pass; any other
         # goes through the shared rules, which alone word the violations.
         params = _plain_params(r, known_names, max_payload_bytes, now_us, payloads_checked)
         if params is not None:
-            out.append(params)
+            out.append(_qualified(params, r, tenant) if tenant else params)
             continue
         f = f"tasks[{i}]"
         found: list[FieldViolation] = []
@@ -76,35 +79,83 @@ def validate_insert(
         if found:
             violations += found
             continue
-        out.append(
-            InsertRow(
-                tid or "",
-                r.name,
-                r.args_json.decode() if r.args_json else "[]",
-                r.kwargs_json.decode() if r.kwargs_json else "{}",
-                int(Priority.from_wire(r.priority)),
-                r.queue or "default",
-                r.timeout_ms,
-                r.max_retries,
-                r.request_id,
-                parent,
-                root,
-                json.dumps(dict(r.labels)) if r.labels else "{}",
-                TaskState(state).name,
-                max(1, r.attempt),
-                r.created_at_us,
-                r.run_at_us,
-                json.dumps(dict(r.trace_headers)) if r.trace_headers else "{}",
-                # The task graph (dependencies.py): depends_on as an array literal,
-                # the idempotency key and when it expires.
-                *_graph_params(r),
-                flow,
-                limit_names,
-            )
+        row = InsertRow(
+            tid or "",
+            r.name,
+            r.args_json.decode() if r.args_json else "[]",
+            r.kwargs_json.decode() if r.kwargs_json else "{}",
+            int(Priority.from_wire(r.priority)),
+            r.queue or "default",
+            r.timeout_ms,
+            r.max_retries,
+            r.request_id,
+            parent,
+            root,
+            json.dumps(dict(r.labels)) if r.labels else "{}",
+            TaskState(state).name,
+            max(1, r.attempt),
+            r.created_at_us,
+            r.run_at_us,
+            json.dumps(dict(r.trace_headers)) if r.trace_headers else "{}",
+            # The task graph (dependencies.py): depends_on as an array literal,
+            # the idempotency key and when it expires.
+            *_graph_params(r),
+            flow,
+            limit_names,
         )
+        out.append(_qualified(row, r, tenant) if tenant else row)
     if violations:
         raise rules.invalid(violations)
     return out
+
+
+def _bare_names(r: task_record_pb2.TaskRecord, tenant: str, path: str, found: list[FieldViolation]) -> bool:
+    """A tenant's record with its queue and limit names as its tenant knows them
+    (core/tenants.strip), for the rules, which know no tenants; False when the
+    tenant is no tenant's name. A name of another tenant stays qualified, and the
+    rules refuse it (no "/" in a name)."""
+    problem = tenants.problem(tenant)
+    if problem is not None:
+        found.append(
+            rules.Violation(field=f"{path}.tenant", description=problem, reason=tenants.INVALID_TENANT)
+        )
+        return False
+    r.queue = tenants.strip(tenant, r.queue)
+    if r.HasField("flow"):
+        for use in r.flow.uses:
+            use.limit = tenants.strip(tenant, use.limit)
+    return True
+
+
+def qualify_names(r: task_record_pb2.TaskRecord) -> None:
+    """A tenant's record with its queue and limit names as stored, qualified
+    (bare ones qualified, qualified ones kept), as an insert stores them."""
+    tenant = r.tenant
+    r.queue = tenants.qualify(tenant, tenants.strip(tenant, r.queue or "default"))
+    if r.HasField("flow"):
+        for use in r.flow.uses:
+            use.limit = tenants.qualify(tenant, tenants.strip(tenant, use.limit))
+
+
+def _qualified(row: InsertRow, r: task_record_pb2.TaskRecord, tenant: str) -> InsertRow:
+    """``row`` of a tenant's record as stored: its queue, limit names, request id and
+    idempotency key qualified (core/tenants.qualify), so that two tenants' names and
+    keys never meet; ``r`` carries the qualified names on (its queue and flow)."""
+    r.queue = queue = tenants.qualify(tenant, row.queue)
+    flow, limit_names = row.flow, row.limit_names
+    if flow is not None and r.flow.uses:
+        for use in r.flow.uses:
+            use.limit = tenants.qualify(tenant, use.limit)
+        flow = r.flow.SerializeToString(deterministic=True)
+        limit_names = text_array([use.limit for use in r.flow.uses])
+    return row._replace(
+        queue=queue,
+        request_id=tenants.qualify(tenant, row.request_id) if row.request_id else "",
+        idempotency_key=tenants.qualify(tenant, row.idempotency_key) if row.idempotency_key else "",
+        flow=flow,
+        limit_names=limit_names,
+        tenant=tenant,
+    )
 
 
 _QUEUED = int(S.QUEUED)
@@ -222,6 +273,7 @@ def _plain_params(
             0,
             None,
             None,
+            "",
         )
     )
 

@@ -42,6 +42,9 @@ class InsertRow(NamedTuple):
     # (most rows: a batch of such rows sends no element of either, inserts.py).
     flow: bytes | None = None
     limit_names: str | None = None
+    # Whose task it is ("" the default tenant): the record's, a child's parent's,
+    # a schedule run's schedule's (inserts.py, schedules.py).
+    tenant: str = ""
 
     @property
     def has_dependencies(self) -> bool:
@@ -53,4 +56,4 @@ class InsertRow(NamedTuple):
 
 # The fields sent as one array literal each (arrays.text_array): plain text
 # that asyncpg's array encoder would otherwise check an element at a time.
-TEXT_FIELDS = ("name", "queue", "request_id", "state", "idempotency_key")
+TEXT_FIELDS = ("name", "queue", "request_id", "state", "idempotency_key", "tenant")

@@ -22,7 +22,7 @@ from ..records import (
 )
 from ..transitions import SRC_CANCEL_NOW
 from ..uuids import norm_uuid
-from . import dependencies
+from . import dependencies, tenant_checks
 from .insert_row import TEXT_FIELDS, InsertRow
 
 
@@ -36,17 +36,26 @@ class _Lease(NamedTuple):
 
 
 _NO_LEASE = _Lease("", "", 0)
+_DEFAULT_ONLY = {""}
 
 
 def alone(reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]]) -> bool:
     """Whether ``apply_insert`` writes these with one statement (the committer's
     ``Alone``): no row names a parent or dependencies, whose checks, holds and
-    releases must stand or fall with the rows."""
-    return not any(row.parent_id is not None or row.has_dependencies for _, rows in reqs for row in rows)
+    releases must stand or fall with the rows, nor a tenant, whose row is held
+    until COMMIT (tenant_checks.py)."""
+    return not any(
+        row.parent_id is not None or row.has_dependencies or row.tenant for _, rows in reqs for row in rows
+    )
 
 
 async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, list[InsertRow]]]) -> Outcome:
     rows = [row for _, new_rows in reqs for row in new_rows]
+    # A tenant's tasks only while it is known and active (tenant_checks.py): one
+    # statement, none for a drain of the default tenant's tasks (most drains).
+    named = {row.tenant for row in rows}
+    if named != _DEFAULT_ONLY:
+        await tenant_checks.check_inserts(db, named)
     # Dependencies and parents must exist, and are held until COMMIT: a cancel
     # or a final committed meanwhile by another store is seen by the statements
     # below, or sees these rows (dependencies.py). One statement, only when named.

@@ -19,22 +19,23 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import asyncpg
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, flow_pb2
-from taskyard.core import contract, errors, rpc
+from taskyard.bus.v1 import envelope_pb2, event_pb2, flow_pb2, tenants_pb2
+from taskyard.core import contract, errors, roles, rpc, tenants
 from taskyard.core import limits as rules
 from taskyard.core import validation as core_validation
 from taskyard.core.errors import FieldViolation
 from taskyard.core.validation import quote
 from taskyard.v1 import limit_pb2
 
-from .. import bus_requests, event_log
+from .. import bus_requests, event_log, scopes
 from ..appliers import Db, Stats
 from ..events import EventPublisher
 from ..queries import bind
@@ -229,6 +230,9 @@ class Limits:
 
     # --- reads ------------------------------------------------------------------------
     async def read(self, req: flow_pb2.ReadLimitsRequest) -> flow_pb2.ReadLimitsReply:
+        # The scope's tenant's limits and weights; the scheduler's admission needs
+        # every tenant's (it acts for no caller).
+        where = scopes.params(scopes.ALL if rpc.sender_role() == roles.SCHEDULER else req.scope)
         self.stats.statements += 1
         version = await self.pool.fetchval(*bind("flow_version"))
         if version == req.known_version:
@@ -237,8 +241,8 @@ class Limits:
         async with self.pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
             self.stats.statements += 3
             version = await conn.fetchval(*bind("flow_version"))
-            limits = await conn.fetch(*bind("list_limits"))
-            weights = await conn.fetch(*bind("list_weights"))
+            limits = await conn.fetch(*bind("list_limits", **where))
+            weights = await conn.fetch(*bind("list_weights", **where))
         reply = flow_pb2.ReadLimitsReply(version=version, unchanged=version == req.known_version)
         if not reply.unchanged:
             reply.limits.extend(_row_limit(r) for r in limits)
@@ -288,8 +292,15 @@ class Limits:
     async def change(
         self, req: flow_pb2.ChangeLimitRequest, request_id: str = ""
     ) -> flow_pb2.ChangeLimitReply:
-        """``request_id``: the bus request's message id, recorded with the change."""
+        """``request_id``: the bus request's message id, recorded with the change.
+
+        A tenant's limits and weights are its own: the names a request gives are
+        checked as the tenant knows them and stored qualified (core/tenants.py);
+        another tenant's are never reached (scopes.py), and answer as missing ones."""
+        owner = scopes.owner(req.scope)
+        _names(req, functools.partial(tenants.strip, owner))
         check_change(req)
+        _names(req, functools.partial(tenants.qualify, owner))
         async with self.pool.acquire() as conn, conn.transaction():
             db = Db(conn, self.stats)
             if request_id:
@@ -297,6 +308,10 @@ class Limits:
                 await bus_requests.record_one(conn, request_id, K.KIND_STORE_LIMIT_CHANGE)
             version = int(await db.fetchval("lock_flow_version"))
             done = await self._apply(db, req)
+            if owner:
+                done = dataclasses.replace(
+                    done, events=[dataclasses.replace(e, tenant=owner) for e in done.events]
+                )
             if done.events:
                 version = int(await db.fetchval("bump_flow_version"))
                 await event_log.write(db, (), done.events)
@@ -312,9 +327,11 @@ class Limits:
     async def _apply(self, db: Db, req: flow_pb2.ChangeLimitRequest) -> _Changed:
         op = req.op
         if op == Op.LIMIT_OP_CREATE:
-            return await self._create(db, req.limit)
+            return await self._create(db, req.limit, scopes.owner(req.scope))
         if op == Op.LIMIT_OP_UPDATE:
-            rows = await db.fetch("update_limit", name=req.limit.name, spec=stored_spec(req.limit))
+            rows = await db.fetch(
+                "update_limit", name=req.limit.name, spec=stored_spec(req.limit), **scopes.params(req.scope)
+            )
             if not rows:
                 raise not_found(req.limit.name)
             return _Changed(
@@ -322,15 +339,15 @@ class Limits:
                 events=[_entry("limit.updated", limit=req.limit.name)],
             )
         if op == Op.LIMIT_OP_DELETE:
-            return await self._delete(db, req.name, force=req.force)
+            return await self._delete(db, req.name, force=req.force, scope=req.scope)
         if op == Op.LIMIT_OP_DECLARE:
             return await self._declare(db, list(req.declared))
-        return await self._set_weight(db, req.weight)
+        return await self._set_weight(db, req.weight, scopes.owner(req.scope))
 
-    async def _create(self, db: Db, limit: limit_pb2.Limit) -> _Changed:
+    async def _create(self, db: Db, limit: limit_pb2.Limit, owner: str) -> _Changed:
         if int(await db.fetchval("count_limits")) >= rules.MAX_LIMITS:
             raise too_many_limits()
-        rows = await db.fetch("insert_limit", name=limit.name, spec=stored_spec(limit))
+        rows = await db.fetch("insert_limit", name=limit.name, spec=stored_spec(limit), owner=owner)
         if not rows:
             raise already_exists(limit.name)
         return _Changed(
@@ -338,14 +355,15 @@ class Limits:
             events=[_entry("limit.created", limit=limit.name)],
         )
 
-    async def _delete(self, db: Db, name: str, *, force: bool) -> _Changed:
+    async def _delete(self, db: Db, name: str, *, force: bool, scope: tenants_pb2.TenantScope) -> _Changed:
+        where = scopes.params(scope)
         (users,) = await db.fetch("limit_users", name=name)
         tasks, schedules = int(users["tasks"]), int(users["schedules"])
         if (tasks or schedules) and not force:
-            if await db.fetch("lookup_limits", names=[name]):
+            if await db.fetch("lookup_limits", names=[name], **where):
                 raise in_use(name, tasks, schedules)
             raise not_found(name)
-        if not await db.fetch("delete_limit", name=name):
+        if not await db.fetch("delete_limit", name=name, **where):
             raise not_found(name)
         attributes = {"limit": name}
         if tasks:
@@ -364,7 +382,7 @@ class Limits:
         if not declared:
             return _Changed(reply=flow_pb2.ChangeLimitReply(), events=[])
         specs = {limit.name: stored_spec(limit) for limit in declared}
-        held = await db.fetch("lookup_limits", names=list(specs))
+        held = await db.fetch("lookup_limits", names=list(specs), **scopes.params(scopes.ALL))
         # A user's limit of the same definition is not overwritten by this either: no conflict.
         taken = sorted(r["name"] for r in held if not r["declared"] and r["spec"] != specs[r["name"]])
         if taken:
@@ -378,18 +396,18 @@ class Limits:
             events=[_entry("limit.declared", limit=r["name"]) for r in sorted(rows, key=lambda r: r["name"])],
         )
 
-    async def _set_weight(self, db: Db, weight: limit_pb2.KeyWeight) -> _Changed:
+    async def _set_weight(self, db: Db, weight: limit_pb2.KeyWeight, owner: str) -> _Changed:
         reply = flow_pb2.ChangeLimitReply(weight=weight)
         event = event_log.Entry(
             type="limit.weight", attributes={"key": weight.key, "weight": str(weight.weight)}
         )
         if weight.weight == 0:  # removed: the key is back to weight 1
-            gone = await db.fetch("delete_weight", key=weight.key)
+            gone = await db.fetch("delete_weight", key=weight.key, owner=owner)
             return _Changed(reply=reply, events=[event] if gone else [])
         (count,) = await db.fetch("weights_held", key=weight.key)
         if not count["held"] and count["n"] >= rules.MAX_WEIGHTS:
             raise too_many_weights()
-        changed = await db.fetch("set_weight", key=weight.key, weight=weight.weight)
+        changed = await db.fetch("set_weight", key=weight.key, weight=weight.weight, owner=owner)
         return _Changed(reply=reply, events=[event] if changed else [])
 
     async def _publish(self, entries: list[event_log.Entry]) -> None:
@@ -399,6 +417,16 @@ class Limits:
             await self.publisher.publish(
                 [event_pb2.Event(type=e.type, at_us=at_us, attributes=dict(e.attributes)) for e in entries]
             )
+
+
+def _names(req: flow_pb2.ChangeLimitRequest, rename: Callable[[str], str]) -> None:
+    """The names a change gives (a limit's, a weight's key) passed through ``rename``."""
+    if req.op in (Op.LIMIT_OP_CREATE, Op.LIMIT_OP_UPDATE):
+        req.limit.name = rename(req.limit.name)
+    elif req.op == Op.LIMIT_OP_DELETE:
+        req.name = rename(req.name)
+    elif req.op == Op.LIMIT_OP_SET_WEIGHT:
+        req.weight.key = rename(req.weight.key)
 
 
 def _breaker_entry(change: flow_pb2.BreakerChange) -> event_log.Entry:

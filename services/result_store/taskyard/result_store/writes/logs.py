@@ -20,6 +20,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
 
+from .. import scopes
 from ..appliers import Applier, Db, Outcome
 from ..queries import bind
 from ..uuids import norm_uuid
@@ -170,7 +171,7 @@ async def read_logs(
     async with pool.acquire() as conn:
         # The head first: lines that commit in between only make the page longer,
         # never a "final and complete" answer that misses them.
-        head = await conn.fetchrow(*bind("log_head", id=tid))
+        head = await conn.fetchrow(*bind("log_head", id=tid, **scopes.params(req.scope)))
         if head is None:
             return logs_pb2.GetLogsReply(found=False, next_offset=req.from_offset)
         rows = await conn.fetch(*bind("get_logs", id=tid, from_offset=req.from_offset, limit=limit))

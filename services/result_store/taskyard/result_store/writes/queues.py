@@ -17,12 +17,13 @@ import asyncpg
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from taskyard.bus.v1 import pools_pb2, queues_pb2
-from taskyard.core import errors, validation
+from taskyard.bus.v1 import pools_pb2, queues_pb2, tenants_pb2
+from taskyard.core import errors, roles, rpc, tenants, validation
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import queue_service_pb2 as qs
 
+from .. import scopes
 from ..appliers import Applier, Db, Outcome
 from ..queries import bind
 from ..records import event, event_for_record, event_for_row, record_from_row
@@ -59,6 +60,15 @@ def queue_name(raw: str, *, field: str = "queue", default: str = DEFAULT_QUEUE) 
     return validation.chosen_name(raw, field, required=False) or default
 
 
+def scoped_queue(raw: str, scope: tenants_pb2.TenantScope, *, default: str = DEFAULT_QUEUE) -> str:
+    """The stored name of a queue a request names for its scope's tenant: checked as
+    the tenant knows it, qualified (core/tenants.py); ``default`` (qualified) when
+    empty. Another tenant's qualified name is no name of this tenant's: refused."""
+    owner = scopes.owner(scope)
+    bare = queue_name(tenants.strip(owner, raw.strip()), default=default)
+    return tenants.qualify(owner, bare) if bare else ""
+
+
 def failed_precondition(reason: str, message: str) -> errors.TaskyardError:
 
     return errors.TaskyardError(errors.Code.FAILED_PRECONDITION, reason, message)
@@ -80,7 +90,7 @@ def validate(req: queues_pb2.QueueOpRequest, *, development: bool) -> None:
     """Refuse a bad request before it joins a group commit."""
     op = req.op
     if op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
-        queue_name(req.queue)
+        scoped_queue(req.queue, req.scope)
     elif op == queues_pb2.QUEUE_OP_CLEAR:
         if not development:
             raise failed_precondition(
@@ -89,7 +99,7 @@ def validate(req: queues_pb2.QueueOpRequest, *, development: bool) -> None:
                 "(TASKYARD_ENVIRONMENT=development, as `taskyard dev` sets)",
             )
         if req.queue:
-            queue_name(req.queue)
+            scoped_queue(req.queue, req.scope)
     elif op == queues_pb2.QUEUE_OP_RETRY:
         if req.limit < 0 or req.limit > RETRY_MAX:
             raise errors.invalid([FieldViolation(field="limit", description=f"must be 0..{RETRY_MAX}")])
@@ -99,7 +109,7 @@ def validate(req: queues_pb2.QueueOpRequest, *, development: bool) -> None:
                 [FieldViolation(field=f"ids[{i}]", description="must be a UUID") for i in bad[:10]]
             )
         if req.queue:
-            queue_name(req.queue)
+            scoped_queue(req.queue, req.scope)
     else:
         raise errors.invalid([FieldViolation(field="op", description="unknown queue operation")])
 
@@ -110,8 +120,8 @@ async def _apply_one(
     now_us = time.time_ns() // 1000
     if req.op in (queues_pb2.QUEUE_OP_PAUSE, queues_pb2.QUEUE_OP_RESUME):
         paused = req.op == queues_pb2.QUEUE_OP_PAUSE
-        name = queue_name(req.queue)
-        await db.fetch("set_queue_paused", name=name, paused=paused)
+        name = scoped_queue(req.queue, req.scope)
+        await db.fetch("set_queue_paused", name=name, paused=paused, owner=scopes.owner(req.scope))
         out.events.append(event("queue.paused" if paused else "queue.resumed", name=name, at_us=now_us))
         if not paused:  # what waited in it may run now
             out.events.append(event("tasks.available", at_us=now_us))
@@ -120,7 +130,11 @@ async def _apply_one(
         return queues_pb2.QueueOpReply(queue=qs.QueueInfo(name=name, paused=paused))
     if req.op == queues_pb2.QUEUE_OP_CLEAR:
         rows = await db.fetch(
-            "clear_queue", queue=req.queue.strip(), sources=db_names(_CLEARABLE), reason="queue cleared"
+            "clear_queue",
+            queue=scoped_queue(req.queue, req.scope, default=""),
+            sources=db_names(_CLEARABLE),
+            reason="queue cleared",
+            **scopes.params(req.scope),
         )
         recs = [record_from_row(r) for r in rows]
         out.events.extend(event_for_record(rec, "task.cancelled") for rec in recs)
@@ -131,8 +145,9 @@ async def _apply_one(
         limit = req.limit or RETRY_DEFAULT
         rows = await db.fetch(
             "retry_failed",
-            queue=req.queue.strip(),
+            queue=scoped_queue(req.queue, req.scope, default=""),
             name=req.name.strip(),
+            **scopes.params(req.scope),
             ids=[i for i in ids if i is not None],
             limit=limit,
             sources=db_names(sources_of(TaskState.QUEUED)),
@@ -159,7 +174,9 @@ def _ts(us: int) -> Timestamp | None:
     return ts
 
 
-async def _queue_infos(conn: Any, queue: str = "") -> list[qs.QueueInfo]:
+async def _queue_infos(
+    conn: Any, queue: str = "", scope: tenants_pb2.TenantScope = scopes.ALL
+) -> list[qs.QueueInfo]:
     infos: dict[str, qs.QueueInfo] = {}
 
     def info(name: str) -> qs.QueueInfo:
@@ -167,11 +184,12 @@ async def _queue_infos(conn: Any, queue: str = "") -> list[qs.QueueInfo]:
             infos[name] = qs.QueueInfo(name=name)
         return infos[name]
 
-    for row in await conn.fetch(*bind("queue_names", queue=queue)):
+    where = scopes.params(scope)
+    for row in await conn.fetch(*bind("queue_names", queue=queue, **where)):
         info(row["name"]).paused = row["paused"]
-    for row in await conn.fetch(*bind("queue_counts", queue=queue)):
+    for row in await conn.fetch(*bind("queue_counts", queue=queue, **where)):
         setattr(info(row["queue"]), _STATE_FIELD[row["state"]], row["n"])
-    for row in await conn.fetch(*bind("queue_recent", queue=queue)):
+    for row in await conn.fetch(*bind("queue_recent", queue=queue, **where)):
         i = info(row["queue"])
         i.mean_duration.CopyFrom(_duration(float(row["mean_seconds"] or 0)))
         i.failed_today = row["failed_today"]
@@ -189,16 +207,19 @@ async def queue_info(pool: asyncpg.Pool, reply: queues_pb2.QueueOpReply) -> queu
 
 
 async def read_status(pool: asyncpg.Pool, req: queues_pb2.QueueStatusRequest) -> queues_pb2.QueueStatusReply:
+    # The scheduler's reads are every tenant's (it acts for no caller).
+    scope = scopes.ALL if rpc.sender_role() == roles.SCHEDULER else req.scope
+    where = scopes.params(scope)
     if req.paused_only:  # the scheduler's reconcile, on every reload: the small queues table only
         async with pool.acquire() as conn:
-            paused = [r["name"] for r in await conn.fetch(*bind("paused_queues"))]
+            paused = [r["name"] for r in await conn.fetch(*bind("paused_queues", **where))]
             return queues_pb2.QueueStatusReply(paused=paused)
-    queue = queue_name(req.queue, default="") if req.queue else ""
+    queue = scoped_queue(req.queue, scope, default="") if req.queue else ""
     async with pool.acquire() as conn:
-        infos = await _queue_infos(conn, queue)
+        infos = await _queue_infos(conn, queue, scope)
         summary = await conn.fetchrow(*bind("servers_summary", max_age_ms=SERVERS_DEFAULT_AGE_MS))
         late = await conn.fetchval(*bind("counter_value", name="late_completions"))
-        paused = [r["name"] for r in await conn.fetch(*bind("paused_queues"))]
+        paused = [r["name"] for r in await conn.fetch(*bind("paused_queues", **where))]
     return queues_pb2.QueueStatusReply(
         queues=infos,
         servers=summary["servers"],

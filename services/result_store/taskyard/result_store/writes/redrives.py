@@ -34,7 +34,7 @@ from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState, db_names, sources_of
 from taskyard.v1 import failure_service_pb2 as fs
 
-from .. import bus_requests
+from .. import bus_requests, scopes
 from ..appliers import Db, Outcome
 from ..queries import bind
 from ..reads.dead_letters import (
@@ -104,7 +104,7 @@ async def create_redrive(
     r = req.request
     # The dead letters pending in another active redrive are left out: two redrives
     # pushing the same tasks would add their rates against the same downstream.
-    f = dataclasses.replace(check_filter(r.filter), not_pending=True)
+    f = dataclasses.replace(check_filter(r.filter, scope=req.scope), not_pending=True)
     _check_request(r)
     reply = bus.CreateRedriveReply()
     out = reply.response
@@ -114,7 +114,9 @@ async def create_redrive(
         if request_id and not r.dry_run:
             await bus_requests.record_one(conn, request_id, K.KIND_STORE_REDRIVE_CREATE)
         if f.task_ids:
-            rows = await conn.fetch(*bind("not_dead_letters", task_ids=list(f.task_ids), limit=10))
+            rows = await conn.fetch(
+                *bind("not_dead_letters", task_ids=list(f.task_ids), limit=10, **scopes.params(req.scope))
+            )
             if rows:
                 ids = ", ".join(row["id"] for row in rows)
                 raise _precondition(NOT_DEAD_LETTERS, f"not dead letters (nothing was changed): {ids}")
@@ -140,7 +142,7 @@ async def create_redrive(
                 TOO_MANY_MATCHED, f"the filter matches more than {MAX_MATCHED:,} dead letters: narrow it"
             )
         if not matched and f.group_id:
-            await require_known_group(conn, f.group_id)
+            await require_known_group(conn, f)
         out.sample.extend(dead_letter(row) for row in await read_dead_letters(conn, f, limit=SAMPLE))
         out.matched = matched
         if r.dry_run:
@@ -165,6 +167,7 @@ async def create_redrive(
                 rate=r.rate,
                 note=r.note,
                 created_by=req.created_by,
+                owner=scopes.owner(req.scope),
             )
         )
         assert row is not None  # an INSERT ... SELECT count(*): one row
@@ -183,15 +186,16 @@ async def control_redrive(
     pool: asyncpg.Pool, req: bus.RedriveControlRequest, request_id: str = ""
 ) -> bus.RedriveControlReply:
     rid = redrive_id(req.id)
+    where = scopes.params(req.scope)
     if req.op == bus.REDRIVE_OP_GET:
-        return bus.RedriveControlReply(redrive=await get_redrive(pool, rid))
+        return bus.RedriveControlReply(redrive=await get_redrive(pool, rid, req.scope))
     if req.op not in _CONTROLS:
         raise errors.invalid([FieldViolation(field="op", description="unknown redrive operation")])
     sources, target = _CONTROLS[req.op]
     async with pool.acquire() as conn, conn.transaction():
         if request_id:
             await bus_requests.record_one(conn, request_id, K.KIND_STORE_REDRIVE_CONTROL)
-        locked = await conn.fetchrow(*bind("lock_redrive", id=rid))
+        locked = await conn.fetchrow(*bind("lock_redrive", id=rid, **where))
         if locked is None:
             raise not_found(rid)
         if locked["state"] not in sources:
@@ -236,13 +240,13 @@ async def apply_steps(db: Db, reqs: list[bus.RedriveStepRequest]) -> Outcome:
 
 async def _step(db: Db, req: bus.RedriveStepRequest, out: Outcome) -> bus.RedriveStepReply:
     rid = redrive_id(req.id)
-    locked = await db.fetch("lock_redrive", id=rid)
+    locked = await db.fetch("lock_redrive", id=rid, **scopes.params(scopes.ALL))
     if not locked:
         return bus.RedriveStepReply(requeued=_UNKNOWN)
     if locked[0]["leader_term"] != req.term:
         return bus.RedriveStepReply(requeued=_STALE_TERM)
     if locked[0]["state"] != RUNNING:  # paused or over: nothing taken, the caller sees why
-        (row,) = await db.fetch("get_redrive", id=rid)
+        (row,) = await db.fetch("get_redrive", id=rid, **scopes.params(scopes.ALL))
         return bus.RedriveStepReply(redrive=redrive_from_row(row))
     rows = await db.fetch("redrive_step", id=rid, limit=req.limit, sources=_QUEUED_SOURCES)
     requeued = [r for r in rows if r["id"] is not None]

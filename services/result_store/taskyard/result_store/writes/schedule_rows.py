@@ -10,7 +10,7 @@ from typing import Any
 from google.protobuf import json_format, timestamp_pb2
 
 from taskyard.bus.v1 import task_record_pb2
-from taskyard.core import codec, errors, names, tracing, validation
+from taskyard.core import codec, errors, names, tenants, tracing, validation
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import schedule_pb2 as pub
@@ -91,6 +91,17 @@ def check(s: pub.Schedule, field: str = "schedule") -> timing.Spec:
     return spec
 
 
+def bare_names(s: pub.Schedule, tenant: str) -> None:
+    """A tenant's schedule with its name, its task's queue and limits as the tenant
+    knows them (core/tenants.strip): the store keeps the name qualified and the
+    template's names bare; each run's task has its names qualified (Schedules.fire).
+    Another tenant's name stays qualified, and the rules refuse it."""
+    s.name = tenants.strip(tenant, s.name)
+    s.task.queue = tenants.strip(tenant, s.task.queue)
+    for use in s.task.limits:
+        use.limit = tenants.strip(tenant, use.limit)
+
+
 def template_json(s: pub.Schedule) -> str:
     return json_format.MessageToJson(s.task, indent=None, sort_keys=True)
 
@@ -147,6 +158,8 @@ def run_record(row: Mapping[str, Any], due_us: int, *, manual: bool) -> task_rec
         f"schedule:{row['id']}:manual:{rec.id}" if manual else f"schedule:{row['id']}:{timing.iso(due_us)}"
     )
     rec.schedule_id = row["id"]
+    # A run is its schedule's tenant's, whatever its template says.
+    rec.tenant = row["tenant"]
     # Each run starts a trace of its own (linked to the trigger's span when a
     # person triggered it), named after its schedule.
     with tracing.sending([rec], own_traces=True, attributes={tracing.SCHEDULE: row["name"]}):

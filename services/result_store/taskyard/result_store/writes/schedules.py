@@ -22,26 +22,28 @@ from typing import Any, NamedTuple, ParamSpec, TypeVar
 import asyncpg
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, task_record_pb2, tasks_pb2
-from taskyard.core import codec, contract, errors, ids, rpc
+from taskyard.bus.v1 import envelope_pb2, event_pb2, schedule_pb2, task_record_pb2, tasks_pb2, tenants_pb2
+from taskyard.core import codec, contract, errors, ids, rpc, tenants
 from taskyard.core import limits as flow_rules
 from taskyard.core import schedule as timing
 from taskyard.core.errors import FieldViolation
 from taskyard.v1 import limit_pb2 as pub_limit
 from taskyard.v1 import schedule_pb2 as pub
 
-from .. import bus_requests, event_log
+from .. import bus_requests, event_log, scopes
 from .. import metrics as store_metrics
 from ..appliers import Db, Stats
 from ..events import EventPublisher
 from ..names import DeclaredNames
 from ..queries import bind
 from ..write_errors import to_taskyard_error
-from .insert_checks import validate_insert
+from . import tenant_checks
+from .insert_checks import qualify_names, validate_insert
 from .insert_row import InsertRow
 from .inserts import apply_insert
 from .schedule_rows import (
     already_exists,
+    bare_names,
     check,
     decode_token,
     encode_token,
@@ -166,8 +168,12 @@ class Schedules:
                 [FieldViolation(field="schedules", description="create one schedule at a time")]
             )
         s = req.schedules[0]
+        tenant = scopes.owner(req.scope)
+        if tenant:
+            bare_names(s, tenant)  # qualified again below: the rules know no tenants
         spec = check(s)
         await self._check_template(s, "schedule", declared=False)
+        name = tenants.qualify(tenant, s.name)
         sid = ids.new_task_id()
         next_us = dataclasses.replace(spec, anchor_us=now).next_after(now)
         self.stats.statements += 1
@@ -177,7 +183,7 @@ class Schedules:
                 *bind(
                     "insert_schedule",
                     id=sid,
-                    name=s.name,
+                    name=name,
                     task=template_json(s),
                     interval_ms=spec.interval_ms,
                     cron=spec.cron,
@@ -186,11 +192,14 @@ class Schedules:
                     overlap=overlap(s),
                     next_us=next_us,
                     now_us=now,
+                    tenant=tenant,
                 )
             )
             if row is None:
-                raise already_exists(s.name)  # rolls the record back: a resend is judged again
-            created = event_log.Entry(type="schedule.created", schedule_id=sid, schedule_name=s.name)
+                raise already_exists(name)  # rolls the record back: a resend is judged again
+            created = event_log.Entry(
+                type="schedule.created", schedule_id=sid, schedule_name=name, tenant=tenant
+            )
             await event_log.write(Db(conn, self.stats), (), [created])
             saved = schedule_pb2.SaveSchedulesReply(schedules=[schedule_from_row(row)])
             await self._keep(conn, request_id, saved)
@@ -235,7 +244,9 @@ class Schedules:
     async def read(self, req: schedule_pb2.ReadSchedulesRequest) -> schedule_pb2.ReadSchedulesReply:
         self.stats.statements += 1
         if req.id:
-            row = await self.pool.fetchrow(*bind("get_schedule", **id_and_name(req.id)))
+            row = await self.pool.fetchrow(
+                *bind("get_schedule", **id_and_name(req.id), **scopes.params(req.scope))
+            )
             if row is None:
                 raise errors.not_found("schedule", req.id)
             return schedule_pb2.ReadSchedulesReply(schedules=[schedule_from_row(row)])
@@ -245,7 +256,9 @@ class Schedules:
             )
         size = req.page_size or DEFAULT_PAGE
         after = decode_token(req.page_token) if req.page_token else None
-        rows = await self.pool.fetch(*bind("list_schedules", after=after, limit=size + 1))
+        rows = await self.pool.fetch(
+            *bind("list_schedules", after=after, limit=size + 1, **scopes.params(req.scope))
+        )
         reply = schedule_pb2.ReadSchedulesReply(schedules=[schedule_from_row(r) for r in rows[:size]])
         if len(rows) > size:
             reply.next_page_token = encode_token(rows[size - 1]["name"])
@@ -261,11 +274,12 @@ class Schedules:
         async with self.pool.acquire() as conn, conn.transaction():
             await self._record(conn, request_id, K.KIND_STORE_SCHEDULE_CHANGE)
             db = Db(conn, self.stats)
-            found = await db.fetch("lock_schedule", **id_and_name(req.id))
+            found = await db.fetch("lock_schedule", **id_and_name(req.id), **scopes.params(req.scope))
             if not found:
                 raise errors.not_found("schedule", req.id)
             row = found[0]
             sid = row["id"]
+            tenant = row["tenant"]
             if req.action == A.SCHEDULE_ACTION_PAUSE:
                 (row,) = await db.fetch("pause_schedule", id=sid, now_us=now)
             elif req.action == A.SCHEDULE_ACTION_RESUME:
@@ -275,7 +289,10 @@ class Schedules:
             else:
                 (row,) = await db.fetch("delete_schedule", id=sid)
             change = event_log.Entry(
-                type=_CHANGE_EVENTS[req.action], schedule_id=str(sid), schedule_name=row["name"]
+                type=_CHANGE_EVENTS[req.action],
+                schedule_id=str(sid),
+                schedule_name=row["name"],
+                tenant=tenant,
             )
             await event_log.write(db, (), [change])
             changed = schedule_pb2.ChangeScheduleReply(schedule=schedule_from_row(row))
@@ -302,10 +319,13 @@ class Schedules:
                 now = int(await db.fetchval("schedule_clock"))
             reply.now_us = now
             if req.trigger:
-                records, claimed = await self._trigger(db, req.trigger, now)
+                records, claimed = await self._trigger(db, req.trigger, now, req.scope)
             else:
                 records, claimed, reply.skipped, reply.more = await self._claim_due(db, now, limit)
             _add_declared(records, req.declared)
+            for rec in records:
+                if rec.tenant:  # a tenant's run: its names as stored (insert_checks.py)
+                    qualify_names(rec)
             outcome = None
             if records:
                 insert = tasks_pb2.InsertTasksRequest(tasks=records)
@@ -331,6 +351,7 @@ class Schedules:
                         schedule_id=r.schedule_id,
                         schedule_name=names.get(r.schedule_id, ""),
                         attributes={"manual": "true"} if req.trigger else {},
+                        tenant=r.tenant,
                     )
                     for r in runs
                 ]
@@ -359,9 +380,9 @@ class Schedules:
         return rec
 
     async def _trigger(
-        self, db: Db, ident: str, now: int
+        self, db: Db, ident: str, now: int, scope: tenants_pb2.TenantScope
     ) -> tuple[list[task_record_pb2.TaskRecord], list[pub.Schedule]]:
-        found = await db.fetch("lock_schedule", **id_and_name(ident))
+        found = await db.fetch("lock_schedule", **id_and_name(ident), **scopes.params(scope))
         if not found:
             raise errors.not_found("schedule", ident)
         rec = run_record(found[0], now, manual=True)
@@ -376,8 +397,14 @@ class Schedules:
             return [], [], 0, False
         plan: list[_Claim] = []
         records: dict[str, task_record_pb2.TaskRecord] = {}
+        # A suspended tenant's runs are skipped, as an overlapping run is: nothing
+        # of it is submitted while it is suspended (one read, none for the default tenant).
+        held = await tenant_checks.suspended(db, {row["tenant"] for row in due})
         for row in due:
             due_us = row["next_run_at_us"]
+            if row["tenant"] in held:
+                plan.append(_Claim(row["id"], due_us, spec_of(row).next_after(now), None))
+                continue
             try:
                 next_us = spec_of(row).next_after(now)
             except timing.ScheduleError as exc:
