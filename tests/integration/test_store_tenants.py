@@ -428,3 +428,23 @@ async def test_taskyard_submit_for_a_tenant(result_store: Any, database_url: str
     assert refusals == ["TENANT_SUSPENDED", "TENANT_UNKNOWN", "INVALID_TENANT"]
     rec = await get(result_store, str(one))
     assert rec is not None and (rec.tenant, rec.request_id) == ("acme", "r")
+
+
+async def test_a_dependency_or_parent_of_another_tenant_is_no_task(result_store: Any) -> None:
+    await two_tenants(result_store)
+    theirs = add_task(tenant="beta")
+    await insert(result_store, theirs)
+    missing = "01890000-0000-7000-8000-000000000000"
+
+    async def refusal_for(ref: str) -> errors.TaskyardError:
+        return await refused(
+            insert(result_store, add_task(tenant="acme", depends_on=[ref], state=task_pb2.TASK_STATE_PENDING))
+        )
+
+    other, none = await refusal_for(theirs.id), await refusal_for(missing)
+    assert (other.code, [v.description for v in other.violations]) == (
+        none.code,
+        [v.description.replace(missing, theirs.id) for v in none.violations],
+    )
+    mine = add_task(tenant="beta", depends_on=[theirs.id], state=task_pb2.TASK_STATE_PENDING)
+    assert (await insert(result_store, mine)).tasks[0].created

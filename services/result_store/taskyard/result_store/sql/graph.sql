@@ -2,10 +2,12 @@
 -- and the children of a cancelled task. See dependencies.py and trees.py.
 
 -- name: graph_missing_refs
--- Which of the ids (dependencies, parents of a new task) do not exist.
-SELECT d.id::text AS id
-FROM unnest(:ids::uuid[]) AS d(id)
-WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = d.id)
+-- Which of the ids (dependencies, parents of a new task) do not exist as a task
+-- of the tenant that names it (:tenants, one per id): another tenant's task is
+-- not there for it.
+SELECT d.id::text AS id, d.tenant
+FROM unnest(:ids::uuid[], :tenants::text[]) AS d(id, tenant)
+WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = d.id AND t.tenant = d.tenant)
 
 -- name: graph_hold_refs
 -- graph_missing_refs inside an insert's transaction, before its rows: the

@@ -55,6 +55,7 @@ from .inserts import apply_insert
 from .limits import FlowTables
 from .reports import Death, apply_report, die
 from .rows import DUE_STATES, LEASED, Row, Tasks, move
+from .tenants import TenantTable
 
 S = TaskState
 Rq = TypeVar("Rq", bound=Message)
@@ -104,6 +105,7 @@ class MemoryStore:
         self._names: set[str] = set(task_names)
         self._pools: dict[str, _Beat] = {}
         self.flow = FlowTables()
+        self.tenants = TenantTable(self.clock)
         self._handlers: dict[int, Callable[[Any], Message]] = {
             contract.STORE_INSERT.kind: self._insert,
             contract.STORE_GET.kind: self._get,
@@ -120,6 +122,8 @@ class MemoryStore:
             contract.STORE_LIMITS.kind: self.flow.read,
             contract.STORE_LIMIT_CHANGE.kind: self._change_limit,
             contract.STORE_LEASED_FLOW.kind: self._leased_flow,
+            contract.STORE_TENANTS.kind: self.tenants.read,
+            contract.STORE_TENANT_CHANGE.kind: self.tenants.change,
         }
 
     async def call_raw(

@@ -103,19 +103,32 @@ async def check_refs(
         return in_batch
     if hold:
         found = await db.fetch("graph_hold_refs", ids=sorted(wanted), dependencies=sorted(depended & wanted))
+        missing = {(r["id"], row.tenant) for r in found for row in rows}
     else:
-        found = await db.fetch("graph_missing_refs", ids=sorted(wanted))
-    missing = {r["id"] for r in found}
+        # Each reference with the tenant that makes it: another tenant's task is
+        # missing for it (a child's tenant is its parent's already: store.py).
+        named = sorted(
+            {
+                (ref, row.tenant)
+                for row in rows
+                for ref in (row.parent_id, *row.dependencies())
+                if ref in wanted
+            }
+        )
+        found = await db.fetch(
+            "graph_missing_refs", ids=[ref for ref, _ in named], tenants=[tenant for _, tenant in named]
+        )
+        missing = {(r["id"], r["tenant"]) for r in found}
     if not missing:
         return in_batch
     violations: list[FieldViolation] = []
     for row, i in zip(rows, base, strict=True):
-        if row.parent_id in missing:
+        if (row.parent_id, row.tenant) in missing:
             violations.append(
                 FieldViolation(field=f"tasks[{i}].parent_id", description=f"no task {row.parent_id}")
             )
         for j, dep in enumerate(row.dependencies()):
-            if dep in missing:
+            if (dep, row.tenant) in missing:
                 violations.append(
                     FieldViolation(field=f"tasks[{i}].depends_on[{j}]", description=f"no task {dep}")
                 )
