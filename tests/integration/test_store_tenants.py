@@ -448,3 +448,60 @@ async def test_a_dependency_or_parent_of_another_tenant_is_no_task(result_store:
     )
     mine = add_task(tenant="beta", depends_on=[theirs.id], state=task_pb2.TASK_STATE_PENDING)
     assert (await insert(result_store, mine)).tasks[0].created
+
+
+async def test_the_documented_tenant_call_as_written(result_store: Any, database_url: str) -> None:
+    """docs/transactional-enqueue.md, "For a tenant": its example, as written."""
+    import pathlib
+    import re
+
+    doc = pathlib.Path(__file__).parents[2] / "docs" / "transactional-enqueue.md"
+    section = doc.read_text().split("## For a tenant", 1)[1].split("\n## ", 1)[0]
+    (example,) = re.findall(r"^```sql\n(SELECT .*?)^```$", section, re.MULTILINE | re.DOTALL)
+    await change(result_store, Op.OP_CREATE, tenant("acme"))
+    conn = await asyncpg.connect(database_url)
+    try:
+        tid = await conn.fetchval(example)
+        row = await conn.fetchrow("SELECT tenant, queue FROM tasks WHERE id = $1", tid)
+    finally:
+        await conn.close()
+    assert row is not None and (row["tenant"], row["queue"]) == ("acme", "acme/reports")
+
+
+async def test_a_role_granted_the_default_tenants_calls_is_granted_the_tenants_ones(
+    database_url: str,
+) -> None:
+    """Migration 0025's grants, run again on a role granted the calls of before tenants."""
+    from taskyard.result_store.migrate import migration_files
+
+    (sql,) = [text for version, text in migration_files() if version == "0025_tenants"]
+    privileges = sql[sql.index("DO $privileges$") :]
+    conn = await asyncpg.connect(database_url)
+    tx = conn.transaction()
+    await tx.start()
+    try:
+        await conn.execute("CREATE ROLE tenants_app_role")
+        await conn.execute(
+            "GRANT EXECUTE ON FUNCTION taskyard_submit(text, jsonb, jsonb, jsonb), "
+            "taskyard_submit_many(jsonb) TO tenants_app_role"
+        )
+        before = await conn.fetchval(
+            "SELECT has_function_privilege('tenants_app_role', "
+            "'taskyard_submit(text, jsonb, jsonb, jsonb, text)', 'EXECUTE')"
+        )
+        await conn.execute(privileges)
+        after = [
+            await conn.fetchval("SELECT has_function_privilege('tenants_app_role', $1, 'EXECUTE')", fn)
+            for fn in (
+                "taskyard_submit(text, jsonb, jsonb, jsonb, text)",
+                "taskyard_submit_many(jsonb, text)",
+            )
+        ]
+        public = await conn.fetchval(
+            "SELECT has_function_privilege('public', "
+            "'taskyard_submit(text, jsonb, jsonb, jsonb, text)', 'EXECUTE')"
+        )
+    finally:
+        await tx.rollback()
+        await conn.close()
+    assert (before, after, public) == (False, [True, True], False)
