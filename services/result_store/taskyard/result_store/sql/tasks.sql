@@ -169,17 +169,32 @@ expired_keys AS (
 SELECT {{record}}, t.dead_letter_reason, coalesce(t.failure_group, '') AS failure_group
 FROM tasks t WHERE t.id = ANY(:ids::uuid[]) AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 
--- name: list_tasks
--- Newest first; keyset cursor (created_at, id) of the last row of the previous page.
-SELECT {{record}}
-FROM tasks t
-WHERE (:states::task_state[] IS NULL OR t.state = ANY(:states::task_state[]))
+-- name: list_filters
+-- (ListTasks' filters on tasks t; the keyset cursor (created_at, id) of the last
+-- row of the previous page.)
+(:states::task_state[] IS NULL OR t.state = ANY(:states::task_state[]))
   AND (:name::text = '' OR t.name = :name::text)
   AND (:queue::text = '' OR t.queue = :queue::text)
   AND (:priority::smallint = 0 OR t.priority = :priority::smallint)
-  -- The caller's tenant's (tasks_tenant_listing_idx), or every tenant's.
-  AND (:all_tenants::boolean OR t.tenant = :tenant::text)
   AND (:after_us::bigint IS NULL OR (t.created_at, t.id) < (ty_ts(:after_us::bigint), :after_id::uuid))
+
+-- name: list_tasks
+-- Newest first: every tenant's, or (:all_tenants false) the default tenant's
+-- (tasks_listing_idx either way).
+SELECT {{record}}
+FROM tasks t
+WHERE {{list_filters}}
+  AND (:all_tenants::boolean OR t.tenant = '')
+ORDER BY t.created_at DESC, t.id DESC
+LIMIT :limit
+
+-- name: list_tenant_tasks
+-- Newest first, of one tenant other than the default one: tasks_tenant_listing_idx,
+-- whose predicate is written out so that a generic plan may use it too.
+SELECT {{record}}
+FROM tasks t
+WHERE t.tenant = :tenant::text AND t.tenant <> ''
+  AND {{list_filters}}
 ORDER BY t.created_at DESC, t.id DESC
 LIMIT :limit
 
@@ -526,7 +541,8 @@ WHERE t.id = ANY(:ids::uuid[]) AND (:all_tenants::boolean OR t.tenant = :tenant:
 
 -- name: load_queued
 -- QUEUED refs in dispatch order, keyset-paged on (priority, created_at, id).
-SELECT t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us, t.flow
+SELECT t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us, t.flow,
+       t.tenant
 FROM tasks t
 WHERE t.state = 'QUEUED'
   AND (:after_priority::smallint IS NULL
@@ -550,7 +566,7 @@ FROM due
 WHERE t.id = due.id AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.name, t.priority, t.queue, ty_us(t.created_at) AS created_at_us,
           t.attempt, t.worker_id, ty_us(t.updated_at) AS at_us, coalesce(t.root_id::text, '') AS root_id,
-          t.flow
+          t.flow, t.tenant
 
 -- name: release_orphaned_leases
 -- Restart reconciliation (scheduler/reconciler.py): ASSIGNED -> QUEUED as a
