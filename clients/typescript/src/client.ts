@@ -2,6 +2,7 @@
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { FailureService } from "./gen/taskyard/v1/failure_service_pb.js";
 import { LimitService } from "./gen/taskyard/v1/limit_service_pb.js";
+import { TenantService } from "./gen/taskyard/v1/tenant_service_pb.js";
 import { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
 import {
   cancelStepName,
@@ -17,6 +18,7 @@ import { TaskyardError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { Failures } from "./failures.js";
 import { Limits } from "./limits.js";
+import { Tenants } from "./tenants.js";
 import { DEFAULT_TIMEOUT_MS, type CallOptions, type ClientOptions } from "./options.js";
 import { createTaskyardTransport, type TaskyardTransport } from "./transport.js";
 import type {
@@ -83,6 +85,8 @@ export class TaskyardClient {
   readonly limits: Limits;
   /** Dead letters, their groups, redrives and purge: `client.failures.groups()`, `.redrive(...)`, ... */
   readonly failures: Failures;
+  /** Tenants, for operator tokens: `client.tenants.create(...)`, `.suspend(...)`, ... */
+  readonly tenants: Tenants;
   readonly #rpc: Client<typeof TaskService>;
   /** The transport the client made, and so closes; undefined for one given in the options. */
   readonly #own: TaskyardTransport | undefined;
@@ -102,6 +106,7 @@ export class TaskyardClient {
     this.#rpc = createClient(TaskService, this.transport);
     this.limits = new Limits(createClient(LimitService, this.transport), (options, fn) => this.#call(options, fn));
     this.failures = new Failures(createClient(FailureService, this.transport), (options, fn) => this.#call(options, fn));
+    this.tenants = new Tenants(createClient(TenantService, this.transport), (options, fn) => this.#call(options, fn));
   }
 
   /**

@@ -160,6 +160,7 @@ export function toTaskInfo(t: Task | undefined): TaskInfo {
     scheduleId: t.scheduleId,
     limits: fromLimitUses(t.limits),
     fairnessKey: t.fairnessKey,
+    tenant: t.tenant,
     deadLetterReason: deadLetterReasonName(t.deadLetterReason),
     redriveId: t.redriveId,
     redrivenFromAttempt: t.redrivenFromAttempt,

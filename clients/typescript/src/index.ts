@@ -33,6 +33,8 @@ export type {
   ListLimitsOptions,
   RateLimit,
 } from "./limits.js";
+export { TENANT_METADATA_KEY, Tenants } from "./tenants.js";
+export type { ListTenantsOptions, SuspendTenantOptions, TenantDefinition, TenantInfo, TenantPage, TenantState } from "./tenants.js";
 export type { FieldViolation, StatusCodeName } from "./errors.js";
 export type { JsonObject, JsonValue } from "./json.js";
 export { isLoopback } from "./options.js";
@@ -49,6 +51,7 @@ export { LimitService } from "./gen/taskyard/v1/limit_service_pb.js";
 export { QueueService } from "./gen/taskyard/v1/queue_service_pb.js";
 export { ScheduleService } from "./gen/taskyard/v1/schedule_service_pb.js";
 export { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
+export { TenantService } from "./gen/taskyard/v1/tenant_service_pb.js";
 export { FINAL_STATES } from "./types.js";
 export type {
   CancelResult,

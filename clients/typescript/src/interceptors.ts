@@ -9,6 +9,14 @@ export function bearerToken(token: string): Interceptor {
   };
 }
 
+/** The tenant an operator token acts as, on every call (metadata `taskyard-tenant`). */
+export function actingTenant(tenant: string): Interceptor {
+  return (next) => (req) => {
+    req.header.set("taskyard-tenant", tenant);
+    return next(req);
+  };
+}
+
 /** Exponential with jitter so that many clients cut off together do not come back in step. */
 function backoffMs(attempt: number): number {
   const base = Math.min(100 * 2 ** (attempt - 1), 2_000);

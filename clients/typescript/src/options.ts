@@ -22,6 +22,12 @@ export interface ConnectionOptions {
   timeoutMs?: number;
   /** Attempts of a call refused with UNAVAILABLE, the first included; default 4. 1 disables retries. */
   maxAttempts?: number;
+  /**
+   * An operator token acting as this one tenant: every call carries `taskyard-tenant`, and
+   * the gateway answers as it would that tenant's token (docs/tenants.md). 1 to 64
+   * characters of [a-z0-9-]; default none.
+   */
+  tenant?: string;
 }
 
 export interface ClientOptions extends ConnectionOptions {

@@ -7,7 +7,8 @@ import type * as http2 from "node:http2";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import { checkMs } from "./convert.js";
-import { bearerToken, retryUnavailable } from "./interceptors.js";
+import { actingTenant, bearerToken, retryUnavailable } from "./interceptors.js";
+import { checkTenant } from "./tenants.js";
 import { baseUrl, DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_MS, isLoopback, type ConnectionOptions } from "./options.js";
 import { traceContext } from "./trace.js";
 
@@ -158,6 +159,7 @@ export function createTaskyardTransport(target: string, options: ConnectionOptio
   const timeoutMs = checkMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
   const tls = options.tls === false ? undefined : (options.tls ?? {});
   const url = baseUrl(target, tls !== undefined);
+  const tenant = options.tenant ? checkTenant(options.tenant) : undefined;
   if (options.token && !tls && !isLoopback(url.hostname)) {
     throw new TypeError(`refusing to send a token in clear to ${target}: use TLS, or plaintext only on loopback`);
   }
@@ -167,6 +169,7 @@ export function createTaskyardTransport(target: string, options: ConnectionOptio
   );
   const interceptors: Interceptor[] = [endsOnClose(sessions.closing), retryUnavailable(options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)];
   if (options.token) interceptors.push(bearerToken(options.token));
+  if (tenant) interceptors.push(actingTenant(tenant));
   interceptors.push(traceContext);
   const transport = createGrpcTransport({
     baseUrl: url.origin,

@@ -130,6 +130,8 @@ export interface TaskInfo {
   /** As submitted, with the limits its task name declares. */
   limits: Required<LimitUse>[];
   fairnessKey: string;
+  /** The tenant it belongs to: the submitting token's ("" is the default tenant). */
+  tenant: string;
   /** Set while it is a dead letter (FAILURE for good); UNSPECIFIED otherwise. */
   deadLetterReason: DeadLetterReason;
   /** The redrive that re-queued it last ("" when none), and the failed attempt it took it from. */
