@@ -139,6 +139,11 @@ public final class TaskInfo {
     return proto.getFairnessKey();
   }
 
+  /** The tenant it belongs to: the submitting token's; empty for the default tenant. */
+  public String tenant() {
+    return proto.getTenant();
+  }
+
   /** Why its failure is final while it is a dead letter; UNSPECIFIED otherwise. */
   public DeadLetterReason deadLetterReason() {
     return DeadLetterReason.fromProto(proto.getDeadLetterReason());

@@ -74,6 +74,7 @@ public final class TaskyardClient implements AutoCloseable {
   private final boolean owner;
   private final Limits limits;
   private final Failures failures;
+  private final Tenants tenants;
 
   TaskyardClient(ManagedChannel channel, Duration timeout) {
     this(channel, TaskServiceGrpc.newBlockingStub(channel), timeout, false, true);
@@ -88,6 +89,7 @@ public final class TaskyardClient implements AutoCloseable {
     this.owner = owner;
     this.limits = new Limits(channel, timeout);
     this.failures = new Failures(channel, timeout);
+    this.tenants = new Tenants(channel, timeout);
   }
 
   /** A builder for a client of the gateway at {@code target} ({@code host:port}). */
@@ -257,6 +259,14 @@ public final class TaskyardClient implements AutoCloseable {
    */
   public Failures failures() {
     return failures;
+  }
+
+  /**
+   * Tenants, for operator tokens, over this client's connection and with its deadline: {@code
+   * client.tenants().suspend("acme", "invoice overdue")}.
+   */
+  public Tenants tenants() {
+    return tenants;
   }
 
   /** Cancels a task; see {@link #cancel(String, String, Duration)}. */

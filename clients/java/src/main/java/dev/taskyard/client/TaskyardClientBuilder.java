@@ -27,6 +27,7 @@ import java.util.Objects;
 public final class TaskyardClientBuilder {
   private final String target;
   private String token;
+  private String tenant;
   private boolean plaintext;
   private byte[] caPem;
   private byte[] certPem;
@@ -44,6 +45,21 @@ public final class TaskyardClientBuilder {
    */
   public TaskyardClientBuilder token(String token) {
     this.token = token == null || token.isEmpty() ? null : token;
+    return this;
+  }
+
+  /**
+   * An operator token acting as this one tenant: every call carries {@code taskyard-tenant}, and
+   * the gateway answers as it would that tenant's token (docs/tenants.md); {@code null} or empty:
+   * none.
+   *
+   * @throws IllegalArgumentException for a name outside [a-z0-9-]{1,64}
+   */
+  public TaskyardClientBuilder tenant(String tenant) {
+    if (tenant != null && !tenant.isEmpty()) {
+      ActingTenant.check(tenant); // now, not at build()
+    }
+    this.tenant = tenant == null || tenant.isEmpty() ? null : tenant;
     return this;
   }
 
@@ -121,6 +137,9 @@ public final class TaskyardClientBuilder {
     List<ClientInterceptor> interceptors = new ArrayList<>();
     if (token != null) {
       interceptors.add(new BearerToken(token));
+    }
+    if (tenant != null) {
+      interceptors.add(new ActingTenant(tenant));
     }
     TraceContext.interceptor().ifPresent(interceptors::add);
     channel.intercept(interceptors);
