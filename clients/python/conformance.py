@@ -2,9 +2,10 @@
 
     TASKYARD_TARGET=127.0.0.1:50051 TASKYARD_TOKEN=... TASKYARD_READ_TOKEN=... \\
     TASKYARD_CLOSED_TARGET=127.0.0.1:1 TASKYARD_LIMIT=... TASKYARD_ADMIN_TOKEN=... \
+    TASKYARD_TENANT_A=... TASKYARD_TENANT_A_TOKEN=... TASKYARD_TENANT_B=... TASKYARD_TENANT_B_TOKEN=... \
     python clients/python/conformance.py
 
-Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/24 passed``;
+Prints ``PASS <id>`` / ``FAIL <id>: ...`` per scenario and ``python conformance: N/25 passed``;
 exits 0 only when every scenario passed.
 """
 
@@ -35,6 +36,7 @@ from taskyard.client import (
     TaskInfo,
     TaskState,
     TaskyardError,
+    TenantState,
 )
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "conformance" / "scenarios.txt"
@@ -77,6 +79,11 @@ class Scenarios:
         admin_token = env.get("TASKYARD_ADMIN_TOKEN", "")
         self.admin = Client(self.target, token=admin_token, tls=False) if admin_token else None
         self.done_id = ""  # a task that succeeded, for error_already_final
+        # tenant_isolation: two tenants' tokens (submit,read); it fails without them.
+        self.tenant_tokens = [
+            (env.get(f"TASKYARD_TENANT_{x}", ""), env.get(f"TASKYARD_TENANT_{x}_TOKEN", "")) for x in "AB"
+        ]
+        self.admin_token = admin_token
 
     def close(self) -> None:
         self.client.close()
@@ -397,6 +404,78 @@ class Scenarios:
             check(field in fields, f"violations {caught[0].violations}, want one on {field}")
             with refused(grpc.StatusCode.NOT_FOUND, "LIMIT_NOT_FOUND"):
                 admin.limits.get(f"{name}-refused")
+
+    def tenant_isolation(self) -> None:
+        admin = self.admin
+        check(admin is not None, "TASKYARD_ADMIN_TOKEN is not set")
+        assert admin is not None
+        (a, a_token), (b, b_token) = self.tenant_tokens
+        check(a and a_token and b and b_token, "TASKYARD_TENANT_A/B and their _TOKEN are not set")
+        with (
+            Client(self.target, token=a_token, tls=False) as ca,
+            Client(self.target, token=b_token, tls=False) as cb,
+        ):
+            mine = ca.submit("add", 2, 3)
+            done = ca.wait(mine.id, timeout=30)
+            check(
+                done.state == TaskState.SUCCESS and done.tenant == a,
+                f"A's task: {done.state.name} of {done.tenant!r}",
+            )
+            theirs = cb.submit("add", 4, 4)
+            check(cb.wait(theirs.id, timeout=30).is_final, f"B's task {theirs.id} not final after 30 s")
+
+            def answer(call: Callable[[str], object], task_id: str) -> tuple[str, str, str]:
+                with refused(grpc.StatusCode.NOT_FOUND, "TASK_NOT_FOUND") as caught:
+                    call(task_id)
+                err = caught[0]
+                return err.code.name, err.reason, err.message.replace(task_id, "<id>")
+
+            calls: dict[str, Callable[[str], object]] = {
+                "get": ca.get,
+                "cancel": ca.cancel,
+                "wait": lambda i: ca.wait(i, timeout=1),
+            }
+            for what, call in calls.items():
+                other, missing = answer(call, theirs.id), answer(call, str(uuid.uuid4()))
+                check(other == missing, f"A's {what} of B's task answered {other}, of a missing id {missing}")
+            check(answer(cb.get, mine.id) == answer(cb.get, str(uuid.uuid4())), "B's get of A's task differs")
+            listed = ca.list(page_size=100).tasks
+            ids = {t.id for t in listed}
+            check(mine.id in ids and theirs.id not in ids, f"A's list: {mine.id} in it, {theirs.id} not")
+            check(
+                {t.tenant for t in listed} == {a},
+                f"A's list holds tenants {sorted({t.tenant for t in listed})}",
+            )
+            with refused(grpc.StatusCode.PERMISSION_DENIED):
+                ca.tenants.create(f"conformance-{secrets.token_hex(4)}")
+        a_as_b = Client(self.target, token=a_token, tls=False, tenant=b)
+        with a_as_b, refused(grpc.StatusCode.PERMISSION_DENIED, "OPERATOR_ONLY"):
+            a_as_b.get(theirs.id)
+        seen = {admin.get(mine.id).tenant, admin.get(theirs.id).tenant}
+        check(seen == {a, b}, f"the operator sees the tasks of tenants {sorted(seen)}")
+
+        name = f"conformance-{secrets.token_hex(4)}"
+        made = admin.tenants.create(name, max_concurrency=5, weight=2)
+        check(
+            (made.name, made.state, made.max_concurrency, made.weight) == (name, TenantState.ACTIVE, 5, 2),
+            f"created {made}",
+        )
+        got = admin.tenants.get(name)
+        check((got.max_concurrency, got.weight) == (5, 2), f"got {got}")
+        check(name in {t.name for t in admin.tenants}, f"{name} not among the tenants listed")
+        gone = admin.tenants.suspend(name, reason="conformance")
+        check(gone.state == TenantState.SUSPENDED and gone.suspended_at is not None, f"suspended {gone}")
+        with Client(self.target, token=self.admin_token, tls=False, tenant=name) as acting:
+            with refused(grpc.StatusCode.FAILED_PRECONDITION, "TENANT_SUSPENDED"):
+                acting.submit("add", 1, 2)
+            back = admin.tenants.resume(name)
+            check(back.state == TenantState.ACTIVE, f"resumed {back}")
+            task = acting.submit("add", 1, 2)
+            done = acting.wait(task.id, timeout=30)
+            check(
+                (done.state, done.result, done.tenant) == (TaskState.SUCCESS, 3, name),
+                f"{task.id}: {done.state.name}, result {done.result!r}, tenant {done.tenant!r}",
+            )
 
 
 def _every(fetch: Callable[[str], Any]) -> Iterator[Any]:

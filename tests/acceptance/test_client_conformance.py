@@ -45,6 +45,8 @@ TOKEN = "conformance-token-0123456789"
 READ_TOKEN = "reader-token-0123456789"
 # Makes the suite's limit before the runners run; the runners use it for redrives and breakers only.
 ADMIN_TOKEN = "conformance-admin-0123456789"
+# tenant_isolation: a submit,read token of each of two tenants.
+TENANT_TOKENS = {"A": "tenant-a-token-0123456789", "B": "tenant-b-token-0123456789"}
 
 
 def _readme_limit_command() -> list[str]:
@@ -56,8 +58,18 @@ def _readme_limit_command() -> list[str]:
     return found.group(1).split()
 
 
+def _readme_tenant_commands() -> list[list[str]]:
+    """How the conformance README makes the tenants of tenant_isolation, as shown."""
+    text = (ROOT / "clients/conformance/README.md").read_text()
+    found = re.findall(r"`taskyard (tenant create [^`]+)`", text)
+    assert len(found) == 2, "clients/conformance/README.md shows no two `taskyard tenant create ...`"
+    return [command.split() for command in found]
+
+
 CREATE_LIMIT = _readme_limit_command()
 LIMIT = CREATE_LIMIT[2]
+CREATE_TENANTS = _readme_tenant_commands()
+TENANTS = {x: command[2] for x, command in zip("AB", CREATE_TENANTS, strict=True)}
 READY = "Taskyard is ready"
 
 # What `make clients` builds, and how each language runs its runner and its example.
@@ -105,6 +117,8 @@ class Suite:
             TASKYARD_CLOSED_TARGET=f"127.0.0.1:{self.closed_port}",
             TASKYARD_LIMIT=LIMIT,
             TASKYARD_ADMIN_TOKEN=ADMIN_TOKEN,
+            **{f"TASKYARD_TENANT_{x}": name for x, name in TENANTS.items()},
+            **{f"TASKYARD_TENANT_{x}_TOKEN": token for x, token in TENANT_TOKENS.items()},
             **extra,
         )
         return env
@@ -138,6 +152,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     tokens = work / "tokens"
     tokens.write_text(
         f"{TOKEN} submit,read conformance\n{READ_TOKEN} read reader\n{ADMIN_TOKEN} admin conformance-admin\n"
+        + "".join(f"{TENANT_TOKENS[x]} submit,read tenant-{x.lower()} tenant={TENANTS[x]}\n" for x in TENANTS)
     )
     port = free_port()
     with running_jaeger(work) as jaeger, socket.socket() as closed:
@@ -166,18 +181,20 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         try:
             _until_ready(proc, log, timeout=READY_TIMEOUT)
             target = f"127.0.0.1:{port}"
-            _create_limit(target)
+            for command in (CREATE_LIMIT, *CREATE_TENANTS):
+                _as_admin(target, command)
             yield Suite(target=target, jaeger=jaeger, closed_port=closed.getsockname()[1])
         finally:
             stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
 
 
-def _create_limit(target: str) -> None:
-    """The limit of the flow-control scenarios, made with the CLI and an admin token."""
+def _as_admin(target: str, command: list[str]) -> None:
+    """The limit of the flow-control scenarios, or a tenant of tenant_isolation, made with
+    the CLI and an admin token (an operator's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
     env.update(TASKYARD_TARGET=target, TASKYARD_TOKEN=ADMIN_TOKEN)
     done = subprocess.run(
-        [sys.executable, "-m", "taskyard.cli", *CREATE_LIMIT],
+        [sys.executable, "-m", "taskyard.cli", *command],
         env=env,
         capture_output=True,
         text=True,
@@ -185,7 +202,7 @@ def _create_limit(target: str) -> None:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 0, f"taskyard {' '.join(CREATE_LIMIT)}:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, f"taskyard {' '.join(command)}:\n{done.stdout}\n{done.stderr}"
 
 
 def _require_built(language: str) -> None:

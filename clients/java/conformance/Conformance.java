@@ -29,6 +29,8 @@ import dev.taskyard.client.TaskSpec;
 import dev.taskyard.client.TaskState;
 import dev.taskyard.client.TaskyardClient;
 import dev.taskyard.client.TaskyardException;
+import dev.taskyard.client.TenantInfo;
+import dev.taskyard.client.TenantSpec;
 import dev.taskyard.client.WaitResult;
 import io.grpc.Status;
 import java.security.SecureRandom;
@@ -85,6 +87,7 @@ public class Conformance {
     scenarios.put("run_task", Conformance::runTask);
     scenarios.put("redrive_dead_letters", Conformance::redriveDeadLetters);
     scenarios.put("breaker_limit", Conformance::breakerLimit);
+    scenarios.put("tenant_isolation", Conformance::tenantIsolation);
 
     int passed = 0;
     try (TaskyardClient client = client(TARGET, TOKEN)) {
@@ -486,6 +489,70 @@ public class Conformance {
         check(hasViolation(e, b.getKey()), "no violation on " + b.getKey() + ": " + e.violations());
         TaskyardException missing = expectError(Status.Code.NOT_FOUND, () -> limits.get(name + "-refused"));
         expectEqual("LIMIT_NOT_FOUND", missing.reason(), "reason of the refused breaker's get");
+      }
+    }
+  }
+
+  /** What a caller learns from a NOT_FOUND: code, reason and message, the id asked for replaced. */
+  static String notFound(java.util.function.Consumer<String> call, String id) {
+    TaskyardException e = expectError(Status.Code.NOT_FOUND, () -> call.accept(id));
+    expectEqual("TASK_NOT_FOUND", e.reason(), "reason");
+    return e.code() + "|" + e.reason() + "|" + e.description().replace(id, "<id>");
+  }
+
+  static void sameAsMissing(String what, java.util.function.Consumer<String> call, String id) {
+    expectEqual(notFound(call, UUID.randomUUID().toString()), notFound(call, id), what + " against a missing id");
+  }
+
+  static String required(String name) {
+    String value = System.getenv(name);
+    check(value != null && !value.isEmpty(), name + " is not set (clients/conformance/README.md)");
+    return value;
+  }
+
+  static void tenantIsolation(TaskyardClient c) {
+    String a = required("TASKYARD_TENANT_A");
+    String b = required("TASKYARD_TENANT_B");
+    String adminToken = required("TASKYARD_ADMIN_TOKEN");
+    try (TaskyardClient ca = client(TARGET, required("TASKYARD_TENANT_A_TOKEN"));
+        TaskyardClient cb = client(TARGET, required("TASKYARD_TENANT_B_TOKEN"));
+        TaskyardClient aAsB = TaskyardClient.builder(TARGET).plaintext()
+            .token(required("TASKYARD_TENANT_A_TOKEN")).tenant(b).timeout(Duration.ofSeconds(10)).build();
+        TaskyardClient admin = client(TARGET, adminToken)) {
+      String mine = ca.submit("add", 2, 3).task().id();
+      TaskInfo done = ca.await(mine, WAIT).task();
+      check(done.state() == TaskState.SUCCESS && done.tenant().equals(a), "A's task: " + done.state() + " of " + done.tenant());
+      String theirs = cb.submit("add", 4, 4).task().id();
+      check(cb.await(theirs, WAIT).task().state().isFinal(), "B's task " + theirs + " not final after 30 s");
+      sameAsMissing("A's get of B's task", ca::get, theirs);
+      sameAsMissing("A's cancel of B's task", ca::cancel, theirs);
+      sameAsMissing("A's wait on B's task", id -> ca.await(id, Duration.ofSeconds(1)), theirs);
+      sameAsMissing("B's get of A's task", cb::get, mine);
+      List<TaskInfo> listed = ca.list(TaskQuery.builder().pageSize(100).build()).tasks();
+      check(listed.stream().anyMatch(t -> t.id().equals(mine)), "A's list does not hold " + mine);
+      check(listed.stream().allMatch(t -> !t.id().equals(theirs) && t.tenant().equals(a)), "A's list holds another tenant's task");
+      expectError(Status.Code.PERMISSION_DENIED, () -> ca.tenants().create(TenantSpec.builder("conformance-" + UUID.randomUUID().toString().substring(0, 8)).build()));
+      TaskyardException other = expectError(Status.Code.PERMISSION_DENIED, () -> aAsB.get(theirs));
+      expectEqual("OPERATOR_ONLY", other.reason(), "reason of A acting as B");
+      expectEqual(a, admin.get(mine).tenant(), "the operator's view of A's task");
+      expectEqual(b, admin.get(theirs).tenant(), "the operator's view of B's task");
+
+      String name = "conformance-" + UUID.randomUUID().toString().substring(0, 8);
+      TenantInfo made = admin.tenants().create(TenantSpec.builder(name).maxConcurrency(5).weight(2).build());
+      check(made.name().equals(name) && made.state() == TenantInfo.State.ACTIVE && made.maxConcurrency() == 5 && made.weight() == 2, "created " + made);
+      TenantInfo got = admin.tenants().get(name);
+      check(got.maxConcurrency() == 5 && got.weight() == 2, "got " + got);
+      check(admin.tenants().stream(100).anyMatch(t -> t.name().equals(name)), name + " not among the tenants listed");
+      TenantInfo gone = admin.tenants().suspend(name, "conformance");
+      check(gone.state() == TenantInfo.State.SUSPENDED && gone.suspendedAt().isPresent(), "suspended " + gone);
+      try (TaskyardClient acting = TaskyardClient.builder(TARGET).plaintext().token(adminToken).tenant(name).timeout(Duration.ofSeconds(10)).build()) {
+        TaskyardException refused = expectError(Status.Code.FAILED_PRECONDITION, () -> acting.submit("add", 1, 2));
+        expectEqual("TENANT_SUSPENDED", refused.reason(), "reason of a suspended tenant's submission");
+        expectEqual(TenantInfo.State.ACTIVE, admin.tenants().resume(name).state(), "resumed");
+        String id = acting.submit("add", 1, 2).task().id();
+        TaskInfo ran = acting.await(id, WAIT).task();
+        check(ran.state() == TaskState.SUCCESS && Long.valueOf(3).equals(ran.result()) && ran.tenant().equals(name),
+            "task " + id + ": " + ran.state() + ", result " + ran.result() + ", tenant " + ran.tenant());
       }
     }
   }

@@ -382,6 +382,65 @@ const scenarios = {
       await refused(limits.get(refusedName), "NOT_FOUND", "LIMIT_NOT_FOUND");
     }
   },
+
+  async tenant_isolation() {
+    const [a, b] = [env("TASKYARD_TENANT_A"), env("TASKYARD_TENANT_B")];
+    const ca = dial(target, env("TASKYARD_TENANT_A_TOKEN"));
+    const cb = dial(target, env("TASKYARD_TENANT_B_TOKEN"));
+    const aAsB = new TaskyardClient(target, { tls: false, token: env("TASKYARD_TENANT_A_TOKEN"), tenant: b });
+    try {
+      const { task: mine } = await ca.submit("add", [2, 3]);
+      const done = (await ca.wait(mine.id, { waitMs: 30_000 })).task;
+      check(done.state === "SUCCESS" && done.tenant === a, `A's task: ${done.state} of ${JSON.stringify(done.tenant)}`);
+      const { task: theirs } = await cb.submit("add", [4, 4]);
+      check((await cb.wait(theirs.id, { waitMs: 30_000 })).task.isFinal, `B's task ${theirs.id} not final after 30 s`);
+      // What a caller learns: code, reason and message, the id asked for replaced.
+      const answer = async (call, id) => {
+        const err = await refused(call(id), "NOT_FOUND", "TASK_NOT_FOUND");
+        return JSON.stringify([err.code, err.reason, err.message.replaceAll(id, "<id>")]);
+      };
+      const calls = {
+        "A's get": (id) => ca.get(id),
+        "A's cancel": (id) => ca.cancel(id),
+        "A's wait": (id) => ca.wait(id, { waitMs: 1_000 }),
+      };
+      for (const [what, call] of Object.entries(calls)) {
+        eq(await answer(call, theirs.id), await answer(call, randomUUID()), `${what} of B's task against a missing id`);
+      }
+      eq(await answer((id) => cb.get(id), mine.id), await answer((id) => cb.get(id), randomUUID()), "B's get of A's task");
+      const listed = (await ca.list({ pageSize: 100 })).tasks;
+      check(listed.some((t) => t.id === mine.id), `A's list does not hold ${mine.id}`);
+      check(listed.every((t) => t.id !== theirs.id && t.tenant === a), `A's list holds tenants ${[...new Set(listed.map((t) => t.tenant))]}`);
+      await refused(ca.tenants.create({ name: `conformance-${randomUUID().slice(0, 8)}` }), "PERMISSION_DENIED");
+      await refused(aAsB.get(theirs.id), "PERMISSION_DENIED", "OPERATOR_ONLY");
+      eq((await admin().get(mine.id)).tenant, a, "the operator's view of A's task");
+      eq((await admin().get(theirs.id)).tenant, b, "the operator's view of B's task");
+    } finally {
+      await Promise.all([ca.close(), cb.close(), aAsB.close()]);
+    }
+
+    const tenants = admin().tenants;
+    const name = `conformance-${randomUUID().slice(0, 8)}`;
+    const made = await tenants.create({ name, maxConcurrency: 5, weight: 2 });
+    eq(JSON.stringify([made.name, made.state, made.maxConcurrency, made.weight]), JSON.stringify([name, "ACTIVE", 5, 2]), "created");
+    const got = await tenants.get(name);
+    eq(JSON.stringify([got.maxConcurrency, got.weight]), JSON.stringify([5, 2]), "got");
+    let listed = false;
+    for await (const t of tenants.all()) listed ||= t.name === name;
+    check(listed, `${name} not among the tenants listed`);
+    const gone = await tenants.suspend(name, { reason: "conformance" });
+    check(gone.state === "SUSPENDED" && gone.suspendedAt !== undefined, `suspended ${JSON.stringify(gone)}`);
+    const acting = new TaskyardClient(target, { tls: false, token: env("TASKYARD_ADMIN_TOKEN"), tenant: name });
+    try {
+      await refused(acting.submit("add", [1, 2]), "FAILED_PRECONDITION", "TENANT_SUSPENDED");
+      eq((await tenants.resume(name)).state, "ACTIVE", "resumed");
+      const { task } = await acting.submit("add", [1, 2]);
+      const done = (await acting.wait(task.id, { waitMs: 30_000 })).task;
+      eq(JSON.stringify([done.state, done.result, done.tenant]), JSON.stringify(["SUCCESS", 3, name]), `task ${task.id}`);
+    } finally {
+      await acting.close();
+    }
+  },
 };
 
 let passed = 0;

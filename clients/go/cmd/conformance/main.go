@@ -3,8 +3,9 @@
 // public API of package taskyard only.
 //
 // It reads TASKYARD_TARGET, TASKYARD_TOKEN, TASKYARD_READ_TOKEN,
-// TASKYARD_CLOSED_TARGET, TASKYARD_LIMIT and TASKYARD_ADMIN_TOKEN, prints PASS or FAIL per scenario and exits 0 only
-// when all passed.
+// TASKYARD_CLOSED_TARGET, TASKYARD_LIMIT, TASKYARD_ADMIN_TOKEN, TASKYARD_TENANT_A,
+// TASKYARD_TENANT_B and their _TOKEN, prints PASS or FAIL per scenario and
+// exits 0 only when all passed.
 package main
 
 import (
@@ -58,6 +59,7 @@ var scenarios = []scenario{
 	{"run_task", runTask},
 	{"redrive_dead_letters", redriveDeadLetters},
 	{"breaker_limit", breakerLimit},
+	{"tenant_isolation", tenantIsolation},
 }
 
 func main() {
