@@ -258,6 +258,14 @@ async def test_a_tenants_task_is_stored_with_its_names_qualified_and_read_back_a
     assert [u.limit for u in rec.flow.uses] == ["acme/api"]
     assert (await stored(result_store, d.id))["tenant"] == ""
 
+    # The limits a task's name declares are its pool's, every tenant's: kept bare.
+    declared = tr.FlowControl(
+        uses=[limit_pb2.LimitUse(limit="add.rate", units=1), limit_pb2.LimitUse(limit="acme/api", units=1)]
+    )
+    mixed = add_task(tenant="acme", flow=declared)
+    await insert(result_store, mixed)
+    assert (await stored(result_store, mixed.id))["limit_names"] == ["add.rate", "acme/api"]
+
     # Another tenant's queue or limit is no name of this tenant's.
     err = await refused(insert(result_store, add_task(tenant="acme", queue="beta/reports")))
     assert err.code == errors.Code.INVALID_ARGUMENT and [v.field for v in err.violations] == [

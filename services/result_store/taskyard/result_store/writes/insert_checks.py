@@ -127,6 +127,19 @@ def _bare_names(r: task_record_pb2.TaskRecord, tenant: str, path: str, found: li
     return True
 
 
+# The kinds of limit a task name declares (core/limits.declared_name): a pool's,
+# for its code's downstream, shared by every tenant's tasks of that name.
+_DECLARED_KINDS = ("rate", "concurrency", "breaker")
+
+
+def _limit_name(tenant: str, task_name: str, name: str) -> str:
+    """A limit use's name as stored for ``tenant``'s task: qualified, but for the
+    limits its task name declares, which are no tenant's."""
+    if any(name == limits.declared_name(task_name, kind) for kind in _DECLARED_KINDS):
+        return name
+    return tenants.qualify(tenant, name)
+
+
 def qualify_names(r: task_record_pb2.TaskRecord) -> None:
     """A tenant's record with its queue and limit names as stored, qualified
     (bare ones qualified, qualified ones kept), as an insert stores them."""
@@ -134,7 +147,7 @@ def qualify_names(r: task_record_pb2.TaskRecord) -> None:
     r.queue = tenants.qualify(tenant, tenants.strip(tenant, r.queue or "default"))
     if r.HasField("flow"):
         for use in r.flow.uses:
-            use.limit = tenants.qualify(tenant, tenants.strip(tenant, use.limit))
+            use.limit = _limit_name(tenant, r.name, tenants.strip(tenant, use.limit))
 
 
 def _qualified(row: InsertRow, r: task_record_pb2.TaskRecord, tenant: str) -> InsertRow:
@@ -145,7 +158,7 @@ def _qualified(row: InsertRow, r: task_record_pb2.TaskRecord, tenant: str) -> In
     flow, limit_names = row.flow, row.limit_names
     if flow is not None and r.flow.uses:
         for use in r.flow.uses:
-            use.limit = tenants.qualify(tenant, use.limit)
+            use.limit = _limit_name(tenant, r.name, use.limit)
         flow = r.flow.SerializeToString(deterministic=True)
         limit_names = text_array([use.limit for use in r.flow.uses])
     return row._replace(
