@@ -136,13 +136,15 @@ def _with_maps(rec: task_record_pb2.TaskRecord, row: Mapping[str, Any]) -> task_
 
 
 def queued_ref(row: Mapping[str, Any]) -> lanes_pb2.QueuedRef:
-    """A ref from a row with id, name, priority, queue, created_at_us and flow."""
+    """A ref from a row with id, name, priority, queue, created_at_us, flow and tenant
+    (the scheduler's lanes share a lane by tenant; a row without it is the default's)."""
     ref = lanes_pb2.QueuedRef(
         id=row["id"],
         name=row["name"],
         priority=row["priority"],
         queue=row["queue"],
         created_at_us=row["created_at_us"],
+        tenant=row.get("tenant") or "",
     )
     if (flow := row["flow"]) is not None:
         ref.flow.ParseFromString(flow)
@@ -152,7 +154,12 @@ def queued_ref(row: Mapping[str, Any]) -> lanes_pb2.QueuedRef:
 def record_queued_ref(rec: task_record_pb2.TaskRecord) -> lanes_pb2.QueuedRef:
     """``queued_ref`` of a row already read into a record."""
     ref = lanes_pb2.QueuedRef(
-        id=rec.id, name=rec.name, priority=rec.priority, queue=rec.queue, created_at_us=rec.created_at_us
+        id=rec.id,
+        name=rec.name,
+        priority=rec.priority,
+        queue=rec.queue,
+        created_at_us=rec.created_at_us,
+        tenant=rec.tenant,
     )
     if rec.HasField("flow"):
         ref.flow.CopyFrom(rec.flow)

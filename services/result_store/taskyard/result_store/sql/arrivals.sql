@@ -18,7 +18,7 @@ LEFT JOIN LATERAL (
 -- A page of final external events after (:after_xid, :after_id), below :xmin, in
 -- order, with their task as it is now (none: purged since).
 SELECT e.xid::text AS xid, e.id AS event_id, t.id::text AS id, t.name, t.priority, t.queue,
-       ty_us(t.created_at) AS created_at_us, t.flow, t.state::text AS state,
+       ty_us(t.created_at) AS created_at_us, t.flow, t.tenant, t.state::text AS state,
        coalesce(ty_us(t.run_at), 0) AS run_at_us
 FROM events e
 LEFT JOIN tasks t ON t.id = e.task_id

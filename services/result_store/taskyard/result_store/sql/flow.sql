@@ -90,9 +90,20 @@ DELETE FROM flow_weights w WHERE w.key = :key::text AND w.tenant = :owner::text 
 -- name: leased_flow
 -- ASSIGNED and RUNNING attempts that use limits, by id after :after_id
 -- (tasks_leased_flow_idx).
-SELECT t.id::text AS id, t.attempt, t.lease_token, t.flow
+SELECT t.id::text AS id, t.attempt, t.lease_token, t.flow, t.tenant
 FROM tasks t
 WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.limit_names IS NOT NULL
+  AND t.id > :after_id::uuid
+ORDER BY t.id
+LIMIT :limit::int
+
+-- name: leased_flow_tenants
+-- The same, and the attempts of the tenants :tenants (those with a concurrency
+-- quota: the scheduler counts what they hold) whether they use limits or not.
+SELECT t.id::text AS id, t.attempt, t.lease_token, t.flow, t.tenant
+FROM tasks t
+WHERE t.state IN ('ASSIGNED', 'RUNNING')
+  AND (t.limit_names IS NOT NULL OR t.tenant = ANY(:tenants::text[]))
   AND t.id > :after_id::uuid
 ORDER BY t.id
 LIMIT :limit::int

@@ -50,7 +50,7 @@ WHERE t.id IN (
 ) AND t.state = ANY(:sources::task_state[])
 RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
           t.worker_id, ty_us(t.updated_at) AS at_us, t.queue, coalesce(t.root_id::text, '') AS root_id,
-          ty_us(t.created_at) AS created_at_us, t.flow
+          ty_us(t.created_at) AS created_at_us, t.flow, t.tenant
 
 -- name: queue_counts
 SELECT t.queue, t.state::text AS state, count(*) AS n

@@ -116,7 +116,7 @@ WITH items AS (
     AND t.attempt = i.failed_attempt AND t.state = ANY(:sources::task_state[])
   RETURNING t.id::text AS id, t.state::text AS state, t.attempt, t.name, t.priority,
             t.worker_id, ty_us(t.updated_at) AS at_us, t.queue, coalesce(t.root_id::text, '') AS root_id,
-            ty_us(t.created_at) AS created_at_us, t.flow, i.failed_attempt
+            ty_us(t.created_at) AS created_at_us, t.flow, t.tenant, i.failed_attempt
 ), linked AS (
   UPDATE task_failures f SET redrive_id = :id::uuid
   FROM requeued q
@@ -140,7 +140,7 @@ WITH items AS (
 )
 -- One row per item taken: its outcome, and a re-queued task's event and ref columns.
 SELECT o.outcome, q.id, q.state, q.attempt, q.name, q.priority, q.worker_id, q.at_us, q.queue, q.root_id,
-       q.created_at_us, q.flow
+       q.created_at_us, q.flow, q.tenant
 FROM outcomes o LEFT JOIN requeued q ON q.id::uuid = o.task_id
 
 -- name: count_redrive_step

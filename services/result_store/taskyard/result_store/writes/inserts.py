@@ -112,6 +112,7 @@ async def apply_insert(db: Db, reqs: list[tuple[tasks_pb2.InsertTasksRequest, li
                     priority=row["priority"],
                     name=row["name"],
                     queue=row["queue"],
+                    tenant=new.tenant,
                 )
                 if (flow := row["flow"]) is not None:
                     item.flow.ParseFromString(flow)

@@ -50,6 +50,8 @@ BREAKER_CHANGES = frozenset({"opened", "closed"})
 # Attempts per page of STORE_LEASED_FLOW.
 LEASED_DEFAULT_LIMIT = 1000
 LEASED_MAX_LIMIT = 10_000
+# Tenants a STORE_LEASED_FLOW request may name (as many as there may be tenants).
+MAX_LEASED_TENANTS = 10_000
 # Below every task id: the first page of STORE_LEASED_FLOW.
 _FIRST_ID = "00000000-0000-0000-0000-000000000000"
 # Error reasons (ErrorInfo.reason at the edge).
@@ -121,6 +123,15 @@ def check_leased(req: flow_pb2.LeasedFlowRequest) -> tuple[int, str]:
     """The page size and the id to start after of a STORE_LEASED_FLOW request."""
     from ..uuids import norm_uuid
 
+    if len(req.tenants) > MAX_LEASED_TENANTS:
+        raise core_validation.invalid(
+            [
+                FieldViolation(
+                    field="tenants",
+                    description=f"at most {MAX_LEASED_TENANTS} tenants, got {len(req.tenants)}",
+                )
+            ]
+        )
     if not 0 <= req.limit <= LEASED_MAX_LIMIT:
         raise core_validation.invalid(
             [FieldViolation(field="limit", description=f"must be 1 to {LEASED_MAX_LIMIT}, got {req.limit}")]
@@ -252,13 +263,21 @@ class Limits:
     async def leased(self, req: flow_pb2.LeasedFlowRequest) -> flow_pb2.LeasedFlowReply:
         limit, after = check_leased(req)
         self.stats.statements += 1
-        rows = await self.pool.fetch(*bind("leased_flow", after_id=after, limit=limit))
+        if req.tenants:
+            query = bind("leased_flow_tenants", after_id=after, limit=limit, tenants=list(req.tenants))
+        else:
+            query = bind("leased_flow", after_id=after, limit=limit)
+        rows = await self.pool.fetch(*query)
         reply = flow_pb2.LeasedFlowReply()
         for row in rows:
             item = reply.attempts.add(
-                task_id=row["id"], attempt=row["attempt"], lease_token=row["lease_token"]
+                task_id=row["id"],
+                attempt=row["attempt"],
+                lease_token=row["lease_token"],
+                tenant=row["tenant"],
             )
-            item.flow.ParseFromString(row["flow"])
+            if row["flow"] is not None:  # a quota's attempt may use no limit
+                item.flow.ParseFromString(row["flow"])
         if len(rows) == limit:
             reply.next_after_id = rows[-1]["id"]
         return reply
