@@ -139,10 +139,15 @@ def test_a_quota_added_counts_what_runs_already_and_one_removed_frees_its_tasks(
     h.store.tenants = [_tenant("acme", max_concurrency=1)]
     h.store.tenant_version += 1
     asyncio.run(h.flow.read_tenants())
+    # Until a resync counts what a0 holds, acme's tasks wait (a0 was admitted before
+    # the quota was known: it holds nothing here yet).
+    h.submit("a1", tenant="acme")
+    h.submit("d1")
+    assert h.dispatch(2) == ["d1"]
     asyncio.run(h.flow.resync())
     assert h.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 1
-    h.submit("a1", tenant="acme")
     assert h.dispatch(1) == []
+    assert _gate(h, "a1").reason == R.WAIT_REASON_TENANT_QUOTA
     # The quota lifted: a1 goes at once.
     h.store.tenants = [_tenant("acme")]
     h.store.tenant_version += 1
@@ -158,6 +163,8 @@ def test_a_named_tenants_task_waits_for_the_first_read_of_the_tenants() -> None:
     assert h.dispatch(2) == ["d0"]
     h.store.tenants = [_tenant("acme", max_concurrency=1)]
     asyncio.run(h.flow.read_tenants())
+    assert h.dispatch(2) == []  # its quota's running attempts are counted first
+    asyncio.run(h.flow.resync())
     assert h.dispatch(2) == ["a0"]
 
 

@@ -116,6 +116,10 @@ class Flow:
         self.loaded = asyncio.Event()
         # A lease failed with an unknown outcome: resync at the next turn of run().
         self._resync_soon = False
+        # Tenants whose concurrency quota is new or changed: their tasks wait until a
+        # resync begun since counts what their running attempts hold (admitted before
+        # the quota was known, they hold nothing here yet).
+        self._recounting: set[str] = set()
         # Tasks a concurrency gate sent back to their lanes, by that gate.
         self._opened: dict[str, Gate] = {}
         # Set when a breaker opened or closed: send_breaker_events logs it.
@@ -138,7 +142,7 @@ class Flow:
             if not ref.uses and (not ref.tenant or (tenants_read and ref.tenant not in quotas)):
                 out.append(i)
                 continue
-            if not self.ready or (ref.tenant and not tenants_read):
+            if not self.ready or (ref.tenant and (not tenants_read or ref.tenant in self._recounting)):
                 gates.hold(CATALOG, seqs[i], ref, now)
                 continue
             refusal = admission.admit(ref, tokens[i], known=ref.id in self._settled)
@@ -341,8 +345,11 @@ class Flow:
             applied = await self.tenants.read()
         if applied is None:
             return
-        if any(gate[0] == QUOTA_CONCURRENCY for gate in applied.gates):
-            self._resync_soon = True  # a new concurrency quota counts what runs already
+        recount = {g[1] for g in applied.gates if g[0] == QUOTA_CONCURRENCY and self.admission.limit_of(*g)}
+        if recount and self._counted:  # (the term's first resync counts them anyway)
+            self._recounting |= recount
+            self._resync_soon = True
+            self.changed.set()
         self._open(applied.gates)
         if applied.woke:
             if self.ready:  # named tenants' tasks held until the tenants were read
@@ -354,6 +361,7 @@ class Flow:
         leased: list[tuple[str, str, list[tuple[str, str, int]], str]] = []
         after = ""
         tenants = self.tenants.concurrency_quotas()
+        counting = set(self._recounting)
         while True:
             reply = await self._store.call(
                 contract.STORE_LEASED_FLOW,
@@ -366,6 +374,10 @@ class Flow:
                 break
             after = reply.next_after_id
         self._open(self.admission.resync(leased, before=before))
+        if counting:
+            self._recounting -= counting
+            if self.gates.open(CATALOG, 1 << 30):
+                self._wake()
         if not self._counted:
             self._counted = True
             log.info("flow control: %d leased attempts use limits", len(leased))
