@@ -65,7 +65,7 @@ def scoped_queue(raw: str, scope: tenants_pb2.TenantScope, *, default: str = DEF
     the tenant knows it, qualified (core/tenants.py); ``default`` (qualified) when
     empty. Another tenant's qualified name is no name of this tenant's: refused."""
     owner = scopes.owner(scope)
-    bare = queue_name(tenants.strip(owner, raw.strip()), default=default)
+    bare = queue_name(tenants.strip(owner, raw), default=default)
     return tenants.qualify(owner, bare) if bare else ""
 
 
