@@ -124,6 +124,7 @@ def test_every_public_rpc_has_an_example() -> None:
         queue_service_pb2,
         schedule_service_pb2,
         task_service_pb2,
+        tenant_service_pb2,
     )
 
     readme = README.read_text() + API_DOC.read_text()
@@ -135,6 +136,7 @@ def test_every_public_rpc_has_an_example() -> None:
         event_service_pb2,
         limit_service_pb2,
         failure_service_pb2,
+        tenant_service_pb2,
     )
     for module in modules:
         for service in module.DESCRIPTOR.services_by_name.values():
