@@ -37,7 +37,8 @@ def quota_rate_text(tenant: ts.Tenant) -> str:
 
 
 def weight_text(tenant: ts.Tenant) -> str:
-    return str(tenant.weight) if tenant.weight else "1 (default)"
+    # 0 means 1 (the gateway stores it so).
+    return str(tenant.weight or 1)
 
 
 def tenant_detail(tenant: ts.Tenant) -> RenderableType:
@@ -65,7 +66,7 @@ def tenant_table(tenants: Iterable[ts.Tenant]) -> RenderableType:
                 _state(t),
                 concurrency_text(t),
                 quota_rate_text(t),
-                str(t.weight or 1),
+                weight_text(t),
                 when(t, "created_at", timespec="seconds"),
             )
             for t in tenants
