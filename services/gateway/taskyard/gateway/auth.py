@@ -228,8 +228,9 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     **{_LIMITS + m: Scope.READ for m in ("GetLimit", "ListLimits", "ListKeyWeights")},
     **{_LIMITS + m: Scope.ADMIN for m in ("CreateLimit", "UpdateLimit", "DeleteLimit", "SetKeyWeight")},
     **{_QUEUES + m: Scope.READ for m in ("GetQueueStatus", "ListServers")},
-    # Its writes need admin (the default); ListTenants is an operator's only (tenancy.py).
+    # An operator's only but GetTenant (tenancy.py), with these scopes.
     **{_TENANTS + m: Scope.READ for m in ("GetTenant", "ListTenants")},
+    **{_TENANTS + m: Scope.ADMIN for m in ("CreateTenant", "UpdateTenant", "SuspendTenant", "ResumeTenant")},
     "/taskyard.v1.EventService/WatchEvents": Scope.READ,
     **{
         _FAILURES + m: Scope.READ
