@@ -21,6 +21,7 @@ from taskyard.bus.v1 import (
     flow_pb2,
     graph_pb2,
     logs_pb2,
+    pools_pb2,
     queues_pb2,
     schedule_pb2,
     tasks_pb2,
@@ -93,6 +94,18 @@ async def test_a_tasks_logs_tree_failures_and_facts_are_its_tenants_only(result_
         result_store.pool, result_store.stats, tasks_pb2.ExplainFactsRequest(task_id=bid, scope=B)
     )
     assert facts.found
+    # The tasks ahead of one are its own tenant's only: another's backlog is not told.
+    ahead = [add_task(tenant="acme"), add_task(tenant="beta")]
+    for rec in ahead:
+        await insert(result_store, rec)
+    mine = add_task(tenant="beta")
+    await insert(result_store, mine)
+    beat = pools_pb2.HeartbeatRequest(pool_id="pool-1", capacity=4, task_names=["add"], is_running=True)
+    await result_store.heartbeat(beat)
+    depth = await explain.explain_facts(
+        result_store.pool, result_store.stats, tasks_pb2.ExplainFactsRequest(task_id=mine.id, scope=B)
+    )
+    assert depth.depth_ahead == 1
     hidden = await explain.explain_facts(
         result_store.pool, result_store.stats, tasks_pb2.ExplainFactsRequest(task_id=bid, scope=A)
     )

@@ -59,11 +59,11 @@ ORDER BY f.task_id, f.attempt, f.id
 
 -- name: explain_facts
 -- What stands between a task and a worker: its queue's pause flag, the live
--- pools that serve its name (capacity, attempts held), the QUEUED tasks those
--- pools will take before it (the scheduler's order: lane, then arrival), and
+-- pools that serve its name (capacity, attempts held), the QUEUED tasks of its
+-- tenant those pools will take before it (the scheduler's order: lane, then arrival), and
 -- its dependencies that have not succeeded. :max_age_ms = heartbeat age limit.
 WITH t AS (
-  SELECT t.id, t.name, t.queue, t.priority, t.created_at, t.depends_on
+  SELECT t.id, t.name, t.queue, t.priority, t.created_at, t.depends_on, t.tenant
   FROM tasks t WHERE t.id = :id::uuid AND (:all_tenants::boolean OR t.tenant = :tenant::text)
 ), live AS (
   SELECT w.capacity, w.running, w.task_names
@@ -80,6 +80,9 @@ SELECT
   (SELECT coalesce(sum(running), 0) FROM live)::int AS running,
   (SELECT count(*) FROM tasks a, t
    WHERE a.state = 'QUEUED' AND a.id <> t.id
+     -- Its own tenant's: fair share serves tenants in turn, and another tenant's
+     -- backlog is nothing this tenant may learn of.
+     AND a.tenant = t.tenant
      AND (a.priority, a.created_at, a.id) < (t.priority, t.created_at, t.id)
      AND a.name IN (SELECT name FROM served)) AS depth_ahead,
   ARRAY(SELECT d::text FROM t, unnest(t.depends_on) AS d
