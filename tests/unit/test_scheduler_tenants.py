@@ -264,3 +264,22 @@ def test_the_stores_tenant_events_reach_the_scheduler() -> None:
     assert {"tenant.created", "tenant.updated", "tenant.suspended", "tenant.resumed"} <= (
         transport.SCHEDULER_EVENT_TYPES
     )
+
+
+def test_a_suspended_tenants_task_a_gate_lets_go_is_parked_not_dispatched() -> None:
+    h = Harness(concurrency("db", 1, per_key=False))
+    asyncio.run(_loaded(h, _tenant("acme")))
+    h.submit("a0", ("db", "", 1), tenant="acme")
+    h.submit("a1", ("db", "", 1), tenant="acme")
+    assert h.dispatch(2) == ["a0"]
+    h.store.tenants = [_tenant("acme", state=SUSPENDED)]
+    h.store.tenant_version += 1
+    asyncio.run(h.flow.read_tenants())
+    assert _gate(h, "a1").reason == R.WAIT_REASON_TENANT_SUSPENDED  # at db's gate, suspended
+    h.finish("a0")  # db's unit free: a1 leaves its gate, to its tenant's parking
+    assert h.dispatch(2) == []
+    assert _gate(h, "a1").reason == R.WAIT_REASON_TENANT_SUSPENDED
+    h.store.tenants = [_tenant("acme")]
+    h.store.tenant_version += 1
+    asyncio.run(h.flow.read_tenants())
+    assert h.dispatch(2) == ["a1"]

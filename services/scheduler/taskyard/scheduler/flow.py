@@ -549,6 +549,10 @@ class Flow:
     def _explain(self, task_id: str, out: flow_pb2.TaskGate) -> None:
         held = self.gates.where(task_id)
         now = self._clock()
+        suspended = self.lanes.suspended
+        if held is not None and suspended and self.gates.tenant_of(task_id) in suspended:
+            out.reason = R.WAIT_REASON_TENANT_SUSPENDED  # its gate's opening will not send it
+            return
         if held is not None:
             (limit, key), since = held
             out.gate.limit, out.gate.key = limit, key

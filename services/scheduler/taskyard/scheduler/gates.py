@@ -167,6 +167,17 @@ class Gates:
                     return gate, since
         return gate, 0.0
 
+    def tenant_of(self, task_id: str) -> str | None:
+        """The tenant of a task waiting at a gate (a scan of its gate: ExplainTask's)."""
+        gate = self._where.get(task_id)
+        if gate is None:
+            return None
+        for fifo in self._queues[gate].keys.values():
+            for _seq, ref, _since in fifo:
+                if ref.id == task_id:
+                    return ref.tenant
+        return None
+
     def drop(self, task_id: str) -> bool:
         """Forget a waiting task (cancelled); a scan of its gate, as cancels are rare."""
         gate = self._where.get(task_id)
