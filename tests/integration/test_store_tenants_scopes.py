@@ -184,6 +184,8 @@ async def test_schedules_are_the_scopes_tenants(result_store: Any) -> None:
         return reply
 
     assert [x.name for x in (await read(A)).schedules] == ["acme/nightly"]
+    for ident in ("nightly", "acme/nightly", mine.id):  # bare or qualified: A's own
+        assert [x.id for x in (await read(A, ident)).schedules] == [mine.id]
     assert {x.name for x in (await read(EVERY)).schedules} == {"acme/nightly", "beta/nightly", "nightly"}
     missing = await refusal(read(A, MISSING))
     for ident in (theirs.id, "beta/nightly"):

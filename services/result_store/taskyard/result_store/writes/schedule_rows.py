@@ -110,9 +110,10 @@ def overlap(s: pub.Schedule) -> int:
     return int(s.overlap) or pub.OVERLAP_POLICY_SKIP
 
 
-def id_and_name(text: str) -> dict[str, str | None]:
-    """The parameters of a lookup by id or by name (``get_schedule``, ``lock_schedule``)."""
-    return {"id": norm_uuid(text), "name": text}
+def id_and_name(text: str, tenant: str = "") -> dict[str, str | None]:
+    """The parameters of a lookup by id or by name (``get_schedule``, ``lock_schedule``);
+    a name of ``tenant``'s, bare or qualified, as stored (qualified)."""
+    return {"id": norm_uuid(text), "name": tenants.qualify(tenant, tenants.strip(tenant, text))}
 
 
 def encode_token(name: str) -> str:

@@ -245,7 +245,9 @@ class Schedules:
         self.stats.statements += 1
         if req.id:
             row = await self.pool.fetchrow(
-                *bind("get_schedule", **id_and_name(req.id), **scopes.params(req.scope))
+                *bind(
+                    "get_schedule", **id_and_name(req.id, scopes.owner(req.scope)), **scopes.params(req.scope)
+                )
             )
             if row is None:
                 raise errors.not_found("schedule", req.id)
@@ -274,7 +276,9 @@ class Schedules:
         async with self.pool.acquire() as conn, conn.transaction():
             await self._record(conn, request_id, K.KIND_STORE_SCHEDULE_CHANGE)
             db = Db(conn, self.stats)
-            found = await db.fetch("lock_schedule", **id_and_name(req.id), **scopes.params(req.scope))
+            found = await db.fetch(
+                "lock_schedule", **id_and_name(req.id, scopes.owner(req.scope)), **scopes.params(req.scope)
+            )
             if not found:
                 raise errors.not_found("schedule", req.id)
             row = found[0]
@@ -382,7 +386,9 @@ class Schedules:
     async def _trigger(
         self, db: Db, ident: str, now: int, scope: tenants_pb2.TenantScope
     ) -> tuple[list[task_record_pb2.TaskRecord], list[pub.Schedule]]:
-        found = await db.fetch("lock_schedule", **id_and_name(ident), **scopes.params(scope))
+        found = await db.fetch(
+            "lock_schedule", **id_and_name(ident, scopes.owner(scope)), **scopes.params(scope)
+        )
         if not found:
             raise errors.not_found("schedule", ident)
         rec = run_record(found[0], now, manual=True)
