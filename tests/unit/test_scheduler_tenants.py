@@ -283,3 +283,36 @@ def test_a_suspended_tenants_task_a_gate_lets_go_is_parked_not_dispatched() -> N
     h.store.tenant_version += 1
     asyncio.run(h.flow.read_tenants())
     assert h.dispatch(2) == ["a1"]
+
+
+class _TenantsDown:
+    """The store answers everything but the tenants (UNAVAILABLE), and says when the
+    leased attempts were read."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.resynced = asyncio.Event()
+
+    async def call(self, method: contract.Method[Any, Any], request: Message) -> Message:
+        if method is contract.STORE_TENANTS:
+            raise errors.TaskyardError(errors.Code.UNAVAILABLE, "UNAVAILABLE", "tenants read failed")
+        if method is contract.STORE_LEASED_FLOW:
+            self.resynced.set()
+        result: Message = await self.inner.call(method, request)
+        return result
+
+
+def test_a_failed_read_of_the_tenants_does_not_stop_the_limits_resync() -> None:
+    async def run() -> None:
+        h = Harness()
+        down = _TenantsDown(h.store)
+        h.flow._store = cast(Any, down)
+        h.flow.tenants._store = cast(Any, down)
+        loop = asyncio.create_task(h.flow.run())
+        try:
+            await asyncio.wait_for(down.resynced.wait(), 5)
+        finally:
+            loop.cancel()
+        assert h.flow.ready and not h.flow.tenants.read_once
+
+    asyncio.run(run())

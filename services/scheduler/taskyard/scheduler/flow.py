@@ -287,7 +287,10 @@ class Flow:
         while True:
             try:
                 await self.read_limits()
-                await self.read_tenants()
+                try:
+                    await self.read_tenants()
+                except errors.TaskyardError as exc:  # the limits' resync goes on regardless
+                    log.warning("flow control: reading the tenants failed: %s", exc)
                 if self._resync_soon or self._clock() - last_resync >= RESYNC_INTERVAL:
                     last_resync = self._clock()
                     self._resync_soon = False
