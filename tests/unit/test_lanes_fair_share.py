@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from taskyard.core.priority import Priority
+from taskyard.scheduler import turns
 from taskyard.scheduler.lanes import Lanes, Ref
 
 ALL = frozenset({"add", "resize"})
@@ -115,13 +116,13 @@ def test_a_pool_that_runs_nothing_waiting_passes_a_lane_of_many_keys_without_vis
     lanes.push_all(ref(0, f"k{i}", name="resize") for i in range(1000))
     lanes.push(ref(0, "z"))
     visits: list[int] = []
-    real = Lanes._take_key
+    real = turns.take_key
 
     def counted(*args: Any) -> int:
         visits.append(1)
         return real(*args)
 
-    monkeypatch.setattr(Lanes, "_take_key", staticmethod(counted))
+    monkeypatch.setattr(turns, "take_key", counted)
     assert [r.id for r in lanes.take(frozenset({"add"}), 10)] == ["z0"]
     first = len(visits)
     assert lanes.take(frozenset({"add"}), 10) == []

@@ -17,7 +17,6 @@ its work without scanning past tasks it cannot run; a global sequence number kee
 arrival order across names. A suspended tenant's tasks and a paused queue's are
 parked out of the lanes until resumed.
 """
-# Length: the lane structure and its one take() loop belong together.
 
 from __future__ import annotations
 
@@ -28,6 +27,18 @@ from typing import NamedTuple
 
 from taskyard.core import tenants as tenant_names
 from taskyard.core.priority import LANES, Priority
+from taskyard.scheduler.turns import (
+    Key,
+    Lane,
+    TenantQueue,
+    forget_key,
+    forget_tenant,
+    insert,
+    take_keys,
+    take_served,
+    take_turns,
+    uncount,
+)
 
 # A limit a task takes units of: (limit name, key, units).
 Use = tuple[str, str, int]
@@ -52,72 +63,9 @@ class Ref(NamedTuple):
     tenant: str = ""
 
 
-class _Key:
-    """One fairness key's waiting tasks in one lane."""
-
-    __slots__ = ("deficit", "fifos", "size", "turn", "weight_key")
-
-    def __init__(self, weight_key: str) -> None:
-        self.fifos: dict[str, deque[Item]] = {}
-        self.size = 0
-        # Deficit round robin: tasks it may still take in its current turn.
-        self.deficit = 0
-        self.turn = False
-        # Its weight's key in Lanes.weights: the tenant's qualified key.
-        self.weight_key = weight_key
-
-
-class _Tenant:
-    """One tenant's waiting tasks in one lane: its keys and their ring."""
-
-    __slots__ = ("deficit", "keys", "ring", "size", "turn")
-
-    def __init__(self) -> None:
-        self.keys: dict[str, _Key] = {}
-        # The keys with waiting tasks, in serving order (the head has the turn).
-        self.ring: deque[str] = deque()
-        self.size = 0
-        self.deficit = 0
-        self.turn = False
-
-
-class _Lane:
-    __slots__ = ("names", "ring", "tenants")
-
-    def __init__(self) -> None:
-        self.tenants: dict[str, _Tenant] = {}
-        # The tenants with waiting tasks, in serving order (the head has the turn).
-        self.ring: deque[str] = deque()
-        # Waiting tasks by name, all tenants together: a pool that runs none of them
-        # passes the lane without visiting a tenant, and a take stops once it has all
-        # there is for its pool instead of going round every tenant again.
-        self.names: dict[str, int] = {}
-
-
-def _uncount(lane: _Lane, name: str, n: int) -> None:
-    left = lane.names[name] - n
-    if left:
-        lane.names[name] = left
-    else:
-        del lane.names[name]
-
-
-def _insert(fifo: deque[Item], item: Item) -> None:
-    """``item`` into ``fifo`` in arrival order (a task coming back from a gate is
-    usually older than every task behind it: appended left)."""
-    seq = item[0]
-    if not fifo or fifo[-1][0] < seq:
-        fifo.append(item)
-    elif fifo[0][0] > seq:
-        fifo.appendleft(item)
-    else:
-        at = next(i for i, other in enumerate(fifo) if other[0] > seq)
-        fifo.insert(at, item)
-
-
 class Lanes:
     def __init__(self) -> None:
-        self._lanes: dict[Priority, _Lane] = {p: _Lane() for p in LANES}
+        self._lanes: dict[Priority, Lane] = {p: Lane() for p in LANES}
         # Every waiting task (its lane, tenant and fairness key: where ExplainTask finds it).
         self._ids: dict[str, Ref] = {}
         self._seq = itertools.count()
@@ -178,11 +126,11 @@ class Lanes:
         lane = self._lanes[ref.priority]
         tq = lane.tenants.get(ref.tenant)
         if tq is None:
-            tq = lane.tenants[ref.tenant] = _Tenant()
+            tq = lane.tenants[ref.tenant] = TenantQueue()
             lane.ring.append(ref.tenant)
         kq = tq.keys.get(ref.key)
         if kq is None:
-            kq = tq.keys[ref.key] = _Key(tenant_names.qualify(ref.tenant, ref.key))
+            kq = tq.keys[ref.key] = Key(tenant_names.qualify(ref.tenant, ref.key))
             tq.ring.append(ref.key)
         fifo = kq.fifos.get(ref.name)
         if fifo is None:
@@ -190,7 +138,7 @@ class Lanes:
         elif fifo[-1][0] < seq:
             fifo.append((seq, ref))
         else:
-            _insert(fifo, (seq, ref))
+            insert(fifo, (seq, ref))
         kq.size += 1
         tq.size += 1
         lane.names[ref.name] = lane.names.get(ref.name, 0) + 1
@@ -216,7 +164,7 @@ class Lanes:
                                 del self._ids[item[1].id]
                                 kq.size -= 1
                                 tq.size -= 1
-                                _uncount(lane, name, 1)
+                                uncount(lane, name, 1)
                             else:
                                 keep.append(item)
                         if keep:
@@ -224,9 +172,9 @@ class Lanes:
                         else:
                             del kq.fifos[name]
                     if not kq.size:
-                        self._forget(tq, key)
+                        forget_key(tq, key)
                 if not tq.size:
-                    self._forget_tenant(lane, tenant)
+                    forget_tenant(lane, tenant)
         found.sort(key=lambda item: item[0])
         for _seq, ref in found:
             parked[ref.id] = ref
@@ -281,13 +229,13 @@ class Lanes:
                 del self._ids[task_id]
                 kq.size -= 1
                 tq.size -= 1
-                _uncount(lane, name, 1)
+                uncount(lane, name, 1)
                 if not fifo:
                     del kq.fifos[name]
                 if not kq.size:
-                    self._forget(tq, ref.key)
+                    forget_key(tq, ref.key)
                 if not tq.size:
-                    self._forget_tenant(lane, ref.tenant)
+                    forget_tenant(lane, ref.tenant)
                 return True
         return False
 
@@ -338,177 +286,27 @@ class Lanes:
                 continue
             want = min(limit, len(out) + runnable)
             if tenants is not None and len(tenants) < len(lane.tenants):
-                self._take_served(lane, tenants, names, want, out, seqs)
+                take_served(
+                    lane,
+                    tenants,
+                    names,
+                    want,
+                    out,
+                    seqs,
+                    self.tenant_weights,
+                    self.weights,
+                    self._served_turn,
+                )
+                self._served_turn += 1
             elif len(lane.tenants) == 1:
                 tenant, tq = next(iter(lane.tenants.items()))
                 if tenants is None or tenant in tenants:
-                    self._take_keys(lane, tq, names, want - len(out), out, seqs)
+                    take_keys(lane, tq, names, want - len(out), out, seqs, self.weights)
                     if not tq.size:
-                        self._forget_tenant(lane, tenant)
+                        forget_tenant(lane, tenant)
             else:
-                self._take_turns(lane, tenants, names, want, out, seqs)
+                take_turns(lane, tenants, names, want, out, seqs, self.tenant_weights, self.weights)
         ids = self._ids
         for ref in out:
             del ids[ref.id]
         return out
-
-    def _take_turns(
-        self,
-        lane: _Lane,
-        tenants: frozenset[str] | None,
-        names: frozenset[str],
-        limit: int,
-        out: list[Ref],
-        seqs: list[int] | None,
-    ) -> None:
-        """Deficit round robin over the lane's tenants."""
-        ring, weights = lane.ring, self.tenant_weights
-        idle = 0  # tenants in a row that had nothing this pool runs
-        while ring and len(out) < limit and idle < len(ring):
-            tenant = ring[0]
-            tq = lane.tenants[tenant]
-            if tenants is not None and tenant not in tenants:
-                ring.rotate(-1)
-                idle += 1
-                continue
-            if not tq.turn:
-                tq.turn = True
-                tq.deficit += weights.get(tenant, 1)
-            want = min(tq.deficit, limit - len(out))
-            got = self._take_keys(lane, tq, names, want, out, seqs)
-            tq.deficit -= got
-            if not tq.size:  # at the ring's head: no scan to drop it
-                ring.popleft()
-                del lane.tenants[tenant]
-                idle = 0
-                continue
-            if got < want or tq.deficit <= 0:
-                if got < want:  # nothing more this pool can run: no credit saved up
-                    tq.deficit = 0
-                tq.turn = False
-                ring.rotate(-1)
-                idle = idle + 1 if got == 0 else 0
-            # else: the limit cut its turn short; it goes on at the next take()
-
-    def _take_served(
-        self,
-        lane: _Lane,
-        tenants: frozenset[str],
-        names: frozenset[str],
-        limit: int,
-        out: list[Ref],
-        seqs: list[int] | None,
-    ) -> None:
-        """A pool that serves fewer tenants than wait in the lane: its tenants in turn
-        (each as many as its weight a round), without going round the others."""
-        served = [(t, lane.tenants[t]) for t in sorted(tenants) if t in lane.tenants]
-        if len(served) > 1:  # each take begins with the next one: none is always first
-            start = self._served_turn % len(served)
-            self._served_turn += 1
-            served = served[start:] + served[:start]
-        weights = self.tenant_weights
-        while served and len(out) < limit:
-            before = len(out)
-            for tenant, tq in served:
-                if len(out) >= limit:
-                    break
-                self._take_keys(lane, tq, names, min(weights.get(tenant, 1), limit - len(out)), out, seqs)
-                if not tq.size:
-                    self._forget_tenant(lane, tenant)
-            served = [(t, tq) for t, tq in served if tq.size]
-            if len(out) == before:
-                break
-
-    def _take_keys(
-        self,
-        lane: _Lane,
-        tq: _Tenant,
-        names: frozenset[str],
-        limit: int,
-        out: list[Ref],
-        seqs: list[int] | None,
-    ) -> int:
-        """Up to ``limit`` of one tenant's tasks: deficit round robin over its keys."""
-        start = len(out)
-        if len(tq.keys) == 1:
-            key, kq = next(iter(tq.keys.items()))
-            got = self._take_key(lane, kq, names, limit, out, seqs)
-            tq.size -= got
-            if not kq.size:
-                self._forget(tq, key)
-            return got
-        ring, weights = tq.ring, self.weights
-        end = start + limit
-        idle = 0  # keys in a row that had nothing this pool runs
-        while ring and len(out) < end and idle < len(ring):
-            key = ring[0]
-            kq = tq.keys[key]
-            if not kq.turn:
-                kq.turn = True
-                kq.deficit += weights.get(kq.weight_key, 1)
-            want = min(kq.deficit, end - len(out))
-            got = self._take_key(lane, kq, names, want, out, seqs)
-            kq.deficit -= got
-            tq.size -= got
-            if not kq.size:  # at the ring's head: no scan to drop it
-                ring.popleft()
-                del tq.keys[key]
-                idle = 0
-                continue
-            if got < want or kq.deficit <= 0:
-                if got < want:  # nothing more this pool can run: no credit saved up
-                    kq.deficit = 0
-                kq.turn = False
-                ring.rotate(-1)
-                idle = idle + 1 if got == 0 else 0
-            # else: the limit cut its turn short; it goes on at the next take()
-        return len(out) - start
-
-    @staticmethod
-    def _take_key(
-        lane: _Lane, kq: _Key, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None
-    ) -> int:
-        fifos = kq.fifos
-        candidates = (
-            [(n, fifos[n]) for n in names if fifos.get(n)]
-            if len(names) < len(fifos)
-            else [(n, q) for n, q in fifos.items() if q and n in names]
-        )
-        start = len(out)
-        end = start + limit
-        while candidates and len(out) < end:
-            if len(candidates) == 1:
-                name, fifo = candidates[0]
-                before = len(out)
-                while fifo and len(out) < end:
-                    seq, ref = fifo.popleft()
-                    out.append(ref)
-                    if seqs is not None:
-                        seqs.append(seq)
-                _uncount(lane, name, len(out) - before)
-                break
-            name, fifo = min(candidates, key=lambda c: c[1][0][0])
-            seq, ref = fifo.popleft()
-            out.append(ref)
-            if seqs is not None:
-                seqs.append(seq)
-            _uncount(lane, name, 1)
-            if not fifo:  # by identity: == would compare the deques' contents
-                candidates = [c for c in candidates if c[1] is not fifo]
-        for name in [n for n, q in fifos.items() if not q]:
-            del fifos[name]
-        got = len(out) - start
-        kq.size -= got
-        return got
-
-    @staticmethod
-    def _forget(tq: _Tenant, key: str) -> None:
-        del tq.keys[key]
-        if key in tq.ring:
-            tq.ring.remove(key)
-
-    @staticmethod
-    def _forget_tenant(lane: _Lane, tenant: str) -> None:
-        del lane.tenants[tenant]
-        if tenant in lane.ring:
-            lane.ring.remove(tenant)
