@@ -10,7 +10,6 @@ launched as ``python -m taskyard.<module>``; nothing here imports a service.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import signal
@@ -69,14 +68,6 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """Linux: deliver SIGTERM to the child if the launching process dies."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
 def spawn(
     service: str,
     env: Mapping[str, str],
@@ -88,16 +79,25 @@ def spawn(
     """Start one service in its own session (a terminal's Ctrl-C reaches only us).
 
     It starts with its stop signals held (lifecycle.stop_signals_held): a SIGTERM
-    sent right after this returns waits for its handler instead of killing it."""
+    sent right after this returns waits for its handler instead of killing it.
+    ``die_with_parent`` (Linux): the service is sent SIGTERM when this process dies
+    (it asks for that itself: lifecycle.end_with_launcher)."""
+    child_env = dict(env)
+    child_env.pop(lifecycle.LAUNCHER_PID, None)
+    if die_with_parent:
+        child_env[lifecycle.LAUNCHER_PID] = str(os.getpid())
+    # No preexec_fn, ever: with one, subprocess forks instead of using vfork, and the
+    # child runs every at-fork handler; gRPC's deadlocks when another of our threads
+    # is inside gRPC (a test runner's client, a grpc.aio poller), so the child never
+    # execs and Popen waits for it for good.
     with lifecycle.stop_signals_held():
         return subprocess.Popen(
             service_argv(service),
-            env=dict(env),
+            env=child_env,
             stdin=subprocess.DEVNULL,
             stdout=stdout,  # type: ignore[arg-type]
             stderr=stderr,  # type: ignore[arg-type]
             start_new_session=True,
-            preexec_fn=_die_with_parent if (die_with_parent and sys.platform == "linux") else None,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -24,6 +25,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 RECANCEL_INTERVAL = 0.5
 # How long the tasks a service's main coroutine left running get to end after it returns.
 LEFTOVER_TASKS_LIMIT = 5.0
+# The process id of the process that launched this one (cli.procs.spawn sets it): the
+# service ends when that process dies (end_with_launcher).
+LAUNCHER_PID = "TASKYARD_LAUNCHER_PID"
+_PR_SET_PDEATHSIG = 1
 
 
 def setup_logging(service: str, level: str = "INFO") -> None:
@@ -36,6 +41,33 @@ def setup_logging(service: str, level: str = "INFO") -> None:
         format=f"%(asctime)s {service}[%(process)d] %(levelname)s %(name)s: %(message)s%(trace)s",
         handlers=[handler],
     )
+
+
+def end_with_launcher() -> None:
+    """Linux: be sent SIGTERM (a stop, as from a supervisor) when the process named by
+    TASKYARD_LAUNCHER_PID, our parent, dies; at once if it already has. Elsewhere, or
+    without the variable, nothing. The variable is removed, so that the processes this
+    one starts do not take our parent for theirs.
+
+    The service asks for the signal itself, first thing: the launcher cannot ask for
+    it between fork and exec without a ``preexec_fn``, which makes ``subprocess`` use
+    fork() instead of vfork(), and fork() runs gRPC's at-fork handler in the child,
+    which deadlocks when another thread of the launcher is inside gRPC (the child never
+    execs, its launcher waits in Popen for good)."""
+    raw = os.environ.pop(LAUNCHER_PID, "")
+    if not raw or sys.platform != "linux":
+        return
+    try:
+        launcher = int(raw)
+    except ValueError:
+        raise ValueError(f"{LAUNCHER_PID} must be a process id, not {raw!r}") from None
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"prctl(PR_SET_PDEATHSIG): {os.strerror(errno)}")
+    # Orphaned before the line above, we would never get the signal: then it is now.
+    if os.getppid() != launcher:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 @contextlib.contextmanager

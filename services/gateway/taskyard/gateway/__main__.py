@@ -20,6 +20,7 @@ async def _main() -> None:
 
 
 def main() -> None:
+    lifecycle.end_with_launcher()
     settings = Settings.from_env()
     lifecycle.setup_logging("gateway", settings.log_level)
     seal.configure_service(settings, role="gateway")

@@ -15,6 +15,7 @@ async def _main(settings: Settings) -> None:
 
 
 def main() -> None:
+    lifecycle.end_with_launcher()
     settings = Settings.from_env()
     lifecycle.setup_logging("scheduler", settings.log_level)
     seal.configure_service(settings, role="scheduler")

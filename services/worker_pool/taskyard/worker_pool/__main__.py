@@ -18,6 +18,7 @@ async def _main(settings: Settings) -> int:
 
 
 def main() -> int:
+    lifecycle.end_with_launcher()
     settings = Settings.from_env()
     lifecycle.setup_logging("worker-pool", settings.log_level)
     seal.configure_service(settings, owner="pool", role="worker-pool")
