@@ -199,7 +199,16 @@ async def test_a_child_inserted_while_its_parent_is_being_cancelled_is_cancelled
     child = task(parent_id=parent.id)
     async with raw.transaction():
         # Store A's cancel of the parent, its very statement, not committed yet.
-        await raw.fetch(*bind("cancel_now", ids=[parent.id], sources=SRC_CANCEL_NOW.db, reason="stop"))
+        await raw.fetch(
+            *bind(
+                "cancel_now",
+                ids=[parent.id],
+                sources=SRC_CANCEL_NOW.db,
+                reason="stop",
+                all_tenants=True,
+                tenant="",
+            )
+        )
         inserting = asyncio.create_task(insert_b(b, child), name="store B's insert")
         await until_waiting(watch, 1, inserting)  # the insert holds for its parent's row
     (item,) = (await inserting).tasks
