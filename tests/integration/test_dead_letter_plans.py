@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from taskyard.bus.v1.tenants_pb2 import TenantScope
 from taskyard.result_store.queries import bind
 from taskyard.result_store.reads.dead_letters import check_filter
 from taskyard.v1 import failure_service_pb2 as fs
@@ -95,7 +96,7 @@ async def test_a_groups_samples_are_read_through_the_groups_index(
     conn = await asyncpg.connect(database_url)
     try:
         await seed(conn)
-        f = check_filter(fs.FailureFilter(queue="q"), groups=True)
+        f = check_filter(fs.FailureFilter(queue="q"), scope=TenantScope(all=True), groups=True)
         query, *args = bind("failure_groups", **f.params(), after_n=None, after_group="", limit=GROUPS)
         plan = await explain(conn, query, tuple(args))
     finally:

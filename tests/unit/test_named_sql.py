@@ -94,6 +94,9 @@ def test_every_statement_of_the_store_is_named() -> None:
         "heartbeat_rows",
         "dead_letter_filter",
         "redrive_columns",
+        "tenant_row",
+        "scoped_task_ids",
+        "list_filters",
     } == queries.FRAGMENTS
 
 
