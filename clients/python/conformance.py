@@ -446,6 +446,14 @@ class Scenarios:
                 {t.tenant for t in listed} == {a},
                 f"A's list holds tenants {sorted({t.tenant for t in listed})}",
             )
+            ca.submit("add", 1, 1)
+            token = ca.list(page_size=1).next_page_token
+            check(token, "A's first page of 1 task has no next page token")
+            borrowed = cb.list(page_size=100, page_token=token).tasks
+            check(
+                mine.id not in {t.id for t in borrowed} and {t.tenant for t in borrowed} <= {b},
+                f"B's list from A's page token holds tenants {sorted({t.tenant for t in borrowed})}",
+            )
             with refused(grpc.StatusCode.PERMISSION_DENIED):
                 ca.tenants.create(f"conformance-{secrets.token_hex(4)}")
         a_as_b = Client(self.target, token=a_token, tls=False, tenant=b)

@@ -531,6 +531,11 @@ public class Conformance {
       List<TaskInfo> listed = ca.list(TaskQuery.builder().pageSize(100).build()).tasks();
       check(listed.stream().anyMatch(t -> t.id().equals(mine)), "A's list does not hold " + mine);
       check(listed.stream().allMatch(t -> !t.id().equals(theirs) && t.tenant().equals(a)), "A's list holds another tenant's task");
+      ca.submit("add", 1, 1);
+      String token = ca.list(TaskQuery.builder().pageSize(1).build()).nextPageToken();
+      check(!token.isEmpty(), "A's first page of 1 task has no next page token");
+      List<TaskInfo> borrowed = cb.list(TaskQuery.builder().pageSize(100).pageToken(token).build()).tasks();
+      check(borrowed.stream().allMatch(t -> !t.id().equals(mine) && t.tenant().equals(b)), "B's list from A's page token holds another tenant's task");
       expectError(Status.Code.PERMISSION_DENIED, () -> ca.tenants().create(TenantSpec.builder("conformance-" + UUID.randomUUID().toString().substring(0, 8)).build()));
       TaskyardException other = expectError(Status.Code.PERMISSION_DENIED, () -> aAsB.get(theirs));
       expectEqual("OPERATOR_ONLY", other.reason(), "reason of A acting as B");

@@ -411,6 +411,14 @@ const scenarios = {
       const listed = (await ca.list({ pageSize: 100 })).tasks;
       check(listed.some((t) => t.id === mine.id), `A's list does not hold ${mine.id}`);
       check(listed.every((t) => t.id !== theirs.id && t.tenant === a), `A's list holds tenants ${[...new Set(listed.map((t) => t.tenant))]}`);
+      await ca.submit("add", [1, 1]);
+      const { nextPageToken } = await ca.list({ pageSize: 1 });
+      check(nextPageToken !== "", "A's first page of 1 task has no next page token");
+      const borrowed = (await cb.list({ pageSize: 100, pageToken: nextPageToken })).tasks;
+      check(
+        borrowed.every((t) => t.id !== mine.id && t.tenant === b),
+        `B's list from A's page token holds tenants ${[...new Set(borrowed.map((t) => t.tenant))]}`,
+      );
       await refused(ca.tenants.create({ name: `conformance-${randomUUID().slice(0, 8)}` }), "PERMISSION_DENIED");
       await refused(aAsB.get(theirs.id), "PERMISSION_DENIED", "OPERATOR_ONLY");
       eq((await admin().get(mine.id)).tenant, a, "the operator's view of A's task");

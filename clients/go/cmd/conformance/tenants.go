@@ -112,6 +112,25 @@ func tenantIsolation(ctx context.Context, e *env) error {
 	if !found {
 		return fmt.Errorf("A's list does not hold its task %s", mine.ID)
 	}
+	if _, err := ca.Submit(ctx, taskyard.Spec{Name: "add", Args: []any{1, 1}}); err != nil {
+		return err
+	}
+	first, err := ca.List(ctx, taskyard.ListOptions{PageSize: 1})
+	if err != nil {
+		return err
+	}
+	if first.NextPageToken == "" {
+		return errors.New("A's first page of 1 task has no next page token")
+	}
+	borrowed, err := cb.List(ctx, taskyard.ListOptions{PageSize: 100, PageToken: first.NextPageToken})
+	if err != nil {
+		return fmt.Errorf("B's list from A's page token: %w", err)
+	}
+	for _, t := range borrowed.Tasks {
+		if t.ID == mine.ID || t.Tenant != b {
+			return fmt.Errorf("B's list from A's page token holds task %s of tenant %q", t.ID, t.Tenant)
+		}
+	}
 	_, err = ca.Tenants().Create(ctx, taskyard.Tenant{Name: "conformance-" + hexSuffix()})
 	if _, err := expectError(err, codes.PermissionDenied, ""); err != nil {
 		return fmt.Errorf("a tenant token creating a tenant: %w", err)
