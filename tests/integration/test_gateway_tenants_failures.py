@@ -45,17 +45,17 @@ def failed(caller: Caller) -> str:
 
 def dead_letters(caller: Caller, **filters: Any) -> list[tuple[str, str]]:
     reply = caller(caller.failures.ListFailures, F.ListFailuresRequest(filter=F.FailureFilter(**filters)))
-    return [(d.task_id, d.queue) for d in reply.failures]
+    return [(d.task_id, f"{d.tenant}:{d.queue}") for d in reply.failures]
 
 
 def test_a_tenants_dead_letters_and_redrives_are_its_own(env: Env) -> None:
     ops, acme, beta = env.ops, env.acme, env.beta
     a, b = failed(acme), failed(beta)
-    assert dead_letters(acme, all=True) == [(a, "reports")]
-    assert dead_letters(beta, queue="reports") == [(b, "reports")]
-    assert {a, b} <= {t for t, _ in dead_letters(ops, all=True)}
+    assert dead_letters(acme, all=True) == [(a, "acme:reports")]
+    assert dead_letters(beta, queue="reports") == [(b, "beta:reports")]
+    assert {(a, "acme:reports"), (b, "beta:reports")} <= set(dead_letters(ops, all=True))
     groups = acme(acme.failures.ListFailureGroups, F.ListFailureGroupsRequest()).groups
-    assert [(g.queue, g.count) for g in groups] == [("reports", 1)]
+    assert [(g.tenant, g.queue, g.count) for g in groups] == [("acme", "reports", 1)]
 
     # B's filters never reach A's dead letter: a dry run matches none, a purge removes B's only.
     def dry_run(i: str) -> Any:
@@ -66,11 +66,11 @@ def test_a_tenants_dead_letters_and_redrives_are_its_own(env: Env) -> None:
     assert answer(dry_run, a) == answer(dry_run, missing)  # "not dead letters", as for a missing id
     purged = beta(beta.failures.PurgeDeadLetters, F.PurgeDeadLettersRequest(filter=F.FailureFilter(all=True)))
     assert purged.purged == 1
-    assert dead_letters(acme, all=True) == [(a, "reports")]
+    assert dead_letters(acme, all=True) == [(a, "acme:reports")]
     # A's redrive: B cannot see, pause, cancel or list it; it answers as a missing one.
     made = acme(acme.failures.Redrive, F.RedriveRequest(filter=F.FailureFilter(task_ids=[a]), rate=1))
     rid = made.redrive.id
-    assert made.matched == 1 and made.redrive.filter.task_ids == [a]
+    assert made.matched == 1 and made.redrive.filter.task_ids == [a] and made.redrive.tenant == "acme"
     for call in (
         lambda i: beta(beta.failures.GetRedrive, F.GetRedriveRequest(id=i)),
         lambda i: beta(beta.failures.PauseRedrive, F.PauseRedriveRequest(id=i)),
@@ -89,13 +89,13 @@ def test_a_tenants_queues_weights_and_submissions_are_its_own(env: Env) -> None:
     b = submit(beta, later(queue="reports"))
     # Pausing A's "reports" leaves B's.
     paused = acme(acme.queues.PauseQueue, Q.PauseQueueRequest(queue="reports")).queue
-    assert (paused.name, paused.paused) == ("reports", True)
+    assert (paused.tenant, paused.name, paused.paused) == ("acme", "reports", True)
     mine = {q.name: q.paused for q in acme(acme.queues.GetQueueStatus, Q.GetQueueStatusRequest()).queues}
     theirs = {q.name: q.paused for q in beta(beta.queues.GetQueueStatus, Q.GetQueueStatusRequest()).queues}
     assert mine.get("reports") is True and theirs.get("reports") is False
     assert not any("/" in name for name in (*mine, *theirs))
-    everyone = {q.name for q in ops(ops.queues.GetQueueStatus, Q.GetQueueStatusRequest()).queues}
-    assert {"acme/reports", "beta/reports"} <= everyone
+    everyone = {(q.tenant, q.name) for q in ops(ops.queues.GetQueueStatus, Q.GetQueueStatusRequest()).queues}
+    assert {("acme", "reports"), ("beta", "reports")} <= everyone
     acme(acme.queues.ResumeQueue, Q.ResumeQueueRequest(queue="reports"))
     # Retrying or purging by filter reaches its own tenant's tasks only.
     assert list(beta(beta.queues.RetryTasks, Q.RetryTasksRequest(queue="reports")).ids) == []
@@ -105,9 +105,8 @@ def test_a_tenants_queues_weights_and_submissions_are_its_own(env: Env) -> None:
     # Key weights: A's key is its own.
     key = f"k-{secrets.token_hex(3)}"
     acme(acme.limits.SetKeyWeight, L.SetKeyWeightRequest(weight=limit_pb2.KeyWeight(key=key, weight=5)))
-    assert [
-        (w.key, w.weight) for w in acme(acme.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights
-    ] == [(key, 5)]
+    weights = acme(acme.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights
+    assert [(w.tenant, w.key, w.weight) for w in weights] == [("acme", key, 5)]
     assert [w.key for w in beta(beta.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights] == []
     # A limit of A's is no limit of B's to update.
     api = limit_pb2.Limit(name="api", rate=rules.parse_rate("10/s"))

@@ -102,15 +102,20 @@ def test_a_tenants_limits_and_schedules_are_its_own(env: Env) -> None:
     assert [u.limit for u in used.limits] == ["api"]
     err = refused(lambda: submit(ops, later(limits=[limit_pb2.LimitUse(limit="api")])))
     assert err.code() == Code.INVALID_ARGUMENT  # no default-tenant "api"
-    names = {lim.name for lim in ops(ops.limits.ListLimits, L.ListLimitsRequest()).limits}
-    assert names == {"acme/api", "beta/api"}
+    # An operator over every tenant reads each limit's tenant beside its name, and pages through them.
+    first = ops(ops.limits.ListLimits, L.ListLimitsRequest(page_size=1))
+    rest = ops(ops.limits.ListLimits, L.ListLimitsRequest(page_size=5, page_token=first.next_page_token))
+    names = [(lim.tenant, lim.name) for lim in (*first.limits, *rest.limits)]
+    assert names == [("acme", "api"), ("beta", "api")] and not rest.next_page_token
+    mine = acme(acme.limits.GetLimit, L.GetLimitRequest(name="api")).limit
+    assert (mine.tenant, mine.name) == ("acme", "api")
     beta(beta.limits.DeleteLimit, L.DeleteLimitRequest(name="api"))
     assert acme(acme.limits.GetLimit, L.GetLimitRequest(name="api")).limit.name == "api"
 
     every = schedule_pb2.Schedule(name="nightly", task=task_pb2.TaskSpec(name="noop", queue="reports"))
     every.interval.FromSeconds(3600)
     s = acme(acme.schedules.CreateSchedule, S.CreateScheduleRequest(schedule=every)).schedule
-    assert (s.name, s.task.queue) == ("nightly", "reports")
+    assert (s.tenant, s.name, s.task.queue) == ("acme", "nightly", "reports")
     beta(beta.schedules.CreateSchedule, S.CreateScheduleRequest(schedule=every))  # the same name, its own
     assert [x.name for x in beta(beta.schedules.ListSchedules, S.ListSchedulesRequest()).schedules] == [
         "nightly"
@@ -122,3 +127,8 @@ def test_a_tenants_limits_and_schedules_are_its_own(env: Env) -> None:
     fired = acme(acme.schedules.TriggerSchedule, S.TriggerScheduleRequest(id=s.id))
     assert (fired.task.tenant, fired.task.queue) == ("acme", "reports")
     assert acme(acme.schedules.GetSchedule, S.GetScheduleRequest(id=s.id)).schedule.name == "nightly"
+    listed_by_ops = ops(ops.schedules.ListSchedules, S.ListSchedulesRequest()).schedules
+    assert sorted((x.tenant, x.name, x.task.queue) for x in listed_by_ops) == [
+        ("acme", "nightly", "reports"),
+        ("beta", "nightly", "reports"),
+    ]

@@ -67,7 +67,7 @@ class FailureFilter(_message.Message):
     def __init__(self, group_id: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., failed_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., failed_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., task_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[_Union[_task_pb2.DeadLetterReason, str]] = ..., all: bool = ...) -> None: ...
 
 class FailureGroup(_message.Message):
-    __slots__ = ("group_id", "queue", "name", "type", "message", "frame", "count", "first_seen", "last_seen", "sample_task_ids", "sample_traceback")
+    __slots__ = ("group_id", "queue", "name", "type", "message", "frame", "count", "first_seen", "last_seen", "sample_task_ids", "sample_traceback", "tenant")
     GROUP_ID_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +79,7 @@ class FailureGroup(_message.Message):
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_TASK_IDS_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_TRACEBACK_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     group_id: str
     queue: str
     name: str
@@ -90,7 +91,8 @@ class FailureGroup(_message.Message):
     last_seen: _timestamp_pb2.Timestamp
     sample_task_ids: _containers.RepeatedScalarFieldContainer[str]
     sample_traceback: str
-    def __init__(self, group_id: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., type: _Optional[str] = ..., message: _Optional[str] = ..., frame: _Optional[str] = ..., count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sample_task_ids: _Optional[_Iterable[str]] = ..., sample_traceback: _Optional[str] = ...) -> None: ...
+    tenant: str
+    def __init__(self, group_id: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., type: _Optional[str] = ..., message: _Optional[str] = ..., frame: _Optional[str] = ..., count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sample_task_ids: _Optional[_Iterable[str]] = ..., sample_traceback: _Optional[str] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class ListFailureGroupsRequest(_message.Message):
     __slots__ = ("filter", "page_size", "page_token")
@@ -111,7 +113,7 @@ class ListFailureGroupsResponse(_message.Message):
     def __init__(self, groups: _Optional[_Iterable[_Union[FailureGroup, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class DeadLetter(_message.Message):
-    __slots__ = ("task_id", "queue", "name", "reason", "group_id", "failure", "labels", "redrives")
+    __slots__ = ("task_id", "queue", "name", "reason", "group_id", "failure", "labels", "redrives", "tenant")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +129,7 @@ class DeadLetter(_message.Message):
     FAILURE_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     REDRIVES_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     queue: str
     name: str
@@ -135,7 +138,8 @@ class DeadLetter(_message.Message):
     failure: _task_pb2.TaskFailure
     labels: _containers.ScalarMap[str, str]
     redrives: int
-    def __init__(self, task_id: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., reason: _Optional[_Union[_task_pb2.DeadLetterReason, str]] = ..., group_id: _Optional[str] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., redrives: _Optional[int] = ...) -> None: ...
+    tenant: str
+    def __init__(self, task_id: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., reason: _Optional[_Union[_task_pb2.DeadLetterReason, str]] = ..., group_id: _Optional[str] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., redrives: _Optional[int] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class ListFailuresRequest(_message.Message):
     __slots__ = ("filter", "page_size", "page_token")
@@ -156,7 +160,7 @@ class ListFailuresResponse(_message.Message):
     def __init__(self, failures: _Optional[_Iterable[_Union[DeadLetter, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class Redrive(_message.Message):
-    __slots__ = ("id", "filter", "rate", "state", "created_by", "created_at", "updated_at", "finished_at", "matched", "requeued", "skipped", "note")
+    __slots__ = ("id", "filter", "rate", "state", "created_by", "created_at", "updated_at", "finished_at", "matched", "requeued", "skipped", "note", "tenant")
     ID_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
     RATE_FIELD_NUMBER: _ClassVar[int]
@@ -169,6 +173,7 @@ class Redrive(_message.Message):
     REQUEUED_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     id: str
     filter: FailureFilter
     rate: float
@@ -181,7 +186,8 @@ class Redrive(_message.Message):
     requeued: int
     skipped: int
     note: str
-    def __init__(self, id: _Optional[str] = ..., filter: _Optional[_Union[FailureFilter, _Mapping]] = ..., rate: _Optional[float] = ..., state: _Optional[_Union[RedriveState, str]] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., matched: _Optional[int] = ..., requeued: _Optional[int] = ..., skipped: _Optional[int] = ..., note: _Optional[str] = ...) -> None: ...
+    tenant: str
+    def __init__(self, id: _Optional[str] = ..., filter: _Optional[_Union[FailureFilter, _Mapping]] = ..., rate: _Optional[float] = ..., state: _Optional[_Union[RedriveState, str]] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., matched: _Optional[int] = ..., requeued: _Optional[int] = ..., skipped: _Optional[int] = ..., note: _Optional[str] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class RedriveItem(_message.Message):
     __slots__ = ("task_id", "outcome", "failed_attempt", "new_attempt", "at", "detail")

@@ -55,7 +55,7 @@ class CircuitBreaker(_message.Message):
     def __init__(self, failure_threshold: _Optional[int] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., min_attempts: _Optional[int] = ..., cool_down: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., half_open_probes: _Optional[int] = ..., max_refunds_per_task: _Optional[int] = ..., max_outage: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Limit(_message.Message):
-    __slots__ = ("name", "rate", "concurrency", "breaker", "per_key", "description", "task_name", "key_argument", "created_at", "updated_at", "usage")
+    __slots__ = ("name", "rate", "concurrency", "breaker", "per_key", "description", "task_name", "key_argument", "created_at", "updated_at", "usage", "tenant")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RATE_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +67,7 @@ class Limit(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     name: str
     rate: RateLimit
     concurrency: ConcurrencyLimit
@@ -78,7 +79,8 @@ class Limit(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     usage: LimitUsage
-    def __init__(self, name: _Optional[str] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., concurrency: _Optional[_Union[ConcurrencyLimit, _Mapping]] = ..., breaker: _Optional[_Union[CircuitBreaker, _Mapping]] = ..., per_key: bool = ..., description: _Optional[str] = ..., task_name: _Optional[str] = ..., key_argument: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[LimitUsage, _Mapping]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, name: _Optional[str] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., concurrency: _Optional[_Union[ConcurrencyLimit, _Mapping]] = ..., breaker: _Optional[_Union[CircuitBreaker, _Mapping]] = ..., per_key: bool = ..., description: _Optional[str] = ..., task_name: _Optional[str] = ..., key_argument: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[LimitUsage, _Mapping]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class LimitUsage(_message.Message):
     __slots__ = ("units_in_use", "admitted", "throttled", "waiting", "keys", "busiest_keys")
@@ -107,12 +109,14 @@ class KeyUsage(_message.Message):
     def __init__(self, key: _Optional[str] = ..., units_in_use: _Optional[int] = ..., waiting: _Optional[int] = ...) -> None: ...
 
 class KeyWeight(_message.Message):
-    __slots__ = ("key", "weight")
+    __slots__ = ("key", "weight", "tenant")
     KEY_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     key: str
     weight: int
-    def __init__(self, key: _Optional[str] = ..., weight: _Optional[int] = ...) -> None: ...
+    tenant: str
+    def __init__(self, key: _Optional[str] = ..., weight: _Optional[int] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class FlowGate(_message.Message):
     __slots__ = ("limit", "key", "next_admission_at", "holder_ids", "position", "keys_ahead", "waited")

@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskyard/v1/queue_service.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x02\n\tQueueInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06paused\x18\x02 \x01(\x08\x12\x0f\n\x07pending\x18\x03 \x01(\x03\x12\x0e\n\x06queued\x18\x04 \x01(\x03\x12\x11\n\tscheduled\x18\x05 \x01(\x03\x12\x10\n\x08\x61ssigned\x18\x06 \x01(\x03\x12\x0f\n\x07running\x18\x07 \x01(\x03\x12\x10\n\x08retrying\x18\x08 \x01(\x03\x12\x11\n\tsucceeded\x18\t \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\n \x01(\x03\x12\x11\n\tcancelled\x18\x0b \x01(\x03\x12\x30\n\rmean_duration\x18\x0c \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x14\n\x0c\x66\x61iled_today\x18\r \x01(\x03\"\"\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\";\n\x12PauseQueueResponse\x12%\n\x05queue\x18\x01 \x01(\x0b\x32\x16.taskyard.v1.QueueInfo\"#\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"<\n\x13ResumeQueueResponse\x12%\n\x05queue\x18\x01 \x01(\x0b\x32\x16.taskyard.v1.QueueInfo\"\"\n\x11\x43learQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"%\n\x12\x43learQueueResponse\x12\x0f\n\x07\x63leared\x18\x01 \x01(\x03\"L\n\x11RetryTasksRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03ids\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"!\n\x12RetryTasksResponse\x12\x0b\n\x03ids\x18\x01 \x03(\t\"\x17\n\x15GetQueueStatusRequest\"\x94\x01\n\x16GetQueueStatusResponse\x12&\n\x06queues\x18\x01 \x03(\x0b\x32\x16.taskyard.v1.QueueInfo\x12\x0f\n\x07servers\x18\x02 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x04 \x01(\x05\x12\x18\n\x10late_completions\x18\x05 \x01(\x03\"\x93\x01\n\rWorkerProcess\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\x11\n\trss_bytes\x18\x04 \x01(\x03\x12\x15\n\rrunning_tasks\x18\x05 \x01(\x05\x12-\n\tlast_beat\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x90\x03\n\x06Server\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x13\n\x0bmax_workers\x18\x03 \x01(\x05\x12\x16\n\x0e\x61\x63tive_workers\x18\x04 \x01(\x05\x12\x14\n\x0cidle_workers\x18\x05 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x06 \x01(\x05\x12\x12\n\nis_running\x18\x07 \x01(\x08\x12\x32\n\x0elast_heartbeat\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05state\x18\t \x01(\t\x12\x12\n\ntask_names\x18\n \x03(\t\x12\x11\n\trss_bytes\x18\x0b \x01(\x03\x12\x10\n\x08\x63\x61pacity\x18\x0c \x01(\x05\x12\x34\n\x10last_dispatch_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x07workers\x18\x0e \x03(\x0b\x32\x1a.taskyard.v1.WorkerProcess\x12\x13\n\x0b\x63oncurrency\x18\x0f \x01(\x05\"@\n\x12ListServersRequest\x12*\n\x07max_age\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\";\n\x13ListServersResponse\x12$\n\x07servers\x18\x01 \x03(\x0b\x32\x13.taskyard.v1.Server\"B\n\x11PurgeTasksRequest\x12-\n\nolder_than\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\"$\n\x12PurgeTasksResponse\x12\x0e\n\x06purged\x18\x01 \x01(\x03\x32\xc9\x04\n\x0cQueueService\x12M\n\nPauseQueue\x12\x1e.taskyard.v1.PauseQueueRequest\x1a\x1f.taskyard.v1.PauseQueueResponse\x12P\n\x0bResumeQueue\x12\x1f.taskyard.v1.ResumeQueueRequest\x1a .taskyard.v1.ResumeQueueResponse\x12M\n\nClearQueue\x12\x1e.taskyard.v1.ClearQueueRequest\x1a\x1f.taskyard.v1.ClearQueueResponse\x12M\n\nRetryTasks\x12\x1e.taskyard.v1.RetryTasksRequest\x1a\x1f.taskyard.v1.RetryTasksResponse\x12Y\n\x0eGetQueueStatus\x12\".taskyard.v1.GetQueueStatusRequest\x1a#.taskyard.v1.GetQueueStatusResponse\x12P\n\x0bListServers\x12\x1f.taskyard.v1.ListServersRequest\x1a .taskyard.v1.ListServersResponse\x12M\n\nPurgeTasks\x12\x1e.taskyard.v1.PurgeTasksRequest\x1a\x1f.taskyard.v1.PurgeTasksResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskyard/v1/queue_service.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa0\x02\n\tQueueInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06paused\x18\x02 \x01(\x08\x12\x0f\n\x07pending\x18\x03 \x01(\x03\x12\x0e\n\x06queued\x18\x04 \x01(\x03\x12\x11\n\tscheduled\x18\x05 \x01(\x03\x12\x10\n\x08\x61ssigned\x18\x06 \x01(\x03\x12\x0f\n\x07running\x18\x07 \x01(\x03\x12\x10\n\x08retrying\x18\x08 \x01(\x03\x12\x11\n\tsucceeded\x18\t \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\n \x01(\x03\x12\x11\n\tcancelled\x18\x0b \x01(\x03\x12\x30\n\rmean_duration\x18\x0c \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x14\n\x0c\x66\x61iled_today\x18\r \x01(\x03\x12\x0e\n\x06tenant\x18< \x01(\t\"\"\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\";\n\x12PauseQueueResponse\x12%\n\x05queue\x18\x01 \x01(\x0b\x32\x16.taskyard.v1.QueueInfo\"#\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"<\n\x13ResumeQueueResponse\x12%\n\x05queue\x18\x01 \x01(\x0b\x32\x16.taskyard.v1.QueueInfo\"\"\n\x11\x43learQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"%\n\x12\x43learQueueResponse\x12\x0f\n\x07\x63leared\x18\x01 \x01(\x03\"L\n\x11RetryTasksRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03ids\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"!\n\x12RetryTasksResponse\x12\x0b\n\x03ids\x18\x01 \x03(\t\"\x17\n\x15GetQueueStatusRequest\"\x94\x01\n\x16GetQueueStatusResponse\x12&\n\x06queues\x18\x01 \x03(\x0b\x32\x16.taskyard.v1.QueueInfo\x12\x0f\n\x07servers\x18\x02 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x04 \x01(\x05\x12\x18\n\x10late_completions\x18\x05 \x01(\x03\"\x93\x01\n\rWorkerProcess\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\x11\n\trss_bytes\x18\x04 \x01(\x03\x12\x15\n\rrunning_tasks\x18\x05 \x01(\x05\x12-\n\tlast_beat\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x90\x03\n\x06Server\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x13\n\x0bmax_workers\x18\x03 \x01(\x05\x12\x16\n\x0e\x61\x63tive_workers\x18\x04 \x01(\x05\x12\x14\n\x0cidle_workers\x18\x05 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x06 \x01(\x05\x12\x12\n\nis_running\x18\x07 \x01(\x08\x12\x32\n\x0elast_heartbeat\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05state\x18\t \x01(\t\x12\x12\n\ntask_names\x18\n \x03(\t\x12\x11\n\trss_bytes\x18\x0b \x01(\x03\x12\x10\n\x08\x63\x61pacity\x18\x0c \x01(\x05\x12\x34\n\x10last_dispatch_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x07workers\x18\x0e \x03(\x0b\x32\x1a.taskyard.v1.WorkerProcess\x12\x13\n\x0b\x63oncurrency\x18\x0f \x01(\x05\"@\n\x12ListServersRequest\x12*\n\x07max_age\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\";\n\x13ListServersResponse\x12$\n\x07servers\x18\x01 \x03(\x0b\x32\x13.taskyard.v1.Server\"B\n\x11PurgeTasksRequest\x12-\n\nolder_than\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\"$\n\x12PurgeTasksResponse\x12\x0e\n\x06purged\x18\x01 \x01(\x03\x32\xc9\x04\n\x0cQueueService\x12M\n\nPauseQueue\x12\x1e.taskyard.v1.PauseQueueRequest\x1a\x1f.taskyard.v1.PauseQueueResponse\x12P\n\x0bResumeQueue\x12\x1f.taskyard.v1.ResumeQueueRequest\x1a .taskyard.v1.ResumeQueueResponse\x12M\n\nClearQueue\x12\x1e.taskyard.v1.ClearQueueRequest\x1a\x1f.taskyard.v1.ClearQueueResponse\x12M\n\nRetryTasks\x12\x1e.taskyard.v1.RetryTasksRequest\x1a\x1f.taskyard.v1.RetryTasksResponse\x12Y\n\x0eGetQueueStatus\x12\".taskyard.v1.GetQueueStatusRequest\x1a#.taskyard.v1.GetQueueStatusResponse\x12P\n\x0bListServers\x12\x1f.taskyard.v1.ListServersRequest\x1a .taskyard.v1.ListServersResponse\x12M\n\nPurgeTasks\x12\x1e.taskyard.v1.PurgeTasksRequest\x1a\x1f.taskyard.v1.PurgeTasksResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,39 +34,39 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.v1.queue_service_p
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_QUEUEINFO']._serialized_start=114
-  _globals['_QUEUEINFO']._serialized_end=386
-  _globals['_PAUSEQUEUEREQUEST']._serialized_start=388
-  _globals['_PAUSEQUEUEREQUEST']._serialized_end=422
-  _globals['_PAUSEQUEUERESPONSE']._serialized_start=424
-  _globals['_PAUSEQUEUERESPONSE']._serialized_end=483
-  _globals['_RESUMEQUEUEREQUEST']._serialized_start=485
-  _globals['_RESUMEQUEUEREQUEST']._serialized_end=520
-  _globals['_RESUMEQUEUERESPONSE']._serialized_start=522
-  _globals['_RESUMEQUEUERESPONSE']._serialized_end=582
-  _globals['_CLEARQUEUEREQUEST']._serialized_start=584
-  _globals['_CLEARQUEUEREQUEST']._serialized_end=618
-  _globals['_CLEARQUEUERESPONSE']._serialized_start=620
-  _globals['_CLEARQUEUERESPONSE']._serialized_end=657
-  _globals['_RETRYTASKSREQUEST']._serialized_start=659
-  _globals['_RETRYTASKSREQUEST']._serialized_end=735
-  _globals['_RETRYTASKSRESPONSE']._serialized_start=737
-  _globals['_RETRYTASKSRESPONSE']._serialized_end=770
-  _globals['_GETQUEUESTATUSREQUEST']._serialized_start=772
-  _globals['_GETQUEUESTATUSREQUEST']._serialized_end=795
-  _globals['_GETQUEUESTATUSRESPONSE']._serialized_start=798
-  _globals['_GETQUEUESTATUSRESPONSE']._serialized_end=946
-  _globals['_WORKERPROCESS']._serialized_start=949
-  _globals['_WORKERPROCESS']._serialized_end=1096
-  _globals['_SERVER']._serialized_start=1099
-  _globals['_SERVER']._serialized_end=1499
-  _globals['_LISTSERVERSREQUEST']._serialized_start=1501
-  _globals['_LISTSERVERSREQUEST']._serialized_end=1565
-  _globals['_LISTSERVERSRESPONSE']._serialized_start=1567
-  _globals['_LISTSERVERSRESPONSE']._serialized_end=1626
-  _globals['_PURGETASKSREQUEST']._serialized_start=1628
-  _globals['_PURGETASKSREQUEST']._serialized_end=1694
-  _globals['_PURGETASKSRESPONSE']._serialized_start=1696
-  _globals['_PURGETASKSRESPONSE']._serialized_end=1732
-  _globals['_QUEUESERVICE']._serialized_start=1735
-  _globals['_QUEUESERVICE']._serialized_end=2320
+  _globals['_QUEUEINFO']._serialized_end=402
+  _globals['_PAUSEQUEUEREQUEST']._serialized_start=404
+  _globals['_PAUSEQUEUEREQUEST']._serialized_end=438
+  _globals['_PAUSEQUEUERESPONSE']._serialized_start=440
+  _globals['_PAUSEQUEUERESPONSE']._serialized_end=499
+  _globals['_RESUMEQUEUEREQUEST']._serialized_start=501
+  _globals['_RESUMEQUEUEREQUEST']._serialized_end=536
+  _globals['_RESUMEQUEUERESPONSE']._serialized_start=538
+  _globals['_RESUMEQUEUERESPONSE']._serialized_end=598
+  _globals['_CLEARQUEUEREQUEST']._serialized_start=600
+  _globals['_CLEARQUEUEREQUEST']._serialized_end=634
+  _globals['_CLEARQUEUERESPONSE']._serialized_start=636
+  _globals['_CLEARQUEUERESPONSE']._serialized_end=673
+  _globals['_RETRYTASKSREQUEST']._serialized_start=675
+  _globals['_RETRYTASKSREQUEST']._serialized_end=751
+  _globals['_RETRYTASKSRESPONSE']._serialized_start=753
+  _globals['_RETRYTASKSRESPONSE']._serialized_end=786
+  _globals['_GETQUEUESTATUSREQUEST']._serialized_start=788
+  _globals['_GETQUEUESTATUSREQUEST']._serialized_end=811
+  _globals['_GETQUEUESTATUSRESPONSE']._serialized_start=814
+  _globals['_GETQUEUESTATUSRESPONSE']._serialized_end=962
+  _globals['_WORKERPROCESS']._serialized_start=965
+  _globals['_WORKERPROCESS']._serialized_end=1112
+  _globals['_SERVER']._serialized_start=1115
+  _globals['_SERVER']._serialized_end=1515
+  _globals['_LISTSERVERSREQUEST']._serialized_start=1517
+  _globals['_LISTSERVERSREQUEST']._serialized_end=1581
+  _globals['_LISTSERVERSRESPONSE']._serialized_start=1583
+  _globals['_LISTSERVERSRESPONSE']._serialized_end=1642
+  _globals['_PURGETASKSREQUEST']._serialized_start=1644
+  _globals['_PURGETASKSREQUEST']._serialized_end=1710
+  _globals['_PURGETASKSRESPONSE']._serialized_start=1712
+  _globals['_PURGETASKSRESPONSE']._serialized_end=1748
+  _globals['_QUEUESERVICE']._serialized_start=1751
+  _globals['_QUEUESERVICE']._serialized_end=2336
 # @@protoc_insertion_point(module_scope)

@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class QueueInfo(_message.Message):
-    __slots__ = ("name", "paused", "pending", "queued", "scheduled", "assigned", "running", "retrying", "succeeded", "failed", "cancelled", "mean_duration", "failed_today")
+    __slots__ = ("name", "paused", "pending", "queued", "scheduled", "assigned", "running", "retrying", "succeeded", "failed", "cancelled", "mean_duration", "failed_today", "tenant")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
@@ -25,6 +25,7 @@ class QueueInfo(_message.Message):
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     MEAN_DURATION_FIELD_NUMBER: _ClassVar[int]
     FAILED_TODAY_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     name: str
     paused: bool
     pending: int
@@ -38,7 +39,8 @@ class QueueInfo(_message.Message):
     cancelled: int
     mean_duration: _duration_pb2.Duration
     failed_today: int
-    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., pending: _Optional[int] = ..., queued: _Optional[int] = ..., scheduled: _Optional[int] = ..., assigned: _Optional[int] = ..., running: _Optional[int] = ..., retrying: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failed_today: _Optional[int] = ...) -> None: ...
+    tenant: str
+    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., pending: _Optional[int] = ..., queued: _Optional[int] = ..., scheduled: _Optional[int] = ..., assigned: _Optional[int] = ..., running: _Optional[int] = ..., retrying: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., mean_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failed_today: _Optional[int] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class PauseQueueRequest(_message.Message):
     __slots__ = ("queue",)

@@ -27,15 +27,15 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ataskyard/v1/schedule.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\xf4\x03\n\x08Schedule\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12#\n\x04task\x18\x03 \x01(\x0b\x32\x15.taskyard.v1.TaskSpec\x12-\n\x08interval\x18\x04 \x01(\x0b\x32\x19.google.protobuf.DurationH\x00\x12\x0e\n\x04\x63ron\x18\x05 \x01(\tH\x00\x12\x11\n\ttime_zone\x18\x06 \x01(\t\x12\x0e\n\x06paused\x18\x07 \x01(\x08\x12+\n\x07overlap\x18\x08 \x01(\x0e\x32\x1a.taskyard.v1.OverlapPolicy\x12\x11\n\ttimes_run\x18\t \x01(\x03\x12/\n\x0bnext_run_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0blast_run_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0clast_task_id\x18\x0c \x01(\t\x12.\n\ncreated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x65\x63lared\x18\x0f \x01(\x08\x12\x15\n\rtimes_skipped\x18\x10 \x01(\x03\x42\x06\n\x04spec*b\n\rOverlapPolicy\x12\x1e\n\x1aOVERLAP_POLICY_UNSPECIFIED\x10\x00\x12\x17\n\x13OVERLAP_POLICY_SKIP\x10\x01\x12\x18\n\x14OVERLAP_POLICY_ALLOW\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ataskyard/v1/schedule.proto\x12\x0btaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\x84\x04\n\x08Schedule\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12#\n\x04task\x18\x03 \x01(\x0b\x32\x15.taskyard.v1.TaskSpec\x12-\n\x08interval\x18\x04 \x01(\x0b\x32\x19.google.protobuf.DurationH\x00\x12\x0e\n\x04\x63ron\x18\x05 \x01(\tH\x00\x12\x11\n\ttime_zone\x18\x06 \x01(\t\x12\x0e\n\x06paused\x18\x07 \x01(\x08\x12+\n\x07overlap\x18\x08 \x01(\x0e\x32\x1a.taskyard.v1.OverlapPolicy\x12\x11\n\ttimes_run\x18\t \x01(\x03\x12/\n\x0bnext_run_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0blast_run_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0clast_task_id\x18\x0c \x01(\t\x12.\n\ncreated_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x65\x63lared\x18\x0f \x01(\x08\x12\x15\n\rtimes_skipped\x18\x10 \x01(\x03\x12\x0e\n\x06tenant\x18< \x01(\tB\x06\n\x04spec*b\n\rOverlapPolicy\x12\x1e\n\x1aOVERLAP_POLICY_UNSPECIFIED\x10\x00\x12\x17\n\x13OVERLAP_POLICY_SKIP\x10\x01\x12\x18\n\x14OVERLAP_POLICY_ALLOW\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.v1.schedule_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_OVERLAPPOLICY']._serialized_start=635
-  _globals['_OVERLAPPOLICY']._serialized_end=733
+  _globals['_OVERLAPPOLICY']._serialized_start=651
+  _globals['_OVERLAPPOLICY']._serialized_end=749
   _globals['_SCHEDULE']._serialized_start=133
-  _globals['_SCHEDULE']._serialized_end=633
+  _globals['_SCHEDULE']._serialized_end=649
 # @@protoc_insertion_point(module_scope)

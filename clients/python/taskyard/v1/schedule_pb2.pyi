@@ -21,7 +21,7 @@ OVERLAP_POLICY_SKIP: OverlapPolicy
 OVERLAP_POLICY_ALLOW: OverlapPolicy
 
 class Schedule(_message.Message):
-    __slots__ = ("id", "name", "task", "interval", "cron", "time_zone", "paused", "overlap", "times_run", "next_run_at", "last_run_at", "last_task_id", "created_at", "updated_at", "declared", "times_skipped")
+    __slots__ = ("id", "name", "task", "interval", "cron", "time_zone", "paused", "overlap", "times_run", "next_run_at", "last_run_at", "last_task_id", "created_at", "updated_at", "declared", "times_skipped", "tenant")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
@@ -38,6 +38,7 @@ class Schedule(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DECLARED_FIELD_NUMBER: _ClassVar[int]
     TIMES_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     task: _task_pb2.TaskSpec
@@ -54,4 +55,5 @@ class Schedule(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     declared: bool
     times_skipped: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., task: _Optional[_Union[_task_pb2.TaskSpec, _Mapping]] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., paused: bool = ..., overlap: _Optional[_Union[OverlapPolicy, str]] = ..., times_run: _Optional[int] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_task_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., declared: bool = ..., times_skipped: _Optional[int] = ...) -> None: ...
+    tenant: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., task: _Optional[_Union[_task_pb2.TaskSpec, _Mapping]] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., paused: bool = ..., overlap: _Optional[_Union[OverlapPolicy, str]] = ..., times_run: _Optional[int] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_task_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., declared: bool = ..., times_skipped: _Optional[int] = ..., tenant: _Optional[str] = ...) -> None: ...

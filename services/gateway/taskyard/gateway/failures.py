@@ -42,15 +42,20 @@ def _own(checked: fs.FailureFilter) -> fs.FailureFilter:
     return checked
 
 
-def _bare(queue: str) -> str:
-    """A stored queue name as the caller's tenant knows it (an operator over every
-    tenant reads other tenants' queues qualified)."""
-    within = auth.identity().within
-    return tenants.strip(within, queue) if within else queue
+def _split(queue: str) -> tuple[str, str]:
+    """(tenant, name) of a stored queue name: the name as its tenant knows it."""
+    return tenants.split(queue)
 
 
 def _shown_redrive(redrive: fs.Redrive) -> fs.Redrive:
-    redrive.filter.queue = _bare(redrive.filter.queue)
+    """``redrive`` with its tenant, its filter's queue as that tenant knows it."""
+    within = auth.identity().within
+    if within is not None:
+        redrive.tenant = within
+    owner, bare = _split(redrive.filter.queue)
+    redrive.filter.queue = bare
+    if owner:
+        redrive.tenant = owner
     return redrive
 
 
@@ -90,7 +95,7 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
                 contract.STORE_FAILURE_GROUPS, bus.FailureGroupsRequest(request=inner)
             )
             for group in reply.response.groups:
-                group.queue = _bare(group.queue)
+                group.tenant, group.queue = _split(group.queue)
             return reply.response
 
         return await self._guard(context, call)
@@ -106,7 +111,7 @@ class FailureService(failure_service_pb2_grpc.FailureServiceServicer):
             )
             reply = await self._store.call(contract.STORE_DEAD_LETTERS, bus.DeadLettersRequest(request=inner))
             for letter in reply.response.failures:
-                letter.queue = _bare(letter.queue)
+                letter.tenant, letter.queue = _split(letter.queue)
             return reply.response
 
         return await self._guard(context, call)

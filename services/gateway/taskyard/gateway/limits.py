@@ -38,7 +38,7 @@ DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 MAX_PAGE_TOKEN_CHARS = 1024
 # Fields of a Limit the server sets (ignored in a request).
-OUTPUT_ONLY = ("created_at", "updated_at", "usage")
+OUTPUT_ONLY = ("created_at", "updated_at", "usage", "tenant")
 
 
 def _name(value: str, field: str = "name") -> str:
@@ -120,14 +120,14 @@ def _stored(name: str) -> str:
 
 
 def _shown_limit(limit: limit_pb2.Limit) -> limit_pb2.Limit:
-    if auth.identity().within:
-        limit.name = _bare(limit.name)
+    """``limit`` named as its tenant knows it, with that tenant."""
+    limit.tenant, limit.name = tenants.split(limit.name)
     return limit
 
 
 def _shown_weight(weight: limit_pb2.KeyWeight) -> limit_pb2.KeyWeight:
-    if auth.identity().within:
-        weight.key = _bare(weight.key)
+    """``weight`` keyed as its tenant knows the key, with that tenant."""
+    weight.tenant, weight.key = tenants.split(weight.key)
     return weight
 
 
@@ -207,9 +207,7 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
             violations = rules.weight_violations(request.weight, "weight")
             if violations:
                 raise codec.invalid(violations)
-            weight = limit_pb2.KeyWeight()
-            weight.CopyFrom(request.weight)
-            weight.key = _stored(weight.key)
+            weight = limit_pb2.KeyWeight(key=_stored(request.weight.key), weight=request.weight.weight)
             reply = await self._change(flow_pb2.ChangeLimitRequest(op=Op.LIMIT_OP_SET_WEIGHT, weight=weight))
             return svc.SetKeyWeightResponse(weight=_shown_weight(reply.weight))
 
@@ -244,7 +242,8 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
             page = page[:size]
             out = svc.ListLimitsResponse(limits=await self._with_usage(page))
             if more:
-                out.next_page_token = page_token(out.limits[-1].name)
+                # The name the listing is ordered by: an operator's listing of every tenant's, qualified.
+                out.next_page_token = page_token(page[-1].name if within is None else _bare(page[-1].name))
             return out
 
         return await self._guard(context, call)

@@ -46,11 +46,9 @@ def _own(name: str, *, default: bool = False) -> str:
 
 
 def _shown(info: qs.QueueInfo) -> qs.QueueInfo:
-    """``info`` named as the caller knows its queue (an operator over every tenant
-    reads other tenants' queues qualified: QueueInfo has no tenant of its own)."""
-    within = auth.identity().within
-    if within:
-        info.name = tenants.strip(within, info.name)
+    """``info`` named as its tenant knows its queue, with that tenant (an operator
+    over every tenant reads both: the store names it qualified)."""
+    info.tenant, info.name = tenants.split(info.name)
     return info
 
 

@@ -92,14 +92,13 @@ def _qualify(s: pub.Schedule, tenant: str) -> None:
 
 
 def _shown(s: pub.Schedule) -> pub.Schedule:
-    """``s`` named as the caller's tenant knows it (an operator over every tenant
-    reads other tenants' schedules qualified: Schedule has no tenant of its own)."""
-    within = auth.identity().within
-    if within:
-        s.name = tenants.strip(within, s.name)
-        s.task.queue = tenants.strip(within, s.task.queue)
-        for use in s.task.limits:
-            use.limit = tenants.strip(within, use.limit)
+    """``s`` named as its tenant knows it, with that tenant (an operator over every
+    tenant reads both: the store names it qualified)."""
+    owner, s.name = tenants.split(s.name)
+    s.tenant = owner
+    s.task.queue = tenants.strip(owner, s.task.queue)
+    for use in s.task.limits:
+        use.limit = tenants.strip(owner, use.limit)
     return s
 
 
@@ -184,6 +183,7 @@ class ScheduleService(schedule_service_pb2_grpc.ScheduleServiceServicer):
         # Server-side fields are ignored, as documented.
         for name in (
             "id",
+            "tenant",
             "times_run",
             "times_skipped",
             "next_run_at",

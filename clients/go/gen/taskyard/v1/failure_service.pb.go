@@ -276,8 +276,10 @@ type FailureGroup struct {
 	SampleTaskIds []string `protobuf:"bytes,10,rep,name=sample_task_ids,json=sampleTaskIds,proto3" json:"sample_task_ids,omitempty"`
 	// The newest one's traceback.
 	SampleTraceback string `protobuf:"bytes,11,opt,name=sample_traceback,json=sampleTraceback,proto3" json:"sample_traceback,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FailureGroup) Reset() {
@@ -383,6 +385,13 @@ func (x *FailureGroup) GetSampleTaskIds() []string {
 func (x *FailureGroup) GetSampleTraceback() string {
 	if x != nil {
 		return x.SampleTraceback
+	}
+	return ""
+}
+
+func (x *FailureGroup) GetTenant() string {
+	if x != nil {
+		return x.Tenant
 	}
 	return ""
 }
@@ -513,7 +522,9 @@ type DeadLetter struct {
 	Failure *TaskFailure      `protobuf:"bytes,6,opt,name=failure,proto3" json:"failure,omitempty"`
 	Labels  map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Times it was redriven before and failed again.
-	Redrives      int32 `protobuf:"varint,8,opt,name=redrives,proto3" json:"redrives,omitempty"`
+	Redrives int32 `protobuf:"varint,8,opt,name=redrives,proto3" json:"redrives,omitempty"`
+	// The tenant of its task ("" the default tenant); the queue is as that tenant knows it.
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -602,6 +613,13 @@ func (x *DeadLetter) GetRedrives() int32 {
 		return x.Redrives
 	}
 	return 0
+}
+
+func (x *DeadLetter) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type ListFailuresRequest struct {
@@ -740,7 +758,9 @@ type Redrive struct {
 	// retried by other means): left as they were.
 	Skipped int64 `protobuf:"varint,11,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	// Free text given with the request.
-	Note          string `protobuf:"bytes,12,opt,name=note,proto3" json:"note,omitempty"`
+	Note string `protobuf:"bytes,12,opt,name=note,proto3" json:"note,omitempty"`
+	// The tenant whose dead letters it requeues ("" the default tenant).
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -855,6 +875,13 @@ func (x *Redrive) GetSkipped() int64 {
 func (x *Redrive) GetNote() string {
 	if x != nil {
 		return x.Note
+	}
+	return ""
+}
+
+func (x *Redrive) GetTenant() string {
+	if x != nil {
+		return x.Tenant
 	}
 	return ""
 }
@@ -1765,7 +1792,7 @@ const file_taskyard_v1_failure_service_proto_rawDesc = "" +
 	"\x03all\x18\t \x01(\bR\x03all\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf4\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x03\n" +
 	"\fFailureGroup\x12\x19\n" +
 	"\bgroup_id\x18\x01 \x01(\tR\agroupId\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12\x12\n" +
@@ -1779,7 +1806,8 @@ const file_taskyard_v1_failure_service_proto_rawDesc = "" +
 	"\tlast_seen\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12&\n" +
 	"\x0fsample_task_ids\x18\n" +
 	" \x03(\tR\rsampleTaskIds\x12)\n" +
-	"\x10sample_traceback\x18\v \x01(\tR\x0fsampleTraceback\"\x8a\x01\n" +
+	"\x10sample_traceback\x18\v \x01(\tR\x0fsampleTraceback\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenant\"\x8a\x01\n" +
 	"\x18ListFailureGroupsRequest\x122\n" +
 	"\x06filter\x18\x01 \x01(\v2\x1a.taskyard.v1.FailureFilterR\x06filter\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -1787,7 +1815,7 @@ const file_taskyard_v1_failure_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"v\n" +
 	"\x19ListFailureGroupsResponse\x121\n" +
 	"\x06groups\x18\x01 \x03(\v2\x19.taskyard.v1.FailureGroupR\x06groups\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe9\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x81\x03\n" +
 	"\n" +
 	"DeadLetter\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
@@ -1797,7 +1825,8 @@ const file_taskyard_v1_failure_service_proto_rawDesc = "" +
 	"\bgroup_id\x18\x05 \x01(\tR\agroupId\x122\n" +
 	"\afailure\x18\x06 \x01(\v2\x18.taskyard.v1.TaskFailureR\afailure\x12;\n" +
 	"\x06labels\x18\a \x03(\v2#.taskyard.v1.DeadLetter.LabelsEntryR\x06labels\x12\x1a\n" +
-	"\bredrives\x18\b \x01(\x05R\bredrives\x1a9\n" +
+	"\bredrives\x18\b \x01(\x05R\bredrives\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenant\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +
@@ -1808,7 +1837,7 @@ const file_taskyard_v1_failure_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"s\n" +
 	"\x14ListFailuresResponse\x123\n" +
 	"\bfailures\x18\x01 \x03(\v2\x17.taskyard.v1.DeadLetterR\bfailures\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc8\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe0\x03\n" +
 	"\aRedrive\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x122\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.taskyard.v1.FailureFilterR\x06filter\x12\x12\n" +
@@ -1826,7 +1855,8 @@ const file_taskyard_v1_failure_service_proto_rawDesc = "" +
 	"\brequeued\x18\n" +
 	" \x01(\x03R\brequeued\x12\x18\n" +
 	"\askipped\x18\v \x01(\x03R\askipped\x12\x12\n" +
-	"\x04note\x18\f \x01(\tR\x04note\"\xe9\x01\n" +
+	"\x04note\x18\f \x01(\tR\x04note\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenant\"\xe9\x01\n" +
 	"\vRedriveItem\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x125\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1b.taskyard.v1.RedriveOutcomeR\aoutcome\x12%\n" +

@@ -342,7 +342,10 @@ type Limit struct {
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Output only: the leading scheduler's live view (GetLimit and ListLimits;
 	// unset when no scheduler answered).
-	Usage         *LimitUsage `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	Usage *LimitUsage `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	// The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+	// Set by the server from the caller's token, ignored in a request.
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -465,6 +468,13 @@ func (x *Limit) GetUsage() *LimitUsage {
 		return x.Usage
 	}
 	return nil
+}
+
+func (x *Limit) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type isLimit_Kind interface {
@@ -647,7 +657,10 @@ type KeyWeight struct {
 	// A fairness key (TaskSpec.fairness_key), 0 to 256 bytes.
 	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// 1 to 1000; keys without a weight have 1.
-	Weight        int32 `protobuf:"varint,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	Weight int32 `protobuf:"varint,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	// The tenant whose key it is ("" the default tenant). Set by the server from the
+	// caller's token, ignored in a request.
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -694,6 +707,13 @@ func (x *KeyWeight) GetWeight() int32 {
 		return x.Weight
 	}
 	return 0
+}
+
+func (x *KeyWeight) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // What holds a queued task back at admission (ExplainTaskResponse.gate).
@@ -821,7 +841,7 @@ const file_taskyard_v1_limit_proto_rawDesc = "" +
 	"\x10half_open_probes\x18\x05 \x01(\x03R\x0ehalfOpenProbes\x12/\n" +
 	"\x14max_refunds_per_task\x18\x06 \x01(\x03R\x11maxRefundsPerTask\x128\n" +
 	"\n" +
-	"max_outage\x18\a \x01(\v2\x19.google.protobuf.DurationR\tmaxOutage\"\xed\x03\n" +
+	"max_outage\x18\a \x01(\v2\x19.google.protobuf.DurationR\tmaxOutage\"\x85\x04\n" +
 	"\x05Limit\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x04rate\x18\x02 \x01(\v2\x16.taskyard.v1.RateLimitH\x00R\x04rate\x12A\n" +
@@ -836,7 +856,8 @@ const file_taskyard_v1_limit_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12-\n" +
 	"\x05usage\x18\n" +
-	" \x01(\v2\x17.taskyard.v1.LimitUsageR\x05usageB\x06\n" +
+	" \x01(\v2\x17.taskyard.v1.LimitUsageR\x05usage\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenantB\x06\n" +
 	"\x04kind\"\xd0\x01\n" +
 	"\n" +
 	"LimitUsage\x12 \n" +
@@ -851,10 +872,11 @@ const file_taskyard_v1_limit_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12 \n" +
 	"\funits_in_use\x18\x02 \x01(\x03R\n" +
 	"unitsInUse\x12\x18\n" +
-	"\awaiting\x18\x03 \x01(\x03R\awaiting\"5\n" +
+	"\awaiting\x18\x03 \x01(\x03R\awaiting\"M\n" +
 	"\tKeyWeight\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
-	"\x06weight\x18\x02 \x01(\x05R\x06weight\"\x87\x02\n" +
+	"\x06weight\x18\x02 \x01(\x05R\x06weight\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenant\"\x87\x02\n" +
 	"\bFlowGate\x12\x14\n" +
 	"\x05limit\x18\x01 \x01(\tR\x05limit\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12F\n" +

@@ -39,7 +39,9 @@ type QueueInfo struct {
 	// Mean run time of the tasks that succeeded in the last hour.
 	MeanDuration *durationpb.Duration `protobuf:"bytes,12,opt,name=mean_duration,json=meanDuration,proto3" json:"mean_duration,omitempty"`
 	// Tasks that ended FAILURE since midnight UTC.
-	FailedToday   int64 `protobuf:"varint,13,opt,name=failed_today,json=failedToday,proto3" json:"failed_today,omitempty"`
+	FailedToday int64 `protobuf:"varint,13,opt,name=failed_today,json=failedToday,proto3" json:"failed_today,omitempty"`
+	// The tenant whose queue it is ("" the default tenant); the name is as that tenant knows it.
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -163,6 +165,13 @@ func (x *QueueInfo) GetFailedToday() int64 {
 		return x.FailedToday
 	}
 	return 0
+}
+
+func (x *QueueInfo) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type PauseQueueRequest struct {
@@ -1087,7 +1096,7 @@ var File_taskyard_v1_queue_service_proto protoreflect.FileDescriptor
 
 const file_taskyard_v1_queue_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1ftaskyard/v1/queue_service.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x03\n" +
+	"\x1ftaskyard/v1/queue_service.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x03\n" +
 	"\tQueueInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x12\x18\n" +
@@ -1102,7 +1111,8 @@ const file_taskyard_v1_queue_service_proto_rawDesc = "" +
 	" \x01(\x03R\x06failed\x12\x1c\n" +
 	"\tcancelled\x18\v \x01(\x03R\tcancelled\x12>\n" +
 	"\rmean_duration\x18\f \x01(\v2\x19.google.protobuf.DurationR\fmeanDuration\x12!\n" +
-	"\ffailed_today\x18\r \x01(\x03R\vfailedToday\")\n" +
+	"\ffailed_today\x18\r \x01(\x03R\vfailedToday\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenant\")\n" +
 	"\x11PauseQueueRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\"B\n" +
 	"\x12PauseQueueResponse\x12,\n" +

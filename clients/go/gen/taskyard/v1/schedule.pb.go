@@ -109,7 +109,10 @@ type Schedule struct {
 	// pools re-declare it at start-up.
 	Declared bool `protobuf:"varint,15,opt,name=declared,proto3" json:"declared,omitempty"`
 	// Due runs skipped because the previous run was unfinished.
-	TimesSkipped  int64 `protobuf:"varint,16,opt,name=times_skipped,json=timesSkipped,proto3" json:"times_skipped,omitempty"`
+	TimesSkipped int64 `protobuf:"varint,16,opt,name=times_skipped,json=timesSkipped,proto3" json:"times_skipped,omitempty"`
+	// The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+	// the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+	Tenant        string `protobuf:"bytes,60,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -267,6 +270,13 @@ func (x *Schedule) GetTimesSkipped() int64 {
 	return 0
 }
 
+func (x *Schedule) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
 type isSchedule_Spec interface {
 	isSchedule_Spec()
 }
@@ -290,7 +300,7 @@ var File_taskyard_v1_schedule_proto protoreflect.FileDescriptor
 
 const file_taskyard_v1_schedule_proto_rawDesc = "" +
 	"\n" +
-	"\x1ataskyard/v1/schedule.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\x89\x05\n" +
+	"\x1ataskyard/v1/schedule.proto\x12\vtaskyard.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\xa1\x05\n" +
 	"\bSchedule\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
@@ -311,7 +321,8 @@ const file_taskyard_v1_schedule_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1a\n" +
 	"\bdeclared\x18\x0f \x01(\bR\bdeclared\x12#\n" +
-	"\rtimes_skipped\x18\x10 \x01(\x03R\ftimesSkippedB\x06\n" +
+	"\rtimes_skipped\x18\x10 \x01(\x03R\ftimesSkipped\x12\x16\n" +
+	"\x06tenant\x18< \x01(\tR\x06tenantB\x06\n" +
 	"\x04spec*b\n" +
 	"\rOverlapPolicy\x12\x1e\n" +
 	"\x1aOVERLAP_POLICY_UNSPECIFIED\x10\x00\x12\x17\n" +

@@ -32,10 +32,15 @@ export function setTenant(value) {
   else sessionStorage.removeItem(TENANT_KEY);
 }
 
-// A URL of the API, with the picked tenant (?tenant=NAME) when there is one.
-export function scoped(url) {
-  if (!tenant()) return url;
-  return `${url}${url.includes("?") ? "&" : "?"}tenant=${encodeURIComponent(tenant())}`;
+// A URL of the API, with the picked tenant (?tenant=NAME) when there is one, or ``as``'s.
+export function scoped(url, as = tenant()) {
+  if (!as) return url;
+  return `${url}${url.includes("?") ? "&" : "?"}tenant=${encodeURIComponent(as)}`;
+}
+
+// How a row of a tenant's is named in an operator's view of every tenant.
+export function named(row, name) {
+  return row.tenant ? `${row.tenant}/${name}` : name;
 }
 
 export function headers(extra = {}) {
@@ -44,8 +49,10 @@ export function headers(extra = {}) {
   return out;
 }
 
-export async function call(service, method, body = {}) {
-  const reply = await fetch(scoped(`/api/taskyard.v1.${service}/${method}`), {
+// ``as``: act as this tenant (a row of a tenant's in an operator's view of every tenant;
+// "" every tenant's); the picked one when not given.
+export async function call(service, method, body = {}, as = undefined) {
+  const reply = await fetch(scoped(`/api/taskyard.v1.${service}/${method}`, as === undefined ? tenant() : as), {
     method: "POST",
     headers: headers({ "Content-Type": "application/json" }),
     body: JSON.stringify(body),

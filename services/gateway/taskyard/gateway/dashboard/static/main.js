@@ -73,7 +73,7 @@ async function route() {
     document.getElementById("token").focus();
     return;
   }
-  await pickTenants();
+  pickTenants();  // beside the view: the picker fills in when ListTenants answers
   cleanup = view.render(main, arg, page) || null;
 }
 
@@ -87,21 +87,29 @@ async function pickTenants() {
   const picker = document.getElementById("tenant-pick");
   const select = document.getElementById("tenant");
   const picked = tenant();
-  setTenant("");
   let names = [];
   try {
     let pageToken = "";
     do {
-      const reply = await call("TenantService", "ListTenants", { pageSize: 1000, pageToken });
+      const reply = await call("TenantService", "ListTenants", { pageSize: 1000, pageToken }, "");
       names = names.concat((reply.tenants || []).map((t) => t.name));
       pageToken = reply.nextPageToken || "";
     } while (pageToken);
   } catch {
+    // Not an operator's token: its own tenant only, no pick.
     picker.hidden = true;
+    if (picked) {
+      setTenant("");
+      route();
+    }
     return;
   }
   replace(select, new Option("All tenants", ""), ...names.map((name) => new Option(name, name)));
-  if (names.includes(picked)) setTenant(picked);
+  if (picked && !names.includes(picked)) {
+    setTenant("");  // gone since: every tenant's again
+    route();
+    return;
+  }
   select.value = tenant();
   picker.hidden = false;
 }

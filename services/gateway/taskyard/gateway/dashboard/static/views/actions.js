@@ -25,16 +25,17 @@ export function actionButton(label, page, run, { done, after, confirmText, ...at
   return button;
 }
 
-export function pauseQueue(queue) {
-  return call("QueueService", "PauseQueue", { queue });
+// ``tenant``: the queue's, when an operator's view of every tenant shows another tenant's.
+export function pauseQueue(queue, tenant = undefined) {
+  return call("QueueService", "PauseQueue", { queue }, tenant || undefined);
 }
 
-export function resumeQueue(queue) {
-  return call("QueueService", "ResumeQueue", { queue });
+export function resumeQueue(queue, tenant = undefined) {
+  return call("QueueService", "ResumeQueue", { queue }, tenant || undefined);
 }
 
-export function retryTasks(filter) {
-  return call("QueueService", "RetryTasks", filter);
+export function retryTasks(filter, tenant = undefined) {
+  return call("QueueService", "RetryTasks", filter, tenant || undefined);
 }
 
 // RetryTasks' answer: the ids it retried. It retries FAILURE tasks only (SUCCESS and

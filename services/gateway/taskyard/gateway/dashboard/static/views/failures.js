@@ -6,7 +6,7 @@
 // (views/redrives.js). Reloaded when a pulse says tasks changed (at most every few
 // seconds). Every string of a task is put in as text.
 
-import { call } from "../api.js";
+import { call, named } from "../api.js";
 import { ago, h, replace, taskLink, time } from "../dom.js";
 import { coalesce, follow } from "../pulse.js";
 import { actionButton } from "./actions.js";
@@ -48,7 +48,7 @@ function groupRow(g) {
   return h("tr", { "data-group": g.groupId },
     h("th", { scope: "row" }, h("a", { href: `#/failures/${encodeURIComponent(g.groupId)}` },
       h("span", { class: "mono" }, g.name || "-"))),
-    h("td", {}, g.queue || "default"),
+    h("td", {}, named(g, g.queue || "default")),
     h("td", { "data-cell": "error" }, h("strong", {}, g.type || "failure"), g.message ? `: ${g.message}` : ""),
     h("td", { class: "mono", "data-cell": "frame" }, g.frame || "-"),
     h("td", { class: "num", "data-cell": "count" }, g.count || "0"),
@@ -126,7 +126,7 @@ function deadRow(d) {
 function groupFacts(g) {
   const rows = [
     ["group", h("span", { class: "mono" }, g.groupId)],
-    ["queue", g.queue || "default"],
+    ["queue", named(g, g.queue || "default")],
     ["task", h("span", { class: "mono" }, g.name || "-")],
     ["error", g.type || "-"],
     ["message", g.message || "-"],

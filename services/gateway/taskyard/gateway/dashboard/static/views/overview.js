@@ -1,7 +1,7 @@
 // Overview: queue depth by state, throughput and latency from the pulse (the
 // gateway's summary of the live events), and the pools with their worker processes.
 
-import { call } from "../api.js";
+import { call, named } from "../api.js";
 import { chart } from "../chart.js";
 import { ago, bytes, duration, h, replace, section, seconds } from "../dom.js";
 import { coalesce, follow } from "../pulse.js";
@@ -13,17 +13,17 @@ const COUNTS = ["pending", "queued", "scheduled", "assigned", "running", "retryi
   "failed", "cancelled"];
 
 function queueTable(status, page, refresh) {
-  const rows = (status.queues || []).map((q) => h("tr", { "data-queue": q.name },
-    h("th", { scope: "row" }, q.name, q.paused ? h("span", { class: "badge paused" }, "paused") : ""),
+  const rows = (status.queues || []).map((q) => [q, named(q, q.name)]).map(([q, name]) => h("tr", { "data-queue": name },
+    h("th", { scope: "row" }, name, q.paused ? h("span", { class: "badge paused" }, "paused") : ""),
     COUNTS.map((c) => h("td", { class: "num", "data-count": c }, q[c] || "0")),
     h("td", { class: "num" }, duration(seconds(q.meanDuration))),
     h("td", { class: "actions" },
       q.paused
-        ? actionButton("Resume", page, () => resumeQueue(q.name), { done: `queue ${q.name} resumed`, after: refresh, "aria-label": `Resume queue ${q.name}` })
-        : actionButton("Pause", page, () => pauseQueue(q.name), { done: `queue ${q.name} paused`, after: refresh, "aria-label": `Pause queue ${q.name}` }),
+        ? actionButton("Resume", page, () => resumeQueue(q.name, q.tenant), { done: `queue ${name} resumed`, after: refresh, "aria-label": `Resume queue ${name}` })
+        : actionButton("Pause", page, () => pauseQueue(q.name, q.tenant), { done: `queue ${name} paused`, after: refresh, "aria-label": `Pause queue ${name}` }),
       Number(q.failed || 0) > 0
-        ? actionButton("Retry failed", page, () => retryTasks({ queue: q.name }),
-          { done: (r) => retried(r, `no failed task in ${q.name}`, ` of ${q.name}`), after: refresh, "aria-label": `Retry the failed tasks of ${q.name}` })
+        ? actionButton("Retry failed", page, () => retryTasks({ queue: q.name }, q.tenant),
+          { done: (r) => retried(r, `no failed task in ${name}`, ` of ${name}`), after: refresh, "aria-label": `Retry the failed tasks of ${name}` })
         : ""),
   ));
   return h("table", { class: "grid", id: "queues" },

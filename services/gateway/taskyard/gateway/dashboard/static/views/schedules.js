@@ -1,7 +1,7 @@
 // Schedules: next and last run, times run; pause, resume, trigger. Reloaded when
 // a pulse says schedules changed, and every few seconds (next-run times move on their own).
 
-import { call } from "../api.js";
+import { call, named } from "../api.js";
 import { ago, duration, h, replace, seconds, taskLink } from "../dom.js";
 import { coalesce, follow } from "../pulse.js";
 import { actionButton } from "./actions.js";
@@ -18,7 +18,7 @@ function row(s, page, reload) {
     () => call("ScheduleService", method, { id: s.id }),
     { done: typeof done === "function" ? done : `${s.name}: ${done}`, after: reload, "aria-label": `${label} ${s.name}` });
   return h("tr", { "data-schedule": s.name },
-    h("th", { scope: "row" }, s.name, s.paused ? h("span", { class: "badge paused" }, "paused") : ""),
+    h("th", { scope: "row" }, named(s, s.name), s.paused ? h("span", { class: "badge paused" }, "paused") : ""),
     h("td", {}, s.task ? s.task.name : "-"),
     h("td", {}, every(s)),
     h("td", {}, s.paused ? "-" : ago(s.nextRunAt)),

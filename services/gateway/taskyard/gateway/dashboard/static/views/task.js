@@ -5,7 +5,7 @@
 // seconds while the task is queued (its holders and next admission change with
 // other tasks' events, not its own).
 
-import { call, config } from "../api.js";
+import { call, config, named } from "../api.js";
 import { badge, clock, duration, enumName, FINAL, h, json, replace, section, seconds, stateName, taskLink, time } from "../dom.js";
 import { open } from "../sse.js";
 import { actionButton, cancelTask, retried, retryTasks } from "./actions.js";
@@ -44,7 +44,7 @@ export function gate(explained) {
 function facts(task) {
   const rows = [
     ["id", h("span", { class: "mono" }, task.id)],
-    ["queue", task.queue || "default"],
+    ["queue", named(task, task.queue || "default")],
     ["priority", enumName(task.priority, "PRIORITY_")],
     ["attempt", `${task.attempt || 0} (max retries ${task.maxRetries >= 0 ? task.maxRetries : "as declared"})`],
     ["worker", task.workerId || "-"],

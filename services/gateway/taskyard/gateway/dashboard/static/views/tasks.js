@@ -1,7 +1,7 @@
 // Tasks: ListTasks with filters and paging; the page is fetched again when a
 // pulse names one of its tasks, or (on the first page) a task its filters match.
 
-import { call } from "../api.js";
+import { call, named } from "../api.js";
 import { ago, badge, h, replace, STATES, taskLink } from "../dom.js";
 import { coalesce, follow } from "../pulse.js";
 import { actionButton, retried, retryTasks } from "./actions.js";
@@ -13,7 +13,7 @@ function row(task) {
   return h("tr", { "data-task-id": task.id },
     h("td", {}, taskLink(task.id, task.name)),
     h("td", { class: "mono" }, task.id.slice(0, 13)),
-    h("td", {}, task.queue || "default"),
+    h("td", {}, named(task, task.queue || "default")),
     h("td", { "data-cell": "state" }, badge(task.state)),
     h("td", { class: "num", "data-cell": "attempt" }, task.attempt || 0),
     h("td", {}, ago(task.createdAt)),

@@ -139,4 +139,24 @@ java.lang.String defaultValue);
    * @return The redrives.
    */
   int getRedrives();
+
+  /**
+   * <pre>
+   * The tenant of its task ("" the default tenant); the queue is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant of its task ("" the default tenant); the queue is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

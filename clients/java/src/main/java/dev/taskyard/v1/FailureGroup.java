@@ -41,6 +41,7 @@ private static final long serialVersionUID = 0L;
     sampleTaskIds_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
     sampleTraceback_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -497,6 +498,53 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TENANT_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -544,6 +592,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sampleTraceback_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 11, sampleTraceback_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -588,6 +639,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(sampleTraceback_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(11, sampleTraceback_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(60, tenant_);
     }
     return size;
   }
@@ -641,6 +695,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getSampleTaskIdsList())) return false;
     if (!getSampleTraceback()
         .equals(other.getSampleTraceback())) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -681,6 +737,8 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + SAMPLE_TRACEBACK_FIELD_NUMBER;
     hash = (53 * hash) + getSampleTraceback().hashCode();
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -843,6 +901,7 @@ private static final long serialVersionUID = 0L;
       sampleTaskIds_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       sampleTraceback_ = "";
+      tenant_ = "";
       return this;
     }
 
@@ -917,6 +976,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000400) != 0)) {
         result.sampleTraceback_ = sampleTraceback_;
       }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.tenant_ = tenant_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -984,6 +1046,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getSampleTraceback().isEmpty()) {
         sampleTraceback_ = other.sampleTraceback_;
         bitField0_ |= 0x00000400;
+        onChanged();
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00000800;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -1069,6 +1136,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000400;
               break;
             } // case 90
+            case 482: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 482
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2126,6 +2198,98 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       sampleTraceback_ = value;
       bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00000800);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000800;
       onChanged();
       return this;
     }

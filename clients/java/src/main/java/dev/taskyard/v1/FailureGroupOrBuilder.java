@@ -216,4 +216,24 @@ public interface FailureGroupOrBuilder extends
    */
   com.google.protobuf.ByteString
       getSampleTracebackBytes();
+
+  /**
+   * <pre>
+   * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant of its dead letters ("" the default tenant); the queue is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

@@ -183,7 +183,7 @@ public final class FailureServiceProto extends com.google.protobuf.GeneratedFile
       "(\tR\007taskIds\0225\n\006reason\030\010 \001(\0162\035.taskyard.v" +
       "1.DeadLetterReasonR\006reason\022\020\n\003all\030\t \001(\010R" +
       "\003all\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n" +
-      "\005value\030\002 \001(\tR\005value:\0028\001\"\364\002\n\014FailureGroup" +
+      "\005value\030\002 \001(\tR\005value:\0028\001\"\214\003\n\014FailureGroup" +
       "\022\031\n\010group_id\030\001 \001(\tR\007groupId\022\024\n\005queue\030\002 \001" +
       "(\tR\005queue\022\022\n\004name\030\003 \001(\tR\004name\022\022\n\004type\030\004 " +
       "\001(\tR\004type\022\030\n\007message\030\005 \001(\tR\007message\022\024\n\005f" +
@@ -192,114 +192,116 @@ public final class FailureServiceProto extends com.google.protobuf.GeneratedFile
       "mestampR\tfirstSeen\0227\n\tlast_seen\030\t \001(\0132\032." +
       "google.protobuf.TimestampR\010lastSeen\022&\n\017s" +
       "ample_task_ids\030\n \003(\tR\rsampleTaskIds\022)\n\020s" +
-      "ample_traceback\030\013 \001(\tR\017sampleTraceback\"\212" +
-      "\001\n\030ListFailureGroupsRequest\0222\n\006filter\030\001 " +
-      "\001(\0132\032.taskyard.v1.FailureFilterR\006filter\022" +
-      "\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage_tok" +
-      "en\030\003 \001(\tR\tpageToken\"v\n\031ListFailureGroups" +
-      "Response\0221\n\006groups\030\001 \003(\0132\031.taskyard.v1.F" +
-      "ailureGroupR\006groups\022&\n\017next_page_token\030\002" +
-      " \001(\tR\rnextPageToken\"\351\002\n\nDeadLetter\022\027\n\007ta" +
-      "sk_id\030\001 \001(\tR\006taskId\022\024\n\005queue\030\002 \001(\tR\005queu" +
-      "e\022\022\n\004name\030\003 \001(\tR\004name\0225\n\006reason\030\004 \001(\0162\035." +
-      "taskyard.v1.DeadLetterReasonR\006reason\022\031\n\010" +
-      "group_id\030\005 \001(\tR\007groupId\0222\n\007failure\030\006 \001(\013" +
-      "2\030.taskyard.v1.TaskFailureR\007failure\022;\n\006l" +
-      "abels\030\007 \003(\0132#.taskyard.v1.DeadLetter.Lab" +
-      "elsEntryR\006labels\022\032\n\010redrives\030\010 \001(\005R\010redr" +
-      "ives\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n" +
-      "\005value\030\002 \001(\tR\005value:\0028\001\"\205\001\n\023ListFailures" +
-      "Request\0222\n\006filter\030\001 \001(\0132\032.taskyard.v1.Fa" +
-      "ilureFilterR\006filter\022\033\n\tpage_size\030\002 \001(\005R\010" +
-      "pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"" +
-      "s\n\024ListFailuresResponse\0223\n\010failures\030\001 \003(" +
-      "\0132\027.taskyard.v1.DeadLetterR\010failures\022&\n\017" +
-      "next_page_token\030\002 \001(\tR\rnextPageToken\"\310\003\n" +
-      "\007Redrive\022\016\n\002id\030\001 \001(\tR\002id\0222\n\006filter\030\002 \001(\013" +
-      "2\032.taskyard.v1.FailureFilterR\006filter\022\022\n\004" +
-      "rate\030\003 \001(\001R\004rate\022/\n\005state\030\004 \001(\0162\031.taskya" +
-      "rd.v1.RedriveStateR\005state\022\035\n\ncreated_by\030" +
-      "\005 \001(\tR\tcreatedBy\0229\n\ncreated_at\030\006 \001(\0132\032.g" +
-      "oogle.protobuf.TimestampR\tcreatedAt\0229\n\nu" +
-      "pdated_at\030\007 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\tupdatedAt\022;\n\013finished_at\030\010 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\nfinishedAt\022\030\n\007m" +
-      "atched\030\t \001(\003R\007matched\022\032\n\010requeued\030\n \001(\003R" +
-      "\010requeued\022\030\n\007skipped\030\013 \001(\003R\007skipped\022\022\n\004n" +
-      "ote\030\014 \001(\tR\004note\"\351\001\n\013RedriveItem\022\027\n\007task_" +
-      "id\030\001 \001(\tR\006taskId\0225\n\007outcome\030\002 \001(\0162\033.task" +
-      "yard.v1.RedriveOutcomeR\007outcome\022%\n\016faile" +
-      "d_attempt\030\003 \001(\005R\rfailedAttempt\022\037\n\013new_at" +
-      "tempt\030\004 \001(\005R\nnewAttempt\022*\n\002at\030\005 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\002at\022\026\n\006detail\030\006 " +
-      "\001(\tR\006detail\"\205\001\n\016RedriveRequest\0222\n\006filter" +
-      "\030\001 \001(\0132\032.taskyard.v1.FailureFilterR\006filt" +
-      "er\022\022\n\004rate\030\002 \001(\001R\004rate\022\027\n\007dry_run\030\003 \001(\010R" +
-      "\006dryRun\022\022\n\004note\030\004 \001(\tR\004note\"\214\001\n\017RedriveR" +
-      "esponse\022.\n\007redrive\030\001 \001(\0132\024.taskyard.v1.R" +
-      "edriveR\007redrive\022\030\n\007matched\030\002 \001(\003R\007matche" +
-      "d\022/\n\006sample\030\003 \003(\0132\027.taskyard.v1.DeadLett" +
-      "erR\006sample\"#\n\021GetRedriveRequest\022\016\n\002id\030\001 " +
-      "\001(\tR\002id\"D\n\022GetRedriveResponse\022.\n\007redrive" +
-      "\030\001 \001(\0132\024.taskyard.v1.RedriveR\007redrive\"Q\n" +
-      "\023ListRedrivesRequest\022\033\n\tpage_size\030\001 \001(\005R" +
-      "\010pageSize\022\035\n\npage_token\030\002 \001(\tR\tpageToken" +
-      "\"p\n\024ListRedrivesResponse\0220\n\010redrives\030\001 \003" +
-      "(\0132\024.taskyard.v1.RedriveR\010redrives\022&\n\017ne" +
-      "xt_page_token\030\002 \001(\tR\rnextPageToken\"e\n\027Li" +
-      "stRedriveItemsRequest\022\016\n\002id\030\001 \001(\tR\002id\022\033\n" +
-      "\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage_token" +
-      "\030\003 \001(\tR\tpageToken\"r\n\030ListRedriveItemsRes" +
-      "ponse\022.\n\005items\030\001 \003(\0132\030.taskyard.v1.Redri" +
-      "veItemR\005items\022&\n\017next_page_token\030\002 \001(\tR\r" +
-      "nextPageToken\"%\n\023PauseRedriveRequest\022\016\n\002" +
-      "id\030\001 \001(\tR\002id\"F\n\024PauseRedriveResponse\022.\n\007" +
-      "redrive\030\001 \001(\0132\024.taskyard.v1.RedriveR\007red" +
-      "rive\"&\n\024ResumeRedriveRequest\022\016\n\002id\030\001 \001(\t" +
-      "R\002id\"G\n\025ResumeRedriveResponse\022.\n\007redrive" +
-      "\030\001 \001(\0132\024.taskyard.v1.RedriveR\007redrive\"&\n" +
-      "\024CancelRedriveRequest\022\016\n\002id\030\001 \001(\tR\002id\"G\n" +
-      "\025CancelRedriveResponse\022.\n\007redrive\030\001 \001(\0132" +
-      "\024.taskyard.v1.RedriveR\007redrive\"f\n\027PurgeD" +
-      "eadLettersRequest\0222\n\006filter\030\001 \001(\0132\032.task" +
-      "yard.v1.FailureFilterR\006filter\022\027\n\007dry_run" +
-      "\030\002 \001(\010R\006dryRun\"2\n\030PurgeDeadLettersRespon" +
-      "se\022\026\n\006purged\030\001 \001(\003R\006purged*\227\001\n\014RedriveSt" +
-      "ate\022\035\n\031REDRIVE_STATE_UNSPECIFIED\020\000\022\031\n\025RE" +
-      "DRIVE_STATE_RUNNING\020\001\022\030\n\024REDRIVE_STATE_P" +
-      "AUSED\020\002\022\026\n\022REDRIVE_STATE_DONE\020\003\022\033\n\027REDRI" +
-      "VE_STATE_CANCELLED\020\004*\250\001\n\016RedriveOutcome\022" +
-      "\037\n\033REDRIVE_OUTCOME_UNSPECIFIED\020\000\022\033\n\027REDR" +
-      "IVE_OUTCOME_PENDING\020\001\022\034\n\030REDRIVE_OUTCOME" +
-      "_REQUEUED\020\002\022\033\n\027REDRIVE_OUTCOME_SKIPPED\020\003" +
-      "\022\035\n\031REDRIVE_OUTCOME_CANCELLED\020\0042\372\006\n\016Fail" +
-      "ureService\022b\n\021ListFailureGroups\022%.taskya" +
-      "rd.v1.ListFailureGroupsRequest\032&.taskyar" +
-      "d.v1.ListFailureGroupsResponse\022S\n\014ListFa" +
-      "ilures\022 .taskyard.v1.ListFailuresRequest" +
-      "\032!.taskyard.v1.ListFailuresResponse\022D\n\007R" +
-      "edrive\022\033.taskyard.v1.RedriveRequest\032\034.ta" +
-      "skyard.v1.RedriveResponse\022M\n\nGetRedrive\022" +
-      "\036.taskyard.v1.GetRedriveRequest\032\037.taskya" +
-      "rd.v1.GetRedriveResponse\022S\n\014ListRedrives" +
-      "\022 .taskyard.v1.ListRedrivesRequest\032!.tas" +
-      "kyard.v1.ListRedrivesResponse\022_\n\020ListRed" +
-      "riveItems\022$.taskyard.v1.ListRedriveItems" +
-      "Request\032%.taskyard.v1.ListRedriveItemsRe" +
-      "sponse\022S\n\014PauseRedrive\022 .taskyard.v1.Pau" +
-      "seRedriveRequest\032!.taskyard.v1.PauseRedr" +
-      "iveResponse\022V\n\rResumeRedrive\022!.taskyard." +
-      "v1.ResumeRedriveRequest\032\".taskyard.v1.Re" +
-      "sumeRedriveResponse\022V\n\rCancelRedrive\022!.t" +
-      "askyard.v1.CancelRedriveRequest\032\".taskya" +
-      "rd.v1.CancelRedriveResponse\022_\n\020PurgeDead" +
-      "Letters\022$.taskyard.v1.PurgeDeadLettersRe" +
-      "quest\032%.taskyard.v1.PurgeDeadLettersResp" +
-      "onseB\267\001\n\017dev.taskyard.v1B\023FailureService" +
-      "ProtoP\001ZBgithub.com/taskyard/taskyard/cl" +
-      "ients/go/gen/taskyard/v1;taskyardv1\242\002\003TX" +
-      "X\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard" +
-      "\\V1\\GPBMetadata\352\002\014Taskyard::V1b\006proto3"
+      "ample_traceback\030\013 \001(\tR\017sampleTraceback\022\026" +
+      "\n\006tenant\030< \001(\tR\006tenant\"\212\001\n\030ListFailureGr" +
+      "oupsRequest\0222\n\006filter\030\001 \001(\0132\032.taskyard.v" +
+      "1.FailureFilterR\006filter\022\033\n\tpage_size\030\002 \001" +
+      "(\005R\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageTo" +
+      "ken\"v\n\031ListFailureGroupsResponse\0221\n\006grou" +
+      "ps\030\001 \003(\0132\031.taskyard.v1.FailureGroupR\006gro" +
+      "ups\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTo" +
+      "ken\"\201\003\n\nDeadLetter\022\027\n\007task_id\030\001 \001(\tR\006tas" +
+      "kId\022\024\n\005queue\030\002 \001(\tR\005queue\022\022\n\004name\030\003 \001(\tR" +
+      "\004name\0225\n\006reason\030\004 \001(\0162\035.taskyard.v1.Dead" +
+      "LetterReasonR\006reason\022\031\n\010group_id\030\005 \001(\tR\007" +
+      "groupId\0222\n\007failure\030\006 \001(\0132\030.taskyard.v1.T" +
+      "askFailureR\007failure\022;\n\006labels\030\007 \003(\0132#.ta" +
+      "skyard.v1.DeadLetter.LabelsEntryR\006labels" +
+      "\022\032\n\010redrives\030\010 \001(\005R\010redrives\022\026\n\006tenant\030<" +
+      " \001(\tR\006tenant\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\t" +
+      "R\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\205\001\n\023List" +
+      "FailuresRequest\0222\n\006filter\030\001 \001(\0132\032.taskya" +
+      "rd.v1.FailureFilterR\006filter\022\033\n\tpage_size" +
+      "\030\002 \001(\005R\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpa" +
+      "geToken\"s\n\024ListFailuresResponse\0223\n\010failu" +
+      "res\030\001 \003(\0132\027.taskyard.v1.DeadLetterR\010fail" +
+      "ures\022&\n\017next_page_token\030\002 \001(\tR\rnextPageT" +
+      "oken\"\340\003\n\007Redrive\022\016\n\002id\030\001 \001(\tR\002id\0222\n\006filt" +
+      "er\030\002 \001(\0132\032.taskyard.v1.FailureFilterR\006fi" +
+      "lter\022\022\n\004rate\030\003 \001(\001R\004rate\022/\n\005state\030\004 \001(\0162" +
+      "\031.taskyard.v1.RedriveStateR\005state\022\035\n\ncre" +
+      "ated_by\030\005 \001(\tR\tcreatedBy\0229\n\ncreated_at\030\006" +
+      " \001(\0132\032.google.protobuf.TimestampR\tcreate" +
+      "dAt\0229\n\nupdated_at\030\007 \001(\0132\032.google.protobu" +
+      "f.TimestampR\tupdatedAt\022;\n\013finished_at\030\010 " +
+      "\001(\0132\032.google.protobuf.TimestampR\nfinishe" +
+      "dAt\022\030\n\007matched\030\t \001(\003R\007matched\022\032\n\010requeue" +
+      "d\030\n \001(\003R\010requeued\022\030\n\007skipped\030\013 \001(\003R\007skip" +
+      "ped\022\022\n\004note\030\014 \001(\tR\004note\022\026\n\006tenant\030< \001(\tR" +
+      "\006tenant\"\351\001\n\013RedriveItem\022\027\n\007task_id\030\001 \001(\t" +
+      "R\006taskId\0225\n\007outcome\030\002 \001(\0162\033.taskyard.v1." +
+      "RedriveOutcomeR\007outcome\022%\n\016failed_attemp" +
+      "t\030\003 \001(\005R\rfailedAttempt\022\037\n\013new_attempt\030\004 " +
+      "\001(\005R\nnewAttempt\022*\n\002at\030\005 \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\002at\022\026\n\006detail\030\006 \001(\tR\006det" +
+      "ail\"\205\001\n\016RedriveRequest\0222\n\006filter\030\001 \001(\0132\032" +
+      ".taskyard.v1.FailureFilterR\006filter\022\022\n\004ra" +
+      "te\030\002 \001(\001R\004rate\022\027\n\007dry_run\030\003 \001(\010R\006dryRun\022" +
+      "\022\n\004note\030\004 \001(\tR\004note\"\214\001\n\017RedriveResponse\022" +
+      ".\n\007redrive\030\001 \001(\0132\024.taskyard.v1.RedriveR\007" +
+      "redrive\022\030\n\007matched\030\002 \001(\003R\007matched\022/\n\006sam" +
+      "ple\030\003 \003(\0132\027.taskyard.v1.DeadLetterR\006samp" +
+      "le\"#\n\021GetRedriveRequest\022\016\n\002id\030\001 \001(\tR\002id\"" +
+      "D\n\022GetRedriveResponse\022.\n\007redrive\030\001 \001(\0132\024" +
+      ".taskyard.v1.RedriveR\007redrive\"Q\n\023ListRed" +
+      "rivesRequest\022\033\n\tpage_size\030\001 \001(\005R\010pageSiz" +
+      "e\022\035\n\npage_token\030\002 \001(\tR\tpageToken\"p\n\024List" +
+      "RedrivesResponse\0220\n\010redrives\030\001 \003(\0132\024.tas" +
+      "kyard.v1.RedriveR\010redrives\022&\n\017next_page_" +
+      "token\030\002 \001(\tR\rnextPageToken\"e\n\027ListRedriv" +
+      "eItemsRequest\022\016\n\002id\030\001 \001(\tR\002id\022\033\n\tpage_si" +
+      "ze\030\002 \001(\005R\010pageSize\022\035\n\npage_token\030\003 \001(\tR\t" +
+      "pageToken\"r\n\030ListRedriveItemsResponse\022.\n" +
+      "\005items\030\001 \003(\0132\030.taskyard.v1.RedriveItemR\005" +
+      "items\022&\n\017next_page_token\030\002 \001(\tR\rnextPage" +
+      "Token\"%\n\023PauseRedriveRequest\022\016\n\002id\030\001 \001(\t" +
+      "R\002id\"F\n\024PauseRedriveResponse\022.\n\007redrive\030" +
+      "\001 \001(\0132\024.taskyard.v1.RedriveR\007redrive\"&\n\024" +
+      "ResumeRedriveRequest\022\016\n\002id\030\001 \001(\tR\002id\"G\n\025" +
+      "ResumeRedriveResponse\022.\n\007redrive\030\001 \001(\0132\024" +
+      ".taskyard.v1.RedriveR\007redrive\"&\n\024CancelR" +
+      "edriveRequest\022\016\n\002id\030\001 \001(\tR\002id\"G\n\025CancelR" +
+      "edriveResponse\022.\n\007redrive\030\001 \001(\0132\024.taskya" +
+      "rd.v1.RedriveR\007redrive\"f\n\027PurgeDeadLette" +
+      "rsRequest\0222\n\006filter\030\001 \001(\0132\032.taskyard.v1." +
+      "FailureFilterR\006filter\022\027\n\007dry_run\030\002 \001(\010R\006" +
+      "dryRun\"2\n\030PurgeDeadLettersResponse\022\026\n\006pu" +
+      "rged\030\001 \001(\003R\006purged*\227\001\n\014RedriveState\022\035\n\031R" +
+      "EDRIVE_STATE_UNSPECIFIED\020\000\022\031\n\025REDRIVE_ST" +
+      "ATE_RUNNING\020\001\022\030\n\024REDRIVE_STATE_PAUSED\020\002\022" +
+      "\026\n\022REDRIVE_STATE_DONE\020\003\022\033\n\027REDRIVE_STATE" +
+      "_CANCELLED\020\004*\250\001\n\016RedriveOutcome\022\037\n\033REDRI" +
+      "VE_OUTCOME_UNSPECIFIED\020\000\022\033\n\027REDRIVE_OUTC" +
+      "OME_PENDING\020\001\022\034\n\030REDRIVE_OUTCOME_REQUEUE" +
+      "D\020\002\022\033\n\027REDRIVE_OUTCOME_SKIPPED\020\003\022\035\n\031REDR" +
+      "IVE_OUTCOME_CANCELLED\020\0042\372\006\n\016FailureServi" +
+      "ce\022b\n\021ListFailureGroups\022%.taskyard.v1.Li" +
+      "stFailureGroupsRequest\032&.taskyard.v1.Lis" +
+      "tFailureGroupsResponse\022S\n\014ListFailures\022 " +
+      ".taskyard.v1.ListFailuresRequest\032!.tasky" +
+      "ard.v1.ListFailuresResponse\022D\n\007Redrive\022\033" +
+      ".taskyard.v1.RedriveRequest\032\034.taskyard.v" +
+      "1.RedriveResponse\022M\n\nGetRedrive\022\036.taskya" +
+      "rd.v1.GetRedriveRequest\032\037.taskyard.v1.Ge" +
+      "tRedriveResponse\022S\n\014ListRedrives\022 .tasky" +
+      "ard.v1.ListRedrivesRequest\032!.taskyard.v1" +
+      ".ListRedrivesResponse\022_\n\020ListRedriveItem" +
+      "s\022$.taskyard.v1.ListRedriveItemsRequest\032" +
+      "%.taskyard.v1.ListRedriveItemsResponse\022S" +
+      "\n\014PauseRedrive\022 .taskyard.v1.PauseRedriv" +
+      "eRequest\032!.taskyard.v1.PauseRedriveRespo" +
+      "nse\022V\n\rResumeRedrive\022!.taskyard.v1.Resum" +
+      "eRedriveRequest\032\".taskyard.v1.ResumeRedr" +
+      "iveResponse\022V\n\rCancelRedrive\022!.taskyard." +
+      "v1.CancelRedriveRequest\032\".taskyard.v1.Ca" +
+      "ncelRedriveResponse\022_\n\020PurgeDeadLetters\022" +
+      "$.taskyard.v1.PurgeDeadLettersRequest\032%." +
+      "taskyard.v1.PurgeDeadLettersResponseB\267\001\n" +
+      "\017dev.taskyard.v1B\023FailureServiceProtoP\001Z" +
+      "Bgithub.com/taskyard/taskyard/clients/go" +
+      "/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Task" +
+      "yard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBM" +
+      "etadata\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -324,7 +326,7 @@ public final class FailureServiceProto extends com.google.protobuf.GeneratedFile
     internal_static_taskyard_v1_FailureGroup_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_FailureGroup_descriptor,
-        new java.lang.String[] { "GroupId", "Queue", "Name", "Type", "Message", "Frame", "Count", "FirstSeen", "LastSeen", "SampleTaskIds", "SampleTraceback", });
+        new java.lang.String[] { "GroupId", "Queue", "Name", "Type", "Message", "Frame", "Count", "FirstSeen", "LastSeen", "SampleTaskIds", "SampleTraceback", "Tenant", });
     internal_static_taskyard_v1_ListFailureGroupsRequest_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_taskyard_v1_ListFailureGroupsRequest_fieldAccessorTable = new
@@ -342,7 +344,7 @@ public final class FailureServiceProto extends com.google.protobuf.GeneratedFile
     internal_static_taskyard_v1_DeadLetter_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_DeadLetter_descriptor,
-        new java.lang.String[] { "TaskId", "Queue", "Name", "Reason", "GroupId", "Failure", "Labels", "Redrives", });
+        new java.lang.String[] { "TaskId", "Queue", "Name", "Reason", "GroupId", "Failure", "Labels", "Redrives", "Tenant", });
     internal_static_taskyard_v1_DeadLetter_LabelsEntry_descriptor =
       internal_static_taskyard_v1_DeadLetter_descriptor.getNestedType(0);
     internal_static_taskyard_v1_DeadLetter_LabelsEntry_fieldAccessorTable = new
@@ -366,7 +368,7 @@ public final class FailureServiceProto extends com.google.protobuf.GeneratedFile
     internal_static_taskyard_v1_Redrive_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Redrive_descriptor,
-        new java.lang.String[] { "Id", "Filter", "Rate", "State", "CreatedBy", "CreatedAt", "UpdatedAt", "FinishedAt", "Matched", "Requeued", "Skipped", "Note", });
+        new java.lang.String[] { "Id", "Filter", "Rate", "State", "CreatedBy", "CreatedAt", "UpdatedAt", "FinishedAt", "Matched", "Requeued", "Skipped", "Note", "Tenant", });
     internal_static_taskyard_v1_RedriveItem_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_taskyard_v1_RedriveItem_fieldAccessorTable = new

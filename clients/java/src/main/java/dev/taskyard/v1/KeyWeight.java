@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   }
   private KeyWeight() {
     key_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -116,6 +117,55 @@ private static final long serialVersionUID = 0L;
     return weight_;
   }
 
+  public static final int TENANT_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant whose key it is ("" the default tenant). Set by the server from the
+   * caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant whose key it is ("" the default tenant). Set by the server from the
+   * caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -136,6 +186,9 @@ private static final long serialVersionUID = 0L;
     if (weight_ != 0) {
       output.writeInt32(2, weight_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -146,6 +199,9 @@ private static final long serialVersionUID = 0L;
     if (weight_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(2, weight_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(60, tenant_);
     }
     return size;
   }
@@ -175,6 +231,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getKey())) return false;
     if (getWeight()
         != other.getWeight()) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -190,6 +248,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getKey().hashCode();
     hash = (37 * hash) + WEIGHT_FIELD_NUMBER;
     hash = (53 * hash) + getWeight();
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -328,6 +388,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       key_ = "";
       weight_ = 0;
+      tenant_ = "";
       return this;
     }
 
@@ -367,6 +428,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.weight_ = weight_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.tenant_ = tenant_;
+      }
     }
 
     @java.lang.Override
@@ -388,6 +452,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getWeight() != 0) {
         setWeight(other.getWeight());
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00000004;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -423,6 +492,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 16
+            case 482: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 482
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -572,6 +646,103 @@ private static final long serialVersionUID = 0L;
     public Builder clearWeight() {
       bitField0_ = (bitField0_ & ~0x00000002);
       weight_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant whose key it is ("" the default tenant). Set by the server from the
+     * caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose key it is ("" the default tenant). Set by the server from the
+     * caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose key it is ("" the default tenant). Set by the server from the
+     * caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose key it is ("" the default tenant). Set by the server from the
+     * caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00000004);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose key it is ("" the default tenant). Set by the server from the
+     * caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000004;
       onChanged();
       return this;
     }

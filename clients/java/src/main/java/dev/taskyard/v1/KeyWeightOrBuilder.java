@@ -39,4 +39,26 @@ public interface KeyWeightOrBuilder extends
    * @return The weight.
    */
   int getWeight();
+
+  /**
+   * <pre>
+   * The tenant whose key it is ("" the default tenant). Set by the server from the
+   * caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant whose key it is ("" the default tenant). Set by the server from the
+   * caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     description_ = "";
     taskName_ = "";
     keyArgument_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -497,6 +498,55 @@ private static final long serialVersionUID = 0L;
     return usage_ == null ? dev.taskyard.v1.LimitUsage.getDefaultInstance() : usage_;
   }
 
+  public static final int TENANT_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+   * Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+   * Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -544,6 +594,9 @@ private static final long serialVersionUID = 0L;
     if (kindCase_ == 11) {
       output.writeMessage(11, (dev.taskyard.v1.CircuitBreaker) kind_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -587,6 +640,9 @@ private static final long serialVersionUID = 0L;
     if (kindCase_ == 11) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(11, (dev.taskyard.v1.CircuitBreaker) kind_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(60, tenant_);
     }
     return size;
   }
@@ -637,6 +693,8 @@ private static final long serialVersionUID = 0L;
       if (!getUsage()
           .equals(other.getUsage())) return false;
     }
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getKindCase().equals(other.getKindCase())) return false;
     switch (kindCase_) {
       case 2:
@@ -688,6 +746,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + USAGE_FIELD_NUMBER;
       hash = (53 * hash) + getUsage().hashCode();
     }
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     switch (kindCase_) {
       case 2:
         hash = (37 * hash) + RATE_FIELD_NUMBER;
@@ -872,6 +932,7 @@ private static final long serialVersionUID = 0L;
         usageBuilder_.dispose();
         usageBuilder_ = null;
       }
+      tenant_ = "";
       kindCase_ = 0;
       kind_ = null;
       return this;
@@ -942,6 +1003,9 @@ private static final long serialVersionUID = 0L;
             : usageBuilder_.build();
         to_bitField0_ |= 0x00000004;
       }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.tenant_ = tenant_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1005,6 +1069,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasUsage()) {
         mergeUsage(other.getUsage());
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00000800;
+        onChanged();
       }
       switch (other.getKindCase()) {
         case RATE: {
@@ -1114,6 +1183,11 @@ private static final long serialVersionUID = 0L;
               kindCase_ = 11;
               break;
             } // case 90
+            case 482: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 482
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2412,6 +2486,103 @@ private static final long serialVersionUID = 0L;
         usage_ = null;
       }
       return usageBuilder_;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+     * Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+     * Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+     * Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+     * Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00000800);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+     * Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:taskyard.v1.Limit)

@@ -216,5 +216,27 @@ public interface LimitOrBuilder extends
    */
   dev.taskyard.v1.LimitUsageOrBuilder getUsageOrBuilder();
 
+  /**
+   * <pre>
+   * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+   * Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant whose limit it is ("" the default tenant); the name is as that tenant knows it.
+   * Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
+
   dev.taskyard.v1.Limit.KindCase getKindCase();
 }

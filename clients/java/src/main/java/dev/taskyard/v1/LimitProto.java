@@ -97,7 +97,7 @@ public final class LimitProto extends com.google.protobuf.GeneratedFile {
       "\030\005 \001(\003R\016halfOpenProbes\022/\n\024max_refunds_pe" +
       "r_task\030\006 \001(\003R\021maxRefundsPerTask\0228\n\nmax_o" +
       "utage\030\007 \001(\0132\031.google.protobuf.DurationR\t" +
-      "maxOutage\"\355\003\n\005Limit\022\022\n\004name\030\001 \001(\tR\004name\022" +
+      "maxOutage\"\205\004\n\005Limit\022\022\n\004name\030\001 \001(\tR\004name\022" +
       ",\n\004rate\030\002 \001(\0132\026.taskyard.v1.RateLimitH\000R" +
       "\004rate\022A\n\013concurrency\030\003 \001(\0132\035.taskyard.v1" +
       ".ConcurrencyLimitH\000R\013concurrency\0227\n\007brea" +
@@ -109,27 +109,28 @@ public final class LimitProto extends com.google.protobuf.GeneratedFile {
       "e.protobuf.TimestampR\tcreatedAt\0229\n\nupdat" +
       "ed_at\030\t \001(\0132\032.google.protobuf.TimestampR" +
       "\tupdatedAt\022-\n\005usage\030\n \001(\0132\027.taskyard.v1." +
-      "LimitUsageR\005usageB\006\n\004kind\"\320\001\n\nLimitUsage" +
-      "\022 \n\014units_in_use\030\001 \001(\003R\nunitsInUse\022\032\n\010ad" +
-      "mitted\030\002 \001(\003R\010admitted\022\034\n\tthrottled\030\003 \001(" +
-      "\003R\tthrottled\022\030\n\007waiting\030\004 \001(\003R\007waiting\022\022" +
-      "\n\004keys\030\005 \001(\003R\004keys\0228\n\014busiest_keys\030\006 \003(\013" +
-      "2\025.taskyard.v1.KeyUsageR\013busiestKeys\"X\n\010" +
-      "KeyUsage\022\020\n\003key\030\001 \001(\tR\003key\022 \n\014units_in_u" +
-      "se\030\002 \001(\003R\nunitsInUse\022\030\n\007waiting\030\003 \001(\003R\007w" +
-      "aiting\"5\n\tKeyWeight\022\020\n\003key\030\001 \001(\tR\003key\022\026\n" +
-      "\006weight\030\002 \001(\005R\006weight\"\207\002\n\010FlowGate\022\024\n\005li" +
-      "mit\030\001 \001(\tR\005limit\022\020\n\003key\030\002 \001(\tR\003key\022F\n\021ne" +
-      "xt_admission_at\030\003 \001(\0132\032.google.protobuf." +
-      "TimestampR\017nextAdmissionAt\022\035\n\nholder_ids" +
-      "\030\004 \003(\tR\tholderIds\022\032\n\010position\030\005 \001(\003R\010pos" +
-      "ition\022\035\n\nkeys_ahead\030\006 \001(\003R\tkeysAhead\0221\n\006" +
-      "waited\030\007 \001(\0132\031.google.protobuf.DurationR" +
-      "\006waitedB\256\001\n\017dev.taskyard.v1B\nLimitProtoP" +
-      "\001ZBgithub.com/taskyard/taskyard/clients/" +
-      "go/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Ta" +
-      "skyard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GP" +
-      "BMetadata\352\002\014Taskyard::V1b\006proto3"
+      "LimitUsageR\005usage\022\026\n\006tenant\030< \001(\tR\006tenan" +
+      "tB\006\n\004kind\"\320\001\n\nLimitUsage\022 \n\014units_in_use" +
+      "\030\001 \001(\003R\nunitsInUse\022\032\n\010admitted\030\002 \001(\003R\010ad" +
+      "mitted\022\034\n\tthrottled\030\003 \001(\003R\tthrottled\022\030\n\007" +
+      "waiting\030\004 \001(\003R\007waiting\022\022\n\004keys\030\005 \001(\003R\004ke" +
+      "ys\0228\n\014busiest_keys\030\006 \003(\0132\025.taskyard.v1.K" +
+      "eyUsageR\013busiestKeys\"X\n\010KeyUsage\022\020\n\003key\030" +
+      "\001 \001(\tR\003key\022 \n\014units_in_use\030\002 \001(\003R\nunitsI" +
+      "nUse\022\030\n\007waiting\030\003 \001(\003R\007waiting\"M\n\tKeyWei" +
+      "ght\022\020\n\003key\030\001 \001(\tR\003key\022\026\n\006weight\030\002 \001(\005R\006w" +
+      "eight\022\026\n\006tenant\030< \001(\tR\006tenant\"\207\002\n\010FlowGa" +
+      "te\022\024\n\005limit\030\001 \001(\tR\005limit\022\020\n\003key\030\002 \001(\tR\003k" +
+      "ey\022F\n\021next_admission_at\030\003 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\017nextAdmissionAt\022\035\n\nho" +
+      "lder_ids\030\004 \003(\tR\tholderIds\022\032\n\010position\030\005 " +
+      "\001(\003R\010position\022\035\n\nkeys_ahead\030\006 \001(\003R\tkeysA" +
+      "head\0221\n\006waited\030\007 \001(\0132\031.google.protobuf.D" +
+      "urationR\006waitedB\256\001\n\017dev.taskyard.v1B\nLim" +
+      "itProtoP\001ZBgithub.com/taskyard/taskyard/" +
+      "clients/go/gen/taskyard/v1;taskyardv1\242\002\003" +
+      "TXX\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027Taskya" +
+      "rd\\V1\\GPBMetadata\352\002\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -166,7 +167,7 @@ public final class LimitProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_Limit_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Limit_descriptor,
-        new java.lang.String[] { "Name", "Rate", "Concurrency", "Breaker", "PerKey", "Description", "TaskName", "KeyArgument", "CreatedAt", "UpdatedAt", "Usage", "Kind", });
+        new java.lang.String[] { "Name", "Rate", "Concurrency", "Breaker", "PerKey", "Description", "TaskName", "KeyArgument", "CreatedAt", "UpdatedAt", "Usage", "Tenant", "Kind", });
     internal_static_taskyard_v1_LimitUsage_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_taskyard_v1_LimitUsage_fieldAccessorTable = new
@@ -184,7 +185,7 @@ public final class LimitProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_KeyWeight_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_KeyWeight_descriptor,
-        new java.lang.String[] { "Key", "Weight", });
+        new java.lang.String[] { "Key", "Weight", "Tenant", });
     internal_static_taskyard_v1_FlowGate_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_taskyard_v1_FlowGate_fieldAccessorTable = new

@@ -118,4 +118,24 @@ public interface QueueInfoOrBuilder extends
    * @return The failedToday.
    */
   long getFailedToday();
+
+  /**
+   * <pre>
+   * The tenant whose queue it is ("" the default tenant); the name is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant whose queue it is ("" the default tenant); the name is as that tenant knows it.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

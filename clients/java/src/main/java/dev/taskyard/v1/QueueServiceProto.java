@@ -122,7 +122,7 @@ public final class QueueServiceProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\037taskyard/v1/queue_service.proto\022\013tasky" +
       "ard.v1\032\036google/protobuf/duration.proto\032\037" +
-      "google/protobuf/timestamp.proto\"\220\003\n\tQueu" +
+      "google/protobuf/timestamp.proto\"\250\003\n\tQueu" +
       "eInfo\022\022\n\004name\030\001 \001(\tR\004name\022\026\n\006paused\030\002 \001(" +
       "\010R\006paused\022\030\n\007pending\030\003 \001(\003R\007pending\022\026\n\006q" +
       "ueued\030\004 \001(\003R\006queued\022\034\n\tscheduled\030\005 \001(\003R\t" +
@@ -132,70 +132,71 @@ public final class QueueServiceProto extends com.google.protobuf.GeneratedFile {
       "d\022\026\n\006failed\030\n \001(\003R\006failed\022\034\n\tcancelled\030\013" +
       " \001(\003R\tcancelled\022>\n\rmean_duration\030\014 \001(\0132\031" +
       ".google.protobuf.DurationR\014meanDuration\022" +
-      "!\n\014failed_today\030\r \001(\003R\013failedToday\")\n\021Pa" +
-      "useQueueRequest\022\024\n\005queue\030\001 \001(\tR\005queue\"B\n" +
-      "\022PauseQueueResponse\022,\n\005queue\030\001 \001(\0132\026.tas" +
-      "kyard.v1.QueueInfoR\005queue\"*\n\022ResumeQueue" +
-      "Request\022\024\n\005queue\030\001 \001(\tR\005queue\"C\n\023ResumeQ" +
-      "ueueResponse\022,\n\005queue\030\001 \001(\0132\026.taskyard.v" +
-      "1.QueueInfoR\005queue\")\n\021ClearQueueRequest\022" +
-      "\024\n\005queue\030\001 \001(\tR\005queue\".\n\022ClearQueueRespo" +
-      "nse\022\030\n\007cleared\030\001 \001(\003R\007cleared\"e\n\021RetryTa" +
-      "sksRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name" +
-      "\030\002 \001(\tR\004name\022\020\n\003ids\030\003 \003(\tR\003ids\022\024\n\005limit\030" +
-      "\004 \001(\005R\005limit\"&\n\022RetryTasksResponse\022\020\n\003id" +
-      "s\030\001 \003(\tR\003ids\"\027\n\025GetQueueStatusRequest\"\316\001" +
-      "\n\026GetQueueStatusResponse\022.\n\006queues\030\001 \003(\013" +
-      "2\026.taskyard.v1.QueueInfoR\006queues\022\030\n\007serv" +
-      "ers\030\002 \001(\005R\007servers\022\032\n\010capacity\030\003 \001(\005R\010ca" +
-      "pacity\022#\n\rrunning_tasks\030\004 \001(\005R\014runningTa" +
-      "sks\022)\n\020late_completions\030\005 \001(\003R\017lateCompl" +
-      "etions\"\310\001\n\rWorkerProcess\022\024\n\005index\030\001 \001(\005R" +
-      "\005index\022\020\n\003pid\030\002 \001(\005R\003pid\022\024\n\005state\030\003 \001(\tR" +
-      "\005state\022\033\n\trss_bytes\030\004 \001(\003R\010rssBytes\022#\n\rr" +
-      "unning_tasks\030\005 \001(\005R\014runningTasks\0227\n\tlast" +
-      "_beat\030\006 \001(\0132\032.google.protobuf.TimestampR" +
-      "\010lastBeat\"\300\004\n\006Server\022\027\n\007pool_id\030\001 \001(\tR\006p" +
-      "oolId\022\037\n\013server_name\030\002 \001(\tR\nserverName\022\037" +
-      "\n\013max_workers\030\003 \001(\005R\nmaxWorkers\022%\n\016activ" +
-      "e_workers\030\004 \001(\005R\ractiveWorkers\022!\n\014idle_w" +
-      "orkers\030\005 \001(\005R\013idleWorkers\022#\n\rrunning_tas" +
-      "ks\030\006 \001(\005R\014runningTasks\022\035\n\nis_running\030\007 \001" +
-      "(\010R\tisRunning\022A\n\016last_heartbeat\030\010 \001(\0132\032." +
-      "google.protobuf.TimestampR\rlastHeartbeat" +
-      "\022\024\n\005state\030\t \001(\tR\005state\022\035\n\ntask_names\030\n \003" +
-      "(\tR\ttaskNames\022\033\n\trss_bytes\030\013 \001(\003R\010rssByt" +
-      "es\022\032\n\010capacity\030\014 \001(\005R\010capacity\022D\n\020last_d" +
-      "ispatch_at\030\r \001(\0132\032.google.protobuf.Times" +
-      "tampR\016lastDispatchAt\0224\n\007workers\030\016 \003(\0132\032." +
-      "taskyard.v1.WorkerProcessR\007workers\022 \n\013co" +
-      "ncurrency\030\017 \001(\005R\013concurrency\"H\n\022ListServ" +
-      "ersRequest\0222\n\007max_age\030\001 \001(\0132\031.google.pro" +
-      "tobuf.DurationR\006maxAge\"D\n\023ListServersRes" +
-      "ponse\022-\n\007servers\030\001 \003(\0132\023.taskyard.v1.Ser" +
-      "verR\007servers\"M\n\021PurgeTasksRequest\0228\n\nold" +
-      "er_than\030\001 \001(\0132\031.google.protobuf.Duration" +
-      "R\tolderThan\",\n\022PurgeTasksResponse\022\026\n\006pur" +
-      "ged\030\001 \001(\003R\006purged2\311\004\n\014QueueService\022M\n\nPa" +
-      "useQueue\022\036.taskyard.v1.PauseQueueRequest" +
-      "\032\037.taskyard.v1.PauseQueueResponse\022P\n\013Res" +
-      "umeQueue\022\037.taskyard.v1.ResumeQueueReques" +
-      "t\032 .taskyard.v1.ResumeQueueResponse\022M\n\nC" +
-      "learQueue\022\036.taskyard.v1.ClearQueueReques" +
-      "t\032\037.taskyard.v1.ClearQueueResponse\022M\n\nRe" +
-      "tryTasks\022\036.taskyard.v1.RetryTasksRequest" +
-      "\032\037.taskyard.v1.RetryTasksResponse\022Y\n\016Get" +
-      "QueueStatus\022\".taskyard.v1.GetQueueStatus" +
-      "Request\032#.taskyard.v1.GetQueueStatusResp" +
-      "onse\022P\n\013ListServers\022\037.taskyard.v1.ListSe" +
-      "rversRequest\032 .taskyard.v1.ListServersRe" +
-      "sponse\022M\n\nPurgeTasks\022\036.taskyard.v1.Purge" +
-      "TasksRequest\032\037.taskyard.v1.PurgeTasksRes" +
-      "ponseB\265\001\n\017dev.taskyard.v1B\021QueueServiceP" +
-      "rotoP\001ZBgithub.com/taskyard/taskyard/cli" +
-      "ents/go/gen/taskyard/v1;taskyardv1\242\002\003TXX" +
-      "\252\002\013Taskyard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\" +
-      "V1\\GPBMetadata\352\002\014Taskyard::V1b\006proto3"
+      "!\n\014failed_today\030\r \001(\003R\013failedToday\022\026\n\006te" +
+      "nant\030< \001(\tR\006tenant\")\n\021PauseQueueRequest\022" +
+      "\024\n\005queue\030\001 \001(\tR\005queue\"B\n\022PauseQueueRespo" +
+      "nse\022,\n\005queue\030\001 \001(\0132\026.taskyard.v1.QueueIn" +
+      "foR\005queue\"*\n\022ResumeQueueRequest\022\024\n\005queue" +
+      "\030\001 \001(\tR\005queue\"C\n\023ResumeQueueResponse\022,\n\005" +
+      "queue\030\001 \001(\0132\026.taskyard.v1.QueueInfoR\005que" +
+      "ue\")\n\021ClearQueueRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\".\n\022ClearQueueResponse\022\030\n\007cleared\030\001" +
+      " \001(\003R\007cleared\"e\n\021RetryTasksRequest\022\024\n\005qu" +
+      "eue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\020\n\003" +
+      "ids\030\003 \003(\tR\003ids\022\024\n\005limit\030\004 \001(\005R\005limit\"&\n\022" +
+      "RetryTasksResponse\022\020\n\003ids\030\001 \003(\tR\003ids\"\027\n\025" +
+      "GetQueueStatusRequest\"\316\001\n\026GetQueueStatus" +
+      "Response\022.\n\006queues\030\001 \003(\0132\026.taskyard.v1.Q" +
+      "ueueInfoR\006queues\022\030\n\007servers\030\002 \001(\005R\007serve" +
+      "rs\022\032\n\010capacity\030\003 \001(\005R\010capacity\022#\n\rrunnin" +
+      "g_tasks\030\004 \001(\005R\014runningTasks\022)\n\020late_comp" +
+      "letions\030\005 \001(\003R\017lateCompletions\"\310\001\n\rWorke" +
+      "rProcess\022\024\n\005index\030\001 \001(\005R\005index\022\020\n\003pid\030\002 " +
+      "\001(\005R\003pid\022\024\n\005state\030\003 \001(\tR\005state\022\033\n\trss_by" +
+      "tes\030\004 \001(\003R\010rssBytes\022#\n\rrunning_tasks\030\005 \001" +
+      "(\005R\014runningTasks\0227\n\tlast_beat\030\006 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\010lastBeat\"\300\004\n\006Se" +
+      "rver\022\027\n\007pool_id\030\001 \001(\tR\006poolId\022\037\n\013server_" +
+      "name\030\002 \001(\tR\nserverName\022\037\n\013max_workers\030\003 " +
+      "\001(\005R\nmaxWorkers\022%\n\016active_workers\030\004 \001(\005R" +
+      "\ractiveWorkers\022!\n\014idle_workers\030\005 \001(\005R\013id" +
+      "leWorkers\022#\n\rrunning_tasks\030\006 \001(\005R\014runnin" +
+      "gTasks\022\035\n\nis_running\030\007 \001(\010R\tisRunning\022A\n" +
+      "\016last_heartbeat\030\010 \001(\0132\032.google.protobuf." +
+      "TimestampR\rlastHeartbeat\022\024\n\005state\030\t \001(\tR" +
+      "\005state\022\035\n\ntask_names\030\n \003(\tR\ttaskNames\022\033\n" +
+      "\trss_bytes\030\013 \001(\003R\010rssBytes\022\032\n\010capacity\030\014" +
+      " \001(\005R\010capacity\022D\n\020last_dispatch_at\030\r \001(\013" +
+      "2\032.google.protobuf.TimestampR\016lastDispat" +
+      "chAt\0224\n\007workers\030\016 \003(\0132\032.taskyard.v1.Work" +
+      "erProcessR\007workers\022 \n\013concurrency\030\017 \001(\005R" +
+      "\013concurrency\"H\n\022ListServersRequest\0222\n\007ma" +
+      "x_age\030\001 \001(\0132\031.google.protobuf.DurationR\006" +
+      "maxAge\"D\n\023ListServersResponse\022-\n\007servers" +
+      "\030\001 \003(\0132\023.taskyard.v1.ServerR\007servers\"M\n\021" +
+      "PurgeTasksRequest\0228\n\nolder_than\030\001 \001(\0132\031." +
+      "google.protobuf.DurationR\tolderThan\",\n\022P" +
+      "urgeTasksResponse\022\026\n\006purged\030\001 \001(\003R\006purge" +
+      "d2\311\004\n\014QueueService\022M\n\nPauseQueue\022\036.tasky" +
+      "ard.v1.PauseQueueRequest\032\037.taskyard.v1.P" +
+      "auseQueueResponse\022P\n\013ResumeQueue\022\037.tasky" +
+      "ard.v1.ResumeQueueRequest\032 .taskyard.v1." +
+      "ResumeQueueResponse\022M\n\nClearQueue\022\036.task" +
+      "yard.v1.ClearQueueRequest\032\037.taskyard.v1." +
+      "ClearQueueResponse\022M\n\nRetryTasks\022\036.tasky" +
+      "ard.v1.RetryTasksRequest\032\037.taskyard.v1.R" +
+      "etryTasksResponse\022Y\n\016GetQueueStatus\022\".ta" +
+      "skyard.v1.GetQueueStatusRequest\032#.taskya" +
+      "rd.v1.GetQueueStatusResponse\022P\n\013ListServ" +
+      "ers\022\037.taskyard.v1.ListServersRequest\032 .t" +
+      "askyard.v1.ListServersResponse\022M\n\nPurgeT" +
+      "asks\022\036.taskyard.v1.PurgeTasksRequest\032\037.t" +
+      "askyard.v1.PurgeTasksResponseB\265\001\n\017dev.ta" +
+      "skyard.v1B\021QueueServiceProtoP\001ZBgithub.c" +
+      "om/taskyard/taskyard/clients/go/gen/task" +
+      "yard/v1;taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002" +
+      "\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002" +
+      "\014Taskyard::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -208,7 +209,7 @@ public final class QueueServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_QueueInfo_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_QueueInfo_descriptor,
-        new java.lang.String[] { "Name", "Paused", "Pending", "Queued", "Scheduled", "Assigned", "Running", "Retrying", "Succeeded", "Failed", "Cancelled", "MeanDuration", "FailedToday", });
+        new java.lang.String[] { "Name", "Paused", "Pending", "Queued", "Scheduled", "Assigned", "Running", "Retrying", "Succeeded", "Failed", "Cancelled", "MeanDuration", "FailedToday", "Tenant", });
     internal_static_taskyard_v1_PauseQueueRequest_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_taskyard_v1_PauseQueueRequest_fieldAccessorTable = new

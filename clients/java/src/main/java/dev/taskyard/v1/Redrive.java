@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     state_ = 0;
     createdBy_ = "";
     note_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -387,6 +388,53 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TENANT_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant whose dead letters it requeues ("" the default tenant).
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant whose dead letters it requeues ("" the default tenant).
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -437,6 +485,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(note_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 12, note_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, tenant_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -485,6 +536,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(note_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(12, note_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(60, tenant_);
     }
     return size;
   }
@@ -546,6 +600,8 @@ private static final long serialVersionUID = 0L;
         != other.getSkipped()) return false;
     if (!getNote()
         .equals(other.getNote())) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -593,6 +649,8 @@ private static final long serialVersionUID = 0L;
         getSkipped());
     hash = (37 * hash) + NOTE_FIELD_NUMBER;
     hash = (53 * hash) + getNote().hashCode();
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -765,6 +823,7 @@ private static final long serialVersionUID = 0L;
       requeued_ = 0L;
       skipped_ = 0L;
       note_ = "";
+      tenant_ = "";
       return this;
     }
 
@@ -847,6 +906,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000800) != 0)) {
         result.note_ = note_;
       }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.tenant_ = tenant_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -902,6 +964,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getNote().isEmpty()) {
         note_ = other.note_;
         bitField0_ |= 0x00000800;
+        onChanged();
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00001000;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -996,6 +1063,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000800;
               break;
             } // case 98
+            case 482: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 482
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2013,6 +2085,98 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       note_ = value;
       bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant whose dead letters it requeues ("" the default tenant).
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose dead letters it requeues ("" the default tenant).
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose dead letters it requeues ("" the default tenant).
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose dead letters it requeues ("" the default tenant).
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00001000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose dead letters it requeues ("" the default tenant).
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00001000;
       onChanged();
       return this;
     }

@@ -187,4 +187,24 @@ public interface RedriveOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNoteBytes();
+
+  /**
+   * <pre>
+   * The tenant whose dead letters it requeues ("" the default tenant).
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant whose dead letters it requeues ("" the default tenant).
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
 }

@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     timeZone_ = "";
     overlap_ = 0;
     lastTaskId_ = "";
+    tenant_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -618,6 +619,55 @@ private static final long serialVersionUID = 0L;
     return timesSkipped_;
   }
 
+  public static final int TENANT_FIELD_NUMBER = 60;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object tenant_ = "";
+  /**
+   * <pre>
+   * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+   * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  @java.lang.Override
+  public java.lang.String getTenant() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      tenant_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+   * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTenantBytes() {
+    java.lang.Object ref = tenant_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      tenant_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -679,6 +729,9 @@ private static final long serialVersionUID = 0L;
     }
     if (timesSkipped_ != 0L) {
       output.writeInt64(16, timesSkipped_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 60, tenant_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -742,6 +795,9 @@ private static final long serialVersionUID = 0L;
     if (timesSkipped_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(16, timesSkipped_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(tenant_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(60, tenant_);
     }
     return size;
   }
@@ -809,6 +865,8 @@ private static final long serialVersionUID = 0L;
         != other.getDeclared()) return false;
     if (getTimesSkipped()
         != other.getTimesSkipped()) return false;
+    if (!getTenant()
+        .equals(other.getTenant())) return false;
     if (!getSpecCase().equals(other.getSpecCase())) return false;
     switch (specCase_) {
       case 4:
@@ -875,6 +933,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TIMES_SKIPPED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getTimesSkipped());
+    hash = (37 * hash) + TENANT_FIELD_NUMBER;
+    hash = (53 * hash) + getTenant().hashCode();
     switch (specCase_) {
       case 4:
         hash = (37 * hash) + INTERVAL_FIELD_NUMBER;
@@ -1069,6 +1129,7 @@ private static final long serialVersionUID = 0L;
       }
       declared_ = false;
       timesSkipped_ = 0L;
+      tenant_ = "";
       specCase_ = 0;
       spec_ = null;
       return this;
@@ -1163,6 +1224,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00008000) != 0)) {
         result.timesSkipped_ = timesSkipped_;
       }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.tenant_ = tenant_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1236,6 +1300,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getTimesSkipped() != 0L) {
         setTimesSkipped(other.getTimesSkipped());
+      }
+      if (!other.getTenant().isEmpty()) {
+        tenant_ = other.tenant_;
+        bitField0_ |= 0x00010000;
+        onChanged();
       }
       switch (other.getSpecCase()) {
         case INTERVAL: {
@@ -1368,6 +1437,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00008000;
               break;
             } // case 128
+            case 482: {
+              tenant_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 482
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2928,6 +3002,103 @@ private static final long serialVersionUID = 0L;
     public Builder clearTimesSkipped() {
       bitField0_ = (bitField0_ & ~0x00008000);
       timesSkipped_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object tenant_ = "";
+    /**
+     * <pre>
+     * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+     * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The tenant.
+     */
+    public java.lang.String getTenant() {
+      java.lang.Object ref = tenant_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        tenant_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+     * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return The bytes for tenant.
+     */
+    public com.google.protobuf.ByteString
+        getTenantBytes() {
+      java.lang.Object ref = tenant_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        tenant_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+     * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenant(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      tenant_ = value;
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+     * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTenant() {
+      tenant_ = getDefaultInstance().getTenant();
+      bitField0_ = (bitField0_ & ~0x00010000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+     * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+     * </pre>
+     *
+     * <code>string tenant = 60 [json_name = "tenant"];</code>
+     * @param value The bytes for tenant to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTenantBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      tenant_ = value;
+      bitField0_ |= 0x00010000;
       onChanged();
       return this;
     }

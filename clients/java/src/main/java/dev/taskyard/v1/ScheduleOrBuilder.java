@@ -291,5 +291,27 @@ public interface ScheduleOrBuilder extends
    */
   long getTimesSkipped();
 
+  /**
+   * <pre>
+   * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+   * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The tenant.
+   */
+  java.lang.String getTenant();
+  /**
+   * <pre>
+   * The tenant whose schedule it is ("" the default tenant), and whose tasks its runs are;
+   * the name is as that tenant knows it. Set by the server from the caller's token, ignored in a request.
+   * </pre>
+   *
+   * <code>string tenant = 60 [json_name = "tenant"];</code>
+   * @return The bytes for tenant.
+   */
+  com.google.protobuf.ByteString
+      getTenantBytes();
+
   dev.taskyard.v1.Schedule.SpecCase getSpecCase();
 }

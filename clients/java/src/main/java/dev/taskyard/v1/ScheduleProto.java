@@ -43,7 +43,7 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       "\n\032taskyard/v1/schedule.proto\022\013taskyard.v" +
       "1\032\036google/protobuf/duration.proto\032\037googl" +
       "e/protobuf/timestamp.proto\032\026taskyard/v1/" +
-      "task.proto\"\211\005\n\010Schedule\022\016\n\002id\030\001 \001(\tR\002id\022" +
+      "task.proto\"\241\005\n\010Schedule\022\016\n\002id\030\001 \001(\tR\002id\022" +
       "\022\n\004name\030\002 \001(\tR\004name\022)\n\004task\030\003 \001(\0132\025.task" +
       "yard.v1.TaskSpecR\004task\0227\n\010interval\030\004 \001(\013" +
       "2\031.google.protobuf.DurationH\000R\010interval\022" +
@@ -59,14 +59,15 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       "\tcreatedAt\0229\n\nupdated_at\030\016 \001(\0132\032.google." +
       "protobuf.TimestampR\tupdatedAt\022\032\n\010declare" +
       "d\030\017 \001(\010R\010declared\022#\n\rtimes_skipped\030\020 \001(\003" +
-      "R\014timesSkippedB\006\n\004spec*b\n\rOverlapPolicy\022" +
-      "\036\n\032OVERLAP_POLICY_UNSPECIFIED\020\000\022\027\n\023OVERL" +
-      "AP_POLICY_SKIP\020\001\022\030\n\024OVERLAP_POLICY_ALLOW" +
-      "\020\002B\261\001\n\017dev.taskyard.v1B\rScheduleProtoP\001Z" +
-      "Bgithub.com/taskyard/taskyard/clients/go" +
-      "/gen/taskyard/v1;taskyardv1\242\002\003TXX\252\002\013Task" +
-      "yard.V1\312\002\013Taskyard\\V1\342\002\027Taskyard\\V1\\GPBM" +
-      "etadata\352\002\014Taskyard::V1b\006proto3"
+      "R\014timesSkipped\022\026\n\006tenant\030< \001(\tR\006tenantB\006" +
+      "\n\004spec*b\n\rOverlapPolicy\022\036\n\032OVERLAP_POLIC" +
+      "Y_UNSPECIFIED\020\000\022\027\n\023OVERLAP_POLICY_SKIP\020\001" +
+      "\022\030\n\024OVERLAP_POLICY_ALLOW\020\002B\261\001\n\017dev.tasky" +
+      "ard.v1B\rScheduleProtoP\001ZBgithub.com/task" +
+      "yard/taskyard/clients/go/gen/taskyard/v1" +
+      ";taskyardv1\242\002\003TXX\252\002\013Taskyard.V1\312\002\013Taskya" +
+      "rd\\V1\342\002\027Taskyard\\V1\\GPBMetadata\352\002\014Taskya" +
+      "rd::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -80,7 +81,7 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
     internal_static_taskyard_v1_Schedule_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_taskyard_v1_Schedule_descriptor,
-        new java.lang.String[] { "Id", "Name", "Task", "Interval", "Cron", "TimeZone", "Paused", "Overlap", "TimesRun", "NextRunAt", "LastRunAt", "LastTaskId", "CreatedAt", "UpdatedAt", "Declared", "TimesSkipped", "Spec", });
+        new java.lang.String[] { "Id", "Name", "Task", "Interval", "Cron", "TimeZone", "Paused", "Overlap", "TimesRun", "NextRunAt", "LastRunAt", "LastTaskId", "CreatedAt", "UpdatedAt", "Declared", "TimesSkipped", "Tenant", "Spec", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
