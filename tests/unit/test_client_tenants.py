@@ -273,3 +273,28 @@ def test_a_bad_tenant_name_is_refused_before_any_call(tenant: str, shown: str) -
     with pytest.raises(ValueError, match="tenant must be 1 to 64 characters of") as refused:
         Client("127.0.0.1:1", tenant=tenant)
     assert str(refused.value).endswith(f"got {shown}")
+
+
+def test_a_queue_schedule_limit_weight_and_failure_views_say_whose_they_are() -> None:
+    from taskyard.client import (
+        DeadLetter,
+        FailureGroup,
+        KeyWeight,
+        LimitInfo,
+        QueueInfo,
+        Redrive,
+        ScheduleInfo,
+    )
+    from taskyard.v1 import failure_service_pb2, queue_service_pb2, schedule_pb2
+
+    acme: list[Any] = [
+        QueueInfo.from_proto(queue_service_pb2.QueueInfo(name="reports", tenant="acme")),
+        ScheduleInfo.from_proto(schedule_pb2.Schedule(id="s1", name="nightly", tenant="acme")),
+        LimitInfo.from_proto(limit_pb2.Limit(name="openai", tenant="acme")),
+        KeyWeight.from_proto(limit_pb2.KeyWeight(key="customer:42", weight=3, tenant="acme")),
+        FailureGroup.from_proto(failure_service_pb2.FailureGroup(group_id="g1", tenant="acme")),
+        DeadLetter.from_proto(failure_service_pb2.DeadLetter(task_id="t1", tenant="acme")),
+        Redrive.from_proto(failure_service_pb2.Redrive(id="r1", tenant="acme")),
+    ]
+    assert [x.tenant for x in acme] == ["acme"] * len(acme)
+    assert QueueInfo.from_proto(queue_service_pb2.QueueInfo(name="reports")).tenant == ""

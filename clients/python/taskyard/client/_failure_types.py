@@ -108,6 +108,9 @@ class FailureGroup:
     sample_task_ids: tuple[str, ...]
     sample_traceback: str
 
+    # Whose it is ("" the default tenant): an operator reading every tenant tells them apart by it.
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, g: fs.FailureGroup) -> FailureGroup:
         return cls(
@@ -122,6 +125,7 @@ class FailureGroup:
             last_seen=_when(g, "last_seen"),
             sample_task_ids=tuple(g.sample_task_ids),
             sample_traceback=g.sample_traceback,
+            tenant=g.tenant,
         )
 
 
@@ -142,6 +146,9 @@ class DeadLetter:
     # Times it was redriven before and failed again.
     redrives: int
 
+    # Whose it is ("" the default tenant): an operator reading every tenant tells them apart by it.
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, d: fs.DeadLetter) -> DeadLetter:
         f = d.failure
@@ -158,6 +165,7 @@ class DeadLetter:
             failed_at=_when(f, "failed_at"),
             labels=dict(d.labels),
             redrives=d.redrives,
+            tenant=d.tenant,
         )
 
 
@@ -178,6 +186,9 @@ class Redrive:
     skipped: int
     note: str
 
+    # Whose it is ("" the default tenant): an operator reading every tenant tells them apart by it.
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, r: fs.Redrive) -> Redrive:
         return cls(
@@ -193,6 +204,7 @@ class Redrive:
             requeued=r.requeued,
             skipped=r.skipped,
             note=r.note,
+            tenant=r.tenant,
         )
 
 

@@ -169,6 +169,9 @@ class LimitInfo:
     usage: LimitUsage | None
     breaker: Breaker | None = None
 
+    # Whose it is ("" the default tenant): an operator reading every tenant tells them apart by it.
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, m: limit_pb2.Limit) -> LimitInfo:
         kind = m.WhichOneof("kind")
@@ -186,6 +189,7 @@ class LimitInfo:
             updated_at=_when(m, "updated_at"),
             usage=LimitUsage.from_proto(m.usage) if m.HasField("usage") else None,
             breaker=Breaker.from_proto(m.breaker) if kind == "breaker" else None,
+            tenant=m.tenant,
         )
 
 
@@ -203,9 +207,12 @@ class KeyWeight:
     key: str
     weight: int
 
+    # Whose key it is ("" the default tenant).
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, w: limit_pb2.KeyWeight) -> KeyWeight:
-        return cls(key=w.key, weight=w.weight)
+        return cls(key=w.key, weight=w.weight, tenant=w.tenant)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

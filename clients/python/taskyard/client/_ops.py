@@ -77,6 +77,9 @@ class QueueInfo:
     mean_duration: datetime.timedelta
     failed_today: int
 
+    # Whose it is ("" the default tenant): an operator reading every tenant tells them apart by it.
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, q: qs.QueueInfo) -> QueueInfo:
         return cls(
@@ -85,6 +88,7 @@ class QueueInfo:
             counts={k: getattr(q, k) for k in _COUNTS},
             mean_duration=q.mean_duration.ToTimedelta(),
             failed_today=q.failed_today,
+            tenant=q.tenant,
         )
 
 

@@ -44,6 +44,9 @@ class ScheduleInfo:
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
 
+    # Whose it is ("" the default tenant): an operator reading every tenant tells them apart by it.
+    tenant: str = ""
+
     @classmethod
     def from_proto(cls, s: schedule_pb2.Schedule) -> ScheduleInfo:
         def when(field: str) -> datetime.datetime | None:
@@ -68,6 +71,7 @@ class ScheduleInfo:
             declared=s.declared,
             created_at=when("created_at"),
             updated_at=when("updated_at"),
+            tenant=s.tenant,
         )
 
 
