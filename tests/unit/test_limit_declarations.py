@@ -84,6 +84,7 @@ def test_a_key_argument_may_come_through_kwargs() -> None:
         ("flow_bad", {"concurrency": 2, "limit_key": "a-b"}, ValueError, "names a keyword argument"),
         ("send mail", {"rate_limit": "1/s"}, ValueError, "declares a limit the store would refuse: name"),
         ("n" * 120, {"concurrency": 1}, ValueError, "declares a limit the store would refuse: name"),
+        ("tenant", {"concurrency": 1}, ValueError, "must not start with 'tenant.'"),
     ],
 )
 def test_bad_declarations_fail_at_import(

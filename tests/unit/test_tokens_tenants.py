@@ -31,6 +31,8 @@ def test_the_fourth_field_names_the_tenant_and_without_it_the_token_is_an_operat
         ("tenant=", "must not be empty"),
         ("tenant=" + "a" * 65, "at most 64"),
         ("owner=acme", "the 4th field is 'tenant=NAME'"),
+        ("tenant=default", "'default' is reserved"),
+        ("tenant=other", "'other' is reserved"),
     ],
 )
 def test_a_bad_tenant_field_names_the_line_never_the_token(field: str, says: str) -> None:

@@ -54,6 +54,11 @@ DEFAULT_MAX_REFUNDS_PER_TASK = 20
 MAX_REFUNDS_PER_TASK = 10_000
 DEFAULT_MAX_OUTAGE_MS = 3_600_000
 
+# The tenants' quotas are gates named "tenant.concurrency" and "tenant.rate" keyed by
+# the tenant (scheduler/admission.py): a limit of that name, created or declared by a
+# task named "tenant", would be read as the quotas, so the prefix is theirs alone.
+RESERVED_PREFIX = "tenant."
+
 # FieldViolation reasons.
 UNKNOWN_LIMIT = "UNKNOWN_LIMIT"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
@@ -188,6 +193,14 @@ def limit_violations(limit: limit_pb2.Limit, path: str = "limit") -> list[Violat
     found = names.problem(limit.name, required=True)
     if found is not None:
         out.append(Violation(field=f"{path}.name", description=found[0], reason=found[1]))
+    elif limit.name.startswith(RESERVED_PREFIX):
+        out.append(
+            Violation(
+                field=f"{path}.name",
+                description=f"must not start with {RESERVED_PREFIX!r}: the tenants' quotas are named so, "
+                f"got {quote(limit.name)}",
+            )
+        )
     kind = limit.WhichOneof("kind")
     if kind is None:
         out.append(Violation(field=path, description="must set rate, concurrency or breaker"))

@@ -29,6 +29,9 @@ TENANT_SUSPENDED = "TENANT_SUSPENDED"
 OPERATOR_ONLY = "OPERATOR_ONLY"
 # The gRPC metadata key with which an operator token acts as one tenant.
 METADATA_KEY = "taskyard-tenant"
+# Names no tenant may take: "default" is how a pool's --serve-tenant and the metrics'
+# label name the default tenant, "other" the metrics' label of the tenants past their bound.
+RESERVED = frozenset({"default", "other"})
 # How much of a bad name a description quotes.
 _QUOTE_CHARS = 64
 
@@ -42,6 +45,8 @@ def fits(name: str) -> bool:
 
 def problem(name: str) -> str | None:
     """What is wrong with ``name`` as a tenant's name, or None."""
+    if name in RESERVED:
+        return f"{name!r} is reserved (it names the default tenant or the tenants past the metrics' bound)"
     if fits(name):
         return None
     if not name:
