@@ -146,3 +146,21 @@ async def test_tenant_service_is_an_operators_but_for_reading_its_own() -> None:
         assert await cache.refusal(method, auth.Identity(name="ops")) is None
     # GetTenant answers for itself (NOT_FOUND for another's name), even unknown.
     assert await cache.refusal("/taskyard.v1.TenantService/GetTenant", member) is None
+
+
+@pytest.mark.parametrize("method", sorted(auth.OPERATOR_METHODS))
+def test_a_tenant_token_calling_an_operators_rpc_is_told_so_before_its_scopes(
+    method: str, tmp_path: Any
+) -> None:
+    # A submit,read token of acme lacks 'admin' too, but no scope would let it: the
+    # refusal says whose the token is (OPERATOR_ONLY), not a scope to add.
+    path = tmp_path / "tokens"
+    path.write_text(f"{SECRET} submit,read acme-ci tenant=acme\n{OTHER} read ops\n")
+    authenticator = auth.Authenticator(auth.TokensFile(str(path)))
+    refusal = authenticator.check(method, (("authorization", f"Bearer {SECRET}"),))
+    assert refusal is not None and refusal.code is errors.Code.PERMISSION_DENIED
+    assert refusal.reason == tenants.OPERATOR_ONLY and "acme-ci" in refusal.message
+    # An operator's token short of the scope is told which scope it lacks.
+    needs_admin = method.endswith(("CreateTenant", "UpdateTenant", "SuspendTenant", "ResumeTenant"))
+    refusal = authenticator.check(method, (("authorization", f"Bearer {OTHER}"),))
+    assert (refusal.reason if refusal else None) == ("SCOPE_MISSING" if needs_admin else None)

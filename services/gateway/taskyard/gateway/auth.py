@@ -248,6 +248,10 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     # Reflection describes the API: any valid token (both versions, reflection.py).
     **{f"/{name}/{reflection.METHOD}": None for name in reflection.SERVICE_NAMES},
 }
+# TenantService but GetTenant (a tenant's token reads its own): an operator token's only.
+OPERATOR_METHODS = frozenset(
+    _TENANTS + m for m in ("CreateTenant", "ListTenants", "UpdateTenant", "SuspendTenant", "ResumeTenant")
+)
 # Probes carry no token.
 OPEN_METHODS = frozenset(f"/{health.SERVICE_NAME}/{m}" for m in ("Check", "Watch"))
 
@@ -452,6 +456,15 @@ class Authenticator(admission.Interceptor):
                 "TOKEN_INVALID",
                 "the token is not valid here (header 'authorization: Bearer <token>')",
             ), None
+        if scope_checked and token.tenant is not None and method in OPERATOR_METHODS:
+            # Whose the token is comes before what it may do: no scope would let a
+            # tenant's token call this, so SCOPE_MISSING would point the wrong way.
+            return _refusal(
+                errors.Code.PERMISSION_DENIED,
+                tenants.OPERATOR_ONLY,
+                f"{method.rsplit('/', 1)[-1]} is for operator tokens only; "
+                f"token '{token.name}' belongs to a tenant",
+            ), token
         scope = required_scope(method)
         if scope_checked and not token.allows(scope):
             assert scope is not None
