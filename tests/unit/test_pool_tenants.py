@@ -1,5 +1,5 @@
 """A pool serves every tenant, or the tenants it lists: TASKYARD_POOL_TENANTS or
-`taskyard serve worker-pool --tenant NAME` / `taskyard queue start --tenant NAME`
+`taskyard serve worker-pool --serve-tenant NAME` / `taskyard queue start --serve-tenant NAME`
 (repeatable, "default" the default tenant), said in its registration, its survey
 replies and its announcements."""
 
@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 from click.testing import CliRunner
 
-from taskyard.cli import queue_start, serve
+from taskyard.cli import main, queue_start, serve
 from taskyard.core.config import Settings
 from taskyard.worker_pool.links import SchedulerLink
 from taskyard.worker_pool.state import Outbox, PoolState
@@ -50,10 +50,10 @@ def test_the_command_lines_tenants_reach_the_pools_environment(monkeypatch: pyte
     monkeypatch.setenv("TASKYARD_POOL_TENANTS", "other")
     runner = CliRunner()
     # docs/cli.md's line, as written.
-    line = "taskyard serve worker-pool --tenant acme --tenant default --tasks taskyard.examples"
+    line = "taskyard serve worker-pool --serve-tenant acme --serve-tenant default --tasks taskyard.examples"
     result = runner.invoke(serve.serve_command, line.split()[2:])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(queue_start.queue_start_command, ["--tenant", "beta"])
+    result = runner.invoke(queue_start.queue_start_command, ["--serve-tenant", "beta"])
     assert result.exit_code == 0, result.output
     assert [(name, env["TASKYARD_POOL_TENANTS"]) for name, env in execs] == [
         ("worker-pool", "acme,default"),
@@ -65,10 +65,27 @@ def test_the_command_lines_tenants_reach_the_pools_environment(monkeypatch: pyte
 def test_a_bad_tenant_name_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     execs: list[str] = []
     monkeypatch.setattr(serve, "exec_service", lambda name, env: execs.append(name))
-    result = CliRunner().invoke(serve.serve_command, ["worker-pool", "--tenant", "Acme/x"])
+    result = CliRunner().invoke(serve.serve_command, ["worker-pool", "--serve-tenant", "Acme/x"])
     assert result.exit_code == 2
     assert "'Acme/x': a tenant's name must be 1 to 64 characters of [a-z0-9-]" in result.output
     assert "'default' for the default tenant" in result.output
-    result = CliRunner().invoke(serve.serve_command, ["gateway", "--tenant", "acme"])
-    assert result.exit_code == 2 and "--tenant only apply to worker-pool" in result.output
+    result = CliRunner().invoke(serve.serve_command, ["gateway", "--serve-tenant", "acme"])
+    assert result.exit_code == 2 and "--serve-tenant only apply to worker-pool" in result.output
     assert execs == []
+
+
+def test_the_pools_tenants_are_apart_from_acting_as_a_tenant(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --tenant has an operator token act as a tenant anywhere on the line; which
+    # tenants a pool serves is --serve-tenant, so the two never take each other's value.
+    execs: list[dict[str, str]] = []
+    monkeypatch.setattr(serve, "exec_service", lambda name, env: execs.append(dict(env)))
+    monkeypatch.setattr(queue_start, "exec_service", lambda name, env: execs.append(dict(env)))
+    monkeypatch.delenv("TASKYARD_POOL_TENANTS", raising=False)
+    runner = CliRunner()
+    line = ["--tenant", "acme", "serve", "worker-pool", "--serve-tenant", "beta"]
+    assert runner.invoke(main.cli, line).exit_code == 0
+    line = ["--tenant", "acme", "queue", "start", "--serve-tenant", "gamma"]
+    assert runner.invoke(main.cli, line).exit_code == 0
+    assert [env["TASKYARD_POOL_TENANTS"] for env in execs] == ["beta", "gamma"]
+    refused = runner.invoke(main.cli, ["serve", "worker-pool", "--tenant", "beta"])
+    assert refused.exit_code == 2 and "--tenant" in refused.output and execs[2:] == []

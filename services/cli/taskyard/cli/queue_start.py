@@ -12,7 +12,7 @@ import os
 
 import click
 
-from taskyard.cli.serve import TENANT_HELP, check_tenants, exec_service, pool_env, project_env
+from taskyard.cli.serve import SERVE_TENANT, TENANT_HELP, check_tenants, exec_service, pool_env, project_env
 
 
 @click.command("start")
@@ -37,7 +37,9 @@ from taskyard.cli.serve import TENANT_HELP, check_tenants, exec_service, pool_en
     metavar="MODULE",
     help="Module(s) of task functions to load (TASKYARD_TASK_MODULES).",
 )
-@click.option("--tenant", "tenants", multiple=True, metavar="NAME", callback=check_tenants, help=TENANT_HELP)
+@click.option(
+    SERVE_TENANT, "tenants", multiple=True, metavar="NAME", callback=check_tenants, help=TENANT_HELP
+)
 def queue_start_command(
     workers: int | None, concurrency: int | None, tasks: tuple[str, ...], tenants: tuple[str, ...]
 ) -> None:

@@ -46,7 +46,7 @@ def pool_env(
 
 
 def check_tenants(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    """``--tenant`` values: tenants' names, or "default" for the default tenant."""
+    """``--serve-tenant`` values: tenants' names, or "default" for the default tenant."""
     for name in value:
         if name != variables.DEFAULT_TENANT_NAME and not tenant_names.fits(name):
             raise click.BadParameter(
@@ -56,6 +56,9 @@ def check_tenants(_ctx: click.Context, _param: click.Parameter, value: tuple[str
     return value
 
 
+# The pool's option is not ``--tenant``: that one, accepted anywhere on the line, has an
+# operator token act as a tenant (connection.py), and a pool serving acme is no call made as acme.
+SERVE_TENANT = "--serve-tenant"
 TENANT_HELP = (
     "Run only this tenant's tasks (repeatable; 'default' is the default tenant; "
     "TASKYARD_POOL_TENANTS). Without it: every tenant's."
@@ -131,7 +134,7 @@ def run_side_by_side(names: list[str], env: Mapping[str, str], grace: float) -> 
     help="worker-pool: module(s) of task functions to load (TASKYARD_TASK_MODULES).",
 )
 @click.option(
-    "--tenant",
+    SERVE_TENANT,
     "tenants",
     multiple=True,
     metavar="NAME",
@@ -174,7 +177,7 @@ def serve_command(
         "--workers": workers,
         "--concurrency": concurrency,
         "--tasks": tasks or None,
-        "--tenant": tenants or None,
+        SERVE_TENANT: tenants or None,
     }
     if port is not None:
         env["TASKYARD_GRPC_PORT"] = str(port)
