@@ -225,10 +225,23 @@ def test_no_pool_serving_the_tasks_name_and_tenant_says_no_pool() -> None:
     asyncio.run(_loaded(h))
     h.flow.serving = lambda name, tenant: tenant == "acme"
     h.submit("b0", tenant="beta")
-    h.submit("a0", tenant="acme")
-    h.submit("a1", tenant="acme")
+    h.submit("a0", key="x", tenant="acme")
+    h.submit("a1", key="y", tenant="acme")
     assert _gate(h, "b0").reason == R.WAIT_REASON_NO_POOL
     assert _gate(h, "a1").reason == R.WAIT_REASON_FAIR_SHARE
+
+
+def test_fair_share_is_explained_by_the_callers_own_keys_never_another_tenants_work() -> None:
+    # beta's backlog is ahead of acme's one task in the turns, but a reason naming it
+    # (FAIR_SHARE, keys_ahead) would tell acme that beta has work waiting.
+    h = Harness()
+    asyncio.run(_loaded(h))
+    for i in range(3):
+        h.submit(f"b{i}", key=f"k{i}", tenant="beta")
+    h.submit("a0", tenant="acme")
+    gate = _gate(h, "a0")
+    assert gate.reason != R.WAIT_REASON_FAIR_SHARE and gate.gate.keys_ahead == 0
+    assert (_gate(h, "b2").reason, _gate(h, "b2").gate.keys_ahead) == (R.WAIT_REASON_FAIR_SHARE, 2)
 
 
 def test_a_tenant_caller_sees_its_own_tenants_limits_only() -> None:

@@ -244,9 +244,10 @@ class Lanes:
 
     def standing(self, task_id: str) -> tuple[str, int, int] | None:
         """Where a waiting task stands in its lane: its fairness key, the tasks of that
-        key ahead of it, and the others waiting in the lane with a turn before it can
-        come round again (its tenant's other keys, and the other tenants); a scan of
-        its key: ExplainTask's, not the dispatcher's."""
+        key ahead of it, and its tenant's other keys waiting in the lane, each with a
+        turn before it can come round again; a scan of its key: ExplainTask's, not the
+        dispatcher's. Other tenants waiting are not counted: whether another tenant has
+        work is nothing a tenant may learn."""
         ref = self._ids.get(task_id)
         if ref is None:
             return None
@@ -255,7 +256,7 @@ class Lanes:
         kq = tq.keys[ref.key]
         found = [s for s, r in kq.fifos[ref.name] if r.id == task_id]
         ahead = sum(1 for fifo in kq.fifos.values() for s, _ in fifo if s < found[0]) if found else 0
-        return ref.key, ahead, len(tq.keys) - 1 + len(lane.tenants) - 1
+        return ref.key, ahead, len(tq.keys) - 1
 
     def take(
         self,
