@@ -76,7 +76,13 @@ async def test_a_retention_chunk_reads_only_what_it_deletes(database_url: str, r
     conn = await asyncpg.connect(database_url)
     try:
         await seed(conn)
-        query, *args = bind("purge_final", before_us=int((time.time() - 86_400) * 1e6), limit=CHUNK)
+        query, *args = bind(
+            "purge_final",
+            before_us=int((time.time() - 86_400) * 1e6),
+            limit=CHUNK,
+            all_tenants=True,
+            tenant="",
+        )
         plan = await explain(conn, query, tuple(args))
     finally:
         await conn.close()

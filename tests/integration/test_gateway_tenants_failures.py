@@ -99,7 +99,14 @@ def test_a_tenants_queues_weights_and_submissions_are_its_own(env: Env) -> None:
     acme(acme.queues.ResumeQueue, Q.ResumeQueueRequest(queue="reports"))
     # Retrying or purging by filter reaches its own tenant's tasks only.
     assert list(beta(beta.queues.RetryTasks, Q.RetryTasksRequest(queue="reports")).ids) == []
-    beta(beta.queues.PurgeTasks, Q.PurgeTasksRequest())
+    # A's finished task, older than B's window, survives B's purge: B's purge counts none of A's.
+    done = acme(acme.tasks.RunTask, T.RunTaskRequest(task=task_pb2.TaskSpec(name="noop")), timeout=40)
+    assert (done.final, done.task.state) == (True, task_pb2.TASK_STATE_SUCCESS)
+    purge = Q.PurgeTasksRequest()
+    purge.older_than.FromMilliseconds(1)
+    assert beta(beta.queues.PurgeTasks, purge).purged == 0
+    kept = acme(acme.tasks.GetTask, T.GetTaskRequest(id=done.task.id)).task
+    assert (kept.id, kept.state) == (done.task.id, task_pb2.TASK_STATE_SUCCESS)
     assert acme(acme.tasks.GetTask, T.GetTaskRequest(id=a.id)).task.state == task_pb2.TASK_STATE_SCHEDULED
     assert beta(beta.tasks.GetTask, T.GetTaskRequest(id=b.id)).task.id == b.id
     # Key weights: A's key is its own.

@@ -79,7 +79,8 @@ class Operations:
 
                 raise errors.invalid([FieldViolation(field="older_than", description="must not be negative")])
             window = req.older_than_us or int(self.settings.retention_days * DAY_US)
-            count = await self.store._read(_count(self.purger.purge(window, request_id=request_id)))
+            purged = self.purger.purge(window, request_id=request_id, scope=req.scope)
+            count = await self.store._read(_count(purged))
             return queues_pb2.QueueOpReply(count=count.count)
         queues.validate(req, development=self.settings.development)
         reply: queues_pb2.QueueOpReply = await self.store._submit(contract.STORE_QUEUE_OP, req, 1, request_id)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import asyncpg
 
-from taskyard.bus.v1 import envelope_pb2, queues_pb2
+from taskyard.bus.v1 import envelope_pb2, queues_pb2, tenants_pb2
 from taskyard.core.clock import Clock
 
-from . import bus_requests
+from . import bus_requests, scopes
 from .queries import bind
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,15 @@ class Purger:
         self._lock = asyncio.Lock()
         self._keep_requests_s = keep_requests_s
 
-    async def purge(self, older_than_us: int | None = None, *, request_id: str = "") -> int:
-        """Delete final tasks finished more than ``older_than_us`` ago (default: the window).
+    async def purge(
+        self,
+        older_than_us: int | None = None,
+        *,
+        request_id: str = "",
+        scope: tenants_pb2.TenantScope = scopes.ALL,
+    ) -> int:
+        """Delete final tasks finished more than ``older_than_us`` ago (default: the window),
+        of the tenants ``scope`` reaches (a tenant's PurgeTasks: its own; retention: every one).
 
         ``request_id``: a PurgeTasks request's message id, recorded with the first chunk
         (bus_requests.py), so a copy of the request deletes nothing, on any store; it is
@@ -62,14 +70,17 @@ class Purger:
         with the total once the last chunk is done)."""
         window = self.retention_us if older_than_us is None else older_than_us
         cutoff_us = int(self.clock.now() * 1_000_000) - max(0, window)
+        whose = scopes.params(scope)
         total = 0
         async with self._lock:  # one purge at a time (the hourly one and PurgeTasks)
             first = True
             while True:
                 if first and request_id:
-                    rows = await self._first_chunk(cutoff_us, request_id)
+                    rows = await self._first_chunk(cutoff_us, request_id, whose)
                 else:
-                    rows = await self.pool.fetch(*bind("purge_final", before_us=cutoff_us, limit=self.chunk))
+                    rows = await self.pool.fetch(
+                        *bind("purge_final", before_us=cutoff_us, limit=self.chunk, **whose)
+                    )
                 first = False
                 if rows:
                     self._on_purged([r["id"] for r in rows])
@@ -85,11 +96,13 @@ class Purger:
             log.info("retention: purged %d final tasks finished before the cutoff", total)
         return total
 
-    async def _first_chunk(self, cutoff_us: int, request_id: str) -> list[asyncpg.Record]:
+    async def _first_chunk(
+        self, cutoff_us: int, request_id: str, whose: dict[str, Any]
+    ) -> list[asyncpg.Record]:
         async with self.pool.acquire() as conn, conn.transaction():
             await bus_requests.record_one(conn, request_id, envelope_pb2.KIND_STORE_QUEUE_OP)
             rows: list[asyncpg.Record] = await conn.fetch(
-                *bind("purge_final", before_us=cutoff_us, limit=self.chunk)
+                *bind("purge_final", before_us=cutoff_us, limit=self.chunk, **whose)
             )
             await bus_requests.keep_replies(conn, [request_id], [_purged(len(rows))])
             return rows

@@ -105,11 +105,13 @@ ORDER BY w.server_name, w.pool_id
 -- (0024_failure_rows.sql), so a chunk reads the rows it deletes and not the
 -- dead letters it keeps: keep them in step. The ids as an array, so the delete
 -- finds each by its key (IN let the planner hash-join every purgeable row).
+-- A tenant's PurgeTasks deletes its own tenant's tasks only (the retention loop
+-- and an operator over every tenant pass all_tenants).
 DELETE FROM tasks t
 WHERE t.id = ANY(ARRAY(
   SELECT p.id FROM tasks p
   WHERE p.state IN ('SUCCESS', 'FAILURE', 'CANCELLED') AND p.finished_at < ty_ts(:before_us::bigint)
-    AND p.dead_letter_reason = 0
+    AND p.dead_letter_reason = 0 AND (:all_tenants::boolean OR p.tenant = :tenant::text)
   ORDER BY p.finished_at
   LIMIT :limit::int
   FOR UPDATE SKIP LOCKED
