@@ -277,11 +277,11 @@ async def test_a_tenants_task_is_stored_with_its_names_qualified_and_read_back_a
     assert (err.reason, [v.field for v in err.violations]) == ("INVALID_TENANT", ["tasks[0].tenant"])
 
 
-async def test_a_child_is_its_parents_tenants_whatever_its_record_says(result_store: Any) -> None:
+async def test_a_child_without_a_tenant_is_its_parents_tenants(result_store: Any) -> None:
     await two_tenants(result_store)
     parent = add_task(tenant="acme")
     await insert(result_store, parent)
-    child = add_task(parent_id=parent.id, tenant="beta", queue="exports")
+    child = add_task(parent_id=parent.id, queue="exports")
     flow = tr.FlowControl(uses=[limit_pb2.LimitUse(limit="api", units=1)])
     bare = add_task(parent_id=parent.id, flow=flow)  # a pool's child: no tenant, bare names
     reply = await insert(result_store, child, bare)
@@ -291,7 +291,7 @@ async def test_a_child_is_its_parents_tenants_whatever_its_record_says(result_st
     # A default-tenant parent's child stays the default tenant's, with its names bare.
     top = add_task()
     await insert(result_store, top)
-    kid = add_task(parent_id=top.id, tenant="beta")
+    kid = add_task(parent_id=top.id)
     assert (await insert(result_store, kid)).tasks[0].queue == "default"
     assert (await stored(result_store, kid.id))["tenant"] == ""
     # Parent and child in one request.
@@ -456,6 +456,31 @@ async def test_a_dependency_or_parent_of_another_tenant_is_no_task(result_store:
     )
     mine = add_task(tenant="beta", depends_on=[theirs.id], state=task_pb2.TASK_STATE_PENDING)
     assert (await insert(result_store, mine)).tasks[0].created
+
+    # A parent of another tenant's (or of the default tenant's) is no task either, alone or
+    # in a batch: a record that names its tenant keeps it, it does not become the parent's.
+    top = add_task()
+    await insert(result_store, top)
+
+    async def orphan(parent: str, *others: tr.TaskRecord) -> errors.TaskyardError:
+        return await refused(insert(result_store, *others, add_task(tenant="acme", parent_id=parent)))
+
+    for batch in ((), (add_task(tenant="acme"),)):
+        gone = await orphan(missing, *batch)
+        assert "no task" in gone.message + "".join(v.description for v in gone.violations)
+        for parent in (theirs.id, top.id):
+            err = await orphan(parent, *batch)
+            assert (err.code, err.reason, err.message) == (
+                gone.code,
+                gone.reason,
+                gone.message.replace(missing, parent),
+            )
+            assert [(v.field, v.description) for v in err.violations] == [
+                (v.field, v.description.replace(missing, parent)) for v in gone.violations
+            ]
+    child = add_task(tenant="beta", parent_id=theirs.id)
+    assert (await insert(result_store, child)).tasks[0].created
+    assert (await stored(result_store, child.id))["tenant"] == "beta"
 
 
 async def test_the_documented_tenant_call_as_written(result_store: Any, database_url: str) -> None:

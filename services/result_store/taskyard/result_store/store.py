@@ -386,9 +386,9 @@ class ResultStore:
                 [FieldViolationish("tasks", f"at most {self.settings.max_batch * 10} tasks per request")]
             )
         hops.stamp(req.tasks, "store.received")
-        if any(r.parent_id for r in req.tasks):
-            # A child is its parent's tenant's, whatever its record says (a pool
-            # sends the children its task code submits).
+        if any(r.parent_id and not r.tenant for r in req.tasks):
+            # A child with no tenant (a pool sends the children its task code
+            # submits so, or an operator) is its parent's tenant's.
             await self._read(self._inherit_tenants(req))
         # The gateway's rules, whoever sent the records (a lane, a task's children, a forger).
         await self._read(self._ensure_names(r.name for r in req.tasks))
@@ -415,11 +415,13 @@ class ResultStore:
         return await self.committer.submit(C.STORE_INSERT, (req, rows), len(rows), keyed=keyed)
 
     async def _inherit_tenants(self, req: tasks_pb2.InsertTasksRequest) -> tasks_pb2.InsertTasksRequest:
-        """Each child record's tenant set to its parent's: one indexed read of the
-        parents, the ones of the same request read from it (a missing parent is
-        refused by the reference checks after)."""
+        """Each child record without a tenant given its parent's: one indexed read of
+        the parents, the ones of the same request read from it (a missing parent is
+        refused by the reference checks after). A record that names its tenant (a
+        tenant's submission through a gateway) keeps it, so the reference checks
+        answer another tenant's parent exactly as a missing one: no task."""
         own = {norm_uuid(r.id): r.tenant for r in req.tasks}
-        parents = {r.parent_id: norm_uuid(r.parent_id) for r in req.tasks if r.parent_id}
+        parents = {r.parent_id: norm_uuid(r.parent_id) for r in req.tasks if r.parent_id and not r.tenant}
         wanted = sorted({p for p in parents.values() if p is not None and p not in own})
         found = own
         if wanted:
@@ -427,7 +429,7 @@ class ResultStore:
             rows = await self.pool.fetch(*bind("parent_tenants", ids=wanted))
             found = {**own, **{r["id"]: r["tenant"] for r in rows}}
         for r in req.tasks:
-            if r.parent_id and (tenant := found.get(parents[r.parent_id])) is not None:
+            if r.parent_id in parents and (tenant := found.get(parents[r.parent_id])) is not None:
                 r.tenant = tenant
         return req
 
