@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import signal
 import subprocess
 import sys
@@ -18,13 +19,32 @@ import psutil
 COMPARE = Path(__file__).resolve().parents[1] / "compare"
 
 
-def _die_with_runner() -> None:  # runs in the child
-    # A runner killed hard must not leave workers behind: PR_SET_PDEATHSIG.
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+# A runner killed hard must not leave children behind: each asks for SIGTERM at its
+# parent's death (PR_SET_PDEATHSIG, kept across exec) in a small interpreter that then
+# execs the command. Not in a preexec_fn: that makes subprocess fork() instead of
+# vfork(), and fork() runs gRPC's at-fork handler in the child, which deadlocks when
+# another thread of the runner is inside gRPC (the child never execs).
+_GUARD = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGTERM)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"  # orphaned before the line above
+    "    sys.exit(0)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def die_with_runner() -> None:
+    """In a child already running Python (a multiprocessing one): SIGTERM at its parent's death."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def dying_with_runner(argv: Sequence[str]) -> list[str]:
+    """``argv``, started so that it gets SIGTERM when this process dies."""
+    return [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), *argv]
 
 
 def spawn(argv: Sequence[str], log: IO[bytes]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(list(argv), stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_runner)
+    return subprocess.Popen(dying_with_runner(argv), stdout=log, stderr=subprocess.STDOUT)
 
 
 def stop_children(children: Sequence[subprocess.Popen[bytes]], grace: float = 10.0) -> None:

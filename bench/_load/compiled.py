@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from _compare.child import _die_with_runner
+from _compare.child import dying_with_runner
 
 from .plan import Job, Outcome, Target
 
@@ -35,19 +35,20 @@ class CompiledGenerator:
 
     def __init__(self, target: Target) -> None:
         self.process = subprocess.Popen(
-            [
-                target.binary,
-                "-target",
-                target.address,
-                "-channels",
-                str(target.channels),
-                "-mode",
-                target.mode,
-            ],
+            dying_with_runner(
+                [
+                    target.binary,
+                    "-target",
+                    target.address,
+                    "-channels",
+                    str(target.channels),
+                    "-mode",
+                    target.mode,
+                ]
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            preexec_fn=_die_with_runner,
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self._in = self.process.stdin

@@ -13,7 +13,7 @@ import queue
 import time
 from multiprocessing.connection import Connection
 
-from _compare.child import _die_with_runner
+from _compare.child import die_with_runner
 
 from .clients import SyncClient, TaskyardAio, sync_client
 from .plan import Job, Kind, Outcome, Target, arrivals
@@ -25,7 +25,7 @@ Record = tuple[float, float, bool, str]
 
 def serve(conn: Connection, target: Target, prefix: str) -> None:
     """The process's body: ready, then one Outcome per Job until None."""
-    _die_with_runner()
+    die_with_runner()
     if target.client == "aio":
         asyncio.run(_serve_aio(conn, target))
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from multiprocessing.connection import Connection
 
-from _compare.child import _die_with_runner
+from _compare.child import die_with_runner
 
 from .clients import SyncClient, sync_client
 from .plan import ProbeJob, ProbeOutcome, Target
@@ -16,7 +16,7 @@ WARMUP_CALLS = 5  # before the first job's window: connections made, code paths 
 
 
 def serve(conn: Connection, target: Target, prefix: str) -> None:
-    _die_with_runner()
+    die_with_runner()
     client = sync_client(target, prefix)
     try:
         for _ in range(WARMUP_CALLS):
