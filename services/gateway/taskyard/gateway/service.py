@@ -205,6 +205,12 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             return task_service_pb2.SubmitTaskResponse(
                 task=codec.record_to_task(existing[0]), created=inserted.created
             )
+        if inserted.tenant != records[0].tenant:
+            # Read in the caller's scope and not found: a task the caller may not
+            # read is never answered, not even its id, name or state.
+            raise errors.unavailable(
+                "the task holding this request id or idempotency key is gone; submit again"
+            )
         task = task_pb2.Task(
             id=inserted.id,
             state=inserted.state,

@@ -147,8 +147,10 @@ RETURNING {{record}}
 SELECT t.id::text AS id, t.tenant FROM tasks t WHERE t.id = ANY(:ids::uuid[])
 
 -- name: lookup_duplicates
+-- A request id or key is its tenant's own (0026_tenant_keys.sql): the rows come
+-- with their tenant and the caller matches (tenant, key).
 SELECT t.id::text AS id, t.request_id, t.idempotency_key, t.state::text AS state, t.attempt,
-       t.priority, t.name, t.queue, t.flow
+       t.priority, t.name, t.queue, t.flow, t.tenant
 FROM tasks t
 WHERE t.id = ANY(:ids::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY(:request_ids::text[]))
    OR (t.idempotency_key <> '' AND t.idempotency_key = ANY(:idempotency_keys::text[]))

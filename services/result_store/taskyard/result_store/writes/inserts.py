@@ -168,18 +168,21 @@ async def _describe_duplicates(db: Db, dups: list[tuple[tasks_pb2.InsertedTask, 
         request_ids=list({row.request_id for _, row in dups if row.request_id}),
         idempotency_keys=list({row.idempotency_key for _, row in dups if row.idempotency_key}),
     )
-    by_id = {r["id"]: r for r in found}
-    by_request = {r["request_id"]: r for r in found if r["request_id"]}
-    by_key = {r["idempotency_key"]: r for r in found if r["idempotency_key"]}
+    # Each key is its tenant's own: the same text held by another tenant's task is
+    # no duplicate of this row's (0026_tenant_keys.sql), nor is its id.
+    by_id = {(r["tenant"], r["id"]): r for r in found}
+    by_request = {(r["tenant"], r["request_id"]): r for r in found if r["request_id"]}
+    by_key = {(r["tenant"], r["idempotency_key"]): r for r in found if r["idempotency_key"]}
     for item, row in dups:
         # request_id is permanent and wins; then a live idempotency key.
         existing = (
-            (by_request.get(row.request_id) if row.request_id else None)
-            or (by_key.get(row.idempotency_key) if row.idempotency_key else None)
-            or by_id.get(row.id)
+            (by_request.get((row.tenant, row.request_id)) if row.request_id else None)
+            or (by_key.get((row.tenant, row.idempotency_key)) if row.idempotency_key else None)
+            or by_id.get((row.tenant, row.id))
         )
         if existing is not None:
             item.id = existing["id"]
+            item.tenant = existing["tenant"]
             item.state = state_value(existing["state"])  # type: ignore[assignment]
             item.priority = existing["priority"]
             item.name = existing["name"]
