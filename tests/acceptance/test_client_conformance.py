@@ -1,7 +1,8 @@
 """The four clients against one live `taskyard dev`: the conformance scenarios
 (clients/conformance/README.md) in Python, Go, TypeScript and Java, each client's
-`add(2, 3)` example, and a trace begun in the Go example's OpenTelemetry span that
-continues through the task.
+`add(2, 3)` example, the tenants example whose lines the Go, TypeScript and Java READMEs
+show, and a trace begun in the Go example's OpenTelemetry span that continues through the
+task.
 
 The Go, TypeScript and Java programs are built by `make clients` (CI runs it first); a
 missing build fails here with that instruction rather than skipping.
@@ -13,10 +14,12 @@ import contextlib
 import os
 import queue
 import re
+import secrets
 import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -291,6 +294,72 @@ def test_trace_from_the_go_example_continues_through_the_task(suite: Suite) -> N
     roots = [s for s in spans if not s.get("references")]
     assert [s["operationName"] for s in roots] == ["add-example"], [s["operationName"] for s in spans]
     assert "process default" in {s["operationName"] for s in spans}, [s["operationName"] for s in spans]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TenantsExample:
+    readme: str
+    source: str
+    # Run from the repository root with the tenant's name as the last argument.
+    argv: list[str]
+
+
+# The Tenants section of each client's README shows lines of these programs.
+TENANTS_EXAMPLES = {
+    "go": TenantsExample(
+        readme="clients/go/README.md",
+        source="clients/go/examples/tenants/main.go",
+        argv=["bash", "-c", 'cd clients/go/examples && go run ./tenants "$0"'],
+    ),
+    "typescript": TenantsExample(
+        readme="clients/typescript/README.md",
+        source="clients/typescript/examples/tenants.mjs",
+        argv=["node", "clients/typescript/examples/tenants.mjs"],
+    ),
+    "java": TenantsExample(
+        readme="clients/java/README.md",
+        source="clients/java/examples/Tenants.java",
+        argv=["clients/java/run", "examples/Tenants.java"],
+    ),
+}
+
+
+def _tenants_block(readme: str) -> str:
+    text = (ROOT / readme).read_text()
+    section = text[text.index("\n## Tenants\n") :].split("\n## ", 2)[1]
+    found = re.search(r"```\w+\n(.*?)```", section, re.DOTALL)
+    assert found, f"{readme}'s Tenants section has no code block"
+    return found.group(1)
+
+
+@pytest.mark.parametrize("language", list(TENANTS_EXAMPLES))
+def test_readme_tenants_block_is_in_the_example(language: str) -> None:
+    """The README's block is the example's own lines (as indented there), so running the
+    example runs the block as written."""
+    example = TENANTS_EXAMPLES[language]
+    block = _tenants_block(example.readme)
+    source = (ROOT / example.source).read_text()
+    assert any(textwrap.indent(block, indent) in source for indent in ("", "  ")), (
+        f"{example.readme}'s Tenants block is not lines of {example.source}"
+    )
+
+
+@pytest.mark.parametrize("language", list(TENANTS_EXAMPLES))
+def test_tenants_example_makes_a_tenant_and_runs_as_it(suite: Suite, language: str) -> None:
+    _require_built(language)
+    name = f"readme-{language}-{secrets.token_hex(4)}"
+    env = suite.client_env()
+    env["TASKYARD_TOKEN"] = ADMIN_TOKEN  # an operator's
+    done = _run([*TENANTS_EXAMPLES[language].argv, name], env)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    lines = done.stdout.splitlines()
+    assert f"listed {name} ACTIVE" in lines, done.stdout
+    assert lines[-4:] == [
+        f"suspended {name} SUSPENDED",
+        f"resumed {name} ACTIVE",
+        f"add(2, 3) -> 5 as {name}",
+        f"got {name} ACTIVE max concurrency 50 weight 2",
+    ], done.stdout
 
 
 def _retried_in_source(path: str, pattern: str) -> list[str]:
