@@ -1,7 +1,10 @@
 """Schema migrations: ``migrations/NNNN_*.sql`` applied in order, once each.
 
 A session-level advisory lock serialises stores that start together; each file
-runs in its own transaction and is recorded in ``schema_migrations``. After the
+runs in its own transaction and is recorded in ``schema_migrations``, but for
+a file that opens with ``-- taskyard: no-transaction``: its statements run one
+by one outside any transaction (CREATE INDEX CONCURRENTLY cannot run in one),
+so each must be safe to run again after a crash. After the
 files, the store syncs what the Python side owns: the transition table (from
 ``taskyard.core.states.TRANSITIONS``, the single source), the NOTIFY channel and
 the payload cap that ``taskyard_submit`` reads (0017_transactional_submit.sql).
@@ -10,6 +13,7 @@ the payload cap that ``taskyard_submit`` reads (0017_transactional_submit.sql).
 from __future__ import annotations
 
 import logging
+import re
 from importlib import resources
 
 import asyncpg
@@ -20,6 +24,13 @@ log = logging.getLogger(__name__)
 
 # pg_advisory_lock key: "taskyard" as a 64-bit integer.
 LOCK_KEY = 0x7461736B79617264
+
+# The first line of a migration whose statements run alone, outside a transaction.
+NO_TRANSACTION = "-- taskyard: no-transaction"
+
+_CONCURRENT_INDEX = re.compile(
+    r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\w+)", re.IGNORECASE
+)
 
 
 def migration_files() -> list[tuple[str, str]]:
@@ -52,9 +63,13 @@ async def migrate(
         for version, sql in migration_files():
             if version in done:
                 continue
-            async with conn.transaction():
-                await conn.execute(sql)
+            if sql.startswith(NO_TRANSACTION):
+                await _run_alone(conn, sql)
                 await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", version)
+            else:
+                async with conn.transaction():
+                    await conn.execute(sql)
+                    await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", version)
             log.info("applied migration %s", version)
             applied.append(version)
         await sync_transitions(conn)
@@ -65,6 +80,31 @@ async def migrate(
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
     return applied
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a no-transaction migration: its ``--`` comment lines
+    dropped, split at each ``;`` (so none may hold one inside it)."""
+    kept = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+    return [s.strip() for s in kept.split(";") if s.strip()]
+
+
+async def _run_alone(conn: asyncpg.Connection, sql: str) -> None:
+    """Each statement alone. A CREATE INDEX CONCURRENTLY that a crash (or a
+    cancel) interrupted leaves its index INVALID, which IF NOT EXISTS would then
+    keep for good: drop it first, so the run after a crash builds it again."""
+    for statement in statements(sql):
+        found = _CONCURRENT_INDEX.match(statement)
+        if found is not None:
+            invalid = await conn.fetchval(
+                """SELECT NOT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                   WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace""",
+                found[1],
+            )
+            if invalid:
+                log.warning("dropping index %s, left invalid by an interrupted build", found[1])
+                await conn.execute(f'DROP INDEX CONCURRENTLY IF EXISTS "{found[1]}"')
+        await conn.execute(statement)
 
 
 async def _sync_config(conn: asyncpg.Connection, key: str, value: str) -> None:

@@ -38,13 +38,8 @@ ALTER TABLE queues ADD COLUMN tenant text NOT NULL DEFAULT '';
 ALTER TABLE redrives ADD COLUMN tenant text NOT NULL DEFAULT '';
 ALTER TABLE events ADD COLUMN tenant text NOT NULL DEFAULT '';
 
--- ListTasks of one tenant, newest first. Partial: the default tenant's rows (all
--- of a suite without tenants) cost no entry, and its listing keeps
--- tasks_listing_idx; a tenant's listing does not read the others' rows.
-CREATE INDEX tasks_tenant_listing_idx ON tasks (tenant, created_at DESC, id DESC) WHERE tenant <> '';
--- A tenant's dead letters (ListFailures, ListFailureGroups of one tenant).
-CREATE INDEX tasks_tenant_dead_letters_idx ON tasks (tenant, finished_at DESC, id DESC)
-  WHERE dead_letter_reason > 0 AND tenant <> '';
+-- The tenants' indexes on tasks are 0027_tenant_indexes.sql's, built without
+-- holding this migration's lock on tasks.
 
 -- 0017's tasks_log_inserted and 0016's tasks_log_changed: a task's events carry its tenant.
 CREATE OR REPLACE FUNCTION tasks_log_inserted() RETURNS trigger

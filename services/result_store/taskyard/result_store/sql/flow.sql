@@ -21,11 +21,13 @@ WHERE :all_tenants::boolean OR l.tenant = :tenant::text
 ORDER BY l.name
 
 -- name: list_weights
-SELECT w.key, w.weight FROM flow_weights w WHERE :all_tenants::boolean OR w.tenant = :tenant::text
-ORDER BY w.key
+-- With the tenant whose weight it is: a key is its tenant's own (0026_tenant_keys.sql).
+SELECT w.key, w.weight, w.tenant FROM flow_weights w WHERE :all_tenants::boolean OR w.tenant = :tenant::text
+ORDER BY w.key, w.tenant
 
 -- name: count_limits
-SELECT count(*) FROM flow_limits l
+-- The limits of :owner: each tenant keeps its own MAX_LIMITS.
+SELECT count(*) FROM flow_limits l WHERE l.tenant = :owner::text
 
 -- name: lookup_limits
 SELECT l.name, l.spec, l.declared FROM flow_limits l
@@ -74,13 +76,15 @@ WHERE l.declared AND l.spec <> EXCLUDED.spec
 RETURNING l.name
 
 -- name: weights_held
--- How many weights there are, and whether :key has one.
-SELECT count(*) AS n, coalesce(bool_or(w.key = :key::text), false) AS held FROM flow_weights w
+-- How many weights :owner has, and whether its :key has one: each tenant keeps
+-- its own MAX_WEIGHTS.
+SELECT count(*) AS n, coalesce(bool_or(w.key = :key::text), false) AS held
+FROM flow_weights w WHERE w.tenant = :owner::text
 
 -- name: set_weight
 -- No row back when the key already has this weight.
 INSERT INTO flow_weights AS w (key, weight, tenant) VALUES (:key::text, :weight::int, :owner::text)
-ON CONFLICT (key) DO UPDATE SET weight = EXCLUDED.weight
+ON CONFLICT (key, tenant) DO UPDATE SET weight = EXCLUDED.weight
 WHERE w.weight <> EXCLUDED.weight
 RETURNING w.key
 
@@ -100,10 +104,27 @@ LIMIT :limit::int
 -- name: leased_flow_tenants
 -- The same, and the attempts of the tenants :tenants (those with a concurrency
 -- quota: the scheduler counts what they hold) whether they use limits or not.
-SELECT t.id::text AS id, t.attempt, t.lease_token, t.flow, t.tenant
-FROM tasks t
-WHERE t.state IN ('ASSIGNED', 'RUNNING')
-  AND (t.limit_names IS NOT NULL OR t.tenant = ANY(:tenants::text[]))
-  AND t.id > :after_id::uuid
-ORDER BY t.id
+-- Two arms, each read from its own index (tasks_leased_flow_idx and
+-- 0027's tasks_leased_tenant_idx): one OR over both, ordered by id, is read
+-- through tasks_pkey past every finished row of the tenants; so is the second
+-- arm alone, ordered by id and limited (the planner takes a tenant's rows for
+-- leased ones), so it is sorted with the first: it holds no more than the
+-- quotas' tenants' leased attempts. (A quota is a tenant's: the default
+-- tenant, '', is never one of :tenants.)
+SELECT leased.id::text AS id, leased.attempt, leased.lease_token, leased.flow, leased.tenant
+FROM (
+  (SELECT t.id, t.attempt, t.lease_token, t.flow, t.tenant
+   FROM tasks t
+   WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.limit_names IS NOT NULL
+     AND t.id > :after_id::uuid
+   ORDER BY t.id
+   LIMIT :limit::int)
+  UNION ALL
+  (SELECT t.id, t.attempt, t.lease_token, t.flow, t.tenant
+   FROM tasks t
+   WHERE t.state IN ('ASSIGNED', 'RUNNING') AND t.limit_names IS NULL
+     AND t.tenant <> '' AND t.tenant = ANY(:tenants::text[])
+     AND t.id > :after_id::uuid)
+) AS leased
+ORDER BY leased.id
 LIMIT :limit::int
