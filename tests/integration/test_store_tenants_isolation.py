@@ -11,12 +11,15 @@ from typing import Any
 
 import asyncpg
 import pytest
+from integration.test_dead_letters_store import fail
 from integration.test_store_tenants import EVERY, change, insert, scope, tenant
 from support.records import task as add_task
 
-from taskyard.bus.v1 import queues_pb2, tenants_pb2
+from taskyard.bus.v1 import failures_pb2, flow_pb2, queues_pb2, tenants_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids
+from taskyard.core import errors, ids
+from taskyard.v1 import failure_service_pb2 as fs
+from taskyard.v1 import limit_pb2
 
 pytestmark = pytest.mark.asyncio
 Op = tenants_pb2.ChangeTenantRequest.Op
@@ -108,3 +111,97 @@ async def test_a_request_id_or_key_is_its_tenants_own(result_store: Any, databas
         await conn.close()
     assert held != one == two and key_held != key_one == key_two
     assert tenants == {one: "acme", key_one: "acme"}
+
+
+# --- key weights and the caps ------------------------------------------------------------------------
+Weight, Create = flow_pb2.LIMIT_OP_SET_WEIGHT, flow_pb2.LIMIT_OP_CREATE
+
+
+async def limit_change(store: Any, where: tenants_pb2.TenantScope, **kw: Any) -> flow_pb2.ChangeLimitReply:
+    reply: flow_pb2.ChangeLimitReply = await store.limits.change(
+        flow_pb2.ChangeLimitRequest(scope=where, **kw)
+    )
+    return reply
+
+
+async def refusal(call: Any) -> errors.TaskyardError:
+    with pytest.raises(errors.TaskyardError) as caught:
+        await call
+    return caught.value
+
+
+async def test_a_key_weight_is_its_tenants_own(result_store: Any) -> None:
+    """The default tenant's key "acme/k1" (its keys may hold a '/') is not acme's "k1"."""
+    await tenants_ab(result_store)
+
+    async def weights(where: tenants_pb2.TenantScope) -> list[tuple[str, str, int]]:
+        reply = await result_store.limits.read(flow_pb2.ReadLimitsRequest(scope=where))
+        return [(w.tenant, w.key, w.weight) for w in reply.weights]
+
+    await limit_change(result_store, scope(), op=Weight, weight=limit_pb2.KeyWeight(key="acme/k1", weight=7))
+    set_a = await limit_change(result_store, A, op=Weight, weight=limit_pb2.KeyWeight(key="k1", weight=5))
+    assert (set_a.weight.tenant, set_a.weight.key, set_a.weight.weight) == ("acme", "acme/k1", 5)
+    assert await weights(A) == [("acme", "acme/k1", 5)]
+    assert await weights(scope()) == [("", "acme/k1", 7)]
+    assert sorted(await weights(EVERY)) == [("", "acme/k1", 7), ("acme", "acme/k1", 5)]
+    # Removing acme's leaves the default tenant's.
+    await limit_change(result_store, A, op=Weight, weight=limit_pb2.KeyWeight(key="k1", weight=0))
+    assert await weights(A) == [] and await weights(scope()) == [("", "acme/k1", 7)]
+
+
+async def test_the_caps_are_each_tenants_own(result_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small cap stands for 10,000 limits, 10,000 weights and 100 active redrives: one
+    tenant's use of it leaves another's whole, and the refusal tells its own count only."""
+    from taskyard.core import limits as rules
+    from taskyard.result_store.writes import redrives
+
+    await tenants_ab(result_store)
+    monkeypatch.setattr(rules, "MAX_LIMITS", 2)
+    monkeypatch.setattr(rules, "MAX_WEIGHTS", 2)
+    monkeypatch.setattr(redrives, "MAX_ACTIVE", 1)
+    rate = limit_pb2.Limit(rate=rules.parse_rate("10/s"))
+    for name in ("l1", "l2"):
+        await limit_change(result_store, A, op=Create, limit=limit_pb2.Limit(name=name, rate=rate.rate))
+    for key in ("k1", "k2"):
+        await limit_change(result_store, A, op=Weight, weight=limit_pb2.KeyWeight(key=key, weight=3))
+    over = await refusal(
+        limit_change(result_store, A, op=Create, limit=limit_pb2.Limit(name="l3", rate=rate.rate))
+    )
+    assert (over.code, over.reason) == (errors.Code.RESOURCE_EXHAUSTED, "TOO_MANY_LIMITS")
+    over = await refusal(
+        limit_change(result_store, A, op=Weight, weight=limit_pb2.KeyWeight(key="k3", weight=3))
+    )
+    assert (over.code, over.reason) == (errors.Code.RESOURCE_EXHAUSTED, "TOO_MANY_WEIGHTS")
+    for where in (B, scope()):  # beta's and the default tenant's caps are whole
+        for name in ("l1", "l2"):
+            await limit_change(
+                result_store, where, op=Create, limit=limit_pb2.Limit(name=name, rate=rate.rate)
+            )
+        for key in ("k1", "k2"):
+            await limit_change(result_store, where, op=Weight, weight=limit_pb2.KeyWeight(key=key, weight=3))
+
+    # Redrives: acme's one active redrive is acme's cap, not beta's.
+    (a1, a2) = await fail(result_store, n=2, tenant="acme")
+    (b1,) = await fail(result_store, tenant="beta")
+
+    async def redrive(where: tenants_pb2.TenantScope, *ids: str) -> Any:
+        req = failures_pb2.CreateRedriveRequest(
+            request=fs.RedriveRequest(filter=fs.FailureFilter(task_ids=list(ids)), rate=1)
+        )
+        req.scope.CopyFrom(where)
+        return (await result_store.failures.create_redrive(req)).response.redrive
+
+    mine = await redrive(A, a1)
+    theirs = await redrive(B, b1)
+    assert mine.id != theirs.id
+    full = await refusal(redrive(A, a2))
+    assert (full.code, full.reason) == (errors.Code.FAILED_PRECONDITION, "TOO_MANY_REDRIVES")
+    assert full.message.startswith("1 of the tenant's redrives are running or paused")
+    # A tenant's dead letter in an operator's redrive: the refusal names no redrive it cannot see.
+    monkeypatch.setattr(redrives, "MAX_ACTIVE", 5)
+    ops = await redrive(EVERY, a2)
+    held = await refusal(redrive(A, a2))
+    assert held.reason == "PENDING_IN_ANOTHER_REDRIVE" and ops.id not in held.message
+    assert f"{a2} in a redrive of an operator's" in held.message
+    again = await refusal(redrive(A, a1))
+    assert again.reason == "PENDING_IN_ANOTHER_REDRIVE" and mine.id in again.message

@@ -126,8 +126,9 @@ def _shown_limit(limit: limit_pb2.Limit) -> limit_pb2.Limit:
 
 
 def _shown_weight(weight: limit_pb2.KeyWeight) -> limit_pb2.KeyWeight:
-    """``weight`` keyed as its tenant knows the key, with that tenant."""
-    weight.tenant, weight.key = tenants.split(weight.key)
+    """``weight`` keyed as its tenant knows the key: its tenant is the store's
+    column, never read off the key (a default-tenant key may hold a '/')."""
+    weight.key = tenants.strip(weight.tenant, weight.key)
     return weight
 
 
@@ -255,7 +256,7 @@ class LimitService(limit_service_pb2_grpc.LimitServiceServicer):
             within = auth.identity().within
             weights = (await self._catalog.fresh()).weights
             if within is not None:
-                weights = tuple(w for w in weights if tenants.split(w.key)[0] == within)
+                weights = tuple(w for w in weights if w.tenant == within)
             return svc.ListKeyWeightsResponse(weights=[_shown_weight(_copy(w)) for w in weights])
 
         return await self._guard(context, call)

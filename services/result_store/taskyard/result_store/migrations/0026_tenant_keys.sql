@@ -90,3 +90,8 @@ BEGIN
   RETURN ids;
 END
 $$;
+
+-- A key weight is its tenant's own too: keys are stored qualified as names are,
+-- and the default tenant's key "acme/k1" is not acme's "k1".
+ALTER TABLE flow_weights DROP CONSTRAINT flow_weights_pkey;
+ALTER TABLE flow_weights ADD PRIMARY KEY (key, tenant);

@@ -20,12 +20,14 @@ LIMIT :limit
 SELECT pg_advisory_xact_lock(hashtext('taskyard.redrives.create'))
 
 -- name: count_active_redrives
-SELECT count(*) AS n FROM redrives r WHERE r.state IN (1, 2)
+-- The active redrives of :owner: each tenant may have its own MAX_ACTIVE_REDRIVES.
+SELECT count(*) AS n FROM redrives r WHERE r.state IN (1, 2) AND r.tenant = :owner::text
 
 -- name: pending_elsewhere
 -- Of :task_ids, the ones pending in an active redrive (RUNNING or PAUSED: a
 -- PENDING item is only ever theirs), with that redrive and its state, in their order.
-SELECT x.id::text AS id, i.redrive_id::text AS redrive_id, r.state
+-- (With the redrive's tenant: a redrive the caller cannot see is not named.)
+SELECT x.id::text AS id, i.redrive_id::text AS redrive_id, r.state, r.tenant
 FROM unnest(:task_ids::uuid[]) WITH ORDINALITY AS x(id, n)
 JOIN redrive_items i ON i.task_id = x.id AND i.outcome = 1
 JOIN redrives r ON r.id = i.redrive_id
@@ -35,7 +37,7 @@ LIMIT :limit
 -- name: redrives_holding
 -- The active redrives holding dead letters a filter matches (a new redrive left
 -- them out), at most :limit, oldest first.
-SELECT r.id::text AS id, r.state
+SELECT r.id::text AS id, r.state, r.tenant
 FROM redrives r
 WHERE r.state IN (1, 2) AND EXISTS (
   SELECT 1 FROM redrive_items i JOIN tasks t ON t.id = i.task_id

@@ -257,7 +257,9 @@ class Limits:
         reply = flow_pb2.ReadLimitsReply(version=version, unchanged=version == req.known_version)
         if not reply.unchanged:
             reply.limits.extend(_row_limit(r) for r in limits)
-            reply.weights.extend(limit_pb2.KeyWeight(key=r["key"], weight=r["weight"]) for r in weights)
+            reply.weights.extend(
+                limit_pb2.KeyWeight(key=r["key"], weight=r["weight"], tenant=r["tenant"]) for r in weights
+            )
         return reply
 
     async def leased(self, req: flow_pb2.LeasedFlowRequest) -> flow_pb2.LeasedFlowReply:
@@ -364,7 +366,7 @@ class Limits:
         return await self._set_weight(db, req.weight, scopes.owner(req.scope))
 
     async def _create(self, db: Db, limit: limit_pb2.Limit, owner: str) -> _Changed:
-        if int(await db.fetchval("count_limits")) >= rules.MAX_LIMITS:
+        if int(await db.fetchval("count_limits", owner=owner)) >= rules.MAX_LIMITS:
             raise too_many_limits()
         rows = await db.fetch("insert_limit", name=limit.name, spec=stored_spec(limit), owner=owner)
         if not rows:
@@ -407,7 +409,8 @@ class Limits:
         if taken:
             raise user_made(taken)
         new = len(specs) - len(held)
-        if new and int(await db.fetchval("count_limits")) + new > rules.MAX_LIMITS:
+        # A pool's declared limits are the default tenant's (declare_limits).
+        if new and int(await db.fetchval("count_limits", owner="")) + new > rules.MAX_LIMITS:
             raise too_many_limits()
         rows = await db.fetch("declare_limits", names=list(specs), specs=list(specs.values()))
         return _Changed(
@@ -417,13 +420,14 @@ class Limits:
 
     async def _set_weight(self, db: Db, weight: limit_pb2.KeyWeight, owner: str) -> _Changed:
         reply = flow_pb2.ChangeLimitReply(weight=weight)
+        reply.weight.tenant = owner
         event = event_log.Entry(
             type="limit.weight", attributes={"key": weight.key, "weight": str(weight.weight)}
         )
         if weight.weight == 0:  # removed: the key is back to weight 1
             gone = await db.fetch("delete_weight", key=weight.key, owner=owner)
             return _Changed(reply=reply, events=[event] if gone else [])
-        (count,) = await db.fetch("weights_held", key=weight.key)
+        (count,) = await db.fetch("weights_held", key=weight.key, owner=owner)
         if not count["held"] and count["n"] >= rules.MAX_WEIGHTS:
             raise too_many_weights()
         changed = await db.fetch("set_weight", key=weight.key, weight=weight.weight, owner=owner)

@@ -26,7 +26,7 @@ import uuid
 
 import asyncpg
 
-from taskyard.bus.v1 import envelope_pb2
+from taskyard.bus.v1 import envelope_pb2, tenants_pb2
 from taskyard.bus.v1 import failures_pb2 as bus
 from taskyard.core import errors
 from taskyard.core import failure_filters as rules
@@ -86,6 +86,16 @@ def _named(rid: str, state: int) -> str:
     return f"redrive {rid} ({fs.RedriveState.Name(state).removeprefix('REDRIVE_STATE_')})"
 
 
+def _seen(rid: str, row: asyncpg.Record, scope: tenants_pb2.TenantScope) -> str:
+    """Redrive ``rid`` (``row``: its state and tenant) as a refusal names it to a
+    caller of ``scope``: by its id when the caller may see it, else only as an
+    operator's (a tenant's dead letter is in no other tenant's redrive; its id and
+    state are not the tenant's to know)."""
+    if scopes.reaches(scope, row["tenant"]):
+        return _named(rid, row["state"])
+    return "a redrive of an operator's"
+
+
 def _precondition(reason: str, message: str) -> errors.TaskyardError:
     return errors.TaskyardError(errors.Code.FAILED_PRECONDITION, reason, message)
 
@@ -125,16 +135,17 @@ async def create_redrive(
                 raise _precondition(
                     PENDING_ELSEWHERE,
                     "already pending in another redrive (nothing was changed): "
-                    + ", ".join(f"{row['id']} in {_named(row['redrive_id'], row['state'])}" for row in rows)
+                    + ", ".join(f"{row['id']} in {_seen(row['redrive_id'], row, req.scope)}" for row in rows)
                     + "; wait for it to finish or cancel it",
                 )
         if not r.dry_run:
-            active = int(await conn.fetchval(*bind("count_active_redrives")))
+            # Each tenant's own cap: one tenant's redrives never use up another's.
+            active = int(await conn.fetchval(*bind("count_active_redrives", owner=scopes.owner(req.scope))))
             if active >= MAX_ACTIVE:
                 raise _precondition(
                     TOO_MANY_REDRIVES,
-                    f"{active} redrives are running or paused, the most there may be at once "
-                    f"({MAX_ACTIVE}): wait for one to finish or cancel one",
+                    f"{active} of the tenant's redrives are running or paused, the most a tenant may "
+                    f"have at once ({MAX_ACTIVE}): wait for one to finish or cancel one",
                 )
         matched = int(await conn.fetchval(*bind("count_dead_letters", **f.params(), limit=MAX_MATCHED)))
         if matched > MAX_MATCHED:
@@ -154,7 +165,7 @@ async def create_redrive(
                 raise _precondition(
                     NOTHING_TO_REDRIVE,
                     "nothing to redrive: every dead letter the filter matches is pending in another redrive ("
-                    + ", ".join(_named(row["id"], row["state"]) for row in holding)
+                    + ", ".join(_seen(row["id"], row, req.scope) for row in holding)
                     + ")",
                 )
             raise _precondition(NOTHING_TO_REDRIVE, "nothing to redrive: the filter matches no dead letter")
