@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import psutil
@@ -53,8 +54,11 @@ procs.stop_processes([store])
 """
 
 
-def _launch(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[str], int, int]:
-    """The launcher's process, the store's pid and how many at-fork handlers ran."""
+@contextmanager
+def _launched(env: dict[str, str], log: Path) -> Iterator[tuple[subprocess.Popen[str], int, int]]:
+    """The launcher's process, the store's pid and how many at-fork handlers ran;
+    on leaving, whatever happened (a launcher that hangs before its line, an
+    assertion, a timeout), the launcher and the store are ended."""
     launcher = subprocess.Popen(
         [sys.executable, "-c", LAUNCHER, str(log)],
         env=env,
@@ -62,11 +66,24 @@ def _launch(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[str], int,
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert launcher.stdout is not None
-    line = launcher.stdout.readline()
-    assert line, f"the launcher ended before starting the store (exit {launcher.wait()})"
-    pid, forks = (int(word) for word in line.split())
-    return launcher, pid, forks
+    store: psutil.Process | None = None
+    try:
+        assert launcher.stdout is not None
+        line = launcher.stdout.readline()
+        assert line, f"the launcher ended before starting the store (exit {launcher.wait()})"
+        pid, forks = (int(word) for word in line.split())
+        store = psutil.Process(pid)
+        yield launcher, pid, forks
+    finally:
+        if store is not None:
+            with suppress(psutil.NoSuchProcess):
+                store.kill()
+        if launcher.poll() is None:
+            launcher.kill()
+        launcher.wait(timeout=30)
+        for pipe in (launcher.stdin, launcher.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 def _logged(log: Path, needle: str) -> bool:
@@ -88,31 +105,23 @@ def test_a_service_starts_without_running_the_launchers_fork_handlers(
     store_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "store.log"
-    launcher, _, forks = _launch(store_env, log)
-    try:
+    with _launched(store_env, log) as (launcher, _, forks):
         assert forks == 0, "the launcher forked and ran its at-fork handlers (gRPC's among them)"
         wait_until(lambda: _logged(log, "ready"), 30, lambda: f"the store's ready line\n{log.read_text()}")
-    finally:
         launcher.communicate(timeout=30)  # stdin closed: it stops the store and ends
-    assert launcher.returncode == 0
+        assert launcher.returncode == 0
 
 
 def test_a_service_stops_when_its_launcher_is_killed(store_env: dict[str, str], tmp_path: Path) -> None:
     log = tmp_path / "store.log"
-    launcher, pid, _ = _launch(store_env, log)
-    store = psutil.Process(pid)
-    try:
+    with _launched(store_env, log) as (launcher, pid, _):
+        store = psutil.Process(pid)
         wait_until(lambda: _logged(log, "ready"), 30, lambda: f"the store's ready line\n{log.read_text()}")
         launcher.kill()
         launcher.wait(timeout=10)
         # SIGTERM from the kernel as its launcher died: the store drains and stops.
         store.wait(timeout=30)
         assert _logged(log, "result-store stopped"), log.read_text()
-    finally:
-        if store.is_running():
-            store.kill()
-        if launcher.poll() is None:
-            launcher.kill()
 
 
 def test_a_service_whose_launcher_died_before_it_started_stops_at_once(
