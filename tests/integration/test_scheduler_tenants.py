@@ -61,11 +61,11 @@ def test_a_pool_serving_tenant_a_never_receives_bs_task(cluster: Any) -> None:
 # The cluster's own pool serves the default tenant only: the tenants' tasks wait for theirs.
 @pytest.mark.cluster(env={"TASKYARD_POOL_ID": "pool-default", "TASKYARD_POOL_TENANTS": "default"})
 def test_a_suspended_tenants_task_waits_until_it_is_resumed(cluster: Any) -> None:
-    _tenants(cluster, "sleepy", "other")
+    _tenants(cluster, "sleepy", "awake")
     with (
         cluster.client() as operator,
         cluster.client(tenant="sleepy") as sleepy,
-        cluster.client(tenant="other") as other,
+        cluster.client(tenant="awake") as awake,
     ):
         waiting = sleepy.submit("add", 20, 2)
         assert sleepy.explain(waiting.id).reason == "NO_POOL"
@@ -74,7 +74,7 @@ def test_a_suspended_tenants_task_waits_until_it_is_resumed(cluster: Any) -> Non
         _reason(sleepy, waiting.id, "TENANT_SUSPENDED", cluster)
         _pool(cluster, "pool-all", "")  # serves every tenant
         # Its pool runs another tenant's task: it is dispatched to, and sleepy's is not.
-        done = other.wait(other.submit("add", 1, 1).id, timeout=30)
+        done = awake.wait(awake.submit("add", 1, 1).id, timeout=30)
         assert done.worker_id.startswith("pool-all/"), done
         assert sleepy.get(waiting.id).state.name == "QUEUED"
         assert sleepy.explain(waiting.id).reason == "TENANT_SUSPENDED"

@@ -5,7 +5,13 @@ some tenants only is given only theirs."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from taskyard.bus.v1 import event_pb2
 from taskyard.core.priority import Priority
+from taskyard.scheduler import graph, turns
 from taskyard.scheduler.lanes import Lanes, Ref
 
 ADD = frozenset({"add"})
@@ -181,3 +187,98 @@ def test_a_pool_serving_some_tenants_taking_one_at_a_time_alternates_between_the
         _flood(lanes, t, keys=1, per_key=10)
     taken = _take_one_by_one(lanes, 6, frozenset({"a", "b"}))
     assert sorted(r.tenant for r in taken) == ["a", "a", "a", "b", "b", "b"]
+
+
+def test_pools_serving_other_tenants_taking_in_turn_each_share_theirs() -> None:
+    lanes = Lanes()
+    for t in "abcde":
+        _flood(lanes, t, keys=1, per_key=300)
+    first, second = frozenset({"a", "b"}), frozenset({"c", "d"})
+    taken: list[str] = []
+    for _ in range(200):
+        taken += [f"1{r.tenant}" for r in lanes.take(ADD, 1, None, first)]
+        taken += [f"2{r.tenant}" for r in lanes.take(ADD, 1, None, second)]
+    assert {k: taken.count(k) for k in set(taken)} == {"1a": 100, "1b": 100, "2c": 100, "2d": 100}
+
+
+def test_a_pool_serving_some_tenants_honours_their_weights_one_task_a_take() -> None:
+    lanes = Lanes()
+    lanes.tenant_weights = {"a": 3}
+    for t in "abc":
+        _flood(lanes, t, keys=1, per_key=500)
+    taken = _take_one_by_one(lanes, 400, frozenset({"a", "b"}))
+    assert sum(1 for r in taken if r.tenant == "a") == 300
+    assert sum(1 for r in taken if r.tenant == "b") == 100
+
+
+def _visits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tenants a take looks into, in order (each look is one take_keys)."""
+    seen: list[str] = []
+    real = turns.take_keys
+
+    def counted(lane: Any, tq: Any, *args: Any) -> int:
+        seen.append(next(iter(tq.keys.values())).weight_key if tq.keys else "")
+        return real(lane, tq, *args)
+
+    monkeypatch.setattr(turns, "take_keys", counted)
+    return seen
+
+
+@pytest.mark.parametrize("others", [10, 1000])
+def test_a_take_looks_at_a_tenant_with_nothing_the_pool_runs_once(
+    monkeypatch: pytest.MonkeyPatch, others: int
+) -> None:
+    lanes = Lanes()
+    for t in range(others):
+        for i in range(3):
+            lanes.push(Ref(f"t{t}-{i}", "resize", Priority.NORMAL, tenant=f"t{t}"))
+    for i in range(300):
+        lanes.push(Ref(f"hot-{i}", "add", Priority.NORMAL, tenant="hot"))
+    seen = _visits(monkeypatch)
+    taken = 0
+    for _ in range(30):
+        taken += len(lanes.take(ADD, 10))
+    assert taken == 300
+    # The first take passes every other tenant once; no take after it looks at one.
+    assert len(seen) <= others + taken
+    assert sum(1 for w in seen if w.startswith("t")) == others
+    # A tenant let go comes back to the ring when it has something the pool runs.
+    lanes.push(Ref("t0-add", "add", Priority.NORMAL, tenant="t0"))
+    lanes.push(Ref("hot-more", "add", Priority.NORMAL, tenant="hot"))
+    assert sorted(r.id for r in lanes.take(ADD, 10)) == ["hot-more", "t0-add"]
+
+
+def test_a_pool_serving_some_tenants_looks_at_one_with_nothing_it_runs_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lanes = Lanes()
+    served = frozenset({"hot", *(f"t{t}" for t in range(200))})
+    for t in range(200):
+        lanes.push(Ref(f"t{t}", "resize", Priority.NORMAL, tenant=f"t{t}"))
+    _flood(lanes, "hot", keys=1, per_key=100)
+    _flood(lanes, "cold", keys=1, per_key=5)  # a tenant the pool does not serve
+    seen = _visits(monkeypatch)
+    taken = sum(len(lanes.take(ADD, 1, None, served)) for _ in range(100))
+    assert taken == 100 and len(seen) <= 200 + taken
+
+
+def test_a_cancelled_task_parked_under_its_suspended_tenant_is_dropped_at_once() -> None:
+    lanes = Lanes()
+    lanes.push(_ref("a0", "acme"))
+    lanes.push(_ref("a1", "acme"))
+    lanes.suspend("acme")
+    lanes.push(_ref("a2", "acme"))
+    assert lanes.drop("a0", Priority.NORMAL, "add")
+    assert graph.drop_cancelled([event_pb2.Event(type="task.cancelled", task_id="a2", name="add")], lanes)
+    assert not lanes.held_by_suspension("a0") and not lanes.held_by_suspension("a2")
+    assert lanes.unsuspend("acme") == 1
+    assert [r.id for r in lanes.take(ADD, 10)] == ["a1"]
+
+
+def test_a_cancelled_task_parked_in_its_paused_queue_is_dropped_at_once() -> None:
+    lanes = Lanes()
+    lanes.push(_ref("a0", "acme", queue="reports"))
+    lanes.pause("reports")
+    assert lanes.drop("a0", Priority.NORMAL, "add")
+    assert lanes.parked("reports") == 0
+    assert lanes.resume("reports") == 0

@@ -4,39 +4,40 @@ A task that admission refuses waits at its gate (the limit's bucket), so the
 lanes go on serving every other key: no head-of-line blocking. When the gate
 opens (a concurrency unit released, a rate bucket's next admission time
 reached, the limit changed or deleted), its oldest tasks go back to their
-lanes at the place they had, fairness keys in turn (as many per turn as the
-key's weight), so a key that flooded a shared limit does not starve the others
-there either. A key is a tenant's (two tenants' keys of one name are two keys).
+lanes at the place they had, shared as a lane is (turns.py): tenants in turn
+(as many per turn as the tenant's weight), then that tenant's fairness keys in
+turn (as many as the key's weight), so neither a tenant nor a key that flooded a
+limit every tenant shares (one a task's function declares) starves the others
+there. A key is a tenant's (two tenants' keys of one name are two keys).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import deque
 
-from taskyard.core import tenants
 from taskyard.core.priority import LANES, Priority
+from taskyard.scheduler import turns
 from taskyard.scheduler.admission import Gate
 from taskyard.scheduler.lanes import Lanes, Ref
 
 # Float slack for comparing computed times with the clock's.
 _EPS = 1e-9
-# (arrival number, task, when it began to wait here)
-_Waiting = tuple[int, Ref, float]
-# A fairness key of a tenant: (tenant, key).
-_Key = tuple[str, str]
 
 
 class _Queue:
     """One gate's waiting tasks: by priority (highest first, as the lanes), then
-    fairness keys in turn, FIFO inside a key."""
+    tenants in turn, their keys in turn, FIFO inside a key."""
 
-    __slots__ = ("keys", "rings", "size")
+    __slots__ = ("lanes", "waiting")
 
     def __init__(self) -> None:
-        self.keys: dict[tuple[Priority, _Key], deque[_Waiting]] = {}
-        self.rings: dict[Priority, deque[_Key]] = {}
-        self.size = 0
+        self.lanes: dict[Priority, turns.Lane] = {}
+        # Every task waiting here, with when it began to.
+        self.waiting: dict[str, tuple[Ref, float]] = {}
+
+    @property
+    def size(self) -> int:
+        return len(self.waiting)
 
 
 class Gates:
@@ -64,19 +65,11 @@ class Gates:
         if queue is None:
             queue = self._queues[gate] = _Queue()
             self._by_limit.setdefault(gate[0], set()).add(gate)
-        key = (ref.tenant, ref.key)
-        fifo = queue.keys.get((ref.priority, key))
-        if fifo is None:
-            fifo = queue.keys[(ref.priority, key)] = deque()
-            queue.rings.setdefault(ref.priority, deque()).append(key)
-        item = (seq, ref, now)
-        if not fifo or fifo[-1][0] < seq:
-            fifo.append(item)
-        elif fifo[0][0] > seq:
-            fifo.appendleft(item)
-        else:
-            fifo.insert(next(i for i, other in enumerate(fifo) if other[0] > seq), item)
-        queue.size += 1
+        lane = queue.lanes.get(ref.priority)
+        if lane is None:
+            lane = queue.lanes[ref.priority] = turns.Lane()
+        turns.add(lane, seq, ref)
+        queue.waiting[ref.id] = (ref, now)
         self._where[ref.id] = gate
         self._lanes.gated.add(ref.id)
         if at is not None:
@@ -90,37 +83,32 @@ class Gates:
 
     def open(self, gate: Gate, n: int) -> list[str]:
         """Send up to ``n`` of the tasks waiting at ``gate`` back to their lanes: the
-        highest priority first, then the oldest of each fairness key, keys in turn;
-        returns their ids."""
+        highest priority first, then tenants in turn and each tenant's keys in turn
+        (by their weights, the lanes' own), the oldest of a key first; returns their ids."""
         queue = self._queues.get(gate)
         if queue is None or n <= 0:
             return []
-        sent: list[str] = []
-        weights = self._lanes.weights
+        refs: list[Ref] = []
+        seqs: list[int] = []
+        lanes = self._lanes
         for priority in LANES:
-            ring = queue.rings.get(priority)
-            while ring and len(sent) < n:
-                key = ring[0]
-                fifo = queue.keys[(priority, key)]
-                take = min(weights.get(tenants.qualify(*key), 1), n - len(sent), len(fifo))
-                for _ in range(take):
-                    seq, ref, _since = fifo.popleft()
-                    self._release(ref)
-                    self._lanes.restore(seq, ref)
-                    sent.append(ref.id)
-                queue.size -= take
-                if fifo:
-                    ring.rotate(-1)
-                else:
-                    ring.popleft()
-                    del queue.keys[(priority, key)]
-            if ring is not None and not ring:
-                del queue.rings[priority]
-            if len(sent) >= n:
+            lane = queue.lanes.get(priority)
+            if lane is None:
+                continue
+            turns.take_turns(
+                lane, turns.served(lane, None, None), n, refs, seqs, lanes.tenant_weights, lanes.weights
+            )
+            if not lane.tenants:
+                del queue.lanes[priority]
+            if len(refs) >= n:
                 break
+        for seq, ref in zip(seqs, refs, strict=True):
+            del queue.waiting[ref.id]
+            self._release(ref)
+            lanes.restore(seq, ref)
         if not queue.size:
             self._forget(gate)
-        return sent
+        return [ref.id for ref in refs]
 
     def open_limits(self, names: set[str]) -> int:
         """Everything waiting at the gates of these limits (changed or deleted)."""
@@ -161,45 +149,30 @@ class Gates:
         gate = self._where.get(task_id)
         if gate is None:
             return None
-        for fifo in self._queues[gate].keys.values():
-            for _seq, ref, since in fifo:
-                if ref.id == task_id:
-                    return gate, since
-        return gate, 0.0
+        return gate, self._queues[gate].waiting[task_id][1]
 
     def tenant_of(self, task_id: str) -> str | None:
-        """The tenant of a task waiting at a gate (a scan of its gate: ExplainTask's)."""
+        """The tenant of a task waiting at a gate."""
         gate = self._where.get(task_id)
         if gate is None:
             return None
-        for fifo in self._queues[gate].keys.values():
-            for _seq, ref, _since in fifo:
-                if ref.id == task_id:
-                    return ref.tenant
-        return None
+        return self._queues[gate].waiting[task_id][0].tenant
 
     def drop(self, task_id: str) -> bool:
-        """Forget a waiting task (cancelled); a scan of its gate, as cancels are rare."""
+        """Forget a waiting task (cancelled); a scan of its FIFO, as cancels are rare."""
         gate = self._where.get(task_id)
         if gate is None:
             return False
         queue = self._queues[gate]
-        for (priority, key), fifo in queue.keys.items():
-            for item in fifo:
-                if item[1].id == task_id:
-                    fifo.remove(item)
-                    queue.size -= 1
-                    self._release(item[1])
-                    if not fifo:
-                        del queue.keys[(priority, key)]
-                        ring = queue.rings[priority]
-                        ring.remove(key)
-                        if not ring:
-                            del queue.rings[priority]
-                    if not queue.size:
-                        self._forget(gate)
-                    return True
-        return False
+        ref = queue.waiting.pop(task_id)[0]
+        lane = queue.lanes[ref.priority]
+        turns.remove(lane, ref)
+        if not lane.tenants:
+            del queue.lanes[ref.priority]
+        self._release(ref)
+        if not queue.size:
+            self._forget(gate)
+        return True
 
     def _forget(self, gate: Gate) -> None:
         del self._queues[gate]

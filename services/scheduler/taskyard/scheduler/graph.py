@@ -29,6 +29,7 @@ def released(raw: bytes, lanes: Lanes) -> int:
 def drop_cancelled(events: Iterable[event_pb2.Event], lanes: Lanes) -> int:
     n = 0
     for ev in events:
-        if ev.type == "task.cancelled" and ev.task_id in lanes:
+        # Not only the lanes': a task parked under a suspended tenant or a paused queue too.
+        if ev.type == "task.cancelled":
             n += lanes.drop(ev.task_id, Priority.from_wire(ev.priority), ev.name)
     return n

@@ -25,17 +25,15 @@ from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from taskyard.core import tenants as tenant_names
 from taskyard.core.priority import LANES, Priority
 from taskyard.scheduler.turns import (
-    Key,
     Lane,
-    TenantQueue,
+    add,
     forget_key,
     forget_tenant,
-    insert,
+    remove,
+    served,
     take_keys,
-    take_served,
     take_turns,
     uncount,
 )
@@ -87,8 +85,6 @@ class Lanes:
         # Suspended tenants (scheduler/tenants.py): parked as a paused queue's are.
         self.suspended: set[str] = set()
         self._suspended: dict[str, dict[str, Ref]] = {}
-        # Where a pool that serves some tenants begins its next take (_take_served).
-        self._served_turn = 0
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -123,25 +119,7 @@ class Lanes:
             parked[task_id] = ref
             return True
         self._ids[task_id] = ref
-        lane = self._lanes[ref.priority]
-        tq = lane.tenants.get(ref.tenant)
-        if tq is None:
-            tq = lane.tenants[ref.tenant] = TenantQueue()
-            lane.ring.append(ref.tenant)
-        kq = tq.keys.get(ref.key)
-        if kq is None:
-            kq = tq.keys[ref.key] = Key(tenant_names.qualify(ref.tenant, ref.key))
-            tq.ring.append(ref.key)
-        fifo = kq.fifos.get(ref.name)
-        if fifo is None:
-            kq.fifos[ref.name] = deque([(seq, ref)])
-        elif fifo[-1][0] < seq:
-            fifo.append((seq, ref))
-        else:
-            insert(fifo, (seq, ref))
-        kq.size += 1
-        tq.size += 1
-        lane.names[ref.name] = lane.names.get(ref.name, 0) + 1
+        add(self._lanes[ref.priority], seq, ref)
         return True
 
     def push_all(self, refs: Iterable[Ref]) -> int:
@@ -213,31 +191,19 @@ class Lanes:
         return any(task_id in held for held in self._suspended.values())
 
     def drop(self, task_id: str, priority: Priority, name: str) -> bool:
-        """Remove a waiting task (cancelled)."""
+        """Remove a waiting task (cancelled): from its lane, or from where it is parked
+        (under its suspended tenant, or its paused queue), so it is not held until a
+        resume only to be refused at its lease."""
         ref = self._ids.get(task_id)
         if ref is None:
+            for held in (*self._suspended.values(), *self._parked.values()):
+                if held.pop(task_id, None) is not None:
+                    return True
             return False
-        lane = self._lanes[priority]
-        tq = lane.tenants.get(ref.tenant)
-        kq = tq.keys.get(ref.key) if tq is not None else None
-        fifo = kq.fifos.get(name) if kq is not None else None
-        if tq is None or kq is None or fifo is None:
+        if not remove(self._lanes[priority], ref):
             return False
-        for item in fifo:
-            if item[1].id == task_id:
-                fifo.remove(item)
-                del self._ids[task_id]
-                kq.size -= 1
-                tq.size -= 1
-                uncount(lane, name, 1)
-                if not fifo:
-                    del kq.fifos[name]
-                if not kq.size:
-                    forget_key(tq, ref.key)
-                if not tq.size:
-                    forget_tenant(lane, ref.tenant)
-                return True
-        return False
+        del self._ids[task_id]
+        return True
 
     def depth(self, priority: Priority) -> int:
         return sum(tq.size for tq in self._lanes[priority].tenants.values())
@@ -286,27 +252,15 @@ class Lanes:
             if not runnable:
                 continue
             want = min(limit, len(out) + runnable)
-            if tenants is not None and len(tenants) < len(lane.tenants):
-                take_served(
-                    lane,
-                    tenants,
-                    names,
-                    want,
-                    out,
-                    seqs,
-                    self.tenant_weights,
-                    self.weights,
-                    self._served_turn,
-                )
-                self._served_turn += 1
-            elif len(lane.tenants) == 1:
+            if len(lane.tenants) == 1:
                 tenant, tq = next(iter(lane.tenants.items()))
                 if tenants is None or tenant in tenants:
                     take_keys(lane, tq, names, want - len(out), out, seqs, self.weights)
                     if not tq.size:
                         forget_tenant(lane, tenant)
             else:
-                take_turns(lane, tenants, names, want, out, seqs, self.tenant_weights, self.weights)
+                turns = served(lane, names, tenants)
+                take_turns(lane, turns, want, out, seqs, self.tenant_weights, self.weights)
         ids = self._ids
         for ref in out:
             del ids[ref.id]

@@ -4,15 +4,22 @@ The tenants with tasks waiting in a lane take turns in a ring: each turn a tenan
 may take as many tasks as its weight (default 1). Those are taken from its own
 ring of fairness keys, each key as many as its weight (default 1) per turn of its
 own. A turn the pool's batch cut short goes on at the next take; a tenant or key
-with nothing the pool runs saves no credit. Only tenants and keys with waiting
-tasks are in a ring, so a take costs the same whatever their number. Within a key,
-one FIFO per task name, oldest first across names by arrival number.
+with nothing the pool runs saves no credit.
+
+The tenants' ring is kept per served set (the task names and tenants a pool
+serves: ``Turns``), so a pool serving some tenants neither moves another pool's
+turns nor is moved by them, and holds only the tenants that may have something
+it runs: a take costs the same whatever the number of tenants whose tasks it
+cannot run. Within a key, one FIFO per task name, oldest first across names by
+arrival number. A gate (gates.py) keeps its waiting tasks the same way.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from typing import TYPE_CHECKING
+
+from taskyard.core import tenants as tenant_names
 
 if TYPE_CHECKING:
     from taskyard.scheduler.lanes import Item, Ref
@@ -47,17 +54,50 @@ class TenantQueue:
         self.turn = False
 
 
+# At most this many served sets' round robins kept per lane; past it they are all
+# forgotten and made again as pools take (each remade by one pass of the tenants).
+MAX_TURNS = 64
+# A served set: the task names a pool runs (None: every name, a gate's) and the
+# tenants it serves (None: every tenant).
+Served = tuple[frozenset[str] | None, frozenset[str] | None]
+
+
+class Turns:
+    """One served set's deficit round robin over a lane's tenants, kept across takes:
+    the pools that run the same names for the same tenants share it, and a pool
+    serving others has its own, so no pool's takes move another's turn.
+
+    Its ring holds the tenants that may have something it runs; one found with
+    nothing leaves the ring, and comes back when such a task arrives (``add``), so
+    a take never walks past the same idle tenant twice."""
+
+    __slots__ = ("credit", "members", "names", "ring", "tenants")
+
+    def __init__(self, names: frozenset[str] | None, tenants: frozenset[str] | None) -> None:
+        self.names = names
+        self.tenants = tenants
+        # The tenants in serving order (the head has the turn), and the same as a set.
+        self.ring: deque[str] = deque()
+        self.members: set[str] = set()
+        # Tasks the head may still take in its current turn (0: its turn begins).
+        self.credit = 0
+
+
 class Lane:
-    __slots__ = ("names", "ring", "tenants")
+    __slots__ = ("every", "names", "tenants", "turns", "watch")
 
     def __init__(self) -> None:
+        # The tenants with waiting tasks (in arrival order).
         self.tenants: dict[str, TenantQueue] = {}
-        # The tenants with waiting tasks, in serving order (the head has the turn).
-        self.ring: deque[str] = deque()
         # Waiting tasks by name, all tenants together: a pool that runs none of them
         # passes the lane without visiting a tenant, and a take stops once it has all
         # there is for its pool instead of going round every tenant again.
         self.names: dict[str, int] = {}
+        # Each served set's round robin, and the ones to tell of a task arriving by
+        # its name (``every``: those that run every name).
+        self.turns: dict[Served, Turns] = {}
+        self.watch: dict[str, list[Turns]] = {}
+        self.every: list[Turns] = []
 
 
 def uncount(lane: Lane, name: str, n: int) -> None:
@@ -81,10 +121,82 @@ def insert(fifo: deque[Item], item: Item) -> None:
         fifo.insert(at, item)
 
 
+def add(lane: Lane, seq: int, ref: Ref) -> None:
+    """``ref`` into its tenant's key in ``lane`` at arrival number ``seq``; the served
+    sets that run it and had let its tenant go take it back in their rings."""
+    tenant = ref.tenant
+    tq = lane.tenants.get(tenant)
+    if tq is None:
+        tq = lane.tenants[tenant] = TenantQueue()
+    kq = tq.keys.get(ref.key)
+    if kq is None:
+        kq = tq.keys[ref.key] = Key(tenant_names.qualify(tenant, ref.key))
+        tq.ring.append(ref.key)
+    fifo = kq.fifos.get(ref.name)
+    if fifo is None:
+        kq.fifos[ref.name] = deque([(seq, ref)])
+    elif fifo[-1][0] < seq:
+        fifo.append((seq, ref))
+    else:
+        insert(fifo, (seq, ref))
+    kq.size += 1
+    tq.size += 1
+    lane.names[ref.name] = lane.names.get(ref.name, 0) + 1
+    for group in (lane.watch.get(ref.name), lane.every):
+        if group:
+            for turns in group:
+                if tenant not in turns.members and (turns.tenants is None or tenant in turns.tenants):
+                    turns.members.add(tenant)
+                    turns.ring.append(tenant)
+
+
+def remove(lane: Lane, ref: Ref) -> bool:
+    """Take ``ref`` out of ``lane`` (cancelled); a scan of its FIFO, as cancels are rare."""
+    tq = lane.tenants.get(ref.tenant)
+    kq = tq.keys.get(ref.key) if tq is not None else None
+    fifo = kq.fifos.get(ref.name) if kq is not None else None
+    if tq is None or kq is None or fifo is None:
+        return False
+    for item in fifo:
+        if item[1].id == ref.id:
+            fifo.remove(item)
+            kq.size -= 1
+            tq.size -= 1
+            uncount(lane, ref.name, 1)
+            if not fifo:
+                del kq.fifos[ref.name]
+            if not kq.size:
+                forget_key(tq, ref.key)
+            if not tq.size:
+                forget_tenant(lane, ref.tenant)
+            return True
+    return False
+
+
+def served(lane: Lane, names: frozenset[str] | None, tenants: frozenset[str] | None) -> Turns:
+    """The round robin of the pools that run ``names`` for ``tenants`` in ``lane``,
+    made at its first take with every tenant it serves (one pass)."""
+    turns = lane.turns.get((names, tenants))
+    if turns is not None:
+        return turns
+    if len(lane.turns) >= MAX_TURNS:
+        lane.turns.clear()
+        lane.watch.clear()
+        lane.every.clear()
+    turns = lane.turns[(names, tenants)] = Turns(names, tenants)
+    turns.ring.extend(t for t in lane.tenants if tenants is None or t in tenants)
+    turns.members.update(turns.ring)
+    if names is None:
+        lane.every.append(turns)
+    else:
+        for name in names:
+            lane.watch.setdefault(name, []).append(turns)
+    return turns
+
+
 def take_turns(
     lane: Lane,
-    tenants: frozenset[str] | None,
-    names: frozenset[str],
+    turns: Turns,
     limit: int,
     out: list[Ref],
     seqs: list[int] | None,
@@ -92,73 +204,39 @@ def take_turns(
     key_weights: dict[str, int],
 ) -> None:
     """Up to ``limit`` tasks in ``out`` (which may hold some already): deficit round
-    robin over the lane's tenants (None: every one), each turn's tasks taken from
-    the tenant's keys in turn."""
-    ring, weights = lane.ring, tenant_weights
-    idle = 0  # tenants in a row that had nothing this pool runs
-    while ring and len(out) < limit and idle < len(ring):
+    robin over the tenants of ``turns``, each turn as many tasks as the tenant's
+    weight, taken from its keys in turn. A turn the limit cut short goes on at the
+    next take; a tenant with nothing more this served set runs leaves its ring
+    (and its turn: no credit saved up)."""
+    ring, names = turns.ring, turns.names
+    while ring and len(out) < limit:
         tenant = ring[0]
-        tq = lane.tenants[tenant]
-        if tenants is not None and tenant not in tenants:
-            ring.rotate(-1)
-            idle += 1
-            continue
-        if not tq.turn:
-            tq.turn = True
-            tq.deficit += weights.get(tenant, 1)
-        want = min(tq.deficit, limit - len(out))
-        got = take_keys(lane, tq, names, want, out, seqs, key_weights)
-        tq.deficit -= got
-        if not tq.size:  # at the ring's head: no scan to drop it
+        tq = lane.tenants.get(tenant)
+        if tq is None:  # emptied meanwhile (taken by another served set, cancelled, parked)
             ring.popleft()
-            del lane.tenants[tenant]
-            idle = 0
+            turns.members.discard(tenant)
+            turns.credit = 0
             continue
-        if got < want or tq.deficit <= 0:
-            if got < want:  # nothing more this pool can run: no credit saved up
-                tq.deficit = 0
-            tq.turn = False
+        if turns.credit <= 0:
+            turns.credit = max(1, tenant_weights.get(tenant, 1))
+        want = min(turns.credit, limit - len(out))
+        got = take_keys(lane, tq, names, want, out, seqs, key_weights)
+        turns.credit -= got
+        if not tq.size:
+            del lane.tenants[tenant]
+        if got < want or not tq.size:
+            ring.popleft()
+            turns.members.discard(tenant)
+            turns.credit = 0
+        elif turns.credit <= 0:
             ring.rotate(-1)
-            idle = idle + 1 if got == 0 else 0
-        # else: the limit cut its turn short; it goes on at the next take()
-
-
-def take_served(
-    lane: Lane,
-    tenants: frozenset[str],
-    names: frozenset[str],
-    limit: int,
-    out: list[Ref],
-    seqs: list[int] | None,
-    tenant_weights: dict[str, int],
-    key_weights: dict[str, int],
-    turn: int,
-) -> None:
-    """A pool that serves fewer tenants than wait in the lane: its tenants in turn
-    (each as many as its weight a round), without going round the others; the
-    ``turn``-th take begins with the next of them, so none is always first."""
-    served = [(t, lane.tenants[t]) for t in sorted(tenants) if t in lane.tenants]
-    if len(served) > 1:
-        start = turn % len(served)
-        served = served[start:] + served[:start]
-    weights = tenant_weights
-    while served and len(out) < limit:
-        before = len(out)
-        for tenant, tq in served:
-            if len(out) >= limit:
-                break
-            take_keys(lane, tq, names, min(weights.get(tenant, 1), limit - len(out)), out, seqs, key_weights)
-            if not tq.size:
-                forget_tenant(lane, tenant)
-        served = [(t, tq) for t, tq in served if tq.size]
-        if len(out) == before:
-            break
+        # else: the limit cut its turn short; it goes on at the next take
 
 
 def take_keys(
     lane: Lane,
     tq: TenantQueue,
-    names: frozenset[str],
+    names: frozenset[str] | None,
     limit: int,
     out: list[Ref],
     seqs: list[int] | None,
@@ -202,15 +280,16 @@ def take_keys(
 
 
 def take_key(
-    lane: Lane, kq: Key, names: frozenset[str], limit: int, out: list[Ref], seqs: list[int] | None
+    lane: Lane, kq: Key, names: frozenset[str] | None, limit: int, out: list[Ref], seqs: list[int] | None
 ) -> int:
-    """Up to ``limit`` of one key's tasks that ``names`` holds, oldest first."""
+    """Up to ``limit`` of one key's tasks that ``names`` holds (None: any), oldest first."""
     fifos = kq.fifos
-    candidates = (
-        [(n, fifos[n]) for n in names if fifos.get(n)]
-        if len(names) < len(fifos)
-        else [(n, q) for n, q in fifos.items() if q and n in names]
-    )
+    if names is None:
+        candidates = [(n, q) for n, q in fifos.items() if q]
+    elif len(names) < len(fifos):
+        candidates = [(n, fifos[n]) for n in names if fifos.get(n)]
+    else:
+        candidates = [(n, q) for n, q in fifos.items() if q and n in names]
     start = len(out)
     end = start + limit
     while candidates and len(out) < end:
@@ -246,6 +325,5 @@ def forget_key(tq: TenantQueue, key: str) -> None:
 
 
 def forget_tenant(lane: Lane, tenant: str) -> None:
+    # The served sets' rings let it go when they come to it.
     del lane.tenants[tenant]
-    if tenant in lane.ring:
-        lane.ring.remove(tenant)
