@@ -112,8 +112,16 @@ def test_a_tenants_queues_weights_and_submissions_are_its_own(env: Env) -> None:
     # Key weights: A's key is its own.
     key = f"k-{secrets.token_hex(3)}"
     acme(acme.limits.SetKeyWeight, L.SetKeyWeightRequest(weight=limit_pb2.KeyWeight(key=key, weight=5)))
+    # The default tenant's key "acme/<key>" (its keys may hold a '/') is not acme's.
+    theirs = limit_pb2.KeyWeight(key=f"acme/{key}", weight=9)
+    shown = ops(ops.limits.SetKeyWeight, L.SetKeyWeightRequest(weight=theirs)).weight
+    assert (shown.tenant, shown.key, shown.weight) == ("", f"acme/{key}", 9)
     weights = acme(acme.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights
     assert [(w.tenant, w.key, w.weight) for w in weights] == [("acme", key, 5)]
+    everyone = {
+        (w.tenant, w.key, w.weight) for w in ops(ops.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights
+    }
+    assert {("acme", key, 5), ("", f"acme/{key}", 9)} <= everyone
     assert [w.key for w in beta(beta.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights] == []
     # A limit of A's is no limit of B's to update.
     api = limit_pb2.Limit(name="api", rate=rules.parse_rate("10/s"))
@@ -126,6 +134,14 @@ def test_a_tenants_queues_weights_and_submissions_are_its_own(env: Env) -> None:
         "api",
     )
     assert acme(acme.limits.GetLimit, L.GetLimitRequest(name="api")).limit.rate.units == 10
+    # A request id or idempotency key is the tenant's own: the operator's "acme/r1" (the
+    # default tenant's, whose keys may hold a '/') is not acme's "r1", nor its task answered.
+    for keys in ({"request_id": "r1"}, {"idempotency_key": "k1"}):
+        held = submit(ops, later(**{k: f"acme/{v}" for k, v in keys.items()}))
+        first = acme(acme.tasks.SubmitTask, T.SubmitTaskRequest(task=later(**keys)))
+        again = acme(acme.tasks.SubmitTask, T.SubmitTaskRequest(task=later(**keys)))
+        assert (first.created, first.task.tenant) == (True, "acme") and first.task.id != held.id
+        assert (again.created, again.task.id, again.task.tenant) == (False, first.task.id, "acme")
     # Every way to submit: the tenant is the token's.
     batch = acme(acme.tasks.BatchSubmitTasks, T.BatchSubmitTasksRequest(tasks=[later(), later()])).tasks
     for t in batch:
