@@ -175,6 +175,20 @@ def test_bad_tenant_commands_are_usage_errors(args: list[str], text: str) -> Non
     assert done.exit_code == 2 and text in done.output, done.output
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["create"], ["get"], ["update", "--weight", "2"], ["suspend", "--yes"], ["resume"]],
+)
+def test_a_bad_tenant_name_is_a_usage_error_before_any_call(
+    fake: tuple[str, FakeGateway], args: list[str]
+) -> None:
+    target, gw = fake
+    done = run("tenant", args[0], "Bad_Name", *args[1:], "--target", target)
+    assert done.exit_code == 2, done.output
+    assert "Invalid value for 'NAME': the tenant name must be 1 to 64 characters of [a-z0-9-]" in done.output
+    assert gw.calls == []
+
+
 def test_suspend_asks_first_and_resume_does_not(fake: tuple[str, FakeGateway]) -> None:
     target, gw = fake
     run("tenant", "create", "acme", "--target", target)

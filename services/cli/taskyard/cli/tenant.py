@@ -21,6 +21,7 @@ from taskyard.cli.gateway import Gateway, gateway
 from taskyard.cli.output import Output, output_option
 from taskyard.cli.tenant_view import tenant_detail, tenant_table
 from taskyard.core import limits as rules
+from taskyard.core import tenants
 from taskyard.v1 import limit_pb2
 from taskyard.v1 import tenant_service_pb2 as ts
 
@@ -43,6 +44,14 @@ def _rate(_ctx: click.Context, _param: click.Parameter, value: str | None) -> li
         return rules.parse_rate(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def _checked_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """NAME as the gateway reads a tenant's name (core/tenants.py): a bad one is a
+    usage error here, not a call (with no gateway up, the user would read UNAVAILABLE)."""
+    if (problem := tenants.problem(value)) is not None:
+        raise click.BadParameter(f"the tenant name {problem}")
+    return value
 
 
 def _show(reply: Any) -> Any:
@@ -92,7 +101,7 @@ def _apply_rate(tenant: ts.Tenant, rate: limit_pb2.RateLimit | None, burst: int 
 
 
 @tenant_group.command("create")
-@click.argument("name")
+@click.argument("name", callback=_checked_name)
 @_quota_options
 @click.option("--description", default="", help="Free text for people (at most 1,024 characters).")
 @output_option
@@ -122,7 +131,7 @@ def create_command(
 
 
 @tenant_group.command("get")
-@click.argument("name")
+@click.argument("name", callback=_checked_name)
 @output_option
 @target_options
 def get_command(name: str, output: Output) -> None:
@@ -158,7 +167,7 @@ def list_command(page_size: int, all_pages: bool, output: Output) -> None:
 
 
 @tenant_group.command("update")
-@click.argument("name")
+@click.argument("name", callback=_checked_name)
 @_quota_options
 @click.option("--no-rate", is_flag=True, help="Remove the rate quota (no bound).")
 @click.option("--description", default=None, help="Free text for people (at most 1,024 characters).")
@@ -208,7 +217,7 @@ def update_command(
 
 
 @tenant_group.command("suspend")
-@click.argument("name")
+@click.argument("name", callback=_checked_name)
 @click.option("--reason", default="", help="Why, kept in the audit event (tenant.suspended).")
 @yes_option
 @output_option
@@ -227,7 +236,7 @@ def suspend_command(name: str, reason: str, yes: bool, output: Output) -> None:
 
 
 @tenant_group.command("resume")
-@click.argument("name")
+@click.argument("name", callback=_checked_name)
 @output_option
 @target_options
 def resume_command(name: str, output: Output) -> None:
