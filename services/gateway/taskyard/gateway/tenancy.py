@@ -13,6 +13,14 @@ The tenants are held as the store last said (STORE_TENANTS with the version held
 a ``tenant.*`` event passes, and at once for a name the copy held lacks, before
 that name is refused. The store checks suspension again inside the insert: this
 copy only spares it the submissions it would refuse.
+
+Concurrent calls share one read in flight, and a name the store lacks is held as
+missing for ``max_age`` (or until a ``tenant.*`` event): a flood of calls of an
+unknown tenant costs one read, not one each. While the store cannot be read, the
+copy held keeps serving the tenants it has for ``GRACE`` seconds after the last
+read that worked, and reads are tried again after a growing pause (``BACKOFF``),
+so a call does not wait out a store timeout each; past that, or for a name the
+copy lacks, the call fails with the store's error (UNAVAILABLE).
 """
 
 from __future__ import annotations
@@ -32,6 +40,14 @@ from taskyard.v1 import tenant_service_pb2
 
 # How old the copy held may be when it is used.
 MAX_AGE = 1.0
+# How long the copy held serves its tenants after the last read that worked, while
+# the store cannot be read (suspension is checked again by the store's writes).
+GRACE = 30.0
+# The pause before reading again after a failed read: doubled from the first to the
+# last with each failure in a row.
+BACKOFF = (0.25, 5.0)
+# The names held as missing at once; past it the oldest are forgotten (read again).
+MAX_MISSES = 10_000
 
 TENANT_SERVICE_NAME = tenant_service_pb2.DESCRIPTOR.services_by_name["TenantService"].full_name
 _TENANTS = f"/{TENANT_SERVICE_NAME}/"
@@ -81,23 +97,38 @@ class TenantCache:
     """The tenants by name, as the store last said."""
 
     def __init__(
-        self, store: rpc.Caller, *, max_age: float = MAX_AGE, clock: Callable[[], float] = time.monotonic
+        self,
+        store: rpc.Caller,
+        *,
+        max_age: float = MAX_AGE,
+        grace: float = GRACE,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self.max_age = max_age
+        self.grace = grace
         self._clock = clock
         self._held: dict[str, tenant_service_pb2.Tenant] = {}
         self._version = -1
-        self._read_at = -1e9
+        self._read_at = -1e9  # the copy's age: reset by stale()
+        self._worked_at = -1e9  # the last read that worked: the grace runs from it
         self._generation = 0
         self._reading: asyncio.Task[None] | None = None
         self._reading_generation = -1
+        self._reading_number = 0
+        self._started = 0  # reads begun
+        # name -> when a read found it missing (dicts keep insertion order: oldest first)
+        self._missing: dict[str, float] = {}
+        self._failure: errors.TaskyardError | None = None
+        self._pause = 0.0
+        self._retry_at = -1e9
         self.reads = 0
 
     def stale(self) -> None:
         """A tenant changed: read before the next use."""
         self._generation += 1
         self._read_at = -1e9
+        self._missing.clear()
 
     def tap(self, batch: event_pb2.EventBatch) -> None:
         """For Waiters.taps: a ``tenant.*`` event makes the copy stale."""
@@ -105,38 +136,77 @@ class TenantCache:
             self.stale()
 
     async def get(self, name: str) -> tenant_service_pb2.Tenant | None:
-        """``name``'s tenant, or None when the store does not hold it (asked now)."""
+        """``name``'s tenant, or None when the store does not hold it (asked within
+        ``max_age``); raises the store's error when it cannot say (see above)."""
+        begun = self._started
+        fresh = False
         if self._clock() - self._read_at >= self.max_age:
-            await self._read()
+            fresh = await self._try_read() > begun
         found = self._held.get(name)
-        if found is None:
-            self.stale()
-            await self._read()
+        if found is None and self._failure is None:
+            missed = self._missing.get(name)
+            if missed is not None and self._clock() - missed < self.max_age:
+                return None  # a read since (this call's or one alongside) lacked it too
+            if not fresh:
+                await self._try_read()
             found = self._held.get(name)
+            if found is None and self._failure is None:
+                self._missed(name)
+        if self._failure is not None and (found is None or self._clock() - self._worked_at >= self.grace):
+            # A new error each time: one raised again by every call would grow its traceback.
+            raise errors.unavailable(f"the tenants cannot be read from the store: {self._failure.message}")
         return found
 
-    async def _read(self) -> None:
+    def _missed(self, name: str) -> None:
+        self._missing.pop(name, None)
+        if len(self._missing) >= MAX_MISSES:
+            del self._missing[next(iter(self._missing))]
+        self._missing[name] = self._clock()
+
+    async def _try_read(self) -> int:
+        """A read, shared with the one in flight of this generation; none while
+        paused after a failure (the failure is kept for get to judge). The number
+        of the read awaited (reads are numbered as they begin), 0 for none."""
+        if self._failure is not None and self._clock() < self._retry_at:
+            return 0
+        try:
+            return await self._read()
+        except errors.TaskyardError:
+            return 0  # kept in _failure by _load
+
+    async def _read(self) -> int:
         if self._reading is None or self._reading_generation != self._generation:
             reading = asyncio.get_running_loop().create_task(
                 self._load(self._generation), name="gateway-tenants"
             )
+            self._started += 1
             self._reading, self._reading_generation = reading, self._generation
+            self._reading_number = self._started
+        number = self._reading_number
         await asyncio.shield(self._reading)
+        return number
 
     async def _load(self, generation: int) -> None:
         try:
             reply = await self._store.call(
                 contract.STORE_TENANTS, tenants_pb2.ReadTenantsRequest(known_version=self._version)
             )
-            self.reads += 1
-            if not reply.unchanged and reply.version >= self._version:
-                self._held = {t.name: t for t in reply.tenants}
-                self._version = reply.version
-            if generation == self._generation:
-                self._read_at = self._clock()
+        except errors.TaskyardError as exc:
+            self._failure = exc
+            self._pause = min(BACKOFF[1], max(BACKOFF[0], self._pause * 2))
+            self._retry_at = self._clock() + self._pause
+            raise
         finally:
             if self._reading is asyncio.current_task():
                 self._reading = None
+        self.reads += 1
+        self._failure, self._pause, self._retry_at = None, 0.0, -1e9
+        if not reply.unchanged and reply.version >= self._version:
+            self._held = {t.name: t for t in reply.tenants}
+            self._version = reply.version
+        self._worked_at = self._clock()
+        if generation == self._generation:
+            self._read_at = self._worked_at
 
     async def refusal(self, method: str, who: auth.Identity) -> errors.TaskyardError | None:
         """Why ``who`` may not call ``method`` now, or None."""
