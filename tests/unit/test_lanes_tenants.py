@@ -5,6 +5,7 @@ some tenants only is given only theirs."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -282,3 +283,37 @@ def test_a_cancelled_task_parked_in_its_paused_queue_is_dropped_at_once() -> Non
     assert lanes.drop("a0", Priority.NORMAL, "add")
     assert lanes.parked("reports") == 0
     assert lanes.resume("reports") == 0
+
+
+def test_a_take_looks_at_a_key_with_nothing_the_pool_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    lanes = Lanes()
+    for k in range(1000):
+        lanes.push(Ref(f"r{k}", "resize", Priority.NORMAL, key=f"r{k}", tenant="acme"))
+    _flood(lanes, "acme", keys=2, per_key=50)
+    _flood(lanes, "beta", keys=1, per_key=100)
+    looks: list[int] = []
+    real = turns.take_key
+
+    def counted(*args: Any) -> int:
+        looks.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(turns, "take_key", counted)
+    taken = _take_one_by_one(lanes, 200)
+    assert sorted(Counter(r.tenant for r in taken).values()) == [100, 100]
+    # Each of acme's keys that holds only what the pool cannot run is looked at once.
+    assert len(looks) <= 1000 + 2 * len(taken)
+    lanes.push(Ref("r5-add", "add", Priority.NORMAL, key="r5", tenant="acme"))
+    assert [r.id for r in lanes.take(ADD, 10)] == ["r5-add"]
+    assert len(lanes.take(frozenset({"resize"}), 2000)) == 1000
+
+
+def test_past_the_served_sets_a_lane_keeps_a_pool_is_still_served_in_turn() -> None:
+    lanes = Lanes()
+    for t in "ab":
+        _flood(lanes, t, keys=1, per_key=turns.MAX_TURNS * 4)
+    for i in range(turns.MAX_TURNS * 2):  # a pool each time with a set of names of its own
+        assert len(lanes.take(frozenset({"add", f"other-{i}"}), 1)) == 1
+    taken = _take_one_by_one(lanes, 20)
+    assert Counter(r.tenant for r in taken) == {"a": 10, "b": 10}
+    assert len(lanes.take(ADD, 1000)) == turns.MAX_TURNS * 6 - 20

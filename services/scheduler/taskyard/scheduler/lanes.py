@@ -33,7 +33,6 @@ from taskyard.scheduler.turns import (
     forget_tenant,
     remove,
     served,
-    take_keys,
     take_turns,
     uncount,
 )
@@ -252,15 +251,8 @@ class Lanes:
             if not runnable:
                 continue
             want = min(limit, len(out) + runnable)
-            if len(lane.tenants) == 1:
-                tenant, tq = next(iter(lane.tenants.items()))
-                if tenants is None or tenant in tenants:
-                    take_keys(lane, tq, names, want - len(out), out, seqs, self.weights)
-                    if not tq.size:
-                        forget_tenant(lane, tenant)
-            else:
-                turns = served(lane, names, tenants)
-                take_turns(lane, turns, want, out, seqs, self.tenant_weights, self.weights)
+            turns = served(lane, names, tenants)
+            take_turns(lane, turns, want, out, seqs, self.tenant_weights, self.weights)
         ids = self._ids
         for ref in out:
             del ids[ref.id]

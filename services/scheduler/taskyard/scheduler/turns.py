@@ -17,6 +17,7 @@ arrival number. A gate (gates.py) keeps its waiting tasks the same way.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from taskyard.core import tenants as tenant_names
@@ -28,30 +29,47 @@ if TYPE_CHECKING:
 class Key:
     """One fairness key's waiting tasks in one lane."""
 
-    __slots__ = ("deficit", "fifos", "size", "turn", "weight_key")
+    __slots__ = ("fifos", "size", "weight_key")
 
     def __init__(self, weight_key: str) -> None:
         self.fifos: dict[str, deque[Item]] = {}
         self.size = 0
-        # Deficit round robin: tasks it may still take in its current turn.
-        self.deficit = 0
-        self.turn = False
         # Its weight's key in Lanes.weights: the tenant's qualified key.
         self.weight_key = weight_key
 
 
 class TenantQueue:
-    """One tenant's waiting tasks in one lane: its keys and their ring."""
+    """One tenant's waiting tasks in one lane: its keys (in arrival order)."""
 
-    __slots__ = ("deficit", "keys", "ring", "size", "turn")
+    __slots__ = ("keys", "size")
 
     def __init__(self) -> None:
         self.keys: dict[str, Key] = {}
-        # The keys with waiting tasks, in serving order (the head has the turn).
-        self.ring: deque[str] = deque()
         self.size = 0
-        self.deficit = 0
-        self.turn = False
+
+
+class Ring:
+    """A deficit round robin's ring: its members in serving order (the head has the
+    turn) and the tasks the head may still take in its turn (0: its turn begins)."""
+
+    __slots__ = ("credit", "members", "order")
+
+    def __init__(self, members: Iterable[str] = ()) -> None:
+        self.order: deque[str] = deque(members)
+        self.members: set[str] = set(self.order)
+        self.credit = 0
+
+    def join(self, member: str) -> None:
+        if member not in self.members:
+            self.members.add(member)
+            self.order.append(member)
+
+    def leave(self) -> str:
+        """The head leaves (and its turn ends)."""
+        member = self.order.popleft()
+        self.members.discard(member)
+        self.credit = 0
+        return member
 
 
 # At most this many served sets' round robins kept per lane; past it they are all
@@ -63,24 +81,23 @@ Served = tuple[frozenset[str] | None, frozenset[str] | None]
 
 
 class Turns:
-    """One served set's deficit round robin over a lane's tenants, kept across takes:
-    the pools that run the same names for the same tenants share it, and a pool
-    serving others has its own, so no pool's takes move another's turn.
+    """One served set's deficit round robin over a lane's tenants and, in each
+    tenant's turn, over its keys, kept across takes: the pools that run the same
+    names for the same tenants share it, and a pool serving others has its own, so
+    no pool's takes move another's turn.
 
-    Its ring holds the tenants that may have something it runs; one found with
-    nothing leaves the ring, and comes back when such a task arrives (``add``), so
-    a take never walks past the same idle tenant twice."""
+    Its rings hold the tenants (and keys) that may have something it runs; one
+    found with nothing leaves its ring, and comes back when such a task arrives
+    (``add``), so a take never walks past the same idle tenant or key twice."""
 
-    __slots__ = ("credit", "members", "names", "ring", "tenants")
+    __slots__ = ("keys", "names", "ring", "tenants")
 
     def __init__(self, names: frozenset[str] | None, tenants: frozenset[str] | None) -> None:
         self.names = names
         self.tenants = tenants
-        # The tenants in serving order (the head has the turn), and the same as a set.
-        self.ring: deque[str] = deque()
-        self.members: set[str] = set()
-        # Tasks the head may still take in its current turn (0: its turn begins).
-        self.credit = 0
+        self.ring = Ring()
+        # The keys' ring of each tenant in ``ring`` (made at its first turn).
+        self.keys: dict[str, Ring] = {}
 
 
 class Lane:
@@ -131,7 +148,6 @@ def add(lane: Lane, seq: int, ref: Ref) -> None:
     kq = tq.keys.get(ref.key)
     if kq is None:
         kq = tq.keys[ref.key] = Key(tenant_names.qualify(tenant, ref.key))
-        tq.ring.append(ref.key)
     fifo = kq.fifos.get(ref.name)
     if fifo is None:
         kq.fifos[ref.name] = deque([(seq, ref)])
@@ -145,9 +161,16 @@ def add(lane: Lane, seq: int, ref: Ref) -> None:
     for group in (lane.watch.get(ref.name), lane.every):
         if group:
             for turns in group:
-                if tenant not in turns.members and (turns.tenants is None or tenant in turns.tenants):
-                    turns.members.add(tenant)
-                    turns.ring.append(tenant)
+                if turns.tenants is not None and tenant not in turns.tenants:
+                    continue
+                if tenant not in turns.ring.members:
+                    # Out of the ring: nothing else of its runs in this set.
+                    turns.ring.join(tenant)
+                    turns.keys[tenant] = Ring((ref.key,))
+                else:
+                    keys = turns.keys.get(tenant)
+                    if keys is not None:
+                        keys.join(ref.key)
 
 
 def remove(lane: Lane, ref: Ref) -> bool:
@@ -184,8 +207,7 @@ def served(lane: Lane, names: frozenset[str] | None, tenants: frozenset[str] | N
         lane.watch.clear()
         lane.every.clear()
     turns = lane.turns[(names, tenants)] = Turns(names, tenants)
-    turns.ring.extend(t for t in lane.tenants if tenants is None or t in tenants)
-    turns.members.update(turns.ring)
+    turns.ring = Ring(t for t in lane.tenants if tenants is None or t in tenants)
     if names is None:
         lane.every.append(turns)
     else:
@@ -209,73 +231,77 @@ def take_turns(
     next take; a tenant with nothing more this served set runs leaves its ring
     (and its turn: no credit saved up)."""
     ring, names = turns.ring, turns.names
-    while ring and len(out) < limit:
-        tenant = ring[0]
+    order = ring.order
+    while order and len(out) < limit:
+        tenant = order[0]
         tq = lane.tenants.get(tenant)
         if tq is None:  # emptied meanwhile (taken by another served set, cancelled, parked)
-            ring.popleft()
-            turns.members.discard(tenant)
-            turns.credit = 0
+            ring.leave()
+            turns.keys.pop(tenant, None)
             continue
-        if turns.credit <= 0:
-            turns.credit = max(1, tenant_weights.get(tenant, 1))
-        want = min(turns.credit, limit - len(out))
-        got = take_keys(lane, tq, names, want, out, seqs, key_weights)
-        turns.credit -= got
+        keys = turns.keys.get(tenant)
+        if keys is None:
+            keys = turns.keys[tenant] = Ring(tq.keys)
+        if len(order) == 1:  # alone in the ring: all there is to take is its
+            ring.credit = 0
+            want = limit - len(out)
+            got = take_keys(lane, tq, keys, names, want, out, seqs, key_weights)
+        else:
+            if ring.credit <= 0:
+                ring.credit = max(1, tenant_weights.get(tenant, 1))
+            want = min(ring.credit, limit - len(out))
+            got = take_keys(lane, tq, keys, names, want, out, seqs, key_weights)
+            ring.credit -= got
         if not tq.size:
             del lane.tenants[tenant]
         if got < want or not tq.size:
-            ring.popleft()
-            turns.members.discard(tenant)
-            turns.credit = 0
-        elif turns.credit <= 0:
-            ring.rotate(-1)
+            ring.leave()
+            turns.keys.pop(tenant, None)
+        elif ring.credit <= 0:
+            order.rotate(-1)
         # else: the limit cut its turn short; it goes on at the next take
 
 
 def take_keys(
     lane: Lane,
     tq: TenantQueue,
+    keys: Ring,
     names: frozenset[str] | None,
     limit: int,
     out: list[Ref],
     seqs: list[int] | None,
     key_weights: dict[str, int],
 ) -> int:
-    """Up to ``limit`` of one tenant's tasks: deficit round robin over its keys."""
+    """Up to ``limit`` of one tenant's tasks: deficit round robin over its keys in
+    ``keys`` (a served set's ring of them); a key with nothing more the set runs
+    leaves the ring."""
     start = len(out)
-    if len(tq.keys) == 1:
-        key, kq = next(iter(tq.keys.items()))
-        got = take_key(lane, kq, names, limit, out, seqs)
+    end = start + limit
+    order = keys.order
+    while order and len(out) < end:
+        key = order[0]
+        kq = tq.keys.get(key)
+        if kq is None:  # emptied meanwhile
+            keys.leave()
+            continue
+        if len(order) == 1:  # alone in the ring: all there is to take is its
+            keys.credit = 0
+            want = end - len(out)
+            got = take_key(lane, kq, names, want, out, seqs)
+        else:
+            if keys.credit <= 0:
+                keys.credit = max(1, key_weights.get(kq.weight_key, 1))
+            want = min(keys.credit, end - len(out))
+            got = take_key(lane, kq, names, want, out, seqs)
+            keys.credit -= got
         tq.size -= got
         if not kq.size:
-            forget_key(tq, key)
-        return got
-    ring, weights = tq.ring, key_weights
-    end = start + limit
-    idle = 0  # keys in a row that had nothing this pool runs
-    while ring and len(out) < end and idle < len(ring):
-        key = ring[0]
-        kq = tq.keys[key]
-        if not kq.turn:
-            kq.turn = True
-            kq.deficit += weights.get(kq.weight_key, 1)
-        want = min(kq.deficit, end - len(out))
-        got = take_key(lane, kq, names, want, out, seqs)
-        kq.deficit -= got
-        tq.size -= got
-        if not kq.size:  # at the ring's head: no scan to drop it
-            ring.popleft()
             del tq.keys[key]
-            idle = 0
-            continue
-        if got < want or kq.deficit <= 0:
-            if got < want:  # nothing more this pool can run: no credit saved up
-                kq.deficit = 0
-            kq.turn = False
-            ring.rotate(-1)
-            idle = idle + 1 if got == 0 else 0
-        # else: the limit cut its turn short; it goes on at the next take()
+        if got < want or not kq.size:
+            keys.leave()
+        elif keys.credit <= 0:
+            order.rotate(-1)
+        # else: the limit cut its turn short; it goes on at the next take
     return len(out) - start
 
 
@@ -319,9 +345,8 @@ def take_key(
 
 
 def forget_key(tq: TenantQueue, key: str) -> None:
+    # The served sets' rings let it go when they come to it.
     del tq.keys[key]
-    if key in tq.ring:
-        tq.ring.remove(key)
 
 
 def forget_tenant(lane: Lane, tenant: str) -> None:
