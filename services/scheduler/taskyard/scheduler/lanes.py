@@ -9,8 +9,10 @@ its weight (TenantService; default 1), and those go to its keys in turn, each as
 many as the key's weight (LimitService.SetKeyWeight; default 1). A tenant that
 floods with many keys therefore delays another tenant's task by at most one turn
 of the tenants' ring, and a key that floods delays its own tenant's other keys by
-at most one turn of that tenant's ring. Only tenants and keys with waiting tasks
-are in a ring, so a take costs the same whatever the number of tenants.
+at most one turn of that tenant's ring. The rings are kept per served set (the
+task names and tenants of a pool, turns.py): a pool's takes move its own turns
+only, and pass a tenant or key with nothing it runs once, so a take costs the same
+whatever the number of tenants.
 
 Within a key, one FIFO per task name lets a pool that serves only some names find
 its work without scanning past tasks it cannot run; a global sequence number keeps
