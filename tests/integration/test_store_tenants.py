@@ -258,13 +258,21 @@ async def test_a_tenants_task_is_stored_with_its_names_qualified_and_read_back_a
     assert [u.limit for u in rec.flow.uses] == ["acme/api"]
     assert (await stored(result_store, d.id))["tenant"] == ""
 
-    # The limits a task's name declares are its pool's, every tenant's: kept bare.
+    # The limits a task's name declares are its pool's, every tenant's: kept bare. Told
+    # by where they came from (core/limits.add_declared), not by their name: the
+    # tenant's own limit of such a name is its own.
     declared = tr.FlowControl(
-        uses=[limit_pb2.LimitUse(limit="add.rate", units=1), limit_pb2.LimitUse(limit="acme/api", units=1)]
+        uses=[
+            limit_pb2.LimitUse(limit="add.rate", units=1),
+            limit_pb2.LimitUse(limit="acme/api", units=1),
+            limit_pb2.LimitUse(limit="add.concurrency", units=1),
+        ],
+        declared=["add.rate"],
     )
     mixed = add_task(tenant="acme", flow=declared)
     await insert(result_store, mixed)
-    assert (await stored(result_store, mixed.id))["limit_names"] == ["add.rate", "acme/api"]
+    names = ["add.rate", "acme/api", "acme/add.concurrency"]
+    assert (await stored(result_store, mixed.id))["limit_names"] == names
 
     # Another tenant's queue or limit is no name of this tenant's.
     err = await refused(insert(result_store, add_task(tenant="acme", queue="beta/reports")))

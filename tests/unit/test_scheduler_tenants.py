@@ -12,7 +12,7 @@ from typing import Any, cast
 from google.protobuf.message import Message
 from support.admission import Harness, concurrency
 
-from taskyard.bus.v1 import flow_pb2
+from taskyard.bus.v1 import flow_pb2, tenants_pb2
 from taskyard.core import contract, errors, transport
 from taskyard.scheduler.admission import QUOTA_CONCURRENCY, QUOTA_RATE
 from taskyard.v1 import task_service_pb2, tenant_service_pb2
@@ -45,9 +45,16 @@ async def _loaded(h: Harness, *tenants: tenant_service_pb2.Tenant) -> None:
     await h.flow.resync()
 
 
-def _gate(h: Harness, task_id: str) -> flow_pb2.TaskGate:
-    reply = asyncio.run(h.flow.on_gates(flow_pb2.FlowGatesRequest(task_ids=[task_id]), cast(Any, None)))
+def _gate(h: Harness, task_id: str, within: str | None = None) -> flow_pb2.TaskGate:
+    """The task's gate as an operator over every tenant sees it (``within``: as that tenant)."""
+    request = flow_pb2.FlowGatesRequest(task_ids=[task_id])
+    request.scope.CopyFrom(_scope(within))
+    reply = asyncio.run(h.flow.on_gates(request, cast(Any, None)))
     return reply.gates[0]
+
+
+def _scope(within: str | None) -> tenants_pb2.TenantScope:
+    return tenants_pb2.TenantScope(all=True) if within is None else tenants_pb2.TenantScope(tenant=within)
 
 
 def test_a_concurrency_quota_holds_the_tenants_tasks_past_it_and_frees_a_unit_on_completion() -> None:
@@ -95,21 +102,22 @@ def test_a_rate_quota_admits_its_units_per_period() -> None:
 
 
 def test_a_quota_is_taken_with_the_tasks_limits_all_or_none() -> None:
-    h = Harness(concurrency("db", 5, per_key=False))
+    # A tenant's own limit is stored qualified (acme/db).
+    h = Harness(concurrency("acme/db", 5, per_key=False))
     asyncio.run(_loaded(h, _tenant("acme", max_concurrency=1)))
-    h.submit("a0", ("db", "", 1), tenant="acme")
-    h.submit("a1", ("db", "", 1), tenant="acme")
+    h.submit("a0", ("acme/db", "", 1), tenant="acme")
+    h.submit("a1", ("acme/db", "", 1), tenant="acme")
     assert h.dispatch(2) == ["a0"]
     # a1 was refused by the quota: it took none of db's units.
-    assert h.flow.admission.held(("db", "")) == 1
+    assert h.flow.admission.held(("acme/db", "")) == 1
     assert h.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 1
     # And the other way round: db full, the quota's unit is not taken.
-    h2 = Harness(concurrency("db", 1, per_key=False))
+    h2 = Harness(concurrency("acme/db", 1, per_key=False))
     asyncio.run(_loaded(h2, _tenant("acme", max_concurrency=5)))
-    h2.submit("d0", ("db", "", 1))
-    h2.submit("a0", ("db", "", 1), tenant="acme")
+    h2.submit("d0", ("acme/db", "", 1), tenant="acme")
+    h2.submit("a0", ("acme/db", "", 1), tenant="acme")
     assert h2.dispatch(2) == ["d0"]
-    assert h2.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 0
+    assert h2.flow.admission.held((QUOTA_CONCURRENCY, "acme")) == 1
     assert _gate(h2, "a0").reason == R.WAIT_REASON_CONCURRENCY_FULL
 
 
@@ -329,3 +337,73 @@ def test_a_failed_read_of_the_tenants_does_not_stop_the_limits_resync() -> None:
         assert h.flow.ready and not h.flow.tenants.read_once
 
     asyncio.run(run())
+
+
+def _declared(name: str, n: int) -> Any:
+    """A concurrency limit a task name declares, one bucket per key (a pool's: bare, task_name set)."""
+    spec = concurrency(name, n)
+    spec.task_name = name.partition(".")[0]
+    spec.key_argument = "account"
+    return spec
+
+
+def test_a_declared_limit_keeps_each_tenants_buckets_apart() -> None:
+    # beta holds settle.concurrency for key 'b-acct': acme's task of the same key is
+    # admitted (its own bucket), and neither tenant is told of the other's holder.
+    h = Harness(_declared("settle.concurrency", 1))
+    asyncio.run(_loaded(h))
+    use = ("settle.concurrency", "b-acct", 1)
+    h.submit("b0", use, tenant="beta")
+    h.submit("b1", use, tenant="beta")
+    h.submit("a0", use, tenant="acme")
+    h.submit("a1", use, tenant="acme")
+    assert sorted(h.dispatch(10)) == ["a0", "b0"]
+    mine = _gate(h, "a1", "acme")
+    assert (mine.reason, mine.gate.key) == (R.WAIT_REASON_CONCURRENCY_FULL, "b-acct")
+    assert list(mine.gate.holder_ids) == ["a0"]
+    assert list(_gate(h, "b1", "beta").gate.holder_ids) == ["b0"]
+    # The operator over every tenant sees whose buckets they are.
+    assert _gate(h, "a1").gate.key == "acme/b-acct"
+    h.finish("b0")
+    assert h.dispatch(10) == ["b1"]
+
+
+def test_a_declared_global_limit_is_one_bucket_per_tenant() -> None:
+    spec = _declared("report.concurrency", 1)
+    spec.per_key = False
+    h = Harness(spec)
+    asyncio.run(_loaded(h))
+    use = ("report.concurrency", "", 1)
+    for task_id, tenant in (("b0", "beta"), ("b1", "beta"), ("a0", "acme"), ("d0", ""), ("d1", "")):
+        h.submit(task_id, use, tenant=tenant)
+    assert sorted(h.dispatch(10)) == ["a0", "b0", "d0"]
+
+
+def _gates(h: Harness, request: flow_pb2.FlowGatesRequest, within: str | None) -> flow_pb2.FlowGatesReply:
+    request.scope.CopyFrom(_scope(within))
+    return asyncio.run(h.flow.on_gates(request, cast(Any, None)))
+
+
+def test_a_tenants_flow_gates_answer_of_its_own_tasks_limits_and_buckets_only() -> None:
+    h = Harness(_declared("settle.concurrency", 1), concurrency("beta/db", 1), concurrency("acme/db", 1))
+    asyncio.run(_loaded(h))
+    h.submit("b0", ("settle.concurrency", "b-acct", 1), ("beta/db", "", 1), tenant="beta")
+    h.submit("b1", ("beta/db", "", 1), tenant="beta")
+    h.submit("a0", ("settle.concurrency", "a-acct", 1), tenant="acme")
+    assert sorted(h.dispatch(10)) == ["a0", "b0"]
+    # beta's waiting task, asked for by acme, answers as a task not waiting here.
+    asked = flow_pb2.FlowGatesRequest(task_ids=["b1"], limits=["beta/db", "acme/db", "settle.concurrency"])
+    reply = _gates(h, asked, "acme")
+    assert reply.gates[0].reason == 0 and not reply.gates[0].gate.limit
+    assert reply.gates[0] == flow_pb2.TaskGate(task_id="b1")
+    # Another tenant's named limit is left out; the declared one shows acme's buckets alone.
+    assert sorted(reply.usage) == ["acme/db", "settle.concurrency"]
+    shared = reply.usage["settle.concurrency"]
+    assert [(k.key, k.units_in_use) for k in shared.busiest_keys] == [("a-acct", 1)]
+    assert (shared.units_in_use, shared.keys, shared.admitted) == (1, 1, 0)
+    # beta's own view, and the operator's of every tenant.
+    reply = _gates(h, flow_pb2.FlowGatesRequest(task_ids=["b1"], limits=["beta/db"]), "beta")
+    assert reply.gates[0].reason == R.WAIT_REASON_CONCURRENCY_FULL
+    assert list(reply.gates[0].gate.holder_ids) == ["b0"] and reply.usage["beta/db"].units_in_use == 1
+    every = _gates(h, flow_pb2.FlowGatesRequest(limits=["settle.concurrency"]), None).usage
+    assert sorted(k.key for k in every["settle.concurrency"].busiest_keys) == ["acme/a-acct", "beta/b-acct"]

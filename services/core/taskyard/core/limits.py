@@ -348,8 +348,12 @@ def declared_key(kwargs_json: bytes, argument: str) -> str:
 def add_declared(record: task_record_pb2.TaskRecord, declared: Sequence[limit_pb2.Limit]) -> None:
     """Add to ``record``'s flow the limits its name declares (``declared``: those of
     its name), except the ones it names itself: every path a task is created by
-    (a submission, a schedule's run) gives it the same uses."""
+    (a submission, a schedule's run) gives it the same uses. ``flow.declared`` names
+    the ones added, for the store to tell them from a tenant's own of that name."""
     given = {u.limit for u in record.flow.uses}
     for limit in declared:
         if limit.name not in given:
             record.flow.uses.add(limit=limit.name, key=declared_key(record.kwargs_json, limit.key_argument))
+            # By origin: a tenant's own limit may bear the same name (it is stored
+            # qualified, the pool's stays bare; result_store insert_checks).
+            record.flow.declared.append(limit.name)

@@ -25,6 +25,13 @@ A tenant's quota (TenantService) is two more limits keyed by the tenant,
 (``set_quotas``): every task of the tenant uses them, taken with its other limits,
 all or none, and a quota's concurrency units are held and given back as a
 concurrency limit's are. A tenant without a quota costs one dict lookup a task.
+
+A limit a task's name declares (``<task>.rate``, ...) is the pool's, for every
+tenant's tasks of that name, but each tenant's use of it is counted in buckets of
+its own (``bucket_of``: ``tenant/key``, ``tenant/`` for a global one): one tenant's
+tasks never hold or spend another's units, nor appear among its holders. A tenant's
+own limits are stored qualified (``tenant/name``) and the default tenant's are used
+by its own tasks only, so a bare name a tenant's task uses is a declared one.
 """
 # Length: the two kinds of limit, their holders and the usage figures are one state.
 
@@ -35,6 +42,7 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from taskyard.core import limits as rules
+from taskyard.core import tenants as tenant_names
 from taskyard.scheduler.breakers import Breakers
 from taskyard.scheduler.lanes import Ref, Use
 from taskyard.v1 import limit_pb2
@@ -92,6 +100,16 @@ class _Hold:
     uses: tuple[Use, ...]
     # Its task's tenant: the tenant's quota, as it is now, counts it too.
     tenant: str = ""
+
+
+def bucket_of(limit: _Limit, name: str, key: str, tenant: str) -> str:
+    """The bucket of a use of ``name`` with ``key`` by ``tenant``'s task: its key (""
+    for a global limit), in ``tenant``'s own buckets when the limit is a declared one
+    (a bare name a tenant's task uses; the quotas are keyed by the tenant already)."""
+    own = key if limit.per_key else ""
+    if not tenant or name in QUOTAS or name.startswith(tenant + tenant_names.SEPARATOR):
+        return own
+    return tenant_names.qualify(tenant, own)
 
 
 def _limit_state(spec: limit_pb2.Limit) -> _Limit:
@@ -266,7 +284,7 @@ class Admission:
             limit = self.limits.get(limit_name)
             if limit is None or not limit.is_breaker or limit_name in QUOTAS:
                 continue
-            gate = (limit_name, key if limit.per_key else "")
+            gate = (limit_name, bucket_of(limit, limit_name, key, ref.tenant))
             admitted, probe, at = self.breakers.check(gate)
             if not admitted:
                 limit.throttled += 1
@@ -282,19 +300,19 @@ class Admission:
             if limit is None or not limit.is_rate:
                 continue
             units = min(units, limit.burst)
-            bucket = key if limit.per_key else ""
-            tat = max(limit.tats.get(bucket, limit.floor), now)
+            at_bucket = bucket_of(limit, limit_name, key, ref.tenant)
+            tat = max(limit.tats.get(at_bucket, limit.floor), now)
             after = tat + units * limit.interval
             if after - now > limit.burst * limit.interval + _EPS:
-                refusal = Refusal((limit_name, bucket), after - limit.burst * limit.interval)
+                refusal = Refusal((limit_name, at_bucket), after - limit.burst * limit.interval)
                 limit.throttled += 1
                 return refusal
-            rates.append((limit, bucket, after))
+            rates.append((limit, at_bucket, after))
         for limit_name, key, units in uses:
             limit = self.limit_of(limit_name, key)
             if limit is None or limit.is_rate or limit.is_breaker:
                 continue
-            gate = (limit_name, key if limit.per_key else "")
+            gate = (limit_name, bucket_of(limit, limit_name, key, ref.tenant))
             units = min(units, limit.burst)
             # What this task holds already (a lease whose outcome is unknown) is
             # its own: it has one live lease at most, so it needs no more units.
@@ -303,8 +321,8 @@ class Admission:
                 limit.throttled += 1
                 return Refusal(gate, None)
             counts.append((limit, gate, units))
-        for limit, bucket, after in rates:
-            limit.tats[bucket] = after
+        for limit, at_bucket, after in rates:
+            limit.tats[at_bucket] = after
             limit.admitted += 1
         for limit, _gate, _units in counts:
             limit.admitted += 1
@@ -372,7 +390,7 @@ class Admission:
                 limit = self.limit_of(name, key)
                 if limit is None or limit.is_rate or limit.is_breaker:
                     continue
-                gate = (name, key if limit.per_key else "")
+                gate = (name, bucket_of(limit, name, key, hold.tenant))
                 mine[gate] = max(mine.get(gate, 0), min(units, limit.burst))
         before = self._tallies.pop(task_id, {})
         if mine:
@@ -481,16 +499,39 @@ class Admission:
         return freed
 
     # --- what it looks like -------------------------------------------------------------
-    def holder_ids(self, gate: Gate) -> list[str]:
-        return sorted(self._holders.get(gate, {}))[:SHOWN_HOLDERS]
+    def holder_ids(self, gate: Gate, tenant: str | None = None) -> list[str]:
+        """The tasks holding ``gate``'s units, those of ``tenant`` only (None: every tenant's)."""
+        holders = self._holders.get(gate, {})
+        if tenant is None:
+            return sorted(holders)[:SHOWN_HOLDERS]
+        return sorted(t for t in holders if self.tenant_of(t) == tenant)[:SHOWN_HOLDERS]
 
-    def usage(self, name: str, waiting: dict[str, int]) -> limit_pb2.LimitUsage | None:
-        """A limit's live usage; ``waiting``: tasks held at its gates, by key."""
+    def tenant_of(self, task_id: str) -> str | None:
+        """The tenant of a task that holds units (None: it holds none)."""
+        for hold in self._holds.get(task_id, {}).values():
+            return hold.tenant
+        return None
+
+    def usage(
+        self, name: str, waiting: dict[str, int], tenant: str | None = None
+    ) -> limit_pb2.LimitUsage | None:
+        """A limit's live usage; ``waiting``: tasks held at its gates, by key.
+        ``tenant``: as that tenant may see it (None: every tenant's). A declared
+        limit (bare) is every tenant's, each in buckets of its own: the tenant is
+        shown its own buckets, by its own keys, and not the limit's admitted and
+        throttled counts, which are every tenant's."""
         limit = self.limits.get(name)
         if limit is None:
             return None
-        out = limit_pb2.LimitUsage(admitted=limit.admitted, throttled=limit.throttled)
         in_use = self._in_use(name, limit)
+        owner = tenant_names.split(name)[0]
+        if tenant is not None and (owner != tenant or (not tenant and limit.spec.task_name)):
+            mine = tenant_names.qualify(tenant, "") if tenant else ""
+            in_use = _own_buckets(in_use, tenant, mine)
+            waiting = _own_buckets(waiting, tenant, mine)
+            out = limit_pb2.LimitUsage()
+        else:
+            out = limit_pb2.LimitUsage(admitted=limit.admitted, throttled=limit.throttled)
         out.units_in_use = sum(in_use.values())
         out.waiting = sum(waiting.values())
         out.keys = len(in_use.keys() | waiting.keys())
@@ -531,3 +572,11 @@ class Admission:
                     del limit.tats[bucket]
                 dropped += len(full)
         return dropped
+
+
+def _own_buckets(counts: Mapping[str, int], tenant: str, prefix: str) -> dict[str, int]:
+    """``counts`` by bucket, of ``tenant``'s buckets only, by the keys it knows them by
+    (the default tenant's: the buckets of no tenant)."""
+    if tenant:
+        return {k[len(prefix) :]: n for k, n in counts.items() if k.startswith(prefix)}
+    return {k: n for k, n in counts.items() if tenant_names.SEPARATOR not in k}

@@ -526,19 +526,38 @@ class Flow:
         self, request: flow_pb2.FlowGatesRequest, env: envelope_pb2.Envelope
     ) -> flow_pb2.FlowGatesReply:
         reply = flow_pb2.FlowGatesReply(term=self.term)
+        # The caller's scope, for the task ids and the limits alike: another tenant's
+        # task answers as one not waiting here, and its holders and buckets are left out.
+        within = None if request.scope.all else request.scope.tenant
         for task_id in request.task_ids[:100]:
             gate = reply.gates.add(task_id=task_id)
-            self._explain(task_id, gate)
+            if within is None or self._tenant_of(task_id) in (within, None):
+                self._explain(task_id, gate, within)
         names = list(request.limits)
         if "*" in names:
             names = sorted(self.admission.limits)
-            if not request.scope.all:  # a tenant's caller: its own tenant's limits only
-                names = [n for n in names if tenant_names.split(n)[0] == request.scope.tenant]
+            if within is not None:  # a tenant's caller: its own tenant's limits only
+                names = [n for n in names if tenant_names.split(n)[0] == within]
+        elif within is not None:  # its own, and the declared ones its tasks use
+            names = [n for n in names if tenant_names.split(n)[0] == within or self._declared(n)]
         for name in names[:10_000]:
-            usage = self.admission.usage(name, self.gates.waiting_by_key(name))
+            usage = self.admission.usage(name, self.gates.waiting_by_key(name), within)
             if usage is not None:
                 reply.usage[name].CopyFrom(usage)
         return reply
+
+    def _tenant_of(self, task_id: str) -> str | None:
+        """The tenant of a task waiting or holding units here (None: neither)."""
+        ref = self.lanes.get(task_id)
+        if ref is not None:
+            return ref.tenant
+        found = self.gates.tenant_of(task_id)
+        return found if found is not None else self.admission.tenant_of(task_id)
+
+    def _declared(self, name: str) -> bool:
+        """A limit a task name declares: the pool's, every tenant's tasks in buckets of their own."""
+        limit = self.admission.limits.get(name)
+        return limit is not None and bool(limit.spec.task_name) and tenant_names.SEPARATOR not in name
 
     def usage(self) -> dict[str, limit_pb2.LimitUsage]:
         """Every limit's live usage (metrics)."""
@@ -549,7 +568,9 @@ class Flow:
                 out[name] = usage
         return out
 
-    def _explain(self, task_id: str, out: flow_pb2.TaskGate) -> None:
+    def _explain(self, task_id: str, out: flow_pb2.TaskGate, within: str | None = None) -> None:
+        """Why ``task_id`` waits; ``within``: the caller's tenant (None: every tenant),
+        whose own holders only are named, by the keys it knows."""
         held = self.gates.where(task_id)
         now = self._clock()
         suspended = self.lanes.suspended
@@ -558,7 +579,10 @@ class Flow:
             return
         if held is not None:
             (limit, key), since = held
-            out.gate.limit, out.gate.key = limit, key
+            shown = key
+            if within and limit not in QUOTAS and tenant_names.split(limit)[0] != within:
+                shown = tenant_names.strip(within, key)  # a declared limit's bucket of its own
+            out.gate.limit, out.gate.key = limit, shown
             if since:
                 out.gate.waited.FromMilliseconds(int((now - since) * 1000))
             state = self.admission.limit_of(limit, key)
@@ -570,7 +594,7 @@ class Flow:
                     due = self.admission.next_admission((limit, key)) or now
                     out.gate.next_admission_at.CopyFrom(_wall_at(self._wall() + (due - now)))
                 else:
-                    out.gate.holder_ids.extend(self.admission.holder_ids((limit, key)))
+                    out.gate.holder_ids.extend(self.admission.holder_ids((limit, key), within))
             elif state.is_breaker:
                 out.reason = R.WAIT_REASON_BREAKER_OPEN
                 at = self.admission.next_admission((limit, key))
@@ -582,7 +606,7 @@ class Flow:
                 out.gate.next_admission_at.CopyFrom(_wall_at(self._wall() + (at - now)))
             else:
                 out.reason = R.WAIT_REASON_CONCURRENCY_FULL
-                out.gate.holder_ids.extend(self.admission.holder_ids((limit, key)))
+                out.gate.holder_ids.extend(self.admission.holder_ids((limit, key), within))
             return
         if self.lanes.held_by_suspension(task_id):
             out.reason = R.WAIT_REASON_TENANT_SUSPENDED

@@ -115,12 +115,14 @@ class TaskRecord(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args_json: _Optional[bytes] = ..., kwargs_json: _Optional[bytes] = ..., priority: _Optional[_Union[_task_pb2.Priority, str]] = ..., queue: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., request_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[_task_pb2.TaskState, str]] = ..., attempt: _Optional[int] = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., created_at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., finished_at_us: _Optional[int] = ..., updated_at_us: _Optional[int] = ..., worker_id: _Optional[str] = ..., cancel_requested: bool = ..., run_at_us: _Optional[int] = ..., trace_headers: _Optional[_Mapping[str, str]] = ..., lease_token: _Optional[str] = ..., pool_id: _Optional[str] = ..., resume_requested: bool = ..., depends_on: _Optional[_Iterable[str]] = ..., idempotency_key: _Optional[str] = ..., context_json: _Optional[bytes] = ..., cancel_reason: _Optional[str] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., rescues: _Optional[int] = ..., schedule_id: _Optional[str] = ..., idempotency_expires_at_us: _Optional[int] = ..., uncharged_attempts: _Optional[int] = ..., late_reports: _Optional[int] = ..., late_attempt: _Optional[int] = ..., hops: _Optional[_Iterable[_Union[HopStamp, _Mapping]]] = ..., flow: _Optional[_Union[FlowControl, _Mapping]] = ..., dead_letter_reason: _Optional[_Union[_task_pb2.DeadLetterReason, str]] = ..., redrive_id: _Optional[str] = ..., redriven_from_attempt: _Optional[int] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class FlowControl(_message.Message):
-    __slots__ = ("fairness_key", "uses")
+    __slots__ = ("fairness_key", "uses", "declared")
     FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
     USES_FIELD_NUMBER: _ClassVar[int]
+    DECLARED_FIELD_NUMBER: _ClassVar[int]
     fairness_key: str
     uses: _containers.RepeatedCompositeFieldContainer[_limit_pb2.LimitUse]
-    def __init__(self, fairness_key: _Optional[str] = ..., uses: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ...) -> None: ...
+    declared: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, fairness_key: _Optional[str] = ..., uses: _Optional[_Iterable[_Union[_limit_pb2.LimitUse, _Mapping]]] = ..., declared: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HopStamp(_message.Message):
     __slots__ = ("hop", "at_ns")

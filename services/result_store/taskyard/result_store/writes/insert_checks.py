@@ -110,10 +110,11 @@ def validate_insert(
 
 
 def _bare_names(r: task_record_pb2.TaskRecord, tenant: str, path: str, found: list[FieldViolation]) -> bool:
-    """A tenant's record with its queue and limit names as its tenant knows them
+    """A tenant's record with its queue name as its tenant knows it
     (core/tenants.strip), for the rules, which know no tenants; False when the
-    tenant is no tenant's name. A name of another tenant stays qualified, and the
-    rules refuse it (no "/" in a name)."""
+    tenant is no tenant's name. Its limit names stay as sent: a tenant's own
+    "acme/settle.concurrency" and the pool's declared "settle.concurrency" are two
+    limits, not one used twice (_limit_name qualifies them as stored)."""
     problem = tenants.problem(tenant)
     if problem is not None:
         found.append(
@@ -121,23 +122,16 @@ def _bare_names(r: task_record_pb2.TaskRecord, tenant: str, path: str, found: li
         )
         return False
     r.queue = tenants.strip(tenant, r.queue)
-    if r.HasField("flow"):
-        for use in r.flow.uses:
-            use.limit = tenants.strip(tenant, use.limit)
     return True
 
 
-# The kinds of limit a task name declares (core/limits.declared_name): a pool's,
-# for its code's downstream, shared by every tenant's tasks of that name.
-_DECLARED_KINDS = ("rate", "concurrency", "breaker")
-
-
-def _limit_name(tenant: str, task_name: str, name: str) -> str:
+def _limit_name(tenant: str, declared: Container[str], name: str) -> str:
     """A limit use's name as stored for ``tenant``'s task: qualified, but for the
-    limits its task name declares, which are no tenant's."""
-    if any(name == limits.declared_name(task_name, kind) for kind in _DECLARED_KINDS):
+    limits its task name declares (by origin: ``flow.declared``, core/limits.add_declared),
+    which are the pool's, each tenant's tasks in buckets of their own (scheduler/admission.py)."""
+    if name in declared:
         return name
-    return tenants.qualify(tenant, name)
+    return tenants.qualify(tenant, tenants.strip(tenant, name))
 
 
 def qualify_names(r: task_record_pb2.TaskRecord) -> None:
@@ -147,7 +141,7 @@ def qualify_names(r: task_record_pb2.TaskRecord) -> None:
     r.queue = tenants.qualify(tenant, tenants.strip(tenant, r.queue or "default"))
     if r.HasField("flow"):
         for use in r.flow.uses:
-            use.limit = _limit_name(tenant, r.name, tenants.strip(tenant, use.limit))
+            use.limit = _limit_name(tenant, r.flow.declared, use.limit)
 
 
 def _qualified(row: InsertRow, r: task_record_pb2.TaskRecord, tenant: str) -> InsertRow:
@@ -158,7 +152,7 @@ def _qualified(row: InsertRow, r: task_record_pb2.TaskRecord, tenant: str) -> In
     flow, limit_names = row.flow, row.limit_names
     if flow is not None and r.flow.uses:
         for use in r.flow.uses:
-            use.limit = _limit_name(tenant, r.name, use.limit)
+            use.limit = _limit_name(tenant, r.flow.declared, use.limit)
         flow = r.flow.SerializeToString(deterministic=True)
         limit_names = text_array([use.limit for use in r.flow.uses])
     return row._replace(
