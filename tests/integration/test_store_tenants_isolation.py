@@ -205,3 +205,56 @@ async def test_the_caps_are_each_tenants_own(result_store: Any, monkeypatch: pyt
     assert f"{a2} in a redrive of an operator's" in held.message
     again = await refusal(redrive(A, a1))
     assert again.reason == "PENDING_IN_ANOTHER_REDRIVE" and mine.id in again.message
+
+
+# --- the migration -----------------------------------------------------------------------------------
+async def test_the_keys_indexes_are_built_concurrently_and_a_second_run_changes_nothing(
+    database_url: str,
+) -> None:
+    """0026 runs outside a transaction (its unique indexes built CONCURRENTLY, tasks
+    taking writes meanwhile), its function body one statement; run again (as after a
+    crash) it leaves the same valid indexes and weights key."""
+    from taskyard.result_store.migrate import NO_TRANSACTION, migrate, migration_files, statements
+
+    sql = dict(migration_files())["0026_tenant_keys"]
+    assert sql.startswith(NO_TRANSACTION)
+    (body,) = [s for s in statements(sql) if s.startswith("CREATE OR REPLACE FUNCTION")]
+    assert body.endswith("$$") and body.count("$$") == 2
+    conn = await asyncpg.connect(database_url)
+
+    async def shape() -> list[tuple[str, bool, str]]:
+        rows = await conn.fetch(
+            """SELECT c.relname, i.indisvalid, pg_get_indexdef(i.indexrelid) AS def
+               FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+               WHERE c.relname = ANY($1::text[])
+               ORDER BY c.relname""",
+            [
+                "flow_weights_pkey",
+                "tasks_idempotency_key",  # the keys' indexes before 0026: gone
+                "tasks_idempotency_key_tenant_key",
+                "tasks_request_id_key",
+                "tasks_request_id_tenant_key",
+            ],
+        )
+        return [(r["relname"], r["indisvalid"], r["def"].split(" USING ")[1]) for r in rows]
+
+    try:
+        before = await shape()
+        assert before == [
+            ("flow_weights_pkey", True, "btree (key, tenant)"),
+            (
+                "tasks_idempotency_key_tenant_key",
+                True,
+                "btree (idempotency_key, tenant) WHERE (idempotency_key <> ''::text)",
+            ),
+            (
+                "tasks_request_id_tenant_key",
+                True,
+                "btree (request_id, tenant) WHERE (request_id <> ''::text)",
+            ),
+        ]
+        await conn.execute("DELETE FROM schema_migrations WHERE version = '0026_tenant_keys'")
+        assert await migrate(conn) == ["0026_tenant_keys"]
+        assert await shape() == before
+    finally:
+        await conn.close()

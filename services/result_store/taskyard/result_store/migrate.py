@@ -84,9 +84,22 @@ async def migrate(
 
 def statements(sql: str) -> list[str]:
     """The statements of a no-transaction migration: its ``--`` comment lines
-    dropped, split at each ``;`` (so none may hold one inside it)."""
+    dropped, split at each ``;`` outside a ``$$``-quoted body (a function's: so no
+    other statement may hold one inside it, nor a body another quote than ``$$``)."""
     kept = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
-    return [s.strip() for s in kept.split(";") if s.strip()]
+    found: list[str] = []
+    current = ""
+    for i, part in enumerate(kept.split("$$")):
+        if i % 2:  # inside a $$ body: kept whole
+            current += "$$" + part + "$$"
+            continue
+        first, *rest = part.split(";")
+        current += first
+        for piece in rest:
+            found.append(current)
+            current = piece
+    found.append(current)
+    return [s.strip() for s in found if s.strip()]
 
 
 async def _run_alone(conn: asyncpg.Connection, sql: str) -> None:

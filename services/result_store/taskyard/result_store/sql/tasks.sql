@@ -158,7 +158,7 @@ WHERE t.id = ANY(:ids::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY(:re
 -- name: expired_keys
 -- (A CTE of the inserts; :idempotency_key = the keys of the rows being
 -- inserted.) Frees the idempotency keys whose window has passed, by the database
--- clock, so the unique index tasks_idempotency_key lets a new task take them.
+-- clock, so the unique index tasks_idempotency_key_tenant_key lets a new task take them.
 expired_keys AS (
   UPDATE tasks o SET idempotency_key = ''
   WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY(:idempotency_key::text::text[])
