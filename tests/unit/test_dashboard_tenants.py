@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from taskyard.bus.v1 import event_log_pb2, flow_pb2, tenants_pb2
-from taskyard.core import tenants
+from taskyard.core import errors, tenants
 from taskyard.gateway import auth
 from taskyard.gateway.dashboard import hub, scopes
 from taskyard.v1 import limit_pb2
@@ -79,3 +80,49 @@ async def test_a_tenants_view_is_read_with_its_scope_and_shows_its_names_bare() 
     assert {k: v.units_in_use for k, v in usage.usage.items()} == {"api": 1}
     usage = await scopes.scoped_gates(gates, None)(flow_pb2.FlowGatesRequest())
     assert len(usage.usage) == 3
+
+
+class _View:
+    """A shared view: its pages (listeners) and whether it was closed."""
+
+    def __init__(self, within: str | None) -> None:
+        self.within = within
+        self.listeners: set[object] = set()
+        self.closed = False
+
+    async def serve(self, request: Any) -> Any:
+        raise AssertionError("not served here")
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_views_are_made_for_tenants_that_exist_and_no_more_than_the_bound() -> None:
+    asked: list[str] = []
+
+    async def known(name: str) -> bool:
+        asked.append(name)
+        return name != "ghost"
+
+    made: list[_View] = []
+
+    def make(within: str | None) -> _View:
+        made.append(_View(within))
+        return made[-1]
+
+    feeds = scopes.ScopedFeeds(make, authenticator=None, path=hub.WATCH_PATH, known=known, max_feeds=2)
+    # An operator's ?tenant= of a tenant nobody created makes nothing.
+    with pytest.raises(errors.TaskyardError) as unknown:
+        await feeds.feed("ghost")
+    assert unknown.value.reason == tenants.TENANT_UNKNOWN and not made
+    acme, beta = await feeds.feed("acme"), await feeds.feed("beta")
+    assert await feeds.feed("acme") is acme and await feeds.feed(None) is made[-1]
+    acme.listeners.add(object())
+    # Full: the idle view (beta's) goes for gamma's; every tenant's view is no tenant's.
+    gamma = await feeds.feed("gamma")
+    assert beta.closed and not acme.closed and set(feeds.feeds) == {"acme", None, "gamma"}
+    gamma.listeners.add(object())
+    with pytest.raises(errors.TaskyardError) as full:
+        await feeds.feed("delta")
+    assert full.value.code is errors.Code.RESOURCE_EXHAUSTED
+    assert asked == ["ghost", "acme", "beta", "gamma", "delta"]

@@ -269,7 +269,12 @@ class Gateway:
                 read=functools.partial(self.store.call, contract.STORE_READ_EVENTS),
                 read_limits=functools.partial(self.store.call, contract.STORE_LIMITS),
                 flow_gates=functools.partial(flow_lane.call, contract.FLOW_GATES),
+                known_tenant=self._tenant_exists,
             )
+
+    async def _tenant_exists(self, name: str) -> bool:
+        """Whether the store holds tenant ``name`` (the dashboard makes views for those only)."""
+        return await self.tenants.get(name) is not None
 
     def _announcement(self) -> dispatch_pb2.Announcement:
         return dispatch_pb2.Announcement(service="gateway", instance_id=self.instance_id)

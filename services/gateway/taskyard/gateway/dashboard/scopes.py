@@ -10,7 +10,8 @@ pick follows the view of every tenant.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import collections
+from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
 from aiohttp import web
@@ -49,28 +50,73 @@ def page_within(
     return None, who.within
 
 
+# Whether a tenant exists (the gateway's tenants copy, tenancy.TenantCache).
+Known = Callable[[str], Awaitable[bool]]
+# Tenants' views kept at once (every tenant's view besides): past it the least recently
+# asked one without a page is dropped, and with none idle a new tenant's page is refused.
+MAX_FEEDS = 64
+
+
 class ScopedFeeds(Generic[F]):
-    """One view per tenant pages are confined to, made at the first page's visit."""
+    """One view per tenant pages are confined to, made at the first page's visit: only
+    for a tenant that exists (``known``), at most ``max_feeds`` at once."""
 
     def __init__(
-        self, make: Callable[[str | None], F], *, authenticator: auth.Authenticator | None, path: str
+        self,
+        make: Callable[[str | None], F],
+        *,
+        authenticator: auth.Authenticator | None,
+        path: str,
+        known: Known | None = None,
+        max_feeds: int = MAX_FEEDS,
     ) -> None:
         self._make = make
         self._authenticator = authenticator
         self._path = path
-        self.feeds: dict[str | None, F] = {}
+        self._known = known
+        self._max_feeds = max_feeds
+        # Least recently asked first.
+        self.feeds: collections.OrderedDict[str | None, F] = collections.OrderedDict()
 
-    def feed(self, within: str | None) -> F:
+    async def feed(self, within: str | None) -> F:
+        """``within``'s view; raises TENANT_UNKNOWN for a tenant the store does not
+        hold, RESOURCE_EXHAUSTED when every view kept has pages and no room is left."""
         found = self.feeds.get(within)
-        if found is None:
-            found = self.feeds[within] = self._make(within)
+        if found is not None:
+            self.feeds.move_to_end(within)
+            return found
+        if within is not None and self._known is not None and not await self._known(within):
+            raise errors.TaskyardError(
+                errors.Code.PERMISSION_DENIED,
+                tenants.TENANT_UNKNOWN,
+                f"the tenant {within!r} is not known; an operator creates it with TenantService.CreateTenant",
+            )
+        found = self.feeds.get(within)  # made while the tenant was looked up
+        if found is not None:
+            return found
+        kept = [w for w in self.feeds if w is not None]
+        if len(kept) >= self._max_feeds:
+            idle = [w for w in kept if not getattr(self.feeds[w], "listeners", None)]
+            if not idle:
+                raise errors.TaskyardError(
+                    errors.Code.RESOURCE_EXHAUSTED,
+                    "TOO_MANY_VIEWS",
+                    f"the dashboard follows at most {self._max_feeds} tenants' live views at once, "
+                    "each with pages open: try again when one is closed",
+                )
+            await self.feeds.pop(idle[0]).close()
+        found = self.feeds[within] = self._make(within)
         return found
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
         refusal, within = page_within(self._authenticator, self._path, request)
         if refusal is not None:
             return hub.refusal_answer(refusal)
-        return await self.feed(within).serve(request)
+        try:
+            feed = await self.feed(within)
+        except errors.TaskyardError as exc:
+            return hub.refusal_answer(exc)
+        return await feed.serve(request)
 
     async def close(self) -> None:
         for feed in self.feeds.values():
@@ -116,6 +162,7 @@ def scoped_gates(flow_gates: usage.FlowGates, within: str | None) -> usage.FlowG
     """``flow_gates`` with the usage of ``within``'s limits only, by the names it knows."""
 
     async def call(request: flow_pb2.FlowGatesRequest) -> flow_pb2.FlowGatesReply:
+        request.scope.CopyFrom(_scope(within))
         reply = await flow_gates(request)
         if within is None:
             return reply

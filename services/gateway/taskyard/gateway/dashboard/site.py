@@ -165,6 +165,7 @@ class Dashboard:
         read: history.Read | None = None,
         read_limits: usage.ReadLimits | None = None,
         flow_gates: usage.FlowGates | None = None,
+        known_tenant: scopes.Known | None = None,
     ) -> None:
         self.settings = settings
         self.loopback = calls.Loopback(server, max_message_bytes=settings.grpc_max_message_bytes)
@@ -182,7 +183,9 @@ class Dashboard:
                 authorize=_watch_authorizer(authenticator),
             )
 
-        self.pulses = scopes.ScopedFeeds(pulse_of, authenticator=authenticator, path=hub.WATCH_PATH)
+        self.pulses = scopes.ScopedFeeds(
+            pulse_of, authenticator=authenticator, path=hub.WATCH_PATH, known=known_tenant
+        )
         # The Limits page's feed: the store's limits and the leading scheduler's usage of them.
         self.usage: scopes.ScopedFeeds[usage.UsageFeed] | None = None
         if read_limits is not None and flow_gates is not None:
@@ -195,7 +198,9 @@ class Dashboard:
                     authorize=_authorizer(authenticator, usage.LIMITS_PATH),
                 )
 
-            self.usage = scopes.ScopedFeeds(usage_of, authenticator=authenticator, path=usage.LIMITS_PATH)
+            self.usage = scopes.ScopedFeeds(
+                usage_of, authenticator=authenticator, path=usage.LIMITS_PATH, known=known_tenant
+            )
         self.streams = Streams(
             self.loopback,
             self.pulses,
