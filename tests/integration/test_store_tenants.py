@@ -21,7 +21,7 @@ from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import event_log_pb2, tasks_pb2, tenants_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import contract, errors, rpc
+from taskyard.core import contract, errors, rpc, tenants
 from taskyard.result_store import event_log
 from taskyard.result_store import tenants as store_tenants
 from taskyard.v1 import event_service_pb2 as pub
@@ -326,7 +326,7 @@ async def test_an_insert_for_a_suspended_or_unknown_tenant_is_refused_and_loses_
     assert (suspended.code, suspended.reason, suspended.message) == (
         errors.Code.FAILED_PRECONDITION,
         "TENANT_SUSPENDED",
-        "the tenant 'beta' is suspended: it takes no new tasks until an operator resumes it",
+        tenants.suspended_message("beta"),
     )
     assert (unknown.code, unknown.reason) == (errors.Code.FAILED_PRECONDITION, "TENANT_UNKNOWN")
     for r in good:

@@ -57,6 +57,20 @@ def problem(name: str) -> str | None:
     return f"must be {CHARSET}, got {shown!r}"
 
 
+def unknown_message(name: str) -> str:
+    """TENANT_UNKNOWN's message, the gateway's (PERMISSION_DENIED, for a call's
+    tenant) and the store's (FAILED_PRECONDITION, for a write's) alike."""
+    return f"the tenant {name!r} is not known; an operator creates it with TenantService.CreateTenant"
+
+
+def suspended_message(name: str) -> str:
+    """TENANT_SUSPENDED's message (FAILED_PRECONDITION), the gateway's and the store's alike."""
+    return (
+        f"the tenant {name!r} is suspended: it starts no new work (submissions, retries, redrives, "
+        "new schedules) until an operator resumes it (TenantService.ResumeTenant); its tasks wait, queued"
+    )
+
+
 def qualify(tenant: str, name: str) -> str:
     """``name`` as stored for ``tenant``: bare for the default tenant."""
     return f"{tenant}{SEPARATOR}{name}" if tenant else name

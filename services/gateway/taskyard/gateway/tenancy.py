@@ -72,7 +72,7 @@ def unknown(name: str) -> errors.TaskyardError:
     return errors.TaskyardError(
         errors.Code.PERMISSION_DENIED,
         tenants.TENANT_UNKNOWN,
-        f"the token's tenant {name!r} is not known; an operator creates it with TenantService.CreateTenant",
+        tenants.unknown_message(name),
     )
 
 
@@ -80,8 +80,7 @@ def suspended(name: str) -> errors.TaskyardError:
     return errors.TaskyardError(
         errors.Code.FAILED_PRECONDITION,
         tenants.TENANT_SUSPENDED,
-        f"the tenant {name!r} is suspended: it submits nothing until an operator resumes it "
-        "(TenantService.ResumeTenant); its tasks wait, queued",
+        tenants.suspended_message(name),
     )
 
 

@@ -28,6 +28,7 @@ from ..appliers import Applier, Db, Outcome
 from ..queries import bind
 from ..records import event, event_for_record, event_for_row, record_from_row
 from ..uuids import norm_uuid
+from . import tenant_checks
 from .requeues import queued_message
 
 DEFAULT_QUEUE = "default"
@@ -141,6 +142,9 @@ async def _apply_one(
         out.finals.extend(recs)
         return queues_pb2.QueueOpReply(count=len(recs), ids=[rec.id for rec in recs])
     if req.op == queues_pb2.QUEUE_OP_RETRY:
+        # A retry starts new work: refused for a suspended tenant here too, as the
+        # gateway's copy of the tenants may be a moment behind (tenant_checks.py).
+        await tenant_checks.check_owner(db.conn, scopes.owner(req.scope))
         ids = [norm_uuid(raw) for raw in req.ids]
         limit = req.limit or RETRY_DEFAULT
         rows = await db.fetch(

@@ -46,6 +46,7 @@ from ..reads.dead_letters import (
 )
 from ..reads.redrives import filter_json, get_redrive, not_found, redrive_from_row, redrive_id
 from ..records import event_for_row
+from . import tenant_checks
 from .requeues import queued_message
 
 K = envelope_pb2
@@ -123,6 +124,9 @@ async def create_redrive(
             await conn.execute(*bind("lock_redrive_creation"))
         if request_id and not r.dry_run:
             await bus_requests.record_one(conn, request_id, K.KIND_STORE_REDRIVE_CREATE)
+        if not r.dry_run:
+            # A redrive starts new work: refused for a suspended tenant (tenant_checks.py).
+            await tenant_checks.check_owner(conn, scopes.owner(req.scope))
         if f.task_ids:
             rows = await conn.fetch(
                 *bind("not_dead_letters", task_ids=list(f.task_ids), limit=10, **scopes.params(req.scope))

@@ -179,6 +179,8 @@ class Schedules:
         self.stats.statements += 1
         async with self.pool.acquire() as conn, conn.transaction():
             await self._record(conn, request_id, K.KIND_STORE_SCHEDULE_SAVE)
+            # A new schedule starts new work: refused for a suspended tenant (tenant_checks.py).
+            await tenant_checks.check_owner(conn, tenant)
             row = await conn.fetchrow(
                 *bind(
                     "insert_schedule",

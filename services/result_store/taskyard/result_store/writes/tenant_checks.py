@@ -3,12 +3,14 @@ transaction (tables of migrations/0025_tenants.sql, sql/tenants.sql)."""
 
 from __future__ import annotations
 
+import asyncpg
+
 from taskyard.core import errors
 from taskyard.core import tenants as names
-from taskyard.core.validation import quote
 from taskyard.v1 import tenant_service_pb2 as pub
 
 from ..appliers import Db
+from ..queries import bind
 
 SUSPENDED = pub.TENANT_STATE_SUSPENDED
 
@@ -18,7 +20,7 @@ def unknown_tenant(name: str) -> errors.TaskyardError:
     return errors.TaskyardError(
         errors.Code.FAILED_PRECONDITION,
         names.TENANT_UNKNOWN,
-        f"the tenant {quote(name)} is not known; an operator creates it with TenantService.CreateTenant",
+        names.unknown_message(name),
     )
 
 
@@ -27,7 +29,7 @@ def suspended_tenant(name: str) -> errors.TaskyardError:
     return errors.TaskyardError(
         errors.Code.FAILED_PRECONDITION,
         names.TENANT_SUSPENDED,
-        f"the tenant {quote(name)} is suspended: it takes no new tasks until an operator resumes it",
+        names.suspended_message(name),
     )
 
 
@@ -46,6 +48,20 @@ async def check_inserts(db: Db, tenants: set[str]) -> None:
             raise unknown_tenant(name)
         if state == SUSPENDED:
             raise suspended_tenant(name)
+
+
+async def check_owner(conn: asyncpg.Connection, tenant: str) -> None:
+    """Refuse a write that starts new work of ``tenant`` (a retry, a redrive, a new
+    schedule) as an insert is refused: the tenant unknown or suspended. Inside the
+    write's transaction, share-locked to COMMIT as check_inserts is; none for the
+    default tenant."""
+    if tenant == names.DEFAULT:
+        return
+    rows = await conn.fetch(*bind("tenant_states", names=[tenant]))
+    if not rows:
+        raise unknown_tenant(tenant)
+    if rows[0]["state"] == SUSPENDED:
+        raise suspended_tenant(tenant)
 
 
 async def suspended(db: Db, tenants: set[str]) -> set[str]:
