@@ -154,3 +154,15 @@ def test_a_launcher_pid_that_is_not_a_number_is_refused_clearly(monkeypatch: pyt
     with pytest.raises(ValueError, match="TASKYARD_LAUNCHER_PID must be a process id, not 'pool-1'"):
         lifecycle.end_with_launcher()
     assert lifecycle.LAUNCHER_PID not in os.environ
+
+
+def test_a_failing_test_leaves_neither_the_launcher_nor_the_store(
+    store_env: dict[str, str], tmp_path: Path
+) -> None:
+    with pytest.raises(RuntimeError), _launched(store_env, tmp_path / "store.log") as (launcher, pid, _):
+        store = psutil.Process(pid)
+        raise RuntimeError("a test failing before it stops them")
+    assert launcher.poll() is not None
+    with suppress(psutil.NoSuchProcess):
+        store.wait(timeout=30)
+    assert not store.is_running() or store.status() == psutil.STATUS_ZOMBIE
