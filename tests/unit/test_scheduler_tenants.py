@@ -368,7 +368,8 @@ def test_a_declared_limit_keeps_each_tenants_buckets_apart() -> None:
     assert h.dispatch(10) == ["b1"]
 
 
-def test_a_declared_global_limit_is_one_bucket_per_tenant() -> None:
+def test_a_declared_global_limit_is_one_bucket_for_every_tenant() -> None:
+    # It bounds the one downstream every tenant's tasks of that name call.
     spec = _declared("report.concurrency", 1)
     spec.per_key = False
     h = Harness(spec)
@@ -376,7 +377,12 @@ def test_a_declared_global_limit_is_one_bucket_per_tenant() -> None:
     use = ("report.concurrency", "", 1)
     for task_id, tenant in (("b0", "beta"), ("b1", "beta"), ("a0", "acme"), ("d0", ""), ("d1", "")):
         h.submit(task_id, use, tenant=tenant)
-    assert sorted(h.dispatch(10)) == ["a0", "b0", "d0"]
+    assert h.dispatch(10) == ["b0"]
+    # Its holder is beta's: acme's waiting task is told of the gate, not of beta's task.
+    mine = _gate(h, "a0", "acme")
+    assert mine.reason == R.WAIT_REASON_CONCURRENCY_FULL and list(mine.gate.holder_ids) == []
+    h.finish("b0")
+    assert len(h.dispatch(10)) == 1
 
 
 def _gates(h: Harness, request: flow_pb2.FlowGatesRequest, within: str | None) -> flow_pb2.FlowGatesReply:

@@ -104,9 +104,15 @@ class _Hold:
 
 def bucket_of(limit: _Limit, name: str, key: str, tenant: str) -> str:
     """The bucket of a use of ``name`` with ``key`` by ``tenant``'s task: its key (""
-    for a global limit), in ``tenant``'s own buckets when the limit is a declared one
-    (a bare name a tenant's task uses; the quotas are keyed by the tenant already)."""
-    own = key if limit.per_key else ""
+    for a global limit), in ``tenant``'s own buckets when the limit is a declared
+    per-key one (a bare name a tenant's task uses: two tenants' key "b-acct" are two
+    customers; the quotas are keyed by the tenant already). A declared global limit
+    stays one bucket for every tenant: it bounds the one downstream their tasks call
+    (``@task(rate="100/s")`` on a third party's API), and its gate lets tenants in by
+    turns (gates.py)."""
+    if not limit.per_key:
+        return ""
+    own = key
     if not tenant or name in QUOTAS or name.startswith(tenant + tenant_names.SEPARATOR):
         return own
     return tenant_names.qualify(tenant, own)
