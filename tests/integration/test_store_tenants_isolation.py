@@ -113,6 +113,21 @@ async def test_a_request_id_or_key_is_its_tenants_own(result_store: Any, databas
     assert tenants == {one: "acme", key_one: "acme"}
 
 
+async def test_an_expired_key_is_freed_for_its_own_tenant_only(result_store: Any) -> None:
+    """acme's "k" takes no expired key of the default tenant's "acme/k" (the same text)."""
+    await tenants_ab(result_store)
+    later_us = (time.time_ns() // 1000) + 3_600_000_000
+    theirs = add_task(idempotency_key="acme/k", idempotency_expires_at_us=later_us)
+    await insert(result_store, theirs)
+    await result_store.pool.execute(  # its window has passed
+        "UPDATE tasks SET idempotency_expires_at = now() - interval '1 second' WHERE id = $1", theirs.id
+    )
+    mine = add_task(tenant="acme", idempotency_key="k", idempotency_expires_at_us=later_us)
+    assert [t.created for t in (await insert(result_store, mine)).tasks] == [True]
+    keys = dict(await result_store.pool.fetch("SELECT id::text, idempotency_key FROM tasks"))
+    assert keys == {theirs.id: "acme/k", mine.id: "acme/k"}
+
+
 # --- key weights and the caps ------------------------------------------------------------------------
 Weight, Create = flow_pb2.LIMIT_OP_SET_WEIGHT, flow_pb2.LIMIT_OP_CREATE
 

@@ -159,9 +159,11 @@ WHERE t.id = ANY(:ids::uuid[]) OR (t.request_id <> '' AND t.request_id = ANY(:re
 -- (A CTE of the inserts; :idempotency_key = the keys of the rows being
 -- inserted.) Frees the idempotency keys whose window has passed, by the database
 -- clock, so the unique index tasks_idempotency_key_tenant_key lets a new task take them.
+-- The tenants of the rows being inserted only: a key is its tenant's own.
 expired_keys AS (
   UPDATE tasks o SET idempotency_key = ''
   WHERE o.idempotency_key <> '' AND o.idempotency_key = ANY(:idempotency_key::text::text[])
+    AND o.tenant = ANY(:tenant::text::text[])
     AND o.idempotency_expires_at <= now()
   RETURNING 1
 )
