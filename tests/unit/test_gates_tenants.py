@@ -49,7 +49,7 @@ def test_tenants_weights_share_a_gate() -> None:
 
 def test_within_a_tenant_its_keys_share_its_turns_at_a_gate_oldest_first() -> None:
     lanes = Lanes()
-    lanes.weights = {"acme/k0": 2}
+    lanes.weights = {("acme", "k0"): 2}
     gates = Gates(lanes)
     seq = [0]
     _hold(gates, "acme", keys=2, per_key=4, seq=seq)

@@ -36,7 +36,7 @@ def test_keys_take_turns_and_each_stays_fifo() -> None:
 
 def test_weights_share_a_lane_three_to_one() -> None:
     lanes = Lanes()
-    lanes.weights = {"heavy": 3}
+    lanes.weights = {("", "heavy"): 3}
     lanes.push_all(ref(i, "heavy") for i in range(300))
     lanes.push_all(ref(i, "light") for i in range(300))
     taken: list[Ref] = []
@@ -48,7 +48,7 @@ def test_weights_share_a_lane_three_to_one() -> None:
 
 def test_a_turn_cut_short_by_the_pool_goes_on_at_the_next_take() -> None:
     lanes = Lanes()
-    lanes.weights = {"a": 3}
+    lanes.weights = {("", "a"): 3}
     lanes.push_all(ref(i, "a") for i in range(10))
     lanes.push_all(ref(i, "b") for i in range(10))
     ids = [r.id for _ in range(8) for r in lanes.take(ALL, 1)]

@@ -70,14 +70,14 @@ def test_tenant_weights_share_the_lane() -> None:
 def test_key_weights_apply_within_their_own_tenant_only() -> None:
     lanes = Lanes()
     # acme's key "big" weighs 3; the default tenant's key "big" is another key.
-    lanes.weights = {"acme/big": 3}
+    lanes.weights = {("acme", "big"): 3}
     for i in range(40):
         lanes.push(_ref(f"acme-big-{i}", "acme", "big"))
         lanes.push(_ref(f"acme-small-{i}", "acme", "small"))
     taken = lanes.take(ADD, 40)
     assert sum(1 for r in taken if r.key == "big") == 30
     lanes = Lanes()
-    lanes.weights = {"acme/big": 3}
+    lanes.weights = {("acme", "big"): 3}
     for i in range(40):
         lanes.push(_ref(f"big-{i}", "", "big"))
         lanes.push(_ref(f"small-{i}", "", "small"))
@@ -87,7 +87,7 @@ def test_key_weights_apply_within_their_own_tenant_only() -> None:
 
 def test_the_default_tenant_weighs_its_keys_by_their_bare_names() -> None:
     lanes = Lanes()
-    lanes.weights = {"big": 3}
+    lanes.weights = {("", "big"): 3}
     for i in range(40):
         lanes.push(_ref(f"big-{i}", "", "big"))
         lanes.push(_ref(f"small-{i}", "", "small"))
@@ -218,7 +218,7 @@ def _visits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = turns.take_keys
 
     def counted(lane: Any, tq: Any, *args: Any) -> int:
-        seen.append(next(iter(tq.keys.values())).weight_key if tq.keys else "")
+        seen.append(next(iter(tq.keys.values())).weight_key[0] if tq.keys else "")
         return real(lane, tq, *args)
 
     monkeypatch.setattr(turns, "take_keys", counted)

@@ -15,7 +15,7 @@ from support.admission import Harness, concurrency
 from taskyard.bus.v1 import flow_pb2, tenants_pb2
 from taskyard.core import contract, errors, transport
 from taskyard.scheduler.admission import QUOTA_CONCURRENCY, QUOTA_RATE
-from taskyard.v1 import task_service_pb2, tenant_service_pb2
+from taskyard.v1 import limit_pb2, task_service_pb2, tenant_service_pb2
 
 R = task_service_pb2
 ACTIVE = tenant_service_pb2.TENANT_STATE_ACTIVE
@@ -413,3 +413,15 @@ def test_a_tenants_flow_gates_answer_of_its_own_tasks_limits_and_buckets_only() 
     assert list(reply.gates[0].gate.holder_ids) == ["b0"] and reply.usage["beta/db"].units_in_use == 1
     every = _gates(h, flow_pb2.FlowGatesRequest(limits=["settle.concurrency"]), None).usage
     assert sorted(k.key for k in every["settle.concurrency"].busiest_keys) == ["acme/a-acct", "beta/b-acct"]
+
+
+def test_a_default_tenant_key_that_looks_qualified_weighs_nothing_in_that_tenant() -> None:
+    # The store keeps acme's key "x" as "acme/x" with its tenant beside it; the default
+    # tenant may have a key "acme/x" of its own, which is not acme's.
+    h = Harness()
+    h.store.weights = [
+        limit_pb2.KeyWeight(key="acme/x", weight=5, tenant=""),
+        limit_pb2.KeyWeight(key="acme/y", weight=3, tenant="acme"),
+    ]
+    asyncio.run(_loaded(h))
+    assert h.lanes.weights == {("", "acme/x"): 5, ("acme", "y"): 3}

@@ -330,7 +330,10 @@ class Flow:
         self._version = reply.version
         changed = self.admission.set_limits(reply.limits)
         self.loaded.set()
-        self.lanes.weights = {w.key: w.weight for w in reply.weights if w.weight > 0}
+        # The store keeps a tenant's keys qualified, with the tenant beside them.
+        self.lanes.weights = {
+            (w.tenant, tenant_names.strip(w.tenant, w.key)): w.weight for w in reply.weights if w.weight > 0
+        }
         declared: dict[str, list[limit_pb2.Limit]] = {}
         for limit in reply.limits:
             if limit.task_name:

@@ -68,9 +68,9 @@ class Lanes:
         # Every waiting task (its lane, tenant and fairness key: where ExplainTask finds it).
         self._ids: dict[str, Ref] = {}
         self._seq = itertools.count()
-        # Fairness weights by key (LimitService.SetKeyWeight), a tenant's keys
-        # qualified "tenant/key" (core/tenants.qualify) as the store keeps them; absent: 1.
-        self.weights: dict[str, int] = {}
+        # Fairness weights (LimitService.SetKeyWeight) by (tenant, key as the tenant
+        # names it): the default tenant's key "acme/x" is not acme's "x"; absent: 1.
+        self.weights: dict[tuple[str, str], int] = {}
         # Tenants' weights (TenantService); absent: 1.
         self.tenant_weights: dict[str, int] = {}
         # Tasks waiting at a flow-control gate (scheduler/gates.py): not in a lane,

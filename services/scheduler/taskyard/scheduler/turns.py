@@ -20,8 +20,6 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from taskyard.core import tenants as tenant_names
-
 if TYPE_CHECKING:
     from taskyard.scheduler.lanes import Item, Ref
 
@@ -31,10 +29,10 @@ class Key:
 
     __slots__ = ("fifos", "size", "weight_key")
 
-    def __init__(self, weight_key: str) -> None:
+    def __init__(self, weight_key: tuple[str, str]) -> None:
         self.fifos: dict[str, deque[Item]] = {}
         self.size = 0
-        # Its weight's key in Lanes.weights: the tenant's qualified key.
+        # Its weight's key in Lanes.weights: (its tenant, the key as the tenant names it).
         self.weight_key = weight_key
 
 
@@ -147,7 +145,7 @@ def add(lane: Lane, seq: int, ref: Ref) -> None:
         tq = lane.tenants[tenant] = TenantQueue()
     kq = tq.keys.get(ref.key)
     if kq is None:
-        kq = tq.keys[ref.key] = Key(tenant_names.qualify(tenant, ref.key))
+        kq = tq.keys[ref.key] = Key((tenant, ref.key))
     fifo = kq.fifos.get(ref.name)
     if fifo is None:
         kq.fifos[ref.name] = deque([(seq, ref)])
@@ -223,7 +221,7 @@ def take_turns(
     out: list[Ref],
     seqs: list[int] | None,
     tenant_weights: dict[str, int],
-    key_weights: dict[str, int],
+    key_weights: dict[tuple[str, str], int],
 ) -> None:
     """Up to ``limit`` tasks in ``out`` (which may hold some already): deficit round
     robin over the tenants of ``turns``, each turn as many tasks as the tenant's
@@ -270,7 +268,7 @@ def take_keys(
     limit: int,
     out: list[Ref],
     seqs: list[int] | None,
-    key_weights: dict[str, int],
+    key_weights: dict[tuple[str, str], int],
 ) -> int:
     """Up to ``limit`` of one tenant's tasks: deficit round robin over its keys in
     ``keys`` (a served set's ring of them); a key with nothing more the set runs
