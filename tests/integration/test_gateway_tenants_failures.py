@@ -113,15 +113,15 @@ def test_a_tenants_queues_weights_and_submissions_are_its_own(env: Env) -> None:
     key = f"k-{secrets.token_hex(3)}"
     acme(acme.limits.SetKeyWeight, L.SetKeyWeightRequest(weight=limit_pb2.KeyWeight(key=key, weight=5)))
     # The default tenant's key "acme/<key>" (its keys may hold a '/') is not acme's.
-    theirs = limit_pb2.KeyWeight(key=f"acme/{key}", weight=9)
-    shown = ops(ops.limits.SetKeyWeight, L.SetKeyWeightRequest(weight=theirs)).weight
+    lookalike = limit_pb2.KeyWeight(key=f"acme/{key}", weight=9)
+    shown = ops(ops.limits.SetKeyWeight, L.SetKeyWeightRequest(weight=lookalike)).weight
     assert (shown.tenant, shown.key, shown.weight) == ("", f"acme/{key}", 9)
     weights = acme(acme.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights
     assert [(w.tenant, w.key, w.weight) for w in weights] == [("acme", key, 5)]
-    everyone = {
+    every_weight = {
         (w.tenant, w.key, w.weight) for w in ops(ops.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights
     }
-    assert {("acme", key, 5), ("", f"acme/{key}", 9)} <= everyone
+    assert {("acme", key, 5), ("", f"acme/{key}", 9)} <= every_weight
     assert [w.key for w in beta(beta.limits.ListKeyWeights, L.ListKeyWeightsRequest()).weights] == []
     # A limit of A's is no limit of B's to update.
     api = limit_pb2.Limit(name="api", rate=rules.parse_rate("10/s"))
