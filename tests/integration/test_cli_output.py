@@ -376,7 +376,7 @@ def _limit_weight(cluster: Any) -> Invocation:
     return Invocation(
         args=["tenant-a", "3"],
         reply=ls.SetKeyWeightResponse,
-        check=lambda data: data["weight"] == {"key": "tenant-a", "weight": 3},
+        check=lambda data: data["weight"] == {"key": "tenant-a", "weight": 3, "tenant": ""},
     )
 
 
@@ -387,7 +387,7 @@ def _limit_weights(cluster: Any) -> Invocation:
     return Invocation(
         args=[],
         reply=ls.ListKeyWeightsResponse,
-        check=lambda data: data["weights"] == [{"key": "tenant-a", "weight": 3}],
+        check=lambda data: data["weights"] == [{"key": "tenant-a", "weight": 3, "tenant": ""}],
     )
 
 

@@ -100,3 +100,12 @@ $$;
 -- and the default tenant's key "acme/k1" is not acme's "k1". One statement: run
 -- again, it drops and adds the same key.
 ALTER TABLE flow_weights DROP CONSTRAINT flow_weights_pkey, ADD PRIMARY KEY (key, tenant);
+
+-- CREATE OR REPLACE above dropped the search_path 0025 pinned on ty_submit_rows for a
+-- tenant (a SECURITY DEFINER caller's path must find the store's tables first): pin it again.
+DO $$
+BEGIN
+  EXECUTE format('ALTER FUNCTION ty_submit_rows(ty_submission[], text) SET search_path = %I, pg_temp',
+                 current_schema());
+END
+$$;
