@@ -21,11 +21,11 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
+from support import ports
 from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium, screenshot
 from support.cluster import Cluster
 from support.waiting import wait_until
 
-from taskyard.cli import procs
 from taskyard.v1 import (
     queue_service_pb2,
     queue_service_pb2_grpc,
@@ -96,7 +96,7 @@ def dashboard(cluster_factory: Callable[..., Cluster], tmp_path: Path) -> Iterat
     tokens.write_text(
         f"sha256:{hashlib.sha256(admin.encode()).hexdigest()}  admin  ops\n{reader}  read  viewer\n"
     )
-    port = procs.free_port()
+    port = ports.free_port()
     cluster = cluster_factory(
         start=False, http_port=port, grpc_tokens_file=str(tokens), workers=1, concurrency=4
     )
@@ -292,7 +292,7 @@ def test_cancel_and_pause_from_the_page_and_a_read_only_token_cannot(
 def test_without_auth_a_first_look_shows_the_last_minutes_failures_and_utc_times(
     cluster_factory: Callable[..., Cluster], tmp_path: Path
 ) -> None:
-    port = procs.free_port()
+    port = ports.free_port()
     cluster = cluster_factory(start=False, http_port=port, workers=1, concurrency=2)
     cluster.start()
     url = f"http://127.0.0.1:{port}/"

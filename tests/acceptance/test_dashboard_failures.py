@@ -16,11 +16,11 @@ from typing import Any
 import grpc
 import pytest
 from playwright.sync_api import ConsoleMessage, Dialog, Page, expect, sync_playwright
+from support import ports
 from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium, screenshot
 from support.cluster import Cluster
 from support.waiting import wait_until
 
-from taskyard.cli import procs
 from taskyard.v1 import (
     failure_service_pb2,
     failure_service_pb2_grpc,
@@ -68,7 +68,7 @@ def test_failures_page_groups_dry_run_confirmed_redrive_and_its_controls(
     cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]], tmp_path: Path
 ) -> None:
     browser, errors = page
-    port = procs.free_port()
+    port = ports.free_port()
     cluster = cluster_factory(
         start=False, http_port=port, task_modules=("taskyard.examples", "support.tasks"), concurrency=4
     )

@@ -18,11 +18,11 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
+from support import ports
 from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium, screenshot
 from support.cluster import Cluster
 from support.waiting import wait_until
 
-from taskyard.cli import procs
 from taskyard.gateway.dashboard import usage
 from taskyard.v1 import (
     limit_pb2,
@@ -71,7 +71,7 @@ def test_limits_their_usage_and_the_gate_of_a_held_task_live(
     cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]], tmp_path: Path
 ) -> None:
     browser, errors = page
-    port = procs.free_port()
+    port = ports.free_port()
     cluster = cluster_factory(start=False, http_port=port, workers=1, concurrency=4)
     cluster.start()
     url = f"http://127.0.0.1:{port}/"
@@ -207,7 +207,7 @@ def test_past_two_hundred_limits_the_page_shows_the_busiest_and_says_how_many_ar
     cluster_factory: Callable[..., Cluster], page: tuple[Page, list[str]]
 ) -> None:
     browser, errors = page
-    port = procs.free_port()
+    port = ports.free_port()
     cluster = cluster_factory(start=False, http_port=port, workers=1, concurrency=2)
     cluster.start()
     channel = grpc.insecure_channel(cluster.target)

@@ -15,11 +15,11 @@ from typing import Any
 import grpc
 import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
+from support import ports
 from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from support.cluster import Cluster
 from support.waiting import wait_until
 
-from taskyard.cli import procs
 from taskyard.core import tenants
 from taskyard.v1 import (
     task_pb2,
@@ -71,7 +71,7 @@ def test_an_operator_picks_a_tenant_and_a_tenants_token_sees_its_own(
         f"sha256:{hashlib.sha256(ops.encode()).hexdigest()}  admin  ops\n"
         f"{acme}  read  acme-viewer  tenant=acme\n"
     )
-    port = procs.free_port()
+    port = ports.free_port()
     cluster = cluster_factory(start=False, http_port=port, grpc_tokens_file=str(tokens))
     cluster.start()
     channel = grpc.insecure_channel(cluster.target)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
+from support import ports
 from support.observability import tracing_env
 
-from taskyard.cli import procs
 from taskyard.cli.jaeger import Jaeger
 from taskyard.client import TaskState
 
@@ -37,7 +37,7 @@ def page() -> Iterator[Any]:
 def test_a_task_that_logged_nothing_links_to_its_trace(
     jaeger: Jaeger, cluster_factory: Any, page: Any, tmp_path: Path
 ) -> None:
-    port = procs.free_port()
+    port = ports.free_port()
     # The configurable template: the Jaeger UI's trace page of the task's trace id.
     template = f"{jaeger.query_url}/trace/{{trace_id}}?uiEmbed=v0"
     cluster = cluster_factory(env=tracing_env(jaeger), http_port=port, dashboard_trace_url=template)

@@ -17,7 +17,7 @@ def test_fast_path_tasks_run_exactly_once(cluster: Any, journal: Path) -> None:
     for i in range(40):
         # One at a time: the system is idle at each submit, so each takes the fast path.
         task = client.submit("journal", f"k{i}")
-        assert task.state.name in ("ASSIGNED", "RUNNING", "SUCCESS"), "not leased at insert"
+        assert task.state.name in ("ASSIGNED", "RUNNING", "SUCCESS"), f"task {i} not leased at insert"
         assert client.wait(task.id, timeout=30).state.name == "SUCCESS"
     # Late duplicate copies would arrive within milliseconds; give them a beat to show.
     second = client.submit("journal", "last")

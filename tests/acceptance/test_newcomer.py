@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import ports
 from support.dev_run import (
     Terminal,
     alive,
@@ -117,7 +118,7 @@ def _banner_value(banner: list[str], label: str) -> str:
 
 def test_the_first_hour(clone: Path) -> None:
     ipc_dir = clone.parent / "ipc"
-    port = procs.free_port()
+    port = ports.free_port()
     shell = user_env(
         {
             "TASKYARD_TRANSPORT": "ipc",

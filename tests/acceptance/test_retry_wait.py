@@ -8,9 +8,9 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf import duration_pb2
+from support import ports
 from support.waiting import wait_until
 
-from taskyard.cli import procs
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc, task_pb2, task_service_pb2, task_service_pb2_grpc
 
@@ -62,7 +62,7 @@ def test_a_wait_after_a_retry_answers_the_new_attempt(cluster: Any) -> None:
 def test_a_retry_through_one_gateway_is_waited_for_through_another(cluster: Any) -> None:
     """Both gateways saw the failure on their event streams; the retry goes through
     one of them, and the other hears nothing of it (a QUEUED event is not a result)."""
-    (other,) = cluster.start_instances("gateway", [{"TASKYARD_GRPC_PORT": str(procs.free_port())}])
+    (other,) = cluster.start_instances("gateway", [{"TASKYARD_GRPC_PORT": str(ports.free_port())}])
     first = task_service_pb2_grpc.TaskServiceStub(cluster.channel())
     with grpc.insecure_channel(cluster.gateway_target(other)) as ch:
         second = task_service_pb2_grpc.TaskServiceStub(ch)

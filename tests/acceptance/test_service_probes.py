@@ -7,16 +7,15 @@ import signal
 from typing import Any
 
 import pytest
+from support import ports
 from support.ports import http_status
 from support.waiting import wait_until
-
-from taskyard.cli import procs
 
 pytestmark = pytest.mark.acceptance
 
 
 def test_a_pool_and_a_scheduler_answer_their_probes(cluster: Any) -> None:
-    pool_port, scheduler_port = procs.free_port(), procs.free_port()
+    pool_port, scheduler_port = ports.free_port(), ports.free_port()
     (pool,) = cluster.start_instances("worker-pool", [{"TASKYARD_HEALTH_PORT": str(pool_port)}])
     assert http_status(pool_port, "/livez") == 200
     wait_until(lambda: http_status(pool_port, "/readyz") == 200, 10, "the pool ready")

@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 import pytest
-from support import history
+from support import history, ports
 from support.history import wait_until
 
 from taskyard.cli import procs
@@ -121,8 +121,8 @@ def test_cli_runs_a_pool(
     env = {**cluster.env, "TASKYARD_POOL_ID": "pool-cli", **extra_env}
     with_gateway = "serve" in argv and "--no-http" not in argv
     if with_gateway:  # a second gateway next to the cluster's, on ports of its own
-        env["TASKYARD_GRPC_PORT"] = str(procs.free_port())
-        env["TASKYARD_HTTP_PORT"] = str(procs.free_port())
+        env["TASKYARD_GRPC_PORT"] = str(ports.free_port())
+        env["TASKYARD_HTTP_PORT"] = str(ports.free_port())
     proc = subprocess.Popen(
         [sys.executable, "-m", "taskyard.cli", *argv], env=env, stdout=log, stderr=subprocess.STDOUT
     )

@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+from support import ports
 
 from taskyard.cli import procs
 
@@ -18,7 +19,7 @@ def start(service: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "QUEUE_", "QUEUED_TASK_"))}
     return subprocess.run(
         procs.service_argv(service),
-        env={**base, "TASKYARD_TRANSPORT": "tcp", "TASKYARD_BASE_PORT": str(procs.free_port()), **env},
+        env={**base, "TASKYARD_TRANSPORT": "tcp", "TASKYARD_BASE_PORT": str(ports.free_port()), **env},
         capture_output=True,
         text=True,
         timeout=60,

@@ -10,7 +10,6 @@ import queue
 import shlex
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support import grpcurl
+from support import grpcurl, ports
 from support.dev_run import (
     Terminal,
     alive,
@@ -36,7 +35,7 @@ from support.dev_run import (
 )
 
 from taskyard.cli import procs
-from taskyard.cli.procs import free_port, session_members
+from taskyard.cli.procs import session_members
 from taskyard.core import seal
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -55,13 +54,13 @@ def _reader(stream: object, lines: queue.Queue[str | None], log: list[str]) -> N
 def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
     tmp_path = scratch
     grpcurl_bin = grpcurl.require()
-    port = free_port()
+    port = ports.free_port()
     ipc_dir = tempfile.mkdtemp(prefix="ty-dev-", dir="/tmp")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "QUEUE_", "QUEUED_TASK_"))}
     env.update(
         TASKYARD_TRANSPORT="ipc",
         TASKYARD_IPC_DIR=ipc_dir,
-        TASKYARD_HTTP_PORT=str(free_port()),
+        TASKYARD_HTTP_PORT=str(ports.free_port()),
         # A key of the user's: dev runs with it, and keeps none of its own.
         TASKYARD_BUS_KEYS=GIVEN_KEY,
         PYTHONUNBUFFERED="1",
@@ -76,7 +75,7 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
         "--port",
         str(port),
     ]
-    metrics_base = _free_port_run(4)
+    metrics_base = ports.free_port_block(4)
     # No Jaeger here: its fixed ports are the developer's (tests/acceptance/test_task_traces.py runs one).
     argv += [
         "--workers",
@@ -186,27 +185,6 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
     assert "taskyard serve worker-pool --tasks MODULE   # with this suite's TASKYARD_BUS_KEYS" in text
 
 
-def _free_port_run(count: int) -> int:
-    """The first of ``count`` consecutive free loopback ports."""
-    for _ in range(100):
-        first = free_port()
-        if first + count > 65535:
-            continue
-        probes = []
-        try:
-            for port in range(first, first + count):
-                s = socket.socket()
-                probes.append(s)
-                s.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in probes:
-                s.close()
-    raise RuntimeError(f"no {count} consecutive free ports")
-
-
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -236,8 +214,17 @@ def _dev_in(project: Path, *extra: str) -> Terminal:
     be another run's. Jaeger's fixed ports too (--no-jaeger)."""
     ipc_dir = tempfile.mkdtemp(prefix="ty-dev-", dir="/tmp")
     env = user_env(dict(TASKYARD_TRANSPORT="ipc", TASKYARD_IPC_DIR=ipc_dir))
-    argv = [sys.executable, "-m", "taskyard.cli", "dev", "--port", str(free_port())]
-    argv += ["--http-port", str(free_port()), "--metrics-port", "0", "--no-jaeger", "--workers", "1", *extra]
+    argv = [sys.executable, "-m", "taskyard.cli", "dev", "--port", str(ports.free_port())]
+    argv += [
+        "--http-port",
+        str(ports.free_port()),
+        "--metrics-port",
+        "0",
+        "--no-jaeger",
+        "--workers",
+        "1",
+        *extra,
+    ]
     return Terminal(argv, cwd=project, env=env)
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from support import ports
 from support.waiting import wait_until
 
-from taskyard.cli import dev_observability, procs
+from taskyard.cli import dev_observability
 from taskyard.core.metrics import MetricsServer
 
 TIME_WAIT = "06"  # the state column of /proc/net/tcp
@@ -34,7 +35,7 @@ def _binds_plainly(port: int) -> bool:
 
 
 def test_a_metrics_port_just_scraped_counts_as_free() -> None:
-    port = procs.free_port()
+    port = ports.free_port()
     server = MetricsServer("127.0.0.1", port)
     try:
         # A scrape, read to the end: the server answers and closes its side first, so

@@ -20,10 +20,9 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 from integration.gateway_fakes import GatewayEnv, gateway_env
-from support import certs, grpcurl
+from support import certs, grpcurl, ports
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.cli import procs
 from taskyard.client import AsyncClient, TaskyardError
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
@@ -383,7 +382,7 @@ async def test_health_port_answers_probes_in_plaintext_and_serves_nothing_else(t
         grpc_tls_cert=str(s.certs.server_cert),
         grpc_tls_key=str(s.certs.server_key),
         grpc_tokens_file=str(s.tokens_file),
-        grpc_health_port=procs.free_port(),
+        grpc_health_port=ports.free_port(),
     ) as env:
         health_target = f"127.0.0.1:{env.gateway.health_port}"
         async with grpc.aio.insecure_channel(health_target) as channel:

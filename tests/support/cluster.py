@@ -45,6 +45,7 @@ from typing import IO, Any
 import grpc
 import psutil
 
+from support import ports
 from taskyard.cli import bus_key, procs
 from taskyard.core import seal
 from taskyard.core.config import Settings
@@ -110,7 +111,7 @@ class Cluster:
             "transport": "ipc",
             "ipc_dir": str(self.ipc_dir),
             "grpc_host": "127.0.0.1",
-            "grpc_port": procs.free_port(),
+            "grpc_port": ports.free_port(),
             "http_port": 0,  # the dashboard only where a test asks for it
             "database_url": database_url,
             "bus_keys": shared_bus_keys(),
@@ -198,7 +199,7 @@ class Cluster:
         self._logs[name] = log
         own: dict[str, str] = {}
         if self.metrics:
-            port = self.metrics_ports.setdefault(name, procs.free_port())
+            port = self.metrics_ports.setdefault(name, ports.free_port())
             own["TASKYARD_METRICS_PORT"] = str(port)
         # Keys bound to roles: each service its own keyring, as taskyard dev hands them out.
         own["TASKYARD_BUS_KEYS"] = bus_key.service_keys(self.settings.bus_keys, kind)

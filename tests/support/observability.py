@@ -23,7 +23,6 @@ import pytest
 from support import ports as ports_module
 from support.waiting import wait_until
 from taskyard.cli import jaeger as jaeger_launcher
-from taskyard.cli import procs
 
 # Tries at starting a Jaeger on ports another process took first.
 START_ATTEMPTS = 3
@@ -179,7 +178,7 @@ def start_prometheus(workdir: Path, targets: dict[str, int], *, interval: str = 
     config = workdir / "prometheus.yml"
     settings = f"global:\n  scrape_interval: {interval}\n  evaluation_interval: {interval}\n"
     config.write_text(f"{settings}scrape_configs:\n{jobs}\n")
-    port = procs.free_port()
+    port = ports_module.free_port()
     log = open(workdir / "prometheus.log", "wb")  # noqa: SIM115 - the child's for its life
     process = subprocess.Popen(
         [

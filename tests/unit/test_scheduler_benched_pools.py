@@ -78,3 +78,23 @@ async def test_a_pool_that_says_it_is_cut_off_gets_no_slot_until_it_says_otherwi
     finally:
         registry.close()
         pool_side.close()
+
+
+async def test_a_survey_answer_sent_while_starting_does_not_unready_a_registered_pool(tmp_path: Path) -> None:
+    address = f"ipc://{tmp_path}/pool.pair"
+    pool_side = transport.open_pair(max_message_bytes=MAX_BYTES, listen=address)
+    registry = PoolRegistry(max_message_bytes=MAX_BYTES, on_report=_no_report, on_change=lambda: None)
+    try:
+        pool = _learn(registry, address, state="STARTING")  # it answers surveys before it registers
+        assert pool.free == 0
+        _learn(registry, address, registered=True)
+        assert pool.free == 4
+        # The answer it sent while starting, read after it registered (survey answers
+        # are read when the survey ends): it stays ready.
+        _learn(registry, address, state="STARTING")
+        assert pool.free == 4
+        _learn(registry, address, state="DRAINING")
+        assert pool.free == 0
+    finally:
+        registry.close()
+        pool_side.close()

@@ -75,6 +75,8 @@ def open_link(address: str, *, max_message_bytes: int, on_connect: Callable[[], 
 # (dispatches would wait for their lease). A pool still alive registers again.
 LINK_LOST_MEMORY = 300.0
 
+_STARTING = WorkerState.STARTING.value
+
 
 @dataclasses.dataclass(eq=False)
 class Pool:
@@ -98,6 +100,8 @@ class Pool:
     inbox: transport.Inbox | None = None
     # The tenants whose tasks it runs; None: every tenant's.
     tenants: frozenset[str] | None = None
+    # It registered with this scheduler (it takes work from then on).
+    registered: bool = False
 
     def serves(self, name: str, tenant: str) -> bool:
         """Whether it runs tasks of this name and tenant."""
@@ -188,7 +192,14 @@ class PoolRegistry:
             pool.capacity = max(0, capacity) or pool.capacity
         if tenants is not None:  # every message of a pool says which (empty: all)
             pool.tenants = frozenset(tenants) or None
-        if state:
+        if registered:
+            pool.registered = True
+            if pool.state == _STARTING:  # a survey answered before it registered
+                pool.state = WorkerState.RUNNING.value
+        if state and not (state == _STARTING and pool.registered):
+            # A survey answer sent while it was starting can be read after the slot
+            # notice that says it runs: it must not make a registered pool unready
+            # until the next survey.
             pool.state = state
         if cut_off is not None:
             pool.cut_off = cut_off
