@@ -172,3 +172,36 @@ def percentile(sorted_values: list[float], p: float) -> float:
     lo = int(k)
     hi = min(lo + 1, len(sorted_values) - 1)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
+
+
+# A task's hop stamps (taskyard.core.hops), from the client's send to its receipt.
+Trip = list[tuple[str, int]]
+
+
+def print_breakdown(trips: list[Trip], *, routes: int = 1) -> None:
+    """Each step between consecutive stamps, over the trips that took the most
+    common route, then the next ``routes - 1`` (a task that missed the fast path,
+    or whose final event was lost and read back instead, has other stamps)."""
+    by_route: dict[tuple[str, ...], list[Trip]] = {}
+    for trip in trips:
+        by_route.setdefault(tuple(hop for hop, _ in trip), []).append(trip)
+    if not by_route:
+        print("breakdown:        no stamped trips")
+        return
+    for route, same in sorted(by_route.items(), key=lambda kv: -len(kv[1]))[:routes]:
+        _print_route(route, same, len(trips))
+
+
+def _print_route(route: tuple[str, ...], same: list[Trip], total: int) -> None:
+    print(f"breakdown:        {len(same)} of {total} trips took this route (ms between stamps)")
+    print(f"  {'step':<48} {'p50':>7} {'p90':>7} {'p99':>7}")
+    for k in range(1, len(route)):
+        steps = sorted((t[k][1] - t[k - 1][1]) / 1e6 for t in same)
+        label = f"{route[k - 1]} -> {route[k]}"
+        print(
+            f"  {label:<48} {percentile(steps, 50):7.3f} {percentile(steps, 90):7.3f} "
+            f"{percentile(steps, 99):7.3f}"
+        )
+    totals = sorted((t[-1][1] - t[0][1]) / 1e6 for t in same)
+    p50, p90, p99 = (percentile(totals, p) for p in (50, 90, 99))
+    print(f"  {'total':<48} {p50:7.3f} {p90:7.3f} {p99:7.3f}")

@@ -17,6 +17,8 @@ from support import bench
 pytestmark = [pytest.mark.acceptance, pytest.mark.slow, pytest.mark.timeout(240)]
 
 TINY = ("--tenants", "--flood", "1000", "--baseline", "2", "--rounds", "1", "--target-ms", "100000")
+# Long tasks in the flood, and every one of tenant-b's tasks stamped at each hop.
+LONG = ("--flood-seconds", "0.2", "--breakdown")
 MS = r"[\d.]+"
 WAITS = rf"n +(\d+)  p50 +{MS}  p90 +{MS}  p99 +{MS}  max +{MS} ms"
 
@@ -44,4 +46,17 @@ def test_the_tiny_tenants_fairness_bench_runs_and_tenant_b_loses_no_task() -> No
     assert whose is not None, out
     done = re.search(r"^tenant-b's tasks ended SUCCESS: (\d+) of (\d+): ok$", out, re.M)
     assert done is not None and done.group(1) == done.group(2) == whose.group(1), out
+    assert out.rstrip().endswith("result: PASS"), out
+
+
+def test_the_tiny_bench_with_long_tasks_prints_tenant_b_hops() -> None:
+    code, out = bench.run("fairness", *TINY, *LONG, timeout=200)
+    assert code == 0, out
+    assert "tenant-a floods 1,000 sleep(0.2) tasks" in out, out
+    for label in ("no flood", "tenant-a flooding"):
+        assert f"tenant-b's hops, {label} " in out, out
+    # Each route's steps, from the client's send to its receipt.
+    routes = re.findall(r"^breakdown: +(\d+) of (\d+) trips took this route", out, re.M)
+    assert routes and all(int(n) <= int(total) for n, total in routes), out
+    assert re.search(rf"^  total +{MS} +{MS} +{MS}$", out, re.M), out
     assert out.rstrip().endswith("result: PASS"), out

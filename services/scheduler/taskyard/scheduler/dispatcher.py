@@ -20,6 +20,7 @@ from taskyard.core.states import TaskState, WorkerState
 from taskyard.core.transport import varint
 from taskyard.scheduler import spans
 from taskyard.scheduler.flow import Flow
+from taskyard.scheduler.headroom import Headroom
 from taskyard.scheduler.lanes import Lanes, Ref
 from taskyard.scheduler.pools import Pool, PoolRegistry
 
@@ -91,6 +92,8 @@ class Dispatcher:
         self._lease_ms = lease_ms
         # Admission by limits (flow.py); None: every task taken is leased.
         self.flow = flow
+        # Slots held for the tenants with a few tasks waiting or none, beside another's backlog.
+        self.headroom = Headroom(waiting=lanes.waiting_tenants)
         self.wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
         self._backups: set[asyncio.TimerHandle] = set()
@@ -100,6 +103,9 @@ class Dispatcher:
     async def run(self) -> None:
         while True:
             due = self.flow.tick() if self.flow is not None else None
+            ends = self.headroom.ends_at()  # the held slots go back to the lanes then
+            if ends is not None:
+                due = ends if due is None else min(due, ends)
             if due is None:
                 await self.wake.wait()
             else:
@@ -124,16 +130,21 @@ class Dispatcher:
     def dispatch_once(self) -> None:
         if self.closed or not self.lanes:
             return
+        headroom = self.headroom
         for pool in list(self.pools.pools.values()):
-            free = pool.free
+            free = min(pool.free, MAX_DISPATCH_BATCH)
             if free <= 0:
                 continue
-            want = min(free, MAX_DISPATCH_BATCH)
-            if self.flow is None:
-                refs = self.lanes.take(pool.names, want, None, pool.tenants)
-                tokens = lease_tokens(self.token_prefix, len(refs))
-            else:
-                refs, tokens = self._admitted(pool, want, self.flow)
+            held = headroom.held(pool.capacity)
+            refs, tokens = self._take(pool, free - held, pool.tenants) if free > held else ([], [])
+            few = headroom.few if held else frozenset()
+            if few and pool.tenants is not None:
+                few &= pool.tenants
+            if few and len(refs) < free:
+                # The held slots: tasks of tenants with only a few waiting.
+                more, more_tokens = self._take(pool, free - len(refs), few, few=True)
+                refs += more
+                tokens += more_tokens
             if not refs:
                 continue
             now = time.monotonic()
@@ -143,18 +154,29 @@ class Dispatcher:
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
 
-    def _admitted(self, pool: Pool, want: int, flow: Flow) -> tuple[list[Ref], list[str]]:
-        """Up to ``want`` tasks for ``pool`` that the limits admit, with their lease
-        tokens; the refused ones wait at their gates, so the lanes are taken from
-        again until ``want`` is met or nothing this pool runs is left."""
+    def _take(
+        self, pool: Pool, want: int, tenants: frozenset[str] | None, *, few: bool = False
+    ) -> tuple[list[Ref], list[str]]:
+        """Up to ``want`` tasks for ``pool`` of ``tenants`` (None: every one) that the
+        limits admit, with their lease tokens; the refused ones wait at their gates, so
+        the lanes are taken from again until ``want`` is met or nothing this pool runs
+        is left. ``few``: from those tenants' short queues (Lanes.take_few), not by the
+        turns."""
         refs: list[Ref] = []
         tokens: list[str] = []
+        flow = self.flow
         while len(refs) < want:
-            seqs: list[int] = []
-            taken = self.lanes.take(pool.names, want - len(refs), seqs, pool.tenants)
+            # Arrival numbers, for the gates to put back what they hold.
+            seqs: list[int] | None = [] if flow is not None else None
+            if few and tenants is not None:
+                taken = self.lanes.take_few(pool.names, tenants, want - len(refs), seqs)
+            else:
+                taken = self.lanes.take(pool.names, want - len(refs), seqs, tenants)
             if not taken:
                 break
             fresh = lease_tokens(self.token_prefix, len(taken))
+            if flow is None or seqs is None:
+                return taken, fresh
             for i in flow.admit(taken, seqs, fresh):
                 refs.append(taken[i])
                 tokens.append(fresh[i])
@@ -253,34 +275,71 @@ class Dispatcher:
 
     def fast_path_open(self) -> bool:
         """Whether reserve_fast_path could lease anything (it needs to read the records)."""
-        return not self.lanes and any(p.free > 0 for p in self.pools.pools.values())
+        return (not self.lanes or self.headroom.contended()) and any(
+            p.free > 0 for p in self.pools.pools.values()
+        )
 
     def reserve_fast_path(self, tasks: Sequence[Record]) -> tuple[Pool | None, list[leases_pb2.Lease]]:
-        """Leases to take in the same transaction as the insert, when nothing waits
-        in any lane (so no task is overtaken) and a pool has free slots."""
-        if self.lanes:
+        """Leases to take in the same transaction as the insert, for the tasks the
+        lanes would serve next (nothing waits in any lane, or, while tenants contend,
+        nothing more urgent and nothing of their tenant: headroom.py), on the pool
+        with the most free slots that runs the first of them."""
+        if not tasks:
             return None, []
-        pool = max(self.pools.pools.values(), key=lambda p: p.free, default=None)
-        if pool is None or pool.free <= 0:
+        lanes = self.lanes
+        first = tasks[0]
+        pool = max(
+            (p for p in self.pools.pools.values() if p.serves(first.name, first.tenant)),
+            key=lambda p: p.free,
+            default=None,
+        )
+        if pool is None:
+            return None, []
+        # The held slots are for a few tasks at a time: a batch larger than them
+        # (a flood arriving while the lanes are empty) leaves them to the next.
+        held = self.headroom.held(pool.capacity)
+        room = pool.free if len(tasks) <= held else pool.free - held
+        if room <= 0:
             return None, []
         leases: list[leases_pb2.Lease] = []
         now = time.monotonic()
+        # serves_next by (priority, tenant): a batch is mostly one of each.
+        next_of: dict[tuple[int, str], bool] = {}
         for record in tasks:
-            if pool.free <= 0:
+            if len(leases) >= room:
                 break
-            # A task that uses limits or its tenant's quota goes through the lanes'
-            # admission, as does a suspended tenant's (parked there).
-            if (
+            if lanes:
+                at = (record.priority, record.tenant)
+                is_next = next_of.get(at)
+                if is_next is None:
+                    is_next = next_of[at] = lanes.serves_next(ref_of(record).priority, record.tenant)
+                if not is_next:
+                    continue
+            # A task that uses limits goes through the lanes' admission, as does a
+            # suspended tenant's (parked there); its tenant's quota, when it has one,
+            # admits it here or sends it there (flow.admit_at_insert).
+            if not (
                 pool.serves(record.name, record.tenant)
                 and record.state == QUEUED
-                and record.queue not in self.lanes.paused
+                and record.queue not in lanes.paused
                 and not (record.HasField("flow") and record.flow.uses)
-                and (not record.tenant or self._tenant_free(record.tenant))
             ):
-                pool.inflight[record.id] = now
-                token = ids.new_lease_token(self.token_prefix)
-                leases.append(leases_pb2.Lease(task_id=record.id, lease_token=token))
+                continue
+            token = ids.new_lease_token(self.token_prefix)
+            tenant = record.tenant
+            if tenant and not self._tenant_free(tenant) and not self._quota_admits(record, token):
+                continue
+            pool.inflight[record.id] = now
+            leases.append(leases_pb2.Lease(task_id=record.id, lease_token=token))
         return (pool, leases) if leases else (None, [])
+
+    def _quota_admits(self, record: Record, token: str) -> bool:
+        """Whether the quota of a task's tenant (not suspended, its quota read) admits
+        it at its insert; its units are taken then (flow.admit_at_insert)."""
+        flow = self.flow
+        if flow is None or record.tenant in self.lanes.suspended or not flow.tenants.read_once:
+            return False
+        return flow.admit_at_insert(ref_of(record), token)
 
     def _tenant_free(self, tenant: str) -> bool:
         """Whether a named tenant's task may skip the lanes: the tenants were read,

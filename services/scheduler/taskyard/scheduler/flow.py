@@ -36,7 +36,7 @@ from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, flow_pb2, tenants_pb2, v
 from taskyard.core import contract, errors, rpc
 from taskyard.core import limits as rules
 from taskyard.core import tenants as tenant_names
-from taskyard.scheduler.admission import CATALOG, QUOTA_CONCURRENCY, QUOTAS, Admission, Gate
+from taskyard.scheduler.admission import CATALOG, QUOTA_CONCURRENCY, QUOTAS, Admission, Gate, bucket_of
 from taskyard.scheduler.breakers import Refund
 from taskyard.scheduler.gates import Gates
 from taskyard.scheduler.lanes import Lanes, Ref
@@ -163,6 +163,21 @@ class Flow:
         if reopen:
             self._open(reopen)
         return out
+
+    def admit_at_insert(self, ref: Ref, token: str) -> bool:
+        """Whether a task of a tenant with a quota, and no limits of its own, may be
+        leased at its insert (the fast path): its quota admits it now and no task of
+        its tenant waits at a quota gate, so none is overtaken. Its units are then
+        taken: ``confirm`` or ``release`` them by the insert's outcome
+        (``lease_failed`` when it is unknown)."""
+        admission = self.admission
+        if ref.uses or not self.ready or not self.tenants.read_once or ref.tenant in self._recounting:
+            return False
+        for name, key, _units in admission.quota_uses.get(ref.tenant, ()):
+            limit = admission.limit_of(name, key)
+            if limit is None or self.gates.waiting((name, bucket_of(limit, name, key, ref.tenant))):
+                return False
+        return admission.admit(ref, token) is None
 
     def lease_failed(self, refs: Iterable[tuple[str, str]]) -> None:
         """A lease whose outcome is unknown (its request failed): its units stay held

@@ -206,6 +206,62 @@ class Lanes:
         del self._ids[task_id]
         return True
 
+    def waiting_tenants(self) -> dict[str, int]:
+        """The tenants with tasks waiting in a lane, and how many each."""
+        found: dict[str, int] = {}
+        for lane in self._lanes.values():
+            for tenant, tq in lane.tenants.items():
+                found[tenant] = found.get(tenant, 0) + tq.size
+        return found
+
+    def take_few(
+        self, names: frozenset[str], tenants: Iterable[str], limit: int, seqs: list[int] | None = None
+    ) -> list[Ref]:
+        """Up to ``limit`` tasks of ``tenants`` (each with only a few waiting: for the
+        held slots, headroom.py), most urgent lane first, oldest first within a
+        tenant; never past a more urgent lane where other tasks still wait. A scan of
+        those tenants' queues, which are short. ``seqs`` as for ``take``."""
+        out: list[Ref] = []
+        for priority in LANES:
+            lane = self._lanes[priority]
+            if not lane.tenants:
+                continue
+            for tenant in tenants:
+                tq = lane.tenants.get(tenant)
+                if tq is None or len(out) >= limit:
+                    continue
+                items = sorted(
+                    item
+                    for kq in tq.keys.values()
+                    for name, fifo in kq.fifos.items()
+                    if name in names
+                    for item in fifo
+                )
+                for seq, ref in items[: limit - len(out)]:
+                    remove(lane, ref)
+                    del self._ids[ref.id]
+                    out.append(ref)
+                    if seqs is not None:
+                        seqs.append(seq)
+            if len(out) >= limit or any(name in lane.names for name in names):
+                break  # what still waits here for this pool goes before any less urgent task
+        return out
+
+    def serves_next(self, priority: Priority, tenant: str) -> bool:
+        """Whether a task of ``tenant`` at ``priority`` arriving now would be the
+        lanes' next of its tenant: nothing waits in a more urgent lane, and nothing of
+        its tenant waits at all (in its lane, the tenant comes round in the next turn
+        of the tenants' ring). Such a task may take a held slot at its insert
+        (headroom.py)."""
+        lanes = self._lanes
+        for p in LANES:
+            lane = lanes[p]
+            if p < priority and lane.tenants:
+                return False
+            if tenant in lane.tenants:
+                return False
+        return True
+
     def depth(self, priority: Priority) -> int:
         return sum(tq.size for tq in self._lanes[priority].tenants.values())
 

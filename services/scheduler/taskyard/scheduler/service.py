@@ -219,6 +219,9 @@ class Scheduler:
             ).SerializeToString()
         else:
             insert += self._term_field
+        # Units a tenant's quota gave at the insert (dispatcher._quota_admits) are
+        # confirmed or given back by its outcome; none are taken without quotas.
+        quotas = pool is not None and bool(self.flow.admission.quota_uses)
         try:
             raw = await self.store.call_raw(contract.STORE_INSERT, insert)
             reply = views_pb2.InsertTasksReplyView.FromString(raw)
@@ -226,14 +229,22 @@ class Scheduler:
             if pool is not None:
                 for lease in leases:
                     pool.inflight.pop(lease.task_id, None)
+                if quotas:  # it may have committed: held until a resync says
+                    self.flow.lease_failed((lease.task_id, lease.lease_token) for lease in leases)
             raise
         if pool is not None:
             leased = {t.id for t in reply.leased}
             for lease in leases:
                 if lease.task_id not in leased:
                     pool.inflight.pop(lease.task_id, None)
+                    if quotas:
+                        self.flow.release(lease.task_id, lease.lease_token)
+            if quotas:
+                self.flow.confirm((t.id, t.lease_token) for t in reply.leased)
             self.dispatcher.send_backup(pool, reply.leased)
             spans.dispatched(reply.leased, pool_id=pool.pool_id, path="insert", started_ns=began)
+        if reply.tasks:  # one submit, one tenant (its token's)
+            self.dispatcher.headroom.submitted(reply.tasks[0].tenant)
         refs: list[Ref] = []
         scheduled = False
         for t in reply.tasks:
