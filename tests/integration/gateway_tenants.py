@@ -95,8 +95,15 @@ class Env:
             return exc.code, json.loads(exc.read())
 
 
-@pytest.fixture
-def env(cluster_factory: Callable[..., Any], tmp_path: Path) -> Iterator[Env]:
+def start_env(
+    cluster_factory: Callable[..., Any],
+    tmp_path: Path,
+    ready: Callable[[Env], bool],
+    **cluster_options: Any,
+) -> Env:
+    """A cluster whose gateway takes the tokens of ``WHO`` (ops an operator, the others
+    a tenant's each; ghost's tenant never made), started and ``ready``, with the
+    tenants acme and beta made by ops."""
     tokens = {who: f"{who}-{secrets.token_urlsafe(24)}" for who in WHO}
     path = tmp_path / "tokens"
     path.write_text(
@@ -105,11 +112,20 @@ def env(cluster_factory: Callable[..., Any], tmp_path: Path) -> Iterator[Env]:
         f"{tokens['beta']}  admin  beta-ci  tenant=beta\n"
         f"{tokens['ghost']}  admin  ghost-ci  tenant=ghost\n"
     )
-    cluster = cluster_factory(start=False, grpc_tokens_file=str(path), http_port=free_port_block(1))
+    cluster = cluster_factory(
+        start=False, grpc_tokens_file=str(path), http_port=free_port_block(1), **cluster_options
+    )
     cluster.start()
     env = Env(cluster, tokens)
+    wait_until(lambda: ready(env), 45, lambda: f"a gateway that answers\n{cluster.logs_tail()}")
+    for name in ("acme", "beta"):
+        env.ops(env.ops.tenants.CreateTenant, N.CreateTenantRequest(tenant=N.Tenant(name=name)))
+    return env
 
-    def ready() -> bool:
+
+@pytest.fixture
+def env(cluster_factory: Callable[..., Any], tmp_path: Path) -> Iterator[Env]:
+    def ready(env: Env) -> bool:
         """The gateway knows the pool's names (an unknown name is refused until it does)."""
         try:
             env.ops(env.ops.tasks.ListTasks, T.ListTasksRequest(page_size=1))
@@ -120,10 +136,7 @@ def env(cluster_factory: Callable[..., Any], tmp_path: Path) -> Iterator[Env]:
             raise
         return True
 
-    wait_until(ready, 45, lambda: f"a gateway that answers\n{cluster.logs_tail()}")
-    for name in ("acme", "beta"):
-        env.ops(env.ops.tenants.CreateTenant, N.CreateTenantRequest(tenant=N.Tenant(name=name)))
-    yield env
+    yield start_env(cluster_factory, tmp_path, ready)
 
 
 def refused(call: Callable[[], Any]) -> grpc.RpcError:

@@ -5,8 +5,6 @@ tenant's own limit of the same name is its own."""
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +12,7 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf import struct_pb2
-from integration.gateway_tenants import WHO, Caller, Code, Env, L, N, T, later, submit
-from support.ports import free_port_block
+from integration.gateway_tenants import Caller, Code, Env, L, T, later, start_env, submit
 from support.waiting import wait_until
 
 from taskyard.v1 import limit_pb2, task_pb2
@@ -27,23 +24,8 @@ FULL = T.WAIT_REASON_CONCURRENCY_FULL
 @pytest.fixture
 def env(cluster_factory: Callable[..., Any], tmp_path: Path) -> Iterator[Env]:
     """gateway_tenants' cluster, its pool loading a task that declares its limits."""
-    tokens = {who: f"{who}-{secrets.token_urlsafe(24)}" for who in WHO}
-    path = tmp_path / "tokens"
-    path.write_text(
-        f"sha256:{hashlib.sha256(tokens['ops'].encode()).hexdigest()}  admin  ops\n"
-        f"{tokens['acme']}  admin  acme-ci  tenant=acme\n"
-        f"{tokens['beta']}  admin  beta-ci  tenant=beta\n"
-    )
-    cluster = cluster_factory(
-        start=False,
-        grpc_tokens_file=str(path),
-        http_port=free_port_block(1),
-        task_modules=("taskyard.examples", "support.declared_limits"),
-    )
-    cluster.start()
-    env = Env(cluster, tokens)
 
-    def ready() -> bool:
+    def ready(env: Env) -> bool:
         """The gateway answers and knows the pool's names (an unknown one is refused until it does)."""
         try:
             submit(env.ops, later("settle"))
@@ -53,10 +35,9 @@ def env(cluster_factory: Callable[..., Any], tmp_path: Path) -> Iterator[Env]:
             raise
         return True
 
-    wait_until(ready, 45, lambda: f"a gateway that knows settle\n{cluster.logs_tail()}")
-    for name in ("acme", "beta"):
-        env.ops(env.ops.tenants.CreateTenant, N.CreateTenantRequest(tenant=N.Tenant(name=name)))
-    yield env
+    yield start_env(
+        cluster_factory, tmp_path, ready, task_modules=("taskyard.examples", "support.declared_limits")
+    )
 
 
 def settle(seconds: float, account: str, *uses: str) -> task_pb2.TaskSpec:

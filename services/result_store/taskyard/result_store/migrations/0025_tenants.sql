@@ -93,6 +93,7 @@ $$;
 
 -- 0017's ty_submit_rows, for one tenant: the rows' queues, request ids and keys
 -- qualified, the tenant stored. The one-argument call is this one for the default tenant.
+-- A held request id or live key is the same tenant's only (0026's unique indexes).
 CREATE FUNCTION ty_submit_rows(subs ty_submission[], tenant text) RETURNS uuid[]
   LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -134,6 +135,7 @@ BEGIN
     UPDATE tasks o SET idempotency_key = ''
     WHERE o.idempotency_key <> ''
       AND o.idempotency_key = ANY(ARRAY(SELECT s.idempotency_key FROM unnest(subs) s WHERE s.idempotency_key <> ''))
+      AND o.tenant = ty_submit_rows.tenant
       AND o.idempotency_expires_at <= now();
   END IF;
   INSERT INTO tasks AS t (
@@ -146,19 +148,22 @@ BEGIN
   FROM unnest(subs) AS s
   WHERE NOT keyed
      OR (NOT EXISTS (SELECT 1 FROM tasks o
-                     WHERE s.request_id <> '' AND o.request_id <> '' AND o.request_id = s.request_id)
+                     WHERE s.request_id <> '' AND o.request_id <> '' AND o.request_id = s.request_id
+                       AND o.tenant = ty_submit_rows.tenant)
          AND NOT EXISTS (SELECT 1 FROM tasks o
                          WHERE s.idempotency_key <> '' AND o.idempotency_key <> ''
-                           AND o.idempotency_key = s.idempotency_key))
+                           AND o.idempotency_key = s.idempotency_key AND o.tenant = ty_submit_rows.tenant))
   ON CONFLICT DO NOTHING;
   IF NOT keyed THEN
     RETURN ARRAY(SELECT s.id FROM unnest(subs) WITH ORDINALITY AS s ORDER BY s.ordinality);
   END IF;
   SELECT array_agg(coalesce(
            (SELECT r.id FROM tasks r
-            WHERE s.request_id <> '' AND r.request_id <> '' AND r.request_id = s.request_id),
+            WHERE s.request_id <> '' AND r.request_id <> '' AND r.request_id = s.request_id
+              AND r.tenant = ty_submit_rows.tenant),
            (SELECT k.id FROM tasks k
-            WHERE s.idempotency_key <> '' AND k.idempotency_key <> '' AND k.idempotency_key = s.idempotency_key),
+            WHERE s.idempotency_key <> '' AND k.idempotency_key <> '' AND k.idempotency_key = s.idempotency_key
+              AND k.tenant = ty_submit_rows.tenant),
            s.id) ORDER BY s.ordinality)
   INTO ids
   FROM unnest(subs) WITH ORDINALITY AS s;
