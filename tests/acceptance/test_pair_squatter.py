@@ -1,6 +1,6 @@
 """A peer without the bus key that holds a pool's PAIR port across a scheduler
 restart neither keeps the scheduler out nor stays: its pipe is closed, and the
-pool's tasks are dispatched while it is still there (worker_pool/peers.py)."""
+pool's tasks are dispatched while it is still there (core/pair_peers.py)."""
 
 from __future__ import annotations
 

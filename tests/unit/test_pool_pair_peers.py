@@ -1,6 +1,6 @@
 """A pool's PAIR listener on real NNG sockets: several peers may connect, a sealed
 hello admits one, what fails the seal closes its pipe, and slot notices go to the
-admitted peers only (worker_pool/peers.py)."""
+admitted peers only (core/pair_peers.py)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from support.waiting import wait_until_async
 from taskyard.bus.v1 import envelope_pb2
 from taskyard.core import transport
 from taskyard.scheduler import pools
-from taskyard.worker_pool import peers as peers_mod
-from taskyard.worker_pool.peers import SchedulerPeers
+from taskyard.core import pair_peers as peers_mod
+from taskyard.core.pair_peers import SchedulerPeers
 
 pytestmark = pytest.mark.asyncio
 

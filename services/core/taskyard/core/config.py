@@ -133,6 +133,11 @@ class Settings(Addresses, BaseSettings):
     grpc_max_concurrent_long_rpcs: int = Field(
         default=10_000, description="WaitTask, RunTask, CancelTask and streaming calls in flight."
     )
+    grpc_max_workers: int = Field(
+        default=256,
+        ge=1,
+        description="Worker streams (WorkerService.Work) one gateway serves at once; each a pool on the bus.",
+    )
     request_timeout: float = Field(default=10.0, description="Seconds per internal NNG request.")
     # --- gateway
     grpc_host: str = Field(default="127.0.0.1", description="The gateway's bind address.")

@@ -128,7 +128,10 @@ class Requester:
         max_message_bytes: int,
         timeout: float,
         resend_after: float = RESEND_AFTER,
+        sign_as: str = "",
     ) -> None:
+        """``sign_as``: the role whose key seals the requests (``seal.Seal.for_audience``),
+        for a gateway speaking for a remote worker as a pool; "" for the process's own."""
         self.addresses = dialer.address_list(address)
         self.address = self.addresses[0]
         self.timeout = timeout
@@ -141,6 +144,7 @@ class Requester:
             opener=lib.nng_req0_open_raw,
             send_buffer_size=wire.BUFFER_MESSAGES,
             recv_buffer_size=wire.BUFFER_MESSAGES,
+            audience=sign_as,
         )
         self._waiting: dict[bytes, _Waiting] = {}
         self._ids = itertools.count(secrets.randbits(31))

@@ -245,7 +245,7 @@ def open_pair(
 
     pair1, so that a listener may take ``several`` peers at once (a pool's: a peer
     that holds its port without the key must not keep the scheduler out, see
-    worker_pool/peers.py); such a socket sends to one pipe at a time, and receives
+    core/pair_peers.py); such a socket sends to one pipe at a time, and receives
     into a buffer of ``PAIR_LISTEN_BUFFER`` messages. ``max_message_bytes`` is the
     receive limit: for a pool, what a dispatch can carry (Settings.max_message_bytes
     fits 200 max-size payloads, the scheduler's largest batch)."""

@@ -52,6 +52,8 @@ class Scope(enum.Enum):
     SUBMIT = "submit"
     READ = "read"
     ADMIN = "admin"
+    # Running tasks as a worker on the public stream (WorkerService).
+    WORK = "work"
 
 
 class TokensFileError(ValueError):
@@ -232,6 +234,7 @@ REQUIRED_SCOPES: Mapping[str, Scope | None] = {
     **{_TENANTS + m: Scope.READ for m in ("GetTenant", "ListTenants")},
     **{_TENANTS + m: Scope.ADMIN for m in ("CreateTenant", "UpdateTenant", "SuspendTenant", "ResumeTenant")},
     "/taskyard.v1.EventService/WatchEvents": Scope.READ,
+    "/taskyard.worker.v1.WorkerService/Work": Scope.WORK,
     **{
         _FAILURES + m: Scope.READ
         for m in ("ListFailureGroups", "ListFailures", "GetRedrive", "ListRedrives", "ListRedriveItems")

@@ -33,6 +33,7 @@ from taskyard.gateway.service import TaskService
 from taskyard.gateway.tenancy import TENANT_SERVICE_NAME, Tenancy, TenantCache
 from taskyard.gateway.tenant_service import TenantService
 from taskyard.gateway.waiters import EventSubscriber, Waiters
+from taskyard.gateway.worker_service import WORKER_SERVICE_NAME, WorkerService
 from taskyard.v1 import (
     schedule_service_pb2,
     schedule_service_pb2_grpc,
@@ -55,6 +56,7 @@ SERVICE_NAMES = (
     EVENT_SERVICE_NAME,
     FAILURE_SERVICE_NAME,
     TENANT_SERVICE_NAME,
+    WORKER_SERVICE_NAME,
     health.SERVICE_NAME,
 )
 # How often the store is probed once it answered, and how long a probe waits. The
@@ -244,6 +246,8 @@ class Gateway:
         self.event_service.register(self.server)
         self.waiters.taps.append(self.event_service.tail.nudge)
         self.waiters.taps.append(self.tenants.tap)
+        # Workers in any language: each stream a pool on the bus (remote_pool.py).
+        self.worker_service = WorkerService.register(self.server, settings)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         # The same health answers, plaintext and nothing else, for probes that cannot
         # do TLS or send a token (the kubelet's gRPC probe): the edge keeps both.

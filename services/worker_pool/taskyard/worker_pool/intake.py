@@ -16,7 +16,7 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
 from taskyard.core import dialer, transport
 from taskyard.core.config import Settings
-from taskyard.worker_pool.peers import SchedulerPeers
+from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import PoolState
 from taskyard.worker_pool.watchdog import Watchdog
@@ -68,7 +68,7 @@ class DispatchIntake:
                 log.warning("a message that is not a dispatch dropped on %s", where)
                 continue
             if not batch.tasks:
-                continue  # a scheduler's hello (peers.py)
+                continue  # a scheduler's hello (core/pair_peers.py)
             route(batch)
             cancel_flagged(batch)
 

@@ -1,7 +1,7 @@
 """The manager's side facing the scheduler, and its presence in the registry.
 
 The PAIR socket the scheduler dials (Dispatch in, slot notices out; which of its
-peers is the scheduler is peers.py's to tell), registration
+peers is the scheduler is core/pair_peers.py's to tell), registration
 with the scheduler, survey answers, discovery announcements and the heartbeat to
 the result-store. What it tells them comes from the pool's state and its workers.
 """
@@ -21,7 +21,7 @@ from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
-from taskyard.worker_pool.peers import SchedulerPeers
+from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import Outbox, PoolState
 
@@ -78,7 +78,7 @@ class SchedulerLink:
     # ------------------------------------------------------------ PAIR
     def open_pair(self) -> SchedulerPeers:
         """Listen for the scheduler; the bound address becomes the pool's pair address.
-        Several peers may connect: only those the seal admits are heard (peers.py)."""
+        Several peers may connect: only those the seal admits are heard (core/pair_peers.py)."""
         s = self._settings
         sock = transport.open_pair(
             max_message_bytes=s.max_message_bytes,

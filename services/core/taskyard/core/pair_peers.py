@@ -37,7 +37,7 @@ from google.protobuf.message import DecodeError
 from taskyard.bus.v1 import envelope_pb2
 from taskyard.core import gate, transport
 
-log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
+log = logging.getLogger(__name__)
 
 # Seconds a new pipe has to send its sealed hello, by default (a pool passes its
 # request_timeout). The scheduler sends it as soon as its pipe connects, from NNG's

@@ -1,0 +1,599 @@
+"""A worker on the public stream, as a pool on the bus.
+
+The scheduler knows pools, not streams: each ``WorkerService.Work`` stream gets a
+pool id and everything a pool has on the bus (a sealed PAIR listener the scheduler
+dials, registration, survey answers, heartbeats to the store, the store's streams
+of leased attempts and cancel requests, lease renewals), so priorities, fair
+share, limits and fencing apply to it unchanged. What the worker says about an
+attempt is fenced here first (remote_attempts.py), then reported to the store
+(outcomes.py), which fences it again.
+
+The stream's own rules on top of a pool's: a timeout is enforced here (the
+attempt is failed with TimeoutError and revoked at its deadline); a cancel is
+passed on and, if the attempt is still held ``cancel_deadline`` later, revoked
+and reported as killed (CANCELLED, step KILL); a worker that stops sending
+heartbeats for three intervals is a pool that died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pynng
+
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, task_record_pb2
+from taskyard.core import contract, dialer, errors, ids, payload, roles, rpc, transport
+from taskyard.core.config import Settings
+from taskyard.core.pair_peers import SchedulerPeers
+from taskyard.core.retry import RetryPolicy
+from taskyard.core.states import WorkerState
+from taskyard.gateway.outcomes import StoreWriter
+from taskyard.gateway.remote_attempts import Held, HeldAttempts, bus_ref, public_ref
+from taskyard.v1 import task_pb2
+from taskyard.worker.v1 import worker_service_pb2 as wpb
+
+log = logging.getLogger(__name__)
+
+REGISTER_TIMEOUT = 3.0
+# Every socket of a remote pool signs as a pool does, with the worker-pool role's key
+# (the gateway holds it: contract.KEYS_HELD), so the scheduler and the store grant it
+# a pool's rights and no more (contract.SENDERS).
+AS_POOL = roles.WORKER_POOL
+# An outcome with neither a result nor a failure.
+_NO_OUTCOME = wpb.Failure(type="Error", message="the worker reported neither a result nor a failure")
+# Heartbeats a worker may miss in a row before its stream counts as a dead pool's.
+MISSED_HEARTBEATS = 3
+
+Send = Callable[[wpb.WorkResponse], None]
+
+
+class RemotePool:
+    """One stream's pool. ``send`` queues a message to the worker; ``on_dead`` ends
+    the stream (the worker stopped answering)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        hello: wpb.Hello,
+        *,
+        tenant: str,
+        send: Send,
+        on_dead: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self.hello = hello
+        self.pool_id = ids.new_instance_id("worker")
+        self.tenant = tenant
+        self._send = send
+        self._on_dead = on_dead
+        self._clock = clock
+        self.attempts = HeldAttempts(hello.slots)
+        self.state = WorkerState.STARTING
+        self.declarations = {d.name: d for d in hello.tasks}
+        self.task_names = sorted(self.declarations)
+        self._policy = RetryPolicy.from_settings(settings)
+        self._rng = random.Random()
+        self.heartbeat_interval = min(5.0, settings.lease_seconds / 4)
+        self._last_heartbeat = clock()
+        mmb = settings.max_message_bytes
+        self._store = rpc.Requester(
+            settings.store_addresses, max_message_bytes=mmb, timeout=4.0, sign_as=AS_POOL
+        )
+        self.writer = StoreWriter(self._store)
+        self._pair: SchedulerPeers | None = None
+        self._pair_address = ""
+        self._respondent: Any = None
+        self._streams: transport.Inbox | None = None
+        self._register_wanted = asyncio.Event()
+        self._scheduler_id = ""
+        self._survey_addresses = settings.survey_addresses
+        self._tasks: list[asyncio.Task[None]] = []
+        self._timers: dict[tuple[str, int], asyncio.TimerHandle] = {}
+        # Outcomes the worker sent for attempts no longer its own (revoked, timed out).
+        self.refused = 0
+
+    # ------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        s = self._settings
+        sock = transport.open_pair(
+            max_message_bytes=s.max_message_bytes,
+            listen=s.pool_pair_listen_address(self.pool_id),
+            several=True,
+            audience=AS_POOL,
+        )
+        bound = transport.listen_address(sock)
+        self._pair_address = s.advertised_pair_address(bound)
+        self._pair = SchedulerPeers(
+            sock, where=bound, on_lost=self._register_wanted.set, hello_timeout=s.request_timeout
+        )
+        self._pair.attach(asyncio.get_running_loop())
+        streams = dialer.open_dialer(
+            pynng.Sub0, s.pool_stream_addresses, max_message_bytes=s.max_message_bytes
+        )
+        streams.subscribe(transport.dispatch_topic(self.pool_id))
+        streams.subscribe(transport.cancel_topic(self.pool_id))
+        self._streams = transport.Inbox(streams)
+        self._respondent = self._open_respondent(self._survey_addresses)
+        self.state = WorkerState.RUNNING
+        self._register_wanted.set()
+        for name, coro in (
+            ("pair", self._receive_pair()),
+            ("streams", self._receive_streams()),
+            ("registration", self._run_registration()),
+            ("surveys", self._answer_surveys()),
+            ("heartbeat", self._run_heartbeat()),
+            ("renewals", self._run_renewals()),
+            ("writer", self.writer.run()),
+        ):
+            self._tasks.append(asyncio.create_task(coro, name=f"{self.pool_id}-{name}"))
+        # The store learns the pool and its task names (submissions of them are accepted).
+        await self._beat()
+
+    async def close(self) -> None:
+        """The stream ended: whatever is still held is given up as a dead pool's is
+        (started: an attempt burned; not started: back to its queue, none burned)."""
+        if self.state is WorkerState.STOPPED:
+            return
+        died = [self._death(h) for h in self.attempts.take_all()]
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self.state = WorkerState.STOPPED
+        if died:
+            self.writer.report(leases_pb2.ReportRequest(died=died))
+        self._notify(leases_pb2.ReportRequest(died=died))
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.flushed(), self._settings.request_timeout * 2)
+        await self._beat()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for sock in (self._pair, self._respondent, self._streams):
+            if sock is not None:
+                sock.close()
+        self._store.close()
+
+    def drain(self) -> None:
+        """No new attempts: the scheduler is told at once; the held ones finish."""
+        if self.state is WorkerState.RUNNING:
+            self.state = WorkerState.DRAINING
+            self._notify(leases_pb2.ReportRequest())
+
+    @property
+    def idle(self) -> bool:
+        return not len(self.attempts)
+
+    # ------------------------------------------------------------ from the scheduler and the store
+    async def _receive_pair(self) -> None:
+        assert self._pair is not None
+        while True:
+            try:
+                raw = await self._pair.arecv()
+            except pynng.Closed:
+                return
+            self._dispatched(raw, "the PAIR socket")
+
+    async def _receive_streams(self) -> None:
+        assert self._streams is not None
+        dispatch, cancel = transport.dispatch_topic(self.pool_id), transport.cancel_topic(self.pool_id)
+        while True:
+            try:
+                raw = await self._streams.recv()
+            except pynng.Closed:
+                return
+            if raw.startswith(dispatch):
+                self._dispatched(raw[len(dispatch) :], "the leased stream")
+            elif raw.startswith(cancel):
+                try:
+                    batch = transport.open_message(
+                        raw[len(cancel) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
+                    )
+                except Exception:
+                    log.warning("malformed message dropped on the cancel stream")
+                    continue
+                if batch is not None:
+                    self.cancel(e.task_id for e in batch.events if e.type == "task.cancel_requested")
+
+    def _dispatched(self, raw: bytes, where: str) -> None:
+        try:
+            batch = transport.open_message(raw, envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch)
+        except Exception:
+            log.warning("malformed message dropped on %s", where)
+            return
+        if batch is None or not batch.tasks:
+            return  # not a dispatch, or a scheduler's hello (core/pair_peers.py)
+        out = wpb.Attempts()
+        released: list[leases_pb2.Release] = []
+        for rec in batch.tasks:
+            if self.attempts.seen(rec):
+                continue  # the second copy (leased stream and PAIR)
+            if self.state is not WorkerState.RUNNING or not self.attempts.free:
+                # Not this worker's to run (draining, or a slot the scheduler counted
+                # twice): back to its queue, no attempt burned.
+                released.append(
+                    leases_pb2.Release(
+                        ref=task_record_pb2.AttemptRef(
+                            task_id=rec.id,
+                            attempt=rec.attempt,
+                            lease_token=rec.lease_token,
+                            worker_id=self.pool_id,
+                        )
+                    )
+                )
+                continue
+            held = self.attempts.hold(rec)
+            out.attempts.append(self._attempt(held))
+            self._arm_deadline(held)
+            if rec.cancel_requested:
+                self._pass_cancel(held, rec.cancel_reason)
+        if out.attempts:
+            self._send(wpb.WorkResponse(attempts=out))
+        if released:
+            report = leases_pb2.ReportRequest(released=released)
+            self.writer.report(report)
+            self._notify(report)
+
+    def _attempt(self, held: Held) -> wpb.Attempt:
+        rec = held.record
+        a = wpb.Attempt(
+            task_id=rec.id,
+            name=rec.name,
+            attempt=rec.attempt,
+            lease_token=rec.lease_token,
+            priority=rec.priority,
+            queue=rec.queue,
+            parent_id=rec.parent_id,
+            root_id=rec.root_id,
+            tenant=rec.tenant,
+            retries_left=max(0, self._max_retries(rec) - rec.attempt + 1),
+        )
+        payload.json_to_list(rec.args_json or b"[]", a.args)
+        payload.json_to_struct(rec.kwargs_json or b"{}", a.kwargs)
+        a.trace_headers.update(rec.trace_headers)
+        a.labels.update(rec.labels)
+        timeout_ms = self._timeout_ms(rec)
+        if timeout_ms:
+            a.deadline.FromMicroseconds(int(time.time() * 1e6) + timeout_ms * 1000)
+        return a
+
+    def _timeout_ms(self, rec: task_record_pb2.TaskRecord) -> int:
+        if rec.timeout_ms:
+            return int(rec.timeout_ms)
+        decl = self.declarations.get(rec.name)
+        if decl is not None and decl.HasField("timeout"):
+            return decl.timeout.ToMilliseconds()
+        return 0
+
+    def _max_retries(self, rec: task_record_pb2.TaskRecord) -> int:
+        if rec.max_retries >= 0:
+            return int(rec.max_retries)
+        decl = self.declarations.get(rec.name)
+        if decl is not None and decl.HasField("max_retries"):
+            return decl.max_retries
+        return self._settings.max_retries
+
+    # ------------------------------------------------------------ timeouts and cancels
+    def _arm_deadline(self, held: Held) -> None:
+        timeout_ms = self._timeout_ms(held.record)
+        if timeout_ms:
+            self._timers[held.key] = asyncio.get_running_loop().call_later(
+                timeout_ms / 1000, self._timed_out, held
+            )
+
+    def _disarm(self, held: Held) -> None:
+        handle = self._timers.pop(held.key, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _timed_out(self, held: Held) -> None:
+        self._timers.pop(held.key, None)
+        if self.attempts.find(public_ref(held.record)) is None:
+            return
+        secs = self._timeout_ms(held.record) / 1000
+        failure = wpb.Failure(type="TimeoutError", message=f"timed out after {secs:g}s", retryable=True)
+        self._complete(held, success=False, failure=failure)
+        self._send(wpb.WorkResponse(revoke=wpb.Revoke(ref=public_ref(held.record), reason="timeout")))
+
+    def cancel(self, task_ids: Iterable[str]) -> None:
+        for task_id in task_ids:
+            held = self.attempts.by_task(task_id)
+            if held is not None and not held.cancelling:
+                self._pass_cancel(held, "cancel requested")
+
+    def _pass_cancel(self, held: Held, reason: str) -> None:
+        held.cancelling = True
+        grace = self._settings.cancel_deadline
+        msg = wpb.Cancel(ref=public_ref(held.record), reason=reason or "cancel requested")
+        msg.grace.FromMilliseconds(int(grace * 1000))
+        self._send(wpb.WorkResponse(cancel=msg))
+        self._disarm(held)
+        self._timers[held.key] = asyncio.get_running_loop().call_later(grace, self._revoke_cancelled, held)
+
+    def _revoke_cancelled(self, held: Held) -> None:
+        """The attempt did not stop in time: its lease ends here (CANCELLED, step KILL)."""
+        self._timers.pop(held.key, None)
+        if self.attempts.find(public_ref(held.record)) is None:
+            return
+        self.attempts.end(held)
+        death = self._death(held, cancel_step=task_pb2.CANCEL_STEP_KILL)
+        report = leases_pb2.ReportRequest(died=[death])
+        self.writer.report(report)
+        self._notify(report)
+        self._send(
+            wpb.WorkResponse(revoke=wpb.Revoke(ref=public_ref(held.record), reason="cancel not honoured"))
+        )
+
+    # ------------------------------------------------------------ from the worker
+    def on_heartbeat(self) -> None:
+        self._last_heartbeat = self._clock()
+
+    def on_started(self, ref: wpb.AttemptRef) -> None:
+        held = self.attempts.find(ref)
+        if held is None:
+            self._refuse(ref, "not a current lease of this worker")
+            return
+        if not held.started:
+            held.started_at_us = int(time.time() * 1e6)
+            self.writer.report(leases_pb2.ReportRequest(started=[bus_ref(held, self.pool_id)]))
+
+    def on_outcome(self, outcome: wpb.Outcome) -> None:
+        held = self.attempts.find(outcome.ref)
+        if held is None:
+            if self.attempts.ended(outcome.ref):
+                # Late: its lease was revoked. The store refuses it too, and counts it
+                # on the task (late_reports), as a pool's late report is counted.
+                self.refused += 1
+                self.writer.report(leases_pb2.ReportRequest(completed=[self._late(outcome)]))
+            self._refuse(outcome.ref, "the attempt's lease is no longer this worker's")
+            return
+        kind = outcome.WhichOneof("outcome")
+        if kind == "result":
+            text = payload.dumps(payload.value_to_python(outcome.result))
+            if len(text) > self._settings.max_result_bytes:
+                failure = wpb.Failure(
+                    type="ResultTooLarge",
+                    message=f"the result is {len(text)} bytes as JSON, more than the "
+                    f"{self._settings.max_result_bytes} allowed",
+                )
+                self._complete(held, success=False, failure=failure, cancelled=outcome.cancelled)
+            else:
+                self._complete(held, success=True, result_json=text, cancelled=outcome.cancelled)
+        else:
+            failure = (
+                outcome.failure if kind == "failure" else wpb.Failure(type="Error", message="no outcome")
+            )
+            self._complete(held, success=False, failure=failure, cancelled=outcome.cancelled)
+
+    def on_logs(self, msg: wpb.LogLines) -> None:
+        if self.attempts.find(msg.ref) is None:
+            return  # lines of an attempt no longer held go nowhere (as a dead worker's)
+        self.writer.logs(msg.ref, msg.lines)
+
+    def on_progress(self, msg: wpb.Progress) -> None:
+        if self.attempts.find(msg.ref) is None:
+            return
+        self.writer.progress(msg.ref, msg.fraction, msg.message)
+
+    def _refuse(self, ref: wpb.AttemptRef, reason: str) -> None:
+        self._send(wpb.WorkResponse(refused=wpb.Refused(ref=ref, reason=reason)))
+
+    # ------------------------------------------------------------ reports
+    def _complete(
+        self,
+        held: Held,
+        *,
+        success: bool,
+        result_json: bytes = b"",
+        failure: wpb.Failure | None = None,
+        cancelled: bool = False,
+    ) -> None:
+        self.attempts.end(held)
+        self._disarm(held)
+        rec = held.record
+        c = leases_pb2.Completion(
+            ref=bus_ref(held, self.pool_id),
+            success=success,
+            result_json=result_json,
+            started_at_us=held.started_at_us,
+            max_retries=self._max_retries(rec),
+        )
+        if cancelled:
+            c.cancel_step = task_pb2.CANCEL_STEP_FLAG
+        if failure is not None:
+            c.failure.CopyFrom(
+                task_pb2.TaskFailure(
+                    type=failure.type or "Error",
+                    message=failure.message,
+                    traceback=failure.traceback,
+                    attempt=rec.attempt,
+                )
+            )
+            c.retryable = failure.retryable
+            if failure.HasField("retry_delay"):
+                c.retry_delay_ms = failure.retry_delay.ToMilliseconds()
+            else:
+                c.retry_delay_ms = int(self._policy.delay(rec.attempt, self._rng) * 1000)
+        report = leases_pb2.ReportRequest(completed=[c])
+        self.writer.report(report)
+        self._notify(report)
+
+    def _late(self, outcome: wpb.Outcome) -> leases_pb2.Completion:
+        ref = outcome.ref
+        return leases_pb2.Completion(
+            ref=task_record_pb2.AttemptRef(
+                task_id=ref.task_id, attempt=ref.attempt, lease_token=ref.lease_token, worker_id=self.pool_id
+            ),
+            success=outcome.WhichOneof("outcome") == "result",
+            result_json=payload.dumps(payload.value_to_python(outcome.result))
+            if outcome.HasField("result")
+            else b"",
+        )
+
+    def _death(self, held: Held, cancel_step: int = 0) -> leases_pb2.Death:
+        rec = held.record
+        return leases_pb2.Death(
+            ref=bus_ref(held, self.pool_id),
+            started=held.started,
+            retry_delay_ms=int(self._policy.delay(rec.attempt, self._rng) * 1000),
+            max_retries=self._max_retries(rec),
+            cancel_step=cancel_step,  # type: ignore[arg-type]
+            max_rescues=self._settings.max_rescues,
+        )
+
+    def _notify(self, report: leases_pb2.ReportRequest) -> None:
+        """A slot notice to the scheduler (lossy: the next survey corrects it)."""
+        notice = dispatch_pb2.PoolReport(
+            pool_id=self.pool_id,
+            free_slots=self._free_slots(),
+            state=self.state.value,
+            released=report.released,
+            died=[leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
+        )
+        for c in report.completed:
+            notice.completed.add(success=c.success, cancel_step=c.cancel_step).ref.CopyFrom(c.ref)
+        if self._pair is not None:
+            self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice))
+
+    def _free_slots(self) -> int:
+        return self.attempts.free if self.state is WorkerState.RUNNING else 0
+
+    # ------------------------------------------------------------ registration, surveys, heartbeats
+    async def _run_registration(self) -> None:
+        s = self._settings
+        req = rpc.Requester(
+            s.registration_addresses,
+            max_message_bytes=s.max_message_bytes,
+            timeout=REGISTER_TIMEOUT,
+            sign_as=AS_POOL,
+        )
+        delay = 0.1
+        try:
+            while True:
+                await self._register_wanted.wait()
+                self._register_wanted.clear()
+                msg = dispatch_pb2.Register(
+                    pool_id=self.pool_id,
+                    server_name=self.hello.worker_name,
+                    pair_address=self._pair_address,
+                    task_names=self.task_names,
+                    tenants=[self.tenant] if self.tenant else [],
+                    capacity=self.attempts.slots,
+                    pid=os.getpid(),
+                )
+                try:
+                    reply = await req.call(contract.REGISTER, msg)
+                except errors.TaskyardError as exc:
+                    log.debug("registration of %s failed: %s", self.pool_id, exc.message)
+                    self._register_wanted.set()
+                    await asyncio.sleep(delay)
+                    delay = min(2.0, delay * 2)
+                    continue
+                delay = 0.1
+                self._scheduler_id = reply.scheduler_id
+                if reply.survey_address and (reply.survey_address,) != self._survey_addresses:
+                    self._survey_addresses = (reply.survey_address,)
+                    old, self._respondent = self._respondent, self._open_respondent(self._survey_addresses)
+                    if old is not None:
+                        old.close()
+                self._notify(leases_pb2.ReportRequest())
+        finally:
+            req.close()
+
+    def _open_respondent(self, addresses: tuple[str, ...]) -> Any:
+        return dialer.open_dialer(
+            pynng.Respondent0, addresses, max_message_bytes=self._settings.max_message_bytes
+        )
+
+    async def _answer_surveys(self) -> None:
+        while True:
+            sock = self._respondent
+            try:
+                raw = await sock.arecv()
+            except pynng.Closed:
+                if self.state is WorkerState.STOPPED or sock is self._respondent:
+                    return
+                continue  # replaced (the survey address changed)
+            try:
+                env = transport.decode(raw)
+                if env.kind != envelope_pb2.KIND_SURVEY:
+                    continue
+                survey = transport.unpack(env, dispatch_pb2.Survey)
+            except Exception:
+                log.warning("malformed survey dropped")
+                continue
+            if survey.scheduler_id and survey.scheduler_id != self._scheduler_id:
+                self._register_wanted.set()
+            reply = dispatch_pb2.SurveyReply(
+                pool_id=self.pool_id,
+                running=self.attempts.refs(self.pool_id),
+                free_slots=self._free_slots(),
+                capacity=self.attempts.slots,
+                task_names=self.task_names,
+                tenants=[self.tenant] if self.tenant else [],
+                pair_address=self._pair_address,
+                state=self.state.value,
+            )
+            with contextlib.suppress(pynng.NNGException):
+                await sock.asend(transport.encode(envelope_pb2.KIND_SURVEY, reply, message_id=env.message_id))
+
+    def _heartbeat(self) -> pools_pb2.HeartbeatRequest:
+        held = list(self.attempts)
+        return pools_pb2.HeartbeatRequest(
+            pool_id=self.pool_id,
+            server_name=self.hello.worker_name,
+            max_workers=1,
+            active_workers=1 if held else 0,
+            idle_workers=0 if held else 1,
+            running_tasks=sum(1 for h in held if h.started),
+            is_running=self.state is WorkerState.RUNNING,
+            task_names=self.task_names,
+            state=self.state.value,
+            capacity=self.attempts.slots,
+            concurrency=self.attempts.slots,
+        )
+
+    async def _beat(self) -> None:
+        try:
+            await self._store.call(contract.STORE_HEARTBEAT, self._heartbeat())
+        except errors.TaskyardError as exc:
+            log.debug("heartbeat of %s failed: %s", self.pool_id, exc.message)
+
+    async def _run_heartbeat(self) -> None:
+        interval = min(5.0, self._settings.worker_heartbeat_interval)
+        while True:
+            await asyncio.sleep(interval)
+            await self._beat()
+
+    async def _run_renewals(self) -> None:
+        """The leases of what the worker holds, while it sends heartbeats; a cancel
+        request the store's stream dropped comes back in the renewal's reply."""
+        s = self._settings
+        every = min(s.renew_interval, self.heartbeat_interval)
+        while True:
+            await asyncio.sleep(every)
+            if self._clock() - self._last_heartbeat > MISSED_HEARTBEATS * self.heartbeat_interval:
+                self._on_dead(f"no heartbeat for {MISSED_HEARTBEATS * self.heartbeat_interval:g} s")
+                return
+            refs = self.attempts.refs(self.pool_id)
+            if not refs:
+                continue
+            msg = leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(s.lease_seconds * 1000))
+            try:
+                reply = await self._store.call(contract.STORE_RENEW, msg)
+            except errors.TaskyardError as exc:
+                log.debug("lease renewal of %s failed: %s", self.pool_id, exc.message)
+                continue
+            if reply.cancel_requested:
+                self.cancel(reply.cancel_requested)
+
+
+def _result_json(outcome: wpb.Outcome) -> bytes:
+    return payload.dumps(payload.value_to_python(outcome.result)) if outcome.HasField("result") else b""
