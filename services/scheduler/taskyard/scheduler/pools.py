@@ -37,7 +37,7 @@ ReportHandler = Callable[["Pool", dispatch_pb2.PoolReport], Awaitable[None]]
 
 # A link's first message, sent on every pipe as it connects: an empty dispatch,
 # sealed. A pool admits a pipe by it and drops one that sends nothing it can verify
-# (worker_pool/peers.py), so a peer without the key cannot hold the pool's port.
+# (core/pair_peers.py), so a peer without the key cannot hold the pool's port.
 HELLO = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch())
 
 
