@@ -7,7 +7,7 @@
 - Only taskyard.gateway runs a gRPC server (calls grpc.server / grpc.aio.server).
 - The core and the services behind the gateway do not import grpc at all (it costs each
   process, every worker too, 16 MiB; they use taskyard.core.errors.Code).
-- The Python client (taskyard.client) imports only itself and taskyard.v1.
+- The Python client (taskyard.client) imports only itself, taskyard.v1 and taskyard.worker.v1.
 - The CLI may import the client and core (and generated code), not services.
 - taskyard.examples (task functions for `taskyard dev`) may use the worker_pool's task API.
 
@@ -28,7 +28,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = frozenset({"gateway", "scheduler", "result_store", "worker_pool"})
-GENERATED = frozenset({"v1", "bus"})  # taskyard.v1, taskyard.bus.v1 (clients/python, generated)
+# taskyard.v1, taskyard.bus.v1, taskyard.worker.v1 (clients/python, generated)
+GENERATED = frozenset({"v1", "bus", "worker"})
 COMMON = frozenset({"core"}) | GENERATED
 
 # Which taskyard.<top> packages each component may import (besides itself).
@@ -36,14 +37,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     **{s: COMMON for s in SERVICES},
     "core": GENERATED,
     "cli": COMMON | {"client"},
-    "client": frozenset({"v1"}),
+    "client": frozenset({"v1", "worker"}),
     "examples": COMMON | {"worker_pool"},
 }
 WHY = {
     **{s: "services never import each other or the CLI/client" for s in SERVICES},
     "core": "taskyard.core is the shared kernel: it imports no service, CLI or client",
     "cli": "the CLI talks to services through the client or processes, never imports them",
-    "client": "the Python client is standalone: only taskyard.v1 and itself",
+    "client": "the Python client is standalone: only taskyard.v1, taskyard.worker.v1 and itself",
     "examples": "example tasks use only core, generated code and the worker-pool task API",
 }
 GRPC_FREE = frozenset({"core", "scheduler", "result_store", "worker_pool"})
