@@ -25,13 +25,15 @@ from taskyard.worker.v1 import worker_service_pb2 as wpb
 log = logging.getLogger(__name__)
 
 REPORT_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
+Item = leases_pb2.ReportRequest | logs_pb2.LogBatch
 LOG_TRIES = 3
 
 
 class StoreWriter:
     def __init__(self, store: rpc.Caller) -> None:
         self._store = store
-        self._queue: deque[leases_pb2.ReportRequest | logs_pb2.LogBatch] = deque()
+        # Each item with the futures of those who wait for its answer.
+        self._queue: deque[tuple[Item, list[asyncio.Future[None]]]] = deque()
         self._news = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -40,6 +42,12 @@ class StoreWriter:
     # ------------------------------------------------------------ queueing
     def report(self, report: leases_pb2.ReportRequest) -> None:
         self._put(report)
+
+    def report_answered(self, report: leases_pb2.ReportRequest) -> asyncio.Future[None]:
+        """Queue ``report``; the future is done once the store has answered it."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._put(report, done)
+        return done
 
     def logs(self, ref: wpb.AttemptRef, lines: Iterable[wpb.LogLine]) -> None:
         batch = logs_pb2.LogBatch()
@@ -73,12 +81,14 @@ class StoreWriter:
         )
         self._put(batch)
 
-    def _put(self, item: leases_pb2.ReportRequest | logs_pb2.LogBatch) -> None:
+    def _put(self, item: Item, done: asyncio.Future[None] | None = None) -> None:
         last = self._queue[-1] if self._queue else None
-        if last is not None and type(last) is type(item):
-            last.MergeFrom(item)  # type: ignore[arg-type]
+        if last is not None and type(last[0]) is type(item):
+            last[0].MergeFrom(item)  # type: ignore[arg-type]
+            if done is not None:
+                last[1].append(done)
         else:
-            self._queue.append(item)
+            self._queue.append((item, [] if done is None else [done]))
         self._idle.clear()
         self._news.set()
 
@@ -92,11 +102,14 @@ class StoreWriter:
             await self._news.wait()
             self._news.clear()
             while self._queue:
-                item = self._queue.popleft()
+                item, waiting = self._queue.popleft()
                 if isinstance(item, leases_pb2.ReportRequest):
                     await self._send_report(item)
                 else:
                     await self._send_logs(item)
+                for done in waiting:
+                    if not done.done():
+                        done.set_result(None)
             self._idle.set()
 
     async def _send_report(self, report: leases_pb2.ReportRequest) -> None:

@@ -253,7 +253,8 @@ class RemotePool:
             parent_id=rec.parent_id,
             root_id=rec.root_id,
             tenant=rec.tenant,
-            retries_left=max(0, self._max_retries(rec) - rec.attempt + 1),
+            # As the store charges them (a redrive's fresh budget aside).
+            retries_left=max(0, self._max_retries(rec) - (rec.attempt - rec.uncharged_attempts)),
         )
         payload.json_to_list(rec.args_json or b"[]", a.args)
         payload.json_to_struct(rec.kwargs_json or b"{}", a.kwargs)
@@ -347,12 +348,18 @@ class RemotePool:
     def on_outcome(self, outcome: wpb.Outcome) -> None:
         held = self.attempts.find(outcome.ref)
         if held is None:
+            reason = "the attempt's lease is no longer this worker's"
             if self.attempts.ended(outcome.ref):
-                # Late: its lease was revoked. The store refuses it too, and counts it
-                # on the task (late_reports), as a pool's late report is counted.
+                # Late: its lease was revoked. The store refuses it too and counts it on
+                # the task (late_reports), as a pool's late report is counted; the worker
+                # hears of the refusal once the store has.
                 self.refused += 1
-                self.writer.report(leases_pb2.ReportRequest(completed=[self._late(outcome)]))
-            self._refuse(outcome.ref, "the attempt's lease is no longer this worker's")
+                answered = self.writer.report_answered(
+                    leases_pb2.ReportRequest(completed=[self._late(outcome)])
+                )
+                answered.add_done_callback(lambda _: self._refuse(outcome.ref, reason))
+            else:
+                self._refuse(outcome.ref, reason)
             return
         kind = outcome.WhichOneof("outcome")
         if kind == "result":
@@ -432,9 +439,8 @@ class RemotePool:
                 task_id=ref.task_id, attempt=ref.attempt, lease_token=ref.lease_token, worker_id=self.pool_id
             ),
             success=outcome.WhichOneof("outcome") == "result",
-            result_json=payload.dumps(payload.value_to_python(outcome.result))
-            if outcome.HasField("result")
-            else b"",
+            result_json=_result_json(outcome),
+            revoked=True,
         )
 
     def _death(self, held: Held, cancel_step: int = 0) -> leases_pb2.Death:

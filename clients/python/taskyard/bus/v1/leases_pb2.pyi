@@ -48,7 +48,7 @@ class ReportRequest(_message.Message):
     def __init__(self, started: _Optional[_Iterable[_Union[_task_record_pb2.AttemptRef, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[Completion, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[Release, _Mapping]]] = ..., died: _Optional[_Iterable[_Union[Death, _Mapping]]] = ...) -> None: ...
 
 class Completion(_message.Message):
-    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us", "max_retries", "cancel_step", "hops")
+    __slots__ = ("ref", "success", "result_json", "failure", "retryable", "retry_delay_ms", "started_at_us", "max_retries", "cancel_step", "hops", "revoked")
     REF_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +59,7 @@ class Completion(_message.Message):
     MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
     CANCEL_STEP_FIELD_NUMBER: _ClassVar[int]
     HOPS_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
     ref: _task_record_pb2.AttemptRef
     success: bool
     result_json: bytes
@@ -69,7 +70,8 @@ class Completion(_message.Message):
     max_retries: int
     cancel_step: _task_pb2.CancelStep
     hops: _containers.RepeatedCompositeFieldContainer[_task_record_pb2.HopStamp]
-    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ..., max_retries: _Optional[int] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., hops: _Optional[_Iterable[_Union[_task_record_pb2.HopStamp, _Mapping]]] = ...) -> None: ...
+    revoked: bool
+    def __init__(self, ref: _Optional[_Union[_task_record_pb2.AttemptRef, _Mapping]] = ..., success: bool = ..., result_json: _Optional[bytes] = ..., failure: _Optional[_Union[_task_pb2.TaskFailure, _Mapping]] = ..., retryable: bool = ..., retry_delay_ms: _Optional[int] = ..., started_at_us: _Optional[int] = ..., max_retries: _Optional[int] = ..., cancel_step: _Optional[_Union[_task_pb2.CancelStep, str]] = ..., hops: _Optional[_Iterable[_Union[_task_record_pb2.HopStamp, _Mapping]]] = ..., revoked: bool = ...) -> None: ...
 
 class Release(_message.Message):
     __slots__ = ("ref", "resume_requested")

@@ -199,6 +199,8 @@ class _Drain:
     trips: dict[str, hops.HopStamps] = dataclasses.field(default_factory=dict)
     # Each outcome statement's refs and the rows it applied (for late ones).
     outcomes: list[tuple[_Refs, list[asyncpg.Record]]] = dataclasses.field(default_factory=list)
+    # Outcomes whose sender had revoked their lease already (Completion.revoked): late.
+    revoked: set[tuple[str, int, str]] = dataclasses.field(default_factory=set)
 
 
 def alone(reqs: list[leases_pb2.ReportRequest]) -> bool:
@@ -251,6 +253,8 @@ async def _apply(db: Db, reqs: list[leases_pb2.ReportRequest], step: _Step, drai
                 asked[i] += 1
             if outcome and entry.hops:
                 trips[entry.ref.task_id] = entry.hops
+            if outcome and getattr(entry, "revoked", False):  # Completion only
+                drain.revoked.add((entry.ref.task_id, entry.ref.attempt, entry.ref.lease_token))
             if add(i, entry if ref_of is None else ref_of(entry)):
                 keep(entry)
     if not kept:
@@ -322,8 +326,10 @@ async def _note_late(db: Db, drain: _Drain) -> None:
     """Count and note the outcomes fencing refused because their attempt was
     superseded (a newer attempt or lease holds the row), or because a cancel
     ended the task as "not started" while the body was in its start-notice
-    delay: the body ran. Every re-run is a new attempt (a rescue or a release
-    moves the number on), so an older attempt number is what tells. Not late: a
+    delay: the body ran, or because the sender had revoked the lease already (a
+    remote worker's outcome after its cancel deadline or timeout). Every re-run
+    is a new attempt (a rescue or a release moves the number on), so an older
+    attempt number is what tells. Not late: a
     duplicate within the drain, a re-sent report whose first copy committed
     (same attempt, lease cleared)."""
     refused = _refused(drain.outcomes)
@@ -334,7 +340,12 @@ async def _note_late(db: Db, drain: _Drain) -> None:
         (tid, attempt)
         for tid, attempt, token in refused
         if (row := now.get(tid)) is not None
-        and (row["attempt"] != attempt or row["lease_token"] not in ("", token) or row["cancelled_unstarted"])
+        and (
+            row["attempt"] != attempt
+            or row["lease_token"] not in ("", token)
+            or row["cancelled_unstarted"]
+            or (tid, attempt, token) in drain.revoked
+        )
     )
     if not late:
         return
