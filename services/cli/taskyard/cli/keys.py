@@ -34,7 +34,7 @@ from taskyard.core import roles, seal, tenants
 # A key id is at most seal.MAX_KID_BYTES: the prefix, a dash and the longest role.
 MAX_PREFIX = seal.MAX_KID_BYTES - 1 - max(len(role) for role in roles.ROLES)
 # The gateway's scopes (auth.Scope): admin implies the others.
-SCOPES = ("submit", "read", "admin")
+SCOPES = ("submit", "read", "work", "admin")
 # Random bytes of a new token (43 characters of URL-safe base64).
 TOKEN_BYTES = 32
 
@@ -117,7 +117,7 @@ def _made(reply: struct_pb2.Struct) -> RenderableType:
 @keys_group.command("token")
 @click.argument("name")
 @click.option(
-    "--scopes", required=True, callback=_scopes, help="Comma-separated: submit, read, admin (admin: all)."
+    "--scopes", required=True, callback=_scopes, help="Comma-separated: submit, read, work (a worker on the public stream), admin (admin: all)."
 )
 @click.option(
     "--tenant",
