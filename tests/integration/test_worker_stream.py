@@ -198,3 +198,31 @@ def test_a_broken_stream_is_a_pool_that_died(cluster: Cluster) -> None:
         again.close_send()
 
     run(cluster, scenario)
+
+
+def test_declared_limits_apply_to_the_functions_tasks(cluster: Cluster) -> None:
+    async def scenario(channel: grpc.aio.Channel) -> None:
+        w = RawWorker(channel)
+        w.send(hello=wpb.Hello(slots=1, tasks=[wpb.TaskDeclaration(name="stream.paced", rate_limit="often")]))
+        with pytest.raises(grpc.aio.AioRpcError) as bad:
+            await w.call.read()
+        assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert "hello.tasks[0].rate_limit" in (bad.value.details() or "")
+
+        w = RawWorker(channel)
+        decl = wpb.TaskDeclaration(name="stream.paced", rate_limit="50/s", concurrency=2, limit_key="account")
+        w.send(hello=wpb.Hello(slots=1, tasks=[decl]))
+        await w.read("welcome")
+        stub = task_service_pb2_grpc.TaskServiceStub(channel)
+        kwargs = struct_pb2.Struct()
+        kwargs.update({"account": "a-1"})
+        reply = await stub.SubmitTask(
+            task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="stream.paced", kwargs=kwargs))
+        )
+        uses = {(u.limit, u.key) for u in reply.task.limits}
+        assert uses == {("stream.paced.rate", "a-1"), ("stream.paced.concurrency", "a-1")}
+        a = (await w.read("attempts")).attempts[0]
+        w.send(outcome=wpb.Outcome(ref=ref_of(a), result=struct_pb2.Value(bool_value=True)))
+        assert (await wait(channel, reply.task.id)).state == task_pb2.TASK_STATE_SUCCESS
+
+    run(cluster, scenario)

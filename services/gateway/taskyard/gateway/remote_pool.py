@@ -29,19 +29,22 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, task_record_pb2
-from taskyard.core import contract, dialer, errors, ids, payload, roles, rpc, transport
+from taskyard.core import contract, dialer, errors, ids, limit_declarations, payload, roles, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import WorkerState
 from taskyard.gateway.outcomes import StoreWriter
 from taskyard.gateway.remote_attempts import Held, HeldAttempts, bus_ref, public_ref
-from taskyard.v1 import task_pb2
+from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.worker.v1 import worker_service_pb2 as wpb
 
 log = logging.getLogger(__name__)
 
 REGISTER_TIMEOUT = 3.0
+# How long a new stream waits for the store to take its functions' declared limits
+# before it is welcomed anyway (the declaration goes on in the background).
+LIMITS_DECLARE_WAIT = 5.0
 # Every socket of a remote pool signs as a pool does, with the worker-pool role's key
 # (the gateway holds it: contract.KEYS_HELD), so the scheduler and the store grant it
 # a pool's rights and no more (contract.SENDERS).
@@ -66,6 +69,7 @@ class RemotePool:
         tenant: str,
         send: Send,
         on_dead: Callable[[str], None],
+        declared: list[limit_pb2.Limit] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._settings = settings
@@ -78,6 +82,7 @@ class RemotePool:
         self.attempts = HeldAttempts(hello.slots)
         self.state = WorkerState.STARTING
         self.declarations = {d.name: d for d in hello.tasks}
+        self._declared = declared or []
         self.task_names = sorted(self.declarations)
         self._policy = RetryPolicy.from_settings(settings)
         self._rng = random.Random()
@@ -95,7 +100,7 @@ class RemotePool:
         self._register_wanted = asyncio.Event()
         self._scheduler_id = ""
         self._survey_addresses = settings.survey_addresses
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[Any]] = []
         self._timers: dict[tuple[str, int], asyncio.TimerHandle] = {}
         # Outcomes the worker sent for attempts no longer its own (revoked, timed out).
         self.refused = 0
@@ -134,8 +139,13 @@ class RemotePool:
             ("writer", self.writer.run()),
         ):
             self._tasks.append(asyncio.create_task(coro, name=f"{self.pool_id}-{name}"))
-        # The store learns the pool and its task names (submissions of them are accepted).
+        # The store learns the pool and its task names (submissions of them are accepted),
+        # and the limits its functions declare (a task submitted from now on uses them).
+        declaring = asyncio.create_task(limit_declarations.declare_limits(self._store, self._declared))
+        self._tasks.append(declaring)
         await self._beat()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(declaring), LIMITS_DECLARE_WAIT)
 
     async def close(self) -> None:
         """The stream ended: whatever is still held is given up as a dead pool's is

@@ -17,11 +17,12 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from taskyard.core import errors, validation
+from taskyard.core import errors, limit_declarations, limits, validation
 from taskyard.core.config import Settings
 from taskyard.gateway import auth, status
 from taskyard.gateway.remote_pool import RemotePool
 from taskyard.gateway.status import Context
+from taskyard.v1 import limit_pb2
 from taskyard.worker.v1 import worker_service_pb2 as wpb
 from taskyard.worker.v1 import worker_service_pb2_grpc as wgrpc
 
@@ -65,7 +66,29 @@ def hello_violations(hello: wpb.Hello) -> list[validation.Violation]:
             out.append(validation.Violation(field=f"{path}.max_retries", description="must be >= 0"))
         if decl.concurrency < 0:
             out.append(validation.Violation(field=f"{path}.concurrency", description="must be >= 0"))
+        if decl.limit_key and not decl.limit_key.isidentifier():
+            out.append(
+                validation.Violation(field=f"{path}.limit_key", description="must name a keyword argument")
+            )
+        try:
+            declared = declared_limits_of(decl)
+        except ValueError as exc:
+            out.append(validation.Violation(field=f"{path}.rate_limit", description=str(exc)))
+            continue
+        for limit in declared:
+            for v in limits.limit_violations(limit, path):
+                out.append(validation.Violation(field=v.field, description=v.description))
     return out
+
+
+def declared_limits_of(decl: wpb.TaskDeclaration) -> list[limit_pb2.Limit]:
+    """The limits a worker's function declares, as a Python ``@task(...)`` would."""
+    return limit_declarations.declared_limits(
+        task_name=decl.name,
+        rate=decl.rate_limit,
+        concurrency=max(0, decl.concurrency),
+        key_argument=decl.limit_key if decl.rate_limit or decl.concurrency else "",
+    )
 
 
 class WorkerService(wgrpc.WorkerServiceServicer):
@@ -111,7 +134,12 @@ class WorkerService(wgrpc.WorkerServiceServicer):
             outbox.put_nowait(None)
 
         pool = RemotePool(
-            self._settings, first.hello, tenant=auth.identity().home, send=outbox.put_nowait, on_dead=dead
+            self._settings,
+            first.hello,
+            tenant=auth.identity().home,
+            send=outbox.put_nowait,
+            on_dead=dead,
+            declared=[limit for decl in first.hello.tasks for limit in declared_limits_of(decl)],
         )
         self.pools[pool.pool_id] = pool
         reader: asyncio.Task[None] | None = None

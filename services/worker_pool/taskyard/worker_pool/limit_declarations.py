@@ -14,20 +14,16 @@ code does not delete the limit: ``taskyard limit delete NAME`` does.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from taskyard.bus.v1 import flow_pb2, tenants_pb2
-from taskyard.core import contract, errors, limits, rpc
+from taskyard.core import limit_declarations, limits, rpc
 from taskyard.v1 import limit_pb2
 
 log = logging.getLogger(__name__)
-
-RETRY_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -44,29 +40,14 @@ class DeclaredLimits:
     breaker_cool_down: float = 0.0
 
     def to_protos(self) -> list[limit_pb2.Limit]:
-        out: list[limit_pb2.Limit] = []
-        if self.rate:
-            limit = self._limit("rate")
-            limit.rate.CopyFrom(limits.parse_rate(self.rate, burst=self.burst))
-            out.append(limit)
-        if self.concurrency:
-            limit = self._limit("concurrency")
-            limit.concurrency.max_units = self.concurrency
-            out.append(limit)
-        if self.breaker:
-            limit = self._limit("breaker")
-            limit.breaker.CopyFrom(limits.parse_breaker(self.breaker))
-            if self.breaker_cool_down:
-                limit.breaker.cool_down.FromMilliseconds(round(self.breaker_cool_down * 1000))
-            out.append(limit)
-        return out
-
-    def _limit(self, kind: str) -> limit_pb2.Limit:
-        return limit_pb2.Limit(
-            name=limits.declared_name(self.task_name, kind),
+        return limit_declarations.declared_limits(
             task_name=self.task_name,
+            rate=self.rate,
+            burst=self.burst,
+            concurrency=self.concurrency,
             key_argument=self.key_argument,
-            per_key=bool(self.key_argument),
+            breaker=self.breaker,
+            breaker_cool_down=self.breaker_cool_down,
         )
 
 
@@ -180,35 +161,9 @@ def _key_problem(fn: Callable[..., Any], name: str) -> str:
 
 async def declare(store: rpc.Caller, declarations: list[DeclaredLimits]) -> int:
     """Upsert the limits ``declarations`` make; retried until the store answers. Returns how many."""
-    declared = [limit for d in declarations for limit in d.to_protos()]
-    if not declared:
-        return 0
-    # The suite's own declaration (its task code's), not a caller's: an operator's scope.
-    request = flow_pb2.ChangeLimitRequest(
-        op=flow_pb2.LIMIT_OP_DECLARE, declared=declared, scope=tenants_pb2.TenantScope(all=True)
+    return await limit_declarations.declare_limits(
+        store, [limit for d in declarations for limit in d.to_protos()]
     )
-    attempt = 0
-    while True:
-        try:
-            await store.call(contract.STORE_LIMIT_CHANGE, request)
-        except errors.TaskyardError as exc:
-            if exc.code.name in ("INVALID_ARGUMENT", "ALREADY_EXISTS", "FAILED_PRECONDITION"):
-                # Another answer would be the same: a person's limit holds the name, or a rule changed.
-                log.error("limit declarations refused: %s", exc)
-                return 0
-            if exc.code.name == "RESOURCE_EXHAUSTED":
-                # The store holds as many limits as it may: only deleting some makes room.
-                log.error(
-                    "limit declarations refused: %s (the pool declares them again when it restarts)", exc
-                )
-                return 0
-            delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
-            attempt += 1
-            log.info("declaring limits: %s (retrying in %.1fs)", exc, delay)
-            await asyncio.sleep(delay)
-            continue
-        log.info("declared %d limit(s): %s", len(declared), ", ".join(limit.name for limit in declared))
-        return len(declared)
 
 
 async def declare_registered(store: rpc.Caller, names: list[str]) -> int:
