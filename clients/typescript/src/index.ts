@@ -53,6 +53,13 @@ export { ScheduleService } from "./gen/taskyard/v1/schedule_service_pb.js";
 export { TaskService } from "./gen/taskyard/v1/task_service_pb.js";
 export { TenantService } from "./gen/taskyard/v1/tenant_service_pb.js";
 export { FINAL_STATES } from "./types.js";
+export { TaskyardWorker } from "./worker.js";
+export type { RegisterOptions, WorkerOptions } from "./worker.js";
+export { AttemptAborted, FatalError, RetryAfterError } from "./worker-errors.js";
+export type { AbortKind, WorkerErrorOptions } from "./worker-errors.js";
+export type { WorkerLogger } from "./worker-stream.js";
+export type { TaskContext, TaskFunction } from "./worker-task.js";
+export { WorkerService } from "./gen/taskyard/worker/v1/worker_service_pb.js";
 export type {
   CancelResult,
   CancelStep,

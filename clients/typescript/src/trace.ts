@@ -9,7 +9,8 @@ type OtelApi = typeof import("@opentelemetry/api");
 
 let loading: Promise<OtelApi | undefined> | undefined;
 
-function otel(): Promise<OtelApi | undefined> {
+/** The OpenTelemetry API when installed, loaded once (the worker's attempt spans use it too). */
+export function otel(): Promise<OtelApi | undefined> {
   loading ??= import("@opentelemetry/api").then(
     (api) => api,
     () => undefined,
