@@ -1,0 +1,214 @@
+"""The worker conformance scenarios (clients/conformance/workers.md) against one live
+`taskyard dev`: the driver (clients/conformance/workers.py) runs every scenario with the
+Python worker over the public protocol, the Go worker and the TypeScript worker, each
+printing `<language> worker conformance: N/N passed`.
+
+The Go and TypeScript workers are built by `make clients` (CI runs it first); a missing
+build fails here with that instruction rather than skipping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.ports import free_port
+
+from taskyard.cli.procs import stop_processes
+
+READY_TIMEOUT = 120
+# Bounds the driver's whole run (each of its waits is bounded too: 60 s).
+RUN_TIMEOUT = 600
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.timeout(READY_TIMEOUT + RUN_TIMEOUT + 60),
+    pytest.mark.xdist_group("worker-conformance"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACT = (ROOT / "clients/conformance/workers.md").read_text()
+SCENARIOS = re.findall(r"(?m)^\d+\. \*\*`(\w+)`\*\*", CONTRACT)
+TOKEN = "worker-conformance-token-0123456789"
+READ_TOKEN = "worker-reader-token-0123456789"
+ADMIN_TOKEN = "worker-conformance-admin-0123456789"
+READY = "Taskyard is ready"
+# The suite's lease and cancel deadline: short, so lease_renewal and cancel_ignored are quick.
+LEASE_SECONDS = "4"
+CANCEL_DEADLINE = "3"
+
+
+def _readme_limit_command() -> list[str]:
+    """The per-key concurrency limit of 2 the client scenarios use (TASKYARD_LIMIT), made
+    as the conformance README shows, less the leading `taskyard`."""
+    text = (ROOT / "clients/conformance/README.md").read_text()
+    found = re.search(r"`taskyard (limit create [^`]+)`", text)
+    assert found, "clients/conformance/README.md shows no `taskyard limit create ...`"
+    return found.group(1).split()
+
+
+CREATE_LIMIT = _readme_limit_command()
+LIMIT = CREATE_LIMIT[2]
+DRIVER = [sys.executable, "clients/conformance/workers.py"]
+# Each language's conformance worker, as workers.md runs it, and what `make clients` builds for it.
+WORKERS: dict[str, list[str]] = {
+    "python": [sys.executable, "clients/python/conformance_worker.py"],
+    "go": ["clients/go/bin/conformance-worker"],
+    "typescript": ["node", "clients/typescript/conformance/worker.mjs"],
+}
+BUILT: dict[str, list[Path]] = {
+    "go": [ROOT / "clients/go/bin/conformance-worker"],
+    "typescript": [
+        ROOT / "clients/typescript/dist/index.js",
+        ROOT / "clients/typescript/conformance/worker.mjs",
+    ],
+}
+
+
+def test_the_contract_lists_the_scenarios() -> None:
+    assert len(SCENARIOS) == 13 and len(set(SCENARIOS)) == 13, SCENARIOS
+    assert f"`{DRIVER[1]}`" in CONTRACT
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suite:
+    target: str
+
+    def driver_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
+        env.update(
+            TASKYARD_TARGET=self.target,
+            TASKYARD_TOKEN=TOKEN,
+            TASKYARD_READ_TOKEN=READ_TOKEN,
+            TASKYARD_LIMIT=LIMIT,
+            TASKYARD_LEASE_SECONDS=LEASE_SECONDS,
+            TASKYARD_CANCEL_DEADLINE=CANCEL_DEADLINE,
+        )
+        return env
+
+
+def _until_ready(proc: subprocess.Popen[str], log: list[str], timeout: float) -> None:
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"taskyard dev not ready in {timeout} s:\n{''.join(log[-40:])}")
+        if line is None:
+            pytest.fail(f"taskyard dev exited with {proc.wait()}:\n{''.join(log[-40:])}")
+        if READY in line:
+            return
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
+    work = tmp_path_factory.mktemp("worker-conformance")
+    tokens = work / "tokens"
+    tokens.write_text(
+        f"{TOKEN} work,submit,read worker-conformance\n{READ_TOKEN} read reader\n"
+        f"{ADMIN_TOKEN} admin worker-conformance-admin\n"
+    )
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
+    env.update(
+        TASKYARD_TRANSPORT="ipc",
+        TASKYARD_IPC_DIR=str(work / "ipc"),
+        TASKYARD_AUTH_TOKENS_FILE=str(tokens),
+        TASKYARD_TOKEN=TOKEN,  # dev's readiness probe: a pool serving tasks
+        TASKYARD_LEASE_SECONDS=LEASE_SECONDS,
+        TASKYARD_CANCEL_DEADLINE=CANCEL_DEADLINE,
+        PYTHONUNBUFFERED="1",
+    )
+    argv = [sys.executable, "-m", "taskyard.cli", "dev", "--data-dir", str(work / "data")]
+    argv += ["--port", str(port), "--no-jaeger", "--metrics-port", "0", "--workers", "1"]
+    argv += ["--concurrency", "4", "--grace", "5"]
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL
+    )
+    log: list[str] = []
+    try:
+        _until_ready(proc, log, timeout=READY_TIMEOUT)
+        target = f"127.0.0.1:{port}"
+        _as_admin(target, CREATE_LIMIT)
+        yield Suite(target=target)
+    finally:
+        stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
+
+
+def _as_admin(target: str, command: list[str]) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
+    env.update(TASKYARD_TARGET=target, TASKYARD_TOKEN=ADMIN_TOKEN)
+    done = subprocess.run(
+        [sys.executable, "-m", "taskyard.cli", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"taskyard {' '.join(command)}:\n{done.stdout}\n{done.stderr}"
+
+
+def _require_built(language: str) -> None:
+    for built in BUILT.get(language, []):
+        if not built.exists():
+            pytest.fail(
+                f"the {language} worker is not built ({built.relative_to(ROOT)} missing): run `make clients`"
+            )
+
+
+def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The driver in a session of its own: on timeout its whole group goes (the workers it
+    started are in their own sessions, and it kills them itself)."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{' '.join(argv)} did not finish in {RUN_TIMEOUT} s:\n{out}\n{err[-4000:]}")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("language", list(WORKERS))
+def test_worker_conformance(suite: Suite, language: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _require_built(language)
+    done = _run([*DRIVER, "--language", language, "--", *WORKERS[language]], suite.driver_env())
+    out = done.stdout.splitlines()
+    reported = [m.group(2) for line in out if (m := re.match(r"(PASS|FAIL) (\w+)", line))]
+    passed = [line.split()[1] for line in out if line.startswith("PASS ")]
+    summary = out[-1] if out else ""
+    with capsys.disabled():  # the pass count of every language in the run's log
+        print(f"\n{summary}")
+    transcript = f"{done.stdout}\n{done.stderr[-6000:]}"
+    assert reported == SCENARIOS, f"scenarios reported out of order or missing:\n{transcript}"
+    assert passed == SCENARIOS and done.returncode == 0, transcript
+    assert summary == f"{language} worker conformance: {len(SCENARIOS)}/{len(SCENARIOS)} passed", transcript
