@@ -70,6 +70,10 @@ const LOG_FLUSH_LINES = 100;
 /** setTimeout's limit: a deadline further away than this is no deadline in practice. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+function clip(text: string, limit: number): string {
+  return text.length > limit ? `${text.slice(0, limit)}... (${text.length - limit} more characters)` : text;
+}
+
 export function attemptKey(ref: { taskId: string; attempt: number; leaseToken: string }): string {
   return `${ref.taskId}#${ref.attempt}#${ref.leaseToken}`;
 }
@@ -141,14 +145,19 @@ export class AttemptRun {
     try {
       return resultOf(await this.#fn(this.#context()), this.#deps.maxResultBytes);
     } catch (err) {
+      const failure = failureOf(err);
       const reason: unknown = this.#stop.signal.reason;
-      if (err === reason && reason instanceof AttemptAborted && reason.kind === "deadline") {
-        const failure = failureOf(err);
-        failure.type = "TimeoutError";
-        return { failure };
-      }
-      return { failure: failureOf(err) };
+      if (err === reason && reason instanceof AttemptAborted && reason.kind === "deadline") failure.type = "TimeoutError";
+      // A message over the stream's limit would end the stream, not fail the attempt.
+      failure.message = clip(failure.message, this.#textLimit());
+      failure.traceback = clip(failure.traceback, this.#textLimit());
+      return { failure };
     }
+  }
+
+  /** The longest text kept in a log line or failure: a quarter of a message at most, in UTF-8's worst case. */
+  #textLimit(): number {
+    return Math.max(256, Math.min(16_384, Math.floor(this.#deps.maxMessageBytes / 16)));
   }
 
   #abort(kind: AbortKind, message: string): void {
@@ -182,10 +191,7 @@ export class AttemptRun {
 
   #log(level: string, message: string): void {
     if (this.#done || this.#gone) return;
-    // A line is kept well within one message: a quarter of it at most, in UTF-8's worst case.
-    const limit = Math.max(256, Math.min(16_384, Math.floor(this.#deps.maxMessageBytes / 16)));
-    let text = String(message);
-    if (text.length > limit) text = `${text.slice(0, limit)}... (${text.length - limit} more characters)`;
+    const text = clip(String(message), this.#textLimit());
     const line = create(LogLineSchema, {
       time: timestampFromMs(Date.now()),
       level: String(level).trim().toLowerCase() || "info",

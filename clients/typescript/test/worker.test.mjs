@@ -292,10 +292,14 @@ test("an attempt is started, run with its context, and its result or failure rep
   assert.equal(n.value.kind.case, "nullValue");
 });
 
-test("a result JSON cannot carry, or over the welcome's limit, fails the attempt", async (t) => {
+test("a result JSON cannot carry, or over the welcome's limit, fails the attempt; long texts are cut", async (t) => {
   const { s } = await boot(t, (w) => {
     w.register("date", () => new Date());
     w.register("big", () => "x".repeat(100));
+    w.register("long", (task) => {
+      task.log("info", "y".repeat(20_000));
+      throw new Error("z".repeat(20_000));
+    });
   });
   s.send(welcome({ maxResultBytes: 50n }));
   s.send(attempts(attempt("date"), attempt("big")));
@@ -304,6 +308,12 @@ test("a result JSON cannot carry, or over the welcome's limit, fails the attempt
   assert.deepEqual([first.type, first.retryable], ["TypeError", true]);
   assert.match(first.message, /a Date is not a JSON value/);
   assert.deepEqual([second.type, second.retryable], ["ResultTooLarge", false]);
+  // Text past 16,384 characters is cut: a message over the stream's limit would end the stream.
+  s.send(attempts(attempt("long")));
+  const long = (await s.take("outcome")).outcome.value;
+  assert.equal(long.message, `${"z".repeat(16_384)}... (3616 more characters)`);
+  assert.ok(long.traceback.length <= 16_384 + 40, `traceback of ${long.traceback.length}`);
+  assert.equal((await s.take("logs")).lines[0].message, `${"y".repeat(16_384)}... (3616 more characters)`);
 });
 
 test("a cancel aborts the body's signal and its outcome is reported cancelled", async (t) => {
