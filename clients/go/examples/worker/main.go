@@ -1,9 +1,10 @@
-// Command worker runs the task "add" for a Taskyard gateway until SIGTERM or
-// Ctrl-C, which drain it: no new attempts, the running ones finish.
+// Command worker runs the task "greet" (greet("gopher") returns "hello,
+// gopher") for a Taskyard gateway until SIGTERM or Ctrl-C, which drain it: no
+// new attempts, the running ones finish.
 //
 // It reads TASKYARD_TARGET (default localhost:50051) and TASKYARD_TOKEN (its
-// scopes: work), and speaks plaintext only to a loopback target. Submit to it
-// with the add example: `go run ./add`.
+// scopes: work), and speaks plaintext only to a loopback target. Once the
+// gateway welcomed it, it prints "ready <worker id>"; once drained, "drained".
 package main
 
 import (
@@ -40,16 +41,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	err = w.Register("add", func(_ context.Context, t *worker.Task) (any, error) {
-		var a, b int
-		if err := t.DecodeArg(0, &a); err != nil {
+	err = w.Register("greet", func(_ context.Context, t *worker.Task) (any, error) {
+		var name string
+		if err := t.DecodeArg(0, &name); err != nil {
 			return nil, worker.Fatal(err) // a bad argument fails the same way every time
 		}
-		if err := t.DecodeArg(1, &b); err != nil {
-			return nil, worker.Fatal(err)
-		}
-		t.Logf("info", "adding %d and %d", a, b)
-		return a + b, nil
+		t.Log("info", "greeting "+name)
+		return "hello, " + name, nil
 	}, worker.WithMaxRetries(3))
 	if err != nil {
 		log.Fatal(err)
@@ -58,6 +56,7 @@ func main() {
 	if err := w.RunUntilSignal(context.Background()); err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("drained") // the running attempts finished and reported
 }
 
 func isLoopback(target string) bool {
