@@ -215,6 +215,13 @@ class Driver:
             self.main = main
         return self.main
 
+    def tell_stderr(self, scenario: str) -> None:
+        """What the workers said on stderr, after a failed scenario (the driver's stderr)."""
+        for process in self.processes:
+            if process.stderr:
+                print(f"--- {scenario}: {process.label} (pid {process.pid}) stderr:", file=sys.stderr)
+                print(process.tail(), file=sys.stderr, flush=True)
+
     async def kill_all(self) -> None:
         for process in self.processes:
             process.kill()
@@ -499,6 +506,8 @@ async def run(config: Config, only: Sequence[str] = ()) -> int:
                 else:
                     passed += 1
                     print(f"PASS {scenario}", flush=True)
+                    continue
+                driver.tell_stderr(scenario)
         finally:
             await driver.kill_all()
     print(f"{config.language} worker conformance: {passed}/{len(scenarios)} passed", flush=True)

@@ -25,6 +25,7 @@ import pytest
 from support.ports import free_port
 
 from taskyard.cli.procs import stop_processes
+from taskyard.client import Client, TaskState
 
 READY_TIMEOUT = 120
 # Bounds the driver's whole run (each of its waits is bounded too: 60 s).
@@ -212,3 +213,51 @@ def test_worker_conformance(suite: Suite, language: str, capsys: pytest.CaptureF
     assert reported == SCENARIOS, f"scenarios reported out of order or missing:\n{transcript}"
     assert passed == SCENARIOS and done.returncode == 0, transcript
     assert summary == f"{language} worker conformance: {len(SCENARIOS)}/{len(SCENARIOS)} passed", transcript
+
+
+def _readme_worker_block() -> str:
+    text = (ROOT / "clients/python/README.md").read_text()
+    section = text[text.index("\n## A worker\n") :].split("\n## ", 2)[1]
+    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert found, "clients/python/README.md's worker section has no python block"
+    return found.group(1)
+
+
+def test_readme_worker_block_is_in_the_example() -> None:
+    """The README's block is the example's own lines, so running the example runs it."""
+    assert _readme_worker_block() in (ROOT / "clients/python/examples/worker.py").read_text()
+
+
+def test_worker_example_runs_greet_and_drains_on_sigterm(suite: Suite) -> None:
+    env = suite.driver_env()
+    proc = subprocess.Popen(
+        [sys.executable, "clients/python/examples/worker.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        first = lines.get(timeout=60)
+        assert first is not None and first.startswith("ready "), (first, proc.stderr)
+        with Client(suite.target, token=TOKEN, tls=False) as client:
+            task = client.wait(client.submit("greet", "world").id, timeout=60)
+            assert (task.state, task.result) == (TaskState.SUCCESS, "hello, world"), task.failure
+            assert task.worker_id == first.split()[1]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import re
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -358,3 +361,28 @@ def test_registration_refuses_bad_names_twice_the_same_name_and_bad_slots() -> N
         Worker("127.0.0.1:1", slots=0)
     with pytest.raises(ValueError, match="timeout"):
         worker.task(name="t", timeout=0)(lambda ctx: None)
+
+
+def _guide_block() -> str:
+    text = (Path(__file__).resolve().parents[2] / "docs/python-client.md").read_text()
+    section = text[text.index("\n## Workers over the public protocol\n") :].split("\n## ", 2)[1]
+    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert found, "the guide's worker section has no python block"
+    return found.group(1)
+
+
+def test_the_guides_worker_registers_its_functions_as_written() -> None:
+    block = _guide_block()
+    assert block.rstrip().endswith("asyncio.run(main())")
+    scope: dict[str, Any] = {}
+    exec(block.rstrip().removesuffix("asyncio.run(main())"), scope)  # all but running it
+    worker: Worker = scope["worker"]
+    assert (worker.target, worker.slots, worker.name) == ("gw.example.com:50051", 8, "billing-py")
+    charge, report = worker.declarations
+    assert (charge.name, charge.timeout, charge.max_retries) == (
+        "billing.charge",
+        datetime.timedelta(seconds=60),
+        3,
+    )
+    assert (charge.concurrency, charge.limit_key) == (10, "customer")
+    assert (report.name, report.timeout, report.max_retries) == ("report", None, None)
