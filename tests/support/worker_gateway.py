@@ -89,6 +89,8 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
         self.max_result_bytes = max_result_bytes
         self.streams: asyncio.Queue[Stream] = asyncio.Queue()
         self.submitted: list[task_pb2.TaskSpec] = []
+        # Each submission's call metadata (a child's traceparent).
+        self.submit_metadata: list[dict[str, str]] = []
         self._count = 0
 
     async def next_stream(self) -> Stream:
@@ -97,7 +99,7 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
     async def Work(
         self, request_iterator: AsyncIterator[pb.WorkRequest], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.WorkResponse]:
-        metadata = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+        metadata = _metadata(context)
         if metadata.get("authorization") != f"Bearer {TOKEN}":
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "a valid token is required")
         requests = aiter(request_iterator)
@@ -131,9 +133,16 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
         self, request: task_service_pb2.SubmitTaskRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> task_service_pb2.SubmitTaskResponse:
         self.submitted.append(request.task)
+        self.submit_metadata.append(
+            {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+        )
         task = task_pb2.Task(id=f"child-{len(self.submitted)}", name=request.task.name)
         task.parent_id = request.task.parent_id
         return task_service_pb2.SubmitTaskResponse(task=task)
+
+
+def _metadata(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
+    return {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
 
 
 @contextlib.asynccontextmanager

@@ -17,9 +17,13 @@ from typing import Any
 
 import grpc
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
 from support.worker_gateway import TOKEN, WAIT, FakeGateway, Stream, attempt, ref, serving
 
-from taskyard.client import TaskyardError
+from taskyard.client import TaskyardError, worker_tracing
 from taskyard.client.worker import AttemptContext, Fatal, RetryAfter, Worker
 
 pytestmark = pytest.mark.timeout(60)
@@ -386,3 +390,44 @@ def test_the_guides_worker_registers_its_functions_as_written() -> None:
     )
     assert (charge.concurrency, charge.limit_key) == (10, "customer")
     assert (report.name, report.timeout, report.max_retries) == ("report", None, None)
+
+
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+PARENT_SPAN = "b7ad6b7169203331"
+
+
+async def test_the_attempt_span_continues_the_tasks_trace_and_its_child_continues_the_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(worker_tracing, "_tracer", lambda: provider.get_tracer("test"))
+    gateway = FakeGateway()
+    async with serving(gateway) as target:
+        worker = make_worker(target)
+
+        @worker.task
+        async def traced(ctx: AttemptContext, fail: bool) -> str:
+            if fail:
+                raise ValueError("no")
+            return await ctx.submit_child("echo", 1)
+
+        async with running(worker, gateway) as (stream, _):
+            for task_id, fail in (("tr1", False), ("tr2", True)):
+                a = attempt(task_id, "traced", fail)
+                a.trace_headers["traceparent"] = f"00-{TRACE_ID}-{PARENT_SPAN}-01"
+                stream.attempts(a)
+                await stream.expect("started")
+                await stream.expect("outcome")
+    ok, failed = exporter.get_finished_spans()
+    for span, task_id in ((ok, "tr1"), (failed, "tr2")):
+        assert span.name == "process traced" and span.kind == SpanKind.CONSUMER
+        assert span.parent is not None and f"{span.parent.span_id:016x}" == PARENT_SPAN
+        assert f"{span.context.trace_id:032x}" == TRACE_ID
+        assert span.attributes is not None
+        assert (span.attributes["taskyard.task_id"], span.attributes["taskyard.attempt"]) == (task_id, 1)
+    assert ok.status.status_code == StatusCode.OK
+    assert failed.status.status_code == StatusCode.ERROR
+    (child,) = gateway.submit_metadata
+    assert child["traceparent"] == f"00-{TRACE_ID}-{ok.context.span_id:016x}-01"

@@ -8,6 +8,7 @@ A body runs on the worker's event loop (``async def``) or in a thread of its own
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import threading
@@ -135,4 +136,5 @@ class AttemptContext:
         if running is self._loop:
             fn(*args)
         else:  # a sync body's thread
-            self._loop.call_soon_threadsafe(fn, *args)
+            with contextlib.suppress(RuntimeError):  # the worker is gone: nobody to tell
+                self._loop.call_soon_threadsafe(fn, *args)

@@ -38,6 +38,10 @@ class AttemptSpan:
             self._span.set_attribute("taskyard.cancelled", True)
 
 
+def _tracer() -> Any:
+    return trace.get_tracer(TRACER)
+
+
 @contextlib.contextmanager
 def attempt_span(name: str, headers: Mapping[str, str], task_id: str, attempt: int) -> Iterator[AttemptSpan]:
     """The span, current inside the block: a task or thread started in it continues it."""
@@ -45,8 +49,7 @@ def attempt_span(name: str, headers: Mapping[str, str], task_id: str, attempt: i
         yield AttemptSpan(None)
         return
     parent = propagate.extract(dict(headers))
-    tracer = trace.get_tracer(TRACER)
-    with tracer.start_as_current_span(
+    with _tracer().start_as_current_span(
         f"process {name}",
         context=parent,
         kind=SpanKind.CONSUMER,
