@@ -84,8 +84,11 @@ def ref(a: pb.Attempt) -> pb.AttemptRef:
 
 
 class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb2_grpc.TaskServiceServicer):
-    def __init__(self, *, heartbeat: float = 30.0, max_result_bytes: int = 1 << 20) -> None:
+    def __init__(
+        self, *, heartbeat: float = 30.0, max_result_bytes: int = 1 << 20, max_message_bytes: int = 4 << 20
+    ) -> None:
         self.heartbeat = heartbeat
+        self.max_message_bytes = max_message_bytes
         self.max_result_bytes = max_result_bytes
         self.streams: asyncio.Queue[Stream] = asyncio.Queue()
         self.submitted: list[task_pb2.TaskSpec] = []
@@ -107,7 +110,7 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
         assert first.WhichOneof("message") == "hello", first
         self._count += 1
         stream = Stream(first.hello, f"worker-{self._count}", metadata)
-        welcome = pb.Welcome(worker_id=stream.worker_id, max_message_bytes=4 << 20)
+        welcome = pb.Welcome(worker_id=stream.worker_id, max_message_bytes=self.max_message_bytes)
         welcome.max_result_bytes = self.max_result_bytes
         welcome.heartbeat_interval.FromTimedelta(datetime.timedelta(seconds=self.heartbeat))
         yield pb.WorkResponse(welcome=welcome)

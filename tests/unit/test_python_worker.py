@@ -431,3 +431,24 @@ async def test_the_attempt_span_continues_the_tasks_trace_and_its_child_continue
     assert failed.status.status_code == StatusCode.ERROR
     (child,) = gateway.submit_metadata
     assert child["traceparent"] == f"00-{TRACE_ID}-{ok.context.span_id:016x}-01"
+
+
+async def test_log_batches_stay_within_half_the_gateways_largest_message() -> None:
+    gateway = FakeGateway(max_message_bytes=64 * 1024)
+    async with serving(gateway) as target:
+        worker = Worker(target, token=TOKEN)
+
+        @worker.task
+        async def loud(ctx: AttemptContext) -> None:
+            for i in range(20):
+                ctx.log(f"{i} " + "x" * 10_000)
+
+        async with running(worker, gateway) as (stream, _):
+            stream.attempts(attempt("big-logs", "loud"))
+            await stream.expect("started")
+            seen: list[str] = []
+            while (msg := await stream.next()) is not None and msg.WhichOneof("message") == "logs":
+                assert msg.ByteSize() <= 32 * 1024
+                seen += [line.message.split()[0] for line in msg.logs.lines]
+            assert msg is not None and msg.WhichOneof("message") == "outcome"
+            assert seen == [str(i) for i in range(20)]

@@ -37,6 +37,7 @@ LOG_BATCH_LINES = 100
 MAX_LOG_CHARS = 16 * 1024
 # When the Welcome names none.
 DEFAULT_HEARTBEAT_SECONDS = 5.0
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 # After the half-close that ends a drain, how long the gateway has to end the stream.
 CLOSE_WAIT_SECONDS = 10.0
 
@@ -92,6 +93,7 @@ class _Held:
         self.revoked = False
         self.timed_out = False
         self.logs: list[pb.LogLine] = []
+        self.log_bytes = 0
 
 
 class Session:
@@ -123,6 +125,7 @@ class Session:
         self.welcomed = False
         self.worker_id = ""
         self.max_result_bytes = 0
+        self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES
 
     # --- the stream ------------------------------------------------------------
 
@@ -138,6 +141,7 @@ class Session:
         welcome = first.welcome
         self.welcomed, self.worker_id = True, welcome.worker_id
         self.max_result_bytes = welcome.max_result_bytes
+        self.max_message_bytes = welcome.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
         beat = welcome.heartbeat_interval.ToTimedelta().total_seconds() or DEFAULT_HEARTBEAT_SECONDS
         writer = asyncio.create_task(self._write(call))
         heart = asyncio.create_task(self._beat(beat))
@@ -383,7 +387,11 @@ class Session:
             return
         line = pb.LogLine(level=level, message=clip(message, MAX_LOG_CHARS))
         line.time.GetCurrentTime()
+        size = line.ByteSize()
+        if held.log_bytes + size > self.max_message_bytes // 2:
+            self._flush(held)  # a batch stays well inside the gateway's largest message
         held.logs.append(line)
+        held.log_bytes += size
         if len(held.logs) >= LOG_BATCH_LINES:
             self._flush(held)
         elif self._flush_timer is None:
@@ -398,7 +406,7 @@ class Session:
 
     def _flush(self, held: _Held) -> None:
         if held.logs:
-            lines, held.logs = held.logs, []
+            lines, held.logs, held.log_bytes = held.logs, [], 0
             self._send(pb.WorkRequest(logs=pb.LogLines(ref=held.ref, lines=lines)))
 
     def _flush_all(self) -> None:
