@@ -85,8 +85,16 @@ def ref(a: pb.Attempt) -> pb.AttemptRef:
 
 class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb2_grpc.TaskServiceServicer):
     def __init__(
-        self, *, heartbeat: float = 30.0, max_result_bytes: int = 1 << 20, max_message_bytes: int = 4 << 20
+        self,
+        *,
+        heartbeat: float = 30.0,
+        max_result_bytes: int = 1 << 20,
+        max_message_bytes: int = 4 << 20,
+        unanswered: int = 0,
     ) -> None:
+        # How many streams, first, get no Welcome at all (a gateway that hangs).
+        self.unanswered = unanswered
+        self.hellos = 0
         self.heartbeat = heartbeat
         self.max_message_bytes = max_message_bytes
         self.max_result_bytes = max_result_bytes
@@ -108,6 +116,9 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
         requests = aiter(request_iterator)
         first = await anext(requests)
         assert first.WhichOneof("message") == "hello", first
+        self.hellos += 1
+        if self.hellos <= self.unanswered:
+            await asyncio.Event().wait()  # until the worker gives up on it
         self._count += 1
         stream = Stream(first.hello, f"worker-{self._count}", metadata)
         welcome = pb.Welcome(worker_id=stream.worker_id, max_message_bytes=self.max_message_bytes)

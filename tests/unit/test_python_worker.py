@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from support.worker_gateway import TOKEN, WAIT, FakeGateway, Stream, attempt, ref, serving
 
-from taskyard.client import TaskyardError, worker_tracing
+from taskyard.client import TaskyardError, worker_session, worker_tracing
 from taskyard.client.worker import AttemptContext, Fatal, RetryAfter, Worker
 
 pytestmark = pytest.mark.timeout(60)
@@ -452,3 +452,14 @@ async def test_log_batches_stay_within_half_the_gateways_largest_message() -> No
                 seen += [line.message.split()[0] for line in msg.logs.lines]
             assert msg is not None and msg.WhichOneof("message") == "outcome"
             assert seen == [str(i) for i in range(20)]
+
+
+async def test_a_gateway_that_sends_no_welcome_is_left_for_a_new_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker_session, "WELCOME_SECONDS", 0.2)
+    gateway = FakeGateway(unanswered=1)
+    async with serving(gateway) as target, running(make_worker(target), gateway) as (stream, _):
+        assert gateway.hellos == 2
+        stream.attempts(attempt("w1", "echo", 1))
+        await stream.expect("started")

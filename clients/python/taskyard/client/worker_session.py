@@ -38,6 +38,8 @@ MAX_LOG_CHARS = 16 * 1024
 # When the Welcome names none.
 DEFAULT_HEARTBEAT_SECONDS = 5.0
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+# How long the gateway has to answer Hello.
+WELCOME_SECONDS = 30.0
 # After the half-close that ends a drain, how long the gateway has to end the stream.
 CLOSE_WAIT_SECONDS = 10.0
 
@@ -133,7 +135,10 @@ class Session:
         call = self._call = self._stub.Work()
         with contextlib.suppress(asyncio.InvalidStateError):  # refused at once: read() says why
             await call.write(self._hello.message())
-        first = await call.read()
+        try:
+            first = await asyncio.wait_for(call.read(), WELCOME_SECONDS)
+        except TimeoutError:
+            raise ProtocolError(f"the gateway sent no Welcome in {WELCOME_SECONDS:g} s") from None
         if first is EOF:
             return
         if first.WhichOneof("message") != "welcome":
