@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = 23
+ROWS = 24
 
 
 def _table() -> list[str]:
