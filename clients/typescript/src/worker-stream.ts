@@ -31,6 +31,8 @@ export interface StreamSetup {
   slots: number;
   client: TaskyardClient;
   logger: WorkerLogger;
+  /** How long to wait for the Welcome before opening a new stream. */
+  welcomeTimeoutMs: number;
   onWelcome(welcome: Welcome): void;
 }
 
@@ -99,6 +101,7 @@ export class WorkStream {
   #draining = false;
   #heartbeat: NodeJS.Timeout | undefined;
   #closeTimer: NodeJS.Timeout | undefined;
+  #welcomeTimer: NodeJS.Timeout | undefined;
 
   constructor(setup: StreamSetup) {
     this.#setup = setup;
@@ -116,6 +119,12 @@ export class WorkStream {
   /** Resolves when the gateway ends the stream, rejects with the error it ended with. */
   async run(): Promise<void> {
     this.#send({ case: "hello", value: this.#setup.hello });
+    // A gateway that never answers the Hello would hold the worker for ever.
+    const ms = this.#setup.welcomeTimeoutMs;
+    this.#welcomeTimer = setTimeout(
+      () => this.#call.abort(new ConnectError(`no Welcome within ${ms} ms of the Hello`, Code.DeadlineExceeded)),
+      ms,
+    );
     try {
       for await (const res of this.#setup.rpc.work(this.#outbox, { signal: this.#call.signal })) this.#handle(res);
     } finally {
@@ -188,6 +197,7 @@ export class WorkStream {
   }
 
   #welcomed(welcome: Welcome): void {
+    clearTimeout(this.#welcomeTimer);
     this.#welcome = welcome;
     const interval = welcome.heartbeatInterval ? durationMs(welcome.heartbeatInterval) : DEFAULT_HEARTBEAT_MS;
     // Kept referenced: while the stream is open the process has work to do.
@@ -235,6 +245,7 @@ export class WorkStream {
   }
 
   #end(): void {
+    clearTimeout(this.#welcomeTimer);
     clearInterval(this.#heartbeat);
     clearTimeout(this.#closeTimer);
     this.#outbox.close();

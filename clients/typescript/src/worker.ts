@@ -22,6 +22,8 @@ export interface WorkerOptions extends ClientOptions {
   name?: string;
   /** Where reconnects (warn) and refused reports (debug) are told; default warnings on stderr. */
   logger?: Partial<WorkerLogger>;
+  /** How long a new stream waits for the gateway's Welcome before it is opened again; default 30 000 ms. */
+  welcomeTimeoutMs?: number;
 }
 
 /** What `@task(...)` declares in Python: defaults for every task of the name. */
@@ -51,6 +53,7 @@ const FINAL_CODES: ReadonlySet<StatusCodeName> = new Set([
 /** Reconnects back off exponentially between these, with jitter. */
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
+const DEFAULT_WELCOME_TIMEOUT_MS = 30_000;
 
 type Declaration = MessageInitShape<typeof TaskDeclarationSchema>;
 
@@ -89,6 +92,7 @@ export class TaskyardWorker {
   readonly slots: number;
   readonly name: string;
   readonly #logger: WorkerLogger;
+  readonly #welcomeTimeoutMs: number;
   readonly #functions = new Map<string, TaskFunction>();
   readonly #declarations: Declaration[] = [];
   readonly #readyHooks: ((workerId: string) => void)[] = [];
@@ -111,6 +115,8 @@ export class TaskyardWorker {
       debug: options.logger?.debug?.bind(options.logger) ?? (() => {}),
       warn: options.logger?.warn?.bind(options.logger) ?? ((message) => console.warn(message)),
     };
+    this.#welcomeTimeoutMs = checkMs(options.welcomeTimeoutMs ?? DEFAULT_WELCOME_TIMEOUT_MS, "welcomeTimeoutMs");
+    if (this.#welcomeTimeoutMs === 0) throw new RangeError("welcomeTimeoutMs must be more than 0");
     this.client = new TaskyardClient(target, options);
   }
 
@@ -218,6 +224,7 @@ export class TaskyardWorker {
           slots: this.slots,
           client: this.client,
           logger: this.#logger,
+          welcomeTimeoutMs: this.#welcomeTimeoutMs,
           onWelcome: (welcome) => this.#welcomed(welcome),
         });
         this.#stream = stream;

@@ -514,6 +514,18 @@ test("a broken stream abandons its attempts and a new one says hello again", asy
   assert.deepEqual(second.cases(), ["hello", "drain"]);
 });
 
+test("a gateway that never answers the hello gets a new stream after welcomeTimeoutMs", async (t) => {
+  const warned = [];
+  const { s: first, gw } = await boot(t, (w) => w.register("job", () => null), {
+    welcomeTimeoutMs: 50,
+    logger: { warn: (m) => warned.push(m) },
+  });
+  await first.take("hello");
+  const second = await gw.stream(1);
+  await second.take("hello");
+  assert.match(warned[0], /^taskyard worker: DEADLINE_EXCEEDED: no Welcome within 50 ms of the Hello; connecting again/);
+});
+
 test("log lines are batched in order and progress follows them", async (t) => {
   const { s } = await started(t, (w) =>
     w.register("chatty", (task) => {
