@@ -1,6 +1,7 @@
 """The Go worker example as clients/go/README.md runs it (`cd examples && go run ./worker`)
-against a live `taskyard dev`: it prints `ready <worker id>`, runs the task it registered
-for a submission from another client, and a Ctrl-C drains it (`drained`)."""
+against a live `taskyard dev` that traces to a real Jaeger: it prints `ready <worker id>`,
+runs the task it registered for a submission from another client, in a span that continues
+the task's trace, and a Ctrl-C drains it (`drained`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import shutil
 import signal
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.dev_run import Terminal, scratch_dir, user_env
+from support.observability import parent_of, running_jaeger, service_of, tags, tracing_env, wait_for_spans
 from support.ports import free_port
 
+from taskyard.cli import jaeger as jaeger_launcher
 from taskyard.client import Client, TaskState
 
 READY_TIMEOUT = 120
@@ -26,6 +31,7 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(READY_TIMEOUT + BUILD_
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "clients/go/README.md").read_text()
 TOKEN = "go-worker-example-token-0123456789"
+SERVICE = "taskyard-go-worker-example"
 
 
 def _readme_command() -> str:
@@ -35,14 +41,21 @@ def _readme_command() -> str:
     return found.group(1)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Suite:
+    target: str
+    jaeger: jaeger_launcher.Jaeger
+
+
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    with scratch_dir("ty-go-worker-") as work:
+def suite() -> Iterator[Suite]:
+    with scratch_dir("ty-go-worker-") as work, running_jaeger(work) as jaeger:
         tokens = work / "tokens"
         tokens.write_text(f"{TOKEN} work,submit,read go-worker-example\n")
         port = free_port()
         env = user_env(
             {
+                **tracing_env(jaeger),
                 "TASKYARD_TRANSPORT": "ipc",
                 "TASKYARD_IPC_DIR": str(work / "ipc"),
                 "TASKYARD_AUTH_TOKENS_FILE": str(tokens),
@@ -55,14 +68,15 @@ def target() -> Iterator[str]:
         dev = Terminal(argv, cwd=ROOT, env=env)
         try:
             dev.wait_for("Taskyard is ready", READY_TIMEOUT)
-            yield f"127.0.0.1:{port}"
+            yield Suite(target=f"127.0.0.1:{port}", jaeger=jaeger)
         finally:
             dev.stop(grace=30)
 
 
-def test_the_readme_worker_example_runs_a_task_and_drains(target: str) -> None:
+def test_the_readme_worker_example_runs_a_traced_task_and_drains(suite: Suite) -> None:
     assert shutil.which("go"), "the Go toolchain is not on PATH (clients/go needs Go 1.26)"
-    env = user_env({"TASKYARD_TARGET": target, "TASKYARD_TOKEN": TOKEN})
+    target = suite.target
+    env = user_env({"TASKYARD_TARGET": target, "TASKYARD_TOKEN": TOKEN, **tracing_env(suite.jaeger)})
     worker = Terminal([_readme_command()], cwd=ROOT / "clients/go", env=env, shell=True)
     try:
         ready = worker.wait_for(lambda line: line.startswith("ready "), BUILD_TIMEOUT)
@@ -82,3 +96,26 @@ def test_the_readme_worker_example_runs_a_task_and_drains(target: str) -> None:
         worker.proc.wait(timeout=30)
     finally:
         worker.stop(grace=10)
+
+    # The attempt's span, exported before the drained worker exited, in the task's trace.
+    assert task.trace_id, "the task carries no trace (is the suite tracing?)"
+
+    def attempt_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            s
+            for s in trace["spans"]
+            if s["operationName"] == "process greet" and service_of(trace, s) == SERVICE
+        ]
+
+    trace = wait_for_spans(suite.jaeger, task.trace_id, attempt_spans)
+    [span] = attempt_spans(trace)
+    assert tags(span).get("span.kind") == "consumer", tags(span)
+    assert tags(span).get("taskyard.task_id") == task.id and tags(span).get("taskyard.attempt") == 1, tags(
+        span
+    )
+    by_id = {s["spanID"]: s for s in trace["spans"]}
+    parent = by_id.get(parent_of(span) or "")
+    assert parent is not None, (
+        f"the attempt's span has no parent in the task's trace: {span.get('references')}"
+    )
+    assert service_of(trace, parent).startswith("taskyard-"), service_of(trace, parent)

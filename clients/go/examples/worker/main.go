@@ -5,6 +5,8 @@
 // It reads TASKYARD_TARGET (default localhost:50051) and TASKYARD_TOKEN (its
 // scopes: work), and speaks plaintext only to a loopback target. Once the
 // gateway welcomed it, it prints "ready <worker id>"; once drained, "drained".
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, each attempt's span "process greet"
+// (in the task's trace) is exported over OTLP/HTTP.
 package main
 
 import (
@@ -14,12 +16,41 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	taskyard "github.com/taskyard/taskyard/clients/go"
 	"github.com/taskyard/taskyard/clients/go/worker"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("drained") // the running attempts finished and reported
+}
+
+func run() error {
+	ctx := context.Background()
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
+		tp, err := tracerProvider(ctx)
+		if err != nil {
+			return err
+		}
+		// Shut down even on error, so the spans are exported before exit.
+		defer func() {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(shutdownCtx); err != nil {
+				fmt.Fprintln(os.Stderr, "worker: exporting spans:", err)
+			}
+		}()
+		otel.SetTracerProvider(tp) // worker.New takes the global provider
+	}
 	target := os.Getenv("TASKYARD_TARGET")
 	if target == "" {
 		target = "localhost:50051"
@@ -33,13 +64,13 @@ func main() {
 	}
 	client, err := taskyard.New(target, opts...)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer client.Close()
 
 	w, err := worker.New(client, worker.Config{Slots: 4})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	err = w.Register("greet", func(_ context.Context, t *worker.Task) (any, error) {
 		var name string
@@ -50,13 +81,29 @@ func main() {
 		return "hello, " + name, nil
 	}, worker.WithMaxRetries(3))
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	w.OnReady(func(id string) { fmt.Println("ready", id) })
-	if err := w.RunUntilSignal(context.Background()); err != nil {
-		log.Fatal(err)
+	return w.RunUntilSignal(ctx)
+}
+
+func tracerProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	// The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (and the other OTLP variables) itself.
+	exporter, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, err
 	}
-	fmt.Println("drained") // the running attempts finished and reported
+	// A name of its own unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) gives one:
+	// later options win, so the environment comes last.
+	res, err := resource.New(ctx,
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(attribute.String("service.name", "taskyard-go-worker-example")),
+		resource.WithFromEnv(),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
 }
 
 func isLoopback(target string) bool {
