@@ -30,7 +30,8 @@ const (
 	MaxLogLineBytes = 16 << 10
 	// LogFlushInterval is the longest a log line waits to be sent.
 	LogFlushInterval = 100 * time.Millisecond
-	// maxLogBatch lines, or maxLogBatchBytes of messages, are sent at once.
+	// maxLogBatch lines, or maxLogBatchBytes of messages (less when half of
+	// Welcome.max_message_bytes is less), are sent at once.
 	maxLogBatch      = 100
 	maxLogBatchBytes = 256 << 10
 	// maxFailureText bounds a failure's message and its traceback each.
@@ -223,7 +224,7 @@ func (a *attempt) log(level, msg string) {
 	msg = cut(msg, MaxLogLineBytes)
 	a.lines = append(a.lines, &workerv1.LogLine{Time: timestamppb.Now(), Level: level, Message: msg})
 	a.bytes += len(msg)
-	if len(a.lines) >= maxLogBatch || a.bytes >= maxLogBatchBytes {
+	if len(a.lines) >= maxLogBatch || a.bytes >= a.s.logBatchBytes() {
 		a.flushLocked()
 		return
 	}
@@ -264,6 +265,16 @@ func (a *attempt) flushLocked() {
 		return
 	}
 	_ = a.s.send(&workerv1.WorkRequest{Message: &workerv1.WorkRequest_Logs{Logs: &workerv1.LogLines{Ref: a.ref, Lines: lines}}})
+}
+
+// logBatchBytes is when a batch of log lines is sent: at most half of the
+// largest message the gateway takes, so that a batch (with its framing) fits.
+func (s *session) logBatchBytes() int {
+	limit := maxLogBatchBytes
+	if m := s.welcome.GetMaxMessageBytes(); m > 0 && m/2 < int64(limit) {
+		limit = int(m / 2)
+	}
+	return limit
 }
 
 // cut shortens s to at most n bytes, on a rune boundary.

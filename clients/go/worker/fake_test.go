@@ -147,14 +147,20 @@ func (gw *fakeGateway) accept(t *testing.T) *fakeStream {
 // welcome reads the Hello and answers a Welcome with workerID.
 func (fs *fakeStream) welcome(workerID string, heartbeat time.Duration) *workerv1.Hello {
 	fs.t.Helper()
+	return fs.welcomeWith(&workerv1.Welcome{
+		WorkerId: workerID, HeartbeatInterval: durationpb.New(heartbeat),
+		MaxMessageBytes: 4 << 20, MaxResultBytes: 1 << 20,
+	})
+}
+
+// welcomeWith reads the Hello and answers w.
+func (fs *fakeStream) welcomeWith(w *workerv1.Welcome) *workerv1.Hello {
+	fs.t.Helper()
 	hello := fs.next().GetHello()
 	if hello == nil {
 		fs.t.Fatal("the first message is not a Hello")
 	}
-	fs.send(&workerv1.WorkResponse{Message: &workerv1.WorkResponse_Welcome{Welcome: &workerv1.Welcome{
-		WorkerId: workerID, HeartbeatInterval: durationpb.New(heartbeat),
-		MaxMessageBytes: 4 << 20, MaxResultBytes: 1 << 20,
-	}}})
+	fs.send(&workerv1.WorkResponse{Message: &workerv1.WorkResponse_Welcome{Welcome: w}})
 	return hello
 }
 

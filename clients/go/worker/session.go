@@ -17,6 +17,7 @@ const defaultHeartbeat = 5 * time.Second
 var (
 	errStreamEnded = errors.New("worker: the gateway ended the stream")
 	errClosed      = errors.New("worker: stream closed")
+	errNoWelcome   = errors.New("worker: the gateway did not answer the Hello in time")
 )
 
 // key names an attempt within a stream.
@@ -57,10 +58,15 @@ func (w *Worker) session(ctx context.Context, hello *workerv1.Hello) (welcomed b
 		return false, err
 	}
 	// Until the Welcome, ctx's end is a plain stop: there is nothing to drain.
+	// A gateway that does not answer the Hello in time gets a new stream.
 	stop := context.AfterFunc(ctx, cancel)
+	late := time.AfterFunc(w.welcomeIn, cancel)
 	welcome, err := greet(stream, hello)
 	if !stop() {
 		return false, ctx.Err()
+	}
+	if !late.Stop() {
+		return false, fmt.Errorf("%w (%v)", errNoWelcome, w.welcomeIn)
 	}
 	if err != nil {
 		return false, err

@@ -60,6 +60,9 @@ type Config struct {
 	// abandoned (as if the process died) and Run returns ErrDrainTimeout.
 	// Zero: a drain waits for them however long they take.
 	DrainTimeout time.Duration
+	// WelcomeTimeout is how long a Hello waits for the gateway's Welcome
+	// before the worker opens a new stream; zero: 30 s.
+	WelcomeTimeout time.Duration
 }
 
 // A Worker runs registered functions for the gateway a Client talks to, over
@@ -73,6 +76,8 @@ type Worker struct {
 	log     *slog.Logger
 	tracer  trace.Tracer
 	drainIn time.Duration
+	// How long a Hello waits for its Welcome.
+	welcomeIn time.Duration
 
 	mu      sync.Mutex
 	funcs   map[string]Func
@@ -94,8 +99,11 @@ func New(client *taskyard.Client, cfg Config) (*Worker, error) {
 	if cfg.Slots < 1 || cfg.Slots > MaxSlots {
 		return nil, fmt.Errorf("worker: %d slots, want 1..%d", cfg.Slots, MaxSlots)
 	}
-	if cfg.DrainTimeout < 0 {
-		return nil, fmt.Errorf("worker: negative drain timeout %v", cfg.DrainTimeout)
+	if cfg.DrainTimeout < 0 || cfg.WelcomeTimeout < 0 {
+		return nil, fmt.Errorf("worker: negative timeout (drain %v, welcome %v)", cfg.DrainTimeout, cfg.WelcomeTimeout)
+	}
+	if cfg.WelcomeTimeout == 0 {
+		cfg.WelcomeTimeout = 30 * time.Second
 	}
 	if cfg.Name == "" {
 		host, _ := os.Hostname()
@@ -108,14 +116,15 @@ func New(client *taskyard.Client, cfg Config) (*Worker, error) {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
 	return &Worker{
-		client:  client,
-		stub:    workerv1.NewWorkerServiceClient(client.Conn()),
-		name:    cfg.Name,
-		slots:   cfg.Slots,
-		log:     cfg.Logger,
-		tracer:  cfg.TracerProvider.Tracer("github.com/taskyard/taskyard/clients/go/worker", trace.WithInstrumentationVersion(Version)),
-		drainIn: cfg.DrainTimeout,
-		funcs:   map[string]Func{},
+		client:    client,
+		stub:      workerv1.NewWorkerServiceClient(client.Conn()),
+		name:      cfg.Name,
+		slots:     cfg.Slots,
+		log:       cfg.Logger,
+		tracer:    cfg.TracerProvider.Tracer("github.com/taskyard/taskyard/clients/go/worker", trace.WithInstrumentationVersion(Version)),
+		drainIn:   cfg.DrainTimeout,
+		welcomeIn: cfg.WelcomeTimeout,
+		funcs:     map[string]Func{},
 	}, nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -580,4 +582,63 @@ func TestFailureTypeAndCodeName(t *testing.T) {
 			t.Errorf("codeName(%v) = %q", c, got)
 		}
 	}
+}
+
+func TestHelloWithoutWelcomeOpensNewStream(t *testing.T) {
+	gw, client := startGateway(t, testToken)
+	w := newWorker(t, client, Config{WelcomeTimeout: 50 * time.Millisecond})
+	mustRegister(t, w, "echo", echo)
+	ready := make(chan string, 1)
+	w.OnReady(func(id string) { ready <- id })
+	r := start(t, w)
+	silent := gw.accept(t)
+	if silent.next().GetHello() == nil {
+		t.Fatal("no Hello")
+	}
+	// No answer: the worker gives up on this stream and says Hello on another.
+	fs := gw.accept(t)
+	fs.welcome("w-2", time.Minute)
+	select {
+	case id := <-ready:
+		if id != "w-2" {
+			t.Errorf("OnReady(%q), want w-2", id)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("OnReady not called")
+	}
+	shutdown(t, r, fs)
+}
+
+func TestLogBatchesFitTheGatewaysMessageLimit(t *testing.T) {
+	gw, client := startGateway(t, testToken)
+	w := newWorker(t, client, Config{})
+	line := strings.Repeat("x", 500)
+	mustRegister(t, w, "loud", func(_ context.Context, t *Task) (any, error) {
+		for range 40 {
+			t.Log("info", line)
+		}
+		return nil, nil
+	})
+	r := start(t, w)
+	fs := gw.accept(t)
+	const limit = 4096
+	fs.welcomeWith(&workerv1.Welcome{WorkerId: "w-1", HeartbeatInterval: durationpb.New(time.Minute), MaxMessageBytes: limit})
+	fs.attempts(att("t1", "loud"))
+	lines := 0
+	for {
+		msg := fs.next()
+		if msg.GetOutcome() != nil {
+			break
+		}
+		if msg.GetLogs() != nil {
+			if size := proto.Size(msg); size > limit {
+				t.Errorf("a batch of %d lines is %d bytes, over the gateway's %d", len(msg.GetLogs().GetLines()), size, limit)
+			}
+			lines += len(msg.GetLogs().GetLines())
+		}
+	}
+	if lines != 40 {
+		t.Errorf("%d lines sent, want 40", lines)
+	}
+	shutdown(t, r, fs)
 }
