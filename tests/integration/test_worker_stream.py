@@ -137,6 +137,27 @@ def test_only_the_current_lease_may_report(cluster: Cluster) -> None:
     run(cluster, scenario)
 
 
+def test_progress_is_kept_in_the_tasks_context(cluster: Cluster) -> None:
+    async def scenario(channel: grpc.aio.Channel) -> None:
+        w = RawWorker(channel)
+        await w.hello("stream.chatty")
+        task_id = await submit(channel, "stream.chatty")
+        a = (await w.read("attempts")).attempts[0]
+        w.send(started=wpb.Started(ref=ref_of(a)))
+        w.send(progress=wpb.Progress(ref=ref_of(a), fraction=0.5, message="half"))
+        w.send(outcome=wpb.Outcome(ref=ref_of(a), result=struct_pb2.Value(string_value="ok")))
+        assert (await wait(channel, task_id)).state == task_pb2.TASK_STATE_SUCCESS
+        stub = task_service_pb2_grpc.TaskServiceStub(channel)
+        task = (await stub.GetTask(task_service_pb2.GetTaskRequest(id=task_id))).task
+        # As a Python pool's ctx.progress stores it.
+        progress = task.context.fields["progress"].struct_value.fields
+        assert progress["fraction"].number_value == 0.5, task.context
+        assert progress["message"].string_value == "half", task.context
+        w.close_send()
+
+    run(cluster, scenario)
+
+
 def test_a_timeout_revokes_the_lease_and_refuses_the_late_outcome(cluster: Cluster) -> None:
     async def scenario(channel: grpc.aio.Channel) -> None:
         w = RawWorker(channel)

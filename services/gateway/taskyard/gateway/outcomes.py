@@ -69,9 +69,9 @@ class StoreWriter:
         now = _now_us()
         entry = {"fraction": fraction, "message": message, "at_us": now}
         batch = logs_pb2.LogBatch()
-        batch.context.add(
-            task_id=ref.task_id, attempt=ref.attempt, patch_json=json.dumps({"progress": entry}).encode()
-        )
+        # The store takes a patch as [path, value] pairs (as a pool's context flush sends it).
+        patch = [[["progress"], entry]]
+        batch.context.add(task_id=ref.task_id, attempt=ref.attempt, patch_json=json.dumps(patch).encode())
         batch.lines.add(
             task_id=ref.task_id,
             attempt=ref.attempt,
