@@ -104,7 +104,7 @@ clients: clients-go clients-typescript clients-java
 
 clients-go:
 	cd clients/go && test -z "$$(gofmt -l .)" || { gofmt -l . >&2; echo "gofmt: files above not formatted" >&2; exit 1; }
-	cd clients/go && go vet ./... && go test ./... && go build -o bin/conformance ./cmd/conformance && go build -o bin/conformance-worker ./cmd/conformance-worker
+	cd clients/go && go vet ./... && go test ./... && go build -o bin/conformance ./cmd/conformance && go build -o bin/conformance-worker ./cmd/conformance-worker && go build -o bin/bench-worker ./cmd/bench-worker
 	cd clients/go && go build -o bin/chaos-worker ./cmd/chaos-worker
 	cd clients/go/examples && go vet ./... && go build -o ../bin/add ./add
 
