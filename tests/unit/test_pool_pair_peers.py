@@ -14,10 +14,10 @@ import pytest
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import transport
-from taskyard.scheduler import pools
 from taskyard.core import pair_peers as peers_mod
+from taskyard.core import transport
 from taskyard.core.pair_peers import SchedulerPeers
+from taskyard.scheduler import pools
 
 pytestmark = pytest.mark.asyncio
 

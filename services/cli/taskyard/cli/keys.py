@@ -117,7 +117,10 @@ def _made(reply: struct_pb2.Struct) -> RenderableType:
 @keys_group.command("token")
 @click.argument("name")
 @click.option(
-    "--scopes", required=True, callback=_scopes, help="Comma-separated: submit, read, work (a worker on the public stream), admin (admin: all)."
+    "--scopes",
+    required=True,
+    callback=_scopes,
+    help="Comma-separated: submit, read, work (a worker), admin (admin: all).",
 )
 @click.option(
     "--tenant",

@@ -20,8 +20,8 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
-from taskyard.core.states import WorkerState
 from taskyard.core.pair_peers import SchedulerPeers
+from taskyard.core.states import WorkerState
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import Outbox, PoolState
 
