@@ -15,7 +15,13 @@ import pytest
 from google.protobuf import struct_pb2
 from support.cluster import Cluster
 
-from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
+from taskyard.v1 import (
+    limit_service_pb2,
+    limit_service_pb2_grpc,
+    task_pb2,
+    task_service_pb2,
+    task_service_pb2_grpc,
+)
 from taskyard.worker.v1 import worker_service_pb2 as wpb
 from taskyard.worker.v1 import worker_service_pb2_grpc as wgrpc
 
@@ -240,8 +246,11 @@ def test_declared_limits_apply_to_the_functions_tasks(cluster: Cluster) -> None:
         reply = await stub.SubmitTask(
             task_service_pb2.SubmitTaskRequest(task=task_pb2.TaskSpec(name="stream.paced", kwargs=kwargs))
         )
-        uses = {(u.limit, u.key) for u in reply.task.limits}
-        assert uses == {("stream.paced.rate", "a-1"), ("stream.paced.concurrency", "a-1")}
+        # Declared before the Welcome: the store holds both limits, per key of "account".
+        limits = limit_service_pb2_grpc.LimitServiceStub(channel)
+        for name in ("stream.paced.rate", "stream.paced.concurrency"):
+            got = (await limits.GetLimit(limit_service_pb2.GetLimitRequest(name=name))).limit
+            assert (got.task_name, got.key_argument, got.per_key) == ("stream.paced", "account", True)
         a = (await w.read("attempts")).attempts[0]
         w.send(outcome=wpb.Outcome(ref=ref_of(a), result=struct_pb2.Value(bool_value=True)))
         assert (await wait(channel, reply.task.id)).state == task_pb2.TASK_STATE_SUCCESS

@@ -287,7 +287,7 @@ def test_a_name_already_in_the_file_is_refused_and_the_file_kept(tmp_path: Path)
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        (["x", "--scopes", "write"], "a comma-separated list of submit, read, admin"),
+        (["x", "--scopes", "write"], "a comma-separated list of submit, read, work, admin"),
         (["x", "--scopes", "read", "--tenant", "Acme"], "the tenant name must be 1 to 64 characters"),
         (["x", "--scopes", "read", "--tenant", "a" * 65], "must be at most 64 characters"),
     ],

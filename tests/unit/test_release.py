@@ -59,7 +59,11 @@ def test_python_client_distribution() -> None:
     suite = project("pyproject.toml")
     assert client["project"]["name"] == "taskyard-client"
     assert client["project"]["version"] == suite["version"]
-    assert client["tool"]["setuptools"]["packages"] == ["taskyard.client", "taskyard.v1"]
+    assert client["tool"]["setuptools"]["packages"] == [
+        "taskyard.client",
+        "taskyard.v1",
+        "taskyard.worker.v1",
+    ]
     # Whatever the client needs, the suite has too (it carries the same modules).
     assert names(client["project"]["dependencies"]) <= names(suite["dependencies"])
 
