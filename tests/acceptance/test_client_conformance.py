@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import re
 import secrets
 import signal
@@ -20,12 +19,12 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.dev_run import until_ready
 from support.observability import running_jaeger, service_of, tracing_env, wait_for_spans
 
 from taskyard.cli import jaeger as jaeger_launcher
@@ -73,7 +72,6 @@ CREATE_LIMIT = _readme_limit_command()
 LIMIT = CREATE_LIMIT[2]
 CREATE_TENANTS = _readme_tenant_commands()
 TENANTS = {x: command[2] for x, command in zip("AB", CREATE_TENANTS, strict=True)}
-READY = "Taskyard is ready"
 
 # What `make clients` builds, and how each language runs its runner and its example.
 RUNNERS: dict[str, list[str]] = {
@@ -127,28 +125,6 @@ class Suite:
         return env
 
 
-def _until_ready(proc: subprocess.Popen[str], log: list[str], timeout: float) -> None:
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.append(line)
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=read, daemon=True).start()
-    while True:
-        try:
-            line = lines.get(timeout=timeout)
-        except queue.Empty:
-            pytest.fail(f"taskyard dev not ready in {timeout} s:\n{''.join(log[-40:])}")
-        if line is None:
-            pytest.fail(f"taskyard dev exited with {proc.wait()}:\n{''.join(log[-40:])}")
-        if READY in line:
-            return
-
-
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     work = tmp_path_factory.mktemp("conformance")
@@ -182,7 +158,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         )
         log: list[str] = []
         try:
-            _until_ready(proc, log, timeout=READY_TIMEOUT)
+            until_ready(proc, log, timeout=READY_TIMEOUT)
             target = f"127.0.0.1:{port}"
             for command in (CREATE_LIMIT, *CREATE_TENANTS):
                 _as_admin(target, command)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.dev_run import until_ready
 from support.ports import free_port
 
 from taskyard.cli.procs import stop_processes
@@ -42,7 +43,6 @@ SCENARIOS = re.findall(r"(?m)^\d+\. \*\*`(\w+)`\*\*", CONTRACT)
 TOKEN = "worker-conformance-token-0123456789"
 READ_TOKEN = "worker-reader-token-0123456789"
 ADMIN_TOKEN = "worker-conformance-admin-0123456789"
-READY = "Taskyard is ready"
 # The suite's lease and cancel deadline: short, so lease_renewal and cancel_ignored are quick.
 LEASE_SECONDS = "4"
 CANCEL_DEADLINE = "3"
@@ -97,28 +97,6 @@ class Suite:
         return env
 
 
-def _until_ready(proc: subprocess.Popen[str], log: list[str], timeout: float) -> None:
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.append(line)
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=read, daemon=True).start()
-    while True:
-        try:
-            line = lines.get(timeout=timeout)
-        except queue.Empty:
-            pytest.fail(f"taskyard dev not ready in {timeout} s:\n{''.join(log[-40:])}")
-        if line is None:
-            pytest.fail(f"taskyard dev exited with {proc.wait()}:\n{''.join(log[-40:])}")
-        if READY in line:
-            return
-
-
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     work = tmp_path_factory.mktemp("worker-conformance")
@@ -146,7 +124,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     )
     log: list[str] = []
     try:
-        _until_ready(proc, log, timeout=READY_TIMEOUT)
+        until_ready(proc, log, timeout=READY_TIMEOUT)
         target = f"127.0.0.1:{port}"
         _as_admin(target, CREATE_LIMIT)
         yield Suite(target=target)

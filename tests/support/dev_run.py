@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import psutil
+import pytest
 
 from taskyard.cli.procs import session_members
 
@@ -181,3 +182,31 @@ def kill_all(pids: Sequence[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+# What `taskyard dev` prints once the whole suite serves.
+DEV_READY = "Taskyard is ready"
+
+
+def until_ready(proc: subprocess.Popen[str], log: list[str], timeout: float) -> None:
+    """Until ``taskyard dev`` (``proc``, stdout piped as text) says it is ready; its lines go
+    to ``log`` for as long as it runs. Fails the test when it exits or is not ready in time."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"taskyard dev not ready in {timeout} s:\n{''.join(log[-40:])}")
+        if line is None:
+            pytest.fail(f"taskyard dev exited with {proc.wait()}:\n{''.join(log[-40:])}")
+        if DEV_READY in line:
+            return

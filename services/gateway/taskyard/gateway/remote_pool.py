@@ -102,8 +102,6 @@ class RemotePool:
         self._survey_addresses = settings.survey_addresses
         self._tasks: list[asyncio.Task[Any]] = []
         self._timers: dict[tuple[str, int], asyncio.TimerHandle] = {}
-        # Outcomes the worker sent for attempts no longer its own (revoked, timed out).
-        self.refused = 0
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -363,7 +361,6 @@ class RemotePool:
                 # Late: its lease was revoked. The store refuses it too and counts it on
                 # the task (late_reports), as a pool's late report is counted; the worker
                 # hears of the refusal once the store has.
-                self.refused += 1
                 answered = self.writer.report_answered(
                     leases_pb2.ReportRequest(completed=[self._late(outcome)])
                 )

@@ -187,10 +187,9 @@ class WorkerService(wgrpc.WorkerServiceServicer):
     ) -> None:
         try:
             async for req in requests:
+                pool.on_heartbeat()  # any word from the worker shows it alive
                 kind = req.WhichOneof("message")
-                if kind == "heartbeat":
-                    pool.on_heartbeat()
-                elif kind == "started":
+                if kind == "started":
                     pool.on_started(req.started.ref)
                 elif kind == "outcome":
                     pool.on_outcome(req.outcome)
@@ -200,10 +199,9 @@ class WorkerService(wgrpc.WorkerServiceServicer):
                     pool.on_progress(req.progress)
                 elif kind == "drain":
                     pool.drain()
-                # A second Hello, or a message this gateway does not know: ignored (a
-                # newer worker may send what an older gateway does not read).
-                if kind in ("heartbeat", "started", "outcome", "logs", "progress"):
-                    pool.on_heartbeat()  # any word from the worker shows it alive
+                # A heartbeat needs nothing more; a second Hello, or a message this gateway
+                # does not know, is ignored (a newer worker may send what an older gateway
+                # does not read).
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         except Exception:
