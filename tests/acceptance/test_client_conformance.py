@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.dev_run import until_ready
+from support.dev_run import dev_argv, until_ready
 from support.observability import running_jaeger, service_of, tracing_env, wait_for_spans
 
 from taskyard.cli import jaeger as jaeger_launcher
@@ -145,9 +145,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
             TASKYARD_TOKEN=TOKEN,  # dev's readiness probe: a pool serving tasks
             PYTHONUNBUFFERED="1",
         )
-        argv = [sys.executable, "-m", "taskyard.cli", "dev", "--data-dir", str(work / "data")]
-        argv += ["--port", str(port), "--no-jaeger", "--metrics-port", "0", "--workers", "1"]
-        argv += ["--concurrency", "4", "--grace", "5"]
+        argv = dev_argv(work / "data", port)
         proc = subprocess.Popen(
             argv,
             env=env,

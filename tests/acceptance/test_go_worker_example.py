@@ -9,14 +9,13 @@ import os
 import re
 import shutil
 import signal
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.dev_run import Terminal, scratch_dir, user_env
+from support.dev_run import Terminal, dev_argv, scratch_dir, user_env
 from support.observability import parent_of, running_jaeger, service_of, tags, tracing_env, wait_for_spans
 from support.ports import free_port
 
@@ -62,10 +61,7 @@ def suite() -> Iterator[Suite]:
                 "TASKYARD_TOKEN": TOKEN,  # dev's readiness probe
             }
         )
-        argv = [sys.executable, "-m", "taskyard.cli", "dev", "--data-dir", str(work / "data")]
-        argv += ["--port", str(port), "--no-jaeger", "--metrics-port", "0", "--http-port", "0"]
-        argv += ["--workers", "1", "--concurrency", "2", "--grace", "5"]
-        dev = Terminal(argv, cwd=ROOT, env=env)
+        dev = Terminal(dev_argv(work / "data", port, concurrency=2), cwd=ROOT, env=env)
         try:
             dev.wait_for("Taskyard is ready", READY_TIMEOUT)
             yield Suite(target=f"127.0.0.1:{port}", jaeger=jaeger)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.dev_run import until_ready
+from support.dev_run import dev_argv, until_ready
 from support.ports import free_port
 
 from taskyard.cli.procs import stop_processes
@@ -116,9 +116,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         TASKYARD_CANCEL_DEADLINE=CANCEL_DEADLINE,
         PYTHONUNBUFFERED="1",
     )
-    argv = [sys.executable, "-m", "taskyard.cli", "dev", "--data-dir", str(work / "data")]
-    argv += ["--port", str(port), "--no-jaeger", "--metrics-port", "0", "--workers", "1"]
-    argv += ["--concurrency", "4", "--grace", "5"]
+    argv = dev_argv(work / "data", port)
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL
     )

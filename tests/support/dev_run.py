@@ -184,6 +184,15 @@ def kill_all(pids: Sequence[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def dev_argv(data_dir: Path, port: int, *, concurrency: int = 4) -> list[str]:
+    """``taskyard dev`` for a test beside others: its own gRPC port and every other listener
+    off (a test run starts several suites at once; the dashboard's usual 8080, checked free
+    by two of them at the same moment, would go to both and fail one)."""
+    argv = [sys.executable, "-m", "taskyard.cli", "dev", "--data-dir", str(data_dir), "--port", str(port)]
+    argv += ["--no-jaeger", "--metrics-port", "0", "--http-port", "0", "--workers", "1"]
+    return [*argv, "--concurrency", str(concurrency), "--grace", "5"]
+
+
 # What `taskyard dev` prints once the whole suite serves.
 DEV_READY = "Taskyard is ready"
 
