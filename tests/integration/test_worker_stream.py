@@ -143,6 +143,32 @@ def test_only_the_current_lease_may_report(cluster: Cluster) -> None:
     run(cluster, scenario)
 
 
+def test_reports_carry_several_starts_and_outcomes_each_fenced(cluster: Cluster) -> None:
+    async def scenario(channel: grpc.aio.Channel) -> None:
+        w = RawWorker(channel)
+        welcome = await w.hello("stream.echo", slots=2)
+        ids = {await submit(channel, "stream.echo", x) for x in ("a", "b")}
+        held: list[wpb.Attempt] = []
+        while len(held) < 2:
+            held.extend((await w.read("attempts")).attempts)
+        forged = ref_of(held[1], token="not-the-lease")
+        outcomes = [
+            wpb.Outcome(ref=ref_of(a), result=struct_pb2.Value(string_value=f"{a.args[0]}!")) for a in held
+        ]
+        outcomes.insert(1, wpb.Outcome(ref=forged, result=struct_pb2.Value(string_value="forged")))
+        # One message: both starts, then the outcomes (the start of each goes with it).
+        w.send(reports=wpb.Reports(started=[wpb.Started(ref=ref_of(a)) for a in held], outcomes=outcomes))
+        refused = await w.read("refused")
+        assert refused.ref == forged
+        for task_id in ids:
+            task = await wait(channel, task_id)
+            assert task.state == task_pb2.TASK_STATE_SUCCESS and task.worker_id == welcome.worker_id
+            assert task.result.string_value == f"{task.args[0]}!" and task.HasField("started_at")
+        w.close_send()
+
+    run(cluster, scenario)
+
+
 def test_progress_is_kept_in_the_tasks_context(cluster: Cluster) -> None:
     async def scenario(channel: grpc.aio.Channel) -> None:
         w = RawWorker(channel)

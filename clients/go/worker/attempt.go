@@ -101,7 +101,7 @@ func (a *attempt) run() {
 			attribute.Int("taskyard.attempt", task.Attempt),
 		))
 
-	_ = a.s.send(&workerv1.WorkRequest{Message: &workerv1.WorkRequest_Started{Started: &workerv1.Started{Ref: a.ref}}})
+	a.s.reports.started(a.ref)
 	value, err := a.call(ctx, task)
 	out := a.outcome(ctx, value, err)
 	switch {
@@ -119,8 +119,8 @@ func (a *attempt) run() {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	a.flushLocked()
-	_ = a.s.send(&workerv1.WorkRequest{Message: &workerv1.WorkRequest_Outcome{Outcome: out}})
+	a.flushLocked() // its lines go before its outcome
+	a.s.reports.outcome(out)
 	a.mu.Unlock()
 	a.s.release(a)
 }

@@ -59,6 +59,16 @@ func (f *fakeGateway) Work(stream workerv1.WorkerService_WorkServer) error {
 			if err != nil {
 				return
 			}
+			// Reports are their parts, starts first, as the gateway reads them.
+			if r := msg.GetReports(); r != nil {
+				for _, started := range r.GetStarted() {
+					fs.recv <- &workerv1.WorkRequest{Message: &workerv1.WorkRequest_Started{Started: started}}
+				}
+				for _, o := range r.GetOutcomes() {
+					fs.recv <- &workerv1.WorkRequest{Message: &workerv1.WorkRequest_Outcome{Outcome: o}}
+				}
+				continue
+			}
 			fs.recv <- msg
 		}
 	}()

@@ -37,6 +37,8 @@ type session struct {
 
 	sendMu sync.Mutex // a gRPC stream takes one Send at a time
 	closed bool       // sends are dropped: half-closed, or the stream is over
+	// Starts and outcomes, several to a message under load.
+	reports reports
 
 	mu sync.Mutex
 	// The attempts this worker holds: handed over and neither reported nor
@@ -75,6 +77,10 @@ func (w *Worker) session(ctx context.Context, hello *workerv1.Hello) (welcomed b
 		w: w, stream: stream, welcome: welcome, base: context.WithoutCancel(ctx),
 		held: map[key]*attempt{}, changed: make(chan struct{}, 1),
 	}
+	s.reports.send = func(r *workerv1.Reports) {
+		_ = s.send(&workerv1.WorkRequest{Message: &workerv1.WorkRequest_Reports{Reports: r}})
+	}
+	s.reports.idle = s.wake
 	w.mu.Lock()
 	ready := append([]func(string){}, w.onReady...)
 	w.mu.Unlock()
@@ -217,12 +223,17 @@ func (s *session) release(a *attempt) {
 		}
 	}
 	s.mu.Unlock()
+	s.wake()
+	if next != nil {
+		go next.run()
+	}
+}
+
+// wake tells a drain to look again (an attempt was let go, or reports went out).
+func (s *session) wake() {
 	select {
 	case s.changed <- struct{}{}:
 	default:
-	}
-	if next != nil {
-		go next.run()
 	}
 }
 
@@ -259,7 +270,8 @@ func (s *session) drain(received <-chan error) error {
 		s.mu.Lock()
 		n := len(s.held)
 		s.mu.Unlock()
-		if n == 0 {
+		// An outcome can still be queued behind another's send when its attempt is let go.
+		if n == 0 && s.reports.sent() {
 			break
 		}
 		select {

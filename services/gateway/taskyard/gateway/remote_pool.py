@@ -31,6 +31,7 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import contract, dialer, errors, ids, limit_declarations, payload, roles, rpc, transport
 from taskyard.core.config import Settings
+from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.core.retry import RetryPolicy
 from taskyard.core.states import WorkerState
@@ -71,6 +72,7 @@ class RemotePool:
         on_dead: Callable[[str], None],
         declared: list[limit_pb2.Limit] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        store: rpc.Caller | None = None,
     ) -> None:
         self._settings = settings
         self.hello = hello
@@ -89,10 +91,19 @@ class RemotePool:
         self.heartbeat_interval = min(5.0, settings.lease_seconds / 4)
         self._last_heartbeat = clock()
         mmb = settings.max_message_bytes
-        self._store = rpc.Requester(
-            settings.store_addresses, max_message_bytes=mmb, timeout=4.0, sign_as=AS_POOL
-        )
-        self.writer = StoreWriter(self._store)
+        # The store's REQ sockets: the pool's own, unless a test gives a fake.
+        self._own_store: rpc.Requester | None = None
+        if store is None:
+            store = self._own_store = rpc.Requester(
+                settings.store_addresses, max_message_bytes=mmb, timeout=4.0, sign_as=AS_POOL
+            )
+        self._store = store
+        # A slot notice goes with each request to the store (StoreWriter's batches):
+        # one notice per batch of outcomes, never one per outcome.
+        self.writer = StoreWriter(self._store, on_send=self._send_notice)
+        self._notice: dispatch_pb2.PoolReport | None = None
+        self._starts = HeldStarts()
+        self._starts_tick: asyncio.TimerHandle | None = None
         self._pair: SchedulerPeers | None = None
         self._pair_address = ""
         self._respondent: Any = None
@@ -154,12 +165,15 @@ class RemotePool:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        if self._starts_tick is not None:
+            self._starts_tick.cancel()
         self.state = WorkerState.STOPPED
         if died:
             self.writer.report(leases_pb2.ReportRequest(died=died))
         self._notify(leases_pb2.ReportRequest(died=died))
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.writer.flushed(), self._settings.request_timeout * 2)
+        self._send_notice()
         await self._beat()
         for task in self._tasks:
             task.cancel()
@@ -167,13 +181,15 @@ class RemotePool:
         for sock in (self._pair, self._respondent, self._streams):
             if sock is not None:
                 sock.close()
-        self._store.close()
+        if self._own_store is not None:
+            self._own_store.close()
 
     def drain(self) -> None:
         """No new attempts: the scheduler is told at once; the held ones finish."""
         if self.state is WorkerState.RUNNING:
             self.state = WorkerState.DRAINING
             self._notify(leases_pb2.ReportRequest())
+            self._send_notice()
 
     @property
     def idle(self) -> bool:
@@ -331,7 +347,7 @@ class RemotePool:
         self._timers.pop(held.key, None)
         if self.attempts.find(public_ref(held.record)) is None:
             return
-        self.attempts.end(held)
+        self._end(held)
         death = self._death(held, cancel_step=task_pb2.CANCEL_STEP_KILL)
         report = leases_pb2.ReportRequest(died=[death])
         self.writer.report(report)
@@ -351,7 +367,23 @@ class RemotePool:
             return
         if not held.started:
             held.started_at_us = int(time.time() * 1e6)
-            self.writer.report(leases_pb2.ReportRequest(started=[bus_ref(held, self.pool_id)]))
+            # Held back: a short attempt's outcome carries its start (core/held_starts.py).
+            self._starts.hold([bus_ref(held, self.pool_id)])
+            if self._starts_tick is None:
+                self._starts_tick = asyncio.get_running_loop().call_later(
+                    START_NOTICE_DELAY, self._on_starts_tick
+                )
+
+    def _on_starts_tick(self) -> None:
+        """The starts of attempts that outlived the hold-back go as notices (RUNNING)."""
+        self._starts_tick = None
+        due = self._starts.age()
+        if due:
+            self.writer.report(leases_pb2.ReportRequest(started=due))
+        if self._starts:
+            self._starts_tick = asyncio.get_running_loop().call_later(
+                START_NOTICE_DELAY, self._on_starts_tick
+            )
 
     def on_outcome(self, outcome: wpb.Outcome) -> None:
         held = self.attempts.find(outcome.ref)
@@ -409,7 +441,7 @@ class RemotePool:
         failure: wpb.Failure | None = None,
         cancelled: bool = False,
     ) -> None:
-        self.attempts.end(held)
+        self._end(held)
         self._disarm(held)
         rec = held.record
         c = leases_pb2.Completion(
@@ -461,19 +493,29 @@ class RemotePool:
             max_rescues=self._settings.max_rescues,
         )
 
+    def _end(self, held: Held) -> None:
+        self.attempts.end(held)
+        self._starts.take(held.key)  # its end carries the start, if not gone yet
+
     def _notify(self, report: leases_pb2.ReportRequest) -> None:
-        """A slot notice to the scheduler (lossy: the next survey corrects it)."""
-        notice = dispatch_pb2.PoolReport(
-            pool_id=self.pool_id,
-            free_slots=self._free_slots(),
-            state=self.state.value,
-            released=report.released,
-            died=[leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died],
-        )
+        """What ``report`` frees, into the next slot notice to the scheduler."""
+        notice = self._notice
+        if notice is None:
+            notice = self._notice = dispatch_pb2.PoolReport(pool_id=self.pool_id)
+        notice.released.extend(report.released)
+        notice.died.extend(leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died)
         for c in report.completed:
             notice.completed.add(success=c.success, cancel_step=c.cancel_step).ref.CopyFrom(c.ref)
-        if self._pair is not None:
-            self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice))
+
+    def _send_notice(self) -> None:
+        """The slot notice gathered so far, with the free slots and state of now (lossy:
+        the next survey corrects it)."""
+        notice, self._notice = self._notice, None
+        if notice is None or self._pair is None:
+            return
+        notice.free_slots = self._free_slots()
+        notice.state = self.state.value
+        self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice))
 
     def _free_slots(self) -> int:
         return self.attempts.free if self.state is WorkerState.RUNNING else 0
@@ -517,6 +559,7 @@ class RemotePool:
                     if old is not None:
                         old.close()
                 self._notify(leases_pb2.ReportRequest())
+                self._send_notice()
         finally:
             req.close()
 

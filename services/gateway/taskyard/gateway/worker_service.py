@@ -189,7 +189,12 @@ class WorkerService(wgrpc.WorkerServiceServicer):
             async for req in requests:
                 pool.on_heartbeat()  # any word from the worker shows it alive
                 kind = req.WhichOneof("message")
-                if kind == "started":
+                if kind == "reports":
+                    for started in req.reports.started:
+                        pool.on_started(started.ref)
+                    for outcome in req.reports.outcomes:
+                        pool.on_outcome(outcome)
+                elif kind == "started":
                     pool.on_started(req.started.ref)
                 elif kind == "outcome":
                     pool.on_outcome(req.outcome)

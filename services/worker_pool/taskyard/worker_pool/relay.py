@@ -21,27 +21,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Protocol
 
-from taskyard.bus.v1 import dispatch_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import hops
+from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts, Key
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.state import Outbox, PoolState
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
-# A start notice is held this long (to twice as long) for its attempt's outcome,
-# which carries it when it comes first: RUNNING shows for tasks that run longer,
-# and a short one costs the store one write and its result never queues behind one.
-START_NOTICE_DELAY = 0.05
 # How long an outcome waits for the log lines ahead of it (then goes anyway),
 # checking at every step whether a drain has begun.
 LOG_SETTLE_TIMEOUT = 2.0
 LOG_SETTLE_STEP = 0.1
-
-Key = tuple[str, int]
 
 
 class Cancellable(Protocol):
@@ -50,34 +45,6 @@ class Cancellable(Protocol):
 
 # When a callback runs: ``loop.call_later`` (a test gives a clock of its own).
 CallLater = Callable[[float, Callable[[], None]], Cancellable]
-
-
-class HeldStarts:
-    """Start notices waiting for their attempt's outcome, in two generations: a
-    start is due at the second ``age`` after it was held, so one to two ticks."""
-
-    def __init__(self) -> None:
-        self._young: dict[Key, task_record_pb2.AttemptRef] = {}
-        self._old: dict[Key, task_record_pb2.AttemptRef] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self._young or self._old)
-
-    def hold(self, refs: Iterable[task_record_pb2.AttemptRef]) -> None:
-        young = self._young
-        for ref in refs:
-            young[(ref.task_id, ref.attempt)] = ref
-
-    def take(self, key: Key) -> task_record_pb2.AttemptRef | None:
-        """The held start of ``key``'s attempt (it ended), which is held no more."""
-        ref = self._young.pop(key, None)
-        old = self._old.pop(key, None)
-        return ref if ref is not None else old
-
-    def age(self) -> list[task_record_pb2.AttemptRef]:
-        """A tick: the starts held for a whole tick are due (returned), the others get older."""
-        due, self._old, self._young = self._old, self._young, {}
-        return list(due.values())
 
 
 class ReportRelay:

@@ -13,7 +13,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class WorkRequest(_message.Message):
-    __slots__ = ("hello", "started", "heartbeat", "outcome", "logs", "progress", "drain")
+    __slots__ = ("hello", "started", "heartbeat", "outcome", "logs", "progress", "drain", "reports")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
@@ -21,6 +21,7 @@ class WorkRequest(_message.Message):
     LOGS_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     DRAIN_FIELD_NUMBER: _ClassVar[int]
+    REPORTS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     started: Started
     heartbeat: Heartbeat
@@ -28,7 +29,8 @@ class WorkRequest(_message.Message):
     logs: LogLines
     progress: Progress
     drain: Drain
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., started: _Optional[_Union[Started, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., logs: _Optional[_Union[LogLines, _Mapping]] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ..., drain: _Optional[_Union[Drain, _Mapping]] = ...) -> None: ...
+    reports: Reports
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., started: _Optional[_Union[Started, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., logs: _Optional[_Union[LogLines, _Mapping]] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ..., drain: _Optional[_Union[Drain, _Mapping]] = ..., reports: _Optional[_Union[Reports, _Mapping]] = ...) -> None: ...
 
 class WorkResponse(_message.Message):
     __slots__ = ("welcome", "attempts", "cancel", "revoke", "refused")
@@ -169,6 +171,14 @@ class Outcome(_message.Message):
     failure: Failure
     cancelled: bool
     def __init__(self, ref: _Optional[_Union[AttemptRef, _Mapping]] = ..., result: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., cancelled: bool = ...) -> None: ...
+
+class Reports(_message.Message):
+    __slots__ = ("started", "outcomes")
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    started: _containers.RepeatedCompositeFieldContainer[Started]
+    outcomes: _containers.RepeatedCompositeFieldContainer[Outcome]
+    def __init__(self, started: _Optional[_Iterable[_Union[Started, _Mapping]]] = ..., outcomes: _Optional[_Iterable[_Union[Outcome, _Mapping]]] = ...) -> None: ...
 
 class Failure(_message.Message):
     __slots__ = ("type", "message", "traceback", "retryable", "retry_delay")

@@ -36,6 +36,7 @@ type WorkRequest struct {
 	//	*WorkRequest_Logs
 	//	*WorkRequest_Progress
 	//	*WorkRequest_Drain
+	//	*WorkRequest_Reports
 	Message       isWorkRequest_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -141,6 +142,15 @@ func (x *WorkRequest) GetDrain() *Drain {
 	return nil
 }
 
+func (x *WorkRequest) GetReports() *Reports {
+	if x != nil {
+		if x, ok := x.Message.(*WorkRequest_Reports); ok {
+			return x.Reports
+		}
+	}
+	return nil
+}
+
 type isWorkRequest_Message interface {
 	isWorkRequest_Message()
 }
@@ -174,6 +184,10 @@ type WorkRequest_Drain struct {
 	Drain *Drain `protobuf:"bytes,7,opt,name=drain,proto3,oneof"`
 }
 
+type WorkRequest_Reports struct {
+	Reports *Reports `protobuf:"bytes,8,opt,name=reports,proto3,oneof"`
+}
+
 func (*WorkRequest_Hello) isWorkRequest_Message() {}
 
 func (*WorkRequest_Started) isWorkRequest_Message() {}
@@ -187,6 +201,8 @@ func (*WorkRequest_Logs) isWorkRequest_Message() {}
 func (*WorkRequest_Progress) isWorkRequest_Message() {}
 
 func (*WorkRequest_Drain) isWorkRequest_Message() {}
+
+func (*WorkRequest_Reports) isWorkRequest_Message() {}
 
 type WorkResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1005,6 +1021,61 @@ func (*Outcome_Result) isOutcome_Outcome() {}
 
 func (*Outcome_Failure) isOutcome_Outcome() {}
 
+// Several Started and Outcome messages in one, each fenced on its own (a
+// refused one is answered with its own Refused). The starts apply first, so an
+// attempt's start and outcome may go in the same Reports.
+type Reports struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Started       []*Started             `protobuf:"bytes,1,rep,name=started,proto3" json:"started,omitempty"`
+	Outcomes      []*Outcome             `protobuf:"bytes,2,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reports) Reset() {
+	*x = Reports{}
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reports) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reports) ProtoMessage() {}
+
+func (x *Reports) ProtoReflect() protoreflect.Message {
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reports.ProtoReflect.Descriptor instead.
+func (*Reports) Descriptor() ([]byte, []int) {
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Reports) GetStarted() []*Started {
+	if x != nil {
+		return x.Started
+	}
+	return nil
+}
+
+func (x *Reports) GetOutcomes() []*Outcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
 type Failure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The error's type, e.g. "ValueError", "*errors.errorString".
@@ -1021,7 +1092,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[11]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1104,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[11]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1117,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{11}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Failure) GetType() string {
@@ -1094,7 +1165,7 @@ type LogLines struct {
 
 func (x *LogLines) Reset() {
 	*x = LogLines{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[12]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1177,7 @@ func (x *LogLines) String() string {
 func (*LogLines) ProtoMessage() {}
 
 func (x *LogLines) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[12]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1190,7 @@ func (x *LogLines) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLines.ProtoReflect.Descriptor instead.
 func (*LogLines) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{12}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LogLines) GetRef() *AttemptRef {
@@ -1148,7 +1219,7 @@ type LogLine struct {
 
 func (x *LogLine) Reset() {
 	*x = LogLine{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[13]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1231,7 @@ func (x *LogLine) String() string {
 func (*LogLine) ProtoMessage() {}
 
 func (x *LogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[13]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1244,7 @@ func (x *LogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLine.ProtoReflect.Descriptor instead.
 func (*LogLine) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{13}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LogLine) GetTime() *timestamppb.Timestamp {
@@ -1211,7 +1282,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[14]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1294,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[14]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1307,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{14}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Progress) GetRef() *AttemptRef {
@@ -1269,7 +1340,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[15]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1352,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[15]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1365,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{15}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{16}
 }
 
 // Stop the attempt: its task was cancelled. Report an Outcome with `cancelled`
@@ -1310,7 +1381,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[16]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1393,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[16]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1406,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{16}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Cancel) GetRef() *AttemptRef {
@@ -1371,7 +1442,7 @@ type Revoke struct {
 
 func (x *Revoke) Reset() {
 	*x = Revoke{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[17]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1454,7 @@ func (x *Revoke) String() string {
 func (*Revoke) ProtoMessage() {}
 
 func (x *Revoke) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[17]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1467,7 @@ func (x *Revoke) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revoke.ProtoReflect.Descriptor instead.
 func (*Revoke) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{17}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Revoke) GetRef() *AttemptRef {
@@ -1425,7 +1496,7 @@ type Refused struct {
 
 func (x *Refused) Reset() {
 	*x = Refused{}
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[18]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1508,7 @@ func (x *Refused) String() string {
 func (*Refused) ProtoMessage() {}
 
 func (x *Refused) ProtoReflect() protoreflect.Message {
-	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[18]
+	mi := &file_taskyard_worker_v1_worker_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1521,7 @@ func (x *Refused) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Refused.ProtoReflect.Descriptor instead.
 func (*Refused) Descriptor() ([]byte, []int) {
-	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{18}
+	return file_taskyard_worker_v1_worker_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Refused) GetRef() *AttemptRef {
@@ -1471,7 +1542,7 @@ var File_taskyard_worker_v1_worker_service_proto protoreflect.FileDescriptor
 
 const file_taskyard_worker_v1_worker_service_proto_rawDesc = "" +
 	"\n" +
-	"'taskyard/worker/v1/worker_service.proto\x12\x12taskyard.worker.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\x9f\x03\n" +
+	"'taskyard/worker/v1/worker_service.proto\x12\x12taskyard.worker.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskyard/v1/task.proto\"\xd8\x03\n" +
 	"\vWorkRequest\x121\n" +
 	"\x05hello\x18\x01 \x01(\v2\x19.taskyard.worker.v1.HelloH\x00R\x05hello\x127\n" +
 	"\astarted\x18\x02 \x01(\v2\x1b.taskyard.worker.v1.StartedH\x00R\astarted\x12=\n" +
@@ -1479,7 +1550,8 @@ const file_taskyard_worker_v1_worker_service_proto_rawDesc = "" +
 	"\aoutcome\x18\x04 \x01(\v2\x1b.taskyard.worker.v1.OutcomeH\x00R\aoutcome\x122\n" +
 	"\x04logs\x18\x05 \x01(\v2\x1c.taskyard.worker.v1.LogLinesH\x00R\x04logs\x12:\n" +
 	"\bprogress\x18\x06 \x01(\v2\x1c.taskyard.worker.v1.ProgressH\x00R\bprogress\x121\n" +
-	"\x05drain\x18\a \x01(\v2\x19.taskyard.worker.v1.DrainH\x00R\x05drainB\t\n" +
+	"\x05drain\x18\a \x01(\v2\x19.taskyard.worker.v1.DrainH\x00R\x05drain\x127\n" +
+	"\areports\x18\b \x01(\v2\x1b.taskyard.worker.v1.ReportsH\x00R\areportsB\t\n" +
 	"\amessage\"\xb3\x02\n" +
 	"\fWorkResponse\x127\n" +
 	"\awelcome\x18\x01 \x01(\v2\x1b.taskyard.worker.v1.WelcomeH\x00R\awelcome\x12:\n" +
@@ -1549,7 +1621,10 @@ const file_taskyard_worker_v1_worker_service_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x16.google.protobuf.ValueH\x00R\x06result\x127\n" +
 	"\afailure\x18\x03 \x01(\v2\x1b.taskyard.worker.v1.FailureH\x00R\afailure\x12\x1c\n" +
 	"\tcancelled\x18\x04 \x01(\bR\tcancelledB\t\n" +
-	"\aoutcome\"\xaf\x01\n" +
+	"\aoutcome\"y\n" +
+	"\aReports\x125\n" +
+	"\astarted\x18\x01 \x03(\v2\x1b.taskyard.worker.v1.StartedR\astarted\x127\n" +
+	"\boutcomes\x18\x02 \x03(\v2\x1b.taskyard.worker.v1.OutcomeR\boutcomes\"\xaf\x01\n" +
 	"\aFailure\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
@@ -1595,7 +1670,7 @@ func file_taskyard_worker_v1_worker_service_proto_rawDescGZIP() []byte {
 	return file_taskyard_worker_v1_worker_service_proto_rawDescData
 }
 
-var file_taskyard_worker_v1_worker_service_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_taskyard_worker_v1_worker_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_taskyard_worker_v1_worker_service_proto_goTypes = []any{
 	(*WorkRequest)(nil),           // 0: taskyard.worker.v1.WorkRequest
 	(*WorkResponse)(nil),          // 1: taskyard.worker.v1.WorkResponse
@@ -1608,66 +1683,70 @@ var file_taskyard_worker_v1_worker_service_proto_goTypes = []any{
 	(*Started)(nil),               // 8: taskyard.worker.v1.Started
 	(*Heartbeat)(nil),             // 9: taskyard.worker.v1.Heartbeat
 	(*Outcome)(nil),               // 10: taskyard.worker.v1.Outcome
-	(*Failure)(nil),               // 11: taskyard.worker.v1.Failure
-	(*LogLines)(nil),              // 12: taskyard.worker.v1.LogLines
-	(*LogLine)(nil),               // 13: taskyard.worker.v1.LogLine
-	(*Progress)(nil),              // 14: taskyard.worker.v1.Progress
-	(*Drain)(nil),                 // 15: taskyard.worker.v1.Drain
-	(*Cancel)(nil),                // 16: taskyard.worker.v1.Cancel
-	(*Revoke)(nil),                // 17: taskyard.worker.v1.Revoke
-	(*Refused)(nil),               // 18: taskyard.worker.v1.Refused
-	nil,                           // 19: taskyard.worker.v1.Attempt.TraceHeadersEntry
-	nil,                           // 20: taskyard.worker.v1.Attempt.LabelsEntry
-	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
-	(*structpb.ListValue)(nil),    // 22: google.protobuf.ListValue
-	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
-	(v1.Priority)(0),              // 25: taskyard.v1.Priority
-	(*structpb.Value)(nil),        // 26: google.protobuf.Value
+	(*Reports)(nil),               // 11: taskyard.worker.v1.Reports
+	(*Failure)(nil),               // 12: taskyard.worker.v1.Failure
+	(*LogLines)(nil),              // 13: taskyard.worker.v1.LogLines
+	(*LogLine)(nil),               // 14: taskyard.worker.v1.LogLine
+	(*Progress)(nil),              // 15: taskyard.worker.v1.Progress
+	(*Drain)(nil),                 // 16: taskyard.worker.v1.Drain
+	(*Cancel)(nil),                // 17: taskyard.worker.v1.Cancel
+	(*Revoke)(nil),                // 18: taskyard.worker.v1.Revoke
+	(*Refused)(nil),               // 19: taskyard.worker.v1.Refused
+	nil,                           // 20: taskyard.worker.v1.Attempt.TraceHeadersEntry
+	nil,                           // 21: taskyard.worker.v1.Attempt.LabelsEntry
+	(*durationpb.Duration)(nil),   // 22: google.protobuf.Duration
+	(*structpb.ListValue)(nil),    // 23: google.protobuf.ListValue
+	(*structpb.Struct)(nil),       // 24: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(v1.Priority)(0),              // 26: taskyard.v1.Priority
+	(*structpb.Value)(nil),        // 27: google.protobuf.Value
 }
 var file_taskyard_worker_v1_worker_service_proto_depIdxs = []int32{
 	2,  // 0: taskyard.worker.v1.WorkRequest.hello:type_name -> taskyard.worker.v1.Hello
 	8,  // 1: taskyard.worker.v1.WorkRequest.started:type_name -> taskyard.worker.v1.Started
 	9,  // 2: taskyard.worker.v1.WorkRequest.heartbeat:type_name -> taskyard.worker.v1.Heartbeat
 	10, // 3: taskyard.worker.v1.WorkRequest.outcome:type_name -> taskyard.worker.v1.Outcome
-	12, // 4: taskyard.worker.v1.WorkRequest.logs:type_name -> taskyard.worker.v1.LogLines
-	14, // 5: taskyard.worker.v1.WorkRequest.progress:type_name -> taskyard.worker.v1.Progress
-	15, // 6: taskyard.worker.v1.WorkRequest.drain:type_name -> taskyard.worker.v1.Drain
-	4,  // 7: taskyard.worker.v1.WorkResponse.welcome:type_name -> taskyard.worker.v1.Welcome
-	5,  // 8: taskyard.worker.v1.WorkResponse.attempts:type_name -> taskyard.worker.v1.Attempts
-	16, // 9: taskyard.worker.v1.WorkResponse.cancel:type_name -> taskyard.worker.v1.Cancel
-	17, // 10: taskyard.worker.v1.WorkResponse.revoke:type_name -> taskyard.worker.v1.Revoke
-	18, // 11: taskyard.worker.v1.WorkResponse.refused:type_name -> taskyard.worker.v1.Refused
-	3,  // 12: taskyard.worker.v1.Hello.tasks:type_name -> taskyard.worker.v1.TaskDeclaration
-	21, // 13: taskyard.worker.v1.TaskDeclaration.timeout:type_name -> google.protobuf.Duration
-	21, // 14: taskyard.worker.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
-	6,  // 15: taskyard.worker.v1.Attempts.attempts:type_name -> taskyard.worker.v1.Attempt
-	22, // 16: taskyard.worker.v1.Attempt.args:type_name -> google.protobuf.ListValue
-	23, // 17: taskyard.worker.v1.Attempt.kwargs:type_name -> google.protobuf.Struct
-	24, // 18: taskyard.worker.v1.Attempt.deadline:type_name -> google.protobuf.Timestamp
-	19, // 19: taskyard.worker.v1.Attempt.trace_headers:type_name -> taskyard.worker.v1.Attempt.TraceHeadersEntry
-	25, // 20: taskyard.worker.v1.Attempt.priority:type_name -> taskyard.v1.Priority
-	20, // 21: taskyard.worker.v1.Attempt.labels:type_name -> taskyard.worker.v1.Attempt.LabelsEntry
-	7,  // 22: taskyard.worker.v1.Started.ref:type_name -> taskyard.worker.v1.AttemptRef
-	7,  // 23: taskyard.worker.v1.Outcome.ref:type_name -> taskyard.worker.v1.AttemptRef
-	26, // 24: taskyard.worker.v1.Outcome.result:type_name -> google.protobuf.Value
-	11, // 25: taskyard.worker.v1.Outcome.failure:type_name -> taskyard.worker.v1.Failure
-	21, // 26: taskyard.worker.v1.Failure.retry_delay:type_name -> google.protobuf.Duration
-	7,  // 27: taskyard.worker.v1.LogLines.ref:type_name -> taskyard.worker.v1.AttemptRef
-	13, // 28: taskyard.worker.v1.LogLines.lines:type_name -> taskyard.worker.v1.LogLine
-	24, // 29: taskyard.worker.v1.LogLine.time:type_name -> google.protobuf.Timestamp
-	7,  // 30: taskyard.worker.v1.Progress.ref:type_name -> taskyard.worker.v1.AttemptRef
-	7,  // 31: taskyard.worker.v1.Cancel.ref:type_name -> taskyard.worker.v1.AttemptRef
-	21, // 32: taskyard.worker.v1.Cancel.grace:type_name -> google.protobuf.Duration
-	7,  // 33: taskyard.worker.v1.Revoke.ref:type_name -> taskyard.worker.v1.AttemptRef
-	7,  // 34: taskyard.worker.v1.Refused.ref:type_name -> taskyard.worker.v1.AttemptRef
-	0,  // 35: taskyard.worker.v1.WorkerService.Work:input_type -> taskyard.worker.v1.WorkRequest
-	1,  // 36: taskyard.worker.v1.WorkerService.Work:output_type -> taskyard.worker.v1.WorkResponse
-	36, // [36:37] is the sub-list for method output_type
-	35, // [35:36] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	13, // 4: taskyard.worker.v1.WorkRequest.logs:type_name -> taskyard.worker.v1.LogLines
+	15, // 5: taskyard.worker.v1.WorkRequest.progress:type_name -> taskyard.worker.v1.Progress
+	16, // 6: taskyard.worker.v1.WorkRequest.drain:type_name -> taskyard.worker.v1.Drain
+	11, // 7: taskyard.worker.v1.WorkRequest.reports:type_name -> taskyard.worker.v1.Reports
+	4,  // 8: taskyard.worker.v1.WorkResponse.welcome:type_name -> taskyard.worker.v1.Welcome
+	5,  // 9: taskyard.worker.v1.WorkResponse.attempts:type_name -> taskyard.worker.v1.Attempts
+	17, // 10: taskyard.worker.v1.WorkResponse.cancel:type_name -> taskyard.worker.v1.Cancel
+	18, // 11: taskyard.worker.v1.WorkResponse.revoke:type_name -> taskyard.worker.v1.Revoke
+	19, // 12: taskyard.worker.v1.WorkResponse.refused:type_name -> taskyard.worker.v1.Refused
+	3,  // 13: taskyard.worker.v1.Hello.tasks:type_name -> taskyard.worker.v1.TaskDeclaration
+	22, // 14: taskyard.worker.v1.TaskDeclaration.timeout:type_name -> google.protobuf.Duration
+	22, // 15: taskyard.worker.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	6,  // 16: taskyard.worker.v1.Attempts.attempts:type_name -> taskyard.worker.v1.Attempt
+	23, // 17: taskyard.worker.v1.Attempt.args:type_name -> google.protobuf.ListValue
+	24, // 18: taskyard.worker.v1.Attempt.kwargs:type_name -> google.protobuf.Struct
+	25, // 19: taskyard.worker.v1.Attempt.deadline:type_name -> google.protobuf.Timestamp
+	20, // 20: taskyard.worker.v1.Attempt.trace_headers:type_name -> taskyard.worker.v1.Attempt.TraceHeadersEntry
+	26, // 21: taskyard.worker.v1.Attempt.priority:type_name -> taskyard.v1.Priority
+	21, // 22: taskyard.worker.v1.Attempt.labels:type_name -> taskyard.worker.v1.Attempt.LabelsEntry
+	7,  // 23: taskyard.worker.v1.Started.ref:type_name -> taskyard.worker.v1.AttemptRef
+	7,  // 24: taskyard.worker.v1.Outcome.ref:type_name -> taskyard.worker.v1.AttemptRef
+	27, // 25: taskyard.worker.v1.Outcome.result:type_name -> google.protobuf.Value
+	12, // 26: taskyard.worker.v1.Outcome.failure:type_name -> taskyard.worker.v1.Failure
+	8,  // 27: taskyard.worker.v1.Reports.started:type_name -> taskyard.worker.v1.Started
+	10, // 28: taskyard.worker.v1.Reports.outcomes:type_name -> taskyard.worker.v1.Outcome
+	22, // 29: taskyard.worker.v1.Failure.retry_delay:type_name -> google.protobuf.Duration
+	7,  // 30: taskyard.worker.v1.LogLines.ref:type_name -> taskyard.worker.v1.AttemptRef
+	14, // 31: taskyard.worker.v1.LogLines.lines:type_name -> taskyard.worker.v1.LogLine
+	25, // 32: taskyard.worker.v1.LogLine.time:type_name -> google.protobuf.Timestamp
+	7,  // 33: taskyard.worker.v1.Progress.ref:type_name -> taskyard.worker.v1.AttemptRef
+	7,  // 34: taskyard.worker.v1.Cancel.ref:type_name -> taskyard.worker.v1.AttemptRef
+	22, // 35: taskyard.worker.v1.Cancel.grace:type_name -> google.protobuf.Duration
+	7,  // 36: taskyard.worker.v1.Revoke.ref:type_name -> taskyard.worker.v1.AttemptRef
+	7,  // 37: taskyard.worker.v1.Refused.ref:type_name -> taskyard.worker.v1.AttemptRef
+	0,  // 38: taskyard.worker.v1.WorkerService.Work:input_type -> taskyard.worker.v1.WorkRequest
+	1,  // 39: taskyard.worker.v1.WorkerService.Work:output_type -> taskyard.worker.v1.WorkResponse
+	39, // [39:40] is the sub-list for method output_type
+	38, // [38:39] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_taskyard_worker_v1_worker_service_proto_init() }
@@ -1683,6 +1762,7 @@ func file_taskyard_worker_v1_worker_service_proto_init() {
 		(*WorkRequest_Logs)(nil),
 		(*WorkRequest_Progress)(nil),
 		(*WorkRequest_Drain)(nil),
+		(*WorkRequest_Reports)(nil),
 	}
 	file_taskyard_worker_v1_worker_service_proto_msgTypes[1].OneofWrappers = []any{
 		(*WorkResponse_Welcome)(nil),
@@ -1702,7 +1782,7 @@ func file_taskyard_worker_v1_worker_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskyard_worker_v1_worker_service_proto_rawDesc), len(file_taskyard_worker_v1_worker_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,9 @@ const (
 //	worker -> Drain (no new attempts; finish the running ones), then it
 //	          half-closes the stream once its last Outcome is sent.
 //
+// Starts and outcomes may also go several at once in Reports (one message
+// for what a worker with many slots has ready at a time, rather than two per
+// attempt): the fast way, which the libraries take.
 // Every message about an attempt names it by task id, attempt number and
 // lease token: one that is not the gateway's current lease is refused
 // (fencing), exactly as a pool's report on the bus is.
@@ -98,6 +101,9 @@ type WorkerService_WorkClient = grpc.BidiStreamingClient[WorkRequest, WorkRespon
 //	worker -> Drain (no new attempts; finish the running ones), then it
 //	          half-closes the stream once its last Outcome is sent.
 //
+// Starts and outcomes may also go several at once in Reports (one message
+// for what a worker with many slots has ready at a time, rather than two per
+// attempt): the fast way, which the libraries take.
 // Every message about an attempt names it by task id, attempt number and
 // lease token: one that is not the gateway's current lease is refused
 // (fencing), exactly as a pool's report on the bus is.

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskyard/worker/v1/worker_service.proto.
  */
 export const file_taskyard_worker_v1_worker_service: GenFile = /*@__PURE__*/
-  fileDesc("Cid0YXNreWFyZC93b3JrZXIvdjEvd29ya2VyX3NlcnZpY2UucHJvdG8SEnRhc2t5YXJkLndvcmtlci52MSLkAgoLV29ya1JlcXVlc3QSKgoFaGVsbG8YASABKAsyGS50YXNreWFyZC53b3JrZXIudjEuSGVsbG9IABIuCgdzdGFydGVkGAIgASgLMhsudGFza3lhcmQud29ya2VyLnYxLlN0YXJ0ZWRIABIyCgloZWFydGJlYXQYAyABKAsyHS50YXNreWFyZC53b3JrZXIudjEuSGVhcnRiZWF0SAASLgoHb3V0Y29tZRgEIAEoCzIbLnRhc2t5YXJkLndvcmtlci52MS5PdXRjb21lSAASLAoEbG9ncxgFIAEoCzIcLnRhc2t5YXJkLndvcmtlci52MS5Mb2dMaW5lc0gAEjAKCHByb2dyZXNzGAYgASgLMhwudGFza3lhcmQud29ya2VyLnYxLlByb2dyZXNzSAASKgoFZHJhaW4YByABKAsyGS50YXNreWFyZC53b3JrZXIudjEuRHJhaW5IAEIJCgdtZXNzYWdlIocCCgxXb3JrUmVzcG9uc2USLgoHd2VsY29tZRgBIAEoCzIbLnRhc2t5YXJkLndvcmtlci52MS5XZWxjb21lSAASMAoIYXR0ZW1wdHMYAiABKAsyHC50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdHNIABIsCgZjYW5jZWwYAyABKAsyGi50YXNreWFyZC53b3JrZXIudjEuQ2FuY2VsSAASLAoGcmV2b2tlGAQgASgLMhoudGFza3lhcmQud29ya2VyLnYxLlJldm9rZUgAEi4KB3JlZnVzZWQYBSABKAsyGy50YXNreWFyZC53b3JrZXIudjEuUmVmdXNlZEgAQgkKB21lc3NhZ2UibAoFSGVsbG8SEwoLd29ya2VyX25hbWUYASABKAkSDQoFc2xvdHMYAiABKAUSMgoFdGFza3MYAyADKAsyIy50YXNreWFyZC53b3JrZXIudjEuVGFza0RlY2xhcmF0aW9uEgsKA3NkaxgEIAEoCSKxAQoPVGFza0RlY2xhcmF0aW9uEgwKBG5hbWUYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhIKCnJhdGVfbGltaXQYBCABKAkSEwoLY29uY3VycmVuY3kYBSABKAUSEQoJbGltaXRfa2V5GAYgASgJQg4KDF9tYXhfcmV0cmllcyKIAQoHV2VsY29tZRIRCgl3b3JrZXJfaWQYASABKAkSNQoSaGVhcnRiZWF0X2ludGVydmFsGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhkKEW1heF9tZXNzYWdlX2J5dGVzGAMgASgDEhgKEG1heF9yZXN1bHRfYnl0ZXMYBCABKAMiOQoIQXR0ZW1wdHMSLQoIYXR0ZW1wdHMYASADKAsyGy50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdCK0BAoHQXR0ZW1wdBIPCgd0YXNrX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKAoEYXJncxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5MaXN0VmFsdWUSJwoGa3dhcmdzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdhdHRlbXB0GAUgASgFEhMKC2xlYXNlX3Rva2VuGAYgASgJEiwKCGRlYWRsaW5lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJECg10cmFjZV9oZWFkZXJzGAggAygLMi0udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHQuVHJhY2VIZWFkZXJzRW50cnkSJwoIcHJpb3JpdHkYCSABKA4yFS50YXNreWFyZC52MS5Qcmlvcml0eRINCgVxdWV1ZRgKIAEoCRI3CgZsYWJlbHMYCyADKAsyJy50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdC5MYWJlbHNFbnRyeRIRCglwYXJlbnRfaWQYDCABKAkSDwoHcm9vdF9pZBgNIAEoCRIOCgZ0ZW5hbnQYDiABKAkSFAoMcmV0cmllc19sZWZ0GA8gASgFGjMKEVRyYWNlSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJDCgpBdHRlbXB0UmVmEg8KB3Rhc2tfaWQYASABKAkSDwoHYXR0ZW1wdBgCIAEoBRITCgtsZWFzZV90b2tlbhgDIAEoCSI2CgdTdGFydGVkEisKA3JlZhgBIAEoCzIeLnRhc2t5YXJkLndvcmtlci52MS5BdHRlbXB0UmVmIgsKCUhlYXJ0YmVhdCKuAQoHT3V0Y29tZRIrCgNyZWYYASABKAsyHi50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdFJlZhIoCgZyZXN1bHQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVIABIuCgdmYWlsdXJlGAMgASgLMhsudGFza3lhcmQud29ya2VyLnYxLkZhaWx1cmVIABIRCgljYW5jZWxsZWQYBCABKAhCCQoHb3V0Y29tZSJ+CgdGYWlsdXJlEgwKBHR5cGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIRCgl0cmFjZWJhY2sYAyABKAkSEQoJcmV0cnlhYmxlGAQgASgIEi4KC3JldHJ5X2RlbGF5GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uImMKCExvZ0xpbmVzEisKA3JlZhgBIAEoCzIeLnRhc2t5YXJkLndvcmtlci52MS5BdHRlbXB0UmVmEioKBWxpbmVzGAIgAygLMhsudGFza3lhcmQud29ya2VyLnYxLkxvZ0xpbmUiUwoHTG9nTGluZRIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsZXZlbBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIloKCFByb2dyZXNzEisKA3JlZhgBIAEoCzIeLnRhc2t5YXJkLndvcmtlci52MS5BdHRlbXB0UmVmEhAKCGZyYWN0aW9uGAIgASgBEg8KB21lc3NhZ2UYAyABKAkiBwoFRHJhaW4ibwoGQ2FuY2VsEisKA3JlZhgBIAEoCzIeLnRhc2t5YXJkLndvcmtlci52MS5BdHRlbXB0UmVmEg4KBnJlYXNvbhgCIAEoCRIoCgVncmFjZRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJFCgZSZXZva2USKwoDcmVmGAEgASgLMh4udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHRSZWYSDgoGcmVhc29uGAIgASgJIkYKB1JlZnVzZWQSKwoDcmVmGAEgASgLMh4udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHRSZWYSDgoGcmVhc29uGAIgASgJMl4KDVdvcmtlclNlcnZpY2USTQoEV29yaxIfLnRhc2t5YXJkLndvcmtlci52MS5Xb3JrUmVxdWVzdBogLnRhc2t5YXJkLndvcmtlci52MS5Xb3JrUmVzcG9uc2UoATABQt8BChZkZXYudGFza3lhcmQud29ya2VyLnYxQhJXb3JrZXJTZXJ2aWNlUHJvdG9QAVpHZ2l0aHViLmNvbS90YXNreWFyZC90YXNreWFyZC9jbGllbnRzL2dvL2dlbi90YXNreWFyZC93b3JrZXIvdjE7d29ya2VydjGiAgNUV1iqAhJUYXNreWFyZC5Xb3JrZXIuVjHKAhJUYXNreWFyZFxXb3JrZXJcVjHiAh5UYXNreWFyZFxXb3JrZXJcVjFcR1BCTWV0YWRhdGHqAhRUYXNreWFyZDo6V29ya2VyOjpWMWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskyard_v1_task]);
+  fileDesc("Cid0YXNreWFyZC93b3JrZXIvdjEvd29ya2VyX3NlcnZpY2UucHJvdG8SEnRhc2t5YXJkLndvcmtlci52MSKUAwoLV29ya1JlcXVlc3QSKgoFaGVsbG8YASABKAsyGS50YXNreWFyZC53b3JrZXIudjEuSGVsbG9IABIuCgdzdGFydGVkGAIgASgLMhsudGFza3lhcmQud29ya2VyLnYxLlN0YXJ0ZWRIABIyCgloZWFydGJlYXQYAyABKAsyHS50YXNreWFyZC53b3JrZXIudjEuSGVhcnRiZWF0SAASLgoHb3V0Y29tZRgEIAEoCzIbLnRhc2t5YXJkLndvcmtlci52MS5PdXRjb21lSAASLAoEbG9ncxgFIAEoCzIcLnRhc2t5YXJkLndvcmtlci52MS5Mb2dMaW5lc0gAEjAKCHByb2dyZXNzGAYgASgLMhwudGFza3lhcmQud29ya2VyLnYxLlByb2dyZXNzSAASKgoFZHJhaW4YByABKAsyGS50YXNreWFyZC53b3JrZXIudjEuRHJhaW5IABIuCgdyZXBvcnRzGAggASgLMhsudGFza3lhcmQud29ya2VyLnYxLlJlcG9ydHNIAEIJCgdtZXNzYWdlIocCCgxXb3JrUmVzcG9uc2USLgoHd2VsY29tZRgBIAEoCzIbLnRhc2t5YXJkLndvcmtlci52MS5XZWxjb21lSAASMAoIYXR0ZW1wdHMYAiABKAsyHC50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdHNIABIsCgZjYW5jZWwYAyABKAsyGi50YXNreWFyZC53b3JrZXIudjEuQ2FuY2VsSAASLAoGcmV2b2tlGAQgASgLMhoudGFza3lhcmQud29ya2VyLnYxLlJldm9rZUgAEi4KB3JlZnVzZWQYBSABKAsyGy50YXNreWFyZC53b3JrZXIudjEuUmVmdXNlZEgAQgkKB21lc3NhZ2UibAoFSGVsbG8SEwoLd29ya2VyX25hbWUYASABKAkSDQoFc2xvdHMYAiABKAUSMgoFdGFza3MYAyADKAsyIy50YXNreWFyZC53b3JrZXIudjEuVGFza0RlY2xhcmF0aW9uEgsKA3NkaxgEIAEoCSKxAQoPVGFza0RlY2xhcmF0aW9uEgwKBG5hbWUYASABKAkSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIYCgttYXhfcmV0cmllcxgDIAEoBUgAiAEBEhIKCnJhdGVfbGltaXQYBCABKAkSEwoLY29uY3VycmVuY3kYBSABKAUSEQoJbGltaXRfa2V5GAYgASgJQg4KDF9tYXhfcmV0cmllcyKIAQoHV2VsY29tZRIRCgl3b3JrZXJfaWQYASABKAkSNQoSaGVhcnRiZWF0X2ludGVydmFsGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhkKEW1heF9tZXNzYWdlX2J5dGVzGAMgASgDEhgKEG1heF9yZXN1bHRfYnl0ZXMYBCABKAMiOQoIQXR0ZW1wdHMSLQoIYXR0ZW1wdHMYASADKAsyGy50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdCK0BAoHQXR0ZW1wdBIPCgd0YXNrX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKAoEYXJncxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5MaXN0VmFsdWUSJwoGa3dhcmdzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdhdHRlbXB0GAUgASgFEhMKC2xlYXNlX3Rva2VuGAYgASgJEiwKCGRlYWRsaW5lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJECg10cmFjZV9oZWFkZXJzGAggAygLMi0udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHQuVHJhY2VIZWFkZXJzRW50cnkSJwoIcHJpb3JpdHkYCSABKA4yFS50YXNreWFyZC52MS5Qcmlvcml0eRINCgVxdWV1ZRgKIAEoCRI3CgZsYWJlbHMYCyADKAsyJy50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdC5MYWJlbHNFbnRyeRIRCglwYXJlbnRfaWQYDCABKAkSDwoHcm9vdF9pZBgNIAEoCRIOCgZ0ZW5hbnQYDiABKAkSFAoMcmV0cmllc19sZWZ0GA8gASgFGjMKEVRyYWNlSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJDCgpBdHRlbXB0UmVmEg8KB3Rhc2tfaWQYASABKAkSDwoHYXR0ZW1wdBgCIAEoBRITCgtsZWFzZV90b2tlbhgDIAEoCSI2CgdTdGFydGVkEisKA3JlZhgBIAEoCzIeLnRhc2t5YXJkLndvcmtlci52MS5BdHRlbXB0UmVmIgsKCUhlYXJ0YmVhdCKuAQoHT3V0Y29tZRIrCgNyZWYYASABKAsyHi50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdFJlZhIoCgZyZXN1bHQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVIABIuCgdmYWlsdXJlGAMgASgLMhsudGFza3lhcmQud29ya2VyLnYxLkZhaWx1cmVIABIRCgljYW5jZWxsZWQYBCABKAhCCQoHb3V0Y29tZSJmCgdSZXBvcnRzEiwKB3N0YXJ0ZWQYASADKAsyGy50YXNreWFyZC53b3JrZXIudjEuU3RhcnRlZBItCghvdXRjb21lcxgCIAMoCzIbLnRhc2t5YXJkLndvcmtlci52MS5PdXRjb21lIn4KB0ZhaWx1cmUSDAoEdHlwZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEhEKCXRyYWNlYmFjaxgDIAEoCRIRCglyZXRyeWFibGUYBCABKAgSLgoLcmV0cnlfZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iYwoITG9nTGluZXMSKwoDcmVmGAEgASgLMh4udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHRSZWYSKgoFbGluZXMYAiADKAsyGy50YXNreWFyZC53b3JrZXIudjEuTG9nTGluZSJTCgdMb2dMaW5lEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWxldmVsGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiWgoIUHJvZ3Jlc3MSKwoDcmVmGAEgASgLMh4udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHRSZWYSEAoIZnJhY3Rpb24YAiABKAESDwoHbWVzc2FnZRgDIAEoCSIHCgVEcmFpbiJvCgZDYW5jZWwSKwoDcmVmGAEgASgLMh4udGFza3lhcmQud29ya2VyLnYxLkF0dGVtcHRSZWYSDgoGcmVhc29uGAIgASgJEigKBWdyYWNlGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkUKBlJldm9rZRIrCgNyZWYYASABKAsyHi50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdFJlZhIOCgZyZWFzb24YAiABKAkiRgoHUmVmdXNlZBIrCgNyZWYYASABKAsyHi50YXNreWFyZC53b3JrZXIudjEuQXR0ZW1wdFJlZhIOCgZyZWFzb24YAiABKAkyXgoNV29ya2VyU2VydmljZRJNCgRXb3JrEh8udGFza3lhcmQud29ya2VyLnYxLldvcmtSZXF1ZXN0GiAudGFza3lhcmQud29ya2VyLnYxLldvcmtSZXNwb25zZSgBMAFC3wEKFmRldi50YXNreWFyZC53b3JrZXIudjFCEldvcmtlclNlcnZpY2VQcm90b1ABWkdnaXRodWIuY29tL3Rhc2t5YXJkL3Rhc2t5YXJkL2NsaWVudHMvZ28vZ2VuL3Rhc2t5YXJkL3dvcmtlci92MTt3b3JrZXJ2MaICA1RXWKoCElRhc2t5YXJkLldvcmtlci5WMcoCElRhc2t5YXJkXFdvcmtlclxWMeICHlRhc2t5YXJkXFdvcmtlclxWMVxHUEJNZXRhZGF0YeoCFFRhc2t5YXJkOjpXb3JrZXI6OlYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskyard_v1_task]);
 
 /**
  * @generated from message taskyard.worker.v1.WorkRequest
@@ -67,6 +67,12 @@ export type WorkRequest = Message<"taskyard.worker.v1.WorkRequest"> & {
      */
     value: Drain;
     case: "drain";
+  } | {
+    /**
+     * @generated from field: taskyard.worker.v1.Reports reports = 8;
+     */
+    value: Reports;
+    case: "reports";
   } | { case: undefined; value?: undefined };
 };
 
@@ -486,6 +492,32 @@ export const OutcomeSchema: GenMessage<Outcome> = /*@__PURE__*/
   messageDesc(file_taskyard_worker_v1_worker_service, 10);
 
 /**
+ * Several Started and Outcome messages in one, each fenced on its own (a
+ * refused one is answered with its own Refused). The starts apply first, so an
+ * attempt's start and outcome may go in the same Reports.
+ *
+ * @generated from message taskyard.worker.v1.Reports
+ */
+export type Reports = Message<"taskyard.worker.v1.Reports"> & {
+  /**
+   * @generated from field: repeated taskyard.worker.v1.Started started = 1;
+   */
+  started: Started[];
+
+  /**
+   * @generated from field: repeated taskyard.worker.v1.Outcome outcomes = 2;
+   */
+  outcomes: Outcome[];
+};
+
+/**
+ * Describes the message taskyard.worker.v1.Reports.
+ * Use `create(ReportsSchema)` to create a new message.
+ */
+export const ReportsSchema: GenMessage<Reports> = /*@__PURE__*/
+  messageDesc(file_taskyard_worker_v1_worker_service, 11);
+
+/**
  * @generated from message taskyard.worker.v1.Failure
  */
 export type Failure = Message<"taskyard.worker.v1.Failure"> & {
@@ -526,7 +558,7 @@ export type Failure = Message<"taskyard.worker.v1.Failure"> & {
  * Use `create(FailureSchema)` to create a new message.
  */
 export const FailureSchema: GenMessage<Failure> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 11);
+  messageDesc(file_taskyard_worker_v1_worker_service, 12);
 
 /**
  * @generated from message taskyard.worker.v1.LogLines
@@ -548,7 +580,7 @@ export type LogLines = Message<"taskyard.worker.v1.LogLines"> & {
  * Use `create(LogLinesSchema)` to create a new message.
  */
 export const LogLinesSchema: GenMessage<LogLines> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 12);
+  messageDesc(file_taskyard_worker_v1_worker_service, 13);
 
 /**
  * @generated from message taskyard.worker.v1.LogLine
@@ -577,7 +609,7 @@ export type LogLine = Message<"taskyard.worker.v1.LogLine"> & {
  * Use `create(LogLineSchema)` to create a new message.
  */
 export const LogLineSchema: GenMessage<LogLine> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 13);
+  messageDesc(file_taskyard_worker_v1_worker_service, 14);
 
 /**
  * Progress of a running attempt: kept in the task's context under "progress"
@@ -609,7 +641,7 @@ export type Progress = Message<"taskyard.worker.v1.Progress"> & {
  * Use `create(ProgressSchema)` to create a new message.
  */
 export const ProgressSchema: GenMessage<Progress> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 14);
+  messageDesc(file_taskyard_worker_v1_worker_service, 15);
 
 /**
  * Take no new attempts; the running ones finish.
@@ -624,7 +656,7 @@ export type Drain = Message<"taskyard.worker.v1.Drain"> & {
  * Use `create(DrainSchema)` to create a new message.
  */
 export const DrainSchema: GenMessage<Drain> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 15);
+  messageDesc(file_taskyard_worker_v1_worker_service, 16);
 
 /**
  * Stop the attempt: its task was cancelled. Report an Outcome with `cancelled`
@@ -654,7 +686,7 @@ export type Cancel = Message<"taskyard.worker.v1.Cancel"> & {
  * Use `create(CancelSchema)` to create a new message.
  */
 export const CancelSchema: GenMessage<Cancel> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 16);
+  messageDesc(file_taskyard_worker_v1_worker_service, 17);
 
 /**
  * The attempt's lease is gone (a cancel not honoured in time, or its timeout):
@@ -679,7 +711,7 @@ export type Revoke = Message<"taskyard.worker.v1.Revoke"> & {
  * Use `create(RevokeSchema)` to create a new message.
  */
 export const RevokeSchema: GenMessage<Revoke> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 17);
+  messageDesc(file_taskyard_worker_v1_worker_service, 18);
 
 /**
  * An outcome, start, log or progress the gateway did not take: the attempt is
@@ -704,7 +736,7 @@ export type Refused = Message<"taskyard.worker.v1.Refused"> & {
  * Use `create(RefusedSchema)` to create a new message.
  */
 export const RefusedSchema: GenMessage<Refused> = /*@__PURE__*/
-  messageDesc(file_taskyard_worker_v1_worker_service, 18);
+  messageDesc(file_taskyard_worker_v1_worker_service, 19);
 
 /**
  * The public worker protocol: a process in any language runs tasks by holding
@@ -725,6 +757,9 @@ export const RefusedSchema: GenMessage<Refused> = /*@__PURE__*/
  *             Outcome for it is answered with Refused);
  *   worker -> Drain (no new attempts; finish the running ones), then it
  *             half-closes the stream once its last Outcome is sent.
+ * Starts and outcomes may also go several at once in Reports (one message
+ * for what a worker with many slots has ready at a time, rather than two per
+ * attempt): the fast way, which the libraries take.
  * Every message about an attempt names it by task id, attempt number and
  * lease token: one that is not the gateway's current lease is refused
  * (fencing), exactly as a pool's report on the bus is.
