@@ -33,8 +33,11 @@ class Stream:
         self.hello = hello
         self.worker_id = worker_id
         self.metadata = metadata
-        # What the worker sent after Hello, in order; None once it half-closed.
+        # What the worker sent after Hello, in order, a Reports as its parts (its starts,
+        # then its outcomes, as the gateway applies them); None once it half-closed.
         self.received: asyncio.Queue[pb.WorkRequest | None] = asyncio.Queue()
+        # The same messages as they came on the stream, a Reports whole.
+        self.wire: list[pb.WorkRequest] = []
         self.outgoing: asyncio.Queue[pb.WorkResponse | tuple[grpc.StatusCode, str] | None] = asyncio.Queue()
         self.ended = asyncio.Event()
 
@@ -129,7 +132,9 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
         async def read() -> None:
             with contextlib.suppress(Exception):
                 async for req in requests:
-                    stream.received.put_nowait(req)
+                    stream.wire.append(req)
+                    for part in _parts(req):
+                        stream.received.put_nowait(part)
             stream.received.put_nowait(None)
 
         reader = asyncio.create_task(read())
@@ -153,6 +158,13 @@ class FakeGateway(worker_service_pb2_grpc.WorkerServiceServicer, task_service_pb
         task = task_pb2.Task(id=f"child-{len(self.submitted)}", name=request.task.name)
         task.parent_id = request.task.parent_id
         return task_service_pb2.SubmitTaskResponse(task=task)
+
+
+def _parts(req: pb.WorkRequest) -> list[pb.WorkRequest]:
+    if req.WhichOneof("message") != "reports":
+        return [req]
+    starts = [pb.WorkRequest(started=s) for s in req.reports.started]
+    return starts + [pb.WorkRequest(outcome=o) for o in req.reports.outcomes]
 
 
 def _metadata(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:

@@ -237,6 +237,31 @@ async def test_logs_and_progress_go_between_start_and_outcome_in_order() -> None
             assert (await stream.expect("outcome")).result.string_value == "ok"
 
 
+async def test_starts_and_outcomes_queued_together_go_as_one_reports_after_the_lines_before_them() -> None:
+    gateway = FakeGateway()
+    async with serving(gateway) as target:
+        worker = Worker(target, token=TOKEN, slots=3)
+
+        @worker.task
+        async def quick(ctx: AttemptContext, talk: bool) -> None:
+            if talk:
+                ctx.log("before its outcome")
+
+        async with running(worker, gateway) as (stream, _):
+            # One Attempts: the three start in one turn of the loop, before the writer takes
+            # the first start; their bodies end in one turn too, the first with a line.
+            stream.attempts(
+                attempt("r1", "quick", True), attempt("r2", "quick", False), attempt("r3", "quick", False)
+            )
+            assert [(await stream.expect("started")).ref.task_id for _ in range(3)] == ["r1", "r2", "r3"]
+            assert [x.message for x in (await stream.expect("logs")).lines] == ["before its outcome"]
+            assert [(await stream.expect("outcome")).ref.task_id for _ in range(3)] == ["r1", "r2", "r3"]
+            wire = [m for m in stream.wire if m.WhichOneof("message") != "heartbeat"]
+            assert [m.WhichOneof("message") for m in wire] == ["reports", "logs", "reports"]
+            assert (len(wire[0].reports.started), len(wire[0].reports.outcomes)) == (3, 0)
+            assert (len(wire[2].reports.started), len(wire[2].reports.outcomes)) == (0, 3)
+
+
 async def test_a_child_is_submitted_with_this_task_as_its_parent() -> None:
     gateway = FakeGateway()
     async with serving(gateway) as target:

@@ -42,6 +42,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 WELCOME_SECONDS = 30.0
 # After the half-close that ends a drain, how long the gateway has to end the stream.
 CLOSE_WAIT_SECONDS = 10.0
+# The most starts and outcomes one Reports carries, in bytes: half of gRPC's usual limit,
+# which the gateway's port keeps (the Welcome's limit is the suite's, often larger).
+REPORTS_BYTES = DEFAULT_MAX_MESSAGE_BYTES // 2
 
 # The end of a stream's responses (grpc's typing does not declare it).
 EOF: Any = grpc.aio.EOF  # type: ignore[attr-defined]
@@ -202,9 +205,13 @@ class Session:
             self._outbox.put_nowait(req)
 
     async def _write(self, call: Any) -> None:
-        """The stream's only writer (gRPC takes one write at a time)."""
+        """The stream's only writer (gRPC takes one write at a time). Starts and outcomes
+        queued side by side go as one Reports: alone at once, under load many together."""
+        behind: list[pb.WorkRequest | None] = []  # taken from the outbox, not sent yet
         try:
-            while (req := await self._outbox.get()) is not None:
+            while (req := behind.pop() if behind else await self._outbox.get()) is not None:
+                if req.WhichOneof("message") in REPORTED:
+                    req, behind = gather_reports(req, self._outbox)
                 await call.write(req)
             await call.done_writing()
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
@@ -418,6 +425,33 @@ class Session:
         self._flush_timer = None
         for held in self._held.values():
             self._flush(held)
+
+
+REPORTED = frozenset({"started", "outcome"})
+
+
+def gather_reports(
+    first: pb.WorkRequest, outbox: asyncio.Queue[pb.WorkRequest | None]
+) -> tuple[pb.WorkRequest, list[pb.WorkRequest | None]]:
+    """``first`` (a start or an outcome) and the starts and outcomes queued right behind it,
+    as one Reports; and what was taken from ``outbox`` but is not in it (none or one), which
+    goes next. A log line or progress between them ends the Reports: order is kept."""
+    reports = pb.Reports()
+    size = 0
+    req: pb.WorkRequest | None = first
+    while req is not None and (kind := req.WhichOneof("message")) in REPORTED:
+        part = req.ByteSize()
+        if size and size + part > REPORTS_BYTES:
+            break
+        size += part
+        if kind == "started":
+            reports.started.append(req.started)
+        else:
+            reports.outcomes.append(req.outcome)
+        if outbox.empty():
+            return pb.WorkRequest(reports=reports), []
+        req = outbox.get_nowait()
+    return pb.WorkRequest(reports=reports), [req]
 
 
 class ProtocolError(Exception):
