@@ -2,17 +2,18 @@
  * One WorkerService.Work stream: Hello, Welcome, the attempts it holds, heartbeats, and the
  * drain that ends it. A worker opens a new one after a stream breaks.
  */
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { TaskyardClient } from "./client.js";
 import {
   FailureSchema,
+  ReportsSchema,
+  WorkRequestSchema,
   type Attempt,
   type HelloSchema,
   type Welcome,
   type WorkerService,
-  type WorkRequestSchema,
   type WorkResponse,
 } from "./gen/taskyard/worker/v1/worker_service_pb.js";
 import { DEFAULT_MAX_RESULT_BYTES, FatalError } from "./worker-errors.js";
@@ -43,10 +44,16 @@ const DEFAULT_HEARTBEAT_MS = 5_000;
 const MIN_HEARTBEAT_MS = 10;
 /** After its half-close, how long a drained worker waits for the gateway to end the stream. */
 const CLOSE_WAIT_MS = 10_000;
+/** The most starts and outcomes one Reports carries: half of gRPC's usual limit, which the gateway's port keeps. */
+const REPORTS_BYTES = DEFAULT_MAX_MESSAGE_BYTES / 2;
 
 type WorkRequestInit = MessageInitShape<typeof WorkRequestSchema>;
 
-/** The request side of the stream: messages queued now, sent as Connect asks for them. */
+/**
+ * The request side of the stream: messages queued now, sent as Connect asks for them.
+ * Starts and outcomes queued side by side go as one Reports: alone at once, under load many
+ * together; a log line or progress between them ends the Reports, so order is kept.
+ */
 class Outbox implements AsyncIterable<WorkRequestInit> {
   #items: WorkRequestInit[] = [];
   #closed = false;
@@ -75,11 +82,28 @@ class Outbox implements AsyncIterable<WorkRequestInit> {
     wake?.();
   }
 
+  /** `first` (a start or an outcome) and the starts and outcomes queued right behind it, as one Reports. */
+  #reports(first: WorkRequestInit): WorkRequestInit {
+    const reports = create(ReportsSchema);
+    let bytes = 0;
+    for (let item: WorkRequestInit | undefined = first; item !== undefined && isReport(item); item = this.#items[0]) {
+      const req = create(WorkRequestSchema, item);
+      const size = toBinary(WorkRequestSchema, req).byteLength;
+      const taken = reports.started.length + reports.outcomes.length;
+      if (taken > 0 && bytes + size > REPORTS_BYTES) break; // it leads the next Reports
+      if (taken > 0) this.#items.shift();
+      bytes += size;
+      if (req.message.case === "started") reports.started.push(req.message.value);
+      else if (req.message.case === "outcome") reports.outcomes.push(req.message.value);
+    }
+    return { message: { case: "reports", value: reports } };
+  }
+
   async *[Symbol.asyncIterator](): AsyncGenerator<WorkRequestInit> {
     for (;;) {
       const item = this.#items.shift();
       if (item !== undefined) {
-        yield item;
+        yield isReport(item) ? this.#reports(item) : item;
       } else if (this.#closed) {
         return;
       } else {
@@ -255,6 +279,11 @@ export class WorkStream {
     this.#held.clear();
     this.#waiting = [];
   }
+}
+
+function isReport(item: WorkRequestInit): boolean {
+  const kind = item.message?.case;
+  return kind === "started" || kind === "outcome";
 }
 
 function notRegistered(name: string): TaskFunction {

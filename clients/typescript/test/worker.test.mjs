@@ -39,7 +39,8 @@ function deferred() {
 
 /** One Work stream as the fake gateway sees it: what the worker sent, and what to answer. */
 class FakeStream {
-  log = []; // every request, in order
+  log = []; // every request, in order, a Reports as its parts (starts, then outcomes, as the gateway applies them)
+  wire = []; // every request as it came, a Reports whole
   headers;
   #cursor = new Map(); // case -> index of the next one to take
   #waiters = [];
@@ -52,7 +53,14 @@ class FakeStream {
   }
 
   received(req) {
-    this.log.push(req.message);
+    this.wire.push(req.message);
+    if (req.message.case === "reports") {
+      const { started, outcomes } = req.message.value;
+      this.log.push(...started.map((value) => ({ case: "started", value })));
+      this.log.push(...outcomes.map((value) => ({ case: "outcome", value })));
+    } else {
+      this.log.push(req.message);
+    }
     for (const w of this.#waiters.splice(0)) w();
   }
 
@@ -434,10 +442,12 @@ test("the worker never runs more attempts than its slots", async (t) => {
     await s.take("outcome");
   }
   assert.equal(most, 2);
+  // An outcome that frees a slot may share its Reports with the start it lets in: counted first.
   let inHand = 0;
-  for (const m of s.log) {
+  for (const m of s.wire) {
     if (m.case === "started") inHand += 1;
     if (m.case === "outcome") inHand -= 1;
+    if (m.case === "reports") inHand += m.value.started.length - m.value.outcomes.length;
     assert.ok(inHand <= 2, `${inHand} started without their outcomes`);
   }
 });
@@ -546,6 +556,29 @@ test("log lines are batched in order and progress follows them", async (t) => {
   const progress = await s.take("progress");
   assert.deepEqual([progress.fraction, progress.message], [0.5, "half"]);
   assert.deepEqual((await s.take("logs")).lines.map((l) => l.message), ["four"]);
+});
+
+test("starts and outcomes queued together go as one Reports, after the lines logged before them", async (t) => {
+  const { s } = await started(
+    t,
+    (w) =>
+      w.register("quick", (task) => {
+        if (task.args[0]) task.log("info", "before its outcome");
+        return null;
+      }),
+    { slots: 3 },
+  );
+  // One Attempts: the three start in one turn, their bodies end in one turn, the first with a line.
+  const list = [attempt("quick", { args: fromJson(ListValueSchema, [true]) }), attempt("quick"), attempt("quick")];
+  s.send(attempts(...list));
+  const ids = list.map((a) => a.taskId);
+  assert.deepEqual([await s.take("outcome"), await s.take("outcome"), await s.take("outcome")].map((o) => o.ref.taskId), ids);
+  assert.deepEqual(s.cases(), ["hello", "started", "started", "started", "logs", "outcome", "outcome", "outcome"]);
+  const wire = s.wire.filter((m) => m.case !== "hello" && m.case !== "heartbeat");
+  assert.deepEqual(wire.map((m) => m.case), ["reports", "logs", "reports"]);
+  assert.deepEqual([wire[0].value.started.map((x) => x.ref.taskId), wire[0].value.outcomes.length], [ids, 0]);
+  assert.deepEqual(wire[1].value.lines.map((l) => l.message), ["before its outcome"]);
+  assert.deepEqual([wire[2].value.started.length, wire[2].value.outcomes.map((o) => o.ref.taskId)], [0, ids]);
 });
 
 test("a child is submitted with this task as parent, in the attempt's trace", async (t) => {
