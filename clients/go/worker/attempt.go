@@ -101,7 +101,7 @@ func (a *attempt) run() {
 			attribute.Int("taskyard.attempt", task.Attempt),
 		))
 
-	a.s.reports.started(a.ref)
+	a.s.reports.addStarted(a.ref)
 	value, err := a.call(ctx, task)
 	out := a.outcome(ctx, value, err)
 	switch {
@@ -120,7 +120,7 @@ func (a *attempt) run() {
 		a.timer.Stop()
 	}
 	a.flushLocked() // its lines go before its outcome
-	a.s.reports.outcome(out)
+	a.s.reports.addOutcome(out)
 	a.mu.Unlock()
 	a.s.release(a)
 }

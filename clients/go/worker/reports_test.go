@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"strings"
 	"testing"
 
 	workerv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/worker/v1"
@@ -19,10 +20,10 @@ func TestReportsQueuedDuringASendGoTogether(t *testing.T) {
 	}
 	ref := func(id string) *workerv1.AttemptRef { return &workerv1.AttemptRef{TaskId: id, Attempt: 1} }
 
-	go r.started(ref("a"))
+	go r.addStarted(ref("a"))
 	first := <-sending // a's start is on its way; b and c queue behind it
-	r.outcome(&workerv1.Outcome{Ref: ref("b")})
-	r.started(ref("c"))
+	r.addOutcome(&workerv1.Outcome{Ref: ref("b")})
+	r.addStarted(ref("c"))
 	if r.sent() {
 		t.Fatal("sent() while a send is in flight")
 	}
@@ -40,5 +41,31 @@ func TestReportsQueuedDuringASendGoTogether(t *testing.T) {
 	<-idle // the sender left: nothing was queued after c
 	if !r.sent() {
 		t.Fatal("not sent() after the last send")
+	}
+}
+
+func TestReportsSplitPastTheSizeLimit(t *testing.T) {
+	var sent []*workerv1.Reports
+	r := &reports{send: func(b *workerv1.Reports) { sent = append(sent, b) }}
+	big := func(id string) *workerv1.Outcome {
+		return &workerv1.Outcome{
+			Ref:     &workerv1.AttemptRef{TaskId: id, Attempt: 1},
+			Outcome: &workerv1.Outcome_Failure{Failure: &workerv1.Failure{Message: strings.Repeat("x", 1000)}},
+		}
+	}
+	r.limit = 2500 // two such outcomes, not three
+	r.mu.Lock()
+	r.outcomes = append(r.outcomes, big("a"), big("b"), big("c"))
+	r.started = append(r.started, &workerv1.Started{Ref: &workerv1.AttemptRef{TaskId: "c", Attempt: 1}})
+	r.flush()
+	if len(sent) != 2 {
+		t.Fatalf("%d messages, want 2", len(sent))
+	}
+	if len(sent[0].GetStarted()) != 1 || len(sent[0].GetOutcomes()) != 2 || len(sent[1].GetOutcomes()) != 1 {
+		t.Fatalf("split as %d+%d and %d+%d, want the start and two outcomes, then one",
+			len(sent[0].GetStarted()), len(sent[0].GetOutcomes()), len(sent[1].GetStarted()), len(sent[1].GetOutcomes()))
+	}
+	if !r.sent() {
+		t.Fatal("not sent() after the flush")
 	}
 }
