@@ -61,6 +61,14 @@ class Failed(Exception):
     pass
 
 
+def _decimal(text: str) -> float | None:
+    """A decimal string's value (a task.progress event's fraction), None for anything else."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def check(ok: object, what: str) -> None:
     if not ok:
         raise Failed(what)
@@ -393,12 +401,27 @@ class Driver:
                 await asyncio.wait_for(done.wait(), WAIT)
             except TimeoutError:
                 raise Failed(f"WatchEvents did not deliver the task's end in {WAIT:g} s") from None
-            mine = [e.type for e in seen if e.task_id == task_id]
-            # Log lines are not on WatchEvents (its event log keeps state changes, for any
-            # worker): the task's own start and end are.
+            events = [e for e in seen if e.task_id == task_id]
+            mine = [e.type for e in events]
+            # Log lines are not on WatchEvents (its event log keeps state changes and
+            # progress, for any worker): the task's assignment and end are, and its progress.
+            # Its start may not be: a short attempt's start notice is held back and rides on
+            # its outcome (ASSIGNED -> SUCCESS, core/held_starts.py).
             check(
-                {"task.started", "task.succeeded"} <= set(mine),
-                f"WatchEvents delivered {mine}, not the task's start and end",
+                {"task.assigned", "task.succeeded"} <= set(mine),
+                f"WatchEvents delivered {mine}, not the task's assignment and end",
+            )
+            progressed = [i for i, e in enumerate(events) if e.type == "task.progress"]
+            check(progressed, f"WatchEvents delivered {mine}, no task.progress")
+            last = events[progressed[-1]]
+            # Before the end (the worker's progress is stored before its outcome), while
+            # the attempt was live: RUNNING, or ASSIGNED while its start was held back.
+            check(progressed[-1] < mine.index("task.succeeded"), f"task.progress after the end: {mine}")
+            check(last.state in ("ASSIGNED", "RUNNING"), f"task.progress in state {last.state!r}")
+            fraction = last.attributes.get("fraction", "")
+            check(
+                _decimal(fraction) == 0.5 and last.attributes.get("message") == "half",
+                f"task.progress attributes {dict(last.attributes)}",
             )
         finally:
             collector.cancel()

@@ -53,12 +53,37 @@ FROM plan p
 
 -- name: apply_context
 -- Context updates of running attempts (one merged patch per task, in order);
--- a superseded attempt's updates are ignored.
-UPDATE tasks t
-SET context = taskyard_context_apply(t.context, u.patch::jsonb)
-FROM unnest(:ids::uuid[], :attempts::int[], :patches::text[]) AS u(id, attempt, patch)
-WHERE t.id = u.id AND t.attempt = u.attempt
-RETURNING t.id::text AS id
+-- a superseded attempt's updates are ignored. A patch that sets "progress"
+-- (:progress) logs one task.progress event with the progress it leaves, in this
+-- statement, as the tasks table's triggers log a state change (0016 and 0025's
+-- tasks_log_changed): the event commits with the context or not at all. Only
+-- while the attempt is live and the progress is {"fraction": number, ...}: a
+-- report that comes after its attempt's outcome changes the context only, so a
+-- stream never sees a finished task "progress".
+WITH changed AS (
+  UPDATE tasks t
+  SET context = taskyard_context_apply(t.context, u.patch::jsonb)
+  FROM unnest(:ids::uuid[], :attempts::int[], :patches::text[], :progress::boolean[])
+       AS u(id, attempt, patch, progress)
+  WHERE t.id = u.id AND t.attempt = u.attempt
+  RETURNING t.id, t.name, t.queue, t.root_id, t.state, t.attempt, t.priority, t.worker_id, t.tenant,
+            CASE WHEN u.progress THEN t.context -> 'progress' END AS progress
+),
+logged AS (
+  INSERT INTO events (kind, type, task_id, task_name, queue, root_id, state, attempt, priority,
+                      worker_id, pool_id, attributes, tenant)
+  SELECT 1, 'task.progress', n.id, n.name, n.queue, coalesce(n.root_id, n.id),
+         ty_state_number(n.state), n.attempt, n.priority,
+         nullif(n.worker_id, ''), nullif(substring(n.worker_id FROM '^(.*)/w'), ''),
+         jsonb_build_object('fraction', n.progress ->> 'fraction',
+                            'message', coalesce(n.progress ->> 'message', '')),
+         n.tenant
+  FROM changed n
+  WHERE n.state IN ('ASSIGNED', 'RUNNING') AND jsonb_typeof(n.progress -> 'fraction') = 'number'
+  ORDER BY n.id
+  RETURNING 1
+)
+SELECT n.id::text AS id FROM changed n
 
 -- name: log_head
 -- Of the caller's tenant's task (scopes.py): another tenant's is not found.

@@ -3,7 +3,10 @@
 Every line of a drain goes in ONE statement (``insert_logs``), which hands out
 offsets from ``tasks.log_seq`` under the task row's lock: dense and ordered per
 task. After COMMIT one ``task.log`` event per task carries the new ``log_seq``,
-which is what a following stream waits on (no polling).
+which is what a following stream waits on (no polling). The context updates of a
+drain are one statement too (``apply_context``), which also logs a durable
+``task.progress`` event per task whose progress it set: one per drain, however
+many reports a burst merged.
 """
 
 from __future__ import annotations
@@ -146,7 +149,15 @@ async def _apply_context(db: Db, reqs: list[logs_pb2.LogBatch]) -> None:
             ids=tids,
             attempts=[merged[t][0] for t in tids],
             patches=[json.dumps(merged[t][1]) for t in tids],
+            progress=[_sets_progress(merged[t][1]) for t in tids],
         )
+
+
+def _sets_progress(pairs: list[object]) -> bool:
+    """Whether a merged patch sets the task's "progress" (ctx.progress, or a key
+    under it): its statement then logs one task.progress event, whatever the
+    number of reports merged into it (docs/events.md)."""
+    return any(p[0][:1] == ["progress"] for p in pairs if isinstance(p, list))
 
 
 def _ts(us: int) -> Timestamp:
