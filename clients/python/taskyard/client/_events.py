@@ -48,7 +48,7 @@ class Event:
     task_id: str = ""
     task_name: str = ""
     queue: str = ""
-    # The state a task entered ("SUCCESS"), "" for other kinds.
+    # The state a task entered ("SUCCESS"; for task.progress the one it is in), "" for other kinds.
     state: str = ""
     attempt: int = 0
     root_id: str = ""

@@ -79,7 +79,8 @@ type EventKind int32
 
 const (
 	EventKind_EVENT_KIND_UNSPECIFIED EventKind = 0
-	// A task changed state (type "task.queued", "task.started", "task.succeeded", ...).
+	// A task changed state (type "task.queued", "task.started", "task.succeeded", ...)
+	// or reported its progress ("task.progress", in the state it is in).
 	EventKind_EVENT_KIND_TASK EventKind = 1
 	// A worker process of a pool started, stopped or died ("worker.*").
 	EventKind_EVENT_KIND_WORKER EventKind = 2

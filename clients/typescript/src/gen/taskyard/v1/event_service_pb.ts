@@ -264,7 +264,8 @@ export enum EventKind {
   UNSPECIFIED = 0,
 
   /**
-   * A task changed state (type "task.queued", "task.started", "task.succeeded", ...).
+   * A task changed state (type "task.queued", "task.started", "task.succeeded", ...)
+   * or reported its progress ("task.progress", in the state it is in).
    *
    * @generated from enum value: EVENT_KIND_TASK = 1;
    */

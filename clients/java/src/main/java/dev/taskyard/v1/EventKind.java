@@ -17,7 +17,8 @@ public enum EventKind
   EVENT_KIND_UNSPECIFIED(0),
   /**
    * <pre>
-   * A task changed state (type "task.queued", "task.started", "task.succeeded", ...).
+   * A task changed state (type "task.queued", "task.started", "task.succeeded", ...)
+   * or reported its progress ("task.progress", in the state it is in).
    * </pre>
    *
    * <code>EVENT_KIND_TASK = 1;</code>
@@ -101,7 +102,8 @@ public enum EventKind
   public static final int EVENT_KIND_UNSPECIFIED_VALUE = 0;
   /**
    * <pre>
-   * A task changed state (type "task.queued", "task.started", "task.succeeded", ...).
+   * A task changed state (type "task.queued", "task.started", "task.succeeded", ...)
+   * or reported its progress ("task.progress", in the state it is in).
    * </pre>
    *
    * <code>EVENT_KIND_TASK = 1;</code>
