@@ -147,6 +147,7 @@ def test_reports_carry_several_starts_and_outcomes_each_fenced(cluster: Cluster)
     async def scenario(channel: grpc.aio.Channel) -> None:
         w = RawWorker(channel)
         welcome = await w.hello("stream.echo", slots=2)
+        assert welcome.max_message_bytes == 4 * 1024 * 1024  # the gRPC port's limit, not the bus's
         ids = {await submit(channel, "stream.echo", x) for x in ("a", "b")}
         held: list[wpb.Attempt] = []
         while len(held) < 2:

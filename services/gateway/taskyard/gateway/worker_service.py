@@ -155,7 +155,10 @@ class WorkerService(wgrpc.WorkerServiceServicer):
             )
             welcome = wpb.Welcome(
                 worker_id=pool.pool_id,
-                max_message_bytes=self._settings.max_message_bytes,
+                # What the gRPC port takes, which is less than the bus's limit by default.
+                max_message_bytes=min(
+                    self._settings.grpc_max_message_bytes, self._settings.max_message_bytes
+                ),
                 max_result_bytes=self._settings.max_result_bytes,
             )
             welcome.heartbeat_interval.FromMilliseconds(int(pool.heartbeat_interval * 1000))
