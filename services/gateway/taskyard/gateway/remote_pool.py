@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -29,20 +28,20 @@ from typing import Any
 import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, task_record_pb2
-from taskyard.core import contract, dialer, errors, ids, limit_declarations, payload, roles, rpc, transport
+from taskyard.core import contract, dialer, errors, ids, limit_declarations, roles, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts
 from taskyard.core.pair_peers import SchedulerPeers
-from taskyard.core.retry import RetryPolicy
+from taskyard.core.registration import Registration
 from taskyard.core.states import WorkerState
 from taskyard.gateway.outcomes import StoreWriter
 from taskyard.gateway.remote_attempts import Held, HeldAttempts, bus_ref, public_ref
+from taskyard.gateway.remote_codec import Terms, late_completion, outcome_json
 from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.worker.v1 import worker_service_pb2 as wpb
 
 log = logging.getLogger(__name__)
 
-REGISTER_TIMEOUT = 3.0
 # How long a new stream waits for the store to take its functions' declared limits
 # before it is welcomed anyway (the declaration goes on in the background).
 LIMITS_DECLARE_WAIT = 5.0
@@ -86,8 +85,7 @@ class RemotePool:
         self.declarations = {d.name: d for d in hello.tasks}
         self._declared = declared or []
         self.task_names = sorted(self.declarations)
-        self._policy = RetryPolicy.from_settings(settings)
-        self._rng = random.Random()
+        self._terms = Terms(settings, hello.tasks)
         self.heartbeat_interval = min(5.0, settings.lease_seconds / 4)
         self._last_heartbeat = clock()
         mmb = settings.max_message_bytes
@@ -106,11 +104,16 @@ class RemotePool:
         self._starts_tick: asyncio.TimerHandle | None = None
         self._pair: SchedulerPeers | None = None
         self._pair_address = ""
-        self._respondent: Any = None
         self._streams: transport.Inbox | None = None
-        self._register_wanted = asyncio.Event()
-        self._scheduler_id = ""
-        self._survey_addresses = settings.survey_addresses
+        self._registration = Registration(
+            settings,
+            describe=self._register,
+            survey_reply=self._survey_reply,
+            on_registered=self._registered,
+            active=lambda: self.state is not WorkerState.STOPPED,
+            log=log,
+            sign_as=AS_POOL,
+        )
         self._tasks: list[asyncio.Task[Any]] = []
         self._timers: dict[tuple[str, int], asyncio.TimerHandle] = {}
 
@@ -126,7 +129,7 @@ class RemotePool:
         bound = transport.listen_address(sock)
         self._pair_address = s.advertised_pair_address(bound)
         self._pair = SchedulerPeers(
-            sock, where=bound, on_lost=self._register_wanted.set, hello_timeout=s.request_timeout
+            sock, where=bound, on_lost=self._registration.want, hello_timeout=s.request_timeout
         )
         self._pair.attach(asyncio.get_running_loop())
         streams = dialer.open_dialer(
@@ -135,14 +138,14 @@ class RemotePool:
         streams.subscribe(transport.dispatch_topic(self.pool_id))
         streams.subscribe(transport.cancel_topic(self.pool_id))
         self._streams = transport.Inbox(streams)
-        self._respondent = self._open_respondent(self._survey_addresses)
+        self._registration.open_surveys()
         self.state = WorkerState.RUNNING
-        self._register_wanted.set()
+        self._registration.want()
         for name, coro in (
             ("pair", self._receive_pair()),
             ("streams", self._receive_streams()),
-            ("registration", self._run_registration()),
-            ("surveys", self._answer_surveys()),
+            ("registration", self._registration.run()),
+            ("surveys", self._registration.answer_surveys()),
             ("heartbeat", self._run_heartbeat()),
             ("renewals", self._run_renewals()),
             ("writer", self.writer.run()),
@@ -161,7 +164,7 @@ class RemotePool:
         (started: an attempt burned; not started: back to its queue, none burned)."""
         if self.state is WorkerState.STOPPED:
             return
-        died = [self._death(h) for h in self.attempts.take_all()]
+        died = [self._terms.death(h, self.pool_id) for h in self.attempts.take_all()]
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
@@ -178,9 +181,10 @@ class RemotePool:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for sock in (self._pair, self._respondent, self._streams):
+        for sock in (self._pair, self._streams):
             if sock is not None:
                 sock.close()
+        self._registration.close()
         if self._own_store is not None:
             self._own_store.close()
 
@@ -254,7 +258,7 @@ class RemotePool:
                 )
                 continue
             held = self.attempts.hold(rec)
-            out.attempts.append(self._attempt(held))
+            out.attempts.append(self._terms.attempt(held))
             self._arm_deadline(held)
             if rec.cancel_requested:
                 self._pass_cancel(held, rec.cancel_reason)
@@ -265,49 +269,9 @@ class RemotePool:
             self.writer.report(report)
             self._notify(report)
 
-    def _attempt(self, held: Held) -> wpb.Attempt:
-        rec = held.record
-        a = wpb.Attempt(
-            task_id=rec.id,
-            name=rec.name,
-            attempt=rec.attempt,
-            lease_token=rec.lease_token,
-            priority=rec.priority,
-            queue=rec.queue,
-            parent_id=rec.parent_id,
-            root_id=rec.root_id,
-            tenant=rec.tenant,
-            # As the store charges them (a redrive's fresh budget aside).
-            retries_left=max(0, self._max_retries(rec) - (rec.attempt - rec.uncharged_attempts)),
-        )
-        payload.json_to_list(rec.args_json or b"[]", a.args)
-        payload.json_to_struct(rec.kwargs_json or b"{}", a.kwargs)
-        a.trace_headers.update(rec.trace_headers)
-        a.labels.update(rec.labels)
-        timeout_ms = self._timeout_ms(rec)
-        if timeout_ms:
-            a.deadline.FromMicroseconds(int(time.time() * 1e6) + timeout_ms * 1000)
-        return a
-
-    def _timeout_ms(self, rec: task_record_pb2.TaskRecord) -> int:
-        if rec.timeout_ms:
-            return int(rec.timeout_ms)
-        decl = self.declarations.get(rec.name)
-        if decl is not None and decl.HasField("timeout"):
-            return decl.timeout.ToMilliseconds()
-        return 0
-
-    def _max_retries(self, rec: task_record_pb2.TaskRecord) -> int:
-        if rec.max_retries >= 0:
-            return int(rec.max_retries)
-        decl = self.declarations.get(rec.name)
-        if decl is not None and decl.HasField("max_retries"):
-            return decl.max_retries
-        return self._settings.max_retries
-
     # ------------------------------------------------------------ timeouts and cancels
     def _arm_deadline(self, held: Held) -> None:
-        timeout_ms = self._timeout_ms(held.record)
+        timeout_ms = self._terms.timeout_ms(held.record)
         if timeout_ms:
             self._timers[held.key] = asyncio.get_running_loop().call_later(
                 timeout_ms / 1000, self._timed_out, held
@@ -322,7 +286,7 @@ class RemotePool:
         self._timers.pop(held.key, None)
         if self.attempts.find(public_ref(held.record)) is None:
             return
-        secs = self._timeout_ms(held.record) / 1000
+        secs = self._terms.timeout_ms(held.record) / 1000
         failure = wpb.Failure(type="TimeoutError", message=f"timed out after {secs:g}s", retryable=True)
         self._complete(held, success=False, failure=failure)
         self._send(wpb.WorkResponse(revoke=wpb.Revoke(ref=public_ref(held.record), reason="timeout")))
@@ -348,7 +312,7 @@ class RemotePool:
         if self.attempts.find(public_ref(held.record)) is None:
             return
         self._end(held)
-        death = self._death(held, cancel_step=task_pb2.CANCEL_STEP_KILL)
+        death = self._terms.death(held, self.pool_id, cancel_step=task_pb2.CANCEL_STEP_KILL)
         report = leases_pb2.ReportRequest(died=[death])
         self.writer.report(report)
         self._notify(report)
@@ -394,7 +358,7 @@ class RemotePool:
                 # the task (late_reports), as a pool's late report is counted; the worker
                 # hears of the refusal once the store has.
                 answered = self.writer.report_answered(
-                    leases_pb2.ReportRequest(completed=[self._late(outcome)])
+                    leases_pb2.ReportRequest(completed=[late_completion(outcome, self.pool_id)])
                 )
                 answered.add_done_callback(lambda _: self._refuse(outcome.ref, reason))
             else:
@@ -402,7 +366,7 @@ class RemotePool:
             return
         kind = outcome.WhichOneof("outcome")
         if kind == "result":
-            text = payload.dumps(payload.value_to_python(outcome.result))
+            text = outcome_json(outcome)
             if len(text) > self._settings.max_result_bytes:
                 failure = wpb.Failure(
                     type="ResultTooLarge",
@@ -443,55 +407,12 @@ class RemotePool:
     ) -> None:
         self._end(held)
         self._disarm(held)
-        rec = held.record
-        c = leases_pb2.Completion(
-            ref=bus_ref(held, self.pool_id),
-            success=success,
-            result_json=result_json,
-            started_at_us=held.started_at_us,
-            max_retries=self._max_retries(rec),
+        c = self._terms.completion(
+            held, self.pool_id, success=success, result_json=result_json, failure=failure, cancelled=cancelled
         )
-        if cancelled:
-            c.cancel_step = task_pb2.CANCEL_STEP_FLAG
-        if failure is not None:
-            c.failure.CopyFrom(
-                task_pb2.TaskFailure(
-                    type=failure.type or "Error",
-                    message=failure.message,
-                    traceback=failure.traceback,
-                    attempt=rec.attempt,
-                )
-            )
-            c.retryable = failure.retryable
-            if failure.HasField("retry_delay"):
-                c.retry_delay_ms = failure.retry_delay.ToMilliseconds()
-            else:
-                c.retry_delay_ms = int(self._policy.delay(rec.attempt, self._rng) * 1000)
         report = leases_pb2.ReportRequest(completed=[c])
         self.writer.report(report)
         self._notify(report)
-
-    def _late(self, outcome: wpb.Outcome) -> leases_pb2.Completion:
-        ref = outcome.ref
-        return leases_pb2.Completion(
-            ref=task_record_pb2.AttemptRef(
-                task_id=ref.task_id, attempt=ref.attempt, lease_token=ref.lease_token, worker_id=self.pool_id
-            ),
-            success=outcome.WhichOneof("outcome") == "result",
-            result_json=_result_json(outcome),
-            revoked=True,
-        )
-
-    def _death(self, held: Held, cancel_step: int = 0) -> leases_pb2.Death:
-        rec = held.record
-        return leases_pb2.Death(
-            ref=bus_ref(held, self.pool_id),
-            started=held.started,
-            retry_delay_ms=int(self._policy.delay(rec.attempt, self._rng) * 1000),
-            max_retries=self._max_retries(rec),
-            cancel_step=cancel_step,  # type: ignore[arg-type]
-            max_rescues=self._settings.max_rescues,
-        )
 
     def _end(self, held: Held) -> None:
         self.attempts.end(held)
@@ -524,84 +445,32 @@ class RemotePool:
         return self.attempts.free if self.state is WorkerState.RUNNING else 0
 
     # ------------------------------------------------------------ registration, surveys, heartbeats
-    async def _run_registration(self) -> None:
-        s = self._settings
-        req = rpc.Requester(
-            s.registration_addresses,
-            max_message_bytes=s.max_message_bytes,
-            timeout=REGISTER_TIMEOUT,
-            sign_as=AS_POOL,
-        )
-        delay = 0.1
-        try:
-            while True:
-                await self._register_wanted.wait()
-                self._register_wanted.clear()
-                msg = dispatch_pb2.Register(
-                    pool_id=self.pool_id,
-                    server_name=self.hello.worker_name,
-                    pair_address=self._pair_address,
-                    task_names=self.task_names,
-                    tenants=[self.tenant] if self.tenant else [],
-                    capacity=self.attempts.slots,
-                    pid=os.getpid(),
-                )
-                try:
-                    reply = await req.call(contract.REGISTER, msg)
-                except errors.TaskyardError as exc:
-                    log.debug("registration of %s failed: %s", self.pool_id, exc.message)
-                    self._register_wanted.set()
-                    await asyncio.sleep(delay)
-                    delay = min(2.0, delay * 2)
-                    continue
-                delay = 0.1
-                self._scheduler_id = reply.scheduler_id
-                if reply.survey_address and (reply.survey_address,) != self._survey_addresses:
-                    self._survey_addresses = (reply.survey_address,)
-                    old, self._respondent = self._respondent, self._open_respondent(self._survey_addresses)
-                    if old is not None:
-                        old.close()
-                self._notify(leases_pb2.ReportRequest())
-                self._send_notice()
-        finally:
-            req.close()
-
-    def _open_respondent(self, addresses: tuple[str, ...]) -> Any:
-        return dialer.open_dialer(
-            pynng.Respondent0, addresses, max_message_bytes=self._settings.max_message_bytes
+    def _register(self) -> dispatch_pb2.Register:
+        return dispatch_pb2.Register(
+            pool_id=self.pool_id,
+            server_name=self.hello.worker_name,
+            pair_address=self._pair_address,
+            task_names=self.task_names,
+            tenants=[self.tenant] if self.tenant else [],
+            capacity=self.attempts.slots,
+            pid=os.getpid(),
         )
 
-    async def _answer_surveys(self) -> None:
-        while True:
-            sock = self._respondent
-            try:
-                raw = await sock.arecv()
-            except pynng.Closed:
-                if self.state is WorkerState.STOPPED or sock is self._respondent:
-                    return
-                continue  # replaced (the survey address changed)
-            try:
-                env = transport.decode(raw)
-                if env.kind != envelope_pb2.KIND_SURVEY:
-                    continue
-                survey = transport.unpack(env, dispatch_pb2.Survey)
-            except Exception:
-                log.warning("malformed survey dropped")
-                continue
-            if survey.scheduler_id and survey.scheduler_id != self._scheduler_id:
-                self._register_wanted.set()
-            reply = dispatch_pb2.SurveyReply(
-                pool_id=self.pool_id,
-                running=self.attempts.refs(self.pool_id),
-                free_slots=self._free_slots(),
-                capacity=self.attempts.slots,
-                task_names=self.task_names,
-                tenants=[self.tenant] if self.tenant else [],
-                pair_address=self._pair_address,
-                state=self.state.value,
-            )
-            with contextlib.suppress(pynng.NNGException):
-                await sock.asend(transport.encode(envelope_pb2.KIND_SURVEY, reply, message_id=env.message_id))
+    def _registered(self) -> None:
+        self._notify(leases_pb2.ReportRequest())
+        self._send_notice()
+
+    def _survey_reply(self) -> dispatch_pb2.SurveyReply:
+        return dispatch_pb2.SurveyReply(
+            pool_id=self.pool_id,
+            running=self.attempts.refs(self.pool_id),
+            free_slots=self._free_slots(),
+            capacity=self.attempts.slots,
+            task_names=self.task_names,
+            tenants=[self.tenant] if self.tenant else [],
+            pair_address=self._pair_address,
+            state=self.state.value,
+        )
 
     def _heartbeat(self) -> pools_pb2.HeartbeatRequest:
         held = list(self.attempts)
@@ -652,7 +521,3 @@ class RemotePool:
                 continue
             if reply.cancel_requested:
                 self.cancel(reply.cancel_requested)
-
-
-def _result_json(outcome: wpb.Outcome) -> bytes:
-    return payload.dumps(payload.value_to_python(outcome.result)) if outcome.HasField("result") else b""

@@ -12,15 +12,14 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import Any
 
 import psutil
-import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
-from taskyard.core import contract, dialer, errors, rpc, transport
+from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.pair_peers import SchedulerPeers
+from taskyard.core.registration import Registration
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import Outbox, PoolState
@@ -29,7 +28,6 @@ log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for t
 
 HEARTBEAT_INTERVAL = 5.0
 MIN_BEAT_GAP = 0.1
-REGISTER_TIMEOUT = 3.0
 
 
 class SchedulerLink:
@@ -38,14 +36,21 @@ class SchedulerLink:
         self._pool = pool
         self._workers = workers
         self._outbox = outbox
-        self.scheduler_id = ""
-        self.registered = asyncio.Event()
-        self._register_wanted = asyncio.Event()
-        # Every scheduler's until one answers a registration with its own.
-        self._survey_addresses = settings.survey_addresses
+        self.registration = Registration(
+            settings,
+            describe=self._register,
+            survey_reply=self.survey_reply,
+            on_registered=outbox.slots_changed,
+            active=lambda: pool.state in (WorkerState.STARTING, WorkerState.RUNNING),
+            log=log,
+        )
+        self.registered = self.registration.registered
         self._pair: SchedulerPeers | None = None
-        self._respondent: Any = None
         self._heartbeat_failures = 0
+
+    @property
+    def scheduler_id(self) -> str:
+        return self.registration.scheduler_id
 
     # ------------------------------------------------------------ views
     def survey_reply(self) -> dispatch_pb2.SurveyReply:
@@ -117,111 +122,41 @@ class SchedulerLink:
     def _on_pair_lost(self) -> None:
         if self._pool.state in (WorkerState.STARTING, WorkerState.RUNNING) and self.registered.is_set():
             log.info("scheduler PAIR peer went away: registering again")
-            self._register_wanted.set()
+            self.registration.want()
 
     def close_pair(self) -> None:
         if self._pair is not None:
             self._pair.close()
 
     def close(self) -> None:
-        for sock in (self._pair, self._respondent):
-            if sock is not None:
-                sock.close()
+        if self._pair is not None:
+            self._pair.close()
+        self.registration.close()
 
     # ------------------------------------------------------------ registration and surveys
+    def _register(self) -> dispatch_pb2.Register:
+        pool = self._pool
+        return dispatch_pb2.Register(
+            pool_id=pool.pool_id,
+            server_name=self._settings.server_name,
+            pair_address=pool.pair_address,
+            task_names=pool.task_names,
+            tenants=pool.tenants,
+            capacity=pool.capacity,
+            pid=os.getpid(),
+        )
+
     def want_registration(self) -> None:
-        self._register_wanted.set()
+        self.registration.want()
 
     async def run_registration(self) -> None:
-        s, pool = self._settings, self._pool
-        # Every scheduler's: only the leader listens, so it is the one that answers.
-        req = rpc.Requester(
-            s.registration_addresses, max_message_bytes=s.max_message_bytes, timeout=REGISTER_TIMEOUT
-        )
-        delay, failures = 0.1, 0
-        try:
-            while True:
-                await self._register_wanted.wait()
-                if pool.state not in (WorkerState.STARTING, WorkerState.RUNNING):
-                    return
-                self._register_wanted.clear()
-                msg = dispatch_pb2.Register(
-                    pool_id=pool.pool_id,
-                    server_name=s.server_name,
-                    pair_address=pool.pair_address,
-                    task_names=pool.task_names,
-                    tenants=pool.tenants,
-                    capacity=pool.capacity,
-                    pid=os.getpid(),
-                )
-                try:
-                    reply = await req.call(contract.REGISTER, msg)
-                except errors.TaskyardError as exc:
-                    failures += 1
-                    (log.warning if failures in (1, 10) or failures % 100 == 0 else log.debug)(
-                        "registration with %s failed (%d): %s",
-                        ", ".join(s.registration_addresses),
-                        failures,
-                        exc.message,
-                    )
-                    self._register_wanted.set()
-                    await asyncio.sleep(delay)
-                    delay = min(2.0, delay * 2)
-                    continue
-                delay, failures = 0.1, 0
-                self._registered_with(reply)
-        finally:
-            req.close()
-
-    def _registered_with(self, reply: dispatch_pb2.RegisterReply) -> None:
-        if reply.scheduler_id != self.scheduler_id:
-            log.info("registered with scheduler %s", reply.scheduler_id or "?")
-        self.scheduler_id = reply.scheduler_id
-        if reply.survey_address and (reply.survey_address,) != self._survey_addresses:
-            self._survey_addresses = (reply.survey_address,)
-            old, self._respondent = self._respondent, self._open_respondent(self._survey_addresses)
-            if old is not None:
-                old.close()
-        self.registered.set()
-        self._outbox.slots_changed()
+        await self.registration.run()
 
     def open_surveys(self) -> None:
-        self._respondent = self._open_respondent(self._survey_addresses)
-
-    def _open_respondent(self, addresses: tuple[str, ...]) -> Any:
-        return dialer.open_dialer(
-            pynng.Respondent0, addresses, max_message_bytes=self._settings.max_message_bytes
-        )
+        self.registration.open_surveys()
 
     async def answer_surveys(self) -> None:
-        while True:
-            sock = self._respondent
-            try:
-                raw = await sock.arecv()
-            except pynng.Closed:
-                if self._pool.closing or sock is self._respondent:
-                    return
-                continue  # replaced by a new one (survey address changed)
-            try:
-                env = transport.decode(raw)  # the reply repeats its message id
-                if env.kind != envelope_pb2.KIND_SURVEY:
-                    continue
-                survey = transport.unpack(env, dispatch_pb2.Survey)
-            except Exception:
-                log.warning("malformed survey dropped")
-                continue
-            if survey.scheduler_id and self.registered.is_set() and survey.scheduler_id != self.scheduler_id:
-                log.info(
-                    "survey from scheduler %s (registered with %s): registering again",
-                    survey.scheduler_id,
-                    self.scheduler_id,
-                )
-                self._register_wanted.set()
-            reply = transport.encode(envelope_pb2.KIND_SURVEY, self.survey_reply(), message_id=env.message_id)
-            try:
-                await sock.asend(reply)
-            except pynng.NNGException as exc:
-                log.debug("survey reply dropped: %s", exc)
+        await self.registration.answer_surveys()
 
     # ------------------------------------------------------------ heartbeat
     def heartbeat(self) -> pools_pb2.HeartbeatRequest:
