@@ -1,0 +1,392 @@
+"""The suite waits on signals and on an injected clock, never on wall time.
+
+A test that sleeps and hopes, bounds how long something took, or polls until a
+deadline is flaky on a busy machine and slow on an idle one. This checker reads
+every test module's syntax tree and finds three shapes of wall-time waiting:
+
+- ``wall-clock-assert``: an ``assert`` ordering an elapsed/took/duration figure, or
+  ``time.monotonic()``/``time.time()``/``perf_counter()`` arithmetic, against a bound.
+  A figure that matters belongs in bench/, not in a test.
+- ``fixed-sleep``: ``time.sleep``/``asyncio.sleep``/``sleep`` with a non-zero literal
+  (or a module constant bound to one), outside a task body, where simulated work
+  legitimately takes time. ``sleep(0)`` is a yield, not a wait.
+- ``deadline-loop``: a ``while`` whose test compares the clock or a ``deadline``:
+  a hand-rolled poll (tests/support/waiting.py is the one shared poll).
+
+What is still there is counted per (path, kind) in ``ALLOWED``. A new offence fails,
+and so does a count above what is found: the list only shrinks. Run this module
+as a script to print every offence as ``path:line: kind``.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+SELF = Path(__file__).resolve()
+
+WALL_CLOCK_ASSERT = "wall-clock-assert"
+FIXED_SLEEP = "fixed-sleep"
+DEADLINE_LOOP = "deadline-loop"
+
+# Words that name a measured span of wall time.
+_SPAN_WORDS = ("elapsed", "took", "duration")
+# Clock reads: module.function, or a bare imported function.
+_CLOCK_CALLS = {
+    ("time", "monotonic"),
+    ("time", "time"),
+    ("time", "perf_counter"),
+    ("time", "monotonic_ns"),
+    ("time", "time_ns"),
+    ("time", "perf_counter_ns"),
+}
+_BARE_CLOCKS = {"monotonic", "perf_counter", "monotonic_ns", "perf_counter_ns"}
+_SLEEPS = {("time", "sleep"), ("asyncio", "sleep")}
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+@dataclass(frozen=True)
+class Offence:
+    path: str
+    line: int
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind}"
+
+
+def _is_task_module(path: Path) -> bool:
+    """Modules loaded into worker pools: every function there is a task body or its helper."""
+    return path.parent.name == "support" and "tasks" in path.stem
+
+
+def _dotted(node: ast.expr) -> tuple[str, ...]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return tuple(reversed(parts))
+    return ()
+
+
+def _is_clock_read(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = _dotted(node.func)
+    if name[-2:] in _CLOCK_CALLS or name in {(bare,) for bare in _BARE_CLOCKS}:
+        return True
+    # An event loop's clock: loop.time(), self.loop.time(), asyncio.get_running_loop().time().
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "time":
+        receiver = node.func.value
+        if isinstance(receiver, ast.Call):
+            return _dotted(receiver.func)[-1:] in {("get_running_loop",), ("get_event_loop",)}
+        return "loop" in (_dotted(receiver)[-1:] or ("",))[0]
+    return False
+
+
+def _reads_clock(node: ast.AST) -> bool:
+    return any(_is_clock_read(sub) for sub in ast.walk(node))
+
+
+def _names_span(node: ast.AST) -> bool:
+    """A Name, Attribute or Call (or arithmetic over them) naming an elapsed span.
+
+    Only a chain's last name counts: ``run.took`` does, ``durations.parse(x)`` (a module) does not.
+    """
+    receivers = {id(sub.value) for sub in ast.walk(node) if isinstance(sub, ast.Attribute)}
+    for sub in ast.walk(node):
+        word = None
+        if isinstance(sub, ast.Name) and id(sub) not in receivers:
+            word = sub.id
+        elif isinstance(sub, ast.Attribute):
+            word = sub.attr
+        if word is not None and any(span in word.lower() for span in _SPAN_WORDS):
+            return True
+    return False
+
+
+def _names_deadline(node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        # Lower case only: DEADLINE_EXCEEDED is a status code, not a clock.
+        if isinstance(sub, ast.Name) and "deadline" in sub.id:
+            return True
+        if isinstance(sub, ast.Attribute) and "deadline" in sub.attr:
+            return True
+    return False
+
+
+def _compares(node: ast.AST) -> Iterator[ast.Compare]:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Compare):
+            yield sub
+
+
+def _is_wall_clock_bound(test: ast.expr) -> bool:
+    for compare in _compares(test):
+        if not any(isinstance(op, _ORDERINGS) for op in compare.ops):
+            continue
+        sides = [compare.left, *compare.comparators]
+        if any(_names_span(side) or _reads_clock(side) for side in sides):
+            return True
+    return False
+
+
+def _is_deadline_test(test: ast.expr) -> bool:
+    for compare in _compares(test):
+        sides = [compare.left, *compare.comparators]
+        if any(_reads_clock(side) or _names_deadline(side) for side in sides):
+            return True
+    return False
+
+
+def _is_clock_against_deadline(test: ast.expr) -> bool:
+    for compare in _compares(test):
+        if not any(isinstance(op, _ORDERINGS) for op in compare.ops):
+            continue
+        sides = [compare.left, *compare.comparators]
+        if any(_reads_clock(side) for side in sides) and any(_names_deadline(side) for side in sides):
+            return True
+    return False
+
+
+def _nonzero_number(node: ast.expr | None, constants: dict[str, float]) -> bool:
+    if node is None:
+        return False
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
+        return node.value != 0
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, 0) != 0
+    return False
+
+
+def _is_fixed_sleep(call: ast.Call, constants: dict[str, float]) -> bool:
+    name = _dotted(call.func)
+    if name[-2:] not in _SLEEPS and name != ("sleep",):
+        return False
+    delay = call.args[0] if call.args else None
+    for keyword in call.keywords:
+        if keyword.arg in {"delay", "seconds", "secs"}:
+            delay = keyword.value
+    return _nonzero_number(delay, constants)
+
+
+def _module_constants(tree: ast.Module) -> dict[str, float]:
+    """Module-level names bound once to a number: ``PAUSE = 0.5``."""
+    constants: dict[str, float] = {}
+    for stmt in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            targets, value = [stmt.target], stmt.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    constants[target.id] = float(value.value)
+    return constants
+
+
+def _is_task_decorator(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return _dotted(target)[-1:] == ("task",)
+
+
+class _Finder(ast.NodeVisitor):
+    def __init__(self, path: str, constants: dict[str, float], task_module: bool) -> None:
+        self.path = path
+        self.constants = constants
+        self.in_task = task_module
+        self.found: list[Offence] = []
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer = self.in_task
+        self.in_task = outer or any(_is_task_decorator(d) for d in node.decorator_list)
+        self.generic_visit(node)
+        self.in_task = outer
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        # ``assert time.monotonic() < deadline`` in a ``while True`` is the same hand-rolled poll.
+        if _is_clock_against_deadline(node.test):
+            self.found.append(Offence(self.path, node.lineno, DEADLINE_LOOP))
+        elif _is_wall_clock_bound(node.test):
+            self.found.append(Offence(self.path, node.lineno, WALL_CLOCK_ASSERT))
+        self.generic_visit(node)
+
+    def visit_While(self, node: ast.While) -> None:
+        if not self.in_task and _is_deadline_test(node.test):
+            self.found.append(Offence(self.path, node.lineno, DEADLINE_LOOP))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self.in_task and _is_fixed_sleep(node, self.constants):
+            self.found.append(Offence(self.path, node.lineno, FIXED_SLEEP))
+        self.generic_visit(node)
+
+
+def offences_in(source: str, path: str = "<snippet>", task_module: bool = False) -> list[Offence]:
+    tree = ast.parse(source)
+    finder = _Finder(path, _module_constants(tree), task_module)
+    finder.visit(tree)
+    return finder.found
+
+
+def suite_offences() -> list[Offence]:
+    found: list[Offence] = []
+    for file in sorted(TESTS.rglob("*.py")):
+        if file == SELF or ".venv" in file.parts:
+            continue
+        if _is_task_module(file):
+            continue
+        relative = file.relative_to(TESTS.parent).as_posix()
+        found += offences_in(file.read_text(), relative)
+    return found
+
+
+# What is left to fix, per (path, kind). Lower a count when you fix one; never raise it.
+ALLOWED: dict[tuple[str, str], int] = {
+    ("tests/acceptance/test_absent_pool.py", FIXED_SLEEP): 1,
+    ("tests/acceptance/test_bus_seal.py", DEADLINE_LOOP): 2,
+    ("tests/acceptance/test_bus_seal.py", FIXED_SLEEP): 3,
+    ("tests/acceptance/test_eta.py", WALL_CLOCK_ASSERT): 2,
+    ("tests/acceptance/test_gateway_security.py", DEADLINE_LOOP): 1,
+    ("tests/acceptance/test_gateway_security.py", FIXED_SLEEP): 1,
+    ("tests/acceptance/test_requeue.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/acceptance/test_restart_reconcile.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/acceptance/test_scheduler_failover.py", FIXED_SLEEP): 2,
+    ("tests/acceptance/test_supervision_cancel.py", WALL_CLOCK_ASSERT): 3,
+    ("tests/acceptance/test_supervision_deaths.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/acceptance/test_supervision_leases.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/acceptance/test_supervision_memory_and_drain.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/acceptance/test_supervision_wedged.py", WALL_CLOCK_ASSERT): 2,
+    ("tests/integration/test_breaker_refunds_store.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_bus_roles_cluster.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_bus_roles_cluster.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_cli_confirmation.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_cli_dev.py", DEADLINE_LOOP): 2,
+    ("tests/integration/test_cli_dev.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_dependencies_store.py", FIXED_SLEEP): 2,
+    ("tests/integration/test_gateway_admission.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_gateway_admission.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_gateway_wait.py", FIXED_SLEEP): 2,
+    ("tests/integration/test_gateway_wait.py", WALL_CLOCK_ASSERT): 4,
+    ("tests/integration/test_periodic.py", FIXED_SLEEP): 3,
+    ("tests/integration/test_pool_failures.py", WALL_CLOCK_ASSERT): 2,
+    ("tests/integration/test_pool_flow.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_pool_flow.py", WALL_CLOCK_ASSERT): 2,
+    ("tests/integration/test_requeue_store.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_requeue_store.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_schedule_service.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_schedule_service.py", FIXED_SLEEP): 2,
+    ("tests/integration/test_store_flood.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_store_guards.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_store_ops.py", FIXED_SLEEP): 1,
+    ("tests/integration/test_store_service.py", DEADLINE_LOOP): 2,
+    ("tests/integration/test_store_service.py", FIXED_SLEEP): 6,
+    ("tests/integration/test_store_validation.py", FIXED_SLEEP): 1,
+    ("tests/support/bus_events.py", DEADLINE_LOOP): 2,
+    ("tests/support/cluster.py", DEADLINE_LOOP): 2,
+    ("tests/support/cluster.py", FIXED_SLEEP): 2,
+    ("tests/support/dev_run.py", DEADLINE_LOOP): 1,
+    ("tests/support/dev_run.py", FIXED_SLEEP): 1,
+    ("tests/support/fake_scheduler.py", DEADLINE_LOOP): 1,
+    ("tests/support/observability.py", DEADLINE_LOOP): 1,
+    ("tests/support/observability.py", FIXED_SLEEP): 1,
+    ("tests/support/postgres.py", DEADLINE_LOOP): 1,
+    ("tests/support/postgres.py", FIXED_SLEEP): 1,
+    ("tests/unit/test_dashboard_pulse.py", FIXED_SLEEP): 2,
+    ("tests/unit/test_dispatch_backup.py", FIXED_SLEEP): 1,
+    ("tests/unit/test_election.py", WALL_CLOCK_ASSERT): 4,
+    ("tests/unit/test_health_probes.py", FIXED_SLEEP): 1,
+    ("tests/unit/test_lifecycle.py", FIXED_SLEEP): 1,
+    ("tests/unit/test_lifecycle.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/unit/test_log_shipper.py", FIXED_SLEEP): 1,
+    ("tests/unit/test_transport.py", FIXED_SLEEP): 1,
+    ("tests/unit/test_worker_runner.py", WALL_CLOCK_ASSERT): 1,
+}
+
+
+def test_no_new_wall_time_waits() -> None:
+    found = suite_offences()
+    actual = Counter((o.path, o.kind) for o in found)
+    over = {key: n for key, n in actual.items() if n > ALLOWED.get(key, 0)}
+    under = {key: n for key, n in ALLOWED.items() if actual.get(key, 0) < n}
+    shown = "\n".join(str(o) for o in found if (o.path, o.kind) in over)
+    assert not over, f"waits on wall time beyond ALLOWED (wait on a signal instead):\n{shown}"
+    assert not under, "fewer waits on wall time than ALLOWED counts: lower these entries to " + ", ".join(
+        f"{path} {kind}: {actual.get((path, kind), 0)}" for (path, kind), _ in under.items()
+    )
+
+
+# The checker's own cases: each shape it must find, and what it must leave alone.
+
+
+def _kinds(source: str, task_module: bool = False) -> list[str]:
+    return [o.kind for o in offences_in(source, task_module=task_module)]
+
+
+def test_finds_wall_clock_bounds() -> None:
+    assert _kinds("assert elapsed < 2.0") == [WALL_CLOCK_ASSERT]
+    assert _kinds("assert 1 <= result.took_ms") == [WALL_CLOCK_ASSERT]
+    assert _kinds("assert run.duration() >= 0.5") == [WALL_CLOCK_ASSERT]
+    assert _kinds("assert time.monotonic() - start < limit") == [WALL_CLOCK_ASSERT]
+    assert _kinds("assert ok and perf_counter() - t0 < 1") == [WALL_CLOCK_ASSERT]
+
+
+def test_leaves_behavioural_asserts() -> None:
+    assert _kinds("assert result.state == 'done'") == []
+    assert _kinds("assert count < 3") == []
+    assert _kinds("assert elapsed is not None") == []
+    assert _kinds("assert durations.parse(mean) > dt.timedelta()") == []
+    assert _kinds("assert h.cancel_deadline >= t0 + 10.0") == []
+    assert _kinds("assert err.code is Code.DEADLINE_EXCEEDED") == []
+
+
+def test_finds_fixed_sleeps() -> None:
+    assert _kinds("time.sleep(0.5)") == [FIXED_SLEEP]
+    assert _kinds("async def f():\n    await asyncio.sleep(1)") == [FIXED_SLEEP]
+    assert _kinds("from time import sleep\nsleep(2)") == [FIXED_SLEEP]
+    assert _kinds("PAUSE = 0.2\ndef f():\n    time.sleep(PAUSE)") == [FIXED_SLEEP]
+    assert _kinds("asyncio.sleep(delay=3)") == [FIXED_SLEEP]
+
+
+def test_leaves_yields_and_task_bodies() -> None:
+    assert _kinds("async def f():\n    await asyncio.sleep(0)") == []
+    assert _kinds("time.sleep(interval)") == []
+    assert _kinds("@task\nasync def slow(s):\n    await asyncio.sleep(0.5)") == []
+    assert _kinds("@pool.task(retries=2)\ndef slow():\n    time.sleep(1)") == []
+    assert _kinds("async def work():\n    await asyncio.sleep(1)", task_module=True) == []
+    assert _kinds("@task\ndef spin():\n    while time.monotonic() < end:\n        pass") == []
+
+
+def test_finds_deadline_loops() -> None:
+    assert _kinds("while time.monotonic() < deadline:\n    pass") == [DEADLINE_LOOP]
+    assert _kinds("while not done and time.time() < end:\n    pass") == [DEADLINE_LOOP]
+    assert _kinds("while loop.time() < stop:\n    pass") == [DEADLINE_LOOP]
+    assert _kinds("while now() < self.deadline:\n    pass") == [DEADLINE_LOOP]
+    assert _kinds("while True:\n    assert time.monotonic() < deadline, 'x'") == [DEADLINE_LOOP]
+
+
+def test_leaves_other_loops() -> None:
+    assert _kinds("while queue:\n    queue.pop()") == []
+    assert _kinds("while attempts < 3:\n    attempts += 1") == []
+
+
+if __name__ == "__main__":
+    for offence in suite_offences():
+        print(offence)
+    sys.exit(0)
