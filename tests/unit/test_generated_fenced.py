@@ -10,6 +10,7 @@ Kubernetes manifests. `git check-attr` evaluates the patterns, as GitHub does.""
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import subprocess
 from pathlib import Path, PurePosixPath
@@ -25,9 +26,10 @@ JAVA_PLUGINS = {("protoc_builtin", "java"), ("local", "protoc-gen-grpc-java")}
 
 
 def git(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=True
-    ).stdout
+    # Only the repository's .gitattributes counts, not a developer's own attributes file (the
+    # rest of their configuration stays: safe.directory lets a container's git read the tree).
+    command = ["git", "-c", f"core.attributesFile={os.devnull}", *args]
+    return subprocess.run(command, cwd=cwd, input=stdin, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture(scope="module")
