@@ -9,7 +9,6 @@ breaker's next probe, and no longer a dead letter.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 import asyncpg
 import pytest
 from support.records import submitted_task, task
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import failures_pb2, flow_pb2, leases_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -265,12 +265,15 @@ async def test_a_refund_sent_again_to_another_store_refunds_nothing_twice(
 
 async def until_cancelled(store: Any, tid: str, within: float = 5.0) -> tr.TaskRecord:
     """The dependent once its store has resolved it (the cascade runs after the failure's commit)."""
-    deadline = time.monotonic() + within
-    while True:
+    rec = await get(store, tid)
+
+    async def cancelled() -> bool:
+        nonlocal rec
         rec = await get(store, tid)
-        if rec.state == CANCELLED or time.monotonic() > deadline:
-            return rec
-        await asyncio.sleep(0.02)
+        return rec.state == CANCELLED
+
+    await wait_until_async(cancelled, within, lambda: f"{tid} to be cancelled (is {rec.state})")
+    return rec
 
 
 async def test_a_refund_does_not_revive_a_task_whose_dependents_its_failure_cancelled(

@@ -7,13 +7,13 @@ unanswered, counted and logged, while it takes the same request from the schedul
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from google.protobuf.message import Message
 from support.cluster import Cluster
+from support.waiting import wait_until
 
 from taskyard.bus.v1 import counters_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -64,13 +64,6 @@ def _counters(keys: str, address: str) -> dict[str, int]:
             req.close()
 
     return asyncio.run(read())
-
-
-def _wait(what: str, check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 @pytest.mark.usefixtures("own_seal")
@@ -143,7 +136,7 @@ def test_a_suite_with_a_key_per_role_runs_tasks_and_refuses_a_pools_insert_and_l
             == 3
         )
 
-    _wait("three refusals counted as forbidden", refused)
+    wait_until(refused, 15.0, "three refusals counted as forbidden")
     text = cluster.log_text("result-store")
     assert "refused KIND_STORE_LEASE" in text and "key 'it-worker-pool' of role worker-pool" in text
     assert "refused KIND_STORE_INSERT" in text and "(scheduler may" in text

@@ -8,7 +8,6 @@ import pty
 import select
 import subprocess
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -63,12 +62,11 @@ def _ask_on_a_terminal(target: str, answer: bytes, *command: str) -> subprocess.
             stdout=subprocess.PIPE,
         )
         seen = b""
-        deadline = time.monotonic() + 30
         while b"[y/N]" not in seen:
-            assert time.monotonic() < deadline and proc.poll() is None, seen
-            ready, _, _ = select.select([controller], [], [], 0.5)
-            if ready:
-                seen += os.read(controller, 1024)
+            # Each read waits for the next output; a CLI that fell silent or exited fails here.
+            ready, _, _ = select.select([controller], [], [], 30)
+            assert ready and proc.poll() is None, seen
+            seen += os.read(controller, 1024)
         os.write(controller, answer + b"\n")
         out, _ = proc.communicate(timeout=60)
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, seen)

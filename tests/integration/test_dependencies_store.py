@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support.records import submitted_task as task
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, graph_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -49,13 +50,15 @@ async def run_to(store: Any, t: str, *, success: bool, token: str = "tok") -> No
 async def until(store: Any, t: str, state: S, within: float = 5.0) -> tr.TaskRecord:
     """The dependents are resolved after the commit that finalised their dependency
     (a background write): poll the row, with a deadline."""
-    deadline = time.monotonic() + within
-    while True:
+    rec = await get(store, t)
+
+    async def reached() -> bool:
+        nonlocal rec
         rec = await get(store, t)
-        if rec.state == state or time.monotonic() > deadline:
-            assert rec.state == state, f"{t} is {S(rec.state).name}, wanted {state.name}"
-            return rec
-        await asyncio.sleep(0.02)
+        return rec.state == state
+
+    await wait_until_async(reached, within, lambda: f"{t} to be {state.name} (is {S(rec.state).name})")
+    return rec
 
 
 def released_messages(store: Any) -> list[graph_pb2.ReleasedTasks]:
@@ -234,8 +237,11 @@ async def test_after_the_window_the_key_makes_a_new_task(result_store: Any) -> N
     # The database's now() decides; wait until it is past the window.
     async with result_store.pool.acquire() as conn:
         sql = "SELECT idempotency_expires_at > now() FROM tasks WHERE id = $1"
-        while await conn.fetchval(sql, old.id):  # noqa: ASYNC110 - the database clock, polled
-            await asyncio.sleep(0.05)
+
+        async def window_passed() -> bool:
+            return not await conn.fetchval(sql, old.id)
+
+        await wait_until_async(window_passed, 5, "the database's clock to pass the window", interval=0.05)
     new = keyed("k4")
     reply = await insert(result_store, new)
     assert reply.tasks[0].created and reply.tasks[0].id == new.id

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pynng
 import pytest
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -19,16 +19,17 @@ pytestmark = pytest.mark.asyncio
 
 async def _messages(sock: pynng.Sub0, until: Any, within: float = 5.0) -> list[envelope_pb2.Envelope]:
     got: list[envelope_pb2.Envelope] = []
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            raw = await asyncio.wait_for(sock.arecv(), 0.1)
-        except (TimeoutError, pynng.Timeout):
-            continue
-        got.append(transport.decode(raw[transport.EVENTS_TOPIC_BYTES :]))
-        if until(got):
-            return got
-    raise AssertionError(f"not seen; got kinds {[e.kind for e in got]}")
+
+    async def receive() -> None:
+        while not until(got):
+            raw = await sock.arecv()
+            got.append(transport.decode(raw[transport.EVENTS_TOPIC_BYTES :]))
+
+    try:
+        await asyncio.wait_for(receive(), within)
+    except TimeoutError:
+        raise AssertionError(f"not seen; got kinds {[e.kind for e in got]}") from None
+    return got
 
 
 async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
@@ -52,7 +53,8 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
                 leases=[leases_pb2.Lease(task_id=t, lease_token=f"tok-{t}") for t in (released, died, done)],
             )
         )
-        await asyncio.sleep(0.2)  # the SUB connects (PUB drops what no one hears)
+        # The SUB connects first: a PUB drops what no one hears.
+        await wait_until_async(lambda: sub.pipes, 5, "the SUB to connect")
 
         def ref(t: str) -> tr.AttemptRef:
             return tr.AttemptRef(task_id=t, attempt=1, lease_token=f"tok-{t}", worker_id="pool-1/w0:1")

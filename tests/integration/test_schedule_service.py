@@ -11,6 +11,7 @@ from typing import Any
 import grpc
 import pytest
 from click.testing import CliRunner
+from support.waiting import wait_until
 
 from taskyard.cli.main import cli
 from taskyard.client import TaskState, TaskyardError
@@ -160,13 +161,11 @@ def test_cli(cluster: Any) -> None:
 def test_the_scheduler_fires_runs_by_itself(cluster: Any) -> None:
     with cluster.client() as c:
         s = c.schedules.create("fast", "add", 20, 22, every=1)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:  # the scheduler fires it within ~1 s
-            got = c.schedules.get("fast")
-            if got.times_run >= 2 and got.last_task_id:
-                break
-            time.sleep(0.1)
-        assert got.times_run >= 2, got
+        got = wait_until(
+            lambda: (g := c.schedules.get("fast")).times_run >= 2 and g.last_task_id and g,
+            10,
+            "the scheduler to fire the schedule twice",
+        )
         run = c.wait(got.last_task_id, timeout=10)
         assert run.state is TaskState.SUCCESS and run.result == 42
         c.schedules.pause(s.id)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from support.records import submitted_task as task
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import counters_pb2, envelope_pb2, leases_pb2, pools_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -115,16 +116,15 @@ async def row(store: Any, t: str) -> tr.TaskRecord:
 
 
 async def dependent_cancelled(store: Any, t: str, within: float = 5.0) -> tr.TaskRecord:
-    import asyncio
-    import time
+    rec = await row(store, t)
 
-    deadline = time.monotonic() + within
-    while True:
+    async def cancelled() -> bool:
+        nonlocal rec
         rec = await row(store, t)
-        if rec.state == S.CANCELLED or time.monotonic() > deadline:
-            assert rec.state == S.CANCELLED, S(rec.state).name
-            return rec
-        await asyncio.sleep(0.02)
+        return rec.state == S.CANCELLED
+
+    await wait_until_async(cancelled, within, lambda: f"{t} to be cancelled (is {S(rec.state).name})")
+    return rec
 
 
 async def test_release_of_a_cancel_requested_task_cancels_it(result_store: Any) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 import pytest
 from support.records import task
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -184,10 +185,7 @@ async def test_events_are_published_only_after_commit(result_store: Any, databas
         await insert(result_store, *recs)
         await lease(result_store, recs[0].id)
         # Replies come first, events right after: wait for the last batch.
-        for _ in range(200):
-            if len(seen) >= 4:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_async(lambda: len(seen) >= 4, 5, "the four events to be published")
     finally:
         await conn.close()
     assert seen == [("task.queued", "QUEUED")] * 3 + [("task.assigned", "ASSIGNED")]

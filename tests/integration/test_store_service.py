@@ -32,19 +32,17 @@ async def served(store_settings: Any) -> Any:
     stop = asyncio.Event()
     task = asyncio.create_task(serve(store_settings, stop))
     req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
-    # Wait until it answers.
-    for _ in range(200):
+
+    async def answers() -> bool:
         try:
-            await req.call(
-                contract.STORE_TASK_NAMES,
-                pools_pb2.TaskNamesRequest(),
-                timeout=0.5,
-            )
-            break
+            await req.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(), timeout=0.5)
         except errors.TaskyardError:
             if task.done():
-                task.result()
-            await asyncio.sleep(0.05)
+                task.result()  # it failed to start: its error, not a timeout
+            return False
+        return True
+
+    await wait_until_async(answers, 10, "the store to answer")
     sub = Subscriber(store_settings.events_address)
     await sub.connected()
     try:
@@ -133,18 +131,13 @@ async def test_listener_reconnects_after_its_connection_is_killed(
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute("SELECT pg_terminate_backend($1)", pid)
-        for _ in range(100):
-            if listener.reconnects >= 1 and listener.connected.is_set():
-                break
-            await asyncio.sleep(0.1)
-        assert listener.reconnects >= 1 and listener.backend_pid() != pid
+        await wait_until_async(
+            lambda: listener.reconnects >= 1 and listener.connected.is_set(), 10, "the listener to reconnect"
+        )
+        assert listener.backend_pid() != pid
         before = listener.notifications
         await conn.execute("INSERT INTO tasks (id, name) VALUES ($1::uuid, 'after')", ids.new_task_id())
-        for _ in range(50):
-            if listener.notifications > before:
-                break
-            await asyncio.sleep(0.05)
-        assert listener.notifications > before
+        await wait_until_async(lambda: listener.notifications > before, 5, "the insert's NOTIFY")
     finally:
         await conn.close()
 
@@ -165,16 +158,16 @@ async def test_process_entry_point(store_settings: Any) -> None:
     )
     try:
         assert proc.stderr is not None
-        deadline = time.monotonic() + 30
-        ready = False
-        while time.monotonic() < deadline:
-            line = await asyncio.to_thread(proc.stderr.readline)
-            if "result-store ready" in line:
-                ready = True
-                break
-            if not line and proc.poll() is not None:
-                break
-        assert ready
+        stderr = proc.stderr
+
+        async def ready() -> bool:
+            # Each line is a signal; end of output (the process exited) is a failure.
+            while line := await asyncio.to_thread(stderr.readline):
+                if "result-store ready" in line:
+                    return True
+            return False
+
+        assert await asyncio.wait_for(ready(), 30)
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(proc.wait, 15) == 0
     finally:
@@ -198,7 +191,8 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
     results = sub(store_settings.events_address, transport.RESULT_EVENTS_TOPIC)
     pools = sub(store_settings.pool_stream_address, transport.dispatch_topic("pool-a"))
     sched = sub(store_settings.scheduler_stream_address, transport.SCHEDULER_TOPIC)
-    await asyncio.sleep(0.2)  # the SUBs connect (PUB drops what no one hears)
+    # The SUBs connect first: a PUB drops what no one hears.
+    await wait_until_async(lambda: all(s.pipes for s in (results, pools, sched)), 5, "the SUBs to connect")
 
     async def drain(s: pynng.Sub0, within: float = 1.0) -> list[bytes]:
         got: list[bytes] = []

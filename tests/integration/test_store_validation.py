@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 import pytest
 from google.protobuf import json_format
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, pools_pb2, queues_pb2, schedule_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -33,14 +34,17 @@ async def bus(store_settings: Any) -> Any:
     stop = asyncio.Event()
     served = asyncio.create_task(serve(store_settings, stop))
     req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
-    for _ in range(200):
+
+    async def answers() -> bool:
         try:
             await req.call(contract.STORE_TASK_NAMES, pools_pb2.TaskNamesRequest(), timeout=0.5)
-            break
         except errors.TaskyardError:
             if served.done():
-                served.result()
-            await asyncio.sleep(0.05)
+                served.result()  # it failed to start: its error, not a timeout
+            return False
+        return True
+
+    await wait_until_async(answers, 10, "the store to answer")
     try:
         yield req
     finally:
