@@ -284,14 +284,14 @@ async def test_one_polling_for_all_pages_started_with_the_first_and_stopped_afte
     # From now (no cursor), then on from each cursor.
     assert [r.after for r in store.requests[:3]] == ["", "c0", "c1"]
     assert store.requests[1].max_task_ids == pulse.MAX_CHANGED_IDS
+    polling = pulses._task
+    assert polling is not None
     pulses._leave(first)
     pulses._leave(second)
     assert pulses.following  # lingers a moment: a page switching views comes back
-    await asyncio.sleep(0.2)
-    assert not pulses.following
-    asked = len(store.requests)
-    await asyncio.sleep(0.05)
-    assert len(store.requests) == asked  # polling stopped
+    await wait_until_async(lambda: not pulses.following, 5, "the linger to end the polling")
+    await asyncio.gather(polling, return_exceptions=True)
+    assert polling.cancelled()  # polling stopped: an ended task asks no more
     pulses._join(hub.Listener(None))
     assert pulses.polls_started == 2
     await pulses.close()

@@ -8,7 +8,6 @@ import asyncio
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -44,16 +43,20 @@ def test_live_while_the_loop_runs_not_while_it_is_stuck(
         health.mark_ready()
         assert http_status(server.port, "/readyz") == 200
         stuck = threading.Event()
+        unstuck = threading.Event()
 
         def blocking_call() -> None:
             stuck.set()
-            time.sleep(1.5)
+            unstuck.wait(10)  # the loop is blocked until the probes have answered
 
         loop.call_soon_threadsafe(blocking_call)
         assert stuck.wait(5)
-        assert http_status(server.port, "/livez") == 503
-        assert http_status(server.port, "/readyz") == 503
-        assert http_status(server.port, "/metrics") == 404
+        try:
+            assert http_status(server.port, "/livez") == 503
+            assert http_status(server.port, "/readyz") == 503
+            assert http_status(server.port, "/metrics") == 404
+        finally:
+            unstuck.set()
     finally:
         server.close()
 

@@ -336,14 +336,8 @@ ALLOWED: dict[tuple[str, str], int] = {
     ("tests/support/observability.py", FIXED_SLEEP): 1,
     ("tests/support/postgres.py", DEADLINE_LOOP): 1,
     ("tests/support/postgres.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_dashboard_pulse.py", FIXED_SLEEP): 2,
     ("tests/unit/test_dispatch_backup.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_health_probes.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_lifecycle.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_lifecycle.py", WALL_CLOCK_ASSERT): 1,
     ("tests/unit/test_log_shipper.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_transport.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_worker_runner.py", WALL_CLOCK_ASSERT): 1,
 }
 
 

@@ -306,10 +306,11 @@ async def test_a_late_reply_is_dropped_and_the_next_request_gets_its_own(
     tmp_path: Path, servers: list[Server], requesters: list[rpc.Requester]
 ) -> None:
     slow_done = asyncio.Event()
+    timed_out = asyncio.Event()
 
     async def handler(req: tasks_pb2.GetTasksRequest, env: envelope_pb2.Envelope) -> tasks_pb2.GetTasksReply:
         if req.ids[0] == "slow":
-            await asyncio.sleep(0.3)
+            await timed_out.wait()  # answers only once the requester gave up on it
             slow_done.set()
         return echo_reply(req)
 
@@ -319,6 +320,7 @@ async def test_a_late_reply_is_dropped_and_the_next_request_gets_its_own(
     with pytest.raises(errors.TaskyardError) as info:
         await get(r, "slow", limit=0.1)
     assert info.value.code == errors.Code.DEADLINE_EXCEEDED
+    timed_out.set()
     await asyncio.wait_for(slow_done.wait(), 5)
     assert [t.id for t in (await get(r, "next")).tasks] == ["next"]
 

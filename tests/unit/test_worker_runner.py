@@ -184,10 +184,9 @@ async def test_a_type_error_raised_by_the_body_is_still_retried(extra_tasks: thr
 
 
 async def test_async_timeout_uses_record_then_default() -> None:
-    loop = asyncio.get_running_loop()
-    t0 = loop.time()
+    # The body sleeps 10 s: a TimeoutError is the record's 100 ms.
     c = await run_one(make_record("sleep", 10, timeout_ms=100))
-    assert c.failure.type == "TimeoutError" and loop.time() - t0 < 2
+    assert c.failure.type == "TimeoutError" and "0.1s" in c.failure.message
     c = await run_one(make_record("sleep", 10), default_timeout=0.1)
     assert c.failure.type == "TimeoutError" and "0.1s" in c.failure.message
 
