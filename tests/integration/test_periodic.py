@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 import pytest
 from google.protobuf.message import Message
+from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import envelope_pb2, schedule_pb2
 from taskyard.core import contract, errors, rpc
@@ -126,16 +127,15 @@ async def test_two_scheduler_processes_fire_each_run_once(store_settings: Any, d
     req = rpc.Requester(store_settings.store_address, max_message_bytes=16 << 20, timeout=10)
     procs: list[asyncio.subprocess.Process] = []
     try:
-        for _ in range(200):
+
+        async def answers() -> bool:
             try:
-                await req.call(
-                    contract.STORE_SCHEDULE_READ,
-                    schedule_pb2.ReadSchedulesRequest(),
-                    timeout=0.5,
-                )
-                break
+                await req.call(contract.STORE_SCHEDULE_READ, schedule_pb2.ReadSchedulesRequest(), timeout=0.5)
             except errors.TaskyardError:
-                await asyncio.sleep(0.05)
+                return False
+            return True
+
+        await wait_until_async(answers, 10, "the store to answer")
         t0 = at(2024, 11, 3, 5, 57, 30)  # 01:57:30 EDT, just before New York falls back
         s = await create(req, cron("ny-minute", "*/1 * * * *", "America/New_York"), t0)
         env = {**os.environ, "PYTHONPATH": str(TESTS_DIR)}
@@ -283,9 +283,7 @@ async def test_loop_wakes_at_the_due_time_and_on_changes(store: DirectStore, dat
     loop = asyncio.create_task(p.run())
 
     async def until(pred: Any) -> None:
-        async with asyncio.timeout(5):
-            while not pred():  # noqa: ASYNC110 - a condition of another task, polled with a deadline
-                await asyncio.sleep(0.005)
+        await wait_until_async(pred, 5, "the periodic loop")
 
     try:
         await until(lambda: clock._sleepers)  # idle: nothing to fire
@@ -293,7 +291,8 @@ async def test_loop_wakes_at_the_due_time_and_on_changes(store: DirectStore, dat
         p.changed.set()  # what the store's schedule.changed event does
         await until(lambda: p.next_due_us == at(2024, 5, 1, 12, 1))
         clock.advance(59)
-        await asyncio.sleep(0.05)
+        # Asleep on the clock again (after a refresh it may have woken for): it had its chance to fire.
+        await until(lambda: clock._sleepers)
         assert p.runs_fired == 0
         clock.advance(1)
         await until(lambda: p.runs_fired == 1)
