@@ -109,13 +109,21 @@ async def test_a_send_that_fails_on_the_closed_link_hands_nothing_back(tmp_path:
     stays (the pool may have the attempt): it lapses, or the next leader hands it back."""
     sock = pynng.Pair0(send_timeout=60_000)
     sock.dial(f"ipc://{tmp_path}/nowhere.sock", block=False)
+    began = asyncio.Event()
+    asend = sock.asend
+
+    async def asend_noting_it_began(data: bytes) -> None:
+        began.set()  # its waiter runs once this send yields: waiting inside pynng
+        await asend(data)
+
+    sock.asend = asend_noting_it_began
     pool = Pool(pool_id="p", pair_address="ipc:///x", names=frozenset({"add"}), capacity=8, socket=sock)
     store = _Store()
     d = Dispatcher(Lanes(), Any, store, lease_ms=30_000)  # type: ignore[arg-type]
     rec = _record("a")
     pool.inflight[rec.id] = 1.0
     sending = asyncio.create_task(d.send(pool, [rec]))  # a dispatch's send, after its lease
-    await asyncio.sleep(0.05)  # the send has begun
+    await asyncio.wait_for(began.wait(), 5)
     d.close()
     sock.close()
     await asyncio.gather(sending, return_exceptions=True)

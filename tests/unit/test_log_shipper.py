@@ -140,18 +140,22 @@ async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:
     outcomes = RecordingOutcomes()
     relay, pool, outbox = relay_with(outcomes, logs)
     logs.add(lines("chatty", 2))
-    ref = task_record_pb2.AttemptRef(task_id="chatty", attempt=1)
-    outbox.report.completed.append(leases_pb2.Completion(ref=ref, success=True))
+    # A quiet outcome beside it: its report is the relay's pass over both.
+    for tid in ("chatty", "quiet"):
+        ref = task_record_pb2.AttemptRef(task_id=tid, attempt=1)
+        outbox.report.completed.append(leases_pb2.Completion(ref=ref, success=True))
     outbox.slots_changed()
     sender = asyncio.create_task(relay.run())
     try:
-        await asyncio.sleep(0.3)
-        assert outcomes.reports == []  # held back: its lines are not stored yet
+        await asyncio.wait_for(outcomes.arrived.wait(), 5)
+        # Held back: its lines are not stored yet.
+        assert [c.ref.task_id for r in outcomes.reports for c in r.completed] == ["quiet"]
+        outcomes.arrived.clear()
         pool.closing = True
         outbox.slots_changed()
         await asyncio.wait_for(outcomes.arrived.wait(), 0.5)  # within a step, not 2 s
-        assert [c.ref.task_id for c in outcomes.reports[0].completed] == ["chatty"]
-        assert isinstance(outcomes.reports[0], dispatch_pb2.PoolReport)
+        assert [c.ref.task_id for c in outcomes.reports[-1].completed] == ["chatty"]
+        assert isinstance(outcomes.reports[-1], dispatch_pb2.PoolReport)
     finally:
         sender.cancel()
         await asyncio.gather(sender, return_exceptions=True)

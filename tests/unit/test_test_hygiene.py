@@ -333,8 +333,6 @@ ALLOWED: dict[tuple[str, str], int] = {
     ("tests/support/observability.py", FIXED_SLEEP): 1,
     ("tests/support/postgres.py", DEADLINE_LOOP): 1,
     ("tests/support/postgres.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_dispatch_backup.py", FIXED_SLEEP): 1,
-    ("tests/unit/test_log_shipper.py", FIXED_SLEEP): 1,
 }
 
 
