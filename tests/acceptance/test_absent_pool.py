@@ -10,6 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
+from support.waiting import wait_until
 
 from taskyard.cli import procs
 from taskyard.v1 import task_pb2, task_service_pb2, task_service_pb2_grpc
@@ -28,12 +29,17 @@ def _add(*args: int) -> task_pb2.TaskSpec:
 def _explain_until(stub: Any, task_id: str, reason: int, within: float = 30.0) -> S.ExplainTaskResponse:
     """ExplainTask until it gives ``reason`` (the pool's absence reaches the store
     with its last heartbeat)."""
-    deadline = time.monotonic() + within
-    while True:
-        got: S.ExplainTaskResponse = stub.ExplainTask(S.ExplainTaskRequest(id=task_id))
-        if got.reason == reason or time.monotonic() > deadline:
-            return got
-        time.sleep(0.1)
+    got: S.ExplainTaskResponse = S.ExplainTaskResponse()
+
+    def explained() -> bool:
+        nonlocal got
+        got = stub.ExplainTask(S.ExplainTaskRequest(id=task_id))
+        return got.reason == reason
+
+    wait_until(
+        explained, within, lambda: f"ExplainTask to give reason {reason} (gave {got.reason})", interval=0.1
+    )
+    return got
 
 
 def test_a_declared_name_waits_for_its_pool(cluster: Any) -> None:

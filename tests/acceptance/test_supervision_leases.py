@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,10 +44,8 @@ def test_sigkill_manager_workers_exit_and_tasks_move(
     tasks = [client.submit("journal", f"m{i}", 1.0) for i in range(2)]
     wait_until(lambda: all(row(cluster, t.id)["state"] == "RUNNING" for t in tasks), 20, "tasks to run")
     cluster.kill("worker-pool", signal.SIGKILL)
-    t0 = time.monotonic()
     _, alive = psutil.wait_procs(workers, timeout=5)
     assert not alive, f"orphaned workers: {alive}"
-    assert time.monotonic() - t0 < 5.0
     _start_pool_b(cluster)
     for t in tasks:
         final = client.wait(t.id, timeout=30)
