@@ -43,7 +43,9 @@ def test_two_of_every_service_lose_nothing_when_one_of_each_is_killed() -> None:
     assert code == 0, out
     for label in LABELS:
         assert re.search(rf"{re.escape(label)}.*recovery +\d+\.\d+ s", out), f"{label} not reported:\n{out}"
-    failover = re.search(r"scheduler failover (\d+\.\d+) s \(SIGKILL of the leader of term 1 to", out)
+    # The leader when the fault strikes: term 1 unless the leadership moved before (a
+    # stalled leader lets its lease lapse on a loaded machine), which is no failure.
+    failover = re.search(r"scheduler failover (\d+\.\d+) s \(SIGKILL of the leader of term \d+ to", out)
     assert failover, f"no scheduler failover measured:\n{out}"
     assert float(failover.group(1)) < FAILOVER_BOUND, out
 
