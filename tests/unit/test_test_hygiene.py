@@ -29,6 +29,8 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 SELF = Path(__file__).resolve()
+# The one shared poll (a timeout, and a message naming what was awaited): what the rest call.
+SHARED_POLL = TESTS / "support" / "waiting.py"
 
 WALL_CLOCK_ASSERT = "wall-clock-assert"
 FIXED_SLEEP = "fixed-sleep"
@@ -175,6 +177,17 @@ def _is_clock_against_deadline(test: ast.expr) -> bool:
     return False
 
 
+def _leaves_at_a_deadline(loop: ast.While) -> bool:
+    """``while True: ... if time.monotonic() > deadline: raise``: the same poll, spelled otherwise."""
+    for stmt in loop.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.If) and _is_deadline_test(sub.test):
+                leaves = (ast.Break, ast.Raise, ast.Return)
+                if any(isinstance(n, leaves) for branch in sub.body for n in ast.walk(branch)):
+                    return True
+    return False
+
+
 def _nonzero_number(node: ast.expr | None, constants: dict[str, float]) -> bool:
     if node is None:
         return False
@@ -254,7 +267,7 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_While(self, node: ast.While) -> None:
-        if not self.in_task and _is_deadline_test(node.test):
+        if not self.in_task and (_is_deadline_test(node.test) or _leaves_at_a_deadline(node)):
             self.found.append(Offence(self.path, node.lineno, DEADLINE_LOOP))
         self.generic_visit(node)
 
@@ -276,7 +289,7 @@ def suite_offences() -> list[Offence]:
     for file in sorted(TESTS.rglob("*.py")):
         if file == SELF or ".venv" in file.parts:
             continue
-        if _is_task_module(file):
+        if _is_task_module(file) or file == SHARED_POLL:
             continue
         relative = file.relative_to(TESTS.parent).as_posix()
         found += offences_in(file.read_text(), relative)
@@ -285,7 +298,7 @@ def suite_offences() -> list[Offence]:
 
 # What is left to fix, per (path, kind). Lower a count when you fix one; never raise it.
 ALLOWED: dict[tuple[str, str], int] = {
-    ("tests/acceptance/test_bus_seal.py", DEADLINE_LOOP): 2,
+    ("tests/acceptance/test_bus_seal.py", DEADLINE_LOOP): 3,
     ("tests/acceptance/test_bus_seal.py", FIXED_SLEEP): 3,
     ("tests/acceptance/test_eta.py", WALL_CLOCK_ASSERT): 2,
     ("tests/acceptance/test_gateway_security.py", DEADLINE_LOOP): 1,
@@ -303,9 +316,10 @@ ALLOWED: dict[tuple[str, str], int] = {
     ("tests/integration/test_gateway_wait.py", FIXED_SLEEP): 2,
     ("tests/integration/test_gateway_wait.py", WALL_CLOCK_ASSERT): 4,
     ("tests/integration/test_pool_flow.py", WALL_CLOCK_ASSERT): 1,
+    ("tests/integration/test_schedule_service.py", DEADLINE_LOOP): 1,
     ("tests/integration/test_schedule_service.py", FIXED_SLEEP): 1,
     ("tests/integration/test_store_flood.py", FIXED_SLEEP): 1,
-    ("tests/integration/test_store_service.py", DEADLINE_LOOP): 1,
+    ("tests/integration/test_store_service.py", DEADLINE_LOOP): 2,
     ("tests/integration/test_store_service.py", FIXED_SLEEP): 2,
     ("tests/support/bus_events.py", DEADLINE_LOOP): 2,
     ("tests/support/cluster.py", DEADLINE_LOOP): 2,
@@ -389,6 +403,9 @@ def test_finds_deadline_loops() -> None:
     assert _kinds("while loop.time() < stop:\n    pass") == [DEADLINE_LOOP]
     assert _kinds("while now() < self.deadline:\n    pass") == [DEADLINE_LOOP]
     assert _kinds("while True:\n    assert time.monotonic() < deadline, 'x'") == [DEADLINE_LOOP]
+    assert _kinds("while True:\n    if loop.time() > deadline:\n        raise AssertionError") == [
+        DEADLINE_LOOP
+    ]
 
 
 def test_the_allowance_only_shrinks() -> None:
@@ -409,6 +426,7 @@ def test_the_allowance_only_shrinks() -> None:
 def test_leaves_other_loops() -> None:
     assert _kinds("while queue:\n    queue.pop()") == []
     assert _kinds("while attempts < 3:\n    attempts += 1") == []
+    assert _kinds("while True:\n    if time.monotonic() > deadline:\n        log(late)") == []
 
 
 if __name__ == "__main__":
