@@ -1,7 +1,7 @@
 """What a worker stream's pool sends the store and the scheduler about its attempts:
 a short attempt's start rides on its outcome (no write of its own), a long one's
-start goes as a notice, and the scheduler gets one slot notice for what one of the
-worker's messages frees, without waiting for the store."""
+start goes as a notice, and the scheduler gets one slot notice per request of
+outcomes to the store, not one per outcome."""
 
 from __future__ import annotations
 
@@ -107,23 +107,24 @@ def test_a_long_attempt_s_start_goes_as_a_notice_before_its_outcome() -> None:
     asyncio.run(scenario())
 
 
-def test_outcomes_of_one_message_free_their_slots_in_one_notice() -> None:
+def test_one_slot_notice_per_request_of_outcomes() -> None:
     async def scenario() -> None:
         store = FakeStore()
         pool, pair = pool_with(store)
         writer = asyncio.create_task(pool.writer.run())
         refs = [holding(pool, x) for x in "abcd"]
-        store.gate.clear()  # the store has not answered: the notice does not wait for it
+        store.gate.clear()  # the first request stays in flight
         pool.on_outcome(done(refs[0]))
         await store.report_where(lambda r: r.completed)
-        for ref in refs[1:]:  # as a Reports message of three outcomes is read
+        for ref in refs[1:]:
             pool.on_outcome(done(ref))
-        await asyncio.sleep(0)  # the loop's next turn
+        assert len(pair.notices) == 1  # the others wait for the request they go with
+        store.gate.set()
+        await store.report_where(lambda r: len(r.completed) == 3)
         first, second = pair.notices
         assert [c.ref.task_id for c in first.completed] == ["a"]
         assert [c.ref.task_id for c in second.completed] == ["b", "c", "d"]
         assert second.free_slots == 4
-        store.gate.set()
         writer.cancel()
 
     asyncio.run(scenario())

@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from taskyard.bus.v1 import leases_pb2, logs_pb2
 from taskyard.core import contract, errors, rpc
@@ -30,8 +30,12 @@ LOG_TRIES = 3
 
 
 class StoreWriter:
-    def __init__(self, store: rpc.Caller) -> None:
+    """``on_send`` is called as each request of reports leaves (the stream's slot
+    notice goes with it)."""
+
+    def __init__(self, store: rpc.Caller, *, on_send: Callable[[], None] | None = None) -> None:
         self._store = store
+        self._on_send = on_send
         # Each item with the futures of those who wait for its answer.
         self._queue: deque[tuple[Item, list[asyncio.Future[None]]]] = deque()
         self._news = asyncio.Event()
@@ -104,6 +108,8 @@ class StoreWriter:
             while self._queue:
                 item, waiting = self._queue.popleft()
                 if isinstance(item, leases_pb2.ReportRequest):
+                    if self._on_send is not None:
+                        self._on_send()
                     await self._send_report(item)
                 else:
                     await self._send_logs(item)

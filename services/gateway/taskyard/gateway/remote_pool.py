@@ -96,9 +96,11 @@ class RemotePool:
                 settings.store_addresses, max_message_bytes=mmb, timeout=4.0, sign_as=AS_POOL
             )
         self._store = store
-        self.writer = StoreWriter(self._store)
-        # The slot notice being gathered: what one message of the worker's frees (a
-        # Reports of many outcomes) goes to the scheduler as one notice.
+        # A slot notice goes with each request to the store (StoreWriter's batches,
+        # which grow while one is in flight): one notice per batch of outcomes. Sent
+        # any sooner (per message of the worker), the scheduler refills a slot or two
+        # at a time and the stream settles into many small messages each way.
+        self.writer = StoreWriter(self._store, on_send=self._send_notice)
         self._notice: dispatch_pb2.PoolReport | None = None
         self._starts = HeldStarts()
         self._starts_tick: asyncio.TimerHandle | None = None
@@ -419,13 +421,10 @@ class RemotePool:
         self._starts.take(held.key)  # its end carries the start, if not gone yet
 
     def _notify(self, report: leases_pb2.ReportRequest) -> None:
-        """What ``report`` frees, into the slot notice that goes to the scheduler once
-        the worker's message in hand is handled (not after the store's answer: as a
-        pool's, the scheduler may lease the slots while the outcomes commit)."""
+        """What ``report`` frees, into the next slot notice to the scheduler."""
         notice = self._notice
         if notice is None:
             notice = self._notice = dispatch_pb2.PoolReport(pool_id=self.pool_id)
-            asyncio.get_running_loop().call_soon(self._send_notice)
         notice.released.extend(report.released)
         notice.died.extend(leases_pb2.Death(ref=d.ref, started=d.started) for d in report.died)
         for c in report.completed:
