@@ -3,6 +3,7 @@ package worker
 import (
 	"strings"
 	"testing"
+	"time"
 
 	workerv1 "github.com/taskyard/taskyard/clients/go/gen/taskyard/worker/v1"
 )
@@ -67,5 +68,32 @@ func TestReportsSplitPastTheSizeLimit(t *testing.T) {
 	}
 	if !r.sent() {
 		t.Fatal("not sent() after the flush")
+	}
+}
+
+func TestAReportWaitsForTheOthersRunningOnlyWhileTheyRun(t *testing.T) {
+	sent := make(chan *workerv1.Reports, 4)
+	running := 2
+	r := &reports{
+		send:    func(b *workerv1.Reports) { sent <- b },
+		running: func() int { return running },
+		linger:  time.Hour, // never, here: only the last outcome may send
+	}
+	ref := func(id string) *workerv1.AttemptRef { return &workerv1.AttemptRef{TaskId: id, Attempt: 1} }
+	r.addOutcome(&workerv1.Outcome{Ref: ref("a")}) // b still runs: a waits
+	if len(sent) != 0 || r.sent() {
+		t.Fatal("a's outcome went while b was running")
+	}
+	r.addOutcome(&workerv1.Outcome{Ref: ref("b")}) // the last: both go now
+	if got := <-sent; len(got.GetOutcomes()) != 2 {
+		t.Fatalf("sent %v, want both outcomes", got)
+	}
+	if !r.sent() {
+		t.Fatal("the linger still armed after the send")
+	}
+	running = 1
+	r.addStarted(ref("c")) // alone: at once
+	if got := <-sent; len(got.GetStarted()) != 1 {
+		t.Fatalf("sent %v, want c's start", got)
 	}
 }

@@ -81,6 +81,12 @@ func (w *Worker) session(ctx context.Context, hello *workerv1.Hello) (welcomed b
 		_ = s.send(&workerv1.WorkRequest{Message: &workerv1.WorkRequest_Reports{Reports: r}})
 	}
 	s.reports.idle = s.wake
+	s.reports.running = func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.active
+	}
+	s.reports.linger = reportsLinger
 	w.mu.Lock()
 	ready := append([]func(string){}, w.onReady...)
 	w.mu.Unlock()
