@@ -128,3 +128,21 @@ def test_one_slot_notice_per_request_of_outcomes() -> None:
         writer.cancel()
 
     asyncio.run(scenario())
+
+
+def test_a_reports_message_is_one_report_to_the_store() -> None:
+    async def scenario() -> None:
+        store = FakeStore()
+        pool, pair = pool_with(store)
+        writer = asyncio.create_task(pool.writer.run())
+        refs = [holding(pool, x) for x in "abc"]
+        pool.on_reports(
+            wpb.Reports(started=[wpb.Started(ref=r) for r in refs], outcomes=[done(r) for r in refs])
+        )
+        report = await store.report_where(lambda r: r.completed)
+        assert [c.ref.task_id for c in report.completed] == ["a", "b", "c"]
+        assert all(c.started_at_us > 0 for c in report.completed) and not report.started
+        assert [[c.ref.task_id for c in n.completed] for n in pair.notices] == [["a", "b", "c"]]
+        writer.cancel()
+
+    asyncio.run(scenario())

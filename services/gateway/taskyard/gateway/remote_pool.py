@@ -351,7 +351,20 @@ class RemotePool:
                 START_NOTICE_DELAY, self._on_starts_tick
             )
 
-    def on_outcome(self, outcome: wpb.Outcome) -> None:
+    def on_reports(self, msg: wpb.Reports) -> None:
+        """Starts first (an attempt's start and outcome may share the message), then
+        the outcomes, to the store and the scheduler as one report."""
+        for started in msg.started:
+            self.on_started(started.ref)
+        report = leases_pb2.ReportRequest()
+        for outcome in msg.outcomes:
+            self.on_outcome(outcome, into=report)
+        if report.completed:
+            self.writer.report(report)
+            self._notify(report)
+
+    def on_outcome(self, outcome: wpb.Outcome, *, into: leases_pb2.ReportRequest | None = None) -> None:
+        """``into``: the completion joins that report (its sender sends it), else goes now."""
         held = self.attempts.find(outcome.ref)
         if held is None:
             reason = "the attempt's lease is no longer this worker's"
@@ -375,14 +388,14 @@ class RemotePool:
                     message=f"the result is {len(text)} bytes as JSON, more than the "
                     f"{self._settings.max_result_bytes} allowed",
                 )
-                self._complete(held, success=False, failure=failure, cancelled=outcome.cancelled)
+                self._complete(held, success=False, failure=failure, cancelled=outcome.cancelled, into=into)
             else:
-                self._complete(held, success=True, result_json=text, cancelled=outcome.cancelled)
+                self._complete(held, success=True, result_json=text, cancelled=outcome.cancelled, into=into)
         else:
             failure = (
                 outcome.failure if kind == "failure" else wpb.Failure(type="Error", message="no outcome")
             )
-            self._complete(held, success=False, failure=failure, cancelled=outcome.cancelled)
+            self._complete(held, success=False, failure=failure, cancelled=outcome.cancelled, into=into)
 
     def on_logs(self, msg: wpb.LogLines) -> None:
         if self.attempts.find(msg.ref) is None:
@@ -406,12 +419,16 @@ class RemotePool:
         result_json: bytes = b"",
         failure: wpb.Failure | None = None,
         cancelled: bool = False,
+        into: leases_pb2.ReportRequest | None = None,
     ) -> None:
         self._end(held)
         self._disarm(held)
         c = self._terms.completion(
             held, self.pool_id, success=success, result_json=result_json, failure=failure, cancelled=cancelled
         )
+        if into is not None:
+            into.completed.append(c)
+            return
         report = leases_pb2.ReportRequest(completed=[c])
         self.writer.report(report)
         self._notify(report)

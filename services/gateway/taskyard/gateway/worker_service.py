@@ -193,10 +193,7 @@ class WorkerService(wgrpc.WorkerServiceServicer):
                 pool.on_heartbeat()  # any word from the worker shows it alive
                 kind = req.WhichOneof("message")
                 if kind == "reports":
-                    for started in req.reports.started:
-                        pool.on_started(started.ref)
-                    for outcome in req.reports.outcomes:
-                        pool.on_outcome(outcome)
+                    pool.on_reports(req.reports)
                 elif kind == "started":
                     pool.on_started(req.started.ref)
                 elif kind == "outcome":
