@@ -9,6 +9,7 @@ one socket file per role, the same for listening and dialing.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -231,3 +232,20 @@ class Addresses:
             return bound
         port = bound.rsplit(":", 1)[1]
         return f"tcp://{url_host(self.effective_advertise_host)}:{port}"
+
+
+# Names that are this machine's loopback wherever they are resolved.
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` (and its aliases) and loopback addresses, IPv6 with or without
+    brackets. Other names are not resolved: they count as remote (a name can change
+    what it resolves to; the safe answer for "may this listen without credentials" is no)."""
+    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if inner.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(inner).is_loopback
+    except ValueError:
+        return False

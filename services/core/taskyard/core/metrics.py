@@ -12,7 +12,6 @@ otherwise, and off loopback it wants a bearer token (Prometheus'
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import socket
 import threading
@@ -26,6 +25,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.registry import REGISTRY, Collector
 
 from taskyard.core import thread_server
+from taskyard.core.addresses import is_loopback
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -101,15 +101,6 @@ class _Quiet(thread_server.HeaderDeadline, WSGIRequestHandler):
     # A scrape every few seconds is not worth a log line.
     def log_message(self, format: str, *args: Any) -> None:
         return
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def guarded(app: WsgiApp, token: str | None) -> WsgiApp:

@@ -48,7 +48,6 @@ from __future__ import annotations
 import collections
 import hashlib
 import hmac
-import ipaddress
 import itertools
 import logging
 import os
@@ -61,6 +60,7 @@ from typing import Protocol
 
 from taskyard.core import roles as roles_mod
 from taskyard.core import seal_refusals
+from taskyard.core.addresses import is_loopback
 from taskyard.core.keyring import MAX_KID_BYTES as MAX_KID_BYTES
 from taskyard.core.keyring import MIN_KEY_BYTES as MIN_KEY_BYTES
 from taskyard.core.keyring import BusKeyError as BusKeyError
@@ -439,19 +439,6 @@ def for_settings(settings: _BusSettings, *, owner: str = "process", role: str = 
         owner=owner,
         role=role,
     )
-
-
-LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
-
-
-def is_loopback(host: str) -> bool:
-    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if inner.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(inner).is_loopback
-    except ValueError:
-        return False
 
 
 class _BindSettings(_BusSettings, Protocol):

@@ -17,7 +17,6 @@ Connections already open keep the certificate they started with.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import logging
 import os
 import ssl
@@ -26,6 +25,7 @@ import threading
 
 import grpc
 
+from taskyard.core.addresses import is_loopback
 from taskyard.core.config import Settings
 
 log = logging.getLogger(__name__)
@@ -33,17 +33,6 @@ log = logging.getLogger(__name__)
 
 class ListenRefused(RuntimeError):
     """The gateway will not listen as configured; the message says what to change."""
-
-
-def is_loopback(host: str) -> bool:
-    """Only ``localhost`` and loopback addresses; other names are not resolved, so count as remote."""
-    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if inner.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(inner).is_loopback
-    except ValueError:
-        return False
 
 
 # What identifies a version of a file: its inode (a Kubernetes Secret volume swaps a

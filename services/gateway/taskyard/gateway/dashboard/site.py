@@ -15,7 +15,7 @@ import grpc
 from aiohttp import web
 from google.protobuf import json_format
 
-from taskyard.core import errors
+from taskyard.core import addresses, errors
 from taskyard.core.config import Settings
 from taskyard.gateway import tls
 from taskyard.gateway.auth import Authenticator
@@ -29,7 +29,6 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
 # Seconds SSE connections get to end when the gateway stops.
 SHUTDOWN_TIMEOUT = 2.0
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 SECURITY_HEADERS = {
     # form-action 'none': the token form is never submitted natively (a press of Enter
     # before the script runs would otherwise put the token in a URL).
@@ -65,7 +64,7 @@ def guard(loopback_only: bool, *, hsts: bool = False) -> Any:
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if loopback_only and _host_name(request.host).lower() not in LOOPBACK_NAMES:
+        if loopback_only and not addresses.is_loopback(_host_name(request.host)):
             return _refuse(421, "MISDIRECTED", "this dashboard answers to localhost only")
         if request.method == "POST":
             origin = request.headers.get("Origin")
@@ -212,7 +211,7 @@ class Dashboard:
         self.limits = doors.Limits.from_settings(settings)
         config = {"auth": authenticator is not None, "traceUrl": settings.dashboard_trace_url}
         self.app = web.Application(
-            middlewares=[guard(tls.is_loopback(settings.grpc_host), hsts=self.ssl is not None)],
+            middlewares=[guard(addresses.is_loopback(settings.grpc_host), hsts=self.ssl is not None)],
             client_max_size=MAX_BODY_BYTES,
         )
         index = (STATIC_DIR / "index.html").read_bytes()
