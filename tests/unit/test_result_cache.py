@@ -85,3 +85,32 @@ def test_non_final_put_invalidates() -> None:
     c.put(rec(1, TaskState.FAILURE))
     c.put(rec(1, TaskState.QUEUED))  # a manual retry
     assert c.get("t1") is None
+
+
+def test_an_expired_entry_never_takes_a_live_ones_place() -> None:
+    """A put drops the expired entries before the bound is looked at: no live record
+    is let go (or counted as evicted) while an expired one holds a place."""
+    clock = ManualClock()
+    c = ResultCache(max_entries=2, ttl_seconds=10, clock=clock)
+    c.put(rec(1))
+    clock.advance(5)
+    c.put(rec(2))
+    clock.advance(6)  # t1 expired, t2 has 4 s left
+    c.put(rec(3))
+    assert c.get("t2") is not None and c.get("t3") is not None
+    assert c.evictions == 0
+
+
+def test_a_put_starts_the_ttl_anew_and_a_get_does_not() -> None:
+    clock = ManualClock()
+    c = ResultCache(ttl_seconds=10, clock=clock)
+    c.put(rec(1))
+    clock.advance(6)
+    assert c.get("t1") is not None
+    clock.advance(6)
+    assert c.get("t1") is None  # read at 6 s, still gone at 10 s
+    c.put(rec(1))
+    clock.advance(6)
+    c.put(rec(1))
+    clock.advance(6)
+    assert c.get("t1") is not None  # put again at 6 s: good until 16 s

@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import bisect
 import dataclasses
-from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
+
+from cachetools import LRUCache
 
 from taskyard.gateway import event_wire as wire
 from taskyard.gateway.event_filter import EventFilter
@@ -26,7 +27,6 @@ from taskyard.v1 import event_service_pb2 as pub
 # The events of a segment by the values a filter tests: (field, value) -> the
 # positions of the events that have it, ascending.
 Index = dict[tuple[str, object], list[int]]
-T = TypeVar("T")
 
 # Filters whose picks and response a segment keeps, the most recently used: streams
 # with equal filters share them, but a gateway's many streams with filters of their
@@ -54,11 +54,8 @@ def index_of(events: Sequence[pub.Event]) -> Index:
     return index
 
 
-def _keep(cache: OrderedDict[EventFilter, T], f: EventFilter, value: T) -> None:
-    """``cache[f] = value``, the least recently used filter let go past CACHED_FILTERS."""
-    cache[f] = value
-    if len(cache) > CACHED_FILTERS:
-        cache.popitem(last=False)
+def _filter_cache() -> LRUCache[EventFilter, Any]:
+    return LRUCache(CACHED_FILTERS)
 
 
 @dataclasses.dataclass(eq=False, slots=True)
@@ -77,8 +74,9 @@ class Segment:
     # Made at the first filtered stream's look, then shared by all of them: the
     # index, and per filter the positions it picks and its response from ``start``.
     _index: Index | None = None
-    _picks: OrderedDict[EventFilter, list[int]] = dataclasses.field(default_factory=OrderedDict)
-    _picked: OrderedDict[EventFilter, bytes | None] = dataclasses.field(default_factory=OrderedDict)
+    # A read (get, []) counts as a use; ``in`` does not.
+    _picks: LRUCache[EventFilter, list[int]] = dataclasses.field(default_factory=_filter_cache)
+    _picked: LRUCache[EventFilter, bytes | None] = dataclasses.field(default_factory=_filter_cache)
 
     def entries(self) -> list[bytes]:
         if self._entries is None:
@@ -102,16 +100,13 @@ class Segment:
         found = self._picks.get(f)
         if found is None:
             found = _pick(self.index(), f, len(self.events))
-            _keep(self._picks, f, found)
-        else:
-            self._picks.move_to_end(f)
+            self._picks[f] = found
         return found
 
     def response_for(self, f: EventFilter, after: str) -> bytes | None:
         """The response of what ``f`` passes after ``after`` (None: nothing);
         from ``start`` it is made once for every stream with the same filter."""
         if after == self.start and f in self._picked:
-            self._picked.move_to_end(f)
             return self._picked[f]
         first = self.index_after(after)
         picks = self.picks(f)
@@ -125,7 +120,7 @@ class Segment:
         else:
             data = None
         if after == self.start:
-            _keep(self._picked, f, data)
+            self._picked[f] = data
         return data
 
     def index_after(self, cursor: str) -> int:

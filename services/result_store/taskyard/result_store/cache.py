@@ -1,7 +1,8 @@
 """An LRU cache of final task records, for GetTasks and WaitTask.
 
 Bounded (10,000 entries by default), entries expire after a TTL (1 h), and a
-sweeper removes expired ones every 60 s. Time comes from an injected clock.
+sweeper removes expired ones every 60 s (a put drops them too: an expired
+entry never holds a place a live one needs). Time comes from an injected clock.
 Only the store writes to it, when it finalizes tasks (or reads final ones).
 
 It holds SUCCESS and CANCELLED records only: no transition leaves those
@@ -19,8 +20,9 @@ purging store forgets it at once).
 
 from __future__ import annotations
 
-import collections
 import logging
+
+from cachetools import TTLCache
 
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core.clock import Clock, SystemClock
@@ -30,6 +32,18 @@ log = logging.getLogger(__name__)
 
 # The states of the records kept, as records carry them.
 KEPT_STATES = frozenset(int(s) for s in IMMUTABLE_STATES)
+
+
+class _Records(TTLCache[str, task_record_pb2.TaskRecord]):
+    """Records by task id, counting the live ones let go for room (expired ones
+    are dropped before the bound is looked at)."""
+
+    evictions = 0
+
+    def popitem(self) -> tuple[str, task_record_pb2.TaskRecord]:
+        item = super().popitem()
+        self.evictions += 1
+        return item
 
 
 class ResultCache:
@@ -47,15 +61,17 @@ class ResultCache:
         self.ttl = ttl_seconds
         self.sweep_interval = sweep_interval
         self.clock: Clock = clock or SystemClock()
-        self._items: collections.OrderedDict[str, tuple[float, task_record_pb2.TaskRecord]] = (
-            collections.OrderedDict()
-        )
+        # A get or put counts as a use (``in`` does not); a put starts the TTL anew.
+        self._items = _Records(max_entries, ttl_seconds, timer=self.clock.monotonic)
         self.hits = 0
         self.misses = 0
-        self.evictions = 0
         # Bumped by every invalidation: a reader that fetched a row before it
         # (put_if_current) may hold the record the invalidation was about.
         self.epoch = 0
+
+    @property
+    def evictions(self) -> int:
+        return self._items.evictions
 
     def __len__(self) -> int:
         return len(self._items)
@@ -68,12 +84,7 @@ class ResultCache:
         if record.state not in KEPT_STATES:
             self._items.pop(record.id, None)
             return False
-        expires = self.clock.monotonic() + self.ttl
-        self._items[record.id] = (expires, record)
-        self._items.move_to_end(record.id)
-        while len(self._items) > self.max_entries:
-            self._items.popitem(last=False)
-            self.evictions += 1
+        self._items[record.id] = record
         return True
 
     def put_if_current(self, record: task_record_pb2.TaskRecord, epoch: int) -> bool:
@@ -84,16 +95,10 @@ class ResultCache:
         return self.put(record)
 
     def get(self, task_id: str) -> task_record_pb2.TaskRecord | None:
-        item = self._items.get(task_id)
-        if item is None:
+        record = self._items.get(task_id)
+        if record is None:
             self.misses += 1
             return None
-        expires, record = item
-        if expires <= self.clock.monotonic():
-            del self._items[task_id]
-            self.misses += 1
-            return None
-        self._items.move_to_end(task_id)
         self.hits += 1
         return record
 
@@ -103,11 +108,7 @@ class ResultCache:
 
     def sweep(self) -> int:
         """Remove expired entries; returns how many."""
-        now = self.clock.monotonic()
-        expired = [k for k, (exp, _) in self._items.items() if exp <= now]
-        for k in expired:
-            del self._items[k]
-        return len(expired)
+        return len(self._items.expire())
 
     async def run_sweeper(self) -> None:
         """Sweep every ``sweep_interval`` seconds until cancelled."""
