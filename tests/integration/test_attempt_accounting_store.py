@@ -173,3 +173,20 @@ async def test_an_outcome_of_a_run_cancelled_as_not_started_is_counted(
     rec = await get(result_store, a.id)
     assert rec.state == S.CANCELLED and rec.late_reports == 1 and rec.late_attempt == 1
     assert not rec.result_json
+
+
+async def test_an_outcome_its_sender_revoked_is_never_applied(result_store: Any, database_url: str) -> None:
+    """A worker stream's gateway timed an attempt out (its failure) and then got the
+    worker's outcome (late, revoked): both in one request, the failure stands."""
+    t = task(max_retries=0)
+    await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[t]))
+    await lease(result_store, t.id, "t1")
+    timed_out = leases_pb2.Completion(
+        ref=ref(t.id, 1, "t1"), success=False, failure={"type": "TimeoutError", "message": "timed out after 1s"}
+    )
+    late = leases_pb2.Completion(ref=ref(t.id, 1, "t1"), success=True, result_json=b"1", revoked=True)
+    r = await result_store.report(leases_pb2.ReportRequest(completed=[timed_out, late]))
+    assert r.refused == 1
+    rec = await get(result_store, t.id)
+    assert rec.state == S.FAILURE and rec.failure.type == "TimeoutError"
+    assert rec.late_reports == 1 and await late_completions(database_url) == 1

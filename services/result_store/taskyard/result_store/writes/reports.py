@@ -33,6 +33,7 @@ from ..transitions import (
     SRC_RUNNING,
     SRC_SUCCESS,
 )
+from ..uuids import norm_uuid
 from .refs import _Refs
 from .requeues import released_message
 
@@ -254,7 +255,13 @@ async def _apply(db: Db, reqs: list[leases_pb2.ReportRequest], step: _Step, drai
             if outcome and entry.hops:
                 trips[entry.ref.task_id] = entry.hops
             if outcome and getattr(entry, "revoked", False):  # Completion only
-                drain.revoked.add((entry.ref.task_id, entry.ref.attempt, entry.ref.lease_token))
+                # Never applied, only counted (_note_late): its sender ended the lease
+                # already, and an UPDATE given two rows for one task (its end beside it
+                # in the drain, say a timeout's) applies either of them.
+                tid = norm_uuid(entry.ref.task_id)
+                if tid is not None:
+                    drain.revoked.add((tid, entry.ref.attempt, entry.ref.lease_token))
+                continue
             if add(i, entry if ref_of is None else ref_of(entry)):
                 keep(entry)
     if not kept:
@@ -332,7 +339,7 @@ async def _note_late(db: Db, drain: _Drain) -> None:
     attempt number is what tells. Not late: a
     duplicate within the drain, a re-sent report whose first copy committed
     (same attempt, lease cleared)."""
-    refused = _refused(drain.outcomes)
+    refused = _refused(drain.outcomes) | drain.revoked
     if not refused:
         return
     now = {r["id"]: r for r in await db.fetch("attempts_now", ids=sorted({tid for tid, _, _ in refused}))}
