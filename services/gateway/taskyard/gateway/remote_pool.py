@@ -20,23 +20,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, task_record_pb2
-from taskyard.core import contract, dialer, errors, ids, limit_declarations, roles, rpc, transport
+from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, task_record_pb2
+from taskyard.core import dialer, ids, limit_declarations, roles, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts
 from taskyard.core.pair_peers import SchedulerPeers
-from taskyard.core.registration import Registration
 from taskyard.core.states import WorkerState
 from taskyard.gateway.outcomes import StoreWriter
 from taskyard.gateway.remote_attempts import Held, HeldAttempts, bus_ref, public_ref
 from taskyard.gateway.remote_codec import Terms, late_completion, outcome_json
+from taskyard.gateway.remote_presence import Presence
 from taskyard.v1 import limit_pb2, task_pb2
 from taskyard.worker.v1 import worker_service_pb2 as wpb
 
@@ -51,8 +50,6 @@ LIMITS_DECLARE_WAIT = 5.0
 AS_POOL = roles.WORKER_POOL
 # An outcome with neither a result nor a failure.
 _NO_OUTCOME = wpb.Failure(type="Error", message="the worker reported neither a result nor a failure")
-# Heartbeats a worker may miss in a row before its stream counts as a dead pool's.
-MISSED_HEARTBEATS = 3
 
 Send = Callable[[wpb.WorkResponse], None]
 
@@ -78,16 +75,12 @@ class RemotePool:
         self.pool_id = ids.new_instance_id("worker")
         self.tenant = tenant
         self._send = send
-        self._on_dead = on_dead
-        self._clock = clock
         self.attempts = HeldAttempts(hello.slots)
         self.state = WorkerState.STARTING
         self.declarations = {d.name: d for d in hello.tasks}
         self._declared = declared or []
         self.task_names = sorted(self.declarations)
         self._terms = Terms(settings, hello.tasks)
-        self.heartbeat_interval = min(5.0, settings.lease_seconds / 4)
-        self._last_heartbeat = clock()
         mmb = settings.max_message_bytes
         # The store's REQ sockets: the pool's own, unless a test gives a fake.
         self._own_store: rpc.Requester | None = None
@@ -105,17 +98,10 @@ class RemotePool:
         self._starts = HeldStarts()
         self._starts_tick: asyncio.TimerHandle | None = None
         self._pair: SchedulerPeers | None = None
-        self._pair_address = ""
+        self.pair_address = ""
         self._streams: transport.Inbox | None = None
-        self._registration = Registration(
-            settings,
-            describe=self._register,
-            survey_reply=self._survey_reply,
-            on_registered=self._registered,
-            active=lambda: self.state is not WorkerState.STOPPED,
-            log=log,
-            sign_as=AS_POOL,
-        )
+        self.presence = Presence(self, settings, store, sign_as=AS_POOL, on_dead=on_dead, clock=clock)
+        self._registration = self.presence.registration
         self._tasks: list[asyncio.Task[Any]] = []
         self._timers: dict[tuple[str, int], asyncio.TimerHandle] = {}
 
@@ -129,7 +115,7 @@ class RemotePool:
             audience=AS_POOL,
         )
         bound = transport.listen_address(sock)
-        self._pair_address = s.advertised_pair_address(bound)
+        self.pair_address = s.advertised_pair_address(bound)
         self._pair = SchedulerPeers(
             sock, where=bound, on_lost=self._registration.want, hello_timeout=s.request_timeout
         )
@@ -148,8 +134,8 @@ class RemotePool:
             ("streams", self._receive_streams()),
             ("registration", self._registration.run()),
             ("surveys", self._registration.answer_surveys()),
-            ("heartbeat", self._run_heartbeat()),
-            ("renewals", self._run_renewals()),
+            ("heartbeat", self.presence.run_heartbeat()),
+            ("renewals", self.presence.run_renewals()),
             ("writer", self.writer.run()),
         ):
             self._tasks.append(asyncio.create_task(coro, name=f"{self.pool_id}-{name}"))
@@ -157,7 +143,7 @@ class RemotePool:
         # and the limits its functions declare (a task submitted from now on uses them).
         declaring = asyncio.create_task(limit_declarations.declare_limits(self._store, self._declared))
         self._tasks.append(declaring)
-        await self._beat()
+        await self.presence.beat()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(declaring), LIMITS_DECLARE_WAIT)
 
@@ -179,7 +165,7 @@ class RemotePool:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.writer.flushed(), self._settings.request_timeout * 2)
         self._send_notice()
-        await self._beat()
+        await self.presence.beat()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -324,7 +310,7 @@ class RemotePool:
 
     # ------------------------------------------------------------ from the worker
     def on_heartbeat(self) -> None:
-        self._last_heartbeat = self._clock()
+        self.presence.heard()
 
     def on_started(self, ref: wpb.AttemptRef) -> None:
         held = self.attempts.find(ref)
@@ -453,87 +439,15 @@ class RemotePool:
         notice, self._notice = self._notice, None
         if notice is None or self._pair is None:
             return
-        notice.free_slots = self._free_slots()
+        notice.free_slots = self.free_slots()
         notice.state = self.state.value
         self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice))
 
-    def _free_slots(self) -> int:
+    def free_slots(self) -> int:
         return self.attempts.free if self.state is WorkerState.RUNNING else 0
 
-    # ------------------------------------------------------------ registration, surveys, heartbeats
-    def _register(self) -> dispatch_pb2.Register:
-        return dispatch_pb2.Register(
-            pool_id=self.pool_id,
-            server_name=self.hello.worker_name,
-            pair_address=self._pair_address,
-            task_names=self.task_names,
-            tenants=[self.tenant] if self.tenant else [],
-            capacity=self.attempts.slots,
-            pid=os.getpid(),
-        )
-
-    def _registered(self) -> None:
+    # ------------------------------------------------------------ what the presence reads
+    def registered(self) -> None:
+        """A registration went through: the scheduler hears the slots at once."""
         self._notify(leases_pb2.ReportRequest())
         self._send_notice()
-
-    def _survey_reply(self) -> dispatch_pb2.SurveyReply:
-        return dispatch_pb2.SurveyReply(
-            pool_id=self.pool_id,
-            running=self.attempts.refs(self.pool_id),
-            free_slots=self._free_slots(),
-            capacity=self.attempts.slots,
-            task_names=self.task_names,
-            tenants=[self.tenant] if self.tenant else [],
-            pair_address=self._pair_address,
-            state=self.state.value,
-        )
-
-    def _heartbeat(self) -> pools_pb2.HeartbeatRequest:
-        held = list(self.attempts)
-        return pools_pb2.HeartbeatRequest(
-            pool_id=self.pool_id,
-            server_name=self.hello.worker_name,
-            max_workers=1,
-            active_workers=1 if held else 0,
-            idle_workers=0 if held else 1,
-            running_tasks=sum(1 for h in held if h.started),
-            is_running=self.state is WorkerState.RUNNING,
-            task_names=self.task_names,
-            state=self.state.value,
-            capacity=self.attempts.slots,
-            concurrency=self.attempts.slots,
-        )
-
-    async def _beat(self) -> None:
-        try:
-            await self._store.call(contract.STORE_HEARTBEAT, self._heartbeat())
-        except errors.TaskyardError as exc:
-            log.debug("heartbeat of %s failed: %s", self.pool_id, exc.message)
-
-    async def _run_heartbeat(self) -> None:
-        interval = min(5.0, self._settings.worker_heartbeat_interval)
-        while True:
-            await asyncio.sleep(interval)
-            await self._beat()
-
-    async def _run_renewals(self) -> None:
-        """The leases of what the worker holds, while it sends heartbeats; a cancel
-        request the store's stream dropped comes back in the renewal's reply."""
-        s = self._settings
-        every = min(s.renew_interval, self.heartbeat_interval)
-        while True:
-            await asyncio.sleep(every)
-            if self._clock() - self._last_heartbeat > MISSED_HEARTBEATS * self.heartbeat_interval:
-                self._on_dead(f"no heartbeat for {MISSED_HEARTBEATS * self.heartbeat_interval:g} s")
-                return
-            refs = self.attempts.refs(self.pool_id)
-            if not refs:
-                continue
-            msg = leases_pb2.RenewLeasesRequest(refs=refs, lease_ms=int(s.lease_seconds * 1000))
-            try:
-                reply = await self._store.call(contract.STORE_RENEW, msg)
-            except errors.TaskyardError as exc:
-                log.debug("lease renewal of %s failed: %s", self.pool_id, exc.message)
-                continue
-            if reply.cancel_requested:
-                self.cancel(reply.cancel_requested)

@@ -161,7 +161,7 @@ class WorkerService(wgrpc.WorkerServiceServicer):
                 ),
                 max_result_bytes=self._settings.max_result_bytes,
             )
-            welcome.heartbeat_interval.FromMilliseconds(int(pool.heartbeat_interval * 1000))
+            welcome.heartbeat_interval.FromMilliseconds(int(pool.presence.heartbeat_interval * 1000))
             yield wpb.WorkResponse(welcome=welcome)
             reader = asyncio.create_task(self._read(requests, pool, outbox), name=f"{pool.pool_id}-read")
             while (msg := await outbox.get()) is not None:
