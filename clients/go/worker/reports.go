@@ -31,12 +31,12 @@ type reports struct {
 	// included (nil: none besides the reporter, so nothing waits).
 	running func() int
 	linger  time.Duration
-	timer   *time.Timer
 
 	mu       sync.Mutex
 	started  []*workerv1.Started
 	outcomes []*workerv1.Outcome
 	flushing bool
+	timer    *time.Timer // the linger, while armed
 	idle     func() // called when a flush ends with nothing left (drain waits on it)
 }
 
