@@ -37,7 +37,7 @@ type reports struct {
 	outcomes []*workerv1.Outcome
 	flushing bool
 	timer    *time.Timer // the linger, while armed
-	idle     func() // called when a flush ends with nothing left (drain waits on it)
+	idle     func()      // called when a flush ends with nothing left (drain waits on it)
 }
 
 func (r *reports) addStarted(ref *workerv1.AttemptRef) {
