@@ -16,6 +16,10 @@ overrides them with ``@task(retry_backoff=, retry_backoff_max=, retry_jitter=)``
 A task may also ask for a retry itself by raising ``Retry(delay=..., reason=...)``
 (counted against its budget like any failure), and declare exception types that
 are never retried (``@task(dont_retry=(ValueError, "mylib.Fatal"))``).
+
+``Backoff`` is the services' own pause between tries of a call to another
+service (a report to the store, a registration): decorrelated jitter, capped,
+reset when a call works.
 """
 
 from __future__ import annotations
@@ -151,3 +155,38 @@ def delay_ms(
         policy = options.policy(default) if options is not None else default
         seconds = policy.delay(attempt, rng)
     return max(MIN_DELAY_MS, round(seconds * 1000))
+
+
+# A small helper, not stamina: most loops here are long-running pumps that pause
+# between rounds, log the pause and reset on success, not single calls that raise.
+@dataclasses.dataclass(kw_only=True)
+class Backoff:
+    """The pause after each failed try of a call, until one works.
+
+    Decorrelated jitter: each pause is drawn from ``[first, 3 * previous]`` (the
+    first from ``[first, 3 * first]``) and capped, so services that lost the same
+    peer at once do not all come back in step, and the pauses still grow roughly
+    threefold. ``reset()`` after a call that worked starts again from ``first``.
+    """
+
+    first: float = 0.05
+    cap: float = 2.0
+    rng: random.Random | None = None
+    failures: int = dataclasses.field(default=0, init=False)
+    _last: float = dataclasses.field(default=0.0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.first) and 0 < self.first <= self.cap and math.isfinite(self.cap)):
+            raise ValueError(f"Backoff needs 0 < first <= cap, got first={self.first!r} cap={self.cap!r}")
+
+    def next_delay(self) -> float:
+        """Counts a failed try; the seconds to pause before the next."""
+        self.failures += 1
+        previous = self._last or self.first
+        self._last = min(self.cap, (self.rng or random).uniform(self.first, previous * 3))
+        return self._last
+
+    def reset(self) -> None:
+        """A try worked: the next failure pauses from ``first`` again."""
+        self.failures = 0
+        self._last = 0.0
