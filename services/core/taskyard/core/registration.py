@@ -21,6 +21,7 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
+from taskyard.core.retry import Backoff
 
 REGISTER_TIMEOUT = 3.0
 
@@ -68,7 +69,7 @@ class Registration:
             timeout=REGISTER_TIMEOUT,
             sign_as=self._sign_as,
         )
-        delay, failures = 0.1, 0
+        backoff = Backoff()
         try:
             while True:
                 await self._wanted.wait()
@@ -78,7 +79,8 @@ class Registration:
                 try:
                     reply = await req.call(contract.REGISTER, self._describe())
                 except errors.TaskyardError as exc:
-                    failures += 1
+                    delay = backoff.next_delay()
+                    failures = backoff.failures
                     (self._log.warning if failures in (1, 10) or failures % 100 == 0 else self._log.debug)(
                         "registration with %s failed (%d): %s",
                         ", ".join(s.registration_addresses),
@@ -87,9 +89,8 @@ class Registration:
                     )
                     self._wanted.set()
                     await asyncio.sleep(delay)
-                    delay = min(2.0, delay * 2)
                     continue
-                delay, failures = 0.1, 0
+                backoff.reset()
                 self._registered_with(reply)
         finally:
             req.close()
