@@ -17,6 +17,7 @@ from typing import Any
 import pynng
 import pytest
 from support.cluster import SERVICES
+from support.waiting import wait_until
 
 from taskyard.bus.v1 import counters_pb2, dispatch_pb2, envelope_pb2, leases_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
@@ -65,14 +66,15 @@ async def _counters(address: str) -> dict[str, int]:
 
 
 def wait_counters(address: str, expected: dict[str, int], timeout: float = 10.0) -> dict[str, int]:
-    deadline = time.monotonic() + timeout
-    while True:
+    got: dict[str, int] = {}
+
+    def reached() -> bool:
+        nonlocal got
         got = asyncio.run(_counters(address))
-        if all(got.get(k, 0) == v for k, v in expected.items()):
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"counters {got} never reached {expected}")
-        time.sleep(0.1)
+        return all(got.get(k, 0) == v for k, v in expected.items())
+
+    wait_until(reached, timeout, lambda: f"counters to reach {expected} (at {got})", interval=0.1)
+    return got
 
 
 def other_seal(kid: str) -> seal.Seal:
@@ -81,10 +83,11 @@ def other_seal(kid: str) -> seal.Seal:
 
 
 def wait_log(cluster: Any, service: str, needle: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while needle not in cluster.log_path(service).read_text(errors="replace"):
-        assert time.monotonic() < deadline, f"{service} never logged {needle!r}"
-        time.sleep(0.05)
+    wait_until(
+        lambda: needle in cluster.log_path(service).read_text(errors="replace"),
+        timeout,
+        f"{service} to log {needle!r}",
+    )
 
 
 def task_row(cluster: Any, task_id: str) -> dict[str, Any]:
@@ -182,11 +185,8 @@ def test_tampered_and_replayed_reports_are_refused_and_counted(cluster: Any) -> 
     spec = task_pb2.TaskSpec(name="noop")
     spec.countdown.FromSeconds(3600)
     task_id = stub.SubmitTask(task_service_pb2.SubmitTaskRequest(task=spec), timeout=10).task.id
-    deadline = time.monotonic() + 10
-    while not cluster.query("SELECT pool_id FROM workers"):
-        assert time.monotonic() < deadline, "the pool's heartbeat row"
-        time.sleep(0.05)
-    pool_id = cluster.query("SELECT pool_id FROM workers")[0]["pool_id"]
+    rows = wait_until(lambda: cluster.query("SELECT pool_id FROM workers"), 10, "the pool's heartbeat row")
+    pool_id = rows[0]["pool_id"]
     # An attempt leased to the pool, as the scheduler would (updated_at ahead: restart
     # reconciliation can never be what ends it).
     cluster.query(

@@ -5,7 +5,6 @@ the commit: not at the scheduler's fallback poll, not when its lease lapses."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -54,7 +53,6 @@ def test_a_released_attempt_is_dispatched_again_at_once(cluster: Any) -> None:
     )
 
     # The pool hands it back (say its worker was respawning): no attempt burned.
-    released_at = time.monotonic()
     ref = tr.AttemptRef(task_id=task_id, attempt=1, lease_token="tok-r", worker_id=f"{pool_id}/w0:1")
     reply = asyncio.run(
         _report(
@@ -63,7 +61,6 @@ def test_a_released_attempt_is_dispatched_again_at_once(cluster: Any) -> None:
     )
     assert list(reply.released) == [task_id]
 
+    # Within 10 s, where polls and its lease are 30 s and more away: the release itself requeued it.
     final = cluster.client().wait(task_id, timeout=10)
-    took = time.monotonic() - released_at
     assert final.state.name == "SUCCESS" and final.attempt == 2 and final.uncharged_attempts == 1
-    assert took < 3.0, f"dispatched again {took:.1f}s after the release"

@@ -5,7 +5,6 @@ pool that is not there at all are left to lapse."""
 from __future__ import annotations
 
 import signal
-import time
 from typing import Any
 
 import pytest
@@ -47,13 +46,12 @@ def test_restart_releases_leases_that_no_answering_pool_holds(cluster: Any) -> N
         gone,
         pool_id,
     )
-    restarted = time.monotonic()
     cluster.start_service("scheduler")
 
+    # Within 10 s of a 30 s lease: released, not waited out.
     wait_until(
         lambda: cluster.count_tasks(states=("SUCCESS",)) == 1, 10, "the orphaned lease to be run again"
     )
-    took = time.monotonic() - restarted
     rows = {
         r["id"]: r
         for r in cluster.query(
@@ -64,7 +62,6 @@ def test_restart_releases_leases_that_no_answering_pool_holds(cluster: Any) -> N
     }
     # A new attempt (the lost dispatch may have run unseen), no retry burned.
     assert rows[orphan]["state"] == "SUCCESS" and rows[orphan]["attempt"] == 2
-    assert took < LEASE / 3, f"released after {took:.1f}s: it waited for the lease"
     # The gone pool never answered: its lease is left to lapse.
     assert rows[gone]["state"] == "ASSIGNED" and rows[gone]["lease_token"] == f"tok-{gone}"
     assert "released 1 leases no pool holds (issued by a previous scheduler)" in cluster.log_text("scheduler")
