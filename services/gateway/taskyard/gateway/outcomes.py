@@ -16,15 +16,15 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from taskyard.bus.v1 import leases_pb2, logs_pb2
 from taskyard.core import contract, errors, rpc
+from taskyard.core.retry import Backoff
 from taskyard.worker.v1 import worker_service_pb2 as wpb
 
 log = logging.getLogger(__name__)
 
-REPORT_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
 Item = leases_pb2.ReportRequest | logs_pb2.LogBatch
 LOG_TRIES = 3
 
@@ -33,9 +33,16 @@ class StoreWriter:
     """``on_send`` is called as each request of reports leaves (the stream's slot
     notice goes with it)."""
 
-    def __init__(self, store: rpc.Caller, *, on_send: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: rpc.Caller,
+        *,
+        on_send: Callable[[], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._store = store
         self._on_send = on_send
+        self._sleep = sleep  # the pause between tries (tests pass one that only records)
         # Each item with the futures of those who wait for its answer.
         self._queue: deque[tuple[Item, list[asyncio.Future[None]]]] = deque()
         self._news = asyncio.Event()
@@ -119,30 +126,31 @@ class StoreWriter:
             self._idle.set()
 
     async def _send_report(self, report: leases_pb2.ReportRequest) -> None:
-        tries = 0
+        backoff = Backoff()
         while True:
             try:
                 reply = await self._store.call(contract.STORE_REPORT, report)
             except errors.TaskyardError as exc:
-                delay = REPORT_BACKOFF[min(tries, len(REPORT_BACKOFF) - 1)]
-                tries += 1
+                delay, tries = backoff.next_delay(), backoff.failures
                 (log.warning if tries in (1, 10) else log.debug)(
-                    "report to the store failed (%d), again in %g s: %s", tries, delay, exc.message
+                    "report to the store failed (%d), again in %.2f s: %s", tries, delay, exc.message
                 )
-                await asyncio.sleep(delay)
+                await self._sleep(delay)
                 continue
             if reply.refused:
                 log.debug("%d updates refused by fencing", reply.refused)
             return
 
     async def _send_logs(self, batch: logs_pb2.LogBatch) -> None:
+        backoff = Backoff()
         for tries in range(LOG_TRIES):
             try:
                 await self._store.call(contract.STORE_LOGS, batch)
                 return
             except errors.TaskyardError as exc:
                 log.debug("log lines to the store failed (%d): %s", tries + 1, exc.message)
-                await asyncio.sleep(REPORT_BACKOFF[tries])
+                if tries + 1 < LOG_TRIES:  # the reports queued behind wait for no pause after the last
+                    await self._sleep(backoff.next_delay())
         self.dropped_lines += len(batch.lines)
 
 
