@@ -247,7 +247,7 @@ async def test_a_held_start_is_carried_by_a_release_or_a_death_too(pool: Pool) -
 async def test_a_failed_request_is_sent_again_with_what_came_meanwhile(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_BACKOFF", (0.0,))
+    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_PAUSE", (0.001, 0.001))
     pool.worker_reports(dispatch_pb2.PoolReport(completed=[done("a")]))
     await pool.store.requested(1)
     pool.worker_reports(dispatch_pb2.PoolReport(completed=[done("b")]))

@@ -68,7 +68,7 @@ async def test_a_report_left_unanswered_cuts_the_pool_off_until_a_heartbeat_is_a
 
 
 async def test_a_failed_report_cuts_the_pool_off_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_BACKOFF", (0.01,))
+    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_PAUSE", (0.01, 0.01))
     flips: list[bool] = []
     contact = StoreContact(patience=30.0)
     contact.watch(lambda: flips.append(contact.cut_off))

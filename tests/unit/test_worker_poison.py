@@ -153,7 +153,7 @@ async def test_a_refused_entry_is_dropped_and_the_others_stored() -> None:
 
 
 async def test_transient_errors_are_still_retried(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_BACKOFF", (0.01,))
+    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_PAUSE", (0.01, 0.01))
     store = FakeStore(transient=2)
     fwd = ReportForwarder(store, RetryPolicy())  # type: ignore[arg-type]
     fwd.submit(report(completed=[leases_pb2.Completion(ref=ref("a"), success=True)]))
@@ -166,7 +166,7 @@ async def test_reports_merged_while_the_store_was_away_go_in_parts_under_the_cap
 ) -> None:
     """The store's port refuses a message past half of max_message_bytes: what
     piled up during an outage must not be sent as one request it refuses for ever."""
-    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_BACKOFF", (0.01,))
+    monkeypatch.setattr("taskyard.worker_pool.reports.RETRY_PAUSE", (0.01, 0.01))
     store = FakeStore(transient=1)
     cap = 10_000
     fwd = ReportForwarder(store, RetryPolicy(), batch_bytes=cap)  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Iterable
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2
 from taskyard.core import contract, errors, rpc
 from taskyard.core.config import Settings
-from taskyard.core.retry import RetryPolicy
+from taskyard.core.retry import Backoff, RetryPolicy
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool import poison
 from taskyard.worker_pool.contact import StoreContact
@@ -27,7 +27,13 @@ from taskyard.worker_pool.shipper import LogShipper
 
 log = logging.getLogger(__name__)
 
-RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
+# The first pause and the cap of the pauses between tries of a report (core.retry.Backoff).
+RETRY_PAUSE = (0.05, 2.0)
+
+
+def _backoff() -> Backoff:
+    first, cap = RETRY_PAUSE
+    return Backoff(first=first, cap=cap)
 
 
 class ReportForwarder:
@@ -105,7 +111,7 @@ class ReportForwarder:
         return first
 
     async def _run(self) -> None:
-        failures = 0
+        backoff = _backoff()
         try:
             while (req := self._take()) is not None:
                 try:
@@ -113,7 +119,7 @@ class ReportForwarder:
                 except errors.TaskyardError as exc:
                     if poison.is_poison(exc):  # retrying as is would fail forever
                         await self._isolate(req, exc)
-                        failures = 0
+                        backoff.reset()
                         continue
                     # Keep the report, in front of anything newer, and try again: a
                     # result a worker handed over is not dropped while this process lives.
@@ -121,14 +127,13 @@ class ReportForwarder:
                     if later is not None:
                         req.MergeFrom(later)
                     self._pending = req
-                    delay = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
-                    failures += 1
+                    delay = backoff.next_delay()
                     if self._contact is not None:
                         self._contact.failed("report", exc.message)
                     log.warning("report to the store failed (%s); retrying in %.2fs", exc, delay)
                     await asyncio.sleep(delay)
                     continue
-                failures = 0
+                backoff.reset()
                 self._acknowledged(req)
                 if reply.refused:
                     self.refused += reply.refused
@@ -167,7 +172,7 @@ class ReportForwarder:
                 exc,
             )
         for single in poison.split(req):
-            failures = 0
+            backoff = _backoff()
             while True:
                 try:
                     reply = await self._send(single)
@@ -183,8 +188,7 @@ class ReportForwarder:
                             err,
                         )
                         break
-                    delay = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
-                    failures += 1
+                    delay = backoff.next_delay()
                     log.warning("report to the store failed (%s); retrying in %.2fs", err, delay)
                     await asyncio.sleep(delay)
 
