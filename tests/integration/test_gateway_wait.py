@@ -52,17 +52,16 @@ async def test_wait_wakes_on_a_final_event(gw: GatewayEnv) -> None:
     await wait_until_async(
         lambda: gw.gateway.waiters.batches_decoded > decoded, 5, "the gateway to decode the started event"
     )
-    await asyncio.sleep(0.2)  # a deliberate idle: a wrongly woken wait would have answered by now
+    # Decoding a batch wakes its waiters then and there (waiters.py): not woken now, never by it.
+    assert not any(w.event.is_set() for w in gw.gateway.waiters._by_id[task_id])
     assert not waiting.done()
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS, result_json=b'{"sum":5}')
-    started = time.monotonic()
     # Unrelated events in the same batch are skipped.
     await gw.backend.publish(
         event_pb2.Event(type="task.succeeded", task_id="other", state=task_pb2.TASK_STATE_SUCCESS),
         event_pb2.Event(type="task.succeeded", task_id=task_id, state=task_pb2.TASK_STATE_SUCCESS),
     )
     resp = await asyncio.wait_for(waiting, 5)
-    assert time.monotonic() - started < 2
     assert not resp.timed_out
     assert resp.task.state == task_pb2.TASK_STATE_SUCCESS
     assert resp.task.result.struct_value.fields["sum"].number_value == 5
@@ -70,24 +69,31 @@ async def test_wait_wakes_on_a_final_event(gw: GatewayEnv) -> None:
     assert len(gw.gateway.waiters) == 0
 
 
-async def test_wait_returns_at_once_when_final(gw: GatewayEnv) -> None:
+async def test_wait_returns_at_once_when_final(gw: GatewayEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    from taskyard.gateway import service as gateway_service
+
+    # Any re-read a minute away, the wait's limit half that: only its first read answers within 10 s.
+    monkeypatch.setattr(gateway_service, "FIRST_RECHECK_UNREAD", 60.0)
+    monkeypatch.setattr(gateway_service, "WAIT_RECHECK", 60.0)
     task_id = await _submit(gw)
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_FAILURE)
     # As if the task had been submitted through another gateway: it reads first.
     gw.gateway.waiters.stream_gap()
-    started = time.monotonic()
-    resp = await gw.stub.WaitTask(_wait_req(task_id, 10))
-    assert time.monotonic() - started < 1
+    resp = await asyncio.wait_for(gw.stub.WaitTask(_wait_req(task_id, 30)), 10)
     assert not resp.timed_out and resp.task.state == task_pb2.TASK_STATE_FAILURE
 
 
-async def test_a_lost_outcome_event_is_caught_by_an_early_reread(gw: GatewayEnv) -> None:
+async def test_a_lost_outcome_event_is_caught_by_an_early_reread(
+    gw: GatewayEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taskyard.gateway import service as gateway_service
+
+    # The later re-reads a minute away, the wait's limit half that: within 10 s, only the early one answers.
+    monkeypatch.setattr(gateway_service, "WAIT_RECHECK", 60.0)
     task_id = await _submit(gw)
     # Final in the store, but its event never arrives.
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS, result_json=b"5")
-    started = time.monotonic()
-    resp = await gw.stub.WaitTask(_wait_req(task_id, 10))
-    assert 0.5 < time.monotonic() - started < 3
+    resp = await asyncio.wait_for(gw.stub.WaitTask(_wait_req(task_id, 30)), 10)
     assert not resp.timed_out and resp.task.state == task_pb2.TASK_STATE_SUCCESS
 
 
@@ -226,8 +232,17 @@ async def test_a_wait_that_reads_its_task_final_first_still_returns_the_trip(
     call = gw.stub.WaitTask(_wait_req(task_id, 10))
     await _until_waiting(gw)
     # Final in the store before its event reaches this gateway (a loaded machine).
+    reads = len(gw.backend.store_requests)
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS)
-    await asyncio.sleep(0.3)  # a deliberate idle: the re-read has found it final by now
+    # Its re-read asked for the task once it was final: the read finds it final first.
+    await wait_until_async(
+        lambda: any(
+            kind == envelope_pb2.KIND_STORE_GET and task_id in req.ids
+            for kind, req in gw.backend.store_requests[reads:]
+        ),
+        5,
+        "the wait's re-read of its task",
+    )
     record = task_record_pb2.TaskRecord(id=task_id, name="add", state=task_pb2.TASK_STATE_SUCCESS)
     record.hops.add(hop="store.committed", at_ns=1)
     await gw.backend.publish(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import time
 from typing import Any
 
 import grpc
@@ -68,17 +67,18 @@ def test_declared_schedules_are_upserted_by_the_pool(cluster: Any) -> None:
         refresh = c.schedules.get("refresh_cache")
         assert refresh.interval == datetime.timedelta(hours=6) and refresh.overlap == "allow"
         c.schedules.pause("nightly_cleanup")
+
     # A restarted pool re-declares: same id, still paused.
+    def declarations() -> int:
+        return cluster.log_text("worker-pool").count(" schedule(s): ")  # "declared 2 schedule(s): ..."
+
+    declared = declarations()
     cluster.kill("worker-pool")
     cluster.start_service("worker-pool")
     cluster.wait_ready()
+    wait_until(lambda: declarations() > declared, 10, "the restarted pool to declare its schedules")
     with cluster.client() as c:
-        deadline = time.monotonic() + 10
-        while True:
-            again = c.schedules.get("nightly_cleanup")
-            if again.updated_at != nightly.updated_at or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        again = c.schedules.get("nightly_cleanup")
         assert again.id == nightly.id and again.paused and again.declared
         fired = c.schedules.trigger("nightly_cleanup")  # paused, but a trigger still runs
         assert c.wait(fired.task.id, timeout=15).result == "clean"

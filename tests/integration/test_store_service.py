@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
@@ -194,14 +195,20 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
     # The SUBs connect first: a PUB drops what no one hears.
     await wait_until_async(lambda: all(s.pipes for s in (results, pools, sched)), 5, "the SUBs to connect")
 
-    async def drain(s: pynng.Sub0, within: float = 1.0) -> list[bytes]:
+    async def receive_until(s: pynng.Sub0, done: Callable[[list[bytes]], bool]) -> list[bytes]:
+        """What ``s`` hears up to the message that makes ``done`` true: on one PUB, what
+        came before it was published before it."""
         got: list[bytes] = []
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            try:
-                got.append(await asyncio.wait_for(s.arecv(), 0.1))
-            except (TimeoutError, pynng.Timeout):
-                continue
+
+        async def receive() -> None:
+            while not done(got):
+                with contextlib.suppress(pynng.Timeout):
+                    got.append(await s.arecv())
+
+        try:
+            await asyncio.wait_for(receive(), HEARD_WITHIN)
+        except TimeoutError:
+            raise AssertionError(f"heard {len(got)} messages, not the one awaited") from None
         return got
 
     def events(raws: list[bytes], skip: int) -> list[event_pb2.Event]:
@@ -211,6 +218,14 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
             if env.kind == K.KIND_EVENTS:
                 out.extend(transport.unpack(env, event_pb2.EventBatch).events)
         return out
+
+    def dispatched(raws: list[bytes]) -> list[tr.TaskRecord]:
+        skip = len(transport.dispatch_topic("pool-a"))
+        return [
+            t
+            for raw in raws
+            for t in transport.unpack(transport.decode(raw[skip:]), dispatch_pb2.Dispatch).tasks
+        ]
 
     try:
         leased = tr.TaskRecord(id=ids.new_task_id(), name="add")
@@ -225,22 +240,31 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
             ),
         )
         await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[queued.id]))
-        got_results, got_pool, got_sched = await asyncio.gather(drain(results), drain(pools), drain(sched))
+
+        def cancelled(skip: int) -> Callable[[list[bytes]], bool]:
+            return lambda raws: any(e.type == "task.cancelled" for e in events(raws, skip))
+
+        got_results, got_sched = await asyncio.gather(
+            receive_until(results, cancelled(transport.EVENTS_TOPIC_BYTES)),
+            receive_until(sched, cancelled(len(transport.SCHEDULER_TOPIC))),
+        )
         # The gateway's topic: the final transition only, not the inserts' queued/assigned.
         assert [(e.task_id, e.type) for e in events(got_results, transport.EVENTS_TOPIC_BYTES)] == [
             (queued.id, "task.cancelled")
         ]
-        # The pool's: the attempt leased to it at insert, as a dispatch.
-        (raw,) = got_pool
-        dispatch = transport.unpack(
-            transport.decode(raw[len(transport.dispatch_topic("pool-a")) :]), dispatch_pb2.Dispatch
-        )
-        assert [(t.id, t.lease_token) for t in dispatch.tasks] == [(leased.id, "tok")]
         # The scheduler's: the cancel (it drops the task from its lane), nothing per insert.
         # (The store's LISTEN publishes a tasks.available of its own when it connects.)
         heard = events(got_sched, len(transport.SCHEDULER_TOPIC))
         assert [(e.task_id, e.type) for e in heard if e.type != "tasks.available"] == [
             (queued.id, "task.cancelled")
+        ]
+        # The pool's: the attempt leased to it at insert, as a dispatch, and nothing of the
+        # queued task's cancel: the next thing it hears is the leased attempt's flagged copy.
+        await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[leased.id]))
+        got_pool = await receive_until(pools, lambda raws: any(t.cancel_requested for t in dispatched(raws)))
+        assert [(t.id, t.lease_token, t.cancel_requested) for t in dispatched(got_pool)] == [
+            (leased.id, "tok", False),
+            (leased.id, "tok", True),
         ]
     finally:
         for s in (results, pools, sched):
