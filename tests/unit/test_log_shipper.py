@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 from taskyard.bus.v1 import leases_pb2, logs_pb2
-from taskyard.core import contract
+from taskyard.core import contract, errors
 from taskyard.core.config import Settings
 from taskyard.worker_pool.relay import ReportRelay
 from taskyard.worker_pool.reports import StoreOutlets
@@ -184,3 +184,25 @@ async def test_a_quiet_outcome_goes_while_a_chatty_one_waits_for_its_lines() -> 
     finally:
         sender.cancel()
         await asyncio.gather(sender, return_exceptions=True)
+
+
+class FlakyStore:
+    """Fails the first ``failures`` requests with UNAVAILABLE, then stores."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    async def call(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise errors.unavailable("store away")
+        return method.reply()
+
+
+async def test_lines_the_store_failed_to_take_are_sent_again_after_a_pause() -> None:
+    store = FlakyStore(failures=2)
+    shipper = LogShipper(store)  # type: ignore[arg-type]
+    shipper.add(lines("a", 3))
+    assert await settled(shipper, 5.0, [("a", 1)]) is True
+    assert store.calls == 3 and shipper.shipped == 3

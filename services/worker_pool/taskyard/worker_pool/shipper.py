@@ -22,11 +22,11 @@ from collections.abc import Iterable
 
 from taskyard.bus.v1 import logs_pb2
 from taskyard.core import contract, errors, rpc
+from taskyard.core.retry import Backoff
 from taskyard.worker_pool import tasklogs
 
 log = logging.getLogger("taskyard.worker_pool.manager")
 
-RETRY_BACKOFF = (0.05, 0.2, 0.5, 1.0, 2.0)
 # Attempts whose last line's position is remembered (see add).
 MAX_MARKS = 100_000
 
@@ -178,7 +178,7 @@ class LogShipper:
             self._progress.notify_all()
 
     async def _run(self) -> None:
-        failures = 0
+        backoff = Backoff()
         try:
             while (taken := self._take()) is not None:
                 batch, units = taken
@@ -190,14 +190,13 @@ class LogShipper:
                         await self._advance(units)
                         continue
                     self._put_back(batch)
-                    delay = RETRY_BACKOFF[min(failures, len(RETRY_BACKOFF) - 1)]
-                    failures += 1
-                    (log.warning if failures in (1, 10) else log.debug)(
+                    delay = backoff.next_delay()
+                    (log.warning if backoff.failures in (1, 10) else log.debug)(
                         "log lines to the store failed (%s); retrying in %.2fs", exc.message, delay
                     )
                     await asyncio.sleep(delay)
                     continue
-                failures = 0
+                backoff.reset()
                 self.shipped += len(batch.lines)
                 await self._advance(units)
         finally:
