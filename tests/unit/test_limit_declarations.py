@@ -123,7 +123,7 @@ def test_the_pool_declares_every_limit_in_one_change_and_retries_an_absent_store
     @task(name="flow_b", concurrency=4)
     def b() -> None: ...
 
-    monkeypatch.setattr(core_declarations, "RETRY_DELAYS", (0.0,))
+    monkeypatch.setattr(core_declarations, "RETRY_PAUSE", (0.001, 0.001))
     store = Store(errors.unavailable("no store yet"))
     try:
         applied = asyncio.run(limit_declarations.declare_registered(store, ["flow_a", "flow_b", "flow_none"]))

@@ -15,11 +15,13 @@ import logging
 
 from taskyard.bus.v1 import flow_pb2, tenants_pb2
 from taskyard.core import contract, errors, limits, rpc
+from taskyard.core.retry import Backoff
 from taskyard.v1 import limit_pb2
 
 log = logging.getLogger(__name__)
 
-RETRY_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
+# The first pause and the cap of the pauses until the store answers (core.retry.Backoff).
+RETRY_PAUSE = (0.5, 10.0)
 
 
 def declared_limits(
@@ -68,7 +70,8 @@ async def declare_limits(store: rpc.Caller, declared: list[limit_pb2.Limit]) -> 
     request = flow_pb2.ChangeLimitRequest(
         op=flow_pb2.LIMIT_OP_DECLARE, declared=declared, scope=tenants_pb2.TenantScope(all=True)
     )
-    attempt = 0
+    first, cap = RETRY_PAUSE
+    backoff = Backoff(first=first, cap=cap)
     while True:
         try:
             await store.call(contract.STORE_LIMIT_CHANGE, request)
@@ -81,8 +84,7 @@ async def declare_limits(store: rpc.Caller, declared: list[limit_pb2.Limit]) -> 
                 # The store holds as many limits as it may: only deleting some makes room.
                 log.error("limit declarations refused: %s (declared again at the next start)", exc)
                 return 0
-            delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
-            attempt += 1
+            delay = backoff.next_delay()
             log.info("declaring limits: %s (retrying in %.1fs)", exc, delay)
             await asyncio.sleep(delay)
             continue
