@@ -24,13 +24,15 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import schedule_pb2, tenants_pb2
 from taskyard.core import contract, errors, names, rpc
 from taskyard.core import schedule as timing
+from taskyard.core.retry import Backoff
 from taskyard.v1 import schedule_pb2 as pub
 from taskyard.v1 import task_pb2
 
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=Message)
-RETRY_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)
+# The first pause and the cap of the pauses until the store answers (core.retry.Backoff).
+RETRY_PAUSE = (0.5, 10.0)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -95,7 +97,8 @@ async def declare(store: rpc.Caller, declarations: list[Declared]) -> int:
     request = schedule_pb2.SaveSchedulesRequest(
         schedules=[d.to_proto() for d in declarations], declared=True, scope=tenants_pb2.TenantScope(all=True)
     )
-    attempt = 0
+    first, cap = RETRY_PAUSE
+    backoff = Backoff(first=first, cap=cap)
     while True:
         request.now_us = time.time_ns() // 1000
         try:
@@ -104,8 +107,7 @@ async def declare(store: rpc.Caller, declarations: list[Declared]) -> int:
             if exc.code.name == "INVALID_ARGUMENT":
                 log.error("schedule declarations refused: %s", exc)
                 return 0
-            delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
-            attempt += 1
+            delay = backoff.next_delay()
             log.info("declaring schedules: %s (retrying in %.1fs)", exc, delay)
             await asyncio.sleep(delay)
             continue
