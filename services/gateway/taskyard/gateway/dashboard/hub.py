@@ -33,6 +33,7 @@ from aiohttp import web
 
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import errors
+from taskyard.core.retry import Backoff
 from taskyard.gateway.dashboard import calls, history, pulse
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 PULSE_LINGER = 2.0
 # A pulse goes out at least this often (seconds), even when nothing changed.
 PULSE_IDLE = 5.0
-# Asking the store again after it failed: the first wait, doubled up to the last.
+# Asking the store again after it failed: the first pause and the cap (core.retry.Backoff).
 RETRY_FIRST = 0.5
 RETRY_MAX = 10.0
 # Summaries of the chart's window read before the first pulse, at most (each up to
@@ -240,7 +241,7 @@ class PulseHub(Feed):
         loop = asyncio.get_running_loop()
         # Polling started afresh begins now, not where the last one ended (with the chart's window counted).
         after = await self._history()
-        delay = RETRY_FIRST
+        backoff = Backoff(first=RETRY_FIRST, cap=RETRY_MAX)
         last = loop.time()
         while True:
             started = loop.time()
@@ -250,10 +251,9 @@ class PulseHub(Feed):
                 # On from what was counted: summaries added before the failure are not counted twice.
                 after = "" if exc.reason == "CURSOR_EXPIRED" else self.aggregator.cursor
                 log.warning("dashboard pulse: the store's summary failed (%s); asking again", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX)
+                await asyncio.sleep(backoff.next_delay())
                 continue
-            delay = RETRY_FIRST
+            backoff.reset()
             self._judge_tokens()
             if changed or started - last >= PULSE_IDLE:
                 self.broadcast(self.aggregator.take())
