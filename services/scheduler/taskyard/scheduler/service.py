@@ -32,7 +32,7 @@ from taskyard.core import (
 from taskyard.core.clock import SystemClock, sleep_unless
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES
-from taskyard.core.retry import RetryPolicy
+from taskyard.core.retry import Backoff, RetryPolicy
 from taskyard.core.states import TaskState, WorkerState
 from taskyard.scheduler import graph, pauses, payloads, spans, timers
 from taskyard.scheduler import metrics as sched_metrics
@@ -451,15 +451,14 @@ class Scheduler:
 
     async def _initial_load(self, stop: asyncio.Event) -> int:
         """Rebuild the lanes from the store; wait for the store if it is not up yet."""
-        delay = 0.05
+        backoff = Backoff(cap=1.0)
         while not stop.is_set():
             try:
                 # reload() first reconciles the paused queues, before any task is pushed.
                 return await self.maintenance.reload()
             except Exception as exc:
                 log.info("waiting for the result-store: %s", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+                await asyncio.sleep(backoff.next_delay())
         return 0
 
     def close(self) -> None:
