@@ -33,6 +33,7 @@ from support.dev_run import (
     scratch_dir,
     user_env,
 )
+from support.waiting import wait_until
 
 from taskyard.cli import procs
 from taskyard.cli.procs import session_members
@@ -98,13 +99,13 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
     pids: dict[str, int] = {}
     try:
         banner: list[str] = []
-        deadline = time.monotonic() + 75
         in_banner = False
-        while time.monotonic() < deadline:
+        while True:
+            # Each line is the signal: a start-up silent this long has hung.
             try:
-                line = lines.get(timeout=1)
+                line = lines.get(timeout=75)
             except queue.Empty:
-                continue
+                pytest.fail(f"taskyard dev silent for 75 s before its ready banner:\n{''.join(log)}")
             if line is None:
                 pytest.fail(f"taskyard dev exited ({proc.poll()}) before the banner:\n{''.join(log)}")
             if "Taskyard is ready" in line:
@@ -113,8 +114,6 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
                 banner.append(line.rstrip("\n"))
                 if line.startswith("Ctrl-C"):
                     break
-        else:
-            pytest.fail(f"no ready banner within 75 s:\n{''.join(log)}")
 
         # Every process of the suite, for the final check.
         procs_line = next(line for line in banner if line.strip().startswith("processes:"))
@@ -162,11 +161,10 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
             proc.kill()
             proc.wait()
         # Nothing may survive: not a service, not a worker, not PostgreSQL.
-        deadline = time.monotonic() + 10
-        alive = [p for p in seen if psutil.pid_exists(p)]
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.1)
-            alive = [p for p in seen if _alive(p)]
+        with contextlib.suppress(AssertionError):  # what is left is named below, then killed
+            wait_until(
+                lambda: not any(_alive(p) for p in seen), 10, "the suite's processes to exit", interval=0.1
+            )
         # Services run in their own sessions (sid = pid): catches orphans too.
         seen.update(session_members(pids.values()))
         leftover = [p for p in seen if _alive(p)]
