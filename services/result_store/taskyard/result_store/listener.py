@@ -21,6 +21,8 @@ from typing import Any
 
 import asyncpg
 
+from taskyard.core.retry import Backoff
+
 log = logging.getLogger(__name__)
 
 # The payload of the insert trigger's NOTIFY (migrations 0022_notify_payload.sql).
@@ -77,7 +79,7 @@ class NotifyListener:
                 log.exception("publishing tasks.available failed")
 
     async def _connect_loop(self) -> None:
-        backoff = 0.1
+        backoff = Backoff(first=min(0.1, self.max_backoff), cap=self.max_backoff)
         first = True
         while True:
             lost = asyncio.Event()
@@ -88,12 +90,12 @@ class NotifyListener:
                 conn.add_termination_listener(lambda _c, ev=lost: ev.set())
                 await conn.add_listener(self.channel, self._on_notify)
             except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-                log.warning("LISTEN %s: cannot connect (%s); retrying in %.1fs", self.channel, exc, backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(self.max_backoff, backoff * 2)
+                delay = backoff.next_delay()
+                log.warning("LISTEN %s: cannot connect (%s); retrying in %.1fs", self.channel, exc, delay)
+                await asyncio.sleep(delay)
                 continue
             self._conn = conn
-            backoff = 0.1
+            backoff.reset()
             if not first:
                 self.reconnects += 1
                 log.info("LISTEN %s: reconnected", self.channel)
