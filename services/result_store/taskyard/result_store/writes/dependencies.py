@@ -47,6 +47,7 @@ from typing import Any
 from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, task_record_pb2
 from taskyard.core import contract, errors, states
 from taskyard.core.errors import FieldViolation
+from taskyard.core.retry import Backoff
 from taskyard.core.states import TaskState
 
 from ..appliers import Db, Finals, Outcome, Submit
@@ -63,8 +64,10 @@ SRC_RELEASE = states.db_names(
 )
 _QUEUED = int(S.QUEUED)
 SWEEP_PAGE = 1000
-# Seconds before a look for dependents that failed UNAVAILABLE is made again.
-RESOLVE_PAUSE = 0.2
+# The first pause and the cap before a look for dependents that failed UNAVAILABLE
+# is made again (core.retry.Backoff: jittered, so stores that lost the same write
+# race do not race again in step).
+RESOLVE_PAUSE = (0.1, 2.0)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -222,6 +225,8 @@ class Resolver:
         return await apply_resolve(db, reqs)
 
     async def run(self) -> None:
+        first, cap = RESOLVE_PAUSE
+        backoff = Backoff(first=first, cap=cap)
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -240,10 +245,12 @@ class Resolver:
                 # (write_errors.CONFLICTS): the same look again, after a pause.
                 log.info("resolving dependents of %d tasks: %s; again", len(batch), exc)
                 self._pending.update(batch)
-                await asyncio.sleep(RESOLVE_PAUSE)
+                await asyncio.sleep(backoff.next_delay())
                 self._wake.set()
             except Exception as exc:  # the sweep repairs what is missed here
                 log.warning("resolving dependents of %d tasks failed: %s", len(batch), exc)
+            else:
+                backoff.reset()
 
     async def resolve(self, req: graph_pb2.ResolveRequest) -> graph_pb2.ResolveReply:
         rows = max(1, len(req.final_ids) + len(req.candidate_ids))
