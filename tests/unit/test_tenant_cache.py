@@ -5,6 +5,7 @@ reads."""
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import pytest
@@ -26,6 +27,17 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class FixedRandom(random.Random):
+    """Every jittered pause at the same point of its range (0: its bottom, 1: its top)."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
 
 
 class Store:
@@ -53,19 +65,20 @@ async def test_while_the_store_is_down_known_tenants_are_served_for_the_grace_wi
     None
 ):
     store, clock = Store(), Clock()
-    cache = tenancy.TenantCache(store, clock=clock)
+    cache = tenancy.TenantCache(store, clock=clock, rng=FixedRandom(1.0))
+    first = tenancy.BACKOFF[0] * 3  # the top of the first pause's range
     assert await cache.refusal(GET, ACME) is None
     store.down = True
     clock.now += tenancy.MAX_AGE
     assert await cache.refusal(GET, ACME) is None  # the held copy: the read failed
     assert store.asked == 2
-    clock.now += tenancy.BACKOFF[0] / 2
+    clock.now += first / 2
     assert await cache.refusal(GET, ACME) is None
     assert store.asked == 2  # paused: no read, no wait on the store
-    clock.now += tenancy.BACKOFF[0] / 2
+    clock.now += first / 2
     assert await cache.refusal(GET, ACME) is None
     assert store.asked == 3
-    clock.now += tenancy.BACKOFF[0]  # the pause doubled: not yet
+    clock.now += first  # the pause grew: not yet
     assert await cache.refusal(GET, ACME) is None
     assert store.asked == 3
     # A name the copy lacks cannot be told unknown: the store's error.
@@ -86,9 +99,18 @@ async def test_while_the_store_is_down_known_tenants_are_served_for_the_grace_wi
     assert await cache.refusal(GET, ACME) is None
 
 
-async def test_the_pause_between_failed_reads_grows_to_its_bound() -> None:
+@pytest.mark.parametrize(
+    ("draw", "expected"),
+    [
+        (1.0, [0.75, 2.25, 5.0, 5.0, 5.0, 5.0, 5.0]),  # the top of each range: threefold to the cap
+        (0.0, [0.25] * 7),  # the bottom of each range: the first pause
+    ],
+)
+async def test_the_pause_between_failed_reads_is_drawn_up_to_its_bound(
+    draw: float, expected: list[float]
+) -> None:
     store, clock = Store(), Clock()
-    cache = tenancy.TenantCache(store, clock=clock, grace=1e9)
+    cache = tenancy.TenantCache(store, clock=clock, grace=1e9, rng=FixedRandom(draw))
     assert await cache.refusal(GET, ACME) is None
     store.down = True
     clock.now += tenancy.MAX_AGE
@@ -101,7 +123,7 @@ async def test_the_pause_between_failed_reads_grows_to_its_bound() -> None:
             step += 0.125
             assert await cache.refusal(GET, ACME) is None
         pauses.append(step)
-    assert pauses[1:] == [0.25, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+    assert pauses[1:] == expected
 
 
 async def test_concurrent_calls_of_an_unknown_tenant_share_one_read_and_the_miss_is_held() -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -35,6 +36,7 @@ import grpc
 
 from taskyard.bus.v1 import event_pb2, tenants_pb2
 from taskyard.core import contract, errors, rpc, tenants
+from taskyard.core.retry import Backoff
 from taskyard.gateway import admission, auth, status
 from taskyard.v1 import tenant_service_pb2
 
@@ -43,8 +45,9 @@ MAX_AGE = 1.0
 # How long the copy held serves its tenants after the last read that worked, while
 # the store cannot be read (suspension is checked again by the store's writes).
 GRACE = 30.0
-# The pause before reading again after a failed read: doubled from the first to the
-# last with each failure in a row.
+# The pause before reading again after a failed read: its first and its cap
+# (core.retry.Backoff: growing with each failure in a row, jittered so gateways
+# that lost the store together do not all read again at once).
 BACKOFF = (0.25, 5.0)
 # The names held as missing at once; past it the oldest are forgotten (read again).
 MAX_MISSES = 10_000
@@ -102,6 +105,7 @@ class TenantCache:
         max_age: float = MAX_AGE,
         grace: float = GRACE,
         clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
     ) -> None:
         self._store = store
         self.max_age = max_age
@@ -119,7 +123,7 @@ class TenantCache:
         # name -> when a read found it missing (dicts keep insertion order: oldest first)
         self._missing: dict[str, float] = {}
         self._failure: errors.TaskyardError | None = None
-        self._pause = 0.0
+        self._backoff = Backoff(first=BACKOFF[0], cap=BACKOFF[1], rng=rng)
         self._retry_at = -1e9
         self.reads = 0
 
@@ -192,14 +196,14 @@ class TenantCache:
             )
         except errors.TaskyardError as exc:
             self._failure = exc
-            self._pause = min(BACKOFF[1], max(BACKOFF[0], self._pause * 2))
-            self._retry_at = self._clock() + self._pause
+            self._retry_at = self._clock() + self._backoff.next_delay()
             raise
         finally:
             if self._reading is asyncio.current_task():
                 self._reading = None
         self.reads += 1
-        self._failure, self._pause, self._retry_at = None, 0.0, -1e9
+        self._failure, self._retry_at = None, -1e9
+        self._backoff.reset()
         if not reply.unchanged and reply.version >= self._version:
             self._held = {t.name: t for t in reply.tenants}
             self._version = reply.version
