@@ -322,13 +322,14 @@ async def test_a_wrong_token_ends_run_with_unauthenticated() -> None:
 
 async def test_a_broken_stream_abandons_its_attempts_and_connects_again() -> None:
     gateway = FakeGateway()
-    stopped = asyncio.Event()
+    began, stopped = asyncio.Event(), asyncio.Event()
     async with serving(gateway) as target:
         worker = Worker(target, token=TOKEN)
 
         @worker.task
         async def hang(ctx: AttemptContext) -> None:
             try:
+                began.set()
                 await asyncio.Event().wait()
             finally:
                 stopped.set()
@@ -336,13 +337,16 @@ async def test_a_broken_stream_abandons_its_attempts_and_connects_again() -> Non
         async with running(worker, gateway) as (stream, _):
             stream.attempts(attempt("b1", "hang"))
             await stream.expect("started")
+            # The body is in its try (a task cancelled before its first step never gets
+            # there: its finally would not run, and nothing would be left to stop).
+            await asyncio.wait_for(began.wait(), WAIT)
             stream.end(grpc.StatusCode.UNAVAILABLE, "gateway stopping")
             again = await gateway.next_stream()
             await asyncio.wait_for(stopped.wait(), WAIT)
             assert again.hello.tasks[0].name == "hang"
-            assert worker.worker_id == again.worker_id
             again.attempts(attempt("b2", "hang"))
             assert (await again.expect("started")).ref.task_id == "b2"  # nothing of b1 on the new stream
+            assert worker.worker_id == again.worker_id  # its Welcome came before the attempt
 
 
 async def test_slots_bound_the_attempts_running_at_once() -> None:
