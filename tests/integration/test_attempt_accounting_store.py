@@ -182,7 +182,9 @@ async def test_an_outcome_its_sender_revoked_is_never_applied(result_store: Any,
     await result_store.insert(tasks_pb2.InsertTasksRequest(tasks=[t]))
     await lease(result_store, t.id, "t1")
     timed_out = leases_pb2.Completion(
-        ref=ref(t.id, 1, "t1"), success=False, failure={"type": "TimeoutError", "message": "timed out after 1s"}
+        ref=ref(t.id, 1, "t1"),
+        success=False,
+        failure={"type": "TimeoutError", "message": "timed out after 1s"},
     )
     late = leases_pb2.Completion(ref=ref(t.id, 1, "t1"), success=True, result_json=b"1", revoked=True)
     r = await result_store.report(leases_pb2.ReportRequest(completed=[timed_out, late]))
