@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from support.postgres import PostgresCluster
+from support.run_summary import conformance_section
 
 # The real-cluster fixtures (`cluster`, `journal`, the `cluster` marker).
 pytest_plugins = ["support.fixtures", "support.observability"]
@@ -29,6 +30,10 @@ TIERS = ("unit", "integration", "acceptance")
 TEMPLATE_DB = "taskyard_template"
 # Task names the store-level tests use (see store_settings).
 STORE_TEST_NAMES = ("add", "echo", "noop", "quiet", "x", "a", "b", "c", "d")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    conformance_section(terminalreporter)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from support.dev_run import dev_argv, until_ready
 from support.observability import running_jaeger, service_of, tracing_env, wait_for_spans
+from support.run_summary import CONFORMANCE_PROPERTY, RecordProperty
 
 from taskyard.cli import jaeger as jaeger_launcher
 from taskyard.cli.procs import free_port, stop_processes
@@ -215,15 +216,14 @@ def _run(
 
 
 @pytest.mark.parametrize("language", list(RUNNERS))
-def test_conformance_scenarios(suite: Suite, language: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_conformance_scenarios(suite: Suite, language: str, record_property: RecordProperty) -> None:
     _require_built(language)
     done = _run(RUNNERS[language], suite.client_env())
     out = done.stdout.splitlines()
     reported = [m.group(2) for line in out if (m := re.match(r"(PASS|FAIL) (\w+)", line))]
     failed = [line for line in out if line.startswith("FAIL ")]
     summary = out[-1] if out else ""
-    with capsys.disabled():  # the pass count of every language in the run's log
-        print(f"\n{summary}")
+    record_property(CONFORMANCE_PROPERTY, summary)  # in the run's summary (conftest.py)
     transcript = f"{done.stdout}\n{done.stderr[-4000:]}"
     assert reported == SCENARIOS, f"scenarios reported out of order or missing:\n{transcript}"
     assert not failed and done.returncode == 0, transcript

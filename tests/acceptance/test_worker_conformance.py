@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from support.dev_run import dev_argv, until_ready
 from support.ports import free_port
+from support.run_summary import CONFORMANCE_PROPERTY, RecordProperty
 
 from taskyard.cli.procs import stop_processes
 from taskyard.client import Client, TaskState
@@ -176,15 +177,14 @@ def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 @pytest.mark.parametrize("language", list(WORKERS))
-def test_worker_conformance(suite: Suite, language: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_worker_conformance(suite: Suite, language: str, record_property: RecordProperty) -> None:
     _require_built(language)
     done = _run([*DRIVER, "--language", language, "--", *WORKERS[language]], suite.driver_env())
     out = done.stdout.splitlines()
     reported = [m.group(2) for line in out if (m := re.match(r"(PASS|FAIL) (\w+)", line))]
     passed = [line.split()[1] for line in out if line.startswith("PASS ")]
     summary = out[-1] if out else ""
-    with capsys.disabled():  # the pass count of every language in the run's log
-        print(f"\n{summary}")
+    record_property(CONFORMANCE_PROPERTY, summary)  # in the run's summary (conftest.py)
     transcript = f"{done.stdout}\n{done.stderr[-6000:]}"
     assert reported == SCENARIOS, f"scenarios reported out of order or missing:\n{transcript}"
     assert passed == SCENARIOS and done.returncode == 0, transcript
