@@ -123,3 +123,40 @@ def make(directory: Path) -> Certificates:
         client_key=_write_key(client_key, directory / "client-key.pem"),
         other_ca=_write_cert(other, directory / "other-ca.pem"),
     )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BusCertificates:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def make_bus(directory: Path, *, name: str = "taskyard-bus") -> BusCertificates:
+    """A bus CA and one certificate for every service: the bus name as its DNS name, good
+    to listen and to dial (docs/security.md, "TLS on the bus")."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = _ca("taskyard bus CA")
+    key = _key()
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(name))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+            critical=False,
+        )
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return BusCertificates(
+        ca=_write_cert(ca, directory / "bus-ca.pem"),
+        cert=_write_cert(cert, directory / "bus.pem"),
+        key=_write_key(key, directory / "bus-key.pem"),
+    )

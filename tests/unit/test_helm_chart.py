@@ -391,8 +391,9 @@ def _environment(docs: list[dict[str, Any]], workload: dict[str, Any], pod: str)
 
 
 def _address(url: str) -> tuple[str, int]:
-    assert url.startswith("tcp://"), url
-    host, port = url.removeprefix("tcp://").rsplit(":", 1)
+    scheme, _, rest = url.partition("://")
+    assert scheme in ("tcp", "tls+tcp"), url
+    host, port = rest.rsplit(":", 1)
     return host, int(port)
 
 
@@ -450,7 +451,9 @@ def test_each_pods_environment_gives_listeners_and_dials_to_every_scheduler_and_
             assert {v for v in env if v.startswith("TASKYARD_")} <= known, name
             settings = Settings.from_env(env)
             ports = _ports(workload)
-            assert settings.transport == "tcp" and settings.bus_keys, name
+            # tls+tcp where the values name a Secret of bus certificates (test_helm_bus_tls.py).
+            assert settings.transport == ("tls+tcp" if settings.bus_tls_ca else "tcp"), name
+            assert settings.bus_keys, name
             assert bool(settings.database_url) == (name == "result-store")
             # Every scheduler and every store, by the names of their pods, in every pod.
             assert settings.effective_scheduler_hosts == hosts["scheduler"], pod
@@ -494,7 +497,10 @@ def test_each_pods_environment_gives_listeners_and_dials_to_every_scheduler_and_
     pool = workloads["worker-pool"]
     pool_settings = Settings.from_env(_environment(docs, pool, _pod_names(pool)[0]))
     pair = _ports(pool)["pair"]
-    assert pool_settings.advertised_pair_address(f"tcp://0.0.0.0:{pair}") == f"tcp://{POD_IP}:{pair}"
+    scheme = pool_settings.transport
+    assert (
+        pool_settings.advertised_pair_address(f"{scheme}://0.0.0.0:{pair}") == f"{scheme}://{POD_IP}:{pair}"
+    )
     gateway = workloads["gateway"]
     edge = Settings.from_env(_environment(docs, gateway, _pod_names(gateway)[0]))
     ports = _ports(gateway)

@@ -95,7 +95,7 @@ class Addresses:
     def _address(self, name: str, port: int, host: str) -> str:
         if self.transport == "ipc":
             return f"ipc://{Path(self.ipc_dir) / name}.sock"
-        return f"tcp://{url_host(host)}:{port}"
+        return f"{self.transport}://{url_host(host)}:{port}"
 
     def _addresses(self, name: str, port: int, hosts: tuple[str, ...]) -> tuple[str, ...]:
         # ipc names a socket file per role: one machine, one instance of each.
@@ -228,10 +228,10 @@ class Addresses:
         """The address a pool registers and announces for its PAIR socket, from the one it
         actually bound (``transport.listen_address``): the same port on the advertise host.
         ipc addresses are returned unchanged."""
-        if self.transport == "ipc" or not bound.startswith("tcp://"):
+        if self.transport == "ipc" or not bound.startswith(f"{self.transport}://"):
             return bound
         port = bound.rsplit(":", 1)[1]
-        return f"tcp://{url_host(self.effective_advertise_host)}:{port}"
+        return f"{self.transport}://{url_host(self.effective_advertise_host)}:{port}"
 
 
 # Names that are this machine's loopback wherever they are resolved.

@@ -111,7 +111,8 @@ class Settings(Addresses, BaseSettings):
     )
     transport: Transport = Field(
         default="tcp",
-        description='"tcp" (multi-host) or "ipc" (one machine; tests use it to avoid port clashes).',
+        description='"tcp", "tls+tcp" (across hosts: encrypted, mutual certificates, see bus_tls_*) or '
+        '"ipc" (one machine; tests use it to avoid port clashes).',
     )
     ipc_dir: str = Field(default="/tmp/taskyard", description="The socket files with ipc.")
     # --- limits
@@ -443,6 +444,19 @@ class Settings(Addresses, BaseSettings):
     )
     bus_keys_file: str = Field(
         default="", description="A file of the same list (one key a line), read when bus_keys is empty."
+    )
+    # --- internal bus encryption with transport=tls+tcp (core.bus_tls): file paths, not key material
+    bus_tls_ca: str = Field(
+        default="", description="The CA that signed every service's bus certificate (PEM)."
+    )
+    bus_tls_cert: str = Field(
+        default="", description="This process's bus certificate (PEM), for serverAuth and clientAuth."
+    )
+    bus_tls_key: str = Field(default="", description="The private key of bus_tls_cert (PEM).")
+    bus_tls_server_name: str = Field(
+        default="taskyard-bus",
+        description="The name every bus certificate carries (a DNS subject alternative name): a dialer "
+        "checks it, whichever host it dialed, so one certificate per service serves every address.",
     )
     bus_replay_window: Timeout = Field(
         default=30.0, description="A message sent further than this from the receiver's clock is refused."

@@ -24,7 +24,7 @@ import pynng
 from google.protobuf.message import Message
 
 from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import gate, seal, states
+from taskyard.core import bus_tls, gate, seal, states
 
 Kind = envelope_pb2.Kind
 M = TypeVar("M", bound=Message)
@@ -206,6 +206,9 @@ def open_socket(
     if dial:
         options.setdefault("reconnect_time_min", RECONNECT_MIN_MS)
         options.setdefault("reconnect_time_max", RECONNECT_MAX_MS)
+    if listen or dial:
+        # A TLS configuration has one mode per socket: a socket listens or dials, never both.
+        options.update(bus_tls.socket_options(listen or dial or "", listening=bool(listen)))
     sock = _new_sealed(
         cls,
         listen or dial or cls.__name__,
@@ -334,9 +337,9 @@ def listen_address(sock: Any) -> str:
     """The real address of a socket's first listener (resolves port 0)."""
     listener = sock.listeners[0]
     url: str = listener.url
-    if url.startswith("tcp://") and url.endswith(":0"):
-        addr = listener.local_address
-        return f"tcp://{addr}"
+    scheme, sep, _ = url.partition("://")
+    if sep and scheme in ("tcp", "tls+tcp") and url.endswith(":0"):
+        return f"{scheme}://{listener.local_address}"
     return url
 
 

@@ -102,7 +102,7 @@ def _hosts(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
-TRANSPORTS = ("tcp", "ipc")
+TRANSPORTS = ("tcp", "tls+tcp", "ipc")
 
 
 def _transport(value: str) -> str:

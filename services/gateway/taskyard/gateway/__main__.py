@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from taskyard.core import lifecycle, observability, seal
+from taskyard.core import bus_tls, lifecycle, observability, seal
 from taskyard.core.config import Settings
 from taskyard.gateway.auth import TokensFileError
 from taskyard.gateway.server import serve
@@ -24,6 +24,7 @@ def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("gateway", settings.log_level)
     seal.configure_service(settings, role="gateway")
+    bus_tls.configure_service(settings)
     try:
         lifecycle.run(_main())
     except (ListenRefused, TokensFileError) as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from taskyard.core import lifecycle, observability, seal
+from taskyard.core import bus_tls, lifecycle, observability, seal
 from taskyard.core.config import Settings
 
 from .service import migrate_only, serve
@@ -21,6 +21,7 @@ async def _main(argv: list[str]) -> int:
         print("usage: python -m taskyard.result_store [migrate]", file=sys.stderr)
         return 2
     seal.configure_service(settings, role="result-store")
+    bus_tls.configure_service(settings)
     stop = lifecycle.stop_event_on_signals()
     with observability.observed("result-store", settings):
         await serve(settings, stop)

@@ -3,7 +3,7 @@ standby until it leads: service.serve)."""
 
 from __future__ import annotations
 
-from taskyard.core import lifecycle, observability, seal
+from taskyard.core import bus_tls, lifecycle, observability, seal
 from taskyard.core.config import Settings
 from taskyard.scheduler import service
 
@@ -19,6 +19,7 @@ def main() -> None:
     settings = Settings.from_env()
     lifecycle.setup_logging("scheduler", settings.log_level)
     seal.configure_service(settings, role="scheduler")
+    bus_tls.configure_service(settings)
     lifecycle.run(_main(settings))
 
 

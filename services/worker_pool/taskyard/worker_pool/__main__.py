@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from taskyard.core import lifecycle, observability, seal
+from taskyard.core import bus_tls, lifecycle, observability, seal
 from taskyard.core.config import Settings
 from taskyard.worker_pool.manager import Manager
 
@@ -22,6 +22,7 @@ def main() -> int:
     settings = Settings.from_env()
     lifecycle.setup_logging("worker-pool", settings.log_level)
     seal.configure_service(settings, owner="pool", role="worker-pool")
+    bus_tls.configure_service(settings)
     return lifecycle.run(_main(settings))
 
 

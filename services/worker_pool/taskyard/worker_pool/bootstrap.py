@@ -20,7 +20,7 @@ import threading
 import time
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import lifecycle, retry, seal, tracing
+from taskyard.core import bus_tls, lifecycle, retry, seal, tracing
 from taskyard.core.config import Settings
 from taskyard.worker_pool import beats, children, context, pipe, registry, tasklogs
 from taskyard.worker_pool.attempts import worker_id
@@ -75,6 +75,8 @@ def main(sock: socket.socket, settings: Settings, pool_id: str, index: int, mana
     # keys in them, the inherited environment's keys apply, as in the manager).
     if settings.bus_keys or settings.bus_keys_file:
         seal.install(seal.for_settings(settings, role="worker-pool"))
+    # The files were read and checked by the manager; the template read none.
+    bus_tls.install(bus_tls.BusTls.from_settings(settings))
     ppid = os.getppid()
     threading.Thread(
         target=_watch_manager, args=(manager_pid or ppid, ppid), name="manager-watch", daemon=True
