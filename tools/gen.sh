@@ -53,13 +53,18 @@ PY
   # the committed stubs untouched (others may be importing them right now).
   local scratch
   scratch="$(mktemp -d)"
-  local files=()
+  local files=() grpc_files=()
   mapfile -t files < <(proto_files)
+  # The bus is NNG, not gRPC: its services declare envelope kinds (bus/v1/contract.proto),
+  # so it gets no gRPC stubs.
+  mapfile -t grpc_files < <(printf '%s\n' "${files[@]}" | grep -v '^taskyard/bus/')
   log "python: ${#files[@]} protos -> ${out#"$OUT_ROOT"/}"
   (cd "$PROTO_DIR" && "$PYTHON" -m grpc_tools.protoc \
     -I. -I"$wkt" \
-    --python_out="$scratch" --pyi_out="$scratch" --grpc_python_out="$scratch" \
-    "${files[@]}") || { rm -rf "$scratch"; die "protoc failed; committed stubs left as they were"; }
+    --python_out="$scratch" --pyi_out="$scratch" \
+    "${files[@]}" &&
+    "$PYTHON" -m grpc_tools.protoc -I. -I"$wkt" --grpc_python_out="$scratch" "${grpc_files[@]}") ||
+    { rm -rf "$scratch"; die "protoc failed; committed stubs left as they were"; }
 
   # Then swap: remove stubs of deleted protos, copy the new ones in.
   local dir

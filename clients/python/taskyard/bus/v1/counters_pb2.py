@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/counters.proto\x12\x0ftaskyard.bus.v1\" \n\x0f\x43ountersRequest\x12\r\n\x05names\x18\x01 \x03(\t\"z\n\rCountersReply\x12:\n\x06values\x18\x01 \x03(\x0b\x32*.taskyard.bus.v1.CountersReply.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/counters.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\" \n\x0f\x43ountersRequest\x12\r\n\x05names\x18\x01 \x03(\t\"z\n\rCountersReply\x12:\n\x06values\x18\x01 \x03(\x0b\x32*.taskyard.bus.v1.CountersReply.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x32|\n\x14StoreCountersService\x12R\n\x08\x43ounters\x12 .taskyard.bus.v1.CountersRequest\x1a\x1e.taskyard.bus.v1.CountersReply\"\x04\x88\xb5\x18<\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,10 +34,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_COUNTERSREPLY_VALUESENTRY']._loaded_options = None
   _globals['_COUNTERSREPLY_VALUESENTRY']._serialized_options = b'8\001'
-  _globals['_COUNTERSREQUEST']._serialized_start=51
-  _globals['_COUNTERSREQUEST']._serialized_end=83
-  _globals['_COUNTERSREPLY']._serialized_start=85
-  _globals['_COUNTERSREPLY']._serialized_end=207
-  _globals['_COUNTERSREPLY_VALUESENTRY']._serialized_start=162
-  _globals['_COUNTERSREPLY_VALUESENTRY']._serialized_end=207
+  _globals['_STORECOUNTERSSERVICE']._loaded_options = None
+  _globals['_STORECOUNTERSSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORECOUNTERSSERVICE'].methods_by_name['Counters']._loaded_options = None
+  _globals['_STORECOUNTERSSERVICE'].methods_by_name['Counters']._serialized_options = b'\210\265\030<'
+  _globals['_COUNTERSREQUEST']._serialized_start=83
+  _globals['_COUNTERSREQUEST']._serialized_end=115
+  _globals['_COUNTERSREPLY']._serialized_start=117
+  _globals['_COUNTERSREPLY']._serialized_end=239
+  _globals['_COUNTERSREPLY_VALUESENTRY']._serialized_start=194
+  _globals['_COUNTERSREPLY_VALUESENTRY']._serialized_end=239
+  _globals['_STORECOUNTERSSERVICE']._serialized_start=241
+  _globals['_STORECOUNTERSSERVICE']._serialized_end=365
 # @@protoc_insertion_point(module_scope)

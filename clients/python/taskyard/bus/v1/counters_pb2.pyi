@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import contract_pb2 as _contract_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

@@ -22,34 +22,68 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import leases_pb2 as taskyard_dot_bus_dot_v1_dot_leases__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tasks_pb2 as taskyard_dot_bus_dot_v1_dot_tasks__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/dispatch.proto\x12\x0ftaskyard.bus.v1\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\";\n\rSubmitRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\";\n\x0bSubmitReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\"\x8a\x01\n\x08Register\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x14\n\x0cpair_address\x18\x03 \x01(\t\x12\x12\n\ntask_names\x18\x04 \x03(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12\x0f\n\x07tenants\x18\x07 \x03(\t\"O\n\rRegisterReply\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\x12\x16\n\x0esurvey_address\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\"6\n\x08\x44ispatch\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x81\x02\n\nPoolReport\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07started\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x03 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x04 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x05 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\x12\x12\n\nfree_slots\x18\x06 \x01(\x05\x12\r\n\x05state\x18\x07 \x01(\t\x12\x0f\n\x07\x63ut_off\x18\x08 \x01(\x08\"\x1e\n\x06Survey\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\"\xe2\x01\n\x0bSurveyReply\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07running\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x12\n\nfree_slots\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x12\n\ntask_names\x18\x05 \x03(\t\x12\x14\n\x0cpair_address\x18\x06 \x01(\t\x12\r\n\x05state\x18\x07 \x01(\t\x12\x13\n\x0bworker_pids\x18\x08 \x03(\x05\x12\x0f\n\x07\x63ut_off\x18\t \x01(\x08\x12\x0f\n\x07tenants\x18\n \x03(\t\"\x95\x01\n\x0c\x41nnouncement\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x12\n\ntask_names\x18\x03 \x03(\t\x12\x14\n\x0cpair_address\x18\x04 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x12\n\nsent_at_ms\x18\x06 \x01(\x03\x12\x0f\n\x07tenants\x18\x07 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/dispatch.proto\x12\x0ftaskyard.bus.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\"A\n\rSubmitRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord:\x04\xa8\xb5\x18\x01\";\n\x0bSubmitReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\"\x8a\x01\n\x08Register\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x14\n\x0cpair_address\x18\x03 \x01(\t\x12\x12\n\ntask_names\x18\x04 \x03(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12\x0f\n\x07tenants\x18\x07 \x03(\t\"O\n\rRegisterReply\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\x12\x16\n\x0esurvey_address\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\"<\n\x08\x44ispatch\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord:\x04\xa8\xb5\x18\x01\"\x81\x02\n\nPoolReport\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07started\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x03 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x04 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x05 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\x12\x12\n\nfree_slots\x18\x06 \x01(\x05\x12\r\n\x05state\x18\x07 \x01(\t\x12\x0f\n\x07\x63ut_off\x18\x08 \x01(\x08\"\x1e\n\x06Survey\x12\x14\n\x0cscheduler_id\x18\x01 \x01(\t\"\xe2\x01\n\x0bSurveyReply\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12,\n\x07running\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x12\n\nfree_slots\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x12\n\ntask_names\x18\x05 \x03(\t\x12\x14\n\x0cpair_address\x18\x06 \x01(\t\x12\r\n\x05state\x18\x07 \x01(\t\x12\x13\n\x0bworker_pids\x18\x08 \x03(\x05\x12\x0f\n\x07\x63ut_off\x18\t \x01(\x08\x12\x0f\n\x07tenants\x18\n \x03(\t\"\x95\x01\n\x0c\x41nnouncement\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x12\n\ntask_names\x18\x03 \x03(\t\x12\x14\n\x0cpair_address\x18\x04 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x05 \x01(\x05\x12\x12\n\nsent_at_ms\x18\x06 \x01(\x03\x12\x0f\n\x07tenants\x18\x07 \x03(\t2u\n\x11LaneSubmitService\x12L\n\x06Submit\x12\x1e.taskyard.bus.v1.SubmitRequest\x1a\x1c.taskyard.bus.v1.SubmitReply\"\x04\x88\xb5\x18\x01\x1a\x12\x92\xb5\x18\x0escheduler lane2~\n\x13RegistrationService\x12K\n\x08Register\x12\x19.taskyard.bus.v1.Register\x1a\x1e.taskyard.bus.v1.RegisterReply\"\x04\x88\xb5\x18\x1e\x1a\x1a\x92\xb5\x18\x16scheduler registration2a\n\x10\x44iscoveryService\x12G\n\x08\x41nnounce\x12\x1d.taskyard.bus.v1.Announcement\x1a\x16.google.protobuf.Empty\"\x04\x88\xb5\x18\x1f\x1a\x04\x98\xb5\x18\x01\x32\xec\x01\n\x0fPoolLinkService\x12\x43\n\x08\x44ispatch\x12\x19.taskyard.bus.v1.Dispatch\x1a\x16.google.protobuf.Empty\"\x04\x88\xb5\x18(\x12G\n\nPoolReport\x12\x1b.taskyard.bus.v1.PoolReport\x1a\x16.google.protobuf.Empty\"\x04\x88\xb5\x18)\x12\x45\n\x06Survey\x12\x17.taskyard.bus.v1.Survey\x1a\x1c.taskyard.bus.v1.SurveyReply\"\x04\x88\xb5\x18*\x1a\x04\x98\xb5\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.dispatch_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUBMITREQUEST']._serialized_start=145
-  _globals['_SUBMITREQUEST']._serialized_end=204
-  _globals['_SUBMITREPLY']._serialized_start=206
-  _globals['_SUBMITREPLY']._serialized_end=265
-  _globals['_REGISTER']._serialized_start=268
-  _globals['_REGISTER']._serialized_end=406
-  _globals['_REGISTERREPLY']._serialized_start=408
-  _globals['_REGISTERREPLY']._serialized_end=487
-  _globals['_DISPATCH']._serialized_start=489
-  _globals['_DISPATCH']._serialized_end=543
-  _globals['_POOLREPORT']._serialized_start=546
-  _globals['_POOLREPORT']._serialized_end=803
-  _globals['_SURVEY']._serialized_start=805
-  _globals['_SURVEY']._serialized_end=835
-  _globals['_SURVEYREPLY']._serialized_start=838
-  _globals['_SURVEYREPLY']._serialized_end=1064
-  _globals['_ANNOUNCEMENT']._serialized_start=1067
-  _globals['_ANNOUNCEMENT']._serialized_end=1216
+  _globals['_SUBMITREQUEST']._loaded_options = None
+  _globals['_SUBMITREQUEST']._serialized_options = b'\250\265\030\001'
+  _globals['_DISPATCH']._loaded_options = None
+  _globals['_DISPATCH']._serialized_options = b'\250\265\030\001'
+  _globals['_LANESUBMITSERVICE']._loaded_options = None
+  _globals['_LANESUBMITSERVICE']._serialized_options = b'\222\265\030\016scheduler lane'
+  _globals['_LANESUBMITSERVICE'].methods_by_name['Submit']._loaded_options = None
+  _globals['_LANESUBMITSERVICE'].methods_by_name['Submit']._serialized_options = b'\210\265\030\001'
+  _globals['_REGISTRATIONSERVICE']._loaded_options = None
+  _globals['_REGISTRATIONSERVICE']._serialized_options = b'\222\265\030\026scheduler registration'
+  _globals['_REGISTRATIONSERVICE'].methods_by_name['Register']._loaded_options = None
+  _globals['_REGISTRATIONSERVICE'].methods_by_name['Register']._serialized_options = b'\210\265\030\036'
+  _globals['_DISCOVERYSERVICE']._loaded_options = None
+  _globals['_DISCOVERYSERVICE']._serialized_options = b'\230\265\030\001'
+  _globals['_DISCOVERYSERVICE'].methods_by_name['Announce']._loaded_options = None
+  _globals['_DISCOVERYSERVICE'].methods_by_name['Announce']._serialized_options = b'\210\265\030\037'
+  _globals['_POOLLINKSERVICE']._loaded_options = None
+  _globals['_POOLLINKSERVICE']._serialized_options = b'\230\265\030\001'
+  _globals['_POOLLINKSERVICE'].methods_by_name['Dispatch']._loaded_options = None
+  _globals['_POOLLINKSERVICE'].methods_by_name['Dispatch']._serialized_options = b'\210\265\030('
+  _globals['_POOLLINKSERVICE'].methods_by_name['PoolReport']._loaded_options = None
+  _globals['_POOLLINKSERVICE'].methods_by_name['PoolReport']._serialized_options = b'\210\265\030)'
+  _globals['_POOLLINKSERVICE'].methods_by_name['Survey']._loaded_options = None
+  _globals['_POOLLINKSERVICE'].methods_by_name['Survey']._serialized_options = b'\210\265\030*'
+  _globals['_SUBMITREQUEST']._serialized_start=206
+  _globals['_SUBMITREQUEST']._serialized_end=271
+  _globals['_SUBMITREPLY']._serialized_start=273
+  _globals['_SUBMITREPLY']._serialized_end=332
+  _globals['_REGISTER']._serialized_start=335
+  _globals['_REGISTER']._serialized_end=473
+  _globals['_REGISTERREPLY']._serialized_start=475
+  _globals['_REGISTERREPLY']._serialized_end=554
+  _globals['_DISPATCH']._serialized_start=556
+  _globals['_DISPATCH']._serialized_end=616
+  _globals['_POOLREPORT']._serialized_start=619
+  _globals['_POOLREPORT']._serialized_end=876
+  _globals['_SURVEY']._serialized_start=878
+  _globals['_SURVEY']._serialized_end=908
+  _globals['_SURVEYREPLY']._serialized_start=911
+  _globals['_SURVEYREPLY']._serialized_end=1137
+  _globals['_ANNOUNCEMENT']._serialized_start=1140
+  _globals['_ANNOUNCEMENT']._serialized_end=1289
+  _globals['_LANESUBMITSERVICE']._serialized_start=1291
+  _globals['_LANESUBMITSERVICE']._serialized_end=1408
+  _globals['_REGISTRATIONSERVICE']._serialized_start=1410
+  _globals['_REGISTRATIONSERVICE']._serialized_end=1536
+  _globals['_DISCOVERYSERVICE']._serialized_start=1538
+  _globals['_DISCOVERYSERVICE']._serialized_end=1635
+  _globals['_POOLLINKSERVICE']._serialized_start=1638
+  _globals['_POOLLINKSERVICE']._serialized_end=1874
 # @@protoc_insertion_point(module_scope)

@@ -22,26 +22,35 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import event_service_pb2 as taskyard_dot_v1_dot_event__service__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskyard/bus/v1/event_log.proto\x12\x0ftaskyard.bus.v1\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x1ftaskyard/v1/event_service.proto\x1a\x16taskyard/v1/task.proto\"A\n\x11ReadEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\t\x12\x0e\n\x06oldest\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\"E\n\x0fReadEventsReply\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.taskyard.v1.Event\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t\"\x8e\x01\n\x16SummarizeEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x14\n\x0cmax_task_ids\x18\x03 \x01(\x05\x12\x13\n\x0bmax_entered\x18\x04 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"W\n\x0c\x45nteredState\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\ttask_name\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.taskyard.v1.TaskState\"\xb9\x02\n\x14SummarizeEventsReply\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\t\x12\x11\n\tcaught_up\x18\x02 \x01(\x08\x12\x0e\n\x06\x65vents\x18\x03 \x01(\x03\x12\x10\n\x08task_ids\x18\x04 \x03(\t\x12.\n\x07\x65ntered\x18\x05 \x03(\x0b\x32\x1d.taskyard.bus.v1.EnteredState\x12\x0c\n\x04more\x18\x06 \x01(\x08\x12%\n\x05kinds\x18\x07 \x03(\x0e\x32\x16.taskyard.v1.EventKind\x12\x1a\n\x12schedule_made_task\x18\x08 \x01(\x08\x12/\n\x0f\x66inished_states\x18\t \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x16\n\x0e\x66inished_at_us\x18\n \x03(\x03\x12\x12\n\nlatency_us\x18\x0b \x03(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftaskyard/bus/v1/event_log.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x1ftaskyard/v1/event_service.proto\x1a\x16taskyard/v1/task.proto\"A\n\x11ReadEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\t\x12\x0e\n\x06oldest\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\"E\n\x0fReadEventsReply\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.taskyard.v1.Event\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t\"\x8e\x01\n\x16SummarizeEventsRequest\x12\r\n\x05\x61\x66ter\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x14\n\x0cmax_task_ids\x18\x03 \x01(\x05\x12\x13\n\x0bmax_entered\x18\x04 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"W\n\x0c\x45nteredState\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\ttask_name\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.taskyard.v1.TaskState\"\xb9\x02\n\x14SummarizeEventsReply\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\t\x12\x11\n\tcaught_up\x18\x02 \x01(\x08\x12\x0e\n\x06\x65vents\x18\x03 \x01(\x03\x12\x10\n\x08task_ids\x18\x04 \x03(\t\x12.\n\x07\x65ntered\x18\x05 \x03(\x0b\x32\x1d.taskyard.bus.v1.EnteredState\x12\x0c\n\x04more\x18\x06 \x01(\x08\x12%\n\x05kinds\x18\x07 \x03(\x0e\x32\x16.taskyard.v1.EventKind\x12\x1a\n\x12schedule_made_task\x18\x08 \x01(\x08\x12/\n\x0f\x66inished_states\x18\t \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x16\n\x0e\x66inished_at_us\x18\n \x03(\x03\x12\x12\n\nlatency_us\x18\x0b \x03(\x03\x32\xeb\x01\n\x14StoreEventLogService\x12X\n\nReadEvents\x12\".taskyard.bus.v1.ReadEventsRequest\x1a .taskyard.bus.v1.ReadEventsReply\"\x04\x88\xb5\x18_\x12g\n\x0fSummarizeEvents\x12\'.taskyard.bus.v1.SummarizeEventsRequest\x1a%.taskyard.bus.v1.SummarizeEventsReply\"\x04\x88\xb5\x18`\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.event_log_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_READEVENTSREQUEST']._serialized_start=140
-  _globals['_READEVENTSREQUEST']._serialized_end=205
-  _globals['_READEVENTSREPLY']._serialized_start=207
-  _globals['_READEVENTSREPLY']._serialized_end=276
-  _globals['_SUMMARIZEEVENTSREQUEST']._serialized_start=279
-  _globals['_SUMMARIZEEVENTSREQUEST']._serialized_end=421
-  _globals['_ENTEREDSTATE']._serialized_start=423
-  _globals['_ENTEREDSTATE']._serialized_end=510
-  _globals['_SUMMARIZEEVENTSREPLY']._serialized_start=513
-  _globals['_SUMMARIZEEVENTSREPLY']._serialized_end=826
+  _globals['_STOREEVENTLOGSERVICE']._loaded_options = None
+  _globals['_STOREEVENTLOGSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STOREEVENTLOGSERVICE'].methods_by_name['ReadEvents']._loaded_options = None
+  _globals['_STOREEVENTLOGSERVICE'].methods_by_name['ReadEvents']._serialized_options = b'\210\265\030_'
+  _globals['_STOREEVENTLOGSERVICE'].methods_by_name['SummarizeEvents']._loaded_options = None
+  _globals['_STOREEVENTLOGSERVICE'].methods_by_name['SummarizeEvents']._serialized_options = b'\210\265\030`'
+  _globals['_READEVENTSREQUEST']._serialized_start=172
+  _globals['_READEVENTSREQUEST']._serialized_end=237
+  _globals['_READEVENTSREPLY']._serialized_start=239
+  _globals['_READEVENTSREPLY']._serialized_end=308
+  _globals['_SUMMARIZEEVENTSREQUEST']._serialized_start=311
+  _globals['_SUMMARIZEEVENTSREQUEST']._serialized_end=453
+  _globals['_ENTEREDSTATE']._serialized_start=455
+  _globals['_ENTEREDSTATE']._serialized_end=542
+  _globals['_SUMMARIZEEVENTSREPLY']._serialized_start=545
+  _globals['_SUMMARIZEEVENTSREPLY']._serialized_end=858
+  _globals['_STOREEVENTLOGSERVICE']._serialized_start=861
+  _globals['_STOREEVENTLOGSERVICE']._serialized_end=1096
 # @@protoc_insertion_point(module_scope)

@@ -22,11 +22,13 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/event.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"4\n\nEventBatch\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.taskyard.bus.v1.Event\"\x97\x03\n\x05\x45vent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x04 \x01(\x05\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05\x61t_us\x18\x06 \x01(\x03\x12\x11\n\tworker_id\x18\x07 \x01(\t\x12\'\n\x08priority\x18\x08 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12+\n\x06record\x18\t \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07log_seq\x18\x14 \x01(\x03\x12\x11\n\trun_at_us\x18\n \x01(\x03\x12\r\n\x05queue\x18\x0b \x01(\t\x12\x0f\n\x07root_id\x18\x0c \x01(\t\x12:\n\nattributes\x18\r \x03(\x0b\x32&.taskyard.bus.v1.Event.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/event.proto\x12\x0ftaskyard.bus.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1etaskyard/bus/v1/contract.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"4\n\nEventBatch\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.taskyard.bus.v1.Event\"\x97\x03\n\x05\x45vent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x04 \x01(\x05\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05\x61t_us\x18\x06 \x01(\x03\x12\x11\n\tworker_id\x18\x07 \x01(\t\x12\'\n\x08priority\x18\x08 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12+\n\x06record\x18\t \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07log_seq\x18\x14 \x01(\x03\x12\x11\n\trun_at_us\x18\n \x01(\x03\x12\r\n\x05queue\x18\x0b \x01(\t\x12\x0f\n\x07root_id\x18\x0c \x01(\t\x12:\n\nattributes\x18\r \x03(\x0b\x32&.taskyard.bus.v1.Event.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32_\n\x12StoreEventsService\x12\x43\n\x06\x45vents\x12\x1b.taskyard.bus.v1.EventBatch\x1a\x16.google.protobuf.Empty\"\x04\x88\xb5\x18\x32\x1a\x04\x98\xb5\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,10 +37,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EVENT_ATTRIBUTESENTRY']._loaded_options = None
   _globals['_EVENT_ATTRIBUTESENTRY']._serialized_options = b'8\001'
-  _globals['_EVENTBATCH']._serialized_start=107
-  _globals['_EVENTBATCH']._serialized_end=159
-  _globals['_EVENT']._serialized_start=162
-  _globals['_EVENT']._serialized_end=569
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=520
-  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=569
+  _globals['_STOREEVENTSSERVICE']._loaded_options = None
+  _globals['_STOREEVENTSSERVICE']._serialized_options = b'\230\265\030\001'
+  _globals['_STOREEVENTSSERVICE'].methods_by_name['Events']._loaded_options = None
+  _globals['_STOREEVENTSSERVICE'].methods_by_name['Events']._serialized_options = b'\210\265\0302'
+  _globals['_EVENTBATCH']._serialized_start=168
+  _globals['_EVENTBATCH']._serialized_end=220
+  _globals['_EVENT']._serialized_start=223
+  _globals['_EVENT']._serialized_end=630
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_start=581
+  _globals['_EVENT_ATTRIBUTESENTRY']._serialized_end=630
+  _globals['_STOREEVENTSSERVICE']._serialized_start=632
+  _globals['_STOREEVENTSSERVICE']._serialized_end=727
 # @@protoc_insertion_point(module_scope)

@@ -22,49 +22,70 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import failure_service_pb2 as taskyard_dot_v1_dot_failure__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/failures.proto\x12\x0ftaskyard.bus.v1\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a!taskyard/v1/failure_service.proto\"{\n\x14\x46\x61ilureGroupsRequest\x12\x36\n\x07request\x18\x01 \x01(\x0b\x32%.taskyard.v1.ListFailureGroupsRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"N\n\x12\x46\x61ilureGroupsReply\x12\x38\n\x08response\x18\x01 \x01(\x0b\x32&.taskyard.v1.ListFailureGroupsResponse\"t\n\x12\x44\x65\x61\x64LettersRequest\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListFailuresRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"G\n\x10\x44\x65\x61\x64LettersReply\x12\x33\n\x08response\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListFailuresResponse\"}\n\x17PurgeDeadLettersRequest\x12\x35\n\x07request\x18\x01 \x01(\x0b\x32$.taskyard.v1.PurgeDeadLettersRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"P\n\x15PurgeDeadLettersReply\x12\x37\n\x08response\x18\x01 \x01(\x0b\x32%.taskyard.v1.PurgeDeadLettersResponse\"\x85\x01\n\x14\x43reateRedriveRequest\x12,\n\x07request\x18\x01 \x01(\x0b\x32\x1b.taskyard.v1.RedriveRequest\x12\x12\n\ncreated_by\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"D\n\x12\x43reateRedriveReply\x12.\n\x08response\x18\x01 \x01(\x0b\x32\x1c.taskyard.v1.RedriveResponse\"x\n\x15RedriveControlRequest\x12&\n\x02op\x18\x01 \x01(\x0e\x32\x1a.taskyard.bus.v1.RedriveOp\x12\n\n\x02id\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"<\n\x13RedriveControlReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\"\xaa\x01\n\x12RedriveListRequest\x12\x32\n\x08redrives\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListRedrivesRequest\x12\x33\n\x05items\x18\x02 \x01(\x0b\x32$.taskyard.v1.ListRedriveItemsRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"}\n\x10RedriveListReply\x12\x33\n\x08redrives\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListRedrivesResponse\x12\x34\n\x05items\x18\x02 \x01(\x0b\x32%.taskyard.v1.ListRedriveItemsResponse\"=\n\x12RedriveStepRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0c\n\x04term\x18\x03 \x01(\x03\"\\\n\x10RedriveStepReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\x12\x10\n\x08requeued\x18\x02 \x01(\x03\x12\x0f\n\x07skipped\x18\x03 \x01(\x03\"\x17\n\x15\x41\x63tiveRedrivesRequest\"=\n\x13\x41\x63tiveRedrivesReply\x12&\n\x08redrives\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.Redrive*\x7f\n\tRedriveOp\x12\x1a\n\x16REDRIVE_OP_UNSPECIFIED\x10\x00\x12\x12\n\x0eREDRIVE_OP_GET\x10\x01\x12\x14\n\x10REDRIVE_OP_PAUSE\x10\x02\x12\x15\n\x11REDRIVE_OP_RESUME\x10\x03\x12\x15\n\x11REDRIVE_OP_CANCEL\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/failures.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a!taskyard/v1/failure_service.proto\"{\n\x14\x46\x61ilureGroupsRequest\x12\x36\n\x07request\x18\x01 \x01(\x0b\x32%.taskyard.v1.ListFailureGroupsRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"N\n\x12\x46\x61ilureGroupsReply\x12\x38\n\x08response\x18\x01 \x01(\x0b\x32&.taskyard.v1.ListFailureGroupsResponse\"t\n\x12\x44\x65\x61\x64LettersRequest\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListFailuresRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"G\n\x10\x44\x65\x61\x64LettersReply\x12\x33\n\x08response\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListFailuresResponse\"}\n\x17PurgeDeadLettersRequest\x12\x35\n\x07request\x18\x01 \x01(\x0b\x32$.taskyard.v1.PurgeDeadLettersRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"P\n\x15PurgeDeadLettersReply\x12\x37\n\x08response\x18\x01 \x01(\x0b\x32%.taskyard.v1.PurgeDeadLettersResponse\"\x85\x01\n\x14\x43reateRedriveRequest\x12,\n\x07request\x18\x01 \x01(\x0b\x32\x1b.taskyard.v1.RedriveRequest\x12\x12\n\ncreated_by\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"D\n\x12\x43reateRedriveReply\x12.\n\x08response\x18\x01 \x01(\x0b\x32\x1c.taskyard.v1.RedriveResponse\"x\n\x15RedriveControlRequest\x12&\n\x02op\x18\x01 \x01(\x0e\x32\x1a.taskyard.bus.v1.RedriveOp\x12\n\n\x02id\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"<\n\x13RedriveControlReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\"\xaa\x01\n\x12RedriveListRequest\x12\x32\n\x08redrives\x18\x01 \x01(\x0b\x32 .taskyard.v1.ListRedrivesRequest\x12\x33\n\x05items\x18\x02 \x01(\x0b\x32$.taskyard.v1.ListRedriveItemsRequest\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"}\n\x10RedriveListReply\x12\x33\n\x08redrives\x18\x01 \x01(\x0b\x32!.taskyard.v1.ListRedrivesResponse\x12\x34\n\x05items\x18\x02 \x01(\x0b\x32%.taskyard.v1.ListRedriveItemsResponse\"=\n\x12RedriveStepRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0c\n\x04term\x18\x03 \x01(\x03\"\\\n\x10RedriveStepReply\x12%\n\x07redrive\x18\x01 \x01(\x0b\x32\x14.taskyard.v1.Redrive\x12\x10\n\x08requeued\x18\x02 \x01(\x03\x12\x0f\n\x07skipped\x18\x03 \x01(\x03\"\x17\n\x15\x41\x63tiveRedrivesRequest\"=\n\x13\x41\x63tiveRedrivesReply\x12&\n\x08redrives\x18\x01 \x03(\x0b\x32\x14.taskyard.v1.Redrive*\x7f\n\tRedriveOp\x12\x1a\n\x16REDRIVE_OP_UNSPECIFIED\x10\x00\x12\x12\n\x0eREDRIVE_OP_GET\x10\x01\x12\x14\n\x10REDRIVE_OP_PAUSE\x10\x02\x12\x15\n\x11REDRIVE_OP_RESUME\x10\x03\x12\x15\n\x11REDRIVE_OP_CANCEL\x10\x04\x32\xbd\x06\n\x14StoreFailuresService\x12\x61\n\rFailureGroups\x12%.taskyard.bus.v1.FailureGroupsRequest\x1a#.taskyard.bus.v1.FailureGroupsReply\"\x04\x88\xb5\x18n\x12[\n\x0b\x44\x65\x61\x64Letters\x12#.taskyard.bus.v1.DeadLettersRequest\x1a!.taskyard.bus.v1.DeadLettersReply\"\x04\x88\xb5\x18o\x12j\n\x10PurgeDeadLetters\x12(.taskyard.bus.v1.PurgeDeadLettersRequest\x1a&.taskyard.bus.v1.PurgeDeadLettersReply\"\x04\x88\xb5\x18p\x12\x61\n\rCreateRedrive\x12%.taskyard.bus.v1.CreateRedriveRequest\x1a#.taskyard.bus.v1.CreateRedriveReply\"\x04\x88\xb5\x18q\x12\x64\n\x0eRedriveControl\x12&.taskyard.bus.v1.RedriveControlRequest\x1a$.taskyard.bus.v1.RedriveControlReply\"\x04\x88\xb5\x18r\x12[\n\x0bRedriveList\x12#.taskyard.bus.v1.RedriveListRequest\x1a!.taskyard.bus.v1.RedriveListReply\"\x04\x88\xb5\x18s\x12[\n\x0bRedriveStep\x12#.taskyard.bus.v1.RedriveStepRequest\x1a!.taskyard.bus.v1.RedriveStepReply\"\x04\x88\xb5\x18t\x12\x64\n\x0e\x41\x63tiveRedrives\x12&.taskyard.bus.v1.ActiveRedrivesRequest\x1a$.taskyard.bus.v1.ActiveRedrivesReply\"\x04\x88\xb5\x18u\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.failures_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REDRIVEOP']._serialized_start=1657
-  _globals['_REDRIVEOP']._serialized_end=1784
-  _globals['_FAILUREGROUPSREQUEST']._serialized_start=117
-  _globals['_FAILUREGROUPSREQUEST']._serialized_end=240
-  _globals['_FAILUREGROUPSREPLY']._serialized_start=242
-  _globals['_FAILUREGROUPSREPLY']._serialized_end=320
-  _globals['_DEADLETTERSREQUEST']._serialized_start=322
-  _globals['_DEADLETTERSREQUEST']._serialized_end=438
-  _globals['_DEADLETTERSREPLY']._serialized_start=440
-  _globals['_DEADLETTERSREPLY']._serialized_end=511
-  _globals['_PURGEDEADLETTERSREQUEST']._serialized_start=513
-  _globals['_PURGEDEADLETTERSREQUEST']._serialized_end=638
-  _globals['_PURGEDEADLETTERSREPLY']._serialized_start=640
-  _globals['_PURGEDEADLETTERSREPLY']._serialized_end=720
-  _globals['_CREATEREDRIVEREQUEST']._serialized_start=723
-  _globals['_CREATEREDRIVEREQUEST']._serialized_end=856
-  _globals['_CREATEREDRIVEREPLY']._serialized_start=858
-  _globals['_CREATEREDRIVEREPLY']._serialized_end=926
-  _globals['_REDRIVECONTROLREQUEST']._serialized_start=928
-  _globals['_REDRIVECONTROLREQUEST']._serialized_end=1048
-  _globals['_REDRIVECONTROLREPLY']._serialized_start=1050
-  _globals['_REDRIVECONTROLREPLY']._serialized_end=1110
-  _globals['_REDRIVELISTREQUEST']._serialized_start=1113
-  _globals['_REDRIVELISTREQUEST']._serialized_end=1283
-  _globals['_REDRIVELISTREPLY']._serialized_start=1285
-  _globals['_REDRIVELISTREPLY']._serialized_end=1410
-  _globals['_REDRIVESTEPREQUEST']._serialized_start=1412
-  _globals['_REDRIVESTEPREQUEST']._serialized_end=1473
-  _globals['_REDRIVESTEPREPLY']._serialized_start=1475
-  _globals['_REDRIVESTEPREPLY']._serialized_end=1567
-  _globals['_ACTIVEREDRIVESREQUEST']._serialized_start=1569
-  _globals['_ACTIVEREDRIVESREQUEST']._serialized_end=1592
-  _globals['_ACTIVEREDRIVESREPLY']._serialized_start=1594
-  _globals['_ACTIVEREDRIVESREPLY']._serialized_end=1655
+  _globals['_STOREFAILURESSERVICE']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['FailureGroups']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['FailureGroups']._serialized_options = b'\210\265\030n'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['DeadLetters']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['DeadLetters']._serialized_options = b'\210\265\030o'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['PurgeDeadLetters']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['PurgeDeadLetters']._serialized_options = b'\210\265\030p'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['CreateRedrive']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['CreateRedrive']._serialized_options = b'\210\265\030q'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['RedriveControl']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['RedriveControl']._serialized_options = b'\210\265\030r'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['RedriveList']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['RedriveList']._serialized_options = b'\210\265\030s'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['RedriveStep']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['RedriveStep']._serialized_options = b'\210\265\030t'
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['ActiveRedrives']._loaded_options = None
+  _globals['_STOREFAILURESSERVICE'].methods_by_name['ActiveRedrives']._serialized_options = b'\210\265\030u'
+  _globals['_REDRIVEOP']._serialized_start=1689
+  _globals['_REDRIVEOP']._serialized_end=1816
+  _globals['_FAILUREGROUPSREQUEST']._serialized_start=149
+  _globals['_FAILUREGROUPSREQUEST']._serialized_end=272
+  _globals['_FAILUREGROUPSREPLY']._serialized_start=274
+  _globals['_FAILUREGROUPSREPLY']._serialized_end=352
+  _globals['_DEADLETTERSREQUEST']._serialized_start=354
+  _globals['_DEADLETTERSREQUEST']._serialized_end=470
+  _globals['_DEADLETTERSREPLY']._serialized_start=472
+  _globals['_DEADLETTERSREPLY']._serialized_end=543
+  _globals['_PURGEDEADLETTERSREQUEST']._serialized_start=545
+  _globals['_PURGEDEADLETTERSREQUEST']._serialized_end=670
+  _globals['_PURGEDEADLETTERSREPLY']._serialized_start=672
+  _globals['_PURGEDEADLETTERSREPLY']._serialized_end=752
+  _globals['_CREATEREDRIVEREQUEST']._serialized_start=755
+  _globals['_CREATEREDRIVEREQUEST']._serialized_end=888
+  _globals['_CREATEREDRIVEREPLY']._serialized_start=890
+  _globals['_CREATEREDRIVEREPLY']._serialized_end=958
+  _globals['_REDRIVECONTROLREQUEST']._serialized_start=960
+  _globals['_REDRIVECONTROLREQUEST']._serialized_end=1080
+  _globals['_REDRIVECONTROLREPLY']._serialized_start=1082
+  _globals['_REDRIVECONTROLREPLY']._serialized_end=1142
+  _globals['_REDRIVELISTREQUEST']._serialized_start=1145
+  _globals['_REDRIVELISTREQUEST']._serialized_end=1315
+  _globals['_REDRIVELISTREPLY']._serialized_start=1317
+  _globals['_REDRIVELISTREPLY']._serialized_end=1442
+  _globals['_REDRIVESTEPREQUEST']._serialized_start=1444
+  _globals['_REDRIVESTEPREQUEST']._serialized_end=1505
+  _globals['_REDRIVESTEPREPLY']._serialized_start=1507
+  _globals['_REDRIVESTEPREPLY']._serialized_end=1599
+  _globals['_ACTIVEREDRIVESREQUEST']._serialized_start=1601
+  _globals['_ACTIVEREDRIVESREQUEST']._serialized_end=1624
+  _globals['_ACTIVEREDRIVESREPLY']._serialized_start=1626
+  _globals['_ACTIVEREDRIVESREPLY']._serialized_end=1687
+  _globals['_STOREFAILURESSERVICE']._serialized_start=1819
+  _globals['_STOREFAILURESSERVICE']._serialized_end=2648
 # @@protoc_insertion_point(module_scope)

@@ -22,13 +22,14 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import limit_pb2 as taskyard_dot_v1_dot_limit__pb2
 from taskyard.v1 import task_service_pb2 as taskyard_dot_v1_dot_task__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ataskyard/bus/v1/flow.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x17taskyard/v1/limit.proto\x1a\x1etaskyard/v1/task_service.proto\"W\n\x11ReadLimitsRequest\x12\x15\n\rknown_version\x18\x01 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x82\x01\n\x0fReadLimitsReply\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x11\n\tunchanged\x18\x02 \x01(\x08\x12\"\n\x06limits\x18\x03 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12\'\n\x07weights\x18\x04 \x03(\x0b\x32\x16.taskyard.v1.KeyWeight\"\xf5\x01\n\x12\x43hangeLimitRequest\x12$\n\x02op\x18\x01 \x01(\x0e\x32\x18.taskyard.bus.v1.LimitOp\x12!\n\x05limit\x18\x02 \x01(\x0b\x32\x12.taskyard.v1.Limit\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05\x66orce\x18\x04 \x01(\x08\x12$\n\x08\x64\x65\x63lared\x18\x05 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12&\n\x06weight\x18\x06 \x01(\x0b\x32\x16.taskyard.v1.KeyWeight\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x86\x01\n\x10\x43hangeLimitReply\x12!\n\x05limit\x18\x01 \x01(\x0b\x32\x12.taskyard.v1.Limit\x12\x16\n\x0etasks_released\x18\x02 \x01(\x03\x12&\n\x06weight\x18\x03 \x01(\x0b\x32\x16.taskyard.v1.KeyWeight\x12\x0f\n\x07version\x18\x04 \x01(\x03\"E\n\x11LeasedFlowRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x10\n\x08\x61\x66ter_id\x18\x02 \x01(\t\x12\x0f\n\x07tenants\x18n \x03(\t\"\x7f\n\nLeasedFlow\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x13\n\x0blease_token\x18\x03 \x01(\t\x12*\n\x04\x66low\x18\x04 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18n \x01(\t\"W\n\x0fLeasedFlowReply\x12-\n\x08\x61ttempts\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.LeasedFlow\x12\x15\n\rnext_after_id\x18\x02 \x01(\t\"a\n\x10\x46lowGatesRequest\x12\x10\n\x08task_ids\x18\x01 \x03(\t\x12\x0e\n\x06limits\x18\x02 \x03(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"i\n\x08TaskGate\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\'\n\x06reason\x18\x02 \x01(\x0e\x32\x17.taskyard.v1.WaitReason\x12#\n\x04gate\x18\x03 \x01(\x0b\x32\x15.taskyard.v1.FlowGate\"\xca\x01\n\x0e\x46lowGatesReply\x12(\n\x05gates\x18\x01 \x03(\x0b\x32\x19.taskyard.bus.v1.TaskGate\x12\x39\n\x05usage\x18\x02 \x03(\x0b\x32*.taskyard.bus.v1.FlowGatesReply.UsageEntry\x12\x0c\n\x04term\x18\x03 \x01(\x03\x1a\x45\n\nUsageEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.taskyard.v1.LimitUsage:\x02\x38\x01\"g\n\rBreakerChange\x12\r\n\x05limit\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0e\n\x06\x63hange\x18\x03 \x01(\t\x12\x10\n\x08\x66\x61ilures\x18\x04 \x01(\x03\x12\x18\n\x10next_probe_at_us\x18\x05 \x01(\x03\"U\n\x14\x42reakerEventsRequest\x12/\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.BreakerChange\x12\x0c\n\x04term\x18\x02 \x01(\x03\"$\n\x12\x42reakerEventsReply\x12\x0e\n\x06logged\x18\x01 \x01(\x05\"K\n\rBreakerRefund\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x18\n\x10next_probe_at_us\x18\x03 \x01(\x03\"V\n\x15\x42reakerRefundsRequest\x12\x0c\n\x04term\x18\x01 \x01(\x03\x12/\n\x07refunds\x18\x02 \x03(\x0b\x32\x1e.taskyard.bus.v1.BreakerRefund\"i\n\x13\x42reakerRefundsReply\x12\x10\n\x08refunded\x18\x01 \x01(\x05\x12\x0f\n\x07revived\x18\x02 \x01(\x05\x12/\n\x07pending\x18\x03 \x03(\x0b\x32\x1e.taskyard.bus.v1.BreakerRefund*\x91\x01\n\x07LimitOp\x12\x18\n\x14LIMIT_OP_UNSPECIFIED\x10\x00\x12\x13\n\x0fLIMIT_OP_CREATE\x10\x01\x12\x13\n\x0fLIMIT_OP_UPDATE\x10\x02\x12\x13\n\x0fLIMIT_OP_DELETE\x10\x03\x12\x14\n\x10LIMIT_OP_DECLARE\x10\x04\x12\x17\n\x13LIMIT_OP_SET_WEIGHT\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ataskyard/bus/v1/flow.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x17taskyard/v1/limit.proto\x1a\x1etaskyard/v1/task_service.proto\"W\n\x11ReadLimitsRequest\x12\x15\n\rknown_version\x18\x01 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x82\x01\n\x0fReadLimitsReply\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x11\n\tunchanged\x18\x02 \x01(\x08\x12\"\n\x06limits\x18\x03 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12\'\n\x07weights\x18\x04 \x03(\x0b\x32\x16.taskyard.v1.KeyWeight\"\xf5\x01\n\x12\x43hangeLimitRequest\x12$\n\x02op\x18\x01 \x01(\x0e\x32\x18.taskyard.bus.v1.LimitOp\x12!\n\x05limit\x18\x02 \x01(\x0b\x32\x12.taskyard.v1.Limit\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05\x66orce\x18\x04 \x01(\x08\x12$\n\x08\x64\x65\x63lared\x18\x05 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12&\n\x06weight\x18\x06 \x01(\x0b\x32\x16.taskyard.v1.KeyWeight\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x86\x01\n\x10\x43hangeLimitReply\x12!\n\x05limit\x18\x01 \x01(\x0b\x32\x12.taskyard.v1.Limit\x12\x16\n\x0etasks_released\x18\x02 \x01(\x03\x12&\n\x06weight\x18\x03 \x01(\x0b\x32\x16.taskyard.v1.KeyWeight\x12\x0f\n\x07version\x18\x04 \x01(\x03\"E\n\x11LeasedFlowRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x10\n\x08\x61\x66ter_id\x18\x02 \x01(\t\x12\x0f\n\x07tenants\x18n \x03(\t\"\x7f\n\nLeasedFlow\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x13\n\x0blease_token\x18\x03 \x01(\t\x12*\n\x04\x66low\x18\x04 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18n \x01(\t\"W\n\x0fLeasedFlowReply\x12-\n\x08\x61ttempts\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.LeasedFlow\x12\x15\n\rnext_after_id\x18\x02 \x01(\t\"a\n\x10\x46lowGatesRequest\x12\x10\n\x08task_ids\x18\x01 \x03(\t\x12\x0e\n\x06limits\x18\x02 \x03(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"i\n\x08TaskGate\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\'\n\x06reason\x18\x02 \x01(\x0e\x32\x17.taskyard.v1.WaitReason\x12#\n\x04gate\x18\x03 \x01(\x0b\x32\x15.taskyard.v1.FlowGate\"\xca\x01\n\x0e\x46lowGatesReply\x12(\n\x05gates\x18\x01 \x03(\x0b\x32\x19.taskyard.bus.v1.TaskGate\x12\x39\n\x05usage\x18\x02 \x03(\x0b\x32*.taskyard.bus.v1.FlowGatesReply.UsageEntry\x12\x0c\n\x04term\x18\x03 \x01(\x03\x1a\x45\n\nUsageEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.taskyard.v1.LimitUsage:\x02\x38\x01\"g\n\rBreakerChange\x12\r\n\x05limit\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0e\n\x06\x63hange\x18\x03 \x01(\t\x12\x10\n\x08\x66\x61ilures\x18\x04 \x01(\x03\x12\x18\n\x10next_probe_at_us\x18\x05 \x01(\x03\"U\n\x14\x42reakerEventsRequest\x12/\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.BreakerChange\x12\x0c\n\x04term\x18\x02 \x01(\x03\"$\n\x12\x42reakerEventsReply\x12\x0e\n\x06logged\x18\x01 \x01(\x05\"K\n\rBreakerRefund\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x18\n\x10next_probe_at_us\x18\x03 \x01(\x03\"V\n\x15\x42reakerRefundsRequest\x12\x0c\n\x04term\x18\x01 \x01(\x03\x12/\n\x07refunds\x18\x02 \x03(\x0b\x32\x1e.taskyard.bus.v1.BreakerRefund\"i\n\x13\x42reakerRefundsReply\x12\x10\n\x08refunded\x18\x01 \x01(\x05\x12\x0f\n\x07revived\x18\x02 \x01(\x05\x12/\n\x07pending\x18\x03 \x03(\x0b\x32\x1e.taskyard.bus.v1.BreakerRefund*\x91\x01\n\x07LimitOp\x12\x18\n\x14LIMIT_OP_UNSPECIFIED\x10\x00\x12\x13\n\x0fLIMIT_OP_CREATE\x10\x01\x12\x13\n\x0fLIMIT_OP_UPDATE\x10\x02\x12\x13\n\x0fLIMIT_OP_DELETE\x10\x03\x12\x14\n\x10LIMIT_OP_DECLARE\x10\x04\x12\x17\n\x13LIMIT_OP_SET_WEIGHT\x10\x05\x32|\n\x0fLaneFlowService\x12U\n\tFlowGates\x12!.taskyard.bus.v1.FlowGatesRequest\x1a\x1f.taskyard.bus.v1.FlowGatesReply\"\x04\x88\xb5\x18g\x1a\x12\x92\xb5\x18\x0escheduler lane2\x80\x04\n\x10StoreFlowService\x12X\n\nReadLimits\x12\".taskyard.bus.v1.ReadLimitsRequest\x1a .taskyard.bus.v1.ReadLimitsReply\"\x04\x88\xb5\x18\x64\x12[\n\x0b\x43hangeLimit\x12#.taskyard.bus.v1.ChangeLimitRequest\x1a!.taskyard.bus.v1.ChangeLimitReply\"\x04\x88\xb5\x18\x65\x12X\n\nLeasedFlow\x12\".taskyard.bus.v1.LeasedFlowRequest\x1a .taskyard.bus.v1.LeasedFlowReply\"\x04\x88\xb5\x18\x66\x12\x62\n\rBreakerEvents\x12%.taskyard.bus.v1.BreakerEventsRequest\x1a#.taskyard.bus.v1.BreakerEventsReply\"\x05\x88\xb5\x18\x82\x01\x12\x65\n\x0e\x42reakerRefunds\x12&.taskyard.bus.v1.BreakerRefundsRequest\x1a$.taskyard.bus.v1.BreakerRefundsReply\"\x05\x88\xb5\x18\x83\x01\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,40 +38,60 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_FLOWGATESREPLY_USAGEENTRY']._loaded_options = None
   _globals['_FLOWGATESREPLY_USAGEENTRY']._serialized_options = b'8\001'
-  _globals['_LIMITOP']._serialized_start=1980
-  _globals['_LIMITOP']._serialized_end=2125
-  _globals['_READLIMITSREQUEST']._serialized_start=170
-  _globals['_READLIMITSREQUEST']._serialized_end=257
-  _globals['_READLIMITSREPLY']._serialized_start=260
-  _globals['_READLIMITSREPLY']._serialized_end=390
-  _globals['_CHANGELIMITREQUEST']._serialized_start=393
-  _globals['_CHANGELIMITREQUEST']._serialized_end=638
-  _globals['_CHANGELIMITREPLY']._serialized_start=641
-  _globals['_CHANGELIMITREPLY']._serialized_end=775
-  _globals['_LEASEDFLOWREQUEST']._serialized_start=777
-  _globals['_LEASEDFLOWREQUEST']._serialized_end=846
-  _globals['_LEASEDFLOW']._serialized_start=848
-  _globals['_LEASEDFLOW']._serialized_end=975
-  _globals['_LEASEDFLOWREPLY']._serialized_start=977
-  _globals['_LEASEDFLOWREPLY']._serialized_end=1064
-  _globals['_FLOWGATESREQUEST']._serialized_start=1066
-  _globals['_FLOWGATESREQUEST']._serialized_end=1163
-  _globals['_TASKGATE']._serialized_start=1165
-  _globals['_TASKGATE']._serialized_end=1270
-  _globals['_FLOWGATESREPLY']._serialized_start=1273
-  _globals['_FLOWGATESREPLY']._serialized_end=1475
-  _globals['_FLOWGATESREPLY_USAGEENTRY']._serialized_start=1406
-  _globals['_FLOWGATESREPLY_USAGEENTRY']._serialized_end=1475
-  _globals['_BREAKERCHANGE']._serialized_start=1477
-  _globals['_BREAKERCHANGE']._serialized_end=1580
-  _globals['_BREAKEREVENTSREQUEST']._serialized_start=1582
-  _globals['_BREAKEREVENTSREQUEST']._serialized_end=1667
-  _globals['_BREAKEREVENTSREPLY']._serialized_start=1669
-  _globals['_BREAKEREVENTSREPLY']._serialized_end=1705
-  _globals['_BREAKERREFUND']._serialized_start=1707
-  _globals['_BREAKERREFUND']._serialized_end=1782
-  _globals['_BREAKERREFUNDSREQUEST']._serialized_start=1784
-  _globals['_BREAKERREFUNDSREQUEST']._serialized_end=1870
-  _globals['_BREAKERREFUNDSREPLY']._serialized_start=1872
-  _globals['_BREAKERREFUNDSREPLY']._serialized_end=1977
+  _globals['_LANEFLOWSERVICE']._loaded_options = None
+  _globals['_LANEFLOWSERVICE']._serialized_options = b'\222\265\030\016scheduler lane'
+  _globals['_LANEFLOWSERVICE'].methods_by_name['FlowGates']._loaded_options = None
+  _globals['_LANEFLOWSERVICE'].methods_by_name['FlowGates']._serialized_options = b'\210\265\030g'
+  _globals['_STOREFLOWSERVICE']._loaded_options = None
+  _globals['_STOREFLOWSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STOREFLOWSERVICE'].methods_by_name['ReadLimits']._loaded_options = None
+  _globals['_STOREFLOWSERVICE'].methods_by_name['ReadLimits']._serialized_options = b'\210\265\030d'
+  _globals['_STOREFLOWSERVICE'].methods_by_name['ChangeLimit']._loaded_options = None
+  _globals['_STOREFLOWSERVICE'].methods_by_name['ChangeLimit']._serialized_options = b'\210\265\030e'
+  _globals['_STOREFLOWSERVICE'].methods_by_name['LeasedFlow']._loaded_options = None
+  _globals['_STOREFLOWSERVICE'].methods_by_name['LeasedFlow']._serialized_options = b'\210\265\030f'
+  _globals['_STOREFLOWSERVICE'].methods_by_name['BreakerEvents']._loaded_options = None
+  _globals['_STOREFLOWSERVICE'].methods_by_name['BreakerEvents']._serialized_options = b'\210\265\030\202\001'
+  _globals['_STOREFLOWSERVICE'].methods_by_name['BreakerRefunds']._loaded_options = None
+  _globals['_STOREFLOWSERVICE'].methods_by_name['BreakerRefunds']._serialized_options = b'\210\265\030\203\001'
+  _globals['_LIMITOP']._serialized_start=2012
+  _globals['_LIMITOP']._serialized_end=2157
+  _globals['_READLIMITSREQUEST']._serialized_start=202
+  _globals['_READLIMITSREQUEST']._serialized_end=289
+  _globals['_READLIMITSREPLY']._serialized_start=292
+  _globals['_READLIMITSREPLY']._serialized_end=422
+  _globals['_CHANGELIMITREQUEST']._serialized_start=425
+  _globals['_CHANGELIMITREQUEST']._serialized_end=670
+  _globals['_CHANGELIMITREPLY']._serialized_start=673
+  _globals['_CHANGELIMITREPLY']._serialized_end=807
+  _globals['_LEASEDFLOWREQUEST']._serialized_start=809
+  _globals['_LEASEDFLOWREQUEST']._serialized_end=878
+  _globals['_LEASEDFLOW']._serialized_start=880
+  _globals['_LEASEDFLOW']._serialized_end=1007
+  _globals['_LEASEDFLOWREPLY']._serialized_start=1009
+  _globals['_LEASEDFLOWREPLY']._serialized_end=1096
+  _globals['_FLOWGATESREQUEST']._serialized_start=1098
+  _globals['_FLOWGATESREQUEST']._serialized_end=1195
+  _globals['_TASKGATE']._serialized_start=1197
+  _globals['_TASKGATE']._serialized_end=1302
+  _globals['_FLOWGATESREPLY']._serialized_start=1305
+  _globals['_FLOWGATESREPLY']._serialized_end=1507
+  _globals['_FLOWGATESREPLY_USAGEENTRY']._serialized_start=1438
+  _globals['_FLOWGATESREPLY_USAGEENTRY']._serialized_end=1507
+  _globals['_BREAKERCHANGE']._serialized_start=1509
+  _globals['_BREAKERCHANGE']._serialized_end=1612
+  _globals['_BREAKEREVENTSREQUEST']._serialized_start=1614
+  _globals['_BREAKEREVENTSREQUEST']._serialized_end=1699
+  _globals['_BREAKEREVENTSREPLY']._serialized_start=1701
+  _globals['_BREAKEREVENTSREPLY']._serialized_end=1737
+  _globals['_BREAKERREFUND']._serialized_start=1739
+  _globals['_BREAKERREFUND']._serialized_end=1814
+  _globals['_BREAKERREFUNDSREQUEST']._serialized_start=1816
+  _globals['_BREAKERREFUNDSREQUEST']._serialized_end=1902
+  _globals['_BREAKERREFUNDSREPLY']._serialized_start=1904
+  _globals['_BREAKERREFUNDSREPLY']._serialized_end=2009
+  _globals['_LANEFLOWSERVICE']._serialized_start=2159
+  _globals['_LANEFLOWSERVICE']._serialized_end=2283
+  _globals['_STOREFLOWSERVICE']._serialized_start=2286
+  _globals['_STOREFLOWSERVICE']._serialized_end=2798
 # @@protoc_insertion_point(module_scope)

@@ -22,28 +22,48 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import lanes_pb2 as taskyard_dot_bus_dot_v1_dot_lanes__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/graph.proto\x12\x0ftaskyard.bus.v1\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\":\n\x0eResolveRequest\x12\x11\n\tfinal_ids\x18\x01 \x03(\t\x12\x15\n\rcandidate_ids\x18\x02 \x03(\t\"`\n\x0cResolveReply\x12*\n\x06queued\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x11\n\tscheduled\x18\x02 \x03(\t\x12\x11\n\tcancelled\x18\x03 \x03(\t\":\n\rReleasedTasks\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\"Y\n\x0fTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"V\n\x0cTaskTreeNode\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"p\n\rTaskTreeReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12,\n\x05nodes\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskTreeNode\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/graph.proto\x12\x0ftaskyard.bus.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\":\n\x0eResolveRequest\x12\x11\n\tfinal_ids\x18\x01 \x03(\t\x12\x15\n\rcandidate_ids\x18\x02 \x03(\t\"`\n\x0cResolveReply\x12*\n\x06queued\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x11\n\tscheduled\x18\x02 \x03(\t\x12\x11\n\tcancelled\x18\x03 \x03(\t\":\n\rReleasedTasks\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\"Y\n\x0fTaskTreeRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"V\n\x0cTaskTreeNode\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\x0c\n\x04path\x18\x03 \x03(\t\"p\n\rTaskTreeReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x0f\n\x07root_id\x18\x02 \x01(\t\x12,\n\x05nodes\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskTreeNode\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x32y\n\x11StoreGraphService\x12R\n\x08TaskTree\x12 .taskyard.bus.v1.TaskTreeRequest\x1a\x1e.taskyard.bus.v1.TaskTreeReply\"\x04\x88\xb5\x18R\x1a\x10\x92\xb5\x18\x0cresult-store2f\n\x14StoreReleasesService\x12H\n\x08Released\x12\x1e.taskyard.bus.v1.ReleasedTasks\x1a\x16.google.protobuf.Empty\"\x04\x88\xb5\x18Q\x1a\x04\x98\xb5\x18\x01\x32}\n\x14StoreResolverService\x12O\n\x07Resolve\x12\x1f.taskyard.bus.v1.ResolveRequest\x1a\x1d.taskyard.bus.v1.ResolveReply\"\x04\x88\xb5\x18P\x1a\x14\x92\xb5\x18\x0cresult-store\xa0\xb5\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.graph_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RESOLVEREQUEST']._serialized_start=143
-  _globals['_RESOLVEREQUEST']._serialized_end=201
-  _globals['_RESOLVEREPLY']._serialized_start=203
-  _globals['_RESOLVEREPLY']._serialized_end=299
-  _globals['_RELEASEDTASKS']._serialized_start=301
-  _globals['_RELEASEDTASKS']._serialized_end=359
-  _globals['_TASKTREEREQUEST']._serialized_start=361
-  _globals['_TASKTREEREQUEST']._serialized_end=450
-  _globals['_TASKTREENODE']._serialized_start=452
-  _globals['_TASKTREENODE']._serialized_end=538
-  _globals['_TASKTREEREPLY']._serialized_start=540
-  _globals['_TASKTREEREPLY']._serialized_end=652
+  _globals['_STOREGRAPHSERVICE']._loaded_options = None
+  _globals['_STOREGRAPHSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STOREGRAPHSERVICE'].methods_by_name['TaskTree']._loaded_options = None
+  _globals['_STOREGRAPHSERVICE'].methods_by_name['TaskTree']._serialized_options = b'\210\265\030R'
+  _globals['_STORERELEASESSERVICE']._loaded_options = None
+  _globals['_STORERELEASESSERVICE']._serialized_options = b'\230\265\030\001'
+  _globals['_STORERELEASESSERVICE'].methods_by_name['Released']._loaded_options = None
+  _globals['_STORERELEASESSERVICE'].methods_by_name['Released']._serialized_options = b'\210\265\030Q'
+  _globals['_STORERESOLVERSERVICE']._loaded_options = None
+  _globals['_STORERESOLVERSERVICE']._serialized_options = b'\222\265\030\014result-store\240\265\030\001'
+  _globals['_STORERESOLVERSERVICE'].methods_by_name['Resolve']._loaded_options = None
+  _globals['_STORERESOLVERSERVICE'].methods_by_name['Resolve']._serialized_options = b'\210\265\030P'
+  _globals['_RESOLVEREQUEST']._serialized_start=204
+  _globals['_RESOLVEREQUEST']._serialized_end=262
+  _globals['_RESOLVEREPLY']._serialized_start=264
+  _globals['_RESOLVEREPLY']._serialized_end=360
+  _globals['_RELEASEDTASKS']._serialized_start=362
+  _globals['_RELEASEDTASKS']._serialized_end=420
+  _globals['_TASKTREEREQUEST']._serialized_start=422
+  _globals['_TASKTREEREQUEST']._serialized_end=511
+  _globals['_TASKTREENODE']._serialized_start=513
+  _globals['_TASKTREENODE']._serialized_end=599
+  _globals['_TASKTREEREPLY']._serialized_start=601
+  _globals['_TASKTREEREPLY']._serialized_end=713
+  _globals['_STOREGRAPHSERVICE']._serialized_start=715
+  _globals['_STOREGRAPHSERVICE']._serialized_end=836
+  _globals['_STORERELEASESSERVICE']._serialized_start=838
+  _globals['_STORERELEASESSERVICE']._serialized_end=940
+  _globals['_STORERESOLVERSERVICE']._serialized_start=942
+  _globals['_STORERESOLVERSERVICE']._serialized_end=1067
 # @@protoc_insertion_point(module_scope)

@@ -22,31 +22,42 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/lanes.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"2\n\x11LoadQueuedRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t\"\xb0\x01\n\tQueuedRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\'\n\x08priority\x18\x03 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x04 \x01(\t\x12\x15\n\rcreated_at_us\x18\x05 \x01(\x03\x12*\n\x04\x66low\x18\x06 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18n \x01(\t\"Q\n\x0fLoadQueuedReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"\"\n\x11PromoteDueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"Q\n\x0fPromoteDueReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_due_us\x18\x02 \x01(\x03\"2\n\x0eLoadDueRequest\x12\x11\n\twindow_ms\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\"\'\n\x06\x44ueRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\trun_at_us\x18\x02 \x01(\x03\"Y\n\x0cLoadDueReply\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.taskyard.bus.v1.DueRef\x12\x0e\n\x06now_us\x18\x02 \x01(\x03\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/lanes.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"2\n\x11LoadQueuedRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\t\"\xb0\x01\n\tQueuedRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\'\n\x08priority\x18\x03 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x04 \x01(\t\x12\x15\n\rcreated_at_us\x18\x05 \x01(\x03\x12*\n\x04\x66low\x18\x06 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18n \x01(\t\"Q\n\x0fLoadQueuedReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"\"\n\x11PromoteDueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"Q\n\x0fPromoteDueReply\x12)\n\x05tasks\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef\x12\x13\n\x0bnext_due_us\x18\x02 \x01(\x03\"2\n\x0eLoadDueRequest\x12\x11\n\twindow_ms\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\"\'\n\x06\x44ueRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\trun_at_us\x18\x02 \x01(\x03\"Y\n\x0cLoadDueReply\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.taskyard.bus.v1.DueRef\x12\x0e\n\x06now_us\x18\x02 \x01(\x03\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x32\xaa\x02\n\x11StoreLanesService\x12X\n\nLoadQueued\x12\".taskyard.bus.v1.LoadQueuedRequest\x1a .taskyard.bus.v1.LoadQueuedReply\"\x04\x88\xb5\x18\x12\x12X\n\nPromoteDue\x12\".taskyard.bus.v1.PromoteDueRequest\x1a .taskyard.bus.v1.PromoteDueReply\"\x04\x88\xb5\x18\x13\x12O\n\x07LoadDue\x12\x1f.taskyard.bus.v1.LoadDueRequest\x1a\x1d.taskyard.bus.v1.LoadDueReply\"\x04\x88\xb5\x18\x46\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.lanes_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LOADQUEUEDREQUEST']._serialized_start=107
-  _globals['_LOADQUEUEDREQUEST']._serialized_end=157
-  _globals['_QUEUEDREF']._serialized_start=160
-  _globals['_QUEUEDREF']._serialized_end=336
-  _globals['_LOADQUEUEDREPLY']._serialized_start=338
-  _globals['_LOADQUEUEDREPLY']._serialized_end=419
-  _globals['_PROMOTEDUEREQUEST']._serialized_start=421
-  _globals['_PROMOTEDUEREQUEST']._serialized_end=455
-  _globals['_PROMOTEDUEREPLY']._serialized_start=457
-  _globals['_PROMOTEDUEREPLY']._serialized_end=538
-  _globals['_LOADDUEREQUEST']._serialized_start=540
-  _globals['_LOADDUEREQUEST']._serialized_end=590
-  _globals['_DUEREF']._serialized_start=592
-  _globals['_DUEREF']._serialized_end=631
-  _globals['_LOADDUEREPLY']._serialized_start=633
-  _globals['_LOADDUEREPLY']._serialized_end=722
+  _globals['_STORELANESSERVICE']._loaded_options = None
+  _globals['_STORELANESSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORELANESSERVICE'].methods_by_name['LoadQueued']._loaded_options = None
+  _globals['_STORELANESSERVICE'].methods_by_name['LoadQueued']._serialized_options = b'\210\265\030\022'
+  _globals['_STORELANESSERVICE'].methods_by_name['PromoteDue']._loaded_options = None
+  _globals['_STORELANESSERVICE'].methods_by_name['PromoteDue']._serialized_options = b'\210\265\030\023'
+  _globals['_STORELANESSERVICE'].methods_by_name['LoadDue']._loaded_options = None
+  _globals['_STORELANESSERVICE'].methods_by_name['LoadDue']._serialized_options = b'\210\265\030F'
+  _globals['_LOADQUEUEDREQUEST']._serialized_start=139
+  _globals['_LOADQUEUEDREQUEST']._serialized_end=189
+  _globals['_QUEUEDREF']._serialized_start=192
+  _globals['_QUEUEDREF']._serialized_end=368
+  _globals['_LOADQUEUEDREPLY']._serialized_start=370
+  _globals['_LOADQUEUEDREPLY']._serialized_end=451
+  _globals['_PROMOTEDUEREQUEST']._serialized_start=453
+  _globals['_PROMOTEDUEREQUEST']._serialized_end=487
+  _globals['_PROMOTEDUEREPLY']._serialized_start=489
+  _globals['_PROMOTEDUEREPLY']._serialized_end=570
+  _globals['_LOADDUEREQUEST']._serialized_start=572
+  _globals['_LOADDUEREQUEST']._serialized_end=622
+  _globals['_DUEREF']._serialized_start=624
+  _globals['_DUEREF']._serialized_end=663
+  _globals['_LOADDUEREPLY']._serialized_start=665
+  _globals['_LOADDUEREPLY']._serialized_end=754
+  _globals['_STORELANESSERVICE']._serialized_start=757
+  _globals['_STORELANESSERVICE']._serialized_end=1055
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import contract_pb2 as _contract_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.v1 import task_pb2 as _task_pb2
 from google.protobuf.internal import containers as _containers

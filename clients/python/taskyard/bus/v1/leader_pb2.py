@@ -22,17 +22,24 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctaskyard/bus/v1/leader.proto\x12\x0ftaskyard.bus.v1\"R\n\x11LeadershipRequest\x12\x0e\n\x06holder\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x03\x12\x0e\n\x06ttl_ms\x18\x03 \x01(\x03\x12\x0f\n\x07release\x18\x04 \x01(\x08\"V\n\x0fLeadershipReply\x12\x0c\n\x04term\x18\x01 \x01(\x03\x12\x0e\n\x06holder\x18\x02 \x01(\t\x12\x0e\n\x06leader\x18\x03 \x01(\x08\x12\x15\n\rexpires_in_ms\x18\x04 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctaskyard/bus/v1/leader.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\"R\n\x11LeadershipRequest\x12\x0e\n\x06holder\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x03\x12\x0e\n\x06ttl_ms\x18\x03 \x01(\x03\x12\x0f\n\x07release\x18\x04 \x01(\x08\"V\n\x0fLeadershipReply\x12\x0c\n\x04term\x18\x01 \x01(\x03\x12\x0e\n\x06holder\x18\x02 \x01(\t\x12\x0e\n\x06leader\x18\x03 \x01(\x08\x12\x15\n\rexpires_in_ms\x18\x04 \x01(\x03\x32\x80\x01\n\x12StoreLeaderService\x12X\n\nLeadership\x12\".taskyard.bus.v1.LeadershipRequest\x1a .taskyard.bus.v1.LeadershipReply\"\x04\x88\xb5\x18\x61\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.leader_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LEADERSHIPREQUEST']._serialized_start=49
-  _globals['_LEADERSHIPREQUEST']._serialized_end=131
-  _globals['_LEADERSHIPREPLY']._serialized_start=133
-  _globals['_LEADERSHIPREPLY']._serialized_end=219
+  _globals['_STORELEADERSERVICE']._loaded_options = None
+  _globals['_STORELEADERSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORELEADERSERVICE'].methods_by_name['Leadership']._loaded_options = None
+  _globals['_STORELEADERSERVICE'].methods_by_name['Leadership']._serialized_options = b'\210\265\030a'
+  _globals['_LEADERSHIPREQUEST']._serialized_start=81
+  _globals['_LEADERSHIPREQUEST']._serialized_end=163
+  _globals['_LEADERSHIPREPLY']._serialized_start=165
+  _globals['_LEADERSHIPREPLY']._serialized_end=251
+  _globals['_STORELEADERSERVICE']._serialized_start=254
+  _globals['_STORELEADERSERVICE']._serialized_end=382
 # @@protoc_insertion_point(module_scope)

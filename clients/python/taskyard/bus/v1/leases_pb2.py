@@ -22,44 +22,61 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import lanes_pb2 as taskyard_dot_bus_dot_v1_dot_lanes__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctaskyard/bus/v1/leases.proto\x12\x0ftaskyard.bus.v1\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"l\n\x11LeaseTasksRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\x12&\n\x06leases\x18\x03 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\x12\x0c\n\x04term\x18\x04 \x01(\x03\"-\n\x05Lease\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0blease_token\x18\x02 \x01(\t\"=\n\x0fLeaseTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\xbf\x01\n\rReportRequest\x12,\n\x07started\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x03 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\"\xc6\x02\n\nCompletion\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\x0c\x12)\n\x07\x66\x61ilure\x18\x04 \x01(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x11\n\tretryable\x18\x05 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x06 \x01(\x03\x12\x15\n\rstarted_at_us\x18\x07 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x08 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\t \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\'\n\x04hops\x18\n \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\x12\x0f\n\x07revoked\x18\x0b \x01(\x08\"M\n\x07Release\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x18\n\x10resume_requested\x18\x02 \x01(\x08\"\xb2\x01\n\x05\x44\x65\x61th\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07started\x18\x02 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x03 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x04 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\x05 \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x13\n\x0bmax_rescues\x18\x06 \x01(\x05\"b\n\x0bReportReply\x12\x0f\n\x07refused\x18\x01 \x01(\x05\x12\x0f\n\x07started\x18\x02 \x03(\t\x12\x11\n\tcompleted\x18\x03 \x03(\t\x12\x10\n\x08released\x18\x04 \x03(\t\x12\x0c\n\x04\x64ied\x18\x05 \x03(\t\"Q\n\x12RenewLeasesRequest\x12)\n\x04refs\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\":\n\x10RenewLeasesReply\x12\x0c\n\x04lost\x18\x01 \x03(\t\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x03(\t\"h\n\rRescueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x16\n\x0eretry_delay_ms\x18\x02 \x01(\x03\x12\x1b\n\x13\x64\x65\x66\x61ult_max_retries\x18\x03 \x01(\x05\x12\x13\n\x0bmax_rescues\x18\x04 \x01(\x05\"i\n\x0bRescueReply\x12-\n\x08requeued\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12+\n\x06\x66\x61iled\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x8e\x01\n\x10ReconcileRequest\x12\x10\n\x08pool_ids\x18\x01 \x03(\t\x12\x13\n\x0bheld_tokens\x18\x02 \x03(\t\x12\x1c\n\x14issued_before_ms_ago\x18\x03 \x01(\x03\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x18\n\x10own_token_prefix\x18\x05 \x01(\t\x12\x0c\n\x04term\x18\x06 \x01(\x03\">\n\x0eReconcileReply\x12,\n\x08released\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRefb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctaskyard/bus/v1/leases.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1btaskyard/bus/v1/lanes.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x16taskyard/v1/task.proto\"l\n\x11LeaseTasksRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\x12&\n\x06leases\x18\x03 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\x12\x0c\n\x04term\x18\x04 \x01(\x03\"-\n\x05Lease\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0blease_token\x18\x02 \x01(\t\"C\n\x0fLeaseTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord:\x04\xa8\xb5\x18\x01\"\xbf\x01\n\rReportRequest\x12,\n\x07started\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12.\n\tcompleted\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.Completion\x12*\n\x08released\x18\x03 \x03(\x0b\x32\x18.taskyard.bus.v1.Release\x12$\n\x04\x64ied\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Death\"\xc6\x02\n\nCompletion\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12\x13\n\x0bresult_json\x18\x03 \x01(\x0c\x12)\n\x07\x66\x61ilure\x18\x04 \x01(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x11\n\tretryable\x18\x05 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x06 \x01(\x03\x12\x15\n\rstarted_at_us\x18\x07 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x08 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\t \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\'\n\x04hops\x18\n \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\x12\x0f\n\x07revoked\x18\x0b \x01(\x08\"M\n\x07Release\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x18\n\x10resume_requested\x18\x02 \x01(\x08\"\xb2\x01\n\x05\x44\x65\x61th\x12(\n\x03ref\x18\x01 \x01(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x0f\n\x07started\x18\x02 \x01(\x08\x12\x16\n\x0eretry_delay_ms\x18\x03 \x01(\x03\x12\x13\n\x0bmax_retries\x18\x04 \x01(\x05\x12,\n\x0b\x63\x61ncel_step\x18\x05 \x01(\x0e\x32\x17.taskyard.v1.CancelStep\x12\x13\n\x0bmax_rescues\x18\x06 \x01(\x05\"b\n\x0bReportReply\x12\x0f\n\x07refused\x18\x01 \x01(\x05\x12\x0f\n\x07started\x18\x02 \x03(\t\x12\x11\n\tcompleted\x18\x03 \x03(\t\x12\x10\n\x08released\x18\x04 \x03(\t\x12\x0c\n\x04\x64ied\x18\x05 \x03(\t\"Q\n\x12RenewLeasesRequest\x12)\n\x04refs\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.AttemptRef\x12\x10\n\x08lease_ms\x18\x02 \x01(\x03\":\n\x10RenewLeasesReply\x12\x0c\n\x04lost\x18\x01 \x03(\t\x12\x18\n\x10\x63\x61ncel_requested\x18\x02 \x03(\t\"h\n\rRescueRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x16\n\x0eretry_delay_ms\x18\x02 \x01(\x03\x12\x1b\n\x13\x64\x65\x66\x61ult_max_retries\x18\x03 \x01(\x05\x12\x13\n\x0bmax_rescues\x18\x04 \x01(\x05\"i\n\x0bRescueReply\x12-\n\x08requeued\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12+\n\x06\x66\x61iled\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\x8e\x01\n\x10ReconcileRequest\x12\x10\n\x08pool_ids\x18\x01 \x03(\t\x12\x13\n\x0bheld_tokens\x18\x02 \x03(\t\x12\x1c\n\x14issued_before_ms_ago\x18\x03 \x01(\x03\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x18\n\x10own_token_prefix\x18\x05 \x01(\t\x12\x0c\n\x04term\x18\x06 \x01(\x03\">\n\x0eReconcileReply\x12,\n\x08released\x18\x01 \x03(\x0b\x32\x1a.taskyard.bus.v1.QueuedRef2\xd0\x03\n\x12StoreLeasesService\x12X\n\nLeaseTasks\x12\".taskyard.bus.v1.LeaseTasksRequest\x1a .taskyard.bus.v1.LeaseTasksReply\"\x04\x88\xb5\x18\r\x12L\n\x06Report\x12\x1e.taskyard.bus.v1.ReportRequest\x1a\x1c.taskyard.bus.v1.ReportReply\"\x04\x88\xb5\x18\x0e\x12[\n\x0bRenewLeases\x12#.taskyard.bus.v1.RenewLeasesRequest\x1a!.taskyard.bus.v1.RenewLeasesReply\"\x04\x88\xb5\x18\x0f\x12L\n\x06Rescue\x12\x1e.taskyard.bus.v1.RescueRequest\x1a\x1c.taskyard.bus.v1.RescueReply\"\x04\x88\xb5\x18\x10\x12U\n\tReconcile\x12!.taskyard.bus.v1.ReconcileRequest\x1a\x1f.taskyard.bus.v1.ReconcileReply\"\x04\x88\xb5\x18=\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.leases_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LEASETASKSREQUEST']._serialized_start=137
-  _globals['_LEASETASKSREQUEST']._serialized_end=245
-  _globals['_LEASE']._serialized_start=247
-  _globals['_LEASE']._serialized_end=292
-  _globals['_LEASETASKSREPLY']._serialized_start=294
-  _globals['_LEASETASKSREPLY']._serialized_end=355
-  _globals['_REPORTREQUEST']._serialized_start=358
-  _globals['_REPORTREQUEST']._serialized_end=549
-  _globals['_COMPLETION']._serialized_start=552
-  _globals['_COMPLETION']._serialized_end=878
-  _globals['_RELEASE']._serialized_start=880
-  _globals['_RELEASE']._serialized_end=957
-  _globals['_DEATH']._serialized_start=960
-  _globals['_DEATH']._serialized_end=1138
-  _globals['_REPORTREPLY']._serialized_start=1140
-  _globals['_REPORTREPLY']._serialized_end=1238
-  _globals['_RENEWLEASESREQUEST']._serialized_start=1240
-  _globals['_RENEWLEASESREQUEST']._serialized_end=1321
-  _globals['_RENEWLEASESREPLY']._serialized_start=1323
-  _globals['_RENEWLEASESREPLY']._serialized_end=1381
-  _globals['_RESCUEREQUEST']._serialized_start=1383
-  _globals['_RESCUEREQUEST']._serialized_end=1487
-  _globals['_RESCUEREPLY']._serialized_start=1489
-  _globals['_RESCUEREPLY']._serialized_end=1594
-  _globals['_RECONCILEREQUEST']._serialized_start=1597
-  _globals['_RECONCILEREQUEST']._serialized_end=1739
-  _globals['_RECONCILEREPLY']._serialized_start=1741
-  _globals['_RECONCILEREPLY']._serialized_end=1803
+  _globals['_LEASETASKSREPLY']._loaded_options = None
+  _globals['_LEASETASKSREPLY']._serialized_options = b'\250\265\030\001'
+  _globals['_STORELEASESSERVICE']._loaded_options = None
+  _globals['_STORELEASESSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORELEASESSERVICE'].methods_by_name['LeaseTasks']._loaded_options = None
+  _globals['_STORELEASESSERVICE'].methods_by_name['LeaseTasks']._serialized_options = b'\210\265\030\r'
+  _globals['_STORELEASESSERVICE'].methods_by_name['Report']._loaded_options = None
+  _globals['_STORELEASESSERVICE'].methods_by_name['Report']._serialized_options = b'\210\265\030\016'
+  _globals['_STORELEASESSERVICE'].methods_by_name['RenewLeases']._loaded_options = None
+  _globals['_STORELEASESSERVICE'].methods_by_name['RenewLeases']._serialized_options = b'\210\265\030\017'
+  _globals['_STORELEASESSERVICE'].methods_by_name['Rescue']._loaded_options = None
+  _globals['_STORELEASESSERVICE'].methods_by_name['Rescue']._serialized_options = b'\210\265\030\020'
+  _globals['_STORELEASESSERVICE'].methods_by_name['Reconcile']._loaded_options = None
+  _globals['_STORELEASESSERVICE'].methods_by_name['Reconcile']._serialized_options = b'\210\265\030='
+  _globals['_LEASETASKSREQUEST']._serialized_start=169
+  _globals['_LEASETASKSREQUEST']._serialized_end=277
+  _globals['_LEASE']._serialized_start=279
+  _globals['_LEASE']._serialized_end=324
+  _globals['_LEASETASKSREPLY']._serialized_start=326
+  _globals['_LEASETASKSREPLY']._serialized_end=393
+  _globals['_REPORTREQUEST']._serialized_start=396
+  _globals['_REPORTREQUEST']._serialized_end=587
+  _globals['_COMPLETION']._serialized_start=590
+  _globals['_COMPLETION']._serialized_end=916
+  _globals['_RELEASE']._serialized_start=918
+  _globals['_RELEASE']._serialized_end=995
+  _globals['_DEATH']._serialized_start=998
+  _globals['_DEATH']._serialized_end=1176
+  _globals['_REPORTREPLY']._serialized_start=1178
+  _globals['_REPORTREPLY']._serialized_end=1276
+  _globals['_RENEWLEASESREQUEST']._serialized_start=1278
+  _globals['_RENEWLEASESREQUEST']._serialized_end=1359
+  _globals['_RENEWLEASESREPLY']._serialized_start=1361
+  _globals['_RENEWLEASESREPLY']._serialized_end=1419
+  _globals['_RESCUEREQUEST']._serialized_start=1421
+  _globals['_RESCUEREQUEST']._serialized_end=1525
+  _globals['_RESCUEREPLY']._serialized_start=1527
+  _globals['_RESCUEREPLY']._serialized_end=1632
+  _globals['_RECONCILEREQUEST']._serialized_start=1635
+  _globals['_RECONCILEREQUEST']._serialized_end=1777
+  _globals['_RECONCILEREPLY']._serialized_start=1779
+  _globals['_RECONCILEREPLY']._serialized_end=1841
+  _globals['_STORELEASESSERVICE']._serialized_start=1844
+  _globals['_STORELEASESSERVICE']._serialized_end=2308
 # @@protoc_insertion_point(module_scope)

@@ -22,29 +22,38 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ataskyard/bus/v1/logs.proto\x12\x0ftaskyard.bus.v1\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x16taskyard/v1/task.proto\"Y\n\x07LogLine\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\r\n\x05\x61t_us\x18\x03 \x01(\x03\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"E\n\rContextUpdate\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x12\n\npatch_json\x18\x03 \x01(\x0c\"?\n\x0c\x44roppedLines\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\r\n\x05\x63ount\x18\x03 \x01(\x03\"\x94\x01\n\x08LogBatch\x12\'\n\x05lines\x18\x01 \x03(\x0b\x32\x18.taskyard.bus.v1.LogLine\x12/\n\x07\x63ontext\x18\x02 \x03(\x0b\x32\x1e.taskyard.bus.v1.ContextUpdate\x12.\n\x07\x64ropped\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.DroppedLines\"0\n\rLogBatchReply\x12\x0e\n\x06stored\x18\x01 \x01(\x03\x12\x0f\n\x07\x64ropped\x18\x02 \x01(\x03\"r\n\x0eGetLogsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_offset\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"v\n\x0cGetLogsReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\"\n\x04logs\x18\x02 \x03(\x0b\x32\x14.taskyard.v1.TaskLog\x12\x13\n\x0bnext_offset\x18\x03 \x01(\x03\x12\r\n\x05\x66inal\x18\x04 \x01(\x08\x12\x0f\n\x07log_seq\x18\x05 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ataskyard/bus/v1/logs.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x16taskyard/v1/task.proto\"Y\n\x07LogLine\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\r\n\x05\x61t_us\x18\x03 \x01(\x03\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"E\n\rContextUpdate\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x12\n\npatch_json\x18\x03 \x01(\x0c\"?\n\x0c\x44roppedLines\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\r\n\x05\x63ount\x18\x03 \x01(\x03\"\x94\x01\n\x08LogBatch\x12\'\n\x05lines\x18\x01 \x03(\x0b\x32\x18.taskyard.bus.v1.LogLine\x12/\n\x07\x63ontext\x18\x02 \x03(\x0b\x32\x1e.taskyard.bus.v1.ContextUpdate\x12.\n\x07\x64ropped\x18\x03 \x03(\x0b\x32\x1d.taskyard.bus.v1.DroppedLines\"0\n\rLogBatchReply\x12\x0e\n\x06stored\x18\x01 \x01(\x03\x12\x0f\n\x07\x64ropped\x18\x02 \x01(\x03\"r\n\x0eGetLogsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_offset\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x05\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"v\n\x0cGetLogsReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\"\n\x04logs\x18\x02 \x03(\x0b\x32\x14.taskyard.v1.TaskLog\x12\x13\n\x0bnext_offset\x18\x03 \x01(\x03\x12\r\n\x05\x66inal\x18\x04 \x01(\x08\x12\x0f\n\x07log_seq\x18\x05 \x01(\x03\x32\xc3\x01\n\x10StoreLogsService\x12L\n\tWriteLogs\x12\x19.taskyard.bus.v1.LogBatch\x1a\x1e.taskyard.bus.v1.LogBatchReply\"\x04\x88\xb5\x18Z\x12O\n\x07GetLogs\x12\x1f.taskyard.bus.v1.GetLogsRequest\x1a\x1d.taskyard.bus.v1.GetLogsReply\"\x04\x88\xb5\x18[\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.logs_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LOGLINE']._serialized_start=102
-  _globals['_LOGLINE']._serialized_end=191
-  _globals['_CONTEXTUPDATE']._serialized_start=193
-  _globals['_CONTEXTUPDATE']._serialized_end=262
-  _globals['_DROPPEDLINES']._serialized_start=264
-  _globals['_DROPPEDLINES']._serialized_end=327
-  _globals['_LOGBATCH']._serialized_start=330
-  _globals['_LOGBATCH']._serialized_end=478
-  _globals['_LOGBATCHREPLY']._serialized_start=480
-  _globals['_LOGBATCHREPLY']._serialized_end=528
-  _globals['_GETLOGSREQUEST']._serialized_start=530
-  _globals['_GETLOGSREQUEST']._serialized_end=644
-  _globals['_GETLOGSREPLY']._serialized_start=646
-  _globals['_GETLOGSREPLY']._serialized_end=764
+  _globals['_STORELOGSSERVICE']._loaded_options = None
+  _globals['_STORELOGSSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORELOGSSERVICE'].methods_by_name['WriteLogs']._loaded_options = None
+  _globals['_STORELOGSSERVICE'].methods_by_name['WriteLogs']._serialized_options = b'\210\265\030Z'
+  _globals['_STORELOGSSERVICE'].methods_by_name['GetLogs']._loaded_options = None
+  _globals['_STORELOGSSERVICE'].methods_by_name['GetLogs']._serialized_options = b'\210\265\030['
+  _globals['_LOGLINE']._serialized_start=134
+  _globals['_LOGLINE']._serialized_end=223
+  _globals['_CONTEXTUPDATE']._serialized_start=225
+  _globals['_CONTEXTUPDATE']._serialized_end=294
+  _globals['_DROPPEDLINES']._serialized_start=296
+  _globals['_DROPPEDLINES']._serialized_end=359
+  _globals['_LOGBATCH']._serialized_start=362
+  _globals['_LOGBATCH']._serialized_end=510
+  _globals['_LOGBATCHREPLY']._serialized_start=512
+  _globals['_LOGBATCHREPLY']._serialized_end=560
+  _globals['_GETLOGSREQUEST']._serialized_start=562
+  _globals['_GETLOGSREQUEST']._serialized_end=676
+  _globals['_GETLOGSREPLY']._serialized_start=678
+  _globals['_GETLOGSREPLY']._serialized_end=796
+  _globals['_STORELOGSSERVICE']._serialized_start=799
+  _globals['_STORELOGSSERVICE']._serialized_end=994
 # @@protoc_insertion_point(module_scope)

@@ -22,32 +22,49 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.v1 import queue_service_pb2 as taskyard_dot_v1_dot_queue__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/pools.proto\x12\x0ftaskyard.bus.v1\x1a\x1ftaskyard/v1/queue_service.proto\"z\n\rWorkerProcess\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\x11\n\trss_bytes\x18\x04 \x01(\x03\x12\x15\n\rrunning_tasks\x18\x05 \x01(\x05\x12\x14\n\x0clast_beat_us\x18\x06 \x01(\x03\"\xd3\x02\n\x10HeartbeatRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x13\n\x0bmax_workers\x18\x03 \x01(\x05\x12\x16\n\x0e\x61\x63tive_workers\x18\x04 \x01(\x05\x12\x14\n\x0cidle_workers\x18\x05 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x06 \x01(\x05\x12\x12\n\nis_running\x18\x07 \x01(\x08\x12\x12\n\ntask_names\x18\x08 \x03(\t\x12\r\n\x05state\x18\t \x01(\t\x12\x11\n\trss_bytes\x18\n \x01(\x03\x12\x10\n\x08\x63\x61pacity\x18\x0b \x01(\x05\x12\x13\n\x0b\x63oncurrency\x18\x0c \x01(\x05\x12\x31\n\tprocesses\x18\r \x03(\x0b\x32\x1e.taskyard.bus.v1.WorkerProcess\x12\x1b\n\x13last_dispatch_at_us\x18\x0e \x01(\x03\"\x10\n\x0eHeartbeatReply\"$\n\x0eServersRequest\x12\x12\n\nmax_age_ms\x18\x01 \x01(\x03\"4\n\x0cServersReply\x12$\n\x07servers\x18\x01 \x03(\x0b\x32\x13.taskyard.v1.Server\"&\n\x10TaskNamesRequest\x12\x12\n\nmax_age_ms\x18\x01 \x01(\x03\"\x1f\n\x0eTaskNamesReply\x12\r\n\x05names\x18\x01 \x03(\t\"c\n\x10LosePoolsRequest\x12\x11\n\tsilent_ms\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x17\n\x0frequested_at_us\x18\x03 \x01(\x03\x12\x14\n\x0cvalid_for_us\x18\x04 \x01(\x03\"0\n\x0eLosePoolsReply\x12\x10\n\x08pool_ids\x18\x01 \x03(\t\x12\x0c\n\x04late\x18\x02 \x01(\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/pools.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1ftaskyard/v1/queue_service.proto\"z\n\rWorkerProcess\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\x11\n\trss_bytes\x18\x04 \x01(\x03\x12\x15\n\rrunning_tasks\x18\x05 \x01(\x05\x12\x14\n\x0clast_beat_us\x18\x06 \x01(\x03\"\xd3\x02\n\x10HeartbeatRequest\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x13\n\x0bmax_workers\x18\x03 \x01(\x05\x12\x16\n\x0e\x61\x63tive_workers\x18\x04 \x01(\x05\x12\x14\n\x0cidle_workers\x18\x05 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x06 \x01(\x05\x12\x12\n\nis_running\x18\x07 \x01(\x08\x12\x12\n\ntask_names\x18\x08 \x03(\t\x12\r\n\x05state\x18\t \x01(\t\x12\x11\n\trss_bytes\x18\n \x01(\x03\x12\x10\n\x08\x63\x61pacity\x18\x0b \x01(\x05\x12\x13\n\x0b\x63oncurrency\x18\x0c \x01(\x05\x12\x31\n\tprocesses\x18\r \x03(\x0b\x32\x1e.taskyard.bus.v1.WorkerProcess\x12\x1b\n\x13last_dispatch_at_us\x18\x0e \x01(\x03\"\x10\n\x0eHeartbeatReply\"$\n\x0eServersRequest\x12\x12\n\nmax_age_ms\x18\x01 \x01(\x03\"4\n\x0cServersReply\x12$\n\x07servers\x18\x01 \x03(\x0b\x32\x13.taskyard.v1.Server\"&\n\x10TaskNamesRequest\x12\x12\n\nmax_age_ms\x18\x01 \x01(\x03\"\x1f\n\x0eTaskNamesReply\x12\r\n\x05names\x18\x01 \x03(\t\"c\n\x10LosePoolsRequest\x12\x11\n\tsilent_ms\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x17\n\x0frequested_at_us\x18\x03 \x01(\x03\x12\x14\n\x0cvalid_for_us\x18\x04 \x01(\x03\"0\n\x0eLosePoolsReply\x12\x10\n\x08pool_ids\x18\x01 \x03(\t\x12\x0c\n\x04late\x18\x02 \x01(\x08\x32\xa4\x02\n\x11StorePoolsService\x12U\n\tHeartbeat\x12!.taskyard.bus.v1.HeartbeatRequest\x1a\x1f.taskyard.bus.v1.HeartbeatReply\"\x04\x88\xb5\x18\x14\x12U\n\tTaskNames\x12!.taskyard.bus.v1.TaskNamesRequest\x1a\x1f.taskyard.bus.v1.TaskNamesReply\"\x04\x88\xb5\x18\x15\x12O\n\x07Servers\x12\x1f.taskyard.bus.v1.ServersRequest\x1a\x1d.taskyard.bus.v1.ServersReply\"\x04\x88\xb5\x18^\x1a\x10\x92\xb5\x18\x0cresult-store2\x80\x01\n\x11StoreSweepService\x12U\n\tLosePools\x12!.taskyard.bus.v1.LosePoolsRequest\x1a\x1f.taskyard.bus.v1.LosePoolsReply\"\x04\x88\xb5\x18\x62\x1a\x14\x92\xb5\x18\x0cresult-store\xa0\xb5\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.pools_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WORKERPROCESS']._serialized_start=81
-  _globals['_WORKERPROCESS']._serialized_end=203
-  _globals['_HEARTBEATREQUEST']._serialized_start=206
-  _globals['_HEARTBEATREQUEST']._serialized_end=545
-  _globals['_HEARTBEATREPLY']._serialized_start=547
-  _globals['_HEARTBEATREPLY']._serialized_end=563
-  _globals['_SERVERSREQUEST']._serialized_start=565
-  _globals['_SERVERSREQUEST']._serialized_end=601
-  _globals['_SERVERSREPLY']._serialized_start=603
-  _globals['_SERVERSREPLY']._serialized_end=655
-  _globals['_TASKNAMESREQUEST']._serialized_start=657
-  _globals['_TASKNAMESREQUEST']._serialized_end=695
-  _globals['_TASKNAMESREPLY']._serialized_start=697
-  _globals['_TASKNAMESREPLY']._serialized_end=728
-  _globals['_LOSEPOOLSREQUEST']._serialized_start=730
-  _globals['_LOSEPOOLSREQUEST']._serialized_end=829
-  _globals['_LOSEPOOLSREPLY']._serialized_start=831
-  _globals['_LOSEPOOLSREPLY']._serialized_end=879
+  _globals['_STOREPOOLSSERVICE']._loaded_options = None
+  _globals['_STOREPOOLSSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STOREPOOLSSERVICE'].methods_by_name['Heartbeat']._loaded_options = None
+  _globals['_STOREPOOLSSERVICE'].methods_by_name['Heartbeat']._serialized_options = b'\210\265\030\024'
+  _globals['_STOREPOOLSSERVICE'].methods_by_name['TaskNames']._loaded_options = None
+  _globals['_STOREPOOLSSERVICE'].methods_by_name['TaskNames']._serialized_options = b'\210\265\030\025'
+  _globals['_STOREPOOLSSERVICE'].methods_by_name['Servers']._loaded_options = None
+  _globals['_STOREPOOLSSERVICE'].methods_by_name['Servers']._serialized_options = b'\210\265\030^'
+  _globals['_STORESWEEPSERVICE']._loaded_options = None
+  _globals['_STORESWEEPSERVICE']._serialized_options = b'\222\265\030\014result-store\240\265\030\001'
+  _globals['_STORESWEEPSERVICE'].methods_by_name['LosePools']._loaded_options = None
+  _globals['_STORESWEEPSERVICE'].methods_by_name['LosePools']._serialized_options = b'\210\265\030b'
+  _globals['_WORKERPROCESS']._serialized_start=113
+  _globals['_WORKERPROCESS']._serialized_end=235
+  _globals['_HEARTBEATREQUEST']._serialized_start=238
+  _globals['_HEARTBEATREQUEST']._serialized_end=577
+  _globals['_HEARTBEATREPLY']._serialized_start=579
+  _globals['_HEARTBEATREPLY']._serialized_end=595
+  _globals['_SERVERSREQUEST']._serialized_start=597
+  _globals['_SERVERSREQUEST']._serialized_end=633
+  _globals['_SERVERSREPLY']._serialized_start=635
+  _globals['_SERVERSREPLY']._serialized_end=687
+  _globals['_TASKNAMESREQUEST']._serialized_start=689
+  _globals['_TASKNAMESREQUEST']._serialized_end=727
+  _globals['_TASKNAMESREPLY']._serialized_start=729
+  _globals['_TASKNAMESREPLY']._serialized_end=760
+  _globals['_LOSEPOOLSREQUEST']._serialized_start=762
+  _globals['_LOSEPOOLSREQUEST']._serialized_end=861
+  _globals['_LOSEPOOLSREPLY']._serialized_start=863
+  _globals['_LOSEPOOLSREPLY']._serialized_end=911
+  _globals['_STOREPOOLSSERVICE']._serialized_start=914
+  _globals['_STOREPOOLSSERVICE']._serialized_end=1206
+  _globals['_STORESWEEPSERVICE']._serialized_start=1209
+  _globals['_STORESWEEPSERVICE']._serialized_end=1337
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import contract_pb2 as _contract_pb2
 from taskyard.v1 import queue_service_pb2 as _queue_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor

@@ -22,25 +22,34 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import queue_service_pb2 as taskyard_dot_v1_dot_queue__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctaskyard/bus/v1/queues.proto\x12\x0ftaskyard.bus.v1\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x1ftaskyard/v1/queue_service.proto\"\xb3\x01\n\x0eQueueOpRequest\x12$\n\x02op\x18\x01 \x01(\x0e\x32\x18.taskyard.bus.v1.QueueOp\x12\r\n\x05queue\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03ids\x18\x04 \x03(\t\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x15\n\rolder_than_us\x18\x06 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"Q\n\x0cQueueOpReply\x12\r\n\x05\x63ount\x18\x01 \x01(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12%\n\x05queue\x18\x03 \x01(\x0b\x32\x16.taskyard.v1.QueueInfo\"e\n\x12QueueStatusRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x13\n\x0bpaused_only\x18\x02 \x01(\x08\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x9e\x01\n\x10QueueStatusReply\x12&\n\x06queues\x18\x01 \x03(\x0b\x32\x16.taskyard.v1.QueueInfo\x12\x0f\n\x07servers\x18\x02 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x04 \x01(\x05\x12\x18\n\x10late_completions\x18\x05 \x01(\x03\x12\x0e\n\x06paused\x18\x06 \x03(\t*\x88\x01\n\x07QueueOp\x12\x18\n\x14QUEUE_OP_UNSPECIFIED\x10\x00\x12\x12\n\x0eQUEUE_OP_PAUSE\x10\x01\x12\x13\n\x0fQUEUE_OP_RESUME\x10\x02\x12\x12\n\x0eQUEUE_OP_CLEAR\x10\x03\x12\x12\n\x0eQUEUE_OP_RETRY\x10\x04\x12\x12\n\x0eQUEUE_OP_PURGE\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctaskyard/bus/v1/queues.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x1ftaskyard/v1/queue_service.proto\"\xb3\x01\n\x0eQueueOpRequest\x12$\n\x02op\x18\x01 \x01(\x0e\x32\x18.taskyard.bus.v1.QueueOp\x12\r\n\x05queue\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03ids\x18\x04 \x03(\t\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x15\n\rolder_than_us\x18\x06 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"Q\n\x0cQueueOpReply\x12\r\n\x05\x63ount\x18\x01 \x01(\x03\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12%\n\x05queue\x18\x03 \x01(\x0b\x32\x16.taskyard.v1.QueueInfo\"e\n\x12QueueStatusRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x13\n\x0bpaused_only\x18\x02 \x01(\x08\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x9e\x01\n\x10QueueStatusReply\x12&\n\x06queues\x18\x01 \x03(\x0b\x32\x16.taskyard.v1.QueueInfo\x12\x0f\n\x07servers\x18\x02 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\x05\x12\x15\n\rrunning_tasks\x18\x04 \x01(\x05\x12\x18\n\x10late_completions\x18\x05 \x01(\x03\x12\x0e\n\x06paused\x18\x06 \x03(\t*\x88\x01\n\x07QueueOp\x12\x18\n\x14QUEUE_OP_UNSPECIFIED\x10\x00\x12\x12\n\x0eQUEUE_OP_PAUSE\x10\x01\x12\x13\n\x0fQUEUE_OP_RESUME\x10\x02\x12\x12\n\x0eQUEUE_OP_CLEAR\x10\x03\x12\x12\n\x0eQUEUE_OP_RETRY\x10\x04\x12\x12\n\x0eQUEUE_OP_PURGE\x10\x05\x32\xd4\x01\n\x12StoreQueuesService\x12O\n\x07QueueOp\x12\x1f.taskyard.bus.v1.QueueOpRequest\x1a\x1d.taskyard.bus.v1.QueueOpReply\"\x04\x88\xb5\x18\\\x12[\n\x0bQueueStatus\x12#.taskyard.bus.v1.QueueStatusRequest\x1a!.taskyard.bus.v1.QueueStatusReply\"\x04\x88\xb5\x18]\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.queues_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_QUEUEOP']._serialized_start=643
-  _globals['_QUEUEOP']._serialized_end=779
-  _globals['_QUEUEOPREQUEST']._serialized_start=114
-  _globals['_QUEUEOPREQUEST']._serialized_end=293
-  _globals['_QUEUEOPREPLY']._serialized_start=295
-  _globals['_QUEUEOPREPLY']._serialized_end=376
-  _globals['_QUEUESTATUSREQUEST']._serialized_start=378
-  _globals['_QUEUESTATUSREQUEST']._serialized_end=479
-  _globals['_QUEUESTATUSREPLY']._serialized_start=482
-  _globals['_QUEUESTATUSREPLY']._serialized_end=640
+  _globals['_STOREQUEUESSERVICE']._loaded_options = None
+  _globals['_STOREQUEUESSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STOREQUEUESSERVICE'].methods_by_name['QueueOp']._loaded_options = None
+  _globals['_STOREQUEUESSERVICE'].methods_by_name['QueueOp']._serialized_options = b'\210\265\030\\'
+  _globals['_STOREQUEUESSERVICE'].methods_by_name['QueueStatus']._loaded_options = None
+  _globals['_STOREQUEUESSERVICE'].methods_by_name['QueueStatus']._serialized_options = b'\210\265\030]'
+  _globals['_QUEUEOP']._serialized_start=675
+  _globals['_QUEUEOP']._serialized_end=811
+  _globals['_QUEUEOPREQUEST']._serialized_start=146
+  _globals['_QUEUEOPREQUEST']._serialized_end=325
+  _globals['_QUEUEOPREPLY']._serialized_start=327
+  _globals['_QUEUEOPREPLY']._serialized_end=408
+  _globals['_QUEUESTATUSREQUEST']._serialized_start=410
+  _globals['_QUEUESTATUSREQUEST']._serialized_end=511
+  _globals['_QUEUESTATUSREPLY']._serialized_start=514
+  _globals['_QUEUESTATUSREPLY']._serialized_end=672
+  _globals['_STOREQUEUESSERVICE']._serialized_start=814
+  _globals['_STOREQUEUESSERVICE']._serialized_end=1026
 # @@protoc_insertion_point(module_scope)

@@ -22,6 +22,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tasks_pb2 as taskyard_dot_bus_dot_v1_dot_tasks__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
@@ -29,29 +30,47 @@ from taskyard.v1 import limit_pb2 as taskyard_dot_v1_dot_limit__pb2
 from taskyard.v1 import schedule_pb2 as taskyard_dot_v1_dot_schedule__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/schedule.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x17taskyard/v1/limit.proto\x1a\x1ataskyard/v1/schedule.proto\"\x8f\x01\n\x14SaveSchedulesRequest\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x10\n\x08\x64\x65\x63lared\x18\x02 \x01(\x08\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\">\n\x12SaveSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\"v\n\x14ReadSchedulesRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"W\n\x12ReadSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x91\x01\n\x15\x43hangeScheduleRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12/\n\x06\x61\x63tion\x18\x02 \x01(\x0e\x32\x1f.taskyard.bus.v1.ScheduleAction\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\">\n\x13\x43hangeScheduleReply\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.Schedule\"\x99\x01\n\x14\x46ireSchedulesRequest\x12\x0e\n\x06now_us\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0f\n\x07trigger\x18\x03 \x01(\t\x12$\n\x08\x64\x65\x63lared\x18\x04 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\xde\x01\n\x12\x46ireSchedulesReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12(\n\tschedules\x18\x02 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x0f\n\x07skipped\x18\x03 \x01(\x05\x12\x13\n\x0bnext_due_us\x18\x04 \x01(\x03\x12\x0c\n\x04more\x18\x05 \x01(\x08\x12,\n\x07records\x18\x06 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0e\n\x06now_us\x18\x07 \x01(\x03*\x84\x01\n\x0eScheduleAction\x12\x1f\n\x1bSCHEDULE_ACTION_UNSPECIFIED\x10\x00\x12\x19\n\x15SCHEDULE_ACTION_PAUSE\x10\x01\x12\x1a\n\x16SCHEDULE_ACTION_RESUME\x10\x02\x12\x1a\n\x16SCHEDULE_ACTION_DELETE\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1etaskyard/bus/v1/schedule.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x17taskyard/v1/limit.proto\x1a\x1ataskyard/v1/schedule.proto\"\x8f\x01\n\x14SaveSchedulesRequest\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x10\n\x08\x64\x65\x63lared\x18\x02 \x01(\x08\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\">\n\x12SaveSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\"v\n\x14ReadSchedulesRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"W\n\x12ReadSchedulesReply\x12(\n\tschedules\x18\x01 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x91\x01\n\x15\x43hangeScheduleRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12/\n\x06\x61\x63tion\x18\x02 \x01(\x0e\x32\x1f.taskyard.bus.v1.ScheduleAction\x12\x0e\n\x06now_us\x18\x03 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\">\n\x13\x43hangeScheduleReply\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.taskyard.v1.Schedule\"\x99\x01\n\x14\x46ireSchedulesRequest\x12\x0e\n\x06now_us\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0f\n\x07trigger\x18\x03 \x01(\t\x12$\n\x08\x64\x65\x63lared\x18\x04 \x03(\x0b\x32\x12.taskyard.v1.Limit\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\xde\x01\n\x12\x46ireSchedulesReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12(\n\tschedules\x18\x02 \x03(\x0b\x32\x15.taskyard.v1.Schedule\x12\x0f\n\x07skipped\x18\x03 \x01(\x05\x12\x13\n\x0bnext_due_us\x18\x04 \x01(\x03\x12\x0c\n\x04more\x18\x05 \x01(\x08\x12,\n\x07records\x18\x06 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0e\n\x06now_us\x18\x07 \x01(\x03*\x84\x01\n\x0eScheduleAction\x12\x1f\n\x1bSCHEDULE_ACTION_UNSPECIFIED\x10\x00\x12\x19\n\x15SCHEDULE_ACTION_PAUSE\x10\x01\x12\x1a\n\x16SCHEDULE_ACTION_RESUME\x10\x02\x12\x1a\n\x16SCHEDULE_ACTION_DELETE\x10\x03\x32\x8e\x01\n\x13LaneScheduleService\x12\x63\n\x0fTriggerSchedule\x12%.taskyard.bus.v1.FireSchedulesRequest\x1a#.taskyard.bus.v1.FireSchedulesReply\"\x04\x88\xb5\x18O\x1a\x12\x92\xb5\x18\x0escheduler lane2\xb8\x03\n\x15StoreSchedulesService\x12\x61\n\rSaveSchedules\x12%.taskyard.bus.v1.SaveSchedulesRequest\x1a#.taskyard.bus.v1.SaveSchedulesReply\"\x04\x88\xb5\x18K\x12\x61\n\rReadSchedules\x12%.taskyard.bus.v1.ReadSchedulesRequest\x1a#.taskyard.bus.v1.ReadSchedulesReply\"\x04\x88\xb5\x18L\x12\x64\n\x0e\x43hangeSchedule\x12&.taskyard.bus.v1.ChangeScheduleRequest\x1a$.taskyard.bus.v1.ChangeScheduleReply\"\x04\x88\xb5\x18M\x12\x61\n\rFireSchedules\x12%.taskyard.bus.v1.FireSchedulesRequest\x1a#.taskyard.bus.v1.FireSchedulesReply\"\x04\x88\xb5\x18N\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.schedule_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SCHEDULEACTION']._serialized_start=1212
-  _globals['_SCHEDULEACTION']._serialized_end=1344
-  _globals['_SAVESCHEDULESREQUEST']._serialized_start=200
-  _globals['_SAVESCHEDULESREQUEST']._serialized_end=343
-  _globals['_SAVESCHEDULESREPLY']._serialized_start=345
-  _globals['_SAVESCHEDULESREPLY']._serialized_end=407
-  _globals['_READSCHEDULESREQUEST']._serialized_start=409
-  _globals['_READSCHEDULESREQUEST']._serialized_end=527
-  _globals['_READSCHEDULESREPLY']._serialized_start=529
-  _globals['_READSCHEDULESREPLY']._serialized_end=616
-  _globals['_CHANGESCHEDULEREQUEST']._serialized_start=619
-  _globals['_CHANGESCHEDULEREQUEST']._serialized_end=764
-  _globals['_CHANGESCHEDULEREPLY']._serialized_start=766
-  _globals['_CHANGESCHEDULEREPLY']._serialized_end=828
-  _globals['_FIRESCHEDULESREQUEST']._serialized_start=831
-  _globals['_FIRESCHEDULESREQUEST']._serialized_end=984
-  _globals['_FIRESCHEDULESREPLY']._serialized_start=987
-  _globals['_FIRESCHEDULESREPLY']._serialized_end=1209
+  _globals['_LANESCHEDULESERVICE']._loaded_options = None
+  _globals['_LANESCHEDULESERVICE']._serialized_options = b'\222\265\030\016scheduler lane'
+  _globals['_LANESCHEDULESERVICE'].methods_by_name['TriggerSchedule']._loaded_options = None
+  _globals['_LANESCHEDULESERVICE'].methods_by_name['TriggerSchedule']._serialized_options = b'\210\265\030O'
+  _globals['_STORESCHEDULESSERVICE']._loaded_options = None
+  _globals['_STORESCHEDULESSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['SaveSchedules']._loaded_options = None
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['SaveSchedules']._serialized_options = b'\210\265\030K'
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['ReadSchedules']._loaded_options = None
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['ReadSchedules']._serialized_options = b'\210\265\030L'
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['ChangeSchedule']._loaded_options = None
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['ChangeSchedule']._serialized_options = b'\210\265\030M'
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['FireSchedules']._loaded_options = None
+  _globals['_STORESCHEDULESSERVICE'].methods_by_name['FireSchedules']._serialized_options = b'\210\265\030N'
+  _globals['_SCHEDULEACTION']._serialized_start=1244
+  _globals['_SCHEDULEACTION']._serialized_end=1376
+  _globals['_SAVESCHEDULESREQUEST']._serialized_start=232
+  _globals['_SAVESCHEDULESREQUEST']._serialized_end=375
+  _globals['_SAVESCHEDULESREPLY']._serialized_start=377
+  _globals['_SAVESCHEDULESREPLY']._serialized_end=439
+  _globals['_READSCHEDULESREQUEST']._serialized_start=441
+  _globals['_READSCHEDULESREQUEST']._serialized_end=559
+  _globals['_READSCHEDULESREPLY']._serialized_start=561
+  _globals['_READSCHEDULESREPLY']._serialized_end=648
+  _globals['_CHANGESCHEDULEREQUEST']._serialized_start=651
+  _globals['_CHANGESCHEDULEREQUEST']._serialized_end=796
+  _globals['_CHANGESCHEDULEREPLY']._serialized_start=798
+  _globals['_CHANGESCHEDULEREPLY']._serialized_end=860
+  _globals['_FIRESCHEDULESREQUEST']._serialized_start=863
+  _globals['_FIRESCHEDULESREQUEST']._serialized_end=1016
+  _globals['_FIRESCHEDULESREPLY']._serialized_start=1019
+  _globals['_FIRESCHEDULESREPLY']._serialized_end=1241
+  _globals['_LANESCHEDULESERVICE']._serialized_start=1379
+  _globals['_LANESCHEDULESERVICE']._serialized_end=1521
+  _globals['_STORESCHEDULESSERVICE']._serialized_start=1524
+  _globals['_STORESCHEDULESSERVICE']._serialized_end=1964
 # @@protoc_insertion_point(module_scope)

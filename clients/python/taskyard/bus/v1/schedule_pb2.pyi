@@ -1,3 +1,4 @@
+from taskyard.bus.v1 import contract_pb2 as _contract_pb2
 from taskyard.bus.v1 import task_record_pb2 as _task_record_pb2
 from taskyard.bus.v1 import tasks_pb2 as _tasks_pb2
 from taskyard.bus.v1 import tenants_pb2 as _tenants_pb2

@@ -22,47 +22,70 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import leases_pb2 as taskyard_dot_bus_dot_v1_dot_leases__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tenants_pb2 as taskyard_dot_bus_dot_v1_dot_tenants__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/tasks.proto\x12\x0ftaskyard.bus.v1\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x16taskyard/v1/task.proto\"\x9f\x01\n\x12InsertTasksRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07pool_id\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\x12&\n\x06leases\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\x12\x12\n\nlease_term\x18\x05 \x01(\x03\"\xd4\x01\n\x0cInsertedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05queue\x18\x06 \x01(\t\x12*\n\x04\x66low\x18\x07 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18n \x01(\t\"m\n\x10InsertTasksReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12+\n\x06leased\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"K\n\x0fGetTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\";\n\rGetTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"\xcc\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"Q\n\x0eListTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"^\n\x12\x43\x61ncelTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"i\n\rCancelOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12\x0f\n\x07\x66lagged\x18\x03 \x01(\x08\x12\x11\n\tnot_found\x18\x04 \x01(\x08\x12\x15\n\ralready_final\x18\x05 \x01(\x08\"\x8c\x01\n\x10\x43\x61ncelTasksReply\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.CancelOutcome\x12*\n\x05tasks\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x1a\n\x12\x63\x61ncelled_children\x18\x03 \x03(\t\"h\n\x12GetFailuresRequest\x12\x10\n\x08task_ids\x18\x01 \x03(\t\x12\x13\n\x0b\x63ounts_only\x18\x02 \x01(\x08\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"n\n\x0cTaskFailures\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12*\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x0f\n\x07\x65\x61rlier\x18\x03 \x01(\x05\x12\x10\n\x08refunded\x18\x04 \x01(\x05\"@\n\x10GetFailuresReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskFailures\"g\n\x13\x45xplainFactsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\nmax_age_ms\x18\x02 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x93\x01\n\x11\x45xplainFactsReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x14\n\x0cqueue_paused\x18\x02 \x01(\x08\x12\r\n\x05pools\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x0f\n\x07running\x18\x05 \x01(\x05\x12\x13\n\x0b\x64\x65pth_ahead\x18\x06 \x01(\x03\x12\x12\n\nwaiting_on\x18\x07 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/tasks.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a\x1ctaskyard/bus/v1/leases.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1dtaskyard/bus/v1/tenants.proto\x1a\x16taskyard/v1/task.proto\"\xa5\x01\n\x12InsertTasksRequest\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x0f\n\x07pool_id\x18\x02 \x01(\t\x12\x10\n\x08lease_ms\x18\x03 \x01(\x03\x12&\n\x06leases\x18\x04 \x03(\x0b\x32\x16.taskyard.bus.v1.Lease\x12\x12\n\nlease_term\x18\x05 \x01(\x03:\x04\xa8\xb5\x18\x01\"\xd4\x01\n\x0cInsertedTask\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\r\n\x05queue\x18\x06 \x01(\t\x12*\n\x04\x66low\x18\x07 \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18n \x01(\t\"m\n\x10InsertTasksReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12+\n\x06leased\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\"K\n\x0fGetTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"A\n\rGetTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord:\x04\xa8\xb5\x18\x01\"\xcc\x01\n\x10ListTasksRequest\x12&\n\x06states\x18\x01 \x03(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05queue\x18\x03 \x01(\t\x12\'\n\x08priority\x18\x04 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"W\n\x0eListTasksReply\x12*\n\x05tasks\x18\x01 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t:\x04\xa8\xb5\x18\x01\"^\n\x12\x43\x61ncelTasksRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"i\n\rCancelOutcome\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcancelled\x18\x02 \x01(\x08\x12\x0f\n\x07\x66lagged\x18\x03 \x01(\x08\x12\x11\n\tnot_found\x18\x04 \x01(\x08\x12\x15\n\ralready_final\x18\x05 \x01(\x08\"\x8c\x01\n\x10\x43\x61ncelTasksReply\x12\x30\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1e.taskyard.bus.v1.CancelOutcome\x12*\n\x05tasks\x18\x02 \x03(\x0b\x32\x1b.taskyard.bus.v1.TaskRecord\x12\x1a\n\x12\x63\x61ncelled_children\x18\x03 \x03(\t\"h\n\x12GetFailuresRequest\x12\x10\n\x08task_ids\x18\x01 \x03(\t\x12\x13\n\x0b\x63ounts_only\x18\x02 \x01(\x08\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"n\n\x0cTaskFailures\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12*\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x18.taskyard.v1.TaskFailure\x12\x0f\n\x07\x65\x61rlier\x18\x03 \x01(\x05\x12\x10\n\x08refunded\x18\x04 \x01(\x05\"@\n\x10GetFailuresReply\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.TaskFailures\"g\n\x13\x45xplainFactsRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x12\n\nmax_age_ms\x18\x02 \x01(\x03\x12+\n\x05scope\x18\x64 \x01(\x0b\x32\x1c.taskyard.bus.v1.TenantScope\"\x93\x01\n\x11\x45xplainFactsReply\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\x14\n\x0cqueue_paused\x18\x02 \x01(\x08\x12\r\n\x05pools\x18\x03 \x01(\x05\x12\x10\n\x08\x63\x61pacity\x18\x04 \x01(\x05\x12\x0f\n\x07running\x18\x05 \x01(\x05\x12\x13\n\x0b\x64\x65pth_ahead\x18\x06 \x01(\x03\x12\x12\n\nwaiting_on\x18\x07 \x03(\t2\xc7\x04\n\x11StoreTasksService\x12[\n\x0bInsertTasks\x12#.taskyard.bus.v1.InsertTasksRequest\x1a!.taskyard.bus.v1.InsertTasksReply\"\x04\x88\xb5\x18\n\x12R\n\x08GetTasks\x12 .taskyard.bus.v1.GetTasksRequest\x1a\x1e.taskyard.bus.v1.GetTasksReply\"\x04\x88\xb5\x18\x0b\x12U\n\tListTasks\x12!.taskyard.bus.v1.ListTasksRequest\x1a\x1f.taskyard.bus.v1.ListTasksReply\"\x04\x88\xb5\x18\x0c\x12[\n\x0b\x43\x61ncelTasks\x12#.taskyard.bus.v1.CancelTasksRequest\x1a!.taskyard.bus.v1.CancelTasksReply\"\x04\x88\xb5\x18\x11\x12[\n\x0bGetFailures\x12#.taskyard.bus.v1.GetFailuresRequest\x1a!.taskyard.bus.v1.GetFailuresReply\"\x04\x88\xb5\x18G\x12^\n\x0c\x45xplainFacts\x12$.taskyard.bus.v1.ExplainFactsRequest\x1a\".taskyard.bus.v1.ExplainFactsReply\"\x04\x88\xb5\x18H\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.tasks_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_INSERTTASKSREQUEST']._serialized_start=169
-  _globals['_INSERTTASKSREQUEST']._serialized_end=328
-  _globals['_INSERTEDTASK']._serialized_start=331
-  _globals['_INSERTEDTASK']._serialized_end=543
-  _globals['_INSERTTASKSREPLY']._serialized_start=545
-  _globals['_INSERTTASKSREPLY']._serialized_end=654
-  _globals['_GETTASKSREQUEST']._serialized_start=656
-  _globals['_GETTASKSREQUEST']._serialized_end=731
-  _globals['_GETTASKSREPLY']._serialized_start=733
-  _globals['_GETTASKSREPLY']._serialized_end=792
-  _globals['_LISTTASKSREQUEST']._serialized_start=795
-  _globals['_LISTTASKSREQUEST']._serialized_end=999
-  _globals['_LISTTASKSREPLY']._serialized_start=1001
-  _globals['_LISTTASKSREPLY']._serialized_end=1082
-  _globals['_CANCELTASKSREQUEST']._serialized_start=1084
-  _globals['_CANCELTASKSREQUEST']._serialized_end=1178
-  _globals['_CANCELOUTCOME']._serialized_start=1180
-  _globals['_CANCELOUTCOME']._serialized_end=1285
-  _globals['_CANCELTASKSREPLY']._serialized_start=1288
-  _globals['_CANCELTASKSREPLY']._serialized_end=1428
-  _globals['_GETFAILURESREQUEST']._serialized_start=1430
-  _globals['_GETFAILURESREQUEST']._serialized_end=1534
-  _globals['_TASKFAILURES']._serialized_start=1536
-  _globals['_TASKFAILURES']._serialized_end=1646
-  _globals['_GETFAILURESREPLY']._serialized_start=1648
-  _globals['_GETFAILURESREPLY']._serialized_end=1712
-  _globals['_EXPLAINFACTSREQUEST']._serialized_start=1714
-  _globals['_EXPLAINFACTSREQUEST']._serialized_end=1817
-  _globals['_EXPLAINFACTSREPLY']._serialized_start=1820
-  _globals['_EXPLAINFACTSREPLY']._serialized_end=1967
+  _globals['_INSERTTASKSREQUEST']._loaded_options = None
+  _globals['_INSERTTASKSREQUEST']._serialized_options = b'\250\265\030\001'
+  _globals['_GETTASKSREPLY']._loaded_options = None
+  _globals['_GETTASKSREPLY']._serialized_options = b'\250\265\030\001'
+  _globals['_LISTTASKSREPLY']._loaded_options = None
+  _globals['_LISTTASKSREPLY']._serialized_options = b'\250\265\030\001'
+  _globals['_STORETASKSSERVICE']._loaded_options = None
+  _globals['_STORETASKSSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORETASKSSERVICE'].methods_by_name['InsertTasks']._loaded_options = None
+  _globals['_STORETASKSSERVICE'].methods_by_name['InsertTasks']._serialized_options = b'\210\265\030\n'
+  _globals['_STORETASKSSERVICE'].methods_by_name['GetTasks']._loaded_options = None
+  _globals['_STORETASKSSERVICE'].methods_by_name['GetTasks']._serialized_options = b'\210\265\030\013'
+  _globals['_STORETASKSSERVICE'].methods_by_name['ListTasks']._loaded_options = None
+  _globals['_STORETASKSSERVICE'].methods_by_name['ListTasks']._serialized_options = b'\210\265\030\014'
+  _globals['_STORETASKSSERVICE'].methods_by_name['CancelTasks']._loaded_options = None
+  _globals['_STORETASKSSERVICE'].methods_by_name['CancelTasks']._serialized_options = b'\210\265\030\021'
+  _globals['_STORETASKSSERVICE'].methods_by_name['GetFailures']._loaded_options = None
+  _globals['_STORETASKSSERVICE'].methods_by_name['GetFailures']._serialized_options = b'\210\265\030G'
+  _globals['_STORETASKSSERVICE'].methods_by_name['ExplainFacts']._loaded_options = None
+  _globals['_STORETASKSSERVICE'].methods_by_name['ExplainFacts']._serialized_options = b'\210\265\030H'
+  _globals['_INSERTTASKSREQUEST']._serialized_start=201
+  _globals['_INSERTTASKSREQUEST']._serialized_end=366
+  _globals['_INSERTEDTASK']._serialized_start=369
+  _globals['_INSERTEDTASK']._serialized_end=581
+  _globals['_INSERTTASKSREPLY']._serialized_start=583
+  _globals['_INSERTTASKSREPLY']._serialized_end=692
+  _globals['_GETTASKSREQUEST']._serialized_start=694
+  _globals['_GETTASKSREQUEST']._serialized_end=769
+  _globals['_GETTASKSREPLY']._serialized_start=771
+  _globals['_GETTASKSREPLY']._serialized_end=836
+  _globals['_LISTTASKSREQUEST']._serialized_start=839
+  _globals['_LISTTASKSREQUEST']._serialized_end=1043
+  _globals['_LISTTASKSREPLY']._serialized_start=1045
+  _globals['_LISTTASKSREPLY']._serialized_end=1132
+  _globals['_CANCELTASKSREQUEST']._serialized_start=1134
+  _globals['_CANCELTASKSREQUEST']._serialized_end=1228
+  _globals['_CANCELOUTCOME']._serialized_start=1230
+  _globals['_CANCELOUTCOME']._serialized_end=1335
+  _globals['_CANCELTASKSREPLY']._serialized_start=1338
+  _globals['_CANCELTASKSREPLY']._serialized_end=1478
+  _globals['_GETFAILURESREQUEST']._serialized_start=1480
+  _globals['_GETFAILURESREQUEST']._serialized_end=1584
+  _globals['_TASKFAILURES']._serialized_start=1586
+  _globals['_TASKFAILURES']._serialized_end=1696
+  _globals['_GETFAILURESREPLY']._serialized_start=1698
+  _globals['_GETFAILURESREPLY']._serialized_end=1762
+  _globals['_EXPLAINFACTSREQUEST']._serialized_start=1764
+  _globals['_EXPLAINFACTSREQUEST']._serialized_end=1867
+  _globals['_EXPLAINFACTSREPLY']._serialized_start=1870
+  _globals['_EXPLAINFACTSREPLY']._serialized_end=2017
+  _globals['_STORETASKSSERVICE']._serialized_start=2020
+  _globals['_STORETASKSSERVICE']._serialized_end=2603
 # @@protoc_insertion_point(module_scope)

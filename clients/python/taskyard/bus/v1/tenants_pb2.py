@@ -22,26 +22,35 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.v1 import tenant_service_pb2 as taskyard_dot_v1_dot_tenant__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtaskyard/bus/v1/tenants.proto\x12\x0ftaskyard.bus.v1\x1a taskyard/v1/tenant_service.proto\"*\n\x0bTenantScope\x12\x0b\n\x03\x61ll\x18\x01 \x01(\x08\x12\x0e\n\x06tenant\x18\x02 \x01(\t\"X\n\x12ReadTenantsRequest\x12\r\n\x05names\x18\x01 \x03(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x15\n\rknown_version\x18\x04 \x01(\x03\"\\\n\x10ReadTenantsReply\x12$\n\x07tenants\x18\x01 \x03(\x0b\x32\x13.taskyard.v1.Tenant\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x11\n\tunchanged\x18\x03 \x01(\x08\"\xe6\x01\n\x13\x43hangeTenantRequest\x12\x33\n\x02op\x18\x01 \x01(\x0e\x32\'.taskyard.bus.v1.ChangeTenantRequest.Op\x12#\n\x06tenant\x18\x02 \x01(\x0b\x32\x13.taskyard.v1.Tenant\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61ller\x18\x04 \x01(\t\"U\n\x02Op\x12\x12\n\x0eOP_UNSPECIFIED\x10\x00\x12\r\n\tOP_CREATE\x10\x01\x12\r\n\tOP_UPDATE\x10\x02\x12\x0e\n\nOP_SUSPEND\x10\x03\x12\r\n\tOP_RESUME\x10\x04\"I\n\x11\x43hangeTenantReply\x12#\n\x06tenant\x18\x01 \x01(\x0b\x32\x13.taskyard.v1.Tenant\x12\x0f\n\x07version\x18\x02 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtaskyard/bus/v1/tenants.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a taskyard/v1/tenant_service.proto\"*\n\x0bTenantScope\x12\x0b\n\x03\x61ll\x18\x01 \x01(\x08\x12\x0e\n\x06tenant\x18\x02 \x01(\t\"X\n\x12ReadTenantsRequest\x12\r\n\x05names\x18\x01 \x03(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x15\n\rknown_version\x18\x04 \x01(\x03\"\\\n\x10ReadTenantsReply\x12$\n\x07tenants\x18\x01 \x03(\x0b\x32\x13.taskyard.v1.Tenant\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x11\n\tunchanged\x18\x03 \x01(\x08\"\xe6\x01\n\x13\x43hangeTenantRequest\x12\x33\n\x02op\x18\x01 \x01(\x0e\x32\'.taskyard.bus.v1.ChangeTenantRequest.Op\x12#\n\x06tenant\x18\x02 \x01(\x0b\x32\x13.taskyard.v1.Tenant\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61ller\x18\x04 \x01(\t\"U\n\x02Op\x12\x12\n\x0eOP_UNSPECIFIED\x10\x00\x12\r\n\tOP_CREATE\x10\x01\x12\r\n\tOP_UPDATE\x10\x02\x12\x0e\n\nOP_SUSPEND\x10\x03\x12\r\n\tOP_RESUME\x10\x04\"I\n\x11\x43hangeTenantReply\x12#\n\x06tenant\x18\x01 \x01(\x0b\x32\x13.taskyard.v1.Tenant\x12\x0f\n\x07version\x18\x02 \x01(\x03\x32\xe2\x01\n\x13StoreTenantsService\x12X\n\x07Tenants\x12#.taskyard.bus.v1.ReadTenantsRequest\x1a!.taskyard.bus.v1.ReadTenantsReply\"\x05\x88\xb5\x18\x8c\x01\x12_\n\x0c\x43hangeTenant\x12$.taskyard.bus.v1.ChangeTenantRequest\x1a\".taskyard.bus.v1.ChangeTenantReply\"\x05\x88\xb5\x18\x8d\x01\x1a\x10\x92\xb5\x18\x0cresult-storeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'taskyard.bus.v1.tenants_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TENANTSCOPE']._serialized_start=84
-  _globals['_TENANTSCOPE']._serialized_end=126
-  _globals['_READTENANTSREQUEST']._serialized_start=128
-  _globals['_READTENANTSREQUEST']._serialized_end=216
-  _globals['_READTENANTSREPLY']._serialized_start=218
-  _globals['_READTENANTSREPLY']._serialized_end=310
-  _globals['_CHANGETENANTREQUEST']._serialized_start=313
-  _globals['_CHANGETENANTREQUEST']._serialized_end=543
-  _globals['_CHANGETENANTREQUEST_OP']._serialized_start=458
-  _globals['_CHANGETENANTREQUEST_OP']._serialized_end=543
-  _globals['_CHANGETENANTREPLY']._serialized_start=545
-  _globals['_CHANGETENANTREPLY']._serialized_end=618
+  _globals['_STORETENANTSSERVICE']._loaded_options = None
+  _globals['_STORETENANTSSERVICE']._serialized_options = b'\222\265\030\014result-store'
+  _globals['_STORETENANTSSERVICE'].methods_by_name['Tenants']._loaded_options = None
+  _globals['_STORETENANTSSERVICE'].methods_by_name['Tenants']._serialized_options = b'\210\265\030\214\001'
+  _globals['_STORETENANTSSERVICE'].methods_by_name['ChangeTenant']._loaded_options = None
+  _globals['_STORETENANTSSERVICE'].methods_by_name['ChangeTenant']._serialized_options = b'\210\265\030\215\001'
+  _globals['_TENANTSCOPE']._serialized_start=116
+  _globals['_TENANTSCOPE']._serialized_end=158
+  _globals['_READTENANTSREQUEST']._serialized_start=160
+  _globals['_READTENANTSREQUEST']._serialized_end=248
+  _globals['_READTENANTSREPLY']._serialized_start=250
+  _globals['_READTENANTSREPLY']._serialized_end=342
+  _globals['_CHANGETENANTREQUEST']._serialized_start=345
+  _globals['_CHANGETENANTREQUEST']._serialized_end=575
+  _globals['_CHANGETENANTREQUEST_OP']._serialized_start=490
+  _globals['_CHANGETENANTREQUEST_OP']._serialized_end=575
+  _globals['_CHANGETENANTREPLY']._serialized_start=577
+  _globals['_CHANGETENANTREPLY']._serialized_end=650
+  _globals['_STORETENANTSSERVICE']._serialized_start=653
+  _globals['_STORETENANTSSERVICE']._serialized_end=879
 # @@protoc_insertion_point(module_scope)

@@ -22,12 +22,13 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from taskyard.bus.v1 import contract_pb2 as taskyard_dot_bus_dot_v1_dot_contract__pb2
 from taskyard.bus.v1 import task_record_pb2 as taskyard_dot_bus_dot_v1_dot_task__record__pb2
 from taskyard.bus.v1 import tasks_pb2 as taskyard_dot_bus_dot_v1_dot_tasks__pb2
 from taskyard.v1 import task_pb2 as taskyard_dot_v1_dot_task__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/views.proto\x12\x0ftaskyard.bus.v1\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\x1a\x16taskyard/v1/task.proto\"\xa6\x03\n\x0eTaskRecordHead\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\'\n\x08priority\x18\x05 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x06 \x01(\t\x12%\n\x05state\x18\r \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x0e \x01(\x05\x12\x11\n\trun_at_us\x18\x17 \x01(\x03\x12H\n\rtrace_headers\x18\x18 \x03(\x0b\x32\x31.taskyard.bus.v1.TaskRecordHead.TraceHeadersEntry\x12\x13\n\x0blease_token\x18\x19 \x01(\t\x12\'\n\x04hops\x18\' \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\x12*\n\x04\x66low\x18( \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18, \x01(\t\x1a\x33\n\x11TraceHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"A\n\x0fTaskRecordHeads\x12.\n\x05tasks\x18\x01 \x03(\x0b\x32\x1f.taskyard.bus.v1.TaskRecordHead\"u\n\x14InsertTasksReplyView\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12/\n\x06leased\x18\x02 \x03(\x0b\x32\x1f.taskyard.bus.v1.TaskRecordHeadb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btaskyard/bus/v1/views.proto\x12\x0ftaskyard.bus.v1\x1a\x1etaskyard/bus/v1/contract.proto\x1a!taskyard/bus/v1/task_record.proto\x1a\x1btaskyard/bus/v1/tasks.proto\x1a\x16taskyard/v1/task.proto\"\xa6\x03\n\x0eTaskRecordHead\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\'\n\x08priority\x18\x05 \x01(\x0e\x32\x15.taskyard.v1.Priority\x12\r\n\x05queue\x18\x06 \x01(\t\x12%\n\x05state\x18\r \x01(\x0e\x32\x16.taskyard.v1.TaskState\x12\x0f\n\x07\x61ttempt\x18\x0e \x01(\x05\x12\x11\n\trun_at_us\x18\x17 \x01(\x03\x12H\n\rtrace_headers\x18\x18 \x03(\x0b\x32\x31.taskyard.bus.v1.TaskRecordHead.TraceHeadersEntry\x12\x13\n\x0blease_token\x18\x19 \x01(\t\x12\'\n\x04hops\x18\' \x03(\x0b\x32\x19.taskyard.bus.v1.HopStamp\x12*\n\x04\x66low\x18( \x01(\x0b\x32\x1c.taskyard.bus.v1.FlowControl\x12\x0e\n\x06tenant\x18, \x01(\t\x1a\x33\n\x11TraceHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"G\n\x0fTaskRecordHeads\x12.\n\x05tasks\x18\x01 \x03(\x0b\x32\x1f.taskyard.bus.v1.TaskRecordHead:\x04\xa8\xb5\x18\x01\"u\n\x14InsertTasksReplyView\x12,\n\x05tasks\x18\x01 \x03(\x0b\x32\x1d.taskyard.bus.v1.InsertedTask\x12/\n\x06leased\x18\x02 \x03(\x0b\x32\x1f.taskyard.bus.v1.TaskRecordHeadb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,12 +37,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_TASKRECORDHEAD_TRACEHEADERSENTRY']._loaded_options = None
   _globals['_TASKRECORDHEAD_TRACEHEADERSENTRY']._serialized_options = b'8\001'
-  _globals['_TASKRECORDHEAD']._serialized_start=137
-  _globals['_TASKRECORDHEAD']._serialized_end=559
-  _globals['_TASKRECORDHEAD_TRACEHEADERSENTRY']._serialized_start=508
-  _globals['_TASKRECORDHEAD_TRACEHEADERSENTRY']._serialized_end=559
-  _globals['_TASKRECORDHEADS']._serialized_start=561
-  _globals['_TASKRECORDHEADS']._serialized_end=626
-  _globals['_INSERTTASKSREPLYVIEW']._serialized_start=628
-  _globals['_INSERTTASKSREPLYVIEW']._serialized_end=745
+  _globals['_TASKRECORDHEADS']._loaded_options = None
+  _globals['_TASKRECORDHEADS']._serialized_options = b'\250\265\030\001'
+  _globals['_TASKRECORDHEAD']._serialized_start=169
+  _globals['_TASKRECORDHEAD']._serialized_end=591
+  _globals['_TASKRECORDHEAD_TRACEHEADERSENTRY']._serialized_start=540
+  _globals['_TASKRECORDHEAD_TRACEHEADERSENTRY']._serialized_end=591
+  _globals['_TASKRECORDHEADS']._serialized_start=593
+  _globals['_TASKRECORDHEADS']._serialized_end=664
+  _globals['_INSERTTASKSREPLYVIEW']._serialized_start=666
+  _globals['_INSERTTASKSREPLYVIEW']._serialized_end=783
 # @@protoc_insertion_point(module_scope)
