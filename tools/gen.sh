@@ -4,7 +4,8 @@
 #   tools/gen.sh            regenerate in place (what `make gen` runs)
 #   tools/gen.sh OUT_ROOT   write clients/ under OUT_ROOT instead (gen-check uses a temp copy)
 #
-# Python comes from grpc_tools.protoc (gen_python); Go, TypeScript and Java from
+# Python comes from grpc_tools.protoc (gen_python), with the bus contract module
+# (tools/gen_contract.py); Go, TypeScript and Java from
 # buf with the local plugins of buf.gen.yaml (gen_buf), installed by
 # `tools/install-tools.sh codegen npm`.
 # Output is deterministic: the same protos and the same pinned generator
@@ -56,15 +57,19 @@ PY
   local files=() grpc_files=()
   mapfile -t files < <(proto_files)
   # The bus is NNG, not gRPC: its services declare envelope kinds (bus/v1/contract.proto),
-  # so it gets no gRPC stubs.
+  # so it gets no gRPC stubs; its contract module comes from gen_contract below.
   mapfile -t grpc_files < <(printf '%s\n' "${files[@]}" | grep -v '^taskyard/bus/')
   log "python: ${#files[@]} protos -> ${out#"$OUT_ROOT"/}"
   (cd "$PROTO_DIR" && "$PYTHON" -m grpc_tools.protoc \
     -I. -I"$wkt" \
     --python_out="$scratch" --pyi_out="$scratch" \
+    --descriptor_set_out="$scratch/protos.binpb" --include_imports \
     "${files[@]}" &&
     "$PYTHON" -m grpc_tools.protoc -I. -I"$wkt" --grpc_python_out="$scratch" "${grpc_files[@]}") ||
     { rm -rf "$scratch"; die "protoc failed; committed stubs left as they were"; }
+  # The bus contract (tools/gen_contract.py), from the same compiled protos.
+  "$PYTHON" "$ROOT/tools/gen_contract.py" "$scratch/protos.binpb" "$scratch/taskyard/bus/v1/contract.py" ||
+    { rm -rf "$scratch"; die "gen_contract failed; committed stubs left as they were"; }
 
   # Then swap: remove stubs of deleted protos, copy the new ones in.
   local dir
@@ -75,6 +80,7 @@ PY
       -exec sh -c 'for f; do [ -e "$0/$(basename "$f")" ] || rm -f "$f"; done' "$scratch/$dir" {} +
     cp "$scratch/$dir"/*_pb2*.py* "$out/$dir/"
   done < <(proto_package_dirs)
+  cp "$scratch/taskyard/bus/v1/contract.py" "$out/taskyard/bus/v1/contract.py"
   rm -rf "$scratch"
 }
 
