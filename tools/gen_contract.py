@@ -170,10 +170,11 @@ HEADER = '''\
 
 Every request/reply method (``Method``, by kind in ``METHODS``), every message that
 is not request/reply (``Stream``, in ``STREAMS``: ``open`` reads one from an
-envelope, ``encode`` wraps one), the result-store's own writes, never on the wire
-(``LOCAL``), every envelope kind (``KINDS``) and the messages that keep their
-records in field 1 (``RECORDS_IN_FIELD_1``). core.contract adds the policy: who
-may send each kind, to whom, and the handlers' checks.
+envelope's bytes, ``read`` from a decoded envelope, ``encode`` wraps one), the
+result-store's own writes, never on the wire (``LOCAL``), every envelope kind
+(``KINDS``) and the messages that keep their records in field 1
+(``RECORDS_IN_FIELD_1``). core.contract adds the policy: who may send each kind,
+to whom, and the handlers' checks.
 """
 
 from __future__ import annotations
@@ -222,6 +223,10 @@ class Stream(Generic[Rq, Rp]):
         kind. Raises DecodeError when the bytes are not a well-formed envelope and message."""
         return _open(raw, self.kind, self.message)
 
+    def read(self, env: envelope_pb2.Envelope) -> Rq | None:
+        """The message of an already decoded envelope of this kind; None for another kind."""
+        return _read(env, self.kind, self.message)
+
     def encode(self, message: Rq | bytes, *, message_id: str = "") -> bytes:
         """An envelope of this kind around ``message`` (or its serialized bytes)."""
         return _encode(self.kind, message, message_id)
@@ -239,7 +244,10 @@ M = TypeVar("M", bound=Message)
 
 
 def _open(raw: bytes, kind: int, message_type: type[M]) -> M | None:
-    env = envelope_pb2.Envelope.FromString(raw)
+    return _read(envelope_pb2.Envelope.FromString(raw), kind, message_type)
+
+
+def _read(env: envelope_pb2.Envelope, kind: int, message_type: type[M]) -> M | None:
     if env.kind != kind:
         return None
     message = message_type()

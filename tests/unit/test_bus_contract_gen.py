@@ -149,6 +149,8 @@ def test_a_stream_opens_its_own_kind_only() -> None:
 def test_a_survey_is_answered_under_its_own_kind_and_id() -> None:
     survey = contract.SURVEY.encode(dispatch_pb2.Survey(scheduler_id="s1"))
     asked = envelope_pb2.Envelope.FromString(survey)
+    assert contract.SURVEY.read(asked) == dispatch_pb2.Survey(scheduler_id="s1")
+    assert contract.DISPATCH.read(asked) is None
     answer = contract.SURVEY.encode_answer(
         dispatch_pb2.SurveyReply(pool_id="p1"), message_id=asked.message_id
     )

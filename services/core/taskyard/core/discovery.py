@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import dialer, roles, transport
+from taskyard.bus.v1 import dispatch_pb2
+from taskyard.core import contract, dialer, roles, transport
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class Peer:
         try:
             # Non-blocking, as the hub's relay: a periodic announcement is dropped, not
             # awaited, when the socket cannot take it now.
-            self._sock.send(transport.encode(envelope_pb2.KIND_ANNOUNCE, ann), block=False)
+            self._sock.send(contract.ANNOUNCE.encode(ann), block=False)
         except pynng.NNGException as exc:
             log.debug("announce: %s", exc)
 
@@ -119,9 +119,10 @@ class Peer:
             except pynng.Closed:
                 return
             try:
-                env = transport.decode(raw)
-                ann = transport.unpack(env, dispatch_pb2.Announcement)
+                ann = contract.ANNOUNCE.open(raw)
             except Exception:  # a malformed peer must not stop discovery
+                ann = None
+            if ann is None:
                 log.warning("malformed announcement dropped")
                 continue
             if ann.instance_id == own:

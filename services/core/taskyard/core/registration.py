@@ -18,7 +18,7 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
+from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.retry import Backoff
@@ -128,11 +128,11 @@ class Registration:
                 continue  # replaced by a new one (the survey address changed)
             try:
                 env = transport.decode(raw)  # the reply repeats its message id
-                if env.kind != envelope_pb2.KIND_SURVEY:
-                    continue
-                survey = transport.unpack(env, dispatch_pb2.Survey)
+                survey = contract.SURVEY.read(env)
             except Exception:
                 self._log.warning("malformed survey dropped")
+                continue
+            if survey is None:
                 continue
             if survey.scheduler_id and self.registered.is_set() and survey.scheduler_id != self.scheduler_id:
                 self._log.info(
@@ -141,9 +141,7 @@ class Registration:
                     self.scheduler_id,
                 )
                 self._wanted.set()
-            reply = transport.encode(
-                envelope_pb2.KIND_SURVEY, self._survey_reply(), message_id=env.message_id
-            )
+            reply = contract.SURVEY.encode_answer(self._survey_reply(), message_id=env.message_id)
             try:
                 await sock.asend(reply)
             except pynng.NNGException as exc:

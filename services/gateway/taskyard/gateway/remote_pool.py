@@ -26,8 +26,8 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, task_record_pb2
-from taskyard.core import dialer, ids, limit_declarations, roles, rpc, transport
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
+from taskyard.core import contract, dialer, ids, limit_declarations, roles, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts
 from taskyard.core.pair_peers import SchedulerPeers
@@ -209,9 +209,7 @@ class RemotePool:
                 self._dispatched(raw[len(dispatch) :], "the leased stream")
             elif raw.startswith(cancel):
                 try:
-                    batch = transport.open_message(
-                        raw[len(cancel) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
-                    )
+                    batch = contract.EVENTS.open(raw[len(cancel) :])
                 except Exception:
                     log.warning("malformed message dropped on the cancel stream")
                     continue
@@ -220,7 +218,7 @@ class RemotePool:
 
     def _dispatched(self, raw: bytes, where: str) -> None:
         try:
-            batch = transport.open_message(raw, envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch)
+            batch = contract.DISPATCH.open(raw)
         except Exception:
             log.warning("malformed message dropped on %s", where)
             return
@@ -441,7 +439,7 @@ class RemotePool:
             return
         notice.free_slots = self.free_slots()
         notice.state = self.state.value
-        self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice))
+        self._pair.send(contract.POOL_REPORT.encode(notice))
 
     def free_slots(self) -> int:
         return self.attempts.free if self.state is WorkerState.RUNNING else 0

@@ -22,8 +22,8 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import dialer, states, transport
+from taskyard.bus.v1 import event_pb2, task_record_pb2
+from taskyard.core import contract, dialer, states, transport
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,7 @@ class Waiters:
 
     def _decode(self, raw: bytes) -> None:
         try:
-            batch = transport.open_message(raw, envelope_pb2.KIND_EVENTS, event_pb2.EventBatch)
+            batch = contract.EVENTS.open(raw)
         except Exception:
             log.warning("malformed event batch dropped")
             return

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Sequence
 
-from taskyard.bus.v1 import envelope_pb2, lanes_pb2, leases_pb2, task_record_pb2, tasks_pb2, views_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, task_record_pb2, tasks_pb2, views_pb2
 from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
@@ -237,7 +237,7 @@ class Dispatcher:
         if not records:
             return
         data = dispatch_payload(records) if payload is None else payload
-        if await pool.send(envelope_pb2.KIND_DISPATCH, data):
+        if await pool.send(data):
             self.dispatched += len(records)
             return
         # A send still waiting when the term ends fails as its link closes: the

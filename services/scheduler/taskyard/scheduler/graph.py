@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import event_pb2
+from taskyard.core import contract
 from taskyard.core.priority import Priority
 from taskyard.scheduler.dispatcher import ref_of
 from taskyard.scheduler.lanes import Lanes
@@ -18,7 +18,7 @@ from taskyard.scheduler.lanes import Lanes
 def released(raw: bytes, lanes: Lanes) -> int:
     """Enqueue the refs of a KIND_GRAPH_RELEASED message; 0 for any other kind."""
     try:
-        msg = transport.open_message(raw, envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks)
+        msg = contract.GRAPH_RELEASED.open(raw)
     except Exception:
         return 0
     if msg is None:

@@ -17,8 +17,8 @@ import time
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, lanes_pb2, leases_pb2, pools_pb2, task_record_pb2
-from taskyard.core import contract, errors, rpc, transport
+from taskyard.bus.v1 import dispatch_pb2, lanes_pb2, leases_pb2, pools_pb2, task_record_pb2
+from taskyard.core import contract, errors, rpc
 from taskyard.core.retry import RetryPolicy
 from taskyard.scheduler import pauses
 from taskyard.scheduler.dispatcher import Dispatcher, ref_of
@@ -176,9 +176,7 @@ class Maintenance:
         # (a pool we do not know yet is found by its registration or the next round).
         expected = set(self._pools.pools)
         surveyed_at = time.monotonic()
-        await surveyor.asend(
-            transport.encode(envelope_pb2.KIND_SURVEY, dispatch_pb2.Survey(scheduler_id=scheduler_id))
-        )
+        await surveyor.asend(contract.SURVEY.encode(dispatch_pb2.Survey(scheduler_id=scheduler_id)))
         replies: list[dispatch_pb2.SurveyReply] = []
         while True:
             try:
@@ -188,10 +186,13 @@ class Maintenance:
             except pynng.NNGException:
                 break
             try:
-                replies.append(transport.unpack(transport.decode(raw), dispatch_pb2.SurveyReply))
+                reply = contract.SURVEY.open_answer(raw)
             except Exception:
+                reply = None
+            if reply is None:
                 log.warning("malformed survey reply dropped")
                 continue
+            replies.append(reply)
             if expected and expected <= {r.pool_id for r in replies}:
                 break
         answered: set[str] = set()

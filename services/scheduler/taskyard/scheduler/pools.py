@@ -27,8 +27,8 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import roles, transport
+from taskyard.bus.v1 import dispatch_pb2
+from taskyard.core import contract, roles, transport
 from taskyard.core.states import WorkerState
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ ReportHandler = Callable[["Pool", dispatch_pb2.PoolReport], Awaitable[None]]
 # A link's first message, sent on every pipe as it connects: an empty dispatch,
 # sealed. A pool admits a pipe by it and drops one that sends nothing it can verify
 # (core/pair_peers.py), so a peer without the key cannot hold the pool's port.
-HELLO = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch())
+HELLO = contract.DISPATCH.encode(dispatch_pb2.Dispatch())
 
 
 def open_link(address: str, *, max_message_bytes: int, on_connect: Callable[[], None] | None = None) -> Any:
@@ -118,9 +118,9 @@ class Pool:
             return 0
         return max(0, self.capacity - len(self.inflight))
 
-    async def send(self, kind: int, message: dispatch_pb2.Dispatch | bytes) -> bool:
+    async def send(self, message: dispatch_pb2.Dispatch | bytes) -> bool:
         try:
-            await self.socket.asend(transport.encode(kind, message))
+            await self.socket.asend(contract.DISPATCH.encode(message))
         except pynng.NNGException as exc:
             log.warning("dispatch to pool %s failed: %s", self.pool_id, exc)
             return False
@@ -278,7 +278,7 @@ class PoolRegistry:
             except pynng.Closed:
                 return
             try:
-                report = transport.open_message(raw, envelope_pb2.KIND_POOL_REPORT, dispatch_pb2.PoolReport)
+                report = contract.POOL_REPORT.open(raw)
             except Exception:  # a malformed report must not stop the link
                 log.warning("malformed message from pool %s dropped", pool.pool_id)
                 continue

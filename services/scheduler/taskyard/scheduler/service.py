@@ -321,9 +321,7 @@ class Scheduler:
             except pynng.Closed:
                 return
             try:
-                batch = transport.open_message(
-                    raw[len(transport.SCHEDULER_TOPIC) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
-                )
+                batch = contract.EVENTS.open(raw[len(transport.SCHEDULER_TOPIC) :])
             except Exception:  # a malformed batch must not stop the watcher
                 log.warning("malformed event batch dropped")
                 continue

@@ -13,8 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import pynng
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import dialer, transport
+from taskyard.core import contract, dialer, transport
 from taskyard.core.config import Settings
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.worker_pool.processes import Workers
@@ -58,9 +57,7 @@ class DispatchIntake:
             except pynng.Closed:
                 return
             try:
-                batch = transport.open_message(
-                    raw[len(topic) :], envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch
-                )
+                batch = contract.DISPATCH.open(raw[len(topic) :])
             except Exception:
                 log.warning("malformed message dropped on %s", where)
                 continue

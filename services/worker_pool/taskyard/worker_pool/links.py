@@ -15,7 +15,7 @@ import os
 
 import psutil
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, pools_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.core.pair_peers import SchedulerPeers
@@ -116,7 +116,7 @@ class SchedulerLink:
         for c in report.completed:
             # Circuit breakers count successes and failures (scheduler/breakers.py).
             add(success=c.success, cancel_step=c.cancel_step).ref.CopyFrom(c.ref)
-        if self._pair is None or not self._pair.send(transport.encode(envelope_pb2.KIND_POOL_REPORT, notice)):
+        if self._pair is None or not self._pair.send(contract.POOL_REPORT.encode(notice)):
             log.debug("slot notice dropped: no scheduler connected")
 
     def _on_pair_lost(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pynng
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, leases_pb2
+from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
 from taskyard.core.config import Settings
 from taskyard.worker_pool.processes import Workers
@@ -84,9 +84,7 @@ class Renewals:
             except pynng.Closed:
                 return
             try:
-                batch = transport.open_message(
-                    raw[len(topic) :], envelope_pb2.KIND_EVENTS, event_pb2.EventBatch
-                )
+                batch = contract.EVENTS.open(raw[len(topic) :])
             except Exception:
                 log.warning("malformed message dropped on the cancel stream")
                 continue
