@@ -14,7 +14,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import codec, contract, discovery, errors, ids, lifecycle, rpc, tracing
+from taskyard.core import codec, contract, discovery, errors, ids, rpc, tracing
+from taskyard.core.background import Background, until_stopped
 from taskyard.core.config import Settings
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, reflection, tls
@@ -256,7 +257,7 @@ class Gateway:
             self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
             health_pb2_grpc.add_HealthServicer_to_server(self.health, self.health_server)
         reflection.enable(SERVICE_NAMES, self.server)  # v1 and v1alpha, which list themselves
-        self._tasks: list[asyncio.Task[None]] = []
+        self.background = Background("gateway")
         self.serving = False
         self.port = 0
         self.health_port = 0
@@ -299,12 +300,11 @@ class Gateway:
             await self.health_server.start()
         if self.dashboard is not None:
             await self.dashboard.start()
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self.events.run(), name="gateway-events"))
-        self._tasks.append(loop.create_task(self.event_service.run(), name="gateway-event-tail"))
+        self.background.start(self.events.run(), name="gateway-events")
+        self.background.start(self.event_service.run(), name="gateway-event-tail")
         if self.peer is not None:
-            self._tasks.append(loop.create_task(self.peer.run(), name="gateway-discovery"))
-        self._tasks.append(loop.create_task(self._probe_store(), name="gateway-store-probe"))
+            self.background.start(self.peer.run(), name="gateway-discovery")
+        self.background.start(self._probe_store(), name="gateway-store-probe")
         log.info(
             "gateway ready on %s (%s, %s)",
             grpc_bind_address(s.grpc_host, self.port),
@@ -363,6 +363,7 @@ class Gateway:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop accepting, let calls in flight finish within ``grace``, close the sockets."""
+        self.background.stopping()
         await self.health.enter_graceful_shutdown()
         if self.dashboard is not None:
             await self.dashboard.stop()  # its streams would hold the gRPC server's grace
@@ -373,8 +374,7 @@ class Gateway:
             await self.health_server.stop(0)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.lanes.drain(), grace)
-        # Repeated cancels: the discovery receive loop can swallow one (end_tasks).
-        await lifecycle.end_tasks(self._tasks, grace)
+        await self.background.close(grace)
         self.events.close()
         if self.peer is not None:
             self.peer.close()
@@ -390,7 +390,7 @@ async def serve(settings: Settings, stop: asyncio.Event, *, grace: float = 5.0) 
     if gateway.tokens is not None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, gateway.tokens.reload)
     try:
-        await stop.wait()
+        await until_stopped(stop, gateway.background)
     finally:
         log.info("gateway stopping (grace %.1fs)", grace)
         await gateway.stop(grace)

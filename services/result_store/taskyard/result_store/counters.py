@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 import asyncpg
 
@@ -21,6 +22,8 @@ from taskyard.core import seal
 
 from .appliers import Stats
 from .queries import bind
+
+log = logging.getLogger(__name__)
 
 
 async def read_counters(
@@ -51,7 +54,11 @@ async def record_bus_refusals(
     try:
         while True:
             await asyncio.sleep(interval)
-            await _flush(pool, refusals, written)
+            try:
+                await _flush(pool, refusals, written)
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+                # The database is away (a restart): the counts wait for the next flush.
+                log.debug("counting refused bus messages failed: %s", exc)
     finally:
         with contextlib.suppress(Exception):
             await asyncio.shield(_flush(pool, refusals, written))

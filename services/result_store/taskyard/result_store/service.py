@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from taskyard.core import gate, health, seal
+from taskyard.core.background import Background, until_stopped
 from taskyard.core.config import Settings
 from taskyard.core.rpc import Responder
 
@@ -20,18 +21,16 @@ CONCURRENCY = 128
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    """Serve until ``stop`` is set."""
+    """Serve until ``stop`` is set; a loop of the service that ends first (a crash)
+    raises ``LoopEnded`` once the store has closed, and the process exits with it."""
     if settings.transport == "ipc":
         await asyncio.to_thread(Path(settings.ipc_dir).mkdir, parents=True, exist_ok=True)
     store = await ResultStore.open(settings)
     responder: Responder | None = None
-    depth: asyncio.Task[None] | None = None
-    ready: asyncio.Task[None] | None = None
-    refusals = asyncio.create_task(
-        counters.record_bus_refusals(store.pool, seal.current().refusals), name="bus-refusals"
-    )
+    background = Background("result-store")
+    background.start(counters.record_bus_refusals(store.pool, seal.current().refusals), name="bus-refusals")
     if settings.metrics_port:
-        depth = asyncio.create_task(store_metrics.keep_queue_depth(store.pool), name="queue-depth")
+        background.start(store_metrics.keep_queue_depth(store.pool), name="queue-depth")
     try:
         store.start()
         responder = Responder(
@@ -43,32 +42,23 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             concurrency=CONCURRENCY,
             limits=gate.store_request_limits(settings.grpc_max_message_bytes),
         )
-        serving = asyncio.create_task(responder.serve(), name="store-responder")
+        background.start(responder.serve(), name="store-responder")
         health.mark_ready()
-        ready = asyncio.create_task(store.readiness.follow(stop), name="store-readiness")
+        background.start(store.readiness.follow(stop), name="store-readiness")
         log.info(
             "result-store ready on %s (events %s, notify %s)",
             settings.store_listen_address,
             settings.events_listen_address,
             settings.notify_channel if settings.use_notify else "off",
         )
-        stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({serving, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        if serving in done:
-            serving.result()  # surface a crash
+        await until_stopped(stop, background)
         log.info("result-store stopping")
-        health.mark_ready(False)
-        responder.close()
-        serving.cancel()
-        stopper.cancel()
-        await asyncio.gather(serving, stopper, return_exceptions=True)
     finally:
+        background.stopping()  # the readiness loop ends with the stop
+        health.mark_ready(False)
         if responder is not None:
             responder.close()
-        helpers = [t for t in (refusals, depth, ready) if t is not None]
-        for t in helpers:
-            t.cancel()
-        await asyncio.gather(*helpers, return_exceptions=True)
+        await background.close()
         await store.close()
     log.info("result-store stopped")
 
