@@ -12,9 +12,9 @@ import pytest
 from support.records import submitted_task as task
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2, graph_pb2, leases_pb2, tasks_pb2
+from taskyard.bus.v1 import graph_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import errors, ids
+from taskyard.core import contract, errors, ids
 from taskyard.core.states import TaskState as S
 
 pytestmark = pytest.mark.asyncio
@@ -65,10 +65,10 @@ def released_messages(store: Any) -> list[graph_pb2.ReleasedTasks]:
     got: list[graph_pb2.ReleasedTasks] = []
     original = store.publisher.publish_message
 
-    def spy(kind: int, message: Any) -> None:
-        if kind == envelope_pb2.KIND_GRAPH_RELEASED:
+    def spy(stream: contract.Stream[Any, Any], message: Any) -> None:
+        if stream is contract.GRAPH_RELEASED:
             got.append(message)
-        original(kind, message)
+        original(stream, message)
 
     store.publisher.publish_message = spy
     store.resolver._publish = spy

@@ -78,6 +78,10 @@ class Finals(list[task_record_pb2.TaskRecord]):
         self.waited_on = waited_on
 
 
+# A stream's message to publish after COMMIT (EventPublisher.publish_message).
+Outbound = tuple[contract.Stream[Any, Any], Message]
+
+
 @dataclasses.dataclass
 class Outcome:
     """What one applier produced for its group: a reply per request, in order."""
@@ -90,9 +94,9 @@ class Outcome:
     refreshed: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Attempts leased by this write that their pool may start at once (fast path).
     leased: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
-    # Other envelopes for the events topic after COMMIT, as (kind, message): e.g.
-    # KIND_GRAPH_RELEASED for attempts a pool handed back to the queue (writes/requeues.py).
-    messages: list[tuple[int, Message]] = dataclasses.field(default_factory=list)
+    # Other envelopes for the events topic after COMMIT, as (stream, message): e.g.
+    # contract.GRAPH_RELEASED for attempts a pool handed back to the queue (writes/requeues.py).
+    messages: list[Outbound] = dataclasses.field(default_factory=list)
     # Records of sampled tasks (core/hops.py) among the above: stamped after COMMIT.
     sampled: list[task_record_pb2.TaskRecord] = dataclasses.field(default_factory=list)
     # Records this write changed that carry a trace context, for their commit spans

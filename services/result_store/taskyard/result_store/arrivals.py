@@ -40,7 +40,8 @@ import time
 
 import asyncpg
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, lanes_pb2
+from taskyard.bus.v1 import event_pb2, graph_pb2, lanes_pb2
+from taskyard.core import contract
 
 from .events import EventPublisher
 from .queries import bind
@@ -210,9 +211,7 @@ class Arrivals:
                 )
             # Else nothing to tell: gone, PENDING (the graph releases it), or leased already.
         if refs:
-            self._publisher.publish_message(
-                envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs)
-            )
+            self._publisher.publish_message(contract.GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))
         if timers:
             self._publisher.publish_for_scheduler(timers)
         self.published += len(refs) + len(timers)

@@ -89,7 +89,7 @@ class Committer:
         on_events: Callable[[list[event_pb2.Event]], Awaitable[None]],
         on_finals: Callable[[list[task_record_pb2.TaskRecord]], None],
         on_leased: Callable[[list[task_record_pb2.TaskRecord]], None] | None = None,
-        on_message: Callable[[int, Message], None] | None = None,
+        on_message: Callable[[contract.Stream[Any, Any], Message], None] | None = None,
         alone: Mapping[Method, Alone] | None = None,
         max_rows: int = 20_000,
         max_requests: int = 2_000,
@@ -415,8 +415,8 @@ class Committer:
             self._on_leased(leased)  # before the replies: the pool is the one waiting
         if self._on_message is not None:
             for _, out in results:
-                for kind, message in out.messages:
-                    self._on_message(kind, message)
+                for stream, message in out.messages:
+                    self._on_message(stream, message)
         if finals or refreshed:
             self._on_finals(Finals(finals + refreshed, frozenset(db.waited_on)))
         rows = 0

@@ -18,15 +18,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pynng
 from google.protobuf.message import Message
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import roles, transport
+from taskyard.bus.v1 import dispatch_pb2, event_pb2, task_record_pb2
+from taskyard.core import contract, roles, transport
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=Message)
 
 # Split very large groups so one message stays well under max_message_bytes.
 MAX_EVENTS_PER_MESSAGE = 5000
@@ -99,9 +100,7 @@ class EventPublisher:
                     try:
                         # PUB never waits for subscribers; a non-blocking send cannot hang
                         # (pynng's asend is not reliably cancellable).
-                        self._sock.send(
-                            topic + transport.encode(envelope_pb2.KIND_EVENTS, b"".join(part)), block=False
-                        )
+                        self._sock.send(topic + contract.EVENTS.encode(b"".join(part)), block=False)
                     except pynng.TryAgain:
                         log.debug("event batch dropped: PUB busy")
                     except pynng.NNGException as exc:
@@ -118,7 +117,7 @@ class EventPublisher:
             return
         for i in range(0, len(wanted), MAX_EVENTS_PER_MESSAGE):
             batch = event_pb2.EventBatch(events=wanted[i : i + MAX_EVENTS_PER_MESSAGE])
-            data = transport.encode(envelope_pb2.KIND_EVENTS, batch)
+            data = contract.EVENTS.encode(batch)
             try:
                 self._scheduler.send(transport.SCHEDULER_TOPIC + data, block=False)
             except pynng.NNGException as exc:  # wake-ups: reloads and sweeps repair a loss
@@ -134,18 +133,18 @@ class EventPublisher:
             if pool := transport.pool_of_worker(ev.worker_id):
                 by_pool.setdefault(pool, []).append(ev)
         for pool_id, evs in by_pool.items():
-            data = transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=evs))
+            data = contract.EVENTS.encode(event_pb2.EventBatch(events=evs))
             try:
                 self._pools.send(transport.cancel_topic(pool_id) + data, block=False)
             except pynng.NNGException as exc:  # the pool's next lease renewal carries it too
                 log.debug("cancel request not published: %s", exc)
 
-    def publish_message(self, kind: int, message: Message) -> None:
-        """Another kind of envelope on the events topic and the scheduler's (e.g.
-        KIND_GRAPH_RELEASED); subscribers that want only KIND_EVENTS skip it."""
+    def publish_message(self, stream: contract.Stream[M, Any], message: M) -> None:
+        """Another stream's message on the events topic and the scheduler's (e.g.
+        contract.GRAPH_RELEASED); subscribers that want only KIND_EVENTS skip it."""
         if self._sock is None:
             return
-        data = transport.encode(kind, message)
+        data = stream.encode(message)
         for sock, topic in (
             (self._sock, transport.TASK_EVENTS_TOPIC),
             (self._scheduler, transport.SCHEDULER_TOPIC),
@@ -165,7 +164,7 @@ class EventPublisher:
         for rec in records:
             by_pool.setdefault(rec.pool_id, []).append(rec)
         for pool_id, recs in by_pool.items():
-            data = transport.encode(envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch(tasks=recs))
+            data = contract.DISPATCH.encode(dispatch_pb2.Dispatch(tasks=recs))
             try:
                 self._pools.send(transport.dispatch_topic(pool_id) + data, block=False)
             except pynng.NNGException as exc:  # the PAIR copy still gets there

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 
-from taskyard.bus.v1 import envelope_pb2 as K
 from taskyard.bus.v1 import pools_pb2
 from taskyard.core import contract, errors
 from taskyard.core.clock import Clock
@@ -29,13 +28,7 @@ SWEEP_LIMIT = 100
 DEFAULT_HEARTBEAT = 5.0
 
 # The store's own write of the sweep, never on the wire.
-LOSE_POOLS = contract.Method(
-    service=contract.STORE,
-    name="LosePools",
-    kind=K.KIND_STORE_LOSE_POOLS,
-    request=pools_pb2.LosePoolsRequest,
-    reply=pools_pb2.LosePoolsReply,
-)
+LOSE_POOLS = contract.STORE_LOSE_POOLS
 
 
 class SilentPools:

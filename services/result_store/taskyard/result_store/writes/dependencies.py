@@ -44,7 +44,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, graph_pb2, task_record_pb2
 from taskyard.core import contract, errors, states
 from taskyard.core.errors import FieldViolation
 from taskyard.core.retry import Backoff
@@ -183,14 +183,9 @@ async def apply_resolve(db: Db, reqs: list[graph_pb2.ResolveRequest]) -> Outcome
 
 
 # The store's own write of the resolver, never on the wire.
-GRAPH_RESOLVE = contract.Method(
-    service=contract.STORE,
-    name="Resolve",
-    kind=envelope_pb2.KIND_GRAPH_RESOLVE,
-    request=graph_pb2.ResolveRequest,
-    reply=graph_pb2.ResolveReply,
-)
-Publish = Callable[[int, Any], None]
+GRAPH_RESOLVE = contract.GRAPH_RESOLVE
+# EventPublisher.publish_message: a stream's message, after the commit.
+Publish = Callable[[contract.Stream[Any, Any], Any], None]
 
 
 class Resolver:
@@ -256,7 +251,7 @@ class Resolver:
         rows = max(1, len(req.final_ids) + len(req.candidate_ids))
         reply = await self._submit(GRAPH_RESOLVE, req, rows)
         if reply.queued:
-            self._publish(envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=reply.queued))
+            self._publish(contract.GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=reply.queued))
         self.resolved += len(reply.queued) + len(reply.scheduled) + len(reply.cancelled)
         return reply
 

@@ -10,29 +10,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from google.protobuf.message import Message
-
-from taskyard.bus.v1 import envelope_pb2, graph_pb2, task_record_pb2
+from taskyard.bus.v1 import graph_pb2, task_record_pb2
+from taskyard.core import contract
 from taskyard.core.states import TaskState
 
+from ..appliers import Outbound
 from ..records import queued_ref, record_queued_ref
 
 _QUEUED = int(TaskState.QUEUED)
 
 
-def released_message(records: Iterable[task_record_pb2.TaskRecord]) -> list[tuple[int, Message]]:
+def released_message(records: Iterable[task_record_pb2.TaskRecord]) -> list[Outbound]:
     """The post-commit message for the records that are QUEUED now (none: [])."""
     refs = [record_queued_ref(r) for r in records if r.state == _QUEUED]
     if not refs:
         return []
-    return [(envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))]
+    return [(contract.GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))]
 
 
-def queued_message(rows: Iterable[Mapping[str, Any]]) -> list[tuple[int, Message]]:
+def queued_message(rows: Iterable[Mapping[str, Any]]) -> list[Outbound]:
     """The same message for rows made QUEUED by a statement that returns their ref
     columns (id, name, priority, queue, created_at_us, flow): a retry or a redrive's
     step, whose tasks the lanes then take without reading every QUEUED row again."""
     refs = [queued_ref(r) for r in rows if r["state"] == "QUEUED"]
     if not refs:
         return []
-    return [(envelope_pb2.KIND_GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))]
+    return [(contract.GRAPH_RELEASED, graph_pb2.ReleasedTasks(tasks=refs))]
