@@ -22,14 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.dev_run import dev_argv, until_ready
-from support.ports import free_port
+from support.conformance import CREATE_LIMIT, LIMIT, READY_TIMEOUT, as_admin, run_program, running_dev
 from support.run_summary import CONFORMANCE_PROPERTY, RecordProperty
 
-from taskyard.cli.procs import stop_processes
 from taskyard.client import Client, TaskState
 
-READY_TIMEOUT = 120
 # Bounds the driver's whole run (each of its waits is bounded too: 60 s).
 RUN_TIMEOUT = 600
 pytestmark = [
@@ -49,17 +46,6 @@ LEASE_SECONDS = "4"
 CANCEL_DEADLINE = "3"
 
 
-def _readme_limit_command() -> list[str]:
-    """The per-key concurrency limit of 2 the client scenarios use (TASKYARD_LIMIT), made
-    as the conformance README shows, less the leading `taskyard`."""
-    text = (ROOT / "clients/conformance/README.md").read_text()
-    found = re.search(r"`taskyard (limit create [^`]+)`", text)
-    assert found, "clients/conformance/README.md shows no `taskyard limit create ...`"
-    return found.group(1).split()
-
-
-CREATE_LIMIT = _readme_limit_command()
-LIMIT = CREATE_LIMIT[2]
 DRIVER = [sys.executable, "clients/conformance/workers.py"]
 # Each language's conformance worker, as workers.md runs it, and what `make clients` builds for it.
 WORKERS: dict[str, list[str]] = {
@@ -101,49 +87,20 @@ class Suite:
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     work = tmp_path_factory.mktemp("worker-conformance")
-    tokens = work / "tokens"
-    tokens.write_text(
+    tokens = (
         f"{TOKEN} work,submit,read worker-conformance\n{READ_TOKEN} read reader\n"
         f"{ADMIN_TOKEN} admin worker-conformance-admin\n"
     )
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
-    env.update(
-        TASKYARD_TRANSPORT="ipc",
-        TASKYARD_IPC_DIR=str(work / "ipc"),
-        TASKYARD_AUTH_TOKENS_FILE=str(tokens),
-        TASKYARD_TOKEN=TOKEN,  # dev's readiness probe: a pool serving tasks
-        TASKYARD_LEASE_SECONDS=LEASE_SECONDS,
-        TASKYARD_CANCEL_DEADLINE=CANCEL_DEADLINE,
-        PYTHONUNBUFFERED="1",
-    )
-    argv = dev_argv(work / "data", port)
-    proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL
-    )
-    log: list[str] = []
-    try:
-        until_ready(proc, log, timeout=READY_TIMEOUT)
-        target = f"127.0.0.1:{port}"
-        _as_admin(target, CREATE_LIMIT)
+    env = {
+        "TASKYARD_TRANSPORT": "ipc",
+        "TASKYARD_IPC_DIR": str(work / "ipc"),
+        "TASKYARD_TOKEN": TOKEN,
+        "TASKYARD_LEASE_SECONDS": LEASE_SECONDS,
+        "TASKYARD_CANCEL_DEADLINE": CANCEL_DEADLINE,
+    }
+    with running_dev(work, env, tokens) as target:
+        as_admin(target, CREATE_LIMIT, token=ADMIN_TOKEN)
         yield Suite(target=target)
-    finally:
-        stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
-
-
-def _as_admin(target: str, command: list[str]) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TASKYARD_", "OTEL_"))}
-    env.update(TASKYARD_TARGET=target, TASKYARD_TOKEN=ADMIN_TOKEN)
-    done = subprocess.run(
-        [sys.executable, "-m", "taskyard.cli", *command],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, f"taskyard {' '.join(command)}:\n{done.stdout}\n{done.stderr}"
 
 
 def _require_built(language: str) -> None:
@@ -154,32 +111,12 @@ def _require_built(language: str) -> None:
             )
 
 
-def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The driver in a session of its own: on timeout its whole group goes (the workers it
-    started are in their own sessions, and it kills them itself)."""
-    proc = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"{' '.join(argv)} did not finish in {RUN_TIMEOUT} s:\n{out}\n{err[-4000:]}")
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
 @pytest.mark.parametrize("language", list(WORKERS))
 def test_worker_conformance(suite: Suite, language: str, record_property: RecordProperty) -> None:
     _require_built(language)
-    done = _run([*DRIVER, "--language", language, "--", *WORKERS[language]], suite.driver_env())
+    done = run_program(
+        [*DRIVER, "--language", language, "--", *WORKERS[language]], suite.driver_env(), RUN_TIMEOUT
+    )
     out = done.stdout.splitlines()
     reported = [m.group(2) for line in out if (m := re.match(r"(PASS|FAIL) (\w+)", line))]
     passed = [line.split()[1] for line in out if line.startswith("PASS ")]

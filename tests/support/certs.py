@@ -82,7 +82,7 @@ def _leaf(
     ca: x509.Certificate,
     ca_key: ec.EllipticCurvePrivateKey,
     common_name: str,
-    usage: x509.ObjectIdentifier,
+    usage: x509.ObjectIdentifier | list[x509.ObjectIdentifier],
     names: list[x509.GeneralName],
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     key = _key()
@@ -96,7 +96,7 @@ def _leaf(
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage(usage if isinstance(usage, list) else [usage]), critical=False)
     )
     if names:
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
@@ -137,24 +137,8 @@ def make_bus(directory: Path, *, name: str = "taskyard-bus") -> BusCertificates:
     to listen and to dial (docs/security.md, "TLS on the bus")."""
     directory.mkdir(parents=True, exist_ok=True)
     ca, ca_key = _ca("taskyard bus CA")
-    key = _key()
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(name))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
-            critical=False,
-        )
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    both = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+    cert, key = _leaf(ca, ca_key, name, both, [x509.DNSName(name)])
     return BusCertificates(
         ca=_write_cert(ca, directory / "bus-ca.pem"),
         cert=_write_cert(cert, directory / "bus.pem"),

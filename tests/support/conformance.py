@@ -92,49 +92,55 @@ class Suite:
 
 
 @contextlib.contextmanager
+def running_dev(work: Path, env: Mapping[str, str], tokens: str, *, cwd: Path | None = None) -> Iterator[str]:
+    """``taskyard dev`` in ``work`` with the tokens file ``tokens`` and ``env`` (the bus
+    transport, tracing ...), its gRPC target yielded once it is ready; stopped on exit.
+    ``TASKYARD_TOKEN`` (dev's readiness probe: a pool serving tasks) is in ``env``."""
+    tokens_file = work / "tokens"
+    tokens_file.write_text(tokens)
+    port = free_port()
+    full = _clean_env()
+    full.update(TASKYARD_AUTH_TOKENS_FILE=str(tokens_file), PYTHONUNBUFFERED="1", **env)
+    proc = subprocess.Popen(
+        dev_argv(work / "data", port),
+        cwd=cwd,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    log: list[str] = []
+    try:
+        until_ready(proc, log, timeout=READY_TIMEOUT)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
+
+
+@contextlib.contextmanager
 def running_suite(work: Path, env: Mapping[str, str], *, cwd: Path | None = None) -> Iterator[Suite]:
-    """``taskyard dev`` in ``work`` with the conformance tokens and ``env`` (the bus
-    transport, tracing ...), its limit and tenants made; stopped on exit."""
-    tokens = work / "tokens"
-    tokens.write_text(
+    """The client scenarios' suite: ``running_dev`` with their tokens, and the limit and
+    the tenants the README makes."""
+    tokens = (
         f"{TOKEN} submit,read conformance\n{READ_TOKEN} read reader\n{ADMIN_TOKEN} admin conformance-admin\n"
         + "".join(f"{TENANT_TOKENS[x]} submit,read tenant-{x.lower()} tenant={TENANTS[x]}\n" for x in TENANTS)
     )
-    port = free_port()
-    full = _clean_env()
-    full.update(
-        TASKYARD_AUTH_TOKENS_FILE=str(tokens),
-        TASKYARD_TOKEN=TOKEN,  # dev's readiness probe: a pool serving tasks
-        PYTHONUNBUFFERED="1",
-        **env,
-    )
-    with socket.socket() as closed:
+    with (
+        socket.socket() as closed,
+        running_dev(work, {"TASKYARD_TOKEN": TOKEN, **env}, tokens, cwd=cwd) as target,
+    ):
         closed.bind(("127.0.0.1", 0))
-        proc = subprocess.Popen(
-            dev_argv(work / "data", port),
-            cwd=cwd,
-            env=full,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            stdin=subprocess.DEVNULL,
-        )
-        log: list[str] = []
-        try:
-            until_ready(proc, log, timeout=READY_TIMEOUT)
-            target = f"127.0.0.1:{port}"
-            for command in (CREATE_LIMIT, *CREATE_TENANTS):
-                as_admin(target, command)
-            yield Suite(target=target, closed_port=closed.getsockname()[1])
-        finally:
-            stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
+        for command in (CREATE_LIMIT, *CREATE_TENANTS):
+            as_admin(target, command)
+        yield Suite(target=target, closed_port=closed.getsockname()[1])
 
 
-def as_admin(target: str, command: list[str]) -> None:
+def as_admin(target: str, command: list[str], token: str = ADMIN_TOKEN) -> None:
     """The limit of the flow-control scenarios, or a tenant of tenant_isolation, made with
     the CLI and an admin token (an operator's)."""
     env = _clean_env()
-    env.update(TASKYARD_TARGET=target, TASKYARD_TOKEN=ADMIN_TOKEN)
+    env.update(TASKYARD_TARGET=target, TASKYARD_TOKEN=token)
     done = subprocess.run(
         [sys.executable, "-m", "taskyard.cli", *command],
         env=env,
@@ -150,8 +156,9 @@ def as_admin(target: str, command: list[str]) -> None:
 def run_program(
     argv: list[str], env: dict[str, str], timeout: float = RUN_TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
-    """Run a client program in a session of its own: on timeout the whole group goes (a
-    `go run` leaves the program it built), and what it printed is in the failure."""
+    """Run a client program (or a driver) in a session of its own: on timeout the whole
+    group goes (a `go run` leaves the program it built, a driver the workers it started),
+    and what it printed is in the failure."""
     proc = subprocess.Popen(
         argv,
         cwd=ROOT,
