@@ -5,6 +5,7 @@ declared once, and a stream declaration reads and writes its own kind only."""
 
 from __future__ import annotations
 
+import ast
 import collections
 import importlib.util
 import shutil
@@ -158,3 +159,24 @@ def test_a_survey_is_answered_under_its_own_kind_and_id() -> None:
     reply = contract.SURVEY.open_answer(answer)
     assert reply is not None and reply.pool_id == "p1"
     assert contract.ANNOUNCE.answer is empty_pb2.Empty
+
+
+def test_services_name_a_stream_by_its_declaration_only() -> None:
+    """No call site pairs a stream's kind with a message type by hand: a stream kind
+    (KIND_EVENTS, KIND_DISPATCH ...) is named in code only by core.contract, and
+    transport.open_message (a kind and a type named apart) is not called."""
+    stream_kinds = {envelope_pb2.Kind.Name(k) for k in [*generated.STREAMS, *generated.LOCAL]}
+    found: list[str] = []
+    for path in sorted((ROOT / "services").rglob("*.py")):
+        if path.name == "contract.py" and path.parent.name == "core":
+            continue
+        text = path.read_text()
+        if "KIND_" not in text and "open_message" not in text:
+            continue
+        for node in ast.walk(ast.parse(text, str(path))):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and node.attr in stream_kinds:
+                found.append(f"{where} {node.attr}")
+            if isinstance(node, ast.Attribute) and node.attr == "open_message":
+                found.append(f"{where} open_message")
+    assert found == []

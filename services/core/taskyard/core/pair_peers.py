@@ -34,8 +34,7 @@ from typing import Any
 import pynng
 from google.protobuf.message import DecodeError
 
-from taskyard.bus.v1 import envelope_pb2
-from taskyard.core import gate, transport
+from taskyard.core import contract, gate, transport
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ LOG_INTERVAL = 10.0
 
 def _is_dispatch(clear: bytes) -> bool:
     try:
-        return transport.decode(clear).kind == envelope_pb2.KIND_DISPATCH
+        return transport.decode(clear).kind == contract.DISPATCH.kind
     except DecodeError:
         return False
 
