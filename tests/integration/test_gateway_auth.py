@@ -413,7 +413,7 @@ async def test_a_method_nobody_serves_needs_a_token_before_unimplemented(secured
                 # No message is written: the gateway answers on the headers alone, and a
                 # write racing that answer makes grpcio's asyncio client report INTERNAL in
                 # place of the server's status (grpc/grpc#36066).
-                call = stream(metadata=metadata, timeout=5)
+                call = stream(None, metadata=metadata, timeout=5)
                 with pytest.raises(grpc.aio.AioRpcError) as info:
                     await call.read()
             else:
