@@ -3,7 +3,6 @@ servers and retention, registered by ``ResultStore`` in two lines."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -47,15 +46,6 @@ class Operations:
     def _forget(self, ids: list[str]) -> None:
         for tid in ids:
             self.store.cache.invalidate(tid)
-
-    def start(self) -> list[asyncio.Task[Any]]:
-        if self.settings.purge_interval <= 0:
-            return []
-        return [
-            asyncio.get_running_loop().create_task(
-                self.purger.run(self.settings.purge_interval), name="store-retention"
-            )
-        ]
 
     # ------------------------------------------------------------ handlers
     async def write_logs(self, req: logs_pb2.LogBatch) -> logs_pb2.LogBatchReply:

@@ -51,10 +51,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             settings.events_listen_address,
             settings.notify_channel if settings.use_notify else "off",
         )
-        await until_stopped(stop, background)
+        await until_stopped(stop, background, store.background)
         log.info("result-store stopping")
     finally:
         background.stopping()  # the readiness loop ends with the stop
+        store.background.stopping()
         health.mark_ready(False)
         if responder is not None:
             responder.close()

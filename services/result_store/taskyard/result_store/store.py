@@ -9,7 +9,6 @@ the event publisher and the NOTIFY listener, and exposes one handler per
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Iterable, Sequence
@@ -30,6 +29,7 @@ from taskyard.bus.v1 import (
     tasks_pb2,
 )
 from taskyard.core import contract, errors, hops, roles, rpc
+from taskyard.core.background import Background
 from taskyard.core.clock import Clock, SystemClock
 from taskyard.core.config import Settings
 
@@ -228,7 +228,8 @@ class ResultStore:
         self.listener: NotifyListener | None = None
         # Tasks inserted outside the store, read on its notifications (arrivals.py).
         self.arrivals: Arrivals | None = None
-        self._tasks: list[asyncio.Task[Any]] = []
+        # Its loops: one that ends while the store runs ends the process (core.background).
+        self.background = Background("result-store")
         # The size of tasks (pages) the writer's plans were last made for.
         self._planned_pages = 0
 
@@ -296,12 +297,11 @@ class ResultStore:
 
     def start(self, *, listen: bool | None = None, sweep: bool = True) -> None:
         """Start the writer loop, the NOTIFY listener and the cache sweeper."""
-        self._tasks.append(asyncio.create_task(self.committer.run(), name="store-committer"))
-        self._tasks.append(asyncio.create_task(self._keep_plans(), name="store-plans"))
-        self._tasks.append(asyncio.create_task(self.resolver.run(), name="store-graph-resolver"))
-        self._tasks.append(
-            asyncio.create_task(self.resolver.run_sweep(self._pending_page), name="store-graph-sweep")
-        )
+        start = self.background.start
+        start(self.committer.run(), name="store-committer")
+        start(self._keep_plans(), name="store-plans")
+        start(self.resolver.run(), name="store-graph-resolver")
+        start(self.resolver.run_sweep(self._pending_page), name="store-graph-sweep")
         if self.settings.use_notify if listen is None else listen:
             self.arrivals = Arrivals(self.pool, self.publisher)
             self.listener = NotifyListener(
@@ -310,12 +310,13 @@ class ResultStore:
                 self.arrivals.notified,
                 on_connected=self.arrivals.connected,
             )
-            self._tasks.append(asyncio.create_task(self.arrivals.run(), name="store-arrivals"))
-            self._tasks.append(asyncio.create_task(self.listener.run(), name="store-listener"))
+            start(self.arrivals.run(), name="store-arrivals")
+            start(self.listener.run(), name="store-listener")
         if sweep:
-            self._tasks.append(asyncio.create_task(self.cache.run_sweeper(), name="store-cache-sweeper"))
-            self._tasks.extend(self.ops.start())  # the hourly retention purge
-            self._tasks.append(asyncio.create_task(self.silent_pools.run(), name="store-silent-pools"))
+            start(self.cache.run_sweeper(), name="store-cache-sweeper")
+            if self.settings.purge_interval > 0:  # the hourly retention purge
+                start(self.ops.purger.run(self.settings.purge_interval), name="store-retention")
+            start(self.silent_pools.run(), name="store-silent-pools")
 
     async def reachable(self) -> None:
         """Returns once the database commits and the clocks agree (readiness.py): the
@@ -324,12 +325,7 @@ class ResultStore:
         await self.readiness.check()
 
     async def close(self) -> None:
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
-        self._tasks.clear()
+        await self.background.close()
         self.publisher.close()
         if self.writer_pool is not None:
             await self.writer_pool.close()
