@@ -10,8 +10,8 @@ from typing import Any
 import pynng
 import pytest
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, task_record_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
+from taskyard.core import contract
 from taskyard.scheduler import dispatcher as dispatcher_mod
 from taskyard.scheduler.dispatcher import Dispatcher
 from taskyard.scheduler.lanes import Lanes
@@ -24,7 +24,7 @@ class _Socket:
         self.arrived = asyncio.Event()
 
     async def asend(self, data: bytes) -> None:
-        msg = transport.open_message(data, envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch)
+        msg = contract.DISPATCH.open(data)
         assert msg is not None
         self.sent.append(msg)
         self.arrived.set()

@@ -203,7 +203,7 @@ async def test_fast_path_fields_merge_into_the_forwarded_request(monkeypatch: py
     # The delayed PAIR copy carries the whole leased record, payload included.
     socket = cast(_PairSocket, pool.socket)
     await asyncio.wait_for(socket.arrived.wait(), 5)
-    copy = transport.open_message(socket.sent[0], envelope_pb2.KIND_DISPATCH, dispatch_pb2.Dispatch)
+    copy = contract.DISPATCH.open(socket.sent[0])
     assert copy is not None and list(copy.tasks) == [leased]
 
 

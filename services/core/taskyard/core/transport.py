@@ -61,15 +61,6 @@ def unpack(env: envelope_pb2.Envelope, message_type: type[M]) -> M:
     return msg
 
 
-def open_message(raw: bytes, kind: int, message_type: type[M]) -> M | None:
-    """The payload of an envelope of ``kind``; None for an envelope of another kind.
-    Raises DecodeError when the bytes are not a well-formed envelope and payload."""
-    env = decode(raw)
-    if env.kind != kind:
-        return None
-    return unpack(env, message_type)
-
-
 # Redial a lost peer quickly (NNG's default is a flat 1 s): a restarted scheduler
 # or store is back within ~0.25 s of listening, which a restart's latency budget
 # (a due task runs <= 1 s after its ETA, scheduler kill included) needs.
