@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from taskyard.core import lifecycle
@@ -59,6 +59,10 @@ class Background:
     def __len__(self) -> int:
         return len(self._loops) + len(self._errands)
 
+    def __iter__(self) -> Iterator[asyncio.Task[Any]]:
+        """The tasks running now, loops first."""
+        return iter([*self._loops, *self._errands])
+
     @property
     def errands(self) -> int:
         return len(self._errands)
@@ -67,6 +71,13 @@ class Background:
         """Until every errand started so far, and those they start, has ended."""
         while self._errands:
             await asyncio.gather(*list(self._errands), return_exceptions=True)
+
+    def cancel(self) -> None:
+        """Cancel every task without waiting (a synchronous close; the tasks end as the
+        loop runs them)."""
+        self._closing = True
+        for task in self._loops | self._errands:
+            task.cancel()
 
     def stopping(self) -> None:
         """From now on a loop may end: the component is closing what they read."""

@@ -55,6 +55,7 @@ from pynng import lib
 
 from taskyard.bus.v1 import envelope_pb2
 from taskyard.core import contract, dialer, errors, gate, seal, telemetry, transport, wire
+from taskyard.core.background import Background
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ class Requester:
         self._waiting: dict[bytes, _Waiting] = {}
         self._ids = itertools.count(secrets.randbits(31))
         self._reader = wire.Reader(self._sock, self._reply)
-        self._resends: set[asyncio.Task[None]] = set()
+        self._resends = Background("requester resends")
         self._closed = False
         self._sock.add_post_pipe_remove_cb(self._pipe_closed)
 
@@ -259,9 +260,7 @@ class Requester:
                     continue
             except pynng.NNGException:
                 return  # closed
-            task = asyncio.get_running_loop().create_task(self._resend_later(request_id, waiting))
-            self._resends.add(task)
-            task.add_done_callback(self._resends.discard)
+            self._resends.spawn(self._resend_later(request_id, waiting), name="resend")
 
     async def _resend_later(self, request_id: bytes, waiting: _Waiting) -> None:
         with contextlib.suppress(pynng.NNGException):
@@ -276,8 +275,7 @@ class Requester:
     def close(self) -> None:
         self._closed = True
         self._reader.stop()
-        for task in self._resends:
-            task.cancel()
+        self._resends.cancel()
         self._sock.close()
         for waiting in self._waiting.values():
             if not waiting.future.done() and not waiting.future.get_loop().is_closed():

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from taskyard.bus.v1 import dispatch_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, errors, rpc
+from taskyard.core.background import Background
 from taskyard.core.priority import Priority
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ class Lane:
         self._max_in_flight = max_in_flight
         self._pending: list[_Pending] = []
         self._in_flight = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._sends = Background("gateway lanes")
         # Counters, for tests and metrics.
         self.requests_sent = 0
         self.records_sent = 0
@@ -69,9 +70,7 @@ class Lane:
         while self._pending and self._in_flight < self._max_in_flight:
             batch = self._take()
             self._in_flight += 1
-            task = asyncio.get_running_loop().create_task(self._send(batch))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._sends.spawn(self._send(batch), name="lane send")
 
     def _take(self) -> list[_Pending]:
         batch = [self._pending[0]]
@@ -126,8 +125,7 @@ class Lane:
 
     async def drain(self) -> None:
         """Wait for every request already started."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._sends.drain()
 
 
 def _consume(fut: asyncio.Future[list[tasks_pb2.InsertedTask]]) -> None:

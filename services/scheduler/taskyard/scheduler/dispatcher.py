@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from taskyard.bus.v1 import lanes_pb2, leases_pb2, task_record_pb2, tasks_pb2, views_pb2
 from taskyard.core import contract, errors, ids, rpc
+from taskyard.core.background import Background
 from taskyard.core.priority import Priority
 from taskyard.core.states import TaskState, WorkerState
 from taskyard.core.transport import varint
@@ -95,7 +96,8 @@ class Dispatcher:
         # Slots held for the tenants with a few tasks waiting or none, beside another's backlog.
         self.headroom = Headroom(waiting=lanes.waiting_tenants)
         self.wake = asyncio.Event()
-        self._inflight: set[asyncio.Task[None]] = set()
+        # Leases and sends under way, each an errand of its own.
+        self._inflight = Background("scheduler dispatch")
         self._backups: set[asyncio.TimerHandle] = set()
         self.closed = False
         self.dispatched = 0
@@ -124,8 +126,7 @@ class Dispatcher:
         for handle in self._backups:
             handle.cancel()
         self._backups.clear()
-        for task in self._inflight:
-            task.cancel()
+        self._inflight.cancel()
 
     def dispatch_once(self) -> None:
         if self.closed or not self.lanes:
@@ -150,9 +151,7 @@ class Dispatcher:
             now = time.monotonic()
             for ref in refs:
                 pool.inflight[ref.id] = now
-            task = asyncio.get_running_loop().create_task(self._lease_and_send(pool, refs, tokens))
-            self._inflight.add(task)
-            task.add_done_callback(self._inflight.discard)
+            self._inflight.spawn(self._lease_and_send(pool, refs, tokens), name=f"dispatch to {pool.pool_id}")
 
     def _take(
         self, pool: Pool, want: int, tenants: frozenset[str] | None, *, few: bool = False
@@ -250,9 +249,7 @@ class Dispatcher:
         already: never a release when it fails, since the pool may be running them."""
         if self.closed:
             return
-        task = asyncio.get_running_loop().create_task(self.send(pool, records, release=False))
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
+        self._inflight.spawn(self.send(pool, records, release=False), name=f"copy to {pool.pool_id}")
 
     def send_backup(self, pool: Pool, records: Sequence[Record]) -> None:
         """The PAIR copy of fast-path leases, which the store already published to

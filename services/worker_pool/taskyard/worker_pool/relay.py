@@ -26,6 +26,7 @@ from typing import Protocol
 
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import hops
+from taskyard.core.background import Background
 from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts, Key
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.reports import StoreOutlets
@@ -69,7 +70,7 @@ class ReportRelay:
         # acknowledged are the forwarder's ``starts_sent``).
         self.starts_carried = 0
         # Outcomes waiting apart for their log lines (_after_logs).
-        self._log_waits: set[asyncio.Task[None]] = set()
+        self._log_waits = Background("pool report relay")
 
     async def run(self) -> None:
         """Until the pool closes and nothing is left: each report to the store, and a
@@ -92,8 +93,8 @@ class ReportRelay:
                 logs.forget((r.ref.task_id, r.ref.attempt) for r in report.released)
                 self._hold_back_for_logs(report)
             if pool.closing and not (report.started or report.completed or report.released or report.died):
-                if self._log_waits:  # they come back within a step, then this loop ends
-                    await asyncio.wait(set(self._log_waits))
+                if self._log_waits.errands:  # they come back within a step, then this loop ends
+                    await self._log_waits.drain()
                     continue
                 return
             notice = outbox.take_notice()
@@ -140,9 +141,7 @@ class ReportRelay:
         report.completed.extend(kept.completed)
         report.ClearField("died")
         report.died.extend(kept.died)
-        task = asyncio.get_running_loop().create_task(self._after_logs(held, target), name="log-settle")
-        self._log_waits.add(task)
-        task.add_done_callback(self._log_waits.discard)
+        self._log_waits.spawn(self._after_logs(held, target), name="log-settle")
 
     async def _after_logs(self, held: dispatch_pb2.PoolReport, target: int) -> None:
         """Back into the report stream once the lines are stored, or at the settle
