@@ -12,6 +12,7 @@ import pytest
 from support.fake_scheduler import make_record
 
 from taskyard.bus.v1 import dispatch_pb2, task_record_pb2
+from taskyard.core.background import Background
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.v1 import task_pb2
@@ -19,7 +20,7 @@ from taskyard.worker_pool import registry, task
 from taskyard.worker_pool.attempts import key_of
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.reports import StoreOutlets
-from taskyard.worker_pool.state import Background, Outbox, PoolState
+from taskyard.worker_pool.state import Outbox, PoolState
 from taskyard.worker_pool.worker import Runner
 
 NOT_STARTED = task_pb2.CANCEL_STEP_NOT_STARTED
@@ -141,7 +142,7 @@ def manager_workers() -> tuple[Workers, Outbox]:
     pool = PoolState(settings, pool_id="p")
     pool.state = WorkerState.RUNNING
     outbox = Outbox()
-    return Workers(settings, pool, outbox, Background(), StoreOutlets(settings)), outbox
+    return Workers(settings, pool, outbox, Background("worker-pool"), StoreOutlets(settings)), outbox
 
 
 async def test_a_flagged_copy_the_manager_holds_nothing_of_ends_not_started() -> None:

@@ -9,7 +9,7 @@ and turns a worker's death into immediate Death reports (then respawns it).
 
 The manager is a few objects, each given what it works with:
 
-- ``PoolState``, ``Outbox``, ``Background`` (state.py): who the pool is, the
+- ``PoolState``, ``Outbox`` (state.py): who the pool is, the
   report being gathered, the long-running tasks; ``StoreOutlets`` (reports.py):
   the requests to the store, open once the pool starts.
 - ``Workers`` (processes.py): the worker processes, their reports and routing;
@@ -30,6 +30,7 @@ import os
 
 from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, discovery, errors, health, rpc
+from taskyard.core.background import Background
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, limit_declarations, registry
@@ -40,7 +41,7 @@ from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.relay import ReportRelay
 from taskyard.worker_pool.renewals import Renewals
 from taskyard.worker_pool.reports import StoreOutlets
-from taskyard.worker_pool.state import Background, Outbox, PoolState
+from taskyard.worker_pool.state import Outbox, PoolState
 from taskyard.worker_pool.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ class Manager:
         self.outbox = Outbox()
         # Cut off from the stores, or heard again: the scheduler is told at once.
         self.pool.contact.watch(self.outbox.slots_changed)
-        self.background = Background()
+        # The manager's tasks, ended together at shutdown (core.background).
+        self.background = Background("worker-pool")
         self.outlets = StoreOutlets(settings)
         self.workers = Workers(settings, self.pool, self.outbox, self.background, self.outlets)
         self.watchdog = Watchdog(settings, self.workers)
@@ -101,13 +103,13 @@ class Manager:
         # registered already finds its limits (the scheduler adds them at submit).
         # A store that does not answer in time does not hold up the start.
         limits = self.background.spawn(
-            limit_declarations.declare_registered(self._store, self.pool.task_names), "limits"
+            limit_declarations.declare_registered(self._store, self.pool.task_names), name="limits"
         )
         await asyncio.wait([limits], timeout=LIMITS_DECLARE_WAIT)
         self.link.want_registration()
-        self.background.spawn(self.link.run_registration(), "registration")
+        self.background.spawn(self.link.run_registration(), name="registration")
         self.link.open_surveys()
-        self.background.spawn(self.link.answer_surveys(), "surveys")
+        self.background.spawn(self.link.answer_surveys(), name="surveys")
         if await _first(stop, self.link.registered) is stop:
             return await self._shutdown()
         self._serve(self._store)
@@ -138,14 +140,14 @@ class Manager:
         )
         await self.workers.start()
         spawn = self.background.spawn
-        self._sender = spawn(self.relay.run(), "reports")
-        spawn(self.intake.receive_pair(pair), "pair")
+        self._sender = spawn(self.relay.run(), name="reports")
+        spawn(self.intake.receive_pair(pair), name="pair")
         self.intake.open_leased_stream()
-        spawn(self.intake.receive_leased_stream(), "leased-stream")
+        spawn(self.intake.receive_leased_stream(), name="leased-stream")
         # Supervision: the watchdog over worker beats, memory and cancel deadlines,
         # and the pool's cancel-request stream.
-        spawn(self.watchdog.run(), "watchdog")
-        spawn(self.renewals.receive_cancels(), "cancel-stream")
+        spawn(self.watchdog.run(), name="watchdog")
+        spawn(self.renewals.receive_cancels(), name="cancel-stream")
 
     def _serve(self, store: rpc.Requester) -> None:
         """Registered: the pool takes work and says so to everyone who asks."""
@@ -153,13 +155,13 @@ class Manager:
         pool.state = WorkerState.RUNNING
         self.outbox.slots_changed()
         # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
-        spawn(declarations.declare_registered(store, pool.task_names), "schedules")
+        spawn(declarations.declare_registered(store, pool.task_names), name="schedules")
         self._peer = discovery.Peer(
             s.discovery_addresses, self.link.announcement, interval=s.announce_interval
         )
-        spawn(self._peer.run(), "discovery")
-        spawn(self.link.run_heartbeat(), "heartbeat")
-        spawn(self.renewals.run(), "renewals")
+        spawn(self._peer.run(), name="discovery")
+        spawn(self.link.run_heartbeat(), name="heartbeat")
+        spawn(self.renewals.run(), name="renewals")
         health.mark_ready()
         log.info(
             "worker-pool ready: pool %s registered with scheduler %s, capacity %d, worker pids %s",
@@ -202,7 +204,7 @@ class Manager:
         self.renewals.close()
         if self._peer is not None:
             self._peer.close()
-        await self.background.end(TASKS_END_TIMEOUT)
+        await self.background.close(TASKS_END_TIMEOUT)
         if self._store is not None:
             self._store.close()
         log.info("worker-pool stopped")

@@ -20,6 +20,7 @@ from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import hops, metrics, tracing
+from taskyard.core.background import Background
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.v1 import task_pb2
@@ -27,7 +28,7 @@ from taskyard.worker_pool import attempts, beats, launcher, pipe, spans
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.handles import Held, Key, WorkerHandle, log_exit, report_exit
 from taskyard.worker_pool.reports import StoreOutlets
-from taskyard.worker_pool.state import Background, Outbox, PoolState
+from taskyard.worker_pool.state import Outbox, PoolState
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
 
@@ -99,7 +100,7 @@ class Workers:
         self.handles[index] = w
         loop = asyncio.get_running_loop()
         loop.add_reader(proc.sentinel, self._on_sentinel, w)
-        self._background.spawn(self._read_worker(w), f"worker-{index}")
+        self._background.spawn(self._read_worker(w), name=f"worker-{index}")
         log.info("worker %d started (pid %s)", index, proc.pid)
         self._respawning.discard(index)
         if self._parked.tasks and not self._respawning:

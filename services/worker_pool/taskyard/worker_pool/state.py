@@ -4,18 +4,15 @@
   whether it is stopping), read by every part and changed by the manager alone.
 - ``Outbox``: the report gathered between two turns of the report loop; the
   worker processes and their supervision add to it, the report relay takes it.
-- ``Background``: the manager's long-running tasks, ended together at shutdown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
-from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core import ids, lifecycle
+from taskyard.core import ids
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.core.variables import DEFAULT_TENANT_NAME
@@ -76,22 +73,3 @@ class Outbox:
         """Whether a slot notice is due; it is not any more."""
         notice, self.notice_wanted = self.notice_wanted, False
         return notice
-
-
-class Background:
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[Any]] = set()
-
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        t = asyncio.get_running_loop().create_task(coro, name=name)
-        self._tasks.add(t)
-        t.add_done_callback(self._done)
-        return t
-
-    def _done(self, t: asyncio.Task[Any]) -> None:
-        self._tasks.discard(t)
-        if not t.cancelled() and t.exception() is not None:
-            log.error("background task %s failed", t.get_name(), exc_info=t.exception())
-
-    async def end(self, limit: float) -> None:
-        await lifecycle.end_tasks(list(self._tasks), limit)
