@@ -24,14 +24,13 @@ from grpc_status import rpc_status
 from integration.gateway_fakes import GatewayEnv, gateway_env
 from support.waiting import wait_until_async
 
+from taskyard.core import contract
 from taskyard.gateway import tls
 from taskyard.gateway.admission import Gate
 from taskyard.gateway.server import Gateway, server_options
 from taskyard.v1 import task_pb2, task_service_pb2
 
 TESTS_DIR = Path(__file__).resolve().parent.parent
-# How long the health and GetTask probes run while 5,000 waits are in flight.
-PROBE_SECONDS = 8.0
 
 
 def _wait_req(task_id: str, seconds: float) -> task_service_pb2.WaitTaskRequest:
@@ -125,10 +124,11 @@ async def _waiting_clients(
     )
 
 
-async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -> None:
+async def test_five_thousand_waits_leave_health_and_reads_answered(tmp_path: Path) -> None:
     """5,000 WaitTask (one per task, from another process) on one gateway: Health/Check
-    and GetTask answer throughout, nothing is refused. The figures are printed; the
-    p99 bound is asserted once, against a real cluster (test_gateway_security.py)."""
+    and GetTask are answered while they arrive and once all wait, nothing is refused.
+    How fast is a figure (printed here; bench/latency measures it, and the p99 bound is
+    asserted once, against a real cluster, in test_gateway_security.py)."""
     async with gateway_env() as gw:
         calls = 5000
         ids: list[str] = []
@@ -145,26 +145,29 @@ async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -
             reads: list[float] = []
 
             async def probe(i: int) -> None:
+                # A generous deadline: an answer is the claim here, not its speed.
                 started = time.perf_counter()
-                reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=30)
                 checks.append(time.perf_counter() - started)
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
                 if i % 4 == 0:
                     started = time.perf_counter()
-                    got = await gw.stub.GetTask(task_service_pb2.GetTaskRequest(id=task_id), timeout=10)
+                    got = await gw.stub.GetTask(task_service_pb2.GetTaskRequest(id=task_id), timeout=30)
                     reads.append(time.perf_counter() - started)
                     assert got.task.id == task_id
 
-            # From the moment the waits arrive, through their first re-reads (1 s) and a
-            # full round of periodic ones (5 s), probing every few milliseconds.
-            started_at = time.monotonic()
-            arrived_at = 0.0
-            while time.monotonic() - started_at < PROBE_SECONDS:
+            # While the waits arrive (each probe paces the next look), then until the store
+            # has re-read every waiting task once more (a full round of the waits' periodic
+            # re-reads, WAIT_RECHECK apart), each GetTask of these probes aside.
+            while gw.gateway.admission.long.in_flight < calls:
                 await probe(len(checks))
-                if not arrived_at and gw.gateway.admission.long.in_flight == calls:
-                    arrived_at, ramp = time.monotonic() - started_at, len(checks)
-                await asyncio.sleep(0.005)  # the probes' pace: one every few milliseconds, as a monitor would
-            assert arrived_at, "the waits never all arrived"
+            ramp = len(checks)
+            reread: set[str] = set()
+            seen = len(gw.backend.store_requests)
+            while len(reread) < calls:
+                await probe(len(checks))
+                fresh, seen = gw.backend.store_requests[seen:], len(gw.backend.store_requests)
+                reread.update(i for kind, req in fresh if kind == contract.STORE_GET.kind for i in req.ids)
             assert gw.gateway.admission.long.in_flight == calls  # still waiting throughout
             proc.stdin.close()
             summary = json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
@@ -176,10 +179,9 @@ async def test_five_thousand_waits_leave_health_and_reads_fast(tmp_path: Path) -
         read_p99 = statistics.quantiles(reads, n=100)[98]
         print(
             f"\n{calls} WaitTask in flight: Health/Check p50 {statistics.median(checks) * 1e3:.2f} ms, "
-            f"p99 {p99 * 1e3:.2f} ms, max {max(checks) * 1e3:.2f} ms ({len(checks)} checks); "
-            f"GetTask p50 {statistics.median(reads) * 1e3:.2f} ms, p99 {read_p99 * 1e3:.2f} ms, "
-            f"max {max(reads) * 1e3:.2f} ms ({len(reads)}); "
-            f"all waits arrived in {arrived_at:.2f} s ({ramp} checks)"
+            f"p99 {p99 * 1e3:.2f} ms, max {max(checks) * 1e3:.2f} ms ({len(checks)} checks, "
+            f"{ramp} while the waits arrived); GetTask p50 {statistics.median(reads) * 1e3:.2f} ms, "
+            f"p99 {read_p99 * 1e3:.2f} ms, max {max(reads) * 1e3:.2f} ms ({len(reads)})"
         )
         assert summary == {"pending": calls, "finished": {}}, summary
         assert gw.gateway.admission.long.refused == 0 and gw.gateway.admission.unary.refused == 0

@@ -305,8 +305,6 @@ ALLOWED: dict[tuple[str, str], int] = {
     ("tests/acceptance/test_supervision_cancel.py", WALL_CLOCK_ASSERT): 2,
     ("tests/acceptance/test_supervision_memory_and_drain.py", WALL_CLOCK_ASSERT): 1,
     ("tests/acceptance/test_supervision_wedged.py", WALL_CLOCK_ASSERT): 2,
-    ("tests/integration/test_gateway_admission.py", DEADLINE_LOOP): 1,
-    ("tests/integration/test_gateway_admission.py", FIXED_SLEEP): 1,
     ("tests/integration/test_gateway_wait.py", WALL_CLOCK_ASSERT): 1,
     ("tests/integration/test_pool_flow.py", WALL_CLOCK_ASSERT): 1,
     ("tests/integration/test_store_flood.py", FIXED_SLEEP): 1,
