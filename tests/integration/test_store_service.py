@@ -110,16 +110,24 @@ async def test_insert_from_plain_sql_is_published_as_its_ref(served: Any, databa
         await conn.close()
 
 
-async def test_store_inserts_do_not_notify(result_store: Any) -> None:
-    assert result_store.listener is not None
-    await asyncio.wait_for(result_store.listener.connected.wait(), 5)
-    await asyncio.sleep(0.05)
-    before = result_store.listener.notifications
+async def test_store_inserts_do_not_notify(result_store: Any, database_url: str) -> None:
+    listener = result_store.listener
+    assert listener is not None
+    await asyncio.wait_for(listener.connected.wait(), 5)
+    before = listener.notifications
     await result_store.insert(
         tasks_pb2.InsertTasksRequest(tasks=[tr.TaskRecord(id=ids.new_task_id(), name="quiet")])
     )
-    await asyncio.sleep(0.3)
-    assert result_store.listener.notifications == before
+    # A marker sent after the store's insert committed: PostgreSQL delivers a channel's
+    # notifications in commit order, so one of the insert would have come before it.
+    marker = f"marker-{ids.new_task_id()}"
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("SELECT pg_notify($1, $2)", listener.channel, marker)
+    finally:
+        await conn.close()
+    await wait_until_async(lambda: listener.last_payload == marker, 10, "the marker's NOTIFY")
+    assert listener.notifications == before + 1
 
 
 async def test_listener_reconnects_after_its_connection_is_killed(

@@ -50,6 +50,8 @@ class NotifyListener:
         self.max_backoff = max_backoff
         self.connected = asyncio.Event()
         self.notifications = 0
+        # The last payload heard: one a test sent itself marks where the stream is.
+        self.last_payload = ""
         self.reconnects = 0
         self._pending = asyncio.Event()
         # A (re)connect not yet told to on_connected.
@@ -58,6 +60,7 @@ class NotifyListener:
 
     def _on_notify(self, conn: Any, pid: int, channel: str, payload: str) -> None:
         self.notifications += 1
+        self.last_payload = payload
         if payload != INSERTED:
             self._fresh = True
         self._pending.set()
