@@ -30,7 +30,7 @@ import os
 
 from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, discovery, errors, health, rpc
-from taskyard.core.background import Background
+from taskyard.core.background import Background, LoopEnded
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, limit_declarations, registry
@@ -88,6 +88,22 @@ class Manager:
             unregister()
 
     async def _run(self, stop: asyncio.Event) -> int:
+        """Until ``stop``; a loop of the pool that ends first stops it as a signal would (in
+        order: what it holds goes back), and the exit then says which (core.background)."""
+        stopping = asyncio.ensure_future(self._stop_on_failure(stop))
+        try:
+            code = await self._run_until(stop)
+        finally:
+            stopping.cancel()
+        if self.background.failure:
+            raise LoopEnded(self.background.failure)
+        return code
+
+    async def _stop_on_failure(self, stop: asyncio.Event) -> None:
+        await self.background.failed.wait()
+        stop.set()
+
+    async def _run_until(self, stop: asyncio.Event) -> int:
         await self._start()
         workers = self.workers
         if await _first(stop, workers.all_ready, limit=READY_TIMEOUT) is stop:
@@ -107,9 +123,9 @@ class Manager:
         )
         await asyncio.wait([limits], timeout=LIMITS_DECLARE_WAIT)
         self.link.want_registration()
-        self.background.spawn(self.link.run_registration(), name="registration")
+        self.background.start(self.link.run_registration(), name="registration")
         self.link.open_surveys()
-        self.background.spawn(self.link.answer_surveys(), name="surveys")
+        self.background.start(self.link.answer_surveys(), name="surveys")
         if await _first(stop, self.link.registered) is stop:
             return await self._shutdown()
         self._serve(self._store)
@@ -139,29 +155,29 @@ class Manager:
             len(pool.task_names),
         )
         await self.workers.start()
-        spawn = self.background.spawn
-        self._sender = spawn(self.relay.run(), name="reports")
-        spawn(self.intake.receive_pair(pair), name="pair")
+        start = self.background.start
+        self._sender = start(self.relay.run(), name="reports")
+        start(self.intake.receive_pair(pair), name="pair")
         self.intake.open_leased_stream()
-        spawn(self.intake.receive_leased_stream(), name="leased-stream")
+        start(self.intake.receive_leased_stream(), name="leased-stream")
         # Supervision: the watchdog over worker beats, memory and cancel deadlines,
         # and the pool's cancel-request stream.
-        spawn(self.watchdog.run(), name="watchdog")
-        spawn(self.renewals.receive_cancels(), name="cancel-stream")
+        start(self.watchdog.run(), name="watchdog")
+        start(self.renewals.receive_cancels(), name="cancel-stream")
 
     def _serve(self, store: rpc.Requester) -> None:
         """Registered: the pool takes work and says so to everyone who asks."""
-        s, pool, spawn = self.settings, self.pool, self.background.spawn
+        s, pool, start = self.settings, self.pool, self.background.start
         pool.state = WorkerState.RUNNING
         self.outbox.slots_changed()
         # @task(cron=/every=) declarations -> the store's schedules (declarations.py).
-        spawn(declarations.declare_registered(store, pool.task_names), name="schedules")
+        self.background.spawn(declarations.declare_registered(store, pool.task_names), name="schedules")
         self._peer = discovery.Peer(
             s.discovery_addresses, self.link.announcement, interval=s.announce_interval
         )
-        spawn(self._peer.run(), name="discovery")
-        spawn(self.link.run_heartbeat(), name="heartbeat")
-        spawn(self.renewals.run(), name="renewals")
+        start(self._peer.run(), name="discovery")
+        start(self.link.run_heartbeat(), name="heartbeat")
+        start(self.renewals.run(), name="renewals")
         health.mark_ready()
         log.info(
             "worker-pool ready: pool %s registered with scheduler %s, capacity %d, worker pids %s",
@@ -174,6 +190,7 @@ class Manager:
     # ------------------------------------------------------------ shutdown
     async def _shutdown(self) -> int:
         s, pool = self.settings, self.pool
+        self.background.stopping()  # from now on its loops end as what they read closes
         log.info("draining: no new work; stopping %d workers", len(self.workers.handles))
         pool.state = WorkerState.DRAINING
         self.outbox.slots_changed()  # tell the scheduler: free_slots 0
