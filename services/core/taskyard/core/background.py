@@ -33,6 +33,8 @@ CLOSE_LIMIT = 5.0
 
 
 class Background:
+    """The loops and errands of one component; ``owner`` names it in what is logged."""
+
     def __init__(self, owner: str) -> None:
         self.owner = owner
         self._loops: set[asyncio.Task[Any]] = set()
