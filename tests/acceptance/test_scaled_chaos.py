@@ -1,6 +1,6 @@
 """`bench/chaos --scaled`: the scale-out proof on one machine. Two gateways, two
 schedulers (one leading, one standing by), two result-stores sharing the database and
-three pools, each instance on a loopback address of its own over NNG tcp; 20,000 tasks
+three pools, each instance on a loopback address of its own over NNG tcp; 8,000 tasks
 submitted through both gateways while one instance of each service is SIGKILLed for
 good (the leading scheduler among them), then the killed ones started again. Every
 acknowledged task must end final, the row history must be clean, every duplicate
@@ -17,7 +17,7 @@ from support.postgres import server_bindir
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.slow, pytest.mark.timeout(480)]
 
-TASKS = 20000
+TASKS = 8000
 LABELS = (
     "SIGKILL gateway (1 of 2), for good",
     "SIGKILL the leading scheduler, for good",
