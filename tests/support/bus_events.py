@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Collection
 
 import pynng
 
-from support.waiting import wait_until_async
 from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2
 from taskyard.core import transport
 
 
 class Subscriber:
     """The store's events (EVENTS_TOPIC), decoded; ``connected`` before the first
-    publish awaited, since a PUB drops what no connected SUB hears."""
+    publish awaited, since a PUB drops what no connected SUB hears.
+
+    Waits are on signals: the SUB's pipe callback for ``connected``, each message for
+    ``until``; ``within`` only bounds how long a test waits before it fails."""
 
     def __init__(self, address: str) -> None:
-        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=100)
+        self._loop = asyncio.get_running_loop()
+        self._connected = asyncio.Event()
+        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20)
+        self.sock.add_post_pipe_connect_cb(
+            lambda _pipe: transport.call_from_nng_thread(self._loop, self._connected.set)
+        )
         self.sock.subscribe(transport.EVENTS_TOPIC)
         self.sock.dial(address, block=False)
         self.events: list[event_pb2.Event] = []
@@ -28,16 +34,23 @@ class Subscriber:
         self.others: list[envelope_pb2.Envelope] = []
 
     async def connected(self, within: float = 5.0) -> None:
-        await wait_until_async(lambda: len(self.sock.pipes) > 0, within, "the SUB to connect")
+        try:
+            await asyncio.wait_for(self._connected.wait(), within)
+        except TimeoutError:
+            raise AssertionError(f"the SUB did not connect within {within:g}s") from None
 
     async def wait_for(self, pred: Callable[[event_pb2.Event], bool], within: float = 5.0) -> event_pb2.Event:
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            for e in self.events:
-                if pred(e):
-                    return e
-            await self._receive()
-        raise AssertionError(f"no matching event; got {[e.type for e in self.events]}")
+        found: list[event_pb2.Event] = []
+
+        def matched() -> bool:
+            found[:] = [e for e in self.events if pred(e)][:1]
+            return bool(found)
+
+        try:
+            await asyncio.wait_for(self._receive_until(matched), within)
+        except TimeoutError:
+            raise AssertionError(f"no matching event; got {[e.type for e in self.events]}") from None
+        return found[0]
 
     def released(self) -> list[str]:
         """The task ids of every KIND_GRAPH_RELEASED received (refs the lanes push), in order."""
@@ -55,20 +68,19 @@ class Subscriber:
 
     async def until(self, cond: Callable[[], bool], within: float = 5.0, what: str = "the condition") -> None:
         """Receive until ``cond()`` (which reads ``events``, ``others``...) holds."""
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            if cond():
-                return
+        try:
+            await asyncio.wait_for(self._receive_until(cond), within)
+        except TimeoutError:
+            raise AssertionError(
+                f"not seen: {what}; got {[e.type for e in self.events]}, {len(self.others)} others"
+            ) from None
+
+    async def _receive_until(self, cond: Callable[[], bool]) -> None:
+        while not cond():
             await self._receive()
-        raise AssertionError(
-            f"not seen: {what}; got {[e.type for e in self.events]}, {len(self.others)} others"
-        )
 
     async def _receive(self) -> None:
-        try:
-            raw = await asyncio.wait_for(self.sock.arecv(), 0.1)
-        except (TimeoutError, pynng.Timeout):
-            return
+        raw = await self.sock.arecv()
         env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
         if env.kind != envelope_pb2.KIND_EVENTS:
             self.others.append(env)

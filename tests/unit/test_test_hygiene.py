@@ -309,7 +309,6 @@ ALLOWED: dict[tuple[str, str], int] = {
     ("tests/integration/test_pool_flow.py", WALL_CLOCK_ASSERT): 1,
     ("tests/integration/test_store_flood.py", FIXED_SLEEP): 1,
     ("tests/integration/test_store_service.py", DEADLINE_LOOP): 1,
-    ("tests/support/bus_events.py", DEADLINE_LOOP): 2,
     ("tests/support/cluster.py", DEADLINE_LOOP): 2,
     ("tests/support/cluster.py", FIXED_SLEEP): 2,
     ("tests/support/dev_run.py", DEADLINE_LOOP): 1,
