@@ -43,6 +43,7 @@ import asyncpg
 from taskyard.bus.v1 import event_pb2, graph_pb2, lanes_pb2
 from taskyard.core import contract
 
+from .database_errors import OUTAGE
 from .events import EventPublisher
 from .queries import bind
 from .records import queued_ref
@@ -117,7 +118,7 @@ class Arrivals:
             try:
                 wait = await self._catch_up()
                 retry = RETRY_AFTER
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            except OUTAGE as exc:
                 log.warning("reading the tasks inserted outside the store failed (%s); loading all", exc)
                 self._restart = True
                 wait, retry = retry, min(retry * 2, MAX_RETRY_AFTER)

@@ -21,6 +21,7 @@ from taskyard.bus.v1 import counters_pb2
 from taskyard.core import seal
 
 from .appliers import Stats
+from .database_errors import OUTAGE
 from .queries import bind
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ async def record_bus_refusals(
             await asyncio.sleep(interval)
             try:
                 await _flush(pool, refusals, written)
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            except OUTAGE as exc:
                 # The database is away (a restart): the counts wait for the next flush.
                 log.debug("counting refused bus messages failed: %s", exc)
     finally:

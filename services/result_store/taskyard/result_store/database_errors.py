@@ -30,9 +30,22 @@ from __future__ import annotations
 import logging
 import time
 
+import asyncpg
+
 from taskyard.core import errors
 
 log = logging.getLogger(__name__)
+
+# What a database that is away raises to a loop that reads or writes it (a restart, a
+# database refusing connections, a connection killed mid-statement, which asyncpg may
+# report as an InternalClientError about its protocol state; OSError covers timeouts):
+# such a loop logs it and tries again later, it does not end.
+OUTAGE: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
 
 # ErrorInfo reasons.
 DATABASE_FULL = "DATABASE_FULL"

@@ -23,6 +23,8 @@ import asyncpg
 
 from taskyard.core.retry import Backoff
 
+from .database_errors import OUTAGE
+
 log = logging.getLogger(__name__)
 
 # The payload of the insert trigger's NOTIFY (migrations 0022_notify_payload.sql).
@@ -92,7 +94,7 @@ class NotifyListener:
                 )
                 conn.add_termination_listener(lambda _c, ev=lost: ev.set())
                 await conn.add_listener(self.channel, self._on_notify)
-            except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            except OUTAGE as exc:
                 delay = backoff.next_delay()
                 log.warning("LISTEN %s: cannot connect (%s); retrying in %.1fs", self.channel, exc, delay)
                 await asyncio.sleep(delay)

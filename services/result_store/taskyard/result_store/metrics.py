@@ -22,6 +22,8 @@ from taskyard.bus.v1 import queues_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import metrics
 from taskyard.v1 import queue_service_pb2, task_pb2
 
+from .database_errors import OUTAGE
+
 log = logging.getLogger(__name__)
 
 # Queue names are the submitter's to choose: past this many, the rest count as "other".
@@ -157,7 +159,7 @@ async def keep_queue_depth(pool: asyncpg.Pool, interval: float = DEPTH_INTERVAL_
         try:
             status = await queues.read_status(pool, queues_pb2.QueueStatusRequest(scope=scopes.ALL))
             QUEUE_DEPTH.update(status.queues, status.late_completions)
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except OUTAGE as exc:
             log.debug("reading queue depth for metrics failed: %s", exc)
         except Exception:  # must not end the refresh silently
             log.exception("reading queue depth for metrics failed")

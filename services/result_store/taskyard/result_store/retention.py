@@ -21,6 +21,7 @@ from taskyard.bus.v1 import envelope_pb2, queues_pb2, tenants_pb2
 from taskyard.core.clock import Clock
 
 from . import bus_requests, scopes
+from .database_errors import OUTAGE
 from .queries import bind
 
 log = logging.getLogger(__name__)
@@ -192,7 +193,7 @@ class Purger:
                 await self.purge_events()
                 await self.purge_redrives()
                 await self.forget_requests()
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            except OUTAGE as exc:
                 log.warning("retention purge failed: %s (next in %.0fs)", exc, interval)
             except Exception:  # anything else must not end the hourly purge silently
                 log.exception("retention purge failed (next in %.0fs)", interval)

@@ -38,6 +38,7 @@ from .appliers import Stats
 from .arrivals import Arrivals
 from .cache import ResultCache
 from .committer import Committer
+from .database_errors import OUTAGE
 from .events import EventPublisher
 from .failure_service import FailureRoutes
 from .failure_service import appliers as failure_appliers
@@ -353,7 +354,7 @@ class ResultStore:
         while True:
             try:
                 await self.check_plans()
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:  # OSError: timeouts too
+            except OUTAGE as exc:  # OSError: timeouts too
                 log.debug("reading the size of tasks failed: %s", exc)
             except Exception:  # anything else must not end the checks silently
                 log.exception("reading the size of tasks failed")
@@ -440,7 +441,7 @@ class ResultStore:
         try:
             async with self.pool.acquire() as conn:
                 await dependencies.check_refs(Db(conn, self.committer.stats), rows, range(len(rows)))
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except OUTAGE as exc:
             raise to_taskyard_error(exc) from exc
 
     async def get(self, req: tasks_pb2.GetTasksRequest) -> tasks_pb2.GetTasksReply:
@@ -532,7 +533,7 @@ class ResultStore:
             return await coro
         except errors.TaskyardError:
             raise
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except OUTAGE as exc:
             raise to_taskyard_error(exc) from exc
 
     # --- routes ---------------------------------------------------------------------

@@ -33,6 +33,7 @@ from taskyard.v1 import schedule_pb2 as pub
 from .. import bus_requests, event_log, scopes
 from .. import metrics as store_metrics
 from ..appliers import Db, Stats
+from ..database_errors import OUTAGE
 from ..events import EventPublisher
 from ..names import DeclaredNames
 from ..queries import bind
@@ -469,7 +470,7 @@ def as_bus_errors(fn: Callable[P, Awaitable[Rp]]) -> Callable[P, Awaitable[Rp]]:
             return await fn(*args, **kwargs)
         except errors.TaskyardError:
             raise
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        except OUTAGE as exc:
             raise to_taskyard_error(exc) from exc
 
     return handler
