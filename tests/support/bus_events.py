@@ -10,18 +10,23 @@ import pynng
 from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2
 from taskyard.core import transport
 
+RECHECK_MS = 100
+
 
 class Subscriber:
     """The store's events (EVENTS_TOPIC), decoded; ``connected`` before the first
     publish awaited, since a PUB drops what no connected SUB hears.
 
-    Waits are on signals: the SUB's pipe callback for ``connected``, each message for
-    ``until``; ``within`` only bounds how long a test waits before it fails."""
+    Waits are on signals: the SUB's pipe callback for ``connected``, each message (or
+    RECHECK_MS without one) for ``until``; ``within`` only bounds how long a test waits
+    before it fails."""
 
     def __init__(self, address: str) -> None:
         self._loop = asyncio.get_running_loop()
         self._connected = asyncio.Event()
-        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20)
+        # A receive gives up after RECHECK_MS: a condition may also read what the test
+        # sets itself (a burst it finished), which no message announces.
+        self.sock = transport.open_socket(pynng.Sub0, max_message_bytes=16 << 20, recv_timeout=RECHECK_MS)
         self.sock.add_post_pipe_connect_cb(
             lambda _pipe: transport.call_from_nng_thread(self._loop, self._connected.set)
         )
@@ -76,11 +81,20 @@ class Subscriber:
             ) from None
 
     async def _receive_until(self, cond: Callable[[], bool]) -> None:
+        me = asyncio.current_task()
+        assert me is not None
         while not cond():
             await self._receive()
+            # pynng's receive swallows a cancel that lands as its message arrives (it
+            # returns the message): the timeout's cancel is still pending, honour it.
+            if me.cancelling():
+                raise asyncio.CancelledError
 
     async def _receive(self) -> None:
-        raw = await self.sock.arecv()
+        try:
+            raw = await self.sock.arecv()
+        except pynng.Timeout:
+            return
         env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
         if env.kind != envelope_pb2.KIND_EVENTS:
             self.others.append(env)
