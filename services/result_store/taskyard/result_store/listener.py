@@ -115,12 +115,7 @@ class NotifyListener:
                     except TimeoutError:
                         try:
                             await asyncio.wait_for(conn.execute("SELECT 1"), self.health_interval)
-                        except (
-                            OSError,
-                            asyncpg.PostgresError,
-                            asyncpg.InterfaceError,
-                            TimeoutError,
-                        ) as exc:
+                        except OUTAGE as exc:
                             log.warning("LISTEN %s: health check failed (%s)", self.channel, exc)
                             break
             finally:
