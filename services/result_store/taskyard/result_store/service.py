@@ -44,7 +44,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         )
         background.start(responder.serve(), name="store-responder")
         health.mark_ready()
-        background.start(store.readiness.follow(stop), name="store-readiness")
+        # Not a loop of the set: it ends by itself once ``stop`` is set, maybe before the
+        # set hears of the stop.
+        background.spawn(store.readiness.follow(stop), name="store-readiness")
         log.info(
             "result-store ready on %s (events %s, notify %s)",
             settings.store_listen_address,
@@ -54,7 +56,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         await until_stopped(stop, background, store.background)
         log.info("result-store stopping")
     finally:
-        background.stopping()  # the readiness loop ends with the stop
+        background.stopping()
         store.background.stopping()
         health.mark_ready(False)
         if responder is not None:
