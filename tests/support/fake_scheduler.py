@@ -29,6 +29,8 @@ from taskyard.core.config import Settings
 from taskyard.scheduler import pools
 from taskyard.v1 import task_pb2
 
+from .waiting import wait_until_async
+
 Report = dispatch_pb2.PoolReport
 
 
@@ -230,15 +232,17 @@ class FakeScheduler:
         self, predicate: Callable[[dispatch_pb2.SurveyReply], bool], within: float = 15.0
     ) -> dispatch_pb2.SurveyReply:
         """Survey repeatedly until one pool's reply satisfies ``predicate``."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + within
         last: list[dispatch_pb2.SurveyReply] = []
-        while loop.time() < end:
+
+        async def matched() -> dispatch_pb2.SurveyReply | None:
+            nonlocal last
             last = await self.survey(0.3)
-            for reply in last:
-                if predicate(reply):
-                    return reply
-        raise AssertionError(f"no survey reply matched within {within}s; last: {last}")
+            return next((reply for reply in last if predicate(reply)), None)
+
+        # Each survey already waits its 0.3 s for replies: no pause between them.
+        return await wait_until_async(
+            matched, within, lambda: f"a survey reply to match (last: {last})", interval=0
+        )
 
     async def close(self) -> None:
         for closable in (self._reg, self._store, self._surveyor, self._pair):
