@@ -3,8 +3,8 @@ enqueued, cancelled queued tasks leave their lane."""
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, lanes_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import event_pb2, graph_pb2, lanes_pb2
+from taskyard.core import contract
 from taskyard.core.priority import Priority
 from taskyard.scheduler import graph
 from taskyard.scheduler.lanes import Lanes, Ref
@@ -19,7 +19,7 @@ def test_released_refs_are_enqueued_once() -> None:
             lanes_pb2.QueuedRef(id="b", name="add"),
         ]
     )
-    raw = transport.encode(envelope_pb2.KIND_GRAPH_RELEASED, msg)
+    raw = contract.GRAPH_RELEASED.encode(msg)
     assert graph.released(raw, lanes) == 2
     assert graph.released(raw, lanes) == 0  # already waiting
     assert [r.id for r in lanes.take(frozenset({"add"}), 10)] == ["a", "b"]  # HIGH first
@@ -27,7 +27,7 @@ def test_released_refs_are_enqueued_once() -> None:
 
 def test_other_envelopes_and_garbage_are_ignored() -> None:
     lanes = Lanes()
-    events = transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch())
+    events = contract.EVENTS.encode(event_pb2.EventBatch())
     assert graph.released(events, lanes) == 0
     assert graph.released(b"\x00garbage", lanes) == 0
 

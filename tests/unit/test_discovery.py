@@ -13,8 +13,8 @@ from pathlib import Path
 import pynng
 import pytest
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2
-from taskyard.core import discovery, transport
+from taskyard.bus.v1 import dispatch_pb2
+from taskyard.core import contract, discovery, transport
 
 # Announce often so a first announcement lost before the dial completed is soon repeated.
 INTERVAL = 0.05
@@ -146,7 +146,7 @@ async def test_malformed_announcement_does_not_stop_discovery(tmp_path: Path, ru
     # Garbage, then a real announcement sent from the same socket: the second still arrives.
     await noisy.asend(b"\xff\x00 not a protobuf envelope")
     good = dispatch_pb2.Announcement(service="gateway", instance_id="gw-late", sent_at_ms=1)
-    await noisy.asend(transport.encode(envelope_pb2.KIND_ANNOUNCE, good))
+    await noisy.asend(contract.ANNOUNCE.encode(good))
     assert (await until_member(watcher, "gw-late")).service == "gateway"
 
 

@@ -13,9 +13,9 @@ import pynng
 import pytest
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2
+from taskyard.bus.v1 import dispatch_pb2
+from taskyard.core import contract, transport
 from taskyard.core import pair_peers as peers_mod
-from taskyard.core import transport
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.scheduler import pools
 
@@ -66,14 +66,13 @@ async def test_a_squatter_neither_keeps_the_scheduler_out_nor_hears_slot_notices
         await wait_until_async(lambda: squatter.connected == 1, 5, "the squatter to connect first")
         scheduler = pools.open_link(address, max_message_bytes=MAX_BYTES)
         first = await asyncio.wait_for(peers.arecv(), 5)  # the scheduler's hello, admitted
-        assert transport.decode(first).kind == envelope_pb2.KIND_DISPATCH
+        assert contract.DISPATCH.open(first) == dispatch_pb2.Dispatch()
         assert peers.admitted == 1
 
-        notice = transport.encode(envelope_pb2.KIND_POOL_REPORT, b"")
+        notice = contract.POOL_REPORT.encode(dispatch_pb2.PoolReport(free_slots=1))
         assert peers.send(notice) == 1
-        assert transport.decode(await asyncio.wait_for(scheduler.arecv(), 5)).kind == (
-            envelope_pb2.KIND_POOL_REPORT
-        )
+        heard = contract.POOL_REPORT.open(await asyncio.wait_for(scheduler.arecv(), 5))
+        assert heard is not None and heard.free_slots == 1
         with pytest.raises(pynng.Timeout):
             await squatter.sock.arecv()  # nothing reaches the unadmitted peer
 
@@ -98,7 +97,7 @@ async def test_an_unsealed_message_closes_its_pipe_at_once(
     receiving = asyncio.ensure_future(peers.arecv())
     try:
         await wait_until_async(lambda: squatter.connected == 1, 5, "the squatter to connect")
-        await squatter.sock.asend(transport.encode(envelope_pb2.KIND_DISPATCH, b""))  # no seal
+        await squatter.sock.asend(contract.DISPATCH.encode(dispatch_pb2.Dispatch()))  # no seal
         await wait_until_async(lambda: peers.dropped == 1, 10, "its drop")
         # For what it sent, not for its silence.
         assert "a message that fails the seal (unsigned)" in caplog.text
@@ -202,7 +201,8 @@ async def test_a_refused_message_is_not_kept_while_the_next_one_is_awaited(tmp_p
     receiving = asyncio.ensure_future(peers.arecv())
     try:
         await wait_until_async(lambda: squatter.connected == 1, 5, "the squatter to connect")
-        await squatter.sock.asend(transport.encode(envelope_pb2.KIND_DISPATCH, bytes(MAX_BYTES // 2)))
+        # Half a MiB of zeros under the dispatch kind, unsealed: refused by its seal, never parsed.
+        await squatter.sock.asend(contract.DISPATCH.encode(bytes(MAX_BYTES // 2)))
         await wait_until_async(lambda: peers.dropped == 1, 10, "its drop")
         # The loop waits for the next message now, holding nothing of the refused one.
         assert len(received) == 1 and received[0]() is None

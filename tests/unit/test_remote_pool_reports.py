@@ -10,8 +10,8 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, leases_pb2, task_record_pb2
-from taskyard.core import contract, transport
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
+from taskyard.core import contract
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.gateway.remote_attempts import public_ref
@@ -49,9 +49,9 @@ class FakePair:
         self.notices: list[dispatch_pb2.PoolReport] = []
 
     def send(self, raw: bytes) -> None:
-        env = transport.decode(raw)
-        assert env.kind == envelope_pb2.KIND_POOL_REPORT
-        self.notices.append(transport.unpack(env, dispatch_pb2.PoolReport))
+        notice = contract.POOL_REPORT.open(raw)
+        assert notice is not None
+        self.notices.append(notice)
 
 
 def pool_with(store: FakeStore, slots: int = 4) -> tuple[RemotePool, FakePair]:

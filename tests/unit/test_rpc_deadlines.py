@@ -25,6 +25,7 @@ WAIT = 10.0
 # requester behind it by this much, and runs one ahead of it long past its deadline.
 SKEW = 5.0
 TIMEOUT = 2.0  # a pool's heartbeat's
+GET = contract.STORE_GET
 
 
 def ipc(tmp_path: Path, name: str) -> str:
@@ -69,9 +70,7 @@ def stamped(request_id: str, *, clock_offset: float, budget: bool) -> bytes:
     """A request as a requester whose wall clock is ``clock_offset`` seconds off the
     responder's stamps it (with its budget, or without one as older versions do)."""
     deadline_ms = int((time.time() + clock_offset + TIMEOUT) * 1000)
-    data = transport.encode(
-        contract.STORE_GET.kind, tasks_pb2.GetTasksRequest(ids=[request_id]), deadline_ms=deadline_ms
-    )
+    data = transport.encode(GET.kind, GET.request(ids=[request_id]), deadline_ms=deadline_ms)
     return rpc.with_budget(data, TIMEOUT) if budget else data
 
 
@@ -96,7 +95,7 @@ async def test_a_request_with_its_budget_is_answered_whatever_the_requester_cloc
     reply = await ask(served.responder.address, stamped("t1", clock_offset=offset, budget=True), wait=WAIT)
     assert reply is not None, f"a request of a requester {offset:+g} s off the responder was dropped"
     assert not reply.HasField("error"), reply.error
-    assert transport.unpack(reply, tasks_pb2.GetTasksReply).tasks[0].id == "t1"
+    assert transport.unpack(reply, GET.reply).tasks[0].id == "t1"
     assert served.envelopes[0].budget_ms == TIMEOUT * 1000
 
 
@@ -110,9 +109,7 @@ async def test_a_request_without_a_budget_past_its_deadline_by_this_clock_is_dro
     )
     assert on_time is not None
     assert [env.budget_ms for env in served.envelopes] == [0]
-    assert [transport.unpack(env, tasks_pb2.GetTasksRequest).ids[0] for env in served.envelopes] == [
-        "on-time"
-    ]
+    assert [transport.unpack(env, GET.request).ids[0] for env in served.envelopes] == ["on-time"]
 
 
 async def test_a_requester_gives_each_request_its_timeout_as_budget(served: Served) -> None:
@@ -127,10 +124,10 @@ async def test_a_requester_gives_each_request_its_timeout_as_budget(served: Serv
 
 
 def test_a_budget_is_the_last_field_of_the_envelope_and_never_zero() -> None:
-    data = transport.encode(contract.STORE_GET.kind, tasks_pb2.GetTasksRequest(ids=["t3"]), message_id="m1")
+    data = transport.encode(GET.kind, GET.request(ids=["t3"]), message_id="m1")
     env = transport.decode(rpc.with_budget(data, 1.25))
-    assert (env.budget_ms, env.message_id, env.kind) == (1250, "m1", contract.STORE_GET.kind)
-    assert transport.unpack(env, tasks_pb2.GetTasksRequest).ids == ["t3"]
+    assert (env.budget_ms, env.message_id, env.kind) == (1250, "m1", GET.kind)
+    assert transport.unpack(env, GET.request).ids == ["t3"]
     # A request resent after its caller's time ran out still says it has a budget.
     assert transport.decode(rpc.with_budget(data, -0.5)).budget_ms == 1
     assert not rpc.arrived_late(env, now_ms=env.deadline_unix_ms + 1e9)
@@ -204,9 +201,7 @@ async def test_a_request_that_waited_in_the_responders_queue_past_its_budget_is_
 def test_a_request_whose_deadline_is_past_by_more_than_the_seal_window_is_late() -> None:
     # Its caller gave up whatever the clocks' skew (more skew than the window is
     # refused by the seal): a backlog sent before a long stall is not run after it.
-    data = transport.encode(
-        contract.STORE_GET.kind, tasks_pb2.GetTasksRequest(ids=["t4"]), deadline_ms=1_000_000
-    )
+    data = transport.encode(GET.kind, GET.request(ids=["t4"]), deadline_ms=1_000_000)
     env = transport.decode(rpc.with_budget(data, TIMEOUT))
     window_ms = 30_000
     assert rpc.arrived_late(env, now_ms=1_000_000 + window_ms + 1, window_ms=window_ms)

@@ -72,12 +72,10 @@ class _Store:
 
     def __init__(self, reply: bytes) -> None:
         self.reply = reply
-        self.sent: list[tuple[int, bytes]] = []
+        self.sent: list[tuple[contract.Method[Any, Any], bytes]] = []
 
     async def call_raw(self, method: contract.Method[Any, Any], request: Any, **_: Any) -> bytes:
-        self.sent.append(
-            (method.kind, request if isinstance(request, bytes) else request.SerializeToString())
-        )
+        self.sent.append((method, request if isinstance(request, bytes) else request.SerializeToString()))
         return self.reply
 
 
@@ -147,8 +145,8 @@ async def test_a_submission_goes_to_the_store_byte_for_byte() -> None:
 
     answer = await sched._on_submit(payload, envelope_pb2.Envelope())
 
-    assert store.sent == [(envelope_pb2.KIND_STORE_INSERT, payload)]
-    assert list(tasks_pb2.InsertTasksRequest.FromString(store.sent[0][1]).tasks) == [queued, later]
+    assert store.sent == [(contract.STORE_INSERT, payload)]
+    assert list(contract.STORE_INSERT.request.FromString(store.sent[0][1]).tasks) == [queued, later]
     # No leased records: the store's reply is the gateway's SubmitReply as it is.
     assert answer == reply
     assert list(dispatch_pb2.SubmitReply.FromString(answer).tasks) == [_inserted(queued), _inserted(later)]
@@ -259,8 +257,9 @@ async def test_a_lease_reply_goes_to_the_pool_as_it_came() -> None:
     assert len(set(tokens)) == 3 and all(t.startswith("p1-") and len(t) == 3 + 16 for t in tokens)
     socket = cast(_PairSocket, pool.socket)
     env = transport.decode(socket.sent[0])
-    assert env.kind == envelope_pb2.KIND_DISPATCH and env.payload == raw
-    assert list(dispatch_pb2.Dispatch.FromString(env.payload).tasks) == records
+    copy = contract.DISPATCH.read(env)
+    assert copy is not None and env.payload == raw
+    assert list(copy.tasks) == records
     # "b" was refused (cancelled meanwhile): its slot is free again.
     assert sorted(pool.inflight) == ["a", "c"] and d.dispatched == 2
 

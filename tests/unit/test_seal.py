@@ -11,7 +11,7 @@ from pathlib import Path
 import pynng
 import pytest
 
-from taskyard.bus.v1 import envelope_pb2, leases_pb2, tasks_pb2
+from taskyard.bus.v1 import envelope_pb2, tasks_pb2
 from taskyard.core import contract, rpc, seal, transport
 from taskyard.core.config import Settings
 
@@ -71,7 +71,7 @@ def test_a_flipped_body_byte_is_a_bad_mac() -> None:
 
 def test_unsigned_and_truncated_messages_are_refused() -> None:
     s = make(KEY_A)
-    raw = transport.encode(envelope_pb2.KIND_STORE_REPORT, leases_pb2.ReportRequest())
+    raw = transport.encode(contract.STORE_REPORT.kind, contract.STORE_REPORT.request())
     assert s.open(raw, None) is None
     assert s.open(b"", None) is None
     assert s.open(s.seal(b"x")[: -seal.MAC_BYTES], None) is None
@@ -284,13 +284,13 @@ async def test_a_sealed_responder_drops_unsealed_requests(tmp_path: Path, sealed
         return tasks_pb2.GetTasksReply()
 
     address = ipc(tmp_path, "store")
-    kind = envelope_pb2.KIND_STORE_GET
     responder = rpc.Responder(address, [rpc.serve(contract.STORE_GET, handler)], max_message_bytes=1 << 20)
     serving = asyncio.create_task(responder.serve())
     forger = pynng.Req0(recv_timeout=300, dial=address)
     requester = rpc.Requester(address, max_message_bytes=1 << 20, timeout=5)
     try:
-        await forger.asend(transport.encode(kind, tasks_pb2.GetTasksRequest(ids=["forged"])))
+        unsealed = transport.encode(contract.STORE_GET.kind, contract.STORE_GET.request(ids=["forged"]))
+        await forger.asend(unsealed)
         with pytest.raises(pynng.Timeout):
             await forger.arecv()
         await requester.call(contract.STORE_GET, tasks_pb2.GetTasksRequest(ids=["sealed"]))

@@ -18,7 +18,7 @@ from taskyard.bus.v1 import envelope_pb2, task_record_pb2, tasks_pb2
 from taskyard.core import contract, errors, gate, rpc, transport
 
 LIMIT = 64 * 1024
-GET = envelope_pb2.KIND_STORE_GET
+GET = contract.STORE_GET
 Handler = Callable[[tasks_pb2.GetTasksRequest, envelope_pb2.Envelope], Awaitable[tasks_pb2.GetTasksReply]]
 
 
@@ -100,12 +100,12 @@ async def get(r: rpc.Requester, *ids: str, limit: float | None = None) -> tasks_
 
 
 def test_envelope_round_trip() -> None:
-    payload = tasks_pb2.GetTasksRequest(ids=["a", "b"])
-    raw = transport.encode(GET, payload, headers={"traceparent": "00-x"}, deadline_ms=123)
+    payload = GET.request(ids=["a", "b"])
+    raw = transport.encode(GET.kind, payload, headers={"traceparent": "00-x"}, deadline_ms=123)
     env = transport.decode(raw)
-    assert env.kind == GET and env.deadline_unix_ms == 123 and env.message_id
+    assert env.kind == GET.kind and env.deadline_unix_ms == 123 and env.message_id
     assert dict(env.headers) == {"traceparent": "00-x"}
-    assert transport.unpack(env, tasks_pb2.GetTasksRequest) == payload
+    assert transport.unpack(env, GET.request) == payload
 
 
 def test_open_socket_sets_the_receive_limit(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ async def test_request_reply(tmp_path: Path, servers: list[Server], requesters: 
     servers.append(Server(address, handler))
     reply = await get(make_requester(requesters, address), "t1", "t2")
     assert [t.id for t in reply.tasks] == ["t1", "t2"]
-    assert seen[0].kind == GET and seen[0].deadline_unix_ms > 0
+    assert seen[0].kind == GET.kind and seen[0].deadline_unix_ms > 0
 
 
 async def test_concurrent_requests_each_get_their_own_reply(
@@ -366,14 +366,14 @@ async def test_a_request_past_its_deadline_is_dropped_unanswered(
     servers.append(Server(address, handler))
     sender = transport.open_socket(pynng.Req0, max_message_bytes=LIMIT, dial=address, recv_timeout=300)
     try:
-        expired = transport.encode(GET, tasks_pb2.GetTasksRequest(ids=["stale"]), deadline_ms=1)
+        expired = transport.encode(GET.kind, GET.request(ids=["stale"]), deadline_ms=1)
         await sender.asend(expired)
         with pytest.raises(pynng.Timeout):
             await sender.arecv()
         assert servers[0].calls == 0
-        live = transport.encode(GET, tasks_pb2.GetTasksRequest(ids=["live"]), deadline_ms=2**62)
+        live = transport.encode(GET.kind, GET.request(ids=["live"]), deadline_ms=2**62)
         await sender.asend(live)
-        reply = contract.STORE_GET.reply.FromString(transport.decode(await sender.arecv()).payload)
+        reply = transport.unpack(transport.decode(await sender.arecv()), GET.reply)
         assert reply is not None and [t.id for t in reply.tasks] == ["live"]
     finally:
         sender.close()

@@ -3,8 +3,8 @@ and whatever a dropped batch could have said is forgotten, never guessed."""
 
 from __future__ import annotations
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import event_pb2, task_record_pb2
+from taskyard.core import contract
 from taskyard.gateway.waiters import Waiters
 from taskyard.v1 import task_pb2
 
@@ -21,7 +21,7 @@ def finals(*task_ids: str) -> bytes:
         )
         for t in task_ids
     ]
-    return transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=events))
+    return contract.EVENTS.encode(event_pb2.EventBatch(events=events))
 
 
 def test_without_waiters_batches_wait_undecoded_until_asked() -> None:
@@ -107,7 +107,7 @@ def failure(task_id: str, attempt: int) -> bytes:
         type="task.failed",
         record=task_record_pb2.TaskRecord(id=task_id, state=failed, attempt=attempt),
     )
-    return transport.encode(envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=[ev]))
+    return contract.EVENTS.encode(event_pb2.EventBatch(events=[ev]))
 
 
 def test_a_failure_is_not_remembered_as_an_outcome() -> None:
