@@ -16,10 +16,11 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import pynng
+from google.protobuf.message import Message
 from support.waiting import wait_until_async
 
 from taskyard.bus.v1 import (
@@ -41,6 +42,7 @@ from taskyard.v1 import limit_pb2, task_pb2, task_service_pb2_grpc
 
 FINAL = {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
 Envelope = envelope_pb2.Envelope
+Rq = TypeVar("Rq", bound=Message)
 
 
 class FakeBackend:
@@ -52,6 +54,7 @@ class FakeBackend:
         self.by_request_id: dict[str, str] = {}
         self.store_names: list[str] = []
         self.submits: dict[Priority, list[dispatch_pb2.SubmitRequest]] = {p: [] for p in LANES}
+        # Each request the store's methods were asked, by its method's kind.
         self.store_requests: list[tuple[int, Any]] = []
         # STORE_FAILURES' answer (GetTask's failed attempts, ExplainTask's counts).
         self.failures_reply = tasks_pb2.GetFailuresReply()
@@ -152,6 +155,10 @@ class FakeBackend:
     def lane_requests(self) -> int:
         return sum(len(v) for v in self.submits.values())
 
+    def store_asked(self, method: contract.Method[Rq, Any]) -> list[Rq]:
+        """The requests of ``method`` the store was asked, in order."""
+        return [req for kind, req in self.store_requests if kind == method.kind]
+
     def put(self, rec: task_record_pb2.TaskRecord) -> None:
         self.tasks[rec.id] = rec
 
@@ -163,9 +170,7 @@ class FakeBackend:
         rec.finished_at_us = time.time_ns() // 1000
 
     async def publish(self, *events: event_pb2.Event) -> None:
-        data = transport.RESULT_EVENTS_TOPIC + transport.encode(
-            envelope_pb2.KIND_EVENTS, event_pb2.EventBatch(events=events)
-        )
+        data = transport.RESULT_EVENTS_TOPIC + contract.EVENTS.encode(event_pb2.EventBatch(events=events))
         await self.pub.asend(data)
 
     # --- lane ---------------------------------------------------------------
@@ -219,15 +224,15 @@ class FakeBackend:
         return handle
 
     async def _get(self, req: tasks_pb2.GetTasksRequest, env: Envelope) -> tasks_pb2.GetTasksReply:
-        self.store_requests.append((envelope_pb2.KIND_STORE_GET, req))
+        self.store_requests.append((contract.STORE_GET.kind, req))
         return tasks_pb2.GetTasksReply(tasks=[self.tasks[i] for i in req.ids if i in self.tasks])
 
     async def _failures(self, req: tasks_pb2.GetFailuresRequest, env: Envelope) -> tasks_pb2.GetFailuresReply:
-        self.store_requests.append((envelope_pb2.KIND_STORE_FAILURES, req))
+        self.store_requests.append((contract.STORE_FAILURES.kind, req))
         return self.failures_reply
 
     async def _list(self, req: tasks_pb2.ListTasksRequest, env: Envelope) -> tasks_pb2.ListTasksReply:
-        self.store_requests.append((envelope_pb2.KIND_STORE_LIST, req))
+        self.store_requests.append((contract.STORE_LIST.kind, req))
         rows = sorted(self.tasks.values(), key=lambda r: r.id, reverse=True)
         if req.states:
             rows = [r for r in rows if r.state in req.states]
@@ -247,7 +252,7 @@ class FakeBackend:
         return tasks_pb2.ListTasksReply(tasks=page, next_cursor=f"c:{page[-1].id}" if more else "")
 
     async def _cancel(self, req: tasks_pb2.CancelTasksRequest, env: Envelope) -> tasks_pb2.CancelTasksReply:
-        self.store_requests.append((envelope_pb2.KIND_STORE_CANCEL, req))
+        self.store_requests.append((contract.STORE_CANCEL.kind, req))
         reply = tasks_pb2.CancelTasksReply()
         for task_id in req.ids:
             rec = self.tasks.get(task_id)
@@ -272,7 +277,7 @@ class FakeBackend:
         return self.flow_gates
 
     async def _read_limits(self, req: flow_pb2.ReadLimitsRequest, env: Envelope) -> flow_pb2.ReadLimitsReply:
-        self.store_requests.append((envelope_pb2.KIND_STORE_LIMITS, req))
+        self.store_requests.append((contract.STORE_LIMITS.kind, req))
         if req.known_version == self.limit_version:
             return flow_pb2.ReadLimitsReply(version=self.limit_version, unchanged=True)
         return flow_pb2.ReadLimitsReply(
@@ -283,7 +288,7 @@ class FakeBackend:
         self, req: flow_pb2.ChangeLimitRequest, env: Envelope
     ) -> flow_pb2.ChangeLimitReply:
         """CREATE and DELETE only (what the gateway tests need)."""
-        self.store_requests.append((envelope_pb2.KIND_STORE_LIMIT_CHANGE, req))
+        self.store_requests.append((contract.STORE_LIMIT_CHANGE.kind, req))
         if req.op == flow_pb2.LIMIT_OP_CREATE:
             self.put_limit(req.limit)
             return flow_pb2.ChangeLimitReply(limit=req.limit, version=self.limit_version)
@@ -297,7 +302,7 @@ class FakeBackend:
         self.limit_version += 1
 
     async def _names(self, req: pools_pb2.TaskNamesRequest, env: Envelope) -> pools_pb2.TaskNamesReply:
-        self.store_requests.append((envelope_pb2.KIND_STORE_TASK_NAMES, req))
+        self.store_requests.append((contract.STORE_TASK_NAMES.kind, req))
         if self.on_names is not None:
             await self.on_names(req)
         return pools_pb2.TaskNamesReply(names=self.store_names)

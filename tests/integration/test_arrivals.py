@@ -19,8 +19,8 @@ import pytest
 from support.bus_events import Subscriber
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import event_pb2
+from taskyard.core import contract, transport
 
 pytestmark = pytest.mark.asyncio
 
@@ -209,9 +209,9 @@ async def test_a_task_with_an_eta_goes_to_the_schedulers_timers(
         async def heard() -> bool:
             with contextlib.suppress(pynng.Timeout):
                 raw = await sched.arecv()
-                env = transport.decode(raw[len(transport.SCHEDULER_TOPIC) :])
-                if env.kind == envelope_pb2.KIND_EVENTS:
-                    seen.extend(transport.unpack(env, event_pb2.EventBatch).events)
+                batch = contract.EVENTS.open(raw[len(transport.SCHEDULER_TOPIC) :])
+                if batch is not None:
+                    seen.extend(batch.events)
             return any(e.task_id == task_id for e in seen)
 
         await wait_until_async(heard, 5, "the task's task.scheduled on the scheduler's stream")

@@ -32,7 +32,7 @@ from google.protobuf.message import Message
 from support.records import submitted_task
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2, queues_pb2, schedule_pb2, tasks_pb2
+from taskyard.bus.v1 import queues_pb2, schedule_pb2, tasks_pb2
 from taskyard.core import contract, errors, rpc, seal, transport
 from taskyard.core.clock import ManualClock
 from taskyard.core.config import Settings
@@ -123,10 +123,10 @@ def replayed() -> int:
     return seal.current().refusals.counts().get("replayed", 0)
 
 
-async def replay(settings: Settings | str, raw: bytes, reply_type: type[M]) -> M:
-    """Send the captured bytes to the store of ``settings`` (or to an address) from a
-    socket without the key; the answer, which must be a repeat caught by the database
-    guard (counted as ``replayed``)."""
+async def replay(settings: Settings | str, raw: bytes, method: contract.Method[Any, M]) -> M:
+    """Send the captured bytes of a ``method`` request to the store of ``settings`` (or
+    to an address) from a socket without the key; the answer, which must be a repeat
+    caught by the database guard (counted as ``replayed``)."""
     before = replayed()
     with pynng.Req0(dial=address_of(settings), block_on_dial=False) as sock:
         await sock.asend(raw)
@@ -136,7 +136,7 @@ async def replay(settings: Settings | str, raw: bytes, reply_type: type[M]) -> M
     assert opened is not None, "the answer is not sealed"
     env = transport.decode(opened)
     assert not env.HasField("error"), env.error
-    return transport.unpack(env, reply_type)
+    return transport.unpack(env, method.reply)
 
 
 async def paused(database_url: str) -> bool:
@@ -178,10 +178,10 @@ async def test_a_replayed_pause_is_refused_by_a_second_store_and_after_a_restart
         async with requester(store_settings) as admin:  # the admin resumes it
             assert not (await admin.call(contract.STORE_QUEUE_OP, RESUME)).queue.paused
         async with serving(second):  # answered as the pause was, not carried out again
-            assert (await replay(second, captured, queues_pb2.QueueOpReply)).queue.paused
+            assert (await replay(second, captured, contract.STORE_QUEUE_OP)).queue.paused
         assert not await paused(database_url), "a second store re-paused the queue the admin resumed"
     async with serving(store_settings):  # the same store, restarted
-        assert (await replay(store_settings, captured, queues_pb2.QueueOpReply)).queue.paused
+        assert (await replay(store_settings, captured, contract.STORE_QUEUE_OP)).queue.paused
         assert not await paused(database_url), "the restarted store re-paused the queue the admin resumed"
         # A new pause (a new request) is still carried out.
         async with requester(store_settings) as admin:
@@ -199,10 +199,10 @@ async def test_a_replayed_purge_deletes_nothing_on_a_second_store_or_after_a_res
         assert old not in await task_ids(database_url)
         later = await finished_task(store_settings)  # finished after the admin's purge
         async with serving(second):
-            assert (await replay(second, captured, queues_pb2.QueueOpReply)).count == 1
+            assert (await replay(second, captured, contract.STORE_QUEUE_OP)).count == 1
         assert later in await task_ids(database_url), "a second store purged a task finished after the purge"
     async with serving(store_settings):
-        assert (await replay(store_settings, captured, queues_pb2.QueueOpReply)).count == 1
+        assert (await replay(store_settings, captured, contract.STORE_QUEUE_OP)).count == 1
         assert later in await task_ids(database_url), (
             "the restarted store purged a task finished after the purge"
         )
@@ -300,7 +300,7 @@ async def test_a_replayed_schedule_pause_is_refused_by_a_second_store(
         async with requester(store_settings) as admin:
             await admin.call(contract.STORE_SCHEDULE_CHANGE, change(schedule_pb2.SCHEDULE_ACTION_RESUME))
         async with serving(second):
-            assert await replay(second, captured, schedule_pb2.ChangeScheduleReply) == reply
+            assert await replay(second, captured, contract.STORE_SCHEDULE_CHANGE) == reply
         assert await schedule_row(database_url, "nightly") == (False, 0)
 
 
@@ -330,18 +330,18 @@ async def test_a_replayed_trigger_fires_one_run_whichever_scheduler_it_reaches(
             assert len(reply.tasks) == 1
         # Another scheduler passes the copy on to the store, which has fired it already.
         async with scheduler(store_settings, other):
-            again = await replay(other, captured, schedule_pb2.FireSchedulesReply)
+            again = await replay(other, captured, contract.SCHEDULE_TRIGGER)
         assert [t.id for t in again.tasks] == [t.id for t in reply.tasks]
         assert await schedule_row(database_url, "hourly-report") == (False, 1)
 
 
 class LosingFirstReply(rpc.Responder):
-    """A store's REP socket that carries out the first request of ``kind`` and loses
+    """A store's REP socket that carries out the first request of ``method`` and loses
     its reply, as when the connection closes between the commit and the reply."""
 
-    def __init__(self, address: str, routes: Any, *, kind: int) -> None:
+    def __init__(self, address: str, routes: Any, *, method: contract.Method[Any, Any]) -> None:
         super().__init__(address, routes, max_message_bytes=1 << 20)
-        self._kind = kind
+        self._kind = method.kind
         self.lost = asyncio.Event()
 
     async def _handle(self, raw: bytes, **how: Any) -> bytes | None:
@@ -369,7 +369,7 @@ async def test_a_request_whose_reply_was_lost_gets_its_answer_when_sent_again(
     record = submitted_task()
     cancel = tasks_pb2.CancelTasksRequest(ids=[record.id])
     async with open_store(store_settings) as a, open_store(second) as b, requester(address) as req:
-        first = LosingFirstReply(address, a.routes(), kind=envelope_pb2.KIND_STORE_CANCEL)
+        first = LosingFirstReply(address, a.routes(), method=contract.STORE_CANCEL)
         async with responding(first):
             await req.call(contract.STORE_INSERT, tasks_pb2.InsertTasksRequest(tasks=[record]))
             call = asyncio.create_task(req.call(contract.STORE_CANCEL, cancel))

@@ -20,20 +20,20 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from integration.gateway_fakes import GatewayEnv, gateway_env
 
-from taskyard.bus.v1 import envelope_pb2, failures_pb2
+from taskyard.bus.v1 import failures_pb2
+from taskyard.core import contract
 from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import failure_service_pb2_grpc
 
-K = envelope_pb2
 TASK = "0b0c8f3e-5d7a-4f0e-9a51-2f4d0c9a7b11"
-FAILURE_KINDS = {
-    K.KIND_STORE_FAILURE_GROUPS,
-    K.KIND_STORE_DEAD_LETTERS,
-    K.KIND_STORE_PURGE_DEAD_LETTERS,
-    K.KIND_STORE_REDRIVE_CREATE,
-    K.KIND_STORE_REDRIVE_CONTROL,
-    K.KIND_STORE_REDRIVE_LIST,
-}
+FAILURE_METHODS: list[contract.Method[Any, Any]] = [
+    contract.STORE_FAILURE_GROUPS,
+    contract.STORE_DEAD_LETTERS,
+    contract.STORE_PURGE_DEAD_LETTERS,
+    contract.STORE_REDRIVE_CREATE,
+    contract.STORE_REDRIVE_CONTROL,
+    contract.STORE_REDRIVE_LIST,
+]
 
 
 @pytest_asyncio.fixture
@@ -46,8 +46,10 @@ def stub(env: GatewayEnv) -> failure_service_pb2_grpc.FailureServiceStub:
     return failure_service_pb2_grpc.FailureServiceStub(env.channel)
 
 
-def sent(env: GatewayEnv) -> list[tuple[int, Any]]:
-    return [(k, r) for k, r in env.backend.store_requests if k in FAILURE_KINDS]
+def sent(env: GatewayEnv) -> list[tuple[contract.Method[Any, Any], Any]]:
+    """The failure methods the store was asked, with their requests, in order."""
+    by_kind = {m.kind: m for m in FAILURE_METHODS}
+    return [(by_kind[k], r) for k, r in env.backend.store_requests if k in by_kind]
 
 
 def fields(err: grpc.aio.AioRpcError) -> list[str]:
@@ -124,12 +126,12 @@ async def test_good_input_reaches_the_store_checked_with_the_callers_name(gw: Ga
     await s.Redrive(fs.RedriveRequest(filter=fs.FailureFilter(all=True), rate=0.5))
     reply = await s.CancelRedrive(fs.CancelRedriveRequest(id="r-1"))
     assert reply.redrive.id == "r-1"
-    kinds = [k for k, _ in sent(gw)]
-    assert kinds == [
-        K.KIND_STORE_FAILURE_GROUPS,
-        K.KIND_STORE_REDRIVE_CREATE,
-        K.KIND_STORE_REDRIVE_CREATE,
-        K.KIND_STORE_REDRIVE_CONTROL,
+    methods = [m for m, _ in sent(gw)]
+    assert methods == [
+        contract.STORE_FAILURE_GROUPS,
+        contract.STORE_REDRIVE_CREATE,
+        contract.STORE_REDRIVE_CREATE,
+        contract.STORE_REDRIVE_CONTROL,
     ]
     dry, real = sent(gw)[1][1], sent(gw)[2][1]
     assert list(dry.request.filter.task_ids) == [TASK]  # canonical
@@ -153,7 +155,7 @@ async def test_created_by_is_the_tokens_name_and_a_redrive_takes_admin(tmp_path:
         assert err.code() == grpc.StatusCode.PERMISSION_DENIED
         await s.ListFailureGroups(fs.ListFailureGroupsRequest(), metadata=as_reader)
         await s.Redrive(request, metadata=as_admin)
-        creates = [r for k, r in sent(env) if k == K.KIND_STORE_REDRIVE_CREATE]
+        creates = env.backend.store_asked(contract.STORE_REDRIVE_CREATE)
         assert [r.created_by for r in creates] == ["ops-oncall"]
 
 

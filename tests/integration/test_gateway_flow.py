@@ -6,6 +6,7 @@ and what a refused change never sends."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -13,7 +14,8 @@ import pytest_asyncio
 from integration.gateway_fakes import GatewayEnv, gateway_env
 from integration.test_gateway_errors import details
 
-from taskyard.bus.v1 import envelope_pb2, flow_pb2
+from taskyard.bus.v1 import flow_pb2
+from taskyard.core import contract
 from taskyard.core import limits as rules
 from taskyard.v1 import limit_pb2, limit_service_pb2, limit_service_pb2_grpc, task_pb2, task_service_pb2
 
@@ -35,14 +37,14 @@ def rate(name: str, text: str = "100/s", *, burst: int = 0) -> limit_pb2.Limit:
     return limit_pb2.Limit(name=name, rate=rules.parse_rate(text, burst=burst))
 
 
-def store_kinds(gw: GatewayEnv) -> list[int]:
-    return [kind for kind, _ in gw.backend.store_requests]
+def store_methods(gw: GatewayEnv) -> list[contract.Method[Any, Any]]:
+    return [contract.METHODS[kind] for kind, _ in gw.backend.store_requests]
 
 
 async def test_a_submission_without_limits_reads_no_catalog(gw: GatewayEnv) -> None:
     await gw.stub.SubmitTask(T.SubmitTaskRequest(task=task_pb2.TaskSpec(name="add")))
     await gw.stub.BatchSubmitTasks(T.BatchSubmitTasksRequest(tasks=[task_pb2.TaskSpec(name="add")] * 3))
-    assert envelope_pb2.KIND_STORE_LIMITS not in store_kinds(gw)
+    assert contract.STORE_LIMITS not in store_methods(gw)
     assert not any(rec.HasField("flow") for rec in gw.backend.submitted)
 
 
@@ -61,9 +63,9 @@ async def test_a_limit_created_a_moment_ago_is_accepted(gw: GatewayEnv) -> None:
     # Created through another gateway (straight into the store): this one's copy
     # does not have it yet, and reads the store again before refusing.
     gw.backend.put_limit(rate("api"))
-    reads = store_kinds(gw).count(envelope_pb2.KIND_STORE_LIMITS)
+    reads = len(gw.backend.store_asked(contract.STORE_LIMITS))
     reply = await gw.stub.SubmitTask(T.SubmitTaskRequest(task=spec))
-    assert store_kinds(gw).count(envelope_pb2.KIND_STORE_LIMITS) == reads + 1
+    assert len(gw.backend.store_asked(contract.STORE_LIMITS)) == reads + 1
     # Units as admission counts them: the 0 sent reads as 1.
     shown = [limit_pb2.LimitUse(limit="api", key="customer:42", units=1)]
     assert list(reply.task.limits) == shown and reply.task.fairness_key == "tenant-a"
@@ -74,7 +76,7 @@ async def test_a_limit_created_a_moment_ago_is_accepted(gw: GatewayEnv) -> None:
 
     # The read on the miss said which version the gateway held (the store answers
     # ``unchanged`` while it is current).
-    sent = [req for kind, req in gw.backend.store_requests if kind == envelope_pb2.KIND_STORE_LIMITS]
+    sent = gw.backend.store_asked(contract.STORE_LIMITS)
     assert [r.known_version for r in sent] == [-1, 0]
 
 
@@ -166,7 +168,7 @@ async def test_a_bad_limit_is_refused_before_the_store(
         await limits_stub(gw).CreateLimit(S.CreateLimitRequest(limit=limit))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert [v.field for v in details(info.value)[1]] == [field]
-    assert envelope_pb2.KIND_STORE_LIMIT_CHANGE not in store_kinds(gw)
+    assert contract.STORE_LIMIT_CHANGE not in store_methods(gw)
 
 
 async def test_a_change_through_the_gateway_is_seen_by_its_next_submission(gw: GatewayEnv) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from integration.gateway_fakes import gateway_env
 
-from taskyard.bus.v1 import envelope_pb2, tasks_pb2
+from taskyard.bus.v1 import tasks_pb2
+from taskyard.core import contract
 from taskyard.v1 import task_pb2, task_service_pb2
 
 pytestmark = pytest.mark.asyncio
@@ -30,5 +31,5 @@ async def test_get_task_says_how_many_failed_attempts_came_before_those_it_lists
         task = (await gw.stub.GetTask(task_service_pb2.GetTaskRequest(id=task_id), timeout=10)).task
         assert [f.attempt for f in task.failures] == list(range(2901, 3001))
         assert task.earlier_failures == 2900
-        asked = [r for k, r in gw.backend.store_requests if k == envelope_pb2.KIND_STORE_FAILURES]
+        asked = gw.backend.store_asked(contract.STORE_FAILURES)
         assert [(list(r.task_ids), r.counts_only) for r in asked] == [([task_id], False)]

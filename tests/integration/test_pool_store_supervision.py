@@ -12,9 +12,9 @@ import asyncpg
 import pytest
 from support.records import task
 
-from taskyard.bus.v1 import counters_pb2, envelope_pb2, lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
+from taskyard.bus.v1 import lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import rpc
+from taskyard.core import contract, rpc
 from taskyard.core.states import TaskState as S
 from taskyard.v1 import task_pb2
 
@@ -116,9 +116,10 @@ async def test_late_completion_is_counted(result_store: Any, database_url: str) 
     r = await result_store.report(leases_pb2.ReportRequest(completed=[late]))
     assert r.refused == 1
     routes = rpc.route_table(result_store.routes())
-    read = routes[envelope_pb2.KIND_STORE_COUNTERS]
-    reply = await read.handler(counters_pb2.CountersRequest(names=["late_completions", "other"]), None)
-    assert isinstance(reply, counters_pb2.CountersReply)
+    counters = contract.STORE_COUNTERS
+    read = routes[counters.kind]
+    reply = await read.handler(counters.request(names=["late_completions", "other"]), None)
+    assert isinstance(reply, counters.reply)
     assert dict(reply.values) == {"late_completions": 1, "other": 0}
     assert (
         await column(database_url, "SELECT value FROM taskyard_counters WHERE name = 'late_completions'") == 1

@@ -10,9 +10,9 @@ import pynng
 import pytest
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2, leases_pb2, tasks_pb2
+from taskyard.bus.v1 import envelope_pb2, leases_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
-from taskyard.core import ids, transport
+from taskyard.core import contract, ids, transport
 
 pytestmark = pytest.mark.asyncio
 
@@ -69,11 +69,7 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
         assert list(r.released) == [released] and list(r.died) == [died] and r.refused == 0
 
         def batches(got: list[envelope_pb2.Envelope]) -> list[Any]:
-            return [
-                transport.unpack(e, event_pb2.EventBatch).events
-                for e in got
-                if e.kind == envelope_pb2.KIND_EVENTS
-            ]
+            return [batch.events for e in got if (batch := contract.EVENTS.read(e)) is not None]
 
         def report_batch(got: list[envelope_pb2.Envelope]) -> list[Any]:
             # The report's committed group comes as two messages in a row: the rest
@@ -91,10 +87,9 @@ async def test_released_and_unstarted_dead_attempts_are_published_as_refs(
 
         got = await _messages(
             sub,
-            lambda es: any(e.kind == envelope_pb2.KIND_GRAPH_RELEASED for e in es) and bool(report_batch(es)),
+            lambda es: any(contract.GRAPH_RELEASED.read(e) for e in es) and bool(report_batch(es)),
         )
-        msg = next(e for e in got if e.kind == envelope_pb2.KIND_GRAPH_RELEASED)
-        tasks = transport.unpack(msg, graph_pb2.ReleasedTasks).tasks
+        tasks = next(m for e in got if (m := contract.GRAPH_RELEASED.read(e)) is not None).tasks
         by_id = {t.id: t for t in tasks}
         assert set(by_id) == {released, died}  # not the completed one
         assert by_id[died].queue == "mail" and by_id[released].queue == "default"

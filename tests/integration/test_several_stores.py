@@ -23,8 +23,7 @@ from support.cluster import Cluster
 from support.ports import BLOCK, free_port_block, listening
 from support.waiting import wait_until
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2
-from taskyard.core import states, transport
+from taskyard.core import contract, states, transport
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -61,10 +60,10 @@ class FinalsTap:
             except pynng.NNGException:  # closed
                 return
             at = time.monotonic()
-            env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
-            if env.kind != envelope_pb2.KIND_EVENTS:
+            batch = contract.EVENTS.open(raw[transport.EVENTS_TOPIC_BYTES :])
+            if batch is None:
                 continue
-            for event in transport.unpack(env, event_pb2.EventBatch).events:
+            for event in batch.events:
                 if event.state in states.FINAL_VALUES:
                     self.seen.setdefault(event.task_id, at)
 

@@ -9,7 +9,7 @@ import pytest
 from support.records import submitted_task as task
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import counters_pb2, envelope_pb2, leases_pb2, pools_pb2, queues_pb2, tasks_pb2
+from taskyard.bus.v1 import envelope_pb2, leases_pb2, pools_pb2, queues_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, ids, rpc
 from taskyard.core.priority import Priority
@@ -347,9 +347,9 @@ async def test_a_lone_cancel_that_fails_midway_changes_nothing(
 # --- 9: late_completions counts superseded attempts only ------------------------------
 async def late_count(store: Any) -> int:
 
-    read = rpc.route_table(store.routes())[envelope_pb2.KIND_STORE_COUNTERS]
-    reply = await read.handler(counters_pb2.CountersRequest(names=["late_completions"]), None)
-    assert isinstance(reply, counters_pb2.CountersReply)
+    counters = contract.STORE_COUNTERS
+    reply = await StoreRequester(store).call(counters, counters.request(names=["late_completions"]))
+    assert isinstance(reply, counters.reply)
     return int(reply.values["late_completions"])
 
 

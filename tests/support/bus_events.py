@@ -7,8 +7,8 @@ from collections.abc import Callable, Collection
 
 import pynng
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, graph_pb2
-from taskyard.core import transport
+from taskyard.bus.v1 import envelope_pb2, event_pb2
+from taskyard.core import contract, transport
 
 RECHECK_MS = 100
 
@@ -35,7 +35,7 @@ class Subscriber:
         self.events: list[event_pb2.Event] = []
         # As published: one batch per commit.
         self.batches: list[list[event_pb2.Event]] = []
-        # Envelopes of the other kinds on the topic (e.g. KIND_GRAPH_RELEASED), as received.
+        # Envelopes of the other kinds on the topic (e.g. contract.GRAPH_RELEASED), as received.
         self.others: list[envelope_pb2.Envelope] = []
 
     async def connected(self, within: float = 5.0) -> None:
@@ -58,16 +58,16 @@ class Subscriber:
         return found[0]
 
     def released(self) -> list[str]:
-        """The task ids of every KIND_GRAPH_RELEASED received (refs the lanes push), in order."""
+        """The task ids of every GRAPH_RELEASED received (refs the lanes push), in order."""
         return [
             t.id
             for env in self.others
-            if env.kind == envelope_pb2.KIND_GRAPH_RELEASED
-            for t in transport.unpack(env, graph_pb2.ReleasedTasks).tasks
+            if (released := contract.GRAPH_RELEASED.read(env)) is not None
+            for t in released.tasks
         ]
 
     async def wait_for_released(self, task_ids: Collection[str], within: float = 5.0) -> None:
-        """Until every one of ``task_ids`` was in a KIND_GRAPH_RELEASED."""
+        """Until every one of ``task_ids`` was in a GRAPH_RELEASED."""
         wanted = set(task_ids)
         await self.until(lambda: wanted <= set(self.released()), within, f"{len(wanted)} tasks released")
 
@@ -96,10 +96,11 @@ class Subscriber:
         except pynng.Timeout:
             return
         env = transport.decode(raw[transport.EVENTS_TOPIC_BYTES :])
-        if env.kind != envelope_pb2.KIND_EVENTS:
+        events = contract.EVENTS.read(env)
+        if events is None:
             self.others.append(env)
             return
-        batch = list(transport.unpack(env, event_pb2.EventBatch).events)
+        batch = list(events.events)
         self.batches.append(batch)
         self.events.extend(batch)
 
