@@ -308,21 +308,25 @@ async def test_a_dispatched_attempts_cancel_reaches_its_pool_as_a_flagged_copy(
         )
         return t.id
 
+    probes = 0
+
+    async def probe() -> bytes | None:
+        """A dispatch leased at insert, and what the pool hears of it (None: nothing yet)."""
+        nonlocal probes
+        await lease_at_insert()
+        probes += 1
+        try:
+            return await asyncio.wait_for(pool.arecv(), 0.2)
+        except TimeoutError:
+            return None
+
     try:
-        # PUB drops what no subscriber hears yet: lease until the pool hears a dispatch.
-        deadline = asyncio.get_running_loop().time() + HEARD_WITHIN
-        probes = 0
-        while True:
-            await lease_at_insert()
-            probes += 1
-            try:
-                raw = await asyncio.wait_for(pool.arecv(), 0.2)
-                break
-            except TimeoutError:
-                if asyncio.get_running_loop().time() > deadline:
-                    raise AssertionError(
-                        f"the pool's SUB heard none of {probes} dispatches within {HEARD_WITHIN:g}s"
-                    ) from None
+        await wait_until_async(lambda: pool.pipes, 5, "the pool's SUB to connect")
+        # PUB drops what no subscriber hears yet (its side of the pipe may come a moment
+        # after the SUB's): lease until the pool hears a dispatch, usually the first.
+        raw = await wait_until_async(
+            probe, HEARD_WITHIN, lambda: f"the pool's SUB to hear one of {probes} dispatches", interval=0
+        )
         (heard,) = dispatched(raw)
         assert not heard.cancel_requested
         reply = await req.call(contract.STORE_CANCEL, tasks_pb2.CancelTasksRequest(ids=[heard.id]))
