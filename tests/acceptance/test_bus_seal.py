@@ -12,14 +12,15 @@ import asyncio
 import base64
 import os
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 import pynng
 import pytest
+from google.protobuf.message import Message
 from support.cluster import SERVICES
 from support.waiting import wait_until
 
-from taskyard.bus.v1 import counters_pb2, dispatch_pb2, envelope_pb2, leases_pb2
+from taskyard.bus.v1 import counters_pb2, leases_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, rpc, seal, transport
 from taskyard.core.priority import Priority
@@ -31,7 +32,12 @@ SLOW = 60.0  # fallback poll, rescue poll and lease: the scheduler leaves our ta
 # How long a refused request goes unanswered before the forger gives up.
 NO_REPLY = 1.0
 FORGED_RESULT = b'"FORGED-RESULT-7f3a"'
-K = envelope_pb2
+Rq = TypeVar("Rq", bound=Message)
+
+
+def request(method: contract.Method[Rq, Any], message: Rq) -> bytes:
+    """A well-formed request envelope of ``method``, unsealed (what the forger seals, or not)."""
+    return transport.encode(method.kind, message)
 
 
 async def _send_raw(address: str, data: bytes, within: float = NO_REPLY) -> bytes | None:
@@ -116,8 +122,8 @@ def test_forged_lease_and_report_without_the_key_are_refused_and_the_real_result
     address = cluster.settings.store_address
     signer = seal.current().keyring.signer
 
-    lease = transport.encode(
-        K.KIND_STORE_LEASE,
+    lease = request(
+        contract.STORE_LEASE,
         leases_pb2.LeaseTasksRequest(
             pool_id="intruder",
             lease_ms=600_000,
@@ -125,8 +131,8 @@ def test_forged_lease_and_report_without_the_key_are_refused_and_the_real_result
         ),
     )
     ref = tr.AttemptRef(task_id=task_id, attempt=1, lease_token="tok-forged", worker_id="intruder/w0:1")
-    report = transport.encode(
-        K.KIND_STORE_REPORT,
+    report = request(
+        contract.STORE_REPORT,
         leases_pb2.ReportRequest(
             completed=[
                 leases_pb2.Completion(
@@ -145,7 +151,7 @@ def test_forged_lease_and_report_without_the_key_are_refused_and_the_real_result
 
     # The same bytes sealed with the cluster's key are a well-formed request: the
     # refusals above are the seal's, not a malformed message's.
-    probe = transport.encode(K.KIND_STORE_COUNTERS, counters_pb2.CountersRequest(names=["x"]))
+    probe = request(contract.STORE_COUNTERS, contract.STORE_COUNTERS.request(names=["x"]))
     answered = send_raw(address, seal.current().seal(probe))
     assert answered is not None and not transport.decode(answered).HasField("error")
 
@@ -168,7 +174,7 @@ def test_forged_lease_and_report_without_the_key_are_refused_and_the_real_result
     # Every service refuses and tells: an unsealed submit to a scheduler lane, read
     # back from the scheduler's log (its counts are per process; the log is their outlet).
     lane = cluster.settings.lane_address(Priority.NORMAL)
-    submit = transport.encode(K.KIND_SUBMIT, dispatch_pb2.SubmitRequest())
+    submit = request(contract.SUBMIT, contract.SUBMIT.request())
     assert send_raw(lane, submit) is None
     listener = cluster.settings.lane_listen_address(Priority.NORMAL)
     wait_log(cluster, "scheduler", f"refused internal message(s) on {listener}: unsigned=1")
@@ -206,7 +212,7 @@ def test_tampered_and_replayed_reports_are_refused_and_counted(cluster: Any) -> 
         c = leases_pb2.Completion(
             ref=ref, success=True, result_json=result, started_at_us=int(time.time() * 1e6)
         )
-        return transport.encode(K.KIND_STORE_REPORT, leases_pb2.ReportRequest(completed=[c]))
+        return request(contract.STORE_REPORT, leases_pb2.ReportRequest(completed=[c]))
 
     # The pool's genuine report, sealed with the cluster key, as it crosses the network.
     genuine = seal.current().seal(completion(b'{"sum": 5}'))
@@ -218,7 +224,7 @@ def test_tampered_and_replayed_reports_are_refused_and_counted(cluster: Any) -> 
 
     answered = send_raw(address, genuine)
     assert answered is not None
-    reply = transport.unpack(transport.decode(answered), leases_pb2.ReportReply)
+    reply = transport.unpack(transport.decode(answered), contract.STORE_REPORT.reply)
     assert list(reply.completed) == [task_id]
 
     # Captured and sent again: refused, even though it is byte for byte valid.
