@@ -64,16 +64,27 @@ class Flooder:
         self.closed_pipes = 0
         self._changed = asyncio.Event()
         self._loop = loop
+        self._stop = threading.Event()
+        # The pipes open now, under the condition the sending thread waits on after a failure.
+        self._pipes = 0
+        self._pipes_changed = threading.Condition()
+        self.sock.add_post_pipe_connect_cb(self._pipe_added)
         self.sock.add_post_pipe_remove_cb(self._pipe_gone)
         self.sock.dial(address, block=True)
         self.answered = b""
         self._first = first
-        self._stop = threading.Event()
         self._make = make
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def _pipe_added(self, _pipe: Any) -> None:
+        with self._pipes_changed:
+            self._pipes += 1
+            self._pipes_changed.notify_all()
+
     def _pipe_gone(self, _pipe: Any) -> None:
+        with self._pipes_changed:
+            self._pipes = max(0, self._pipes - 1)
         transport.call_from_nng_thread(self._loop, self._note)
 
     def _note(self) -> None:
@@ -88,7 +99,10 @@ class Flooder:
             try:
                 self.sock.send(self._make())
             except pynng.NNGException:
-                time.sleep(0.01)  # closed under it, or no pipe yet: NNG redials
+                # Closed under it, or no pipe yet: NNG redials; send again once it has
+                # (a send with a pipe on its way waits for it, up to its timeout).
+                with self._pipes_changed:
+                    self._pipes_changed.wait_for(lambda: self._pipes > 0 or self._stop.is_set())
 
     async def pipes_closed(self, n: int) -> None:
         while self.closed_pipes < n:
@@ -97,6 +111,8 @@ class Flooder:
 
     def close(self) -> None:
         self._stop.set()
+        with self._pipes_changed:
+            self._pipes_changed.notify_all()
         self.sock.close()
         self._thread.join()
 
