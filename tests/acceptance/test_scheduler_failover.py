@@ -105,29 +105,43 @@ class Stream:
         self.client = client
         self.ids: list[str] = []
         self.keys: list[str] = []
+        self.error: BaseException | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="task stream", daemon=True)
         self._thread.start()
 
+    def _submit(self, key: str, request_id: str) -> Any:
+        try:
+            return self.client.submit("journal", key, 0.02, request_id=request_id)
+        except TaskyardError:  # no leader to take it yet: again, the same request id
+            return None
+
     def _run(self) -> None:
         n = 0
-        while not self._stop.is_set():
-            key, request_id = f"s{n}", str(uuid.uuid4())
-            while True:
-                try:
-                    task = self.client.submit("journal", key, 0.02, request_id=request_id)
-                    break
-                except TaskyardError:  # no leader to take it yet: again, the same request id
-                    time.sleep(STREAM_GAP)
-            self.ids.append(task.id)
-            self.keys.append(key)
-            n += 1
-            time.sleep(STREAM_GAP)
+        try:
+            while not self._stop.is_set():
+                key, request_id = f"s{n}", str(uuid.uuid4())
+                # Until accepted, even once stopped: a submission that may have been taken
+                # is one the test must see complete.
+                task = wait_until(
+                    lambda key=key, request_id=request_id: self._submit(key, request_id),
+                    60,
+                    f"a scheduler to accept {key}",
+                    interval=STREAM_GAP,
+                )
+                self.ids.append(task.id)
+                self.keys.append(key)
+                n += 1
+                self._stop.wait(STREAM_GAP)  # the stream's pace; it ends at once when stopped
+        except BaseException as exc:  # the test's failure, raised by stop()
+            self.error = exc
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(60)
         assert not self._thread.is_alive()
+        if self.error is not None:
+            raise self.error
 
 
 def runs(journal: Path) -> collections.Counter[str]:

@@ -301,7 +301,6 @@ ALLOWED: dict[tuple[str, str], int] = {
     ("tests/acceptance/test_eta.py", WALL_CLOCK_ASSERT): 2,
     ("tests/acceptance/test_gateway_security.py", DEADLINE_LOOP): 1,
     ("tests/acceptance/test_gateway_security.py", FIXED_SLEEP): 1,
-    ("tests/acceptance/test_scheduler_failover.py", FIXED_SLEEP): 2,
     ("tests/acceptance/test_supervision_cancel.py", WALL_CLOCK_ASSERT): 2,
     ("tests/acceptance/test_supervision_memory_and_drain.py", WALL_CLOCK_ASSERT): 1,
     ("tests/acceptance/test_supervision_wedged.py", WALL_CLOCK_ASSERT): 2,
