@@ -300,7 +300,6 @@ def suite_offences() -> list[Offence]:
 ALLOWED: dict[tuple[str, str], int] = {
     ("tests/acceptance/test_gateway_security.py", DEADLINE_LOOP): 1,
     ("tests/acceptance/test_gateway_security.py", FIXED_SLEEP): 1,
-    ("tests/acceptance/test_supervision_cancel.py", WALL_CLOCK_ASSERT): 2,
     ("tests/acceptance/test_supervision_memory_and_drain.py", WALL_CLOCK_ASSERT): 1,
     ("tests/acceptance/test_supervision_wedged.py", WALL_CLOCK_ASSERT): 2,
     ("tests/integration/test_gateway_wait.py", WALL_CLOCK_ASSERT): 1,
