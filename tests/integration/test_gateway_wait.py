@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -99,10 +98,13 @@ async def test_a_lost_outcome_event_is_caught_by_an_early_reread(
 
 async def test_wait_times_out(gw: GatewayEnv) -> None:
     task_id = await _submit(gw)
-    started = time.monotonic()
-    resp = await gw.stub.WaitTask(_wait_req(task_id, 0.5))
-    elapsed = time.monotonic() - started
-    assert 0.45 <= elapsed < 2.0
+    waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 1.0)))
+    await _until_waiting(gw)
+    # Not before its time, measured on the gateway's own clock: a wait of half as long,
+    # begun after it, times out first (one that ignored or misread its timeout would not).
+    ruler = await asyncio.wait_for(gw.stub.WaitTask(_wait_req(task_id, 0.5)), 10)
+    assert ruler.timed_out and not waiting.done()
+    resp = await asyncio.wait_for(waiting, 10)
     assert resp.timed_out and resp.task.state == task_pb2.TASK_STATE_QUEUED
 
 
