@@ -300,8 +300,6 @@ def suite_offences() -> list[Offence]:
 ALLOWED: dict[tuple[str, str], int] = {
     ("tests/acceptance/test_gateway_security.py", DEADLINE_LOOP): 1,
     ("tests/acceptance/test_gateway_security.py", FIXED_SLEEP): 1,
-    ("tests/acceptance/test_supervision_memory_and_drain.py", WALL_CLOCK_ASSERT): 1,
-    ("tests/acceptance/test_supervision_wedged.py", WALL_CLOCK_ASSERT): 2,
     ("tests/support/cluster.py", DEADLINE_LOOP): 2,
     ("tests/support/cluster.py", FIXED_SLEEP): 2,
     ("tests/support/dev_run.py", DEADLINE_LOOP): 1,
