@@ -44,6 +44,18 @@ def test_the_memory_of_ended_attempts_is_bounded() -> None:
     assert held.ended(wpb.AttemptRef(task_id=f"t{last}", attempt=1, lease_token="t1"))
 
 
+def test_the_earliest_ended_attempt_is_forgotten_first_however_late_words_name_it() -> None:
+    held = HeldAttempts(slots=1)
+    for i in range(remote_attempts.ENDED_MEMORY):
+        held.end(held.hold(record(f"t{i}")))
+    # A late outcome and a second dispatch of the earliest: neither keeps it longer.
+    assert held.ended(wpb.AttemptRef(task_id="t0", attempt=1, lease_token="t1"))
+    assert held.seen(record("t0"))
+    held.end(held.hold(record("one more")))
+    assert not held.seen(record("t0"))
+    assert held.seen(record("t1")) and held.seen(record("one more"))
+
+
 def test_a_broken_stream_gives_up_everything_held() -> None:
     held = HeldAttempts(slots=3)
     started = held.hold(record("a"))

@@ -9,8 +9,9 @@ stream (remote_pool.py) turns its answers into bus reports and stream messages.
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 from collections.abc import Iterator
+
+from cachetools import FIFOCache
 
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.worker.v1 import worker_service_pb2 as wpb
@@ -48,7 +49,8 @@ class HeldAttempts:
         self.slots = slots
         self._held: dict[Key, Held] = {}
         # Ended attempts -> their lease token: a late word about one is answered Refused.
-        self._ended: OrderedDict[Key, str] = OrderedDict()
+        # The earliest ended is forgotten first: a late word about one keeps it no longer.
+        self._ended: FIFOCache[Key, str] = FIFOCache(ENDED_MEMORY)
 
     def __len__(self) -> int:
         return len(self._held)
@@ -88,8 +90,6 @@ class HeldAttempts:
         if self._held.pop(held.key, None) is None:
             return
         self._ended[held.key] = held.record.lease_token
-        while len(self._ended) > ENDED_MEMORY:
-            self._ended.popitem(last=False)
 
     def ended(self, ref: wpb.AttemptRef) -> bool:
         """``ref`` names an attempt this stream held once, with its lease token."""
