@@ -140,3 +140,28 @@ def test_a_closing_registry_still_wakes_a_waiter_that_saw_the_row_retried() -> N
     waiters.close()
     w.expect(2)
     assert w.event.is_set() and not w.unconfirmed_failure()
+
+
+def test_the_earliest_remembered_outcome_is_forgotten_first() -> None:
+    """A look keeps no outcome longer, nor does another copy of its event."""
+    waiters = Waiters(recent_finals=2)
+    waiters.feed(finals("a", "b"))
+    assert waiters.recent_final("a") is not None
+    waiters.feed(finals("c"))
+    assert waiters.recent_final("a") is None
+    waiters.feed(finals("b"))  # another copy: b keeps its place
+    waiters.feed(finals("d"))
+    assert waiters.recent_final("b") is None
+    assert waiters.recent_final("c") is not None and waiters.recent_final("d") is not None
+
+
+def test_the_earliest_submission_is_forgotten_first_as_unfinished() -> None:
+    """Past the bound its wait reads the store first; asking keeps none longer."""
+    waiters = Waiters(unfinished=2)
+    waiters.submitted(["a", "b"], losses=waiters.losses)
+    assert waiters.known_unfinished("a")
+    waiters.submitted(["c"], losses=waiters.losses)
+    assert not waiters.known_unfinished("a")
+    waiters.submitted(["b", "d"], losses=waiters.losses)  # b again keeps its place
+    assert not waiters.known_unfinished("b")
+    assert waiters.known_unfinished("c") and waiters.known_unfinished("d")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pynng
+from cachetools import FIFOCache
 
 from taskyard.bus.v1 import event_pb2, task_record_pb2
 from taskyard.core import contract, dialer, states, transport
@@ -70,7 +71,8 @@ class Waiter:
         return self.state == _FAILURE and self.attempt != self.since and not self.closed
 
 
-# Outcomes remembered, and tasks submitted here still awaiting theirs (bounded FIFOs).
+# Outcomes remembered, and tasks submitted here still awaiting theirs (bounded FIFOs:
+# the earliest remembered is forgotten first, and a look keeps none longer).
 # A remembered outcome keeps its record only up to RECENT_RECORD_BYTES (bigger ones
 # are read from the store when asked), so the memory stays under ~40 MiB.
 RECENT_FINALS = 10_000
@@ -96,13 +98,13 @@ class Waiters:
         backlog_bytes: int = BACKLOG_BYTES,
     ) -> None:
         self._by_id: dict[str, set[Waiter]] = {}
-        self._finals: collections.OrderedDict[str, event_pb2.Event] = collections.OrderedDict()
-        self._unfinished: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # Both filled by setdefault: a task remembered again (another copy of its
+        # final) keeps its place, where an assignment would move it to the end.
+        self._finals: FIFOCache[str, event_pb2.Event] = FIFOCache(recent_finals)
+        self._unfinished: FIFOCache[str, None] = FIFOCache(unfinished)
         # Moves on whenever events may have been lost (a gap, a dropped backlog
         # batch): a submission answered after that may have had its final lost too.
         self.losses = 0
-        self._max_finals = recent_finals
-        self._max_unfinished = unfinished
         # Messages not decoded yet, oldest first.
         self._backlog: collections.deque[bytes] = collections.deque()
         self._backlog_bytes = 0
@@ -124,9 +126,7 @@ class Waiters:
         if losses != self.losses:
             return
         for task_id in task_ids:
-            self._unfinished[task_id] = None
-        while len(self._unfinished) > self._max_unfinished:
-            self._unfinished.popitem(last=False)
+            self._unfinished.setdefault(task_id, None)
 
     def known_unfinished(self, task_id: str) -> bool:
         self._catch_up()
@@ -216,11 +216,9 @@ class Waiters:
                 kept = event_pb2.Event()
                 kept.CopyFrom(ev)
                 kept.ClearField("record")
-                self._finals[ev.task_id] = kept
+                self._finals.setdefault(ev.task_id, kept)
             else:
-                self._finals[ev.task_id] = ev
-            if len(self._finals) > self._max_finals:
-                self._finals.popitem(last=False)
+                self._finals.setdefault(ev.task_id, ev)
             group = by_id.get(ev.task_id)
             if group is not None:
                 record = ev.record if ev.HasField("record") else None
