@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from support.fake_scheduler import make_record
 
-from taskyard.bus.v1 import dispatch_pb2, task_record_pb2
+from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core.background import Background
 from taskyard.core.config import Settings
 from taskyard.core.states import WorkerState
 from taskyard.v1 import task_pb2
-from taskyard.worker_pool import registry, task
-from taskyard.worker_pool.attempts import key_of
+from taskyard.worker_pool import processes, registry, task
+from taskyard.worker_pool.attempts import key_of, ref_of
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.state import Outbox, PoolState
@@ -145,16 +147,21 @@ def manager_workers() -> tuple[Workers, Outbox]:
     return Workers(settings, pool, outbox, Background("worker-pool"), StoreOutlets(settings)), outbox
 
 
+def flagged(record: task_record_pb2.TaskRecord) -> task_record_pb2.TaskRecord:
+    """The flagged copy of ``record``'s dispatch the store sends with its cancel."""
+    copy = task_record_pb2.TaskRecord()
+    copy.CopyFrom(record)
+    copy.cancel_requested = True
+    return copy
+
+
 async def test_a_flagged_copy_the_manager_holds_nothing_of_ends_not_started() -> None:
     """The store sends a dispatched attempt's cancel as a flagged copy of its
     dispatch, which may overtake the dispatch: the manager reports the attempt
     not started, and drops the dispatch that comes after as a second copy."""
     workers, outbox = manager_workers()
     record = make_record("add", 1, 2)
-    flagged = task_record_pb2.TaskRecord()
-    flagged.CopyFrom(record)
-    flagged.cancel_requested = True
-    workers.route(dispatch_pb2.Dispatch(tasks=[flagged]))
+    workers.route(dispatch_pb2.Dispatch(tasks=[flagged(record)]))
     report = outbox.take()
     assert the_completion(report, record) == NOT_STARTED
     assert report.completed[0].ref.lease_token == record.lease_token
@@ -180,3 +187,23 @@ async def test_a_dispatch_while_a_live_worker_is_started_again_waits_for_it() ->
     # With nobody being started again: back to the queue at once, as before.
     workers.route(dispatch_pb2.Dispatch(tasks=[make_record("add", 3, 4)]))
     assert len(outbox.take().released) == 1
+
+
+async def test_the_earliest_ended_attempt_is_forgotten_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manager remembers FINISHED_REMEMBERED ended attempts: past that the
+    earliest goes (a late dispatch of it is routed like any other), and one ended
+    again keeps its place."""
+    monkeypatch.setattr(processes, "FINISHED_REMEMBERED", 2)
+    workers, outbox = manager_workers()
+    a, b, c = (make_record("add", i, i) for i in range(3))
+    workers.route(dispatch_pb2.Dispatch(tasks=[flagged(a), flagged(b)]))
+    # A worker's word that a ended, once more: a is not remembered any later for it.
+    again = dispatch_pb2.PoolReport(completed=[leases_pb2.Completion(ref=ref_of(a, ""))])
+    workers._apply_worker_report(cast(Any, SimpleNamespace(held={})), again)
+    workers.route(dispatch_pb2.Dispatch(tasks=[flagged(c)]))
+    outbox.take()
+    workers.route(dispatch_pb2.Dispatch(tasks=[b]))
+    assert not outbox.take().released  # b is still remembered: its dispatch is dropped
+    workers.route(dispatch_pb2.Dispatch(tasks=[a]))
+    # a is forgotten: routed, with no worker here, it goes back to the queue.
+    assert [r.ref.task_id for r in outbox.take().released] == [a.id]

@@ -10,13 +10,14 @@ runs inside a worker is worker.py; what the manager knows of one is handles.py.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import socket
 import time
 from collections.abc import Coroutine
 from typing import Any
+
+from cachetools import FIFOCache
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import hops, metrics, tracing
@@ -78,7 +79,9 @@ class Workers:
         self._early_deaths: dict[int, int] = {}
         # Attempts that ended here lately, by (task, attempt, lease token): the second
         # copy of a dispatch (stream and PAIR both deliver it) must never run again.
-        self._finished: collections.OrderedDict[tuple[str, int, str], None] = collections.OrderedDict()
+        # The earliest ended is forgotten first: filled by setdefault, so one ended
+        # again keeps its place (an assignment would move it to the end).
+        self._finished: FIFOCache[tuple[str, int, str], None] = FIFOCache(FINISHED_REMEMBERED)
 
     # ------------------------------------------------------------ processes
     async def start(self) -> None:
@@ -180,14 +183,13 @@ class Workers:
                 ref = e.ref
                 task_id, attempt = ref.task_id, ref.attempt
                 h = held.pop((task_id, attempt), None)
-                finished[(task_id, attempt, ref.lease_token)] = None
+                finished.setdefault((task_id, attempt, ref.lease_token), None)
                 if h is not None and h.head is not None and isinstance(e, leases_pb2.Completion):
                     head = h.head
                     pool_metrics.attempt_ended(
                         head.queue, head.name, spans.enqueued_us(head), e, h.charged_attempt
                     )
             into.extend(ended)  # type: ignore[arg-type]
-        self._trim_finished()
         if report.completed or report.released:
             outbox.slots_changed()
         else:
@@ -200,14 +202,8 @@ class Workers:
         )
         done.ref.CopyFrom(attempts.ref_of(record, ""))
         self._outbox.report.completed.append(done)
-        self._finished[(record.id, record.attempt, record.lease_token)] = None
-        self._trim_finished()
+        self._finished.setdefault((record.id, record.attempt, record.lease_token), None)
         self._outbox.slots_changed()
-
-    def _trim_finished(self) -> None:
-        finished = self._finished
-        while len(finished) > FINISHED_REMEMBERED:
-            finished.popitem(last=False)
 
     async def _worker_gone(self, w: WorkerHandle) -> None:
         if w.gone:
@@ -224,8 +220,7 @@ class Workers:
         held, w.held = w.held, {}
         stopping = self._pool.stopping()
         for h in held.values():
-            self._finished[(h.ref.task_id, h.ref.attempt, h.ref.lease_token)] = None
-        self._trim_finished()
+            self._finished.setdefault((h.ref.task_id, h.ref.attempt, h.ref.lease_token), None)
         report_exit(w, held, stopping, self._settings, self._outbox.report)
         log_exit(w, held, stopping)
         self._outbox.slots_changed()
