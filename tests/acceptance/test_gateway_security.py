@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support import certs, grpcurl
 from support.cluster import Cluster
+from support.observability import scrape
 from support.waiting import wait_until
 
 from taskyard.client import Client, TaskyardError
@@ -126,14 +128,24 @@ def test_tls_and_tokens_through_a_cluster(
         assert secret not in log
 
 
-PROBE_SECONDS = 8.0
-MIN_PROBES = 100
+# Probes between two looks at the gateway's count of waits taken (a scrape of its /metrics).
+PROBES_PER_LOOK = 10
+# Probes with every wait held, once the gateway has taken them all: enough for a p99.
+HELD_PROBES = 1000
 
 
 # Seconds: a Health/Check p99 past this means the probe waits behind the calls.
 STARVED = 0.25
 
 
+def _waits_taken(cluster: Cluster) -> float:
+    """The WaitTask calls the gateway has started (its grpc_server_started_total)."""
+    text = scrape(cluster.metrics_ports["gateway"])
+    found = re.search(r'^grpc_server_started_total\{[^}]*grpc_method="WaitTask"[^}]*\} (\S+)$', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+@pytest.mark.cluster(metrics=True)
 def test_five_thousand_waits_on_a_cluster_leave_health_fast(cluster: Cluster, tmp_path: Path) -> None:
     """The gateway as its own process, with the real store behind it: 5,000 WaitTask on
     delayed tasks (from another process), Health/Check and GetTask answering promptly
@@ -170,9 +182,8 @@ def test_five_thousand_waits_on_a_cluster_leave_health_fast(cluster: Cluster, tm
         reads: list[float] = []
         with grpc.insecure_channel(cluster.target) as channel, cluster.client(timeout=10) as reader:
             health = health_pb2_grpc.HealthStub(channel)
-            started_at = time.monotonic()
-            # At least MIN_PROBES, however slow a loaded machine makes each: the figures need them.
-            while time.monotonic() - started_at < PROBE_SECONDS or len(checks) < MIN_PROBES:
+
+            def probe() -> None:
                 t0 = time.perf_counter()
                 assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1
                 checks.append(time.perf_counter() - t0)
@@ -180,7 +191,21 @@ def test_five_thousand_waits_on_a_cluster_leave_health_fast(cluster: Cluster, tm
                     t0 = time.perf_counter()
                     assert reader.get(ids[len(checks) % calls]).state.name == "SCHEDULED"
                     reads.append(time.perf_counter() - t0)
-                time.sleep(0.005)  # the probes' pace: one every few milliseconds, as a monitor would
+
+            def probed_until_all_taken() -> bool:
+                for _ in range(PROBES_PER_LOOK):
+                    probe()
+                return _waits_taken(cluster) >= calls
+
+            # Probes while the waits arrive, then with every one of them held.
+            wait_until(
+                probed_until_all_taken,
+                60,
+                lambda: f"the gateway to take all {calls} waits (took {_waits_taken(cluster):g})",
+                interval=0,
+            )
+            for _ in range(HELD_PROBES):
+                probe()
         waiting.stdin.close()
         summary = json.loads(waiting.stdout.readline())
     finally:
