@@ -32,7 +32,7 @@ STOPPED_LINE = {
 STOP_BOUND = 30.0
 
 
-def _stop_and_wait(proc: subprocess.Popen[bytes]) -> tuple[int, float]:
+def _stop_and_wait(proc: procs.Child) -> tuple[int, float]:
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     try:

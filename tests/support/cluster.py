@@ -1,6 +1,7 @@
 """A real Taskyard cluster for integration and acceptance tests (and benchmarks).
 
-Four services run as subprocesses (``python -m taskyard.<service>``) over NNG
+Four services run as subprocesses (each as ``python -m taskyard.<service>`` would,
+forked by this process's fork server: support.forkserver) over NNG
 ``ipc://`` sockets in a short private directory, with the gateway on a free
 loopback port::
 
@@ -45,7 +46,7 @@ from typing import IO, Any
 import grpc
 import psutil
 
-from support import ports
+from support import forkserver, ports
 from taskyard.cli import bus_key, procs
 from taskyard.core import seal
 from taskyard.core.config import Settings
@@ -71,6 +72,18 @@ TEST_DEFAULTS: dict[str, Any] = {
 _FIELDS = {f.name for f in dataclasses.fields(Settings)}
 # Environment variables of the outer process that must not leak into a cluster.
 _SCRUB_PREFIXES = ("TASKYARD_", "QUEUE_", "QUEUED_TASK_", "OTEL_")
+
+
+class _Launch:
+    # Under pytest, services are forked by the test process's fork server (the imports
+    # paid once: support.forkserver); benchmarks start each with ``python -m``, so that
+    # what they measure (memory above all: a fork shares its server's pages) is real.
+    forked = False
+
+
+def fork_services(forked: bool) -> None:
+    """Start the services of clusters made from now on by the fork server, or not."""
+    _Launch.forked = forked
 
 
 class ClusterError(RuntimeError):
@@ -135,7 +148,7 @@ class Cluster:
         # start) serves /metrics on a port of its own.
         self.metrics = metrics
         self.metrics_ports: dict[str, int] = {}
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.procs: dict[str, procs.Child] = {}
         # Each instance's role, and the environment of its own it (re)starts with.
         self.kinds: dict[str, str] = {}
         self._own_env: dict[str, dict[str, str]] = {}
@@ -203,7 +216,12 @@ class Cluster:
             own["TASKYARD_METRICS_PORT"] = str(port)
         # Keys bound to roles: each service its own keyring, as taskyard dev hands them out.
         own["TASKYARD_BUS_KEYS"] = bus_key.service_keys(self.settings.bus_keys, kind)
-        proc = procs.spawn(kind, {**self.env, **own, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+        child_env = {**self.env, **own, **(env or {})}
+        proc: procs.Child
+        if _Launch.forked:
+            proc = forkserver.server().spawn(f"taskyard.{procs.SERVICES[kind]}", child_env, log_path)
+        else:
+            proc = procs.spawn(kind, child_env, stdout=log, stderr=subprocess.STDOUT)
         self.procs[name] = proc
         self._all_pids.add(proc.pid)
         self._stopped = False
@@ -331,7 +349,7 @@ class Cluster:
     def pid(self, service: str) -> int:
         return self.procs[self._name(service)].pid
 
-    def process(self, service: str) -> subprocess.Popen[bytes]:
+    def process(self, service: str) -> procs.Child:
         return self.procs[self._name(service)]
 
     def is_running(self, service: str) -> bool:

@@ -115,7 +115,7 @@ def running_dev(work: Path, env: Mapping[str, str], tokens: str, *, cwd: Path | 
         until_ready(proc, log, timeout=READY_TIMEOUT)
         yield f"127.0.0.1:{port}"
     finally:
-        stop_processes([proc], grace=15)  # type: ignore[list-item]  # dev stops its services and PostgreSQL itself
+        stop_processes([proc], grace=15)  # dev stops its services and PostgreSQL itself
 
 
 @contextlib.contextmanager

@@ -19,16 +19,20 @@ fails, and the tails of its service logs are printed when it does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .cluster import TEST_DEFAULTS, Cluster
+from .cluster import TEST_DEFAULTS, Cluster, fork_services
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # TASKYARD_TEST_FORK_SERVER=0: every service as its own ``python -m`` (slower; to rule
+    # the fork server out when a start misbehaves).
+    fork_services(os.environ.get("TASKYARD_TEST_FORK_SERVER", "1") != "0")
     config.addinivalue_line(
         "markers",
         "cluster(**overrides): Settings overrides for the `cluster` fixture (workers=, concurrency=, ...)",

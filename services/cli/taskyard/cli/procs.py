@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import psutil
@@ -47,6 +47,28 @@ START_ORDER: tuple[str, ...] = ("result-store", "scheduler", "worker-pool", "gat
 STOP_ORDER: tuple[str, ...] = tuple(reversed(START_ORDER))
 
 READY_PROBE_NAME = "noop"
+
+
+class Child(Protocol):
+    """What stopping and waiting need of a started service: a ``subprocess.Popen``, or
+    a test harness's own handle on a process it forked."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def args(self) -> Any: ...
+
+    @property
+    def returncode(self) -> int | Any: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
 
 
 def canonical(service: str) -> str:
@@ -137,7 +159,7 @@ def _alive(pid: int) -> bool:
 
 
 def stop_processes(
-    procs: Sequence[subprocess.Popen[bytes]],
+    procs: Sequence[Child],
     *,
     grace: float = 10.0,
     extra_pids: Iterable[int] = (),
@@ -156,7 +178,7 @@ def stop_processes(
         tracked.update(d.pid for d in descendants(proc.pid))
     killed: list[int] = []
 
-    def term(batch: Sequence[subprocess.Popen[bytes]]) -> None:
+    def term(batch: Sequence[Child]) -> None:
         for proc in batch:
             if proc.poll() is None:
                 tracked.update(d.pid for d in descendants(proc.pid))
@@ -286,7 +308,7 @@ def wait_ready(
     *,
     deadline: float,
     probe_name: str | None = READY_PROBE_NAME,
-    alive: Sequence[subprocess.Popen[bytes]] = (),
+    alive: Sequence[Child] = (),
     token: str | None = None,
 ) -> None:
     """Block until the gateway's health is SERVING and (unless ``probe_name`` is None)
