@@ -2,10 +2,11 @@
 circuit breaker, through the whole suite (real services, real workers).
 
 Key "payments-api" raises ConnectionError (not RetryAfter) until the test brings
-it back; its tasks have one retry (max_retries=1). The breaker opens at the
-sixth failure, so at least one task has failed twice by then and ended FAILURE:
-the refund of the failures that opened it brings that task back, and every
-failure while it is open (the probes' too) is refunded as well. Once the key
+it back; its tasks have one retry (max_retries=1). Its first task fails twice and
+ends FAILURE before the other three start; the breaker opens at the sixth failure
+(the others' three first and one second), and the refund of the failures that
+opened it brings that first task back; every failure while it is open (the
+probes' too) is refunded as well. Once the key
 recovers, every task of it ends SUCCESS, none FAILURE, each charged for its
 successful attempt alone; GetTask and ExplainTask show the refunds. A task of
 another key with the same errors but no breaker is charged as before and ends
@@ -53,17 +54,26 @@ def test_an_outage_behind_a_breaker_spends_no_retry_and_its_tasks_complete(
     reader.start()
     try:
         wait_until(lambda: watch.cursor, 10, "the watch to begin")
-        down = [
-            client.submit("call_flaky", "payments-api", str(down_dir), limits={"payments": "payments-api"}).id
-            for _ in range(4)
-        ]
+
+        def submit_down() -> str:
+            task = client.submit(
+                "call_flaky", "payments-api", str(down_dir), limits={"payments": "payments-api"}
+            )
+            return str(task.id)
+
+        # One task spends its retry and ends FAILURE before the rest start: the refund
+        # must bring back a task that had already failed (when the four fail together, the
+        # failure that opens the breaker may come in the same report as the last ones).
+        first = submit_down()
+        wait_until(lambda: _rows(cluster, [first])[0]["state"] == "FAILURE", 60, "the first task's FAILURE")
+        down = [first, *(submit_down() for _ in range(3))]
         bare = [client.submit("call_flaky", "no-breaker", str(down_dir)).id for _ in range(2)]
 
         wait_until(
             lambda: any(e.type == "breaker.opened" for e in seen), 60, "the payments-api breaker to open"
         )
-        # Four tasks, one retry each, opened at the sixth failure: some task failed twice
-        # before it opened. Every failure of the key so far is refunded, that task's too.
+        # Opened at the sixth failure: every failure of the key so far is refunded, the
+        # first task's too, which is no longer FAILURE.
         wait_until(
             lambda: (
                 (rows := _rows(cluster, down))
@@ -78,7 +88,7 @@ def test_an_outage_behind_a_breaker_spends_no_retry_and_its_tasks_complete(
             " WHERE task_id = ANY($1::uuid[]) AND type = 'task.failed'",
             down,
         )[0]["n"]
-        assert revived >= 1, "no task of the key was FAILURE before the breaker opened"
+        assert revived >= 1, "the first task was never FAILURE"
 
         # The key without a breaker is charged as before: two failures, FAILURE, a dead letter.
         wait_until(
