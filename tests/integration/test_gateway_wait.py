@@ -12,7 +12,8 @@ from google.protobuf import duration_pb2
 from integration.gateway_fakes import GatewayEnv, gateway_env
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import envelope_pb2, event_pb2, task_record_pb2
+from taskyard.bus.v1 import event_pb2, task_record_pb2
+from taskyard.core import contract
 from taskyard.gateway.waiters import Waiters
 from taskyard.v1 import task_pb2, task_service_pb2
 
@@ -98,10 +99,11 @@ async def test_a_lost_outcome_event_is_caught_by_an_early_reread(
 
 async def test_wait_times_out(gw: GatewayEnv) -> None:
     task_id = await _submit(gw)
-    waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 1.0)))
+    waiting = asyncio.ensure_future(gw.stub.WaitTask(_wait_req(task_id, 2.0)))
     await _until_waiting(gw)
-    # Not before its time, measured on the gateway's own clock: a wait of half as long,
-    # begun after it, times out first (one that ignored or misread its timeout would not).
+    # Not before its time, measured on the gateway's own clock: a wait of a quarter as
+    # long, begun after it, times out first (one that ignored or misread its timeout would
+    # not). The margin covers a loaded machine's delay in starting the second wait.
     ruler = await asyncio.wait_for(gw.stub.WaitTask(_wait_req(task_id, 0.5)), 10)
     assert ruler.timed_out and not waiting.done()
     resp = await asyncio.wait_for(waiting, 10)
@@ -141,10 +143,10 @@ async def test_get_and_list_pages(gw: GatewayEnv) -> None:
         if not token:
             break
     assert pages == 3 and sorted(seen) == sorted(ids)
-    (_, req), *_ = [(k, r) for k, r in gw.backend.store_requests if k == 12]
+    req, *_ = gw.backend.store_asked(contract.STORE_LIST)
     assert req.limit == 2
     await gw.stub.ListTasks(task_service_pb2.ListTasksRequest())
-    assert [r for k, r in gw.backend.store_requests if k == 12][-1].limit == 100
+    assert gw.backend.store_asked(contract.STORE_LIST)[-1].limit == 100
 
 
 def _final(task_id: str) -> event_pb2.Event:
@@ -159,7 +161,7 @@ def _final(task_id: str) -> event_pb2.Event:
 
 
 def _store_gets(gw: GatewayEnv) -> int:
-    return sum(1 for kind, _ in gw.backend.store_requests if kind == envelope_pb2.KIND_STORE_GET)
+    return len(gw.backend.store_asked(contract.STORE_GET))
 
 
 async def test_waiting_on_a_task_submitted_here_reads_nothing_from_the_store(gw: GatewayEnv) -> None:
@@ -234,14 +236,11 @@ async def test_a_wait_that_reads_its_task_final_first_still_returns_the_trip(
     call = gw.stub.WaitTask(_wait_req(task_id, 10))
     await _until_waiting(gw)
     # Final in the store before its event reaches this gateway (a loaded machine).
-    reads = len(gw.backend.store_requests)
+    reads = _store_gets(gw)
     gw.backend.set_state(task_id, task_pb2.TASK_STATE_SUCCESS)
     # Its re-read asked for the task once it was final: the read finds it final first.
     await wait_until_async(
-        lambda: any(
-            kind == envelope_pb2.KIND_STORE_GET and task_id in req.ids
-            for kind, req in gw.backend.store_requests[reads:]
-        ),
+        lambda: any(task_id in req.ids for req in gw.backend.store_asked(contract.STORE_GET)[reads:]),
         5,
         "the wait's re-read of its task",
     )

@@ -17,13 +17,12 @@ import pytest
 from support.bus_events import Subscriber
 from support.waiting import wait_until_async
 
-from taskyard.bus.v1 import dispatch_pb2, envelope_pb2, event_pb2, leases_pb2, pools_pb2, tasks_pb2
+from taskyard.bus.v1 import dispatch_pb2, event_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.bus.v1 import task_record_pb2 as tr
 from taskyard.core import contract, errors, health, ids, rpc, transport
 from taskyard.result_store.service import serve
 
 pytestmark = pytest.mark.asyncio
-K = envelope_pb2
 # How long a dispatch may take to reach a subscribed pool (a loaded machine): a bound, not a speed.
 HEARD_WITHIN = 30.0
 
@@ -222,9 +221,9 @@ async def test_each_audience_has_its_own_stream(served: Any, store_settings: Any
     def events(raws: list[bytes], skip: int) -> list[event_pb2.Event]:
         out: list[event_pb2.Event] = []
         for raw in raws:
-            env = transport.decode(raw[skip:])
-            if env.kind == K.KIND_EVENTS:
-                out.extend(transport.unpack(env, event_pb2.EventBatch).events)
+            batch = contract.EVENTS.open(raw[skip:])
+            if batch is not None:
+                out.extend(batch.events)
         return out
 
     def dispatched(raws: list[bytes]) -> list[tr.TaskRecord]:

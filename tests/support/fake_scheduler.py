@@ -198,9 +198,9 @@ class FakeScheduler:
                 raw = await sock.arecv()
             except pynng.Closed:
                 return
-            env = transport.decode(raw)
-            assert env.kind == envelope_pb2.KIND_POOL_REPORT, env.kind
-            await self.log.add_notice(transport.unpack(env, dispatch_pb2.PoolReport))
+            report = contract.POOL_REPORT.open(raw)
+            assert report is not None, f"not a pool report: kind {transport.decode(raw).kind}"
+            await self.log.add_notice(report)
 
     async def wait_registered(self, within: float = 30.0) -> dispatch_pb2.Register:
         await asyncio.wait_for(self.registered.wait(), within)
@@ -210,7 +210,7 @@ class FakeScheduler:
     async def dispatch(self, *records: task_record_pb2.TaskRecord) -> list[task_record_pb2.TaskRecord]:
         assert self._pair is not None, "no pool registered"
         batch = dispatch_pb2.Dispatch(tasks=records)
-        await self._pair.asend(transport.encode(envelope_pb2.KIND_DISPATCH, batch))
+        await self._pair.asend(contract.DISPATCH.encode(batch))
         return list(records)
 
     async def survey(
@@ -219,14 +219,16 @@ class FakeScheduler:
         """Send one Survey; collect the replies that come ``within`` seconds."""
         self._surveyor.survey_time = int(within * 1000)
         msg = dispatch_pb2.Survey(scheduler_id=self.scheduler_id if scheduler_id is None else scheduler_id)
-        await self._surveyor.asend(transport.encode(envelope_pb2.KIND_SURVEY, msg))
+        await self._surveyor.asend(contract.SURVEY.encode(msg))
         replies: list[dispatch_pb2.SurveyReply] = []
         while True:
             try:
                 raw = await self._surveyor.arecv()
             except pynng.Timeout:
                 return replies
-            replies.append(transport.unpack(transport.decode(raw), dispatch_pb2.SurveyReply))
+            reply = contract.SURVEY.open_answer(raw)
+            assert reply is not None, f"not a survey answer: kind {transport.decode(raw).kind}"
+            replies.append(reply)
 
     async def survey_until(
         self, predicate: Callable[[dispatch_pb2.SurveyReply], bool], within: float = 15.0

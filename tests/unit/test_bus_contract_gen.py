@@ -201,10 +201,6 @@ TESTS_NAMING_KINDS = {
     "tests/unit/test_bus_contract_gen.py": "every kind declared once",
     # Refusals: envelopes built by hand on purpose.
     "tests/unit/test_bus_roles.py": "who may send each kind; an insert hidden from the gate's first read",
-    # Still pairing kinds by hand: each comes off once it names its declarations.
-    "tests/integration/test_gateway_wait.py": "",
-    "tests/integration/test_store_service.py": "",
-    "tests/support/fake_scheduler.py": "",
 }
 
 
