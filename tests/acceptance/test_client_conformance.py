@@ -30,6 +30,7 @@ from support.conformance import (
     run_program,
     running_suite,
 )
+from support.dev_run import scratch_dir
 from support.observability import running_jaeger, service_of, tracing_env, wait_for_spans
 from support.run_summary import CONFORMANCE_PROPERTY, RecordProperty
 
@@ -76,9 +77,9 @@ class Traced:
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Traced]:
-    work = tmp_path_factory.mktemp("conformance")
-    with running_jaeger(work) as jaeger:
+def suite() -> Iterator[Traced]:
+    # Not under tmp_path: pgserver's own user must reach the data (dev_run.scratch_dir).
+    with scratch_dir("ty-conformance-") as work, running_jaeger(work) as jaeger:
         env = {**tracing_env(jaeger), "TASKYARD_TRANSPORT": "ipc", "TASKYARD_IPC_DIR": str(work / "ipc")}
         with running_suite(work, env) as live:
             yield Traced(suite=live, jaeger=jaeger)

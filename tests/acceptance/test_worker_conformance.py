@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from support.conformance import CREATE_LIMIT, LIMIT, READY_TIMEOUT, as_admin, run_program, running_dev
+from support.dev_run import scratch_dir
 from support.run_summary import CONFORMANCE_PROPERTY, RecordProperty
 
 from taskyard.client import Client, TaskState
@@ -85,22 +86,23 @@ class Suite:
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
-    work = tmp_path_factory.mktemp("worker-conformance")
+def suite() -> Iterator[Suite]:
     tokens = (
         f"{TOKEN} work,submit,read worker-conformance\n{READ_TOKEN} read reader\n"
         f"{ADMIN_TOKEN} admin worker-conformance-admin\n"
     )
     env = {
         "TASKYARD_TRANSPORT": "ipc",
-        "TASKYARD_IPC_DIR": str(work / "ipc"),
         "TASKYARD_TOKEN": TOKEN,
         "TASKYARD_LEASE_SECONDS": LEASE_SECONDS,
         "TASKYARD_CANCEL_DEADLINE": CANCEL_DEADLINE,
     }
-    with running_dev(work, env, tokens) as target:
-        as_admin(target, CREATE_LIMIT, token=ADMIN_TOKEN)
-        yield Suite(target=target)
+    # Not under tmp_path: pgserver's own user must reach the data (dev_run.scratch_dir).
+    with scratch_dir("ty-worker-conformance-") as work:
+        env = {**env, "TASKYARD_IPC_DIR": str(work / "ipc")}
+        with running_dev(work, env, tokens) as target:
+            as_admin(target, CREATE_LIMIT, token=ADMIN_TOKEN)
+            yield Suite(target=target)
 
 
 def _require_built(language: str) -> None:
