@@ -9,9 +9,9 @@ and turns a worker's death into immediate Death reports (then respawns it).
 
 The manager is a few objects, each given what it works with:
 
-- ``PoolState``, ``Outbox`` (state.py): who the pool is, the
-  report being gathered, the long-running tasks; ``StoreOutlets`` (reports.py):
-  the requests to the store, open once the pool starts.
+- ``PoolState``, ``Outbox`` (state.py): who the pool is and the report being
+  gathered; ``StoreOutlets`` (reports.py): the requests to the store, open once
+  the pool starts. Its loops run in one supervised set (core/background.py).
 - ``Workers`` (processes.py): the worker processes, their reports and routing;
   ``Watchdog`` (watchdog.py) over them; ``Renewals`` (renewals.py) of what they
   hold; ``DispatchIntake`` (intake.py) feeding them.
