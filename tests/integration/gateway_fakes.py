@@ -40,6 +40,15 @@ from taskyard.core.priority import LANES, Priority
 from taskyard.gateway.server import Gateway
 from taskyard.v1 import limit_pb2, task_pb2, task_service_pb2_grpc
 
+# The FailureService's store methods: the fake records each request and answers empty.
+FAILURE_METHODS: tuple[contract.Method[Any, Any], ...] = (
+    contract.STORE_FAILURE_GROUPS,
+    contract.STORE_DEAD_LETTERS,
+    contract.STORE_PURGE_DEAD_LETTERS,
+    contract.STORE_REDRIVE_CREATE,
+    contract.STORE_REDRIVE_CONTROL,
+    contract.STORE_REDRIVE_LIST,
+)
 FINAL = {task_pb2.TASK_STATE_SUCCESS, task_pb2.TASK_STATE_FAILURE, task_pb2.TASK_STATE_CANCELLED}
 Envelope = envelope_pb2.Envelope
 Rq = TypeVar("Rq", bound=Message)
@@ -98,17 +107,7 @@ class FakeBackend:
                     rpc.serve(contract.STORE_LIMITS, self._read_limits),
                     rpc.serve(contract.STORE_LIMIT_CHANGE, self._change_limit),
                     # FailureService: recorded, answered empty (tests check what arrived).
-                    *(
-                        rpc.serve(m, self._failure_request(m))
-                        for m in (
-                            contract.STORE_FAILURE_GROUPS,
-                            contract.STORE_DEAD_LETTERS,
-                            contract.STORE_PURGE_DEAD_LETTERS,
-                            contract.STORE_REDRIVE_CREATE,
-                            contract.STORE_REDRIVE_CONTROL,
-                            contract.STORE_REDRIVE_LIST,
-                        )
-                    ),
+                    *(rpc.serve(m, self._failure_request(m)) for m in FAILURE_METHODS),
                 ],
                 max_message_bytes=mmb,
                 concurrency=8,

@@ -18,7 +18,7 @@ import pytest_asyncio
 from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from integration.gateway_fakes import GatewayEnv, gateway_env
+from integration.gateway_fakes import FAILURE_METHODS, GatewayEnv, gateway_env
 
 from taskyard.bus.v1 import failures_pb2
 from taskyard.core import contract
@@ -26,14 +26,6 @@ from taskyard.v1 import failure_service_pb2 as fs
 from taskyard.v1 import failure_service_pb2_grpc
 
 TASK = "0b0c8f3e-5d7a-4f0e-9a51-2f4d0c9a7b11"
-FAILURE_METHODS: list[contract.Method[Any, Any]] = [
-    contract.STORE_FAILURE_GROUPS,
-    contract.STORE_DEAD_LETTERS,
-    contract.STORE_PURGE_DEAD_LETTERS,
-    contract.STORE_REDRIVE_CREATE,
-    contract.STORE_REDRIVE_CONTROL,
-    contract.STORE_REDRIVE_LIST,
-]
 
 
 @pytest_asyncio.fixture
