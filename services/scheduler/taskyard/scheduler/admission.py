@@ -12,7 +12,10 @@ holds the task there until the gate opens).
   ``burst + W/T`` units. A limit seen in a term's first read of the limits
   starts every bucket empty (as if its burst had just been spent): what a
   deposed leader admitted just before the takeover is unknown, and this way no
-  window around it admits more than the limit allows.
+  window around it admits more than the limit allows. A bucket has one lease
+  batch in flight at most, and its clock restarts from the store's answer
+  (flights.py): the limit holds where the attempts arrive, however long the
+  store took to commit them.
 - Concurrency: units held per bucket, from admission until the attempt ends
   (``release``); a new leader counts the leased attempts first (``resync``).
 
@@ -43,7 +46,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from taskyard.core import limits as rules
 from taskyard.core import tenants as tenant_names
+from taskyard.scheduler import flights as flight_rules
 from taskyard.scheduler.breakers import Breakers
+from taskyard.scheduler.flights import Flights
 from taskyard.scheduler.lanes import Ref, Use
 from taskyard.v1 import limit_pb2
 
@@ -147,6 +152,7 @@ class Admission:
         self._clock = clock
         self.limits: dict[str, _Limit] = {}
         self.breakers = Breakers(clock)
+        self.flights = Flights()
         # Until the limits are first read, every task that uses one waits (CATALOG).
         self.ready = False
         # Limits seen deleted: their uses are ignored without waiting for a read.
@@ -264,13 +270,14 @@ class Admission:
         return self.limits.get(name)
 
     # --- admission ----------------------------------------------------------------
-    def admit(self, ref: Ref, token: str, *, known: bool = False) -> Refusal | None:
+    def admit(self, ref: Ref, token: str, *, batch: int, known: bool = False) -> Refusal | None:
         """Take the units of every limit ``ref`` uses, its tenant's quota included
         (None), or none of them and the first gate that refuses, rate limits before
         concurrency limits. A limit this scheduler does not know holds the task at
         CATALOG (it may have been created a moment ago) unless ``known``: the limits
         were read since the task arrived there, so the limit is gone and its use is
-        ignored."""
+        ignored. ``batch`` (``flights.new_batch``): the lease request the attempt
+        goes in; a rate bucket with another request in flight refuses."""
         quota = self.quota_uses.get(ref.tenant) if self.quota_uses else None
         uses = ref.uses
         if uses:
@@ -296,7 +303,7 @@ class Admission:
                 limit.throttled += 1
                 return Refusal(gate, at)
             breakers.append((gate, probe))
-        rates: list[tuple[_Limit, str, float]] = []
+        rates: list[tuple[_Limit, Gate, float, int]] = []
         counts: list[tuple[_Limit, Gate, int]] = []
         refusal: Refusal | None = None
         # Units over a limit's burst (it was lowered since the task was submitted)
@@ -307,13 +314,16 @@ class Admission:
                 continue
             units = min(units, limit.burst)
             at_bucket = bucket_of(limit, limit_name, key, ref.tenant)
+            if self.flights.blocks((limit_name, at_bucket), batch, now):
+                limit.throttled += 1
+                return Refusal((limit_name, at_bucket), now + flight_rules.RECHECK)
             tat = max(limit.tats.get(at_bucket, limit.floor), now)
             after = tat + units * limit.interval
             if after - now > limit.burst * limit.interval + _EPS:
                 refusal = Refusal((limit_name, at_bucket), after - limit.burst * limit.interval)
                 limit.throttled += 1
                 return refusal
-            rates.append((limit, at_bucket, after))
+            rates.append((limit, (limit_name, at_bucket), after, units))
         for limit_name, key, units in uses:
             limit = self.limit_of(limit_name, key)
             if limit is None or limit.is_rate or limit.is_breaker:
@@ -327,9 +337,10 @@ class Admission:
                 limit.throttled += 1
                 return Refusal(gate, None)
             counts.append((limit, gate, units))
-        for limit, at_bucket, after in rates:
-            limit.tats[at_bucket] = after
+        for limit, gate, after, units in rates:
+            limit.tats[gate[1]] = after
             limit.admitted += 1
+            self.flights.add(gate, batch, token, now, units * limit.interval)
         for limit, _gate, _units in counts:
             limit.admitted += 1
         if breakers:
@@ -341,13 +352,30 @@ class Admission:
             self._tally(ref.id)
         return None
 
-    def confirm(self, task_id: str, token: str, now: float) -> None:
+    def confirm(self, task_id: str, token: str, now: float) -> list[Gate]:
         """The attempt's lease is in the store (or its outcome unknown): from now on
-        a resync that does not find it there frees its units."""
+        a resync that does not find it there frees its units. Returns the rate gates
+        whose batch in flight has landed."""
         hold = self._holds.get(task_id, {}).get(token)
         if hold is not None and hold.since > now:
             hold.since = now
         self.breakers.confirm(task_id, token, now)
+        return self._land(token, now)
+
+    def _land(self, token: str, now: float) -> list[Gate]:
+        """The store answered for ``token``'s lease at ``now``: its batch's units
+        count from then on in each rate bucket it took (at the earliest: a bucket
+        already spent past that keeps its time)."""
+        landed: list[Gate] = []
+        for gate, spent, whole in self.flights.land(token):
+            limit = self.limit_of(*gate)
+            if limit is not None and limit.is_rate:
+                since = now + min(spent, limit.burst * limit.interval)
+                if limit.tats.get(gate[1], limit.floor) < since:
+                    limit.tats[gate[1]] = since
+            if whole:
+                landed.append(gate)
+        return landed
 
     def next_admission(self, gate: Gate, units: int = 1) -> float | None:
         """When a rate gate admits ``units`` again, or a breaker's admits a probe
@@ -446,7 +474,7 @@ class Admission:
         """The attempt leased under ``token`` ended (or was never leased): its units
         are free. Returns the gates that have room again."""
         freed = self.breakers.forget(task_id, token) if self.breakers.holds(task_id) else []
-        return freed + self._release(task_id, token)
+        return freed + self._land(token, self._clock()) + self._release(task_id, token)
 
     def _release(self, task_id: str, token: str) -> list[Gate]:
         held = self._holds.get(task_id)

@@ -137,13 +137,15 @@ class Dispatcher:
             if free <= 0:
                 continue
             held = headroom.held(pool.capacity)
-            refs, tokens = self._take(pool, free - held, pool.tenants) if free > held else ([], [])
+            # One lease request per pool: a rate bucket has one in flight at most (flights.py).
+            batch = self.flow.new_batch() if self.flow is not None else 0
+            refs, tokens = self._take(pool, free - held, pool.tenants, batch) if free > held else ([], [])
             few = headroom.few if held else frozenset()
             if few and pool.tenants is not None:
                 few &= pool.tenants
             if few and len(refs) < free:
                 # The held slots: tasks of tenants with only a few waiting.
-                more, more_tokens = self._take(pool, free - len(refs), few, few=True)
+                more, more_tokens = self._take(pool, free - len(refs), few, batch, few=True)
                 refs += more
                 tokens += more_tokens
             if not refs:
@@ -154,7 +156,7 @@ class Dispatcher:
             self._inflight.spawn(self._lease_and_send(pool, refs, tokens), name=f"dispatch to {pool.pool_id}")
 
     def _take(
-        self, pool: Pool, want: int, tenants: frozenset[str] | None, *, few: bool = False
+        self, pool: Pool, want: int, tenants: frozenset[str] | None, batch: int, *, few: bool = False
     ) -> tuple[list[Ref], list[str]]:
         """Up to ``want`` tasks for ``pool`` of ``tenants`` (None: every one) that the
         limits admit, with their lease tokens; the refused ones wait at their gates, so
@@ -176,7 +178,7 @@ class Dispatcher:
             fresh = lease_tokens(self.token_prefix, len(taken))
             if flow is None or seqs is None:
                 return taken, fresh
-            for i in flow.admit(taken, seqs, fresh):
+            for i in flow.admit(taken, seqs, fresh, batch):
                 refs.append(taken[i])
                 tokens.append(fresh[i])
         return refs, tokens
@@ -300,6 +302,7 @@ class Dispatcher:
             return None, []
         leases: list[leases_pb2.Lease] = []
         now = time.monotonic()
+        batch = self.flow.new_batch() if self.flow is not None else 0
         # serves_next by (priority, tenant): a batch is mostly one of each.
         next_of: dict[tuple[int, str], bool] = {}
         for record in tasks:
@@ -324,19 +327,19 @@ class Dispatcher:
                 continue
             token = ids.new_lease_token(self.token_prefix)
             tenant = record.tenant
-            if tenant and not self._tenant_free(tenant) and not self._quota_admits(record, token):
+            if tenant and not self._tenant_free(tenant) and not self._quota_admits(record, token, batch):
                 continue
             pool.inflight[record.id] = now
             leases.append(leases_pb2.Lease(task_id=record.id, lease_token=token))
         return (pool, leases) if leases else (None, [])
 
-    def _quota_admits(self, record: Record, token: str) -> bool:
+    def _quota_admits(self, record: Record, token: str, batch: int) -> bool:
         """Whether the quota of a task's tenant (not suspended, its quota read) admits
         it at its insert; its units are taken then (flow.admit_at_insert)."""
         flow = self.flow
         if flow is None or record.tenant in self.lanes.suspended or not flow.tenants.read_once:
             return False
-        return flow.admit_at_insert(ref_of(record), token)
+        return flow.admit_at_insert(ref_of(record), token, batch)
 
     def _tenant_free(self, tenant: str) -> bool:
         """Whether a named tenant's task may skip the lanes: the tenants were read,

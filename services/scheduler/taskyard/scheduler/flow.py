@@ -131,8 +131,18 @@ class Flow:
         self._refunds_again: list[tuple[float, Refund]] = []
 
     # --- the dispatcher's hooks ----------------------------------------------------
-    def admit(self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str]) -> list[int]:
-        """The indexes of ``refs`` admitted; the others wait at their gates."""
+    def new_batch(self) -> int:
+        """A number for the attempts that go to the store in one lease request."""
+        return self.admission.flights.new_batch()
+
+    def admit(
+        self, refs: Sequence[Ref], seqs: Sequence[int], tokens: Sequence[str], batch: int | None = None
+    ) -> list[int]:
+        """The indexes of ``refs`` admitted; the others wait at their gates. ``batch``
+        (``new_batch``): the lease request they go in, when others join it (None: a
+        request of their own)."""
+        if batch is None:
+            batch = self.new_batch()
         out: list[int] = []
         reopen: list[Gate] = []
         now = self._clock()
@@ -145,7 +155,7 @@ class Flow:
             if not self.ready or (ref.tenant and (not tenants_read or ref.tenant in self._recounting)):
                 gates.hold(CATALOG, seqs[i], ref, now)
                 continue
-            refusal = admission.admit(ref, tokens[i], known=ref.id in self._settled)
+            refusal = admission.admit(ref, tokens[i], batch=batch, known=ref.id in self._settled)
             self._settled.discard(ref.id)
             came_from = self._opened.pop(ref.id, None) if self._opened else None
             if refusal is None:
@@ -164,7 +174,7 @@ class Flow:
             self._open(reopen)
         return out
 
-    def admit_at_insert(self, ref: Ref, token: str) -> bool:
+    def admit_at_insert(self, ref: Ref, token: str, batch: int) -> bool:
         """Whether a task of a tenant with a quota, and no limits of its own, may be
         leased at its insert (the fast path): its quota admits it now and no task of
         its tenant waits at a quota gate, so none is overtaken. Its units are then
@@ -177,7 +187,7 @@ class Flow:
             limit = admission.limit_of(name, key)
             if limit is None or self.gates.waiting((name, bucket_of(limit, name, key, ref.tenant))):
                 return False
-        return admission.admit(ref, token) is None
+        return admission.admit(ref, token, batch=batch) is None
 
     def lease_failed(self, refs: Iterable[tuple[str, str]]) -> None:
         """A lease whose outcome is unknown (its request failed): its units stay held
@@ -189,8 +199,11 @@ class Flow:
     def confirm(self, refs: Iterable[tuple[str, str]]) -> None:
         """These (task id, lease token) attempts are leased in the store now."""
         now = self._clock()
+        landed: list[Gate] = []
         for task_id, token in refs:
-            self.admission.confirm(task_id, token, now)
+            landed += self.admission.confirm(task_id, token, now)
+        if landed:
+            self._open(landed)
 
     def release(self, task_id: str, token: str) -> None:
         """An attempt ended, or its lease was refused or handed back."""
