@@ -5,7 +5,10 @@ deadline is flaky on a busy machine and slow on an idle one. This checker reads
 every test module's syntax tree and finds three shapes of wall-time waiting:
 
 - ``wall-clock-assert``: an ``assert`` ordering an elapsed/took/duration figure, or
-  ``time.monotonic()``/``time.time()``/``perf_counter()`` arithmetic, against a bound.
+  ``time.monotonic()``/``time.time()``/``perf_counter()`` arithmetic, against a bound;
+  or a figure worked out from a clock read in the same function (``handover =
+  time.monotonic() - stopped_at``, a list of measured spans and its p99), or a
+  verdict drawn from one (``late = [x for x in lateness if x > LIMIT]``).
   A figure that matters belongs in bench/, not in a test.
 - ``fixed-sleep``: ``time.sleep``/``asyncio.sleep``/``sleep`` with a non-zero literal
   (or a module constant bound to one), outside a task body, where simulated work
@@ -133,14 +136,137 @@ def _compares(node: ast.AST) -> Iterator[ast.Compare]:
             yield sub
 
 
-def _is_wall_clock_bound(test: ast.expr, spans_are_wall_time: bool) -> bool:
+def _names_any(node: ast.AST, names: frozenset[str]) -> bool:
+    return bool(names) and any(isinstance(sub, ast.Name) and sub.id in names for sub in ast.walk(node))
+
+
+def _orders_wall_time(node: ast.AST, measured: frozenset[str]) -> bool:
+    """Whether ``node`` holds an ordering whose side reads the clock or a measured name."""
+    for compare in _compares(node):
+        if any(isinstance(op, _ORDERINGS) for op in compare.ops):
+            sides = [compare.left, *compare.comparators]
+            if any(_names_any(side, measured) for side in sides):
+                return True
+    return False
+
+
+def _is_wall_clock_bound(
+    test: ast.expr,
+    spans_are_wall_time: bool,
+    measured: frozenset[str] = frozenset(),
+    verdicts: frozenset[str] = frozenset(),
+) -> bool:
+    if _names_any(test, verdicts):
+        return True
     for compare in _compares(test):
         if not any(isinstance(op, _ORDERINGS) for op in compare.ops):
             continue
         sides = [compare.left, *compare.comparators]
-        if any((spans_are_wall_time and _names_span(side)) or _reads_clock(side) for side in sides):
+        if any(
+            (spans_are_wall_time and _names_span(side)) or _reads_clock(side) or _names_any(side, measured)
+            for side in sides
+        ):
             return True
     return False
+
+
+def _bindings(scope: ast.AST) -> Iterator[tuple[list[str], ast.expr]]:
+    """(names, value) for each binding in ``scope``: assignments, and values put in a
+    collection (``spans.append(x)`` makes ``spans`` hold ``x``)."""
+    for node in ast.walk(scope):
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets, value = [node.target], node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in {"append", "extend", "add", "insert"}
+            and node.args
+        ):
+            targets, value = [node.func.value], node.args[-1]
+        if value is None:
+            continue
+        names = [sub.id for t in targets for sub in ast.walk(t) if isinstance(sub, ast.Name)]
+        if names:
+            yield names, value
+
+
+# Calls whose result carries their arguments' figures (a cast, an aggregate, a
+# quantile); any other call's result is its own (a query made with a clock read in
+# its arguments returns rows, not a span).
+_CARRIERS = {
+    "int",
+    "float",
+    "round",
+    "abs",
+    "sorted",
+    "list",
+    "tuple",
+    "max",
+    "min",
+    "sum",
+    "quantiles",
+    "median",
+    "mean",
+    "fmean",
+    "percentile",
+}
+
+
+def _data(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and what its value is made of, not descending into the arguments of
+    a call that is not a carrier."""
+    yield node
+    if isinstance(node, ast.Call) and _dotted(node.func)[-1:] not in {(c,) for c in _CARRIERS}:
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _data(child)
+
+
+def _made_of(value: ast.AST, names: set[str]) -> bool:
+    return any(_is_clock_read(sub) or (isinstance(sub, ast.Name) and sub.id in names) for sub in _data(value))
+
+
+def _measured(scope: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    """The names in ``scope`` bound to a span of wall time (a difference with a clock
+    read or an instant read earlier, then what is made of spans: a list of them, its
+    p99), and the names bound to a verdict ordering such a span. An instant alone (a
+    stamp taken before or after something, to bracket it) is no span."""
+    bindings = list(_bindings(scope))
+    instants: set[str] = set()
+    spans: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for names, value in bindings:
+            timed = instants | spans
+            is_span = any(isinstance(n, ast.Name) and n.id in spans for n in _data(value)) or any(
+                isinstance(sub, ast.BinOp)
+                and isinstance(sub.op, ast.Sub)
+                and (_made_of(sub.left, timed) or _made_of(sub.right, timed))
+                for sub in _data(value)
+            )
+            if not is_span and not _made_of(value, timed):
+                continue
+            into = spans if is_span else instants
+            for name in names:
+                if name not in into:
+                    into.add(name)
+                    grew = True
+    frozen = frozenset(spans)
+    verdicts = {
+        name
+        for names, value in bindings
+        if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp))
+        and _orders_wall_time(value, frozen)
+        for name in names
+    }
+    return frozen, frozenset(verdicts)
 
 
 def _reads_wall_clock(tree: ast.Module) -> bool:
@@ -248,12 +374,16 @@ class _Finder(ast.NodeVisitor):
         self.constants = constants
         self.in_task = task_module
         self.found: list[Offence] = []
+        # Names of the function being read bound to wall-time figures, and verdicts on them.
+        self.measured: frozenset[str] = frozenset()
+        self.verdicts: frozenset[str] = frozenset()
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        outer = self.in_task
-        self.in_task = outer or any(_is_task_decorator(d) for d in node.decorator_list)
+        outer = self.in_task, self.measured, self.verdicts
+        self.in_task = outer[0] or any(_is_task_decorator(d) for d in node.decorator_list)
+        self.measured, self.verdicts = _measured(node)
         self.generic_visit(node)
-        self.in_task = outer
+        self.in_task, self.measured, self.verdicts = outer
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
@@ -262,7 +392,7 @@ class _Finder(ast.NodeVisitor):
         # ``assert time.monotonic() < deadline`` in a ``while True`` is the same hand-rolled poll.
         if _is_clock_against_deadline(node.test):
             self.found.append(Offence(self.path, node.lineno, DEADLINE_LOOP))
-        elif _is_wall_clock_bound(node.test, self.wall_clock):
+        elif _is_wall_clock_bound(node.test, self.wall_clock, self.measured, self.verdicts):
             self.found.append(Offence(self.path, node.lineno, WALL_CLOCK_ASSERT))
         self.generic_visit(node)
 
@@ -344,6 +474,23 @@ def test_finds_wall_clock_bounds() -> None:
     assert _kinds("assert ok and perf_counter() - t0 < 1") == [WALL_CLOCK_ASSERT]
 
 
+def test_finds_bounds_on_figures_measured_earlier() -> None:
+    handover = "def f():\n    t = time.monotonic()\n    stop()\n    handover = time.monotonic() - t\n"
+    assert _kinds(handover + "    assert handover < TTL / 5") == [WALL_CLOCK_ASSERT]
+    failover = "def f():\n    killed_at = time.time()\n    failover = first - killed_at\n"
+    assert _kinds(failover + "    assert 0 < failover < BOUND") == [WALL_CLOCK_ASSERT]
+    p99 = (
+        "def f():\n    checks = []\n    for _ in range(9):\n        t0 = time.perf_counter()\n"
+        "        checks.append(time.perf_counter() - t0)\n    p99 = quantiles(checks)[98]\n"
+    )
+    assert _kinds(p99 + "    assert p99 < STARVED") == [WALL_CLOCK_ASSERT]
+    late = (
+        "def f():\n    back = time.time()\n    lateness = [r - back for r in rows]\n"
+        "    late = [x for x in lateness if x > LIMIT]\n"
+    )
+    assert _kinds(late + "    assert not late") == [WALL_CLOCK_ASSERT]
+
+
 def test_leaves_behavioural_asserts() -> None:
     assert _kinds("assert result.state == 'done'") == []
     assert _kinds("assert count < 3") == []
@@ -353,6 +500,11 @@ def test_leaves_behavioural_asserts() -> None:
     assert _kinds("assert durations.parse(mean) > dt.timedelta()") == []
     assert _kinds("assert h.cancel_deadline >= t0 + 10.0") == []
     assert _kinds("assert err.code is Code.DEADLINE_EXCEEDED") == []
+    # A clock read that is not what the assert orders: an id, a count, a stamp's presence.
+    measured = "def f():\n    began = time.time()\n    rows = read()\n    n = len(rows)\n"
+    assert _kinds(measured + "    assert n < 3 and began") == []
+    early = "def f():\n    t = time.time()\n    early = [r for r in rows if r.start < r.due]\n"
+    assert _kinds(early + "    assert not early") == []
 
 
 def test_finds_fixed_sleeps() -> None:
