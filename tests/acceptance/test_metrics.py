@@ -103,14 +103,20 @@ def test_every_service_serves_valid_metrics_that_prometheus_scrapes(measured: An
 
 
 def test_metrics_off_loopback_need_a_token(tmp_path: Path) -> None:
-    from taskyard.core import metrics
+    import urllib.error
 
-    with pytest.raises(ValueError, match="TASKYARD_METRICS_TOKEN"):
-        metrics.MetricsServer("0.0.0.0", 0)
-    server = metrics.MetricsServer("127.0.0.1", 0, token="s3cret")
+    from taskyard.core import ops
+
+    # Off loopback without a token, the ops port serves the probes only.
+    bare = ops.OpsServer("0.0.0.0", 0)
     try:
-        import urllib.error
-
+        with pytest.raises(urllib.error.HTTPError) as forbidden:
+            scrape(bare.port)
+        assert forbidden.value.code == 403
+    finally:
+        bare.close()
+    server = ops.OpsServer("127.0.0.1", 0, token="s3cret")
+    try:
         with pytest.raises(urllib.error.HTTPError) as refused:
             scrape(server.port)
         assert refused.value.code == 401

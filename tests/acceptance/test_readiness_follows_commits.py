@@ -1,6 +1,6 @@
 """Readiness follows the ability to commit: with the suite's PostgreSQL frozen
-(SIGSTOP), the result-store's /readyz and the gateway's gRPC health turn
-NOT_SERVING, and SERVING again once it runs (SIGCONT)."""
+(SIGSTOP), the result-store's /readyz and the gateway's gRPC health and /readyz (both
+on their ops ports) turn NOT_SERVING, and SERVING again once it runs (SIGCONT)."""
 
 from __future__ import annotations
 
@@ -68,16 +68,20 @@ def _signal_all(server: list[psutil.Process], resume: bool) -> None:
 def test_a_frozen_database_makes_the_store_and_the_gateway_unready_until_it_runs(
     cluster_factory: Any, pg_cluster: PostgresCluster
 ) -> None:
-    # Below the ephemeral range, so another test's outgoing connection cannot take it.
-    store_port = free_port_block(1)
+    # Below the ephemeral range, so another test's outgoing connection cannot take them:
+    # the store's and the gateway's ops ports, whose /readyz the probes ask.
+    store_port = free_port_block(2)
+    gateway_port = store_port + 1
+    ops_ports = {"result-store": store_port, "gateway": gateway_port}
     # The default request limit (the tests' is 5 s): what a gateway waiting on its
     # store requests would take to notice.
     cluster = cluster_factory(start=False, request_timeout=10.0)
     for service in SERVICES:
-        own = {"TASKYARD_HEALTH_PORT": str(store_port)} if service == "result-store" else None
+        own = {"TASKYARD_METRICS_PORT": str(ops_ports[service])} if service in ops_ports else None
         cluster.start_service(service, env=own)
     cluster.wait_ready()
     wait_until(lambda: http_status(store_port, "/readyz") == 200, 15, "the store ready")
+    wait_until(lambda: http_status(gateway_port, "/readyz") == 200, 15, "the gateway ready")
     watch = HealthWatch(cluster.target)
     try:
         watch.until(SERVING, 15)
@@ -91,10 +95,18 @@ def test_a_frozen_database_makes_the_store_and_the_gateway_unready_until_it_runs
                 UNREADY_WITHIN,
                 "the store's /readyz to say 503",
             )
+            # The gateway's ops port says what its gRPC health says.
+            wait_until(
+                lambda: http_status(gateway_port, "/readyz") == 503,
+                UNREADY_WITHIN,
+                "the gateway's /readyz to say 503",
+            )
+            assert http_status(gateway_port, "/livez") == 200
         finally:
             _signal_all(server, resume=True)
         watch.until(SERVING, 60)
         wait_until(lambda: http_status(store_port, "/readyz") == 200, 60, "the store ready again")
+        wait_until(lambda: http_status(gateway_port, "/readyz") == 200, 60, "the gateway ready again")
         client = cluster.client()
         task = client.submit("add", 2, 3)
         assert client.wait(task.id, timeout=30).result == 5

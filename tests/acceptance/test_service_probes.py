@@ -1,5 +1,6 @@
-"""The probes' ``/livez`` and ``/readyz`` (TASKYARD_HEALTH_PORT) of real service
-processes: a worker-pool and a scheduler of a running suite answer both once ready."""
+"""The probes' ``/livez`` and ``/readyz`` on the ops port (TASKYARD_METRICS_PORT) of real
+service processes: a worker-pool and a scheduler of a running suite answer both once
+ready, beside their /metrics."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ pytestmark = pytest.mark.acceptance
 
 def test_a_pool_and_a_scheduler_answer_their_probes(cluster: Any) -> None:
     pool_port, scheduler_port = ports.free_port(), ports.free_port()
-    (pool,) = cluster.start_instances("worker-pool", [{"TASKYARD_HEALTH_PORT": str(pool_port)}])
+    (pool,) = cluster.start_instances("worker-pool", [{"TASKYARD_METRICS_PORT": str(pool_port)}])
     assert http_status(pool_port, "/livez") == 200
     wait_until(lambda: http_status(pool_port, "/readyz") == 200, 10, "the pool ready")
     assert http_status(pool_port, "/nothing") == 404
+    assert http_status(pool_port, "/metrics") == 200  # loopback, no token set: one port serves all
 
     cluster.kill("scheduler", signal.SIGTERM)
-    cluster.start_service("scheduler", env={"TASKYARD_HEALTH_PORT": str(scheduler_port)})
+    cluster.start_service("scheduler", env={"TASKYARD_METRICS_PORT": str(scheduler_port)})
     wait_until(lambda: http_status(scheduler_port, "/readyz") == 200, 10, "the scheduler ready")
     assert http_status(scheduler_port, "/livez") == 200
     client = cluster.client()

@@ -127,9 +127,12 @@ def test_dev_starts_serves_grpcurl_and_stops_cleanly(scratch: Path) -> None:
             with contextlib.suppress(psutil.Error):
                 seen.update(c.pid for c in psutil.Process(pid).children(recursive=True))
 
-        assert any(line.strip().startswith("metrics:") for line in banner), banner
+        assert any(line.strip().startswith("ops ports:") for line in banner), banner
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_base}/metrics", timeout=5) as reply:
             assert b"grpc_server_started_total" in reply.read()  # the gateway's, first of the four
+        # Each service's one ops port answers its probes too (the scheduler's, second).
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_base + 1}/readyz", timeout=5) as reply:
+            assert reply.read() == b"ok\n"
 
         commands = [line.strip() for line in banner if line.strip().startswith("grpcurl ")]
         assert len(commands) == 3, banner

@@ -1,4 +1,4 @@
-"""``taskyard dev``'s metrics ports: a port whose last scrape lingers in TIME_WAIT is
+"""``taskyard dev``'s ops ports (/metrics, /livez, /readyz): a port whose last scrape lingers in TIME_WAIT is
 free to reuse (servers bind with SO_REUSEADDR), one a server listens on is taken."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from support import ports
 from support.waiting import wait_until
 
 from taskyard.cli import dev_observability
-from taskyard.core.metrics import MetricsServer
+from taskyard.core.ops import OpsServer
 
 TIME_WAIT = "06"  # the state column of /proc/net/tcp
 
@@ -36,10 +36,10 @@ def _binds_plainly(port: int) -> bool:
 
 def test_a_metrics_port_just_scraped_counts_as_free() -> None:
     port = ports.free_port()
-    server = MetricsServer("127.0.0.1", port)
+    server = OpsServer("127.0.0.1", port)
     try:
         # A scrape, read to the end: the server answers and closes its side first, so
-        # its end of the connection (local port = the metrics port) lingers in
+        # its end of the connection (local port = the ops port) lingers in
         # TIME_WAIT for a minute once the scraper closes too.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as scraper:
             scraper.sendall(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
@@ -54,7 +54,7 @@ def test_a_metrics_port_just_scraped_counts_as_free() -> None:
 
     assert not dev_observability.taken(port)
     # And it is free indeed: the service's server listens there again.
-    MetricsServer("127.0.0.1", port).close()
+    OpsServer("127.0.0.1", port).close()
 
 
 def test_a_listening_port_is_taken() -> None:

@@ -145,7 +145,7 @@ class Cluster:
             **(env or {}),
         }
         # With metrics, each service (and each extra instance, on its first
-        # start) serves /metrics on a port of its own.
+        # start) serves its ops port (/metrics, /livez, /readyz) on a port of its own.
         self.metrics = metrics
         self.metrics_ports: dict[str, int] = {}
         self.procs: dict[str, procs.Child] = {}

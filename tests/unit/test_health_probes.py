@@ -1,4 +1,4 @@
-"""``/livez`` and ``/readyz`` on a real HTTP server, against a real event loop:
+"""``/livez`` and ``/readyz`` on a real ops port (core/ops.py), against a real event loop:
 live while the loop runs callbacks, not while it is stuck; ready once marked,
 while a followed dependency answers, and not once a stop signal came."""
 
@@ -14,7 +14,7 @@ import pytest
 from support.ports import http_status
 from support.waiting import wait_until_async
 
-from taskyard.core import health, lifecycle
+from taskyard.core import health, lifecycle, ops
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_live_while_the_loop_runs_not_while_it_is_stuck(
     loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(health, "LIVENESS_TIMEOUT", 0.3)
-    server = health.HealthServer("127.0.0.1", 0)
+    server = ops.OpsServer("127.0.0.1", 0, token="s3cret")
     try:
         assert http_status(server.port, "/livez") == 200
         assert http_status(server.port, "/readyz") == 503  # not said ready yet
@@ -54,7 +54,7 @@ def test_live_while_the_loop_runs_not_while_it_is_stuck(
         try:
             assert http_status(server.port, "/livez") == 503
             assert http_status(server.port, "/readyz") == 503
-            assert http_status(server.port, "/metrics") == 404
+            assert http_status(server.port, "/metrics") == 401  # the token guards /metrics alone
         finally:
             unstuck.set()
     finally:

@@ -37,7 +37,7 @@ NAMESPACE = helm.NAMESPACE
 COMPONENTS = ("gateway", "scheduler", "result-store", "worker-pool")
 # Run as StatefulSets: each pod has a name the others dial it by.
 STATEFUL = ("scheduler", "result-store")
-# Probed over HTTP, /livez and /readyz on their "health" port (the gateway: grpc.health.v1).
+# Probed over HTTP, /livez and /readyz on their ops port, "metrics" (the gateway: grpc.health.v1).
 HTTP_PROBED = ("scheduler", "result-store", "worker-pool")
 # Who dials which named port of whom (docs/operations.md, "Hosts": who talks to whom), on
 # every pod of it: the lists name every scheduler and every store.
@@ -209,27 +209,31 @@ def test_the_scheduler_store_and_pools_are_probed_on_livez_and_readyz(docs: list
     for name in HTTP_PROBED:
         workload = workloads[name]
         container = _container(workload)
-        served = _ports(workload)["health"]
+        served = _ports(workload)["metrics"]
+        assert "health" not in _ports(workload)  # one ops port: /metrics, /livez, /readyz
         for pod in _pod_names(workload):
             # The port the probes name is the one the service serves them on, on every
-            # interface (a standby scheduler too: it opens no NNG listener, but this one).
+            # interface (a standby scheduler too: it opens no NNG listener, but this one),
+            # with or without metrics (without a token: the probes alone).
             settings = Settings.from_env(_environment(docs, workload, pod))
-            assert (settings.effective_bind_host, settings.health_port) == ("0.0.0.0", served), pod
+            assert (settings.metrics_host, settings.metrics_port) == ("0.0.0.0", served), pod
+            assert settings.metrics_served == bool(settings.metrics_token), pod
         paths = {"livenessProbe": "/livez", "readinessProbe": "/readyz"}
         if name == "result-store":
             paths["startupProbe"] = "/livez"  # a budget of its own for the start and migrations
         assert {k for k in container if k.endswith("Probe")} == paths.keys(), name
         for kind, path in paths.items():
             probe = container[kind]
-            assert probe["httpGet"] == {"path": path, "port": "health"}, (name, kind)
+            assert probe["httpGet"] == {"path": path, "port": "metrics"}, (name, kind)
             # The endpoints give the event loop LIVENESS_TIMEOUT to answer: a kubelet that
             # gave up sooner would count a merely busy service dead.
             assert probe["timeoutSeconds"] > health.LIVENESS_TIMEOUT, (name, kind)
     startup = _container(workloads["result-store"])["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 600  # the 10 minutes the docs give
-    # The gateway's probes are gRPC: no HTTP health port there.
+    # The gateway's probes are gRPC: an ops port there only to serve /metrics.
     gateway = workloads["gateway"]
-    assert Settings.from_env(_environment(docs, gateway, _pod_names(gateway)[0])).health_port == 0
+    edge = Settings.from_env(_environment(docs, gateway, _pod_names(gateway)[0]))
+    assert bool(edge.metrics_port) == edge.metrics_served == ("metrics" in _ports(gateway))
 
 
 def test_several_of_every_service_schedulers_and_stores_as_stateful_sets(
@@ -493,7 +497,8 @@ def test_each_pods_environment_gives_listeners_and_dials_to_every_scheduler_and_
                 assert (owner, named_ports.get(port)) == ("scheduler", "survey")
             if settings.metrics_port:
                 assert (settings.metrics_host, settings.metrics_port) == ("0.0.0.0", ports["metrics"])
-                assert settings.metrics_token
+            if "metrics" in ports and name == "gateway":
+                assert settings.metrics_token  # the gateway's ops port is there for /metrics
     pool = workloads["worker-pool"]
     pool_settings = Settings.from_env(_environment(docs, pool, _pod_names(pool)[0]))
     pair = _ports(pool)["pair"]
@@ -684,14 +689,17 @@ def test_network_policies_let_through_exactly_the_suites_own_traffic_and_the_con
         edge = {("ingress controller", "gateway", "grpc"), ("office", "gateway", "grpc")}
         edge |= {("ingress controller", "gateway", "http")}
         edge |= {("prometheus", dst, "metrics") for dst in COMPONENTS}
-    if render == "probe-sources":  # every service's health port, gRPC or HTTP
-        edge |= {("kubelet", dst, "health") for dst in COMPONENTS}
+    if render == "probe-sources":  # the port every service's probes ask: gRPC health or the ops port
+        edge |= {("kubelet", "gateway", "health")}
+        edge |= {("kubelet", dst, "metrics") for dst in HTTP_PROBED}
     assert allowed == internal | edge
     # The brief's rule, plainly: the NNG ports are reached by the suite's own pods alone,
-    # the health ports by the probes' sources alone.
+    # the gateway's health port by the probes' sources alone, the ops ports by them and
+    # the scrapers.
     outer = {"grpc", "http", "metrics", "health"}
     assert all(src in COMPONENTS for src, _, port in allowed if port not in outer)
     assert all(src == "kubelet" for src, _, port in allowed if port == "health")
+    assert all(src in {"kubelet", "prometheus"} for src, _, port in allowed if port == "metrics")
     # Pod by pod: whatever reaches one pod of a service reaches each of them, so every
     # standby scheduler is reached as the leader is (it may lead next), every store alike.
     pairs = {(src.name, dst.name, port) for src, dst, port in reached}

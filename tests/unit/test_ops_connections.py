@@ -1,4 +1,4 @@
-"""``/metrics`` and ``/livez`` on their real threaded servers, on loopback: connections
+"""The ops port (``/metrics``, ``/livez``, ``/readyz``) on its real threaded server, on loopback: connections
 that never finish their headers are closed at the header deadline, however slowly
 they drip bytes; idle ones before any token check hold at most the cap's threads;
 one address holds at most its share, and another still gets its answer."""
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from taskyard.core import health, metrics, thread_server
+from taskyard.core import ops, thread_server
 from taskyard.core.config import Settings
 
 # Safety bound only: every wait below ends on a socket event, long before this.
@@ -44,16 +44,12 @@ def _closed_while_dripping(sock: socket.socket) -> bool:
     return False
 
 
-@pytest.fixture(params=["metrics", "health"])
-def serve(request: pytest.FixtureRequest) -> Iterator[Callable[[thread_server.Limits], int]]:
+@pytest.fixture
+def serve() -> Iterator[Callable[[thread_server.Limits], int]]:
     closers: list[Callable[[], None]] = []
 
     def start(limits: thread_server.Limits) -> int:
-        server: metrics.MetricsServer | health.HealthServer
-        if request.param == "metrics":
-            server = metrics.MetricsServer("127.0.0.1", 0, token="s3cret", limits=limits)
-        else:
-            server = health.HealthServer("127.0.0.1", 0, limits=limits)
+        server = ops.OpsServer("127.0.0.1", 0, token="s3cret", limits=limits)
         closers.append(server.close)
         return server.port
 

@@ -172,13 +172,26 @@ http: {{ int .Values.gateway.dashboard.port }}
 metrics: {{ int .Values.metrics.port }}
 {{- end -}}
 
-{{/* One service's ports by name: the suite's, but "health" is what its probes ask, the
-     gateway's grpc.health.v1 (gateway.healthPort) or the others' HTTP /livez and /readyz
-     (health.port). Call with (dict "root" $ "component" "scheduler"). */}}
+{{/* One service's ports by name: the suite's, but the gateway's alone has "health"
+     (grpc.health.v1, gateway.healthPort): the others' probes ask /livez and /readyz on
+     their ops port, "metrics". Call with (dict "root" $ "component" "scheduler"). */}}
 {{- define "taskyard.servicePorts" -}}
 {{- $ports := include "taskyard.ports" .root | fromYaml -}}
-{{- if ne .component "gateway" }}{{ $_ := set $ports "health" (int .root.Values.health.port) }}{{ end -}}
+{{- if ne .component "gateway" }}{{ $_ := unset $ports "health" }}{{ end -}}
 {{- toYaml $ports -}}
+{{- end -}}
+
+{{/* The name of the port a service's probes ask: the gateway's gRPC "health", the
+     others' ops port, "metrics". */}}
+{{- define "taskyard.probePort" -}}
+{{- if eq .component "gateway" }}health{{ else }}metrics{{ end -}}
+{{- end -}}
+
+{{/* Whether a service serves its ops port (TASKYARD_METRICS_PORT: /metrics, /livez,
+     /readyz): the scheduler, the store and the pools always (their probes ask it), the
+     gateway with metrics.enabled. "true" or "". */}}
+{{- define "taskyard.servesOps" -}}
+{{- if or .root.Values.metrics.enabled (ne .component "gateway") }}true{{ end -}}
 {{- end -}}
 
 {{/* The NNG ports each service listens on, by name. */}}
@@ -275,8 +288,8 @@ checksum/database: {{ $v.database.url | sha256sum }}
 {{- end -}}
 
 {{/* The environment every container gets besides the ConfigMap: the bus keys, the
-     metrics token, the probes' HTTP port (not the gateway's: its probes are gRPC, so it
-     is not in the ConfigMap), OTEL_SERVICE_NAME. */}}
+     metrics token, the ops port (/metrics and the HTTP probes; the gateway's only with
+     metrics.enabled: its probes are gRPC, so it is not in the ConfigMap), OTEL_SERVICE_NAME. */}}
 {{- define "taskyard.commonEnv" -}}
 - name: TASKYARD_BUS_KEYS
   valueFrom:
@@ -289,9 +302,12 @@ checksum/database: {{ $v.database.url | sha256sum }}
       name: {{ include "taskyard.metricsSecret" .root }}
       key: {{ include "taskyard.metricsKey" .root }}
 {{- end }}
-{{- if ne .component "gateway" }}
-- name: TASKYARD_HEALTH_PORT
-  value: {{ (include "taskyard.servicePorts" . | fromYaml).health | quote }}
+{{- if include "taskyard.servesOps" . }}
+- name: TASKYARD_METRICS_PORT
+  value: {{ .root.Values.metrics.port | quote }}
+# Off loopback: without metrics.enabled (no token) the port serves the probes only.
+- name: TASKYARD_METRICS_HOST
+  value: {{ .root.Values.bus.bindHost | quote }}
 {{- end }}
 {{- if .root.Values.otel.endpoint }}
 - name: OTEL_SERVICE_NAME
@@ -311,20 +327,20 @@ checksum/database: {{ $v.database.url | sha256sum }}
 {{- toYaml (merge (deepCopy .handler) (.timings | default dict)) -}}
 {{- end -}}
 
-{{/* The probes of the scheduler, the result-store and the worker-pool, on their HTTP
-     health port (core/health.py, answered from a thread of its own): liveness asks
+{{/* The probes of the scheduler, the result-store and the worker-pool, on their ops
+     port, "metrics" (core/ops.py, answered from threads of its own): liveness asks
      /livez (the event loop runs a callback within 5 s, so a busy service passes and a
      wedged one does not), readiness /readyz (live, and the service said it is ready);
      a start-up probe, where the values give one, asks /livez too. */}}
 {{- define "taskyard.httpProbes" -}}
 {{- $values := index .root.Values (include "taskyard.valuesKey" .component) -}}
-{{- $livez := dict "httpGet" (dict "path" "/livez" "port" "health") -}}
+{{- $livez := dict "httpGet" (dict "path" "/livez" "port" "metrics") -}}
 {{- with $values.startupProbe }}
 startupProbe:
   {{- include "taskyard.probe" (dict "handler" $livez "timings" .) | nindent 2 }}
 {{- end }}
 readinessProbe:
-  {{- include "taskyard.probe" (dict "handler" (dict "httpGet" (dict "path" "/readyz" "port" "health")) "timings" $values.readinessProbe) | nindent 2 }}
+  {{- include "taskyard.probe" (dict "handler" (dict "httpGet" (dict "path" "/readyz" "port" "metrics")) "timings" $values.readinessProbe) | nindent 2 }}
 livenessProbe:
   {{- include "taskyard.probe" (dict "handler" $livez "timings" $values.livenessProbe) | nindent 2 }}
 {{- end -}}

@@ -419,7 +419,8 @@ class _Suite:
     type=click.IntRange(min=0, max=65532),
     default=9464,
     show_default=True,
-    help="First of the services' /metrics ports (gateway, scheduler, result-store, worker-pool); 0 = off.",
+    help="First of the services' ops ports, each serving /metrics, /livez and /readyz "
+    "(gateway, scheduler, result-store, worker-pool); 0 = off.",
 )
 @click.option(
     "--http-port",

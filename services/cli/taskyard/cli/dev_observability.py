@@ -1,6 +1,6 @@
 """``taskyard dev``'s traces and metrics: a local Jaeger (with its web UI when the
-UI's assets are installed) when one is installed, and a /metrics port per service,
-all on loopback."""
+UI's assets are installed) when one is installed, and an ops port per service
+(/metrics, /livez, /readyz), all on loopback."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 from taskyard.cli import jaeger
 
-# Each service's /metrics port is this plus its place here.
+# Each service's ops port (/metrics, /livez, /readyz) is the base plus its place here.
 METRICS_ORDER: tuple[str, ...] = ("gateway", "scheduler", "result-store", "worker-pool")
 
 
 @dataclasses.dataclass
 class DevObservability:
-    """What dev started or found for tracing, and the metrics ports it hands out."""
+    """What dev started or found for tracing, and the ops ports it hands out."""
 
     tracing_env: dict[str, str] = dataclasses.field(default_factory=dict)
     tracing_line: str = "tracing: off"
@@ -36,7 +36,7 @@ class DevObservability:
         out = [f"  {self.tracing_line}"]
         if self.metrics_base:
             ports = ", ".join(f"{s} :{self.metrics_base + i}" for i, s in enumerate(METRICS_ORDER))
-            out.append(f"  metrics:      http://127.0.0.1:PORT/metrics ({ports})")
+            out.append(f"  ops ports:    http://127.0.0.1:PORT/metrics, /livez, /readyz ({ports})")
         return out
 
     def stop(self) -> None:
@@ -73,7 +73,7 @@ def start(
     holds any of those (``jaeger_ports`` fixes them: no fallback then)."""
     busy = [p for p in range(metrics_base, metrics_base + len(METRICS_ORDER)) if metrics_base and taken(p)]
     if busy:
-        say(f"metrics off: port(s) {', '.join(map(str, busy))} in use (--metrics-port picks others)")
+        say(f"ops ports off: port(s) {', '.join(map(str, busy))} in use (--metrics-port picks others)")
         metrics_base = 0
     found = DevObservability(metrics_base=metrics_base)
     given = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")

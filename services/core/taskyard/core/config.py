@@ -25,7 +25,7 @@ from pydantic import AliasChoices, AliasGenerator, Field, SecretStr, ValidationE
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from taskyard.core import variables
-from taskyard.core.addresses import WILDCARD_HOSTS, Addresses, url_host
+from taskyard.core.addresses import WILDCARD_HOSTS, Addresses, is_loopback, url_host
 from taskyard.core.variables import (
     PREFIX,
     TRANSPORTS,
@@ -42,7 +42,15 @@ from taskyard.core.variables import (
     valid_host,
 )
 
-__all__ = ["TRANSPORTS", "WILDCARD_HOSTS", "Settings", "url_host", "valid_host"]
+__all__ = [
+    "REMOVED_VARIABLES",
+    "TRANSPORTS",
+    "WILDCARD_HOSTS",
+    "Settings",
+    "metrics_scrapable",
+    "url_host",
+    "valid_host",
+]
 
 # Attributes whose variable is left out of to_env() while unset, so a child keeps the
 # one of the environment it inherits (a parent that runs sealed never starts an
@@ -54,6 +62,18 @@ _SECRET_FIELDS = {
     "bus_keys": "bus_keys_secret",
     "metrics_token": "metrics_token_secret",
 }
+
+# Variables no longer read, each with what took its place. Set, they stop the start
+# rather than be ignored: a probe would ask a port that nothing serves.
+REMOVED_VARIABLES = {
+    "TASKYARD_HEALTH_PORT": "/livez and /readyz are served on TASKYARD_METRICS_PORT, the ops port, "
+    "with /metrics (they need no token); set TASKYARD_METRICS_PORT instead",
+}
+
+
+def metrics_scrapable(host: str, token: str) -> bool:
+    """Whether an ops port bound on ``host`` serves /metrics: off loopback only behind a token."""
+    return bool(token) or is_loopback(host)
 
 
 class Settings(Addresses, BaseSettings):
@@ -187,38 +207,35 @@ class Settings(Addresses, BaseSettings):
     )
     ops_header_timeout: Timeout = Field(
         default=2.0,
-        description="Seconds a connection to /metrics or /livez has to finish its request's headers "
+        description="Seconds a connection to the ops port has to finish its request's headers "
         "(a scrape's or a probe's are sent at once), and each later read or write may wait; then closed.",
     )
     ops_max_connections: int = Field(
         default=32,
         ge=1,
-        description="Connections /metrics, and /livez and /readyz, each serve at once (a thread each); "
+        description="Connections the ops port (/metrics, /livez, /readyz) serves at once (a thread each); "
         "when full, the oldest connection still sending its headers is closed for a new one, and only "
         "when none is, a new one is answered 503 and closed.",
     )
     ops_max_connections_per_address: int = Field(
-        default=8, ge=1, description="Connections one client address may hold on /metrics or /livez."
+        default=8, ge=1, description="Connections one client address may hold on the ops port."
     )
-    # --- metrics (core/metrics.py, docs/observability.md)
+    # --- the ops port (core/ops.py, docs/observability.md): /metrics and the probes
     metrics_port: Port = Field(
         default=0,
-        description="Prometheus /metrics of this service; 0 = off. Each service of a host needs its own.",
+        description="The ops port: Prometheus /metrics, and HTTP /livez and /readyz (no token: they say "
+        "only up or down), of this service; 0 = off. Each service of a host needs its own.",
     )
     metrics_host: str = Field(
-        default="127.0.0.1", description="The /metrics bind address; off loopback it needs metrics_token."
+        default="127.0.0.1",
+        description="The ops port's bind address; off loopback /metrics needs metrics_token (without it "
+        "the port serves the probes only).",
     )
     metrics_tenants: int = Field(
         default=20,
         ge=0,
         le=10_000,
         description="Tenants a metric's tenant label names one by one (first seen); the rest are 'other'.",
-    )
-    # --- probes (core/health.py): the services without a gRPC server
-    health_port: Port = Field(
-        default=0,
-        description="HTTP /livez and /readyz of the scheduler, result-store or worker-pool, on the bind "
-        "host (no token: they say only up or down); 0 = off. The gateway has TASKYARD_GRPC_HEALTH_PORT.",
     )
     metrics_token_secret: Secret = Field(
         default=SecretStr(""),
@@ -501,6 +518,11 @@ class Settings(Addresses, BaseSettings):
     def metrics_token(self) -> str:
         return reveal(self.metrics_token_secret)
 
+    @property
+    def metrics_served(self) -> bool:
+        """Whether the ops port serves /metrics (and so the process counts)."""
+        return bool(self.metrics_port) and metrics_scrapable(self.metrics_host, self.metrics_token)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """The settings ``env`` (default: os.environ) and its secrets directory give.
@@ -508,6 +530,9 @@ class Settings(Addresses, BaseSettings):
         A bad value raises ValueError naming its variable, e.g. ``TASKYARD_WORKERS must
         be an integer, got 'four'`` (never echoing a secret)."""
         environ = os.environ if env is None else env
+        for name, instead in REMOVED_VARIABLES.items():
+            if environ.get(name, "").strip():
+                raise ValueError(f"{name} is no longer read: {instead}")
         values = variables.read(cls, environ)
         try:
             settings = cls.model_validate(values)

@@ -1,7 +1,7 @@
-"""``/livez`` and ``/readyz`` over HTTP for the services without a gRPC server (the
-scheduler, the result-store, the worker-pool), for probes such as the kubelet's.
+"""What ``/livez`` and ``/readyz`` answer, on every service's ops port (ops.py), for
+probes such as the kubelet's (the gateway's gRPC health says the same over gRPC).
 
-Served from a thread of its own, so a busy event loop still gets its answer: live
+Asked from the ops port's threads, so a busy event loop still gets its answer: live
 means the process's event loop ran a callback within ``LIVENESS_TIMEOUT`` seconds
 (a wedged loop, stuck in a blocking call, is not live: restart it); ready means
 live and the service has said so (``mark_ready``, when it logs that it is ready; a
@@ -19,8 +19,6 @@ import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-
-from taskyard.core import thread_server
 
 log = logging.getLogger(__name__)
 
@@ -112,24 +110,3 @@ def live(timeout: float | None = None) -> bool:
     except RuntimeError:  # the loop closed meanwhile
         return False
     return ran.wait(timeout)
-
-
-class HealthServer:
-    """``/livez`` and ``/readyz`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one.
-    ``limits``: its connections (thread_server.py), the settings' defaults unless given."""
-
-    def __init__(self, host: str, port: int, *, limits: thread_server.Limits | None = None) -> None:
-        # http.server (about 1 MiB resident) only in a process that serves probes.
-        from taskyard.core import probes
-
-        self._server = probes.server(host, port)
-        self._server.bound(limits or thread_server.DEFAULT_LIMITS, "health")
-        self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
-        self._thread.start()
-        log.info("health: http://%s:%d/livez and /readyz", host, self.port)
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)

@@ -1,31 +1,23 @@
-"""Prometheus metrics: every service's ``/metrics`` on its own port.
+"""Prometheus metrics: every service's ``/metrics``, on its ops port (ops.py).
 
 Each service declares its metrics where it observes them (``<service>/metrics.py``)
 in the process-wide default registry, which also carries the client library's
 process collectors (``process_resident_memory_bytes``, CPU, open files).
-The endpoint is a small threaded HTTP server, apart from the event loop, so a
-scrape is answered however busy the service is. It binds loopback unless told
-otherwise, and off loopback it wants a bearer token (Prometheus'
+The page is served by the ops port's threaded HTTP server, apart from the event
+loop, so a scrape is answered however busy the service is. It binds loopback unless
+told otherwise, and off loopback it wants a bearer token (Prometheus'
 ``authorization: {credentials_file: …}``), as every other port of the suite.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
-import socket
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import prometheus_client
 from prometheus_client.core import CounterMetricFamily
-from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.registry import REGISTRY, Collector
-
-from taskyard.core import thread_server
-from taskyard.core.addresses import is_loopback
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -83,76 +75,6 @@ class TenantLabels(LabelBudget):
         return super().of(value) if value else "default"
 
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
-WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
-
-
-class _Server(thread_server.Bounded, ThreadingWSGIServer):
-    pass
-
-
-class _V6Server(_Server):
-    address_family = socket.AF_INET6
-
-
-class _Quiet(thread_server.HeaderDeadline, WSGIRequestHandler):
-    # Its connections are bounded (thread_server.py): an idle one, before any token
-    # check, holds a thread at most the header timeout, and only up to the cap.
-    # A scrape every few seconds is not worth a log line.
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-def guarded(app: WsgiApp, token: str | None) -> WsgiApp:
-    """``app`` behind a bearer token (as is, when there is none)."""
-    if not token:
-        return app
-    expected = f"Bearer {token}".encode()
-
-    def check(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        given = environ.get("HTTP_AUTHORIZATION", "").encode()
-        if not hmac.compare_digest(given, expected):
-            start_response(
-                "401 Unauthorized", [("WWW-Authenticate", "Bearer"), ("Content-Type", "text/plain")]
-            )
-            return [b"a bearer token is required\n"]
-        return app(environ, start_response)
-
-    return check
-
-
-class MetricsServer:
-    """``/metrics`` on ``host:port`` in a daemon thread; ``port`` 0 picks a free one.
-    ``limits``: its connections (thread_server.py), the settings' defaults unless given."""
-
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        token: str | None = None,
-        limits: thread_server.Limits | None = None,
-    ) -> None:
-        if not token and not is_loopback(host):
-            raise ValueError(
-                f"metrics on {host}: a port off loopback needs TASKYARD_METRICS_TOKEN (or bind 127.0.0.1)"
-            )
-        app = guarded(prometheus_client.make_wsgi_app(), token)
-        server_class = _V6Server if ":" in host else _Server
-        self._server: _Server = make_server(host.strip("[]"), port, app, server_class, handler_class=_Quiet)
-        self._server.bound(limits or thread_server.DEFAULT_LIMITS, "metrics")
-        self.port: int = self._server.server_port
-        self.host = host
-        self._thread = threading.Thread(target=self._server.serve_forever, name="metrics", daemon=True)
-        self._thread.start()
-        log.info("metrics: http://%s:%d/metrics", host if ":" not in host else f"[{host}]", self.port)
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-
 class BusRefusals(Collector):
     """``taskyard_bus_messages_refused_total{reason}``: internal messages this
     process refused (bad seal, replay, stale, unknown key), from core/seal.py."""
@@ -182,16 +104,12 @@ def enabled() -> bool:
     return _serving
 
 
-def serve(
-    host: str, port: int, *, token: str | None = None, limits: thread_server.Limits | None = None
-) -> MetricsServer | None:
-    """Start the process's ``/metrics`` (None when ``port`` is 0: metrics off)."""
+def app() -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
+    """The process's ``/metrics`` page (prometheus_client's WSGI app) for the ops port
+    (ops.py); from this call on the hot paths count."""
     global _registered, _serving
-    if port == 0:
-        return None
     if not _registered:
         REGISTRY.register(BusRefusals())
         _registered = True
-    server = MetricsServer(host, port, token=token, limits=limits)
     _serving = True
-    return server
+    return prometheus_client.make_wsgi_app()

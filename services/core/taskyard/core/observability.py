@@ -1,5 +1,5 @@
-"""What every service turns on at start: span export (OTEL_*), ``/metrics`` and the
-probes' ``/livez`` and ``/readyz``."""
+"""What every service turns on at start: span export (OTEL_*) and its ops port
+(ops.py: ``/metrics``, ``/livez`` and ``/readyz`` on TASKYARD_METRICS_PORT)."""
 
 from __future__ import annotations
 
@@ -8,42 +8,33 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from taskyard.core import health, thread_server, tracing
+from taskyard.core import thread_server, tracing
 
 if TYPE_CHECKING:
     from taskyard.core.config import Settings
-    from taskyard.core.metrics import MetricsServer
+    from taskyard.core.ops import OpsServer
 
 log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def observed(service: str, settings: Settings) -> Iterator[MetricsServer | None]:
-    """Tracing and metrics for the block; spans still queued are flushed at its end."""
+def observed(service: str, settings: Settings) -> Iterator[OpsServer | None]:
+    """Tracing and the ops port for the block; spans still queued are flushed at its end."""
     tracing.configure(service)
     server = None
     if settings.metrics_port:
-        # Imported only when served: prometheus_client costs every process ~2 MiB.
-        from taskyard.core import metrics
+        # http.server and wsgiref only in a process that serves the port.
+        from taskyard.core import ops
 
-        server = metrics.serve(
+        server = ops.OpsServer(
             settings.metrics_host,
             settings.metrics_port,
             token=settings.metrics_token or None,
             limits=thread_server.Limits.from_settings(settings),
         )
-    probes = None
-    if settings.health_port:
-        probes = health.HealthServer(
-            settings.effective_bind_host,
-            settings.health_port,
-            limits=thread_server.Limits.from_settings(settings),
-        )
     try:
         yield server
     finally:
-        if probes is not None:
-            probes.close()
         if server is not None:
             server.close()
         tracing.shutdown()

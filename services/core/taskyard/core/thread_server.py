@@ -1,5 +1,5 @@
-"""The threaded HTTP servers of ``/metrics`` and ``/livez``: a thread per connection,
-so their connections are bounded.
+"""The threaded HTTP server of the ops port (ops.py: ``/metrics``, ``/livez``,
+``/readyz``): a thread per connection, so its connections are bounded.
 
 - At most ``max_connections`` at once, ``per_address`` from one client address. A
   connection over its address's share is answered ``503`` and closed from the accepting

@@ -17,6 +17,7 @@ from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import codec, contract, discovery, errors, ids, rpc, tracing
 from taskyard.core.background import Background, until_stopped
 from taskyard.core.config import Settings
+from taskyard.core.health import mark_ready
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, reflection, tls
 from taskyard.gateway.admission import Admission, Interceptor
@@ -207,7 +208,7 @@ class Gateway:
         interceptors: list[Interceptor] = [Tenancy(self.tenants), self.admission, Decoder()]
         if self.authenticator is not None:
             interceptors.insert(0, self.authenticator)  # the admission gates never count a refused call
-        if settings.metrics_port:
+        if settings.metrics_served:
             from taskyard.core.metrics import TenantLabels
             from taskyard.gateway.metrics import CallMetrics  # prometheus_client only when served
 
@@ -325,6 +326,7 @@ class Gateway:
         value = hc.SERVING if serving else hc.NOT_SERVING
         for name in ("", TASK_SERVICE_NAME):
             await self.health.set(name, value)
+        mark_ready(serving)  # the ops port's /readyz says the same
         log.info("store %s: %s", "reachable" if serving else "unreachable", hc.ServingStatus.Name(value))
 
     async def _probe_stores(self) -> None:
@@ -365,6 +367,7 @@ class Gateway:
         """Stop accepting, let calls in flight finish within ``grace``, close the sockets."""
         self.background.stopping()
         await self.health.enter_graceful_shutdown()
+        mark_ready(False)
         if self.dashboard is not None:
             await self.dashboard.stop()  # its streams would hold the gRPC server's grace
         self.waiters.close()  # WaitTask calls answer now with what the store says

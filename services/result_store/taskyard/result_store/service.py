@@ -29,7 +29,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     responder: Responder | None = None
     background = Background("result-store")
     background.start(counters.record_bus_refusals(store.pool, seal.current().refusals), name="bus-refusals")
-    if settings.metrics_port:
+    if settings.metrics_served:
         background.start(store_metrics.keep_queue_depth(store.pool), name="queue-depth")
     try:
         store.start()

@@ -78,7 +78,7 @@ class Manager:
 
     # ------------------------------------------------------------------ run
     async def run(self, stop: asyncio.Event) -> int:
-        if not self.settings.metrics_port:
+        if not self.settings.metrics_served:
             return await self._run(stop)
         gauges = pool_metrics.PoolGauges(self.pool.pool_id, self.workers.process_infos, self.pool.concurrency)
         unregister = pool_metrics.register(gauges)
