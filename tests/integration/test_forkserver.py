@@ -73,6 +73,16 @@ def test_exit_statuses_are_popens(server: forkserver.ForkServer, tmp_path: Path)
     assert waiting.poll() == -signal.SIGKILL
 
 
+def test_the_exit_joins_threads_runs_atexit_and_flushes(
+    server: forkserver.ForkServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "reporter.log"
+    env = {"PYTHONPATH": str(forkserver.TESTS_DIR), "REPORT_EXIT": "4", "REPORT_ENDINGS": "1"}
+    assert server.spawn(REPORTER, env, log).wait(timeout=30) == 4
+    lines = log.read_text().splitlines()[1:]
+    assert lines == ["the thread was joined", "atexit ran"]
+
+
 def test_a_module_that_fails_to_import_exits_1_with_its_traceback_in_the_log(
     server: forkserver.ForkServer, tmp_path: Path
 ) -> None:

@@ -1,13 +1,17 @@
 """Run by tests/integration/test_forkserver.py as a service would be: prints, as one
 JSON line, what a process started by ``python -m`` would see, then exits with
-``REPORT_EXIT`` (or sleeps until signalled when it is ``wait``)."""
+``REPORT_EXIT`` (or sleeps until signalled when it is ``wait``). With
+``REPORT_ENDINGS`` set, it leaves work to the interpreter's exit: a thread that is not
+a daemon still to write its line, and an atexit handler whose line is not flushed."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
 import sys
+import threading
 
 from taskyard.core import lifecycle
 
@@ -28,6 +32,17 @@ def main() -> None:
         "stdin": sys.stdin.read(),
     }
     print(json.dumps(report), flush=True)
+    if os.environ.get("REPORT_ENDINGS"):
+        leaving = threading.Event()
+
+        def last_words() -> None:
+            leaving.wait()
+            print("the thread was joined", flush=True)
+
+        threading.Thread(target=last_words).start()
+        # Not flushed: only the exit's own flush writes it.
+        atexit.register(lambda: print("atexit ran"))
+        leaving.set()
     exit_as = os.environ.get("REPORT_EXIT", "0")
     if exit_as == "wait":
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
