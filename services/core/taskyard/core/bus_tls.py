@@ -185,9 +185,9 @@ def current(environ: Mapping[str, str] | None = None) -> BusTls | None:
     global _current, _installed
     with _lock:
         if not _installed:
-            from taskyard.core.config import Settings  # settings import the bus's modules
+            from taskyard.core.config import BusSettings  # settings import the bus's modules
 
-            _current = BusTls.from_settings(Settings.from_env(os.environ if environ is None else environ))
+            _current = BusTls.from_settings(BusSettings.from_env(os.environ if environ is None else environ))
             _installed = True
         return _current
 

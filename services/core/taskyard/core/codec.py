@@ -21,7 +21,7 @@ from google.protobuf import duration_pb2, struct_pb2
 from taskyard.bus.v1 import task_record_pb2
 from taskyard.core import eta, graph, ids, payload, telemetry, tenants, validation
 from taskyard.core import limits as flow_rules
-from taskyard.core.config import Settings
+from taskyard.core.config import TaskLimitSettings
 
 # The rules themselves live in core/validation.py (shared with the store); their
 # names stay importable from here.
@@ -94,7 +94,7 @@ class Limits:
     grpc_max_message_bytes: int = 4 * 1024 * 1024
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: TaskLimitSettings) -> Limits:
         return cls(
             max_payload_bytes=settings.max_payload_bytes,
             max_batch=settings.max_batch,

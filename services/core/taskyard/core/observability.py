@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 from taskyard.core import thread_server, tracing
 
 if TYPE_CHECKING:
-    from taskyard.core.config import Settings
+    from taskyard.core.config import TelemetrySettings
     from taskyard.core.ops import OpsServer
 
 log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def observed(service: str, settings: Settings) -> Iterator[OpsServer | None]:
+def observed(service: str, settings: TelemetrySettings) -> Iterator[OpsServer | None]:
     """Tracing and the ops port for the block; spans still queued are flushed at its end."""
     tracing.configure(service)
     server = None

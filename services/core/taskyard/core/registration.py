@@ -20,7 +20,7 @@ import pynng
 
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
-from taskyard.core.config import Settings
+from taskyard.core.config import BusSettings
 from taskyard.core.retry import Backoff
 
 REGISTER_TIMEOUT = 3.0
@@ -34,7 +34,7 @@ class Registration:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: BusSettings,
         *,
         describe: Callable[[], dispatch_pb2.Register],
         survey_reply: Callable[[], dispatch_pb2.SurveyReply],

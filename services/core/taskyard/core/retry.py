@@ -30,7 +30,7 @@ import random
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from taskyard.core.config import Settings
+    from taskyard.core.config import WorkerHostSettings
 
 FACTOR = 2.0
 
@@ -58,7 +58,7 @@ class RetryPolicy:
     jitter: float = 0.2
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RetryPolicy:
+    def from_settings(cls, settings: WorkerHostSettings) -> RetryPolicy:
         """The deployment default (TASKYARD_RETRY_BASE_SECONDS / _CAP_SECONDS / _JITTER)."""
         return cls(
             base_seconds=settings.retry_base_seconds,

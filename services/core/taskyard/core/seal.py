@@ -411,9 +411,9 @@ def current() -> Seal:
 
 
 def from_env(env: Mapping[str, str]) -> Seal:
-    from taskyard.core.config import Settings
+    from taskyard.core.config import BusSettings
 
-    return for_settings(Settings.from_env(env))
+    return for_settings(BusSettings.from_env(env))
 
 
 class _BusSettings(Protocol):

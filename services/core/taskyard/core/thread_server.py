@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any
 
-from taskyard.core.config import Settings
+from taskyard.core.config import TelemetrySettings
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class Limits:
     per_address: int
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: TelemetrySettings) -> Limits:
         return cls(
             header_timeout=settings.ops_header_timeout,
             max_connections=settings.ops_max_connections,
@@ -60,7 +60,7 @@ class Limits:
         )
 
 
-DEFAULT_LIMITS = Limits.from_settings(Settings())
+DEFAULT_LIMITS = Limits.from_settings(TelemetrySettings())
 
 
 class Deadlines:

@@ -6,14 +6,14 @@ import logging
 import sys
 
 from taskyard.core import bus_tls, lifecycle, observability, seal
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.gateway.auth import TokensFileError
 from taskyard.gateway.server import serve
 from taskyard.gateway.tls import ListenRefused
 
 
 async def _main() -> None:
-    settings = Settings.from_env()
+    settings = GatewaySettings.from_env()
     stop = lifecycle.stop_event_on_signals()
     with observability.observed("gateway", settings):
         await serve(settings, stop)
@@ -21,7 +21,7 @@ async def _main() -> None:
 
 def main() -> None:
     lifecycle.end_with_launcher()
-    settings = Settings.from_env()
+    settings = GatewaySettings.from_env()
     lifecycle.setup_logging("gateway", settings.log_level)
     seal.configure_service(settings, role="gateway")
     bus_tls.configure_service(settings)

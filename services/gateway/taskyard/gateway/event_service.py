@@ -18,7 +18,7 @@ from grpc_status import rpc_status
 from taskyard.bus.v1 import event_log_pb2
 from taskyard.core import contract, errors, rpc, tenants
 from taskyard.core.clock import Clock, SystemClock
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.gateway import status
 from taskyard.gateway.event_ring import Ring
 from taskyard.gateway.event_stream import EventStream, Interrupted, LogHealth, StreamLimits, TooSlow
@@ -75,7 +75,7 @@ def _as_is(data: bytes) -> bytes:
 
 
 class EventService:
-    def __init__(self, *, store: rpc.Caller, settings: Settings, clock: Clock | None = None) -> None:
+    def __init__(self, *, store: rpc.Caller, settings: GatewaySettings, clock: Clock | None = None) -> None:
         self._store = store
         self._clock = clock or SystemClock()
         self.ring = Ring(settings.event_ring_size)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core import payload
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.core.retry import RetryPolicy
 from taskyard.gateway.remote_attempts import Held, bus_ref
 from taskyard.v1 import task_pb2
@@ -22,7 +22,7 @@ from taskyard.worker.v1 import worker_service_pb2 as wpb
 
 
 class Terms:
-    def __init__(self, settings: Settings, declarations: Iterable[wpb.TaskDeclaration]) -> None:
+    def __init__(self, settings: GatewaySettings, declarations: Iterable[wpb.TaskDeclaration]) -> None:
         self._settings = settings
         self._declarations = {d.name: d for d in declarations}
         self._policy = RetryPolicy.from_settings(settings)

@@ -28,7 +28,7 @@ import pynng
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core import contract, dialer, ids, limit_declarations, roles, rpc, transport
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.core.states import WorkerState
@@ -60,7 +60,7 @@ class RemotePool:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: GatewaySettings,
         hello: wpb.Hello,
         *,
         tenant: str,

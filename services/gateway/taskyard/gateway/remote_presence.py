@@ -16,7 +16,7 @@ from typing import Protocol
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, errors, rpc
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.core.registration import Registration
 from taskyard.core.states import WorkerState
 from taskyard.gateway.remote_attempts import HeldAttempts
@@ -48,7 +48,7 @@ class Presence:
     def __init__(
         self,
         pool: StreamPool,
-        settings: Settings,
+        settings: GatewaySettings,
         store: rpc.Caller,
         *,
         sign_as: str,

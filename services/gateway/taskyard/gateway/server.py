@@ -16,7 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import codec, contract, discovery, errors, ids, rpc, tracing
 from taskyard.core.background import Background, until_stopped
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.core.health import mark_ready
 from taskyard.core.priority import LANES, Priority
 from taskyard.gateway import auth, reflection, tls
@@ -100,7 +100,7 @@ def _milliseconds(seconds: float) -> int:
     return int(seconds * 1000)
 
 
-def server_options(settings: Settings) -> list[tuple[str, int]]:
+def server_options(settings: GatewaySettings) -> list[tuple[str, int]]:
     """Message limits, keepalive and idle limits (so dead or idle connections close),
     and no port sharing: a second gateway on a taken port fails instead of splitting it."""
     ms = _milliseconds
@@ -160,7 +160,7 @@ def _bind(
 
 
 class Gateway:
-    def __init__(self, settings: Settings, *, discovery_enabled: bool = True) -> None:
+    def __init__(self, settings: GatewaySettings, *, discovery_enabled: bool = True) -> None:
         tls.check_exposure(settings)
         self.settings = settings
         self.credentials = tls.server_credentials(settings)
@@ -387,7 +387,7 @@ class Gateway:
         log.info("gateway stopped")
 
 
-async def serve(settings: Settings, stop: asyncio.Event, *, grace: float = 5.0) -> None:
+async def serve(settings: GatewaySettings, stop: asyncio.Event, *, grace: float = 5.0) -> None:
     gateway = Gateway(settings)
     await gateway.start()
     if gateway.tokens is not None:

@@ -26,7 +26,7 @@ import threading
 import grpc
 
 from taskyard.core.addresses import is_loopback
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ class ServingFiles:
             return material
 
 
-def serving_files(settings: Settings) -> ServingFiles | None:
+def serving_files(settings: GatewaySettings) -> ServingFiles | None:
     """The files the settings name, checked and read, or None for plaintext."""
     cert, key, client_ca = settings.grpc_tls_cert, settings.grpc_tls_key, settings.grpc_tls_client_ca
     if not cert and not key:
@@ -177,7 +177,7 @@ def _grpc_configuration(material: Material) -> grpc.ServerCertificateConfigurati
     )
 
 
-def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+def server_credentials(settings: GatewaySettings) -> grpc.ServerCredentials | None:
     """TLS credentials for the gRPC edge, or None for plaintext. gRPC asks the fetcher on
     every handshake; it answers a new configuration only when the files changed."""
     files = serving_files(settings)
@@ -200,7 +200,7 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
     )
 
 
-def http_context(settings: Settings) -> ssl.SSLContext | None:
+def http_context(settings: GatewaySettings) -> ssl.SSLContext | None:
     """The dashboard's SSL context, or None for plaintext: the same files as the gRPC edge.
     Its SNI callback, called on every handshake (with or without a server name), hands the
     connection a context made from the files as they are now."""
@@ -223,7 +223,7 @@ def http_context(settings: Settings) -> ssl.SSLContext | None:
     return context
 
 
-def check_exposure(settings: Settings) -> None:
+def check_exposure(settings: GatewaySettings) -> None:
     """Refuse a non-loopback listener that lacks TLS or tokens, unless explicitly allowed."""
     if is_loopback(settings.grpc_host) or settings.grpc_allow_insecure:
         return

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from taskyard.core import errors, limit_declarations, limits, validation
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.gateway import auth, status
 from taskyard.gateway.remote_pool import RemotePool
 from taskyard.gateway.status import Context
@@ -92,13 +92,13 @@ def declared_limits_of(decl: wpb.TaskDeclaration) -> list[limit_pb2.Limit]:
 
 
 class WorkerService(wgrpc.WorkerServiceServicer):
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: GatewaySettings) -> None:
         self._settings = settings
         # The pools of the streams open now (operations and tests).
         self.pools: dict[str, RemotePool] = {}
 
     @classmethod
-    def register(cls, server: grpc.aio.Server, settings: Settings) -> WorkerService:
+    def register(cls, server: grpc.aio.Server, settings: GatewaySettings) -> WorkerService:
         service = cls(settings)
         wgrpc.add_WorkerServiceServicer_to_server(service, server)
         return service

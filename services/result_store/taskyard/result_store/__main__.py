@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 
 from taskyard.core import bus_tls, lifecycle, observability, seal
-from taskyard.core.config import Settings
+from taskyard.core.config import StoreSettings
 
 from .service import migrate_only, serve
 
 
 async def _main(argv: list[str]) -> int:
-    settings = Settings.from_env()
+    settings = StoreSettings.from_env()
     lifecycle.setup_logging("result-store", settings.log_level)
     if argv[:1] == ["migrate"]:
         applied = await migrate_only(settings)

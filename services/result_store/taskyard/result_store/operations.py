@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from taskyard.bus.v1 import envelope_pb2, logs_pb2, pools_pb2, queues_pb2
 from taskyard.core import contract, rpc
 from taskyard.core.clock import Clock, SystemClock
-from taskyard.core.config import Settings
+from taskyard.core.config import StoreSettings
 
 from . import bus_requests
 from .appliers import Applier, Method
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 K = envelope_pb2
 
 
-def appliers(settings: Settings) -> list[tuple[Method, Applier]]:
+def appliers(settings: StoreSettings) -> list[tuple[Method, Applier]]:
     """The write kinds of these operations, for the group committer."""
     return [
         (contract.STORE_LOGS, logs.make_applier(settings.log_max_lines_per_task)),

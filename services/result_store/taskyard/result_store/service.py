@@ -8,7 +8,7 @@ from pathlib import Path
 
 from taskyard.core import gate, health, seal
 from taskyard.core.background import Background, until_stopped
-from taskyard.core.config import Settings
+from taskyard.core.config import StoreSettings
 from taskyard.core.rpc import Responder
 
 from . import counters
@@ -20,7 +20,7 @@ log = logging.getLogger("taskyard.result_store")
 CONCURRENCY = 128
 
 
-async def serve(settings: Settings, stop: asyncio.Event) -> None:
+async def serve(settings: StoreSettings, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set; a loop of the service that ends first (a crash)
     raises ``LoopEnded`` once the store has closed, and the process exits with it."""
     if settings.transport == "ipc":
@@ -66,7 +66,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     log.info("result-store stopped")
 
 
-async def migrate_only(settings: Settings) -> list[str]:
+async def migrate_only(settings: StoreSettings) -> list[str]:
     from .migrate import migrate_dsn
 
     if not settings.database_url:

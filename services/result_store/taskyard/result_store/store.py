@@ -31,7 +31,7 @@ from taskyard.bus.v1 import (
 from taskyard.core import contract, errors, hops, roles, rpc
 from taskyard.core.background import Background
 from taskyard.core.clock import Clock, SystemClock
-from taskyard.core.config import Settings
+from taskyard.core.config import StoreSettings
 
 from . import bus_requests, counters, event_log, key_waits, leadership
 from .appliers import Stats
@@ -142,7 +142,7 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 class ResultStore:
     def __init__(
         self,
-        settings: Settings,
+        settings: StoreSettings,
         pool: asyncpg.Pool,
         *,
         publisher: EventPublisher,
@@ -242,7 +242,7 @@ class ResultStore:
     @classmethod
     async def open(
         cls,
-        settings: Settings,
+        settings: StoreSettings,
         *,
         clock: Clock | None = None,
         publish: bool = True,

@@ -4,11 +4,11 @@ standby until it leads: service.serve)."""
 from __future__ import annotations
 
 from taskyard.core import bus_tls, lifecycle, observability, seal
-from taskyard.core.config import Settings
+from taskyard.core.config import SchedulerSettings
 from taskyard.scheduler import service
 
 
-async def _main(settings: Settings) -> None:
+async def _main(settings: SchedulerSettings) -> None:
     stop = lifecycle.stop_event_on_signals()
     with observability.observed("scheduler", settings):
         await service.serve(settings, stop)
@@ -16,7 +16,7 @@ async def _main(settings: Settings) -> None:
 
 def main() -> None:
     lifecycle.end_with_launcher()
-    settings = Settings.from_env()
+    settings = SchedulerSettings.from_env()
     lifecycle.setup_logging("scheduler", settings.log_level)
     seal.configure_service(settings, role="scheduler")
     bus_tls.configure_service(settings)

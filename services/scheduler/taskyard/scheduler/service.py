@@ -30,7 +30,7 @@ from taskyard.core import (
     transport,
 )
 from taskyard.core.clock import SystemClock, sleep_unless
-from taskyard.core.config import Settings
+from taskyard.core.config import SchedulerSettings
 from taskyard.core.priority import LANES
 from taskyard.core.retry import Backoff, RetryPolicy
 from taskyard.core.states import TaskState, WorkerState
@@ -68,7 +68,7 @@ class Scheduler:
     only a leader may make carry the term, and the store refuses them once it is over."""
 
     def __init__(
-        self, settings: Settings, store: rpc.Requester, *, term: int = 0, run_hub: bool = True
+        self, settings: SchedulerSettings, store: rpc.Requester, *, term: int = 0, run_hub: bool = True
     ) -> None:
         self.settings = settings
         self.id = ids.new_instance_id("scheduler")
@@ -472,7 +472,7 @@ class Scheduler:
             self._hub.close()
 
 
-async def serve(settings: Settings, stop: asyncio.Event) -> None:
+async def serve(settings: SchedulerSettings, stop: asyncio.Event) -> None:
     """Run one scheduler process until ``stop``: on standby (no listener open) until
     it wins the election, then leading (a ``Scheduler`` for the term) until it stops
     or is deposed, then on standby again."""
@@ -504,7 +504,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
 
 async def _listening(
-    settings: Settings, store: rpc.Requester, term: int, over: asyncio.Event
+    settings: SchedulerSettings, store: rpc.Requester, term: int, over: asyncio.Event
 ) -> Scheduler | None:
     """The term's Scheduler, its listeners open; None if the term is over first. An
     address still held (a deposed leader closing on the same host) is tried again,

@@ -6,11 +6,11 @@ import os
 import sys
 
 from taskyard.core import bus_tls, lifecycle, observability, seal
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.worker_pool.manager import Manager
 
 
-async def _main(settings: Settings) -> int:
+async def _main(settings: PoolSettings) -> int:
     stop = lifecycle.stop_event_on_signals()
     manager = Manager(settings, pool_id=os.environ.get("TASKYARD_POOL_ID") or None)
     with observability.observed("worker-pool", settings):
@@ -19,7 +19,7 @@ async def _main(settings: Settings) -> int:
 
 def main() -> int:
     lifecycle.end_with_launcher()
-    settings = Settings.from_env()
+    settings = PoolSettings.from_env()
     lifecycle.setup_logging("worker-pool", settings.log_level)
     seal.configure_service(settings, owner="pool", role="worker-pool")
     bus_tls.configure_service(settings)

@@ -12,7 +12,7 @@ from typing import Any
 
 from taskyard.bus.v1 import leases_pb2, task_record_pb2
 from taskyard.core import payload, retry
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import poison, registry
 
@@ -93,7 +93,7 @@ def effective_max_retries(record: task_record_pb2.TaskRecord, default: int) -> i
     return default
 
 
-def death_delay_ms(name: str, attempt: int, settings: Settings) -> int:
+def death_delay_ms(name: str, attempt: int, settings: PoolSettings) -> int:
     """The backoff after a started attempt whose worker died: the task's
     @task(retry_...) over the deployment's policy, as for a failed attempt."""
     tdef = registry.get(name)

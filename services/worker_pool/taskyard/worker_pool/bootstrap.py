@@ -21,7 +21,7 @@ import time
 
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import bus_tls, lifecycle, retry, seal, tracing
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.worker_pool import beats, children, context, pipe, registry, tasklogs
 from taskyard.worker_pool.attempts import worker_id
 from taskyard.worker_pool.worker import Runner
@@ -61,7 +61,7 @@ def _pidfd(pid: int) -> int:
         return -1  # no pidfd here: the parent watch is what remains
 
 
-def main(sock: socket.socket, settings: Settings, pool_id: str, index: int, manager_pid: int = 0) -> None:
+def main(sock: socket.socket, settings: PoolSettings, pool_id: str, index: int, manager_pid: int = 0) -> None:
     """Entry point of a worker process (forked from the template, or spawned).
 
     ``manager_pid`` is the manager's (0: the parent is the manager)."""
@@ -102,7 +102,7 @@ def main(sock: socket.socket, settings: Settings, pool_id: str, index: int, mana
     os._exit(code)
 
 
-async def _serve(sock: socket.socket, settings: Settings, worker: str) -> None:
+async def _serve(sock: socket.socket, settings: PoolSettings, worker: str) -> None:
     reader, writer = await asyncio.open_connection(sock=sock, limit=2**20)
     loop = asyncio.get_running_loop()
     scheduled = False

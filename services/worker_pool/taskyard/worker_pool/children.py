@@ -23,7 +23,7 @@ from typing import Any
 
 from taskyard.bus.v1 import dispatch_pb2, pools_pb2
 from taskyard.core import codec, contract, errors, rpc, telemetry, tracing
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.priority import Priority
 from taskyard.v1 import task_pb2
 
@@ -57,7 +57,7 @@ class Child:
 
 
 class Children:
-    def __init__(self, settings: Settings, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, settings: PoolSettings, loop: asyncio.AbstractEventLoop) -> None:
         self._settings = settings
         self._loop = loop
         self._lanes: dict[Priority, rpc.Requester] = {}
@@ -169,7 +169,7 @@ def _apply_options(spec: task_pb2.TaskSpec, options: Mapping[str, Any]) -> None:
 _installed: Children | None = None
 
 
-def install(settings: Settings, loop: asyncio.AbstractEventLoop) -> Children:
+def install(settings: PoolSettings, loop: asyncio.AbstractEventLoop) -> Children:
     """The worker process's submitter (called once by the worker's main)."""
     global _installed
     _installed = Children(settings, loop)

@@ -10,7 +10,7 @@ import multiprocessing.process
 import time
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import attempts, launcher, spans
 from taskyard.worker_pool import metrics as pool_metrics
@@ -88,7 +88,7 @@ def report_exit(
     w: WorkerHandle,
     held: dict[Key, Held],
     stopping: bool,
-    settings: Settings,
+    settings: PoolSettings,
     report: dispatch_pb2.PoolReport,
 ) -> None:
     """The attempts a worker held when it exited, into ``report``: released when

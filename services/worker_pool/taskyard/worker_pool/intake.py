@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 import pynng
 
 from taskyard.core import contract, dialer, transport
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import PoolState
@@ -24,7 +24,7 @@ log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for t
 
 
 class DispatchIntake:
-    def __init__(self, settings: Settings, pool: PoolState, workers: Workers, watchdog: Watchdog) -> None:
+    def __init__(self, settings: PoolSettings, pool: PoolState, workers: Workers, watchdog: Watchdog) -> None:
         self._settings = settings
         self._pool = pool
         self._workers = workers

@@ -30,7 +30,7 @@ import signal
 import socket
 from typing import Any
 
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 
 FORKSERVER = "forkserver"
 SPAWN = "spawn"
@@ -88,7 +88,7 @@ class Launcher:
             self._mp = multiprocessing.get_context("spawn")
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="worker-starts")
 
-    async def start(self, sock: socket.socket, settings: Settings, pool_id: str, index: int) -> Started:
+    async def start(self, sock: socket.socket, settings: PoolSettings, pool_id: str, index: int) -> Started:
         """A worker process whose end of the pipe is ``sock``."""
         proc = self._mp.Process(
             target=_worker_main,

@@ -17,7 +17,7 @@ import psutil
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2
 from taskyard.core import contract, errors, rpc, transport
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.core.registration import Registration
 from taskyard.core.states import WorkerState
@@ -31,7 +31,7 @@ MIN_BEAT_GAP = 0.1
 
 
 class SchedulerLink:
-    def __init__(self, settings: Settings, pool: PoolState, workers: Workers, outbox: Outbox) -> None:
+    def __init__(self, settings: PoolSettings, pool: PoolState, workers: Workers, outbox: Outbox) -> None:
         self._settings = settings
         self._pool = pool
         self._workers = workers

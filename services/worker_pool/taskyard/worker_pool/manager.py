@@ -31,7 +31,7 @@ import os
 from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, discovery, errors, health, rpc
 from taskyard.core.background import Background, LoopEnded
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.states import WorkerState
 from taskyard.worker_pool import declarations, limit_declarations, registry
 from taskyard.worker_pool import metrics as pool_metrics
@@ -57,7 +57,7 @@ TASKS_END_TIMEOUT = 5.0
 
 
 class Manager:
-    def __init__(self, settings: Settings, pool_id: str | None = None) -> None:
+    def __init__(self, settings: PoolSettings, pool_id: str | None = None) -> None:
         self.settings = settings
         self.pool = PoolState(settings, pool_id)
         self.outbox = Outbox()

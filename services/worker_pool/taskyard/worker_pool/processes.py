@@ -22,7 +22,7 @@ from cachetools import FIFOCache
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, pools_pb2, task_record_pb2
 from taskyard.core import hops, metrics, tracing
 from taskyard.core.background import Background
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.states import WorkerState
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import attempts, beats, launcher, pipe, spans
@@ -53,7 +53,7 @@ class Workers:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: PoolSettings,
         pool: PoolState,
         outbox: Outbox,
         background: Background,

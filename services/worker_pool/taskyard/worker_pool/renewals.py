@@ -18,7 +18,7 @@ import pynng
 
 from taskyard.bus.v1 import leases_pb2
 from taskyard.core import contract, dialer, errors, rpc, transport
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.worker_pool.processes import Workers
 from taskyard.worker_pool.state import PoolState
 from taskyard.worker_pool.watchdog import Watchdog
@@ -30,7 +30,7 @@ class Renewals:
     """Renews what ``workers`` hold; cancel requests go to the ``watchdog``, which
     enforces their deadline."""
 
-    def __init__(self, settings: Settings, pool: PoolState, workers: Workers, watchdog: Watchdog) -> None:
+    def __init__(self, settings: PoolSettings, pool: PoolState, workers: Workers, watchdog: Watchdog) -> None:
         self._settings = settings
         self._pool = pool
         self._workers = workers

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Iterable
 
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2
 from taskyard.core import contract, errors, rpc
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.retry import Backoff, RetryPolicy
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool import poison
@@ -218,7 +218,7 @@ class StoreOutlets:
     notices, one stream) and task log lines. They exist once ``open`` gave them
     the store's requester (the pool dials the store when it starts)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: PoolSettings) -> None:
         self._settings = settings
         self.reports: ReportForwarder | None = None
         self.logs: LogShipper | None = None

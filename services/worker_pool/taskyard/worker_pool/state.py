@@ -13,7 +13,7 @@ import logging
 
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import ids
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.core.states import WorkerState
 from taskyard.core.variables import DEFAULT_TENANT_NAME
 from taskyard.worker_pool.contact import StoreContact
@@ -24,7 +24,7 @@ _STOPPING = (WorkerState.DRAINING, WorkerState.STOPPING, WorkerState.STOPPED)
 
 
 class PoolState:
-    def __init__(self, settings: Settings, pool_id: str | None = None) -> None:
+    def __init__(self, settings: PoolSettings, pool_id: str | None = None) -> None:
         self.pool_id = pool_id or ids.new_instance_id("pool")
         self.state = WorkerState.INIT
         self.concurrency = max(1, settings.concurrency)

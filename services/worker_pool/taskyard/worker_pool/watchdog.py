@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 
 from taskyard.bus.v1 import dispatch_pb2
-from taskyard.core.config import Settings
+from taskyard.core.config import PoolSettings
 from taskyard.worker_pool import beats
 from taskyard.worker_pool.handles import WorkerHandle
 from taskyard.worker_pool.processes import Workers
@@ -33,7 +33,7 @@ log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for t
 
 
 class Watchdog:
-    def __init__(self, settings: Settings, workers: Workers) -> None:
+    def __init__(self, settings: PoolSettings, workers: Workers) -> None:
         self._settings = settings
         self._workers = workers
 

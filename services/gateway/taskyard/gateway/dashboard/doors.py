@@ -33,7 +33,7 @@ from typing import Any
 
 from aiohttp import web
 
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.gateway import tls
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class Limits:
     per_address: int
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: GatewaySettings) -> Limits:
         return cls(
             header_timeout=settings.http_header_timeout,
             idle_timeout=settings.http_idle_timeout,

@@ -16,7 +16,7 @@ from aiohttp import web
 from google.protobuf import json_format
 
 from taskyard.core import addresses, errors
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings
 from taskyard.gateway import tls
 from taskyard.gateway.auth import Authenticator
 from taskyard.gateway.dashboard import calls, doors, history, hub, scopes, usage
@@ -156,7 +156,7 @@ class Dashboard:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: GatewaySettings,
         server: grpc.aio.Server,
         *,
         authenticator: Authenticator | None,

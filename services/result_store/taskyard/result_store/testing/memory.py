@@ -40,7 +40,7 @@ from google.protobuf.message import Message
 from taskyard.bus.v1 import flow_pb2, lanes_pb2, leases_pb2, pools_pb2, tasks_pb2
 from taskyard.core import contract, errors, ids, rpc
 from taskyard.core.clock import Clock, SystemClock, to_us
-from taskyard.core.config import Settings
+from taskyard.core.config import StoreSettings
 from taskyard.core.errors import FieldViolation
 from taskyard.core.states import TaskState
 from taskyard.v1 import task_pb2
@@ -95,12 +95,12 @@ class MemoryStore:
         self,
         *,
         clock: Clock | None = None,
-        settings: Settings | None = None,
+        settings: StoreSettings | None = None,
         task_names: Iterable[str] = (),
     ) -> None:
         """``task_names``: names declared as if a pool had declared them."""
         self.clock: Clock = clock or SystemClock()
-        self.settings = settings or Settings()
+        self.settings = settings or StoreSettings()
         self.tasks = Tasks()
         self._names: set[str] = set(task_names)
         self._pools: dict[str, _Beat] = {}
