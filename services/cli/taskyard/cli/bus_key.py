@@ -26,7 +26,7 @@ from pathlib import Path
 
 from taskyard.cli import procs
 from taskyard.core import contract, roles, seal
-from taskyard.core.config import Settings
+from taskyard.core.config import BusSettings
 
 # taskyard dev's default --data-dir, relative to where it runs.
 DEFAULT_DATA_DIR = Path(".taskyard")
@@ -151,7 +151,8 @@ def explicit_source(env: Mapping[str, str]) -> str:
     if env.get(KEYS_FILE_VARIABLE, "").strip():
         return f"{KEYS_FILE_VARIABLE} ({env[KEYS_FILE_VARIABLE].strip()})"
     try:
-        settings = Settings.from_env(env)
+        # The bus's variables only: a bad one of another part is its service's to report.
+        settings = BusSettings.from_env(env)
     except ValueError:
         return ""  # the service itself reports the bad variable
     if settings.bus_keys or settings.bus_keys_file:

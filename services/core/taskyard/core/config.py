@@ -368,6 +368,9 @@ class RetrySettings(SettingsBase):
         default=1.0, description="Backoff of the retry policy (core.retry): base * 2 ** (attempt - 1)."
     )
     retry_cap_seconds: float = Field(default=300.0, description="The backoff's cap.")
+    retry_jitter: float = Field(
+        default=0.2, description="Each delay of the default retry policy is cut by up to this fraction."
+    )
 
 
 class WorkerHostSettings(PresenceSettings, RetrySettings):
@@ -382,9 +385,6 @@ class WorkerHostSettings(PresenceSettings, RetrySettings):
     )
     cancel_deadline: float = Field(
         default=10.0, description="A cancelled task still running this long after the request: killed."
-    )
-    retry_jitter: float = Field(
-        default=0.2, description="Each delay of the default retry policy is cut by up to this fraction."
     )
 
 

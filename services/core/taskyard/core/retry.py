@@ -30,7 +30,7 @@ import random
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from taskyard.core.config import WorkerHostSettings
+    from taskyard.core.config import RetrySettings
 
 FACTOR = 2.0
 
@@ -58,7 +58,7 @@ class RetryPolicy:
     jitter: float = 0.2
 
     @classmethod
-    def from_settings(cls, settings: WorkerHostSettings) -> RetryPolicy:
+    def from_settings(cls, settings: RetrySettings) -> RetryPolicy:
         """The deployment default (TASKYARD_RETRY_BASE_SECONDS / _CAP_SECONDS / _JITTER)."""
         return cls(
             base_seconds=settings.retry_base_seconds,

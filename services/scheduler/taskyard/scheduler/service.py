@@ -80,9 +80,8 @@ class Scheduler:
         mx = settings.max_message_bytes
         # The process's, shared by its terms and its election (serve).
         self.store = store
-        self.policy = RetryPolicy(
-            base_seconds=settings.retry_base_seconds, cap_seconds=settings.retry_cap_seconds
-        )
+        # With TASKYARD_RETRY_JITTER, as the pools and the gateway's remote workers use it.
+        self.policy = RetryPolicy.from_settings(settings)
         self.lanes = Lanes()
         self.pools = PoolRegistry(max_message_bytes=mx, on_report=self._on_report, on_change=self._wake)
         # Restart reconciliation: a predecessor's leases no pool holds (reconciler.py).
