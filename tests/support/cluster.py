@@ -47,6 +47,7 @@ import grpc
 import psutil
 
 from support import forkserver, ports
+from support.waiting import wait_until
 from taskyard.cli import bus_key, procs
 from taskyard.core import seal
 from taskyard.core.config import Settings
@@ -268,21 +269,25 @@ class Cluster:
         return service if service in self.procs else procs.canonical(service)
 
     def _wait_log(self, service: str, needle: str, offset: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
         proc = self.procs[service]
         path = self.log_path(service)
-        while time.monotonic() < deadline:
+
+        def logged() -> bool:
             with open(path, "rb") as f:
                 f.seek(offset)
                 text = f.read().decode("utf-8", "replace")
             if needle in text:
-                return
+                return True
             if proc.poll() is not None:
                 raise ClusterError(
                     f"{service} exited with {proc.returncode} before logging {needle!r}\n{self.logs_tail()}"
                 )
-            time.sleep(0.05)
-        raise ClusterError(f"{service} did not log {needle!r} within {timeout}s\n{self.logs_tail()}")
+            return False
+
+        try:
+            wait_until(logged, timeout, f"{service} to log {needle!r}")
+        except AssertionError as exc:
+            raise ClusterError(f"{exc}\n{self.logs_tail()}") from None
 
     def wait_ready(self, timeout: float = 30.0, probe_name: str | None = procs.READY_PROBE_NAME) -> Cluster:
         """Gateway health SERVING and a task named ``probe_name`` accepted (no row is
@@ -428,13 +433,15 @@ class Cluster:
     def wait_workers(self, count: int | None = None, timeout: float = 30.0) -> list[int]:
         """Wait until the pool has ``count`` (default: settings.workers) workers."""
         want = self.settings.workers if count is None else count
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def enough() -> list[int] | None:
             pids = self.worker_pids()
-            if len(pids) >= want:
-                return pids
-            time.sleep(0.1)
-        raise ClusterError(f"expected {want} worker processes, have {self.worker_pids()}\n{self.logs_tail()}")
+            return pids if len(pids) >= want else None
+
+        try:
+            return wait_until(enough, timeout, f"{want} worker processes")
+        except AssertionError as exc:
+            raise ClusterError(f"{exc}\n{self.logs_tail()}") from None
 
     # --- the database (read-only, for assertions) ---------------------------------
     def query(self, sql: str, *args: Any) -> list[dict[str, Any]]:

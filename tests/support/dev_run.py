@@ -20,6 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from support.waiting import wait_until
 from taskyard.cli.procs import session_members
 
 # The venv's own entry points (taskyard), as an activated venv puts them first on PATH.
@@ -172,9 +173,8 @@ def left_behind(pids: set[int], sessions: Sequence[int], settle: float = 10.0) -
     """Which of ``pids``, or of the processes in ``sessions`` (services run in sessions of
     their own, so orphans are found too), are still alive once they had ``settle``
     seconds to finish exiting (they were already told to)."""
-    deadline = time.monotonic() + settle
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.1)
+    with contextlib.suppress(AssertionError):  # what is left is the answer
+        wait_until(lambda: not any(alive(p) for p in pids), settle, "the processes to exit")
     return sorted(p for p in {*pids, *session_members(sessions)} if alive(p))
 
 

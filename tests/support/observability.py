@@ -11,7 +11,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -192,21 +191,24 @@ def start_prometheus(workdir: Path, targets: dict[str, int], *, interval: str = 
     )
     log.close()
     running = Prometheus(process, port)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         if process.poll() is not None:
             raise RuntimeError(
                 f"prometheus exited with {process.returncode}: {(workdir / 'prometheus.log').read_text()}"
             )
         try:
             with urllib.request.urlopen(f"{running.url}/-/ready", timeout=1) as reply:
-                if reply.status == 200:
-                    return running
+                return bool(reply.status == 200)
         except OSError:
-            pass
-        time.sleep(0.1)
-    running.stop()
-    raise RuntimeError("prometheus did not become ready within 30 s")
+            return False
+
+    try:
+        wait_until(ready, 30, "prometheus to be ready")
+    except AssertionError:
+        running.stop()
+        raise
+    return running
 
 
 def scrape(port: int, token: str | None = None) -> str:

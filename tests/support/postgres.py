@@ -19,11 +19,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+from support.waiting import wait_until
 
 TEST_SETTINGS: dict[str, str] = {
     "fsync": "off",
@@ -220,9 +221,9 @@ class PostgresCluster:
             if proc.returncode != 0:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGQUIT)
-                deadline = time.monotonic() + 10
-                while time.monotonic() < deadline and _alive(self.pid):
-                    time.sleep(0.05)
+                pid = self.pid
+                with contextlib.suppress(AssertionError):  # as good as it gets: forget it
+                    wait_until(lambda: not _alive(pid), 10, "the postmaster to exit")
             self.pid = None
         if self._own_dir:
             shutil.rmtree(self.base_dir, ignore_errors=True)
