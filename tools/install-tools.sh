@@ -7,7 +7,9 @@
 #   tools/install-tools.sh bench      bench/compare's peers (opt-in, see below)
 #
 # python    the project virtualenv .venv/ (made with $BASE_PYTHON, python3 unless set) and
-#           pip install -e '.[dev]' into it, skipped while its stamp is newer than
+#           pip install -e '.[dev]' into it (by uv, pinned, which pip puts in the venv first:
+#           seconds where pip takes most of a minute; pip alone when uv cannot be had),
+#           skipped while its stamp is newer than
 #           pyproject.toml; with PYTHON=/some/python, into that one instead (always: it
 #           points the editable install at THIS checkout)
 # python-embedded  the same with pip install -e '.[embedded]': the services, the CLI and
@@ -71,6 +73,8 @@ JAEGER_UI_MODULE_VERSION="v0.0.0-20250408171107-3dd17559e117"
 JAEGER_UI_MODULE_SUM="h1:XFwyh2JZwR5aiKLXHX2C1n0v5F11dCJpyGL1W/Cpl3U="
 JAEGER_UI_SHA256="9b9d4206cdd98b1ff946f21d196086f9aad6595e76770955b8d16eaf210c0917"
 HELM_VERSION="v3.22.0"
+# The installer of the venv's packages (install_venv).
+UV_VERSION="0.13.9"
 # Code generators (tools/gen.sh); a new version changes the committed clients (make gen).
 PROTOC_GEN_GO_VERSION="v1.36.12"
 PROTOC_GEN_GO_GRPC_VERSION="v1.6.2"
@@ -131,8 +135,13 @@ install_venv() {
     "$BASE_PYTHON" -m venv "$VENV"
   fi
   rm -f "$VENV_STAMP" "$VENV_STAMP_EMBEDDED"
-  log "python: pip install -e '.[$level]' into .venv"
-  "$PYTHON" -m pip install --quiet -e ".[$level]"
+  if "$PYTHON" -m pip install --quiet "uv==$UV_VERSION" 2>/dev/null; then
+    log "python: uv pip install -e '.[$level]' into .venv"
+    "$VENV/bin/uv" pip install --quiet --python "$PYTHON" -e ".[$level]"
+  else
+    log "python: pip install -e '.[$level]' into .venv (uv $UV_VERSION could not be installed)"
+    "$PYTHON" -m pip install --quiet -e ".[$level]"
+  fi
   check_editable
   # [dev] includes [embedded]: both stamps.
   echo "$ROOT" >"$(venv_stamp "$level")"

@@ -2,14 +2,17 @@
 (make test, make install, .ci/run), `python-embedded` only .[embedded] (make dev), each with
 its own stamp, and a venv that has .[dev] is never narrowed to .[embedded].
 
-The script runs from a copy in a scratch checkout whose .venv/bin/python is a stand-in that
-records each pip call instead of installing, so only the script's decisions are under test;
+The script runs from a copy in a scratch checkout whose .venv/bin/python and .venv/bin/uv are
+stand-ins that record each install instead of installing, so only the script's decisions are
+under test (the packages go in by uv, which pip puts in the venv first, or by pip alone when
+uv cannot be had);
 likewise a copy of the Makefile with stand-in tools shows which level each target asks for.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,15 +21,37 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+def _uv_version() -> str:
+    found = re.search(r'^UV_VERSION="(.+)"$', (ROOT / "tools" / "install-tools.sh").read_text(), re.M)
+    assert found, "tools/install-tools.sh pins UV_VERSION"
+    return found[1]
+
+
+UV_VERSION = _uv_version()
+
 FAKE_PYTHON = """#!/usr/bin/env bash
 # Records pip's arguments; answers the script's other questions as an installed venv would.
 checkout="$(cd "$(dirname "$0")/../.." && pwd)"
 case "$1" in
-  -m) echo "$*" >>"$checkout/pip-calls" ;;
+  -m) [[ "$*" == *uv==* && -e "$checkout/no-uv" ]] && exit 1
+      echo "$*" >>"$checkout/pip-calls" ;;
   --version) echo "Python 3.11.0" ;;
   -c) [[ -z "$2" ]] || echo "$checkout/services/core/taskyard/core" ;;
 esac
 """
+FAKE_UV = """#!/usr/bin/env bash
+checkout="$(cd "$(dirname "$0")/../.." && pwd)"
+echo "uv ${*//$checkout/.}" >>"$checkout/pip-calls"
+"""
+
+
+def by_uv(extra: str) -> list[str]:
+    """The calls of an install of ``.[extra]``."""
+    return [
+        f"-m pip install --quiet uv=={UV_VERSION}",
+        f"uv pip install --quiet --python ./.venv/bin/python -e .[{extra}]",
+    ]
 
 
 @pytest.fixture
@@ -39,6 +64,9 @@ def checkout(tmp_path: Path) -> Path:
     python.parent.mkdir(parents=True)
     python.write_text(FAKE_PYTHON)
     python.chmod(0o755)
+    uv = python.parent / "uv"
+    uv.write_text(FAKE_UV)
+    uv.chmod(0o755)
     return root
 
 
@@ -65,14 +93,14 @@ def newer_pyproject(checkout: Path) -> None:
 
 
 def test_embedded_installs_only_the_embedded_extra(checkout: Path) -> None:
-    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
+    assert install(checkout, "python-embedded") == by_uv("embedded")
     assert stamps(checkout) == {".taskyard-installed-embedded"}
     assert install(checkout, "python-embedded") == []
 
 
 def test_dev_after_embedded_installs_dev_and_stamps_both(checkout: Path) -> None:
     install(checkout, "python-embedded")
-    assert install(checkout, "python") == ["-m pip install --quiet -e .[dev]"]
+    assert install(checkout, "python") == by_uv("dev")
     assert stamps(checkout) == {".taskyard-installed", ".taskyard-installed-embedded"}
     # [dev] includes [embedded]: make dev has nothing to do, nor has make test.
     assert install(checkout, "python-embedded") == []
@@ -83,14 +111,14 @@ def test_a_dev_venv_is_never_narrowed(checkout: Path) -> None:
     install(checkout, "python")
     newer_pyproject(checkout)
     # make dev after a pyproject.toml change keeps the developer's [dev].
-    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[dev]"]
+    assert install(checkout, "python-embedded") == by_uv("dev")
     assert stamps(checkout) == {".taskyard-installed", ".taskyard-installed-embedded"}
 
 
 def test_an_embedded_venv_is_installed_again_when_pyproject_changes(checkout: Path) -> None:
     install(checkout, "python-embedded")
     newer_pyproject(checkout)
-    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
+    assert install(checkout, "python-embedded") == by_uv("embedded")
 
 
 FAKE_INSTALL_TOOLS = """#!/usr/bin/env bash
@@ -133,3 +161,9 @@ def test_make_test_fast_installs_the_dev_level(tmp_path: Path) -> None:
     calls = make_calls(tmp_path, "test-fast")
     assert calls[0] == "install-tools python", calls
     assert calls[1].startswith("python -m pytest"), calls
+
+
+def test_pip_installs_alone_when_uv_cannot_be_had(checkout: Path) -> None:
+    (checkout / "no-uv").touch()
+    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
+    assert stamps(checkout) == {".taskyard-installed-embedded"}
