@@ -46,11 +46,16 @@ echo "uv ${*//$checkout/.}" >>"$checkout/pip-calls"
 """
 
 
+# After each install: the checkout's own modules compiled (the installers compile theirs).
+COMPILE = "-m compileall -q -j 0 services clients/python tests"
+
+
 def by_uv(extra: str) -> list[str]:
     """The calls of an install of ``.[extra]``."""
     return [
         f"-m pip install --quiet uv=={UV_VERSION}",
-        f"uv pip install --quiet --python ./.venv/bin/python -e .[{extra}]",
+        f"uv pip install --quiet --compile-bytecode --python ./.venv/bin/python -e .[{extra}]",
+        COMPILE,
     ]
 
 
@@ -165,5 +170,5 @@ def test_make_test_fast_installs_the_dev_level(tmp_path: Path) -> None:
 
 def test_pip_installs_alone_when_uv_cannot_be_had(checkout: Path) -> None:
     (checkout / "no-uv").touch()
-    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]"]
+    assert install(checkout, "python-embedded") == ["-m pip install --quiet -e .[embedded]", COMPILE]
     assert stamps(checkout) == {".taskyard-installed-embedded"}
