@@ -74,7 +74,9 @@ async def test_a_deposed_leader_closes_its_listeners_and_leads_a_new_term_later(
     try:
         await wait_until_async(lambda: listened(lane), 30, "the leader's lanes")
         first = await row(database_url)
-        assert first["term"] == 1 and first["holder"].startswith("scheduler-") and first["live"]
+        # Not whether its lease is live at this instant: that is its renewal keeping up
+        # with a 0.4 s ttl on a loaded machine (CI saw it lag once).
+        assert first["term"] == 1 and first["holder"].startswith("scheduler-")
         assert term_gauge() == 1
 
         conn = await asyncpg.connect(database_url)
