@@ -120,21 +120,28 @@ class Harness:
     def submit(self, task_id: str, *uses: Use, key: str = "", tenant: str = "") -> None:
         self.lanes.push(Ref(task_id, "add", Priority.NORMAL, "default", key, tuple(uses), tenant))
 
-    def dispatch(self, slots: int) -> list[str]:
-        """What a pool with ``slots`` free slots is leased (leases all succeed)."""
-        out: list[str] = []
-        while len(out) < slots:
+    def lease(self, slots: int) -> list[tuple[str, str]]:
+        """One lease request of a pool with ``slots`` free slots, not answered yet: the
+        (task id, token) pairs the lanes give and the limits admit, the lanes taken from
+        again, as the dispatcher does, until nothing is left."""
+        batch = self.flow.new_batch()
+        leases: list[tuple[str, str]] = []
+        while len(leases) < slots:
             seqs: list[int] = []
-            taken = self.lanes.take(ALL, slots - len(out), seqs)
+            taken = self.lanes.take(ALL, slots - len(leases), seqs)
             if not taken:
                 break
             tokens = [f"tok{self.tokens + i}" for i in range(len(taken))]
             self.tokens += len(taken)
-            for i in self.flow.admit(taken, seqs, tokens):
-                out.append(taken[i].id)
-                self.running[taken[i].id] = tokens[i]
-                self.flow.confirm([(taken[i].id, tokens[i])])
-        return out
+            leases += [(taken[i].id, tokens[i]) for i in self.flow.admit(taken, seqs, tokens, batch)]
+        return leases
+
+    def dispatch(self, slots: int) -> list[str]:
+        """What a pool with ``slots`` free slots is leased (the store answers at once)."""
+        leases = self.lease(slots)
+        self.running.update(leases)
+        self.flow.confirm(leases)
+        return [task_id for task_id, _token in leases]
 
     def finish(self, task_id: str) -> None:
         self.flow.release(task_id, self.running.pop(task_id))

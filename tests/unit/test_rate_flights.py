@@ -8,7 +8,7 @@ import dataclasses
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.admission import ALL, Harness, rate
+from support.admission import Harness, rate
 
 from taskyard.scheduler import flights
 
@@ -35,19 +35,8 @@ def _harness(tasks: int) -> Harness:
 
 
 def _send(h: Harness, slots: int) -> Request:
-    """One pool's lease request: what the lanes give and the limit admits, in one batch
-    (the lanes are taken from again, as the dispatcher does, until nothing is left)."""
-    batch = h.flow.new_batch()
-    leases: list[tuple[str, str]] = []
-    while len(leases) < slots:
-        seqs: list[int] = []
-        taken = h.lanes.take(ALL, slots - len(leases), seqs)
-        if not taken:
-            break
-        tokens = [f"tok{h.tokens + i}" for i in range(len(taken))]
-        h.tokens += len(taken)
-        leases += [(taken[i].id, tokens[i]) for i in h.flow.admit(taken, seqs, tokens, batch)]
-    return Request(h.clock.now, leases)
+    """One pool's lease request, sent now and not answered yet."""
+    return Request(h.clock.now, h.lease(slots))
 
 
 def test_a_bucket_admits_no_other_request_while_one_is_in_flight() -> None:
