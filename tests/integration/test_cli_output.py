@@ -2,13 +2,18 @@
 
 The command list comes from the click group itself: a new command without
 ``--output``, or without an invocation below, fails here.
+
+The tests share one cluster (per module and test process): each invocation makes its
+objects under names of its own (``own``) and looks at those alone, so that no test
+depends on another or on the order they run in.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -18,6 +23,8 @@ from click.testing import CliRunner, Result
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from integration.cli_commands import ALL_COMMANDS, DATA_COMMANDS, FILE_WRITERS, SERVICE_RUNNERS
+from support.cluster import Cluster
+from support.fixtures import print_logs_if_failed
 from support.waiting import wait_until
 
 from taskyard.cli.main import cli
@@ -31,6 +38,18 @@ from taskyard.v1 import task_service_pb2 as ts
 from taskyard.v1 import tenant_service_pb2 as tns
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def cluster(module_cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """The module's cluster (support.fixtures), its logs shown when a test on it fails."""
+    yield module_cluster
+    print_logs_if_failed(module_cluster, request)
+
+
+def own(stem: str) -> str:
+    """A name no other invocation uses on the shared cluster."""
+    return f"{stem}-{secrets.token_hex(4)}"
 
 
 def run(*args: str) -> Result:
@@ -64,9 +83,9 @@ def invocation(command: str) -> Callable[[Callable[[Any], Invocation]], Callable
     return register
 
 
-def finished_add(cluster: Any) -> str:
+def finished_add(cluster: Any, *, queue: str = "") -> str:
     with cluster.client() as client:
-        task = client.submit("add", 2, 3)
+        task = client.submit("add", 2, 3, queue=queue)
         assert client.wait(task.id, timeout=30).state.name == "SUCCESS"
         return str(task.id)
 
@@ -118,9 +137,10 @@ def _task_retry(cluster: Any) -> Invocation:
 
 @invocation("task list")
 def _list(cluster: Any) -> Invocation:
-    task_id = finished_add(cluster)
+    queue = own("listed")
+    task_id = finished_add(cluster, queue=queue)
     return Invocation(
-        args=["--name", "add", "--all"],
+        args=["--name", "add", "--queue", queue, "--all"],
         reply=ts.ListTasksResponse,
         check=lambda data: [t["id"] for t in data["tasks"]] == [task_id] and data["next_page_token"] == "",
     )
@@ -157,21 +177,23 @@ def _logs(cluster: Any) -> Invocation:
 
 @invocation("queue status")
 def _status(cluster: Any) -> Invocation:
-    finished_add(cluster)
+    queue = own("status")
+    finished_add(cluster, queue=queue)
     return Invocation(
         args=[],
         reply=qs.GetQueueStatusResponse,
-        check=lambda data: data["servers"] == 1 and "default" in [q["name"] for q in data["queues"]],
+        check=lambda data: data["servers"] == 1 and queue in [q["name"] for q in data["queues"]],
     )
 
 
 @invocation("queue stats")
 def _stats(cluster: Any) -> Invocation:
-    finished_add(cluster)
+    queue = own("stats")
+    finished_add(cluster, queue=queue)
     return Invocation(
         args=[],
         reply=qs.GetQueueStatusResponse,
-        check=lambda data: {q["name"]: q["succeeded"] for q in data["queues"]}["default"] == "1",
+        check=lambda data: {q["name"]: q["succeeded"] for q in data["queues"]}[queue] == "1",
     )
 
 
@@ -186,29 +208,32 @@ def _servers(cluster: Any) -> Invocation:
 
 @invocation("queue pause")
 def _pause(cluster: Any) -> Invocation:
+    queue = own("reports")
     return Invocation(
-        args=["reports"],
+        args=[queue],
         reply=qs.PauseQueueResponse,
-        check=lambda data: data["queue"]["name"] == "reports" and data["queue"]["paused"] is True,
+        check=lambda data: data["queue"]["name"] == queue and data["queue"]["paused"] is True,
     )
 
 
 @invocation("queue resume")
 def _resume(cluster: Any) -> Invocation:
+    queue = own("reports")
     with cluster.client() as client:
-        client.queues.pause("reports")
+        client.queues.pause(queue)
     return Invocation(
-        args=["reports"], reply=qs.ResumeQueueResponse, check=lambda data: data["queue"]["paused"] is False
+        args=[queue], reply=qs.ResumeQueueResponse, check=lambda data: data["queue"]["paused"] is False
     )
 
 
 @invocation("queue clear")
 def _clear(cluster: Any) -> Invocation:
+    queue = own("reports")
     with cluster.client() as client:
-        client.queues.pause("reports")
-        client.submit("noop", queue="reports")
+        client.queues.pause(queue)
+        client.submit("noop", queue=queue)
     return Invocation(
-        args=["reports", "--yes"], reply=qs.ClearQueueResponse, check=lambda data: data["cleared"] == "1"
+        args=[queue, "--yes"], reply=qs.ClearQueueResponse, check=lambda data: data["cleared"] == "1"
     )
 
 
@@ -233,16 +258,18 @@ def _purge(cluster: Any) -> Invocation:
 
 def nightly(cluster: Any) -> Any:
     with cluster.client() as client:
-        return client.schedules.create("nightly", "add", 1, 2, every=3600)
+        return client.schedules.create(own("nightly"), "add", 1, 2, every=3600)
 
 
 @invocation("schedule create")
 def _create(cluster: Any) -> Invocation:
+    name = own("nightly")
+
     def check(data: dict[str, Any]) -> None:
-        assert data["schedule"]["name"] == "nightly" and data["schedule"]["interval"] == "5400s"
+        assert data["schedule"]["name"] == name and data["schedule"]["interval"] == "5400s"
 
     return Invocation(
-        args=["nightly", "add", "1", "2", "--every", "1h30m"], reply=ss.CreateScheduleResponse, check=check
+        args=[name, "add", "1", "2", "--every", "1h30m"], reply=ss.CreateScheduleResponse, check=check
     )
 
 
@@ -251,7 +278,7 @@ def _schedule_get(cluster: Any) -> Invocation:
     made = nightly(cluster)
     stub = schedule_service_pb2_grpc.ScheduleServiceStub(cluster.channel())
     direct = api_mapping(stub.GetSchedule(ss.GetScheduleRequest(id=made.id), timeout=10))
-    return Invocation(args=["nightly"], reply=ss.GetScheduleResponse, check=lambda data: data == direct)
+    return Invocation(args=[made.name], reply=ss.GetScheduleResponse, check=lambda data: data == direct)
 
 
 @invocation("schedule list")
@@ -260,15 +287,15 @@ def _schedule_list(cluster: Any) -> Invocation:
     return Invocation(
         args=["--all"],
         reply=ss.ListSchedulesResponse,
-        check=lambda data: [s["id"] for s in data["schedules"]] == [made.id],
+        check=lambda data: made.id in [s["id"] for s in data["schedules"]],
     )
 
 
 @invocation("schedule pause")
 def _schedule_pause(cluster: Any) -> Invocation:
-    nightly(cluster)
+    made = nightly(cluster)
     return Invocation(
-        args=["nightly"],
+        args=[made.name],
         reply=ss.PauseScheduleResponse,
         check=lambda data: data["schedule"]["paused"] is True,
     )
@@ -300,35 +327,39 @@ def _schedule_delete(cluster: Any) -> Invocation:
 
 @invocation("schedule trigger")
 def _schedule_trigger(cluster: Any) -> Invocation:
-    nightly(cluster)
+    made = nightly(cluster)
 
     def check(data: dict[str, Any]) -> None:
         assert data["task"]["name"] == "add" and data["schedule"]["times_run"] == "1"
 
-    return Invocation(args=["nightly"], reply=ss.TriggerScheduleResponse, check=check)
+    return Invocation(args=[made.name], reply=ss.TriggerScheduleResponse, check=check)
 
 
-def per_customer(cluster: Any) -> Any:
+def per_customer(cluster: Any) -> str:
+    name = own("per-customer")
     with cluster.client() as client:
-        return client.limits.create("per-customer", concurrency=3, per_key=True)
+        client.limits.create(name, concurrency=3, per_key=True)
+    return name
 
 
 @invocation("limit create")
 def _limit_create(cluster: Any) -> Invocation:
+    name = own("openai")
+
     def check(data: dict[str, Any]) -> None:
-        assert data["limit"]["name"] == "openai"
+        assert data["limit"]["name"] == name
         assert data["limit"]["rate"] == {"units": "500", "period": "1s", "burst": "50"}
 
     return Invocation(
-        args=["openai", "--rate", "500/s", "--burst", "50"], reply=ls.CreateLimitResponse, check=check
+        args=[name, "--rate", "500/s", "--burst", "50"], reply=ls.CreateLimitResponse, check=check
     )
 
 
 @invocation("limit get")
 def _limit_get(cluster: Any) -> Invocation:
-    per_customer(cluster)
+    name = per_customer(cluster)
     stub = limit_service_pb2_grpc.LimitServiceStub(cluster.channel())
-    direct = api_mapping(stub.GetLimit(ls.GetLimitRequest(name="per-customer"), timeout=10))
+    direct = api_mapping(stub.GetLimit(ls.GetLimitRequest(name=name), timeout=10))
 
     def check(data: dict[str, Any]) -> None:
         # Usage is the scheduler's live view: the definition must be the same.
@@ -336,58 +367,60 @@ def _limit_get(cluster: Any) -> Invocation:
             k: v for k, v in direct["limit"].items() if k != "usage"
         }
 
-    return Invocation(args=["per-customer"], reply=ls.GetLimitResponse, check=check)
+    return Invocation(args=[name], reply=ls.GetLimitResponse, check=check)
 
 
 @invocation("limit list")
 def _limit_list(cluster: Any) -> Invocation:
-    per_customer(cluster)
+    name = per_customer(cluster)
     return Invocation(
         args=["--all"],
         reply=ls.ListLimitsResponse,
-        check=lambda data: [m["name"] for m in data["limits"]] == ["per-customer"],
+        check=lambda data: name in [m["name"] for m in data["limits"]],
     )
 
 
 @invocation("limit update")
 def _limit_update(cluster: Any) -> Invocation:
-    per_customer(cluster)
+    name = per_customer(cluster)
 
     def check(data: dict[str, Any]) -> None:
         assert data["limit"]["concurrency"] == {"max_units": "5"} and data["limit"]["per_key"] is True
 
-    return Invocation(args=["per-customer", "--concurrency", "5"], reply=ls.UpdateLimitResponse, check=check)
+    return Invocation(args=[name, "--concurrency", "5"], reply=ls.UpdateLimitResponse, check=check)
 
 
 @invocation("limit delete")
 def _limit_delete(cluster: Any) -> Invocation:
-    per_customer(cluster)
+    name = per_customer(cluster)
 
     def check(data: dict[str, Any]) -> None:
         assert data == {"tasks_released": "0"}
         with cluster.client() as client, pytest.raises(Exception, match="NOT_FOUND"):
-            client.limits.get("per-customer")
+            client.limits.get(name)
 
-    return Invocation(args=["per-customer", "--yes"], reply=ls.DeleteLimitResponse, check=check)
+    return Invocation(args=[name, "--yes"], reply=ls.DeleteLimitResponse, check=check)
 
 
 @invocation("limit weight")
 def _limit_weight(cluster: Any) -> Invocation:
+    key = own("tenant-a")
     return Invocation(
-        args=["tenant-a", "3"],
+        args=[key, "3"],
         reply=ls.SetKeyWeightResponse,
-        check=lambda data: data["weight"] == {"key": "tenant-a", "weight": 3, "tenant": ""},
+        check=lambda data: data["weight"] == {"key": key, "weight": 3, "tenant": ""},
     )
 
 
 @invocation("limit weights")
 def _limit_weights(cluster: Any) -> Invocation:
+    key = own("tenant-a")
     with cluster.client() as client:
-        client.limits.set_weight("tenant-a", 3)
+        client.limits.set_weight(key, 3)
     return Invocation(
         args=[],
         reply=ls.ListKeyWeightsResponse,
-        check=lambda data: data["weights"] == [{"key": "tenant-a", "weight": 3, "tenant": ""}],
+        check=lambda data: {"key": key, "weight": 3, "tenant": ""} in data["weights"],
     )
 
 
@@ -485,28 +518,32 @@ _redrive_control("resume", "REDRIVE_STATE_RUNNING", paused=True)
 _redrive_control("cancel", "REDRIVE_STATE_CANCELLED")
 
 
-def tenant_acme(cluster: Any) -> None:
+def tenant_acme(cluster: Any) -> str:
+    name = own("acme")
     with cluster.client() as client:
-        client.tenants.create("acme", max_concurrency=5, weight=2)
+        client.tenants.create(name, max_concurrency=5, weight=2)
+    return name
 
 
 @invocation("tenant create")
 def _tenant_create(cluster: Any) -> Invocation:
+    name = own("acme")
+
     def check(data: dict[str, Any]) -> None:
         tenant = data["tenant"]
-        assert (tenant["name"], tenant["state"], tenant["weight"]) == ("acme", "TENANT_STATE_ACTIVE", 2)
+        assert (tenant["name"], tenant["state"], tenant["weight"]) == (name, "TENANT_STATE_ACTIVE", 2)
         assert tenant["quota"]["rate"] == {"units": "100", "period": "1s", "burst": "0"}
 
     return Invocation(
-        args=["acme", "--rate", "100/s", "--weight", "2"], reply=tns.CreateTenantResponse, check=check
+        args=[name, "--rate", "100/s", "--weight", "2"], reply=tns.CreateTenantResponse, check=check
     )
 
 
 @invocation("tenant get")
 def _tenant_get(cluster: Any) -> Invocation:
-    tenant_acme(cluster)
+    name = tenant_acme(cluster)
     return Invocation(
-        args=["acme"],
+        args=[name],
         reply=tns.GetTenantResponse,
         check=lambda data: data["tenant"]["quota"]["max_concurrency"] == "5",
     )
@@ -514,30 +551,30 @@ def _tenant_get(cluster: Any) -> Invocation:
 
 @invocation("tenant list")
 def _tenant_list(cluster: Any) -> Invocation:
-    tenant_acme(cluster)
+    name = tenant_acme(cluster)
     return Invocation(
         args=["--all"],
         reply=tns.ListTenantsResponse,
-        check=lambda data: [t["name"] for t in data["tenants"]] == ["acme"],
+        check=lambda data: name in [t["name"] for t in data["tenants"]],
     )
 
 
 @invocation("tenant update")
 def _tenant_update(cluster: Any) -> Invocation:
-    tenant_acme(cluster)
+    name = tenant_acme(cluster)
 
     def check(data: dict[str, Any]) -> None:
         # Only what was given changes: the weight stays.
         assert data["tenant"]["quota"]["max_concurrency"] == "9" and data["tenant"]["weight"] == 2
 
-    return Invocation(args=["acme", "--max-concurrency", "9"], reply=tns.UpdateTenantResponse, check=check)
+    return Invocation(args=[name, "--max-concurrency", "9"], reply=tns.UpdateTenantResponse, check=check)
 
 
 @invocation("tenant suspend")
 def _tenant_suspend(cluster: Any) -> Invocation:
-    tenant_acme(cluster)
+    name = tenant_acme(cluster)
     return Invocation(
-        args=["acme", "--reason", "invoice overdue", "--yes"],
+        args=[name, "--reason", "invoice overdue", "--yes"],
         reply=tns.SuspendTenantResponse,
         check=lambda data: data["tenant"]["state"] == "TENANT_STATE_SUSPENDED",
     )
@@ -545,11 +582,11 @@ def _tenant_suspend(cluster: Any) -> Invocation:
 
 @invocation("tenant resume")
 def _tenant_resume(cluster: Any) -> Invocation:
-    tenant_acme(cluster)
+    name = tenant_acme(cluster)
     with cluster.client() as client:
-        client.tenants.suspend("acme")
+        client.tenants.suspend(name)
     return Invocation(
-        args=["acme"],
+        args=[name],
         reply=tns.ResumeTenantResponse,
         check=lambda data: data["tenant"]["state"] == "TENANT_STATE_ACTIVE",
     )

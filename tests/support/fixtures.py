@@ -12,6 +12,10 @@ tests/conftest.py.
 - ``journal``: the path of a journal file that ``support.tasks`` append to.
 - ``cluster_factory(**overrides)``: start clusters with overrides (workers,
   concurrency, lease_seconds, env={...}, ...); all are stopped at teardown.
+- ``module_cluster``: one started cluster with the test defaults, on a database of
+  its own, for every test of a module (of a module's tests in one xdist worker) that
+  asks for it. Only for tests that make objects of their own and look at those alone;
+  ``print_logs_if_failed(cluster, request)`` at a test's teardown shows its logs.
 
 Every cluster is stopped (SIGTERM, then SIGKILL by PID) even when the test
 fails, and the tails of its service logs are printed when it does.
@@ -20,13 +24,16 @@ fails, and the tails of its service logs are printed when it does.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from .cluster import TEST_DEFAULTS, Cluster, fork_services
+from .postgres import PostgresCluster
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -100,3 +107,32 @@ def cluster(cluster_factory: Callable[..., Cluster], request: pytest.FixtureRequ
             modules = tuple(m for m in modules.split(",") if m)
         overrides["task_modules"] = tuple(dict.fromkeys([*modules, "support.tasks"]))
     return cluster_factory(**overrides)
+
+
+@pytest.fixture(scope="module")
+def module_cluster(
+    pg_cluster: PostgresCluster,
+    template_database: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Cluster]:
+    # A database of its own, made as ``database_url`` makes one, but kept for the module.
+    name = f"m_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_cluster.dsn("postgres"), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+    c = Cluster(pg_cluster.dsn(name), tmp_path_factory.mktemp("module-cluster"))
+    try:
+        c.start()
+        c.wait_ready(timeout=45.0)
+        yield c
+    finally:
+        try:
+            c.stop()
+        finally:
+            with psycopg.connect(pg_cluster.dsn("postgres"), autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def print_logs_if_failed(c: Cluster, request: pytest.FixtureRequest) -> None:
+    """What ``cluster_factory`` prints when its test fails, for a test on a shared cluster."""
+    if _failed(request):
+        print(f"\n--- service logs of the cluster at {c.target} ---\n{c.logs_tail()}")
