@@ -11,12 +11,14 @@ import os
 import shutil
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import psutil
 import pytest
 from support.fake_scheduler import FakeScheduler, PoolProcess, make_record, pool_settings, short_ipc_dir
 
 from taskyard.bus.v1 import task_record_pb2
+from taskyard.core import lifecycle
 from taskyard.v1 import task_pb2
 from taskyard.worker_pool import launcher
 
@@ -164,3 +166,34 @@ async def test_forked_workers_draw_their_own_retry_jitter(pool: Pool) -> None:
     assert len(drawn) == 2, f"the four attempts ran on {sorted(drawn)}"
     first, second = drawn.values()
     assert first != second
+
+
+def blocked_signals(pid: int) -> set[signal.Signals]:
+    """The signals process ``pid`` holds blocked, from its /proc status."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigBlk:"):
+            mask = int(line.split()[1], 16)
+            return {s for s in signal.Signals if mask & (1 << (s - 1))}
+    raise AssertionError(f"no SigBlk in /proc/{pid}/status")
+
+
+async def test_a_pool_started_holding_its_stop_signals_passes_none_on_to_its_workers() -> None:
+    """A launcher holds a service's stop signals until its handler waits
+    (lifecycle.stop_signals_held), and the template is forked before that: the
+    processes a task body starts must still hear a SIGTERM."""
+    ipc = short_ipc_dir()
+    settings = pool_settings(ipc)
+    fake = await FakeScheduler(settings).start()
+    with lifecycle.stop_signals_held():
+        proc = await PoolProcess(settings).start()
+    try:
+        await fake.wait_registered()
+        reply = await fake.survey_until(lambda r: len(r.worker_pids) == 2)
+        template = template_of(proc.pid)
+        assert template is not None
+        for pid in [template.pid, *reply.worker_pids]:
+            assert not blocked_signals(pid) & {signal.SIGTERM, signal.SIGINT}, pid
+    finally:
+        await proc.stop()
+        await fake.close()
+        shutil.rmtree(ipc, ignore_errors=True)

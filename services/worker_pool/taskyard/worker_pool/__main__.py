@@ -7,6 +7,7 @@ import sys
 
 from taskyard.core import bus_tls, lifecycle, observability, seal
 from taskyard.core.config import PoolSettings
+from taskyard.worker_pool import launcher
 from taskyard.worker_pool.manager import Manager
 
 
@@ -20,6 +21,9 @@ async def _main(settings: PoolSettings) -> int:
 def main() -> int:
     lifecycle.end_with_launcher()
     settings = PoolSettings.from_env()
+    # First, while this process runs no thread and holds no socket: forked from here,
+    # the template costs no new interpreter.
+    launcher.start_template()
     lifecycle.setup_logging("worker-pool", settings.log_level)
     seal.configure_service(settings, owner="pool", role="worker-pool")
     bus_tls.configure_service(settings)

@@ -31,6 +31,7 @@ import socket
 from typing import Any
 
 from taskyard.core.config import PoolSettings
+from taskyard.worker_pool import prefork
 
 FORKSERVER = "forkserver"
 SPAWN = "spawn"
@@ -64,6 +65,12 @@ def _pidfds_work() -> bool:
 def start_method() -> str:
     """``forkserver`` (the template) where pidfds work, ``spawn`` elsewhere."""
     return FORKSERVER if _pidfds_work() else SPAWN
+
+
+def start_template() -> bool:
+    """Start the template now, as a fork of this process (prefork.py), where workers
+    are forked from one; called at the manager's start, before it runs a thread."""
+    return start_method() == FORKSERVER and prefork.start_template(TEMPLATE_MODULES)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -95,6 +95,10 @@ def prepare_template() -> None:
     # by a signal: a SIGTERM to the process group must not end it, which would end
     # the workers forked from it (their parent watch) before the manager drains them.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # A manager forks us (prefork.py) with its stop signals held, as a launcher holds
+    # them until the manager's handler waits: held here, every worker and every process
+    # a task body starts would inherit them held, and never hear a SIGTERM.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     # Every object imported so far goes to the permanent generation: the collector
     # never walks them in a worker, so it does not dirty (copy) their shared pages.
     gc.collect()
