@@ -122,7 +122,7 @@ lint: lint-py lint-proto
 # The bench scripts have no .py suffix (they are commands): name them explicitly.
 BENCH_COMMANDS := $(BENCH_SCRIPTS) bench/store_writes bench/chaos bench/seal bench/compare bench/db_work bench/floor \
 	bench/watch bench/dashboard bench/scaling bench/fairness bench/flow bench/load bench/breaker bench/tenants bench/workers \
-	bench/eta
+	bench/eta bench/pool_start
 
 lint-py: $(PYTHON_READY)
 	$(PYTHON) -m ruff check . $(BENCH_COMMANDS)
