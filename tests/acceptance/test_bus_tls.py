@@ -25,7 +25,12 @@ from support.conformance import (
 
 from taskyard.core import addresses
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(READY_TIMEOUT + RUN_TIMEOUT + 60)]
+# One process runs the module: its certificates and encrypted suite are made once.
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.timeout(READY_TIMEOUT + RUN_TIMEOUT + 60),
+    pytest.mark.xdist_group("bus-tls"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 

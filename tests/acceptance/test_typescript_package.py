@@ -23,7 +23,8 @@ from support.waiting import wait_until
 
 # The first test also sets up the module's project (npm init, pack, install: three
 # runs of NODE_TIMEOUT) before its own node run: above those limits together.
-pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(600)]
+# One process runs the module: its packed project (two tsc builds) is made once.
+pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(600), pytest.mark.xdist_group("typescript-package")]
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients/typescript"

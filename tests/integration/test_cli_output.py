@@ -37,7 +37,8 @@ from taskyard.v1 import schedule_service_pb2 as ss
 from taskyard.v1 import task_service_pb2 as ts
 from taskyard.v1 import tenant_service_pb2 as tns
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+# One process runs the module: its shared cluster starts once.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.xdist_group("cli-output")]
 
 
 @pytest.fixture
