@@ -8,7 +8,6 @@ import base64
 import concurrent.futures
 import os
 import sys
-import uuid
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,13 +84,8 @@ def template_database(pg_cluster: PostgresCluster) -> str:
 @pytest.fixture
 def database_url(pg_cluster: PostgresCluster, template_database: str) -> Iterator[str]:
     """A DSN to a brand-new database cloned from the migrated template, dropped afterwards."""
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    admin = pg_cluster.dsn("postgres")
-    run_sync(_admin(admin, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"'))
-    try:
-        yield pg_cluster.dsn(name)
-    finally:
-        run_sync(_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with pg_cluster.cloned_database(template_database) as dsn:
+        yield dsn
 
 
 @pytest.fixture

@@ -24,12 +24,10 @@ fails, and the tails of its service logs are printed when it does.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from .cluster import TEST_DEFAULTS, Cluster, fork_services
@@ -115,21 +113,14 @@ def module_cluster(
     template_database: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Cluster]:
-    # A database of its own, made as ``database_url`` makes one, but kept for the module.
-    name = f"m_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(pg_cluster.dsn("postgres"), autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
-    c = Cluster(pg_cluster.dsn(name), tmp_path_factory.mktemp("module-cluster"))
-    try:
-        c.start()
-        c.wait_ready(timeout=45.0)
-        yield c
-    finally:
+    with pg_cluster.cloned_database(template_database, prefix="m") as dsn:
+        c = Cluster(dsn, tmp_path_factory.mktemp("module-cluster"))
         try:
-            c.stop()
+            c.start()
+            c.wait_ready(timeout=45.0)
+            yield c
         finally:
-            with psycopg.connect(pg_cluster.dsn("postgres"), autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            c.stop()
 
 
 def print_logs_if_failed(c: Cluster, request: pytest.FixtureRequest) -> None:

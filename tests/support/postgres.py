@@ -19,10 +19,13 @@ import signal
 import socket
 import subprocess
 import tempfile
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
+import psycopg
 
 from support.waiting import wait_until
 
@@ -102,6 +105,19 @@ class PostgresCluster:
         if self._pgserver is not None:
             return self._pgserver_dsn(database)
         return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
+
+    @contextlib.contextmanager
+    def cloned_database(self, template: str, prefix: str = "t") -> Iterator[str]:
+        """A new database copied from ``template``, its DSN while the block runs; dropped
+        after it (its connections closed by force)."""
+        name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        try:
+            yield self.dsn(name)
+        finally:
+            with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def start(self) -> PostgresCluster:
         if self._bindir is None:
