@@ -34,6 +34,7 @@ import importlib
 import itertools
 import json
 import os
+import runpy
 import selectors
 import signal
 import subprocess
@@ -171,6 +172,13 @@ def _become(request: Mapping[str, Any], base_path: list[str]) -> None:
     own = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     sys.path[:] = [cwd, *own, *(p for p in base_path if p not in own)]
     sys.argv = [request["module"]]
+    # What the interpreter runs at start-up from the request's own PYTHONPATH (the
+    # server has its own): its first sitecustomize, e.g. tests/support/skewed_clock.
+    for directory in own:
+        custom = Path(directory) / "sitecustomize.py"
+        if custom.is_file():
+            runpy.run_path(str(custom), run_name="sitecustomize")
+            break
 
 
 def _exit_status(code: object) -> int:
