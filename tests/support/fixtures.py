@@ -74,11 +74,9 @@ def cluster_factory(
     try:
         yield make
     finally:
-        failed = _failed(request)
         for c in made:
             try:
-                if failed:
-                    print(f"\n--- service logs of the cluster at {c.target} ---\n{c.logs_tail()}")
+                print_logs_if_failed(c, request)
             finally:
                 c.stop()
 
