@@ -11,6 +11,7 @@ refused at once with RESOURCE_EXHAUSTED and an ErrorInfo (reason
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import logging
@@ -102,6 +103,20 @@ class Gate:
     limit: int
     in_flight: int = 0
     refused: int = 0
+    # Set while no call of this kind runs: a stopping gateway waits on it (``drained``).
+    idle: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self.idle.set()
+
+    def enter(self) -> None:
+        self.in_flight += 1
+        self.idle.clear()
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+        if not self.in_flight:
+            self.idle.set()
 
     def refusal(self) -> errors.TaskyardError:
         return errors.TaskyardError(
@@ -121,12 +136,12 @@ def guarded(handler: Handler, gate: Gate) -> Handler:
             if gate.in_flight >= gate.limit:
                 gate.refused += 1
                 await status.abort(context, gate.refusal())
-            gate.in_flight += 1
+            gate.enter()
             try:
                 async for item in behavior(request, context):
                     yield item
             finally:
-                gate.in_flight -= 1
+                gate.leave()
 
         return handler_like(handler, stream)
 
@@ -134,11 +149,11 @@ def guarded(handler: Handler, gate: Gate) -> Handler:
         if gate.in_flight >= gate.limit:
             gate.refused += 1
             await status.abort(context, gate.refusal())
-        gate.in_flight += 1
+        gate.enter()
         try:
             return await behavior(request, context)
         finally:
-            gate.in_flight -= 1
+            gate.leave()
 
     return handler_like(handler, call)
 
@@ -153,6 +168,12 @@ class Admission(Interceptor):
         self.long = Gate(kind="long (WaitTask, RunTask, CancelTask, streaming)", limit=long_limit)
         # The server hands back the same handler for a method each time: wrap it once.
         self._wrapped: dict[str, tuple[Handler, Handler]] = {}
+
+    async def drained(self) -> None:
+        """Returns once no admitted call runs: every call but ``Health/Check``."""
+        while not (self.unary.idle.is_set() and self.long.idle.is_set()):
+            await self.unary.idle.wait()
+            await self.long.idle.wait()
 
     def gate_of(self, method: str, handler: Handler) -> Gate | None:
         if method in UNLIMITED_METHODS:

@@ -372,7 +372,15 @@ class Gateway:
             await self.dashboard.stop()  # its streams would hold the gRPC server's grace
         self.waiters.close()  # WaitTask calls answer now with what the store says
         self.event_service.close()  # WatchEvents streams end with their cursor
-        await self.server.stop(grace)
+        # New calls are refused from here on, and the calls in flight get the grace.
+        # Not the idle connections: grpc would wait the whole grace for each client
+        # to close its connection after the GOAWAY, which an idle client never reads
+        # (a sync one reads nothing between calls). Once no call runs, they are cut.
+        stopping = asyncio.ensure_future(self.server.stop(grace))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.admission.drained(), grace)
+        await self.server.stop(None)
+        await stopping
         if self.health_server is not None:
             await self.health_server.stop(0)
         with contextlib.suppress(Exception):
