@@ -8,11 +8,14 @@ task had moved on is a refused late report, counted (taskyard_counters
 'late_completions') and noted on the task (``late_reports``, ``late_attempt``,
 shown by GetTask and ExplainTask).
 
-- A whole pool (manager and workers) frozen with 16 short attempts in hand, some
-  of them within the start-notice delay (the store still sees them ASSIGNED):
-  another pool runs them as attempt 2, and the thawed pool's outcomes of
-  attempt 1 are refused and counted.
-- A pool manager and its workers SIGKILLed right after their bodies started:
+- Two pools frozen with 16 attempts in hand, 8 each: one sends its start
+  notices at the usual delay, and the test freezes after the store has seen all
+  of them start (RUNNING); the other holds its notices for the whole test
+  (TASKYARD_START_NOTICE_DELAY), so the store still sees its 8 ASSIGNED. Another
+  pool runs all 16 as attempt 2 (a charged rescue for the first 8, a re-run that
+  spends no retry for the others), and the thawed pools' outcomes of attempt 1
+  are refused and counted.
+- The same two pools SIGKILLed (managers and workers) once every body started:
   the re-runs on another pool are attempt 2, not a second attempt 1.
 """
 
@@ -31,8 +34,15 @@ from support.history import wait_until
 pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(120)]
 
 TASKS = 16
-# Two workers of eight slots: one pool holds all 16 at once.
-POOL: dict[str, Any] = {"lease_seconds": 2.0, "renew_interval": 0.5, "workers": 2, "concurrency": 8}
+# One worker of eight slots per pool: 16 attempts fill both pools, 8 each.
+POOL: dict[str, Any] = {"lease_seconds": 2.0, "renew_interval": 0.5, "workers": 1, "concurrency": 8}
+# Long enough for the store to see the starts of the first pool's bodies, with
+# room to spare on a loaded machine: they must still run when the pools stop.
+BODY_SECONDS = 2.5
+# The second pool's start notices wait longer than any test runs: the store
+# never sees its bodies start (their outcomes, after a thaw, carry the starts).
+HELD_POOL = "worker-pool-h"
+HOLD = {"TASKYARD_POOL_ID": "pool-h", "TASKYARD_START_NOTICE_DELAY": "600"}
 
 
 def _runs(journal: Path) -> dict[str, list[tuple[int, int]]]:
@@ -85,20 +95,36 @@ def _started_first(cluster: Any) -> set[str]:
 
 
 def _start_pool_b(cluster: Any) -> None:
-    cluster.start_service("worker-pool", instance="worker-pool-b", env={"TASKYARD_POOL_ID": "pool-b"})
+    """A pool that takes all 16 re-runs at once."""
+    env = {"TASKYARD_POOL_ID": "pool-b", "TASKYARD_WORKERS": "2"}
+    cluster.start_service("worker-pool", instance="worker-pool-b", env=env)
 
 
-def test_a_frozen_pool_reruns_are_new_attempts_and_its_late_outcomes_count(
+def _two_pools_busy(cluster: Any, client: Any, journal: Path) -> tuple[list[str], list[int], set[str]]:
+    """The ids of 16 tasks whose bodies have all started, 8 on each pool, once the
+    store has seen the starts on the prompt pool; the processes of both pools; and
+    the tasks the prompt pool runs."""
+    cluster.start_service("worker-pool", instance=HELD_POOL, env=HOLD)
+    prompt = cluster.wait_workers(1)
+    held = wait_until(lambda: cluster.worker_pids(HELD_POOL) or None, 30, "the held pool's worker")
+    tasks = client.submit_many([{"name": "journal_run", "args": [BODY_SECONDS]} for _ in range(TASKS)])
+    ids = [t.id for t in tasks]
+    wait_until(lambda: sum(map(len, _runs(journal).values())) >= TASKS, 30, "every body to start")
+    on_prompt = {tid for tid, runs in _runs(journal).items() if runs[0][1] in prompt}
+    assert len(on_prompt) == TASKS // 2, "each pool runs 8"
+    wait_until(
+        lambda: _started_first(cluster) >= on_prompt, 30, "the store to see the prompt pool's bodies start"
+    )
+    pids = [cluster.pid("worker-pool"), *prompt, cluster.pid(HELD_POOL), *held]
+    return ids, pids, on_prompt
+
+
+def test_frozen_pools_reruns_are_new_attempts_and_their_late_outcomes_count(
     cluster_factory: Callable[..., Any], database_url: str, journal: Path
 ) -> None:
     cluster = history.supervised_cluster(cluster_factory, database_url, journal, **POOL)
     client = cluster.client()
-    pool_pids = [cluster.pid("worker-pool"), *cluster.wait_workers(2)]
-    tasks = client.submit_many([{"name": "journal_run", "args": [1.0]} for _ in range(TASKS)])
-    ids = [t.id for t in tasks]
-    # Freeze as soon as every body has started: the manager first, so the start
-    # notices it holds back (50-100 ms) stay unsent for the latest of them.
-    wait_until(lambda: sum(map(len, _runs(journal).values())) >= TASKS, 20, "every body to start", 0.002)
+    ids, pool_pids, on_prompt = _two_pools_busy(cluster, client, journal)
     for pid in pool_pids:
         cluster.kill_pid(pid, signal.SIGSTOP)
     try:
@@ -110,20 +136,19 @@ def test_a_frozen_pool_reruns_are_new_attempts_and_its_late_outcomes_count(
     finally:
         for pid in pool_pids:
             cluster.kill_pid(pid, signal.SIGCONT)
-    # Thawed, the pool finishes attempt 1 of each: all refused, all counted.
+    # Thawed, the pools finish attempt 1 of each: all refused, all counted.
     wait_until(lambda: _late_completions(cluster) >= TASKS, 30, "the late outcomes to be counted")
     assert _late_completions(cluster) == TASKS
     runs = _check_executions(cluster, journal, ids)
     assert all(len(runs[tid]) == 2 for tid in ids), runs
     rows = _rows(cluster, ids)
-    started = _started_first(cluster)
-    assert set(ids) - started, "no body was frozen within its start-notice delay"
+    assert _started_first(cluster) & set(ids) == on_prompt  # the held pool's starts never went
     for tid in ids:
         r = rows[tid]
         assert r["state"] == "SUCCESS" and r["attempt"] == 2 and r["worker_id"].startswith("pool-b/"), r
         assert r["late_reports"] == 1 and r["late_attempt"] == 1, r
         # Never seen to start: the re-run spent no retry; else a charged rescue.
-        assert (r["uncharged_attempts"], r["rescues"]) == ((0, 1) if tid in started else (1, 0)), r
+        assert (r["uncharged_attempts"], r["rescues"]) == ((0, 1) if tid in on_prompt else (1, 0)), r
     shown = client.get(ids[0])
     assert shown.late_reports == 1 and shown.late_attempt == 1, shown
     explained = client.explain(ids[0])
@@ -131,16 +156,12 @@ def test_a_frozen_pool_reruns_are_new_attempts_and_its_late_outcomes_count(
     history.check(cluster, ids)
 
 
-def test_a_pool_killed_right_after_dispatch_reruns_as_new_attempts(
+def test_killed_pools_reruns_are_new_attempts(
     cluster_factory: Callable[..., Any], database_url: str, journal: Path
 ) -> None:
     cluster = history.supervised_cluster(cluster_factory, database_url, journal, **POOL)
     client = cluster.client()
-    pool_pids = [cluster.pid("worker-pool"), *cluster.wait_workers(2)]
-    tasks = client.submit_many([{"name": "journal_run", "args": [0.5]} for _ in range(TASKS)])
-    ids = [t.id for t in tasks]
-    # Killed within the start-notice delay of the last body's start.
-    wait_until(lambda: sum(map(len, _runs(journal).values())) >= TASKS, 20, "every body to start", 0.002)
+    ids, pool_pids, on_prompt = _two_pools_busy(cluster, client, journal)
     for pid in pool_pids:
         cluster.kill_pid(pid, signal.SIGKILL)
     _start_pool_b(cluster)
@@ -149,11 +170,10 @@ def test_a_pool_killed_right_after_dispatch_reruns_as_new_attempts(
     runs = _check_executions(cluster, journal, ids)
     assert all(len(runs[tid]) == 2 for tid in ids), runs
     rows = _rows(cluster, ids)
-    started = _started_first(cluster)
-    assert set(ids) - started, "no body was killed within its start-notice delay"
+    assert _started_first(cluster) & set(ids) == on_prompt  # the held pool's starts never went
     for tid in ids:
         r = rows[tid]
         # Never seen to start: re-run as attempt 2, no retry spent; else a charged rescue.
         assert r["attempt"] == 2, r
-        assert (r["uncharged_attempts"], r["rescues"]) == ((0, 1) if tid in started else (1, 0)), r
+        assert (r["uncharged_attempts"], r["rescues"]) == ((0, 1) if tid in on_prompt else (1, 0)), r
     history.check(cluster, ids)

@@ -126,7 +126,11 @@ def relay_with(outcomes: RecordingOutcomes, logs: LogShipper) -> tuple[ReportRel
     pool, outbox, outlets = PoolState(settings), Outbox(), StoreOutlets(settings)
     outlets.logs = logs
     outlets.reports = outcomes  # type: ignore[assignment]
-    return ReportRelay(pool, outbox, outlets, notify_scheduler=lambda report: None), pool, outbox
+    return (
+        ReportRelay(pool, outbox, outlets, notify_scheduler=lambda report: None, start_notice_delay=0.05),
+        pool,
+        outbox,
+    )
 
 
 async def test_a_drain_stops_an_outcome_waiting_for_its_log_lines() -> None:

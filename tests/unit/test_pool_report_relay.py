@@ -29,8 +29,10 @@ class Clock:
 
     def __init__(self) -> None:
         self.armed: list[asyncio.Handle] = []
+        self.delays: list[float] = []
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> asyncio.Handle:
+        self.delays.append(delay)
         handle = asyncio.Handle(callback, (), asyncio.get_running_loop())
         self.armed.append(handle)
         return handle
@@ -109,12 +111,17 @@ class Pool:
     of its hold-back and the store its one report stream goes to."""
 
     def __init__(self) -> None:
-        settings = Settings()
+        settings = Settings(start_notice_delay=0.25)
         self.clock, self.store = Clock(), Store()
         self.state, self.outbox, outlets = PoolState(settings), Outbox(), StoreOutlets(settings)
         self.forwarder = outlets.reports = ReportForwarder(self.store, RetryPolicy())  # type: ignore[arg-type]
         self.relay = ReportRelay(
-            self.state, self.outbox, outlets, lambda report: None, call_later=self.clock.call_later
+            self.state,
+            self.outbox,
+            outlets,
+            lambda report: None,
+            start_notice_delay=settings.start_notice_delay,
+            call_later=self.clock.call_later,
         )
 
     def worker_reports(self, report: dispatch_pb2.PoolReport) -> None:
@@ -197,6 +204,7 @@ async def test_the_start_of_an_attempt_that_outlives_the_hold_back_goes_before_i
     pool.clock.tick()
     assert entries(await pool.store.requested(1)) == {"started": ["long"]}
     assert pool.clock.pending == 0  # nothing held any more
+    assert pool.clock.delays == [0.25, 0.25]  # a tick is the configured start-notice delay
 
     pool.worker_reports(dispatch_pb2.PoolReport(completed=[done("long")]))
     await pool.settled()

@@ -386,6 +386,13 @@ class WorkerHostSettings(PresenceSettings, RetrySettings):
     cancel_deadline: float = Field(
         default=10.0, description="A cancelled task still running this long after the request: killed."
     )
+    start_notice_delay: float = Field(
+        default=0.05,
+        gt=0,
+        le=3600,
+        description="Seconds (to twice as many) a started attempt's start notice waits for its outcome, "
+        "which carries it: only attempts that run longer show RUNNING, and a short one costs one write.",
+    )
 
 
 class EventLogSettings(SettingsBase):

@@ -14,16 +14,15 @@ from collections.abc import Iterable
 
 from taskyard.bus.v1 import task_record_pb2
 
-# A start notice is held this long (to twice as long) for its attempt's outcome,
-# which carries it when it comes first: RUNNING shows for tasks that run longer,
-# and a short one costs the store one write and its result never queues behind one.
-START_NOTICE_DELAY = 0.05
 Key = tuple[str, int]
 
 
 class HeldStarts:
     """Start notices waiting for their attempt's outcome, in two generations: a
-    start is due at the second ``age`` after it was held, so one to two ticks."""
+    start is due at the second ``age`` after it was held, so one to two ticks.
+    A tick is ``start_notice_delay`` (settings): RUNNING shows for tasks that run
+    longer, and a short one costs the store one write and its result never queues
+    behind a notice."""
 
     def __init__(self) -> None:
         self._young: dict[Key, task_record_pb2.AttemptRef] = {}

@@ -29,7 +29,7 @@ import pynng
 from taskyard.bus.v1 import dispatch_pb2, leases_pb2, task_record_pb2
 from taskyard.core import contract, dialer, ids, limit_declarations, roles, rpc, transport
 from taskyard.core.config import GatewaySettings
-from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts
+from taskyard.core.held_starts import HeldStarts
 from taskyard.core.pair_peers import SchedulerPeers
 from taskyard.core.states import WorkerState
 from taskyard.gateway.outcomes import StoreWriter
@@ -321,7 +321,7 @@ class RemotePool:
             self._starts.hold([bus_ref(held, self.pool_id)])
             if self._starts_tick is None:
                 self._starts_tick = asyncio.get_running_loop().call_later(
-                    START_NOTICE_DELAY, self._on_starts_tick
+                    self._settings.start_notice_delay, self._on_starts_tick
                 )
 
     def _on_starts_tick(self) -> None:
@@ -332,7 +332,7 @@ class RemotePool:
             self.writer.report(leases_pb2.ReportRequest(started=due))
         if self._starts:
             self._starts_tick = asyncio.get_running_loop().call_later(
-                START_NOTICE_DELAY, self._on_starts_tick
+                self._settings.start_notice_delay, self._on_starts_tick
             )
 
     def on_reports(self, msg: wpb.Reports) -> None:

@@ -71,7 +71,13 @@ class Manager:
         self.renewals = Renewals(settings, self.pool, self.workers, self.watchdog)
         self.intake = DispatchIntake(settings, self.pool, self.workers, self.watchdog)
         self.link = SchedulerLink(settings, self.pool, self.workers, self.outbox)
-        self.relay = ReportRelay(self.pool, self.outbox, self.outlets, self.link.notify_scheduler)
+        self.relay = ReportRelay(
+            self.pool,
+            self.outbox,
+            self.outlets,
+            self.link.notify_scheduler,
+            start_notice_delay=settings.start_notice_delay,
+        )
         self._store: rpc.Requester | None = None
         self._sender: asyncio.Task[None] | None = None
         self._peer: discovery.Peer | None = None

@@ -27,7 +27,7 @@ from typing import Protocol
 from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import hops
 from taskyard.core.background import Background
-from taskyard.core.held_starts import START_NOTICE_DELAY, HeldStarts, Key
+from taskyard.core.held_starts import HeldStarts, Key
 from taskyard.worker_pool import metrics as pool_metrics
 from taskyard.worker_pool.reports import StoreOutlets
 from taskyard.worker_pool.state import Outbox, PoolState
@@ -56,9 +56,11 @@ class ReportRelay:
         outlets: StoreOutlets,
         notify_scheduler: Callable[[dispatch_pb2.PoolReport], None],
         *,
+        start_notice_delay: float,
         call_later: CallLater | None = None,
     ) -> None:
         self._pool = pool
+        self._start_notice_delay = start_notice_delay
         self._outbox = outbox
         self._outlets = outlets
         self._notify_scheduler = notify_scheduler
@@ -202,7 +204,7 @@ class ReportRelay:
     def _arm(self) -> None:
         if self._tick is None:
             call_later = self._call_later or asyncio.get_running_loop().call_later
-            self._tick = call_later(START_NOTICE_DELAY, self._on_tick)
+            self._tick = call_later(self._start_notice_delay, self._on_tick)
 
     def _on_tick(self) -> None:
         """The starts held a whole tick go, in the next request (with whatever else waits)."""
