@@ -252,19 +252,42 @@ install_codegen() {
   log "codegen: protoc-gen-go $PROTOC_GEN_GO_VERSION, protoc-gen-go-grpc $PROTOC_GEN_GO_GRPC_VERSION, protoc $PROTOC_VERSION, protoc-gen-grpc-java $GRPC_JAVA_PLUGIN_VERSION"
 }
 
+# The SHA-256 of the files named (a step's inputs) and of the tool versions given on stdin.
+inputs_digest() { { cat; cat "$@"; } | sha256sum | cut -d' ' -f1; }
+
+# npm ci in $1, skipped when its node_modules was installed from the same lock file by the
+# same node (npm ci would delete node_modules and install it again: 2 s a project).
+npm_ci() {
+  local dir=$1 digest stamp="$1/node_modules/.taskyard-installed"
+  digest="$(node --version | inputs_digest "$dir/package-lock.json")"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
+    return
+  fi
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$digest" >"$stamp"
+}
+
 install_clients() {
-  local started=$SECONDS
+  local started=$SECONDS java_digest java_stamp="$HOME/.m2/taskyard-installed/clients-java"
   command -v go >/dev/null || die "go is not installed (the Go client)"
   command -v mvn >/dev/null || die "mvn is not installed (the Java client)"
   log "clients: go mod download"
   (cd clients/go && go mod download) && (cd clients/go/examples && go mod download)
   # The transactional enqueue examples in Go (pgx) and Node (pg), which the tests run.
   (cd examples/transactional/go && go mod download)
-  (cd examples/transactional/node && npm ci --no-audit --no-fund --loglevel=error)
+  npm_ci examples/transactional/node
   log "clients: npm ci in clients/typescript"
-  (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error)
-  log "clients: Maven dependencies of clients/java"
-  (cd clients/java && mvn -q -B dependency:go-offline >/dev/null) || die "clients/java: Maven could not resolve its dependencies"
+  npm_ci clients/typescript
+  # Resolving the pom again costs 5 s when nothing changed: the stamp lives in the Maven
+  # repository it describes, so a cleared repository resolves again.
+  java_digest="$(mvn --version 2>/dev/null | inputs_digest clients/java/pom.xml)"
+  if [[ -f "$java_stamp" && "$(cat "$java_stamp")" == "$java_digest" ]]; then
+    log "clients: Maven dependencies of clients/java already resolved (pom.xml unchanged since)"
+  else
+    log "clients: Maven dependencies of clients/java"
+    (cd clients/java && mvn -q -B dependency:go-offline >/dev/null) || die "clients/java: Maven could not resolve its dependencies"
+    mkdir -p "$(dirname "$java_stamp")" && echo "$java_digest" >"$java_stamp"
+  fi
   log "clients: ready in $((SECONDS - started))s"
 }
 
