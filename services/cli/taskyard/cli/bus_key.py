@@ -26,7 +26,6 @@ from pathlib import Path
 
 from taskyard.cli import procs
 from taskyard.core import contract, roles, seal
-from taskyard.core.config import BusSettings
 
 # taskyard dev's default --data-dir, relative to where it runs.
 DEFAULT_DATA_DIR = Path(".taskyard")
@@ -150,6 +149,10 @@ def explicit_source(env: Mapping[str, str]) -> str:
         return KEYS_VARIABLE
     if env.get(KEYS_FILE_VARIABLE, "").strip():
         return f"{KEYS_FILE_VARIABLE} ({env[KEYS_FILE_VARIABLE].strip()})"
+    # Imported here: pydantic-settings is most of a CLI command's start-up, and only the
+    # commands that start services read settings.
+    from taskyard.core.config import BusSettings
+
     try:
         # The bus's variables only: a bad one of another part is its service's to report.
         settings = BusSettings.from_env(env)

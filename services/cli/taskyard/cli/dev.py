@@ -24,14 +24,16 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from taskyard.cli import bus_key, dev_observability, procs
 from taskyard.cli.dev_banner import banner, display_host, pool_command
 from taskyard.cli.stop_request import StopRequest
-from taskyard.core.config import Settings
+
+if TYPE_CHECKING:  # imported where used: the other commands start without pydantic-settings
+    from taskyard.core.config import Settings
 
 EXAMPLES_MODULE = "taskyard.examples"
 DASHBOARD_PORT = 8080
@@ -135,6 +137,8 @@ def stop_on_signals(suite: _Suite) -> dict[signal.Signals, signal._HANDLER]:
 
 def run_dev(options: DevOptions, out: IO[str] | None = None) -> int:
     suite = _Suite(options, _Printer(out or sys.stdout))
+    from taskyard.core.config import Settings
+
     previous = stop_on_signals(suite)
     base = Settings.from_env()
     status = 0

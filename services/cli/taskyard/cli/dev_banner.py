@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from taskyard.cli import bus_key
-from taskyard.core.config import Settings
+
+if TYPE_CHECKING:  # imported where used: the other commands start without pydantic-settings
+    from taskyard.core.config import Settings
 
 SUBMIT_JSON = '{"task":{"name":"add","args":[2,3]}}'
 
@@ -88,6 +91,8 @@ _POOL_ADDRESSING = (
 def pool_command(settings: Settings, key: bus_key.DevKey | None, cwd: Path) -> str:
     """``taskyard serve worker-pool`` with what differs from the defaults: the addresses,
     and the key file when it is not the one the command finds in ``cwd`` by itself."""
+    from taskyard.core.config import Settings
+
     env, defaults = settings.to_env(), Settings().to_env()
     prefix = [f"{name}={shlex.quote(env[name])}" for name in _POOL_ADDRESSING if env[name] != defaults[name]]
     if key is not None and key.path != (cwd / bus_key.key_file(bus_key.DEFAULT_DATA_DIR)).resolve():

@@ -19,7 +19,7 @@ import click
 
 from taskyard.cli import bus_key, procs
 from taskyard.cli.stop_request import StopRequest
-from taskyard.core import lifecycle, variables
+from taskyard.core import lifecycle
 from taskyard.core import tenants as tenant_names
 
 
@@ -48,10 +48,10 @@ def pool_env(
 def check_tenants(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
     """``--serve-tenant`` values: tenants' names, or "default" for the default tenant."""
     for name in value:
-        if name != variables.DEFAULT_TENANT_NAME and not tenant_names.fits(name):
+        if name != tenant_names.DEFAULT_TENANT_NAME and not tenant_names.fits(name):
             raise click.BadParameter(
                 f"{name!r}: a tenant's name {tenant_names.problem(name)} "
-                f"(or {variables.DEFAULT_TENANT_NAME!r} for the default tenant)"
+                f"(or {tenant_names.DEFAULT_TENANT_NAME!r} for the default tenant)"
             )
     return value
 

@@ -21,6 +21,8 @@ MAX_CHARS = 64
 PATTERN = r"[a-z0-9-]{1,64}"
 CHARSET = "1 to 64 characters of [a-z0-9-]"
 DEFAULT = ""
+# The name that stands for the default tenant ("") in a list of tenants (settings, CLI).
+DEFAULT_TENANT_NAME = "default"
 SEPARATOR = "/"
 # FieldViolation / ErrorInfo reasons.
 INVALID_TENANT = "INVALID_TENANT"

@@ -15,7 +15,7 @@ from taskyard.bus.v1 import dispatch_pb2
 from taskyard.core import ids
 from taskyard.core.config import PoolSettings
 from taskyard.core.states import WorkerState
-from taskyard.core.variables import DEFAULT_TENANT_NAME
+from taskyard.core.tenants import DEFAULT_TENANT_NAME
 from taskyard.worker_pool.contact import StoreContact
 
 log = logging.getLogger("taskyard.worker_pool.manager")  # one logger name for the manager process
