@@ -136,9 +136,9 @@ def stop_on_signals(suite: _Suite) -> dict[signal.Signals, signal._HANDLER]:
 
 
 def run_dev(options: DevOptions, out: IO[str] | None = None) -> int:
-    suite = _Suite(options, _Printer(out or sys.stdout))
     from taskyard.core.config import Settings
 
+    suite = _Suite(options, _Printer(out or sys.stdout))
     previous = stop_on_signals(suite)
     base = Settings.from_env()
     status = 0

@@ -134,6 +134,7 @@ Timeout = Annotated[
 Transport = Annotated[str, AfterValidator(_transport), Expect(f"one of {', '.join(TRANSPORTS)}")]
 # "a.tasks, b.jobs": split here, never read as JSON.
 Modules = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
+# The name that stands for the default tenant in a list of tenants (``pool_tenants``).
 DEFAULT_TENANT_NAME = tenant_names.DEFAULT_TENANT_NAME
 
 

@@ -375,7 +375,9 @@ class Gateway:
         # New calls are refused from here on, and the calls in flight get the grace.
         # Not the idle connections: grpc would wait the whole grace for each client
         # to close its connection after the GOAWAY, which an idle client never reads
-        # (a sync one reads nothing between calls). Once no call runs, they are cut.
+        # (a sync one reads nothing between calls). Once no call runs, they are cut
+        # (and a call that reached grpc in that instant but not yet the gates: it fails as a
+        # call past the grace does, and its client may send it again).
         stopping = asyncio.ensure_future(self.server.stop(grace))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.admission.drained(), grace)
