@@ -37,11 +37,10 @@ PYTEST_ARGS ?=
 # Test processes (pytest-xdist): every test has its own database, ports and temp dirs, so
 # they run side by side; loadgroup keeps a module marked xdist_group on one process (the
 # client conformance module shares one live suite). PYTEST_WORKERS=0: one process.
-# Four on two cores: the real-cluster tests wait on their services much of the time
+# Three on two cores: the real-cluster tests wait on their services much of the time
 # (CPU 18-44 % idle with two); a clean-clone CI's tests took 17:31 with three against
-# 19:31 and 21:46 with two, the same afternoon, and with three the CPU was still 15 %
-# idle over a whole test phase (most in the first minutes, where the long suites wait).
-PYTEST_WORKERS ?= 4
+# 19:31 and 21:46 with two, the same afternoon.
+PYTEST_WORKERS ?= 3
 # --durations: the slowest tests at the end of every run, to keep CI short.
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=15 \
 	-n $(PYTEST_WORKERS) --dist loadgroup
