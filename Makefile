@@ -39,7 +39,9 @@ PYTEST_ARGS ?=
 # client conformance module shares one live suite). PYTEST_WORKERS=0: one process.
 # Three on two cores: the real-cluster tests wait on their services much of the time
 # (CPU 18-44 % idle with two); a clean-clone CI's tests took 17:31 with three against
-# 19:31 and 21:46 with two, the same afternoon.
+# 19:31 and 21:46 with two, the same afternoon. Four were no faster (14:24 against 13:06
+# and 13:53 with three, one evening) and loaded the machine past what the flow chaos
+# schedule's timing check allows.
 PYTEST_WORKERS ?= 3
 # --durations: the slowest tests at the end of every run, to keep CI short.
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) --durations=15 \
