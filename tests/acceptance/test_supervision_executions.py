@@ -1,7 +1,7 @@
 """Every execution of a task body is visible: real processes, real signals.
 
 Each task body journals "run <task id> <attempt> <pid>" when it starts
-(support/supervision_tasks.py ``journal_run``), the one record of an execution
+(support/supervision_tasks.py ``journal_run``, ``journal_until_released``), the one record of an execution
 the database cannot give. The invariant checked: the executions of a task carry
 distinct attempt numbers, and an execution whose outcome came back after its
 task had moved on is a refused late report, counted (taskyard_counters
@@ -36,9 +36,6 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.timeout(120)]
 TASKS = 16
 # One worker of eight slots per pool: 16 attempts fill both pools, 8 each.
 POOL: dict[str, Any] = {"lease_seconds": 2.0, "renew_interval": 0.5, "workers": 1, "concurrency": 8}
-# Long enough for the store to see the starts of the first pool's bodies, with
-# room to spare on a loaded machine: they must still run when the pools stop.
-BODY_SECONDS = 2.5
 # The second pool's start notices wait longer than any test runs: the store
 # never sees its bodies start (their outcomes, after a thaw, carry the starts).
 HELD_POOL = "worker-pool-h"
@@ -100,14 +97,17 @@ def _start_pool_b(cluster: Any) -> None:
     cluster.start_service("worker-pool", instance="worker-pool-b", env=env)
 
 
-def _two_pools_busy(cluster: Any, client: Any, journal: Path) -> tuple[list[str], list[int], set[str]]:
-    """The ids of 16 tasks whose bodies have all started, 8 on each pool, once the
-    store has seen the starts on the prompt pool; the processes of both pools; and
-    the tasks the prompt pool runs."""
+def _two_pools_busy(
+    cluster: Any, client: Any, journal: Path, release: Path
+) -> tuple[list[str], list[int], set[str]]:
+    """The ids of 16 tasks whose bodies have all started, 8 on each pool, and run until
+    ``release`` exists, once the store has seen the starts on the prompt pool; the
+    processes of both pools; and the tasks the prompt pool runs."""
     cluster.start_service("worker-pool", instance=HELD_POOL, env=HOLD)
     prompt = cluster.wait_workers(1)
     held = wait_until(lambda: cluster.worker_pids(HELD_POOL) or None, 30, "the held pool's worker")
-    tasks = client.submit_many([{"name": "journal_run", "args": [BODY_SECONDS]} for _ in range(TASKS)])
+    body = {"name": "journal_until_released", "args": [str(release)]}
+    tasks = client.submit_many([body for _ in range(TASKS)])
     ids = [t.id for t in tasks]
     wait_until(lambda: sum(map(len, _runs(journal).values())) >= TASKS, 30, "every body to start")
     on_prompt = {tid for tid, runs in _runs(journal).items() if runs[0][1] in prompt}
@@ -120,13 +120,15 @@ def _two_pools_busy(cluster: Any, client: Any, journal: Path) -> tuple[list[str]
 
 
 def test_frozen_pools_reruns_are_new_attempts_and_their_late_outcomes_count(
-    cluster_factory: Callable[..., Any], database_url: str, journal: Path
+    cluster_factory: Callable[..., Any], database_url: str, journal: Path, tmp_path: Path
 ) -> None:
     cluster = history.supervised_cluster(cluster_factory, database_url, journal, **POOL)
     client = cluster.client()
-    ids, pool_pids, on_prompt = _two_pools_busy(cluster, client, journal)
+    release = tmp_path / "release"
+    ids, pool_pids, on_prompt = _two_pools_busy(cluster, client, journal, release)
     for pid in pool_pids:
         cluster.kill_pid(pid, signal.SIGSTOP)
+    release.touch()  # for the re-runs, and for the frozen bodies once thawed
     try:
         _start_pool_b(cluster)
         finals = [client.wait(tid, timeout=40) for tid in ids]
@@ -157,13 +159,15 @@ def test_frozen_pools_reruns_are_new_attempts_and_their_late_outcomes_count(
 
 
 def test_killed_pools_reruns_are_new_attempts(
-    cluster_factory: Callable[..., Any], database_url: str, journal: Path
+    cluster_factory: Callable[..., Any], database_url: str, journal: Path, tmp_path: Path
 ) -> None:
     cluster = history.supervised_cluster(cluster_factory, database_url, journal, **POOL)
     client = cluster.client()
-    ids, pool_pids, on_prompt = _two_pools_busy(cluster, client, journal)
+    release = tmp_path / "release"
+    ids, pool_pids, on_prompt = _two_pools_busy(cluster, client, journal, release)
     for pid in pool_pids:
         cluster.kill_pid(pid, signal.SIGKILL)
+    release.touch()  # for the re-runs
     _start_pool_b(cluster)
     finals = [client.wait(tid, timeout=40) for tid in ids]
     assert all(f.state.name == "SUCCESS" and f.worker_id.startswith("pool-b/") for f in finals), finals

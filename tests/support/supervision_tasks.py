@@ -76,16 +76,34 @@ def pid() -> int:
     return os.getpid()
 
 
-@task
-async def journal_run(seconds: float = 0.0) -> int:
-    """Journals each execution of its body as "run <task id> <attempt> <pid>"
-    (TASKYARD_TEST_JOURNAL), before taking ``seconds``: the executions a test
-    maps to attempts and late reports."""
+def _journal_execution() -> int:
+    """Journals this execution of a body as "run <task id> <attempt> <pid>"
+    (TASKYARD_TEST_JOURNAL): the executions a test maps to attempts and late
+    reports. Returns the attempt."""
     ctx = current_task()
     fd = os.open(os.environ["TASKYARD_TEST_JOURNAL"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:  # one short O_APPEND write: atomic across processes
         os.write(fd, f"run {ctx.task_id} {ctx.attempt} {os.getpid()}\n".encode())
     finally:
         os.close(fd)
-    await asyncio.sleep(seconds)
     return ctx.attempt
+
+
+@task
+async def journal_run(seconds: float = 0.0) -> int:
+    """Journals its execution, then takes ``seconds``."""
+    attempt = _journal_execution()
+    await asyncio.sleep(seconds)
+    return attempt
+
+
+@task
+def journal_until_released(release: str) -> int:
+    """Journals its execution, then runs until the file ``release`` exists: a test
+    stops or freezes its pool while every body runs, however slow the machine,
+    and lets the bodies end when it is done. A sync body (a thread of its worker),
+    as a task that waits on something outside it would be."""
+    attempt = _journal_execution()
+    while not os.path.exists(release):
+        time.sleep(0.05)
+    return attempt
