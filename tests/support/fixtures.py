@@ -44,6 +44,37 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+GROUP_LOST = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Notice xdist_group tests that will not stay together: with --dist loadgroup,
+    pytest-xdist moves a group's tests to one process through a suffix of their node IDs.
+    When a pytest release stops taking that suffix, the groups spread silently, and each
+    process sets up a group's costly module fixture again."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    ungrouped = [
+        item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid
+    ]
+    if ungrouped:
+        config.stash[GROUP_LOST] = (
+            f"--dist loadgroup did not group {len(ungrouped)} xdist_group tests: pytest {pytest.__version__} "
+            "with this pytest-xdist loses the group in the node ID (pytest-dev/pytest-xdist#1386); "
+            "pyproject.toml bounds pytest below the release that does"
+        )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Failed here, not at collection: a test process that fails its collection is
+    # reported by xdist as a crash, without the reason.
+    lost = item.config.stash.get(GROUP_LOST, None)
+    if lost and item.get_closest_marker("xdist_group"):
+        pytest.fail(lost, pytrace=False)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
