@@ -1,10 +1,11 @@
 """A throw-away PostgreSQL cluster for tests.
 
 ``PostgresCluster`` runs ``initdb``/``pg_ctl`` from ``pg_config --bindir`` in a
-temporary directory, listening on a free loopback TCP port, with settings that
-trade durability for speed (fsync, synchronous_commit and full_page_writes
-off). When we are root the server runs as the ``postgres`` user (PostgreSQL
-refuses to run as root). It is stopped by the PID in ``postmaster.pid``.
+temporary directory (in memory where /dev/shm is, see MEMORY_DIR), listening on a
+free loopback TCP port, with settings that trade durability for speed (fsync,
+synchronous_commit and full_page_writes off). When we are root the server runs as
+the ``postgres`` user (PostgreSQL refuses to run as root). It is stopped by the PID
+in ``postmaster.pid``.
 
 When no server binaries exist it falls back to the ``pgserver`` package
 (an embedded PostgreSQL shipped as a wheel).
@@ -38,7 +39,25 @@ TEST_SETTINGS: dict[str, str] = {
     "max_locks_per_transaction": "256",
     "log_min_messages": "warning",
     "autovacuum": "on",
+    # The WAL a data directory in memory (MEMORY_DIR) may hold: every clone of a test
+    # database writes the whole template to it (CREATE DATABASE's WAL_LOG strategy).
+    "max_wal_size": "256MB",
 }
+
+# Data directories go to memory when the machine has a tmpfs there. On ext4, creating
+# files where many were just deleted is slow in the kernel (ext4's inode allocator
+# skips recently deleted inodes, one bitmap read at a time): a test database's clone
+# creates some 300 files and each drop deletes them, and a clone cost 270 ms of CPU on
+# disk against 16 ms in memory (perf: two thirds in ext4_create's recently_deleted).
+MEMORY_DIR = Path("/dev/shm")
+
+
+def data_parent() -> str | None:
+    """Where a cluster's temporary directory goes: MEMORY_DIR if it is a writable
+    directory, else the default temporary directory (None)."""
+    if MEMORY_DIR.is_dir() and os.access(MEMORY_DIR, os.W_OK | os.X_OK):
+        return str(MEMORY_DIR)
+    return None
 
 
 def free_port() -> int:
@@ -88,7 +107,7 @@ class PostgresCluster:
         """``settings`` override TEST_SETTINGS (e.g. durable commits for a crash test)."""
         self.settings = {**TEST_SETTINGS, **(settings or {})}
         self._own_dir = base_dir is None
-        self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="taskyard-pg-"))
+        self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="taskyard-pg-", dir=data_parent()))
         self.data_dir = self.base_dir / "data"
         self.socket_dir = self.base_dir / "sock"
         self.log_file = self.base_dir / "postgres.log"
