@@ -4,14 +4,13 @@ its transport against a real gateway, whose log a client's close leaves without 
 error.
 
 Needs `make clients-typescript` (CI runs `make clients` first) for the package's
-node_modules; a missing build fails here with that instruction.
+dist/; a missing build fails here with that instruction.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -110,19 +109,14 @@ def _node(project: Path, argv: list[str], env: dict[str, str] | None = None) -> 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A user's project with the packed package installed from its tarball."""
-    if not (PACKAGE / "node_modules").is_dir():
-        pytest.fail(
-            "the TypeScript client is not set up (clients/typescript/node_modules): run `make clients`"
-        )
+    if not (PACKAGE / "dist" / "cjs" / "package.json").is_file():
+        pytest.fail("the TypeScript client is not built (clients/typescript/dist): run `make clients`")
     work = tmp_path_factory.mktemp("ts-user")
-    # Packed from a copy: `npm pack` rebuilds dist/ (prepack), and the checkout's dist/ is
-    # what other tests running beside this one (the conformance scenarios) read meanwhile.
-    source = work / "package"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("node_modules", "dist", "*.tgz"))
-    (source / "node_modules").symlink_to(PACKAGE / "node_modules", target_is_directory=True)
+    # The dist/ `make clients` built, packed as it is (no prepack build): the README's
+    # own lines pack from a clone, building first (test_install_lines.py).
     packed = subprocess.run(
-        ["npm", "pack", "--json", "--pack-destination", str(work)],
-        cwd=source,
+        ["npm", "pack", "--ignore-scripts", "--json", "--pack-destination", str(work)],
+        cwd=PACKAGE,
         capture_output=True,
         text=True,
         timeout=NODE_TIMEOUT,
