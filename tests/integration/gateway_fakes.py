@@ -29,6 +29,7 @@ from taskyard.bus.v1 import (
     event_pb2,
     failures_pb2,
     flow_pb2,
+    logs_pb2,
     pools_pb2,
     task_record_pb2,
     tasks_pb2,
@@ -81,6 +82,8 @@ class FakeBackend:
         # Limit uses each task name declares (the scheduler adds them at submit).
         self.declared: dict[str, list[limit_pb2.LimitUse]] = {}
         self.gate_requests: list[flow_pb2.FlowGatesRequest] = []
+        # Each task's log lines (offsets 0, 1, ...); a task with a log is never final here.
+        self.logs: dict[str, list[str]] = {}
         mmb = settings.max_message_bytes
         self._responders = [
             rpc.Responder(
@@ -106,6 +109,8 @@ class FakeBackend:
                     rpc.serve(contract.STORE_FAILURES, self._failures),
                     rpc.serve(contract.STORE_LIMITS, self._read_limits),
                     rpc.serve(contract.STORE_LIMIT_CHANGE, self._change_limit),
+                    rpc.serve(contract.STORE_GET_LOGS, self._get_logs),
+                    rpc.serve(contract.STORE_HEARTBEAT, self._heartbeat),
                     # FailureService: recorded, answered empty (tests check what arrived).
                     *(rpc.serve(m, self._failure_request(m)) for m in FAILURE_METHODS),
                 ],
@@ -299,6 +304,19 @@ class FakeBackend:
     def put_limit(self, limit: limit_pb2.Limit) -> None:
         self.limits[limit.name] = limit
         self.limit_version += 1
+
+    async def _get_logs(self, req: logs_pb2.GetLogsRequest, env: Envelope) -> logs_pb2.GetLogsReply:
+        lines = self.logs.get(req.task_id)
+        if lines is None:
+            return logs_pb2.GetLogsReply(found=False)
+        reply = logs_pb2.GetLogsReply(found=True, log_seq=len(lines), next_offset=req.from_offset)
+        for offset in range(req.from_offset, min(len(lines), req.from_offset + req.limit)):
+            reply.logs.add(offset=offset, type="info", message=lines[offset])
+            reply.next_offset = offset + 1
+        return reply
+
+    async def _heartbeat(self, req: pools_pb2.HeartbeatRequest, env: Envelope) -> pools_pb2.HeartbeatReply:
+        return pools_pb2.HeartbeatReply()  # a worker stream's pool beats at its start and end
 
     async def _names(self, req: pools_pb2.TaskNamesRequest, env: Envelope) -> pools_pb2.TaskNamesReply:
         self.store_requests.append((contract.STORE_TASK_NAMES.kind, req))

@@ -1,20 +1,24 @@
 """The gateway's side of the public worker protocol, spoken raw: what it refuses at the
 start of a stream, fencing by attempt and lease token, a timeout that revokes the lease
-and refuses the late outcome, and a stream that breaks as a pool that dies (a started
-attempt counts as one, a task not started goes back to its queue with none burned).
+and refuses the late outcome, a stream that breaks as a pool that dies (a started
+attempt counts as one, a task not started goes back to its queue with none burned), and
+a stopping gateway that lets a busy worker finish before it ends the stream.
 The worker libraries' behaviour is the conformance suite's (clients/conformance/workers.md)."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import pytest
 from google.protobuf import struct_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from support.cluster import Cluster
 
+from taskyard.client import TaskyardError
 from taskyard.v1 import (
     limit_service_pb2,
     limit_service_pb2_grpc,
@@ -252,6 +256,36 @@ def test_a_broken_stream_is_a_pool_that_died(cluster: Cluster) -> None:
         again.close_send()
 
     run(cluster, scenario)
+
+
+# Far longer than the test may run: a stop that waited out its grace would time the test out.
+@pytest.mark.cluster(grpc_stop_grace=3600.0)
+def test_a_stopping_gateway_ends_a_busy_workers_stream_once_its_attempt_has(cluster: Cluster) -> None:
+    task_id = ""
+
+    async def scenario(channel: grpc.aio.Channel) -> None:
+        nonlocal task_id
+        w = RawWorker(channel)
+        await w.hello("stream.stopping", slots=2)
+        task_id = await submit(channel, "stream.stopping", 1)
+        (held,) = (await w.read("attempts")).attempts
+        w.send(started=wpb.Started(ref=ref_of(held)))
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+        assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+        cluster.kill("gateway", signal.SIGTERM, wait=False)
+        assert (await watch.read()).status == health_pb2.HealthCheckResponse.NOT_SERVING  # stopping
+        # The stream stays open for what the worker holds, and ends once its outcome is in.
+        w.send(outcome=wpb.Outcome(ref=ref_of(held), result=struct_pb2.Value(number_value=7)))
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            while True:
+                await w.call.read()
+        error = TaskyardError.from_rpc_error(ended.value)
+        assert (error.code, error.reason) == (grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING")
+        assert await asyncio.to_thread(cluster.process("gateway").wait, WAIT) == 0
+
+    run(cluster, scenario)
+    rows = cluster.query("SELECT state::text, attempt, result FROM tasks WHERE id = $1::uuid", task_id)
+    assert [(r["state"], r["attempt"], r["result"]) for r in rows] == [("SUCCESS", 1, "7")]
 
 
 def test_declared_limits_apply_to_the_functions_tasks(cluster: Cluster) -> None:

@@ -4,37 +4,12 @@ gateway: tests/acceptance/test_watch_events.py.)"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 import pytest
-from google.protobuf import any_pb2
-from google.rpc import error_details_pb2, status_pb2
+from support.rpc_errors import Ended
 
-from taskyard.client import TaskyardError, _events
+from taskyard.client import TaskyardError, _events, _resume
 from taskyard.v1 import event_service_pb2 as pub
-
-
-class Ended(grpc.RpcError):
-    """A stream's end as grpc raises it: a code, and ErrorInfo in the trailers."""
-
-    def __init__(self, code: grpc.StatusCode, reason: str = "") -> None:
-        self._code = code
-        self._reason = reason
-
-    def code(self) -> grpc.StatusCode:
-        return self._code
-
-    def details(self) -> str:
-        return "ended"
-
-    def trailing_metadata(self) -> Any:
-        if not self._reason:
-            return ()
-        detail = any_pb2.Any()
-        detail.Pack(error_details_pb2.ErrorInfo(reason=self._reason, domain="taskyard.dev"))
-        status = status_pb2.Status(code=self._code.value[0], message="ended", details=[detail])
-        return (("grpc-status-details-bin", status.SerializeToString()),)
 
 
 def test_interruptions_not_the_callers_resume_and_the_rest_raise() -> None:
@@ -45,7 +20,7 @@ def test_interruptions_not_the_callers_resume_and_the_rest_raise() -> None:
         Ended(grpc.StatusCode.UNAVAILABLE),  # the connection dropped
         Ended(grpc.StatusCode.RESOURCE_EXHAUSTED, "CONSUMER_TOO_SLOW"),
     ):
-        assert 0 < progress.after_error(err) <= _events.RESUME_MAX
+        assert 0 < progress.after_error(err) <= _resume.RESUME_MAX
     assert progress.resumed == 4
     for err in (
         Ended(grpc.StatusCode.OUT_OF_RANGE, "CURSOR_EXPIRED"),
@@ -63,10 +38,10 @@ def test_interruptions_not_the_callers_resume_and_the_rest_raise() -> None:
 def test_waits_double_up_to_the_maximum_and_start_over_after_a_response() -> None:
     progress = _events._Progress(pub.WatchEventsRequest(), resume=True)
     waits = [progress.after_error(Ended(grpc.StatusCode.UNAVAILABLE)) for _ in range(12)]
-    ceilings = [min(_events.RESUME_FIRST * 2**i, _events.RESUME_MAX) for i in range(12)]
+    ceilings = [min(_resume.RESUME_FIRST * 2**i, _resume.RESUME_MAX) for i in range(12)]
     assert all(c / 2 <= w <= c for w, c in zip(waits, ceilings, strict=True))
     progress.read(pub.WatchEventsResponse(cursor="c1"))
-    assert progress.after_error(Ended(grpc.StatusCode.UNAVAILABLE)) <= _events.RESUME_FIRST
+    assert progress.after_error(Ended(grpc.StatusCode.UNAVAILABLE)) <= _resume.RESUME_FIRST
 
 
 def test_a_resumed_stream_asks_for_what_follows_its_cursor_with_the_same_filters() -> None:

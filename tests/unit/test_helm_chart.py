@@ -10,7 +10,6 @@ which (source, port) pairs the NetworkPolicies let through from pod to pod."""
 from __future__ import annotations
 
 import base64
-import inspect
 import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -23,7 +22,7 @@ import yaml
 from support import helm
 
 from taskyard.core import health, variables
-from taskyard.core.config import Settings
+from taskyard.core.config import GatewaySettings, Settings
 from taskyard.core.priority import LANES
 from taskyard.gateway import server as gateway_server
 from taskyard.scheduler import service as scheduler_service
@@ -266,7 +265,7 @@ def test_termination_grace_covers_each_drain(docs: list[dict[str, Any]]) -> None
     assert pool["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= drain
     # Gateway.stop: calls in flight, the lanes' drain and its loops, each within the grace.
     gateway = workloads["gateway"]
-    grace = inspect.signature(gateway_server.serve).parameters["grace"].default
+    grace = GatewaySettings.from_env(_environment(docs, gateway, _pod_names(gateway)[0])).grpc_stop_grace
     pre_stop = _container(gateway).get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
     waited = int(pre_stop[-1]) if pre_stop else 0
     assert gateway["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= waited + 3 * grace

@@ -7,11 +7,11 @@ with Client() as c:
         saved_cursor = watch.cursor        # how far it read, filtered-out events included
 
 A watch resumes by itself from the last cursor it reached when the stream ends
-for a reason that is not the caller's: the gateway stops (``GATEWAY_STOPPING``),
-its connection drops or the store's log is unreadable (``UNAVAILABLE``), or the
-caller read too slowly (``CONSUMER_TOO_SLOW``). Every event comes once, in order.
-A cursor older than the store keeps (``CURSOR_EXPIRED``) and every other error
-are raised.
+for a reason that is not the caller's (``_resume``): the gateway stops
+(``GATEWAY_STOPPING``), its connection drops or the store's log is unreadable
+(``UNAVAILABLE``), or the caller read too slowly (``CONSUMER_TOO_SLOW``). Every event
+comes once, in order. A cursor older than the store keeps (``CURSOR_EXPIRED``) and
+every other error are raised.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
-import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypedDict, TypeVar, Unpack, cast
@@ -28,12 +27,10 @@ from typing import Any, Generic, TypedDict, TypeVar, Unpack, cast
 import grpc
 
 from taskyard.client._errors import TaskyardError
+from taskyard.client._resume import Backoff, resumable
 from taskyard.v1 import event_service_pb2 as pub
 from taskyard.v1 import event_service_pb2_grpc, task_pb2
 
-# Waits before resuming an interrupted stream: the first, doubled (with jitter) up to the last.
-RESUME_FIRST = 0.1
-RESUME_MAX = 5.0
 _STARTS = {"now": pub.WATCH_START_NOW, "oldest": pub.WATCH_START_OLDEST}
 
 
@@ -119,13 +116,6 @@ def watch_request(**filters: Unpack[WatchFilters]) -> pub.WatchEventsRequest:
     )
 
 
-def resumable(err: TaskyardError) -> bool:
-    """Whether a stream that ended with ``err`` continues from its cursor."""
-    if err.code is grpc.StatusCode.UNAVAILABLE:
-        return True
-    return err.code is grpc.StatusCode.RESOURCE_EXHAUSTED and err.reason == "CONSUMER_TOO_SLOW"
-
-
 class _Progress:
     """Where a watch has read to, and how long to wait before resuming it."""
 
@@ -134,14 +124,14 @@ class _Progress:
         self.cursor = request.after
         self.resume = resume
         self.resumed = 0
-        self._delay = RESUME_FIRST
+        self._backoff = Backoff()
 
     def read(self, response: pub.WatchEventsResponse) -> None:
         if response.cursor:
             self.cursor = response.cursor
         elif response.events:
             self.cursor = response.events[-1].cursor
-        self._delay = RESUME_FIRST
+        self._backoff.reset()
 
     def next_request(self) -> pub.WatchEventsRequest:
         """The request that continues the stream: after its cursor (if it had reached one)."""
@@ -159,8 +149,7 @@ class _Progress:
         # A cursor in the error (CONSUMER_TOO_SLOW, GATEWAY_STOPPING) is the last one
         # delivered: what this side read, unless a response got lost on the way.
         self.resumed += 1
-        delay, self._delay = self._delay, min(self._delay * 2, RESUME_MAX)
-        return delay * random.uniform(0.5, 1.0)
+        return self._backoff.next()
 
 
 class _Watch:

@@ -5,18 +5,25 @@ with Client() as c:
         print(line.offset, line.type, line.message)
     c.queues.pause("reports"); c.queues.resume("reports")
     print(c.queues.status().queues, c.queues.servers())
+
+A follow interrupted for a reason that is not the caller's (the gateway stops, the
+connection drops: ``_resume``) continues by itself from the line after the last one
+it gave, so every line comes once, in order.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
 
 from taskyard.client._errors import TaskyardError
+from taskyard.client._resume import Backoff, resumable
 from taskyard.v1 import queue_service_pb2 as qs
 from taskyard.v1 import queue_service_pb2_grpc, task_pb2, task_service_pb2
 
@@ -192,6 +199,34 @@ def _retry_request(queue: str, name: str, ids: Sequence[str], limit: int) -> qs.
     return qs.RetryTasksRequest(queue=queue, name=name, ids=list(ids), limit=limit)
 
 
+class _Follow:
+    """Where a log follow has read to, and whether and when it opens the stream again."""
+
+    def __init__(self, task_id: str, from_offset: int, timeout: float | None, resume: bool) -> None:
+        self.task_id = task_id
+        self.offset = from_offset
+        self.resume = resume
+        self.backoff = Backoff()
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+
+    def request(self) -> task_service_pb2.StreamTaskLogsRequest:
+        return task_service_pb2.StreamTaskLogsRequest(id=self.task_id, from_offset=self.offset)
+
+    def time_left(self) -> float | None:
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def after_error(self, err: grpc.RpcError) -> float:
+        """Seconds to wait before opening the stream again; raises when it must not."""
+        error = TaskyardError.from_rpc_error(err)
+        if not (self.resume and resumable(error)):
+            raise error from None
+        wait = self.backoff.next()
+        left = self.time_left()
+        if left is not None and wait >= left:
+            raise error from None  # the follow's time would end while it waits
+        return wait
+
+
 class Logs:
     def __init__(self, stub: Any, call: Callable[..., Any]) -> None:
         self._stub = stub
@@ -202,20 +237,28 @@ class Logs:
         req = task_service_pb2.GetTaskLogsRequest(id=task_id, from_offset=from_offset, page_size=page_size)
         return _page(self._call(self._stub.GetTaskLogs, req))
 
-    def follow(self, task_id: str, from_offset: int = 0, timeout: float | None = None) -> Iterator[LogLine]:
-        """Replay from ``from_offset``, then follow until the task is final and its last line sent."""
-        req = task_service_pb2.StreamTaskLogsRequest(id=task_id, from_offset=from_offset)
-        call = self._stub.StreamTaskLogs(req, timeout=timeout)
-        try:
-            for item in call:
-                for x in item.logs:
-                    yield LogLine.from_proto(x)
-        except grpc.RpcError as err:
-            raise TaskyardError.from_rpc_error(err) from None
-        finally:
-            # Leaving the loop early (break, an exception, close()) ends the stream now,
-            # not at garbage collection: it holds one of the gateway's follower slots.
-            call.cancel()
+    def follow(
+        self, task_id: str, from_offset: int = 0, timeout: float | None = None, *, resume: bool = True
+    ) -> Iterator[LogLine]:
+        """Replay from ``from_offset``, then follow until the task is final and its last line
+        sent; ``timeout``: seconds for the whole follow; ``resume=False``: an interrupted
+        stream raises instead of continuing."""
+        follow = _Follow(task_id, from_offset, timeout, resume)
+        while True:
+            call = self._stub.StreamTaskLogs(follow.request(), timeout=follow.time_left())
+            try:
+                for item in call:
+                    for x in item.logs:
+                        follow.offset = x.offset + 1
+                        yield LogLine.from_proto(x)
+                    follow.backoff.reset()
+                return
+            except grpc.RpcError as err:
+                time.sleep(follow.after_error(err))
+            finally:
+                # Leaving the loop early (break, an exception, close()) ends the stream now,
+                # not at garbage collection: it holds one of the gateway's follower slots.
+                call.cancel()
 
 
 class AsyncLogs:
@@ -228,19 +271,24 @@ class AsyncLogs:
         return _page(await self._call(self._stub.GetTaskLogs, req))
 
     async def follow(
-        self, task_id: str, from_offset: int = 0, deadline: float | None = None
+        self, task_id: str, from_offset: int = 0, deadline: float | None = None, *, resume: bool = True
     ) -> AsyncIterator[LogLine]:
-        """Replay, then follow to the end; ``deadline``: seconds for the whole stream."""
-        req = task_service_pb2.StreamTaskLogsRequest(id=task_id, from_offset=from_offset)
-        call = self._stub.StreamTaskLogs(req, timeout=deadline)
-        try:
-            async for item in call:
-                for x in item.logs:
-                    yield LogLine.from_proto(x)
-        except grpc.RpcError as err:
-            raise TaskyardError.from_rpc_error(err) from None
-        finally:
-            call.cancel()  # as in Logs.follow: an early exit frees the gateway's slot now
+        """Replay, then follow to the end, as Logs.follow; ``deadline``: seconds for the whole
+        follow."""
+        follow = _Follow(task_id, from_offset, deadline, resume)
+        while True:
+            call = self._stub.StreamTaskLogs(follow.request(), timeout=follow.time_left())
+            try:
+                async for item in call:
+                    for x in item.logs:
+                        follow.offset = x.offset + 1
+                        yield LogLine.from_proto(x)
+                    follow.backoff.reset()
+                return
+            except grpc.RpcError as err:
+                await asyncio.sleep(follow.after_error(err))
+            finally:
+                call.cancel()  # as in Logs.follow: an early exit frees the gateway's slot now
 
 
 class Queues:

@@ -494,6 +494,11 @@ class GatewaySettings(
     grpc_max_connection_idle: Timeout = Field(default=300.0, description="Without a call, then GOAWAY.")
     grpc_min_ping_interval: Timeout = Field(default=10.0, description="Between a client's data-less pings.")
     grpc_max_connection_age: float = Field(default=0.0, description="Then GOAWAY; 0 = off.")
+    grpc_stop_grace: Timeout = Field(
+        default=5.0,
+        description="At a stop (SIGTERM), the calls in flight and the attempts its workers run have this "
+        "long to end; then they are cut (a worker's attempts go back as a dead pool's).",
+    )
     # --- WatchEvents streams (docs/events.md)
     event_ring_size: int = Field(
         default=50_000,

@@ -5,8 +5,10 @@ the store's event stream says the task logged (``task.log``) or ended, and
 reads again. The follower is registered before the first read, so nothing
 committed in between is missed; events are only wake-ups (a periodic re-read
 covers a lost one). The stream ends once the task is final and every line up to
-its last offset was sent. Resources are bounded: one page in memory per stream,
-at most ``MAX_FOLLOWERS`` streams per gateway.
+its last offset was sent, or when the gateway stops (UNAVAILABLE,
+``GATEWAY_STOPPING``: the client resumes at another gateway from the offset after its
+last line). Resources are bounded: one page in memory per stream, at most
+``MAX_FOLLOWERS`` streams per gateway.
 """
 
 from __future__ import annotations
@@ -35,12 +37,22 @@ PAGE_BYTES = 2 * 1024 * 1024
 RECHECK_SECONDS = 2.0
 
 
+def gateway_stopping() -> errors.TaskyardError:
+    return errors.TaskyardError(
+        errors.Code.UNAVAILABLE,
+        "GATEWAY_STOPPING",
+        "this gateway is stopping; continue (at another one) with from_offset = the offset after the "
+        "last line",
+    )
+
+
 class Followers:
     """Streams waiting for news of a task, woken by the store's events."""
 
     def __init__(self) -> None:
         self._by_id: dict[str, set[asyncio.Event]] = {}
         self.count = 0
+        self.closed = False
 
     def tap(self, batch: event_pb2.EventBatch) -> None:
         if not self._by_id:
@@ -59,6 +71,11 @@ class Followers:
         for group in self._by_id.values():
             for e in group:
                 e.set()
+
+    def close(self) -> None:
+        """The gateway stops: every stream wakes, sends what is there and ends."""
+        self.closed = True
+        self.gap()
 
     def add(self, task_id: str) -> asyncio.Event:
         if self.count >= MAX_FOLLOWERS:
@@ -136,6 +153,8 @@ class TaskLogs:
                     continue
                 if reply.final and offset >= reply.log_seq:
                     return
+                if self.followers.closed:
+                    raise gateway_stopping()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), RECHECK_SECONDS)
         finally:

@@ -104,6 +104,7 @@ class RemotePool:
         self._registration = self.presence.registration
         self._tasks: list[asyncio.Task[Any]] = []
         self._timers: dict[tuple[str, int], asyncio.TimerHandle] = {}
+        self._drained = asyncio.Event()
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -182,6 +183,13 @@ class RemotePool:
             self.state = WorkerState.DRAINING
             self._notify(leases_pb2.ReportRequest())
             self._send_notice()
+        if self.state is WorkerState.DRAINING and self.idle:
+            self._drained.set()
+
+    async def drained(self) -> None:
+        """Returns once the pool drains and holds nothing (an outcome, a timeout or a
+        revoke ended its last attempt)."""
+        await self._drained.wait()
 
     @property
     def idle(self) -> bool:
@@ -420,6 +428,8 @@ class RemotePool:
     def _end(self, held: Held) -> None:
         self.attempts.end(held)
         self._starts.take(held.key)  # its end carries the start, if not gone yet
+        if self.state is WorkerState.DRAINING and self.idle:
+            self._drained.set()
 
     def _notify(self, report: leases_pb2.ReportRequest) -> None:
         """What ``report`` frees, into the next slot notice to the scheduler."""

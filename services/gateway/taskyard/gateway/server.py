@@ -24,6 +24,7 @@ from taskyard.gateway.admission import Admission, Interceptor
 from taskyard.gateway.bodies import Decoder
 from taskyard.gateway.event_service import EVENT_SERVICE_NAME, EventService
 from taskyard.gateway.failures import FAILURE_SERVICE_NAME, FailureService
+from taskyard.gateway.health_service import HealthService
 from taskyard.gateway.lanes import Lane, Lanes
 from taskyard.gateway.limit_catalog import LimitCatalog
 from taskyard.gateway.limits import LIMIT_SERVICE_NAME, LimitService
@@ -188,7 +189,7 @@ class Gateway:
         self.names = KnownNames(self.store, self.peer, announce_interval=settings.announce_interval)
         self.waiters = Waiters()
         self.events = EventSubscriber(settings.events_addresses, self.waiters, max_message_bytes=mmb)
-        self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
+        self.health = HealthService()
         # The limits tasks may use, shared by submissions and LimitService's reads.
         self.limit_catalog = LimitCatalog(self.store)
         # FLOW_GATES (the leader's gates and usage) on the lane that triggers schedules.
@@ -372,6 +373,9 @@ class Gateway:
             await self.dashboard.stop()  # its streams would hold the gRPC server's grace
         self.waiters.close()  # WaitTask calls answer now with what the store says
         self.event_service.close()  # WatchEvents streams end with their cursor
+        self.service.close()  # StreamTaskLogs streams end where their lines stop
+        self.worker_service.close()  # worker streams end once their attempts have
+        self.health.close()  # health Watch streams end after their NOT_SERVING
         # New calls are refused from here on, and the calls in flight get the grace.
         # Not the idle connections: grpc would wait the whole grace for each client
         # to close its connection after the GOAWAY, which an idle client never reads
@@ -397,7 +401,8 @@ class Gateway:
         log.info("gateway stopped")
 
 
-async def serve(settings: GatewaySettings, stop: asyncio.Event, *, grace: float = 5.0) -> None:
+async def serve(settings: GatewaySettings, stop: asyncio.Event) -> None:
+    grace = settings.grpc_stop_grace
     gateway = Gateway(settings)
     await gateway.start()
     if gateway.tokens is not None:

@@ -90,6 +90,12 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         # With metrics served: the tasks each submission created, by tenant (metrics.py).
         self.on_submitted: Callable[[str, int], None] | None = None
 
+    def close(self) -> None:
+        """The gateway stops: a StreamTaskLogs stream ends after the lines it has
+        (UNAVAILABLE ``GATEWAY_STOPPING``) rather than wait for more, and its client
+        resumes at another gateway from the next offset."""
+        self._logs.followers.close()
+
     # --- plumbing ----------------------------------------------------------
     async def _guard(self, context: Context, call: Callable[[], Awaitable[R]]) -> R:
         # Join the caller's trace (W3C traceparent/tracestate in the gRPC metadata):

@@ -4,16 +4,19 @@ One ``Work`` stream per worker. Its first message is a Hello (what it runs, how
 many at once); the gateway answers Welcome and from then on the stream is a pool
 on the bus (remote_pool.py). The stream's end is the pool's: a worker that
 drained and half-closed leaves nothing behind; one whose stream broke leaves its
-attempts to the store's recovery, as a pool that died does. The `work` scope is
-required (auth.py); a tenant's token runs only its tenant's tasks.
+attempts to the store's recovery, as a pool that died does. A gateway that stops
+drains every stream's pool and ends each stream once its pool holds nothing
+(UNAVAILABLE, ``GATEWAY_STOPPING``: the worker connects again, to another gateway),
+so an idle worker does not hold the stop and a busy one finishes what it runs within
+the grace. The `work` scope is required (auth.py); a tenant's token runs only its
+tenant's tasks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 
@@ -33,6 +36,13 @@ WORKER_SERVICE_NAME = wpb.DESCRIPTOR.services_by_name["WorkerService"].full_name
 HELLO_TIMEOUT = 10.0
 MAX_SLOTS = 256
 MAX_TASKS = 1000
+
+GATEWAY_STOPPING = errors.TaskyardError(
+    errors.Code.UNAVAILABLE,
+    "GATEWAY_STOPPING",
+    "this gateway is stopping (the attempts it gave this worker have ended): connect again, to another "
+    "gateway",
+)
 
 
 def hello_violations(hello: wpb.Hello) -> list[validation.Violation]:
@@ -96,6 +106,11 @@ class WorkerService(wgrpc.WorkerServiceServicer):
         self._settings = settings
         # The pools of the streams open now (operations and tests).
         self.pools: dict[str, RemotePool] = {}
+        self._stopping = asyncio.Event()
+
+    def close(self) -> None:
+        """The gateway stops: every stream ends once its pool, drained, holds nothing."""
+        self._stopping.set()
 
     @classmethod
     def register(cls, server: grpc.aio.Server, settings: GatewaySettings) -> WorkerService:
@@ -127,11 +142,19 @@ class WorkerService(wgrpc.WorkerServiceServicer):
                 ),
             )
         outbox: asyncio.Queue[wpb.WorkResponse | None] = asyncio.Queue()
-        ended: list[str] = []
+        ended: list[errors.TaskyardError] = []
+
+        def end(error: errors.TaskyardError) -> None:
+            if not ended:
+                ended.append(error)
+                outbox.put_nowait(None)
 
         def dead(reason: str) -> None:
-            ended.append(reason)
-            outbox.put_nowait(None)
+            end(
+                errors.TaskyardError(
+                    errors.Code.ABORTED, "WORKER_LOST", f"the worker's stream ended: {reason}"
+                )
+            )
 
         pool = RemotePool(
             self._settings,
@@ -142,7 +165,7 @@ class WorkerService(wgrpc.WorkerServiceServicer):
             declared=[limit for decl in first.hello.tasks for limit in declared_limits_of(decl)],
         )
         self.pools[pool.pool_id] = pool
-        reader: asyncio.Task[None] | None = None
+        helpers: list[asyncio.Task[None]] = []
         try:
             await pool.start()
             log.info(
@@ -163,24 +186,27 @@ class WorkerService(wgrpc.WorkerServiceServicer):
             )
             welcome.heartbeat_interval.FromMilliseconds(int(pool.presence.heartbeat_interval * 1000))
             yield wpb.WorkResponse(welcome=welcome)
-            reader = asyncio.create_task(self._read(requests, pool, outbox), name=f"{pool.pool_id}-read")
+            helpers.append(
+                asyncio.create_task(self._read(requests, pool, outbox), name=f"{pool.pool_id}-read")
+            )
+            helpers.append(asyncio.create_task(self._end_at_stop(pool, end), name=f"{pool.pool_id}-stop"))
             while (msg := await outbox.get()) is not None:
                 yield msg
             if ended:
-                await status.abort(
-                    context,
-                    errors.TaskyardError(
-                        errors.Code.ABORTED, "WORKER_LOST", f"the worker's stream ended: {ended[0]}"
-                    ),
-                )
+                await status.abort(context, ended[0])
         finally:
-            if reader is not None:
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
             self.pools.pop(pool.pool_id, None)
             await pool.close()
             log.info("worker %s disconnected", pool.pool_id)
+
+    async def _end_at_stop(self, pool: RemotePool, end: Callable[[errors.TaskyardError], None]) -> None:
+        await self._stopping.wait()
+        pool.drain()
+        await pool.drained()
+        end(GATEWAY_STOPPING)
 
     async def _read(
         self,
