@@ -5,66 +5,15 @@ refused instead of being guessed as UTC."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncGenerator
 
 import grpc
 import pytest
+from support.log_streams import FakeCall, FakeStub
 from support.rpc_errors import Ended
 
 from taskyard.client import TaskRequest, TaskyardError
 from taskyard.client._ops import AsyncLogs, LogLine, Logs
-from taskyard.v1 import task_pb2, task_service_pb2
-
-
-def _items(offsets: range) -> list[task_service_pb2.StreamTaskLogsResponse]:
-    return [
-        task_service_pb2.StreamTaskLogsResponse(logs=[task_pb2.TaskLog(offset=i, message=f"l{i}")])
-        for i in offsets
-    ]
-
-
-class FakeCall:
-    """A StreamTaskLogs stream: lines ``offsets``, then ``end`` raised (None: it ends OK)."""
-
-    def __init__(self, offsets: range, end: Ended | None = None) -> None:
-        self.items = _items(offsets)
-        self.end = end
-        self.cancelled = 0
-
-    def _gen(self) -> Iterator[Any]:
-        yield from self.items
-        if self.end is not None:
-            raise self.end
-
-    def __iter__(self) -> Iterator[Any]:
-        return self._gen()
-
-    async def _agen(self) -> AsyncIterator[Any]:
-        for x in self._gen():
-            yield x
-
-    def __aiter__(self) -> AsyncIterator[Any]:
-        return self._agen()
-
-    def cancel(self) -> bool:
-        self.cancelled += 1
-        return True
-
-
-class FakeStub:
-    """Answers each StreamTaskLogs call with the next of ``script`` (default: 5 lines, then OK)."""
-
-    def __init__(self, *script: FakeCall) -> None:
-        self.script = list(script)
-        self.calls: list[FakeCall] = []
-        self.requests: list[task_service_pb2.StreamTaskLogsRequest] = []
-
-    def StreamTaskLogs(self, req: Any, timeout: Any = None) -> FakeCall:
-        self.requests.append(req)
-        self.calls.append(self.script.pop(0) if self.script else FakeCall(range(5)))
-        return self.calls[-1]
-
 
 STOPPING = Ended(grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING")
 

@@ -18,6 +18,7 @@ import grpc
 
 from taskyard.cli.connection import Connection
 from taskyard.client import TaskyardError
+from taskyard.client._resume import Backoff, resumable
 from taskyard.v1 import (
     failure_service_pb2_grpc,
     limit_service_pb2_grpc,
@@ -66,6 +67,39 @@ class Gateway:
             raise TaskyardError.from_rpc_error(err) from None
         finally:
             call.cancel()
+
+    def follow_logs(
+        self,
+        task_id: str,
+        from_offset: int,
+        on_resume: Callable[[TaskyardError, float], None] | None = None,
+    ) -> Iterator[task_service_pb2.StreamTaskLogsResponse]:
+        """A task's lines from ``from_offset`` until it is final and its last line sent. Once
+        the gateway has answered, a stream cut by something that is not the caller's (the
+        gateway stops, the connection drops) continues after the last line, as the Python
+        client's follow does; ``on_resume`` hears each such cut and the wait before the next
+        try. A gateway that cannot be reached at all is an error at once, as for any command."""
+        backoff = Backoff()
+        offset = from_offset
+        answered = False
+        while True:
+            request = task_service_pb2.StreamTaskLogsRequest(id=task_id, from_offset=offset)
+            try:
+                for reply in self.stream(self.tasks.StreamTaskLogs, request):
+                    answered = True
+                    if reply.logs:
+                        offset = reply.logs[-1].offset + 1
+                        backoff.reset()
+                    yield reply
+                return
+            except TaskyardError as error:
+                answered = answered or error.reason == "GATEWAY_STOPPING"
+                if not (answered and resumable(error)):
+                    raise
+                wait = backoff.next()
+                if on_resume is not None:
+                    on_resume(error, wait)
+            time.sleep(wait)
 
     def wait_task(self, task_id: str, timeout: dt.timedelta) -> task_service_pb2.WaitTaskResponse:
         """The task once final, or as it is when ``timeout`` passed (``timed_out`` says which)."""

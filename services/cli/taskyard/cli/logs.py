@@ -2,10 +2,13 @@
 
 Without ``--follow`` the pages are read up to ``--limit`` and printed as one
 GetTaskLogsResponse; with it, each StreamTaskLogsResponse is printed as it
-arrives (``--output json``: one JSON object per line).
+arrives (``--output json``: one JSON object per line), and a stream the gateway
+cuts (it stops, the connection drops) continues after the last line printed.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import click
 from rich.console import RenderableType
@@ -14,6 +17,7 @@ from taskyard.cli.connection import target_options
 from taskyard.cli.gateway import Gateway, gateway
 from taskyard.cli.output import Output, lines, output_option, when
 from taskyard.cli.task import task_group
+from taskyard.client import TaskyardError
 from taskyard.v1 import task_pb2, task_service_pb2
 
 # The most lines the gateway returns in one page.
@@ -28,6 +32,11 @@ def _show(
     reply: task_service_pb2.GetTaskLogsResponse | task_service_pb2.StreamTaskLogsResponse,
 ) -> RenderableType:
     return lines(_line(x) for x in reply.logs)
+
+
+def _resuming(output: Output, error: TaskyardError, wait: float) -> None:
+    why = f"{error.code.name} {error.reason}" if error.reason else error.code.name
+    output.note(f"the stream was cut ({why}); following again in {wait:.1f}s")
 
 
 def _pages(
@@ -64,8 +73,7 @@ def logs_command(task_id: str, follow: bool, from_offset: int, limit: int | None
     """Print the lines task ID logged (offset, time, type, message)."""
     with gateway() as g:
         if follow:
-            request = task_service_pb2.StreamTaskLogsRequest(id=task_id, from_offset=from_offset)
-            output.emit_each(g.stream(g.tasks.StreamTaskLogs, request), _show)
+            output.emit_each(g.follow_logs(task_id, from_offset, partial(_resuming, output)), _show)
             return
         reply = _pages(g, task_id, from_offset, limit)
     output.emit(reply, _show)
