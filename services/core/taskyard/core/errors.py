@@ -99,6 +99,11 @@ def unavailable(message: str) -> TaskyardError:
     return TaskyardError(Code.UNAVAILABLE, "BACKEND_UNAVAILABLE", message)
 
 
+def gateway_stopping(then: str) -> TaskyardError:
+    """A stream the gateway ends at its stop; ``then``: how the client continues elsewhere."""
+    return TaskyardError(Code.UNAVAILABLE, "GATEWAY_STOPPING", f"this gateway is stopping; {then}")
+
+
 def deadline(message: str) -> TaskyardError:
     return TaskyardError(Code.DEADLINE_EXCEEDED, "BACKEND_TIMEOUT", message)
 

@@ -64,10 +64,8 @@ class LogHealth:
     failing_since: float | None = None
 
 
-GATEWAY_STOPPING = errors.TaskyardError(
-    errors.Code.UNAVAILABLE,
-    "GATEWAY_STOPPING",
-    "this gateway is stopping; continue (at another one) with after = the cursor in this error's metadata",
+GATEWAY_STOPPING = errors.gateway_stopping(
+    "continue (at another one) with after = the cursor in this error's metadata"
 )
 
 

@@ -37,13 +37,9 @@ PAGE_BYTES = 2 * 1024 * 1024
 RECHECK_SECONDS = 2.0
 
 
-def gateway_stopping() -> errors.TaskyardError:
-    return errors.TaskyardError(
-        errors.Code.UNAVAILABLE,
-        "GATEWAY_STOPPING",
-        "this gateway is stopping; continue (at another one) with from_offset = the offset after the "
-        "last line",
-    )
+# How a stream the gateway's stop ends continues (a fresh error per raise: raising one
+# instance from many streams would chain their tracebacks).
+CONTINUE_ELSEWHERE = "continue (at another one) with from_offset = the offset after the last line"
 
 
 class Followers:
@@ -154,7 +150,7 @@ class TaskLogs:
                 if reply.final and offset >= reply.log_seq:
                     return
                 if self.followers.closed:
-                    raise gateway_stopping()
+                    raise errors.gateway_stopping(CONTINUE_ELSEWHERE)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), RECHECK_SECONDS)
         finally:

@@ -183,8 +183,7 @@ class RemotePool:
             self.state = WorkerState.DRAINING
             self._notify(leases_pb2.ReportRequest())
             self._send_notice()
-        if self.state is WorkerState.DRAINING and self.idle:
-            self._drained.set()
+        self._mark_drained()
 
     async def drained(self) -> None:
         """Returns once the pool drains and holds nothing (an outcome, a timeout or a
@@ -428,6 +427,9 @@ class RemotePool:
     def _end(self, held: Held) -> None:
         self.attempts.end(held)
         self._starts.take(held.key)  # its end carries the start, if not gone yet
+        self._mark_drained()
+
+    def _mark_drained(self) -> None:
         if self.state is WorkerState.DRAINING and self.idle:
             self._drained.set()
 

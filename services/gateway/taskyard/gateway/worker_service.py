@@ -37,11 +37,8 @@ HELLO_TIMEOUT = 10.0
 MAX_SLOTS = 256
 MAX_TASKS = 1000
 
-GATEWAY_STOPPING = errors.TaskyardError(
-    errors.Code.UNAVAILABLE,
-    "GATEWAY_STOPPING",
-    "this gateway is stopping (the attempts it gave this worker have ended): connect again, to another "
-    "gateway",
+GATEWAY_STOPPING = errors.gateway_stopping(
+    "the attempts it gave this worker have ended: connect again, to another gateway"
 )
 
 
